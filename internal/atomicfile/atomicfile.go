@@ -1,0 +1,103 @@
+// Package atomicfile creates output files that appear whole or not at all:
+// data goes to a temporary file in the destination's folder, which is synced
+// and renamed over the destination only on Commit. It also refuses to write
+// over an input (compared by file identity, so symlinks and hard links are
+// caught) or over an existing file unless forced.
+package atomicfile
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// ErrExists is returned when the destination exists and force is not set.
+var ErrExists = errors.New("already exists (use --force to replace it)")
+
+// File is a pending output file.
+type File struct {
+	*os.File
+	path string
+	done bool
+}
+
+// Create prepares to write path. inputs are the files the output is made
+// from; path may not be any of them.
+func Create(path string, force bool, inputs ...string) (*File, error) {
+	if err := CheckDest(path, force, inputs...); err != nil {
+		return nil, err
+	}
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return nil, err
+	}
+	return &File{File: tmp, path: path}, nil
+}
+
+// CheckDest returns an error when path may not be written: it is one of the
+// inputs, or it exists and force is false.
+func CheckDest(path string, force bool, inputs ...string) error {
+	dst, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, in := range inputs {
+		if st, err := os.Stat(in); err == nil && os.SameFile(st, dst) {
+			return fmt.Errorf("%s: refusing to overwrite the input %s", path, in)
+		}
+	}
+	if dst.IsDir() {
+		return fmt.Errorf("%s: is a directory", path)
+	}
+	if !force {
+		return fmt.Errorf("%s: %w", path, ErrExists)
+	}
+	return nil
+}
+
+// Commit syncs the data and renames the temporary file to its destination.
+func (f *File) Commit() error {
+	if f.done {
+		return errors.New("atomicfile: already committed or aborted")
+	}
+	f.done = true
+	tmp := f.Name()
+	if err := f.Sync(); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, f.path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	// Make the rename itself durable.
+	if d, err := os.Open(filepath.Dir(f.path)); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// Abort removes the temporary file; the destination is untouched. It is a
+// no-op after Commit, so `defer f.Abort()` is the usual pattern.
+func (f *File) Abort() {
+	if f.done {
+		return
+	}
+	f.done = true
+	f.Close()
+	os.Remove(f.Name())
+}
