@@ -1,0 +1,341 @@
+package gguf
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/tfconv/tfconv/tensor"
+)
+
+// The keys llama.cpp's gguf-split writes into every shard, with the types its
+// loader (llama-model-loader.cpp) insists on.
+const (
+	KeySplitNo           = "split.no"            // uint16: this shard's index, from 0
+	KeySplitCount        = "split.count"         // uint16: number of shards
+	KeySplitTensorsCount = "split.tensors.count" // int32: tensors in all shards together
+)
+
+// splitName matches llama_split_path's "%s-%05d-of-%05d.gguf"; the counts are
+// uint16, so five digits always suffice.
+var splitName = regexp.MustCompile(`^(.*)-([0-9]{5})-of-([0-9]{5})\.gguf$`)
+
+// SplitPath returns the name of shard i (from 0) of n, as llama.cpp names it.
+func SplitPath(prefix string, i, n int) string {
+	return fmt.Sprintf("%s-%05d-of-%05d.gguf", prefix, i+1, n)
+}
+
+// Split is a model stored as one or more GGUF shards.
+type Split struct {
+	Files    []*File         // shards in order
+	Tensors  []*Tensor       // every shard's tensors, in shard then file order
+	Metadata tensor.Metadata // the first shard's metadata, which holds the model's keys
+}
+
+// OpenSplit opens a split set given the path of any of its shards
+// (<prefix>-00002-of-00003.gguf), or a plain single file. It checks each
+// shard's split.no and split.count, the total split.tensors.count, and that no
+// tensor appears twice; missing shards are all named in one error that
+// matches fs.ErrNotExist.
+func OpenSplit(path string) (*Split, error) {
+	m := splitName.FindStringSubmatch(path)
+	if m == nil {
+		f, err := Open(path)
+		if err != nil {
+			return nil, err
+		}
+		if n, ok := f.Metadata.Int(KeySplitCount); ok && n > 1 {
+			f.Close()
+			return nil, &tensor.FormatError{Format: "gguf", File: path, Offset: -1, Item: "key " + strconv.Quote(KeySplitCount),
+				Msg: fmt.Sprintf("file is shard of a set of %d, but its name does not end in -NNNNN-of-NNNNN.gguf", n)}
+		}
+		s := &Split{Files: []*File{f}, Metadata: f.Metadata}
+		for i := range f.Tensors {
+			s.Tensors = append(s.Tensors, &f.Tensors[i])
+		}
+		return s, nil
+	}
+	prefix := m[1]
+	n, _ := strconv.Atoi(m[3])
+	if i, _ := strconv.Atoi(m[2]); n < 1 || i < 1 || i > n {
+		return nil, fmt.Errorf("gguf: %s: shard number %d of %d is out of range", path, i, n)
+	}
+	var missing []string
+	for i := 0; i < n; i++ {
+		p := SplitPath(prefix, i, n)
+		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+			missing = append(missing, p)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("gguf: split set %s of %d shards is missing %s: %w", SplitPath(prefix, 0, n), n, strings.Join(missing, ", "), fs.ErrNotExist)
+	}
+
+	s := &Split{}
+	seen := map[string]string{}
+	total := int64(-1)
+	for i := 0; i < n; i++ {
+		p := SplitPath(prefix, i, n)
+		f, err := Open(p)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.Files = append(s.Files, f)
+		bad := func(key, format string, args ...any) error {
+			s.Close()
+			return &tensor.FormatError{Format: "gguf", File: p, Offset: -1, Item: "key " + strconv.Quote(key), Msg: fmt.Sprintf(format, args...)}
+		}
+		if no, err := splitKey[uint16](f, KeySplitNo); err != nil {
+			return nil, bad(KeySplitNo, "%v", err)
+		} else if int(no) != i {
+			return nil, bad(KeySplitNo, "is %d, want %d for shard %d", no, i, i+1)
+		}
+		if cnt, err := splitKey[uint16](f, KeySplitCount); err != nil {
+			return nil, bad(KeySplitCount, "%v", err)
+		} else if int(cnt) != n {
+			return nil, bad(KeySplitCount, "is %d, but the name says %d", cnt, n)
+		}
+		// llama.cpp reads the total from the first shard; gguf-split
+		// writes it into all of them, and they must agree.
+		if tc, err := splitKey[int32](f, KeySplitTensorsCount); err == nil {
+			if total >= 0 && int64(tc) != total {
+				return nil, bad(KeySplitTensorsCount, "is %d, shard 1 says %d", tc, total)
+			}
+			total = int64(tc)
+		} else if i == 0 {
+			return nil, bad(KeySplitTensorsCount, "%v", err)
+		}
+		for j := range f.Tensors {
+			t := &f.Tensors[j]
+			if prev, dup := seen[t.Name]; dup {
+				s.Close()
+				return nil, &tensor.FormatError{Format: "gguf", File: p, Offset: -1, Item: "tensor " + strconv.Quote(t.Name), Msg: "also in " + prev}
+			}
+			seen[t.Name] = p
+			s.Tensors = append(s.Tensors, t)
+		}
+	}
+	if int64(len(s.Tensors)) != total {
+		s.Close()
+		return nil, &tensor.FormatError{Format: "gguf", File: SplitPath(prefix, 0, n), Offset: -1, Item: "key " + strconv.Quote(KeySplitTensorsCount),
+			Msg: fmt.Sprintf("is %d, but the shards hold %d tensors", total, len(s.Tensors))}
+	}
+	s.Metadata = s.Files[0].Metadata
+	return s, nil
+}
+
+// splitKey returns a split.* key's value, which must have type T.
+func splitKey[T uint16 | int32](f *File, key string) (T, error) {
+	v, ok := f.Metadata.Get(key)
+	if !ok {
+		return 0, errors.New("missing")
+	}
+	x, ok := v.Any().(T)
+	if !ok {
+		var zero T
+		return 0, fmt.Errorf("is a %s, want %T", v.Kind(), zero)
+	}
+	return x, nil
+}
+
+// Tensor returns the named tensor from whichever shard holds it.
+func (s *Split) Tensor(name string) (*Tensor, bool) {
+	for _, t := range s.Tensors {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return nil, false
+}
+
+// Close closes every shard.
+func (s *Split) Close() error {
+	var first error
+	for _, f := range s.Files {
+		if err := f.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// SplitWriter writes a model as shards of at most about maxBytes of tensor
+// data each, laid out as llama.cpp's gguf-split --split-max-size does: the
+// first shard carries all metadata, every shard carries split.no, split.count
+// and split.tensors.count (appended in that order, after any split.* keys in
+// the input are dropped), and a shard is started when the next tensor's data,
+// padded to 32 bytes, would take the current one past maxBytes. A tensor
+// larger than maxBytes gets a shard of its own (gguf-split would give up).
+//
+// Shards are created through create in order, each when its first tensor is
+// reached, and closed when finished, so the caller controls where they go
+// (temporary files renamed on success, for example).
+type SplitWriter struct {
+	prefix string
+	create func(name string) (io.WriteCloser, error)
+	meta   tensor.Metadata
+	shards [][]tensor.Info
+	shard  int // index of the open shard, -1 before the first
+	w      *Writer
+	wc     io.WriteCloser
+	next   int // index into the flat tensor order
+	order  []int
+	err    error
+}
+
+// NewSplitWriter plans the shards; nothing is created until the first Next
+// (or Close, for a model without tensors).
+func NewSplitWriter(prefix string, maxBytes int64, meta tensor.Metadata, tensors []tensor.Info, create func(name string) (io.WriteCloser, error)) (*SplitWriter, error) {
+	if maxBytes <= 0 {
+		return nil, fmt.Errorf("gguf: split size %d is not positive", maxBytes)
+	}
+	if len(tensors) > math.MaxInt32 {
+		return nil, fmt.Errorf("gguf: %d tensors do not fit split.tensors.count", len(tensors))
+	}
+	var shards [][]tensor.Info
+	var order []int
+	var cur []tensor.Info
+	var curBytes int64
+	for _, t := range tensors {
+		size, err := t.DType.ShapeBytes(t.Shape)
+		if err != nil {
+			return nil, fmt.Errorf("gguf: tensor %q: %w", t.Name, err)
+		}
+		padded, err := tensor.AlignUp(size, DefaultAlignment)
+		if err != nil {
+			return nil, fmt.Errorf("gguf: tensor %q: %w", t.Name, err)
+		}
+		if len(cur) > 0 && (curBytes+padded > maxBytes || curBytes+padded < 0) {
+			shards = append(shards, cur)
+			cur, curBytes = nil, 0
+		}
+		cur = append(cur, t)
+		curBytes += padded
+		order = append(order, len(shards))
+	}
+	shards = append(shards, cur)
+	if len(shards) > math.MaxUint16 {
+		return nil, fmt.Errorf("gguf: %d shards do not fit split.count", len(shards))
+	}
+	var base tensor.Metadata
+	for _, kv := range meta {
+		if kv.Key != KeySplitNo && kv.Key != KeySplitCount && kv.Key != KeySplitTensorsCount {
+			base = append(base, kv)
+		}
+	}
+	s := &SplitWriter{prefix: prefix, create: create, meta: base, shards: shards, shard: -1, order: order}
+	// Validate every shard's header now, so that a bad input fails before
+	// any file exists.
+	for i := range shards {
+		if _, _, _, err := encodeHeader(s.shardMeta(i, len(tensors)), shards[i]); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Names returns the file names of all shards, in order.
+func (s *SplitWriter) Names() []string {
+	out := make([]string, len(s.shards))
+	for i := range out {
+		out[i] = SplitPath(s.prefix, i, len(s.shards))
+	}
+	return out
+}
+
+func (s *SplitWriter) shardMeta(i, nTensors int) tensor.Metadata {
+	var m tensor.Metadata
+	if i == 0 {
+		m = append(m, s.meta...)
+	}
+	return append(m,
+		tensor.KV{Key: KeySplitNo, Value: tensor.Uint16(uint16(i))},
+		tensor.KV{Key: KeySplitCount, Value: tensor.Uint16(uint16(len(s.shards)))},
+		tensor.KV{Key: KeySplitTensorsCount, Value: tensor.Int32(int32(nTensors))},
+	)
+}
+
+// finishShard closes the open shard's Writer and file.
+func (s *SplitWriter) finishShard() error {
+	if s.w == nil {
+		return nil
+	}
+	err := s.w.Close()
+	if cerr := s.wc.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("gguf: %s: %w", SplitPath(s.prefix, s.shard, len(s.shards)), cerr)
+	}
+	s.w, s.wc = nil, nil
+	return err
+}
+
+// openShard finishes the current shard and starts shard i.
+func (s *SplitWriter) openShard(i int) error {
+	if err := s.finishShard(); err != nil {
+		return err
+	}
+	name := SplitPath(s.prefix, i, len(s.shards))
+	wc, err := s.create(name)
+	if err != nil {
+		return fmt.Errorf("gguf: creating %s: %w", name, err)
+	}
+	w, err := NewWriter(wc, s.shardMeta(i, len(s.order)), s.shards[i])
+	if err != nil {
+		wc.Close()
+		return err
+	}
+	s.shard, s.w, s.wc = i, w, wc
+	return nil
+}
+
+// Next returns a writer for the named tensor's data, which must be the next
+// one in the declared order, opening its shard when needed.
+func (s *SplitWriter) Next(name string) (io.Writer, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	if s.next >= len(s.order) {
+		return nil, fmt.Errorf("gguf: Next(%q): all %d declared tensors are written", name, len(s.order))
+	}
+	if i := s.order[s.next]; i != s.shard {
+		if s.err = s.openShard(i); s.err != nil {
+			return nil, s.err
+		}
+	}
+	w, err := s.w.Next(name)
+	if err != nil {
+		return nil, err
+	}
+	s.next++
+	return w, nil
+}
+
+// Close finishes and closes the last shard. It fails if a declared tensor
+// was not written in full.
+func (s *SplitWriter) Close() error {
+	if s.err != nil {
+		return s.err
+	}
+	if s.shard < 0 && len(s.order) == 0 {
+		if s.err = s.openShard(0); s.err != nil {
+			return s.err
+		}
+	}
+	if s.next < len(s.order) {
+		s.finishShard()
+		s.err = fmt.Errorf("gguf: Close: %d of %d tensors not written", len(s.order)-s.next, len(s.order))
+		return s.err
+	}
+	s.err = s.finishShard()
+	if s.err == nil {
+		s.err = errors.New("gguf: SplitWriter is closed")
+		return nil
+	}
+	return s.err
+}
