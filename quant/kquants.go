@@ -1,0 +1,802 @@
+package quant
+
+import (
+	"encoding/binary"
+	"math"
+)
+
+// The k-quant reference quantizers, transcribed from ggml-quants.c as of
+// llama.cpp c392e509 (the build that wrote the test fixtures). ggml compiles
+// this file without -march flags, so every float operation is a separate
+// IEEE float32 operation: the float32(...) conversions below stop Go from
+// fusing a*b+c into one FMA (which it may do on arm64, ppc64 and s390x), so
+// the results are bit-exact on every architecture.
+
+// groupMaxEps is ggml's GROUP_MAX_EPS: a group whose largest magnitude is
+// below it is treated as all zero.
+const groupMaxEps = 1e-15
+
+// nearestInt is ggml's nearest_int: adding 1.5·2^23 pushes the fraction out
+// of the mantissa, rounding half to even. Exact for |f| ≤ 2^22-1; outside that
+// range it returns the same wrapped value ggml's release build does.
+func nearestInt(f float32) int32 {
+	v := float32(f) + 12582912
+	return int32(math.Float32bits(v))&0x007fffff - 0x00400000
+}
+
+func clamp32(v, lo, hi int32) int32 { return max(lo, min(hi, v)) }
+
+// makeQXQuants is ggml's make_qx_quants with rmse_type 1 and no importance
+// weights (the only way quantize_row_q6_K_ref calls it): symmetric levels
+// -nmax..nmax-1 stored offset by nmax, scale refined over 18 trial inverse
+// scales by weighted least squares with weights x².
+func makeQXQuants(nmax int32, x []float32, L []int8) float32 {
+	n := len(x)
+	var mx, amax float32
+	for i := range n {
+		if ax := abs32(x[i]); ax > amax {
+			amax, mx = ax, x[i]
+		}
+	}
+	if amax < groupMaxEps {
+		clear(L[:n])
+		return 0
+	}
+	iscale := float32(-nmax) / mx
+	var sumlx, suml2 float32
+	for i := range n {
+		l := clamp32(nearestInt(iscale*x[i]), -nmax, nmax-1)
+		L[i] = int8(l + nmax)
+		w := float32(x[i] * x[i])
+		fl := float32(l)
+		sumlx += float32(float32(w*x[i]) * fl)
+		suml2 += float32(float32(w*fl) * fl)
+	}
+	var scale float32
+	if suml2 != 0 {
+		scale = sumlx / suml2
+	}
+	best := scale * sumlx
+	for is := int32(-9); is <= 9; is++ {
+		if is == 0 {
+			continue
+		}
+		iscale = -(float32(nmax) + float32(float32(0.1)*float32(is))) / mx
+		sumlx, suml2 = 0, 0
+		for i := range n {
+			l := clamp32(nearestInt(iscale*x[i]), -nmax, nmax-1)
+			w := float32(x[i] * x[i])
+			fl := float32(l)
+			sumlx += float32(float32(w*x[i]) * fl)
+			suml2 += float32(float32(w*fl) * fl)
+		}
+		if suml2 > 0 && float32(sumlx*sumlx) > float32(best*suml2) {
+			for i := range n {
+				L[i] = int8(nmax + clamp32(nearestInt(iscale*x[i]), -nmax, nmax-1))
+			}
+			scale = sumlx / suml2
+			best = scale * sumlx
+		}
+	}
+	return scale
+}
+
+// makeQ3Quants is ggml's make_q3_quants with do_rmse: levels -nmax..nmax-1,
+// then up to five passes that move single elements to the level that most
+// improves the x²-weighted fit.
+func makeQ3Quants(nmax int32, x []float32, L []int8) float32 {
+	n := len(x)
+	var mx, amax float32
+	for i := range n {
+		if ax := abs32(x[i]); ax > amax {
+			amax, mx = ax, x[i]
+		}
+	}
+	if amax < groupMaxEps {
+		clear(L[:n])
+		return 0
+	}
+	iscale := float32(-nmax) / mx
+	var sumlx, suml2 float32
+	for i := range n {
+		l := clamp32(nearestInt(iscale*x[i]), -nmax, nmax-1)
+		L[i] = int8(l)
+		w := float32(x[i] * x[i])
+		fl := float32(l)
+		sumlx += float32(float32(w*x[i]) * fl)
+		suml2 += float32(float32(w*fl) * fl)
+	}
+	for range 5 {
+		changed := 0
+		for i := range n {
+			w := float32(x[i] * x[i])
+			li := float32(L[i])
+			slx := sumlx - float32(float32(w*x[i])*li)
+			if slx > 0 {
+				sl2 := suml2 - float32(float32(w*li)*li)
+				newL := clamp32(nearestInt(float32(x[i]*sl2)/slx), -nmax, nmax-1)
+				if newL != int32(L[i]) {
+					fn := float32(newL)
+					slx += float32(float32(w*x[i]) * fn)
+					sl2 += float32(float32(w*fn) * fn)
+					if sl2 > 0 && float32(float32(slx*slx)*suml2) > float32(float32(sumlx*sumlx)*sl2) {
+						L[i] = int8(newL)
+						sumlx, suml2 = slx, sl2
+						changed++
+					}
+				}
+			}
+		}
+		if changed == 0 {
+			break
+		}
+	}
+	for i := range n {
+		L[i] += int8(nmax)
+	}
+	return sumlx / suml2
+}
+
+// makeQKX2Quants is ggml's make_qkx2_quants: asymmetric levels 0..nmax with
+// a min ≤ 0, searched over nstep+1 trial scales by weighted least squares;
+// it returns the scale and stores -min in *theMin.
+func makeQKX2Quants(nmax int32, x, weights []float32, L []uint8, theMin *float32, laux []uint8,
+	rmin, rdelta float32, nstep int, useMAD bool) float32 {
+	n := len(x)
+	mn, mx := x[0], x[0]
+	sumW := weights[0]
+	sumX := sumW * x[0]
+	for i := 1; i < n; i++ {
+		if x[i] < mn {
+			mn = x[i]
+		}
+		if x[i] > mx {
+			mx = x[i]
+		}
+		w := weights[i]
+		sumW += w
+		sumX += float32(w * x[i])
+	}
+	if mn > 0 {
+		mn = 0
+	}
+	if mx == mn {
+		clear(L[:n])
+		*theMin = -mn
+		return 0
+	}
+	iscale := float32(nmax) / (mx - mn)
+	scale := 1 / iscale
+	var bestErr float32
+	for i := range n {
+		l := nearestInt(iscale * (x[i] - mn))
+		L[i] = uint8(clamp32(l, 0, nmax))
+		diff := float32(float32(scale*float32(L[i]))+mn) - x[i]
+		if useMAD {
+			diff = abs32(diff)
+		} else {
+			diff = diff * diff
+		}
+		bestErr += float32(weights[i] * diff)
+	}
+	if nstep < 1 {
+		*theMin = -mn
+		return scale
+	}
+	for is := 0; is <= nstep; is++ {
+		iscale = (float32(rmin+float32(rdelta*float32(is))) + float32(nmax)) / (mx - mn)
+		var sumL, sumL2, sumXL float32
+		for i := range n {
+			l := clamp32(nearestInt(iscale*(x[i]-mn)), 0, nmax)
+			laux[i] = uint8(l)
+			w := weights[i]
+			fl := float32(l)
+			sumL += float32(w * fl)
+			sumL2 += float32(float32(w*fl) * fl)
+			sumXL += float32(float32(w*fl) * x[i])
+		}
+		D := float32(sumW*sumL2) - float32(sumL*sumL)
+		if D > 0 {
+			thisScale := (float32(sumW*sumXL) - float32(sumX*sumL)) / D
+			thisMin := (float32(sumL2*sumX) - float32(sumL*sumXL)) / D
+			if thisMin > 0 {
+				thisMin = 0
+				thisScale = sumXL / sumL2
+			}
+			var cur float32
+			for i := range n {
+				diff := float32(float32(thisScale*float32(laux[i]))+thisMin) - x[i]
+				if useMAD {
+					diff = abs32(diff)
+				} else {
+					diff = diff * diff
+				}
+				cur += float32(weights[i] * diff)
+			}
+			if cur < bestErr {
+				copy(L[:n], laux[:n])
+				bestErr = cur
+				scale = thisScale
+				mn = thisMin
+			}
+		}
+	}
+	*theMin = -mn
+	return scale
+}
+
+// getScaleMinK4 unpacks the j-th 6-bit scale and min of a Q4_K/Q5_K block.
+func getScaleMinK4(j int, q []byte) (d, m uint8) {
+	if j < 4 {
+		return q[j] & 63, q[j+4] & 63
+	}
+	return q[j+4]&0xf | (q[j-4]>>6)<<4, q[j+4]>>4 | (q[j]>>6)<<4
+}
+
+// quantQ2_K is quantize_row_q2_K_ref.
+func quantQ2_K(b []byte, x []float32) {
+	var L [qkK]uint8
+	var laux [16]uint8
+	var weights [16]float32
+	var mins, scales [16]float32
+	const q4scale = float32(15)
+	var maxScale, maxMin float32
+	for j := range 16 {
+		for l := range 16 {
+			weights[l] = abs32(x[16*j+l])
+		}
+		scales[j] = makeQKX2Quants(3, x[16*j:16*j+16], weights[:], L[16*j:16*j+16], &mins[j], laux[:], -0.5, 0.1, 15, true)
+		if scales[j] > maxScale {
+			maxScale = scales[j]
+		}
+		if mins[j] > maxMin {
+			maxMin = mins[j]
+		}
+	}
+	sc := b[0:16]
+	if maxScale > 0 {
+		iscale := q4scale / maxScale
+		for j := range 16 {
+			sc[j] = uint8(nearestInt(iscale * scales[j]))
+		}
+		putHalf(b[80:], maxScale/q4scale)
+	} else {
+		clear(sc)
+		putHalf(b[80:], 0)
+	}
+	if maxMin > 0 {
+		iscale := q4scale / maxMin
+		for j := range 16 {
+			sc[j] |= uint8(nearestInt(iscale*mins[j]) << 4)
+		}
+		putHalf(b[82:], maxMin/q4scale)
+	} else {
+		putHalf(b[82:], 0)
+	}
+	for j := range 16 {
+		d := half(b[80:]) * float32(sc[j]&0xf)
+		if d == 0 {
+			continue
+		}
+		dm := half(b[82:]) * float32(sc[j]>>4)
+		for ii := range 16 {
+			l := nearestInt((x[16*j+ii] + dm) / d)
+			L[16*j+ii] = uint8(clamp32(l, 0, 3))
+		}
+	}
+	qs := b[16:80]
+	for j := 0; j < qkK; j += 128 {
+		for l := range 32 {
+			qs[j/4+l] = L[j+l] | L[j+l+32]<<2 | L[j+l+64]<<4 | L[j+l+96]<<6
+		}
+	}
+}
+
+// dequantQ2_K is dequantize_row_q2_K: y = d·sc·q - dmin·m.
+func dequantQ2_K(y []float32, b []byte) {
+	d, mn := half(b[80:]), half(b[82:])
+	sc := b[0:16]
+	q := b[16:80]
+	is := 0
+	for n := 0; n < qkK; n += 128 {
+		shift := 0
+		for range 4 {
+			for h := range 2 {
+				s := sc[is]
+				is++
+				dl := d * float32(s&0xf)
+				ml := mn * float32(s>>4)
+				for l := range 16 {
+					y[0] = float32(dl*float32((q[l+16*h]>>shift)&3)) - ml
+					y = y[1:]
+				}
+			}
+			shift += 2
+		}
+		q = q[32:]
+	}
+}
+
+// quantQ3_K is quantize_row_q3_K_ref.
+func quantQ3_K(b []byte, x []float32) {
+	var L [qkK]int8
+	var scales [16]float32
+	var maxScale, amax float32
+	for j := range 16 {
+		scales[j] = makeQ3Quants(4, x[16*j:16*j+16], L[16*j:16*j+16])
+		if s := abs32(scales[j]); s > amax {
+			amax, maxScale = s, scales[j]
+		}
+	}
+	hmask, qs, sc := b[0:32], b[32:96], b[96:108]
+	clear(sc)
+	if maxScale != 0 {
+		iscale := -32 / maxScale
+		for j := range 16 {
+			l := int8(nearestInt(iscale * scales[j]))
+			l = max(-32, min(31, l)) + 32
+			if j < 8 {
+				sc[j] = uint8(l) & 0xf
+			} else {
+				sc[j-8] |= (uint8(l) & 0xf) << 4
+			}
+			l >>= 4
+			sc[j%4+8] |= uint8(l) << (2 * (j / 4))
+		}
+		putHalf(b[108:], 1/iscale)
+	} else {
+		putHalf(b[108:], 0)
+	}
+	dAll := half(b[108:])
+	for j := range 16 {
+		var s int8
+		if j < 8 {
+			s = int8(sc[j] & 0xf)
+		} else {
+			s = int8(sc[j-8] >> 4)
+		}
+		s = (s | int8((sc[8+j%4]>>(2*(j/4)))&3)<<4) - 32
+		d := dAll * float32(s)
+		if d == 0 {
+			continue
+		}
+		for ii := range 16 {
+			l := clamp32(nearestInt(x[16*j+ii]/d), -4, 3)
+			L[16*j+ii] = int8(l + 4)
+		}
+	}
+	clear(hmask)
+	m, hm := 0, uint8(1)
+	for j := range qkK {
+		if L[j] > 3 {
+			hmask[m] |= hm
+			L[j] -= 4
+		}
+		if m++; m == qkK/8 {
+			m, hm = 0, hm<<1
+		}
+	}
+	for j := 0; j < qkK; j += 128 {
+		for l := range 32 {
+			qs[j/4+l] = uint8(L[j+l]) | uint8(L[j+l+32])<<2 | uint8(L[j+l+64])<<4 | uint8(L[j+l+96])<<6
+		}
+	}
+}
+
+// q3KScales unpacks the sixteen 6-bit Q3_K scales (offset by 32).
+func q3KScales(sc []byte) (s [16]int8) {
+	a0 := binary.LittleEndian.Uint32(sc[0:])
+	a1 := binary.LittleEndian.Uint32(sc[4:])
+	tmp := binary.LittleEndian.Uint32(sc[8:])
+	const kmask1, kmask2 = 0x03030303, 0x0f0f0f0f
+	aux := [4]uint32{
+		a0&kmask2 | (tmp>>0&kmask1)<<4,
+		a1&kmask2 | (tmp>>2&kmask1)<<4,
+		(a0>>4)&kmask2 | (tmp>>4&kmask1)<<4,
+		(a1>>4)&kmask2 | (tmp>>6&kmask1)<<4,
+	}
+	for i, a := range aux {
+		for k := range 4 {
+			s[4*i+k] = int8(uint8(a >> (8 * k)))
+		}
+	}
+	return s
+}
+
+// dequantQ3_K is dequantize_row_q3_K: y = d·(sc-32)·(q - 4·!hbit).
+func dequantQ3_K(y []float32, b []byte) {
+	dAll := half(b[108:])
+	hm := b[0:32]
+	q := b[32:96]
+	scales := q3KScales(b[96:108])
+	m := uint8(1)
+	is := 0
+	for n := 0; n < qkK; n += 128 {
+		shift := 0
+		for range 4 {
+			for h := range 2 {
+				dl := dAll * float32(int32(scales[is])-32)
+				is++
+				for l := range 16 {
+					v := int32((q[l+16*h] >> shift) & 3)
+					if hm[l+16*h]&m == 0 {
+						v -= 4
+					}
+					y[0] = dl * float32(v)
+					y = y[1:]
+				}
+			}
+			shift += 2
+			m <<= 1
+		}
+		q = q[32:]
+	}
+}
+
+// quantQ45K holds what quantize_row_q4_K_ref and quantize_row_q5_K_ref
+// share: eight 32-element groups with av_x + |x| weights, 6-bit scales and
+// mins. It fills L (levels 0..nmax) and the 12 scale bytes, d and dmin.
+func quantQ45K(b []byte, x []float32, L *[qkK]uint8, nmax int32, rmin float32, nstep int) {
+	var laux [32]uint8
+	var weights [32]float32
+	var mins, scales [8]float32
+	var maxScale, maxMin float32
+	for j := range 8 {
+		xs := x[32*j : 32*j+32]
+		var sumX2 float32
+		for _, v := range xs {
+			sumX2 += float32(v * v)
+		}
+		avX := float32(math.Sqrt(float64(sumX2 / 32)))
+		for l, v := range xs {
+			weights[l] = avX + abs32(v)
+		}
+		scales[j] = makeQKX2Quants(nmax, xs, weights[:], L[32*j:32*j+32], &mins[j], laux[:], rmin, 0.1, nstep, false)
+		if scales[j] > maxScale {
+			maxScale = scales[j]
+		}
+		if mins[j] > maxMin {
+			maxMin = mins[j]
+		}
+	}
+	var invScale, invMin float32
+	if maxScale > 0 {
+		invScale = 63 / maxScale
+	}
+	if maxMin > 0 {
+		invMin = 63 / maxMin
+	}
+	sc := b[4:16]
+	for j := range 8 {
+		ls := min(63, uint8(nearestInt(invScale*scales[j])))
+		lm := min(63, uint8(nearestInt(invMin*mins[j])))
+		if j < 4 {
+			sc[j] = ls
+			sc[j+4] = lm
+		} else {
+			sc[j+4] = ls&0xf | (lm&0xf)<<4
+			sc[j-4] |= (ls >> 4) << 6
+			sc[j] |= (lm >> 4) << 6
+		}
+	}
+	putHalf(b[0:], maxScale/63)
+	putHalf(b[2:], maxMin/63)
+	dd, dmin := half(b[0:]), half(b[2:])
+	for j := range 8 {
+		s, m := getScaleMinK4(j, sc)
+		d := dd * float32(s)
+		if d == 0 {
+			continue
+		}
+		dm := dmin * float32(m)
+		for ii := range 32 {
+			l := nearestInt((x[32*j+ii] + dm) / d)
+			L[32*j+ii] = uint8(clamp32(l, 0, nmax))
+		}
+	}
+}
+
+// quantQ4_K is quantize_row_q4_K_ref.
+func quantQ4_K(b []byte, x []float32) {
+	var L [qkK]uint8
+	quantQ45K(b, x, &L, 15, -1, 20)
+	q := b[16:144]
+	for j := 0; j < qkK; j += 64 {
+		for l := range 32 {
+			q[l] = L[j+l] | L[j+l+32]<<4
+		}
+		q = q[32:]
+	}
+}
+
+// quantQ5_K is quantize_row_q5_K_ref.
+func quantQ5_K(b []byte, x []float32) {
+	var L [qkK]uint8
+	quantQ45K(b, x, &L, 31, -0.5, 15)
+	qh, ql := b[16:48], b[48:176]
+	clear(qh)
+	m1, m2 := uint8(1), uint8(2)
+	for n := 0; n < qkK; n += 64 {
+		for j := range 32 {
+			l1 := L[n+j]
+			if l1 > 15 {
+				l1 -= 16
+				qh[j] |= m1
+			}
+			l2 := L[n+j+32]
+			if l2 > 15 {
+				l2 -= 16
+				qh[j] |= m2
+			}
+			ql[j] = l1 | l2<<4
+		}
+		m1 <<= 2
+		m2 <<= 2
+		ql = ql[32:]
+	}
+}
+
+// dequantQ4_K is dequantize_row_q4_K: y = d·sc·q - dmin·m.
+func dequantQ4_K(y []float32, b []byte) {
+	d, mn := half(b[0:]), half(b[2:])
+	sc := b[4:16]
+	q := b[16:144]
+	is := 0
+	for j := 0; j < qkK; j += 64 {
+		s, m := getScaleMinK4(is, sc)
+		d1, m1 := d*float32(s), mn*float32(m)
+		s, m = getScaleMinK4(is+1, sc)
+		d2, m2 := d*float32(s), mn*float32(m)
+		for l := range 32 {
+			y[l] = float32(d1*float32(q[l]&0xf)) - m1
+			y[l+32] = float32(d2*float32(q[l]>>4)) - m2
+		}
+		y, q = y[64:], q[32:]
+		is += 2
+	}
+}
+
+// dequantQ5_K is dequantize_row_q5_K.
+func dequantQ5_K(y []float32, b []byte) {
+	d, mn := half(b[0:]), half(b[2:])
+	sc := b[4:16]
+	qh := b[16:48]
+	ql := b[48:176]
+	is := 0
+	u1, u2 := uint8(1), uint8(2)
+	for j := 0; j < qkK; j += 64 {
+		s, m := getScaleMinK4(is, sc)
+		d1, m1 := d*float32(s), mn*float32(m)
+		s, m = getScaleMinK4(is+1, sc)
+		d2, m2 := d*float32(s), mn*float32(m)
+		for l := range 32 {
+			h1, h2 := uint8(0), uint8(0)
+			if qh[l]&u1 != 0 {
+				h1 = 16
+			}
+			if qh[l]&u2 != 0 {
+				h2 = 16
+			}
+			y[l] = float32(d1*float32(ql[l]&0xf+h1)) - m1
+			y[l+32] = float32(d2*float32(ql[l]>>4+h2)) - m2
+		}
+		y, ql = y[64:], ql[32:]
+		is += 2
+		u1 <<= 2
+		u2 <<= 2
+	}
+}
+
+// quantQ6_K is quantize_row_q6_K_ref.
+func quantQ6_K(b []byte, x []float32) {
+	var L [qkK]int8
+	var scales [16]float32
+	var maxScale, maxAbsScale float32
+	for ib := range 16 {
+		s := makeQXQuants(32, x[16*ib:16*ib+16], L[16*ib:16*ib+16])
+		scales[ib] = s
+		if a := abs32(s); a > maxAbsScale {
+			maxAbsScale, maxScale = a, s
+		}
+	}
+	if maxAbsScale < groupMaxEps {
+		clear(b[:210])
+		return
+	}
+	ql, qh, sc := b[0:128], b[128:192], b[192:208]
+	iscale := -128 / maxScale
+	putHalf(b[208:], 1/iscale)
+	for ib := range 16 {
+		sc[ib] = uint8(int8(min(127, nearestInt(iscale*scales[ib]))))
+	}
+	dd := half(b[208:])
+	for j := range 16 {
+		d := dd * float32(int8(sc[j]))
+		if d == 0 {
+			continue
+		}
+		for ii := range 16 {
+			l := clamp32(nearestInt(x[16*j+ii]/d), -32, 31)
+			L[16*j+ii] = int8(l + 32)
+		}
+	}
+	for j := 0; j < qkK; j += 128 {
+		for l := range 32 {
+			q1 := uint8(L[j+l]) & 0xf
+			q2 := uint8(L[j+l+32]) & 0xf
+			q3 := uint8(L[j+l+64]) & 0xf
+			q4 := uint8(L[j+l+96]) & 0xf
+			ql[l] = q1 | q3<<4
+			ql[l+32] = q2 | q4<<4
+			qh[l] = uint8(L[j+l])>>4 | (uint8(L[j+l+32])>>4)<<2 | (uint8(L[j+l+64])>>4)<<4 | (uint8(L[j+l+96])>>4)<<6
+		}
+		ql = ql[64:]
+		qh = qh[32:]
+	}
+}
+
+// dequantQ6_K is dequantize_row_q6_K: y = (d·sc)·(q-32).
+func dequantQ6_K(y []float32, b []byte) {
+	d := half(b[208:])
+	ql, qh, sc := b[0:128], b[128:192], b[192:208]
+	for n := 0; n < qkK; n += 128 {
+		for l := range 32 {
+			is := l / 16
+			q1 := int8(ql[l]&0xf|((qh[l]>>0)&3)<<4) - 32
+			q2 := int8(ql[l+32]&0xf|((qh[l]>>2)&3)<<4) - 32
+			q3 := int8(ql[l]>>4|((qh[l]>>4)&3)<<4) - 32
+			q4 := int8(ql[l+32]>>4|((qh[l]>>6)&3)<<4) - 32
+			y[l] = float32(d*float32(int8(sc[is]))) * float32(q1)
+			y[l+32] = float32(d*float32(int8(sc[is+2]))) * float32(q2)
+			y[l+64] = float32(d*float32(int8(sc[is+4]))) * float32(q3)
+			y[l+96] = float32(d*float32(int8(sc[is+6]))) * float32(q4)
+		}
+		y, ql, qh, sc = y[128:], ql[64:], qh[32:], sc[8:]
+	}
+}
+
+// quantQ8_K is quantize_row_q8_K_ref: d = max/-127 as float32, q =
+// min(127, nearest(x/d)), bsums = sums of each 16 quants. ggml leaves bsums
+// unset for an all-zero block; they are zero here.
+func quantQ8_K(b []byte, x []float32) {
+	var mx, amax float32
+	for _, v := range x[:qkK] {
+		if ax := abs32(v); ax > amax {
+			amax, mx = ax, v
+		}
+	}
+	qs := b[4:260]
+	if amax == 0 {
+		clear(b[:292])
+		return
+	}
+	iscale := -127 / mx
+	for j, v := range x[:qkK] {
+		qs[j] = uint8(int8(min(127, nearestInt(iscale*v))))
+	}
+	for j := range 16 {
+		sum := 0
+		for ii := range 16 {
+			sum += int(int8(qs[16*j+ii]))
+		}
+		binary.LittleEndian.PutUint16(b[260+2*j:], uint16(int16(sum)))
+	}
+	binary.LittleEndian.PutUint32(b[0:], math.Float32bits(1/iscale))
+}
+
+// dequantQ8_K is dequantize_row_q8_K: y = d·q with a float32 d.
+func dequantQ8_K(y []float32, b []byte) {
+	d := math.Float32frombits(binary.LittleEndian.Uint32(b))
+	for j, q := range b[4:260] {
+		y[j] = d * float32(int8(q))
+	}
+}
+
+// lroundf is C's lroundf for the small values ternary quantization sees.
+func lroundf(f float32) int { return int(math.Round(float64(f))) }
+
+// quantTQ1_0 is quantize_row_tq1_0_ref: ternary digits {-1,0,1}, five per
+// byte as a base-3 fixed-point fraction (ceil(q·256/243)).
+func quantTQ1_0(b []byte, x []float32) {
+	var amax float32
+	for _, v := range x[:qkK] {
+		amax = max(amax, abs32(v))
+	}
+	d := amax
+	var id float32
+	if d != 0 {
+		id = 1 / d
+	}
+	putHalf(b[52:], d)
+	qs, qh := b[0:48], b[48:52]
+	pack := func(get func(n int) float32, count int, shift bool) uint8 {
+		var q uint8
+		for n := range count {
+			q = q*3 + uint8(lroundf(get(n)*id)+1)
+		}
+		if shift {
+			q *= 3
+		}
+		return uint8((uint16(q)*256 + 242) / 243)
+	}
+	for m := range 32 {
+		qs[m] = pack(func(n int) float32 { return x[m+n*32] }, 5, false)
+	}
+	x = x[160:]
+	for m := range 16 {
+		qs[32+m] = pack(func(n int) float32 { return x[m+n*16] }, 5, false)
+	}
+	x = x[80:]
+	for j := range 4 {
+		qh[j] = pack(func(n int) float32 { return x[j+n*4] }, 4, true)
+	}
+}
+
+// dequantTQ1_0 is dequantize_row_tq1_0: digit n of byte q is
+// ((q·3^n mod 256)·3) >> 8.
+func dequantTQ1_0(y []float32, b []byte) {
+	d := half(b[52:])
+	pow3 := [6]uint8{1, 3, 9, 27, 81, 243}
+	trit := func(q uint8, n int) float32 {
+		v := q * pow3[n]
+		return float32(int16((uint16(v)*3)>>8) - 1)
+	}
+	for n := range 5 {
+		for m := range 32 {
+			y[0] = trit(b[m], n) * d
+			y = y[1:]
+		}
+	}
+	for n := range 5 {
+		for m := range 16 {
+			y[0] = trit(b[32+m], n) * d
+			y = y[1:]
+		}
+	}
+	for n := range 4 {
+		for j := range 4 {
+			y[0] = trit(b[48+j], n) * d
+			y = y[1:]
+		}
+	}
+}
+
+// quantTQ2_0 is quantize_row_tq2_0_ref: ternary digits stored as 2-bit
+// fields {0,1,2}, four per byte.
+func quantTQ2_0(b []byte, x []float32) {
+	var amax float32
+	for _, v := range x[:qkK] {
+		amax = max(amax, abs32(v))
+	}
+	d := amax
+	var id float32
+	if d != 0 {
+		id = 1 / d
+	}
+	putHalf(b[64:], d)
+	for j := 0; j < 64; j += 32 {
+		for m := range 32 {
+			var q uint8
+			for n := range 4 {
+				xi := lroundf(x[m+n*32]*id) + 1
+				q += uint8(xi&3) << (2 * n)
+			}
+			b[j+m] = q
+		}
+		x = x[128:]
+	}
+}
+
+// dequantTQ2_0 is dequantize_row_tq2_0: y = (q-1)·d.
+func dequantTQ2_0(y []float32, b []byte) {
+	d := half(b[64:])
+	for j := 0; j < 64; j += 32 {
+		for l := range 4 {
+			for m := range 32 {
+				q := int8((b[j+m] >> (2 * l)) & 3)
+				y[0] = float32(q-1) * d
+				y = y[1:]
+			}
+		}
+	}
+}

@@ -1,0 +1,99 @@
+//go:build !noasm
+
+package quant
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
+
+// The amd64 kernels (half_amd64.s) need AVX2 and F16C; they process whole
+// vectors and leave the tail to the generic code.
+
+//go:noescape
+func encodeF16F16C(dst *uint16, src *float32, n int)
+
+//go:noescape
+func decodeF16F16C(dst *float32, src *uint16, n int)
+
+//go:noescape
+func encodeBF16AVX2(dst *uint16, src *float32, n int)
+
+//go:noescape
+func decodeBF16AVX2(dst *float32, src *uint16, n int)
+
+//go:noescape
+func quantQ8_0AVX2(dst *byte, src *float32, nblocks int)
+
+//go:noescape
+func dequantQ8_0AVX2(dst *float32, src *byte, nblocks int)
+
+var simdKernels = func() *kernelSet {
+	if !cpu.X86.HasAVX2 || !cpu.X86.HasF16C || !cpu.X86.HasAVX {
+		return nil
+	}
+	return &avx2Kernels
+}()
+
+var avx2Kernels = kernelSet{
+	name:        "avx2",
+	encF16:      encodeF16SIMD,
+	decF16:      decodeF16SIMD,
+	encBF16:     encodeBF16SIMD,
+	decBF16:     decodeBF16SIMD,
+	quantQ8_0:   quantizeQ8_0SIMD,
+	dequantQ8_0: dequantizeQ8_0SIMD,
+}
+
+func encodeF16SIMD(dst []uint16, src []float32) {
+	n := len(src) &^ 7
+	if n > 0 {
+		_ = dst[n-1]
+		encodeF16F16C(unsafe.SliceData(dst), unsafe.SliceData(src), n)
+	}
+	encodeF16Generic(dst[n:len(src)], src[n:])
+}
+
+func decodeF16SIMD(dst []float32, src []uint16) {
+	n := len(src) &^ 7
+	if n > 0 {
+		_ = dst[n-1]
+		decodeF16F16C(unsafe.SliceData(dst), unsafe.SliceData(src), n)
+	}
+	decodeF16Generic(dst[n:len(src)], src[n:])
+}
+
+func encodeBF16SIMD(dst []uint16, src []float32) {
+	n := len(src) &^ 7
+	if n > 0 {
+		_ = dst[n-1]
+		encodeBF16AVX2(unsafe.SliceData(dst), unsafe.SliceData(src), n)
+	}
+	encodeBF16Generic(dst[n:len(src)], src[n:])
+}
+
+func decodeBF16SIMD(dst []float32, src []uint16) {
+	n := len(src) &^ 7
+	if n > 0 {
+		_ = dst[n-1]
+		decodeBF16AVX2(unsafe.SliceData(dst), unsafe.SliceData(src), n)
+	}
+	decodeBF16Generic(dst[n:len(src)], src[n:])
+}
+
+func quantizeQ8_0SIMD(dst []byte, src []float32) {
+	nb := len(src) / qk
+	if nb > 0 {
+		_ = dst[nb*34-1]
+		quantQ8_0AVX2(unsafe.SliceData(dst), unsafe.SliceData(src), nb)
+	}
+}
+
+func dequantizeQ8_0SIMD(dst []float32, src []byte) {
+	nb := len(src) / 34
+	if nb > 0 {
+		_ = dst[nb*qk-1]
+		dequantQ8_0AVX2(unsafe.SliceData(dst), unsafe.SliceData(src), nb)
+	}
+}

@@ -1,0 +1,6 @@
+//go:build noasm || !amd64
+
+package quant
+
+// simdKernels is nil: this build has no assembly.
+var simdKernels *kernelSet
