@@ -113,9 +113,9 @@ func TestByteSize(t *testing.T) {
 		{F6_E2M3, Shape{2, 2}, 3, true},
 		{F6_E3M2, Shape{2, 3}, 0, false},
 		{F32, Shape{-1}, 0, false},
-		{F32, Shape{1 << 62, 4}, 0, false},          // 2^64 elements
-		{F64, Shape{1 << 61}, 0, false},             // 2^64 bytes
-		{Q8_0, Shape{1 << 58, 1 << 5}, 0, false},    // 2^63 elements
+		{F32, Shape{1 << 62, 4}, 0, false},       // 2^64 elements
+		{F64, Shape{1 << 61}, 0, false},          // 2^64 bytes
+		{Q8_0, Shape{1 << 58, 1 << 5}, 0, false}, // 2^63 elements
 		{F32, Shape{1 << 30, 1 << 30, 1 << 3}, 0, false},
 	}
 	for _, c := range cases {

@@ -136,14 +136,14 @@ func throughNative(t *testing.T, dir string, auxNames []string) *File {
 }
 
 func TestLlamaFixtureThroughNative(t *testing.T) {
-	dir := filepath.Join("..", "..", "testdata", "native", "llama")
+	dir := filepath.Join("..", "..", "testdata", "safetensors", "llama")
 	// The fixture is the file transformers wrote (testdata/native/README.md).
 	st, err := os.ReadFile(filepath.Join(dir, "model.safetensors"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if sum := sha256.Sum256(st); hex.EncodeToString(sum[:]) != "9bc81b77092249d452c586ca688d6aafb03132364bdf10a3805008ef84691444" {
-		t.Fatalf("testdata model.safetensors is not the transformers fixture")
+		t.Fatalf("testdata/safetensors/llama/model.safetensors is not the transformers fixture")
 	}
 	f := throughNative(t, dir, []string{"config.json", "generation_config.json"})
 

@@ -315,7 +315,7 @@ func ggufThroughNative(t *testing.T, orig []byte) *File {
 }
 
 func TestGGUFFixtureThroughNative(t *testing.T) {
-	dir := filepath.Join("..", "..", "testdata", "native", "gguf")
+	dir := filepath.Join("..", "..", "testdata", "gguf")
 	orig, err := os.ReadFile(filepath.Join(dir, "llama-Q2_K.gguf"))
 	if err != nil {
 		t.Fatal(err)

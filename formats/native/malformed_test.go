@@ -437,7 +437,7 @@ func FuzzOpen(f *testing.F) {
 // realSeed is a native file made from the transformers fixture: its
 // __metadata__, its config.json, and its two smallest tensors.
 func realSeed(t testing.TB) []byte {
-	dir := filepath.Join("..", "..", "testdata", "native", "llama")
+	dir := filepath.Join("..", "..", "testdata", "safetensors", "llama")
 	st, err := os.ReadFile(filepath.Join(dir, "model.safetensors"))
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,382 @@
+// Package checkpoint opens any checkpoint tfconv reads — a safetensors file,
+// a sharded Hugging Face directory, a GGUF file or split set, or a native
+// .tfn file — and presents the same listing whatever the format: tensors in a
+// stable order with lazy data readers, format metadata, and the Hugging Face
+// side files (config.json, tokenizer files) where the checkpoint has them.
+//
+// Opening reads headers only; tensor data is read when a tensor is opened.
+package checkpoint
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/tfconv/tfconv/formats/gguf"
+	"github.com/tfconv/tfconv/formats/native"
+	"github.com/tfconv/tfconv/formats/safetensors"
+	"github.com/tfconv/tfconv/tensor"
+)
+
+// Format names a container format.
+type Format string
+
+// The formats tfconv reads.
+const (
+	Safetensors Format = "safetensors"
+	GGUF        Format = "gguf"
+	Native      Format = "native"
+)
+
+// MaxAuxSize caps the side files (config.json, tokenizer files) read into
+// memory; the largest real tokenizer.json files are around 30 MB.
+const MaxAuxSize = 256 << 20
+
+// SideFiles are the Hugging Face files kept beside the weights that tfconv
+// carries along: model config and every tokenizer source it understands.
+var SideFiles = []string{
+	"config.json",
+	"generation_config.json",
+	"tokenizer.json",
+	"tokenizer_config.json",
+	"special_tokens_map.json",
+	"added_tokens.json",
+	"tokenizer.model",
+	"vocab.json",
+	"merges.txt",
+	"vocab.txt",
+}
+
+// File is one file of a checkpoint.
+type File struct {
+	Path string
+	Size int64
+}
+
+// Checkpoint is an opened checkpoint.
+type Checkpoint struct {
+	Path   string // as given to Open
+	Format Format
+	// Source is the format the data originally came from: for a native file
+	// the format it was converted from (may be ""), otherwise Format.
+	Source   Format
+	Files    []File          // data files in order (shards, splits)
+	Metadata tensor.Metadata // GGUF KVs, safetensors __metadata__, native metadata
+	// SourceInfo holds container facts that are not metadata, keyed as the
+	// native format keys them ("gguf.version").
+	SourceInfo tensor.Metadata
+	Tensors  []*Tensor       // stable order: file order, shard by shard
+
+	dir     string                     // HF directory holding side files, or ""
+	aux     map[string]*native.AuxFile // side files embedded in a native file
+	byName  map[string]*Tensor
+	closers []io.Closer
+}
+
+// Tensor is one tensor of a checkpoint.
+type Tensor struct {
+	tensor.Info
+	File  string          // path of the file that holds the data
+	Attrs tensor.Metadata // per-tensor attributes (native files only)
+
+	open    func() io.Reader
+	section func() *io.SectionReader
+}
+
+// Open returns a reader over the tensor's bytes. For formats with checksums
+// (native) the reader verifies them and fails at the end on a mismatch.
+func (t *Tensor) Open() io.Reader { return t.open() }
+
+// Section returns the raw bytes without verification, for random access.
+func (t *Tensor) Section() *io.SectionReader { return t.section() }
+
+// ReadAll reads the whole tensor (verified where the format allows).
+func (t *Tensor) ReadAll() ([]byte, error) {
+	b := make([]byte, t.Size)
+	if _, err := io.ReadFull(t.Open(), b); err != nil {
+		return nil, fmt.Errorf("tensor %q: %w", t.Name, err)
+	}
+	return b, nil
+}
+
+// Tensor returns the tensor with the given name.
+func (c *Checkpoint) Tensor(name string) (*Tensor, bool) {
+	t, ok := c.byName[name]
+	return t, ok
+}
+
+// Size is the total size in bytes of the checkpoint's data files.
+func (c *Checkpoint) Size() int64 {
+	var n int64
+	for _, f := range c.Files {
+		n += f.Size
+	}
+	return n
+}
+
+// Close closes every file the checkpoint opened.
+func (c *Checkpoint) Close() error {
+	var first error
+	for _, cl := range c.closers {
+		if err := cl.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	c.closers = nil
+	return first
+}
+
+// ReadAux returns a Hugging Face side file ("config.json", "tokenizer.model",
+// ...) by base name: from the checkpoint's directory, or embedded in a native
+// file. It returns an error matching fs.ErrNotExist when there is none.
+func (c *Checkpoint) ReadAux(name string) ([]byte, error) {
+	if name == "" || name != filepath.Base(name) || name == "." || name == ".." {
+		return nil, fmt.Errorf("checkpoint: %q is not a side file name", name)
+	}
+	if a, ok := c.aux[name]; ok {
+		return a.ReadAll()
+	}
+	if c.dir == "" {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	}
+	p := filepath.Join(c.dir, name)
+	st, err := os.Stat(p)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("checkpoint: %s is not a regular file", p)
+	}
+	if st.Size() > MaxAuxSize {
+		return nil, fmt.Errorf("checkpoint: %s is %d bytes, above the %d-byte limit for side files", p, st.Size(), MaxAuxSize)
+	}
+	return os.ReadFile(p)
+}
+
+// AuxNames lists the side files the checkpoint has, in SideFiles order
+// followed by any other embedded names.
+func (c *Checkpoint) AuxNames() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, n := range SideFiles {
+		if _, ok := c.aux[n]; ok {
+			out = append(out, n)
+			seen[n] = true
+			continue
+		}
+		if c.dir != "" {
+			if st, err := os.Stat(filepath.Join(c.dir, n)); err == nil && st.Mode().IsRegular() {
+				out = append(out, n)
+				seen[n] = true
+			}
+		}
+	}
+	for n := range c.aux {
+		if !seen[n] {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Config returns the parsed config.json, or nil when the checkpoint has none.
+func (c *Checkpoint) Config() (map[string]any, error) {
+	b, err := c.ReadAux("config.json")
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	if err := d.Decode(&m); err != nil {
+		return nil, fmt.Errorf("checkpoint: config.json: %w", err)
+	}
+	return m, nil
+}
+
+// splitName matches llama.cpp's split file names, prefix-00001-of-00003.gguf.
+var splitName = regexp.MustCompile(`-\d{5}-of-\d{5}\.gguf$`)
+
+// Open opens the checkpoint at path: a directory (Hugging Face layout), a
+// model.safetensors.index.json, a .safetensors file, a GGUF file (any shard of
+// a split set opens the whole set) or a native file. The format is decided
+// from the file's first bytes, not its name.
+func Open(path string) (*Checkpoint, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDir() {
+		return openDir(path)
+	}
+	head := make([]byte, 16)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	n, _ := io.ReadFull(f, head)
+	f.Close()
+	head = head[:n]
+	switch {
+	case bytes.HasPrefix(head, []byte("GGUF")) || bytes.HasPrefix(head, []byte("FUGG")):
+		return openGGUF(path)
+	case bytes.HasPrefix(head, []byte(native.Magic)):
+		return openNative(path)
+	case bytes.HasPrefix(bytes.TrimLeft(head, " \t\r\n"), []byte("{")):
+		// A JSON file: a shard index.
+		return openSafetensors(path, filepath.Dir(path))
+	default:
+		return openSafetensors(path, "")
+	}
+}
+
+func openDir(dir string) (*Checkpoint, error) {
+	c, err := openSafetensors(dir, dir)
+	if err == nil {
+		return c, nil
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		// Say what we did find, for the common mistakes.
+		for _, name := range []string{"pytorch_model.bin", "pytorch_model.bin.index.json", "model.bin"} {
+			if _, e := os.Stat(filepath.Join(dir, name)); e == nil {
+				return nil, fmt.Errorf("checkpoint: %s holds %s, a pickle checkpoint: tfconv reads safetensors only (re-save the model with safe_serialization=True)", dir, name)
+			}
+		}
+		matches, _ := filepath.Glob(filepath.Join(dir, "*.gguf"))
+		if len(matches) > 0 {
+			return nil, fmt.Errorf("checkpoint: %s has no safetensors weights; it holds GGUF files (open one of them, e.g. %s)", dir, matches[0])
+		}
+		return nil, fmt.Errorf("checkpoint: %s has no model.safetensors or model.safetensors.index.json: %w", dir, err)
+	}
+	return nil, err
+}
+
+func openSafetensors(path, dir string) (*Checkpoint, error) {
+	s, err := safetensors.OpenSet(path)
+	if err != nil {
+		return nil, err
+	}
+	if dir == "" {
+		// A single .safetensors file: its folder may hold the side files.
+		dir = filepath.Dir(path)
+	}
+	c := &Checkpoint{Path: path, Format: Safetensors, Source: Safetensors, dir: dir}
+	c.closers = append(c.closers, s)
+	for i, f := range s.Files {
+		if i == 0 {
+			c.Metadata = f.Metadata
+		}
+		c.Files = append(c.Files, File{Path: f.Name, Size: f.Size})
+	}
+	for _, t := range s.Tensors {
+		t := t
+		c.add(&Tensor{Info: t.Info, File: shardOf(s, t),
+			open:    func() io.Reader { return t.Open() },
+			section: t.Open})
+	}
+	return c, nil
+}
+
+func shardOf(s *safetensors.Set, t *safetensors.Tensor) string {
+	if s.Index != nil {
+		if name, ok := s.Index.WeightMap[t.Name]; ok {
+			return filepath.Join(s.Dir, name)
+		}
+	}
+	if len(s.Files) > 0 {
+		return s.Files[0].Name
+	}
+	return ""
+}
+
+func openGGUF(path string) (*Checkpoint, error) {
+	if splitName.MatchString(path) {
+		s, err := gguf.OpenSplit(path)
+		if err != nil {
+			return nil, err
+		}
+		c := &Checkpoint{Path: path, Format: GGUF, Source: GGUF, Metadata: s.Metadata, SourceInfo: ggufInfo(s.Files[0])}
+		c.closers = append(c.closers, s)
+		for _, f := range s.Files {
+			c.Files = append(c.Files, File{Path: f.Name, Size: f.Size})
+		}
+		for fi, f := range s.Files {
+			for i := range f.Tensors {
+				t := &f.Tensors[i]
+				c.add(&Tensor{Info: t.Info, File: s.Files[fi].Name,
+					open:    func() io.Reader { return t.Open() },
+					section: t.Open})
+			}
+		}
+		return c, nil
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	c := &Checkpoint{Path: path, Format: GGUF, Source: GGUF, Metadata: f.Metadata, SourceInfo: ggufInfo(f),
+		Files: []File{{Path: path, Size: f.Size}}}
+	c.closers = append(c.closers, f)
+	for i := range f.Tensors {
+		t := &f.Tensors[i]
+		c.add(&Tensor{Info: t.Info, File: path,
+			open:    func() io.Reader { return t.Open() },
+			section: t.Open})
+	}
+	return c, nil
+}
+
+func openNative(path string) (*Checkpoint, error) {
+	f, err := native.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	c := &Checkpoint{Path: path, Format: Native, Source: Format(f.Source), Metadata: f.Metadata, SourceInfo: f.SourceInfo,
+		Files: []File{{Path: path, Size: f.Size}}, aux: map[string]*native.AuxFile{}}
+	c.closers = append(c.closers, f)
+	for i := range f.Aux {
+		c.aux[f.Aux[i].Name] = &f.Aux[i]
+	}
+	for i := range f.Tensors {
+		t := &f.Tensors[i]
+		c.add(&Tensor{Info: t.Info, File: path, Attrs: t.Attrs, open: t.Open, section: t.OpenRaw})
+	}
+	return c, nil
+}
+
+// ggufInfo records the GGUF version, the one container fact of a GGUF file
+// that its KVs do not carry.
+func ggufInfo(f *gguf.File) tensor.Metadata {
+	return tensor.Metadata{{Key: SourceInfoGGUFVersion, Value: tensor.Uint32(f.Version)}}
+}
+
+// SourceInfoGGUFVersion is the SourceInfo key of the GGUF version.
+const SourceInfoGGUFVersion = "gguf.version"
+
+func (c *Checkpoint) add(t *Tensor) {
+	if c.byName == nil {
+		c.byName = map[string]*Tensor{}
+	}
+	c.Tensors = append(c.Tensors, t)
+	c.byName[t.Name] = t
+}
+
+// IsSideFile reports whether name is one of SideFiles.
+func IsSideFile(name string) bool {
+	for _, n := range SideFiles {
+		if strings.EqualFold(n, name) {
+			return true
+		}
+	}
+	return false
+}

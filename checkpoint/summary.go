@@ -1,0 +1,273 @@
+package checkpoint
+
+import (
+	"encoding/json"
+	"regexp"
+	"sort"
+	"strconv"
+
+	"github.com/tfconv/tfconv/tensor"
+)
+
+// Summary is what `tfconv inspect` reports about a checkpoint. Every field is
+// derived from headers and side files; no tensor data is read.
+type Summary struct {
+	Format       Format `json:"format"`
+	Source       Format `json:"source,omitempty"`
+	Architecture string `json:"architecture"`
+	// Hyperparameters; 0 when the checkpoint does not say.
+	Layers        int   `json:"layers"`
+	EncoderLayers int   `json:"encoder_layers,omitempty"`
+	DecoderLayers int   `json:"decoder_layers,omitempty"`
+	Hidden        int64 `json:"hidden_size"`
+	Heads         int64 `json:"heads"`
+	KVHeads       int64 `json:"kv_heads"`
+	Vocab         int64 `json:"vocab_size"`
+	Context       int64 `json:"context_length"`
+
+	Tensors       int         `json:"tensor_count"`
+	Params        int64       `json:"params"`
+	TensorBytes   int64       `json:"tensor_bytes"`
+	FileSize      int64       `json:"file_size"`
+	Files         int         `json:"files"`
+	BitsPerWeight float64     `json:"bits_per_weight"`
+	DTypes        []DTypeStat `json:"dtypes"`
+	LayerTable    []LayerStat `json:"layer_table"`
+}
+
+// DTypeStat totals the tensors of one dtype.
+type DTypeStat struct {
+	DType   string `json:"dtype"`
+	Tensors int    `json:"tensors"`
+	Params  int64  `json:"params"`
+	Bytes   int64  `json:"bytes"`
+}
+
+// LayerStat totals the tensors of one layer (block) of one stack. Tensors
+// outside every layer (embeddings, final norm, output head) are in the row
+// whose Layer is -1.
+type LayerStat struct {
+	Stack   string   `json:"stack"` // "", "encoder" or "decoder"
+	Layer   int      `json:"layer"`
+	Tensors int      `json:"tensors"`
+	Params  int64    `json:"params"`
+	Bytes   int64    `json:"bytes"`
+	DTypes  []string `json:"dtypes"`
+}
+
+// layerPatterns find the layer a tensor belongs to from its name, in the
+// naming schemes of Hugging Face (LLaMA model.layers.N, GPT-2 transformer.h.N,
+// BERT encoder.layer.N, BART/Marian model.encoder.layers.N, T5
+// encoder.block.N) and GGUF (blk.N, enc.blk.N, dec.blk.N).
+var layerPatterns = []struct {
+	re    *regexp.Regexp
+	stack string // "" means: take it from submatch 1
+}{
+	{regexp.MustCompile(`(?:^|\.)(encoder|decoder)\.(?:layers|layer|block)\.(\d+)\.`), ""},
+	{regexp.MustCompile(`^(enc|dec)\.blk\.(\d+)\.`), ""},
+	{regexp.MustCompile(`(?:^|\.)(?:layers|layer|h|blk|block|blocks)\.(\d+)\.`), "-"},
+}
+
+// LayerOf returns the stack ("", "encoder", "decoder") and layer index of a
+// tensor name, or ok=false for tensors outside the layers.
+func LayerOf(name string) (stack string, layer int, ok bool) {
+	for _, p := range layerPatterns {
+		m := p.re.FindStringSubmatch(name)
+		if m == nil {
+			continue
+		}
+		idx := m[len(m)-1]
+		n, err := strconv.Atoi(idx)
+		if err != nil || n < 0 {
+			continue
+		}
+		if p.stack == "-" {
+			return "", n, true
+		}
+		switch m[1] {
+		case "encoder", "enc":
+			stack = "encoder"
+		default:
+			stack = "decoder"
+		}
+		return stack, n, true
+	}
+	return "", 0, false
+}
+
+// Summarize computes the summary of an opened checkpoint.
+func Summarize(c *Checkpoint) (*Summary, error) {
+	s := &Summary{Format: c.Format, Source: c.Source, Tensors: len(c.Tensors), FileSize: c.Size(), Files: len(c.Files)}
+	if s.Source == s.Format {
+		s.Source = ""
+	}
+	dt := map[tensor.DType]*DTypeStat{}
+	type lkey struct {
+		stack string
+		layer int
+	}
+	layers := map[lkey]*LayerStat{}
+	layerDT := map[lkey]map[string]bool{}
+	for _, t := range c.Tensors {
+		n := t.NumElements()
+		s.Params += n
+		s.TensorBytes += t.Size
+		d := dt[t.DType]
+		if d == nil {
+			d = &DTypeStat{DType: t.DType.String()}
+			dt[t.DType] = d
+		}
+		d.Tensors++
+		d.Params += n
+		d.Bytes += t.Size
+
+		k := lkey{"", -1}
+		if st, l, ok := LayerOf(t.Name); ok {
+			k = lkey{st, l}
+		}
+		ls := layers[k]
+		if ls == nil {
+			ls = &LayerStat{Stack: k.stack, Layer: k.layer}
+			layers[k] = ls
+			layerDT[k] = map[string]bool{}
+		}
+		ls.Tensors++
+		ls.Params += n
+		ls.Bytes += t.Size
+		layerDT[k][t.DType.String()] = true
+	}
+	if s.Params > 0 {
+		s.BitsPerWeight = float64(s.TensorBytes) * 8 / float64(s.Params)
+	}
+	for _, d := range dt {
+		s.DTypes = append(s.DTypes, *d)
+	}
+	sort.Slice(s.DTypes, func(i, j int) bool {
+		if s.DTypes[i].Bytes != s.DTypes[j].Bytes {
+			return s.DTypes[i].Bytes > s.DTypes[j].Bytes
+		}
+		return s.DTypes[i].DType < s.DTypes[j].DType
+	})
+	maxLayer := map[string]int{}
+	for k, ls := range layers {
+		for d := range layerDT[k] {
+			ls.DTypes = append(ls.DTypes, d)
+		}
+		sort.Strings(ls.DTypes)
+		s.LayerTable = append(s.LayerTable, *ls)
+		if k.layer >= 0 && k.layer+1 > maxLayer[k.stack] {
+			maxLayer[k.stack] = k.layer + 1
+		}
+	}
+	stackOrder := map[string]int{"": 0, "encoder": 1, "decoder": 2}
+	sort.Slice(s.LayerTable, func(i, j int) bool {
+		a, b := s.LayerTable[i], s.LayerTable[j]
+		if (a.Layer < 0) != (b.Layer < 0) {
+			return a.Layer >= 0 // the non-layer row last
+		}
+		if a.Stack != b.Stack {
+			return stackOrder[a.Stack] < stackOrder[b.Stack]
+		}
+		return a.Layer < b.Layer
+	})
+
+	cfg, err := c.Config()
+	if err != nil {
+		return nil, err
+	}
+	if cfg != nil {
+		s.fromConfig(cfg)
+	}
+	if s.Architecture == "" || s.Hidden == 0 {
+		s.fromGGUF(c.Metadata)
+	}
+	// What the names say, where the configuration is silent.
+	if s.Layers == 0 {
+		s.Layers = maxLayer[""]
+	}
+	if s.EncoderLayers == 0 {
+		s.EncoderLayers = maxLayer["encoder"]
+	}
+	if s.DecoderLayers == 0 {
+		s.DecoderLayers = maxLayer["decoder"]
+	}
+	if s.Layers == 0 {
+		s.Layers = s.EncoderLayers + s.DecoderLayers
+	}
+	if s.KVHeads == 0 {
+		s.KVHeads = s.Heads
+	}
+	return s, nil
+}
+
+func (s *Summary) fromConfig(cfg map[string]any) {
+	s.Architecture = cfgString(cfg, "model_type")
+	if s.Architecture == "" {
+		if a, ok := cfg["architectures"].([]any); ok && len(a) > 0 {
+			s.Architecture, _ = a[0].(string)
+		}
+	}
+	s.Layers = int(cfgInt(cfg, "num_hidden_layers", "n_layer", "num_layers"))
+	s.EncoderLayers = int(cfgInt(cfg, "encoder_layers"))
+	s.DecoderLayers = int(cfgInt(cfg, "decoder_layers", "num_decoder_layers"))
+	if s.Architecture == "t5" && s.EncoderLayers == 0 {
+		s.EncoderLayers = int(cfgInt(cfg, "num_layers"))
+	}
+	if s.EncoderLayers > 0 || s.DecoderLayers > 0 {
+		s.Layers = s.EncoderLayers + s.DecoderLayers
+	}
+	s.Hidden = cfgInt(cfg, "hidden_size", "n_embd", "d_model")
+	s.Heads = cfgInt(cfg, "num_attention_heads", "n_head", "num_heads", "encoder_attention_heads")
+	s.KVHeads = cfgInt(cfg, "num_key_value_heads")
+	s.Vocab = cfgInt(cfg, "vocab_size")
+	s.Context = cfgInt(cfg, "max_position_embeddings", "n_positions", "n_ctx")
+}
+
+func (s *Summary) fromGGUF(m tensor.Metadata) {
+	arch, ok := m.Str("general.architecture")
+	if !ok {
+		return
+	}
+	s.Architecture = arch
+	get := func(key string) int64 {
+		v, _ := m.Int(arch + "." + key)
+		return v
+	}
+	s.Layers = int(get("block_count"))
+	if d := get("decoder_block_count"); d > 0 {
+		s.EncoderLayers, s.DecoderLayers = s.Layers, int(d)
+		s.Layers += int(d)
+	}
+	s.Hidden = get("embedding_length")
+	s.Heads = get("attention.head_count")
+	s.KVHeads = get("attention.head_count_kv")
+	s.Context = get("context_length")
+	s.Vocab = get("vocab_size")
+	if s.Vocab == 0 {
+		if v, ok := m.Get("tokenizer.ggml.tokens"); ok {
+			if a, ok := v.Array(); ok {
+				s.Vocab = int64(a.Len())
+			}
+		}
+	}
+}
+
+func cfgString(cfg map[string]any, key string) string {
+	s, _ := cfg[key].(string)
+	return s
+}
+
+// cfgInt returns the first of keys that holds an integer.
+func cfgInt(cfg map[string]any, keys ...string) int64 {
+	for _, k := range keys {
+		switch v := cfg[k].(type) {
+		case json.Number:
+			if n, err := v.Int64(); err == nil {
+				return n
+			}
+		case float64:
+			return int64(v)
+		}
+	}
+	return 0
+}

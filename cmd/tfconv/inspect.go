@@ -1,0 +1,262 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tfconv/tfconv/checkpoint"
+	"github.com/tfconv/tfconv/internal/output"
+	"github.com/tfconv/tfconv/tensor"
+)
+
+// inspectArraySummary is how many elements of a long metadata array are shown
+// without --full, and the length above which an array counts as long.
+const inspectArraySummary = 8
+
+type inspectOptions struct {
+	path     string
+	tensors  bool
+	metadata bool
+	full     bool
+	json     bool
+}
+
+func newCmdInspect(a *app) *cobra.Command {
+	opts := &inspectOptions{}
+	cmd := &cobra.Command{
+		Use:   "inspect PATH",
+		Short: "Summarize a checkpoint: architecture, parameters, dtypes, layers",
+		Long: `Inspect reads only the headers of a checkpoint (a safetensors file, a Hugging Face
+directory, a GGUF file or split set, or a native .tfn file) and prints a summary
+and a per-layer table. --tensors lists every tensor, --metadata every metadata
+entry (long arrays shortened unless --full). --json prints everything.`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.path = args[0]
+			return runInspect(a, opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.tensors, "tensors", false, "list every tensor (name, dtype, shape, parameters, bytes, offset)")
+	cmd.Flags().BoolVar(&opts.metadata, "metadata", false, "list the metadata entries")
+	cmd.Flags().BoolVar(&opts.full, "full", false, "print long metadata arrays whole")
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON (schema in the README)")
+	return cmd
+}
+
+// inspectJSON is the --json schema of inspect; fields are only ever added.
+type inspectJSON struct {
+	Path string `json:"path"`
+	*checkpoint.Summary
+	Tensors       []tensorJSON      `json:"tensors"`
+	Metadata      map[string]any    `json:"metadata"`
+	MetadataTypes map[string]string `json:"metadata_types"`
+	Config        map[string]any    `json:"config,omitempty"`
+	SideFiles     []string          `json:"side_files"`
+}
+
+type tensorJSON struct {
+	Name   string  `json:"name"`
+	DType  string  `json:"dtype"`
+	Shape  []int64 `json:"shape"`
+	Params int64   `json:"params"`
+	Bytes  int64   `json:"bytes"`
+	Offset int64   `json:"offset"`
+	File   string  `json:"file"`
+}
+
+func runInspect(a *app, opts *inspectOptions) error {
+	c, err := checkpoint.Open(opts.path)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	s, err := checkpoint.Summarize(c)
+	if err != nil {
+		return err
+	}
+	if opts.json {
+		return inspectWriteJSON(a, opts, c, s)
+	}
+	w := a.out
+	fmt.Fprintf(w, "%s: %s", opts.path, s.Format)
+	if s.Source != "" {
+		fmt.Fprintf(w, " (from %s)", s.Source)
+	}
+	fmt.Fprintln(w)
+	t := output.NewTable("property", "value")
+	t.Row("architecture", orDash(s.Architecture))
+	layers := intOrDash(int64(s.Layers))
+	if s.EncoderLayers > 0 || s.DecoderLayers > 0 {
+		layers = fmt.Sprintf("%d (encoder %d, decoder %d)", s.Layers, s.EncoderLayers, s.DecoderLayers)
+	}
+	t.Row("layers", layers)
+	t.Row("hidden size", intOrDash(s.Hidden))
+	t.Row("heads / kv heads", fmt.Sprintf("%s / %s", intOrDash(s.Heads), intOrDash(s.KVHeads)))
+	t.Row("vocab", intOrDash(s.Vocab))
+	t.Row("context", intOrDash(s.Context))
+	t.Row("parameters", fmt.Sprintf("%d (%s)", s.Params, output.Count(s.Params)))
+	t.Row("tensors", s.Tensors)
+	t.Row("tensor bytes", fmt.Sprintf("%d (%s)", s.TensorBytes, output.Bytes(s.TensorBytes)))
+	t.Row("bits per weight", fmt.Sprintf("%.3f", s.BitsPerWeight))
+	t.Row("file size", fmt.Sprintf("%d (%s) in %d file(s)", s.FileSize, output.Bytes(s.FileSize), s.Files))
+	if err := t.Render(w); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(w)
+	dt := output.NewTable("dtype", "tensors", "parameters", "bytes", "bits/weight")
+	for _, d := range s.DTypes {
+		bpw := 0.0
+		if d.Params > 0 {
+			bpw = float64(d.Bytes) * 8 / float64(d.Params)
+		}
+		dt.Row(d.DType, d.Tensors, d.Params, d.Bytes, fmt.Sprintf("%.3f", bpw))
+	}
+	if err := dt.Render(w); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(w)
+	lt := output.NewTable("layer", "tensors", "parameters", "bytes", "dtypes")
+	for _, l := range s.LayerTable {
+		name := "other"
+		if l.Layer >= 0 {
+			name = fmt.Sprint(l.Layer)
+			if l.Stack != "" {
+				name = l.Stack + "." + name
+			}
+		}
+		lt.Row(name, l.Tensors, l.Params, l.Bytes, strings.Join(l.DTypes, ","))
+	}
+	if err := lt.Render(w); err != nil {
+		return err
+	}
+
+	if opts.tensors {
+		fmt.Fprintln(w)
+		tt := output.NewTable("name", "dtype", "shape", "parameters", "bytes", "offset")
+		for _, x := range c.Tensors {
+			tt.Row(x.Name, x.DType, x.Shape, x.NumElements(), x.Size, x.Offset)
+		}
+		if err := tt.Render(w); err != nil {
+			return err
+		}
+	}
+	if opts.metadata {
+		fmt.Fprintln(w)
+		mt := output.NewTable("key", "type", "value")
+		for _, kv := range c.Metadata {
+			mt.Row(kv.Key, typeName(kv.Value), formatValue(kv.Value, opts.full))
+		}
+		if err := mt.Render(w); err != nil {
+			return err
+		}
+		if names := c.AuxNames(); len(names) > 0 {
+			fmt.Fprintf(w, "\nside files: %s\n", strings.Join(names, ", "))
+		}
+	}
+	return nil
+}
+
+func inspectWriteJSON(a *app, opts *inspectOptions, c *checkpoint.Checkpoint, s *checkpoint.Summary) error {
+	j := inspectJSON{Path: opts.path, Summary: s,
+		Tensors:       make([]tensorJSON, 0, len(c.Tensors)),
+		Metadata:      make(map[string]any, len(c.Metadata)),
+		MetadataTypes: make(map[string]string, len(c.Metadata)),
+		SideFiles:     c.AuxNames(),
+	}
+	if j.SideFiles == nil {
+		j.SideFiles = []string{}
+	}
+	for _, x := range c.Tensors {
+		shape := []int64(x.Shape)
+		if shape == nil {
+			shape = []int64{}
+		}
+		j.Tensors = append(j.Tensors, tensorJSON{Name: x.Name, DType: x.DType.String(), Shape: shape,
+			Params: x.NumElements(), Bytes: x.Size, Offset: x.Offset, File: x.File})
+	}
+	for _, kv := range c.Metadata {
+		j.Metadata[kv.Key] = jsonValue(kv.Value, opts.full)
+		j.MetadataTypes[kv.Key] = typeName(kv.Value)
+	}
+	cfg, err := c.Config()
+	if err != nil {
+		return err
+	}
+	j.Config = cfg
+	return output.JSON(a.out, j)
+}
+
+// typeName names a value's type: "uint32", "string", "array[string]".
+func typeName(v tensor.Value) string {
+	if arr, ok := v.Array(); ok {
+		if arr.Elem == tensor.KindArray && arr.Len() > 0 {
+			return "array[" + typeName(arr.Index(0)) + "]"
+		}
+		return "array[" + arr.Elem.String() + "]"
+	}
+	return v.Kind().String()
+}
+
+// formatValue prints a value for the metadata table, shortening long arrays
+// unless full is set.
+func formatValue(v tensor.Value, full bool) string {
+	arr, ok := v.Array()
+	if !ok {
+		return v.String()
+	}
+	n := arr.Len()
+	shown := n
+	if !full && n > inspectArraySummary {
+		shown = inspectArraySummary
+	}
+	var b strings.Builder
+	b.WriteByte('[')
+	for i := 0; i < shown; i++ {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(formatValue(arr.Index(i), full))
+	}
+	if shown < n {
+		fmt.Fprintf(&b, ", … (%d in all)", n)
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// arraySummaryJSON stands for a long array in --json output without --full.
+type arraySummaryJSON struct {
+	Type  string `json:"type"`
+	Len   int    `json:"len"`
+	First []any  `json:"first"`
+}
+
+func jsonValue(v tensor.Value, full bool) any {
+	arr, ok := v.Array()
+	if !ok || full || arr.Len() <= inspectArraySummary {
+		return v
+	}
+	s := arraySummaryJSON{Type: typeName(v), Len: arr.Len()}
+	for i := 0; i < inspectArraySummary; i++ {
+		s.First = append(s.First, arr.Index(i))
+	}
+	return s
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func intOrDash(n int64) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprint(n)
+}

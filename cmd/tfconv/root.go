@@ -1,0 +1,97 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes shared by every command (documented in the README).
+const (
+	exitOK    = 0 // success
+	exitFound = 1 // a check ran and found a difference or regression
+	exitError = 2 // usage or input error
+)
+
+// version is set at build time with -ldflags "-X main.version=v1.2.3"; when
+// empty the module version from the build info is used.
+var version = ""
+
+// errFound is returned (wrapped) by commands that checked something and found
+// a difference; Main turns it into exit code 1.
+var errFound = errors.New("difference found")
+
+// app carries what every command needs: where to print.
+type app struct {
+	out io.Writer // results
+	err io.Writer // progress, warnings, errors
+}
+
+// Main runs tfconv with the given arguments and returns the exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	a := &app{out: stdout, err: stderr}
+	root := newRootCmd(a)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.Execute()
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, errFound):
+		if msg := err.Error(); msg != errFound.Error() {
+			fmt.Fprintln(stderr, "tfconv:", msg)
+		}
+		return exitFound
+	default:
+		fmt.Fprintln(stderr, "tfconv:", err)
+		return exitError
+	}
+}
+
+func versionString() string {
+	v := version
+	if v == "" {
+		v = "(devel)"
+		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+			v = bi.Main.Version
+		}
+	}
+	return fmt.Sprintf("%s (%s %s/%s)", v, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
+func newRootCmd(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "tfconv",
+		Short: "Convert, quantize, inspect and verify transformer checkpoints",
+		Long: `tfconv moves transformer checkpoints between safetensors, GGUF and its native
+format, quantizes them, summarizes them and proves they still compute the same thing.
+
+Exit codes: 0 success, 1 a check found a difference, 2 usage or input error.`,
+		Version:       versionString(),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetVersionTemplate("tfconv {{.Version}}\n")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return fmt.Errorf("%w (see 'tfconv %s --help')", err, c.Name())
+	})
+	root.AddCommand(
+		newCmdInspect(a),
+	)
+	return root
+}
+
+// exactArgs is cobra.ExactArgs with a message that names the command's usage.
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) != n {
+			return fmt.Errorf("%s: expected %d argument(s), got %d (usage: %s)", c.Name(), n, len(args), c.UseLine())
+		}
+		return nil
+	}
+}
