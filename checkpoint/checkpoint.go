@@ -72,7 +72,7 @@ type Checkpoint struct {
 	// SourceInfo holds container facts that are not metadata, keyed as the
 	// native format keys them ("gguf.version").
 	SourceInfo tensor.Metadata
-	Tensors  []*Tensor       // stable order: file order, shard by shard
+	Tensors    []*Tensor // stable order: file order, shard by shard
 
 	dir     string                     // HF directory holding side files, or ""
 	aux     map[string]*native.AuxFile // side files embedded in a native file
