@@ -41,6 +41,10 @@ func sharedFixtures(t testing.TB) string {
 
 const testdata = "../../testdata/gguf"
 
+// vocabdata holds llama.cpp's tokenizer vocabularies, shipped once for the
+// tokenizer and the GGUF tests.
+const vocabdata = "../../testdata/tokenizer"
+
 // pair is one member of a JSON object, kept in document order.
 type pair struct {
 	Key   string
@@ -289,7 +293,7 @@ func TestTestdataF32Agree(t *testing.T) {
 // TestRewriteTestdata proves the writer follows ggml's layout: each file
 // written by llama.cpp comes back byte for byte.
 func TestRewriteTestdata(t *testing.T) {
-	for _, name := range []string{"llama-Q4_0.gguf", "llama-Q2_K.gguf", "bert-Q2_K.gguf", "ggml-vocab-gpt-2.gguf"} {
+	for _, name := range []string{"llama-Q4_0.gguf", "llama-Q2_K.gguf", "bert-Q2_K.gguf", "../tokenizer/ggml-vocab-gpt-2.gguf"} {
 		orig, err := os.ReadFile(filepath.Join(testdata, name))
 		if err != nil {
 			t.Fatal(err)
@@ -360,7 +364,7 @@ func gpt2ByteDecoder() map[rune]byte {
 // with the vocabulary we read, and expects the text back: every one of the
 // long string arrays must be read exactly.
 func TestVocabGPT2(t *testing.T) {
-	f, err := Open(filepath.Join(testdata, "ggml-vocab-gpt-2.gguf"))
+	f, err := Open(filepath.Join(vocabdata, "ggml-vocab-gpt-2.gguf"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -384,11 +388,11 @@ func TestVocabGPT2(t *testing.T) {
 	if ma, ok := mv.Array(); !ok || ma.Len() != 50000 {
 		t.Errorf("merges: %v, GPT-2 has 50000", mv)
 	}
-	inp, err := os.ReadFile(filepath.Join(testdata, "ggml-vocab-gpt-2.gguf.inp"))
+	inp, err := os.ReadFile(filepath.Join(vocabdata, "ggml-vocab-gpt-2.gguf.inp"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := os.ReadFile(filepath.Join(testdata, "ggml-vocab-gpt-2.gguf.out"))
+	out, err := os.ReadFile(filepath.Join(vocabdata, "ggml-vocab-gpt-2.gguf.out"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// The import direction of ../shared/STYLE.md: formats and quant sit on the
+// tensor vocabulary alone; no library package imports cobra or the CLI.
+func TestImportDirection(t *testing.T) {
+	const mod = "github.com/tfconv/tfconv/"
+	rules := map[string][]string{ // package -> project packages it may import
+		"tensor":              {},
+		"formats/safetensors": {"tensor"},
+		"formats/gguf":        {"tensor"},
+		"formats/native":      {"tensor"},
+		"quant":               {"tensor"},
+		"checkpoint":          {"tensor", "formats/safetensors", "formats/gguf", "formats/native"},
+	}
+	for pkg, allowed := range rules {
+		out, err := exec.Command("go", "list", "-deps", mod+pkg).Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", pkg, err)
+		}
+		ok := map[string]bool{pkg: true}
+		for _, a := range allowed {
+			ok[a] = true
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			if strings.Contains(dep, "spf13/cobra") {
+				t.Errorf("%s depends on cobra", pkg)
+			}
+			if rel, found := strings.CutPrefix(dep, mod); found && !ok[rel] && !strings.HasPrefix(rel, "internal/") {
+				t.Errorf("%s imports %s, against the import direction", pkg, rel)
+			}
+		}
+	}
+}

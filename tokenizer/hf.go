@@ -1,0 +1,417 @@
+package tokenizer
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+)
+
+// Limits on HF side files: the largest real tokenizer.json files are ~35 MB
+// (Gemma 3); configs are a few kB.
+const (
+	maxTokenizerFile = 256 << 20
+	maxConfigFile    = 16 << 20
+)
+
+// readAux reads an optional side file; a missing one gives nil, nil.
+func readAux(src Source, name string, limit int) ([]byte, error) {
+	b, err := src.ReadAux(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer: %s: %w", name, err)
+	}
+	if len(b) > limit {
+		return nil, fmtErr(name, "", fmt.Sprintf("%d bytes is more than the limit %d", len(b), limit))
+	}
+	return b, nil
+}
+
+// jsonErr turns a JSON error into a FormatError with its byte offset.
+func jsonErr(file string, err error) error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		// Offset counts the bytes read, the bad one included.
+		return fmtErrAt(file, max(se.Offset-1, 0), "", "bad JSON: "+se.Error())
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmtErrAt(file, te.Offset, fmt.Sprintf("%q", te.Field), fmt.Sprintf("JSON %s where %s was expected", te.Value, te.Type))
+	}
+	return fmtErr(file, "", "bad JSON: "+err.Error())
+}
+
+// hfConfig is what tokenizer_config.json, special_tokens_map.json and
+// config.json say about special tokens.
+type hfConfig struct {
+	tokens    map[string]string // kind → token text ("bos" → "<s>")
+	ids       map[string]int    // kind → id from config.json *_token_id
+	add       map[string]bool   // "bos"/"eos" → add_*_token
+	added     map[int]addedToken
+	typeVocab int // config.json type_vocab_size
+	lower     *bool
+}
+
+type addedToken struct {
+	Content string `json:"content"`
+	Special bool   `json:"special"`
+	ID      int    `json:"id"`
+}
+
+func readHFConfig(src Source) (*hfConfig, error) {
+	c := &hfConfig{tokens: map[string]string{}, ids: map[string]int{}, add: map[string]bool{}, added: map[int]addedToken{}}
+	tokenText := func(raw json.RawMessage) (string, bool) {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s, true
+		}
+		var o struct {
+			Content *string `json:"content"`
+		}
+		if json.Unmarshal(raw, &o) == nil && o.Content != nil {
+			return *o.Content, true
+		}
+		return "", false
+	}
+	for _, name := range []string{"special_tokens_map.json", "tokenizer_config.json"} {
+		b, err := readAux(src, name, maxConfigFile)
+		if err != nil {
+			return nil, err
+		}
+		if b == nil {
+			continue
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(b, &m); err != nil {
+			return nil, jsonErr(name, err)
+		}
+		for _, sk := range specialKinds {
+			if raw, ok := m[sk.kind+"_token"]; ok {
+				if s, ok := tokenText(raw); ok {
+					c.tokens[sk.kind] = s
+				}
+			}
+			if raw, ok := m["add_"+sk.kind+"_token"]; ok {
+				var v bool
+				if json.Unmarshal(raw, &v) == nil {
+					c.add[sk.kind] = v
+				}
+			}
+		}
+		if raw, ok := m["do_lower_case"]; ok {
+			var v bool
+			if json.Unmarshal(raw, &v) == nil {
+				c.lower = &v
+			}
+		}
+		if raw, ok := m["added_tokens_decoder"]; ok {
+			var dec map[string]addedToken
+			if err := json.Unmarshal(raw, &dec); err != nil {
+				return nil, jsonErr(name, err)
+			}
+			for k, v := range dec {
+				var id int
+				if _, err := fmt.Sscan(k, &id); err != nil || id < 0 || id >= maxVocab {
+					return nil, fmtErr(name, fmt.Sprintf("added_tokens_decoder %q", k), "not a token id")
+				}
+				v.ID = id
+				c.added[id] = v
+			}
+		}
+	}
+	b, err := readAux(src, "config.json", maxConfigFile)
+	if err != nil {
+		return nil, err
+	}
+	if b != nil {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(b, &m); err != nil {
+			return nil, jsonErr("config.json", err)
+		}
+		for _, sk := range specialKinds {
+			if raw, ok := m[sk.kind+"_token_id"]; ok {
+				var id int
+				if json.Unmarshal(raw, &id) == nil {
+					c.ids[sk.kind] = id
+				}
+			}
+		}
+		if raw, ok := m["type_vocab_size"]; ok {
+			json.Unmarshal(raw, &c.typeVocab)
+		}
+	}
+	return c, nil
+}
+
+// fromHF builds a tokenizer from HF files: tokenizer.json if present, else
+// tokenizer.model, else vocab.json with merges.txt, else vocab.txt.
+func fromHF(src Source) (*Tokenizer, error) {
+	cfg, err := readHFConfig(src)
+	if err != nil {
+		return nil, err
+	}
+	var t *Tokenizer
+	var tjAdded []addedToken
+	if b, err := readAux(src, "tokenizer.json", maxTokenizerFile); err != nil {
+		return nil, err
+	} else if b != nil {
+		t, tjAdded, err = parseTokenizerJSON(b, cfg)
+		if err != nil {
+			return nil, err
+		}
+	} else if b, err := readAux(src, "tokenizer.model", maxTokenizerFile); err != nil {
+		return nil, err
+	} else if b != nil {
+		t, err = parseSentencePiece(b, "tokenizer.model", cfg.added)
+		if err != nil {
+			return nil, err
+		}
+	} else if b, err := readAux(src, "vocab.json", maxTokenizerFile); err != nil {
+		return nil, err
+	} else if b != nil {
+		m, err := readAux(src, "merges.txt", maxTokenizerFile)
+		if err != nil {
+			return nil, err
+		}
+		if m == nil {
+			return nil, fmtErr("merges.txt", "", "vocab.json needs merges.txt beside it")
+		}
+		t, err = parseVocabMerges(b, m, cfg)
+		if err != nil {
+			return nil, err
+		}
+	} else if b, err := readAux(src, "vocab.txt", maxTokenizerFile); err != nil {
+		return nil, err
+	} else if b != nil {
+		t, err = parseVocabTxt(b, cfg)
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		return nil, fmt.Errorf("tokenizer: no tokenizer found (tokenizer.json, tokenizer.model, vocab.json + merges.txt or vocab.txt): %w", fs.ErrNotExist)
+	}
+	t.applyConfig(cfg, tjAdded)
+	return t, nil
+}
+
+// applyConfig sets the special tokens and add-BOS/EOS flags the way
+// transformers and gguf-py's SpecialVocab read them.
+func (t *Tokenizer) applyConfig(cfg *hfConfig, tjAdded []addedToken) {
+	t.ggufIDs = nil
+	seen := map[string]bool{}
+	// gguf-py resolves the token texts of tokenizer_config.json only
+	// through tokenizer.json's added_tokens, then falls back to config.json.
+	for _, sk := range specialKinds {
+		text, ok := cfg.tokens[sk.kind]
+		if !ok {
+			continue
+		}
+		for _, a := range tjAdded {
+			if a.Content == text && a.ID >= 0 && a.ID < len(t.tokens) {
+				*t.specialID(sk.kind) = a.ID
+				seen[sk.kind] = true
+				if sk.kind != "cls" {
+					t.ggufIDs = append(t.ggufIDs, sk.kind)
+				}
+				break
+			}
+		}
+	}
+	for _, sk := range specialKinds {
+		if seen[sk.kind] {
+			continue
+		}
+		if id, ok := cfg.ids[sk.kind]; ok && id >= 0 && id < len(t.tokens) {
+			*t.specialID(sk.kind) = id
+			seen[sk.kind] = true
+			if sk.kind != "cls" {
+				t.ggufIDs = append(t.ggufIDs, sk.kind)
+			}
+		}
+	}
+	// Transformers itself finds the token texts in the vocabulary.
+	for _, sk := range specialKinds {
+		if seen[sk.kind] {
+			continue
+		}
+		if text, ok := cfg.tokens[sk.kind]; ok {
+			if id, ok := t.index[text]; ok {
+				*t.specialID(sk.kind) = id
+			} else if id, ok := t.index[phantomSpace+text]; ok && t.model == WordPiece {
+				*t.specialID(sk.kind) = id
+			}
+		}
+	}
+	if v, ok := cfg.add["bos"]; ok {
+		t.AddBOS, t.hasAddBOS = v, true
+	}
+	if v, ok := cfg.add["eos"]; ok {
+		t.AddEOS, t.hasAddEOS = v, true
+	}
+	if t.model == WordPiece {
+		if t.CLS < 0 {
+			t.CLS = t.BOS
+		}
+		if t.BOS < 0 {
+			t.BOS = t.CLS
+		}
+		t.tokenTypeCount = cfg.typeVocab
+	}
+}
+
+// markAdded sets the type of tokens listed in added_tokens_decoder the way
+// gguf-py does: special ones are control tokens, the others user-defined.
+func markAdded(types []TokenType, tokens []string, added map[int]addedToken) {
+	for id, a := range added {
+		if id >= len(types) || tokens[id] != a.Content {
+			continue
+		}
+		if a.Special || looksSpecial(a.Content) {
+			types[id] = TypeControl
+		} else {
+			types[id] = TypeUserDefined
+		}
+	}
+}
+
+// looksSpecial is gguf-py's does_token_look_special.
+func looksSpecial(s string) bool {
+	switch s {
+	case "<pad>", "<mask>", "<2mass>", "[@BOS@]":
+		return true
+	}
+	return (strings.HasPrefix(s, "<|") && strings.HasSuffix(s, "|>")) ||
+		(strings.HasPrefix(s, "<｜") && strings.HasSuffix(s, "｜>")) ||
+		(strings.HasPrefix(s, "[") && strings.HasSuffix(s, "]"))
+}
+
+// parseVocabMerges reads GPT-2's vocab.json ({"token": id}) and merges.txt.
+func parseVocabMerges(vocabJSON, mergesTxt []byte, cfg *hfConfig) (*Tokenizer, error) {
+	var m map[string]int
+	if err := json.Unmarshal(vocabJSON, &m); err != nil {
+		return nil, jsonErr("vocab.json", err)
+	}
+	tokens, err := denseVocab(m, "vocab.json")
+	if err != nil {
+		return nil, err
+	}
+	merges, err := parseMergesTxt(mergesTxt)
+	if err != nil {
+		return nil, err
+	}
+	types := make([]TokenType, len(tokens))
+	for i := range types {
+		types[i] = TypeNormal
+	}
+	markAdded(types, tokens, cfg.added)
+	return build(vocab{model: BPE, pre: "gpt-2", tokens: tokens, types: types, merges: merges}, "merges.txt")
+}
+
+// denseVocab turns {"token": id} into a slice indexed by id; ids must be
+// 0..n-1 without gaps or repeats.
+func denseVocab(m map[string]int, file string) ([]string, error) {
+	if len(m) > maxVocab {
+		return nil, fmtErr(file, "", fmt.Sprintf("%d tokens is more than the limit %d", len(m), maxVocab))
+	}
+	tokens := make([]string, len(m))
+	set := make([]bool, len(m))
+	for s, id := range m {
+		if id < 0 || id >= len(m) {
+			return nil, fmtErr(file, fmt.Sprintf("token %q", s), fmt.Sprintf("id %d is outside 0..%d", id, len(m)-1))
+		}
+		if set[id] {
+			return nil, fmtErr(file, fmt.Sprintf("token %q", s), fmt.Sprintf("id %d is also %q", id, tokens[id]))
+		}
+		tokens[id], set[id] = s, true
+	}
+	return tokens, nil
+}
+
+// parseMergesTxt reads merges.txt: an optional "#version" line, then one
+// "left right" pair per line.
+func parseMergesTxt(b []byte) ([]string, error) {
+	var merges []string
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(nil, maxTokenLen*2+2)
+	off := int64(0)
+	for line := 1; sc.Scan(); line++ {
+		l := sc.Text()
+		lineOff := off
+		off += int64(len(l)) + 1
+		if line == 1 && strings.HasPrefix(l, "#version") {
+			continue
+		}
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		if _, _, ok := splitMerge(l); !ok {
+			return nil, fmtErrAt("merges.txt", lineOff, fmt.Sprintf("line %d", line), fmt.Sprintf("%q is not two tokens separated by a space", l))
+		}
+		merges = append(merges, l)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmtErrAt("merges.txt", off, "", err.Error())
+	}
+	return merges, nil
+}
+
+// parseVocabTxt reads BERT's vocab.txt (one token per line, id = line
+// number) into llama.cpp's phantom-space form.
+func parseVocabTxt(b []byte, cfg *hfConfig) (*Tokenizer, error) {
+	s := string(b)
+	s = strings.TrimSuffix(s, "\n")
+	lines := strings.Split(s, "\n")
+	if len(lines) > maxVocab {
+		return nil, fmtErr("vocab.txt", "", fmt.Sprintf("%d tokens is more than the limit %d", len(lines), maxVocab))
+	}
+	tokens := make([]string, len(lines))
+	types := make([]TokenType, len(lines))
+	for i, l := range lines {
+		tokens[i] = strings.TrimSuffix(l, "\r")
+		types[i] = TypeNormal
+	}
+	markAdded(types, tokens, cfg.added)
+	for i, tok := range tokens {
+		tokens[i] = toPhantom(tok)
+	}
+	return build(vocab{model: WordPiece, pre: "default", tokens: tokens, types: types}, "vocab.txt")
+}
+
+// toPhantom converts a WordPiece entry to llama.cpp's form: "##piece" →
+// "piece", "[CLS]" stays, "word" → "▁word".
+func toPhantom(tok string) string {
+	if strings.HasPrefix(tok, "[") && strings.HasSuffix(tok, "]") {
+		return tok
+	}
+	if rest, ok := strings.CutPrefix(tok, "##"); ok {
+		return rest
+	}
+	return phantomSpace + tok
+}
+
+// fromPhantom is the inverse of toPhantom.
+func fromPhantom(tok string) string {
+	if strings.HasPrefix(tok, "[") && strings.HasSuffix(tok, "]") {
+		return tok
+	}
+	if rest, ok := strings.CutPrefix(tok, phantomSpace); ok {
+		return rest
+	}
+	return "##" + tok
+}
+
+// sortedAdded returns added tokens in id order.
+func sortedAdded(m map[int]addedToken) []addedToken {
+	out := make([]addedToken, 0, len(m))
+	for _, a := range m {
+		out = append(out, a)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}

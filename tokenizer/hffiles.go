@@ -1,0 +1,104 @@
+package tokenizer
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// HFFiles reconstructs Hugging Face tokenizer files for this tokenizer, as
+// the slow transformers tokenizer of its kind saves them: vocab.json and
+// merges.txt (GPT2Tokenizer), tokenizer.model (LlamaTokenizer, T5Tokenizer)
+// or vocab.txt (BertTokenizer), plus tokenizer_config.json and
+// special_tokens_map.json. Keys are file base names.
+func (t *Tokenizer) HFFiles() (map[string][]byte, error) {
+	files := map[string][]byte{}
+	cfg := map[string]any{}
+	stm := map[string]any{}
+	decoder := map[string]any{}
+	for i, ty := range t.types {
+		if ty != TypeControl && ty != TypeUserDefined && ty != TypeUnknown {
+			continue
+		}
+		content := t.tokens[i]
+		if t.model == WordPiece {
+			content = fromPhantom(content)
+		}
+		decoder[strconv.Itoa(i)] = map[string]any{
+			"content": content, "lstrip": false, "normalized": t.model == BPE, "rstrip": false,
+			"single_word": false, "special": ty != TypeUserDefined,
+		}
+	}
+	cfg["added_tokens_decoder"] = decoder
+	name := func(id int) string {
+		if t.model == WordPiece {
+			return fromPhantom(t.tokens[id])
+		}
+		return t.tokens[id]
+	}
+	for _, sk := range specialKinds {
+		id := *t.specialID(sk.kind)
+		if id >= 0 && id < len(t.tokens) {
+			cfg[sk.kind+"_token"] = name(id)
+			stm[sk.kind+"_token"] = name(id)
+		}
+	}
+	switch t.model {
+	case BPE:
+		if t.pre != "gpt-2" && t.pre != "" && t.pre != "default" {
+			return nil, fmt.Errorf("tokenizer: cannot write vocab.json/merges.txt for pre-tokenizer %q: GPT2Tokenizer only knows GPT-2's split: %w", t.pre, errUnsupported)
+		}
+		var b bytes.Buffer
+		b.WriteByte('{')
+		for i, tok := range t.tokens {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			k, _ := json.Marshal(tok)
+			b.Write(k)
+			b.WriteByte(':')
+			b.WriteString(strconv.Itoa(i))
+		}
+		b.WriteString("}\n")
+		files["vocab.json"] = b.Bytes()
+		files["merges.txt"] = []byte("#version: 0.2\n" + strings.Join(t.merges, "\n") + "\n")
+		cfg["tokenizer_class"] = "GPT2Tokenizer"
+		cfg["add_bos_token"] = t.AddBOS
+		cfg["add_prefix_space"] = false
+	case SPM, Unigram:
+		files["tokenizer.model"] = t.encodeSentencePiece()
+		if t.model == SPM {
+			cfg["tokenizer_class"] = "LlamaTokenizer"
+			cfg["legacy"] = false
+		} else {
+			cfg["tokenizer_class"] = "T5Tokenizer"
+		}
+		cfg["add_bos_token"] = t.AddBOS
+		cfg["add_eos_token"] = t.AddEOS
+	case WordPiece:
+		var b strings.Builder
+		for _, tok := range t.tokens {
+			b.WriteString(fromPhantom(tok))
+			b.WriteByte('\n')
+		}
+		files["vocab.txt"] = []byte(b.String())
+		cfg["tokenizer_class"] = "BertTokenizer"
+		cfg["do_lower_case"] = true
+		if t.CLS >= 0 {
+			cfg["cls_token"] = name(t.CLS)
+			stm["cls_token"] = name(t.CLS)
+		}
+		delete(cfg, "bos_token")
+		delete(stm, "bos_token")
+	}
+	var err error
+	if files["tokenizer_config.json"], err = json.MarshalIndent(cfg, "", "  "); err != nil {
+		return nil, err
+	}
+	if files["special_tokens_map.json"], err = json.MarshalIndent(stm, "", "  "); err != nil {
+		return nil, err
+	}
+	return files, nil
+}

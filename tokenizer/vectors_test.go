@@ -1,0 +1,148 @@
+package tokenizer
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/tfconv/tfconv/formats/gguf"
+	"github.com/tfconv/tfconv/tensor"
+)
+
+// vocabNames are llama.cpp's tokenizer test vocabularies that have test
+// vectors (llama.cpp's test-tokenizer-0 passes on all of them).
+var vocabNames = []string{"bert-bge", "deepseek-coder", "deepseek-llm", "falcon", "gpt-2", "llama-spm", "mpt", "phi-3", "refact", "starcoder"}
+
+// readVectors reads NAME.gguf.inp and NAME.gguf.out: texts separated by
+// "\n__ggml_vocab_test__\n" lines, and one line of ids per text.
+func readVectors(t *testing.T, base string) ([]string, [][]int) {
+	t.Helper()
+	inp, err := os.ReadFile(base + ".inp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.ReadFile(base + ".out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := strings.Split(string(inp), "\n__ggml_vocab_test__\n")
+	if texts[len(texts)-1] == "" {
+		texts = texts[:len(texts)-1]
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != len(texts) {
+		t.Fatalf("%s: %d texts but %d lines of ids", base, len(texts), len(lines))
+	}
+	ids := make([][]int, len(lines))
+	for i, l := range lines {
+		for _, f := range strings.Fields(l) {
+			n, err := strconv.Atoi(f)
+			if err != nil {
+				t.Fatalf("%s.out line %d: %v", base, i+1, err)
+			}
+			ids[i] = append(ids[i], n)
+		}
+	}
+	return texts, ids
+}
+
+// vocabPath finds ggml-vocab-NAME.gguf: in testdata, else in the shared
+// fixtures when they are present.
+func vocabPath(t *testing.T, name string) string {
+	t.Helper()
+	p := filepath.Join("..", "testdata", "tokenizer", "ggml-vocab-"+name+".gguf")
+	if _, err := os.Stat(p); err == nil {
+		return p
+	}
+	if dir := sharedFixtures(); dir != "" {
+		p = filepath.Join(dir, "tokenizers", "ggml-vocab-"+name+".gguf")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	t.Skipf("ggml-vocab-%s.gguf is in neither testdata nor the shared fixtures", name)
+	return ""
+}
+
+// sharedFixtures returns .../shared/fixtures found by walking up from the
+// package directory, or "".
+func sharedFixtures() string {
+	dir, err := filepath.Abs(".")
+	if err != nil {
+		return ""
+	}
+	for {
+		p := filepath.Join(dir, "shared", "fixtures")
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			return p
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+func loadGGUFTokenizer(t *testing.T, path string) *Tokenizer {
+	t.Helper()
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tok, err := FromMetadata(f.Metadata, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// TestVocabVectors is llama.cpp's test-tokenizer-0: every text of the .inp
+// file encodes (no special tokens added, none parsed) to the ids of .out.
+func TestVocabVectors(t *testing.T) {
+	for _, name := range vocabNames {
+		t.Run(name, func(t *testing.T) {
+			tok := loadGGUFTokenizer(t, vocabPath(t, name))
+			texts, want := readVectors(t, filepath.Join("..", "testdata", "tokenizer", "ggml-vocab-"+name+".gguf"))
+			bad := 0
+			for i, text := range texts {
+				got, err := tok.Encode(text, EncodeOptions{})
+				if err != nil {
+					t.Fatalf("text %d %q: %v", i, text, err)
+				}
+				if !equalInts(got, want[i]) {
+					bad++
+					t.Errorf("text %d %q:\n got %v\nwant %v", i, text, got, want[i])
+				}
+			}
+			if bad > 0 {
+				t.Logf("%d of %d texts differ", bad, len(texts))
+			}
+		})
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func openGGUF(t *testing.T, path string) tensor.Metadata {
+	t.Helper()
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	return f.Metadata
+}
