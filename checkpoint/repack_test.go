@@ -5,19 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/tfconv/tfconv/internal/fixtures"
 )
 
 // sharedFixtures returns shared/fixtures beside the clone, or "".
-func sharedFixtures() string {
-	dir, _ := filepath.Abs(".")
-	for ; dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
-		p := filepath.Join(dir, "shared", "fixtures")
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			return p
-		}
-	}
-	return ""
-}
+func sharedFixtures() string { return fixtures.Dir() }
 
 // inputs lists the shipped testdata files matching pattern, plus the ones in
 // shared/fixtures matching sharedPattern when that folder is present.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tfconv/tfconv/formats/gguf"
 	"github.com/tfconv/tfconv/formats/safetensors"
+	"github.com/tfconv/tfconv/internal/fixtures"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -28,25 +29,8 @@ var llamaQuantTypes = []tensor.DType{
 // shippedTensors are copied into testdata/quant/llama/ by -update.
 var shippedTensors = []string{"blk.0.attn_k.weight", "blk.1.attn_output.weight"}
 
-// sharedFixtures returns the shared fixtures directory, found by walking up
-// from the package to the directory that contains "shared", or "".
-func sharedFixtures() string {
-	dir, err := os.Getwd()
-	if err != nil {
-		return ""
-	}
-	for {
-		p := filepath.Join(dir, "shared", "fixtures")
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
-}
+// sharedFixtures returns shared/fixtures beside the clone, or "".
+func sharedFixtures() string { return fixtures.Dir() }
 
 func readAll(t testing.TB, r io.Reader) []byte {
 	t.Helper()

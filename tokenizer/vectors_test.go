@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tfconv/tfconv/formats/gguf"
+	"github.com/tfconv/tfconv/internal/fixtures"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -66,25 +67,8 @@ func vocabPath(t *testing.T, name string) string {
 	return ""
 }
 
-// sharedFixtures returns .../shared/fixtures found by walking up from the
-// package directory, or "".
-func sharedFixtures() string {
-	dir, err := filepath.Abs(".")
-	if err != nil {
-		return ""
-	}
-	for {
-		p := filepath.Join(dir, "shared", "fixtures")
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
-}
+// sharedFixtures returns shared/fixtures beside the clone, or "".
+func sharedFixtures() string { return fixtures.Dir() }
 
 func loadGGUFTokenizer(t *testing.T, path string) *Tokenizer {
 	t.Helper()

@@ -2,10 +2,10 @@ package main
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tfconv/tfconv/internal/fixtures"
 )
 
 // run calls Main as the shell would and returns exit code, stdout and stderr.
@@ -16,19 +16,8 @@ func run(t *testing.T, args ...string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
-// sharedFixtures returns the path of ../shared/fixtures, or skips.
-func sharedFixtures(t *testing.T) string {
-	t.Helper()
-	dir, _ := filepath.Abs(".")
-	for ; dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
-		p := filepath.Join(dir, "shared", "fixtures")
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			return p
-		}
-	}
-	t.Skip("shared/fixtures not present (CI has it beside the clone)")
-	return ""
-}
+// sharedFixtures returns shared/fixtures beside the clone, or skips.
+func sharedFixtures(t *testing.T) string { return fixtures.Require(t) }
 
 func TestVersionAndHelp(t *testing.T) {
 	code, out, _ := run(t, "--version")

@@ -15,29 +15,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tfconv/tfconv/internal/fixtures"
 	"github.com/tfconv/tfconv/tensor"
 )
 
-// sharedFixtures returns the shared fixtures folder (found by walking up from
-// the package directory to the folder that holds "shared"), or skips.
-func sharedFixtures(t testing.TB) string {
-	t.Helper()
-	dir, err := filepath.Abs(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		p := filepath.Join(dir, "shared", "fixtures")
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("shared/fixtures not found")
-		}
-		dir = parent
-	}
-}
+// sharedFixtures returns shared/fixtures beside the clone, or skips.
+func sharedFixtures(t testing.TB) string { return fixtures.Require(t) }
 
 const testdata = "../../testdata/gguf"
 

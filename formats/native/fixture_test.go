@@ -12,6 +12,7 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/tfconv/tfconv/internal/fixtures"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -198,21 +199,5 @@ func TestSharedFixturesThroughNative(t *testing.T) {
 	}
 }
 
-// sharedFixtures finds shared/fixtures by walking up from the package.
-func sharedFixtures(t *testing.T) string {
-	dir, err := filepath.Abs(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		p := filepath.Join(dir, "shared", "fixtures")
-		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("shared fixtures not present")
-		}
-		dir = parent
-	}
-}
+// sharedFixtures returns shared/fixtures beside the clone, or skips.
+func sharedFixtures(t *testing.T) string { return fixtures.Require(t) }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/tfconv/tfconv/internal/fixtures"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -152,21 +153,5 @@ func knownArch(t *testing.T, dir string) bool {
 	return false
 }
 
-// sharedFixtures finds shared/fixtures in a parent of the package folder.
-func sharedFixtures() string {
-	dir, err := filepath.Abs(".")
-	if err != nil {
-		return ""
-	}
-	for {
-		p := filepath.Join(dir, "shared", "fixtures")
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
-}
+// sharedFixtures returns shared/fixtures beside the clone, or "".
+func sharedFixtures() string { return fixtures.Dir() }
