@@ -130,3 +130,29 @@ func openGGUF(t *testing.T, path string) tensor.Metadata {
 	defer f.Close()
 	return f.Metadata
 }
+
+// TestVocabDecodeRoundTrip: decoding llama.cpp's ids for each test text gives
+// the text back, for the tokenizers that are lossless. Byte-level BPE keeps
+// every byte; SentencePiece keeps the text up to its added leading space
+// (which decoding drops again) and byte fallback. WordPiece lower-cases and
+// strips accents, so it is left out, as it does not round-trip in HF either.
+func TestVocabDecodeRoundTrip(t *testing.T) {
+	for _, name := range vocabNames {
+		if name == "bert-bge" {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			tok := loadGGUFTokenizer(t, vocabPath(t, name))
+			texts, ids := readVectors(t, filepath.Join("..", "testdata", "tokenizer", "ggml-vocab-"+name+".gguf"))
+			for i, text := range texts {
+				got, err := tok.Decode(ids[i])
+				if err != nil {
+					t.Fatalf("text %d: %v", i, err)
+				}
+				if got != text {
+					t.Errorf("text %d: decode gives %q, want %q", i, got, text)
+				}
+			}
+		})
+	}
+}
