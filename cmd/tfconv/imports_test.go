@@ -17,6 +17,8 @@ func TestImportDirection(t *testing.T) {
 		"formats/native":      {"tensor"},
 		"quant":               {"tensor"},
 		"checkpoint":          {"tensor", "formats/safetensors", "formats/gguf", "formats/native"},
+		"quantize":            {"tensor", "quant", "checkpoint", "formats/safetensors", "formats/gguf", "formats/native"},
+		"tokenizer":           {"tensor", "formats/gguf"},
 	}
 	for pkg, allowed := range rules {
 		out, err := exec.Command("go", "list", "-deps", mod+pkg).Output()

@@ -82,6 +82,7 @@ Exit codes: 0 success, 1 a check found a difference, 2 usage or input error.`,
 	})
 	root.AddCommand(
 		newCmdInspect(a),
+		newCmdQuantize(a),
 		newCmdTokenize(a),
 	)
 	return root

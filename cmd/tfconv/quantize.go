@@ -1,0 +1,225 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tfconv/tfconv/checkpoint"
+	"github.com/tfconv/tfconv/internal/atomicfile"
+	"github.com/tfconv/tfconv/internal/output"
+	"github.com/tfconv/tfconv/quantize"
+	"github.com/tfconv/tfconv/tensor"
+)
+
+type quantizeOptions struct {
+	src, dst      string
+	typ           string
+	pure          bool
+	tensorTypes   []string
+	keepOutput    bool
+	embeddingType string
+	outputType    string
+	threads       int
+	dryRun        bool
+	json          bool
+	force         bool
+	to            string
+}
+
+func newCmdQuantize(a *app) *cobra.Command {
+	opts := &quantizeOptions{}
+	cmd := &cobra.Command{
+		Use:   "quantize SRC DST --type TYPE",
+		Short: "Quantize a checkpoint with llama-quantize's policy and report the error",
+		Long: `Quantize reads any checkpoint tfconv opens and writes it with a lower precision,
+choosing a type per tensor as llama-quantize does: 1-D tensors, norms, position
+and token-type embeddings stay as they are; --pure gives every other tensor the
+--type; without it the llama.cpp mixture rules apply (q4_k_m: output.weight and
+the attn_v/ffn_down tensors of the layers llama.cpp picks get Q6_K). q3_k, q4_k
+and q5_k are llama-quantize's aliases of Q3_K_M, Q4_K_M and Q5_K_M.
+
+For every tensor the report gives the type, size and the error of the output
+against the input measured on the data (RMSE, max abs, SQNR in dB), and the
+totals. --dry-run prints the report and writes nothing.
+
+Output: GGUF (default; metadata kept in order, general.file_type set to
+llama.cpp's ftype and moved last), native (.tfn), or safetensors for f16, bf16
+and int8. int8 is symmetric per row: an I8 tensor plus "<name>.scale", F32, one
+scale per row. Hugging Face safetensors input can only be written as
+safetensors here (GGUF from it is 'tfconv convert').`,
+		Args: exactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.src, opts.dst = args[0], args[1]
+			return runQuantize(a, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.typ, "type", "", "target type: "+strings.Join(quantize.TargetNames(), "|"))
+	f.BoolVar(&opts.pure, "pure", false, "one type for every quantizable tensor (no mixture rules)")
+	f.StringArrayVar(&opts.tensorTypes, "tensor-type", nil, "PATTERN=TYPE override (regexp searched in the name; repeatable, first match wins)")
+	f.BoolVar(&opts.keepOutput, "keep-output", false, "leave output.weight as it is in the input")
+	f.StringVar(&opts.embeddingType, "embedding-type", "", "type of token_embd.weight")
+	f.StringVar(&opts.outputType, "output-tensor-type", "", "type of output.weight")
+	f.IntVar(&opts.threads, "threads", 0, "worker threads (0: all CPUs)")
+	f.BoolVar(&opts.dryRun, "dry-run", false, "measure and report, write nothing")
+	f.BoolVar(&opts.json, "json", false, "print the report as JSON")
+	f.BoolVar(&opts.force, "force", false, "replace an existing DST")
+	f.StringVar(&opts.to, "to", "", "output format: gguf|native|safetensors (default from DST's extension, else gguf)")
+	return cmd
+}
+
+// quantizeJSON is the --json schema; fields are only ever added.
+type quantizeJSON struct {
+	Tensors       []quantizeTensorJSON `json:"tensors"`
+	TotalBytes    int64                `json:"total_bytes"`
+	BitsPerWeight float64              `json:"bits_per_weight"`
+}
+
+type quantizeTensorJSON struct {
+	Name   string  `json:"name"`
+	Type   string  `json:"type"`
+	Bytes  int64   `json:"bytes"`
+	RMSE   float64 `json:"rmse"`
+	MaxAbs float64 `json:"max_abs"`
+	// SQNRdB is null when the output is exact (infinite SQNR).
+	SQNRdB *float64 `json:"sqnr_db"`
+	Reason string   `json:"reason"`
+}
+
+func quantizeFormat(opts *quantizeOptions) (quantize.Format, error) {
+	if opts.to != "" {
+		return quantize.ParseFormat(opts.to)
+	}
+	switch strings.ToLower(filepath.Ext(opts.dst)) {
+	case ".tfn":
+		return quantize.Native, nil
+	case ".safetensors":
+		return quantize.Safetensors, nil
+	}
+	return quantize.GGUF, nil
+}
+
+func runQuantize(a *app, opts *quantizeOptions) error {
+	if opts.typ == "" {
+		return fmt.Errorf("quantize: --type is required (one of %s)", strings.Join(quantize.TargetNames(), ", "))
+	}
+	target, err := quantize.ParseTarget(opts.typ)
+	if err != nil {
+		return err
+	}
+	if opts.threads < 0 {
+		return fmt.Errorf("quantize: --threads %d: must be >= 0", opts.threads)
+	}
+	popts := quantize.Options{Target: target, Pure: opts.pure, KeepOutput: opts.keepOutput}
+	for _, s := range opts.tensorTypes {
+		o, err := quantize.ParseOverride(s)
+		if err != nil {
+			return err
+		}
+		popts.Overrides = append(popts.Overrides, o)
+	}
+	for _, p := range []struct {
+		flag, val string
+		dst       *tensor.DType
+	}{{"--embedding-type", opts.embeddingType, &popts.EmbeddingType}, {"--output-tensor-type", opts.outputType, &popts.OutputType}} {
+		if p.val == "" {
+			continue
+		}
+		d, err := quantize.ParseTensorType(p.val)
+		if err != nil {
+			return fmt.Errorf("%s: %w", p.flag, err)
+		}
+		*p.dst = d
+	}
+	format, err := quantizeFormat(opts)
+	if err != nil {
+		return err
+	}
+
+	c, err := checkpoint.Open(opts.src)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	var inputs []string
+	for _, f := range c.Files {
+		inputs = append(inputs, f.Path)
+	}
+	inputs = append(inputs, opts.src)
+	// Refuse a bad destination before spending time on the data.
+	if err := atomicfile.CheckDest(opts.dst, opts.force, inputs...); err != nil {
+		return err
+	}
+	plan, err := quantize.Plan(c, popts)
+	if err != nil {
+		return err
+	}
+	if err := quantize.Check(c, plan, target, format); err != nil {
+		return err
+	}
+	ropts := quantize.RunOptions{Threads: opts.threads}
+	// Progress overwrites one line on a terminal; piped stderr stays clean.
+	tty := output.IsTerminal(a.err)
+	if tty {
+		ropts.Progress = func(i, n int, name string) { fmt.Fprintf(a.err, "\r[%d/%d] %-48s", i+1, n, name) }
+	}
+	var rep *quantize.Report
+	if opts.dryRun {
+		rep, err = quantize.Run(plan, nil, ropts)
+	} else {
+		var f *atomicfile.File
+		f, err = atomicfile.Create(opts.dst, opts.force, inputs...)
+		if err != nil {
+			return err
+		}
+		defer f.Abort()
+		rep, err = quantize.Write(f, c, plan, target, format, ropts)
+		if err == nil {
+			err = f.Commit()
+		}
+	}
+	if tty {
+		fmt.Fprintln(a.err)
+	}
+	if err != nil {
+		return err
+	}
+	return quantizePrint(a, opts, rep)
+}
+
+func quantizePrint(a *app, opts *quantizeOptions, rep *quantize.Report) error {
+	if opts.json {
+		j := quantizeJSON{Tensors: []quantizeTensorJSON{}, TotalBytes: rep.TotalBytes, BitsPerWeight: rep.BitsPerWeight}
+		for _, t := range rep.Tensors {
+			tj := quantizeTensorJSON{Name: t.Name, Type: t.Type.String(), Bytes: t.Bytes, RMSE: t.RMSE, MaxAbs: t.MaxAbs, Reason: t.Reason}
+			if !math.IsInf(t.SQNR, 0) && !math.IsNaN(t.SQNR) {
+				v := t.SQNR
+				tj.SQNRdB = &v
+			}
+			j.Tensors = append(j.Tensors, tj)
+		}
+		return output.JSON(a.out, j)
+	}
+	tb := output.NewTable("tensor", "type", "bytes", "rmse", "max abs", "sqnr dB", "reason")
+	for _, t := range rep.Tensors {
+		sq := "exact"
+		if !math.IsInf(t.SQNR, 0) {
+			sq = fmt.Sprintf("%.2f", t.SQNR)
+		}
+		tb.Row(t.Name, t.Type, t.Bytes, fmt.Sprintf("%.3g", t.RMSE), fmt.Sprintf("%.3g", t.MaxAbs), sq, t.Reason)
+	}
+	if err := tb.Render(a.out); err != nil {
+		return err
+	}
+	verb := "wrote"
+	if opts.dryRun {
+		verb = "would write"
+	}
+	_, err := fmt.Fprintf(a.out, "%s %d tensors, %d bytes (%s), %.3f bits per weight\n",
+		verb, len(rep.Tensors), rep.TotalBytes, output.Bytes(rep.TotalBytes), rep.BitsPerWeight)
+	return err
+}

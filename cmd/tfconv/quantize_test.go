@@ -1,0 +1,182 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tfconv/tfconv/checkpoint"
+	"github.com/tfconv/tfconv/tensor"
+)
+
+const quantizeSrc = "../../testdata/quantize/bert-f32.gguf"
+
+// bertQ4KMTypes are llama-quantize's Q4_K_M choices for the bert fixture
+// (interop/bert/summary.json, files["bert-Q4_K_M.gguf"].tensor_types).
+var bertQ4KMTypes = map[string]string{
+	"token_embd.weight":        "Q6_K",
+	"position_embd.weight":     "F32",
+	"token_types.weight":       "F32",
+	"blk.0.attn_v.weight":      "Q4_K",
+	"blk.1.attn_v.weight":      "Q6_K",
+	"blk.0.ffn_down.weight":    "Q4_K",
+	"blk.1.ffn_down.weight":    "Q6_K",
+	"blk.1.ffn_up.weight":      "Q4_K",
+	"blk.0.attn_output.bias":   "F32",
+	"blk.1.attn_output.weight": "Q4_K",
+}
+
+func TestQuantizeWritesAndReports(t *testing.T) {
+	dst := filepath.Join(t.TempDir(), "out.gguf")
+	code, out, errs := run(t, "quantize", quantizeSrc, dst, "--type", "q4_k_m", "--json", "--threads", "2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var rep struct {
+		Tensors []struct {
+			Name   string   `json:"name"`
+			Type   string   `json:"type"`
+			Bytes  int64    `json:"bytes"`
+			RMSE   float64  `json:"rmse"`
+			MaxAbs float64  `json:"max_abs"`
+			SQNR   *float64 `json:"sqnr_db"`
+			Reason string   `json:"reason"`
+		} `json:"tensors"`
+		TotalBytes    int64   `json:"total_bytes"`
+		BitsPerWeight float64 `json:"bits_per_weight"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	c, err := checkpoint.Open(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if len(rep.Tensors) != len(c.Tensors) || len(c.Tensors) != 37 {
+		t.Fatalf("%d reported, %d written", len(rep.Tensors), len(c.Tensors))
+	}
+	var sum int64
+	for _, tr := range rep.Tensors {
+		ct, ok := c.Tensor(tr.Name)
+		if !ok || ct.DType.String() != tr.Type || ct.Size != tr.Bytes {
+			t.Errorf("%s: report %s %d, file %v", tr.Name, tr.Type, tr.Bytes, ct)
+		}
+		if w, ok := bertQ4KMTypes[tr.Name]; ok && tr.Type != w {
+			t.Errorf("%s: %s, llama.cpp %s", tr.Name, tr.Type, w)
+		}
+		if (tr.Type == "F32") != (tr.SQNR == nil) || (tr.SQNR != nil && (tr.RMSE <= 0 || *tr.SQNR < 20)) {
+			t.Errorf("%s: rmse %v sqnr %v", tr.Name, tr.RMSE, tr.SQNR)
+		}
+		sum += tr.Bytes
+	}
+	if sum != rep.TotalBytes || rep.BitsPerWeight < 4.5 || rep.BitsPerWeight > 6.5 {
+		t.Errorf("total %d (sum %d), %.3f bits per weight", rep.TotalBytes, sum, rep.BitsPerWeight)
+	}
+	if ft, _ := c.Metadata.Int("general.file_type"); ft != 15 || c.Metadata[len(c.Metadata)-1].Key != "general.file_type" {
+		t.Errorf("general.file_type %d, last key %s", ft, c.Metadata[len(c.Metadata)-1].Key)
+	}
+
+	// Existing DST without --force: exit 2, file untouched; with --force the
+	// table report is printed.
+	before, _ := os.ReadFile(dst)
+	code, _, errs = run(t, "quantize", quantizeSrc, dst, "--type", "q8_0")
+	if after, _ := os.ReadFile(dst); code != 2 || !strings.Contains(errs, "--force") || string(after) != string(before) {
+		t.Errorf("overwrite without --force: exit %d %q", code, errs)
+	}
+	code, out, errs = run(t, "quantize", quantizeSrc, dst, "--type", "q8_0", "--pure", "--force")
+	if code != 0 || !strings.Contains(out, "blk.0.ffn_up.weight") || !strings.Contains(out, "bits per weight") {
+		t.Errorf("--force: exit %d %q %q", code, out, errs)
+	}
+}
+
+func TestQuantizeDryRunWritesNothing(t *testing.T) {
+	dir := t.TempDir()
+	dst := filepath.Join(dir, "out.gguf")
+	code, out, errs := run(t, "quantize", quantizeSrc, dst, "--type", "q4_0", "--dry-run")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("dry run left %v", ents)
+	}
+	// llama-quantize's default Q4_0 policy: the token embedding stands in
+	// for the missing output.weight and gets Q6_K.
+	for _, want := range []string{"token_embd.weight\tQ6_K", "blk.0.ffn_up.weight\tQ4_0", "1-D", "would write 37 tensors"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dry run output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestQuantizeRefusals(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "in.gguf")
+	b, err := os.ReadFile(quantizeSrc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(src, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"quantize", src, src, "--type", "q8_0", "--force"}, "refusing to overwrite the input"},
+		{[]string{"quantize", src, filepath.Join(dir, "o.gguf")}, "--type is required"},
+		{[]string{"quantize", src, filepath.Join(dir, "o.gguf"), "--type", "q9_9"}, "unknown type"},
+		{[]string{"quantize", src, filepath.Join(dir, "o.gguf"), "--type", "int8"}, "no GGUF type"},
+		{[]string{"quantize", src, filepath.Join(dir, "o.safetensors"), "--type", "q4_0"}, "safetensors holds"},
+		{[]string{"quantize", src, filepath.Join(dir, "o.gguf"), "--type", "q8_0", "--tensor-type", "attn_v"}, "PATTERN=TYPE"},
+		{[]string{"quantize", "../../testdata/quant/hf-tiny-llama/llama.safetensors", filepath.Join(dir, "o.gguf"), "--type", "q8_0"}, "tfconv convert"},
+		{[]string{"quantize", src}, "expected 2 argument"},
+	} {
+		code, _, errs := run(t, tc.args...)
+		if code != 2 || !strings.Contains(errs, tc.msg) {
+			t.Errorf("%v: exit %d, stderr %q (want %q)", tc.args, code, errs, tc.msg)
+		}
+	}
+	if got, _ := os.ReadFile(src); string(got) != string(b) {
+		t.Error("input changed")
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("refusals left files: %v", ents)
+	}
+}
+
+func TestQuantizeNativeAndBF16(t *testing.T) {
+	dir := t.TempDir()
+	tfn := filepath.Join(dir, "out.tfn")
+	if code, _, errs := run(t, "quantize", quantizeSrc, tfn, "--type", "q8_0"); code != 0 {
+		t.Fatalf("native: %s", errs)
+	}
+	c, err := checkpoint.Open(tfn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.Format != checkpoint.Native || c.Source != checkpoint.GGUF {
+		t.Errorf("native output: format %s source %s", c.Format, c.Source)
+	}
+	if tt, _ := c.Tensor("blk.0.ffn_up.weight"); tt == nil || tt.DType != tensor.Q8_0 {
+		t.Errorf("native tensor %v", tt)
+	}
+	st := filepath.Join(dir, "out.safetensors")
+	if code, _, errs := run(t, "quantize", quantizeSrc, st, "--type", "bf16"); code != 0 {
+		t.Fatalf("bf16: %s", errs)
+	}
+	s, err := checkpoint.Open(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if tt, _ := s.Tensor("blk.0.ffn_up.weight"); tt == nil || tt.DType != tensor.BF16 {
+		t.Errorf("bf16 tensor %v", tt)
+	}
+	if tt, _ := s.Tensor("blk.0.ffn_up.bias"); tt == nil || tt.DType != tensor.F32 {
+		t.Errorf("bias %v", tt)
+	}
+}

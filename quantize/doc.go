@@ -1,0 +1,41 @@
+// Package quantize applies a quantization policy to a whole checkpoint:
+// Plan chooses a dtype per tensor with llama-quantize's rules, Run encodes
+// tensor by tensor with the quant codecs and measures what each tensor lost,
+// and Write puts the result in a GGUF, native or safetensors file.
+//
+// The policy is llama.cpp's (src/llama-quant.cpp at commit c392e509, the
+// build the fixtures were made with):
+//
+//   - never quantized: tensors with fewer than two dimensions, names not
+//     ending in "weight", "*_norm.weight", position_embd.weight,
+//     token_types.weight, expert gates (ffn_gate_inp) and a few small
+//     tensors of other architectures; they are copied unchanged;
+//   - Pure: every other tensor gets the target type;
+//   - otherwise the mixture rules of llama_tensor_get_type: output.weight
+//     (or token_embd.weight when there is no output.weight) gets Q6_K unless
+//     the target is Q8_0; for Q4_K_M and Q5_K_M the attn_v and ffn_down
+//     tensors of the layers use_more_bits picks (first and last eighth, every
+//     third in between) get Q6_K, attn_qkv Q5_K (Q4_K_M); Q2_K and Q3_K_M
+//     raise attn_v, ffn_down and attn_output;
+//   - overrides (PATTERN=TYPE, regexp searched in the name, first match
+//     wins) replace the rules for the tensors they match;
+//   - a row length the block size does not divide falls back as llama.cpp
+//     does: Q4_K→Q5_0, Q5_K→Q5_1, Q6_K→Q8_0, Q2_K/Q3_K→IQ4_NL, and F16 when
+//     32 does not divide it either. The Choice's Reason says so.
+//
+// Output layouts:
+//
+//	GGUF:        input KVs in order, general.quantization_version = 2,
+//	             general.file_type = llama.cpp ftype moved last;
+//	             tensors in llama-quantize's order (by block, then by name)
+//	native:      the same metadata and tensors, Source "gguf"; int8 tensors
+//	             carry quant.scale / quant.axis attributes
+//	safetensors: f16, bf16 or int8; no metadata
+//
+//	int8 tensor W [rows, cols]:  "W"        I8  [rows, cols]   q
+//	                             "W.scale"  F32 [rows]         s   (W ≈ s[r]·q[r, c])
+//
+// The error report compares the output, decoded again with quant.Dequantize,
+// against the input decoded to float32: RMSE, max |x−y| and SQNR =
+// 10·log10(Σx²/Σ(x−y)²) dB.
+package quantize

@@ -1,0 +1,495 @@
+package quantize
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/tfconv/tfconv/checkpoint"
+	"github.com/tfconv/tfconv/tensor"
+)
+
+// Target is what --type names: the base dtype quantizable tensors get and
+// the llama.cpp ftype written as general.file_type.
+type Target struct {
+	Name     string       // as the user spells it: "q4_k_m"
+	Type     tensor.DType // base type of quantizable tensors (tensor.I8 for int8)
+	FileType uint32       // llama.cpp llama_ftype; meaningful for GGUF output only
+}
+
+// llama.cpp's llama_ftype numbers (include/llama.h). Q3_K, Q4_K and Q5_K are
+// llama-quantize aliases of the _M mixtures, so they carry those numbers.
+const (
+	ftypeF16   = 1
+	ftypeQ4_0  = 2
+	ftypeQ4_1  = 3
+	ftypeQ8_0  = 7
+	ftypeQ5_0  = 8
+	ftypeQ5_1  = 9
+	ftypeQ2_K  = 10
+	ftypeQ3_KM = 12
+	ftypeQ4_KM = 15
+	ftypeQ5_KM = 17
+	ftypeQ6_K  = 18
+	ftypeBF16  = 32
+)
+
+var targets = []Target{
+	{"q8_0", tensor.Q8_0, ftypeQ8_0},
+	{"q4_0", tensor.Q4_0, ftypeQ4_0},
+	{"q4_1", tensor.Q4_1, ftypeQ4_1},
+	{"q5_0", tensor.Q5_0, ftypeQ5_0},
+	{"q5_1", tensor.Q5_1, ftypeQ5_1},
+	{"q2_k", tensor.Q2_K, ftypeQ2_K},
+	{"q3_k", tensor.Q3_K, ftypeQ3_KM},
+	{"q4_k", tensor.Q4_K, ftypeQ4_KM},
+	{"q5_k", tensor.Q5_K, ftypeQ5_KM},
+	{"q6_k", tensor.Q6_K, ftypeQ6_K},
+	{"q4_k_m", tensor.Q4_K, ftypeQ4_KM},
+	{"int8", tensor.I8, 0},
+	{"f16", tensor.F16, ftypeF16},
+	{"bf16", tensor.BF16, ftypeBF16},
+}
+
+// TargetNames lists the names ParseTarget accepts, in help order.
+func TargetNames() []string {
+	var s []string
+	for _, t := range targets {
+		s = append(s, t.Name)
+	}
+	return s
+}
+
+// ParseTarget looks up a --type name (case-insensitive).
+func ParseTarget(name string) (Target, error) {
+	for _, t := range targets {
+		if strings.EqualFold(t.Name, name) {
+			return t, nil
+		}
+	}
+	return Target{}, fmt.Errorf("quantize: unknown type %q (one of %s)", name, strings.Join(TargetNames(), ", "))
+}
+
+// ParseTensorType parses a single tensor type for --embedding-type,
+// --output-tensor-type and overrides: any type Quantize can write to GGUF
+// (q8_0 ... q6_k, f16, bf16, f32), case-insensitive.
+func ParseTensorType(name string) (tensor.DType, error) {
+	d, ok := tensor.Parse(name)
+	if !ok || !writableType(d) {
+		return tensor.Invalid, fmt.Errorf("quantize: unknown or unsupported tensor type %q", name)
+	}
+	return d, nil
+}
+
+func writableType(d tensor.DType) bool {
+	switch d {
+	case tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0, tensor.Q4_1, tensor.Q5_0, tensor.Q5_1,
+		tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K:
+		return true
+	}
+	return false
+}
+
+// Override is one --tensor-type rule. As in llama-quantize, Pattern is a
+// regular expression searched for (not anchored) in the tensor name, so a
+// plain substring such as "attn_v" works too; the first rule that matches
+// wins.
+type Override struct {
+	Pattern *regexp.Regexp
+	Type    tensor.DType
+}
+
+// ParseOverride parses "PATTERN=TYPE".
+func ParseOverride(s string) (Override, error) {
+	i := strings.LastIndexByte(s, '=')
+	if i <= 0 || i == len(s)-1 {
+		return Override{}, fmt.Errorf("quantize: tensor type %q: want PATTERN=TYPE", s)
+	}
+	re, err := regexp.Compile(s[:i])
+	if err != nil {
+		return Override{}, fmt.Errorf("quantize: tensor type %q: %w", s, err)
+	}
+	d, err := ParseTensorType(s[i+1:])
+	if err != nil {
+		return Override{}, err
+	}
+	return Override{re, d}, nil
+}
+
+// Options selects the policy.
+type Options struct {
+	Target Target
+	// Pure gives every quantizable tensor Target.Type (llama-quantize
+	// --pure); otherwise llama.cpp's per-tensor mixture rules apply.
+	Pure      bool
+	Overrides []Override
+	// KeepOutput leaves output.weight as it is in the input
+	// (llama-quantize --leave-output-tensor).
+	KeepOutput bool
+	// EmbeddingType and OutputType, when not tensor.Invalid, force the type
+	// of token_embd.weight and output.weight (--token-embedding-type,
+	// --output-tensor-type).
+	EmbeddingType tensor.DType
+	OutputType    tensor.DType
+}
+
+// Choice is the decision for one tensor.
+type Choice struct {
+	Tensor *checkpoint.Tensor
+	// Type is the output dtype. Copy means the input bytes are written
+	// unchanged (a tensor llama-quantize does not quantize, or one already in
+	// the chosen type).
+	Type   tensor.DType
+	Copy   bool
+	Reason string // why this type: "1-D", "norm", "q4_k_m: use_more_bits", "fallback: ...", ...
+}
+
+// qkK is the k-quant super-block size; llama.cpp's output.weight rule tests
+// the row length against it.
+const qkK = 256
+
+// hparams are the few model facts llama.cpp's rules read.
+type hparams struct {
+	arch      string
+	nLayer    int
+	nGQA      int
+	nExpert   int
+	hasOutput bool
+	nAttnV    int
+}
+
+func readHparams(c *checkpoint.Checkpoint) hparams {
+	var h hparams
+	h.arch, _ = c.Metadata.Str("general.architecture")
+	get := func(k string) int {
+		v, _ := c.Metadata.Int(h.arch + "." + k)
+		return int(v)
+	}
+	h.nLayer = get("block_count")
+	if heads, kv := get("attention.head_count"), get("attention.head_count_kv"); heads > 0 && kv > 0 {
+		h.nGQA = heads / kv
+	} else {
+		h.nGQA = 1
+	}
+	h.nExpert = get("expert_count")
+	maxLayer := -1
+	for _, t := range c.Tensors {
+		if t.Name == "output.weight" {
+			h.hasOutput = true
+		}
+		if strings.Contains(t.Name, "attn_v.weight") || strings.Contains(t.Name, "attn_qkv.weight") ||
+			strings.Contains(t.Name, "attn_kv_b.weight") {
+			h.nAttnV++
+		}
+		if l := layerOf(t.Name); l > maxLayer {
+			maxLayer = l
+		}
+	}
+	if h.nLayer <= 0 {
+		// No block_count (a safetensors input): count the blocks.
+		h.nLayer = maxLayer + 1
+	}
+	return h
+}
+
+// layerOf parses "blk.N." as llama.cpp's sscanf does, or returns -1.
+func layerOf(name string) int {
+	rest, ok := strings.CutPrefix(name, "blk.")
+	if !ok {
+		return -1
+	}
+	i := strings.IndexByte(rest, '.')
+	if i <= 0 {
+		return -1
+	}
+	n, err := strconv.Atoi(rest[:i])
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// llamaOrder sorts as llama.cpp's weight_name_comparer orders weights_map,
+// which is the order llama-quantize processes and writes tensors in: by
+// block number (tensors outside blocks first), then by name.
+func llamaOrder(ts []*checkpoint.Tensor) []*checkpoint.Tensor {
+	s := append([]*checkpoint.Tensor(nil), ts...)
+	sort.SliceStable(s, func(i, j int) bool {
+		a, b := layerOf(s[i].Name), layerOf(s[j].Name)
+		if a != b {
+			return a < b
+		}
+		return s[i].Name < s[j].Name
+	})
+	return s
+}
+
+// nDims is ggml_n_dims: dimensions up to the last one above 1, counted in
+// ggml's order (row-major shapes are reversed, so leading 1s do not count).
+func nDims(s tensor.Shape) int {
+	for i, d := range s {
+		if d > 1 {
+			return len(s) - i
+		}
+	}
+	return 1
+}
+
+// skipReason reports why llama-quantize would leave the tensor alone, or "".
+func skipReason(name string, shape tensor.Shape, keepOutput bool) string {
+	switch {
+	case nDims(shape) < 2:
+		return "1-D"
+	case !strings.HasSuffix(name, "weight"):
+		return "not a weight"
+	case strings.Contains(name, "_norm.weight"):
+		return "norm"
+	case keepOutput && name == "output.weight":
+		return "--keep-output"
+	case strings.Contains(name, "ffn_gate_inp.weight"):
+		return "expert gate"
+	case name == "position_embd.weight":
+		return "position embedding"
+	case name == "token_types.weight":
+		return "token-type embedding"
+	case strings.Contains(name, "ssm_conv1d.weight"), strings.Contains(name, "attn_rel_b.weight"),
+		strings.Contains(name, "time_mix_"):
+		return "small tensor llama.cpp keeps"
+	}
+	return ""
+}
+
+// Plan chooses the output dtype of every tensor of c with llama-quantize's
+// rules (llama.cpp commit c392e509, src/llama-quant.cpp: the checks in
+// llama_model_quantize_impl and llama_tensor_get_type), plus per-tensor
+// overrides as later llama.cpp versions apply them. Choices come in
+// llama-quantize's tensor order (by block, then by name). Differences from
+// llama.cpp: the 70B attn_v bump (it needs llama.cpp's model-size guess) is
+// not applied, and the row-length fallback is applied under Pure too, where
+// llama.cpp c392e509 would abort.
+func Plan(c *checkpoint.Checkpoint, opts Options) ([]Choice, error) {
+	if !opts.Target.Type.Valid() {
+		return nil, fmt.Errorf("quantize: no target type")
+	}
+	h := readHparams(c)
+	st := &state{h: h, ftype: opts.Target.FileType}
+	var out []Choice
+	for _, t := range llamaOrder(c.Tensors) {
+		ch := Choice{Tensor: t}
+		if r := skipReason(t.Name, t.Shape, opts.KeepOutput); r != "" {
+			ch.Type, ch.Copy, ch.Reason = t.DType, true, r
+			out = append(out, ch)
+			continue
+		}
+		if t.NumElements() == 0 {
+			ch.Type, ch.Copy, ch.Reason = t.DType, true, "empty"
+			out = append(out, ch)
+			continue
+		}
+		if !t.DType.Float() {
+			ch.Type, ch.Copy, ch.Reason = t.DType, true, "not a float tensor"
+			out = append(out, ch)
+			continue
+		}
+		typ, reason := opts.Target.Type, opts.Target.Name
+		if opts.Pure {
+			reason = "--pure"
+		}
+		rowLen := t.Shape.RowLen()
+		if typ.Quantized() {
+			manual := false
+			for _, o := range opts.Overrides {
+				if o.Pattern.MatchString(t.Name) {
+					typ, reason, manual = o.Type, "--tensor-type "+o.Pattern.String(), true
+					break
+				}
+			}
+			if !manual && !opts.Pure {
+				if nt, why := st.getType(t.Name, typ, rowLen); nt != typ || why != "" {
+					typ = nt
+					if why != "" {
+						reason = opts.Target.Name + ": " + why
+					}
+				}
+			}
+			if typ.Quantized() && rowLen%typ.BlockSize() != 0 {
+				nt := fallback(typ)
+				if nt == tensor.Invalid || rowLen%nt.BlockSize() != 0 {
+					nt = tensor.F16
+				}
+				reason = fmt.Sprintf("fallback: row length %d not a multiple of %d (%v) -> %v", rowLen, typ.BlockSize(), typ, nt)
+				typ = nt
+			}
+		}
+		if opts.EmbeddingType != tensor.Invalid && t.Name == "token_embd.weight" {
+			typ, reason = opts.EmbeddingType, "--embedding-type"
+		}
+		if opts.OutputType != tensor.Invalid && t.Name == "output.weight" {
+			typ, reason = opts.OutputType, "--output-tensor-type"
+		}
+		if typ.Quantized() && rowLen%typ.BlockSize() != 0 {
+			return nil, fmt.Errorf("quantize: tensor %q: row length %d is not a multiple of %v's block size %d",
+				t.Name, rowLen, typ, typ.BlockSize())
+		}
+		ch.Type, ch.Reason = typ, reason
+		if typ == t.DType {
+			ch.Copy = true
+			ch.Reason += " (already " + typ.String() + ")"
+		}
+		out = append(out, ch)
+	}
+	return out, nil
+}
+
+// fallback is llama.cpp c392e509's table for a row length the block size
+// does not divide. Q2_K and Q3_K go to IQ4_NL there, which Run cannot
+// encode yet (it reports tensor.ErrUnsupported).
+func fallback(t tensor.DType) tensor.DType {
+	switch t {
+	case tensor.TQ1_0, tensor.TQ2_0:
+		return tensor.Q4_0
+	case tensor.IQ2_XXS, tensor.IQ2_XS, tensor.IQ2_S, tensor.IQ3_XXS, tensor.IQ3_S, tensor.IQ1_S, tensor.IQ1_M,
+		tensor.Q2_K, tensor.Q3_K, tensor.IQ4_XS:
+		return tensor.IQ4_NL
+	case tensor.Q4_K:
+		return tensor.Q5_0
+	case tensor.Q5_K:
+		return tensor.Q5_1
+	case tensor.Q6_K:
+		return tensor.Q8_0
+	}
+	return tensor.Invalid
+}
+
+// state carries llama.cpp's running counters (quantize_state_impl).
+type state struct {
+	h                          hparams
+	ftype                      uint32
+	iAttnV, iFFNDown, iFFNGate int
+	iFFNUp                     int
+}
+
+// useMoreBits is llama.cpp's choice of the layers that get more bits: the
+// first and last eighth and every third layer in between.
+func useMoreBits(i, n int) bool {
+	return i < n/8 || i >= 7*n/8 || (i-n/8)%3 == 2
+}
+
+// layer is llama.cpp's layer_info: the running counter, except in MoE
+// models where the layer is parsed from the name.
+func (s *state) layer(counter int, name string) int {
+	if s.h.nExpert > 1 {
+		if l := layerOf(name); l >= 0 {
+			return l
+		}
+	}
+	return counter
+}
+
+// getType is llama_tensor_get_type for the ftypes tfconv offers (the IQ
+// mixtures are not offered); why is non-empty when a rule changed the type.
+func (s *state) getType(name string, t tensor.DType, rowLen int64) (tensor.DType, string) {
+	h := s.h
+	falcon := h.arch == "falcon"
+	switch {
+	case name == "output.weight" || (!h.hasOutput && name == "token_embd.weight"):
+		if falcon || rowLen%qkK != 0 {
+			return tensor.Q8_0, "output tensor, row not a multiple of 256"
+		}
+		if t != tensor.Q8_0 {
+			return tensor.Q6_K, "output tensor"
+		}
+	case name == "token_embd.weight":
+		// No rule for the offered ftypes.
+	case strings.Contains(name, "attn_v.weight"):
+		nt, why := t, ""
+		switch {
+		case s.ftype == ftypeQ2_K:
+			nt, why = tensor.Q3_K, "attn_v"
+			if h.nGQA >= 4 {
+				nt, why = tensor.Q4_K, "attn_v, GQA >= 4"
+			}
+		case s.ftype == ftypeQ3_KM:
+			nt, why = tensor.Q4_K, "attn_v"
+			if s.iAttnV < 2 {
+				nt, why = tensor.Q5_K, "attn_v of the first two layers"
+			}
+		case (s.ftype == ftypeQ4_KM || s.ftype == ftypeQ5_KM) && useMoreBits(s.iAttnV, h.nAttnV):
+			nt, why = tensor.Q6_K, "attn_v, use_more_bits"
+		}
+		if h.nExpert == 8 {
+			nt, why = tensor.Q8_0, "attn_v of an 8-expert model"
+		}
+		s.iAttnV++
+		return nt, why
+	case strings.Contains(name, "attn_k.weight"):
+		if h.nExpert == 8 {
+			return tensor.Q8_0, "attn_k of an 8-expert model"
+		}
+	case strings.Contains(name, "attn_q.weight"):
+	case strings.Contains(name, "ffn_down"):
+		i, n := s.layer(s.iFFNDown, name), h.nLayer
+		s.iFFNDown++
+		switch s.ftype {
+		case ftypeQ2_K:
+			return tensor.Q3_K, "ffn_down"
+		case ftypeQ3_KM:
+			if i < n/16 {
+				return tensor.Q5_K, "ffn_down of the first sixteenth"
+			}
+			if !falcon || useMoreBits(i, n) {
+				return tensor.Q4_K, "ffn_down"
+			}
+			return tensor.Q3_K, ""
+		case ftypeQ4_KM:
+			if falcon {
+				if i < n/16 {
+					return tensor.Q6_K, "ffn_down of the first sixteenth"
+				}
+				if useMoreBits(i, n) {
+					return tensor.Q5_K, "ffn_down, use_more_bits"
+				}
+				return t, ""
+			}
+			if useMoreBits(i, n) {
+				return tensor.Q6_K, "ffn_down, use_more_bits"
+			}
+		case ftypeQ5_KM:
+			if useMoreBits(i, n) {
+				return tensor.Q6_K, "ffn_down, use_more_bits"
+			}
+		}
+	case strings.Contains(name, "attn_output.weight"):
+		if falcon {
+			break
+		}
+		if h.nExpert == 8 {
+			if s.ftype == ftypeQ2_K || s.ftype == ftypeQ3_KM || s.ftype == ftypeQ4_KM {
+				return tensor.Q5_K, "attn_output of an 8-expert model"
+			}
+			break
+		}
+		switch s.ftype {
+		case ftypeQ2_K:
+			return tensor.Q3_K, "attn_output"
+		case ftypeQ3_KM:
+			return tensor.Q4_K, "attn_output"
+		}
+	case strings.Contains(name, "attn_qkv.weight"):
+		switch s.ftype {
+		case ftypeQ3_KM:
+			return tensor.Q4_K, "attn_qkv"
+		case ftypeQ4_KM:
+			return tensor.Q5_K, "attn_qkv"
+		case ftypeQ5_KM:
+			return tensor.Q6_K, "attn_qkv"
+		}
+	case strings.Contains(name, "ffn_gate"):
+		s.iFFNGate++
+	case strings.Contains(name, "ffn_up"):
+		s.iFFNUp++
+	}
+	return t, ""
+}

@@ -1,0 +1,147 @@
+package quantize
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/tfconv/tfconv/checkpoint"
+	"github.com/tfconv/tfconv/formats/gguf"
+	"github.com/tfconv/tfconv/formats/native"
+	"github.com/tfconv/tfconv/formats/safetensors"
+	"github.com/tfconv/tfconv/tensor"
+)
+
+// Format is an output container.
+type Format string
+
+// The output formats.
+const (
+	GGUF        Format = "gguf"
+	Native      Format = "native"
+	Safetensors Format = "safetensors"
+)
+
+// ParseFormat parses a --to value.
+func ParseFormat(s string) (Format, error) {
+	switch f := Format(strings.ToLower(s)); f {
+	case GGUF, Native, Safetensors:
+		return f, nil
+	}
+	return "", fmt.Errorf("quantize: unknown output format %q (gguf, native or safetensors)", s)
+}
+
+// GGUF keys llama-quantize sets.
+const (
+	keyFileType     = "general.file_type"
+	keyQuantVersion = "general.quantization_version"
+	// quantVersion is ggml's GGML_QNT_VERSION.
+	quantVersion = 2
+)
+
+// OutputMetadata is the input's metadata as llama-quantize writes it:
+// every key in order, general.quantization_version set to 2 (in place, or
+// appended), general.file_type removed and appended last with the target's
+// ftype (llama-quantize re-sets it, which moves it to the end; see
+// shared/fixtures/interop/llama/README.md). split.* keys are dropped: the
+// output is one file.
+func OutputMetadata(c *checkpoint.Checkpoint, t Target) tensor.Metadata {
+	var m tensor.Metadata
+	for _, kv := range c.Metadata {
+		if kv.Key == keyFileType || strings.HasPrefix(kv.Key, "split.") {
+			continue
+		}
+		m = append(m, kv)
+	}
+	m.Set(keyQuantVersion, tensor.Uint32(quantVersion))
+	m = append(m, tensor.KV{Key: keyFileType, Value: tensor.Uint32(t.FileType)})
+	return m
+}
+
+// Check reports why plan cannot be written as format f from c, or nil.
+func Check(c *checkpoint.Checkpoint, plan []Choice, t Target, f Format) error {
+	if c.Source == checkpoint.Safetensors && f != Safetensors {
+		return fmt.Errorf("quantize: %s is a Hugging Face safetensors checkpoint; turning it into %s is conversion "+
+			"(tensor names, layouts, metadata): convert it first with 'tfconv convert', then quantize the result: %w",
+			c.Path, f, tensor.ErrUnsupported)
+	}
+	switch f {
+	case GGUF:
+		if t.Type == tensor.I8 {
+			return fmt.Errorf("quantize: int8 with per-row scales has no GGUF type; use --to native or --to safetensors: %w", tensor.ErrUnsupported)
+		}
+	case Safetensors:
+		if t.Type != tensor.I8 && t.Type != tensor.F16 && t.Type != tensor.BF16 {
+			return fmt.Errorf("quantize: safetensors holds f16, bf16 and int8 output, not %s; use --to gguf or native: %w", t.Name, tensor.ErrUnsupported)
+		}
+		for _, ch := range plan {
+			if _, ok := ch.Type.SafetensorsName(); !ok {
+				return fmt.Errorf("quantize: tensor %q: %v has no safetensors dtype: %w", ch.Tensor.Name, ch.Type, tensor.ErrUnsupported)
+			}
+		}
+	case Native:
+	default:
+		return fmt.Errorf("quantize: unknown output format %q", f)
+	}
+	return nil
+}
+
+// Write quantizes c by plan into w as format f and returns the report. The
+// GGUF and native metadata is OutputMetadata; native output records Source
+// "gguf" and, for int8 tensors, the quant.scale/quant.axis attributes
+// pointing at the "<name>.scale" companion. Safetensors output carries no
+// metadata: GGUF's typed KVs do not fit its string map.
+func Write(w io.Writer, c *checkpoint.Checkpoint, plan []Choice, t Target, f Format, opts RunOptions) (*Report, error) {
+	if err := Check(c, plan, t, f); err != nil {
+		return nil, err
+	}
+	infos := OutputInfos(plan)
+	type closer interface {
+		Sink
+		Close() error
+	}
+	var sink closer
+	switch f {
+	case GGUF:
+		gw, err := gguf.NewWriter(w, OutputMetadata(c, t), infos)
+		if err != nil {
+			return nil, err
+		}
+		sink = gw
+	case Native:
+		var specs []native.TensorSpec
+		for _, in := range infos {
+			spec := native.TensorSpec{Info: in}
+			if in.DType == tensor.I8 {
+				spec.Attrs = tensor.Metadata{
+					{Key: native.AttrQuantScale, Value: tensor.String(in.Name + ScaleSuffix)},
+					{Key: native.AttrQuantAxis, Value: tensor.Int32(0)},
+				}
+			}
+			specs = append(specs, spec)
+		}
+		src := string(c.Source)
+		if c.Format == checkpoint.GGUF || src == "" {
+			src = native.SourceGGUF
+		}
+		nw, err := native.NewWriter(w, native.Header{Source: src, SourceInfo: c.SourceInfo, Metadata: OutputMetadata(c, t)}, nil, specs)
+		if err != nil {
+			return nil, err
+		}
+		sink = nw
+	case Safetensors:
+		sw, err := safetensors.NewWriter(w, infos, nil)
+		if err != nil {
+			return nil, err
+		}
+		sink = sw
+	}
+	rep, err := Run(plan, sink, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := sink.Close(); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
