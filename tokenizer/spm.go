@@ -1,26 +1,5 @@
 package tokenizer
 
-import "container/heap"
-
-// spmQueue orders candidates by score, highest first, then leftmost.
-type spmQueue []bigram
-
-func (q spmQueue) Len() int { return len(q) }
-func (q spmQueue) Less(i, j int) bool {
-	if q[i].score != q[j].score {
-		return q[i].score > q[j].score
-	}
-	return q[i].left < q[j].left
-}
-func (q spmQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *spmQueue) Push(x any)   { *q = append(*q, x.(bigram)) }
-func (q *spmQueue) Pop() any {
-	old := *q
-	x := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return x
-}
-
 // encodeSPM tokenizes text whose spaces are already "▁": start from single
 // characters and keep merging the adjacent pair whose concatenation is the
 // best-scored vocabulary entry. Pieces left that are not in the vocabulary
@@ -29,40 +8,16 @@ func (t *Tokenizer) encodeSPM(w string, out []int) []int {
 	if w == "" {
 		return out
 	}
-	syms := splitSymbols(w)
-	text := func(i int) string { return w[syms[i].start : syms[i].start+syms[i].n] }
-	var q spmQueue
-	add := func(l, r int) {
-		if l < 0 || r < 0 {
-			return
-		}
-		s := w[syms[l].start : syms[l].start+syms[l].n+syms[r].n]
-		id, ok := t.index[s]
+	// SentencePiece merges the pair whose concatenation scores highest.
+	syms := mergeWord(w, func(_, _, merged string) (float64, bool) {
+		id, ok := t.index[merged]
 		if !ok {
-			return
+			return 0, false
 		}
-		heap.Push(&q, bigram{left: l, right: r, text: s, score: t.scores[id]})
-	}
-	for i := 1; i < len(syms); i++ {
-		add(i-1, i)
-	}
-	for q.Len() > 0 {
-		b := heap.Pop(&q).(bigram)
-		l, r := &syms[b.left], &syms[b.right]
-		if l.n == 0 || r.n == 0 || l.n+r.n != len(b.text) || l.next != b.right {
-			continue
-		}
-		l.n += r.n
-		r.n = 0
-		l.next = r.next
-		if r.next >= 0 {
-			syms[r.next].prev = b.left
-		}
-		add(l.prev, b.left)
-		add(b.left, l.next)
-	}
+		return float64(t.scores[id]), true
+	})
 	for i := 0; i >= 0 && i < len(syms); i = syms[i].next {
-		s := text(i)
+		s := w[syms[i].start : syms[i].start+syms[i].n]
 		if id, ok := t.index[s]; ok {
 			out = append(out, id)
 			continue
