@@ -321,9 +321,10 @@ func quantQ4_0(b []byte, x []float32) {
 	}
 }
 
-// quantQ4_1 is quantize_row_q4_1_ref: d = (max-min)/15, m = min, q =
-// min(15, trunc((x-min)/d + 0.5)).
-func quantQ4_1(b []byte, x []float32) {
+// minScale is the common start of quantize_row_q4_1_ref and _q5_1_ref:
+// the block's minimum m and step d = (max-min)/levels, stored as f16 d then
+// f16 m; it returns m and 1/d (0 for a constant block).
+func minScale(b []byte, x []float32, levels float32) (mn, id float32) {
 	mn, mx := float32(math.MaxFloat32), float32(-math.MaxFloat32)
 	for _, v := range x[:qk] {
 		if v < mn {
@@ -333,13 +334,19 @@ func quantQ4_1(b []byte, x []float32) {
 			mx = v
 		}
 	}
-	d := (mx - mn) / 15
-	var id float32
+	d := (mx - mn) / levels
 	if d != 0 {
 		id = 1 / d
 	}
 	putHalf(b, d)
 	putHalf(b[2:], mn)
+	return mn, id
+}
+
+// quantQ4_1 is quantize_row_q4_1_ref: d = (max-min)/15, m = min, q =
+// min(15, trunc((x-min)/d + 0.5)).
+func quantQ4_1(b []byte, x []float32) {
+	mn, id := minScale(b, x, 15)
 	for j := range 16 {
 		x0 := (x[j] - mn) * id
 		x1 := (x[j+16] - mn) * id
@@ -379,22 +386,7 @@ func quantQ5_0(b []byte, x []float32) {
 // quantQ5_1 is quantize_row_q5_1_ref: d = (max-min)/31, m = min, q =
 // trunc((x-min)/d + 0.5) (no clamp, as in ggml).
 func quantQ5_1(b []byte, x []float32) {
-	mn, mx := float32(math.MaxFloat32), float32(-math.MaxFloat32)
-	for _, v := range x[:qk] {
-		if v < mn {
-			mn = v
-		}
-		if v > mx {
-			mx = v
-		}
-	}
-	d := (mx - mn) / 31
-	var id float32
-	if d != 0 {
-		id = 1 / d
-	}
-	putHalf(b, d)
-	putHalf(b[2:], mn)
+	mn, id := minScale(b, x, 31)
 	var qh uint32
 	for j := range 16 {
 		x0 := (x[j] - mn) * id
