@@ -36,7 +36,9 @@ type AttentionParams struct {
 // [Tq][Heads][HeadDim]; k and v are [Tk][KVHeads][HeadDim]. It never builds
 // the Tq×Tk score matrix: each (query, head) pair keeps a running maximum and
 // sum (online softmax, as in FlashAttention) over the keys. A query that can
-// see no key gets a zero output.
+// see no key gets a zero output. The score dot products (Dot) and the
+// accumulation of the weighted values run on the SIMD kernels when active;
+// the exponentials are float64 math.Exp rounded to float32.
 func Attention(dst, q, k, v []float32, Tq, Tk int, p AttentionParams) {
 	H, G, D := p.Heads, p.KVHeads, p.HeadDim
 	if G <= 0 || H%G != 0 || len(q) < Tq*H*D || len(dst) < Tq*H*D || len(k) < Tk*G*D || len(v) < Tk*G*D {
@@ -77,9 +79,7 @@ func Attention(dst, q, k, v []float32, Tq, Tk int, p AttentionParams) {
 				}
 				e := float32(math.Exp(float64(s - mx)))
 				sum += e
-				for d := range acc {
-					acc[d] += e * vv[d]
-				}
+				axpy(acc, e, vv)
 			}
 			if sum == 0 {
 				clear(out)

@@ -6,10 +6,40 @@
 //
 // Every kernel has a plain-Go version whose doc comment is its math; that
 // version always builds (CGO_ENABLED=0, any GOARCH, -tags noasm) and is what
-// the SIMD versions are tested against. Work is split across goroutines by
-// output rows; SetThreads sets how many.
+// the SIMD versions are tested against. On amd64 an AVX-512 or AVX2 (+FMA,
+// F16C) implementation is chosen once at start-up from the CPU's features;
+// Implementation names the one in use. Work is split across goroutines by
+// output columns (weight rows); SetThreads sets how many.
 //
 // Conventions: matrices are row-major; a weight Matrix has the shape of a
 // PyTorch nn.Linear weight, [out][in], so MatMul computes y = x·Wᵀ. Kernels
 // take the destination first and do not allocate in their inner loops.
+//
+// # Accuracy
+//
+// Weights are never rounded further than their dtype: every product is an
+// f32 activation times the exact f32 value of the dequantized weight (for
+// Q8_0, Q4_0, F16, BF16 and I8 the dequantized value d·q is exact in
+// float32), accumulated in float32. The SIMD paths differ from the generic
+// one only by the order of those float32 additions, within (K+3)·2⁻²⁴·Σ|x·w|.
+// Activations are never quantized to 8 bits as llama.cpp does.
+//
+// # Matrix multiply (SIMD)
+//
+// For M ≥ 2 rows of activations the product is computed as Cᵀ = W·Xᵀ in
+// register tiles (AVX-512: 12 weight rows × 32 activation rows, 24 zmm
+// accumulators; AVX2: 6 × 16). The activations are repacked once per call
+// into panels interleaved by k; each weight is broadcast from its row as
+// stored, so f32 weights need no packing at load, and block-quantized or
+// half-precision weights are decoded 12 rows × 256 columns at a time into
+// an L1-resident buffer that every activation panel reuses:
+//
+//	xt panel p (nr activation rows m0..m0+nr-1), float32:
+//	+------------+------------+-----+----------------+
+//	| x[m0..][0] | x[m0..][1] | ... | x[m0..][K-1]   |   each cell nr floats
+//	+------------+------------+-----+----------------+
+//
+// For M = 1 (decoding) each output is one dot product streaming one weight
+// row, with the decoding fused into the loop for F32, F16, BF16, I8, Q8_0
+// and Q4_0 (Q4_0 on AVX-512 only); other block types go through a decoded row held in L1.
 package kernels

@@ -102,14 +102,34 @@ var rowPool = sync.Pool{New: func() any { return new([]float32) }}
 //
 //	dst[m][n] = Σ_k x[m][k] · W[n][k]
 //
-// The generic version decodes one weight row at a time (never the whole
-// matrix) and takes its dot product with every row of x, accumulating in
-// float32 in index order.
+// with W's elements the float32 values Row decodes, and float32
+// accumulation. The generic version (matMulGeneric) decodes one weight row at
+// a time and accumulates in index order; the SIMD versions never decode the
+// whole matrix either (f32 rows are used in place, block types are decoded
+// one small block at a time) and differ from it only by the order of the
+// float32 additions. Work is split over Threads() goroutines by weight rows.
 func MatMul(dst, x []float32, M int, w *Matrix) {
 	K, N := w.Cols, w.Rows
-	if len(x) < M*K || len(dst) < M*N {
+	if M < 0 || len(x) < M*K || len(dst) < M*N {
 		panic(fmt.Sprintf("kernels: MatMul M=%d K=%d N=%d with len(x)=%d len(dst)=%d", M, K, N, len(x), len(dst)))
 	}
+	s := active
+	switch {
+	case M == 0 || N == 0:
+	case s == nil:
+		matMulGeneric(dst, x, M, w)
+	case K == 0:
+		clear(dst[:M*N])
+	case M == 1:
+		gemvSIMD(s, dst[:N], x[:K], w)
+	default:
+		gemmSIMD(s, dst[:M*N], x[:M*K], M, w)
+	}
+}
+
+// matMulGeneric is MatMul in plain Go.
+func matMulGeneric(dst, x []float32, M int, w *Matrix) {
+	K, N := w.Cols, w.Rows
 	parallelFor(N, 16, func(lo, hi int) {
 		p := rowPool.Get().(*[]float32)
 		if cap(*p) < K {
@@ -119,16 +139,25 @@ func MatMul(dst, x []float32, M int, w *Matrix) {
 		for n := lo; n < hi; n++ {
 			w.Row(row, n)
 			for m := 0; m < M; m++ {
-				dst[m*N+n] = Dot(x[m*K:(m+1)*K], row)
+				dst[m*N+n] = dotGeneric(x[m*K:(m+1)*K], row)
 			}
 		}
 		rowPool.Put(p)
 	})
 }
 
-// Dot returns Σ a[i]·b[i] over len(a) elements, accumulated in float32 in
-// index order.
+// Dot returns Σ a[i]·b[i] over len(a) elements in float32. The generic
+// version accumulates in index order; the SIMD versions keep several
+// partial sums and add them at the end.
 func Dot(a, b []float32) float32 {
+	if s := active; s != nil {
+		return dotSIMD(s, a, b)
+	}
+	return dotGeneric(a, b)
+}
+
+// dotGeneric is Dot in plain Go, accumulated in index order.
+func dotGeneric(a, b []float32) float32 {
 	b = b[:len(a)]
 	var s float32
 	for i, v := range a {

@@ -18,7 +18,7 @@ func Softmax(x []float32) {
 	}
 	var sum float64
 	for i, v := range x {
-		e := math.Exp(float64(v - mx))
+		e := math.Exp(float64(v) - float64(mx)) // exact difference: no float32 rounding before exp
 		x[i] = float32(e)
 		sum += e
 	}

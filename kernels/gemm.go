@@ -1,0 +1,218 @@
+package kernels
+
+import (
+	"encoding/binary"
+	"math"
+	"sync"
+
+	"github.com/tfconv/tfconv/quant"
+	"github.com/tfconv/tfconv/tensor"
+)
+
+// The SIMD matrix multiply computes Cᵀ = W·Xᵀ in register tiles of mr
+// weight rows × nr activation rows (simdSet.gemm): every weight is
+// broadcast from its row as stored, so f32 weights are used in place and
+// block-quantized ones need only a row-major dequantization of the mr×kc
+// block in use (into an L1-sized buffer, reused across every activation
+// panel). Only the activations are repacked, once per call, into panels of
+// nr rows interleaved by k (packX), and the finished Cᵀ tiles are written
+// back transposed into dst.
+//
+// Loop nest per thread (threads split the weight rows):
+//
+//	for each panel group of up to pcBlock panels   (activations resident in L2)
+//	  for each k chunk of kcBlock                  (Cᵀ tiles accumulate over chunks)
+//	    for each mr-row weight block of this thread (dequantized once, L1)
+//	      for each panel: one microkernel call
+
+const (
+	// kcBlock is the depth of one microkernel call: a multiple of every
+	// block size (32 and the k-quants' 256), large enough that loading and
+	// storing the accumulator tile is a few percent of the call, and small
+	// enough that the mr×kcBlock weight block (12 KB at mr=12) stays in L1.
+	kcBlock = 256
+	// pcBlock bounds the activation panels one pass keeps hot: 8 panels of
+	// 32 rows × kcBlock floats is 256 KB of L2.
+	pcBlock = 8
+)
+
+// f32Pool hands out scratch buffers so that MatMul does not allocate in
+// steady state.
+var f32Pool sync.Pool
+
+func getBuf(n int) *[]float32 {
+	p, _ := f32Pool.Get().(*[]float32)
+	if p == nil {
+		p = new([]float32)
+	}
+	if cap(*p) < n {
+		*p = make([]float32, n)
+	}
+	*p = (*p)[:n]
+	return p
+}
+
+func putBuf(p *[]float32) { f32Pool.Put(p) }
+
+// packX writes rows m0..m0+rows-1 of x (K columns) into panel as
+// panel[k*nr+j] = x[m0+j][k], and zeros for rows ≥ rows.
+func packX(panel, x []float32, m0, rows, K, nr int) {
+	panel = panel[:K*nr]
+	for j := 0; j < nr; j++ {
+		if j >= rows {
+			for k := j; k < len(panel); k += nr {
+				panel[k] = 0
+			}
+			continue
+		}
+		src := x[(m0+j)*K : (m0+j+1)*K]
+		for k, v := range src {
+			panel[k*nr+j] = v
+		}
+	}
+}
+
+// fillBlock decodes rows n0..n0+rows-1, columns k0..k0+kc-1, of w into buf
+// as rows of kc floats, and zeros the rows from rows to mr.
+func fillBlock(buf []float32, w *Matrix, n0, rows, mr, k0, kc int) {
+	buf = buf[:mr*kc]
+	t := w.DType
+	bs, bb := int(t.BlockSize()), int(t.BlockBytes())
+	rb := w.RowBytes()
+	for i := 0; i < rows; i++ {
+		dst := buf[i*kc : (i+1)*kc]
+		off := (n0+i)*rb + k0/bs*bb
+		src := w.Data[off : off+kc/bs*bb]
+		if t == tensor.F32 {
+			for j := range dst {
+				dst[j] = f32At(src, j)
+			}
+			continue
+		}
+		if err := quant.Dequantize(dst, src, t); err != nil {
+			panic(err) // NewMatrix checked dtype and sizes
+		}
+		if t == tensor.I8 {
+			s := w.Scales[n0+i]
+			for j := range dst {
+				dst[j] *= s
+			}
+		}
+	}
+	clear(buf[rows*kc:])
+}
+
+// gemmSIMD is MatMul for M ≥ 2 on s.
+func gemmSIMD(s *simdSet, dst, x []float32, M int, w *Matrix) {
+	K, N := w.Cols, w.Rows
+	mr, nr := s.mr, s.nr
+	panels := (M + nr - 1) / nr
+	nblocks := (N + mr - 1) / mr
+
+	xtp := getBuf(panels * nr * K)
+	xt := *xtp
+	parallelFor(panels, 1, func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			packX(xt[p*nr*K:(p+1)*nr*K], x, p*nr, min(nr, M-p*nr), K, nr)
+		}
+	})
+
+	tile := mr * nr
+	parallelFor(nblocks, 1, func(lo, hi int) {
+		wbp := getBuf(mr * kcBlock)
+		ctp := getBuf((hi - lo) * min(panels, pcBlock) * tile)
+		wb, ct := *wbp, *ctp
+		for p0 := 0; p0 < panels; p0 += pcBlock {
+			pc := min(pcBlock, panels-p0)
+			for k0 := 0; k0 < K; k0 += kcBlock {
+				kc := min(kcBlock, K-k0)
+				for b := lo; b < hi; b++ {
+					n0 := b * mr
+					var wp *byte
+					ldw := K
+					if w.DType == tensor.F32 && n0+mr <= N {
+						wp = &w.Data[(n0*K+k0)*4]
+					} else {
+						fillBlock(wb, w, n0, min(mr, N-n0), mr, k0, kc)
+						wp, ldw = bytePtr(&wb[0]), kc
+					}
+					for p := 0; p < pc; p++ {
+						c := &ct[((b-lo)*pc+p)*tile]
+						s.gemm(wp, ldw, &xt[(p0+p)*nr*K+k0*nr], kc, c, k0 > 0)
+					}
+				}
+			}
+			// Write the finished Cᵀ tiles back as rows of dst.
+			for b := lo; b < hi; b++ {
+				n0 := b * mr
+				rows := min(mr, N-n0)
+				for p := 0; p < pc; p++ {
+					t := ct[((b-lo)*pc+p)*tile : ((b-lo)*pc+p+1)*tile]
+					m0 := (p0 + p) * nr
+					for j := 0; j < min(nr, M-m0); j++ {
+						d := dst[(m0+j)*N+n0 : (m0+j)*N+n0+rows]
+						for i := range d {
+							d[i] = t[i*nr+j]
+						}
+					}
+				}
+			}
+		}
+		putBuf(ctp)
+		putBuf(wbp)
+	})
+	putBuf(xtp)
+}
+
+// gemvSIMD is MatMul for M = 1 on s: one dot product per weight row, fused
+// with the decoding for F32, F16, BF16, I8, Q8_0 (and Q4_0 on AVX-512),
+// through a decoded row in L1 for the other dtypes. It is bound by the rate the weights stream from memory.
+func gemvSIMD(s *simdSet, dst, x []float32, w *Matrix) {
+	K, N := w.Cols, w.Rows
+	rb := w.RowBytes()
+	parallelFor(N, 16, func(lo, hi int) {
+		switch w.DType {
+		case tensor.F32:
+			n := K &^ (s.lanes - 1)
+			for r := lo; r < hi; r++ {
+				row := w.Data[r*rb : (r+1)*rb]
+				var sum float32
+				if n > 0 {
+					sum = s.dot(&x[0], &row[0], n)
+				}
+				for k := n; k < K; k++ {
+					sum += x[k] * f32At(row, k)
+				}
+				dst[r] = sum
+			}
+		case tensor.Q8_0:
+			for r := lo; r < hi; r++ {
+				dst[r] = s.dotQ8_0(&x[0], &w.Data[r*rb], K/32)
+			}
+		default:
+			if f := s.rowDot[w.DType]; f != nil && K%s.lanes == 0 && K%int(w.DType.BlockSize()) == 0 {
+				for r := lo; r < hi; r++ {
+					sum := f(&x[0], &w.Data[r*rb], K)
+					if w.DType == tensor.I8 {
+						sum *= w.Scales[r]
+					}
+					dst[r] = sum
+				}
+				return
+			}
+			p := getBuf(K)
+			row := *p
+			for r := lo; r < hi; r++ {
+				w.Row(row, r)
+				dst[r] = dotSIMD(s, x[:K], row)
+			}
+			putBuf(p)
+		}
+	})
+}
+
+// f32At reads the little-endian float32 at element i of b, which need not
+// be aligned.
+func f32At(b []byte, i int) float32 {
+	return math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+}

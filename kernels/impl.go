@@ -1,0 +1,90 @@
+package kernels
+
+import (
+	"unsafe"
+
+	"github.com/tfconv/tfconv/tensor"
+)
+
+// simdSet is one SIMD implementation of the hot loops. The plain-Go code is
+// the reference and is used when active is nil; a set replaces it at
+// start-up when the CPU supports it (stubs_amd64.go). Every function works on
+// whole vectors only; the Go wrappers below finish the tails in plain Go.
+type simdSet struct {
+	name string
+
+	// gemm computes one mr×nr tile of Cᵀ = W·Xᵀ, for i < mr, j < nr:
+	//
+	//	c[i*nr+j] (+)= Σ_{k<kc} w[i*ldw+k] · xt[k*nr+j]
+	//
+	// w is mr rows of float32 weights ldw elements apart, xt a packed
+	// activation panel (packX), c a contiguous tile; acc selects += over =.
+	mr, nr int
+	gemm   func(w *byte, ldw int, xt *float32, kc int, c *float32, acc bool)
+
+	// dot returns Σ a[i]·b[i] for n a multiple of lanes; b is little-endian
+	// float32 bytes, so weight rows need no alignment.
+	lanes int
+	dot   func(a *float32, b *byte, n int) float32
+
+	// dotQ8_0 returns Σ x[i]·dequant(q)[i] over nb Q8_0 blocks.
+	dotQ8_0 func(x *float32, q *byte, nb int) float32
+
+	// rowDot, per weight dtype, returns Σ x[i]·W[i] over n elements of a
+	// weight row stored in that dtype (before the row scale, for I8); n is
+	// a multiple of lanes and of the dtype's block size.
+	rowDot map[tensor.DType]func(x *float32, w *byte, n int) float32
+
+	// axpy sets dst[i] += a·x[i] for n a multiple of lanes.
+	axpy func(dst *float32, a float32, x *float32, n int)
+}
+
+// active is the implementation every kernel uses; nil means plain Go.
+var active *simdSet
+
+func init() {
+	if len(simdSets) > 0 {
+		active = simdSets[0]
+	}
+}
+
+// Implementation names the kernels in use: "generic" (plain Go), or the
+// SIMD set chosen from the CPU's features at start-up ("avx512", "avx2")
+// when the package was built for amd64 without the noasm tag.
+func Implementation() string {
+	if active == nil {
+		return "generic"
+	}
+	return active.name
+}
+
+func bytePtr(f *float32) *byte { return (*byte)(unsafe.Pointer(f)) }
+
+// dotSIMD is Dot on s: whole vectors in assembly, the tail in Go.
+func dotSIMD(s *simdSet, a, b []float32) float32 {
+	b = b[:len(a)]
+	n := len(a) &^ (s.lanes - 1)
+	var sum float32
+	if n > 0 {
+		sum = s.dot(&a[0], bytePtr(&b[0]), n)
+	}
+	for i := n; i < len(a); i++ {
+		sum += a[i] * b[i]
+	}
+	return sum
+}
+
+// axpy sets dst[i] += a·x[i] over len(dst) elements.
+func axpy(dst []float32, a float32, x []float32) {
+	x = x[:len(dst)]
+	n := 0
+	if s := active; s != nil {
+		n = len(dst) &^ (s.lanes - 1)
+		if n > 0 {
+			s.axpy(&dst[0], a, &x[0], n)
+		}
+	}
+	for i := n; i < len(dst); i++ {
+		dst[i] += a * x[i]
+	}
+}

@@ -1,0 +1,206 @@
+//go:build !noasm
+
+#include "textflag.h"
+
+// Fused decode-and-dot of one activation row with one weight row stored as
+// f16, bf16, int8 or Q4_0: the weights are widened to float32 in registers
+// (exactly: every format here is a subset of float32 once its scale is
+// applied) and FMA'd with the activations, so M=1 matrix products stream
+// the weights once at their stored size.
+
+DATA rdconst<>+0x00(SB)/4, $0x0000000f // nibble mask
+DATA rdconst<>+0x04(SB)/4, $0x00000008 // Q4_0 zero point
+GLOBL rdconst<>(SB), RODATA|NOPTR, $8
+
+// REDUCE512 sums Z0..Z3 into X0.
+#define REDUCE512 \
+	VADDPS        Z1, Z0, Z0 \
+	VADDPS        Z3, Z2, Z2 \
+	VADDPS        Z2, Z0, Z0 \
+	VEXTRACTF64X4 $1, Z0, Y1 \
+	VADDPS        Y1, Y0, Y0 \
+	VEXTRACTF128  $1, Y0, X1 \
+	VADDPS        X1, X0, X0 \
+	VPERMILPS     $0x4e, X0, X1 \
+	VADDPS        X1, X0, X0 \
+	VPERMILPS     $0xb1, X0, X1 \
+	VADDSS        X1, X0, X0
+
+#define REDUCE256 \
+	VADDPS       Y1, Y0, Y0 \
+	VADDPS       Y3, Y2, Y2 \
+	VADDPS       Y2, Y0, Y0 \
+	VEXTRACTF128 $1, Y0, X1 \
+	VADDPS       X1, X0, X0 \
+	VPERMILPS    $0x4e, X0, X1 \
+	VADDPS       X1, X0, X0 \
+	VPERMILPS    $0xb1, X0, X1 \
+	VADDSS       X1, X0, X0
+
+// ROWDOT512 is the body of a 16-lane row dot: CONV(wo, z) loads 16 weights
+// at byte offset wo of DI as floats into z; wstep is the byte size of 64
+// weights.
+#define ROWDOT512(CONV, wstep) \
+	MOVQ   x+0(FP), SI          \
+	MOVQ   w+8(FP), DI          \
+	MOVQ   n+16(FP), CX         \
+	VPXORD Z0, Z0, Z0           \
+	VPXORD Z1, Z1, Z1           \
+	VPXORD Z2, Z2, Z2           \
+	VPXORD Z3, Z3, Z3           \
+loop64:                         \
+	CMPQ CX, $64                \
+	JLT  loop16                 \
+	CONV(0, Z4)                 \
+	CONV(wstep/4, Z5)           \
+	CONV(2*wstep/4, Z6)         \
+	CONV(3*wstep/4, Z7)         \
+	VFMADD231PS (SI), Z4, Z0    \
+	VFMADD231PS 64(SI), Z5, Z1  \
+	VFMADD231PS 128(SI), Z6, Z2 \
+	VFMADD231PS 192(SI), Z7, Z3 \
+	ADDQ $256, SI               \
+	ADDQ $wstep, DI             \
+	SUBQ $64, CX                \
+	JMP  loop64                 \
+loop16:                         \
+	CMPQ CX, $16                \
+	JLT  reduce                 \
+	CONV(0, Z4)                 \
+	VFMADD231PS (SI), Z4, Z0    \
+	ADDQ $64, SI                \
+	ADDQ $wstep/4, DI           \
+	SUBQ $16, CX                \
+	JMP  loop16                 \
+reduce:                         \
+	REDUCE512                   \
+	VMOVSS X0, ret+24(FP)       \
+	VZEROUPPER                  \
+	RET
+
+#define ROWDOT256(CONV, wstep) \
+	MOVQ   x+0(FP), SI          \
+	MOVQ   w+8(FP), DI          \
+	MOVQ   n+16(FP), CX         \
+	VXORPS Y0, Y0, Y0           \
+	VXORPS Y1, Y1, Y1           \
+	VXORPS Y2, Y2, Y2           \
+	VXORPS Y3, Y3, Y3           \
+loop32:                         \
+	CMPQ CX, $32                \
+	JLT  loop8                  \
+	CONV(0, Y4)                 \
+	CONV(wstep/4, Y5)           \
+	CONV(2*wstep/4, Y6)         \
+	CONV(3*wstep/4, Y7)         \
+	VFMADD231PS (SI), Y4, Y0    \
+	VFMADD231PS 32(SI), Y5, Y1  \
+	VFMADD231PS 64(SI), Y6, Y2  \
+	VFMADD231PS 96(SI), Y7, Y3  \
+	ADDQ $128, SI               \
+	ADDQ $wstep, DI             \
+	SUBQ $32, CX                \
+	JMP  loop32                 \
+loop8:                          \
+	CMPQ CX, $8                 \
+	JLT  reduce                 \
+	CONV(0, Y4)                 \
+	VFMADD231PS (SI), Y4, Y0    \
+	ADDQ $32, SI                \
+	ADDQ $wstep/4, DI           \
+	SUBQ $8, CX                 \
+	JMP  loop8                  \
+reduce:                         \
+	REDUCE256                   \
+	VMOVSS X0, ret+24(FP)       \
+	VZEROUPPER                  \
+	RET
+
+#define CONVF16(o, z) VCVTPH2PS o(DI), z
+#define CONVBF16(o, z) VPMOVZXWD o(DI), z; VPSLLD $16, z, z
+#define CONVI8(o, z) VPMOVSXBD o(DI), z; VCVTDQ2PS z, z
+
+// func dotF16AVX512(x *float32, w *byte, n int) float32; n%16 == 0
+TEXT ·dotF16AVX512(SB), NOSPLIT, $0-28
+	ROWDOT512(CONVF16, 128)
+
+// func dotBF16AVX512(x *float32, w *byte, n int) float32; n%16 == 0
+TEXT ·dotBF16AVX512(SB), NOSPLIT, $0-28
+	ROWDOT512(CONVBF16, 128)
+
+// func dotI8AVX512(x *float32, w *byte, n int) float32; n%16 == 0
+TEXT ·dotI8AVX512(SB), NOSPLIT, $0-28
+	ROWDOT512(CONVI8, 64)
+
+// func dotF16AVX2(x *float32, w *byte, n int) float32; n%8 == 0
+TEXT ·dotF16AVX2(SB), NOSPLIT, $0-28
+	ROWDOT256(CONVF16, 64)
+
+// func dotBF16AVX2(x *float32, w *byte, n int) float32; n%8 == 0
+TEXT ·dotBF16AVX2(SB), NOSPLIT, $0-28
+	ROWDOT256(CONVBF16, 64)
+
+// func dotI8AVX2(x *float32, w *byte, n int) float32; n%8 == 0
+TEXT ·dotI8AVX2(SB), NOSPLIT, $0-28
+	ROWDOT256(CONVI8, 32)
+
+// Q4_0 block (18 bytes): f16 scale d, then 16 bytes whose low nibbles are
+// elements 0..15 and high nibbles elements 16..31; weight = (nibble−8)·d,
+// exact in float32.
+
+// func dotQ4_0AVX512(x *float32, w *byte, n int) float32; n%32 == 0
+TEXT ·dotQ4_0AVX512(SB), NOSPLIT, $0-28
+	MOVQ         x+0(FP), SI
+	MOVQ         w+8(FP), DI
+	MOVQ         n+16(FP), CX
+	VPBROADCASTD rdconst<>+0x00(SB), Z15
+	VPBROADCASTD rdconst<>+0x04(SB), Z14
+	VPXORD       Z0, Z0, Z0
+	VPXORD       Z1, Z1, Z1
+	VPXORD       Z2, Z2, Z2
+	VPXORD       Z3, Z3, Z3
+
+loop:
+	CMPQ         CX, $32
+	JLT          reduce
+	VPBROADCASTW (DI), Y8
+	VCVTPH2PS    Y8, Z8
+	VPMOVZXBD    2(DI), Z9
+	VPSRLD       $4, Z9, Z10
+	VPANDD       Z15, Z9, Z9
+	VPSUBD       Z14, Z9, Z9
+	VPSUBD       Z14, Z10, Z10
+	VCVTDQ2PS    Z9, Z9
+	VCVTDQ2PS    Z10, Z10
+	VMULPS       Z8, Z9, Z9
+	VMULPS       Z8, Z10, Z10
+	VFMADD231PS  (SI), Z9, Z0
+	VFMADD231PS  64(SI), Z10, Z1
+	ADDQ         $18, DI
+	ADDQ         $128, SI
+	SUBQ         $32, CX
+	CMPQ         CX, $32
+	JLT          reduce
+	VPBROADCASTW (DI), Y8
+	VCVTPH2PS    Y8, Z8
+	VPMOVZXBD    2(DI), Z9
+	VPSRLD       $4, Z9, Z10
+	VPANDD       Z15, Z9, Z9
+	VPSUBD       Z14, Z9, Z9
+	VPSUBD       Z14, Z10, Z10
+	VCVTDQ2PS    Z9, Z9
+	VCVTDQ2PS    Z10, Z10
+	VMULPS       Z8, Z9, Z9
+	VMULPS       Z8, Z10, Z10
+	VFMADD231PS  (SI), Z9, Z2
+	VFMADD231PS  64(SI), Z10, Z3
+	ADDQ         $18, DI
+	ADDQ         $128, SI
+	SUBQ         $32, CX
+	JMP          loop
+
+reduce:
+	REDUCE512
+	VMOVSS X0, ret+24(FP)
+	VZEROUPPER
+	RET

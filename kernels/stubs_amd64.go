@@ -1,0 +1,93 @@
+//go:build !noasm
+
+package kernels
+
+import (
+	"golang.org/x/sys/cpu"
+
+	"github.com/tfconv/tfconv/tensor"
+)
+
+// Assembly in gemm_amd64.s, dot_amd64.s and rowdot_amd64.s; see simdSet for the contracts.
+
+//go:noescape
+func gemm12x32AVX512(w *byte, ldw int, xt *float32, kc int, c *float32, acc bool)
+
+//go:noescape
+func gemm6x16AVX2(w *byte, ldw int, xt *float32, kc int, c *float32, acc bool)
+
+//go:noescape
+func dotAVX512(a *float32, b *byte, n int) float32
+
+//go:noescape
+func dotAVX2(a *float32, b *byte, n int) float32
+
+//go:noescape
+func dotQ8_0AVX512(x *float32, q *byte, nb int) float32
+
+//go:noescape
+func dotQ8_0AVX2(x *float32, q *byte, nb int) float32
+
+//go:noescape
+func axpyAVX512(dst *float32, a float32, x *float32, n int)
+
+//go:noescape
+func axpyAVX2(dst *float32, a float32, x *float32, n int)
+
+//go:noescape
+func dotF16AVX512(x *float32, w *byte, n int) float32
+
+//go:noescape
+func dotBF16AVX512(x *float32, w *byte, n int) float32
+
+//go:noescape
+func dotI8AVX512(x *float32, w *byte, n int) float32
+
+//go:noescape
+func dotQ4_0AVX512(x *float32, w *byte, n int) float32
+
+//go:noescape
+func dotF16AVX2(x *float32, w *byte, n int) float32
+
+//go:noescape
+func dotBF16AVX2(x *float32, w *byte, n int) float32
+
+//go:noescape
+func dotI8AVX2(x *float32, w *byte, n int) float32
+
+var avx512Set = &simdSet{
+	name: "avx512",
+	mr:   12, nr: 32, gemm: gemm12x32AVX512,
+	lanes: 16, dot: dotAVX512,
+	dotQ8_0: dotQ8_0AVX512,
+	axpy:    axpyAVX512,
+	rowDot: map[tensor.DType]func(x *float32, w *byte, n int) float32{
+		tensor.F16: dotF16AVX512, tensor.BF16: dotBF16AVX512, tensor.I8: dotI8AVX512, tensor.Q4_0: dotQ4_0AVX512,
+	},
+}
+
+var avx2Set = &simdSet{
+	name: "avx2",
+	mr:   6, nr: 16, gemm: gemm6x16AVX2,
+	lanes: 8, dot: dotAVX2,
+	dotQ8_0: dotQ8_0AVX2,
+	axpy:    axpyAVX2,
+	rowDot: map[tensor.DType]func(x *float32, w *byte, n int) float32{
+		tensor.F16: dotF16AVX2, tensor.BF16: dotBF16AVX2, tensor.I8: dotI8AVX2,
+	},
+}
+
+// simdSets lists the sets this CPU can run, best first. Both need FMA and
+// F16C (Q8_0 scales are binary16); the AVX-512 set also needs BW for the
+// word broadcast.
+var simdSets = func() []*simdSet {
+	x := cpu.X86
+	var sets []*simdSet
+	if !x.HasAVX || !x.HasAVX2 || !x.HasFMA || !x.HasF16C {
+		return nil
+	}
+	if x.HasAVX512F && x.HasAVX512BW && x.HasAVX512VL {
+		sets = append(sets, avx512Set)
+	}
+	return append(sets, avx2Set)
+}()
