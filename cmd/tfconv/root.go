@@ -84,6 +84,7 @@ Exit codes: 0 success, 1 a check found a difference, 2 usage or input error.`,
 		newCmdInspect(a),
 		newCmdQuantize(a),
 		newCmdTokenize(a),
+		newCmdRun(a), newCmdGenerate(a), newCmdBench(a),
 	)
 	return root
 }

@@ -1,0 +1,124 @@
+package model
+
+import "fmt"
+
+// Cache is the key/value cache of a decoder's self-attention: for every
+// layer, the keys and values of every position run so far, each row
+// KVHeads·HeadDim wide. Len positions are complete; a step appends to every
+// layer and then advances Len.
+type Cache struct {
+	Len   int
+	Width int         // KVHeads·HeadDim
+	K, V  [][]float32 // [layer][Len·Width]
+}
+
+func newCache(layers, width int) *Cache {
+	return &Cache{Width: width, K: make([][]float32, layers), V: make([][]float32, layers)}
+}
+
+// add appends T rows of keys and values to layer l and returns that layer's
+// whole keys and values (the earlier positions followed by the new ones).
+func (c *Cache) add(l int, k, v []float32) (K, V []float32) {
+	c.K[l] = append(c.K[l], k...)
+	c.V[l] = append(c.V[l], v...)
+	return c.K[l], c.V[l]
+}
+
+// Clone returns an independent copy (beam search forks sequences).
+func (c *Cache) Clone() *Cache {
+	n := &Cache{Len: c.Len, Width: c.Width, K: make([][]float32, len(c.K)), V: make([][]float32, len(c.V))}
+	for i := range c.K {
+		n.K[i] = append(make([]float32, 0, cap(c.K[i])), c.K[i]...)
+		n.V[i] = append(make([]float32, 0, cap(c.V[i])), c.V[i]...)
+	}
+	return n
+}
+
+// Session is one sequence being decoded incrementally: the KV cache and, for
+// encoder-decoder models, the encoder's output projected to each decoder
+// layer's cross-attention keys and values.
+type Session struct {
+	m     *Model
+	cache *Cache
+
+	// Encoder-decoder state, set by Encode and shared (read-only) by clones.
+	encLen         int
+	crossK, crossV [][]float32 // [decoder layer][encLen·d_attn]
+	encoded        bool
+}
+
+// NewSession starts an empty sequence.
+func (m *Model) NewSession() *Session {
+	return &Session{m: m, cache: newCache(m.cfg.Layers, m.cfg.KVHeads*m.cfg.HeadDim)}
+}
+
+// Len is the number of (decoder) positions run so far.
+func (s *Session) Len() int { return s.cache.Len }
+
+// Encode runs the encoder of an encoder-decoder model over tokens; the
+// decoder steps that follow attend to its output.
+func (s *Session) Encode(tokens []int) error {
+	e, ok := s.m.impl.(encoderArch)
+	if !ok || !s.m.cfg.EncoderDecoder {
+		return fmt.Errorf("model: %s has no separate encoder", s.m.cfg.Arch)
+	}
+	if err := s.m.checkTokens(tokens, "encoder"); err != nil {
+		return err
+	}
+	return e.encode(s, tokens)
+}
+
+// Step appends tokens to the sequence and returns the logits [vocab] of the
+// last one.
+func (s *Session) Step(tokens []int) ([]float32, error) {
+	out, err := s.forward(tokens, nil, true)
+	if err != nil {
+		return nil, err
+	}
+	return out.Logits[len(out.Logits)-1], nil
+}
+
+// StepAll appends tokens and returns the logits of each of them.
+func (s *Session) StepAll(tokens []int, tr *Trace) (*Output, error) {
+	return s.forward(tokens, tr, false)
+}
+
+// Clone returns an independent copy of the session.
+func (s *Session) Clone() *Session {
+	n := *s
+	n.cache = s.cache.Clone()
+	return &n
+}
+
+func (s *Session) forward(tokens []int, tr *Trace, lastOnly bool) (*Output, error) {
+	cfg := &s.m.cfg
+	if err := s.m.checkTokens(tokens, "input"); err != nil {
+		return nil, err
+	}
+	if cfg.EncoderDecoder && !s.encoded {
+		return nil, errNoEncoder
+	}
+	if cfg.EncoderOnly && s.cache.Len > 0 {
+		return nil, fmt.Errorf("model: %s is encoder-only: run the whole sequence at once", cfg.Arch)
+	}
+	if cfg.MaxPositions > 0 && s.cache.Len+len(tokens) > cfg.MaxPositions {
+		return nil, fmt.Errorf("model: %d positions exceed the model's %d", s.cache.Len+len(tokens), cfg.MaxPositions)
+	}
+	if tr != nil {
+		tr.Layers = nil
+		tr.Attention = nil
+	}
+	hidden, logits, err := s.m.impl.step(s, tokens, tr, lastOnly)
+	if err != nil {
+		return nil, err
+	}
+	s.cache.Len += len(tokens)
+	out := &Output{Hidden: rows(hidden, cfg.DModel)}
+	if !cfg.EncoderOnly {
+		out.Logits = rows(logits, cfg.Vocab)
+	}
+	if b, ok := s.m.impl.(*bert); ok {
+		out.Pooled = b.pooled(hidden)
+	}
+	return out, nil
+}

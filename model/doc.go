@@ -1,0 +1,31 @@
+// Package model is tfconv's reference transformer: it runs any checkpoint
+// tfconv reads, in the precision it is stored in, and computes what the
+// original framework (Hugging Face transformers, llama.cpp for GGUF-only
+// details) computes, to float32 rounding.
+//
+// One file per architecture, each with its equations at the top, a Config
+// built from config.json or GGUF metadata, a weights struct with every
+// shape, and a step function whose lines follow the equations:
+//
+//	gpt2.go    learned positions, pre-LN, fused QKV, tanh-GELU, tied head
+//	llama.go   RoPE (rotate-half for HF names, interleaved for GGUF names, as
+//	           llama.cpp's converter permutes Q/K), RMSNorm, GQA, SwiGLU
+//	bert.go    encoder only: token-type embeddings, post-LN, erf-GELU, pooler
+//	bart.go    encoder-decoder with cross-attention, learned positions
+//	           (offset 2), embedding LayerNorm, post-LN
+//	marian.go  the BART stack with sinusoidal positions and √d embedding scale
+//	t5.go      relative position buckets, RMSNorm without mean, unscaled
+//	           scores, tied head rescaled by d_model^-0.5
+//
+// Weights stay in their checkpoint dtype (f32, f16, bf16, int8, ggml blocks)
+// and are used by the kernels package directly; only 1-D tensors (norms,
+// biases) are decoded to float32. GPT-2's Hugging Face Conv1D weights
+// ([in][out]) are transposed once at load, keeping their dtype.
+//
+// Incremental decoding goes through a Session holding the KV cache
+// (cache.go); Generate (generate.go) does greedy decoding, beam search with
+// transformers' scoring, and seeded sampling on top of it. Forward runs one
+// whole sequence and can record per-layer hidden states and one attention
+// map in a Trace (the probabilities are recomputed in plain Go, since the
+// attention kernel never builds the score matrix).
+package model

@@ -1,0 +1,388 @@
+package model
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/tfconv/tfconv/checkpoint"
+	"github.com/tfconv/tfconv/kernels"
+	"github.com/tfconv/tfconv/quant"
+	"github.com/tfconv/tfconv/tensor"
+)
+
+// linear is y = x·Wᵀ + b with W of shape [out][in] in its checkpoint dtype.
+type linear struct {
+	W *kernels.Matrix // [out][in]
+	B []float32       // [out], nil without bias
+}
+
+// apply sets dst[T][out] = x[T][in]·Wᵀ + b.
+func (l *linear) apply(dst, x []float32, T int) {
+	kernels.MatMul(dst, x, T, l.W)
+	if l.B != nil {
+		n := l.W.Rows
+		for t := 0; t < T; t++ {
+			kernels.Add(dst[t*n:(t+1)*n], l.B)
+		}
+	}
+}
+
+// norm is LayerNorm (W, B, mean removed) or RMSNorm (RMS set, B nil).
+type norm struct {
+	W   []float32 // [d]
+	B   []float32 // [d], nil for RMSNorm and bias-free LayerNorm
+	Eps float32
+	RMS bool
+}
+
+// apply normalizes each of the T rows of x (width d) into dst.
+func (n *norm) apply(dst, x []float32, T, d int) {
+	for t := 0; t < T; t++ {
+		if n.RMS {
+			kernels.RMSNorm(dst[t*d:(t+1)*d], x[t*d:(t+1)*d], n.W, n.Eps)
+		} else {
+			kernels.LayerNorm(dst[t*d:(t+1)*d], x[t*d:(t+1)*d], n.W, n.B, n.Eps)
+		}
+	}
+}
+
+// activate applies the named activation in place.
+func activate(x []float32, act string) error {
+	switch act {
+	case "gelu":
+		kernels.GELU(x)
+	case "gelu_tanh":
+		kernels.GELUTanh(x)
+	case "silu":
+		kernels.SiLU(x)
+	case "relu":
+		kernels.ReLU(x)
+	default:
+		return fmt.Errorf("model: activation %q: %w", act, tensor.ErrUnsupported)
+	}
+	return nil
+}
+
+// hfActivation maps a transformers activation name to ours.
+func hfActivation(name string) (string, error) {
+	switch name {
+	case "gelu":
+		return "gelu", nil
+	case "gelu_new", "gelu_pytorch_tanh", "gelu_fast":
+		return "gelu_tanh", nil
+	case "silu", "swish":
+		return "silu", nil
+	case "relu":
+		return "relu", nil
+	}
+	return "", fmt.Errorf("model: activation %q: %w", name, tensor.ErrUnsupported)
+}
+
+// attend runs scaled dot-product attention through kernels.Attention and,
+// when tr asks for this layer, records the probabilities of one head.
+func attend(dst, q, k, v []float32, Tq, Tk int, p kernels.AttentionParams, tr *Trace, layer int) {
+	kernels.Attention(dst, q, k, v, Tq, Tk, p)
+	if tr != nil && tr.AttnLayer == layer && tr.AttnHead >= 0 && tr.AttnHead < p.Heads {
+		tr.Attention = attentionProbs(q, k, Tq, Tk, tr.AttnHead, p)
+	}
+}
+
+// attentionProbs returns the [Tq][Tk] softmax probabilities of head h,
+//
+//	P[i][j] = softmax_j(Scale·q[i,h]·k[j,g] + Bias(h,i,j)),
+//
+// with masked keys at 0. kernels.Attention never materializes this matrix,
+// so the trace recomputes it here in plain Go (heat maps only).
+func attentionProbs(q, k []float32, Tq, Tk, h int, p kernels.AttentionParams) [][]float32 {
+	H, G, D := p.Heads, p.KVHeads, p.HeadDim
+	g := h / (H / G)
+	out := make([][]float32, Tq)
+	for i := range out {
+		row := make([]float32, Tk)
+		qv := q[(i*H+h)*D : (i*H+h+1)*D]
+		for j := range row {
+			masked := (p.Causal && j > p.QPos0+i) || (p.KeyMask != nil && !p.KeyMask[j])
+			if masked {
+				row[j] = float32(math.Inf(-1))
+				continue
+			}
+			s := p.Scale * kernels.Dot(qv, k[(j*G+g)*D:(j*G+g+1)*D])
+			if p.Bias != nil {
+				s += p.Bias(h, i, j)
+			}
+			row[j] = s
+		}
+		kernels.Softmax(row)
+		out[i] = row
+	}
+	return out
+}
+
+// loader reads weights from a checkpoint, remembering the first error so
+// that the architecture files read like a list of tensors.
+type loader struct {
+	c   *checkpoint.Checkpoint
+	err error
+}
+
+func (l *loader) fail(err error) {
+	if l.err == nil {
+		l.err = err
+	}
+}
+
+func (l *loader) has(name string) bool {
+	_, ok := l.c.Tensor(name)
+	return ok
+}
+
+func (l *loader) read(name string) (*checkpoint.Tensor, []byte) {
+	if l.err != nil {
+		return nil, nil
+	}
+	t, ok := l.c.Tensor(name)
+	if !ok {
+		l.fail(fmt.Errorf("model: %s: tensor %q missing", l.c.Path, name))
+		return nil, nil
+	}
+	b, err := t.ReadAll()
+	if err != nil {
+		l.fail(fmt.Errorf("model: %s: %w", t.File, err))
+		return nil, nil
+	}
+	return t, b
+}
+
+// matrix loads a [rows][cols] weight kept in its checkpoint dtype.
+func (l *loader) matrix(name string, rows, cols int) *kernels.Matrix {
+	t, b := l.read(name)
+	if t == nil {
+		return nil
+	}
+	if !shapeIs(t.Shape, rows, cols) {
+		l.fail(fmt.Errorf("model: %s: tensor %q has shape %v, want [%d %d]", t.File, name, t.Shape, rows, cols))
+		return nil
+	}
+	m, err := kernels.NewMatrix(t.DType, rows, cols, b, nil)
+	if err != nil {
+		l.fail(fmt.Errorf("model: %s: tensor %q: %w", t.File, name, err))
+		return nil
+	}
+	return m
+}
+
+// matrixT loads a weight stored transposed, [cols][rows] (Hugging Face's
+// Conv1D in GPT-2 keeps [in][out]), and transposes it once, keeping its
+// dtype. Only element-wise dtypes can be transposed; block-quantized rows
+// cannot be cut across.
+func (l *loader) matrixT(name string, rows, cols int) *kernels.Matrix {
+	t, b := l.read(name)
+	if t == nil {
+		return nil
+	}
+	if !shapeIs(t.Shape, cols, rows) {
+		l.fail(fmt.Errorf("model: %s: tensor %q has shape %v, want [%d %d] (transposed at load)", t.File, name, t.Shape, cols, rows))
+		return nil
+	}
+	es := 0
+	switch t.DType {
+	case tensor.F32:
+		es = 4
+	case tensor.F16, tensor.BF16:
+		es = 2
+	default:
+		l.fail(fmt.Errorf("model: %s: tensor %q: cannot transpose %v weights: %w", t.File, name, t.DType, tensor.ErrUnsupported))
+		return nil
+	}
+	if len(b) != rows*cols*es {
+		l.fail(fmt.Errorf("model: %s: tensor %q: %d bytes for %d×%d %v", t.File, name, len(b), cols, rows, t.DType))
+		return nil
+	}
+	out := make([]byte, len(b))
+	for i := 0; i < cols; i++ {
+		for j := 0; j < rows; j++ {
+			copy(out[(j*cols+i)*es:(j*cols+i+1)*es], b[(i*rows+j)*es:(i*rows+j+1)*es])
+		}
+	}
+	m, err := kernels.NewMatrix(t.DType, rows, cols, out, nil)
+	if err != nil {
+		l.fail(fmt.Errorf("model: %s: tensor %q: %w", t.File, name, err))
+		return nil
+	}
+	return m
+}
+
+// vector loads a tensor of n elements (any shape) decoded to float32.
+func (l *loader) vector(name string, n int) []float32 {
+	t, b := l.read(name)
+	if t == nil {
+		return nil
+	}
+	if ne, err := t.Shape.NumElements(); err != nil || ne != int64(n) {
+		l.fail(fmt.Errorf("model: %s: tensor %q has shape %v, want %d elements", t.File, name, t.Shape, n))
+		return nil
+	}
+	out := make([]float32, n)
+	if err := quant.Dequantize(out, b, t.DType); err != nil {
+		l.fail(fmt.Errorf("model: %s: tensor %q: %w", t.File, name, err))
+		return nil
+	}
+	return out
+}
+
+// optVector is vector for a tensor that may be absent (nil then).
+func (l *loader) optVector(name string, n int) []float32 {
+	if !l.has(name) {
+		return nil
+	}
+	return l.vector(name, n)
+}
+
+// lin loads name+".weight" [out][in] and, when present, name+".bias".
+func (l *loader) lin(name string, out, in int) linear {
+	return linear{W: l.matrix(name+".weight", out, in), B: l.optVector(name+".bias", out)}
+}
+
+// layerNorm loads name+".weight" and name+".bias" (bias optional).
+func (l *loader) layerNorm(name string, d int, eps float32) norm {
+	return norm{W: l.vector(name+".weight", d), B: l.optVector(name+".bias", d), Eps: eps}
+}
+
+// rmsNorm loads name+".weight".
+func (l *loader) rmsNorm(name string, d int, eps float32) norm {
+	return norm{W: l.vector(name+".weight", d), Eps: eps, RMS: true}
+}
+
+// rowsOf returns the first dimension of a 2-D tensor, or 0.
+func (l *loader) rowsOf(name string) int {
+	t, ok := l.c.Tensor(name)
+	if !ok || len(t.Shape) != 2 {
+		return 0
+	}
+	return int(t.Shape[0])
+}
+
+func shapeIs(s tensor.Shape, rows, cols int) bool {
+	return len(s) == 2 && s[0] == int64(rows) && s[1] == int64(cols)
+}
+
+// hfConfig is a parsed config.json.
+type hfConfig map[string]any
+
+// num returns the first of keys that holds a number.
+func (h hfConfig) num(keys ...string) (float64, bool) {
+	for _, k := range keys {
+		switch v := h[k].(type) {
+		case json.Number:
+			f, err := v.Float64()
+			if err == nil {
+				return f, true
+			}
+		case float64:
+			return v, true
+		}
+	}
+	return 0, false
+}
+
+// int returns the first of keys holding an integer, or def.
+func (h hfConfig) int(def int, keys ...string) int {
+	if f, ok := h.num(keys...); ok && f == math.Trunc(f) && math.Abs(f) < 1<<31 {
+		return int(f)
+	}
+	return def
+}
+
+func (h hfConfig) float(def float64, keys ...string) float64 {
+	if f, ok := h.num(keys...); ok {
+		return f
+	}
+	return def
+}
+
+func (h hfConfig) str(keys ...string) string {
+	for _, k := range keys {
+		if s, ok := h[k].(string); ok {
+			return s
+		}
+	}
+	return ""
+}
+
+func (h hfConfig) bool(def bool, key string) bool {
+	if b, ok := h[key].(bool); ok {
+		return b
+	}
+	return def
+}
+
+// checkDims rejects configurations the forward pass cannot run.
+func checkDims(c *Config, path string) error {
+	bad := func(msg string, args ...any) error {
+		return fmt.Errorf("model: %s: %s config: %s", path, c.Arch, fmt.Sprintf(msg, args...))
+	}
+	const maxDim = 1 << 20
+	for _, v := range []int{c.Layers, c.DModel, c.Vocab, c.Heads, c.KVHeads, c.HeadDim, c.FFN} {
+		if v <= 0 || v > maxDim {
+			return bad("dimension %d out of range (layers %d, d_model %d, vocab %d, heads %d/%d, head_dim %d, ffn %d)",
+				v, c.Layers, c.DModel, c.Vocab, c.Heads, c.KVHeads, c.HeadDim, c.FFN)
+		}
+	}
+	if c.Heads%c.KVHeads != 0 {
+		return bad("%d heads are not a multiple of %d kv heads", c.Heads, c.KVHeads)
+	}
+	if c.RopeTheta > 0 && (c.RopeDim <= 0 || c.RopeDim > c.HeadDim || c.RopeDim%2 != 0) {
+		return bad("rope dimension %d with head dim %d", c.RopeDim, c.HeadDim)
+	}
+	return nil
+}
+
+// mdInt reads an integer GGUF key with a default.
+func mdInt(md tensor.Metadata, key string, def int) int {
+	if v, ok := md.Int(key); ok && v >= 0 && v < 1<<31 {
+		return int(v)
+	}
+	return def
+}
+
+func mdFloat(md tensor.Metadata, key string, def float64) float64 {
+	if v, ok := md.Get(key); ok {
+		if f, ok := v.Float(); ok {
+			return f
+		}
+	}
+	return def
+}
+
+func mdBool(md tensor.Metadata, key string, def bool) bool {
+	if v, ok := md.Get(key); ok {
+		if b, ok := v.BoolValue(); ok {
+			return b
+		}
+	}
+	return def
+}
+
+// blk names a GGUF block tensor.
+func blk(i int, name string) string { return fmt.Sprintf("blk.%d.%s", i, name) }
+
+// joinName joins HF name parts with dots, skipping empty parts.
+func joinName(parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, ".")
+}
+
+// embed writes the token embeddings of tokens into x [T][d].
+func embed(x []float32, e *kernels.Matrix, tokens []int) {
+	d := e.Cols
+	for t, id := range tokens {
+		e.Row(x[t*d:(t+1)*d], id)
+	}
+}

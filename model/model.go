@@ -1,0 +1,277 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/tfconv/tfconv/checkpoint"
+	"github.com/tfconv/tfconv/kernels"
+	"github.com/tfconv/tfconv/tensor"
+	"github.com/tfconv/tfconv/tokenizer"
+)
+
+// Config is the architecture of a loaded model: every number and choice the
+// forward pass depends on, whatever file it was read from.
+type Config struct {
+	Arch          string  `json:"arch"`                     // gpt2, llama, bert, marian, bart, t5
+	Layers        int     `json:"layers"`                   // decoder blocks (encoder blocks for encoder-only models)
+	EncoderLayers int     `json:"encoder_layers,omitempty"` // encoder blocks of an encoder-decoder model
+	DModel        int     `json:"d_model"`
+	Vocab         int     `json:"vocab"`
+	Heads         int     `json:"heads"`
+	KVHeads       int     `json:"kv_heads"`
+	HeadDim       int     `json:"head_dim"`
+	FFN           int     `json:"ffn"`
+	MaxPositions  int     `json:"max_positions,omitempty"` // size of a learned or sinusoidal position table; 0 = unbounded
+	Eps           float32 `json:"eps"`                     // LayerNorm / RMSNorm epsilon
+	Activation    string  `json:"activation"`              // gelu (erf), gelu_tanh, silu, relu; gated FFNs prefix "gated-"
+
+	RopeTheta float64 `json:"rope_theta,omitempty"` // RoPE base; 0 = no RoPE
+	RopeDim   int     `json:"rope_dim,omitempty"`   // rotated elements per head
+	RopeNeox  bool    `json:"rope_neox,omitempty"`  // rotate-half pairs (HF) rather than interleaved pairs (GGUF)
+
+	ScaleEmbedding bool `json:"scale_embedding,omitempty"` // multiply token embeddings by √d_model
+	TiedEmbeddings bool `json:"tied_embeddings"`           // lm_head shares the token embedding
+
+	RelBuckets     int `json:"relative_buckets,omitempty"`      // T5 relative position buckets
+	RelMaxDistance int `json:"relative_max_distance,omitempty"` // T5
+
+	BOS          int `json:"bos"`                     // -1 when absent
+	EOS          int `json:"eos"`                     // -1 when absent
+	PAD          int `json:"pad"`                     // -1 when absent
+	DecoderStart int `json:"decoder_start,omitempty"` // encoder-decoder: first decoder token
+	ForcedEOS    int `json:"forced_eos"`              // -1 when absent: EOS forced at the last generated position
+
+	EncoderDecoder bool   `json:"encoder_decoder,omitempty"`
+	EncoderOnly    bool   `json:"encoder_only,omitempty"`
+	Naming         string `json:"naming"` // "hf" or "gguf": which tensor names the checkpoint uses
+}
+
+// LoadOptions tunes Load.
+type LoadOptions struct {
+	// Threads sets the kernels' thread count when > 0 (kernels.SetThreads).
+	Threads int
+}
+
+// Input is one sequence to run.
+type Input struct {
+	Tokens        []int
+	DecoderTokens []int // DecoderTokens only for encoder-decoder models
+}
+
+// Output is what Forward computed.
+type Output struct {
+	Logits [][]float32 // [T][vocab] (decoder positions for enc-dec); nil for encoder-only models
+	Hidden [][]float32 // last hidden state [T][d_model] (after the final norm)
+	Pooled []float32   // BERT's pooler output tanh(W·h[0]+b) when the checkpoint has a pooler
+}
+
+// Trace is an optional recorder passed to Forward; nil records nothing.
+type Trace struct {
+	// Layers is filled by Forward: the hidden state after each block
+	// [layer][T][d_model] (decoder blocks for enc-dec; encoder-only: encoder
+	// blocks).
+	Layers [][][]float32
+	// AttnLayer and AttnHead choose the self-attention map to record;
+	// AttnLayer < 0 records none.
+	AttnLayer, AttnHead int
+	// Attention is filled with the [Tq][Tk] softmax probabilities of that
+	// layer and head.
+	Attention [][]float32
+}
+
+// arch is what each architecture file implements.
+type arch interface {
+	// step runs tokens at positions s.cache.Len.. through the decoder (the
+	// whole encoder for encoder-only models), appending keys and values to
+	// s.cache. It returns the final hidden states [T][d_model] and, unless
+	// the model is encoder-only, the logits: of every position, or only the
+	// last one when lastOnly.
+	step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidden, logits []float32, err error)
+}
+
+// encoderArch is implemented by encoder-decoder architectures.
+type encoderArch interface {
+	// encode runs the encoder over tokens and stores in s what the decoder's
+	// cross-attention needs.
+	encode(s *Session, tokens []int) error
+}
+
+// Model is a loaded transformer. It is safe for concurrent use; per-sequence
+// state lives in a Session.
+type Model struct {
+	cfg    Config
+	impl   arch
+	ckpt   *checkpoint.Checkpoint
+	tok    *tokenizer.Tokenizer
+	Path   string  // as given to Load
+	pooler *linear // BERT only
+}
+
+// Config returns the model's architecture.
+func (m *Model) Config() Config { return m.cfg }
+
+// Tokenizer returns the checkpoint's tokenizer, or nil when it carries none.
+func (m *Model) Tokenizer() *tokenizer.Tokenizer { return m.tok }
+
+// Close releases the checkpoint's files. Weights loaded into memory stay
+// valid.
+func (m *Model) Close() error {
+	if m.ckpt == nil {
+		return nil
+	}
+	err := m.ckpt.Close()
+	m.ckpt = nil
+	return err
+}
+
+// ckptSource adapts a checkpoint to tokenizer.Source.
+type ckptSource struct{ c *checkpoint.Checkpoint }
+
+func (s ckptSource) Metadata() tensor.Metadata           { return s.c.Metadata }
+func (s ckptSource) ReadAux(name string) ([]byte, error) { return s.c.ReadAux(name) }
+
+// Load reads the model at path: a Hugging Face directory (config.json and
+// HF tensor names), a GGUF file (metadata and llama.cpp tensor names) or a
+// native .tfn file (its Source says which naming it keeps; config.json rides
+// along as an aux file). Weights keep their checkpoint dtype; only 1-D
+// tensors (norms, biases) are decoded to float32.
+func Load(path string, opts LoadOptions) (*Model, error) {
+	if opts.Threads > 0 {
+		kernels.SetThreads(opts.Threads)
+	}
+	c, err := checkpoint.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	m, err := loadFrom(c)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	m.Path = path
+	m.ckpt = c
+	if t, err := tokenizer.FromSource(ckptSource{c}); err == nil {
+		m.tok = t
+	}
+	// The weights have been read into memory; the files are not needed.
+	c.Close()
+	m.ckpt = nil
+	return m, nil
+}
+
+func loadFrom(c *checkpoint.Checkpoint) (*Model, error) {
+	l := &loader{c: c}
+	if c.Format == checkpoint.GGUF || c.Source == checkpoint.GGUF {
+		return loadGGUF(l)
+	}
+	hc, err := c.Config()
+	if err != nil {
+		return nil, err
+	}
+	if hc == nil {
+		return nil, fmt.Errorf("model: %s: no config.json (needed to know the architecture of a Hugging Face checkpoint)", c.Path)
+	}
+	return loadHF(l, hfConfig(hc))
+}
+
+func loadHF(l *loader, hc hfConfig) (*Model, error) {
+	mt := hc.str("model_type")
+	var (
+		m   *Model
+		err error
+	)
+	switch mt {
+	case "gpt2":
+		m, err = loadGPT2HF(l, hc)
+	case "llama", "mistral", "qwen2":
+		m, err = loadLlamaHF(l, hc)
+	case "bert":
+		m, err = loadBertHF(l, hc)
+	case "marian":
+		m, err = loadMarianHF(l, hc)
+	case "bart":
+		m, err = loadBartHF(l, hc)
+	case "t5":
+		m, err = loadT5HF(l, hc)
+	default:
+		return nil, fmt.Errorf("model: %s: config.json model_type %q: %w", l.c.Path, mt, tensor.ErrUnsupported)
+	}
+	if err != nil {
+		return nil, err
+	}
+	m.cfg.Naming = "hf"
+	return m, nil
+}
+
+func loadGGUF(l *loader) (*Model, error) {
+	md := l.c.Metadata
+	a, _ := md.Str("general.architecture")
+	var (
+		m   *Model
+		err error
+	)
+	switch a {
+	case "gpt2":
+		m, err = loadGPT2GGUF(l, md)
+	case "llama":
+		m, err = loadLlamaGGUF(l, md)
+	case "bert":
+		m, err = loadBertGGUF(l, md)
+	default:
+		return nil, fmt.Errorf("model: %s: general.architecture %q: %w", l.c.Path, a, tensor.ErrUnsupported)
+	}
+	if err != nil {
+		return nil, err
+	}
+	m.cfg.Naming = "gguf"
+	return m, nil
+}
+
+// Forward runs one whole sequence and returns the logits of every position
+// (decoder positions for encoder-decoder models) or, for encoder-only
+// models, the last hidden state.
+func (m *Model) Forward(in Input, tr *Trace) (*Output, error) {
+	s := m.NewSession()
+	if m.cfg.EncoderDecoder {
+		if err := s.Encode(in.Tokens); err != nil {
+			return nil, err
+		}
+		return s.forward(in.DecoderTokens, tr, false)
+	}
+	if len(in.DecoderTokens) > 0 {
+		return nil, fmt.Errorf("model: %s is not an encoder-decoder model: decoder tokens given", m.cfg.Arch)
+	}
+	return s.forward(in.Tokens, tr, false)
+}
+
+func (m *Model) checkTokens(tokens []int, what string) error {
+	if len(tokens) == 0 {
+		return fmt.Errorf("model: no %s tokens", what)
+	}
+	for i, t := range tokens {
+		if t < 0 || t >= m.cfg.Vocab {
+			return fmt.Errorf("model: %s token %d (index %d) outside the vocabulary of %d", what, t, i, m.cfg.Vocab)
+		}
+	}
+	return nil
+}
+
+// rows splits a flat [T][n] slice into T row slices sharing its memory.
+func rows(x []float32, n int) [][]float32 {
+	if n == 0 {
+		return nil
+	}
+	out := make([][]float32, len(x)/n)
+	for i := range out {
+		out[i] = x[i*n : (i+1)*n : (i+1)*n]
+	}
+	return out
+}
+
+// errNoEncoder is returned when a decoder step runs before Encode.
+var errNoEncoder = errors.New("model: encoder-decoder model: Encode must run before the decoder")
+
+// invSqrt is 1/√n as float32, the attention scale most models use.
+func invSqrt(n int) float32 { return float32(1 / math.Sqrt(float64(n))) }
