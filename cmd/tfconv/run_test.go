@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -36,7 +37,7 @@ type cutReference struct {
 func joinInts(v []int) string {
 	var s []string
 	for _, x := range v {
-		s = append(s, itoa(x))
+		s = append(s, strconv.Itoa(x))
 	}
 	return strings.Join(s, ",")
 }
