@@ -82,7 +82,9 @@ Exit codes: 0 success, 1 a check found a difference, 2 usage or input error.`,
 	})
 	root.AddCommand(
 		newCmdInspect(a),
+		newCmdConvert(a),
 		newCmdQuantize(a),
+		newCmdSynth(a),
 		newCmdTokenize(a),
 		newCmdRun(a), newCmdGenerate(a), newCmdBench(a),
 	)

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tfconv/tfconv/convert"
+	"github.com/tfconv/tfconv/internal/output"
+)
+
+type convertOptions struct {
+	src, dst     string
+	to           string
+	outType      string
+	force        bool
+	json         bool
+	arch         string
+	maxShardSize string
+	progress     bool
+}
+
+func newCmdConvert(a *app) *cobra.Command {
+	opts := &convertOptions{}
+	cmd := &cobra.Command{
+		Use:   "convert SRC DST",
+		Short: "Convert between Hugging Face safetensors, GGUF and native, architecture-aware",
+		Long: `Convert turns a Hugging Face checkpoint into a GGUF that llama.cpp loads, a GGUF
+back into a Hugging Face directory that transformers loads, and either into
+tfconv's native format.
+
+SRC is a safetensors file, a Hugging Face directory (config.json, single or
+sharded safetensors, tokenizer files), a model.safetensors.index.json, a GGUF
+file or split set, or a native .tfn file. DST is a .gguf file, a .tfn file
+(native) or a directory (Hugging Face layout); --to overrides the guess.
+
+HF → GGUF follows llama.cpp's convert_hf_to_gguf.py: the same tensor names,
+types, bytes and metadata keys (LLaMA's Q/K rows permuted, GPT-2's Conv1D
+weights transposed, buffers and BERT's pooler dropped). Architectures: ` + strings.Join(convert.Supported(), ", ") + `.
+GGUF → HF writes config.json, generation_config.json (causal LMs), the
+safetensors (sharded above --max-shard-size) and the tokenizer files. Native
+output is a lossless repack of SRC (same names and metadata, side files
+embedded); a native file converts onwards exactly like its source.
+
+--outtype: f32, f16, bf16, q8_0 or auto. GGUF output defaults to f16 (as
+convert_hf_to_gguf.py); auto is its --outtype auto (f16 when the first tensor
+is float16, else bf16). 1-D tensors, norms and position/token-type embeddings
+stay f32, and q8_0 falls back to f16 for rows that are not whole blocks.
+Hugging Face output defaults to auto: the float type most of SRC's
+parameters have (quantized tensors count as f32).
+
+Tensors are streamed one at a time; the output is written to a temporary
+file or directory beside DST and renamed into place; an existing DST is
+replaced only with --force; SRC is never modified. Afterwards the output is
+re-read and every tensor checked against the bytes converted (one line).
+Progress goes to stderr when it is a terminal, or with --progress.
+
+--json prints: {"source", "output", "format", "arch", "outtype",
+"tensors": [{"name", "source_name", "dtype", "shape", "bytes"}],
+"dropped": [{"name", "reason"}], "bytes" (total tensor data), "seconds",
+"self_check": "ok", "warnings": [...] (omitted when none)}.`,
+		Args: exactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.src, opts.dst = args[0], args[1]
+			return runConvert(a, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.to, "to", "", "output format: gguf|safetensors|native (default from DST)")
+	f.StringVar(&opts.outType, "outtype", "", "weight type: "+strings.Join(convert.OutTypes, "|")+" (default f16 for GGUF, auto otherwise)")
+	f.BoolVar(&opts.force, "force", false, "replace an existing DST")
+	f.BoolVar(&opts.json, "json", false, "print the report as JSON")
+	f.StringVar(&opts.arch, "arch", "", "architecture override (default: config.json model_type or GGUF general.architecture)")
+	f.StringVar(&opts.maxShardSize, "max-shard-size", "5GB", "largest safetensors shard of Hugging Face output (e.g. 500MB, 2GB, 1GiB)")
+	f.BoolVar(&opts.progress, "progress", false, "show progress on stderr even when it is not a terminal")
+	return cmd
+}
+
+// parseSize parses "5GB", "500MB", "1GiB" or a byte count; units are
+// decimal (as transformers' max_shard_size) unless they say "i".
+func parseSize(s string) (int64, error) {
+	t := strings.TrimSpace(strings.ToUpper(s))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"KIB", 1 << 10}, {"MIB", 1 << 20}, {"GIB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseFloat(t, 64)
+	if err != nil || n <= 0 || n*float64(mult) > 1<<62 {
+		return 0, fmt.Errorf("convert: --max-shard-size %q: want a positive size such as 5GB or 500MB", s)
+	}
+	return int64(n * float64(mult)), nil
+}
+
+func runConvert(a *app, opts *convertOptions) error {
+	maxShard, err := parseSize(opts.maxShardSize)
+	if err != nil {
+		return err
+	}
+	copts := convert.Options{To: convert.Format(strings.ToLower(opts.to)), OutType: strings.ToLower(opts.outType),
+		Force: opts.force, Arch: opts.arch, MaxShardBytes: maxShard}
+	if opts.progress || output.IsTerminal(a.err) {
+		copts.Progress = a.err
+	}
+	rep, err := convert.Run(opts.src, opts.dst, copts)
+	if err != nil {
+		return err
+	}
+	for _, w := range rep.Warnings {
+		fmt.Fprintln(a.err, "tfconv: warning:", w)
+	}
+	if opts.json {
+		return output.JSON(a.out, rep)
+	}
+	if len(rep.Dropped) > 0 {
+		tb := output.NewTable("dropped tensor", "reason")
+		for _, d := range rep.Dropped {
+			tb.Row(d.Name, d.Reason)
+		}
+		if err := tb.Render(a.out); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(a.out, "converted %s → %s (%s, %s, %s): %d tensors, %s in %.2fs\n", rep.Source, rep.Output, rep.Format,
+		rep.Arch, rep.OutType, len(rep.Tensors), output.Bytes(rep.Bytes), rep.Seconds)
+	_, err = fmt.Fprintln(a.out, rep.SelfCheckLine)
+	return err
+}

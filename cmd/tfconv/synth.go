@@ -1,0 +1,148 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tfconv/tfconv/internal/atomicfile"
+	"github.com/tfconv/tfconv/internal/output"
+	"github.com/tfconv/tfconv/synth"
+	"github.com/tfconv/tfconv/tensor"
+)
+
+type synthOptions struct {
+	like  string
+	out   string
+	typ   string
+	to    string
+	seed  uint64
+	force bool
+}
+
+func newCmdSynth(a *app) *cobra.Command {
+	opts := &synthOptions{}
+	var names []string
+	for _, s := range synth.Shapes() {
+		names = append(names, s.Name)
+	}
+	cmd := &cobra.Command{
+		Use:   "synth --like NAME OUT",
+		Short: "Write a random-weight checkpoint with a real model's shapes, for benchmarks",
+		Long: `Synth writes a checkpoint whose tensors have the names and shapes of a real
+model and random values (weights ≈ N(0, 0.02), norms ≈ 1), streaming tensor
+by tensor. The same --seed gives the same bytes.
+
+GGUF output (default, or --to gguf) carries llama.cpp's metadata for the
+architecture and a real tokenizer (LLaMA SentencePiece, GPT-2 BPE or BERT
+WordPiece), so llama.cpp loads it. Safetensors output (--to safetensors, or an
+OUT without the .gguf extension) is a Hugging Face folder: config.json and
+model.safetensors, sharded above 5 GB. 1-D tensors are always f32.
+
+Shapes: ` + strings.Join(names, ", ") + `.`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.out = args[0]
+			return runSynth(a, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.like, "like", "", "shape to copy: "+strings.Join(names, "|"))
+	f.StringVar(&opts.typ, "type", "f16", "type of the matrices: f32|f16|bf16|q8_0 (q8_0: GGUF only)")
+	f.StringVar(&opts.to, "to", "", "output format: gguf|safetensors (default: gguf when OUT ends in .gguf, else safetensors)")
+	f.Uint64Var(&opts.seed, "seed", 1, "random seed")
+	f.BoolVar(&opts.force, "force", false, "replace an existing OUT")
+	return cmd
+}
+
+func runSynth(a *app, opts *synthOptions) error {
+	if opts.like == "" {
+		return fmt.Errorf("synth: --like is required")
+	}
+	s, ok := synth.Lookup(opts.like)
+	if !ok {
+		var names []string
+		for _, s := range synth.Shapes() {
+			names = append(names, s.Name)
+		}
+		return fmt.Errorf("synth: unknown shape %q (one of %s)", opts.like, strings.Join(names, ", "))
+	}
+	d, ok := tensor.Parse(opts.typ)
+	if !ok || (d != tensor.F32 && d != tensor.F16 && d != tensor.BF16 && d != tensor.Q8_0) {
+		return fmt.Errorf("synth: --type %q: want f32, f16, bf16 or q8_0", opts.typ)
+	}
+	to := opts.to
+	if to == "" {
+		to = "safetensors"
+		if strings.EqualFold(filepath.Ext(opts.out), ".gguf") {
+			to = "gguf"
+		}
+	}
+	var err error
+	var infos []tensor.Info
+	switch to {
+	case "gguf":
+		if infos, err = synth.GGUFTensors(s, d); err != nil {
+			return err
+		}
+		var f *atomicfile.File
+		if f, err = atomicfile.Create(opts.out, opts.force); err != nil {
+			return err
+		}
+		defer f.Abort()
+		if err = synth.WriteGGUF(f, s, d, opts.seed); err != nil {
+			return err
+		}
+		if err = f.Commit(); err != nil {
+			return err
+		}
+	case "safetensors":
+		if infos, err = synth.HFTensors(s, d); err != nil {
+			return err
+		}
+		if err = checkOutDir(opts.out, opts.force); err != nil {
+			return err
+		}
+		if err = synth.WriteHF(opts.out, s, d, opts.seed); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("synth: --to %q: want gguf or safetensors", to)
+	}
+	var params, size int64
+	for _, t := range infos {
+		n, _ := t.Shape.NumElements()
+		params += n
+		size += t.Size
+	}
+	_, err = fmt.Fprintf(a.out, "wrote %s: %s %s %s, %d tensors, %s parameters, %s of tensor data\n",
+		opts.out, to, s.Name, d, len(infos), output.Count(params), output.Bytes(size))
+	return err
+}
+
+// checkOutDir refuses an existing non-empty folder (or a file) without
+// force: an HF checkpoint is a folder, so --force replaces the files synth
+// writes and leaves others.
+func checkOutDir(dir string, force bool) error {
+	st, err := os.Stat(dir)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("synth: %s: exists and is not a folder", dir)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	if len(ents) > 0 && !force {
+		return fmt.Errorf("synth: %s: %w", dir, atomicfile.ErrExists)
+	}
+	return nil
+}

@@ -1,0 +1,359 @@
+package convert
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/tfconv/tfconv/checkpoint"
+	"github.com/tfconv/tfconv/tensor"
+)
+
+// Format is an output container.
+type Format string
+
+// The output formats.
+const (
+	GGUF Format = "gguf"
+	// Safetensors output is a Hugging Face directory: config.json,
+	// model.safetensors (or shards and model.safetensors.index.json) and
+	// tokenizer files.
+	Safetensors Format = "safetensors"
+	// Native output is a .tfn file (NativeExt), a lossless repack of the
+	// source: same tensor names, bytes and metadata, side files embedded.
+	Native Format = "native"
+)
+
+// NativeExt is the file extension of tfconv's native format.
+const NativeExt = ".tfn"
+
+// DefaultMaxShardBytes is the shard size of Hugging Face output, the
+// transformers save_pretrained default ("5GB").
+const DefaultMaxShardBytes = 5_000_000_000
+
+// Output types (--outtype).
+const (
+	OutAuto = "auto"
+	OutF32  = "f32"
+	OutF16  = "f16"
+	OutBF16 = "bf16"
+	OutQ8_0 = "q8_0"
+)
+
+// OutTypes lists the --outtype values.
+var OutTypes = []string{OutF32, OutF16, OutBF16, OutQ8_0, OutAuto}
+
+// Options control a conversion.
+type Options struct {
+	// To is the output format; "" picks it from DST: ".gguf" is GGUF,
+	// NativeExt is native, anything else is a Hugging Face directory.
+	To Format
+	// OutType is the type of the converted weights. "" is llama.cpp's
+	// default for GGUF output (f16) and OutAuto otherwise. For GGUF, OutAuto
+	// is convert_hf_to_gguf.py's --outtype auto: f16 when the first tensor
+	// of the checkpoint is float16, else bf16. For Hugging Face output,
+	// OutAuto keeps float tensors as they are (quantized ones become f32)
+	// and, when the checkpoint mixes types, uses the type most of its
+	// parameters have. Native output takes only OutAuto.
+	OutType string
+	// Force replaces an existing DST.
+	Force bool
+	// Arch overrides the architecture read from config.json (model_type) or
+	// from GGUF general.architecture.
+	Arch string
+	// MaxShardBytes is the largest Hugging Face shard; 0 is
+	// DefaultMaxShardBytes.
+	MaxShardBytes int64
+	// Progress, when set, receives a progress line (bytes, rate).
+	Progress io.Writer
+}
+
+// TensorReport describes one output tensor.
+type TensorReport struct {
+	Name       string       `json:"name"`
+	SourceName string       `json:"source_name"`
+	DType      string       `json:"dtype"`
+	Shape      tensor.Shape `json:"shape"`
+	Bytes      int64        `json:"bytes"`
+}
+
+// Report is what a conversion did. Its JSON form is the --json output of
+// tfconv convert; fields are only ever added.
+type Report struct {
+	Source  string         `json:"source"`
+	Output  string         `json:"output"`
+	Format  Format         `json:"format"`
+	Arch    string         `json:"arch"`
+	OutType string         `json:"outtype"`
+	Tensors []TensorReport `json:"tensors"`
+	Dropped []Dropped      `json:"dropped"`
+	// Bytes is the total size of the output tensor data.
+	Bytes   int64   `json:"bytes"`
+	Seconds float64 `json:"seconds"`
+	// SelfCheck is "ok" once the output was re-read and matched.
+	SelfCheck string `json:"self_check"`
+	// SelfCheckLine is the one-line verdict printed by the CLI.
+	SelfCheckLine string `json:"-"`
+	// Warnings are things the output lacks that a user should know about
+	// (no tokenizer, a pooler transformers will re-initialise).
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// plan is a conversion worked out before any byte is written.
+type plan struct {
+	format  Format
+	arch    string
+	outType string
+	meta    tensor.Metadata // GGUF or native metadata
+	jobs    []*job
+	dropped []Dropped
+	files   map[string][]byte // side files (HF output, native aux)
+	warn    []string
+	native  *checkpoint.Checkpoint // native output: the source, for its header
+}
+
+// Run converts the checkpoint at src (anything checkpoint.Open reads) into
+// dst. The source is only read. The output appears whole or not at all, is
+// refused when it exists unless opts.Force, and is re-read afterwards to
+// check every tensor (Report.SelfCheck).
+func Run(src, dst string, opts Options) (*Report, error) {
+	start := time.Now()
+	to, err := outputFormat(dst, opts.To)
+	if err != nil {
+		return nil, err
+	}
+	c, err := checkpoint.Open(src)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	inputs := []string{src}
+	for _, f := range c.Files {
+		inputs = append(inputs, f.Path)
+	}
+	if err := checkDest(dst, to, opts.Force, inputs); err != nil {
+		return nil, err
+	}
+	var p *plan
+	switch {
+	case to == Native:
+		p, err = planNative(c, opts)
+	case to == GGUF && c.Source == checkpoint.GGUF:
+		p, err = planGGUFRepack(c, opts)
+	case to == GGUF:
+		p, err = planToGGUF(c, opts)
+	case to == Safetensors && c.Source == checkpoint.GGUF:
+		p, err = planToHF(c, opts)
+	case to == Safetensors:
+		p, err = planHFRecast(c, opts)
+	default:
+		err = fmt.Errorf("convert: unknown output format %q", to)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var total int64
+	for _, j := range p.jobs {
+		total += j.out.Size
+	}
+	prog := newProgress(opts.Progress, total)
+	switch to {
+	case GGUF:
+		err = writeGGUF(dst, opts.Force, inputs, p, prog)
+	case Native:
+		err = writeNative(dst, opts.Force, inputs, p, prog)
+	case Safetensors:
+		err = writeHF(dst, opts.Force, p, opts, prog)
+	}
+	prog.finish()
+	if err != nil {
+		return nil, err
+	}
+	line, err := selfCheck(dst, p.jobs)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{Source: src, Output: dst, Format: to, Arch: p.arch, OutType: p.outType,
+		Tensors: []TensorReport{}, Dropped: p.dropped, SelfCheck: "ok", SelfCheckLine: line, Warnings: p.warn}
+	if rep.Dropped == nil {
+		rep.Dropped = []Dropped{}
+	}
+	for _, j := range p.jobs {
+		rep.Tensors = append(rep.Tensors, TensorReport{Name: j.out.Name, SourceName: j.src.Name,
+			DType: j.out.DType.String(), Shape: j.out.Shape, Bytes: j.out.Size})
+		rep.Bytes += j.out.Size
+	}
+	rep.Seconds = time.Since(start).Seconds()
+	return rep, nil
+}
+
+// outputFormat resolves Options.To against dst's name.
+func outputFormat(dst string, to Format) (Format, error) {
+	ext := strings.ToLower(filepath.Ext(dst))
+	if to == "" {
+		switch ext {
+		case ".gguf":
+			return GGUF, nil
+		case NativeExt:
+			return Native, nil
+		case ".safetensors":
+			return "", fmt.Errorf("convert: %s: Hugging Face output is a directory (config.json, model.safetensors, tokenizer files); give a directory name", dst)
+		}
+		return Safetensors, nil
+	}
+	switch to {
+	case GGUF, Native:
+		return to, nil
+	case Safetensors:
+		if ext == ".gguf" || ext == NativeExt || ext == ".safetensors" {
+			return "", fmt.Errorf("convert: %s: Hugging Face output is a directory; give a directory name", dst)
+		}
+		return to, nil
+	}
+	return "", fmt.Errorf("convert: unknown output format %q (gguf, safetensors or native)", to)
+}
+
+// checkDest refuses to write over the source or (without force) anything
+// that exists.
+func checkDest(dst string, to Format, force bool, inputs []string) error {
+	if pst, err := os.Stat(filepath.Dir(filepath.Clean(dst))); err != nil || !pst.IsDir() {
+		return fmt.Errorf("convert: %s: the folder %s does not exist", dst, filepath.Dir(filepath.Clean(dst)))
+	}
+	st, err := os.Stat(dst)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, in := range inputs {
+		ist, err := os.Stat(in)
+		if err != nil {
+			continue
+		}
+		if os.SameFile(st, ist) {
+			return fmt.Errorf("convert: %s: refusing to overwrite the input %s", dst, in)
+		}
+		if st.IsDir() {
+			// A directory output must not hold the input either.
+			if d, err := os.Stat(filepath.Dir(in)); err == nil && os.SameFile(st, d) {
+				return fmt.Errorf("convert: %s: refusing to replace the directory holding the input %s", dst, in)
+			}
+		}
+	}
+	if st.IsDir() != (to == Safetensors) {
+		if st.IsDir() {
+			return fmt.Errorf("convert: %s is a directory; %s output is a file", dst, to)
+		}
+		return fmt.Errorf("convert: %s is a file; Hugging Face output is a directory", dst)
+	}
+	if !force {
+		return fmt.Errorf("convert: %s already exists (use --force to replace it)", dst)
+	}
+	return nil
+}
+
+// finishJobs fills each job's output size and checks the sources exist.
+func finishJobs(jobs []*job) error {
+	for _, j := range jobs {
+		n, err := j.out.DType.ShapeBytes(j.out.Shape)
+		if err != nil {
+			return fmt.Errorf("convert: tensor %q: %w", j.out.Name, err)
+		}
+		j.out.Size = n
+		srcN, err := j.src.Shape.NumElements()
+		if err != nil {
+			return fmt.Errorf("convert: tensor %q: %w", j.src.Name, err)
+		}
+		if outN := j.out.NumElements(); outN != srcN {
+			return fmt.Errorf("convert: tensor %q: %d elements from %q with %d", j.out.Name, outN, j.src.Name, srcN)
+		}
+	}
+	return nil
+}
+
+// modelName is general.name as convert_hf_to_gguf.py derives it when the
+// model has no README or name in config.json: the directory name made a
+// title (gguf-py Metadata.id_to_title: "-" becomes a space, lower-case words
+// are title-cased unless they look like versions or numbers).
+func modelName(c *checkpoint.Checkpoint) string {
+	dir := c.Path
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		dir = filepath.Dir(dir)
+	}
+	abs, err := filepath.Abs(dir)
+	if err == nil {
+		dir = abs
+	}
+	var words []string
+	for _, w := range strings.Fields(strings.ReplaceAll(filepath.Base(dir), "-", " ")) {
+		if w == strings.ToLower(w) && strings.ToUpper(w) != w && !looksVersion(w) {
+			w = pyTitle(w)
+		}
+		words = append(words, w)
+	}
+	return strings.Join(words, " ")
+}
+
+func looksVersion(w string) bool {
+	if w[0] >= '0' && w[0] <= '9' {
+		return true
+	}
+	if w[0] != 'v' || len(w) < 2 {
+		return false
+	}
+	for _, r := range w[1:] {
+		if r != '.' && (r < '0' || r > '9') {
+			return false
+		}
+	}
+	return w[1] != '.'
+}
+
+// pyTitle is Python's str.title: a letter after a non-letter is upper-cased,
+// every other letter lower-cased.
+func pyTitle(s string) string {
+	var b strings.Builder
+	prev := false
+	for _, r := range s {
+		if unicode.IsLetter(r) {
+			if prev {
+				r = unicode.ToLower(r)
+			} else {
+				r = unicode.ToUpper(r)
+			}
+			prev = true
+		} else {
+			prev = false
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// sizeLabel is gguf-py's model_weight_count_rounded_notation: the parameter
+// count scaled to K/M/B/T with at least two significant digits ("2.1M").
+func sizeLabel(n int64) string {
+	f := float64(n)
+	var scaled float64
+	var suffix string
+	switch {
+	case f > 1e12:
+		scaled, suffix = f*1e-12, "T"
+	case f > 1e9:
+		scaled, suffix = f*1e-9, "B"
+	case f > 1e6:
+		scaled, suffix = f*1e-6, "M"
+	default:
+		scaled, suffix = f*1e-3, "K"
+	}
+	digits := len(strings.TrimLeft(fmt.Sprint(int64(math.RoundToEven(scaled))), "0"))
+	fix := max(2-digits, 0)
+	return fmt.Sprintf("%.*f%s", fix, scaled, suffix)
+}

@@ -1,0 +1,39 @@
+// Package convert converts checkpoints between ecosystems, architecture by
+// architecture: a Hugging Face directory to the GGUF llama.cpp's
+// convert_hf_to_gguf.py would write (same tensor names, types, bytes and
+// metadata keys), a GGUF back to a Hugging Face directory transformers
+// loads, and either into tfconv's native format.
+//
+// Data flow, one tensor at a time (memory: one chunk, or the largest tensor
+// that needs a transpose or permutation):
+//
+//	checkpoint.Open(SRC) ──► Arch.ToGGUF / Arch.ToHF ──► []Mapping ──► plan (dtype per tensor)
+//	                                                                    │
+//	source tensor ─► read ─► float32 ─► Transform ─► encode (f32/f16/bf16/q8_0) ─► writer.Next ─► DST (temp, sync, rename)
+//	                                                                                     │
+//	                                                         CRC-32C per tensor ─► self-check re-reads DST
+//
+// Conversion policy lives in one file per architecture (llama.go, gpt2.go,
+// bert.go, t5.go): the config.json ↔ GGUF KV mapping, the tensor name table,
+// the layout changes (LLaMA's Q/K row permutation, GPT-2's Conv1D
+// transposes), the tensors dropped on purpose with the reason, and tied
+// weights. Marian and BART have no llama.cpp architecture: GGUF output is
+// refused for them, and native or safetensors output repacks them as they
+// are.
+//
+// Per-tensor types for GGUF (GGUFTensorType) follow convert_hf_to_gguf.py
+// at llama.cpp c392e509: 1-D tensors, *_norm.weight, position_embd,
+// token_types and non-.weight tensors stay F32; Q8_0 falls back to F16 for
+// rows that are not whole blocks. --outtype auto is the converter's: F16
+// when the first tensor is float16, else BF16. BF16 NaNs follow gguf-py.
+//
+// Metadata equals the converter's key for key and in order, except
+// general.name (ProvenanceKeys): both derive it from the source directory's
+// name, so it differs whenever the directories' names do. llama.cpp also
+// splits names such as "TinyLlama-1.1B-Chat-v1.0" into general.basename,
+// .finetune, .version and reads a model card; tfconv does not, so for such
+// directories those extra general.* keys are missing.
+//
+// GGUFName and HFName export the tensor name mapping for other tools
+// (tfconv diff pairs HF and GGUF tensors through them).
+package convert

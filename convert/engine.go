@@ -1,0 +1,206 @@
+package convert
+
+import (
+	"fmt"
+	"hash"
+	"hash/crc32"
+	"io"
+	"math"
+
+	"github.com/tfconv/tfconv/checkpoint"
+	"github.com/tfconv/tfconv/quant"
+	"github.com/tfconv/tfconv/tensor"
+)
+
+// job is one output tensor: its final name, dtype and shape, the input
+// tensor it comes from and the element transform on the way.
+type job struct {
+	out tensor.Info
+	src *checkpoint.Tensor
+	m   Mapping
+	// ggufBF16 selects gguf-py's NaN rule for BF16 output (see encode).
+	ggufBF16 bool
+	sum      uint32 // CRC-32C of the bytes written, for the self-check
+}
+
+// chunkElems is how many elements the streaming path converts per step: a
+// multiple of every GGML block size (32 and 256), 1 MiB of float32, big
+// enough that the per-chunk overhead vanishes and small enough that memory
+// stays flat whatever the tensor size.
+const chunkElems = 1 << 18
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// engine writes jobs, reusing its buffers from tensor to tensor so memory
+// stays at the largest tensor that needs a transform (or one chunk).
+type engine struct {
+	progress *progress
+	raw      []byte
+	f32a     []float32
+	f32b     []float32
+	outBuf   []byte
+}
+
+func grow[T any](b []T, n int) []T {
+	if cap(b) < n {
+		return make([]T, n)
+	}
+	return b[:n]
+}
+
+// write streams j's data into w.
+func (e *engine) write(w io.Writer, j *job) error {
+	h := crc32.New(castagnoli)
+	dst := io.MultiWriter(w, h, e.progress)
+	var err error
+	switch {
+	case j.src.DType == j.out.DType && j.m.Transform == nil:
+		err = e.copyRaw(dst, j)
+	case j.m.Transform == nil:
+		err = e.stream(dst, j)
+	default:
+		err = e.whole(dst, j)
+	}
+	if err != nil {
+		return fmt.Errorf("convert: tensor %q (from %q): %w", j.out.Name, j.src.Name, err)
+	}
+	j.sum = h.(hash.Hash32).Sum32()
+	return nil
+}
+
+func (e *engine) copyRaw(w io.Writer, j *job) error {
+	e.raw = grow(e.raw, 1<<20)
+	n, err := io.CopyBuffer(w, io.LimitReader(j.src.Open(), j.src.Size), e.raw)
+	if err != nil {
+		return err
+	}
+	if n != j.src.Size {
+		return fmt.Errorf("read %d of %d bytes", n, j.src.Size)
+	}
+	return nil
+}
+
+// stream converts the tensor chunk by chunk.
+func (e *engine) stream(w io.Writer, j *job) error {
+	total := j.out.NumElements()
+	r := j.src.Open()
+	for done := int64(0); done < total; {
+		n := min(int64(chunkElems), total-done)
+		inBytes, err := j.src.DType.ByteSize(n)
+		if err != nil {
+			return err
+		}
+		e.raw = grow(e.raw, int(inBytes))
+		if _, err := io.ReadFull(r, e.raw); err != nil {
+			return err
+		}
+		e.f32a = grow(e.f32a, int(n))
+		if err := quant.Dequantize(e.f32a, e.raw, j.src.DType); err != nil {
+			return err
+		}
+		if err := e.encodeWrite(w, e.f32a, j); err != nil {
+			return err
+		}
+		done += n
+	}
+	return nil
+}
+
+// whole reads the entire tensor, transforms it and writes it.
+func (e *engine) whole(w io.Writer, j *job) error {
+	n := j.out.NumElements()
+	e.raw = grow(e.raw, int(j.src.Size))
+	if _, err := io.ReadFull(j.src.Open(), e.raw); err != nil {
+		return err
+	}
+	e.f32a = grow(e.f32a, int(n))
+	if err := quant.Dequantize(e.f32a, e.raw, j.src.DType); err != nil {
+		return err
+	}
+	e.f32b = grow(e.f32b, int(n))
+	j.m.Transform(e.f32b, e.f32a)
+	return e.encodeWrite(w, e.f32b, j)
+}
+
+func (e *engine) encodeWrite(w io.Writer, src []float32, j *job) error {
+	nb, err := j.out.DType.ByteSize(int64(len(src)))
+	if err != nil {
+		return err
+	}
+	e.outBuf = grow(e.outBuf, int(nb))
+	if err := encode(e.outBuf, src, j.out.DType, j.ggufBF16); err != nil {
+		return err
+	}
+	_, err = w.Write(e.outBuf)
+	return err
+}
+
+// encode writes src as dtype t. For BF16 with ggufRule set, NaNs follow
+// gguf-py (the converter llama.cpp ships): the sign, exponent and top
+// mantissa bits are kept and the quiet bit set, where PyTorch (and
+// quant.EncodeBF16Bytes) write the canonical 0x7FC0. Other values round
+// to nearest even in both.
+func encode(dst []byte, src []float32, t tensor.DType, ggufRule bool) error {
+	if err := quant.Quantize(dst, src, t); err != nil {
+		return err
+	}
+	if t == tensor.BF16 && ggufRule {
+		for i, f := range src {
+			if f != f {
+				b := math.Float32bits(f)
+				v := uint16(b>>16) | 0x40
+				dst[2*i], dst[2*i+1] = byte(v), byte(v>>8)
+			}
+		}
+	}
+	return nil
+}
+
+// checksum returns the CRC-32C of a tensor's bytes as stored.
+func checksum(r io.Reader, size int64, buf []byte) (uint32, error) {
+	h := crc32.New(castagnoli)
+	n, err := io.CopyBuffer(h, io.LimitReader(r, size), buf)
+	if err != nil {
+		return 0, err
+	}
+	if n != size {
+		return 0, fmt.Errorf("read %d of %d bytes", n, size)
+	}
+	return h.Sum32(), nil
+}
+
+// selfCheck re-opens the output and confirms every tensor is there with the
+// planned dtype and shape and exactly the bytes the conversion produced
+// (for q8_0 those are the quantized bytes, so this also catches a
+// re-quantization that would come out different). It returns the one-line
+// verdict.
+func selfCheck(path string, jobs []*job) (string, error) {
+	c, err := checkpoint.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("convert: self-check: %w", err)
+	}
+	defer c.Close()
+	if len(c.Tensors) != len(jobs) {
+		return "", fmt.Errorf("convert: self-check: %s has %d tensors, wrote %d", path, len(c.Tensors), len(jobs))
+	}
+	buf := make([]byte, 1<<20)
+	for _, j := range jobs {
+		t, ok := c.Tensor(j.out.Name)
+		if !ok {
+			return "", fmt.Errorf("convert: self-check: tensor %q missing from %s", j.out.Name, path)
+		}
+		if t.DType != j.out.DType || !t.Shape.Equal(j.out.Shape) {
+			return "", fmt.Errorf("convert: self-check: tensor %q is %v %v in %s, wrote %v %v",
+				j.out.Name, t.DType, t.Shape, path, j.out.DType, j.out.Shape)
+		}
+		sum, err := checksum(t.Open(), t.Size, buf)
+		if err != nil {
+			return "", fmt.Errorf("convert: self-check: tensor %q: %w", j.out.Name, err)
+		}
+		if sum != j.sum {
+			return "", fmt.Errorf("convert: self-check: tensor %q: bytes in %s differ from what was written (crc32c %08x, want %08x)",
+				j.out.Name, path, sum, j.sum)
+		}
+	}
+	return fmt.Sprintf("self-check: ok, %d tensors re-read from the output, every byte as converted (crc32c)", len(jobs)), nil
+}

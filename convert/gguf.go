@@ -1,0 +1,258 @@
+package convert
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"github.com/tfconv/tfconv/checkpoint"
+	"github.com/tfconv/tfconv/formats/gguf"
+	"github.com/tfconv/tfconv/internal/atomicfile"
+	"github.com/tfconv/tfconv/tensor"
+	"github.com/tfconv/tfconv/tokenizer"
+)
+
+// GGUF keys the converter writes itself (the architecture's come from Arch).
+const (
+	keyArch         = "general.architecture"
+	keyType         = "general.type"
+	keyName         = "general.name"
+	keySizeLabel    = "general.size_label"
+	keyFileType     = "general.file_type"
+	keyQuantVersion = "general.quantization_version"
+	// quantVersion is ggml's GGML_QNT_VERSION.
+	quantVersion = 2
+)
+
+// ProvenanceKeys are the GGUF keys that describe where a file came from
+// rather than what the model is; they are derived from the source's
+// directory name (general.name) and may legitimately differ between two
+// conversions of the same model.
+var ProvenanceKeys = []string{keyName}
+
+// ggufFileType is llama.cpp's LlamaFileType for an outtype.
+func ggufFileType(outType string) (uint32, tensor.DType, error) {
+	switch outType {
+	case OutF32:
+		return 0, tensor.F32, nil
+	case OutF16:
+		return 1, tensor.F16, nil
+	case OutQ8_0:
+		return 7, tensor.Q8_0, nil
+	case OutBF16:
+		return 32, tensor.BF16, nil
+	}
+	return 0, 0, fmt.Errorf("convert: unknown --outtype %q (one of %s): %w", outType, strings.Join(OutTypes, ", "), tensor.ErrUnsupported)
+}
+
+// GGUFTensorType is the type convert_hf_to_gguf.py gives a GGUF tensor for
+// the file type want: 1-D tensors, norms (*_norm.weight), position and
+// token-type embeddings and anything not named *.weight stay F32, because
+// most of llama.cpp only handles F32 there; everything else gets want,
+// except that Q8_0 falls back to F16 when the rows are not whole 32-element
+// blocks (gguf-py raises QuantError and the converter falls back).
+func GGUFTensorType(name string, shape tensor.Shape, want tensor.DType) tensor.DType {
+	if len(shape) <= 1 || strings.HasSuffix(name, "_norm.weight") {
+		return tensor.F32
+	}
+	if name == "position_embd.weight" || name == "token_types.weight" || !strings.HasSuffix(name, ".weight") {
+		return tensor.F32
+	}
+	if want.Quantized() && shape[len(shape)-1]%want.BlockSize() != 0 {
+		return tensor.F16
+	}
+	return want
+}
+
+// srcTokenizer adapts a checkpoint to tokenizer.Source.
+type srcTokenizer struct{ c *checkpoint.Checkpoint }
+
+func (s srcTokenizer) Metadata() tensor.Metadata           { return s.c.Metadata }
+func (s srcTokenizer) ReadAux(name string) ([]byte, error) { return s.c.ReadAux(name) }
+
+// planToGGUF converts a Hugging Face checkpoint (or a native file made from
+// one) to GGUF as convert_hf_to_gguf.py does.
+func planToGGUF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
+	raw, err := c.Config()
+	if err != nil {
+		return nil, err
+	}
+	if raw == nil {
+		return nil, fmt.Errorf("convert: %s has no config.json; it is needed to know the architecture and hyper-parameters", c.Path)
+	}
+	cfg := Config(raw)
+	archName := opts.Arch
+	if archName == "" {
+		archName, _ = cfg.Str("model_type")
+	}
+	arch, err := Lookup(archName)
+	if err != nil {
+		return nil, err
+	}
+	if len(c.Tensors) == 0 {
+		return nil, fmt.Errorf("convert: %s has no tensors", c.Path)
+	}
+	outType := opts.OutType
+	switch outType {
+	case "":
+		outType = OutF16 // convert_hf_to_gguf.py's default
+	case OutAuto:
+		// --outtype auto: "can't use torch_dtype in config.json, because
+		// some finetunes lie": the first tensor decides.
+		outType = OutBF16
+		if c.Tensors[0].DType == tensor.F16 {
+			outType = OutF16
+		}
+	}
+	ft, want, err := ggufFileType(outType)
+	if err != nil {
+		return nil, err
+	}
+	infos := make([]tensor.Info, len(c.Tensors))
+	for i, t := range c.Tensors {
+		if !t.DType.Float() || t.DType.Quantized() {
+			return nil, fmt.Errorf("convert: tensor %q is %v; Hugging Face input must be float: %w", t.Name, t.DType, tensor.ErrUnsupported)
+		}
+		infos[i] = t.Info
+	}
+	maps, dropped, err := arch.ToGGUF(cfg, infos)
+	if err != nil {
+		return nil, err
+	}
+	p := &plan{format: GGUF, arch: arch.Name(), outType: outType, dropped: dropped}
+	if p.jobs, err = jobsFor(c, maps, dropped, func(m Mapping) tensor.DType { return GGUFTensorType(m.Name, m.Shape, want) }); err != nil {
+		return nil, err
+	}
+	for _, j := range p.jobs {
+		j.ggufBF16 = true
+	}
+	var params int64
+	for _, j := range p.jobs {
+		params += j.out.NumElements()
+	}
+	archKV, err := arch.GGUFMetadata(cfg, ft)
+	if err != nil {
+		return nil, err
+	}
+	md := tensor.Metadata{
+		{Key: keyArch, Value: tensor.String(arch.Name())},
+		{Key: keyType, Value: tensor.String("model")},
+		{Key: keyName, Value: tensor.String(modelName(c))},
+		{Key: keySizeLabel, Value: tensor.String(sizeLabel(params))},
+	}
+	md = append(md, archKV...)
+	tok, err := tokenizer.FromSource(srcTokenizer{c})
+	switch {
+	case err == nil:
+		md = append(md, tok.GGUFMetadata()...)
+	case errors.Is(err, fs.ErrNotExist):
+		p.warn = append(p.warn, "no tokenizer files: the GGUF has no tokenizer.ggml.* keys and llama.cpp will not load it without a vocabulary")
+	default:
+		return nil, err
+	}
+	md = append(md, tensor.KV{Key: keyQuantVersion, Value: tensor.Uint32(quantVersion)})
+	p.meta = md
+	return p, nil
+}
+
+// jobsFor turns mappings into jobs and checks that every input tensor is
+// used exactly once (copies aside) or dropped.
+func jobsFor(c *checkpoint.Checkpoint, maps []Mapping, dropped []Dropped, dtype func(Mapping) tensor.DType) ([]*job, error) {
+	used := map[string]int{}
+	for _, d := range dropped {
+		used[d.Name]++
+	}
+	seen := map[string]bool{}
+	var jobs []*job
+	for _, m := range maps {
+		t, ok := c.Tensor(m.Source)
+		if !ok {
+			return nil, fmt.Errorf("convert: missing tensor %q (needed for %q)", m.Source, m.Name)
+		}
+		if seen[m.Name] {
+			return nil, fmt.Errorf("convert: two tensors map to %q", m.Name)
+		}
+		seen[m.Name] = true
+		if !m.Copy {
+			used[m.Source]++
+		}
+		jobs = append(jobs, &job{out: tensor.Info{Name: m.Name, DType: dtype(m), Shape: m.Shape}, src: t, m: m})
+	}
+	for _, t := range c.Tensors {
+		switch used[t.Name] {
+		case 1:
+		case 0:
+			return nil, fmt.Errorf("convert: unexpected tensor %q: neither converted nor dropped", t.Name)
+		default:
+			return nil, fmt.Errorf("convert: tensor %q used %d times", t.Name, used[t.Name])
+		}
+	}
+	return jobs, finishJobs(jobs)
+}
+
+// identityJobs copies every tensor under its own name, as dtype says.
+func identityJobs(c *checkpoint.Checkpoint, dtype func(*checkpoint.Tensor) tensor.DType) ([]*job, error) {
+	var jobs []*job
+	for _, t := range c.Tensors {
+		jobs = append(jobs, &job{out: tensor.Info{Name: t.Name, DType: dtype(t), Shape: t.Shape.Clone()}, src: t,
+			m: Mapping{Name: t.Name, Source: t.Name, Shape: t.Shape}})
+	}
+	return jobs, finishJobs(jobs)
+}
+
+// planGGUFRepack writes a GGUF (a split set, or a native file made from
+// one) as one GGUF file with the same tensors and metadata.
+func planGGUFRepack(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
+	if opts.OutType != "" && opts.OutType != OutAuto {
+		return nil, fmt.Errorf("convert: %s is already GGUF; changing tensor types is 'tfconv quantize': %w", c.Path, tensor.ErrUnsupported)
+	}
+	jobs, err := identityJobs(c, func(t *checkpoint.Tensor) tensor.DType { return t.DType })
+	if err != nil {
+		return nil, err
+	}
+	var md tensor.Metadata
+	for _, kv := range c.Metadata {
+		if !strings.HasPrefix(kv.Key, "split.") {
+			md = append(md, kv)
+		}
+	}
+	arch, _ := md.Str(keyArch)
+	return &plan{format: GGUF, arch: arch, outType: OutAuto, meta: md, jobs: jobs}, nil
+}
+
+// writeGGUF writes the plan as one GGUF file, atomically.
+func writeGGUF(dst string, force bool, inputs []string, p *plan, prog *progress) error {
+	f, err := atomicfile.Create(dst, force, inputs...)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	infos := make([]tensor.Info, len(p.jobs))
+	for i, j := range p.jobs {
+		infos[i] = tensor.Info{Name: j.out.Name, DType: j.out.DType, Shape: j.out.Shape}
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	gw, err := gguf.NewWriter(bw, p.meta, infos)
+	if err != nil {
+		return err
+	}
+	e := &engine{progress: prog}
+	for _, j := range p.jobs {
+		w, err := gw.Next(j.out.Name)
+		if err != nil {
+			return err
+		}
+		if err := e.write(w, j); err != nil {
+			return err
+		}
+	}
+	if err := gw.Close(); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	return f.Commit()
+}

@@ -1,0 +1,327 @@
+package convert
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/tfconv/tfconv/checkpoint"
+	"github.com/tfconv/tfconv/formats/safetensors"
+	"github.com/tfconv/tfconv/tensor"
+	"github.com/tfconv/tfconv/tokenizer"
+)
+
+// torchDType is config.json's torch_dtype for an HF output dtype.
+var torchDType = map[tensor.DType]string{tensor.F32: "float32", tensor.F16: "float16", tensor.BF16: "bfloat16"}
+
+// hfOutType resolves --outtype for Hugging Face output: one float dtype for
+// every tensor, as transformers saves a model. auto takes the type most of
+// the checkpoint's parameters have, counting quantized ones as f32 (their
+// exact value after dequantization needs f32).
+func hfOutType(c *checkpoint.Checkpoint, outType string) (string, tensor.DType, error) {
+	switch outType {
+	case OutF32:
+		return outType, tensor.F32, nil
+	case OutF16:
+		return outType, tensor.F16, nil
+	case OutBF16:
+		return outType, tensor.BF16, nil
+	case "", OutAuto:
+	default:
+		return "", 0, fmt.Errorf("convert: --outtype %s: safetensors output holds f32, f16 or bf16: %w", outType, tensor.ErrUnsupported)
+	}
+	count := map[tensor.DType]int64{}
+	for _, t := range c.Tensors {
+		d := t.DType
+		if _, ok := torchDType[d]; !ok {
+			d = tensor.F32
+		}
+		count[d] += t.NumElements()
+	}
+	best := tensor.F32
+	for _, d := range []tensor.DType{tensor.F16, tensor.BF16} {
+		if count[d] > count[best] {
+			best = d
+		}
+	}
+	names := map[tensor.DType]string{tensor.F32: OutF32, tensor.F16: OutF16, tensor.BF16: OutBF16}
+	return names[best], best, nil
+}
+
+// planToHF converts a GGUF (or a native file made from one) to a Hugging
+// Face directory.
+func planToHF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
+	archName := opts.Arch
+	if archName == "" {
+		archName, _ = c.Metadata.Str(keyArch)
+	}
+	arch, err := Lookup(archName)
+	if err != nil {
+		return nil, err
+	}
+	outType, dt, err := hfOutType(c, opts.OutType)
+	if err != nil {
+		return nil, err
+	}
+	infos := make([]tensor.Info, len(c.Tensors))
+	for i, t := range c.Tensors {
+		infos[i] = t.Info
+	}
+	maps, dropped, err := arch.ToHF(c.Metadata, infos)
+	if err != nil {
+		return nil, err
+	}
+	p := &plan{format: Safetensors, arch: arch.Name(), outType: outType, dropped: dropped, files: map[string][]byte{}}
+	if p.jobs, err = jobsFor(c, maps, dropped, func(Mapping) tensor.DType { return dt }); err != nil {
+		return nil, err
+	}
+	cfg, err := arch.HFConfig(c.Metadata, infos)
+	if err != nil {
+		return nil, err
+	}
+	cfg["torch_dtype"] = torchDType[dt]
+	if p.files["config.json"], err = marshalConfig(cfg); err != nil {
+		return nil, err
+	}
+	if arch.Name() == "bert" {
+		p.warn = append(p.warn, "GGUF BERT has no pooler: transformers will initialise pooler.dense randomly (last_hidden_state is unaffected)")
+	}
+	if gen := generationConfig(arch, cfg); gen != nil {
+		p.files["generation_config.json"] = gen
+	}
+	if tokenizer.HasMetadata(c.Metadata) {
+		tok, err := tokenizer.FromMetadata(c.Metadata, c.Path)
+		if err != nil {
+			return nil, err
+		}
+		files, err := tok.HFFiles()
+		if err != nil {
+			p.warn = append(p.warn, fmt.Sprintf("tokenizer files not written: %v", err))
+		}
+		for name, b := range files {
+			p.files[name] = b
+		}
+	} else {
+		p.warn = append(p.warn, "the GGUF has no tokenizer.ggml.* keys: no tokenizer files written")
+	}
+	return p, nil
+}
+
+// generationConfig is the generation_config.json transformers derives from
+// config.json for a causal LM (what save_pretrained writes when the model
+// has no separate one), or nil for encoders.
+func generationConfig(arch Arch, cfg Config) []byte {
+	if arch.Name() == "bert" {
+		return nil
+	}
+	g := Config{"_from_model_config": true}
+	for _, k := range []string{"bos_token_id", "eos_token_id", "pad_token_id"} {
+		if v, ok := cfg[k]; ok {
+			g[k] = v
+		}
+	}
+	b, err := marshalConfig(g)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// marshalConfig writes a config the way transformers does: indented by two
+// spaces, keys sorted, newline at the end.
+func marshalConfig(c Config) ([]byte, error) {
+	b, err := json.MarshalIndent(map[string]any(c), "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("convert: config.json: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// planHFRecast rewrites a Hugging Face checkpoint as a Hugging Face
+// directory: same names, side files copied, tensors cast to --outtype and
+// resharded to --max-shard-size.
+func planHFRecast(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
+	outType, dt, err := hfOutType(c, opts.OutType)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range c.Tensors {
+		if _, ok := torchDType[t.DType]; !ok {
+			return nil, fmt.Errorf("convert: tensor %q is %v; only float tensors can be cast: %w", t.Name, t.DType, tensor.ErrUnsupported)
+		}
+	}
+	jobs, err := identityJobs(c, func(*checkpoint.Tensor) tensor.DType { return dt })
+	if err != nil {
+		return nil, err
+	}
+	p := &plan{format: Safetensors, outType: outType, jobs: jobs, files: map[string][]byte{}}
+	for _, name := range c.AuxNames() {
+		b, err := c.ReadAux(name)
+		if err != nil {
+			return nil, err
+		}
+		p.files[name] = b
+	}
+	raw, err := c.Config()
+	if err != nil {
+		return nil, err
+	}
+	if raw != nil {
+		cfg := Config(raw)
+		p.arch, _ = cfg.Str("model_type")
+		cfg["torch_dtype"] = torchDType[dt]
+		if p.files["config.json"], err = marshalConfig(cfg); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// syncFile syncs before closing so that the directory rename publishes
+// complete files.
+type syncFile struct {
+	*os.File
+	bw *bufio.Writer
+}
+
+func (f *syncFile) Write(p []byte) (int, error) { return f.bw.Write(p) }
+
+func (f *syncFile) Close() error {
+	err := f.bw.Flush()
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.File.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func createIn(dir string) func(name string) (io.WriteCloser, error) {
+	return func(name string) (io.WriteCloser, error) {
+		if name != filepath.Base(name) {
+			return nil, fmt.Errorf("convert: refusing to create %q outside the output directory", name)
+		}
+		f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		return &syncFile{File: f, bw: bufio.NewWriterSize(f, 1<<20)}, nil
+	}
+}
+
+// writeHF builds the directory in a temporary folder beside dst and renames
+// it into place, so dst appears whole or not at all.
+func writeHF(dst string, force bool, p *plan, opts Options, prog *progress) (err error) {
+	parent, base := filepath.Split(filepath.Clean(dst))
+	if parent == "" {
+		parent = "."
+	}
+	tmp, err := os.MkdirTemp(parent, "."+base+".tmp-*")
+	if err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil { // MkdirTemp makes it private
+		os.RemoveAll(tmp)
+		return err
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			os.RemoveAll(tmp)
+		}
+	}()
+	create := createIn(tmp)
+	names := make([]string, 0, len(p.files))
+	for name := range p.files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		w, err := create(name)
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(p.files[name]); err != nil {
+			w.Close()
+			return err
+		}
+		if err := w.Close(); err != nil {
+			return err
+		}
+	}
+	infos := make([]tensor.Info, len(p.jobs))
+	byName := map[string]*job{}
+	for i, j := range p.jobs {
+		infos[i] = tensor.Info{Name: j.out.Name, DType: j.out.DType, Shape: j.out.Shape}
+		byName[j.out.Name] = j
+	}
+	infos = safetensors.ReferenceOrder(infos)
+	maxShard := opts.MaxShardBytes
+	if maxShard <= 0 {
+		maxShard = DefaultMaxShardBytes
+	}
+	sw, err := safetensors.NewShardedWriter(create, "model", maxShard, infos, tensor.Metadata{{Key: "format", Value: tensor.String("pt")}})
+	if err != nil {
+		return err
+	}
+	e := &engine{progress: prog}
+	for _, in := range infos {
+		w, err := sw.Next(in.Name)
+		if err != nil {
+			sw.Close()
+			return err
+		}
+		if err := e.write(w, byName[in.Name]); err != nil {
+			sw.Close()
+			return err
+		}
+	}
+	if err := sw.Close(); err != nil {
+		return err
+	}
+	syncDir(tmp)
+	if _, err := os.Stat(dst); err == nil {
+		if !force {
+			return fmt.Errorf("convert: %s already exists (use --force to replace it)", dst)
+		}
+		old, err := os.MkdirTemp(parent, "."+base+".old-*")
+		if err != nil {
+			return err
+		}
+		if err := os.Remove(old); err != nil {
+			return err
+		}
+		if err := os.Rename(dst, old); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, dst); err != nil {
+			os.Rename(old, dst)
+			return err
+		}
+		committed = true
+		os.RemoveAll(old)
+	} else if errors.Is(err, fs.ErrNotExist) {
+		if err := os.Rename(tmp, dst); err != nil {
+			return err
+		}
+		committed = true
+	} else {
+		return err
+	}
+	syncDir(parent)
+	return nil
+}
+
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}

@@ -1,0 +1,382 @@
+package synth
+
+import (
+	"bytes"
+	"embed"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/tfconv/tfconv/formats/gguf"
+	"github.com/tfconv/tfconv/formats/safetensors"
+	"github.com/tfconv/tfconv/internal/atomicfile"
+	"github.com/tfconv/tfconv/quant"
+	"github.com/tfconv/tfconv/tensor"
+)
+
+// Sigma is the standard deviation of the weights (and of the noise on norms
+// and biases): the initializer_range of the LLaMA, GPT-2 and BERT configs.
+const Sigma = 0.02
+
+// MaxShardBytes is where WriteHF starts a new safetensors shard: the 5 GB
+// default of transformers' save_pretrained (decimal gigabytes, data bytes).
+const MaxShardBytes = 5_000_000_000
+
+// chunk is the number of elements generated per stream: a multiple of every
+// block size written (Q8_0's 32), small enough that one chunk per CPU stays
+// in cache-friendly buffers.
+const chunk = 1 << 16
+
+//go:embed vocab/*.gguf
+var vocabFS embed.FS
+
+// vocabFile names the embedded vocabulary of each architecture.
+var vocabFile = map[string]string{
+	Llama: "vocab/ggml-vocab-llama-spm.gguf",
+	GPT2:  "vocab/ggml-vocab-gpt-2.gguf",
+	BERT:  "vocab/ggml-vocab-bert-bge.gguf",
+}
+
+// tokenizerKV returns the tokenizer.* keys of the architecture's vocabulary
+// and its token count.
+func tokenizerKV(arch string) (tensor.Metadata, int, error) {
+	b, err := vocabFS.ReadFile(vocabFile[arch])
+	if err != nil {
+		return nil, 0, fmt.Errorf("synth: vocabulary of %s: %w", arch, err)
+	}
+	f, err := gguf.NewFile(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		return nil, 0, fmt.Errorf("synth: vocabulary of %s: %w", arch, err)
+	}
+	var m tensor.Metadata
+	n := -1
+	for _, kv := range f.Metadata {
+		if !strings.HasPrefix(kv.Key, "tokenizer.") {
+			continue
+		}
+		m = append(m, kv)
+		if kv.Key == "tokenizer.ggml.tokens" {
+			if a, ok := kv.Value.Array(); ok {
+				n = a.Len()
+			}
+		}
+	}
+	return m, n, nil
+}
+
+// fileType is llama.cpp's general.file_type (enum llama_ftype) of an output
+// whose matrices are t.
+func fileType(t tensor.DType) (uint32, error) {
+	switch t {
+	case tensor.F32:
+		return 0, nil
+	case tensor.F16:
+		return 1, nil
+	case tensor.Q8_0:
+		return 7, nil
+	case tensor.BF16:
+		return 32, nil
+	}
+	return 0, fmt.Errorf("synth: type %s: want f32, f16, bf16 or q8_0: %w", t, tensor.ErrUnsupported)
+}
+
+// GGUFMetadata returns the key-value pairs WriteGGUF writes: those of
+// llama.cpp's converter for the architecture (same keys, same order), the
+// embedded vocabulary's tokenizer.* keys and general.quantization_version.
+func GGUFMetadata(s Shape, t tensor.DType) (tensor.Metadata, error) {
+	if err := s.Check(); err != nil {
+		return nil, err
+	}
+	ft, err := fileType(t)
+	if err != nil {
+		return nil, err
+	}
+	tok, nv, err := tokenizerKV(s.Arch)
+	if err != nil {
+		return nil, err
+	}
+	if nv != s.Vocab {
+		return nil, fmt.Errorf("synth: shape %q: vocab %d, but the embedded %s vocabulary has %d tokens", s.Name, s.Vocab, s.Arch, nv)
+	}
+	a := s.Arch + "."
+	u := func(v int) tensor.Value { return tensor.Uint32(uint32(v)) }
+	m := tensor.Metadata{
+		{Key: "general.architecture", Value: tensor.String(s.Arch)},
+		{Key: "general.type", Value: tensor.String("model")},
+		{Key: "general.name", Value: tensor.String("synth " + s.Name)},
+		{Key: a + "block_count", Value: u(s.Layers)},
+		{Key: a + "context_length", Value: u(s.Context)},
+		{Key: a + "embedding_length", Value: u(s.Hidden)},
+		{Key: a + "feed_forward_length", Value: u(s.FFN)},
+		{Key: a + "attention.head_count", Value: u(s.Heads)},
+	}
+	switch s.Arch {
+	case Llama:
+		m = append(m,
+			tensor.KV{Key: a + "attention.head_count_kv", Value: u(s.KVHeads)},
+			tensor.KV{Key: a + "rope.freq_base", Value: tensor.Float32(s.RopeBase)},
+			tensor.KV{Key: a + "attention.layer_norm_rms_epsilon", Value: tensor.Float32(s.NormEps)},
+			tensor.KV{Key: "general.file_type", Value: tensor.Uint32(ft)},
+			tensor.KV{Key: a + "vocab_size", Value: u(s.Vocab)},
+			tensor.KV{Key: a + "rope.dimension_count", Value: u(s.Hidden / s.Heads)},
+		)
+	case GPT2:
+		m = append(m,
+			tensor.KV{Key: a + "attention.layer_norm_epsilon", Value: tensor.Float32(s.NormEps)},
+			tensor.KV{Key: "general.file_type", Value: tensor.Uint32(ft)},
+		)
+	case BERT:
+		m = append(m,
+			tensor.KV{Key: a + "attention.layer_norm_epsilon", Value: tensor.Float32(s.NormEps)},
+			tensor.KV{Key: "general.file_type", Value: tensor.Uint32(ft)},
+			tensor.KV{Key: a + "attention.causal", Value: tensor.Bool(false)},
+		)
+	}
+	m = append(m, tok...)
+	m = append(m, tensor.KV{Key: "general.quantization_version", Value: tensor.Uint32(2)})
+	return m, nil
+}
+
+// infos gives every spec its dtype: t for matrices, F32 for 1-D tensors, as
+// llama.cpp's converter and transformers' mixed dtypes never do otherwise.
+func infos(specs []spec, t tensor.DType) ([]tensor.Info, error) {
+	out := make([]tensor.Info, len(specs))
+	for i, sp := range specs {
+		d := t
+		if len(sp.shape) == 1 {
+			d = tensor.F32
+		}
+		size, err := d.ShapeBytes(sp.shape)
+		if err != nil {
+			return nil, fmt.Errorf("synth: tensor %q: %w", sp.name, err)
+		}
+		out[i] = tensor.Info{Name: sp.name, DType: d, Shape: sp.shape, Size: size}
+	}
+	return out, nil
+}
+
+// GGUFTensors returns the tensor directory WriteGGUF writes, in file order.
+func GGUFTensors(s Shape, t tensor.DType) ([]tensor.Info, error) {
+	if err := s.Check(); err != nil {
+		return nil, err
+	}
+	if _, err := fileType(t); err != nil {
+		return nil, err
+	}
+	return infos(s.ggufTensors(), t)
+}
+
+// WriteGGUF streams a GGUF v3 checkpoint of shape s with matrices of type t
+// (F32, F16, BF16 or Q8_0; 1-D tensors are F32) and values drawn from seed.
+// The output is deterministic. w is not closed.
+func WriteGGUF(w io.Writer, s Shape, t tensor.DType, seed uint64) error {
+	meta, err := GGUFMetadata(s, t)
+	if err != nil {
+		return err
+	}
+	specs := s.ggufTensors()
+	ts, err := infos(specs, t)
+	if err != nil {
+		return err
+	}
+	gw, err := gguf.NewWriter(w, meta, ts)
+	if err != nil {
+		return err
+	}
+	if err := writeBodies(gw.Next, specs, ts, seed); err != nil {
+		return err
+	}
+	return gw.Close()
+}
+
+// HFTensors returns the tensors WriteHF writes, in data order.
+func HFTensors(s Shape, t tensor.DType) ([]tensor.Info, error) {
+	if err := s.Check(); err != nil {
+		return nil, err
+	}
+	if _, ok := t.SafetensorsName(); !ok || (t != tensor.F32 && t != tensor.F16 && t != tensor.BF16) {
+		return nil, fmt.Errorf("synth: type %s: safetensors output wants f32, f16 or bf16: %w", t, tensor.ErrUnsupported)
+	}
+	return infos(s.hfTensors(), t)
+}
+
+// WriteHF writes a Hugging Face checkpoint folder dir (created if missing):
+// config.json and model.safetensors, or model-0000i-of-0000n.safetensors
+// plus model.safetensors.index.json when the data exceeds MaxShardBytes.
+// Each file appears whole (temporary file, sync, rename) and replaces a file
+// of the same name.
+func WriteHF(dir string, s Shape, t tensor.DType, seed uint64) error {
+	ts, err := HFTensors(s, t)
+	if err != nil {
+		return err
+	}
+	cfg, err := HFConfig(s, t)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("synth: %w", err)
+	}
+	create := func(name string) (io.WriteCloser, error) {
+		f, err := atomicfile.Create(filepath.Join(dir, name), true)
+		if err != nil {
+			return nil, err
+		}
+		return &committer{f}, nil
+	}
+	meta := tensor.Metadata{{Key: "format", Value: tensor.String("pt")}}
+	sw, err := safetensors.NewShardedWriter(create, "model", MaxShardBytes, ts, meta)
+	if err != nil {
+		return err
+	}
+	if err := writeBodies(sw.Next, s.hfTensors(), ts, seed); err != nil {
+		sw.Close()
+		return err
+	}
+	if err := sw.Close(); err != nil {
+		return err
+	}
+	cw, err := create("config.json")
+	if err != nil {
+		return err
+	}
+	if _, err := cw.Write(cfg); err != nil {
+		cw.(*committer).f.Abort()
+		return fmt.Errorf("synth: config.json: %w", err)
+	}
+	return cw.Close()
+}
+
+// committer makes Close commit an atomic file.
+type committer struct{ f *atomicfile.File }
+
+func (c *committer) Write(p []byte) (int, error) { return c.f.Write(p) }
+func (c *committer) Close() error                { return c.f.Commit() }
+
+// HFConfig returns the config.json WriteHF writes: the keys transformers
+// 4.43 writes for the architecture's model class.
+func HFConfig(s Shape, t tensor.DType) ([]byte, error) {
+	if err := s.Check(); err != nil {
+		return nil, err
+	}
+	dt := map[tensor.DType]string{tensor.F32: "float32", tensor.F16: "float16", tensor.BF16: "bfloat16"}[t]
+	if dt == "" {
+		return nil, fmt.Errorf("synth: type %s: safetensors output wants f32, f16 or bf16: %w", t, tensor.ErrUnsupported)
+	}
+	var c map[string]any
+	switch s.Arch {
+	case Llama:
+		c = map[string]any{
+			"architectures": []string{"LlamaForCausalLM"}, "model_type": "llama",
+			"attention_bias": false, "attention_dropout": 0.0, "bos_token_id": 1, "eos_token_id": 2,
+			"hidden_act": "silu", "hidden_size": s.Hidden, "initializer_range": Sigma,
+			"intermediate_size": s.FFN, "max_position_embeddings": s.Context, "mlp_bias": false,
+			"num_attention_heads": s.Heads, "num_hidden_layers": s.Layers, "num_key_value_heads": s.KVHeads,
+			"pretraining_tp": 1, "rms_norm_eps": s.NormEps, "rope_scaling": nil, "rope_theta": s.RopeBase,
+			"tie_word_embeddings": false, "use_cache": true, "vocab_size": s.Vocab,
+		}
+	case GPT2:
+		c = map[string]any{
+			"architectures": []string{"GPT2LMHeadModel"}, "model_type": "gpt2",
+			"activation_function": "gelu_new", "attn_pdrop": 0.1, "bos_token_id": 50256, "eos_token_id": 50256,
+			"embd_pdrop": 0.1, "initializer_range": Sigma, "layer_norm_epsilon": s.NormEps,
+			"n_ctx": s.Context, "n_embd": s.Hidden, "n_head": s.Heads, "n_inner": s.FFN, "n_layer": s.Layers,
+			"n_positions": s.Context, "resid_pdrop": 0.1, "scale_attn_weights": true, "use_cache": true,
+			"vocab_size": s.Vocab,
+		}
+	case BERT:
+		c = map[string]any{
+			"architectures": []string{"BertModel"}, "model_type": "bert",
+			"attention_probs_dropout_prob": 0.1, "hidden_act": "gelu", "hidden_dropout_prob": 0.1,
+			"hidden_size": s.Hidden, "initializer_range": Sigma, "intermediate_size": s.FFN,
+			"layer_norm_eps": s.NormEps, "max_position_embeddings": s.Context, "num_attention_heads": s.Heads,
+			"num_hidden_layers": s.Layers, "pad_token_id": 0, "position_embedding_type": "absolute",
+			"type_vocab_size": s.TypeVocab, "use_cache": true, "vocab_size": s.Vocab,
+		}
+	}
+	c["torch_dtype"] = dt
+	// encoding/json sorts map keys, as transformers' to_json_string does.
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("synth: config.json: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// writeBodies generates and writes every tensor through next, one group of
+// chunks (one per CPU) at a time.
+func writeBodies(next func(string) (io.Writer, error), specs []spec, ts []tensor.Info, seed uint64) error {
+	workers := runtime.GOMAXPROCS(0)
+	type buf struct {
+		f   []float32
+		out []byte
+	}
+	bufs := make([]buf, workers)
+	for i := range bufs {
+		bufs[i] = buf{f: make([]float32, chunk), out: make([]byte, chunk*4)}
+	}
+	for i, sp := range specs {
+		w, err := next(sp.name)
+		if err != nil {
+			return err
+		}
+		n, _ := sp.shape.NumElements() // checked by infos
+		key := nameKey(seed, sp.name)
+		nchunks := (n + chunk - 1) / chunk
+		for c0 := int64(0); c0 < nchunks; c0 += int64(workers) {
+			g := min(int64(workers), nchunks-c0)
+			sizes := make([]int, g)
+			var wg sync.WaitGroup
+			var errs = make([]error, g)
+			for j := range g {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					c := c0 + j
+					m := int(min(chunk, n-c*chunk))
+					fill(bufs[j].f[:m], key, uint64(c), sp.kind)
+					sizes[j], errs[j] = encode(bufs[j].out, bufs[j].f[:m], ts[i].DType)
+				}()
+			}
+			wg.Wait()
+			for j := range g {
+				if errs[j] != nil {
+					return fmt.Errorf("synth: tensor %q: %w", sp.name, errs[j])
+				}
+				if _, err := w.Write(bufs[j].out[:sizes[j]]); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// encode writes src in type t to dst and returns the byte count.
+func encode(dst []byte, src []float32, t tensor.DType) (int, error) {
+	nb, err := t.ByteSize(int64(len(src)))
+	if err != nil {
+		return 0, err
+	}
+	if t == tensor.F32 {
+		for i, v := range src {
+			binary.LittleEndian.PutUint32(dst[4*i:], mathFloat32bits(v))
+		}
+		return int(nb), nil
+	}
+	return int(nb), quant.Quantize(dst[:nb], src, t)
+}
+
+// nameKey mixes the seed and a tensor name into the key of its streams.
+func nameKey(seed uint64, name string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return mix(seed ^ mix(h.Sum64()))
+}
