@@ -87,6 +87,9 @@ Exit codes: 0 success, 1 a check found a difference, 2 usage or input error.`,
 		newCmdSynth(a),
 		newCmdTokenize(a),
 		newCmdRun(a), newCmdGenerate(a), newCmdBench(a),
+		newCmdVerify(a),
+		newCmdDiff(a),
+		newCmdPerplexity(a),
 	)
 	return root
 }

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tfconv/tfconv/internal/output"
+	"github.com/tfconv/tfconv/verify"
+)
+
+type perplexityOptions struct {
+	model   string
+	file    string
+	ctx     int
+	chunks  int
+	threads int
+	json    bool
+}
+
+func newCmdPerplexity(a *app) *cobra.Command {
+	opts := &perplexityOptions{}
+	cmd := &cobra.Command{
+		Use:   "perplexity MODEL --file TEXT",
+		Short: "Perplexity over a text, computed the way llama-perplexity does",
+		Long: `Perplexity scores a text the way 'llama-perplexity -f TEXT -c CTX' does: the
+text is tokenized once with BOS first, cut into chunks of --ctx tokens (at least
+two chunks; the tail is dropped), the first token of each chunk replaced by BOS,
+each chunk run from an empty cache, and only the second half of each chunk
+scored (positions ctx/2 … ctx−2 predicting the next token). PPL = exp(mean
+negative log-likelihood), with its standard error as llama-perplexity prints it.
+--chunks N stops after N chunks (the running values equal llama-perplexity's
+[N] figures).`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.model = args[0]
+			return runPerplexity(a, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.file, "file", "", "text file to score (required)")
+	f.IntVar(&opts.ctx, "ctx", verify.DefaultPerplexityCtx, "tokens per chunk")
+	f.IntVar(&opts.chunks, "chunks", 0, "score at most this many chunks (0: all)")
+	f.IntVar(&opts.threads, "threads", 0, "kernel threads (0: all CPUs)")
+	f.BoolVar(&opts.json, "json", false, "print the result as JSON")
+	return cmd
+}
+
+func runPerplexity(a *app, opts *perplexityOptions) error {
+	if opts.file == "" {
+		return fmt.Errorf("perplexity: --file is required")
+	}
+	text, err := os.ReadFile(opts.file)
+	if err != nil {
+		return fmt.Errorf("perplexity: %w", err)
+	}
+	m, err := verifyLoad(opts.model, opts.threads)
+	if err != nil {
+		return err
+	}
+	var progress func(done, total int)
+	if output.IsTerminal(a.err) {
+		progress = func(done, total int) {
+			fmt.Fprintf(a.err, "\r[%d/%d]", done, total)
+			if done == total {
+				fmt.Fprintln(a.err)
+			}
+		}
+	}
+	res, err := verify.ModelPerplexity(m, string(text), opts.ctx, opts.chunks, progress)
+	if err != nil {
+		return err
+	}
+	if opts.json {
+		return output.JSON(a.out, struct {
+			Model string `json:"model"`
+			File  string `json:"file"`
+			*verify.PerplexityResult
+		}{opts.model, opts.file, res})
+	}
+	fmt.Fprintf(a.out, "%s: %d chunks of %d tokens, %d tokens scored\nPPL = %.4f +/- %.5f\n",
+		opts.model, res.Chunks, res.Ctx, res.Tokens, res.PPL, res.PPLErr)
+	return nil
+}

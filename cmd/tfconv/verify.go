@@ -1,0 +1,430 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tfconv/tfconv/internal/atomicfile"
+	"github.com/tfconv/tfconv/internal/output"
+	"github.com/tfconv/tfconv/model"
+	"github.com/tfconv/tfconv/verify"
+)
+
+type verifyOptions struct {
+	ref, cand     string
+	tokens        string
+	decoderTokens string
+	prompt        string
+	promptFile    string
+	ctx           int
+	chunks        int
+	topK          int
+	json          bool
+	report        string
+	attnLayer     int
+	attnHead      int
+	saveBaseline  string
+	baseline      string
+	maxKLD        float64
+	minTop1       float64
+	layerNMSE     float64
+	pair          string
+	threads       int
+	force         bool
+	positions     bool
+}
+
+func newCmdVerify(a *app) *cobra.Command {
+	opts := &verifyOptions{}
+	cmd := &cobra.Command{
+		Use:   "verify REF CAND | verify MODEL --save-baseline FILE | verify MODEL --baseline FILE",
+		Short: "Prove two models compute the same thing, find the block where they depart",
+		Long: `Verify runs two models (any format, any precision) on the same inputs and
+compares what they compute, with llama-perplexity --kl-divergence's statistics in
+one command: per position and in summary the max abs and RMS logit difference,
+cosine similarity, KL divergence of CAND from REF (mean, median, p90, p95, p99,
+p99.9, max; log-softmax in float64), top-1 agreement with its binomial standard
+error, top-k overlap, Δp of the reference's top token and, where the inputs give
+next-token targets, the perplexity of each model and their ratio. The hidden
+states after every block are compared too (cosine, NMSE, max abs) and the first
+block whose error jumps is named.
+
+Inputs: --tokens 1,2,3, --prompt "text" (tokenized by REF's tokenizer), or
+--prompt-file FILE, scored like 'llama-perplexity -c CTX': BOS first, chunks of
+--ctx tokens each starting with BOS, the second half of each chunk compared
+(per-layer comparison and attention maps from the first chunk).
+
+Baselines for CI: 'verify MODEL --save-baseline golden.json --prompt …' stores
+the inputs, the top-k log-probabilities per position and the hidden states of the
+last 16 positions; 'verify MODEL --baseline golden.json' compares MODEL with it
+(KLD over the top-k tokens plus one bin for the rest, a lower bound of the full
+KLD).
+
+Thresholds (exit 1 when one is crossed): the defaults are named by precision
+pair, the coarser weight type of the two models:
+  pair   max mean KLD  min top-1  max layer NMSE
+  f32    1e-9          0.99       1e-10   (f32↔f32: the same numbers again)
+  f16    1e-5          0.98       1e-5
+  bf16   2e-4          0.95       2e-4
+  q8_0   2e-3          0.90       2e-3    (Q8_0, Q8_K, I8, F8)
+  q4     0.25          0.40       0.3     (every type below 8 bits)
+--pair NAME picks a row; --max-kld, --min-top1 and --layer-nmse override one
+limit. A block departs when its NMSE exceeds the layer limit, or when it
+multiplies the previous block's NMSE by 10 or more while above 1% of the limit;
+first_divergent_layer is the first such block (null when none).
+
+--report FILE writes a self-contained HTML page with SVG plots: KLD per
+position, error per layer, and the attention map of --attn-layer/--attn-head for
+both models side by side.
+
+Exit codes: 0 within the thresholds, 1 a threshold crossed, 2 input error.`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.ref = args[0]
+			if len(args) == 2 {
+				opts.cand = args[1]
+			}
+			return runVerify(a, cmd, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.tokens, "tokens", "", "input token ids, comma-separated")
+	f.StringVar(&opts.decoderTokens, "decoder-tokens", "", "decoder token ids (encoder-decoder models; default: the decoder start token)")
+	f.StringVar(&opts.prompt, "prompt", "", "input text, tokenized with the reference's tokenizer")
+	f.StringVar(&opts.promptFile, "prompt-file", "", "text file scored like llama-perplexity (chunks of --ctx tokens)")
+	f.IntVar(&opts.ctx, "ctx", verify.DefaultPerplexityCtx, "chunk size for --prompt-file")
+	f.IntVar(&opts.chunks, "chunks", 0, "compare at most this many chunks of --prompt-file (0: all)")
+	f.IntVar(&opts.topK, "topk", verify.DefaultTopK, "k of the top-k overlap and of --save-baseline")
+	f.BoolVar(&opts.json, "json", false, "print the report as JSON")
+	f.StringVar(&opts.report, "report", "", "write an HTML report with plots to FILE")
+	f.IntVar(&opts.attnLayer, "attn-layer", 0, "block whose attention map the HTML report shows")
+	f.IntVar(&opts.attnHead, "attn-head", 0, "head whose attention map the HTML report shows")
+	f.StringVar(&opts.saveBaseline, "save-baseline", "", "run MODEL and store a baseline in FILE")
+	f.StringVar(&opts.baseline, "baseline", "", "compare MODEL with the baseline in FILE")
+	f.Float64Var(&opts.maxKLD, "max-kld", 0, "maximum mean KLD (default: the precision pair's)")
+	f.Float64Var(&opts.minTop1, "min-top1", 0, "minimum top-1 agreement (default: the precision pair's)")
+	f.Float64Var(&opts.layerNMSE, "layer-nmse", 0, "maximum per-block hidden-state NMSE (default: the precision pair's)")
+	f.StringVar(&opts.pair, "pair", "", "use the default thresholds of this precision pair: f32|f16|bf16|q8_0|q4")
+	f.IntVar(&opts.threads, "threads", 0, "kernel threads (0: all CPUs)")
+	f.BoolVar(&opts.force, "force", false, "replace existing --report / --save-baseline files")
+	f.BoolVar(&opts.positions, "positions", false, "print the per-position table")
+	return cmd
+}
+
+// verifyLoad loads a model for verify.
+func verifyLoad(path string, threads int) (*model.Model, error) {
+	return model.Load(path, model.LoadOptions{Threads: threads})
+}
+
+func runVerify(a *app, cmd *cobra.Command, opts *verifyOptions) error {
+	modes := 0
+	for _, s := range []string{opts.cand, opts.saveBaseline, opts.baseline} {
+		if s != "" {
+			modes++
+		}
+	}
+	if modes != 1 {
+		return fmt.Errorf("verify: give either REF CAND, or MODEL with --save-baseline or --baseline")
+	}
+	vo := verify.Options{TopK: opts.topK, Ctx: opts.ctx, MaxChunks: opts.chunks, AttnLayer: opts.attnLayer, AttnHead: opts.attnHead}
+	if opts.report == "" {
+		vo.AttnLayer = -1
+	}
+	nIn := 0
+	if opts.tokens != "" {
+		ids, err := parseIDs(opts.tokens)
+		if err != nil {
+			return fmt.Errorf("verify: --tokens: %w", err)
+		}
+		vo.Tokens = ids
+		nIn++
+	}
+	if opts.decoderTokens != "" {
+		ids, err := parseIDs(opts.decoderTokens)
+		if err != nil {
+			return fmt.Errorf("verify: --decoder-tokens: %w", err)
+		}
+		vo.DecoderTokens = ids
+	}
+	if opts.prompt != "" {
+		vo.Prompt = opts.prompt
+		nIn++
+	}
+	if opts.promptFile != "" {
+		b, err := os.ReadFile(opts.promptFile)
+		if err != nil {
+			return fmt.Errorf("verify: %w", err)
+		}
+		vo.Text = string(b)
+		nIn++
+	}
+	if nIn > 1 {
+		return fmt.Errorf("verify: give only one of --tokens, --prompt and --prompt-file")
+	}
+	if opts.baseline == "" && nIn == 0 {
+		return fmt.Errorf("verify: no input: give --tokens, --prompt or --prompt-file")
+	}
+	if opts.baseline != "" && nIn > 0 {
+		return fmt.Errorf("verify: --baseline runs the baseline's own inputs; drop --tokens/--prompt/--prompt-file")
+	}
+	if opts.saveBaseline != "" && opts.promptFile != "" {
+		return fmt.Errorf("verify: --save-baseline takes --tokens or --prompt, not --prompt-file")
+	}
+	th, err := verifyThresholds(cmd, opts)
+	if err != nil {
+		return err
+	}
+	vo.Thresholds = th
+	if output.IsTerminal(a.err) {
+		vo.Progress = a.err
+	}
+
+	if opts.saveBaseline != "" {
+		return verifySaveBaseline(a, opts, vo)
+	}
+	var rep *verify.Report
+	if opts.baseline != "" {
+		f, err := os.Open(opts.baseline)
+		if err != nil {
+			return fmt.Errorf("verify: %w", err)
+		}
+		b, err := verify.ReadBaseline(f, opts.baseline)
+		f.Close()
+		if err != nil {
+			return err
+		}
+		m, err := verifyLoad(opts.ref, opts.threads)
+		if err != nil {
+			return err
+		}
+		if rep, err = verify.CompareToBaseline(b, m, vo); err != nil {
+			return err
+		}
+	} else {
+		if opts.report != "" {
+			if err := atomicfile.CheckDest(opts.report, opts.force, opts.ref, opts.cand); err != nil {
+				return err
+			}
+		}
+		ref, err := verifyLoad(opts.ref, opts.threads)
+		if err != nil {
+			return err
+		}
+		cand, err := verifyLoad(opts.cand, opts.threads)
+		if err != nil {
+			return err
+		}
+		if rep, err = verify.Compare(ref, cand, vo); err != nil {
+			return err
+		}
+	}
+	if opts.report != "" {
+		inputs := []string{opts.ref}
+		if opts.cand != "" {
+			inputs = append(inputs, opts.cand)
+		}
+		f, err := atomicfile.Create(opts.report, opts.force, inputs...)
+		if err != nil {
+			return err
+		}
+		defer f.Abort()
+		if err := verify.WriteHTML(f, rep); err != nil {
+			return err
+		}
+		if err := f.Commit(); err != nil {
+			return err
+		}
+	}
+	if opts.json {
+		if err := output.JSON(a.out, rep); err != nil {
+			return err
+		}
+	} else if err := verifyPrint(a.out, rep, opts.positions); err != nil {
+		return err
+	}
+	if !rep.Pass {
+		return fmt.Errorf("%w: %s", errFound, strings.Join(rep.Failures, "; "))
+	}
+	return nil
+}
+
+// verifyThresholds resolves --pair and the single-limit overrides; nil means
+// the pair chosen from the weight types.
+func verifyThresholds(cmd *cobra.Command, opts *verifyOptions) (*verify.Thresholds, error) {
+	set := func(name string) bool { return cmd.Flags().Changed(name) }
+	if opts.pair == "" && !set("max-kld") && !set("min-top1") && !set("layer-nmse") {
+		return nil, nil
+	}
+	var th verify.Thresholds
+	if opts.pair != "" {
+		t, err := verify.NamedThresholds(opts.pair)
+		if err != nil {
+			return nil, err
+		}
+		th = t
+	} else {
+		// Overrides without --pair start from the loosest defaults that the
+		// weight types would pick; the caller may not know them, so resolve
+		// them from the files.
+		t, err := verifyDefaultPair(opts)
+		if err != nil {
+			return nil, err
+		}
+		th = t
+	}
+	if set("max-kld") {
+		if opts.maxKLD < 0 {
+			return nil, errors.New("verify: --max-kld must be ≥ 0")
+		}
+		th.MaxKLD, th.Pair = opts.maxKLD, "custom"
+	}
+	if set("min-top1") {
+		if opts.minTop1 < 0 || opts.minTop1 > 1 {
+			return nil, errors.New("verify: --min-top1 must be within [0, 1]")
+		}
+		th.MinTop1, th.Pair = opts.minTop1, "custom"
+	}
+	if set("layer-nmse") {
+		if opts.layerNMSE < 0 {
+			return nil, errors.New("verify: --layer-nmse must be ≥ 0")
+		}
+		th.LayerNMSE, th.Pair = opts.layerNMSE, "custom"
+	}
+	return &th, nil
+}
+
+// verifyDefaultPair is the precision pair of the inputs, as verify.Compare
+// would choose it.
+func verifyDefaultPair(opts *verifyOptions) (verify.Thresholds, error) {
+	rt, err := verify.WeightTypes(opts.ref)
+	if err != nil {
+		return verify.Thresholds{}, err
+	}
+	if opts.cand != "" {
+		ct, err := verify.WeightTypes(opts.cand)
+		if err != nil {
+			return verify.Thresholds{}, err
+		}
+		return verify.PairFor(rt, ct), nil
+	}
+	if opts.baseline != "" {
+		f, err := os.Open(opts.baseline)
+		if err != nil {
+			return verify.Thresholds{}, fmt.Errorf("verify: %w", err)
+		}
+		defer f.Close()
+		b, err := verify.ReadBaseline(f, opts.baseline)
+		if err != nil {
+			return verify.Thresholds{}, err
+		}
+		return verify.PairFor(verify.ParseTypes(b.WeightTypes), rt), nil
+	}
+	return verify.PairFor(rt, nil), nil
+}
+
+func verifySaveBaseline(a *app, opts *verifyOptions, vo verify.Options) error {
+	if err := atomicfile.CheckDest(opts.saveBaseline, opts.force, opts.ref); err != nil {
+		return err
+	}
+	m, err := verifyLoad(opts.ref, opts.threads)
+	if err != nil {
+		return err
+	}
+	b, err := verify.MakeBaseline(m, vo)
+	if err != nil {
+		return err
+	}
+	f, err := atomicfile.Create(opts.saveBaseline, opts.force, opts.ref)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	if err := b.Write(f); err != nil {
+		return err
+	}
+	if err := f.Commit(); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.err, "verify: baseline of %s on %d tokens (%d positions, %d layers) written to %s\n",
+		opts.ref, len(b.Tokens), len(b.Positions), b.Layers, opts.saveBaseline)
+	return nil
+}
+
+// verifyPrint writes the human report.
+func verifyPrint(w io.Writer, r *verify.Report, positions bool) error {
+	ref := r.Ref
+	if r.Baseline {
+		ref = "baseline of " + ref
+	}
+	fmt.Fprintf(w, "reference: %s (%s)\ncandidate: %s (%s)\n", ref, strings.Join(r.RefTypes, ","), r.Cand, strings.Join(r.CandTypes, ","))
+	if r.Chunks > 0 {
+		fmt.Fprintf(w, "inputs: %d chunks of %d tokens, %d positions scored\n", r.Chunks, r.Ctx, r.Summary.Positions)
+	} else {
+		fmt.Fprintf(w, "inputs: %d tokens, %d positions\n", len(r.Tokens), r.Summary.Positions)
+	}
+	fmt.Fprintln(w)
+	if r.Summary.Positions > 0 {
+		t := output.NewTable("statistic", "value")
+		t.Row("max |Δlogit|", fmt.Sprintf("%.6g", r.MaxAbs))
+		t.Row("RMS Δlogit", fmt.Sprintf("%.6g", r.RMS))
+		t.Row("cosine (mean / min)", fmt.Sprintf("%.8f / %.8f", r.CosineMean, r.CosineMin))
+		t.Row("mean KLD", fmt.Sprintf("%.6g ± %.3g", r.KLD.Mean, r.KLD.MeanErr))
+		t.Row("KLD median / p90 / p95", fmt.Sprintf("%.6g / %.6g / %.6g", r.KLD.Median, r.KLD.P90, r.KLD.P95))
+		t.Row("KLD p99 / p99.9 / max", fmt.Sprintf("%.6g / %.6g / %.6g", r.KLD.P99, r.KLD.P999, r.KLD.Max))
+		t.Row("same top token", fmt.Sprintf("%.3f ± %.3f %%", 100*r.Top1, 100*r.Top1Err))
+		t.Row(fmt.Sprintf("top-%d overlap", r.TopK), fmt.Sprintf("%.3f %%", 100*r.TopKOverlap))
+		t.Row("Δp of ref top token (mean / RMS)", fmt.Sprintf("%.4f / %.4f %%", 100*r.DeltaP.Mean, 100*r.DeltaPRMS))
+		if p := r.PPL; p != nil {
+			t.Row("PPL ref", fmt.Sprintf("%.4f ± %.4f", p.Ref, p.RefErr))
+			t.Row("PPL cand", fmt.Sprintf("%.4f ± %.4f", p.Cand, p.CandErr))
+			t.Row("PPL(cand)/PPL(ref)", fmt.Sprintf("%.6f ± %.6f", p.Ratio, p.Ratio*p.LnRatioErr))
+		}
+		if err := t.Render(w); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+	}
+	if len(r.Layers) > 0 {
+		lt := output.NewTable("layer", "cosine", "NMSE", "max abs", "departs")
+		for _, l := range r.Layers {
+			d := ""
+			if l.Departs {
+				d = "yes"
+			}
+			lt.Row(l.Layer, fmt.Sprintf("%.8f", l.Cosine), fmt.Sprintf("%.3e", l.NMSE), fmt.Sprintf("%.4g", l.MaxAbs), d)
+		}
+		if err := lt.Render(w); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+	}
+	if positions && len(r.Positions) > 0 {
+		pt := output.NewTable("pos", "max abs", "KLD", "ref top", "cand top", "top-k overlap", "Δp")
+		for _, p := range r.Positions {
+			pt.Row(p.Pos, fmt.Sprintf("%.4g", p.MaxAbs), fmt.Sprintf("%.4g", p.KLD), p.RefTop, p.CandTop,
+				fmt.Sprintf("%.2f", p.TopKOverlap), fmt.Sprintf("%+.4f", p.DeltaP))
+		}
+		if err := pt.Render(w); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+	}
+	if r.FirstDivergentLayer != nil {
+		fmt.Fprintf(w, "first divergent layer: %d\n", *r.FirstDivergentLayer)
+	} else {
+		fmt.Fprintln(w, "first divergent layer: none")
+	}
+	th := r.Thresholds
+	fmt.Fprintf(w, "thresholds (%s): mean KLD ≤ %g, top-1 ≥ %g, layer NMSE ≤ %g\n", th.Pair, th.MaxKLD, th.MinTop1, th.LayerNMSE)
+	if r.Pass {
+		fmt.Fprintln(w, "result: PASS")
+	} else {
+		fmt.Fprintf(w, "result: FAIL (%s)\n", strings.Join(r.Failures, "; "))
+	}
+	return nil
+}

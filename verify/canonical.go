@@ -1,0 +1,90 @@
+package verify
+
+import (
+	"fmt"
+
+	"github.com/tfconv/tfconv/checkpoint"
+	"github.com/tfconv/tfconv/convert"
+	"github.com/tfconv/tfconv/tensor"
+)
+
+// ConvertNames is the Canonicalizer tfconv diff uses: the canonical form is
+// the Hugging Face one. A checkpoint with GGUF names (a GGUF file, or a
+// native file converted from one) is mapped through the convert package's
+// policy for its architecture (convert.Lookup(arch).ToHF): HF names, HF
+// shapes, and the element rearrangements the converter applies (LLaMA's
+// Q/K row permutation undone, GPT-2's transposes). Checkpoints with HF names
+// keep them, except the buffers the converter drops on purpose (which
+// have no GGUF counterpart to compare with). Copies (a tied output weight
+// written twice) are left out too: the tensor they copy is compared.
+func ConvertNames(c *checkpoint.Checkpoint) ([]CanonicalTensor, error) {
+	if c.Format != checkpoint.GGUF && c.Source != checkpoint.GGUF {
+		return hfNames(c)
+	}
+	arch, ok := c.Metadata.Str("general.architecture")
+	if !ok {
+		return nil, fmt.Errorf("verify: %s: GGUF metadata has no general.architecture", c.Path)
+	}
+	a, err := convert.Lookup(arch)
+	if err != nil {
+		return nil, fmt.Errorf("verify: %s: %w", c.Path, err)
+	}
+	infos := make([]tensor.Info, len(c.Tensors))
+	for i, t := range c.Tensors {
+		infos[i] = t.Info
+	}
+	maps, _, err := a.ToHF(c.Metadata, infos)
+	if err != nil {
+		return nil, fmt.Errorf("verify: %s: %w", c.Path, err)
+	}
+	out := make([]CanonicalTensor, 0, len(maps))
+	for _, m := range maps {
+		if m.Copy {
+			continue
+		}
+		t, ok := c.Tensor(m.Source)
+		if !ok {
+			return nil, fmt.Errorf("verify: %s: the %s mapping names tensor %q, which the file does not have", c.Path, arch, m.Source)
+		}
+		out = append(out, CanonicalTensor{Name: m.Name, Tensor: t, Shape: m.Shape, Transform: m.Transform})
+	}
+	return out, nil
+}
+
+// hfNames lists an HF-named checkpoint's tensors without those the
+// converter drops on purpose; when the architecture is unknown to convert,
+// every tensor is kept.
+func hfNames(c *checkpoint.Checkpoint) ([]CanonicalTensor, error) {
+	all, err := IdentityNames(c)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := c.Config()
+	if err != nil || cfg == nil {
+		return all, nil
+	}
+	mt, _ := cfg["model_type"].(string)
+	a, err := convert.Lookup(mt)
+	if err != nil {
+		return all, nil
+	}
+	infos := make([]tensor.Info, len(c.Tensors))
+	for i, t := range c.Tensors {
+		infos[i] = t.Info
+	}
+	_, dropped, err := a.ToGGUF(convert.Config(cfg), infos)
+	if err != nil {
+		return all, nil
+	}
+	drop := make(map[string]bool, len(dropped))
+	for _, d := range dropped {
+		drop[d.Name] = true
+	}
+	out := all[:0]
+	for _, t := range all {
+		if !drop[t.Name] {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,244 @@
+package verify
+
+import (
+	"bufio"
+	"fmt"
+	"html"
+	"io"
+	"math"
+	"strings"
+)
+
+// Plot geometry, in SVG user units (pixels at 100 % zoom).
+const (
+	plotW, plotH       = 900, 280
+	plotL, plotR       = 70, 20 // left and right margins (axis labels)
+	plotT, plotB       = 20, 45 // top and bottom margins
+	heatSize           = 380    // side of one attention heat map
+	logFloor           = 1e-12  // values below are drawn at the floor of a log axis
+	maxHeatmapPosition = 256    // larger attention maps are not drawn (one rect per cell)
+)
+
+// WriteHTML writes r as a self-contained HTML page: the summary, the layer
+// table, and inline SVG plots of the KLD per position, the error per layer
+// and the attention maps of both models side by side. It uses no scripts
+// and no external resources.
+func WriteHTML(w io.Writer, r *Report) error {
+	b := bufio.NewWriter(w)
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	e := html.EscapeString
+	p(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>tfconv verify: %s vs %s</title>
+<style>
+body{font:15px/1.45 system-ui,sans-serif;margin:24px auto;max-width:960px;color:#1b1b1b;padding:0 12px}
+h1{font-size:22px;margin:0 0 4px} h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}
+table{border-collapse:collapse;margin:8px 0} td,th{padding:3px 12px;border-bottom:1px solid #eee;text-align:left}
+td.n{text-align:right;font-variant-numeric:tabular-nums}
+.pass{color:#11772d;font-weight:600} .fail{color:#b3001b;font-weight:600} .dep{background:#fde2e4}
+.maps{display:flex;gap:24px;flex-wrap:wrap} figure{margin:0} figcaption{font-size:14px;text-align:center}
+svg text{font:12px system-ui,sans-serif;fill:#333} code{font-size:13px}
+</style></head><body>
+`, e(r.Ref), e(r.Cand))
+	ref := r.Ref
+	if r.Baseline {
+		ref = "baseline of " + ref
+	}
+	p("<h1>tfconv verify</h1>\n<p>reference <code>%s</code> (%s)<br>candidate <code>%s</code> (%s)</p>\n",
+		e(ref), e(strings.Join(r.RefTypes, ", ")), e(r.Cand), e(strings.Join(r.CandTypes, ", ")))
+	if r.Pass {
+		p(`<p class="pass">PASS</p>`)
+	} else {
+		p(`<p class="fail">FAIL: %s</p>`, e(strings.Join(r.Failures, "; ")))
+	}
+	th := r.Thresholds
+	p("<p>Thresholds (%s): mean KLD ≤ %g, top-1 ≥ %g, layer NMSE ≤ %g. First divergent layer: <b>%s</b>.</p>\n",
+		e(th.Pair), th.MaxKLD, th.MinTop1, th.LayerNMSE, firstLayerText(r.FirstDivergentLayer))
+
+	if r.Summary.Positions > 0 {
+		p("<h2>Summary over %d positions</h2>\n<table>\n", r.Summary.Positions)
+		row := func(k, v string) { p("<tr><th>%s</th><td class=n>%s</td></tr>\n", k, v) }
+		row("max |Δlogit|", fmt.Sprintf("%.6g", r.MaxAbs))
+		row("RMS Δlogit", fmt.Sprintf("%.6g", r.RMS))
+		row("cosine mean / min", fmt.Sprintf("%.8f / %.8f", r.CosineMean, r.CosineMin))
+		row("mean KLD", fmt.Sprintf("%.6g ± %.3g", r.KLD.Mean, r.KLD.MeanErr))
+		row("KLD median / p90 / p95", fmt.Sprintf("%.6g / %.6g / %.6g", r.KLD.Median, r.KLD.P90, r.KLD.P95))
+		row("KLD p99 / p99.9 / max", fmt.Sprintf("%.6g / %.6g / %.6g", r.KLD.P99, r.KLD.P999, r.KLD.Max))
+		row("same top token", fmt.Sprintf("%.3f ± %.3f %%", 100*r.Top1, 100*r.Top1Err))
+		row(fmt.Sprintf("top-%d overlap", r.TopK), fmt.Sprintf("%.3f %%", 100*r.TopKOverlap))
+		row("Δp of the reference top token, mean / RMS", fmt.Sprintf("%.4f / %.4f %%", 100*r.DeltaP.Mean, 100*r.DeltaPRMS))
+		if pp := r.PPL; pp != nil {
+			row("perplexity ref / cand", fmt.Sprintf("%.4f / %.4f", pp.Ref, pp.Cand))
+			row("PPL(cand)/PPL(ref)", fmt.Sprintf("%.6f ± %.6f", pp.Ratio, pp.Ratio*pp.LnRatioErr))
+		}
+		p("</table>\n")
+
+		p("<h2>KL divergence per position</h2>\n")
+		vals := make([]float64, len(r.Positions))
+		for i, pos := range r.Positions {
+			vals[i] = pos.KLD
+		}
+		logBars(b, vals, "position", "KLD (nats, log scale)", nil, 0)
+	}
+
+	if len(r.Layers) > 0 {
+		p("<h2>Error per layer (hidden state after each block)</h2>\n")
+		vals := make([]float64, len(r.Layers))
+		mark := make([]bool, len(r.Layers))
+		for i, l := range r.Layers {
+			vals[i] = l.NMSE
+			mark[i] = l.Departs
+		}
+		logBars(b, vals, "layer", "NMSE (log scale)", mark, r.Thresholds.LayerNMSE)
+		p("<p>Red bars: blocks that depart (see the divergence rule); dashed line: the layer limit %g.</p>\n", r.Thresholds.LayerNMSE)
+		p("<table><tr><th>layer</th><th>cosine</th><th>NMSE</th><th>max abs</th></tr>\n")
+		for _, l := range r.Layers {
+			cls := ""
+			if l.Departs {
+				cls = ` class="dep"`
+			}
+			p("<tr%s><td class=n>%d</td><td class=n>%.8f</td><td class=n>%.3e</td><td class=n>%.4g</td></tr>\n", cls, l.Layer, l.Cosine, l.NMSE, l.MaxAbs)
+		}
+		p("</table>\n")
+	}
+
+	if a := r.Attention; a != nil && len(a.Ref) > 0 && len(a.Ref) <= maxHeatmapPosition {
+		p("<h2>Attention, layer %d head %d</h2>\n<p>Rows are queries, columns keys; darker is more attention (softmax probability, 0 to the map's maximum).</p>\n<div class=maps>\n", a.Layer, a.Head)
+		hi := 0.0
+		for _, m := range [][][]float32{a.Ref, a.Cand} {
+			for _, row := range m {
+				for _, v := range row {
+					hi = math.Max(hi, float64(v))
+				}
+			}
+		}
+		diff := make([][]float32, len(a.Ref))
+		dmax := 0.0
+		for i := range a.Ref {
+			diff[i] = make([]float32, len(a.Ref[i]))
+			for j := range a.Ref[i] {
+				if i < len(a.Cand) && j < len(a.Cand[i]) {
+					d := math.Abs(float64(a.Cand[i][j] - a.Ref[i][j]))
+					diff[i][j] = float32(d)
+					dmax = math.Max(dmax, d)
+				}
+			}
+		}
+		heatmap(b, a.Ref, hi, "reference", [3]int{23, 64, 140})
+		heatmap(b, a.Cand, hi, "candidate", [3]int{23, 64, 140})
+		heatmap(b, diff, dmax, fmt.Sprintf("|candidate − reference| (max %.3g)", dmax), [3]int{179, 0, 27})
+		p("</div>\n")
+	}
+	p("<p style=\"margin-top:32px;color:#777;font-size:13px\">KLD is KL(ref ‖ cand) per position with log-softmax in float64, as llama-perplexity --kl-divergence defines it; NMSE is Σ(cand−ref)²/Σref² over all positions and features of a block's output.</p>\n</body></html>\n")
+	return b.Flush()
+}
+
+func firstLayerText(l *int) string {
+	if l == nil {
+		return "none"
+	}
+	return fmt.Sprint(*l)
+}
+
+// logBars draws values as bars on a log10 axis; marked bars are red, and a
+// limit > 0 is drawn as a dashed line.
+func logBars(w io.Writer, vals []float64, xlabel, ylabel string, mark []bool, limit float64) {
+	lo, hi := math.Inf(1), 0.0
+	for _, v := range vals {
+		if v > 0 {
+			lo = math.Min(lo, v)
+			hi = math.Max(hi, v)
+		}
+	}
+	if hi > 0 && limit > 0 {
+		lo = math.Min(lo, limit)
+		hi = math.Max(hi, limit)
+	}
+	if hi == 0 {
+		fmt.Fprintf(w, "<p>All values are exactly 0: nothing to plot.</p>\n")
+		return
+	}
+	lo = math.Max(lo, logFloor)
+	d0, d1 := math.Floor(math.Log10(lo)), math.Ceil(math.Log10(hi))
+	if d1 <= d0 {
+		d1 = d0 + 1
+	}
+	iw, ih := float64(plotW-plotL-plotR), float64(plotH-plotT-plotB)
+	y := func(v float64) float64 {
+		if v < math.Pow(10, d0) {
+			v = math.Pow(10, d0)
+		}
+		return plotT + ih*(1-(math.Log10(v)-d0)/(d1-d0))
+	}
+	fmt.Fprintf(w, `<svg width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="%s">`+"\n", plotW, plotH, plotW, plotH, html.EscapeString(ylabel))
+	fmt.Fprintf(w, `<rect x="%d" y="%d" width="%g" height="%g" fill="#fafafa" stroke="#bbb"/>`+"\n", plotL, plotT, iw, ih)
+	step := 1.0
+	if d1-d0 > 8 {
+		step = math.Ceil((d1 - d0) / 8)
+	}
+	for d := d0; d <= d1; d += step {
+		yy := y(math.Pow(10, d))
+		fmt.Fprintf(w, `<line x1="%d" x2="%g" y1="%.1f" y2="%.1f" stroke="#e3e3e3"/><text x="%d" y="%.1f" text-anchor="end" dominant-baseline="middle">1e%d</text>`+"\n",
+			plotL, plotL+iw, yy, yy, plotL-6, yy, int(d))
+	}
+	n := len(vals)
+	bw := iw / float64(n)
+	for i, v := range vals {
+		x := plotL + bw*float64(i)
+		top := y(v)
+		color := "#2c6fbb"
+		if mark != nil && mark[i] {
+			color = "#c8102e"
+		}
+		h := plotT + ih - top
+		if v <= 0 {
+			h = 0
+		}
+		fmt.Fprintf(w, `<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="%s"><title>%s %d: %.4g</title></rect>`+"\n",
+			x+bw*0.1, top, math.Max(bw*0.8, 0.5), h, color, xlabel, i, v)
+	}
+	if limit > 0 {
+		fmt.Fprintf(w, `<line x1="%d" x2="%g" y1="%.1f" y2="%.1f" stroke="#c8102e" stroke-dasharray="6 4" stroke-width="1.5"/>`+"\n", plotL, plotL+iw, y(limit), y(limit))
+	}
+	// X ticks: at most ~12 labels.
+	every := 1
+	for n/every > 12 {
+		every *= 2
+	}
+	for i := 0; i < n; i += every {
+		fmt.Fprintf(w, `<text x="%.1f" y="%d" text-anchor="middle">%d</text>`+"\n", plotL+bw*(float64(i)+0.5), plotT+int(ih)+16, i)
+	}
+	fmt.Fprintf(w, `<text x="%g" y="%d" text-anchor="middle">%s</text>`+"\n", plotL+iw/2, plotH-6, xlabel)
+	fmt.Fprintf(w, `<text x="14" y="%g" text-anchor="middle" transform="rotate(-90 14 %g)">%s</text>`+"\n", plotT+ih/2, plotT+ih/2, html.EscapeString(ylabel))
+	fmt.Fprintf(w, "</svg>\n")
+}
+
+// heatmap draws m[i][j] as a grid shaded from white (0) to rgb (hi).
+func heatmap(w io.Writer, m [][]float32, hi float64, caption string, rgb [3]int) {
+	n := len(m)
+	if n == 0 {
+		return
+	}
+	cols := len(m[0])
+	cell := float64(heatSize) / math.Max(float64(n), float64(cols))
+	const pad = 30
+	W, H := pad+cell*float64(cols)+4, pad+cell*float64(n)+4
+	fmt.Fprintf(w, `<figure><svg width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" role="img" aria-label="%s">`+"\n", W, H, W, H, html.EscapeString(caption))
+	fmt.Fprintf(w, `<text x="%g" y="12" text-anchor="middle">key →</text><text x="10" y="%g" text-anchor="middle" transform="rotate(-90 10 %g)">query →</text>`+"\n",
+		pad+cell*float64(cols)/2, pad+cell*float64(n)/2, pad+cell*float64(n)/2)
+	for i, row := range m {
+		for j, v := range row {
+			t := 0.0
+			if hi > 0 {
+				t = math.Min(math.Max(float64(v)/hi, 0), 1)
+			}
+			if t == 0 {
+				continue
+			}
+			c := func(k int) int { return int(math.Round(255 + (float64(rgb[k])-255)*t)) }
+			fmt.Fprintf(w, `<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="rgb(%d,%d,%d)"/>`, pad+cell*float64(j), pad+cell*float64(i), cell+0.05, cell+0.05, c(0), c(1), c(2))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, `<rect x="%d" y="%d" width="%.2f" height="%.2f" fill="none" stroke="#999"/>`+"\n", pad, pad, cell*float64(cols), cell*float64(n))
+	fmt.Fprintf(w, "</svg><figcaption>%s</figcaption></figure>\n", html.EscapeString(caption))
+}

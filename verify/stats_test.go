@@ -1,0 +1,233 @@
+package verify
+
+import (
+	"math"
+	"testing"
+)
+
+// Tolerances of the hand computations below: the values are exact
+// rationals/logs evaluated in float64, so only float64 rounding separates
+// them from the package's results.
+const handTol = 1e-12
+
+func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol*math.Max(1, math.Abs(b)) }
+
+// TestKLDByHand: logits (0, ln 3) give P = (1/4, 3/4); logits (0, 0) give
+// Q = (1/2, 1/2). KLD(P‖Q) = 1/4·ln((1/4)/(1/2)) + 3/4·ln((3/4)/(1/2))
+// = −1/4·ln 2 + 3/4·ln(3/2) = 0.130812035941137...
+func TestKLDByHand(t *testing.T) {
+	ref := []float32{0, float32(math.Log(3))}
+	cand := []float32{0, 0}
+	lp := LogSoftmax(make([]float64, 2), ref)
+	lq := LogSoftmax(make([]float64, 2), cand)
+	want := -0.25*math.Log(2) + 0.75*math.Log(1.5)
+	// ref's logit ln 3 is rounded to float32; P is exp of that, so compare
+	// with P computed from the float32 value.
+	l3 := float64(float32(math.Log(3)))
+	p1 := math.Exp(l3) / (1 + math.Exp(l3))
+	wantF32 := (1-p1)*math.Log((1-p1)/0.5) + p1*math.Log(p1/0.5)
+	if got := KLD(lp, lq); !near(got, wantF32, handTol) {
+		t.Errorf("KLD = %.15g, want %.15g", got, wantF32)
+	}
+	if math.Abs(wantF32-want) > 1e-7 {
+		t.Fatalf("hand value %.15g vs float32-rounded %.15g: test arithmetic is off", want, wantF32)
+	}
+	if got := KLD(lp, lp); got != 0 {
+		t.Errorf("KLD(P‖P) = %g, want exactly 0", got)
+	}
+	// Shifting logits by a constant does not change the distribution.
+	shifted := []float32{5, 5 + float32(math.Log(3))}
+	ls := LogSoftmax(make([]float64, 2), shifted)
+	if got := KLD(lp, ls); got > 1e-12 {
+		t.Errorf("KLD of shifted logits = %g, want ~0", got)
+	}
+}
+
+// TestComparerByHand compares two 3-token positions whose statistics are
+// written out by hand.
+func TestComparerByHand(t *testing.T) {
+	c := NewComparer(2)
+	// Position 0: ref (1, 2, 3), cand (1, 2, 4): differences (0, 0, 1).
+	// max abs 1, RMS sqrt(1/3), cosine (1+4+12)/sqrt(14·21) = 17/sqrt(294).
+	// top-1 both token 2; top-2 ref {2,1}, cand {2,1}: overlap 1.
+	if err := c.Add([]float32{1, 2, 3}, []float32{1, 2, 4}, 1); err != nil {
+		t.Fatal(err)
+	}
+	// Position 1: ref (3, 0, 0), cand (0, 3, 0): top tokens 0 vs 1;
+	// top-2 ref {0,1} (tie at 0 keeps the lower index), cand {1,0}: overlap 1.
+	if err := c.Add([]float32{3, 0, 0}, []float32{0, 3, 0}, -1); err != nil {
+		t.Fatal(err)
+	}
+	ps := c.Positions()
+	p := ps[0]
+	if p.MaxAbs != 1 || !near(p.RMS, math.Sqrt(1.0/3), handTol) || !near(p.Cosine, 17/math.Sqrt(294), handTol) {
+		t.Errorf("position 0: max %g rms %g cos %g", p.MaxAbs, p.RMS, p.Cosine)
+	}
+	if p.RefTop != 2 || p.CandTop != 2 || p.TopKOverlap != 1 {
+		t.Errorf("position 0: tops %d %d overlap %g", p.RefTop, p.CandTop, p.TopKOverlap)
+	}
+	// NLL of target 1: ref log-softmax(1,2,3)[1] = 2 − ln(e+e²+e³).
+	lse := func(a, b, c float64) float64 { return math.Log(math.Exp(a) + math.Exp(b) + math.Exp(c)) }
+	if !near(p.RefNLL, lse(1, 2, 3)-2, handTol) || !near(p.CandNLL, lse(1, 2, 4)-2, handTol) {
+		t.Errorf("position 0 NLL: %g %g", p.RefNLL, p.CandNLL)
+	}
+	// Δp of the ref top token 2: e⁴/(e+e²+e⁴) − e³/(e+e²+e³).
+	dp := math.Exp(4-lse(1, 2, 4)) - math.Exp(3-lse(1, 2, 3))
+	if !near(p.DeltaP, dp, handTol) {
+		t.Errorf("position 0 Δp = %g, want %g", p.DeltaP, dp)
+	}
+	q := ps[1]
+	if q.RefTop != 0 || q.CandTop != 1 || q.TopKOverlap != 1 || q.Target != -1 {
+		t.Errorf("position 1: %+v", q)
+	}
+	// KLD of position 1: P = (e³, 1, 1)/(e³+2), Q = (1, e³, 1)/(e³+2):
+	// Σ p_i (log p_i − log q_i) = p₀·3 + p₁·(−3) = 3(e³ − 1)/(e³ + 2).
+	e3 := math.Exp(3)
+	if !near(q.KLD, 3*(e3-1)/(e3+2), handTol) {
+		t.Errorf("position 1 KLD = %.15g, want %.15g", q.KLD, 3*(e3-1)/(e3+2))
+	}
+	s := c.Summary()
+	if s.Top1 != 0.5 || !near(s.Top1Err, math.Sqrt(0.5*0.5/1), handTol) {
+		t.Errorf("top1 %g ± %g, want 0.5 ± 0.5", s.Top1, s.Top1Err)
+	}
+	if s.MaxAbs != 3 {
+		t.Errorf("summary max abs %g, want 3", s.MaxAbs)
+	}
+	// RMS over all 6 logits: differences (0,0,1,−3,3,0) → sqrt(19/6).
+	if !near(s.RMS, math.Sqrt(19.0/6), handTol) {
+		t.Errorf("summary RMS %g, want %g", s.RMS, math.Sqrt(19.0/6))
+	}
+	if s.PPL == nil || s.PPL.Count != 1 || !near(s.PPL.Ratio, math.Exp(p.CandNLL-p.RefNLL), handTol) {
+		t.Errorf("PPL %+v", s.PPL)
+	}
+	if err := c.Add([]float32{1}, []float32{1, 2}, -1); err == nil {
+		t.Error("Add accepted logits of different lengths")
+	}
+	if err := c.Add([]float32{1, 2}, []float32{1, 2}, 2); err == nil {
+		t.Error("Add accepted a target outside the vocabulary")
+	}
+}
+
+// TestDescribe checks llama-perplexity's percentile definition on 1..5:
+// position f·(n−1) interpolated, so p90 = 4.6, p99 = 4.96, median 3.
+func TestDescribe(t *testing.T) {
+	d := Describe([]float64{5, 3, 1, 4, 2})
+	if d.Median != 3 || !near(d.P90, 4.6, handTol) || !near(d.P99, 4.96, handTol) || !near(d.P999, 4.996, handTol) ||
+		d.Max != 5 || d.Min != 1 || d.Mean != 3 || d.MeanErr != 0 {
+		t.Errorf("Describe = %+v", d)
+	}
+	// Even count: median is the mean of the two middle values.
+	if m := Describe([]float64{1, 2, 3, 10}).Median; m != 2.5 {
+		t.Errorf("median of 1,2,3,10 = %g, want 2.5", m)
+	}
+	// Above 10 values the standard error appears: 0..11 has mean 5.5,
+	// population variance (n²−1)/12 = 143/12, so σ/sqrt(n−1) = sqrt(143/12/11).
+	v := make([]float64, 12)
+	for i := range v {
+		v[i] = float64(i)
+	}
+	if e := Describe(v).MeanErr; !near(e, math.Sqrt(143.0/12/11), handTol) {
+		t.Errorf("MeanErr = %g, want %g", e, math.Sqrt(143.0/12/11))
+	}
+}
+
+func TestTopK(t *testing.T) {
+	got := topK([]float32{1, 5, 3, 5, 0, 4}, 3)
+	want := []int{1, 3, 5}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("topK = %v, want %v", got, want)
+		}
+	}
+	if argmax([]float32{2, 7, 7}) != 1 {
+		t.Error("argmax must keep the first of equal maxima")
+	}
+}
+
+// TestLayersAndDivergence: NMSE by hand and the two rules of MarkDivergent.
+func TestLayersAndDivergence(t *testing.T) {
+	ref := [][][]float32{{{3, 4}}, {{3, 4}}}
+	cand := [][][]float32{{{3, 4}}, {{3, 5}}}
+	ls, err := CompareLayers(ref, cand)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Layer 1: Σd² = 1, Σref² = 25 → NMSE 0.04; cosine (9+20)/(5·sqrt(34)).
+	if ls[0].NMSE != 0 || ls[0].Cosine != 1 || !near(ls[1].NMSE, 0.04, handTol) || ls[1].MaxAbs != 1 ||
+		!near(ls[1].Cosine, 29/(5*math.Sqrt(34)), handTol) {
+		t.Fatalf("layers = %+v", ls)
+	}
+	if f := MarkDivergent(ls, 0.01); f == nil || *f != 1 || ls[0].Departs || !ls[1].Departs {
+		t.Errorf("limit rule: first = %v, layers %+v", f, ls)
+	}
+	if f := MarkDivergent(ls, 0.1); f != nil {
+		t.Errorf("below the limit and no jump from 0: first = %d, want none", *f)
+	}
+	// Rule 2: 1e-4 → 2e-3 is a 20× jump above 1 % of the limit 0.01.
+	jump := []Layer{{Layer: 0, NMSE: 1e-4}, {Layer: 1, NMSE: 1.5e-4}, {Layer: 2, NMSE: 2e-3}, {Layer: 3, NMSE: 3e-3}}
+	if f := MarkDivergent(jump, 0.01); f == nil || *f != 2 {
+		t.Errorf("jump rule: first = %v, want 2", f)
+	}
+	// The same jump far below 1 % of the limit is rounding noise.
+	small := []Layer{{Layer: 0, NMSE: 1e-16}, {Layer: 1, NMSE: 1e-14}}
+	if f := MarkDivergent(small, 1e-10); f != nil {
+		t.Errorf("noise jump flagged at %d", *f)
+	}
+}
+
+func TestChunks(t *testing.T) {
+	toks := make([]int, 2*8+5)
+	for i := range toks {
+		toks[i] = 100 + i
+	}
+	ch, err := Chunks(toks, 8, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 21 tokens at ctx 8: 2 chunks, the tail of 5 dropped; each starts with
+	// BOS; scoring starts at 4 (positions 4..6 score tokens 5..7).
+	if len(ch) != 2 || ch[1].Tokens[0] != 1 || ch[1].Tokens[1] != 109 || ch[0].First != 4 {
+		t.Fatalf("chunks = %+v", ch)
+	}
+	if _, err := Chunks(toks[:15], 8, 1); err == nil {
+		t.Error("Chunks accepted fewer than 2·ctx tokens")
+	}
+	// A uniform model (all logits equal over a vocabulary of 200) has
+	// perplexity exactly 200 whatever the tokens.
+	res, err := Perplexity(toks, 8, 1, 0, func(tokens []int) ([][]float32, error) {
+		out := make([][]float32, len(tokens))
+		for i := range out {
+			out[i] = make([]float32, 200)
+		}
+		return out, nil
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Tokens != 2*3 || !near(res.PPL, 200, 1e-12) || res.PPLErr != 0 || len(res.Running) != 2 {
+		t.Errorf("uniform perplexity = %+v", res)
+	}
+}
+
+func TestThresholdPairs(t *testing.T) {
+	cases := []struct {
+		ref, cand string
+		want      string
+	}{
+		{"F32", "F32", "f32"},
+		{"F32", "F16", "f16"},
+		{"BF16", "F16", "bf16"},
+		{"F32", "Q8_0", "q8_0"},
+		{"F32", "Q6_K", "q4"},
+		{"Q8_0", "Q4_K", "q4"},
+	}
+	for _, c := range cases {
+		got := PairFor(ParseTypes([]string{c.ref}), ParseTypes([]string{c.cand}))
+		if got.Pair != c.want {
+			t.Errorf("PairFor(%s, %s) = %s, want %s", c.ref, c.cand, got.Pair, c.want)
+		}
+	}
+	if _, err := NamedThresholds("q3"); err == nil {
+		t.Error("unknown pair accepted")
+	}
+}
