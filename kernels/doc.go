@@ -20,7 +20,8 @@
 // Weights are never rounded further than their dtype: every product is an
 // f32 activation times the exact f32 value of the dequantized weight (for
 // Q8_0, Q4_0, F16, BF16 and I8 the dequantized value d·q is exact in
-// float32), accumulated in float32. The SIMD paths differ from the generic
+// float32; for the other block types it is computed with the same float32
+// operations as ggml's dequantize_row_*, never fused), accumulated in float32. The SIMD paths differ from the generic
 // one only by the order of those float32 additions, within (K+3)·2⁻²⁴·Σ|x·w|.
 // Activations are never quantized to 8 bits as llama.cpp does.
 //
@@ -40,6 +41,24 @@
 //	+------------+------------+-----+----------------+
 //
 // For M = 1 (decoding) each output is one dot product streaming one weight
-// row, with the decoding fused into the loop for F32, F16, BF16, I8, Q8_0
-// and Q4_0 (Q4_0 on AVX-512 only); other block types go through a decoded row held in L1.
+// row, with the decoding fused into the loop: F32, F16, BF16, I8, Q8_0, Q4_0,
+// Q4_K and Q6_K on both AVX-512 and AVX2, and Q4_1, Q5_0, Q5_1, Q2_K, Q3_K
+// and Q5_K on AVX-512. A k-quant kernel unpacks a super-block's 6-bit (or
+// 4-bit) sub-block scales once, with ggml's own float32 products, into its
+// stack frame, then widens the quants in registers and applies scale and
+// min exactly as dequantize_row_* does, so every weight FMA'd is the
+// dequantized float32 value bit for bit. Other dtypes (and AVX2 without a
+// fused kernel) decode 2048 weights at a time into L1 with plain-Go block
+// decoders (blocks.go, bit-identical to quant.Dequantize) and dot them.
+//
+// Fused M = 1 kernels per block type (s = f16 scale, m = f16 min):
+//
+//	Q4_1  | d | m | qs[16] |                   w = q·d + m
+//	Q5_0  | d | qh u32 | qs[16] |              w = (q|h<<4 − 16)·d
+//	Q5_1  | d | m | qh u32 | qs[16] |          w = (q|h<<4)·d + m
+//	Q2_K  | sc[16] | qs[64] | d | dmin |       w = (d·sc)·q − dmin·mn
+//	Q3_K  | hmask[32] | qs[64] | sc[12] | d |  w = (d·(sc−32))·(q − 4·!h)
+//	Q4_K  | d | dmin | sc[12] | qs[128] |      w = (d·sc)·q − dmin·mn
+//	Q5_K  | d | dmin | sc[12] | qh[32] | qs[128] |
+//	Q6_K  | ql[128] | qh[64] | sc[16] | d |    w = (d·sc)·(q − 32)
 package kernels

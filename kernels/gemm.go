@@ -5,7 +5,6 @@ import (
 	"math"
 	"sync"
 
-	"github.com/tfconv/tfconv/quant"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -34,6 +33,10 @@ const (
 	// pcBlock bounds the activation panels one pass keeps hot: 8 panels of
 	// 32 rows × kcBlock floats is 256 KB of L2.
 	pcBlock = 8
+	// rowChunk is how many weights of a row the M=1 path decodes at a time
+	// when it has no fused kernel for the dtype: 8 KB of floats, well
+	// inside L1 beside the activations' chunk.
+	rowChunk = 2048
 )
 
 // f32Pool hands out scratch buffers so that MatMul does not allocate in
@@ -72,9 +75,20 @@ func packX(panel, x []float32, m0, rows, K, nr int) {
 	}
 }
 
+// decodeRowOn is decodeRow with s's decoder for t when it has one.
+func decodeRowOn(s *simdSet, dst []float32, src []byte, t tensor.DType) {
+	if s != nil && len(dst) > 0 {
+		if dec := s.decode[t]; dec != nil {
+			dec(&dst[0], &src[0], len(dst))
+			return
+		}
+	}
+	decodeRow(dst, src, t)
+}
+
 // fillBlock decodes rows n0..n0+rows-1, columns k0..k0+kc-1, of w into buf
 // as rows of kc floats, and zeros the rows from rows to mr.
-func fillBlock(buf []float32, w *Matrix, n0, rows, mr, k0, kc int) {
+func fillBlock(s *simdSet, buf []float32, w *Matrix, n0, rows, mr, k0, kc int) {
 	buf = buf[:mr*kc]
 	t := w.DType
 	bs, bb := int(t.BlockSize()), int(t.BlockBytes())
@@ -89,9 +103,7 @@ func fillBlock(buf []float32, w *Matrix, n0, rows, mr, k0, kc int) {
 			}
 			continue
 		}
-		if err := quant.Dequantize(dst, src, t); err != nil {
-			panic(err) // NewMatrix checked dtype and sizes
-		}
+		decodeRowOn(s, dst, src, t)
 		if t == tensor.I8 {
 			s := w.Scales[n0+i]
 			for j := range dst {
@@ -133,7 +145,7 @@ func gemmSIMD(s *simdSet, dst, x []float32, M int, w *Matrix) {
 					if w.DType == tensor.F32 && n0+mr <= N {
 						wp = &w.Data[(n0*K+k0)*4]
 					} else {
-						fillBlock(wb, w, n0, min(mr, N-n0), mr, k0, kc)
+						fillBlock(s, wb, w, n0, min(mr, N-n0), mr, k0, kc)
 						wp, ldw = bytePtr(&wb[0]), kc
 					}
 					for p := 0; p < pc; p++ {
@@ -165,8 +177,9 @@ func gemmSIMD(s *simdSet, dst, x []float32, M int, w *Matrix) {
 }
 
 // gemvSIMD is MatMul for M = 1 on s: one dot product per weight row, fused
-// with the decoding for F32, F16, BF16, I8, Q8_0 (and Q4_0 on AVX-512),
-// through a decoded row in L1 for the other dtypes. It is bound by the rate the weights stream from memory.
+// with the decoding where s.rowDot has a kernel for the dtype (doc.go lists
+// them), through rowChunk decoded weights at a time in L1 otherwise. It is
+// bound by the rate the weights stream from memory.
 func gemvSIMD(s *simdSet, dst, x []float32, w *Matrix) {
 	K, N := w.Cols, w.Rows
 	rb := w.RowBytes()
@@ -200,11 +213,24 @@ func gemvSIMD(s *simdSet, dst, x []float32, w *Matrix) {
 				}
 				return
 			}
-			p := getBuf(K)
-			row := *p
+			// Decode a chunk of blocks into L1 and dot it, so the row is
+			// read once from memory and never leaves the cache decoded.
+			bs, bb := int(w.DType.BlockSize()), int(w.DType.BlockBytes())
+			chunk := min(K, max(bs, rowChunk/bs*bs))
+			p := getBuf(chunk)
+			buf := *p
 			for r := lo; r < hi; r++ {
-				w.Row(row, r)
-				dst[r] = dotSIMD(s, x[:K], row)
+				row := w.Data[r*rb : (r+1)*rb]
+				var sum float32
+				for k0 := 0; k0 < K; k0 += chunk {
+					kc := min(chunk, K-k0)
+					decodeRowOn(s, buf[:kc], row[k0/bs*bb:(k0+kc)/bs*bb], w.DType)
+					sum += dotSIMD(s, x[k0:k0+kc], buf[:kc])
+				}
+				if w.DType == tensor.I8 {
+					sum *= w.Scales[r]
+				}
+				dst[r] = sum
 			}
 			putBuf(p)
 		}

@@ -35,6 +35,11 @@ type simdSet struct {
 	// a multiple of lanes and of the dtype's block size.
 	rowDot map[tensor.DType]func(x *float32, w *byte, n int) float32
 
+	// decode, per weight dtype, writes the n elements (a multiple of the
+	// block size) of the whole blocks at w to dst, bit-identical to
+	// decodeRow; MatMul uses it to fill its weight buffer for M ≥ 2.
+	decode map[tensor.DType]func(dst *float32, w *byte, n int)
+
 	// axpy sets dst[i] += a·x[i] for n a multiple of lanes.
 	axpy func(dst *float32, a float32, x *float32, n int)
 }

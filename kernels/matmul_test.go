@@ -161,7 +161,8 @@ func checkMatMul(t *testing.T, r *rand.Rand, w *Matrix, deq []float32, M int) {
 	}
 }
 
-var weightTypes = []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.I8, tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.Q6_K}
+var weightTypes = []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.I8, tensor.Q8_0, tensor.Q4_0,
+	tensor.Q4_1, tensor.Q5_0, tensor.Q5_1, tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K}
 
 // awkward straddle the vector widths (8, 16), the register tiles (6, 12 weight
 // rows; 16, 32 activation rows) and the unroll factors.
@@ -206,7 +207,8 @@ func TestMatMul(t *testing.T) {
 	}
 }
 
-var benchTypes = []tensor.DType{tensor.F32, tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.Q6_K, tensor.F16, tensor.BF16, tensor.I8}
+var benchTypes = []tensor.DType{tensor.F32, tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.Q6_K, tensor.F16, tensor.BF16, tensor.I8,
+	tensor.Q4_1, tensor.Q5_0, tensor.Q5_1, tensor.Q2_K, tensor.Q3_K, tensor.Q5_K}
 
 // BenchmarkMatMul reports GFLOP/s (2·M·N·K per op) and, for M=1, the rate
 // the weights stream at (GB/s of weight bytes), at K=N=2048. The kernels
@@ -246,43 +248,27 @@ func BenchmarkMatMul(b *testing.B) {
 }
 
 // BenchmarkDecode streams the weights of TinyLlama-1.1B-shaped layers
-// (hidden 2048, 4 KV heads of 64, FFN 5632) through M=1 products, with more
-// layers than the last-level cache holds (105 MB on the reference machine),
-// so GB/s is the rate weights come from memory during decoding. Quants are
-// random bytes with a fixed scale: the speed does not depend on the values.
+// (hidden 2048, 4 KV heads of 64, FFN 5632) through M=1 products, with
+// enough layers that the weights (≥ 160 MB) overflow the last-level cache
+// (105 MB on the reference machine), so GB/s is the rate weights come from
+// memory during decoding. Quants are random bytes with every f16 scale set
+// to a small normal value: the speed does not depend on the values, and no
+// denormal or NaN reaches the FMA units.
 func BenchmarkDecode(b *testing.B) {
 	shapes := [][2]int{{2048, 2048}, {256, 2048}, {256, 2048}, {2048, 2048}, {5632, 2048}, {5632, 2048}, {2048, 5632}}
-	for _, tc := range []struct {
-		dt     tensor.DType
-		layers int
-	}{{tensor.Q8_0, 3}, {tensor.F32, 1}} {
+	const minBytes = 160 << 20
+	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0, tensor.Q4_1,
+		tensor.Q5_0, tensor.Q5_1, tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K} {
 		for _, impl := range simdSets {
-			b.Run(fmt.Sprintf("%s/%s", impl.name, strings.ToLower(tc.dt.String())), func(b *testing.B) {
+			b.Run(fmt.Sprintf("%s/%s", impl.name, strings.ToLower(dt.String())), func(b *testing.B) {
 				r := rand.New(rand.NewPCG(9, 9))
 				var ws []*Matrix
 				var total int
-				for l := 0; l < tc.layers; l++ {
+				for total < minBytes {
 					for _, s := range shapes {
-						rb, _ := tc.dt.ByteSize(int64(s[1]))
-						data := make([]byte, int(rb)*s[0])
-						for i := 0; i+8 <= len(data); i += 8 {
-							binary.LittleEndian.PutUint64(data[i:], r.Uint64())
-						}
-						if tc.dt == tensor.Q8_0 {
-							for i := 0; i < len(data); i += 34 {
-								binary.LittleEndian.PutUint16(data[i:], 0x211f) // 0.01
-							}
-						} else {
-							for i := 0; i < len(data); i += 4 {
-								binary.LittleEndian.PutUint32(data[i:], math.Float32bits(float32(data[i])/256-0.5))
-							}
-						}
-						w, err := NewMatrix(tc.dt, s[0], s[1], data, nil)
-						if err != nil {
-							b.Fatal(err)
-						}
+						w := randomBytesMatrix(r, dt, s[0], s[1])
 						ws = append(ws, w)
-						total += len(data)
+						total += len(w.Data)
 					}
 				}
 				x := randVec(r, 5632)
@@ -300,4 +286,42 @@ func BenchmarkDecode(b *testing.B) {
 			})
 		}
 	}
+}
+
+// randomBytesMatrix is an N×K matrix of random bytes whose f16 scale
+// fields (halfFields; every element for F16) hold 0.01 and whose f32 or
+// bf16 elements are in [-0.5, 0.5).
+func randomBytesMatrix(r *rand.Rand, dt tensor.DType, N, K int) *Matrix {
+	rb, _ := dt.ByteSize(int64(K))
+	data := make([]byte, int(rb)*N)
+	for i := 0; i+8 <= len(data); i += 8 {
+		binary.LittleEndian.PutUint64(data[i:], r.Uint64())
+	}
+	switch dt {
+	case tensor.F32:
+		for i := 0; i < len(data); i += 4 {
+			binary.LittleEndian.PutUint32(data[i:], math.Float32bits(float32(data[i])/256-0.5))
+		}
+	case tensor.F16, tensor.BF16:
+		for i := 0; i < len(data); i += 2 {
+			v := float32(data[i])/256 - 0.5
+			if dt == tensor.F16 {
+				binary.LittleEndian.PutUint16(data[i:], quant.F32ToF16(v))
+			} else {
+				binary.LittleEndian.PutUint16(data[i:], quant.F32ToBF16(v))
+			}
+		}
+	default:
+		bb := int(dt.BlockBytes())
+		for o := 0; o < len(data); o += bb {
+			for _, f := range halfFields[dt] {
+				binary.LittleEndian.PutUint16(data[o+f:], 0x211f) // 0.01
+			}
+		}
+	}
+	w, err := NewMatrix(dt, N, K, data, nil)
+	if err != nil {
+		panic(err)
+	}
+	return w
 }

@@ -204,3 +204,53 @@ reduce:
 	VMOVSS X0, ret+24(FP)
 	VZEROUPPER
 	RET
+
+// func dotQ4_0AVX2(x *float32, w *byte, n int) float32; n%32 == 0
+TEXT ·dotQ4_0AVX2(SB), NOSPLIT, $0-28
+	MOVQ         x+0(FP), SI
+	MOVQ         w+8(FP), DI
+	MOVQ         n+16(FP), CX
+	VPBROADCASTD rdconst<>+0x00(SB), Y15
+	VPBROADCASTD rdconst<>+0x04(SB), Y14
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+
+loop:
+	CMPQ         CX, $32
+	JLT          reduce
+	VPBROADCASTW (DI), X8
+	VCVTPH2PS    X8, Y8
+	VPMOVZXBD    2(DI), Y9
+	VPMOVZXBD    10(DI), Y10
+	VPSRLD       $4, Y9, Y11
+	VPSRLD       $4, Y10, Y12
+	VPAND        Y15, Y9, Y9
+	VPAND        Y15, Y10, Y10
+	VPSUBD       Y14, Y9, Y9
+	VPSUBD       Y14, Y10, Y10
+	VPSUBD       Y14, Y11, Y11
+	VPSUBD       Y14, Y12, Y12
+	VCVTDQ2PS    Y9, Y9
+	VCVTDQ2PS    Y10, Y10
+	VCVTDQ2PS    Y11, Y11
+	VCVTDQ2PS    Y12, Y12
+	VMULPS       Y8, Y9, Y9
+	VMULPS       Y8, Y10, Y10
+	VMULPS       Y8, Y11, Y11
+	VMULPS       Y8, Y12, Y12
+	VFMADD231PS  (SI), Y9, Y0
+	VFMADD231PS  32(SI), Y10, Y1
+	VFMADD231PS  64(SI), Y11, Y2
+	VFMADD231PS  96(SI), Y12, Y3
+	ADDQ         $18, DI
+	ADDQ         $128, SI
+	SUBQ         $32, CX
+	JMP          loop
+
+reduce:
+	REDUCE256
+	VMOVSS X0, ret+24(FP)
+	VZEROUPPER
+	RET

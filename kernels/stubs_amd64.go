@@ -47,6 +47,45 @@ func dotI8AVX512(x *float32, w *byte, n int) float32
 func dotQ4_0AVX512(x *float32, w *byte, n int) float32
 
 //go:noescape
+func dotQ4_KAVX512(x *float32, w *byte, n int) float32
+
+//go:noescape
+func dotQ6_KAVX512(x *float32, w *byte, n int) float32
+
+//go:noescape
+func dotQ5_KAVX512(x *float32, w *byte, n int) float32
+
+//go:noescape
+func dotQ4_1AVX512(x *float32, w *byte, n int) float32
+
+//go:noescape
+func dotQ5_0AVX512(x *float32, w *byte, n int) float32
+
+//go:noescape
+func dotQ5_1AVX512(x *float32, w *byte, n int) float32
+
+//go:noescape
+func dotQ2_KAVX512(x *float32, w *byte, n int) float32
+
+//go:noescape
+func dotQ3_KAVX512(x *float32, w *byte, n int) float32
+
+//go:noescape
+func decQ2_KAVX512(dst *float32, w *byte, n int)
+
+//go:noescape
+func decQ3_KAVX512(dst *float32, w *byte, n int)
+
+//go:noescape
+func decQ4_KAVX512(dst *float32, w *byte, n int)
+
+//go:noescape
+func decQ5_KAVX512(dst *float32, w *byte, n int)
+
+//go:noescape
+func decQ6_KAVX512(dst *float32, w *byte, n int)
+
+//go:noescape
 func dotF16AVX2(x *float32, w *byte, n int) float32
 
 //go:noescape
@@ -54,6 +93,15 @@ func dotBF16AVX2(x *float32, w *byte, n int) float32
 
 //go:noescape
 func dotI8AVX2(x *float32, w *byte, n int) float32
+
+//go:noescape
+func dotQ4_0AVX2(x *float32, w *byte, n int) float32
+
+//go:noescape
+func dotQ4_KAVX2(x *float32, w *byte, n int) float32
+
+//go:noescape
+func dotQ6_KAVX2(x *float32, w *byte, n int) float32
 
 var avx512Set = &simdSet{
 	name: "avx512",
@@ -63,6 +111,13 @@ var avx512Set = &simdSet{
 	axpy:    axpyAVX512,
 	rowDot: map[tensor.DType]func(x *float32, w *byte, n int) float32{
 		tensor.F16: dotF16AVX512, tensor.BF16: dotBF16AVX512, tensor.I8: dotI8AVX512, tensor.Q4_0: dotQ4_0AVX512,
+		tensor.Q4_K: dotQ4_KAVX512, tensor.Q6_K: dotQ6_KAVX512, tensor.Q5_K: dotQ5_KAVX512,
+		tensor.Q4_1: dotQ4_1AVX512, tensor.Q5_0: dotQ5_0AVX512, tensor.Q5_1: dotQ5_1AVX512,
+		tensor.Q2_K: dotQ2_KAVX512, tensor.Q3_K: dotQ3_KAVX512,
+	},
+	decode: map[tensor.DType]func(dst *float32, w *byte, n int){
+		tensor.Q2_K: decQ2_KAVX512, tensor.Q3_K: decQ3_KAVX512, tensor.Q4_K: decQ4_KAVX512,
+		tensor.Q5_K: decQ5_KAVX512, tensor.Q6_K: decQ6_KAVX512,
 	},
 }
 
@@ -73,7 +128,8 @@ var avx2Set = &simdSet{
 	dotQ8_0: dotQ8_0AVX2,
 	axpy:    axpyAVX2,
 	rowDot: map[tensor.DType]func(x *float32, w *byte, n int) float32{
-		tensor.F16: dotF16AVX2, tensor.BF16: dotBF16AVX2, tensor.I8: dotI8AVX2,
+		tensor.F16: dotF16AVX2, tensor.BF16: dotBF16AVX2, tensor.I8: dotI8AVX2, tensor.Q4_0: dotQ4_0AVX2,
+		tensor.Q4_K: dotQ4_KAVX2, tensor.Q6_K: dotQ6_KAVX2,
 	},
 }
 

@@ -1,0 +1,65 @@
+package kernels
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/tfconv/tfconv/quant"
+	"github.com/tfconv/tfconv/tensor"
+)
+
+// TestBlockDecoders checks that every block decoder, plain Go and SIMD
+// (simdSet.decode), gives the bits
+// quant.Dequantize (the transcription of ggml's dequantize_row_*) gives, on
+// blocks quantized from random values and on random bytes with every scale
+// field a finite half.
+func TestBlockDecoders(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for dt := range blockDecoders {
+		if halfFields[dt] == nil {
+			t.Fatalf("%v: no scale offsets for the random blocks", dt)
+		}
+		bs, bb := int(dt.BlockSize()), int(dt.BlockBytes())
+		const nb = 64
+		raw := make([]byte, nb*bb)
+		if err := quant.Quantize(raw, randVec(r, nb*bs), dt); err != nil {
+			t.Fatal(err)
+		}
+		rnd := make([]byte, nb*bb)
+		for i := range rnd {
+			rnd[i] = byte(r.Uint32())
+		}
+		for b := 0; b < nb; b++ {
+			for _, o := range halfFields[dt] {
+				binary.LittleEndian.PutUint16(rnd[b*bb+o:], quant.F32ToF16(float32(r.NormFloat64())))
+			}
+		}
+		for _, src := range [][]byte{raw, rnd} {
+			want := make([]float32, nb*bs)
+			if err := quant.Dequantize(want, src, dt); err != nil {
+				t.Fatal(err)
+			}
+			for _, impl := range implementations() {
+				got := make([]float32, nb*bs+1)
+				got[nb*bs] = guardVal
+				decodeRowOn(impl, got[:nb*bs], src, dt)
+				if got[nb*bs] != guardVal {
+					t.Fatalf("%s %v: write past the end", implName(impl), dt)
+				}
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s %v: element %d = %g, quant.Dequantize gives %g", implName(impl), dt, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// halfFields lists the byte offsets of the f16 scale fields in a block.
+var halfFields = map[tensor.DType][]int{
+	tensor.Q4_0: {0}, tensor.Q4_1: {0, 2}, tensor.Q5_0: {0}, tensor.Q5_1: {0, 2}, tensor.Q8_0: {0},
+	tensor.Q2_K: {80, 82}, tensor.Q3_K: {108}, tensor.Q4_K: {0, 2}, tensor.Q5_K: {0, 2}, tensor.Q6_K: {208},
+}
