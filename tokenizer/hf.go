@@ -194,7 +194,7 @@ func fromHF(src Source) (*Tokenizer, error) {
 			return nil, err
 		}
 	} else {
-		return nil, fmt.Errorf("tokenizer: no tokenizer found (tokenizer.json, tokenizer.model, vocab.json + merges.txt or vocab.txt): %w", fs.ErrNotExist)
+		return nil, fmt.Errorf("tokenizer: %w", errNoTokenizer)
 	}
 	t.applyConfig(cfg, tjAdded)
 	return t, nil
@@ -415,3 +415,7 @@ func sortedAdded(m map[int]addedToken) []addedToken {
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
 }
+
+// errNoTokenizer reports a source without any vocabulary file. It matches
+// fs.ErrNotExist; LoadFile adds the directory it looked in.
+var errNoTokenizer = fmt.Errorf("no tokenizer found (tokenizer.json, tokenizer.model, vocab.json + merges.txt or vocab.txt): %w", fs.ErrNotExist)

@@ -127,6 +127,9 @@ func LoadFile(path string) (*Tokenizer, error) {
 
 // wrapPath puts the path into a FormatError that only knew the base name.
 func wrapPath(path string, err error) error {
+	if errors.Is(err, errNoTokenizer) {
+		return fmt.Errorf("tokenizer: %s: %w", path, errNoTokenizer)
+	}
 	var fe *tensor.FormatError
 	if errors.As(err, &fe) {
 		dir := path

@@ -33,6 +33,7 @@ type app struct {
 
 // Main runs tfconv with the given arguments and returns the exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
+	defer handleSignals()()
 	a := &app{out: stdout, err: stderr}
 	root := newRootCmd(a)
 	root.SetArgs(args)
@@ -86,6 +87,7 @@ Exit codes: 0 success, 1 a check found a difference, 2 usage or input error.`,
 		newCmdQuantize(a),
 		newCmdSynth(a),
 		newCmdTokenize(a),
+		newCmdCheck(a),
 		newCmdRun(a), newCmdGenerate(a), newCmdBench(a),
 		newCmdVerify(a),
 		newCmdDiff(a),

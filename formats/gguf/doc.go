@@ -74,6 +74,9 @@
 //     of the previous tensors' sizes, each padded to the alignment (ggml
 //     requires exactly this, which rules out gaps and overlaps); the data
 //     section and every tensor's data lie inside the file.
+//   - nothing follows the last tensor's data but its padding (without
+//     tensors: the metadata and at most one alignment's worth of bytes);
+//     ggml ignores such trailing bytes, this reader refuses them.
 //
 // Every defect is a *tensor.FormatError naming the file, the key or tensor and
 // the absolute offset of the field at fault.

@@ -649,6 +649,21 @@ func parse(r io.ReaderAt, size int64, name string) (*File, error) {
 		e.info.Offset = abs
 		f.Tensors[i] = Tensor{Info: e.info, r: r}
 	}
+	d.item = ""
+	// The file ends with the last tensor's data and at most its padding (or
+	// right after the metadata when there are no tensors). Anything beyond
+	// is not described by the header: a second file appended (a polyglot),
+	// or a botched concatenation; ggml ignores it, we refuse it.
+	end, err := tensor.AddInt64(f.DataOffset, next)
+	if len(entries) == 0 {
+		end, err = f.DataOffset, nil
+	}
+	if err == nil {
+		end, err = tensor.AlignUp(end, f.Alignment)
+	}
+	if err == nil && size > end {
+		return nil, d.errAt(end, "%d trailing bytes after the data section (which ends at %d)", size-end, end)
+	}
 	return f, nil
 }
 

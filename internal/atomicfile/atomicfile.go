@@ -10,7 +10,65 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 )
+
+// live holds the temporary files of every pending File, so that a signal
+// handler can remove them before the process exits (RemoveTemps).
+var live = struct {
+	sync.Mutex
+	names map[string]struct{}
+	// closed is set by RemoveTemps: the process is exiting and no new
+	// temporary file may appear after the sweep.
+	closed bool
+}{names: map[string]struct{}{}}
+
+// errExiting is returned by Create after RemoveTemps.
+var errExiting = errors.New("atomicfile: the process is exiting")
+
+// createTemp creates and registers a temporary file under the lock, so that
+// a concurrent RemoveTemps sees either no file or a registered one.
+func createTemp(dir, pattern string) (*os.File, error) {
+	live.Lock()
+	defer live.Unlock()
+	if live.closed {
+		return nil, errExiting
+	}
+	tmp, err := os.CreateTemp(dir, pattern)
+	if err != nil {
+		return nil, err
+	}
+	live.names[tmp.Name()] = struct{}{}
+	return tmp, nil
+}
+
+func unregister(name string) {
+	live.Lock()
+	delete(live.names, name)
+	live.Unlock()
+}
+
+// RemoveTemps removes the temporary file of every File not yet committed or
+// aborted, and returns how many it removed; Create fails from then on. It is
+// for a signal handler that is about to exit: the destinations are untouched, and no temporary file is
+// left behind. A File whose Commit is renaming at that moment either lands
+// whole or not at all: the rename is atomic, and removing its temporary name
+// afterwards finds nothing.
+func RemoveTemps() int {
+	live.Lock()
+	defer live.Unlock()
+	live.closed = true
+	n := 0
+	for name := range live.names {
+		if os.Remove(name) == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// outputMode is the permission of a created output file.
+const outputMode = 0o644
 
 // ErrExists is returned when the destination exists and force is not set.
 var ErrExists = errors.New("already exists (use --force to replace it)")
@@ -32,8 +90,16 @@ func Create(path string, force bool, inputs ...string) (*File, error) {
 	if dir == "" {
 		dir = "."
 	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	tmp, err := createTemp(dir, "."+base+".tmp-*")
 	if err != nil {
+		return nil, err
+	}
+	// CreateTemp makes the file 0600; an output is an ordinary file that
+	// others may read, as os.Create (0666 less a typical umask) would make.
+	if err := tmp.Chmod(outputMode); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		unregister(tmp.Name())
 		return nil, err
 	}
 	return &File{File: tmp, path: path}, nil
@@ -70,6 +136,9 @@ func (f *File) Commit() error {
 	}
 	f.done = true
 	tmp := f.Name()
+	// Unregistered only after the rename: a signal in between removes a
+	// name that no longer exists, never the finished output.
+	defer unregister(tmp)
 	if err := f.Sync(); err != nil {
 		f.Close()
 		os.Remove(tmp)
@@ -100,4 +169,5 @@ func (f *File) Abort() {
 	f.done = true
 	f.Close()
 	os.Remove(f.Name())
+	unregister(f.Name())
 }

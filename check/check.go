@@ -1,0 +1,229 @@
+package check
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/tfconv/tfconv/formats/native"
+	"github.com/tfconv/tfconv/formats/safetensors"
+)
+
+// Finding is one defect.
+type Finding struct {
+	Rule     string   // a Rules id
+	Severity Severity // the rule's severity
+	File     string   // the file it is in
+	Offset   int64    // absolute byte offset in File; -1 when the defect has no position
+	Item     string   // `tensor "x"`, `key "k"`, or ""
+	Message  string
+}
+
+func (f Finding) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s: %s", f.Severity, f.Rule, f.File)
+	if f.Offset >= 0 {
+		fmt.Fprintf(&b, ": offset %d", f.Offset)
+	}
+	if f.Item != "" {
+		b.WriteString(": " + f.Item)
+	}
+	b.WriteString(": " + f.Message)
+	return b.String()
+}
+
+// Report is the result of checking one checkpoint.
+type Report struct {
+	Path     string
+	Format   string   // "safetensors", "gguf" or "native"
+	Files    []string // every file read (shards in order)
+	Findings []Finding
+
+	counts map[[2]string]int // findings per file and rule, for MaxPerRule
+}
+
+// OK reports whether no finding is an error (warnings are allowed).
+func (r *Report) OK() bool {
+	for _, f := range r.Findings {
+		if f.Severity == Error {
+			return false
+		}
+	}
+	return true
+}
+
+// HasRule reports whether some finding has the given rule id.
+func (r *Report) HasRule(id string) bool {
+	for _, f := range r.Findings {
+		if f.Rule == id {
+			return true
+		}
+	}
+	return false
+}
+
+// Check validates the checkpoint at path (see the package doc for what it
+// reads) and returns every finding. The error is for files that cannot be
+// read at all (missing, unreadable, a directory without a checkpoint);
+// defects of the content are findings, never errors.
+func Check(path string) (*Report, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("check: %w", err)
+	}
+	if st.IsDir() {
+		for _, name := range []string{safetensors.SingleName, safetensors.IndexName} {
+			p := filepath.Join(path, name)
+			if _, err := os.Stat(p); err == nil {
+				r, err := Check(p)
+				if r != nil {
+					r.Path = path
+				}
+				return r, err
+			}
+		}
+		return nil, fmt.Errorf("check: %s: no %s or %s: %w", path, safetensors.SingleName, safetensors.IndexName, fs.ErrNotExist)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("check: %s is not a regular file", path)
+	}
+	head := make([]byte, 16)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("check: %w", err)
+	}
+	n, err := io.ReadFull(f, head)
+	f.Close()
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, fmt.Errorf("check: %s: %w", path, err)
+	}
+	head = head[:n]
+	r := &Report{Path: path}
+	switch {
+	case bytes.HasPrefix(head, []byte("GGUF")) || bytes.HasPrefix(head, []byte("FUGG")):
+		r.Format = "gguf"
+		if splitName.MatchString(path) {
+			err = checkGGUFSplit(r, path)
+		} else {
+			err = checkGGUFFile(r, path, nil)
+		}
+	case bytes.HasPrefix(head, []byte(native.Magic)):
+		r.Format = "native"
+		err = checkNative(r, path)
+	case bytes.HasPrefix(bytes.TrimLeft(head, " \t\r\n"), []byte("{")):
+		r.Format = "safetensors"
+		err = checkIndex(r, path)
+	default:
+		r.Format = "safetensors"
+		_, err = checkSafetensorsFile(r, path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	sort.SliceStable(r.Findings, func(i, j int) bool {
+		a, b := r.Findings[i], r.Findings[j]
+		if a.File != b.File {
+			return fileIndex(r.Files, a.File) < fileIndex(r.Files, b.File)
+		}
+		return a.Offset < b.Offset
+	})
+	return r, nil
+}
+
+func fileIndex(files []string, f string) int {
+	for i, x := range files {
+		if x == f {
+			return i
+		}
+	}
+	return len(files)
+}
+
+// splitName matches llama.cpp's split file names, as checkpoint.Open does.
+var splitName = regexp.MustCompile(`-\d{5}-of-\d{5}\.gguf$`)
+
+// MaxPerRule caps the findings of one rule in one file. A hostile header
+// can repeat a defect a million times; the first hundred say all there is
+// to say, and the cap keeps the report's memory bounded.
+const MaxPerRule = 100
+
+// add records a finding under rule id; the severity comes from Rules.
+func (r *Report) add(id, file string, off int64, item, format string, args ...any) {
+	sev := Error
+	if rule, ok := ruleByID[id]; ok {
+		sev = rule.Severity
+	}
+	if r.counts == nil {
+		r.counts = map[[2]string]int{}
+	}
+	k := [2]string{file, id}
+	r.counts[k]++
+	switch n := r.counts[k]; {
+	case n == MaxPerRule+1:
+		r.Findings = append(r.Findings, Finding{Rule: id, Severity: sev, File: file, Offset: -1,
+			Message: fmt.Sprintf("more findings of this rule are not listed (the limit is %d per rule and file)", MaxPerRule)})
+		return
+	case n > MaxPerRule:
+		return
+	}
+	r.Findings = append(r.Findings, Finding{Rule: id, Severity: sev, File: file, Offset: off, Item: item, Message: fmt.Sprintf(format, args...)})
+}
+
+// errorsIn counts the error findings about file.
+func (r *Report) errorsIn(file string) int {
+	n := 0
+	for _, f := range r.Findings {
+		if f.File == file && f.Severity == Error {
+			n++
+		}
+	}
+	return n
+}
+
+// openFile opens path and records it in r.Files.
+func (r *Report) openFile(path string) (*os.File, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, fmt.Errorf("check: %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, fmt.Errorf("check: %w", err)
+	}
+	r.Files = append(r.Files, path)
+	return f, st.Size(), nil
+}
+
+// polyglotMagic names the format whose file starts with b, or "".
+func polyglotMagic(b []byte) string {
+	switch {
+	case bytes.HasPrefix(b, []byte("GGUF")):
+		return "GGUF"
+	case bytes.HasPrefix(b, []byte(native.Magic)):
+		return "tfconv native"
+	case len(b) >= 9 && b[8] == '{' && b[5]|b[6]|b[7] == 0:
+		// An 8-byte little-endian header length of at most 2^40, then
+		// the JSON header.
+		return "safetensors"
+	}
+	return ""
+}
+
+// checkTrailing records trailing bytes [from, size) under rule, and a
+// polyglot finding when they open another format's file.
+func (r *Report) checkTrailing(rule, file string, rd io.ReaderAt, from, size int64, what string) {
+	r.add(rule, file, from, "", "%d trailing bytes after %s", size-from, what)
+	head := make([]byte, 16)
+	n, _ := rd.ReadAt(head, from)
+	if m := polyglotMagic(head[:n]); m != "" {
+		r.add("polyglot", file, from, "", "the trailing bytes start a %s file: the file can be read as two formats", m)
+	}
+}
