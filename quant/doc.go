@@ -14,8 +14,10 @@
 //
 // Each hot kernel (f16, bf16, Q8_0 in both directions) has a plain-Go version
 // and, on amd64 with AVX2 and F16C, an assembly version (half_amd64.s) chosen
-// once at start-up; build with -tags noasm to use only Go. Both produce the
-// same bits. Implementation reports which one runs.
+// once at start-up; build with -tags noasm to use only Go. Where the CPU has
+// AVX-512F, Q8_0 quantization uses an eight-blocks-at-a-time kernel instead
+// ("avx512"). All produce the same bits. Implementation reports which one
+// runs.
 //
 // # ggml blocks
 //

@@ -198,6 +198,7 @@ func init() {
 	quantizers[tensor.TQ1_0] = quantTQ1_0
 	quantizers[tensor.TQ2_0] = quantTQ2_0
 	quantizers[tensor.MXFP4] = quantMXFP4
+	quantizers[tensor.IQ4_NL] = quantIQ4_NL
 }
 
 func half(b []byte) float32       { return F16ToF32(binary.LittleEndian.Uint16(b)) }

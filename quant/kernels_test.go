@@ -11,11 +11,7 @@ import (
 
 // implementations returns every kernel set this build and CPU can run.
 func implementations() []kernelSet {
-	impls := []kernelSet{genericKernels}
-	if simdKernels != nil {
-		impls = append(impls, *simdKernels)
-	}
-	return impls
+	return append([]kernelSet{genericKernels}, simdSets...)
 }
 
 // awkwardSizes straddle every vector width and unroll factor of the kernels.
@@ -329,7 +325,7 @@ func q8Naive(t *testing.T, name string, x []float32, b []byte) {
 func TestQ8_0Kernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	impls := implementations()
-	for _, nb := range []int{0, 1, 2, 3, 7, 8, 9, 33} {
+	for _, nb := range []int{0, 1, 2, 3, 7, 8, 9, 15, 16, 17, 33, 64} {
 		for _, off := range []int{0, 1, 3} {
 			src := make([]float32, nb*32+off)
 			for i := range src {
@@ -396,11 +392,7 @@ func reportGelem(b *testing.B, n int) {
 
 func benchImpls(b *testing.B, run func(b *testing.B, k kernelSet)) {
 	for _, impl := range implementations() {
-		name := impl.name
-		if name != "generic" {
-			name = "simd"
-		}
-		b.Run(name, func(b *testing.B) { run(b, impl) })
+		b.Run(impl.name, func(b *testing.B) { run(b, impl) })
 	}
 }
 

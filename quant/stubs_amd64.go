@@ -29,11 +29,30 @@ func quantQ8_0AVX2(dst *byte, src *float32, nblocks int)
 //go:noescape
 func dequantQ8_0AVX2(dst *float32, src *byte, nblocks int)
 
-var simdKernels = func() *kernelSet {
+//go:noescape
+func quantQ8_0AVX512(dst *byte, src *float32, nblocks int)
+
+// simdSets are the SIMD kernel sets this CPU runs, best last; the tests run
+// every one of them against the generic set.
+var simdSets = func() []kernelSet {
 	if !cpu.X86.HasAVX2 || !cpu.X86.HasF16C || !cpu.X86.HasAVX {
 		return nil
 	}
-	return &avx2Kernels
+	sets := []kernelSet{avx2Kernels}
+	if cpu.X86.HasAVX512F {
+		k := avx2Kernels
+		k.name = "avx512"
+		k.quantQ8_0 = quantizeQ8_0AVX512
+		sets = append(sets, k)
+	}
+	return sets
+}()
+
+var simdKernels = func() *kernelSet {
+	if len(simdSets) == 0 {
+		return nil
+	}
+	return &simdSets[len(simdSets)-1]
 }()
 
 var avx2Kernels = kernelSet{
@@ -96,4 +115,16 @@ func dequantizeQ8_0SIMD(dst []float32, src []byte) {
 		_ = dst[nb*qk-1]
 		dequantQ8_0AVX2(unsafe.SliceData(dst), unsafe.SliceData(src), nb)
 	}
+}
+
+// quantizeQ8_0AVX512 runs the eight-block AVX-512 kernel and leaves the last
+// nblocks%8 blocks to the AVX2 one.
+func quantizeQ8_0AVX512(dst []byte, src []float32) {
+	nb := len(src) / qk
+	n8 := nb &^ 7
+	if n8 > 0 {
+		_ = dst[n8*34-1]
+		quantQ8_0AVX512(unsafe.SliceData(dst), unsafe.SliceData(src), n8)
+	}
+	quantizeQ8_0SIMD(dst[n8*34:], src[n8*qk:nb*qk])
 }

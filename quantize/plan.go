@@ -344,8 +344,8 @@ func Plan(c *checkpoint.Checkpoint, opts Options) ([]Choice, error) {
 }
 
 // fallback is llama.cpp c392e509's table for a row length the block size
-// does not divide. Q2_K and Q3_K go to IQ4_NL there, which Run cannot
-// encode yet (it reports tensor.ErrUnsupported).
+// does not divide. Q2_K and Q3_K go to IQ4_NL there, encoded as ggml's
+// quantize_iq4_nl without an importance matrix (quant.Quantize).
 func fallback(t tensor.DType) tensor.DType {
 	switch t {
 	case tensor.TQ1_0, tensor.TQ2_0:

@@ -285,8 +285,8 @@ func TestOptions(t *testing.T) {
 }
 
 // TestFallback checks llama.cpp's table for rows the block size does not
-// divide: Q4_K->Q5_0, Q5_K->Q5_1, Q6_K->Q8_0, Q2_K/Q3_K->IQ4_NL (which
-// cannot be encoded yet), and F16 when even 32 does not divide the row.
+// divide: Q4_K->Q5_0, Q5_K->Q5_1, Q6_K->Q8_0, Q2_K/Q3_K->IQ4_NL, and F16
+// when even 32 does not divide the row; every plan then runs.
 func TestFallback(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "odd.gguf")
 	infos := []tensor.Info{
@@ -321,8 +321,8 @@ func TestFallback(t *testing.T) {
 		{"q4_k", tensor.Q5_0, tensor.F16, true},
 		{"q5_k", tensor.Q5_1, tensor.F16, true},
 		{"q6_k", tensor.Q8_0, tensor.F16, true},
-		{"q2_k", tensor.IQ4_NL, tensor.F16, false},
-		{"q3_k", tensor.IQ4_NL, tensor.F16, false},
+		{"q2_k", tensor.IQ4_NL, tensor.F16, true},
+		{"q3_k", tensor.IQ4_NL, tensor.F16, true},
 		{"q8_0", tensor.Q8_0, tensor.F16, true},
 	} {
 		plan, err := Plan(c, Options{Target: target(t, tc.typ), Pure: true})

@@ -87,11 +87,12 @@ func Run(plan []Choice, sink Sink, opts RunOptions) (*Report, error) {
 		threads = runtime.GOMAXPROCS(0)
 	}
 	rep := &Report{}
+	var sc scratch
 	for i, ch := range plan {
 		if opts.Progress != nil {
 			opts.Progress(i, len(plan), ch.Tensor.Name)
 		}
-		tr, err := runOne(ch, sink, threads)
+		tr, err := runOne(ch, sink, threads, &sc)
 		if err != nil {
 			return nil, err
 		}
@@ -111,23 +112,70 @@ type stats struct {
 }
 
 func (s *stats) add(x, y []float32) {
-	for i := range x {
-		d := float64(x[i]) - float64(y[i])
-		s.sig += float64(x[i]) * float64(x[i])
-		s.noise += d * d
-		if a := math.Abs(d); a > s.maxAbs || math.IsNaN(a) {
-			s.maxAbs = a
+	// Four independent float64 chains per sum, kept in registers: through
+	// the pointer, every element was a load and a store to a cache line the
+	// other workers' stats share.
+	var sig, noise [4]float64
+	mx := s.maxAbs
+	i := 0
+	for ; i+4 <= len(x) && i+4 <= len(y); i += 4 {
+		for k := range 4 {
+			xv := float64(x[i+k])
+			d := xv - float64(y[i+k])
+			sig[k] += xv * xv
+			noise[k] += d * d
+			if a := math.Abs(d); a > mx || a != a { // a NaN difference is reported as NaN
+				mx = a
+			}
 		}
 	}
+	for ; i < len(x); i++ {
+		xv := float64(x[i])
+		d := xv - float64(y[i])
+		sig[0] += xv * xv
+		noise[0] += d * d
+		if a := math.Abs(d); a > mx || a != a {
+			mx = a
+		}
+	}
+	s.sig += (sig[0] + sig[1]) + (sig[2] + sig[3])
+	s.noise += (noise[0] + noise[1]) + (noise[2] + noise[3])
+	s.maxAbs = mx
 }
 
-func runOne(ch Choice, sink Sink, threads int) (TensorReport, error) {
+// scratch holds the buffers one tensor needs, reused from tensor to tensor:
+// fresh multi-gigabyte allocations cost as much in page faults and clearing
+// as the quantization itself.
+type scratch struct {
+	raw, out []byte
+	x        []float32
+}
+
+// grow returns b resized to n, reallocated only when too small.
+func grow[T any](b *[]T, n int64) []T {
+	if int64(cap(*b)) < n {
+		*b = make([]T, n)
+	}
+	return (*b)[:n]
+}
+
+// littleEndian reports whether float32 values can be viewed in place in
+// little-endian file bytes.
+var littleEndian = func() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}()
+
+func runOne(ch Choice, sink Sink, threads int, sc *scratch) (TensorReport, error) {
 	t := ch.Tensor
 	n := t.NumElements()
 	tr := TensorReport{Name: t.Name, Type: ch.Type, Elements: n, Reason: ch.Reason}
-	raw, err := t.ReadAll()
-	if err != nil {
-		return tr, fmt.Errorf("quantize: %w", err)
+	if t.Size < 0 {
+		return tr, fmt.Errorf("quantize: tensor %q: size %d", t.Name, t.Size)
+	}
+	raw := grow(&sc.raw, t.Size)
+	if _, err := io.ReadFull(t.Open(), raw); err != nil {
+		return tr, fmt.Errorf("quantize: tensor %q: %w", t.Name, err)
 	}
 	if ch.Copy {
 		tr.Bytes = int64(len(raw))
@@ -156,8 +204,15 @@ func runOne(ch Choice, sink Sink, threads int) (TensorReport, error) {
 	if err != nil {
 		return tr, fmt.Errorf("quantize: tensor %q: %w", t.Name, err)
 	}
-	x := make([]float32, n)
-	out := make([]byte, outRowBytes*rows)
+	var x []float32
+	viewed := t.DType == tensor.F32 && littleEndian && n > 0
+	if viewed {
+		// F32 input is used in place: decoding it would only copy it.
+		x = unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(raw))), n)
+	} else {
+		x = grow(&sc.x, n)
+	}
+	out := grow(&sc.out, outRowBytes*rows)
 	var scales []float32
 	if ch.Type == tensor.I8 {
 		scales = make([]float32, rows)
@@ -175,7 +230,7 @@ func runOne(ch Choice, sink Sink, threads int) (TensorReport, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[w] = work(ch.Type, t.DType, raw, x, out, scales, r0, r1, rowLen, inRowBytes, outRowBytes, &all[w])
+			errs[w] = work(ch.Type, t.DType, raw, x, out, scales, r0, r1, rowLen, inRowBytes, outRowBytes, viewed, &all[w])
 		}()
 	}
 	wg.Wait()
@@ -219,10 +274,12 @@ func sqnr(sig, noise float64) float64 {
 // work handles rows [r0, r1): decode the input, encode, decode the output
 // into a small buffer and compare.
 func work(dt, in tensor.DType, raw []byte, x []float32, out []byte, scales []float32,
-	r0, r1, rowLen, inRowBytes, outRowBytes int64, s *stats) error {
-	xs := x[r0*rowLen : r1*rowLen]
-	if err := quant.Dequantize(xs, raw[r0*inRowBytes:r1*inRowBytes], in); err != nil {
-		return err
+	r0, r1, rowLen, inRowBytes, outRowBytes int64, viewed bool, s *stats) error {
+	if !viewed {
+		xs := x[r0*rowLen : r1*rowLen]
+		if err := quant.Dequantize(xs, raw[r0*inRowBytes:r1*inRowBytes], in); err != nil {
+			return err
+		}
 	}
 	y := make([]float32, rowLen)
 	for r := r0; r < r1; r++ {

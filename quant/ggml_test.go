@@ -1,0 +1,257 @@
+package quant
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/tfconv/tfconv/formats/gguf"
+	"github.com/tfconv/tfconv/tensor"
+)
+
+// ggmlHash is one line of testdata/quant/ggml/dequant-sha256.tsv: what
+// ggml's own to_float produced for a fixture tensor.
+type ggmlHash struct {
+	file, tensor, typ string
+	n                 int64
+	sum               string
+}
+
+func readGGMLHashes(t *testing.T) map[string]ggmlHash {
+	t.Helper()
+	f, err := os.Open("../testdata/quant/ggml/dequant-sha256.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := map[string]ggmlHash{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		p := strings.Split(sc.Text(), "\t")
+		if len(p) != 5 {
+			t.Fatalf("bad line %q", sc.Text())
+		}
+		n, err := strconv.ParseInt(p[3], 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[p[0]+"\x00"+p[1]] = ggmlHash{p[0], p[1], p[2], n, p[4]}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 1374 {
+		t.Fatalf("%d hashes, want 1374", len(out))
+	}
+	return out
+}
+
+// f32Hash is the SHA-256 of x as little-endian float32, the layout the C
+// program hashed.
+func f32Hash(x []float32) string {
+	b := make([]byte, 4*len(x))
+	for i, v := range x {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+	}
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+func checkGGMLHash(t *testing.T, want ggmlHash, raw []byte, dt tensor.DType) {
+	t.Helper()
+	x := make([]float32, want.n)
+	if err := Dequantize(x, raw, dt); err != nil {
+		t.Errorf("%s %s: %v", want.file, want.tensor, err)
+		return
+	}
+	if got := f32Hash(x); got != want.sum {
+		t.Errorf("%s %s (%s): Dequantize's output hashes to %s, ggml's to %s", want.file, want.tensor, dt, got, want.sum)
+	}
+}
+
+// TestDequantizeMatchesGGMLShipped decodes the shipped tensors of
+// testdata/quant/llama (11 types) and compares with ggml's decoding.
+func TestDequantizeMatchesGGMLShipped(t *testing.T) {
+	hashes := readGGMLHashes(t)
+	bins, _ := filepath.Glob("../testdata/quant/llama/*.bin")
+	checked := 0
+	for _, p := range bins {
+		base := strings.TrimSuffix(filepath.Base(p), ".bin")
+		i := strings.LastIndexByte(base, '.')
+		name, typ := base[:i], base[i+1:]
+		file := "llama-" + typ
+		if typ == "F32" {
+			file = "llama-f32"
+		}
+		want, ok := hashes["interop/llama/gguf/"+file+".gguf\x00"+name]
+		if !ok {
+			t.Errorf("%s: no ggml hash", p)
+			continue
+		}
+		dt, ok := tensor.Parse(typ)
+		if !ok {
+			t.Fatalf("%s: type %q", p, typ)
+		}
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkGGMLHash(t, want, raw, dt)
+		checked++
+	}
+	if checked != 22 {
+		t.Errorf("checked %d shipped tensors, want 22", checked)
+	}
+}
+
+// TestDequantizeMatchesGGML decodes every tensor of every fixture GGUF and
+// compares with ggml's decoding, when ../shared is there.
+func TestDequantizeMatchesGGML(t *testing.T) {
+	root := sharedFixtures()
+	if root == "" {
+		t.Skip("no shared/fixtures")
+	}
+	hashes := readGGMLHashes(t)
+	files := map[string]bool{}
+	for _, h := range hashes {
+		files[h.file] = true
+	}
+	seen := 0
+	for file := range files {
+		f, err := gguf.Open(filepath.Join(root, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range f.Tensors {
+			tt := &f.Tensors[i]
+			want, ok := hashes[file+"\x00"+tt.Name]
+			if !ok {
+				t.Errorf("%s %s: not in ggml's list", file, tt.Name)
+				continue
+			}
+			if n, _ := tt.Shape.NumElements(); n != want.n {
+				t.Errorf("%s %s: %d elements, ggml says %d", file, tt.Name, n, want.n)
+				continue
+			}
+			raw := make([]byte, tt.Size)
+			if _, err := tt.Open().ReadAt(raw, 0); err != nil {
+				t.Fatal(err)
+			}
+			checkGGMLHash(t, want, raw, tt.DType)
+			seen++
+		}
+		f.Close()
+	}
+	if seen != len(hashes) {
+		t.Errorf("checked %d tensors of %d", seen, len(hashes))
+	}
+}
+
+// ggmlVector is one entry of testdata/quant/ggml/vectors.json.
+type ggmlVector struct {
+	Type     string `json:"type"`
+	GGMLType uint32 `json:"ggml_type"`
+	Rows     int    `json:"rows"`
+	RowLen   int    `json:"row_len"`
+	Imatrix  string `json:"imatrix"`
+	Input    string `json:"input_f32"`
+	Blocks   string `json:"blocks"`
+	Decoded  string `json:"decoded_f32"`
+}
+
+func readGGMLVectors(t *testing.T) []ggmlVector {
+	t.Helper()
+	b, err := os.ReadFile("../testdata/quant/ggml/vectors.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Vectors []ggmlVector `json:"vectors"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v.Vectors
+}
+
+func unhex(t *testing.T, s string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestDecodeGGMLVectors decodes ggml's blocks of the IQ and TQ types and
+// compares value for value (bits) with ggml's to_float.
+func TestDecodeGGMLVectors(t *testing.T) {
+	vs := readGGMLVectors(t)
+	if len(vs) != 12 {
+		t.Fatalf("%d vectors, want 12", len(vs))
+	}
+	for _, v := range vs {
+		dt, ok := tensor.DTypeFromGGML(v.GGMLType)
+		if !ok {
+			t.Fatalf("%s: ggml type %d unknown", v.Type, v.GGMLType)
+		}
+		name := fmt.Sprintf("%s/%dx%d", dt, v.Rows, v.RowLen)
+		want := f32s(unhex(t, v.Decoded))
+		got := make([]float32, len(want))
+		if err := Dequantize(got, unhex(t, v.Blocks), dt); err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		bad := 0
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				if bad == 0 {
+					t.Errorf("%s: value %d = %v, ggml %v", name, i, got[i], want[i])
+				}
+				bad++
+			}
+		}
+		if bad > 0 {
+			t.Errorf("%s: %d of %d values differ", name, bad, len(want))
+		}
+	}
+}
+
+// TestQuantizeIQ4_NLMatchesGGML encodes ggml's IQ4_NL inputs (no importance
+// matrix, row lengths 96 and 32: the Q2_K/Q3_K fallback case) and compares
+// the blocks byte for byte with ggml_quantize_chunk's.
+func TestQuantizeIQ4_NLMatchesGGML(t *testing.T) {
+	n := 0
+	for _, v := range readGGMLVectors(t) {
+		if v.Type != "iq4_nl" {
+			continue
+		}
+		if v.Imatrix != "" {
+			t.Fatalf("IQ4_NL vector with an importance matrix")
+		}
+		n++
+		x := f32s(unhex(t, v.Input))
+		want := unhex(t, v.Blocks)
+		got := make([]byte, len(want))
+		if err := Quantize(got, x, tensor.IQ4_NL); err != nil {
+			t.Fatal(err)
+		}
+		for b := 0; b < len(want); b += 18 {
+			if string(got[b:b+18]) != string(want[b:b+18]) {
+				t.Errorf("%dx%d: block %d = %x, ggml %x", v.Rows, v.RowLen, b/18, got[b:b+18], want[b:b+18])
+			}
+		}
+	}
+	if n != 2 {
+		t.Fatalf("%d IQ4_NL vectors, want 2", n)
+	}
+}
