@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tfconv/tfconv/checkpoint"
+	"github.com/tfconv/tfconv/convert"
 	"github.com/tfconv/tfconv/internal/atomicfile"
 	"github.com/tfconv/tfconv/internal/output"
 	"github.com/tfconv/tfconv/quantize"
@@ -50,7 +51,9 @@ Output: GGUF (default; metadata kept in order, general.file_type set to
 llama.cpp's ftype and moved last), native (.tfn), or safetensors for f16, bf16
 and int8. int8 is symmetric per row: an I8 tensor plus "<name>.scale", F32, one
 scale per row. Hugging Face safetensors input can only be written as
-safetensors here (GGUF from it is 'tfconv convert').`,
+safetensors directly; for GGUF and native output it is first converted to an
+f32 GGUF with llama.cpp's names and metadata (as 'tfconv convert --outtype f32'
+does) in a scratch folder beside DST, which needs that much free disk.`,
 		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.src, opts.dst = args[0], args[1]
@@ -153,6 +156,26 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 	// Refuse a bad destination before spending time on the data.
 	if err := atomicfile.CheckDest(opts.dst, opts.force, inputs...); err != nil {
 		return err
+	}
+	if c.Source == checkpoint.Safetensors && format != quantize.Safetensors {
+		// A Hugging Face checkpoint gets llama.cpp's names, layouts and
+		// metadata first, as with convert_hf_to_gguf.py --outtype f32
+		// before llama-quantize: an f32 GGUF in a scratch folder beside DST.
+		tmp, err := atomicfile.TempDir(filepath.Dir(opts.dst), ".tfconv-quantize-")
+		if err != nil {
+			return fmt.Errorf("quantize: scratch folder for the f32 conversion: %w", err)
+		}
+		defer atomicfile.RemoveTempDir(tmp)
+		mid := filepath.Join(tmp, "f32.gguf")
+		if _, err := convert.Run(opts.src, mid, convert.Options{To: convert.GGUF, OutType: "f32"}); err != nil {
+			return err
+		}
+		c.Close()
+		if c, err = checkpoint.Open(mid); err != nil {
+			return err
+		}
+		defer c.Close()
+		fmt.Fprintf(a.err, "quantize: %s converted to GGUF names and metadata first (tfconv convert --outtype f32)\n", opts.src)
 	}
 	plan, err := quantize.Plan(c, popts)
 	if err != nil {

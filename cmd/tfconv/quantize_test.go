@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -131,7 +132,7 @@ func TestQuantizeRefusals(t *testing.T) {
 		{[]string{"quantize", src, filepath.Join(dir, "o.gguf"), "--type", "int8"}, "no GGUF type"},
 		{[]string{"quantize", src, filepath.Join(dir, "o.safetensors"), "--type", "q4_0"}, "safetensors holds"},
 		{[]string{"quantize", src, filepath.Join(dir, "o.gguf"), "--type", "q8_0", "--tensor-type", "attn_v"}, "PATTERN=TYPE"},
-		{[]string{"quantize", "../../testdata/quant/hf-tiny-llama/llama.safetensors", filepath.Join(dir, "o.gguf"), "--type", "q8_0"}, "tfconv convert"},
+		{[]string{"quantize", "../../testdata/quant/hf-tiny-llama/llama.safetensors", filepath.Join(dir, "o.gguf"), "--type", "q8_0"}, "has no config.json"},
 		{[]string{"quantize", src}, "expected 2 argument"},
 	} {
 		code, _, errs := run(t, tc.args...)
@@ -178,5 +179,59 @@ func TestQuantizeNativeAndBF16(t *testing.T) {
 	}
 	if tt, _ := s.Tensor("blk.0.ffn_up.bias"); tt == nil || tt.DType != tensor.F32 {
 		t.Errorf("bias %v", tt)
+	}
+}
+
+// A Hugging Face directory quantizes to GGUF through convert's names and
+// metadata, as convert_hf_to_gguf.py --outtype f32 followed by llama-quantize
+// would; the scratch f32 GGUF does not outlive the run.
+func TestQuantizeHFToGGUF(t *testing.T) {
+	dir := t.TempDir()
+	dst := filepath.Join(dir, "gpt2-q8_0.gguf")
+	code, _, errs := run(t, "quantize", "../../testdata/convert/gpt2/hf", dst, "--type", "q8_0")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	c, err := checkpoint.Open(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if a, _ := c.Metadata.Str("general.architecture"); a != "gpt2" {
+		t.Errorf("general.architecture %q", a)
+	}
+	for name, want := range map[string]tensor.DType{"blk.0.attn_qkv.weight": tensor.Q8_0, "blk.0.attn_norm.weight": tensor.F32, "position_embd.weight": tensor.F32} {
+		if tt, ok := c.Tensor(name); !ok || tt.Info.DType != want {
+			t.Errorf("%s: %v, want %v", name, tt, want)
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("scratch files left: %v", ents)
+	}
+}
+
+// With ../shared present: quantizing llama.cpp's interop HF checkpoints
+// directly gives llama.cpp's own convert + llama-quantize files byte for byte.
+func TestQuantizeHFMatchesLlamaCpp(t *testing.T) {
+	root := filepath.Join(sharedFixtures(t), "interop")
+	for _, arch := range []string{"llama", "gpt2"} {
+		for _, typ := range []string{"Q8_0", "Q4_K_M"} {
+			dst := filepath.Join(t.TempDir(), "out.gguf")
+			code, _, errs := run(t, "quantize", filepath.Join(root, arch, "hf"), dst, "--type", strings.ToLower(typ))
+			if code != 0 {
+				t.Fatalf("%s %s: exit %d: %s", arch, typ, code, errs)
+			}
+			got, err := os.ReadFile(dst)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := os.ReadFile(filepath.Join(root, arch, "gguf", arch+"-"+typ+".gguf"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s %s: differs from llama.cpp's file (%d vs %d bytes)", arch, typ, len(got), len(want))
+			}
+		}
 	}
 }

@@ -18,10 +18,11 @@ import (
 var live = struct {
 	sync.Mutex
 	names map[string]struct{}
+	dirs  map[string]struct{} // scratch directories from TempDir
 	// closed is set by RemoveTemps: the process is exiting and no new
 	// temporary file may appear after the sweep.
 	closed bool
-}{names: map[string]struct{}{}}
+}{names: map[string]struct{}{}, dirs: map[string]struct{}{}}
 
 // errExiting is returned by Create after RemoveTemps.
 var errExiting = errors.New("atomicfile: the process is exiting")
@@ -64,7 +65,38 @@ func RemoveTemps() int {
 			n++
 		}
 	}
+	for dir := range live.dirs {
+		if os.RemoveAll(dir) == nil {
+			n++
+		}
+	}
 	return n
+}
+
+// TempDir creates a scratch directory in dir for intermediate files (a
+// conversion that feeds a quantization, say) and registers it, so that
+// RemoveTemps deletes it with everything in it. Remove it with RemoveTempDir
+// when done.
+func TempDir(dir, pattern string) (string, error) {
+	live.Lock()
+	defer live.Unlock()
+	if live.closed {
+		return "", errExiting
+	}
+	name, err := os.MkdirTemp(dir, pattern)
+	if err != nil {
+		return "", err
+	}
+	live.dirs[name] = struct{}{}
+	return name, nil
+}
+
+// RemoveTempDir removes a directory made by TempDir and everything in it.
+func RemoveTempDir(name string) error {
+	live.Lock()
+	delete(live.dirs, name)
+	live.Unlock()
+	return os.RemoveAll(name)
 }
 
 // outputMode is the permission of a created output file.
