@@ -70,6 +70,11 @@ type Options struct {
 	// MaxShardBytes is the largest Hugging Face shard; 0 is
 	// DefaultMaxShardBytes.
 	MaxShardBytes int64
+	// SplitMaxBytes, when positive, writes GGUF output as a split set the
+	// way llama.cpp's gguf-split --split-max-size does: DST names the set
+	// (model.gguf gives model-00001-of-0000N.gguf, …), each shard holding at
+	// most about this many bytes of tensor data, the first one all metadata.
+	SplitMaxBytes int64
 	// Progress, when set, receives a progress line (bytes, rate).
 	Progress io.Writer
 }
@@ -137,8 +142,16 @@ func Run(src, dst string, opts Options) (*Report, error) {
 	for _, f := range c.Files {
 		inputs = append(inputs, f.Path)
 	}
-	if err := checkDest(dst, to, opts.Force, inputs); err != nil {
-		return nil, err
+	if opts.SplitMaxBytes > 0 && to != GGUF {
+		return nil, fmt.Errorf("convert: a split size applies to GGUF output only (Hugging Face output is sharded by --max-shard-size)")
+	}
+	// A split set's shard names are checked when they are known.
+	if opts.SplitMaxBytes == 0 {
+		if err := checkDest(dst, to, opts.Force, inputs); err != nil {
+			return nil, err
+		}
+	} else if st, err := os.Stat(filepath.Dir(filepath.Clean(dst))); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("convert: %s: the folder %s does not exist", dst, filepath.Dir(filepath.Clean(dst)))
 	}
 	var p *plan
 	switch {
@@ -163,23 +176,26 @@ func Run(src, dst string, opts Options) (*Report, error) {
 		total += j.out.Size
 	}
 	prog := newProgress(opts.Progress, total)
-	switch to {
-	case GGUF:
+	check := dst
+	switch {
+	case to == GGUF && opts.SplitMaxBytes > 0:
+		check, err = writeGGUFSplit(dst, opts.SplitMaxBytes, opts.Force, inputs, p, prog)
+	case to == GGUF:
 		err = writeGGUF(dst, opts.Force, inputs, p, prog)
-	case Native:
+	case to == Native:
 		err = writeNative(dst, opts.Force, inputs, p, prog)
-	case Safetensors:
+	case to == Safetensors:
 		err = writeHF(dst, opts.Force, p, opts, prog)
 	}
 	prog.finish()
 	if err != nil {
 		return nil, err
 	}
-	line, err := selfCheck(dst, p.jobs)
+	line, err := selfCheck(check, p.jobs)
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Source: src, Output: dst, Format: to, Arch: p.arch, OutType: p.outType,
+	rep := &Report{Source: src, Output: check, Format: to, Arch: p.arch, OutType: p.outType,
 		Tensors: []TensorReport{}, Dropped: p.dropped, SelfCheck: "ok", SelfCheckLine: line, Warnings: p.warn}
 	if rep.Dropped == nil {
 		rep.Dropped = []Dropped{}

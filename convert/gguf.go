@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"strings"
 
@@ -256,3 +257,69 @@ func writeGGUF(dst string, force bool, inputs []string, p *plan, prog *progress)
 	}
 	return f.Commit()
 }
+
+// writeGGUFSplit writes the plan as a gguf-split set named after dst and
+// returns the first shard's path. Every shard goes to a temporary file beside
+// its destination; the renames happen only once all of them are written and
+// synced, so an interrupted run leaves no shard behind (a crash during the
+// renames themselves can leave a partial set, which OpenSplit then refuses).
+func writeGGUFSplit(dst string, maxBytes int64, force bool, inputs []string, p *plan, prog *progress) (string, error) {
+	prefix := strings.TrimSuffix(dst, ".gguf")
+	infos := make([]tensor.Info, len(p.jobs))
+	for i, j := range p.jobs {
+		infos[i] = tensor.Info{Name: j.out.Name, DType: j.out.DType, Shape: j.out.Shape}
+	}
+	var files []*atomicfile.File
+	defer func() {
+		for _, f := range files {
+			f.Abort()
+		}
+	}()
+	create := func(name string) (io.WriteCloser, error) {
+		f, err := atomicfile.Create(name, force, inputs...)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, f)
+		return &bufferedFile{f: f, bw: bufio.NewWriterSize(f, 1<<20)}, nil
+	}
+	sw, err := gguf.NewSplitWriter(prefix, maxBytes, p.meta, infos, create)
+	if err != nil {
+		return "", err
+	}
+	// Refuse existing shards before writing any.
+	for _, name := range sw.Names() {
+		if err := atomicfile.CheckDest(name, force, inputs...); err != nil {
+			return "", err
+		}
+	}
+	e := &engine{progress: prog}
+	for _, j := range p.jobs {
+		w, err := sw.Next(j.out.Name)
+		if err != nil {
+			return "", err
+		}
+		if err := e.write(w, j); err != nil {
+			return "", err
+		}
+	}
+	if err := sw.Close(); err != nil {
+		return "", err
+	}
+	for _, f := range files {
+		if err := f.Commit(); err != nil {
+			return "", err
+		}
+	}
+	return sw.Names()[0], nil
+}
+
+// bufferedFile buffers a shard's writes; Close flushes but leaves the file
+// open for Commit.
+type bufferedFile struct {
+	f  *atomicfile.File
+	bw *bufio.Writer
+}
+
+func (b *bufferedFile) Write(p []byte) (int, error) { return b.bw.Write(p) }
+func (b *bufferedFile) Close() error                { return b.bw.Flush() }

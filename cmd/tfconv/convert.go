@@ -19,6 +19,7 @@ type convertOptions struct {
 	json         bool
 	arch         string
 	maxShardSize string
+	splitMaxSize string
 	progress     bool
 }
 
@@ -40,7 +41,10 @@ HF → GGUF follows llama.cpp's convert_hf_to_gguf.py: the same tensor names,
 types, bytes and metadata keys (LLaMA's Q/K rows permuted, GPT-2's Conv1D
 weights transposed, buffers and BERT's pooler dropped). Architectures: ` + strings.Join(convert.Supported(), ", ") + `.
 GGUF → HF writes config.json, generation_config.json (causal LMs), the
-safetensors (sharded above --max-shard-size) and the tokenizer files. Native
+safetensors (sharded above --max-shard-size) and the tokenizer files.
+--split-max-size writes GGUF output as a gguf-split set (the first shard holds
+all metadata; every shard split.no, split.count, split.tensors.count); any
+shard of a set is a valid SRC. Native
 output is a lossless repack of SRC (same names and metadata, side files
 embedded); a native file converts onwards exactly like its source.
 
@@ -74,6 +78,7 @@ Progress goes to stderr when it is a terminal, or with --progress.
 	f.BoolVar(&opts.json, "json", false, "print the report as JSON")
 	f.StringVar(&opts.arch, "arch", "", "architecture override (default: config.json model_type or GGUF general.architecture)")
 	f.StringVar(&opts.maxShardSize, "max-shard-size", "5GB", "largest safetensors shard of Hugging Face output (e.g. 500MB, 2GB, 1GiB)")
+	f.StringVar(&opts.splitMaxSize, "split-max-size", "", "write GGUF output as a gguf-split set with at most this much tensor data per shard (e.g. 2GB): DST model.gguf gives model-00001-of-0000N.gguf, …")
 	f.BoolVar(&opts.progress, "progress", false, "show progress on stderr even when it is not a terminal")
 	return cmd
 }
@@ -94,7 +99,7 @@ func parseSize(s string) (int64, error) {
 	}
 	n, err := strconv.ParseFloat(t, 64)
 	if err != nil || n <= 0 || n*float64(mult) > 1<<62 {
-		return 0, fmt.Errorf("convert: --max-shard-size %q: want a positive size such as 5GB or 500MB", s)
+		return 0, fmt.Errorf("convert: size %q: want a positive size such as 5GB or 500MB", s)
 	}
 	return int64(n * float64(mult)), nil
 }
@@ -106,6 +111,11 @@ func runConvert(a *app, opts *convertOptions) error {
 	}
 	copts := convert.Options{To: convert.Format(strings.ToLower(opts.to)), OutType: strings.ToLower(opts.outType),
 		Force: opts.force, Arch: opts.arch, MaxShardBytes: maxShard}
+	if opts.splitMaxSize != "" {
+		if copts.SplitMaxBytes, err = parseSize(opts.splitMaxSize); err != nil {
+			return fmt.Errorf("--split-max-size: %w", err)
+		}
+	}
 	if opts.progress || output.IsTerminal(a.err) {
 		copts.Progress = a.err
 	}
