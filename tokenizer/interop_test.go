@@ -233,3 +233,33 @@ func TestHFFilesRoundTrip(t *testing.T) {
 		})
 	}
 }
+
+// TestSentencePieceUnknownPiece: SentencePiece loads a tokenizer.model only
+// when exactly one piece has type UNKNOWN and it is the trainer's unk_id
+// (otherwise "unk is not defined"). llama.cpp's GGUFs store LLaMA's <unk> as
+// CONTROL, so the file written from GGUF metadata must retype it.
+func TestSentencePieceUnknownPiece(t *testing.T) {
+	for _, name := range []string{"ggml-vocab-llama-spm.gguf", "ggml-vocab-phi-3.gguf"} {
+		tok, err := LoadFile(filepath.Join("..", "testdata", "tokenizer", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files, err := tok.HFFiles()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := decodeSentencePiece(files["tokenizer.model"], name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var unknown []int
+		for i, ty := range m.types {
+			if ty == TypeUnknown {
+				unknown = append(unknown, i)
+			}
+		}
+		if len(unknown) != 1 || unknown[0] != m.unk || m.unk != tok.UNK {
+			t.Errorf("%s: UNKNOWN pieces %v, unk_id %d, tokenizer UNK %d; want exactly the unk_id", name, unknown, m.unk, tok.UNK)
+		}
+	}
+}

@@ -354,8 +354,18 @@ func (t *Tokenizer) encodeSentencePiece() []byte {
 		pw.bytes(1, []byte(p))
 		pw.key(2, 5)
 		pw.b = binary.LittleEndian.AppendUint32(pw.b, math.Float32bits(t.scores[i]))
-		if t.types[i] != TypeNormal && t.types[i] >= 1 && t.types[i] <= 6 {
-			pw.uint(3, uint64(t.types[i]))
+		ty := t.types[i]
+		// SentencePiece refuses a model without exactly one UNKNOWN piece
+		// at unk_id ("unk is not defined"); llama.cpp's converter stores
+		// LLaMA's <unk> as CONTROL, so the type is set from the id here.
+		switch {
+		case i == t.UNK:
+			ty = TypeUnknown
+		case ty == TypeUnknown:
+			ty = TypeControl
+		}
+		if ty != TypeNormal && ty >= 1 && ty <= 6 {
+			pw.uint(3, uint64(ty))
 		}
 		w.bytes(1, pw.b)
 	}
