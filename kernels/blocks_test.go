@@ -63,3 +63,40 @@ var halfFields = map[tensor.DType][]int{
 	tensor.Q4_0: {0}, tensor.Q4_1: {0, 2}, tensor.Q5_0: {0}, tensor.Q5_1: {0, 2}, tensor.Q8_0: {0},
 	tensor.Q2_K: {80, 82}, tensor.Q3_K: {108}, tensor.Q4_K: {0, 2}, tensor.Q5_K: {0, 2}, tensor.Q6_K: {208},
 }
+
+// TestElementwiseDecoders checks the F16 and BF16 row decoders MatMul uses
+// for M ≥ 2 (whole vectors of 16 in assembly, the tail in Go) against
+// quant.Dequantize, bit for bit, at every length around the vector width.
+func TestElementwiseDecoders(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, dt := range []tensor.DType{tensor.F16, tensor.BF16} {
+		for n := 0; n <= 50; n++ {
+			src := make([]byte, 2*n)
+			for i := 0; i < n; i++ {
+				v := float32(r.NormFloat64())
+				if dt == tensor.F16 {
+					binary.LittleEndian.PutUint16(src[2*i:], quant.F32ToF16(v))
+				} else {
+					binary.LittleEndian.PutUint16(src[2*i:], quant.F32ToBF16(v))
+				}
+			}
+			want := make([]float32, n)
+			if err := quant.Dequantize(want, src, dt); err != nil {
+				t.Fatal(err)
+			}
+			for _, impl := range implementations() {
+				got := make([]float32, n+1)
+				got[n] = guardVal
+				rowDecoder(impl, dt)(got[:n], src)
+				if got[n] != guardVal {
+					t.Fatalf("%s %v n=%d: write past the end", implName(impl), dt, n)
+				}
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s %v n=%d: element %d = %g, quant.Dequantize gives %g", implName(impl), dt, n, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}

@@ -9,7 +9,9 @@
 // the SIMD versions are tested against. On amd64 an AVX-512 or AVX2 (+FMA,
 // F16C) implementation is chosen once at start-up from the CPU's features;
 // Implementation names the one in use. Work is split across goroutines by
-// output columns (weight rows); SetThreads sets how many.
+// output columns (weight rows), in chunks the goroutines take in turn so
+// that one descheduled thread does not hold up the others; SetThreads sets
+// how many.
 //
 // Conventions: matrices are row-major; a weight Matrix has the shape of a
 // PyTorch nn.Linear weight, [out][in], so MatMul computes y = x·Wᵀ. Kernels
@@ -23,6 +25,10 @@
 // float32; for the other block types it is computed with the same float32
 // operations as ggml's dequantize_row_*, never fused), accumulated in float32. The SIMD paths differ from the generic
 // one only by the order of those float32 additions, within (K+3)·2⁻²⁴·Σ|x·w|.
+// One exception, for speed: the AVX-512 Q8_0 M = 1 kernel sums a block's 32
+// products x·q first and multiplies the block sum by d (one multiply per
+// block rather than per weight), which is one more float32 rounding per
+// block of 32 and stays within the same bound.
 // Activations are never quantized to 8 bits as llama.cpp does.
 //
 // # Matrix multiply (SIMD)

@@ -17,12 +17,22 @@ import (
 // nr rows interleaved by k (packX), and the finished Cᵀ tiles are written
 // back transposed into dst.
 //
-// Loop nest per thread (threads split the weight rows):
+// Loop nest per thread (threads take chunks of weight-row blocks in turn):
 //
-//	for each panel group of up to pcBlock panels   (activations resident in L2)
-//	  for each k chunk of kcBlock                  (Cᵀ tiles accumulate over chunks)
-//	    for each mr-row weight block of this thread (dequantized once, L1)
-//	      for each panel: one microkernel call
+//	for each panel group of up to pcBlock panels       (activations in L2)
+//	  for each k range of kcOuter                      (its activations stay in L2)
+//	    for each mr-row weight block of this chunk
+//	      for each k chunk of kcBlock in the range     (Cᵀ tiles accumulate)
+//	        dequantize the mr×kc weights (L1)
+//	        for each panel: one microkernel call
+//	  write the chunk's Cᵀ tiles back
+//
+// The weight blocks are walked inside a k range of several kcBlock so that
+// each of the mr rows is read from DRAM in runs of kcOuter elements: the
+// whole model's weights go through here once per prefill step, and reading
+// 256-element pieces of ~100 rows at a time left the loop waiting on
+// memory. The range is bounded so that its activations (up to pcBlock
+// panels × kcOuter) stay in L2 for every block, K = 5632 included.
 
 const (
 	// kcBlock is the depth of one microkernel call: a multiple of every
@@ -30,6 +40,9 @@ const (
 	// storing the accumulator tile is a few percent of the call, and small
 	// enough that the mr×kcBlock weight block (12 KB at mr=12) stays in L1.
 	kcBlock = 256
+	// kcOuter is the k range the weight blocks are walked over (see the
+	// loop nest): pcBlock panels of 32 rows × kcOuter floats is 1 MB.
+	kcOuter = 1024
 	// pcBlock bounds the activation panels one pass keeps hot: 8 panels of
 	// 32 rows × kcBlock floats is 256 KB of L2.
 	pcBlock = 8
@@ -61,34 +74,66 @@ func putBuf(p *[]float32) { f32Pool.Put(p) }
 // panel[k*nr+j] = x[m0+j][k], and zeros for rows ≥ rows.
 func packX(panel, x []float32, m0, rows, K, nr int) {
 	panel = panel[:K*nr]
-	for j := 0; j < nr; j++ {
-		if j >= rows {
-			for k := j; k < len(panel); k += nr {
-				panel[k] = 0
-			}
-			continue
-		}
-		src := x[(m0+j)*K : (m0+j+1)*K]
-		for k, v := range src {
-			panel[k*nr+j] = v
+	if rows < nr {
+		clear(panel)
+	}
+	// k outer: the panel is written in address order while the rows are
+	// read as rows parallel streams, rather than one store per cache line.
+	x = x[m0*K : (m0+rows)*K]
+	for k := 0; k < K; k++ {
+		dst := panel[k*nr : k*nr+rows]
+		for j := range dst {
+			dst[j] = x[j*K+k]
 		}
 	}
 }
 
 // decodeRowOn is decodeRow with s's decoder for t when it has one.
 func decodeRowOn(s *simdSet, dst []float32, src []byte, t tensor.DType) {
-	if s != nil && len(dst) > 0 {
+	rowDecoder(s, t)(dst, src)
+}
+
+// rowDecoder returns decodeRow for t, through s's decoder when it has one,
+// resolved once so that per-row calls do no map lookups. s's decoders take
+// whole vectors of 16 for the element-wise dtypes (block size 1); the tail
+// goes through decodeRow.
+func rowDecoder(s *simdSet, t tensor.DType) func(dst []float32, src []byte) {
+	if s != nil {
 		if dec := s.decode[t]; dec != nil {
-			dec(&dst[0], &src[0], len(dst))
-			return
+			if t.BlockSize() != 1 {
+				return func(dst []float32, src []byte) {
+					if len(dst) > 0 {
+						dec(&dst[0], &src[0], len(dst))
+					}
+				}
+			}
+			es := int(t.BlockBytes())
+			return func(dst []float32, src []byte) {
+				n := len(dst) &^ 15
+				if n > 0 {
+					dec(&dst[0], &src[0], n)
+				}
+				if n < len(dst) {
+					decodeRow(dst[n:], src[n*es:len(dst)*es], t)
+				}
+			}
 		}
 	}
-	decodeRow(dst, src, t)
+	if dec := blockDecoders[t]; dec != nil {
+		bs, bb := int(t.BlockSize()), int(t.BlockBytes())
+		return func(dst []float32, src []byte) {
+			for i, o := 0, 0; i < len(dst); i, o = i+bs, o+bb {
+				dec(dst[i:i+bs], src[o:o+bb])
+			}
+		}
+	}
+	return func(dst []float32, src []byte) { decodeRow(dst, src, t) }
 }
 
 // fillBlock decodes rows n0..n0+rows-1, columns k0..k0+kc-1, of w into buf
-// as rows of kc floats, and zeros the rows from rows to mr.
-func fillBlock(s *simdSet, buf []float32, w *Matrix, n0, rows, mr, k0, kc int) {
+// as rows of kc floats, and zeros the rows from rows to mr. dec is
+// rowDecoder(s, w.DType).
+func fillBlock(dec func(dst []float32, src []byte), buf []float32, w *Matrix, n0, rows, mr, k0, kc int) {
 	buf = buf[:mr*kc]
 	t := w.DType
 	bs, bb := int(t.BlockSize()), int(t.BlockBytes())
@@ -103,7 +148,7 @@ func fillBlock(s *simdSet, buf []float32, w *Matrix, n0, rows, mr, k0, kc int) {
 			}
 			continue
 		}
-		decodeRowOn(s, dst, src, t)
+		dec(dst, src)
 		if t == tensor.I8 {
 			s := w.Scales[n0+i]
 			for j := range dst {
@@ -130,27 +175,31 @@ func gemmSIMD(s *simdSet, dst, x []float32, M int, w *Matrix) {
 	})
 
 	tile := mr * nr
+	dec := rowDecoder(s, w.DType)
 	parallelFor(nblocks, 1, func(lo, hi int) {
 		wbp := getBuf(mr * kcBlock)
 		ctp := getBuf((hi - lo) * min(panels, pcBlock) * tile)
 		wb, ct := *wbp, *ctp
 		for p0 := 0; p0 < panels; p0 += pcBlock {
 			pc := min(pcBlock, panels-p0)
-			for k0 := 0; k0 < K; k0 += kcBlock {
-				kc := min(kcBlock, K-k0)
+			for kk := 0; kk < K; kk += kcOuter {
 				for b := lo; b < hi; b++ {
 					n0 := b * mr
-					var wp *byte
-					ldw := K
-					if w.DType == tensor.F32 && n0+mr <= N {
-						wp = &w.Data[(n0*K+k0)*4]
-					} else {
-						fillBlock(s, wb, w, n0, min(mr, N-n0), mr, k0, kc)
-						wp, ldw = bytePtr(&wb[0]), kc
-					}
-					for p := 0; p < pc; p++ {
-						c := &ct[((b-lo)*pc+p)*tile]
-						s.gemm(wp, ldw, &xt[(p0+p)*nr*K+k0*nr], kc, c, k0 > 0)
+					rows := min(mr, N-n0)
+					for k0 := kk; k0 < min(kk+kcOuter, K); k0 += kcBlock {
+						kc := min(kcBlock, K-k0)
+						var wp *byte
+						ldw := K
+						if w.DType == tensor.F32 && rows == mr {
+							wp = &w.Data[(n0*K+k0)*4]
+						} else {
+							fillBlock(dec, wb, w, n0, rows, mr, k0, kc)
+							wp, ldw = bytePtr(&wb[0]), kc
+						}
+						for p := 0; p < pc; p++ {
+							c := &ct[((b-lo)*pc+p)*tile]
+							s.gemm(wp, ldw, &xt[(p0+p)*nr*K+k0*nr], kc, c, k0 > 0)
+						}
 					}
 				}
 			}
@@ -217,6 +266,7 @@ func gemvSIMD(s *simdSet, dst, x []float32, w *Matrix) {
 			// read once from memory and never leaves the cache decoded.
 			bs, bb := int(w.DType.BlockSize()), int(w.DType.BlockBytes())
 			chunk := min(K, max(bs, rowChunk/bs*bs))
+			dec := rowDecoder(s, w.DType)
 			p := getBuf(chunk)
 			buf := *p
 			for r := lo; r < hi; r++ {
@@ -224,7 +274,7 @@ func gemvSIMD(s *simdSet, dst, x []float32, w *Matrix) {
 				var sum float32
 				for k0 := 0; k0 < K; k0 += chunk {
 					kc := min(chunk, K-k0)
-					decodeRowOn(s, buf[:kc], row[k0/bs*bb:(k0+kc)/bs*bb], w.DType)
+					dec(buf[:kc], row[k0/bs*bb:(k0+kc)/bs*bb])
 					sum += dotSIMD(s, x[k0:k0+kc], buf[:kc])
 				}
 				if w.DType == tensor.I8 {

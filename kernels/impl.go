@@ -36,8 +36,10 @@ type simdSet struct {
 	rowDot map[tensor.DType]func(x *float32, w *byte, n int) float32
 
 	// decode, per weight dtype, writes the n elements (a multiple of the
-	// block size) of the whole blocks at w to dst, bit-identical to
-	// decodeRow; MatMul uses it to fill its weight buffer for M ≥ 2.
+	// block size, and of 16 for the element-wise F16 and BF16) of the whole
+	// blocks at w to dst, bit-identical to decodeRow; MatMul uses it to fill
+	// its weight buffer for M ≥ 2 (through rowDecoder, which finishes the
+	// tails).
 	decode map[tensor.DType]func(dst *float32, w *byte, n int)
 
 	// axpy sets dst[i] += a·x[i] for n a multiple of lanes.

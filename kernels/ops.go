@@ -72,8 +72,26 @@ func RMSNorm(dst, x, weight []float32, eps float32) {
 	}
 }
 
+// elementwiseGrain is the slice length from which the activations split
+// their work over Threads(): a prefill's FFN activations are millions of
+// float64 transcendental calls, worth spreading; a decode step's few
+// thousand are not worth waking a goroutine for.
+const elementwiseGrain = 16384
+
+// elementwise applies f to x in place, over several threads when x is long.
+// Each element is computed alone, so the split does not change the result.
+func elementwise(x []float32, f func(x []float32)) {
+	if len(x) < 2*elementwiseGrain {
+		f(x)
+		return
+	}
+	parallelFor(len(x), elementwiseGrain, func(lo, hi int) { f(x[lo:hi]) })
+}
+
 // GELU applies x·Φ(x) = x/2·(1+erf(x/√2)) in place (BERT, Marian's "gelu").
-func GELU(x []float32) {
+func GELU(x []float32) { elementwise(x, gelu) }
+
+func gelu(x []float32) {
 	for i, v := range x {
 		x[i] = float32(0.5 * float64(v) * (1 + math.Erf(float64(v)/math.Sqrt2)))
 	}
@@ -81,7 +99,9 @@ func GELU(x []float32) {
 
 // GELUTanh applies the tanh approximation x/2·(1+tanh(√(2/π)(x+0.044715x³)))
 // in place (GPT-2's "gelu_new", "gelu_pytorch_tanh").
-func GELUTanh(x []float32) {
+func GELUTanh(x []float32) { elementwise(x, geluTanh) }
+
+func geluTanh(x []float32) {
 	const c = 0.7978845608028654 // √(2/π)
 	for i, v := range x {
 		f := float64(v)
@@ -90,7 +110,9 @@ func GELUTanh(x []float32) {
 }
 
 // SiLU applies x·σ(x) = x/(1+e^-x) in place (LLaMA's "silu").
-func SiLU(x []float32) {
+func SiLU(x []float32) { elementwise(x, silu) }
+
+func silu(x []float32) {
 	for i, v := range x {
 		x[i] = float32(float64(v) / (1 + math.Exp(-float64(v))))
 	}

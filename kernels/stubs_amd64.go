@@ -5,8 +5,32 @@ package kernels
 import (
 	"golang.org/x/sys/cpu"
 
+	"github.com/tfconv/tfconv/quant"
 	"github.com/tfconv/tfconv/tensor"
 )
+
+// f16Table maps every binary16 bit pattern to its float32 value
+// (quant.F16ToF32), so that the Q8_0 kernels get a block's scale with two
+// loads instead of a broadcast and a conversion on the vector ports.
+var f16Table [1 << 16]float32
+
+func init() {
+	for i := range f16Table {
+		f16Table[i] = quant.F16ToF32(uint16(i))
+	}
+}
+
+//go:noescape
+func dotQ8_0TabAVX512(x *float32, q *byte, nb int) float32
+
+//go:noescape
+func decQ8_0AVX512(dst *float32, w *byte, n int)
+
+//go:noescape
+func decF16AVX512(dst *float32, w *byte, n int)
+
+//go:noescape
+func decBF16AVX512(dst *float32, w *byte, n int)
 
 // Assembly in gemm_amd64.s, dot_amd64.s and rowdot_amd64.s; see simdSet for the contracts.
 
@@ -107,7 +131,7 @@ var avx512Set = &simdSet{
 	name: "avx512",
 	mr:   12, nr: 32, gemm: gemm12x32AVX512,
 	lanes: 16, dot: dotAVX512,
-	dotQ8_0: dotQ8_0AVX512,
+	dotQ8_0: dotQ8_0TabAVX512,
 	axpy:    axpyAVX512,
 	rowDot: map[tensor.DType]func(x *float32, w *byte, n int) float32{
 		tensor.F16: dotF16AVX512, tensor.BF16: dotBF16AVX512, tensor.I8: dotI8AVX512, tensor.Q4_0: dotQ4_0AVX512,
@@ -118,6 +142,7 @@ var avx512Set = &simdSet{
 	decode: map[tensor.DType]func(dst *float32, w *byte, n int){
 		tensor.Q2_K: decQ2_KAVX512, tensor.Q3_K: decQ3_KAVX512, tensor.Q4_K: decQ4_KAVX512,
 		tensor.Q5_K: decQ5_KAVX512, tensor.Q6_K: decQ6_KAVX512,
+		tensor.Q8_0: decQ8_0AVX512, tensor.F16: decF16AVX512, tensor.BF16: decBF16AVX512,
 	},
 }
 

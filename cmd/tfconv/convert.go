@@ -85,7 +85,7 @@ Progress goes to stderr when it is a terminal, or with --progress.
 
 // parseSize parses "5GB", "500MB", "1GiB" or a byte count; units are
 // decimal (as transformers' max_shard_size) unless they say "i".
-func parseSize(s string) (int64, error) {
+func parseSize(flag, s string) (int64, error) {
 	t := strings.TrimSpace(strings.ToUpper(s))
 	mult := int64(1)
 	for _, u := range []struct {
@@ -99,21 +99,21 @@ func parseSize(s string) (int64, error) {
 	}
 	n, err := strconv.ParseFloat(t, 64)
 	if err != nil || n <= 0 || n*float64(mult) > 1<<62 {
-		return 0, fmt.Errorf("convert: size %q: want a positive size such as 5GB or 500MB", s)
+		return 0, fmt.Errorf("convert: --%s %q: want a positive size such as 5GB or 500MB", flag, s)
 	}
 	return int64(n * float64(mult)), nil
 }
 
 func runConvert(a *app, opts *convertOptions) error {
-	maxShard, err := parseSize(opts.maxShardSize)
+	maxShard, err := parseSize("max-shard-size", opts.maxShardSize)
 	if err != nil {
 		return err
 	}
 	copts := convert.Options{To: convert.Format(strings.ToLower(opts.to)), OutType: strings.ToLower(opts.outType),
 		Force: opts.force, Arch: opts.arch, MaxShardBytes: maxShard}
 	if opts.splitMaxSize != "" {
-		if copts.SplitMaxBytes, err = parseSize(opts.splitMaxSize); err != nil {
-			return fmt.Errorf("--split-max-size: %w", err)
+		if copts.SplitMaxBytes, err = parseSize("split-max-size", opts.splitMaxSize); err != nil {
+			return err
 		}
 	}
 	if opts.progress || output.IsTerminal(a.err) {
