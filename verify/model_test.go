@@ -3,7 +3,6 @@ package verify
 import (
 	"bufio"
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"math"
 	"os"
@@ -15,10 +14,9 @@ import (
 
 	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/convert"
-	"github.com/tfconv/tfconv/formats/safetensors"
 	"github.com/tfconv/tfconv/internal/fixtures"
+	"github.com/tfconv/tfconv/internal/perturb"
 	"github.com/tfconv/tfconv/model"
-	"github.com/tfconv/tfconv/tensor"
 )
 
 // Tolerances of the end-to-end tests.
@@ -92,67 +90,13 @@ func TestConvertedF32Identical(t *testing.T) {
 	}
 }
 
-// writePerturbed copies the safetensors checkpoint in dir to a new
-// directory, with row `row` of tensor name scaled by factor, through our
-// safetensors writer.
+// writePerturbed copies the HF checkpoint in dir with row `row` of tensor name
+// scaled by factor (internal/perturb).
 func writePerturbed(t *testing.T, dir, name string, row int, factor float32) string {
 	t.Helper()
-	c, err := checkpoint.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 	out := t.TempDir()
-	cfg, err := os.ReadFile(filepath.Join(dir, "config.json"))
-	if err != nil {
+	if err := perturb.Write(dir, out, name, row, factor); err != nil {
 		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(out, "config.json"), cfg, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Create(filepath.Join(out, "model.safetensors"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var infos []tensor.Info
-	for _, x := range c.Tensors {
-		infos = append(infos, x.Info)
-	}
-	w, err := safetensors.NewWriter(f, infos, c.Metadata)
-	if err != nil {
-		t.Fatal(err)
-	}
-	found := false
-	for _, x := range c.Tensors {
-		raw, err := x.ReadAll()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if x.Name == name {
-			if x.DType != tensor.F32 {
-				t.Fatalf("%s is %v, want F32", name, x.DType)
-			}
-			cols := int(x.Shape.RowLen())
-			for i := row * cols; i < (row+1)*cols; i++ {
-				v := math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
-				binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(v*factor))
-			}
-			found = true
-		}
-		bw, err := w.Next(x.Name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := bw.Write(raw); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if !found {
-		t.Fatalf("no tensor %s", name)
 	}
 	return out
 }

@@ -19,6 +19,13 @@ func TestImportDirection(t *testing.T) {
 		"checkpoint":          {"tensor", "formats/safetensors", "formats/gguf", "formats/native"},
 		"quantize":            {"tensor", "quant", "checkpoint", "formats/safetensors", "formats/gguf", "formats/native"},
 		"tokenizer":           {"tensor", "formats/gguf"},
+		"kernels":             {"tensor", "quant"},
+		"convert":             {"tensor", "quant", "checkpoint", "tokenizer", "formats/safetensors", "formats/gguf", "formats/native"},
+		"synth":               {"tensor", "quant", "formats/safetensors", "formats/gguf"},
+		"check":               {"tensor", "quant", "formats/safetensors", "formats/gguf", "formats/native"},
+		"model":               {"tensor", "quant", "kernels", "checkpoint", "tokenizer", "formats/safetensors", "formats/gguf", "formats/native"},
+		"verify": {"tensor", "quant", "kernels", "model", "convert", "checkpoint", "tokenizer",
+			"formats/safetensors", "formats/gguf", "formats/native"},
 	}
 	for pkg, allowed := range rules {
 		out, err := exec.Command("go", "list", "-deps", mod+pkg).Output()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"math"
 	"os"
@@ -9,9 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tfconv/tfconv/checkpoint"
-	"github.com/tfconv/tfconv/formats/safetensors"
-	"github.com/tfconv/tfconv/tensor"
+	"github.com/tfconv/tfconv/internal/perturb"
 )
 
 // verifyTokens are in the vocabulary of every test model (1000 tokens).
@@ -19,57 +16,12 @@ const verifyTokens = "1,314,351,864,330,390,888,716,741,287,541,302,276,286,426,
 
 var verifyLlama = filepath.Join("..", "..", "testdata", "verify", "llama")
 
-// verifyPerturb copies an HF safetensors checkpoint with one row of one
-// tensor scaled, through our safetensors writer.
+// verifyPerturb copies the HF checkpoint in dir with row `row` of tensor name
+// scaled by factor (internal/perturb).
 func verifyPerturb(t *testing.T, dir, name string, row int, factor float32) string {
 	t.Helper()
-	c, err := checkpoint.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 	out := t.TempDir()
-	cfg, err := os.ReadFile(filepath.Join(dir, "config.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(out, "config.json"), cfg, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Create(filepath.Join(out, "model.safetensors"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var infos []tensor.Info
-	for _, x := range c.Tensors {
-		infos = append(infos, x.Info)
-	}
-	w, err := safetensors.NewWriter(f, infos, c.Metadata)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, x := range c.Tensors {
-		raw, err := x.ReadAll()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if x.Name == name {
-			cols := int(x.Shape.RowLen())
-			for i := row * cols; i < (row+1)*cols; i++ {
-				v := math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
-				binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(v*factor))
-			}
-		}
-		bw, err := w.Next(x.Name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := bw.Write(raw); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
+	if err := perturb.Write(dir, out, name, row, factor); err != nil {
 		t.Fatal(err)
 	}
 	return out
