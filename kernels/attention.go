@@ -38,7 +38,10 @@ type AttentionParams struct {
 // sum (online softmax, as in FlashAttention) over the keys. A query that can
 // see no key gets a zero output. The score dot products (Dot) and the
 // accumulation of the weighted values run on the SIMD kernels when active;
-// the exponentials are float64 math.Exp rounded to float32.
+// the keys are taken in blocks of attnBlock: the block's scores first, then
+// its exponentials in one vector call (exp.go), then the weighted values,
+// with the running maximum and the partial sums rescaled once per block.
+// Masked keys (KeyMask, the causal limit, a Bias of -Inf) get weight 0.
 func Attention(dst, q, k, v []float32, Tq, Tk int, p AttentionParams) {
 	H, G, D := p.Heads, p.KVHeads, p.HeadDim
 	if G <= 0 || H%G != 0 || len(q) < Tq*H*D || len(dst) < Tq*H*D || len(k) < Tk*G*D || len(v) < Tk*G*D {
@@ -46,40 +49,67 @@ func Attention(dst, q, k, v []float32, Tq, Tk int, p AttentionParams) {
 			Tq, Tk, H, G, D, len(q), len(k), len(v), len(dst)))
 	}
 	group := H / G
+	negInf := float32(math.Inf(-1))
 	parallelFor(Tq*H, 1, func(lo, hi int) {
 		acc := make([]float32, D)
+		var sc [attnBlock]float32
+		var keep [attnBlock]bool
 		for t := lo; t < hi; t++ {
 			i, h := t/H, t%H
 			g := h / group
 			qv := q[(i*H+h)*D : (i*H+h+1)*D]
 			out := dst[(i*H+h)*D : (i*H+h+1)*D]
 			clear(acc)
-			mx := float32(math.Inf(-1))
+			mx := negInf
 			var sum float32
 			kmax := Tk
 			if p.Causal {
 				kmax = min(Tk, p.QPos0+i+1)
 			}
-			for j := 0; j < kmax; j++ {
-				if p.KeyMask != nil && !p.KeyMask[j] {
-					continue
-				}
-				s := p.Scale * Dot(qv, k[(j*G+g)*D:(j*G+g+1)*D])
-				if p.Bias != nil {
-					s += p.Bias(h, i, j)
-				}
-				vv := v[(j*G+g)*D : (j*G+g+1)*D]
-				if s > mx {
-					c := float32(math.Exp(float64(mx - s)))
-					sum *= c
-					for d := range acc {
-						acc[d] *= c
+			for j0 := 0; j0 < kmax; j0 += attnBlock {
+				nb := min(attnBlock, kmax-j0)
+				bmx := negInf
+				for b := 0; b < nb; b++ {
+					j := j0 + b
+					keep[b] = p.KeyMask == nil || p.KeyMask[j]
+					if !keep[b] {
+						continue
 					}
-					mx = s
+					s := p.Scale * Dot(qv, k[(j*G+g)*D:(j*G+g+1)*D])
+					if p.Bias != nil {
+						s += p.Bias(h, i, j)
+					}
+					if s == negInf {
+						keep[b] = false
+						continue
+					}
+					sc[b] = s
+					bmx = max(bmx, s)
 				}
-				e := float32(math.Exp(float64(s - mx)))
-				sum += e
-				axpy(acc, e, vv)
+				if bmx == negInf {
+					continue // every key of the block is masked
+				}
+				if bmx > mx {
+					if mx != negInf {
+						c := float32(math.Exp(float64(mx - bmx)))
+						sum *= c
+						for d := range acc {
+							acc[d] *= c
+						}
+					}
+					mx = bmx
+				}
+				for b := 0; b < nb; b++ {
+					sc[b] -= mx
+				}
+				expInPlace(sc[:nb])
+				for b := 0; b < nb; b++ {
+					if keep[b] {
+						j := j0 + b
+						sum += sc[b]
+						axpy(acc, sc[b], v[(j*G+g)*D:(j*G+g+1)*D])
+					}
+				}
 			}
 			if sum == 0 {
 				clear(out)
@@ -92,3 +122,8 @@ func Attention(dst, q, k, v []float32, Tq, Tk int, p AttentionParams) {
 		}
 	})
 }
+
+// attnBlock is how many keys Attention scores before it exponentiates
+// them: enough to fill the exp kernel's vectors several times, few
+// enough that the scores stay in registers' reach on the stack.
+const attnBlock = 64

@@ -44,6 +44,10 @@ type simdSet struct {
 
 	// axpy sets dst[i] += a·x[i] for n a multiple of lanes.
 	axpy func(dst *float32, a float32, x *float32, n int)
+
+	// exp sets x[i] = e^x[i] for n a multiple of lanes, computing exactly
+	// what expGo computes up to fused rounding (exp.go).
+	exp func(x *float32, n int)
 }
 
 // active is the implementation every kernel uses; nil means plain Go.

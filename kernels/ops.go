@@ -109,12 +109,22 @@ func geluTanh(x []float32) {
 	}
 }
 
-// SiLU applies x·σ(x) = x/(1+e^-x) in place (LLaMA's "silu").
+// SiLU applies x·σ(x) = x/(1+e^-x) in place (LLaMA's "silu"), with the
+// float32 exponential of exp.go.
 func SiLU(x []float32) { elementwise(x, silu) }
 
 func silu(x []float32) {
-	for i, v := range x {
-		x[i] = float32(float64(v) / (1 + math.Exp(-float64(v))))
+	var e [256]float32
+	for len(x) > 0 {
+		n := min(len(x), len(e))
+		for i, v := range x[:n] {
+			e[i] = -v
+		}
+		expInPlace(e[:n])
+		for i, v := range x[:n] {
+			x[i] = v / (1 + e[i])
+		}
+		x = x[n:]
 	}
 }
 

@@ -56,6 +56,12 @@ func dotQ8_0AVX2(x *float32, q *byte, nb int) float32
 func axpyAVX512(dst *float32, a float32, x *float32, n int)
 
 //go:noescape
+func expAVX512(x *float32, n int)
+
+//go:noescape
+func expAVX2(x *float32, n int)
+
+//go:noescape
 func axpyAVX2(dst *float32, a float32, x *float32, n int)
 
 //go:noescape
@@ -133,6 +139,7 @@ var avx512Set = &simdSet{
 	lanes: 16, dot: dotAVX512,
 	dotQ8_0: dotQ8_0TabAVX512,
 	axpy:    axpyAVX512,
+	exp:     expAVX512,
 	rowDot: map[tensor.DType]func(x *float32, w *byte, n int) float32{
 		tensor.F16: dotF16AVX512, tensor.BF16: dotBF16AVX512, tensor.I8: dotI8AVX512, tensor.Q4_0: dotQ4_0AVX512,
 		tensor.Q4_K: dotQ4_KAVX512, tensor.Q6_K: dotQ6_KAVX512, tensor.Q5_K: dotQ5_KAVX512,
@@ -152,6 +159,7 @@ var avx2Set = &simdSet{
 	lanes: 8, dot: dotAVX2,
 	dotQ8_0: dotQ8_0AVX2,
 	axpy:    axpyAVX2,
+	exp:     expAVX2,
 	rowDot: map[tensor.DType]func(x *float32, w *byte, n int) float32{
 		tensor.F16: dotF16AVX2, tensor.BF16: dotBF16AVX2, tensor.I8: dotI8AVX2, tensor.Q4_0: dotQ4_0AVX2,
 		tensor.Q4_K: dotQ4_KAVX2, tensor.Q6_K: dotQ6_KAVX2,
