@@ -152,10 +152,12 @@ func newSeq2Seq(s *seq2seq) *Model {
 	return m
 }
 
-// attention params of BART-style attention: queries are pre-scaled.
-func (m *seq2seq) params(causal bool, qpos0 int) kernels.AttentionParams {
+// attention params of BART-style attention: queries are pre-scaled; mask
+// is the key mask (nil: every key real).
+func (m *seq2seq) params(causal bool, qpos0 int, mask []bool) kernels.AttentionParams {
 	c := m.cfg
-	return kernels.AttentionParams{Heads: c.Heads, KVHeads: c.Heads, HeadDim: c.HeadDim, Scale: 1, Causal: causal, QPos0: qpos0}
+	return kernels.AttentionParams{Heads: c.Heads, KVHeads: c.Heads, HeadDim: c.HeadDim, Scale: 1, Causal: causal, QPos0: qpos0,
+		KeyMask: mask}
 }
 
 // embedTokens computes LN_emb(s·E[tok] + P[pos0+t+offset]).
@@ -208,7 +210,7 @@ func (m *seq2seq) encode(s *Session, tokens []int) error {
 		kernels.Scale(q, scale)
 		b.K.apply(k, x, T)
 		b.V.apply(v, x, T)
-		kernels.Attention(att, q, k, v, T, T, m.params(false, 0))
+		kernels.Attention(att, q, k, v, T, T, m.params(false, 0, s.encMask))
 		b.O.apply(o, att, T)
 		kernels.Add(o, x)
 		b.SelfNorm.apply(x, o, T, d)
@@ -249,14 +251,14 @@ func (m *seq2seq) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 		b.K.apply(k, y, T)
 		b.V.apply(v, y, T)
 		K, V := s.cache.add(l, k, v)
-		attend(att, q, K, V, T, pos0+T, m.params(true, pos0), tr, l)
+		attend(att, q, K, V, T, pos0+T, m.params(true, pos0, s.mask), tr, l)
 		b.O.apply(o, att, T)
 		kernels.Add(o, y)
 		b.SelfNorm.apply(y, o, T, d)
 		// c = LN₂(a + CrossAttn(a, enc))
 		b.CQ.apply(q, y, T)
 		kernels.Scale(q, scale)
-		kernels.Attention(att, q, s.crossK[l], s.crossV[l], T, s.encLen, m.params(false, 0))
+		kernels.Attention(att, q, s.crossK[l], s.crossV[l], T, s.encLen, m.params(false, 0, s.encMask))
 		b.CO.apply(o, att, T)
 		kernels.Add(o, y)
 		b.CrossNorm.apply(y, o, T, d)

@@ -13,7 +13,7 @@ import (
 // bidirectional attention and an erf-GELU feed-forward; a pooler on the
 // first token.
 //
-//	x₀ = LN_e(E[tok] + T[0] + P[pos])
+//	x₀ = LN_e(E[tok] + T[type] + P[pos])
 //	a  = LN₁(x + Attn(x)·W_o + b_o)
 //	x' = LN₂(a + W_down·gelu(W_up·a + b_up) + b_down)
 //	pooled = tanh(W_p·x_L[0] + b_p)
@@ -48,7 +48,7 @@ func loadBertHF(l *loader, hc hfConfig) (*Model, error) {
 	cfg := Config{Arch: "bert", Layers: hc.int(0, "num_hidden_layers"), DModel: d, Vocab: hc.int(0, "vocab_size"),
 		Heads: heads, KVHeads: heads, HeadDim: d / max(heads, 1), FFN: hc.int(0, "intermediate_size"),
 		MaxPositions: hc.int(0, "max_position_embeddings"), Eps: float32(hc.float(1e-12, "layer_norm_eps")),
-		EncoderOnly: true, BOS: -1, EOS: -1, PAD: hc.int(-1, "pad_token_id"), ForcedEOS: -1}
+		TypeVocab: hc.int(2, "type_vocab_size"), EncoderOnly: true, BOS: -1, EOS: -1, PAD: hc.int(-1, "pad_token_id"), ForcedEOS: -1}
 	act, err := hfActivation(hc.str("hidden_act"))
 	if err != nil {
 		return nil, err
@@ -60,6 +60,9 @@ func loadBertHF(l *loader, hc hfConfig) (*Model, error) {
 	if err := checkDims(&cfg, l.c.Path); err != nil {
 		return nil, err
 	}
+	if cfg.TypeVocab < 1 || cfg.TypeVocab > 1<<20 {
+		return nil, fmt.Errorf("model: %s: bert type_vocab_size %d out of range", l.c.Path, cfg.TypeVocab)
+	}
 	// BertModel checkpoints have no prefix; BertFor* heads add "bert.".
 	p := ""
 	if l.has("bert.embeddings.word_embeddings.weight") {
@@ -69,7 +72,7 @@ func loadBertHF(l *loader, hc hfConfig) (*Model, error) {
 	w := bertWeights{
 		TokenEmbd: l.matrix(n("embeddings.word_embeddings.weight"), cfg.Vocab, d),
 		PosEmbd:   l.matrix(n("embeddings.position_embeddings.weight"), cfg.MaxPositions, d),
-		TypeEmbd:  l.matrix(n("embeddings.token_type_embeddings.weight"), hc.int(2, "type_vocab_size"), d),
+		TypeEmbd:  l.matrix(n("embeddings.token_type_embeddings.weight"), cfg.TypeVocab, d),
 		EmbdNorm:  l.layerNorm(n("embeddings.LayerNorm"), d, cfg.Eps),
 	}
 	for i := 0; i < cfg.Layers; i++ {
@@ -108,10 +111,11 @@ func loadBertGGUF(l *loader, md tensor.Metadata) (*Model, error) {
 	if err := checkDims(&cfg, l.c.Path); err != nil {
 		return nil, err
 	}
+	cfg.TypeVocab = max(l.rowsOf("token_types.weight"), 1)
 	w := bertWeights{
 		TokenEmbd: l.matrix("token_embd.weight", cfg.Vocab, d),
 		PosEmbd:   l.matrix("position_embd.weight", cfg.MaxPositions, d),
-		TypeEmbd:  l.matrix("token_types.weight", max(l.rowsOf("token_types.weight"), 1), d),
+		TypeEmbd:  l.matrix("token_types.weight", cfg.TypeVocab, d),
 		EmbdNorm:  l.layerNorm("token_embd_norm", d, cfg.Eps),
 	}
 	for i := 0; i < cfg.Layers; i++ {
@@ -138,17 +142,24 @@ func newBert(cfg Config, w bertWeights) *Model {
 	return m
 }
 
-// step runs the whole encoder over tokens (token type 0, no padding).
+// step runs the whole encoder over tokens, with the token types in s.types
+// (nil: all 0) and the padding mask in s.mask (nil: none).
 func (m *bert) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidden, logits []float32, err error) {
 	c, w := m.cfg, &m.w
 	T, d, H, D := len(tokens), c.DModel, c.Heads, c.HeadDim
+	if s.types != nil && len(s.types) != T {
+		return nil, nil, fmt.Errorf("model: %d token types for %d tokens", len(s.types), T)
+	}
 
-	// x₀ = LN_e((E[tok] + T[0]) + P[pos]), summed in transformers' order.
+	// x₀ = LN_e((E[tok] + T[type]) + P[pos]), summed in transformers' order.
 	x := make([]float32, T*d)
 	embed(x, w.TokenEmbd, tokens)
 	e := make([]float32, d)
 	w.TypeEmbd.Row(e, 0)
 	for t := 0; t < T; t++ {
+		if s.types != nil && (t == 0 || s.types[t] != s.types[t-1]) {
+			w.TypeEmbd.Row(e, s.types[t])
+		}
 		kernels.Add(x[t*d:(t+1)*d], e)
 	}
 	for t := 0; t < T; t++ {
@@ -166,7 +177,7 @@ func (m *bert) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidden,
 		b.Q.apply(q, x, T)
 		b.K.apply(k, x, T)
 		b.V.apply(v, x, T)
-		attend(att, q, k, v, T, T, kernels.AttentionParams{Heads: H, KVHeads: H, HeadDim: D, Scale: invSqrt(D)}, tr, l)
+		attend(att, q, k, v, T, T, kernels.AttentionParams{Heads: H, KVHeads: H, HeadDim: D, Scale: invSqrt(D), KeyMask: s.mask}, tr, l)
 		b.O.apply(o, att, T)
 		kernels.Add(o, x)
 		b.AttnNorm.apply(x, o, T, d)

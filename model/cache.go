@@ -41,9 +41,17 @@ type Session struct {
 	m     *Model
 	cache *Cache
 
+	// mask is the key mask of every position in the cache (false:
+	// padding), kept as kernels.AttentionParams.KeyMask wants it; nil while
+	// every position is real, so the common case costs nothing.
+	mask []bool
+	// types are the token types of the step about to run (BERT); nil = 0.
+	types []int
+
 	// Encoder-decoder state, set by Encode and shared (read-only) by clones.
 	encLen         int
 	crossK, crossV [][]float32 // [decoder layer][encLen·d_attn]
+	encMask        []bool      // [encLen] encoder key mask; nil = all real
 	encoded        bool
 }
 
@@ -57,7 +65,11 @@ func (s *Session) Len() int { return s.cache.Len }
 
 // Encode runs the encoder of an encoder-decoder model over tokens; the
 // decoder steps that follow attend to its output.
-func (s *Session) Encode(tokens []int) error {
+func (s *Session) Encode(tokens []int) error { return s.encode(tokens, nil) }
+
+// encode runs the encoder with a key mask over tokens (nil: all real), which
+// the encoder's self-attention and every later cross-attention apply.
+func (s *Session) encode(tokens []int, mask []bool) error {
 	e, ok := s.m.impl.(encoderArch)
 	if !ok || !s.m.cfg.EncoderDecoder {
 		return fmt.Errorf("model: %s has no separate encoder", s.m.cfg.Arch)
@@ -65,13 +77,20 @@ func (s *Session) Encode(tokens []int) error {
 	if err := s.m.checkTokens(tokens, "encoder"); err != nil {
 		return err
 	}
+	if err := checkMask(mask, len(tokens), "mask", "tokens"); err != nil {
+		return err
+	}
+	s.encMask = nil
+	if !allTrue(mask) {
+		s.encMask = append([]bool(nil), mask...)
+	}
 	return e.encode(s, tokens)
 }
 
 // Step appends tokens to the sequence and returns the logits [vocab] of the
 // last one.
 func (s *Session) Step(tokens []int) ([]float32, error) {
-	out, err := s.forward(tokens, nil, true)
+	out, err := s.forward(tokens, nil, nil, true)
 	if err != nil {
 		return nil, err
 	}
@@ -80,17 +99,53 @@ func (s *Session) Step(tokens []int) ([]float32, error) {
 
 // StepAll appends tokens and returns the logits of each of them.
 func (s *Session) StepAll(tokens []int, tr *Trace) (*Output, error) {
-	return s.forward(tokens, tr, false)
+	return s.forward(tokens, nil, tr, false)
 }
 
 // Clone returns an independent copy of the session.
 func (s *Session) Clone() *Session {
 	n := *s
 	n.cache = s.cache.Clone()
+	if s.mask != nil {
+		n.mask = append([]bool(nil), s.mask...)
+	}
 	return &n
 }
 
-func (s *Session) forward(tokens []int, tr *Trace, lastOnly bool) (*Output, error) {
+// allTrue reports whether mask hides nothing (nil hides nothing).
+func allTrue(mask []bool) bool {
+	for _, v := range mask {
+		if !v {
+			return false
+		}
+	}
+	return true
+}
+
+// extendMask appends the key mask of n new positions (nil: all real) to
+// s.mask, materializing it only once some position is padding.
+func (s *Session) extendMask(n int, mask []bool) {
+	if s.mask == nil {
+		if allTrue(mask) {
+			return
+		}
+		s.mask = make([]bool, s.cache.Len, s.cache.Len+n)
+		for i := range s.mask {
+			s.mask[i] = true
+		}
+	}
+	if mask != nil {
+		s.mask = append(s.mask, mask...)
+		return
+	}
+	for range n {
+		s.mask = append(s.mask, true)
+	}
+}
+
+// forward runs tokens (with their key mask, nil: all real) as the next
+// positions of the sequence.
+func (s *Session) forward(tokens []int, mask []bool, tr *Trace, lastOnly bool) (*Output, error) {
 	cfg := &s.m.cfg
 	if err := s.m.checkTokens(tokens, "input"); err != nil {
 		return nil, err
@@ -108,8 +163,13 @@ func (s *Session) forward(tokens []int, tr *Trace, lastOnly bool) (*Output, erro
 		tr.Layers = nil
 		tr.Attention = nil
 	}
+	s.extendMask(len(tokens), mask)
 	hidden, logits, err := s.m.impl.step(s, tokens, tr, lastOnly)
+	s.types = nil
 	if err != nil {
+		if s.mask != nil {
+			s.mask = s.mask[:s.cache.Len]
+		}
 		return nil, err
 	}
 	s.cache.Len += len(tokens)

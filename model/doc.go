@@ -16,6 +16,19 @@
 //	marian.go  the BART stack with sinusoidal positions and √d embedding scale
 //	t5.go      relative position buckets, RMSNorm without mean, unscaled
 //	           scores, tied head rescaled by d_model^-0.5
+//	bloom.go   ALiBi (per-head linear bias on key positions, slopes as
+//	           transformers' build_alibi_tensor), embedding LayerNorm,
+//	           per-head interleaved fused QKV, Megatron tanh-GELU
+//
+// Padding follows transformers' attention_mask (Input.Mask, and
+// Input.DecoderMask for encoder-decoder models): masked keys are left out
+// of every softmax (transformers adds finfo.min, which underflows to the
+// same zero weight), padded query rows are still computed, position ids
+// stay 0..n-1 (what transformers' forward pass uses when it is given only
+// an attention_mask), and ALiBi counts positions over real tokens, as
+// build_alibi_tensor does. The encoder mask of an encoder-decoder model
+// masks the encoder's self-attention and the decoder's cross-attention.
+// BERT's token types come in Input.TokenTypes.
 //
 // Weights stay in their checkpoint dtype (f32, f16, bf16, int8, ggml blocks)
 // and are used by the kernels package directly; only 1-D tensors (norms,

@@ -169,7 +169,7 @@ func (g *gpt2) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidden,
 		}
 		K, V := s.cache.add(l, k, v)
 		attend(att, q, K, V, T, pos0+T, kernels.AttentionParams{Heads: H, KVHeads: H, HeadDim: D,
-			Scale: invSqrt(D), Causal: true, QPos0: pos0}, tr, l)
+			Scale: invSqrt(D), Causal: true, QPos0: pos0, KeyMask: s.mask}, tr, l)
 		b.Proj.apply(proj, att, T)
 		kernels.Add(x, proj)
 		// x' = a + W_down·act(W_up·LN₂(a) + b_up) + b_down

@@ -173,7 +173,7 @@ func (m *llama) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidden
 		}
 		K, V := s.cache.add(l, k, v)
 		attend(att, q, K, V, T, pos0+T, kernels.AttentionParams{Heads: H, KVHeads: G, HeadDim: D,
-			Scale: invSqrt(D), Causal: true, QPos0: pos0}, tr, l)
+			Scale: invSqrt(D), Causal: true, QPos0: pos0, KeyMask: s.mask}, tr, l)
 		// a = x + Attn·W_o
 		b.O.apply(o, att, T)
 		kernels.Add(x, o)

@@ -14,7 +14,7 @@ import (
 // Config is the architecture of a loaded model: every number and choice the
 // forward pass depends on, whatever file it was read from.
 type Config struct {
-	Arch          string  `json:"arch"`                     // gpt2, llama, bert, marian, bart, t5
+	Arch          string  `json:"arch"`                     // gpt2, llama, bert, marian, bart, t5, bloom
 	Layers        int     `json:"layers"`                   // decoder blocks (encoder blocks for encoder-only models)
 	EncoderLayers int     `json:"encoder_layers,omitempty"` // encoder blocks of an encoder-decoder model
 	DModel        int     `json:"d_model"`
@@ -25,7 +25,7 @@ type Config struct {
 	FFN           int     `json:"ffn"`
 	MaxPositions  int     `json:"max_positions,omitempty"` // size of a learned or sinusoidal position table; 0 = unbounded
 	Eps           float32 `json:"eps"`                     // LayerNorm / RMSNorm epsilon
-	Activation    string  `json:"activation"`              // gelu (erf), gelu_tanh, silu, relu; gated FFNs prefix "gated-"
+	Activation    string  `json:"activation"`              // gelu (erf), gelu_tanh, bloom_gelu, silu, relu; gated FFNs prefix "gated-"
 
 	RopeTheta float64 `json:"rope_theta,omitempty"` // RoPE base; 0 = no RoPE
 	RopeDim   int     `json:"rope_dim,omitempty"`   // rotated elements per head
@@ -36,6 +36,13 @@ type Config struct {
 
 	RelBuckets     int `json:"relative_buckets,omitempty"`      // T5 relative position buckets
 	RelMaxDistance int `json:"relative_max_distance,omitempty"` // T5
+
+	// Alibi adds ALiBi's per-head linear bias on key positions to every
+	// attention score (BLOOM) instead of a position embedding.
+	Alibi bool `json:"alibi,omitempty"`
+	// TypeVocab is the number of token types (BERT's type_vocab_size): rows
+	// of the token-type embedding; 0 for models without one.
+	TypeVocab int `json:"type_vocab,omitempty"`
 
 	BOS          int `json:"bos"`                     // -1 when absent
 	EOS          int `json:"eos"`                     // -1 when absent
@@ -58,6 +65,24 @@ type LoadOptions struct {
 type Input struct {
 	Tokens        []int
 	DecoderTokens []int // DecoderTokens only for encoder-decoder models
+
+	// Mask is transformers' attention_mask over Tokens: false marks a
+	// padding position, a key no query attends to (its own query row is
+	// still computed). nil means every position is real. For
+	// encoder-decoder models it masks the encoder's self-attention and the
+	// decoder's cross-attention alike, as transformers does.
+	//
+	// A query that can see no unmasked key at all (the first rows of a
+	// left-padded decoder-only input) gets a zero attention output, where
+	// transformers averages over keys whose scores all equal finfo.min;
+	// such rows are padding and their outputs carry no meaning.
+	Mask []bool
+	// DecoderMask is transformers' decoder_attention_mask over
+	// DecoderTokens (encoder-decoder models only); nil means all real.
+	DecoderMask []bool
+	// TokenTypes are BERT's token_type_ids (segment ids) over Tokens, each
+	// below Config.TypeVocab; nil means all 0.
+	TokenTypes []int
 }
 
 // Output is what Forward computed.
@@ -195,6 +220,8 @@ func loadHF(l *loader, hc hfConfig) (*Model, error) {
 		m, err = loadBartHF(l, hc)
 	case "t5":
 		m, err = loadT5HF(l, hc)
+	case "bloom":
+		m, err = loadBloomHF(l, hc)
 	default:
 		return nil, fmt.Errorf("model: %s: config.json model_type %q: %w", l.c.Path, mt, tensor.ErrUnsupported)
 	}
@@ -219,6 +246,8 @@ func loadGGUF(l *loader) (*Model, error) {
 		m, err = loadLlamaGGUF(l, md)
 	case "bert":
 		m, err = loadBertGGUF(l, md)
+	case "bloom":
+		m, err = loadBloomGGUF(l, md)
 	default:
 		return nil, fmt.Errorf("model: %s: general.architecture %q: %w", l.c.Path, a, tensor.ErrUnsupported)
 	}
@@ -233,17 +262,69 @@ func loadGGUF(l *loader) (*Model, error) {
 // (decoder positions for encoder-decoder models) or, for encoder-only
 // models, the last hidden state.
 func (m *Model) Forward(in Input, tr *Trace) (*Output, error) {
+	if err := m.checkInput(&in); err != nil {
+		return nil, err
+	}
 	s := m.NewSession()
 	if m.cfg.EncoderDecoder {
-		if err := s.Encode(in.Tokens); err != nil {
+		if err := s.encode(in.Tokens, in.Mask); err != nil {
 			return nil, err
 		}
-		return s.forward(in.DecoderTokens, tr, false)
+		return s.forward(in.DecoderTokens, in.DecoderMask, tr, false)
 	}
-	if len(in.DecoderTokens) > 0 {
-		return nil, fmt.Errorf("model: %s is not an encoder-decoder model: decoder tokens given", m.cfg.Arch)
+	s.types = in.TokenTypes
+	return s.forward(in.Tokens, in.Mask, tr, false)
+}
+
+// checkInput validates what Forward cannot check token by token: that the
+// masks and token types line up with the tokens and fit the model.
+func (m *Model) checkInput(in *Input) error {
+	c := &m.cfg
+	if !c.EncoderDecoder && len(in.DecoderTokens) > 0 {
+		return fmt.Errorf("model: %s is not an encoder-decoder model: decoder tokens given", c.Arch)
 	}
-	return s.forward(in.Tokens, tr, false)
+	if !c.EncoderDecoder && in.DecoderMask != nil {
+		return fmt.Errorf("model: %s is not an encoder-decoder model: decoder mask given", c.Arch)
+	}
+	if err := checkMask(in.Mask, len(in.Tokens), "mask", "tokens"); err != nil {
+		return err
+	}
+	if err := checkMask(in.DecoderMask, len(in.DecoderTokens), "decoder mask", "decoder tokens"); err != nil {
+		return err
+	}
+	if in.TokenTypes == nil {
+		return nil
+	}
+	if c.TypeVocab == 0 {
+		return fmt.Errorf("model: %s has no token types (token_type_ids are a BERT input)", c.Arch)
+	}
+	if len(in.TokenTypes) != len(in.Tokens) {
+		return fmt.Errorf("model: %d token types for %d tokens", len(in.TokenTypes), len(in.Tokens))
+	}
+	for i, t := range in.TokenTypes {
+		if t < 0 || t >= c.TypeVocab {
+			return fmt.Errorf("model: token type %d (index %d) outside the model's %d token types (type_vocab_size)", t, i, c.TypeVocab)
+		}
+	}
+	return nil
+}
+
+// checkMask rejects a mask that does not cover its n tokens one to one, or
+// that hides every one of them (transformers then attends uniformly to
+// padding; there is nothing meaningful to compute).
+func checkMask(mask []bool, n int, what, of string) error {
+	if mask == nil {
+		return nil
+	}
+	if len(mask) != n {
+		return fmt.Errorf("model: %s has %d entries for %d %s", what, len(mask), n, of)
+	}
+	for _, v := range mask {
+		if v {
+			return nil
+		}
+	}
+	return fmt.Errorf("model: %s hides every one of the %d %s", what, n, of)
 }
 
 func (m *Model) checkTokens(tokens []int, what string) error {

@@ -196,10 +196,12 @@ func (m *t5) ffn(b *t5Block, x []float32, T int) error {
 	return nil
 }
 
-func (m *t5) params(causal bool, qpos0 int, bias func(h, i, j int) float32) kernels.AttentionParams {
+// params are T5's attention parameters: unscaled scores, an optional
+// position bias, and a key mask (nil: every key real).
+func (m *t5) params(causal bool, qpos0 int, bias func(h, i, j int) float32, mask []bool) kernels.AttentionParams {
 	c := m.cfg
 	return kernels.AttentionParams{Heads: c.Heads, KVHeads: c.Heads, HeadDim: c.HeadDim, Scale: 1,
-		Causal: causal, QPos0: qpos0, Bias: bias}
+		Causal: causal, QPos0: qpos0, Bias: bias, KeyMask: mask}
 }
 
 func (m *t5) encode(s *Session, tokens []int) error {
@@ -218,7 +220,7 @@ func (m *t5) encode(s *Session, tokens []int) error {
 		b.Q.apply(q, n, T)
 		b.K.apply(k, n, T)
 		b.V.apply(v, n, T)
-		kernels.Attention(att, q, k, v, T, T, m.params(false, 0, bias))
+		kernels.Attention(att, q, k, v, T, T, m.params(false, 0, bias, s.encMask))
 		b.O.apply(o, att, T)
 		kernels.Add(x, o)
 		if err := m.ffn(b, x, T); err != nil {
@@ -256,13 +258,13 @@ func (m *t5) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidden, l
 		b.K.apply(k, n, T)
 		b.V.apply(v, n, T)
 		K, V := s.cache.add(l, k, v)
-		attend(att, q, K, V, T, pos0+T, m.params(true, pos0, bias), tr, l)
+		attend(att, q, K, V, T, pos0+T, m.params(true, pos0, bias, s.mask), tr, l)
 		b.O.apply(o, att, T)
 		kernels.Add(y, o)
 		// y'' = y' + CrossAttn(RMS(y'), enc), no position bias
 		b.CrossNorm.apply(n, y, T, d)
 		b.CQ.apply(q, n, T)
-		kernels.Attention(att, q, s.crossK[l], s.crossV[l], T, s.encLen, m.params(false, 0, nil))
+		kernels.Attention(att, q, s.crossK[l], s.crossV[l], T, s.encLen, m.params(false, 0, nil, s.encMask))
 		b.CO.apply(o, att, T)
 		kernels.Add(y, o)
 		if err := m.ffn(b, y, T); err != nil {

@@ -25,6 +25,9 @@ type modelRunOptions struct {
 	tokens        string
 	prompt        string
 	decoderTokens string
+	mask          string
+	decoderMask   string
+	tokenTypes    string
 	threads       int
 	out           string
 	force         bool
@@ -41,7 +44,17 @@ reference transformer, runs one sequence and prints the top-5 tokens of every
 position. --json prints {"tokens":[…],"logits":[[…]…]} ("hidden" for
 encoder-only models) on stdout; --out writes that JSON to a file instead.
 Encoder-decoder models take the decoder input with --decoder-tokens (default:
-the decoder start token alone).`,
+the decoder start token alone).
+
+Padding is given as transformers' attention_mask: --mask 1,1,1,0,0 has one
+0 or 1 per input token, 0 marking padding that no position attends to (the
+padded positions are still computed and printed). For encoder-decoder models
+--mask covers the encoder input (its self-attention and the decoder's
+cross-attention) and --decoder-mask the decoder input. Position ids stay
+0..n-1 whatever the mask, as transformers' forward pass keeps them; ALiBi
+models (BLOOM) count positions over unpadded tokens, as transformers does.
+--token-types 0,0,1,1 gives BERT's token_type_ids (segment ids), one per
+input token, each below the model's type_vocab_size (default: all 0).`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.path = args[0]
@@ -52,6 +65,9 @@ the decoder start token alone).`,
 	f.StringVar(&opts.tokens, "tokens", "", "comma-separated token ids")
 	f.StringVar(&opts.prompt, "prompt", "", "text, encoded with the checkpoint's tokenizer")
 	f.StringVar(&opts.decoderTokens, "decoder-tokens", "", "comma-separated decoder token ids (encoder-decoder models)")
+	f.StringVar(&opts.mask, "mask", "", "attention mask: one 1 (token) or 0 (padding) per input token, comma-separated")
+	f.StringVar(&opts.decoderMask, "decoder-mask", "", "decoder attention mask, one 1 or 0 per decoder token (encoder-decoder models)")
+	f.StringVar(&opts.tokenTypes, "token-types", "", "BERT token type (segment) ids, one per input token, comma-separated")
 	f.IntVar(&opts.threads, "threads", 0, "kernel threads (default: all CPUs)")
 	f.StringVar(&opts.out, "out", "", "write the JSON result to this file")
 	f.BoolVar(&opts.force, "force", false, "replace an existing --out file")
@@ -63,6 +79,9 @@ the decoder start token alone).`,
 type runJSON struct {
 	Tokens        []int       `json:"tokens"`
 	DecoderTokens []int       `json:"decoder_tokens,omitempty"`
+	Mask          []int       `json:"mask,omitempty"`
+	DecoderMask   []int       `json:"decoder_mask,omitempty"`
+	TokenTypes    []int       `json:"token_types,omitempty"`
 	Logits        [][]float32 `json:"logits,omitempty"`
 	Hidden        [][]float32 `json:"hidden,omitempty"`
 }
@@ -85,6 +104,34 @@ func parseTokenList(s string) ([]int, error) {
 		return nil, fmt.Errorf("token list %q is empty", s)
 	}
 	return out, nil
+}
+
+// parseMask parses a 0/1 list given with flag ("--mask") for n tokens.
+func parseMask(flag, s string, n int, of string) ([]bool, []int, error) {
+	v, err := parseIntList(flag, s)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(v) != n {
+		return nil, nil, fmt.Errorf("%s has %d values for %d %s", flag, len(v), n, of)
+	}
+	mask := make([]bool, len(v))
+	for i, x := range v {
+		if x != 0 && x != 1 {
+			return nil, nil, fmt.Errorf("%s: value %d at index %d is not 0 or 1", flag, x, i)
+		}
+		mask[i] = x == 1
+	}
+	return mask, v, nil
+}
+
+// parseIntList is parseTokenList with the flag's name in its errors.
+func parseIntList(flag, s string) ([]int, error) {
+	v, err := parseTokenList(s)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", flag, err)
+	}
+	return v, nil
 }
 
 // modelInput turns --tokens or --prompt into token ids.
@@ -133,11 +180,42 @@ func runModelRun(a *app, opts *modelRunOptions) error {
 	} else if cfg.EncoderDecoder {
 		in.DecoderTokens = []int{cfg.DecoderStart}
 	}
+	res := runJSON{Tokens: toks, DecoderTokens: in.DecoderTokens}
+	if opts.mask != "" {
+		if in.Mask, res.Mask, err = parseMask("--mask", opts.mask, len(toks), "tokens"); err != nil {
+			return err
+		}
+	}
+	if opts.decoderMask != "" {
+		if !cfg.EncoderDecoder {
+			return fmt.Errorf("--decoder-mask: %s is not an encoder-decoder model", cfg.Arch)
+		}
+		if in.DecoderMask, res.DecoderMask, err = parseMask("--decoder-mask", opts.decoderMask, len(in.DecoderTokens), "decoder tokens"); err != nil {
+			return err
+		}
+	}
+	if opts.tokenTypes != "" {
+		if cfg.TypeVocab == 0 {
+			return fmt.Errorf("--token-types: %s has no token types", cfg.Arch)
+		}
+		if in.TokenTypes, err = parseIntList("--token-types", opts.tokenTypes); err != nil {
+			return err
+		}
+		if len(in.TokenTypes) != len(toks) {
+			return fmt.Errorf("--token-types has %d values for %d tokens", len(in.TokenTypes), len(toks))
+		}
+		for i, t := range in.TokenTypes {
+			if t < 0 || t >= cfg.TypeVocab {
+				return fmt.Errorf("--token-types: type %d at index %d is outside 0..%d (type_vocab_size %d)", t, i, cfg.TypeVocab-1, cfg.TypeVocab)
+			}
+		}
+		res.TokenTypes = in.TokenTypes
+	}
 	out, err := m.Forward(in, nil)
 	if err != nil {
 		return err
 	}
-	res := runJSON{Tokens: toks, DecoderTokens: in.DecoderTokens, Logits: out.Logits}
+	res.Logits = out.Logits
 	if out.Logits == nil {
 		res.Hidden = out.Hidden
 	}
@@ -168,9 +246,17 @@ func runSummary(w io.Writer, m *model.Model, in model.Input, out *model.Output) 
 	cfg := m.Config()
 	tok := m.Tokenizer()
 	fmt.Fprintf(w, "%s: %s, %d layers, d_model %d, vocab %d\n", cfg.Arch, cfg.Naming, cfg.Layers, cfg.DModel, cfg.Vocab)
-	inputs := in.Tokens
+	inputs, mask := in.Tokens, in.Mask
 	if cfg.EncoderDecoder {
-		inputs = in.DecoderTokens
+		inputs, mask = in.DecoderTokens, in.DecoderMask
+	}
+	// name is a position's token, marked when it is padding.
+	name := func(i int) string {
+		s := pieceName(tok, inputs[i])
+		if mask != nil && !mask[i] {
+			s += " (pad)"
+		}
+		return s
 	}
 	if out.Logits == nil {
 		for i, h := range out.Hidden {
@@ -178,7 +264,7 @@ func runSummary(w io.Writer, m *model.Model, in model.Input, out *model.Output) 
 			for _, v := range h {
 				ss += float64(v) * float64(v)
 			}
-			fmt.Fprintf(w, "%4d %-20s |h| %.4f  h[0:4] %v\n", i, pieceName(tok, inputs[i]), math.Sqrt(ss), h[:min(4, len(h))])
+			fmt.Fprintf(w, "%4d %-20s |h| %.4f  h[0:4] %v\n", i, name(i), math.Sqrt(ss), h[:min(4, len(h))])
 		}
 		return
 	}
@@ -192,6 +278,6 @@ func runSummary(w io.Writer, m *model.Model, in model.Input, out *model.Output) 
 		for _, j := range idx[:min(runTopK, len(idx))] {
 			parts = append(parts, fmt.Sprintf("%s %.4f", pieceName(tok, j), l[j]))
 		}
-		fmt.Fprintf(w, "%4d %-20s → %s\n", i, pieceName(tok, inputs[i]), strings.Join(parts, ", "))
+		fmt.Fprintf(w, "%4d %-20s → %s\n", i, name(i), strings.Join(parts, ", "))
 	}
 }

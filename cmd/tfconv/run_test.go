@@ -43,8 +43,11 @@ func joinInts(v []int) string {
 }
 
 func TestRunCommandLogits(t *testing.T) {
-	for _, arch := range []string{"gpt2", "bert", "t5"} {
+	for _, arch := range []string{"gpt2", "bert", "t5", "bloom"} {
 		dir := filepath.Join(modelTestdata, "hf-tiny", arch)
+		if arch == "bloom" {
+			dir = filepath.Join(modelTestdata, "bloom") // ALiBi; made by testdata/model/gen_references.py
+		}
 		var ref cutReference
 		b, err := os.ReadFile(filepath.Join(dir, "reference.json"))
 		if err != nil {
@@ -130,6 +133,116 @@ func TestRunCommandUsageErrors(t *testing.T) {
 	} {
 		if _, _, code := runModelCmd(t, args...); code != exitError {
 			t.Errorf("%v: exit %d, want %d", args, code, exitError)
+		}
+	}
+}
+
+// maskedRunReference is testdata/model/masked/<arch>.json (transformers
+// with padding masks and token types; see testdata/model/README.md).
+type maskedRunReference struct {
+	InputIDs        []int `json:"input_ids"`
+	DecoderInputIDs []int `json:"decoder_input_ids"`
+	Cases           []struct {
+		Name                 string      `json:"name"`
+		AttentionMask        []int       `json:"attention_mask"`
+		DecoderAttentionMask []int       `json:"decoder_attention_mask"`
+		TokenTypeIDs         []int       `json:"token_type_ids"`
+		Positions            []int       `json:"positions"`
+		Logits               [][]float32 `json:"logits"`
+		LastHiddenState      [][]float32 `json:"last_hidden_state"`
+	} `json:"cases"`
+}
+
+// TestRunCommandMask runs --mask, --decoder-mask and --token-types on the
+// cases transformers computed and compares the JSON rows.
+func TestRunCommandMask(t *testing.T) {
+	for _, arch := range []string{"gpt2", "bert", "t5"} {
+		var ref maskedRunReference
+		b, err := os.ReadFile(filepath.Join(modelTestdata, "masked", arch+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &ref); err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(modelTestdata, "hf-tiny", arch)
+		for _, c := range ref.Cases {
+			name := arch + "/" + c.Name
+			args := []string{"run", dir, "--tokens", joinInts(ref.InputIDs), "--mask", joinInts(c.AttentionMask), "--json", "--threads", "1"}
+			if ref.DecoderInputIDs != nil {
+				args = append(args, "--decoder-tokens", joinInts(ref.DecoderInputIDs))
+			}
+			if c.DecoderAttentionMask != nil {
+				args = append(args, "--decoder-mask", joinInts(c.DecoderAttentionMask))
+			}
+			if c.TokenTypeIDs != nil {
+				args = append(args, "--token-types", joinInts(c.TokenTypeIDs))
+			}
+			stdout, stderr, code := runModelCmd(t, args...)
+			if code != 0 {
+				t.Fatalf("%s: exit %d: %s", name, code, stderr)
+			}
+			var got runJSON
+			if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if joinInts(got.Mask) != joinInts(c.AttentionMask) || joinInts(got.TokenTypes) != joinInts(c.TokenTypeIDs) ||
+				joinInts(got.DecoderMask) != joinInts(c.DecoderAttentionMask) {
+				t.Errorf("%s: JSON echoes mask %v, decoder mask %v, types %v", name, got.Mask, got.DecoderMask, got.TokenTypes)
+			}
+			rowsGot, rowsWant := got.Logits, c.Logits
+			if arch == "bert" {
+				rowsGot, rowsWant = got.Hidden, c.LastHiddenState
+			}
+			var d, scale float64
+			for i, p := range c.Positions {
+				for j, w := range rowsWant[i] {
+					d = math.Max(d, math.Abs(float64(rowsGot[p][j]-w)))
+					scale = math.Max(scale, math.Abs(float64(w)))
+				}
+			}
+			if arch == "t5" {
+				d /= scale
+			}
+			if d > maxRunLogitDiff {
+				t.Errorf("%s: run --json differs from transformers by %g", name, d)
+			}
+		}
+	}
+	// The summary marks padded positions.
+	stdout, stderr, code := runModelCmd(t, "run", filepath.Join(modelTestdata, "hf-tiny", "gpt2"), "--tokens", "5,6,7", "--mask", "1,1,0")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if lines := strings.Split(strings.TrimSpace(stdout), "\n"); len(lines) != 4 || strings.Contains(lines[2], "(pad)") || !strings.Contains(lines[3], "7 (pad)") {
+		t.Errorf("summary:\n%s", stdout)
+	}
+}
+
+func TestRunCommandMaskUsageErrors(t *testing.T) {
+	gpt2 := filepath.Join(modelTestdata, "hf-tiny", "gpt2")
+	bert := filepath.Join(modelTestdata, "hf-tiny", "bert")
+	t5 := filepath.Join(modelTestdata, "hf-tiny", "t5")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", gpt2, "--tokens", "1,2,3", "--mask", "1,1"}, "--mask has 2 values for 3 tokens"},
+		{[]string{"run", gpt2, "--tokens", "1,2,3", "--mask", "1,1,1,1"}, "--mask has 4 values for 3 tokens"},
+		{[]string{"run", gpt2, "--tokens", "1,2,3", "--mask", "1,2,1"}, "value 2 at index 1 is not 0 or 1"},
+		{[]string{"run", gpt2, "--tokens", "1,2,3", "--mask", "1,x,1"}, "--mask"},
+		{[]string{"run", gpt2, "--tokens", "1,2,3", "--mask", "0,0,0"}, "hides every one"},
+		{[]string{"run", gpt2, "--tokens", "1,2,3", "--token-types", "0,0,0"}, "gpt2 has no token types"},
+		{[]string{"run", gpt2, "--tokens", "1,2,3", "--decoder-mask", "1"}, "not an encoder-decoder model"},
+		{[]string{"run", bert, "--tokens", "1,2,3", "--token-types", "0,1"}, "--token-types has 2 values for 3 tokens"},
+		{[]string{"run", bert, "--tokens", "1,2,3", "--token-types", "0,2,1"}, "type 2 at index 1 is outside 0..1"},
+		{[]string{"run", bert, "--tokens", "1,2,3", "--token-types", "0,-1,1"}, "type -1"},
+		{[]string{"run", t5, "--tokens", "1,2,3", "--decoder-tokens", "0,5", "--decoder-mask", "1"}, "--decoder-mask has 1 values for 2 decoder tokens"},
+		{[]string{"run", t5, "--tokens", "1,2,3", "--decoder-mask", "1,1"}, "--decoder-mask has 2 values for 1 decoder tokens"},
+	} {
+		_, stderr, code := runModelCmd(t, c.args...)
+		if code != exitError || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", c.args[2:], code, stderr, exitError, c.want)
 		}
 	}
 }
