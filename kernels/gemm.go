@@ -40,11 +40,6 @@ const (
 	// storing the accumulator tile is a few percent of the call, and small
 	// enough that the mr×kcBlock weight block (12 KB at mr=12) stays in L1.
 	kcBlock = 256
-	// kcSmall is the depth used for every dtype whose blocks divide it
-	// (all but the k-quants): the 32-row activation panel of one call is
-	// then 16 KB, which stays in L1 beside the weight block instead of
-	// evicting it (BenchmarkMatMul M=128: f32 ≈ +10%).
-	kcSmall = 128
 	// kcOuter is the k range the weight blocks are walked over (see the
 	// loop nest): pcBlock panels of 32 rows × kcOuter floats is 1 MB.
 	kcOuter = 1024
@@ -181,12 +176,8 @@ func gemmSIMD(s *simdSet, dst, x []float32, M int, w *Matrix) {
 
 	tile := mr * nr
 	dec := rowDecoder(s, w.DType)
-	kcb := kcBlock
-	if w.DType.BlockSize() <= kcSmall {
-		kcb = kcSmall
-	}
 	parallelFor(nblocks, 1, func(lo, hi int) {
-		wbp := getBuf(mr * kcb)
+		wbp := getBuf(mr * kcBlock)
 		ctp := getBuf((hi - lo) * min(panels, pcBlock) * tile)
 		wb, ct := *wbp, *ctp
 		for p0 := 0; p0 < panels; p0 += pcBlock {
@@ -195,8 +186,8 @@ func gemmSIMD(s *simdSet, dst, x []float32, M int, w *Matrix) {
 				for b := lo; b < hi; b++ {
 					n0 := b * mr
 					rows := min(mr, N-n0)
-					for k0 := kk; k0 < min(kk+kcOuter, K); k0 += kcb {
-						kc := min(kcb, K-k0)
+					for k0 := kk; k0 < min(kk+kcOuter, K); k0 += kcBlock {
+						kc := min(kcBlock, K-k0)
 						var wp *byte
 						ldw := K
 						if w.DType == tensor.F32 && rows == mr {
