@@ -29,7 +29,13 @@
 // products x·q first and multiplies the block sum by d (one multiply per
 // block rather than per weight), which is one more float32 rounding per
 // block of 32 and stays within the same bound.
-// Activations are never quantized to 8 bits as llama.cpp does.
+// MatMul never quantizes activations to 8 bits as llama.cpp does;
+// MatMulQ does, on purpose: it rounds every activation row to the weight
+// type's vec_dot_type (QuantizeActivations: ggml's Q8_0, Q8_1, Q8_K, f16
+// or bf16 bytes exactly) and forms ggml's integer lane sums and float32
+// accumulation in ggml's order (qdot.go), so that its results are the same
+// bits on every implementation and the same as llama.cpp's CPU backend
+// without AMX. On AVX-512 VNNI it is the int8 fast path (qgemm_amd64.go).
 //
 // # Matrix multiply (SIMD)
 //

@@ -48,6 +48,15 @@ type simdSet struct {
 	// exp sets x[i] = e^x[i] for n a multiple of lanes, computing exactly
 	// what expGo computes up to fused rounding (exp.go).
 	exp func(x *float32, n int)
+
+	// qmm is MatMulQ for the block-quantized weight types this set has
+	// kernels for (M, K, N > 0), bit-identical to the plain-Go version; it
+	// reports false, having written nothing, for the others.
+	qmm func(dst, x []float32, M int, w *Matrix) bool
+
+	// quantQ8_0 writes nb blocks of x as ggml Q8_0 blocks to dst, byte for
+	// byte what QuantizeActivations writes (for input without NaNs).
+	quantQ8_0 func(dst *byte, x *float32, nb int)
 }
 
 // active is the implementation every kernel uses; nil means plain Go.

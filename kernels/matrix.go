@@ -21,6 +21,13 @@ type Matrix struct {
 	Rows, Cols int
 	Data       []byte
 	Scales     []float32 // I8 only: the dequantized row r is Scales[r]·Data[r]
+
+	// RoundActivations makes MatMul compute MatMulQ: the activations are
+	// rounded to the weight type's ggml vec_dot_type first, as llama.cpp's
+	// CPU backend rounds them, instead of multiplying in float32. It is a
+	// property of how a model uses the matrix (model.LoadOptions
+	// MatchLlamaCpp sets it), not of the weights.
+	RoundActivations bool
 }
 
 // NewMatrix checks that data holds exactly rows×cols elements of dtype t laid
@@ -108,7 +115,17 @@ var rowPool = sync.Pool{New: func() any { return new([]float32) }}
 // whole matrix either (f32 rows are used in place, block types are decoded
 // one small block at a time) and differ from it only by the order of the
 // float32 additions. Work is split over Threads() goroutines by weight rows.
+// A matrix with RoundActivations set is multiplied by MatMulQ instead.
 func MatMul(dst, x []float32, M int, w *Matrix) {
+	if w.RoundActivations {
+		MatMulQ(dst, x, M, w)
+		return
+	}
+	matMulF32(dst, x, M, w)
+}
+
+// matMulF32 is MatMul with float32 activations whatever RoundActivations says.
+func matMulF32(dst, x []float32, M int, w *Matrix) {
 	K, N := w.Cols, w.Rows
 	if M < 0 || len(x) < M*K || len(dst) < M*N {
 		panic(fmt.Sprintf("kernels: MatMul M=%d K=%d N=%d with len(x)=%d len(dst)=%d", M, K, N, len(x), len(dst)))

@@ -258,7 +258,9 @@ func (m *bloom) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidden
 		// x' = a + W_down·gelu_b(W_up·LN₂(a) + b_up) + b_down
 		b.FFNNorm.apply(h, x, T, d)
 		b.Up.apply(ff, h, T)
-		bloomGELU(ff)
+		if err := activate(ff, m.cfg.Activation); err != nil {
+			return nil, nil, err
+		}
 		b.Down.apply(o, ff, T)
 		m.residual(x, h, o)
 		recordLayer(tr, x, d)

@@ -55,6 +55,10 @@ func activate(x []float32, act string) error {
 		kernels.GELU(x)
 	case "gelu_tanh":
 		kernels.GELUTanh(x)
+	case "gelu_ggml":
+		kernels.GELUFP16(x)
+	case "bloom_gelu":
+		bloomGELU(x)
 	case "silu":
 		kernels.SiLU(x)
 	case "relu":
@@ -125,6 +129,9 @@ func attentionProbs(q, k []float32, Tq, Tk, h int, p kernels.AttentionParams) []
 type loader struct {
 	c   *checkpoint.Checkpoint
 	err error
+	// mats are the weight matrices loaded so far (LoadOptions.MatchLlamaCpp
+	// sets their RoundActivations).
+	mats []*kernels.Matrix
 }
 
 func (l *loader) fail(err error) {
@@ -170,6 +177,7 @@ func (l *loader) matrix(name string, rows, cols int) *kernels.Matrix {
 		l.fail(fmt.Errorf("model: %s: tensor %q: %w", t.File, name, err))
 		return nil
 	}
+	l.mats = append(l.mats, m)
 	return m
 }
 
@@ -211,6 +219,7 @@ func (l *loader) matrixT(name string, rows, cols int) *kernels.Matrix {
 		l.fail(fmt.Errorf("model: %s: tensor %q: %w", t.File, name, err))
 		return nil
 	}
+	l.mats = append(l.mats, m)
 	return m
 }
 

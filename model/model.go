@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/kernels"
@@ -25,7 +26,7 @@ type Config struct {
 	FFN           int     `json:"ffn"`
 	MaxPositions  int     `json:"max_positions,omitempty"` // size of a learned or sinusoidal position table; 0 = unbounded
 	Eps           float32 `json:"eps"`                     // LayerNorm / RMSNorm epsilon
-	Activation    string  `json:"activation"`              // gelu (erf), gelu_tanh, bloom_gelu, silu, relu; gated FFNs prefix "gated-"
+	Activation    string  `json:"activation"`              // gelu (erf), gelu_tanh, bloom_gelu, gelu_ggml (LoadOptions.MatchLlamaCpp), silu, relu; gated FFNs prefix "gated-"
 
 	RopeTheta float64 `json:"rope_theta,omitempty"` // RoPE base; 0 = no RoPE
 	RopeDim   int     `json:"rope_dim,omitempty"`   // rotated elements per head
@@ -59,6 +60,16 @@ type Config struct {
 type LoadOptions struct {
 	// Threads sets the kernels' thread count when > 0 (kernels.SetThreads).
 	Threads int
+	// MatchLlamaCpp computes as llama.cpp's CPU backend does rather than as
+	// the reference float32 model: every matrix multiply rounds its
+	// activations to the weight type's vec_dot_type first (8-bit blocks for
+	// quantized weights, binary16/bfloat16 for half-precision ones) and
+	// sums in ggml's order (kernels.MatMulQ), and GELU reads ggml's binary16
+	// table (Config.Activation becomes "gelu_ggml"). On CPUs with int8 dot
+	// products this is also the faster mode for quantized weights. The
+	// logits then follow llama.cpp's (the fixtures' README bounds its own
+	// build-to-build variation) instead of transformers'.
+	MatchLlamaCpp bool
 }
 
 // Input is one sequence to run.
@@ -170,10 +181,13 @@ func Load(path string, opts LoadOptions) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := loadFrom(c)
+	m, mats, err := loadFrom(c)
 	if err != nil {
 		c.Close()
 		return nil, err
+	}
+	if opts.MatchLlamaCpp {
+		matchLlamaCpp(m, mats)
 	}
 	m.Path = path
 	m.ckpt = c
@@ -186,19 +200,37 @@ func Load(path string, opts LoadOptions) (*Model, error) {
 	return m, nil
 }
 
-func loadFrom(c *checkpoint.Checkpoint) (*Model, error) {
+// loadFrom loads the model in c and returns it with every weight matrix
+// it loaded.
+func loadFrom(c *checkpoint.Checkpoint) (*Model, []*kernels.Matrix, error) {
 	l := &loader{c: c}
 	if c.Format == checkpoint.GGUF || c.Source == checkpoint.GGUF {
-		return loadGGUF(l)
+		m, err := loadGGUF(l)
+		return m, l.mats, err
 	}
 	hc, err := c.Config()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if hc == nil {
-		return nil, fmt.Errorf("model: %s: no config.json (needed to know the architecture of a Hugging Face checkpoint)", c.Path)
+		return nil, nil, fmt.Errorf("model: %s: no config.json (needed to know the architecture of a Hugging Face checkpoint)", c.Path)
 	}
-	return loadHF(l, hfConfig(hc))
+	m, err := loadHF(l, hfConfig(hc))
+	return m, l.mats, err
+}
+
+// matchLlamaCpp switches m to LoadOptions.MatchLlamaCpp: every matrix
+// rounds its activations as llama.cpp does (kernels.Matrix.RoundActivations)
+// and its GELU becomes ggml's.
+func matchLlamaCpp(m *Model, mats []*kernels.Matrix) {
+	for _, w := range mats {
+		w.RoundActivations = true
+	}
+	// ggml has one GELU, the tanh form through its table, for every
+	// architecture (BERT's erf GELU included).
+	if act := strings.TrimPrefix(m.cfg.Activation, "gated-"); act == "gelu" || act == "gelu_tanh" || act == "bloom_gelu" {
+		m.cfg.Activation = strings.TrimSuffix(m.cfg.Activation, act) + "gelu_ggml"
+	}
 }
 
 func loadHF(l *loader, hc hfConfig) (*Model, error) {

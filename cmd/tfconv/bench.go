@@ -17,6 +17,8 @@ type benchOptions struct {
 	gen     int
 	threads int
 	json    bool
+	// matchLlamaCpp: model.LoadOptions.MatchLlamaCpp (--match-llamacpp).
+	matchLlamaCpp bool
 }
 
 func newCmdBench(a *app) *cobra.Command {
@@ -39,7 +41,19 @@ KV cache. Token ids are a fixed pseudo-random sequence.`,
 	f.IntVar(&opts.gen, "gen", 32, "tokens generated for the decode measurement")
 	f.IntVar(&opts.threads, "threads", 0, "kernel threads (default: all CPUs)")
 	f.BoolVar(&opts.json, "json", false, "print JSON")
+	addMatchLlamaCppFlag(cmd, &opts.matchLlamaCpp)
 	return cmd
+}
+
+// matchLlamaCppUsage is the help of --match-llamacpp, the same on every
+// command that runs a model.
+const matchLlamaCppUsage = "compute as llama.cpp's CPU backend does (activations rounded to 8 bits inside " +
+	"quantized matrix products, f16/bf16 for half-precision weights; ggml's fp16 GELU table): logits close to " +
+	"llama.cpp's rather than the float32 reference, and faster on CPUs with int8 dot products"
+
+// addMatchLlamaCppFlag binds --match-llamacpp to p, for model.LoadOptions.MatchLlamaCpp.
+func addMatchLlamaCppFlag(cmd *cobra.Command, p *bool) {
+	cmd.Flags().BoolVar(p, "match-llamacpp", false, matchLlamaCppUsage)
 }
 
 // benchJSON is the JSON output of bench; fields are only ever added.
@@ -50,6 +64,8 @@ type benchJSON struct {
 	Prompt      int     `json:"prompt"`
 	Gen         int     `json:"gen"`
 	Arch        string  `json:"arch"`
+	// MatchLlamaCpp reports --match-llamacpp.
+	MatchLlamaCpp bool `json:"match_llamacpp"`
 }
 
 // benchTokens is a fixed token sequence spread over the vocabulary.
@@ -105,7 +121,7 @@ func runBench(a *app, opts *benchOptions) error {
 		return fmt.Errorf("bench: --prompt must be ≥ 1 and --gen ≥ 0")
 	}
 	t0 := time.Now()
-	m, err := model.Load(opts.path, model.LoadOptions{Threads: opts.threads})
+	m, err := model.Load(opts.path, model.LoadOptions{Threads: opts.threads, MatchLlamaCpp: opts.matchLlamaCpp})
 	if err != nil {
 		return err
 	}
@@ -122,7 +138,7 @@ func runBench(a *app, opts *benchOptions) error {
 	if err != nil {
 		return err
 	}
-	res := benchJSON{Threads: kernels.Threads(), Prompt: opts.prompt, Gen: opts.gen, Arch: cfg.Arch,
+	res := benchJSON{Threads: kernels.Threads(), Prompt: opts.prompt, Gen: opts.gen, Arch: cfg.Arch, MatchLlamaCpp: opts.matchLlamaCpp,
 		PrefillTokS: float64(opts.prompt) / prefill.Seconds()}
 	if opts.gen > 0 && decode > 0 {
 		res.DecodeTokS = float64(opts.gen) / decode.Seconds()

@@ -26,6 +26,7 @@ type generateOptions struct {
 	noEOS         bool
 	threads       int
 	json          bool
+	matchLlamaCpp bool // model.LoadOptions.MatchLlamaCpp (--match-llamacpp)
 }
 
 func newCmdGenerate(a *app) *cobra.Command {
@@ -59,6 +60,7 @@ search with transformers' semantics (--length-penalty, --early-stopping);
 	f.BoolVar(&opts.noEOS, "no-eos", false, "never stop at the end-of-sequence token")
 	f.IntVar(&opts.threads, "threads", 0, "kernel threads (default: all CPUs)")
 	f.BoolVar(&opts.json, "json", false, "print JSON")
+	addMatchLlamaCppFlag(cmd, &opts.matchLlamaCpp)
 	return cmd
 }
 
@@ -75,7 +77,7 @@ func runGenerate(a *app, opts *generateOptions) error {
 	if opts.maxNew < 0 || opts.beams < 1 || opts.temperature < 0 || opts.topK < 0 || opts.topP <= 0 || opts.topP > 1 {
 		return fmt.Errorf("generate: --max-new ≥ 0, --beams ≥ 1, --temperature ≥ 0, --top-k ≥ 0 and 0 < --top-p ≤ 1")
 	}
-	m, err := model.Load(opts.path, model.LoadOptions{Threads: opts.threads})
+	m, err := model.Load(opts.path, model.LoadOptions{Threads: opts.threads, MatchLlamaCpp: opts.matchLlamaCpp})
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tfconv/tfconv/internal/output"
+	"github.com/tfconv/tfconv/model"
 	"github.com/tfconv/tfconv/verify"
 )
 
@@ -16,7 +17,9 @@ type perplexityOptions struct {
 	ctx     int
 	chunks  int
 	threads int
-	json    bool
+	// matchLlamaCpp: model.LoadOptions.MatchLlamaCpp (--match-llamacpp).
+	matchLlamaCpp bool
+	json          bool
 }
 
 func newCmdPerplexity(a *app) *cobra.Command {
@@ -43,6 +46,7 @@ negative log-likelihood), with its standard error as llama-perplexity prints it.
 	f.IntVar(&opts.ctx, "ctx", verify.DefaultPerplexityCtx, "tokens per chunk")
 	f.IntVar(&opts.chunks, "chunks", 0, "score at most this many chunks (0: all)")
 	f.IntVar(&opts.threads, "threads", 0, "kernel threads (0: all CPUs)")
+	addMatchLlamaCppFlag(cmd, &opts.matchLlamaCpp)
 	f.BoolVar(&opts.json, "json", false, "print the result as JSON")
 	return cmd
 }
@@ -55,7 +59,7 @@ func runPerplexity(a *app, opts *perplexityOptions) error {
 	if err != nil {
 		return fmt.Errorf("perplexity: %w", err)
 	}
-	m, err := verifyLoad(opts.model, opts.threads)
+	m, err := model.Load(opts.model, model.LoadOptions{Threads: opts.threads, MatchLlamaCpp: opts.matchLlamaCpp})
 	if err != nil {
 		return err
 	}

@@ -29,6 +29,7 @@ type modelRunOptions struct {
 	decoderMask   string
 	tokenTypes    string
 	threads       int
+	matchLlamaCpp bool // model.LoadOptions.MatchLlamaCpp (--match-llamacpp)
 	out           string
 	force         bool
 	json          bool
@@ -69,6 +70,7 @@ input token, each below the model's type_vocab_size (default: all 0).`,
 	f.StringVar(&opts.decoderMask, "decoder-mask", "", "decoder attention mask, one 1 or 0 per decoder token (encoder-decoder models)")
 	f.StringVar(&opts.tokenTypes, "token-types", "", "BERT token type (segment) ids, one per input token, comma-separated")
 	f.IntVar(&opts.threads, "threads", 0, "kernel threads (default: all CPUs)")
+	addMatchLlamaCppFlag(cmd, &opts.matchLlamaCpp)
 	f.StringVar(&opts.out, "out", "", "write the JSON result to this file")
 	f.BoolVar(&opts.force, "force", false, "replace an existing --out file")
 	f.BoolVar(&opts.json, "json", false, "print the JSON result on stdout")
@@ -160,7 +162,7 @@ func pieceName(t *tokenizer.Tokenizer, id int) string {
 }
 
 func runModelRun(a *app, opts *modelRunOptions) error {
-	m, err := model.Load(opts.path, model.LoadOptions{Threads: opts.threads})
+	m, err := model.Load(opts.path, model.LoadOptions{Threads: opts.threads, MatchLlamaCpp: opts.matchLlamaCpp})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,309 @@
+package kernels
+
+import (
+	"encoding/binary"
+	"math"
+
+	"github.com/tfconv/tfconv/tensor"
+)
+
+// The dot products of llama.cpp's x86 CPU backend (ggml_vec_dot_*_q8_*,
+// the AVX2 code that AVX-512 builds also run, and llamafile's
+// tinyBLAS_Q0_AVX, which sums in the same order), written out in plain Go.
+// Every one has the same shape:
+//
+//   - per block (32 elements) or super-block (256), eight int32 "lane" sums:
+//     lane l sums w·x over the elements e whose position inside their
+//     32-element chunk is 4l ≤ e mod 32 < 4l+4 (the four bytes one
+//     VPDPBUSD or VPMADDUBSW+VPMADDWD lane sees), with w the weight's
+//     integer value including any k-quant sub-block scale. These sums are
+//     exact, so how they are formed does not matter;
+//   - acc[l] = fma(d, float32(lane[l]), acc[l]) in float32, d the product of
+//     the two block scales, block after block: the order is fixed;
+//   - the result hsum8(acc) (plus a separately accumulated min term for
+//     the types that have one).
+//
+// The SIMD versions form the same integers and do the same float32
+// operations in the same order, so every implementation returns the same
+// bits, and the same bits as llama.cpp (without AMX; the fixtures' README
+// gives the size of AMX's different rounding).
+
+// fp16 reads a little-endian binary16 at b as float32.
+func fp16(b []byte) float32 { return f16At(b) }
+
+// lanes32 returns the eight lane sums of 32 weights q by the 32 int8
+// activations a.
+func lanes32(q *[32]int8, a []byte) (s [8]int32) {
+	a = a[:32]
+	for l := range s {
+		var v int32
+		for t := 0; t < 4; t++ {
+			v += int32(q[4*l+t]) * int32(int8(a[4*l+t]))
+		}
+		s[l] = v
+	}
+	return s
+}
+
+// unpack0 decodes one block of a 32-element weight type into its integer
+// values (signed for Q4_0, Q5_0, Q8_0; the unsigned 0..31 of Q4_1 and
+// Q5_1) and returns its scale d and, for Q4_1/Q5_1, its min m.
+func unpack0(t tensor.DType, q *[32]int8, b []byte) (d, m float32) {
+	switch t {
+	case tensor.Q8_0:
+		b = b[:34]
+		for j := range q {
+			q[j] = int8(b[2+j])
+		}
+		return fp16(b), 0
+	case tensor.Q4_0:
+		b = b[:18]
+		for j := 0; j < 16; j++ {
+			q[j] = int8(b[2+j]&15) - 8
+			q[j+16] = int8(b[2+j]>>4) - 8
+		}
+		return fp16(b), 0
+	case tensor.Q5_0:
+		b = b[:22]
+		qh := binary.LittleEndian.Uint32(b[2:])
+		for j := 0; j < 16; j++ {
+			q[j] = int8(b[6+j]&15|byte(qh>>j&1)<<4) - 16
+			q[j+16] = int8(b[6+j]>>4|byte(qh>>(j+16)&1)<<4) - 16
+		}
+		return fp16(b), 0
+	case tensor.Q4_1:
+		b = b[:20]
+		for j := 0; j < 16; j++ {
+			q[j] = int8(b[4+j] & 15)
+			q[j+16] = int8(b[4+j] >> 4)
+		}
+		return fp16(b), fp16(b[2:])
+	case tensor.Q5_1:
+		b = b[:24]
+		qh := binary.LittleEndian.Uint32(b[4:])
+		for j := 0; j < 16; j++ {
+			q[j] = int8(b[8+j]&15 | byte(qh>>j&1)<<4)
+			q[j+16] = int8(b[8+j]>>4 | byte(qh>>(j+16)&1)<<4)
+		}
+		return fp16(b), fp16(b[2:])
+	}
+	panic("kernels: unpack0 " + t.String())
+}
+
+// dotQ0Generic is ggml_vec_dot_{q8_0,q4_0,q5_0}_q8_0 and
+// ggml_vec_dot_{q4_1,q5_1}_q8_1 over nb blocks: w holds the weight blocks,
+// a the Q8_0 (or Q8_1) activation blocks.
+//
+//	acc[l] = fma(dw·dx, lane_l, acc[l]);   Q4_1/Q5_1: summs = fma(m, s, summs)
+//	result = hsum8(acc) (+ summs)
+func dotQ0Generic(t tensor.DType, w, a []byte, nb int) float32 {
+	wb := int(t.BlockBytes())
+	ab, qo := q8_0Bytes, 2
+	one := t == tensor.Q4_1 || t == tensor.Q5_1
+	if one {
+		ab, qo = q8_1Bytes, 4
+	}
+	var acc [8]float32
+	var summs float32
+	var q [32]int8
+	for b := 0; b < nb; b++ {
+		ablk := a[b*ab : (b+1)*ab]
+		dw, m := unpack0(t, &q, w[b*wb:(b+1)*wb])
+		d := dw * fp16(ablk)
+		s := lanes32(&q, ablk[qo:])
+		for l := range acc {
+			acc[l] = fma32(d, float32(s[l]), acc[l])
+		}
+		if one {
+			// GCC contracts ggml's summs += m·s into one FMA.
+			summs = fma32(m, fp16(ablk[2:]), summs)
+		}
+	}
+	return hsum8(&acc) + summs
+}
+
+// scaleMinK4Int unpacks the eight 6-bit scales and mins of a Q4_K/Q5_K
+// super-block.
+func scaleMinK4Int(q []byte) (sc, mn [8]int32) {
+	q = q[:12]
+	for j := range 4 {
+		sc[j] = int32(q[j] & 63)
+		mn[j] = int32(q[j+4] & 63)
+		sc[j+4] = int32(q[j+8]&0xf | (q[j]>>6)<<4)
+		mn[j+4] = int32(q[j+8]>>4 | (q[j+4]>>6)<<4)
+	}
+	return sc, mn
+}
+
+// unpackK writes the integer weights of one k-quant super-block, scale
+// included (sub-block scale × centred quant), to W, and returns the
+// block's d, dmin and the sub-block mins (Q2_K: per 16 elements; Q4_K,
+// Q5_K: per 32; zero for Q3_K and Q6_K).
+func unpackK(t tensor.DType, W *[256]int16, b []byte) (d, dmin float32, mins [16]int32) {
+	switch t {
+	case tensor.Q2_K:
+		b = b[:84]
+		for n := 0; n < 2; n++ {
+			q := b[16+32*n : 48+32*n]
+			for g := 0; g < 8; g++ {
+				s := b[8*n+g]
+				mins[8*n+g] = int32(s >> 4)
+				shift := uint(g>>1) * 2
+				for l := 0; l < 16; l++ {
+					W[128*n+16*g+l] = int16(s&15) * int16((q[16*(g&1)+l]>>shift)&3)
+				}
+			}
+		}
+		return fp16(b[80:]), fp16(b[82:]), mins
+	case tensor.Q3_K:
+		b = b[:110]
+		sc := q3KScalesSigned(b[96:108])
+		hm := b[0:32]
+		for n := 0; n < 2; n++ {
+			q := b[32+32*n : 64+32*n]
+			for g := 0; g < 8; g++ {
+				shift := uint(g>>1) * 2
+				m := uint8(1) << (4*n + g>>1)
+				for l := 0; l < 16; l++ {
+					v := int16((q[16*(g&1)+l] >> shift) & 3)
+					if hm[16*(g&1)+l]&m == 0 {
+						v -= 4
+					}
+					W[128*n+16*g+l] = int16(sc[8*n+g]) * v
+				}
+			}
+		}
+		return fp16(b[108:]), 0, mins
+	case tensor.Q4_K:
+		b = b[:144]
+		sc, mn := scaleMinK4Int(b[4:16])
+		for j := 0; j < 4; j++ {
+			q := b[16+32*j : 48+32*j]
+			for l := 0; l < 32; l++ {
+				W[64*j+l] = int16(sc[2*j]) * int16(q[l]&15)
+				W[64*j+32+l] = int16(sc[2*j+1]) * int16(q[l]>>4)
+			}
+		}
+		copy(mins[:8], mn[:])
+		return fp16(b), fp16(b[2:]), mins
+	case tensor.Q5_K:
+		b = b[:176]
+		sc, mn := scaleMinK4Int(b[4:16])
+		qh := b[16:48]
+		for j := 0; j < 4; j++ {
+			q := b[48+32*j : 80+32*j]
+			s := uint(2 * j)
+			for l := 0; l < 32; l++ {
+				W[64*j+l] = int16(sc[2*j]) * int16(q[l]&15|(qh[l]>>s&1)<<4)
+				W[64*j+32+l] = int16(sc[2*j+1]) * int16(q[l]>>4|(qh[l]>>(s+1)&1)<<4)
+			}
+		}
+		copy(mins[:8], mn[:])
+		return fp16(b), fp16(b[2:]), mins
+	case tensor.Q6_K:
+		b = b[:210]
+		for n := 0; n < 2; n++ {
+			ql := b[64*n : 64*n+64]
+			qh := b[128+32*n : 160+32*n]
+			sc := b[192+8*n : 200+8*n]
+			for l := 0; l < 32; l++ {
+				is := l / 16
+				q1 := int16(ql[l]&0xf|(qh[l]&3)<<4) - 32
+				q2 := int16(ql[l+32]&0xf|(qh[l]>>2&3)<<4) - 32
+				q3 := int16(ql[l]>>4|(qh[l]>>4&3)<<4) - 32
+				q4 := int16(ql[l+32]>>4|(qh[l]>>6&3)<<4) - 32
+				W[128*n+l] = int16(int8(sc[is])) * q1
+				W[128*n+l+32] = int16(int8(sc[is+2])) * q2
+				W[128*n+l+64] = int16(int8(sc[is+4])) * q3
+				W[128*n+l+96] = int16(int8(sc[is+6])) * q4
+			}
+		}
+		return fp16(b[208:]), 0, mins
+	}
+	panic("kernels: unpackK " + t.String())
+}
+
+// lanesK returns the eight lane sums of a super-block: lane l over the
+// elements 32c+4l..32c+4l+3 of the eight 32-element chunks c.
+func lanesK(W *[256]int16, a []byte) (s [8]int32) {
+	a = a[:256]
+	for c := 0; c < 8; c++ {
+		for l := range s {
+			o := 32*c + 4*l
+			s[l] += int32(W[o])*int32(int8(a[o])) + int32(W[o+1])*int32(int8(a[o+1])) +
+				int32(W[o+2])*int32(int8(a[o+2])) + int32(W[o+3])*int32(int8(a[o+3]))
+		}
+	}
+	return s
+}
+
+// dotKGeneric is ggml_vec_dot_{q2_K,q3_K,q4_K,q5_K,q6_K}_q8_K over nb
+// super-blocks. With D = dx·dw and Dm = (−dx)·dmin per super-block:
+//
+//	Q2_K:       acc[l] = fma(Dm, mins·bsums pair l, acc[l]); acc[l] = fma(D, lane_l, acc[l])
+//	Q3_K, Q6_K: acc[l] = fma(D, lane_l, acc[l])
+//	Q4_K:       acc[l] likewise; accm[k] = fma(Dm, mins·sums pair k, accm[k]) over 4 lanes,
+//	            result hsum8(acc) + ((accm0+accm2)+(accm1+accm3))
+//	Q5_K:       acc[l] likewise; summs = fma(Dm, Σ mins·sums, summs), result hsum8(acc) + summs
+func dotKGeneric(t tensor.DType, w, a []byte, nb int) float32 {
+	wb := int(t.BlockBytes())
+	var acc [8]float32
+	var accm [4]float32
+	var summs float32
+	var W [256]int16
+	for b := 0; b < nb; b++ {
+		ablk := a[b*q8_KBytes : (b+1)*q8_KBytes]
+		dx := math.Float32frombits(binary.LittleEndian.Uint32(ablk))
+		q := ablk[4:260]
+		var bs [16]int32
+		for g := range bs {
+			bs[g] = int32(int16(binary.LittleEndian.Uint16(ablk[260+2*g:])))
+		}
+		dw, dmw, mins := unpackK(t, &W, w[b*wb:(b+1)*wb])
+		d := dx * dw
+		dm := -dx * dmw
+		switch t {
+		case tensor.Q2_K:
+			for l := range acc {
+				p := mins[2*l]*bs[2*l] + mins[2*l+1]*bs[2*l+1]
+				acc[l] = fma32(dm, float32(p), acc[l])
+			}
+		case tensor.Q4_K, tensor.Q5_K:
+			var sum int32
+			for k := range accm {
+				// bsums pairs: the 32-element sub-block sums (ggml adds them as int16).
+				s0 := int32(int16(bs[4*k] + bs[4*k+1]))
+				s1 := int32(int16(bs[4*k+2] + bs[4*k+3]))
+				p := mins[2*k]*s0 + mins[2*k+1]*s1
+				if t == tensor.Q4_K {
+					accm[k] = fma32(dm, float32(p), accm[k])
+				}
+				sum += p
+			}
+			if t == tensor.Q5_K {
+				summs = fma32(dm, float32(sum), summs)
+			}
+		}
+		s := lanesK(&W, q)
+		for l := range acc {
+			acc[l] = fma32(d, float32(s[l]), acc[l])
+		}
+	}
+	r := hsum8(&acc)
+	switch t {
+	case tensor.Q4_K:
+		r += (accm[0] + accm[2]) + (accm[1] + accm[3])
+	case tensor.Q5_K:
+		r += summs
+	}
+	return r
+}
+
+// qdotGeneric returns the dot product of one weight row w (K elements of
+// dtype t) with one activation row a in ActDType(t) blocks.
+func qdotGeneric(t tensor.DType, w, a []byte, K int) float32 {
+	if ActDType(t) == tensor.Q8_K {
+		return dotKGeneric(t, w, a, K/256)
+	}
+	return dotQ0Generic(t, w, a, K/32)
+}
