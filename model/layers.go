@@ -3,6 +3,7 @@ package model
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"strings"
 
@@ -154,9 +155,12 @@ func (l *loader) read(name string) (*checkpoint.Tensor, []byte) {
 		l.fail(fmt.Errorf("model: %s: tensor %q missing", l.c.Path, name))
 		return nil, nil
 	}
-	b, err := t.ReadAll()
-	if err != nil {
-		l.fail(fmt.Errorf("model: %s: %w", t.File, err))
+	// The size comes from a header the checkpoint reader checked against
+	// the file's length.
+	b := make([]byte, t.Size)
+	adviseHugePages(b)
+	if _, err := io.ReadFull(t.Open(), b); err != nil {
+		l.fail(fmt.Errorf("model: %s: tensor %q: %w", t.File, name, err))
 		return nil, nil
 	}
 	return t, b
