@@ -16,13 +16,13 @@ func benchModelDir() string {
 	return "/tmp/modelbench"
 }
 
-func loadBenchModel(b *testing.B, typ string) *Model {
+func loadBenchModel(b *testing.B, typ string, opts LoadOptions) *Model {
 	b.Helper()
 	path := filepath.Join(benchModelDir(), "tl-"+typ+".gguf")
 	if _, err := os.Stat(path); err != nil {
 		b.Skipf("no %s (write it with tfconv synth --like tinyllama-1.1b)", path)
 	}
-	m, err := Load(path, LoadOptions{})
+	m, err := Load(path, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -39,8 +39,8 @@ func benchTokens(n, vocab int) []int {
 }
 
 // benchPrefill reports tok/s of one 128-token step (last logits only).
-func benchPrefill(b *testing.B, typ string) {
-	m := loadBenchModel(b, typ)
+func benchPrefill(b *testing.B, typ string, opts LoadOptions) {
+	m := loadBenchModel(b, typ, opts)
 	toks := benchTokens(128, m.cfg.Vocab)
 	if _, err := m.NewSession().Step(toks[:8]); err != nil { // warm-up
 		b.Fatal(err)
@@ -55,8 +55,8 @@ func benchPrefill(b *testing.B, typ string) {
 }
 
 // benchDecode reports tok/s of single-token steps after a 16-token prompt.
-func benchDecode(b *testing.B, typ string) {
-	m := loadBenchModel(b, typ)
+func benchDecode(b *testing.B, typ string, opts LoadOptions) {
+	m := loadBenchModel(b, typ, opts)
 	s := m.NewSession()
 	if _, err := s.Step(benchTokens(16, m.cfg.Vocab)); err != nil {
 		b.Fatal(err)
@@ -70,7 +70,7 @@ func benchDecode(b *testing.B, typ string) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tok/s")
 }
 
-func BenchmarkTinyLlamaPrefillF32(b *testing.B)  { benchPrefill(b, "f32") }
-func BenchmarkTinyLlamaPrefillQ8_0(b *testing.B) { benchPrefill(b, "q8_0") }
-func BenchmarkTinyLlamaDecodeF32(b *testing.B)   { benchDecode(b, "f32") }
-func BenchmarkTinyLlamaDecodeQ8_0(b *testing.B)  { benchDecode(b, "q8_0") }
+func BenchmarkTinyLlamaPrefillF32(b *testing.B)  { benchPrefill(b, "f32", LoadOptions{}) }
+func BenchmarkTinyLlamaPrefillQ8_0(b *testing.B) { benchPrefill(b, "q8_0", LoadOptions{}) }
+func BenchmarkTinyLlamaDecodeF32(b *testing.B)   { benchDecode(b, "f32", LoadOptions{}) }
+func BenchmarkTinyLlamaDecodeQ8_0(b *testing.B)  { benchDecode(b, "q8_0", LoadOptions{}) }

@@ -1,7 +1,6 @@
 package model
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -149,50 +148,10 @@ func TestMatchLlamaCppConfig(t *testing.T) {
 	}
 }
 
-// loadBenchModelMatch is loadBenchModel in MatchLlamaCpp mode.
-func loadBenchModelMatch(b *testing.B, typ string) *Model {
-	b.Helper()
-	path := filepath.Join(benchModelDir(), "tl-"+typ+".gguf")
-	if _, err := os.Stat(path); err != nil {
-		b.Skipf("no %s (write it with tfconv synth --like tinyllama-1.1b)", path)
-	}
-	m, err := Load(path, LoadOptions{MatchLlamaCpp: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return m
-}
-
-// BenchmarkTinyLlamaMatchLlamaCpp is the TinyLlama Q8_0 prefill (128
-// tokens, one step) and decode (single-token steps after 16) in
-// MatchLlamaCpp mode, the int8 path.
+// BenchmarkTinyLlamaMatchLlamaCpp is the TinyLlama Q8_0 prefill and decode
+// benchmarks (bench_test.go) in MatchLlamaCpp mode.
 func BenchmarkTinyLlamaMatchLlamaCpp(b *testing.B) {
-	b.Run("prefill", func(b *testing.B) {
-		m := loadBenchModelMatch(b, "q8_0")
-		toks := benchTokens(128, m.cfg.Vocab)
-		if _, err := m.NewSession().Step(toks[:8]); err != nil {
-			b.Fatal(err)
-		}
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			if _, err := m.NewSession().Step(toks); err != nil {
-				b.Fatal(err)
-			}
-		}
-		b.ReportMetric(float64(b.N*len(toks))/b.Elapsed().Seconds(), "tok/s")
-	})
-	b.Run("decode", func(b *testing.B) {
-		m := loadBenchModelMatch(b, "q8_0")
-		s := m.NewSession()
-		if _, err := s.Step(benchTokens(16, m.cfg.Vocab)); err != nil {
-			b.Fatal(err)
-		}
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			if _, err := s.Step([]int{(i*31 + 7) % m.cfg.Vocab}); err != nil {
-				b.Fatal(err)
-			}
-		}
-		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tok/s")
-	})
+	opts := LoadOptions{MatchLlamaCpp: true}
+	b.Run("prefill", func(b *testing.B) { benchPrefill(b, "q8_0", opts) })
+	b.Run("decode", func(b *testing.B) { benchDecode(b, "q8_0", opts) })
 }
