@@ -175,12 +175,9 @@ func decQ3_K(y []float32, b []byte) {
 // scaleMinK4 unpacks the eight 6-bit scales and mins of a Q4_K/Q5_K block
 // (ggml's get_scale_min_k4 for j = 0..7).
 func scaleMinK4(q []byte) (sc, mn [8]float32) {
-	q = q[:12]
-	for j := range 4 {
-		sc[j] = float32(q[j] & 63)
-		mn[j] = float32(q[j+4] & 63)
-		sc[j+4] = float32(q[j+8]&0xf | (q[j]>>6)<<4)
-		mn[j+4] = float32(q[j+8]>>4 | (q[j+4]>>6)<<4)
+	si, mi := scaleMinK4Int(q)
+	for j := range si {
+		sc[j], mn[j] = float32(si[j]), float32(mi[j])
 	}
 	return sc, mn
 }
