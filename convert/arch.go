@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tfconv/tfconv/arch"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -102,6 +103,20 @@ func Lookup(name string) (Arch, error) {
 		name, strings.Join(Supported(), ", "), tensor.ErrUnsupported)
 }
 
+// lookupConfig returns the architecture of a config.json: name when given
+// (--arch), else its "architectures" class as convert_hf_to_gguf.py
+// chooses (MistralForCausalLM converts as llama), else its model_type.
+func lookupConfig(cfg Config, name string) (Arch, error) {
+	if name != "" {
+		return Lookup(name)
+	}
+	if f, ok := arch.ForConfig(cfg); ok {
+		return Lookup(f.Name)
+	}
+	mt, _ := cfg.Str("model_type")
+	return Lookup(mt)
+}
+
 // GGUFName returns the GGUF name of the Hugging Face tensor hfName in
 // architecture arch (a GGUF architecture name or HF model_type), as
 // llama.cpp's converter names it: "model.layers.3.self_attn.q_proj.weight"
@@ -114,6 +129,13 @@ func GGUFName(arch, hfName string) (string, bool) {
 	a, err := Lookup(arch)
 	if err != nil {
 		return "", false
+	}
+	if f, ok := a.(family); ok {
+		m, ok := f.f.FromHF(hfName)
+		if !ok {
+			return "", false
+		}
+		return m.Name(true), true
 	}
 	n, ok := a.(namer)
 	if !ok {
@@ -128,6 +150,13 @@ func HFName(arch, ggufName string) (string, bool) {
 	a, err := Lookup(arch)
 	if err != nil {
 		return "", false
+	}
+	if f, ok := a.(family); ok {
+		m, ok := f.f.FromGGUF(ggufName)
+		if !ok {
+			return "", false
+		}
+		return m.Name(false), true
 	}
 	n, ok := a.(namer)
 	if !ok {
@@ -186,67 +215,12 @@ func (t nameTable) lookup(name string, toGGUF bool) (string, bool) {
 func (t nameTable) toGGUF(hf string) (string, bool) { return t.lookup(hf, true) }
 func (t nameTable) toHF(gguf string) (string, bool) { return t.lookup(gguf, false) }
 
-// Config is a parsed config.json. Numbers are json.Number, as
-// checkpoint.Config returns them, so integers and floats stay exact.
-type Config map[string]any
-
-// num returns the first of keys that is present and a number.
-func (c Config) num(keys ...string) (json.Number, string, bool) {
-	for _, k := range keys {
-		switch v := c[k].(type) {
-		case json.Number:
-			return v, k, true
-		case float64:
-			return json.Number(strconv.FormatFloat(v, 'g', -1, 64)), k, true
-		case int:
-			return json.Number(strconv.Itoa(v)), k, true
-		}
-	}
-	return "", "", false
-}
-
-// Int returns the first present integer of keys.
-func (c Config) Int(keys ...string) (int64, bool) {
-	n, _, ok := c.num(keys...)
-	if !ok {
-		return 0, false
-	}
-	i, err := n.Int64()
-	if err != nil {
-		f, err := n.Float64()
-		if err != nil || f != math.Trunc(f) {
-			return 0, false
-		}
-		return int64(f), true
-	}
-	return i, true
-}
-
-// Float returns the first present number of keys.
-func (c Config) Float(keys ...string) (float64, bool) {
-	n, _, ok := c.num(keys...)
-	if !ok {
-		return 0, false
-	}
-	f, err := n.Float64()
-	return f, err == nil
-}
-
-// Bool returns the boolean at key.
-func (c Config) Bool(key string) (v, ok bool) {
-	v, ok = c[key].(bool)
-	return v, ok
-}
-
-// Str returns the string at key.
-func (c Config) Str(key string) (string, bool) {
-	s, ok := c[key].(string)
-	return s, ok
-}
+// Config is a parsed config.json (arch.Config: its accessors live there).
+type Config = arch.Config
 
 // requireInt returns the first present integer of keys as a uint32 GGUF
 // value, or an error naming the keys.
-func (c Config) requireInt(keys ...string) (uint32, error) {
+func requireInt(c Config, keys ...string) (uint32, error) {
 	v, ok := c.Int(keys...)
 	if !ok {
 		return 0, fmt.Errorf("convert: config.json: no integer %s", strings.Join(keys, " or "))
@@ -257,7 +231,7 @@ func (c Config) requireInt(keys ...string) (uint32, error) {
 	return uint32(v), nil
 }
 
-func (c Config) requireFloat(keys ...string) (float32, error) {
+func requireFloat(c Config, keys ...string) (float32, error) {
 	v, ok := c.Float(keys...)
 	if !ok {
 		return 0, fmt.Errorf("convert: config.json: no number %s", strings.Join(keys, " or "))
@@ -265,12 +239,8 @@ func (c Config) requireFloat(keys ...string) (float32, error) {
 	return float32(v), nil
 }
 
-// f32 is a float32 config value written as its shortest decimal form, so
-// 1e-05 read from a GGUF float32 is written back as 1e-05, not
-// 9.999999747378752e-06.
-func f32(x float32) json.Number {
-	return json.Number(strconv.FormatFloat(float64(x), 'g', -1, 32))
-}
+// f32 is arch.F32.
+func f32(x float32) json.Number { return arch.F32(x) }
 
 // mdUint reads an integer GGUF KV.
 func mdUint(md tensor.Metadata, key string) (int64, error) {
@@ -346,4 +316,41 @@ func infoByName(in []tensor.Info) map[string]tensor.Info {
 		m[t.Name] = t
 	}
 	return m
+}
+
+// addSpecialIDs copies the BOS/EOS/PAD ids of the GGUF tokenizer into
+// config.json, where transformers' generation defaults read them.
+func addSpecialIDs(c Config, md tensor.Metadata) {
+	for _, k := range []struct{ gguf, key string }{
+		{"tokenizer.ggml.bos_token_id", "bos_token_id"},
+		{"tokenizer.ggml.eos_token_id", "eos_token_id"},
+		{"tokenizer.ggml.padding_token_id", "pad_token_id"},
+	} {
+		if v, ok := md.Int(k.gguf); ok {
+			c[k.key] = v
+		}
+	}
+}
+
+// permuteRows returns llama.cpp's rotary row permutation for a [rows, cols]
+// matrix of heads heads: within each head of d rows, row j·d/2+i (j ∈ {0,1})
+// goes to row 2i+j. inverse undoes it.
+func permuteRows(heads, rows, cols int, inverse bool) func(dst, src []float32) {
+	d := rows / heads
+	half := d / 2
+	return func(dst, src []float32) {
+		for h := 0; h < heads; h++ {
+			for i := 0; i < half; i++ {
+				for j := 0; j < 2; j++ {
+					hfRow := h*d + j*half + i
+					ggRow := h*d + 2*i + j
+					from, to := hfRow, ggRow
+					if inverse {
+						from, to = ggRow, hfRow
+					}
+					copy(dst[to*cols:(to+1)*cols], src[from*cols:(from+1)*cols])
+				}
+			}
+		}
+	}
 }

@@ -115,13 +115,13 @@ func (bert) GGUFMetadata(cfg Config, fileType uint32) (tensor.Metadata, error) {
 		{"intermediate_size", "feed_forward_length"},
 		{"num_attention_heads", "attention.head_count"},
 	} {
-		v, err := cfg.requireInt(k.key)
+		v, err := requireInt(cfg, k.key)
 		if err != nil {
 			return nil, err
 		}
 		set(k.gguf, tensor.Uint32(v))
 	}
-	eps, err := cfg.requireFloat("layer_norm_eps")
+	eps, err := requireFloat(cfg, "layer_norm_eps")
 	if err != nil {
 		return nil, err
 	}

@@ -84,11 +84,7 @@ func planToGGUF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 		return nil, fmt.Errorf("convert: %s has no config.json; it is needed to know the architecture and hyper-parameters", c.Path)
 	}
 	cfg := Config(raw)
-	archName := opts.Arch
-	if archName == "" {
-		archName, _ = cfg.Str("model_type")
-	}
-	arch, err := Lookup(archName)
+	arch, err := lookupConfig(cfg, opts.Arch)
 	if err != nil {
 		return nil, err
 	}

@@ -123,23 +123,23 @@ func (a gpt2) ToGGUF(cfg Config, in []tensor.Info) ([]Mapping, []Dropped, error)
 func (gpt2) GGUFMetadata(cfg Config, fileType uint32) (tensor.Metadata, error) {
 	var md tensor.Metadata
 	set := func(k string, v tensor.Value) { md = append(md, tensor.KV{Key: "gpt2." + k, Value: v}) }
-	layers, err := cfg.requireInt("n_layer")
+	layers, err := requireInt(cfg, "n_layer")
 	if err != nil {
 		return nil, err
 	}
-	ctx, err := cfg.requireInt("n_ctx", "n_positions")
+	ctx, err := requireInt(cfg, "n_ctx", "n_positions")
 	if err != nil {
 		return nil, err
 	}
-	embd, err := cfg.requireInt("n_embd")
+	embd, err := requireInt(cfg, "n_embd")
 	if err != nil {
 		return nil, err
 	}
-	heads, err := cfg.requireInt("n_head")
+	heads, err := requireInt(cfg, "n_head")
 	if err != nil {
 		return nil, err
 	}
-	eps, err := cfg.requireFloat("layer_norm_epsilon")
+	eps, err := requireFloat(cfg, "layer_norm_epsilon")
 	if err != nil {
 		return nil, err
 	}

@@ -130,24 +130,24 @@ func (t5) GGUFMetadata(cfg Config, fileType uint32) (tensor.Metadata, error) {
 		{"d_kv", "attention.key_length"},
 		{"d_kv", "attention.value_length"},
 	} {
-		v, err := cfg.requireInt(k.key)
+		v, err := requireInt(cfg, k.key)
 		if err != nil {
 			return nil, err
 		}
 		set(k.gguf, tensor.Uint32(v))
 	}
-	eps, err := cfg.requireFloat("layer_norm_epsilon")
+	eps, err := requireFloat(cfg, "layer_norm_epsilon")
 	if err != nil {
 		return nil, err
 	}
 	set("attention.layer_norm_epsilon", tensor.Float32(eps))
-	buckets, err := cfg.requireInt("relative_attention_num_buckets")
+	buckets, err := requireInt(cfg, "relative_attention_num_buckets")
 	if err != nil {
 		return nil, err
 	}
 	set("attention.relative_buckets_count", tensor.Uint32(buckets))
 	set("attention.layer_norm_rms_epsilon", tensor.Float32(eps))
-	start, err := cfg.requireInt("decoder_start_token_id")
+	start, err := requireInt(cfg, "decoder_start_token_id")
 	if err != nil {
 		return nil, err
 	}

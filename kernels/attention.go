@@ -18,6 +18,14 @@ type AttentionParams struct {
 	Causal bool
 	QPos0  int
 
+	// Window, when > 0, is a sliding window: query i sees key j only if
+	// QPos0+i-j < Window (Mistral, Gemma 2's local layers).
+	Window int
+
+	// SoftCap, when > 0, soft-caps every scaled score s to
+	// SoftCap·tanh(s/SoftCap) before the bias and mask (Gemma 2).
+	SoftCap float32
+
 	// KeyMask, when non-nil, has one entry per key; false masks the key out
 	// (padding).
 	KeyMask []bool
@@ -66,7 +74,11 @@ func Attention(dst, q, k, v []float32, Tq, Tk int, p AttentionParams) {
 			if p.Causal {
 				kmax = min(Tk, p.QPos0+i+1)
 			}
-			for j0 := 0; j0 < kmax; j0 += attnBlock {
+			kmin := 0
+			if p.Window > 0 {
+				kmin = max(0, p.QPos0+i-p.Window+1)
+			}
+			for j0 := kmin; j0 < kmax; j0 += attnBlock {
 				nb := min(attnBlock, kmax-j0)
 				bmx := negInf
 				for b := 0; b < nb; b++ {
@@ -76,6 +88,9 @@ func Attention(dst, q, k, v []float32, Tq, Tk int, p AttentionParams) {
 						continue
 					}
 					s := p.Scale * Dot(qv, k[(j*G+g)*D:(j*G+g+1)*D])
+					if p.SoftCap > 0 {
+						s = softCap(s, p.SoftCap)
+					}
 					if p.Bias != nil {
 						s += p.Bias(h, i, j)
 					}
@@ -121,6 +136,19 @@ func Attention(dst, q, k, v []float32, Tq, Tk int, p AttentionParams) {
 			}
 		}
 	})
+}
+
+// softCap is c·tanh(s/c), Gemma 2's soft-capping of attention scores and
+// logits, in float32 steps as transformers computes it.
+func softCap(s, c float32) float32 {
+	return float32(math.Tanh(float64(s/c))) * c
+}
+
+// SoftCap soft-caps every element of x in place: x = c·tanh(x/c).
+func SoftCap(x []float32, c float32) {
+	for i, v := range x {
+		x[i] = softCap(v, c)
+	}
 }
 
 // attnBlock is how many keys Attention scores before it exponentiates

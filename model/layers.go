@@ -108,12 +108,18 @@ func attentionProbs(q, k []float32, Tq, Tk, h int, p kernels.AttentionParams) []
 		row := make([]float32, Tk)
 		qv := q[(i*H+h)*D : (i*H+h+1)*D]
 		for j := range row {
-			masked := (p.Causal && j > p.QPos0+i) || (p.KeyMask != nil && !p.KeyMask[j])
+			masked := (p.Causal && j > p.QPos0+i) || (p.KeyMask != nil && !p.KeyMask[j]) ||
+				(p.Window > 0 && p.QPos0+i-j >= p.Window)
 			if masked {
 				row[j] = float32(math.Inf(-1))
 				continue
 			}
 			s := p.Scale * kernels.Dot(qv, k[(j*G+g)*D:(j*G+g+1)*D])
+			if p.SoftCap > 0 {
+				one := []float32{s}
+				kernels.SoftCap(one, p.SoftCap)
+				s = one[0]
+			}
 			if p.Bias != nil {
 				s += p.Bias(h, i, j)
 			}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	spec "github.com/tfconv/tfconv/arch"
 	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/kernels"
 	"github.com/tfconv/tfconv/tensor"
@@ -239,20 +240,21 @@ func loadHF(l *loader, hc hfConfig) (*Model, error) {
 		m   *Model
 		err error
 	)
-	switch mt {
-	case "gpt2":
+	f, isFamily := spec.ForConfig(spec.Config(hc))
+	switch {
+	case isFamily:
+		m, err = loadDecoder(l, f, hc, true)
+	case mt == "gpt2":
 		m, err = loadGPT2HF(l, hc)
-	case "llama", "mistral", "qwen2":
-		m, err = loadLlamaHF(l, hc)
-	case "bert":
+	case mt == "bert":
 		m, err = loadBertHF(l, hc)
-	case "marian":
+	case mt == "marian":
 		m, err = loadMarianHF(l, hc)
-	case "bart":
+	case mt == "bart":
 		m, err = loadBartHF(l, hc)
-	case "t5":
+	case mt == "t5":
 		m, err = loadT5HF(l, hc)
-	case "bloom":
+	case mt == "bloom":
 		m, err = loadBloomHF(l, hc)
 	default:
 		return nil, fmt.Errorf("model: %s: config.json model_type %q: %w", l.c.Path, mt, tensor.ErrUnsupported)
@@ -271,14 +273,15 @@ func loadGGUF(l *loader) (*Model, error) {
 		m   *Model
 		err error
 	)
-	switch a {
-	case "gpt2":
+	f, isFamily := spec.ByName(a)
+	switch {
+	case isFamily && f.Name == a:
+		m, err = loadDecoder(l, f, nil, false)
+	case a == "gpt2":
 		m, err = loadGPT2GGUF(l, md)
-	case "llama":
-		m, err = loadLlamaGGUF(l, md)
-	case "bert":
+	case a == "bert":
 		m, err = loadBertGGUF(l, md)
-	case "bloom":
+	case a == "bloom":
 		m, err = loadBloomGGUF(l, md)
 	default:
 		return nil, fmt.Errorf("model: %s: general.architecture %q: %w", l.c.Path, a, tensor.ErrUnsupported)

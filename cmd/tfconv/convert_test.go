@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tfconv/tfconv/convert"
 )
 
 // The shipped GPT-2 is interop/gpt2/hf (transformers' files); its facts
@@ -130,7 +132,7 @@ func TestConvertUsageErrors(t *testing.T) {
 	}{
 		{[]string{"convert", convertSample}, "expected 2 argument"},
 		{[]string{"convert", "--outtype", "q4_0", convertSample, filepath.Join(tmp, "a.gguf")}, "q4_0"},
-		{[]string{"convert", "--arch", "mamba", convertSample, filepath.Join(tmp, "b.gguf")}, "supported: bert, gpt2, llama, t5"},
+		{[]string{"convert", "--arch", "mamba", convertSample, filepath.Join(tmp, "b.gguf")}, "supported: " + strings.Join(convert.Supported(), ", ")},
 		{[]string{"convert", "--to", "onnx", convertSample, filepath.Join(tmp, "c")}, "onnx"},
 		{[]string{"convert", convertSample, filepath.Join(tmp, "d.safetensors")}, "directory"},
 		{[]string{"convert", "--max-shard-size", "lots", convertSample, filepath.Join(tmp, "e")}, "max-shard-size"},

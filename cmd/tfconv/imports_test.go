@@ -12,6 +12,7 @@ func TestImportDirection(t *testing.T) {
 	const mod = "github.com/tfconv/tfconv/"
 	rules := map[string][]string{ // package -> project packages it may import
 		"tensor":              {},
+		"arch":                {"tensor"},
 		"formats/safetensors": {"tensor"},
 		"formats/gguf":        {"tensor"},
 		"formats/native":      {"tensor"},
@@ -20,11 +21,11 @@ func TestImportDirection(t *testing.T) {
 		"quantize":            {"tensor", "quant", "checkpoint", "formats/safetensors", "formats/gguf", "formats/native"},
 		"tokenizer":           {"tensor", "formats/gguf"},
 		"kernels":             {"tensor", "quant"},
-		"convert":             {"tensor", "quant", "checkpoint", "tokenizer", "formats/safetensors", "formats/gguf", "formats/native"},
-		"synth":               {"tensor", "quant", "formats/safetensors", "formats/gguf"},
+		"convert":             {"tensor", "arch", "quant", "checkpoint", "tokenizer", "formats/safetensors", "formats/gguf", "formats/native"},
+		"synth":               {"tensor", "arch", "quant", "formats/safetensors", "formats/gguf"},
 		"check":               {"tensor", "quant", "formats/safetensors", "formats/gguf", "formats/native"},
-		"model":               {"tensor", "quant", "kernels", "checkpoint", "tokenizer", "formats/safetensors", "formats/gguf", "formats/native"},
-		"verify": {"tensor", "quant", "kernels", "model", "convert", "checkpoint", "tokenizer",
+		"model":               {"tensor", "arch", "quant", "kernels", "checkpoint", "tokenizer", "formats/safetensors", "formats/gguf", "formats/native"},
+		"verify": {"tensor", "arch", "quant", "kernels", "model", "convert", "checkpoint", "tokenizer",
 			"formats/safetensors", "formats/gguf", "formats/native"},
 	}
 	for pkg, allowed := range rules {

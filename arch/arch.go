@@ -1,0 +1,326 @@
+package arch
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/tfconv/tfconv/tensor"
+)
+
+// Family is one architecture, stated once.
+type Family struct {
+	// Name is the GGUF general.architecture value ("llama").
+	Name string
+	// HFClasses are the config.json "architectures" entries that convert to
+	// this family, as convert_hf_to_gguf.py registers them
+	// ("MistralForCausalLM" converts to llama).
+	HFClasses []string
+	// ModelTypes are the config.json model_type values of this family.
+	ModelTypes []string
+	// HFClass and ModelType are written to config.json on GGUF → HF.
+	HFClass, ModelType string
+	// Params are the hyper-parameters in the order llama.cpp's converter
+	// writes their GGUF keys; a Param with Key FileType marks where
+	// general.file_type goes.
+	Params []Param
+	// Tensors is the tensor schema.
+	Tensors []Tensor
+	// Drops are Hugging Face tensors left out on purpose.
+	Drops []Drop
+	// HFConst are constant config.json entries written on GGUF → HF
+	// (hidden_act, the flags transformers needs that GGUF does not keep).
+	HFConst map[string]any
+	// Graph says how the forward pass is wired (model reads it).
+	Graph Graph
+}
+
+// Graph is what the forward pass of a decoder-only family needs beyond its
+// hyper-parameters and the tensors present (biases, QK norms and post-norms
+// are used when the checkpoint has them).
+type Graph struct {
+	// Norm is the normalisation of every norm tensor: RMSNorm or LayerNorm.
+	Norm NormKind
+	// FFN is gated (act(gate)·up) or plain (act(up)).
+	FFN FFNKind
+	// Activation is the activation when config.json names none
+	// (hidden_act / hidden_activation are read first).
+	Activation string
+	// EmbedScale multiplies the token embeddings by √d_model (Gemma).
+	EmbedScale bool
+	// QKNormPerHead: the Q/K norms (when present) normalise each head
+	// separately (Qwen3, Gemma 3) rather than the whole projection (OLMo 2).
+	QKNormPerHead bool
+	// NeoxRopeGGUF: the GGUF form rotates halves (ggml's NEOX rope), as
+	// Hugging Face does; false when the converter permuted Q/K rows
+	// (LayoutPermuteQ) and ggml rotates adjacent pairs.
+	NeoxRopeGGUF bool
+}
+
+// NormKind is RMSNorm or LayerNorm.
+type NormKind uint8
+
+// The norms.
+const (
+	RMSNorm NormKind = iota
+	LayerNorm
+)
+
+// FFNKind is the feed-forward wiring.
+type FFNKind uint8
+
+// The feed-forward kinds.
+const (
+	Gated FFNKind = iota // down(act(gate(x)) ⊙ up(x))
+	Plain                // down(act(up(x)))
+)
+
+// Layout is how a tensor's values change between the HF and GGUF forms.
+type Layout uint8
+
+// The layout changes, HF → GGUF (GGUF → HF applies the inverse).
+const (
+	LayoutSame Layout = iota
+	// LayoutPermuteQ permutes rows per head (num_attention_heads heads):
+	// within a head of d rows, row j·d/2+i goes to row 2i+j, so ggml's
+	// adjacent-pair rope reproduces HF's rotate-half (weights and biases).
+	LayoutPermuteQ
+	// LayoutPermuteK is LayoutPermuteQ with num_key_value_heads heads.
+	LayoutPermuteK
+	// LayoutNormPlusOne adds 1 to a norm weight: Gemma multiplies by
+	// (1 + w), llama.cpp by the stored w (".weight" only).
+	LayoutNormPlusOne
+	// LayoutTranspose swaps the two dimensions (GPT-2's Conv1D).
+	LayoutTranspose
+)
+
+// Tensor is one weight role.
+type Tensor struct {
+	// GGUF is the llama.cpp name without suffix ("blk.{bid}.attn_q").
+	GGUF string
+	// HF are the Hugging Face name patterns without suffix; the first is
+	// written on GGUF → HF.
+	HF []string
+	// Layout is the change between the forms.
+	Layout Layout
+	// Optional tensors may be missing (biases are always optional; a
+	// non-optional ".weight" must be present).
+	Optional bool
+}
+
+// Drop is a Hugging Face tensor left out of the GGUF on purpose.
+type Drop struct {
+	// Suffix or Name selects the tensor (Name: the whole name).
+	Suffix, Name string
+	Reason       string
+}
+
+// Role names the GGUF form of a tensor: "blk.{bid}.attn_q".
+type Role = string
+
+// Lookup errors wrap tensor.ErrUnsupported.
+var families []*Family
+
+// register adds f; called from the families' files.
+func register(f *Family) *Family {
+	families = append(families, f)
+	return f
+}
+
+// Families lists every family, sorted by name.
+func Families() []*Family {
+	out := append([]*Family(nil), families...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Names lists the GGUF architecture names of every family, sorted.
+func Names() []string {
+	var out []string
+	for _, f := range Families() {
+		out = append(out, f.Name)
+	}
+	return out
+}
+
+// ByName returns the family with GGUF architecture name (or config.json
+// model_type) name.
+func ByName(name string) (*Family, bool) {
+	name = strings.ToLower(name)
+	for _, f := range families {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	for _, f := range families {
+		for _, t := range f.ModelTypes {
+			if t == name {
+				return f, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// ForConfig returns the family of a config.json: by its first
+// "architectures" entry, as convert_hf_to_gguf.py chooses, then by
+// model_type.
+func ForConfig(c Config) (*Family, bool) {
+	if list, ok := c["architectures"].([]any); ok && len(list) > 0 {
+		if cls, ok := list[0].(string); ok {
+			for _, f := range families {
+				for _, h := range f.HFClasses {
+					if h == cls {
+						return f, true
+					}
+				}
+			}
+		}
+	}
+	if mt, ok := c.Str("model_type"); ok {
+		return ByName(mt)
+	}
+	return nil, false
+}
+
+// splitName cuts name into its pattern ("{bid}" for the first all-digit
+// part, as llama.cpp's converter takes the block id), the layer number (-1
+// when none) and the ".weight"/".bias" suffix.
+func splitName(name string) (pattern string, bid int, suffix string) {
+	bid = -1
+	for _, s := range []string{".weight", ".bias"} {
+		if strings.HasSuffix(name, s) {
+			name, suffix = strings.TrimSuffix(name, s), s
+			break
+		}
+	}
+	parts := strings.Split(name, ".")
+	for i, p := range parts {
+		if n, err := strconv.Atoi(p); err == nil && n >= 0 && p == strconv.Itoa(n) {
+			parts[i] = "{bid}"
+			bid = n
+			break
+		}
+	}
+	return strings.Join(parts, "."), bid, suffix
+}
+
+// expand puts the layer number into a pattern.
+func expand(pattern string, bid int) string {
+	return strings.Replace(pattern, "{bid}", strconv.Itoa(bid), 1)
+}
+
+// Match is one tensor name resolved against the schema.
+type Match struct {
+	Tensor *Tensor
+	Layer  int    // -1 outside the layers
+	Suffix string // ".weight" or ".bias"
+}
+
+// Name is the tensor's name in the other form.
+func (m Match) Name(toGGUF bool) string {
+	p := m.Tensor.GGUF
+	if !toGGUF {
+		p = m.Tensor.HF[0]
+	}
+	return expand(p, m.Layer) + m.Suffix
+}
+
+// FromHF resolves a Hugging Face tensor name.
+func (f *Family) FromHF(name string) (Match, bool) { return f.resolve(name, true) }
+
+// FromGGUF resolves a GGUF tensor name.
+func (f *Family) FromGGUF(name string) (Match, bool) { return f.resolve(name, false) }
+
+func (f *Family) resolve(name string, hf bool) (Match, bool) {
+	pat, bid, suffix := splitName(name)
+	if suffix == "" {
+		return Match{}, false
+	}
+	for i := range f.Tensors {
+		t := &f.Tensors[i]
+		pats := t.HF
+		if !hf {
+			pats = []string{t.GGUF}
+		}
+		for _, p := range pats {
+			if p == pat {
+				return Match{Tensor: t, Layer: bid, Suffix: suffix}, true
+			}
+		}
+	}
+	return Match{}, false
+}
+
+// DropReason says why the HF tensor name is left out of the GGUF, or "".
+func (f *Family) DropReason(name string) string {
+	for _, d := range f.Drops {
+		if (d.Name != "" && d.Name == name) || (d.Suffix != "" && strings.HasSuffix(name, d.Suffix)) {
+			return d.Reason
+		}
+	}
+	return ""
+}
+
+// Tensor returns the schema entry whose GGUF pattern is gguf.
+func (f *Family) Tensor(gguf string) (*Tensor, bool) {
+	for i := range f.Tensors {
+		if f.Tensors[i].GGUF == gguf {
+			return &f.Tensors[i], true
+		}
+	}
+	return nil, false
+}
+
+// TensorName is the name of role (a GGUF pattern) at layer in the given
+// naming ("hf" or "gguf"), with suffix; "" when the family has no such
+// role.
+func (f *Family) TensorName(role Role, layer int, hf bool, suffix string) []string {
+	t, ok := f.Tensor(role)
+	if !ok {
+		return nil
+	}
+	if !hf {
+		return []string{expand(t.GGUF, layer) + suffix}
+	}
+	var out []string
+	for _, p := range t.HF {
+		out = append(out, expand(p, layer)+suffix)
+	}
+	return out
+}
+
+// Layout returns the layout change of m for its suffix: the permutations
+// apply to weights and biases, the norm +1 to weights only.
+func (m Match) Layout() Layout {
+	l := m.Tensor.Layout
+	if l == LayoutNormPlusOne && m.Suffix != ".weight" {
+		return LayoutSame
+	}
+	return l
+}
+
+// Required lists the GGUF names of the non-optional weights for a model of
+// n layers.
+func (f *Family) Required(n int) []string {
+	var out []string
+	for _, t := range f.Tensors {
+		if t.Optional {
+			continue
+		}
+		if strings.Contains(t.GGUF, "{bid}") {
+			for b := 0; b < n; b++ {
+				out = append(out, expand(t.GGUF, b)+".weight")
+			}
+		} else {
+			out = append(out, t.GGUF+".weight")
+		}
+	}
+	return out
+}
+
+// errUnsupported is returned for config values the family cannot convert.
+func errUnsupported(format string, args ...any) error {
+	return fmt.Errorf("arch: "+format+": %w", append(args, tensor.ErrUnsupported)...)
+}

@@ -1,0 +1,320 @@
+package arch
+
+import (
+	"github.com/tfconv/tfconv/tensor"
+)
+
+// The llama-shaped decoder families: pre-norm blocks, rotary positions,
+// separate Q/K/V projections under Hugging Face's "model.layers.N." names.
+// Each family below states only what differs from that shape; every value
+// follows convert_hf_to_gguf.py at llama.cpp c392e509 and transformers
+// v4.43.4.
+
+// hfLayer is the Hugging Face prefix of a decoder block.
+const hfLayer = "model.layers.{bid}."
+
+// decoderTensors is the llama-shaped schema: embedding, final norm, head,
+// and per block the attention and feed-forward projections with their
+// pre-norms. qk is the layout of attn_q/attn_k (the permutation where the
+// converter applies it), norm that of every norm weight.
+func decoderTensors(qk bool, norm Layout) []Tensor {
+	q, k := LayoutSame, LayoutSame
+	if qk {
+		q, k = LayoutPermuteQ, LayoutPermuteK
+	}
+	return []Tensor{
+		{GGUF: "token_embd", HF: []string{"model.embed_tokens"}},
+		{GGUF: "output_norm", HF: []string{"model.norm"}, Layout: norm},
+		{GGUF: "output", HF: []string{"lm_head"}, Optional: true},
+		{GGUF: "blk.{bid}.attn_norm", HF: []string{hfLayer + "input_layernorm"}, Layout: norm},
+		{GGUF: "blk.{bid}.attn_q", HF: []string{hfLayer + "self_attn.q_proj"}, Layout: q},
+		{GGUF: "blk.{bid}.attn_k", HF: []string{hfLayer + "self_attn.k_proj"}, Layout: k},
+		{GGUF: "blk.{bid}.attn_v", HF: []string{hfLayer + "self_attn.v_proj"}},
+		{GGUF: "blk.{bid}.attn_output", HF: []string{hfLayer + "self_attn.o_proj"}},
+		{GGUF: "blk.{bid}.ffn_norm", HF: []string{hfLayer + "post_attention_layernorm"}, Layout: norm},
+		{GGUF: "blk.{bid}.ffn_gate", HF: []string{hfLayer + "mlp.gate_proj"}},
+		{GGUF: "blk.{bid}.ffn_up", HF: []string{hfLayer + "mlp.up_proj"}},
+		{GGUF: "blk.{bid}.ffn_down", HF: []string{hfLayer + "mlp.down_proj"}},
+	}
+}
+
+// rotaryBuffer is the inv_freq buffer old checkpoints carry.
+var rotaryBuffer = Drop{Suffix: ".rotary_emb.inv_freq", Reason: "rotary inverse frequencies: a buffer recomputed from rope_theta"}
+
+// withParams returns base with extra appended.
+func withParams(base []Param, extra ...Param) []Param { return append(base, extra...) }
+
+// ropeScalingLinear is LlamaModel's rope scaling: only the linear type is
+// written (rope.scaling.type and .factor); other types are refused here
+// rather than dropped, since the model would then compute something else.
+func ropeScalingLinear() []Param {
+	return []Param{
+		{Key: "rope.scaling.type", Kind: tensor.KindString,
+			Derive: func(c Config) (tensor.Value, bool, error) {
+				rs, ok := c.Map("rope_scaling")
+				if !ok {
+					return tensor.Value{}, false, nil
+				}
+				typ, _ := rs.Str("type")
+				if typ == "" {
+					typ, _ = rs.Str("rope_type")
+				}
+				if _, ok := rs.Float("factor"); typ != "linear" || !ok {
+					return tensor.Value{}, false, errUnsupported("rope_scaling %v (only linear is supported)", map[string]any(rs))
+				}
+				return tensor.String("linear"), true, nil
+			},
+			Inverse: func(c Config, v tensor.Value, m Meta) {
+				typ, _ := v.Str()
+				if typ == "none" {
+					return
+				}
+				f, _ := m.Float("rope.scaling.factor")
+				c["rope_scaling"] = map[string]any{"type": typ, "factor": F32(float32(f))}
+			}},
+		{Key: "rope.scaling.factor", Kind: tensor.KindFloat32,
+			Derive: func(c Config) (tensor.Value, bool, error) {
+				rs, ok := c.Map("rope_scaling")
+				if !ok {
+					return tensor.Value{}, false, nil
+				}
+				f, _ := rs.Float("factor")
+				return tensor.Float32(float32(f)), true, nil
+			},
+			Inverse: func(Config, tensor.Value, Meta) {}},
+	}
+}
+
+// noRopeScaling refuses rope_scaling for families whose converter writes
+// none of it.
+func noRopeScaling() Param {
+	return Param{Key: "rope.scaling.type", Kind: tensor.KindString,
+		Derive: func(c Config) (tensor.Value, bool, error) {
+			if rs, ok := c.Map("rope_scaling"); ok {
+				return tensor.Value{}, false, errUnsupported("rope_scaling %v", map[string]any(rs))
+			}
+			return tensor.Value{}, false, nil
+		}}
+}
+
+// Llama is LLaMA and what convert_hf_to_gguf.py's LlamaModel converts with
+// it (Mistral): RMSNorm, SwiGLU, grouped-query attention, optional
+// attention biases, tied or untied head. The converter permutes Q/K rows so
+// ggml's adjacent-pair rope reproduces HF's rotate-half.
+var Llama = register(&Family{
+	Name:       "llama",
+	HFClasses:  []string{"LLaMAForCausalLM", "LlamaForCausalLM", "MistralForCausalLM"},
+	ModelTypes: []string{"llama", "mistral"},
+	HFClass:    "LlamaForCausalLM", ModelType: "llama",
+	Params: withParams(baseParams(),
+		append([]Param{u32("vocab_size", Required, "vocab_size"), ropeDimension()}, ropeScalingLinear()...)...),
+	Tensors: decoderTensors(true, LayoutSame),
+	Drops:   []Drop{rotaryBuffer},
+	HFConst: map[string]any{"hidden_act": "silu", "mlp_bias": false},
+	Graph:   Graph{Norm: RMSNorm, FFN: Gated, Activation: "silu"},
+})
+
+// Qwen2 is Qwen2 and Qwen2.5: the llama shape with Q/K/V biases, no Q/K
+// permutation (ggml's NEOX rope), and only the base hyper-parameters.
+var Qwen2 = register(&Family{
+	Name:       "qwen2",
+	HFClasses:  []string{"Qwen2ForCausalLM"},
+	ModelTypes: []string{"qwen2"},
+	HFClass:    "Qwen2ForCausalLM", ModelType: "qwen2",
+	Params:  withParams(baseParams(), noRopeScaling()),
+	Tensors: decoderTensors(false, LayoutSame),
+	Drops:   []Drop{rotaryBuffer},
+	HFConst: map[string]any{"hidden_act": "silu", "use_sliding_window": false},
+	Graph:   Graph{Norm: RMSNorm, FFN: Gated, Activation: "silu", NeoxRopeGGUF: true},
+})
+
+// gemmaParams are GemmaModel's keys, in its order (no rope.freq_base:
+// llama.cpp's default 10000 is Gemma's).
+func gemmaParams(extra ...Param) []Param {
+	return withParams([]Param{
+		u32("context_length", Required, "max_position_embeddings"),
+		u32("embedding_length", Required, "hidden_size"),
+		u32("block_count", Required, "num_hidden_layers"),
+		u32("feed_forward_length", Required, "intermediate_size"),
+		u32("attention.head_count", Required, "num_attention_heads"),
+		{Key: "attention.head_count_kv", HF: []string{"num_key_value_heads"}, Kind: tensor.KindUint32, Need: Required,
+			Derive: func(c Config) (tensor.Value, bool, error) {
+				n, ok := c.Int("num_key_value_heads", "num_attention_heads")
+				if !ok {
+					return tensor.Value{}, false, errUnsupported("config.json: no num_attention_heads")
+				}
+				return tensor.Uint32(uint32(n)), true, nil
+			}},
+		f32p("attention.layer_norm_rms_epsilon", Required, "rms_norm_eps"),
+		u32("attention.key_length", Required, "head_dim"),
+		{Key: "attention.value_length", HF: []string{"head_dim"}, Kind: tensor.KindUint32, Need: Required,
+			Inverse: func(Config, tensor.Value, Meta) {}},
+		{Key: FileType},
+	}, extra...)
+}
+
+// gemmaTensors is the llama schema with every norm weight + 1 and no head
+// (Gemma ties it; the converter skips an lm_head.weight).
+func gemmaTensors(extra ...Tensor) []Tensor {
+	var out []Tensor
+	for _, t := range decoderTensors(false, LayoutNormPlusOne) {
+		if t.GGUF != "output" {
+			out = append(out, t)
+		}
+	}
+	return append(out, extra...)
+}
+
+var gemmaHead = Drop{Name: "lm_head.weight", Reason: "Gemma ties the head to the token embedding; llama.cpp's converter skips a stored lm_head"}
+
+// Gemma is Gemma 1: the llama shape with embeddings scaled by √d_model,
+// norm weights applied as (1 + w) (stored + 1 in GGUF), GeGLU with tanh
+// GELU, a tied head, and head_dim stated.
+var Gemma = register(&Family{
+	Name:       "gemma",
+	HFClasses:  []string{"GemmaForCausalLM"},
+	ModelTypes: []string{"gemma"},
+	HFClass:    "GemmaForCausalLM", ModelType: "gemma",
+	Params:  gemmaParams(noRopeScaling()),
+	Tensors: gemmaTensors(),
+	Drops:   []Drop{rotaryBuffer, gemmaHead},
+	HFConst: map[string]any{"hidden_act": "gelu_pytorch_tanh", "hidden_activation": "gelu_pytorch_tanh", "tie_word_embeddings": true},
+	Graph:   Graph{Norm: RMSNorm, FFN: Gated, Activation: "gelu_tanh", EmbedScale: true, NeoxRopeGGUF: true},
+})
+
+// Gemma2 adds to Gemma: attention and final-logit soft-capping, a sliding
+// window on every other layer (the even ones), and norms after attention
+// and after the feed-forward as well as before.
+var Gemma2 = register(&Family{
+	Name:       "gemma2",
+	HFClasses:  []string{"Gemma2ForCausalLM"},
+	ModelTypes: []string{"gemma2"},
+	HFClass:    "Gemma2ForCausalLM", ModelType: "gemma2",
+	Params: gemmaParams(
+		f32p("attn_logit_softcapping", Required, "attn_logit_softcapping"),
+		f32p("final_logit_softcapping", Required, "final_logit_softcapping"),
+		u32("attention.sliding_window", Required, "sliding_window"),
+		noRopeScaling(),
+	),
+	Tensors: gemma2Tensors(),
+	Drops:   []Drop{rotaryBuffer, gemmaHead},
+	HFConst: map[string]any{"hidden_act": "gelu_pytorch_tanh", "hidden_activation": "gelu_pytorch_tanh",
+		"tie_word_embeddings": true},
+	Graph: Graph{Norm: RMSNorm, FFN: Gated, Activation: "gelu_tanh", EmbedScale: true, NeoxRopeGGUF: true},
+})
+
+// gemma2Tensors renames the llama schema's norms: HF's
+// post_attention_layernorm is Gemma 2's norm after attention, and the
+// pre-feed-forward norm has a name of its own.
+func gemma2Tensors() []Tensor {
+	var out []Tensor
+	for _, t := range gemmaTensors() {
+		if t.GGUF == "blk.{bid}.ffn_norm" {
+			continue
+		}
+		out = append(out, t)
+	}
+	return append(out,
+		Tensor{GGUF: "blk.{bid}.post_attention_norm", HF: []string{hfLayer + "post_attention_layernorm"}, Layout: LayoutNormPlusOne},
+		Tensor{GGUF: "blk.{bid}.ffn_norm", HF: []string{hfLayer + "pre_feedforward_layernorm"}, Layout: LayoutNormPlusOne},
+		Tensor{GGUF: "blk.{bid}.post_ffw_norm", HF: []string{hfLayer + "post_feedforward_layernorm"}, Layout: LayoutNormPlusOne},
+	)
+}
+
+// Granite is the llama shape with four multipliers: embeddings, the
+// residual branches, the attention scale and the logits (divided by). The
+// converter ignores head_dim for it.
+var Granite = register(&Family{
+	Name:       "granite",
+	HFClasses:  []string{"GraniteForCausalLM"},
+	ModelTypes: []string{"granite"},
+	HFClass:    "GraniteForCausalLM", ModelType: "granite",
+	Params: withParams(graniteBase(),
+		u32("vocab_size", Required, "vocab_size"), ropeDimension(),
+		ropeScalingLinear()[0], ropeScalingLinear()[1],
+		f32p("attention.scale", Optional, "attention_multiplier"),
+		f32p("embedding_scale", Optional, "embedding_multiplier"),
+		f32p("residual_scale", Optional, "residual_multiplier"),
+		f32p("logit_scale", Optional, "logits_scaling"),
+	),
+	Tensors: decoderTensors(true, LayoutSame),
+	Drops:   []Drop{rotaryBuffer},
+	HFConst: map[string]any{"hidden_act": "silu", "mlp_bias": false},
+	Graph:   Graph{Norm: RMSNorm, FFN: Gated, Activation: "silu"},
+})
+
+// graniteBase is baseParams without head_dim (GraniteModel pops it).
+func graniteBase() []Param {
+	var out []Param
+	for _, p := range baseParams() {
+		if p.Key != "attention.key_length" && p.Key != "attention.value_length" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Olmo is OLMo (1): the llama shape with LayerNorms that have no weights
+// at all (so no norm tensors), optional clipping of Q/K/V, and the Q/K
+// weights permuted as LLaMA's.
+var Olmo = register(&Family{
+	Name:       "olmo",
+	HFClasses:  []string{"OlmoForCausalLM", "OLMoForCausalLM"},
+	ModelTypes: []string{"olmo"},
+	HFClass:    "OlmoForCausalLM", ModelType: "olmo",
+	Params: withParams(baseParams(),
+		Param{Key: "attention.layer_norm_epsilon", Kind: tensor.KindFloat32,
+			Derive:  func(Config) (tensor.Value, bool, error) { return tensor.Float32(1e-5), true, nil },
+			Inverse: func(Config, tensor.Value, Meta) {}},
+		f32p("attention.clamp_kqv", Optional, "clip_qkv"),
+		noRopeScaling(),
+	),
+	Tensors: olmoTensors(),
+	Drops:   []Drop{rotaryBuffer},
+	HFConst: map[string]any{"hidden_act": "silu", "attention_bias": false},
+	Graph:   Graph{Norm: LayerNorm, FFN: Gated, Activation: "silu"},
+})
+
+// olmoTensors is the llama schema without norm tensors.
+func olmoTensors() []Tensor {
+	var out []Tensor
+	for _, t := range decoderTensors(true, LayoutSame) {
+		switch t.GGUF {
+		case "output_norm", "blk.{bid}.attn_norm", "blk.{bid}.ffn_norm":
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// Starcoder2 is the llama shape with LayerNorms (weight and bias), biases
+// on every projection, a plain GELU MLP (c_fc → ffn_up, c_proj →
+// ffn_down) and a tied head by default.
+var Starcoder2 = register(&Family{
+	Name:       "starcoder2",
+	HFClasses:  []string{"Starcoder2ForCausalLM"},
+	ModelTypes: []string{"starcoder2"},
+	HFClass:    "Starcoder2ForCausalLM", ModelType: "starcoder2",
+	Params:  withParams(baseParams(), noRopeScaling()),
+	Tensors: starcoder2Tensors(),
+	Drops:   []Drop{rotaryBuffer},
+	HFConst: map[string]any{"hidden_act": "gelu_pytorch_tanh", "use_bias": true},
+	Graph:   Graph{Norm: LayerNorm, FFN: Plain, Activation: "gelu_tanh", NeoxRopeGGUF: true},
+})
+
+func starcoder2Tensors() []Tensor {
+	var out []Tensor
+	for _, t := range decoderTensors(false, LayoutSame) {
+		switch t.GGUF {
+		case "blk.{bid}.ffn_gate":
+			continue
+		case "blk.{bid}.ffn_up":
+			t.HF = []string{hfLayer + "mlp.c_fc"}
+		case "blk.{bid}.ffn_down":
+			t.HF = []string{hfLayer + "mlp.c_proj"}
+		}
+		out = append(out, t)
+	}
+	return out
+}

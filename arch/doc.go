@@ -1,0 +1,25 @@
+// Package arch states each model architecture once, as data, for every
+// consumer: convert derives the Hugging Face ↔ GGUF tensor names, layout
+// changes and metadata keys from it, model loads weights by role through
+// it, and synth draws shapes from it.
+//
+// A Family holds
+//
+//   - Params: the hyper-parameters, each with the config.json keys it is
+//     read from (first present wins, as convert_hf_to_gguf.py's
+//     find_hparam), its GGUF key, its type, and what happens when it is
+//     absent (left out, required, a default, or derived from other keys). The
+//     order is the order llama.cpp's converter writes the keys in.
+//   - Tensors: the tensor schema. Each entry is one weight role under its
+//     GGUF name ("blk.{bid}.attn_q"), its Hugging Face name patterns, and
+//     its layout change between the two forms (LLaMA's Q/K row permutation,
+//     Gemma's norm weight + 1, …). The ".weight"/".bias" suffix carries
+//     over unchanged. "{bid}" is the layer number.
+//   - Drops: Hugging Face tensors left out of the GGUF on purpose, with the
+//     reason (buffers, a tied head the converter skips).
+//
+// The package sits below convert, model and synth and imports only tensor.
+// Adding a llama-shaped family is one file here (families_*.go) plus its
+// fixture; the supported list that convert --help, inspect and the README
+// show comes from Families.
+package arch

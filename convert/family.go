@@ -1,0 +1,167 @@
+package convert
+
+import (
+	"fmt"
+
+	"github.com/tfconv/tfconv/arch"
+	"github.com/tfconv/tfconv/tensor"
+)
+
+// family converts an architecture stated as data in package arch: the
+// names, layout changes and metadata all come from its arch.Family.
+type family struct{ f *arch.Family }
+
+func init() {
+	for _, f := range arch.Families() {
+		register(family{f})
+	}
+}
+
+func (a family) Name() string         { return a.f.Name }
+func (a family) ModelTypes() []string { return a.f.ModelTypes }
+
+// heads returns the head counts the Q/K permutations use: K's is
+// num_key_value_heads when it is set (LlamaModel.permute).
+func heads(nHead, nKV int64) (q, k int64) {
+	if nKV <= 0 {
+		nKV = nHead
+	}
+	return nHead, nKV
+}
+
+// layoutTransform returns the transform of one tensor for a layout change
+// (inverse: GGUF → HF), with the shape of the input.
+func layoutTransform(l arch.Layout, name string, shape tensor.Shape, qh, kh int64, inverse bool) (func(dst, src []float32), tensor.Shape, error) {
+	switch l {
+	case arch.LayoutPermuteQ, arch.LayoutPermuteK:
+		h := qh
+		if l == arch.LayoutPermuteK {
+			h = kh
+		}
+		if len(shape) < 1 || len(shape) > 2 {
+			return nil, nil, fmt.Errorf("convert: tensor %q: shape %v: want 1 or 2 dimensions", name, shape)
+		}
+		rows, cols := shape[0], int64(1)
+		if len(shape) == 2 {
+			cols = shape[1]
+		}
+		if h <= 0 || rows%(2*h) != 0 {
+			return nil, nil, fmt.Errorf("convert: tensor %q: %d rows do not split into %d heads of even size", name, rows, h)
+		}
+		return permuteRows(int(h), int(rows), int(cols), inverse), shape.Clone(), nil
+	case arch.LayoutNormPlusOne:
+		d := float32(1)
+		if inverse {
+			d = -1
+		}
+		return func(dst, src []float32) {
+			for i, v := range src {
+				dst[i] = v + d
+			}
+		}, shape.Clone(), nil
+	case arch.LayoutTranspose:
+		if len(shape) != 2 {
+			return nil, nil, fmt.Errorf("convert: tensor %q: shape %v: want a matrix", name, shape)
+		}
+		return transpose(int(shape[0]), int(shape[1])), tensor.Shape{shape[1], shape[0]}, nil
+	}
+	return nil, shape.Clone(), nil
+}
+
+// mapFamily maps in through f's schema in one direction.
+func (a family) mapFamily(in []tensor.Info, toGGUF bool, qh, kh int64) ([]Mapping, []Dropped, error) {
+	var out []Mapping
+	var dropped []Dropped
+	for _, ti := range in {
+		if toGGUF {
+			if r := a.f.DropReason(ti.Name); r != "" {
+				dropped = append(dropped, Dropped{Name: ti.Name, Reason: r})
+				continue
+			}
+		}
+		var m arch.Match
+		var ok bool
+		if toGGUF {
+			m, ok = a.f.FromHF(ti.Name)
+		} else {
+			m, ok = a.f.FromGGUF(ti.Name)
+		}
+		if !ok {
+			return nil, nil, fmt.Errorf("convert: %s: unexpected tensor %q: no mapping for it: %w", a.f.Name, ti.Name, tensor.ErrUnsupported)
+		}
+		tf, shape, err := layoutTransform(m.Layout(), ti.Name, ti.Shape, qh, kh, !toGGUF)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, Mapping{Name: m.Name(toGGUF), Source: ti.Name, Shape: shape, Transform: tf})
+	}
+	return out, dropped, nil
+}
+
+func (a family) ToGGUF(cfg Config, in []tensor.Info) ([]Mapping, []Dropped, error) {
+	nHead, ok := cfg.Int("num_attention_heads")
+	if !ok || nHead <= 0 {
+		return nil, nil, fmt.Errorf("convert: %s: config.json has no num_attention_heads", a.f.Name)
+	}
+	nKV, _ := cfg.Int("num_key_value_heads")
+	qh, kh := heads(nHead, nKV)
+	out, dropped, err := a.mapFamily(in, true, qh, kh)
+	if err != nil {
+		return nil, nil, err
+	}
+	nLayer, _ := cfg.Int("num_hidden_layers")
+	if err := requireTensors(out, a.f.Required(int(nLayer))...); err != nil {
+		return nil, nil, err
+	}
+	return out, dropped, nil
+}
+
+func (a family) GGUFMetadata(cfg Config, fileType uint32) (tensor.Metadata, error) {
+	md, err := a.f.GGUFMetadata(arch.Config(cfg), fileType)
+	if err != nil {
+		return nil, fmt.Errorf("convert: %w", err)
+	}
+	return md, nil
+}
+
+func (a family) ToHF(md tensor.Metadata, in []tensor.Info) ([]Mapping, []Dropped, error) {
+	nHead, err := mdUint(md, a.f.Name+".attention.head_count")
+	if err != nil {
+		return nil, nil, err
+	}
+	nKV, _ := mdUint(md, a.f.Name+".attention.head_count_kv")
+	qh, kh := heads(nHead, nKV)
+	return a.mapFamily(in, false, qh, kh)
+}
+
+func (a family) HFConfig(md tensor.Metadata, in []tensor.Info) (Config, error) {
+	c, err := a.f.HFConfig(md)
+	if err != nil {
+		return nil, fmt.Errorf("convert: %w", err)
+	}
+	// What transformers would otherwise default differently from llama.cpp.
+	if _, ok := c["num_key_value_heads"]; !ok {
+		c["num_key_value_heads"] = c["num_attention_heads"]
+	}
+	if _, ok := c["rope_theta"]; !ok {
+		c["rope_theta"] = f32(10000) // llama.cpp's default when the key is absent
+	}
+	byName := infoByName(in)
+	emb, ok := byName["token_embd.weight"]
+	if !ok || len(emb.Shape) != 2 {
+		return nil, fmt.Errorf("convert: missing tensor %q", "token_embd.weight")
+	}
+	if _, ok := c["vocab_size"]; !ok {
+		c["vocab_size"] = emb.Shape[0]
+	}
+	if _, ok := a.f.Tensor("output"); ok {
+		_, hasOutput := byName["output.weight"]
+		c["tie_word_embeddings"] = !hasOutput
+	}
+	if _, ok := c["attention_bias"]; !ok {
+		_, bias := byName["blk.0.attn_q.bias"]
+		c["attention_bias"] = bias
+	}
+	addSpecialIDs(Config(c), md)
+	return Config(c), nil
+}

@@ -1,0 +1,364 @@
+package model
+
+import (
+	"fmt"
+	"math"
+
+	spec "github.com/tfconv/tfconv/arch"
+	"github.com/tfconv/tfconv/kernels"
+	"github.com/tfconv/tfconv/tensor"
+)
+
+// decoder is the decoder-only transformer of every family package arch
+// states as data (LLaMA, Mistral, Qwen2, Gemma 1–2, Granite, OLMo,
+// StarCoder2, …): one forward pass whose optional parts are switched on by
+// the family's spec.Graph, its hyper-parameters, and the tensors the
+// checkpoint holds.
+//
+//	x₀ = s_emb·E[tok]                              (s_emb: √d for Gemma, Granite's multiplier)
+//	h  = N_attn(x);  q, k, v = h·W_{q,k,v} (+ b)
+//	q, k = RoPE(q), RoPE(k)
+//	a  = softmax(s_att·q·kᵀ [soft-capped] + causal/window mask)·v·W_o (+ b)
+//	x  = x + s_res·N_postattn(a)                   (N_postattn: Gemma 2 only)
+//	f  = W_down·(act(W_gate·N_ffn(x)) ⊙ W_up·N_ffn(x))   or   W_down·act(W_up·N_ffn(x))
+//	x  = x + s_res·N_postffw(f)
+//	logits = (N_f(x_L)·W_outᵀ) / s_logit [soft-capped]
+type decoder struct {
+	cfg *Config
+	g   spec.Graph
+	w   decoderWeights
+	// windows[l] is layer l's sliding window (0: global attention).
+	windows []int
+	// embScale, resScale, attnScale, logitScale: the multipliers above
+	// (1 where the family has none; attnScale defaults to 1/√head_dim).
+	embScale, resScale, attnScale, logitScale float32
+	// attnCap, finalCap: Gemma 2's soft-caps (0: none). clampQKV: OLMo's
+	// clip of q, k and v (0: none).
+	attnCap, finalCap, clampQKV float32
+}
+
+type decoderWeights struct {
+	TokenEmbd *kernels.Matrix // [vocab][d]
+	Blocks    []decoderBlock
+	FinalNorm *norm           // [d]
+	Output    *kernels.Matrix // [vocab][d]; TokenEmbd when tied
+}
+
+type decoderBlock struct {
+	AttnNorm     *norm  // [d]
+	Q            linear // [heads·head_dim][d]
+	K            linear // [kv_heads·head_dim][d]
+	V            linear // [kv_heads·head_dim][d]
+	O            linear // [d][heads·head_dim]
+	PostAttnNorm *norm  // [d]; nil unless the family has it
+	FFNNorm      *norm  // [d]
+	Gate         linear // [ffn][d]; W nil for a plain FFN
+	Up           linear // [ffn][d]
+	Down         linear // [d][ffn]
+	PostFFNNorm  *norm  // [d]; nil unless the family has it
+}
+
+// familyLoader reads the weights of a family by role, whichever naming the
+// checkpoint uses.
+type familyLoader struct {
+	*loader
+	f  *spec.Family
+	hf bool
+}
+
+// name returns the checkpoint's name of role at layer with suffix: the
+// first of the family's HF patterns present (the first when none is), or
+// the GGUF name.
+func (fl familyLoader) name(role spec.Role, layer int, suffix string) string {
+	names := fl.f.TensorName(role, layer, fl.hf, suffix)
+	for _, n := range names {
+		if fl.has(n) {
+			return n
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return names[0]
+}
+
+// inSchema reports whether the family has role at all.
+func (fl familyLoader) inSchema(role spec.Role) bool {
+	_, ok := fl.f.Tensor(role)
+	return ok
+}
+
+// lin loads role's weight [out][in] and its bias when present.
+func (fl familyLoader) lin(role spec.Role, layer, out, in int) linear {
+	return linear{W: fl.matrix(fl.name(role, layer, ".weight"), out, in), B: fl.optVector(fl.name(role, layer, ".bias"), out)}
+}
+
+// optLin is lin for a role the family may not have (nil weight then).
+func (fl familyLoader) optLin(role spec.Role, layer, out, in int) linear {
+	if !fl.inSchema(role) {
+		return linear{}
+	}
+	return fl.lin(role, layer, out, in)
+}
+
+// norm loads the norm of role: the family's kind, with the weight in the
+// GGUF convention (Gemma's +1 applied to HF weights), a bias when present.
+// A role the family's schema lacks is a norm without weights (OLMo) when
+// main, or absent (nil).
+func (fl familyLoader) norm(role spec.Role, layer, d int, eps float32, main bool) *norm {
+	n := &norm{Eps: eps, RMS: fl.f.Graph.Norm == spec.RMSNorm}
+	if !fl.inSchema(role) {
+		if !main {
+			return nil
+		}
+		n.W = make([]float32, d)
+		for i := range n.W {
+			n.W[i] = 1
+		}
+		return n
+	}
+	n.W = fl.vector(fl.name(role, layer, ".weight"), d)
+	n.B = fl.optVector(fl.name(role, layer, ".bias"), d)
+	if t, _ := fl.f.Tensor(role); fl.hf && t.Layout == spec.LayoutNormPlusOne {
+		for i := range n.W {
+			n.W[i]++
+		}
+	}
+	if n.RMS {
+		n.B = nil
+	}
+	return n
+}
+
+// familyConfig returns the config of the checkpoint in Hugging Face's
+// terms: config.json itself, or the one the family derives from the GGUF
+// metadata.
+func familyConfig(l *loader, f *spec.Family, hc hfConfig, hf bool) (spec.Config, error) {
+	if hf {
+		return spec.Config(hc), nil
+	}
+	c, err := f.HFConfig(l.c.Metadata)
+	if err != nil {
+		return nil, fmt.Errorf("model: %s: %w", l.c.Path, err)
+	}
+	return c, nil
+}
+
+// loadDecoder loads a family model from HF names (hf) or GGUF names.
+func loadDecoder(l *loader, f *spec.Family, hc hfConfig, hf bool) (*Model, error) {
+	c, err := familyConfig(l, f, hc, hf)
+	if err != nil {
+		return nil, err
+	}
+	fl := familyLoader{loader: l, f: f, hf: hf}
+	g := f.Graph
+	geti := func(def int64, keys ...string) int {
+		if v, ok := c.Int(keys...); ok && v >= 0 && v < 1<<31 {
+			return int(v)
+		}
+		return int(def)
+	}
+	getf := func(def float64, keys ...string) float64 {
+		if v, ok := c.Float(keys...); ok {
+			return v
+		}
+		return def
+	}
+	d := geti(0, "hidden_size")
+	heads := geti(0, "num_attention_heads")
+	cfg := Config{Arch: f.Name, Layers: geti(0, "num_hidden_layers"), DModel: d, Heads: heads,
+		KVHeads: geti(int64(heads), "num_key_value_heads"), FFN: geti(0, "intermediate_size"),
+		RopeTheta: getf(10000, "rope_theta"), RopeNeox: hf || g.NeoxRopeGGUF,
+		BOS: geti(-1, "bos_token_id"), EOS: geti(-1, "eos_token_id"), PAD: geti(-1, "pad_token_id"), ForcedEOS: -1}
+	if !hf {
+		cfg.BOS = mdInt(l.c.Metadata, "tokenizer.ggml.bos_token_id", -1)
+		cfg.EOS = mdInt(l.c.Metadata, "tokenizer.ggml.eos_token_id", -1)
+		cfg.PAD = mdInt(l.c.Metadata, "tokenizer.ggml.padding_token_id", -1)
+	}
+	cfg.Vocab = geti(int64(fl.rowsOf(fl.name("token_embd", -1, ".weight"))), "vocab_size")
+	if g.Norm == spec.RMSNorm {
+		cfg.Eps = float32(getf(1e-6, "rms_norm_eps"))
+	} else {
+		cfg.Eps = float32(getf(1e-5, "layer_norm_eps", "norm_epsilon", "layer_norm_epsilon"))
+	}
+	cfg.HeadDim = geti(int64(d/max(heads, 1)), "head_dim")
+	cfg.RopeDim = cfg.HeadDim
+	actName := g.Activation
+	if s := hc.str("hidden_activation", "hidden_act"); hf && s != "" {
+		if cfg.Activation, err = hfActivation(s); err != nil {
+			return nil, err
+		}
+		actName = cfg.Activation
+	}
+	cfg.Activation = actName
+	if hf {
+		if rs, ok := c.Map("rope_scaling"); ok {
+			return nil, fmt.Errorf("model: %s: %s rope_scaling %v: %w", l.c.Path, f.Name, map[string]any(rs), tensor.ErrUnsupported)
+		}
+	} else if typ, ok := l.c.Metadata.Str(f.Name + ".rope.scaling.type"); ok && typ != "none" {
+		return nil, fmt.Errorf("model: %s: %s rope scaling %q: %w", l.c.Path, f.Name, typ, tensor.ErrUnsupported)
+	}
+	if err := checkDims(&cfg, l.c.Path); err != nil {
+		return nil, err
+	}
+
+	m := &decoder{g: g, embScale: 1, resScale: 1, logitScale: 1, attnScale: invSqrt(cfg.HeadDim)}
+	if g.EmbedScale {
+		m.embScale = float32(math.Sqrt(float64(d)))
+	}
+	m.embScale *= float32(getf(1, "embedding_multiplier"))
+	m.resScale = float32(getf(1, "residual_multiplier"))
+	m.logitScale = float32(getf(1, "logits_scaling"))
+	if v, ok := c.Float("attention_multiplier"); ok {
+		m.attnScale = float32(v)
+	}
+	if v, ok := c.Float("query_pre_attn_scalar"); ok && hf {
+		m.attnScale = float32(math.Pow(v, -0.5))
+	}
+	m.attnCap = float32(getf(0, "attn_logit_softcapping"))
+	m.finalCap = float32(getf(0, "final_logit_softcapping"))
+	m.clampQKV = float32(getf(0, "clip_qkv"))
+	window := geti(0, "sliding_window")
+	m.windows = make([]int, cfg.Layers)
+	for i := range m.windows {
+		switch {
+		case f.Name == spec.Gemma2.Name && i%2 == 0:
+			m.windows[i] = window
+		case f == spec.Llama && hf && hc.str("model_type") == "mistral":
+			// transformers' Mistral masks keys beyond the window in
+			// every layer; llama.cpp's llama graph has no window.
+			m.windows[i] = window
+		}
+	}
+
+	qd, kd := cfg.Heads*cfg.HeadDim, cfg.KVHeads*cfg.HeadDim
+	w := decoderWeights{
+		TokenEmbd: fl.matrix(fl.name("token_embd", -1, ".weight"), cfg.Vocab, d),
+		FinalNorm: fl.norm("output_norm", -1, d, cfg.Eps, true),
+	}
+	for i := 0; i < cfg.Layers; i++ {
+		b := decoderBlock{
+			AttnNorm:     fl.norm("blk.{bid}.attn_norm", i, d, cfg.Eps, true),
+			Q:            fl.lin("blk.{bid}.attn_q", i, qd, d),
+			K:            fl.lin("blk.{bid}.attn_k", i, kd, d),
+			V:            fl.lin("blk.{bid}.attn_v", i, kd, d),
+			O:            fl.lin("blk.{bid}.attn_output", i, d, qd),
+			PostAttnNorm: fl.norm("blk.{bid}.post_attention_norm", i, d, cfg.Eps, false),
+			FFNNorm:      fl.norm("blk.{bid}.ffn_norm", i, d, cfg.Eps, true),
+			Gate:         fl.optLin("blk.{bid}.ffn_gate", i, cfg.FFN, d),
+			Up:           fl.lin("blk.{bid}.ffn_up", i, cfg.FFN, d),
+			Down:         fl.lin("blk.{bid}.ffn_down", i, d, cfg.FFN),
+			PostFFNNorm:  fl.norm("blk.{bid}.post_ffw_norm", i, d, cfg.Eps, false),
+		}
+		w.Blocks = append(w.Blocks, b)
+	}
+	w.Output, cfg.TiedEmbeddings = w.TokenEmbd, true
+	if out := fl.name("output", -1, ".weight"); out != "" && fl.has(out) {
+		w.Output, cfg.TiedEmbeddings = fl.matrix(out, cfg.Vocab, d), false
+	}
+	if l.err != nil {
+		return nil, l.err
+	}
+	mod := &Model{cfg: cfg}
+	m.cfg, m.w = &mod.cfg, w
+	mod.impl = m
+	return mod, nil
+}
+
+func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidden, logits []float32, err error) {
+	c, w := m.cfg, &m.w
+	T, d, H, G, D := len(tokens), c.DModel, c.Heads, c.KVHeads, c.HeadDim
+	qd, kd := H*D, G*D
+	pos0 := s.cache.Len
+
+	x := make([]float32, T*d)
+	embed(x, w.TokenEmbd, tokens)
+	if m.embScale != 1 {
+		kernels.Scale(x, m.embScale)
+	}
+	h := make([]float32, T*d)
+	q, k, v := make([]float32, T*qd), make([]float32, T*kd), make([]float32, T*kd)
+	att := make([]float32, T*qd)
+	o := make([]float32, T*d)
+	up := make([]float32, T*c.FFN)
+	var gate []float32
+	for l := range w.Blocks {
+		b := &w.Blocks[l]
+		b.AttnNorm.apply(h, x, T, d)
+		b.Q.apply(q, h, T)
+		b.K.apply(k, h, T)
+		b.V.apply(v, h, T)
+		if m.clampQKV > 0 {
+			for _, y := range [][]float32{q, k, v} {
+				clamp(y, m.clampQKV)
+			}
+		}
+		for t := 0; t < T; t++ {
+			kernels.RoPE(q[t*qd:(t+1)*qd], H, D, c.RopeDim, pos0+t, c.RopeTheta, c.RopeNeox)
+			kernels.RoPE(k[t*kd:(t+1)*kd], G, D, c.RopeDim, pos0+t, c.RopeTheta, c.RopeNeox)
+		}
+		K, V := s.cache.add(l, k, v)
+		attend(att, q, K, V, T, pos0+T, kernels.AttentionParams{Heads: H, KVHeads: G, HeadDim: D,
+			Scale: m.attnScale, Causal: true, QPos0: pos0, KeyMask: s.mask, Window: m.windows[l], SoftCap: m.attnCap}, tr, l)
+		b.O.apply(o, att, T)
+		m.residual(x, o, b.PostAttnNorm, h, T, d)
+
+		b.FFNNorm.apply(h, x, T, d)
+		b.Up.apply(up, h, T)
+		if b.Gate.W != nil {
+			gate = grow(gate, T*c.FFN)
+			b.Gate.apply(gate, h, T)
+			if err := activate(gate, c.Activation); err != nil {
+				return nil, nil, err
+			}
+			kernels.Mul(gate, up)
+			b.Down.apply(o, gate, T)
+		} else {
+			if err := activate(up, c.Activation); err != nil {
+				return nil, nil, err
+			}
+			b.Down.apply(o, up, T)
+		}
+		m.residual(x, o, b.PostFFNNorm, h, T, d)
+		recordLayer(tr, x, d)
+	}
+	w.FinalNorm.apply(h, x, T, d)
+	logits = lmHead(h, T, d, w.Output, lastOnly, nil)
+	if m.logitScale != 1 {
+		for i := range logits {
+			logits[i] /= m.logitScale
+		}
+	}
+	if m.finalCap > 0 {
+		kernels.SoftCap(logits, m.finalCap)
+	}
+	return h, logits, nil
+}
+
+// residual adds branch output o to x: x += s_res·N(o), the norm only where
+// the family has a post-norm (scratch is T·d of free space).
+func (m *decoder) residual(x, o []float32, post *norm, scratch []float32, T, d int) {
+	if post != nil {
+		post.apply(scratch, o, T, d)
+		o = scratch
+	}
+	if m.resScale != 1 {
+		kernels.Scale(o, m.resScale)
+	}
+	kernels.Add(x, o)
+}
+
+// clamp limits every element of x to [-c, c] (OLMo's clip_qkv).
+func clamp(x []float32, c float32) {
+	for i, v := range x {
+		x[i] = min(max(v, -c), c)
+	}
+}
+
+// grow returns b resliced to n, reallocated when too small.
+func grow(b []float32, n int) []float32 {
+	if cap(b) < n {
+		return make([]float32, n)
+	}
+	return b[:n]
+}
