@@ -102,6 +102,9 @@ type Tensor struct {
 	// HF are the Hugging Face name patterns without suffix; the first is
 	// written on GGUF → HF.
 	HF []string
+	// Shape is the weight's shape in the HF form, outermost first, in
+	// named sizes (Dim*); a bias has the first dimension only.
+	Shape []Dim
 	// Layout is the change between the forms.
 	Layout Layout
 	// Optional tensors may be missing (biases are always optional; a
@@ -323,4 +326,87 @@ func (f *Family) Required(n int) []string {
 // errUnsupported is returned for config values the family cannot convert.
 func errUnsupported(format string, args ...any) error {
 	return fmt.Errorf("arch: "+format+": %w", append(args, tensor.ErrUnsupported)...)
+}
+
+// Dim names one of a model's sizes.
+type Dim uint8
+
+// The sizes tensor shapes are stated in.
+const (
+	DimVocab  Dim = iota + 1 // vocabulary
+	DimHidden                // d_model
+	DimQ                     // heads · head_dim
+	DimKV                    // kv_heads · head_dim
+	DimFFN                   // feed-forward width
+)
+
+// Dims are the sizes of one model.
+type Dims struct{ Vocab, Hidden, Heads, KVHeads, HeadDim, FFN int64 }
+
+func (d Dims) size(x Dim) int64 {
+	switch x {
+	case DimVocab:
+		return d.Vocab
+	case DimHidden:
+		return d.Hidden
+	case DimQ:
+		return d.Heads * d.HeadDim
+	case DimKV:
+		return d.KVHeads * d.HeadDim
+	case DimFFN:
+		return d.FFN
+	}
+	return 0
+}
+
+// Weight is one weight tensor of a concrete model.
+type Weight struct {
+	Name   string
+	Shape  tensor.Shape
+	Norm   bool // a norm weight (values around 1)
+	Tensor *Tensor
+}
+
+// Weights lists the ".weight" tensors of a model of the given sizes and
+// layers in the order llama.cpp's converter writes a checkpoint saved by
+// transformers: token embedding, the blocks (schema order), the rest. The
+// names are HF's (hf) or GGUF's; keep says which schema entries to include
+// (nil: the non-optional ones).
+func (f *Family) Weights(d Dims, layers int, hf bool, keep func(*Tensor) bool) []Weight {
+	if keep == nil {
+		keep = func(t *Tensor) bool { return !t.Optional }
+	}
+	var first, blocks, last []Weight
+	add := func(dst *[]Weight, t *Tensor, bid int) {
+		shape := make(tensor.Shape, len(t.Shape))
+		for i, x := range t.Shape {
+			shape[i] = d.size(x)
+		}
+		p := t.GGUF
+		if hf {
+			p = t.HF[0]
+		}
+		*dst = append(*dst, Weight{Name: expand(p, bid) + ".weight", Shape: shape,
+			Norm: strings.HasSuffix(t.GGUF, "norm"), Tensor: t})
+	}
+	for i := range f.Tensors {
+		t := &f.Tensors[i]
+		if !keep(t) || strings.Contains(t.GGUF, "{bid}") {
+			continue
+		}
+		if t.GGUF == "token_embd" {
+			add(&first, t, -1)
+		} else {
+			add(&last, t, -1)
+		}
+	}
+	for b := 0; b < layers; b++ {
+		for i := range f.Tensors {
+			t := &f.Tensors[i]
+			if keep(t) && strings.Contains(t.GGUF, "{bid}") {
+				add(&blocks, t, b)
+			}
+		}
+	}
+	return append(append(first, blocks...), last...)
 }

@@ -22,19 +22,20 @@ func decoderTensors(qk bool, norm Layout) []Tensor {
 	if qk {
 		q, k = LayoutPermuteQ, LayoutPermuteK
 	}
+	d := []Dim{DimHidden}
 	return []Tensor{
-		{GGUF: "token_embd", HF: []string{"model.embed_tokens"}},
-		{GGUF: "output_norm", HF: []string{"model.norm"}, Layout: norm},
-		{GGUF: "output", HF: []string{"lm_head"}, Optional: true},
-		{GGUF: "blk.{bid}.attn_norm", HF: []string{hfLayer + "input_layernorm"}, Layout: norm},
-		{GGUF: "blk.{bid}.attn_q", HF: []string{hfLayer + "self_attn.q_proj"}, Layout: q},
-		{GGUF: "blk.{bid}.attn_k", HF: []string{hfLayer + "self_attn.k_proj"}, Layout: k},
-		{GGUF: "blk.{bid}.attn_v", HF: []string{hfLayer + "self_attn.v_proj"}},
-		{GGUF: "blk.{bid}.attn_output", HF: []string{hfLayer + "self_attn.o_proj"}},
-		{GGUF: "blk.{bid}.ffn_norm", HF: []string{hfLayer + "post_attention_layernorm"}, Layout: norm},
-		{GGUF: "blk.{bid}.ffn_gate", HF: []string{hfLayer + "mlp.gate_proj"}},
-		{GGUF: "blk.{bid}.ffn_up", HF: []string{hfLayer + "mlp.up_proj"}},
-		{GGUF: "blk.{bid}.ffn_down", HF: []string{hfLayer + "mlp.down_proj"}},
+		{GGUF: "token_embd", HF: []string{"model.embed_tokens"}, Shape: []Dim{DimVocab, DimHidden}},
+		{GGUF: "output_norm", HF: []string{"model.norm"}, Shape: d, Layout: norm},
+		{GGUF: "output", HF: []string{"lm_head"}, Shape: []Dim{DimVocab, DimHidden}, Optional: true},
+		{GGUF: "blk.{bid}.attn_norm", HF: []string{hfLayer + "input_layernorm"}, Shape: d, Layout: norm},
+		{GGUF: "blk.{bid}.attn_q", HF: []string{hfLayer + "self_attn.q_proj"}, Shape: []Dim{DimQ, DimHidden}, Layout: q},
+		{GGUF: "blk.{bid}.attn_k", HF: []string{hfLayer + "self_attn.k_proj"}, Shape: []Dim{DimKV, DimHidden}, Layout: k},
+		{GGUF: "blk.{bid}.attn_v", HF: []string{hfLayer + "self_attn.v_proj"}, Shape: []Dim{DimKV, DimHidden}},
+		{GGUF: "blk.{bid}.attn_output", HF: []string{hfLayer + "self_attn.o_proj"}, Shape: []Dim{DimHidden, DimQ}},
+		{GGUF: "blk.{bid}.ffn_norm", HF: []string{hfLayer + "post_attention_layernorm"}, Shape: d, Layout: norm},
+		{GGUF: "blk.{bid}.ffn_gate", HF: []string{hfLayer + "mlp.gate_proj"}, Shape: []Dim{DimFFN, DimHidden}},
+		{GGUF: "blk.{bid}.ffn_up", HF: []string{hfLayer + "mlp.up_proj"}, Shape: []Dim{DimFFN, DimHidden}},
+		{GGUF: "blk.{bid}.ffn_down", HF: []string{hfLayer + "mlp.down_proj"}, Shape: []Dim{DimHidden, DimFFN}},
 	}
 }
 
@@ -215,9 +216,9 @@ func gemma2Tensors() []Tensor {
 		out = append(out, t)
 	}
 	return append(out,
-		Tensor{GGUF: "blk.{bid}.post_attention_norm", HF: []string{hfLayer + "post_attention_layernorm"}, Layout: LayoutNormPlusOne},
-		Tensor{GGUF: "blk.{bid}.ffn_norm", HF: []string{hfLayer + "pre_feedforward_layernorm"}, Layout: LayoutNormPlusOne},
-		Tensor{GGUF: "blk.{bid}.post_ffw_norm", HF: []string{hfLayer + "post_feedforward_layernorm"}, Layout: LayoutNormPlusOne},
+		Tensor{GGUF: "blk.{bid}.post_attention_norm", HF: []string{hfLayer + "post_attention_layernorm"}, Shape: []Dim{DimHidden}, Layout: LayoutNormPlusOne},
+		Tensor{GGUF: "blk.{bid}.ffn_norm", HF: []string{hfLayer + "pre_feedforward_layernorm"}, Shape: []Dim{DimHidden}, Layout: LayoutNormPlusOne},
+		Tensor{GGUF: "blk.{bid}.post_ffw_norm", HF: []string{hfLayer + "post_feedforward_layernorm"}, Shape: []Dim{DimHidden}, Layout: LayoutNormPlusOne},
 	)
 }
 

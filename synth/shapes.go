@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/tfconv/tfconv/arch"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -111,22 +112,7 @@ func (s Shape) ggufTensors() []spec {
 	add := func(name string, k kind, shape ...int64) { ts = append(ts, spec{name, tensor.Shape(shape), k}) }
 	switch s.Arch {
 	case Llama:
-		kv := n / int64(s.Heads) * int64(s.KVHeads)
-		add("token_embd.weight", weight, v, n)
-		for i := range s.Layers {
-			p := fmt.Sprintf("blk.%d.", i)
-			add(p+"attn_norm.weight", norm, n)
-			add(p+"attn_q.weight", weight, n, n)
-			add(p+"attn_k.weight", weight, kv, n)
-			add(p+"attn_v.weight", weight, kv, n)
-			add(p+"attn_output.weight", weight, n, n)
-			add(p+"ffn_norm.weight", norm, n)
-			add(p+"ffn_gate.weight", weight, f, n)
-			add(p+"ffn_up.weight", weight, f, n)
-			add(p+"ffn_down.weight", weight, n, f)
-		}
-		add("output_norm.weight", norm, n)
-		add("output.weight", weight, v, n)
+		ts = s.familyTensors(arch.Llama, false)
 	case GPT2:
 		add("token_embd.weight", weight, v, n)
 		add("position_embd.weight", weight, int64(s.Context), n)
@@ -174,6 +160,23 @@ func (s Shape) ggufTensors() []spec {
 	return ts
 }
 
+// familyTensors lists the weights of a family's schema at this shape,
+// with the untied head (the published checkpoints the shapes copy have
+// one).
+func (s Shape) familyTensors(f *arch.Family, hf bool) []spec {
+	d := arch.Dims{Vocab: int64(s.Vocab), Hidden: int64(s.Hidden), Heads: int64(s.Heads), KVHeads: int64(s.KVHeads),
+		HeadDim: int64(s.Hidden / s.Heads), FFN: int64(s.FFN)}
+	var ts []spec
+	for _, w := range f.Weights(d, s.Layers, hf, func(t *arch.Tensor) bool { return !t.Optional || t.GGUF == "output" }) {
+		k := weight
+		if w.Norm {
+			k = norm
+		}
+		ts = append(ts, spec{w.Name, w.Shape, k})
+	}
+	return ts
+}
+
 // hfTensors lists the tensors as transformers' save_pretrained names and
 // shapes them (LlamaForCausalLM, GPT2LMHeadModel with its tied head omitted,
 // BertModel with the pooler). GPT-2's Conv1D weights are [in, out].
@@ -183,22 +186,7 @@ func (s Shape) hfTensors() []spec {
 	add := func(name string, k kind, shape ...int64) { ts = append(ts, spec{name, tensor.Shape(shape), k}) }
 	switch s.Arch {
 	case Llama:
-		kv := n / int64(s.Heads) * int64(s.KVHeads)
-		add("model.embed_tokens.weight", weight, v, n)
-		for i := range s.Layers {
-			p := fmt.Sprintf("model.layers.%d.", i)
-			add(p+"input_layernorm.weight", norm, n)
-			add(p+"self_attn.q_proj.weight", weight, n, n)
-			add(p+"self_attn.k_proj.weight", weight, kv, n)
-			add(p+"self_attn.v_proj.weight", weight, kv, n)
-			add(p+"self_attn.o_proj.weight", weight, n, n)
-			add(p+"post_attention_layernorm.weight", norm, n)
-			add(p+"mlp.gate_proj.weight", weight, f, n)
-			add(p+"mlp.up_proj.weight", weight, f, n)
-			add(p+"mlp.down_proj.weight", weight, n, f)
-		}
-		add("model.norm.weight", norm, n)
-		add("lm_head.weight", weight, v, n)
+		ts = s.familyTensors(arch.Llama, true)
 	case GPT2:
 		add("transformer.wte.weight", weight, v, n)
 		add("transformer.wpe.weight", weight, int64(s.Context), n)

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/tfconv/tfconv/arch"
 	"github.com/tfconv/tfconv/formats/gguf"
 	"github.com/tfconv/tfconv/formats/safetensors"
 	"github.com/tfconv/tfconv/internal/atomicfile"
@@ -119,14 +120,12 @@ func GGUFMetadata(s Shape, t tensor.DType) (tensor.Metadata, error) {
 	}
 	switch s.Arch {
 	case Llama:
-		m = append(m,
-			tensor.KV{Key: a + "attention.head_count_kv", Value: u(s.KVHeads)},
-			tensor.KV{Key: a + "rope.freq_base", Value: tensor.Float32(s.RopeBase)},
-			tensor.KV{Key: a + "attention.layer_norm_rms_epsilon", Value: tensor.Float32(s.NormEps)},
-			tensor.KV{Key: "general.file_type", Value: tensor.Uint32(ft)},
-			tensor.KV{Key: a + "vocab_size", Value: u(s.Vocab)},
-			tensor.KV{Key: a + "rope.dimension_count", Value: u(s.Hidden / s.Heads)},
-		)
+		// The family's own metadata, from the config.json WriteHF writes.
+		kv, err := arch.Llama.GGUFMetadata(arch.Config(hfConfigMap(s)), ft)
+		if err != nil {
+			return nil, fmt.Errorf("synth: %w", err)
+		}
+		m = append(m[:3], kv...)
 	case GPT2:
 		m = append(m,
 			tensor.KV{Key: a + "attention.layer_norm_epsilon", Value: tensor.Float32(s.NormEps)},
@@ -270,6 +269,18 @@ func HFConfig(s Shape, t tensor.DType) ([]byte, error) {
 	if dt == "" {
 		return nil, fmt.Errorf("synth: type %s: safetensors output wants f32, f16 or bf16: %w", t, tensor.ErrUnsupported)
 	}
+	c := hfConfigMap(s)
+	c["torch_dtype"] = dt
+	// encoding/json sorts map keys, as transformers' to_json_string does.
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("synth: config.json: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// hfConfigMap is the config.json of s, without torch_dtype.
+func hfConfigMap(s Shape) map[string]any {
 	var c map[string]any
 	switch s.Arch {
 	case Llama:
@@ -301,13 +312,7 @@ func HFConfig(s Shape, t tensor.DType) ([]byte, error) {
 			"type_vocab_size": s.TypeVocab, "use_cache": true, "vocab_size": s.Vocab,
 		}
 	}
-	c["torch_dtype"] = dt
-	// encoding/json sorts map keys, as transformers' to_json_string does.
-	b, err := json.MarshalIndent(c, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("synth: config.json: %w", err)
-	}
-	return append(b, '\n'), nil
+	return c
 }
 
 // writeBodies generates and writes every tensor through next, one group of
