@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 
 	spec "github.com/tfconv/tfconv/arch"
@@ -234,30 +235,56 @@ func matchLlamaCpp(m *Model, mats []*kernels.Matrix) {
 	}
 }
 
+// The architectures with a forward pass of their own (the others are
+// families of package arch, run by the one decoder): config.json model_type
+// → loader, GGUF general.architecture → loader.
+var (
+	hfLoaders = map[string]func(*loader, hfConfig) (*Model, error){
+		"gpt2": loadGPT2HF, "bert": loadBertHF, "marian": loadMarianHF, "bart": loadBartHF, "t5": loadT5HF,
+		"bloom": loadBloomHF,
+	}
+	ggufLoaders = map[string]func(*loader, tensor.Metadata) (*Model, error){
+		"gpt2": loadGPT2GGUF, "bert": loadBertGGUF, "bloom": loadBloomGGUF,
+	}
+)
+
+// Architectures lists what Load runs: HF model_type values and GGUF
+// general.architecture values, each sorted.
+func Architectures() (hf, gguf []string) {
+	seen := map[string]bool{}
+	for k := range hfLoaders {
+		hf = append(hf, k)
+	}
+	for k := range ggufLoaders {
+		gguf = append(gguf, k)
+	}
+	for _, f := range spec.Families() {
+		gguf = append(gguf, f.Name)
+		for _, t := range f.ModelTypes {
+			if !seen[t] {
+				seen[t] = true
+				hf = append(hf, t)
+			}
+		}
+	}
+	sort.Strings(hf)
+	sort.Strings(gguf)
+	return hf, gguf
+}
+
 func loadHF(l *loader, hc hfConfig) (*Model, error) {
 	mt := hc.str("model_type")
 	var (
 		m   *Model
 		err error
 	)
-	f, isFamily := spec.ForConfig(spec.Config(hc))
-	switch {
-	case isFamily:
+	if f, ok := spec.ForConfig(spec.Config(hc)); ok {
 		m, err = loadDecoder(l, f, hc, true)
-	case mt == "gpt2":
-		m, err = loadGPT2HF(l, hc)
-	case mt == "bert":
-		m, err = loadBertHF(l, hc)
-	case mt == "marian":
-		m, err = loadMarianHF(l, hc)
-	case mt == "bart":
-		m, err = loadBartHF(l, hc)
-	case mt == "t5":
-		m, err = loadT5HF(l, hc)
-	case mt == "bloom":
-		m, err = loadBloomHF(l, hc)
-	default:
-		return nil, fmt.Errorf("model: %s: config.json model_type %q: %w", l.c.Path, mt, tensor.ErrUnsupported)
+	} else if load, ok := hfLoaders[mt]; ok {
+		m, err = load(l, hc)
+	} else {
+		hf, _ := Architectures()
+		return nil, fmt.Errorf("model: %s: config.json model_type %q (runs: %s): %w", l.c.Path, mt, strings.Join(hf, ", "), tensor.ErrUnsupported)
 	}
 	if err != nil {
 		return nil, err
@@ -273,18 +300,13 @@ func loadGGUF(l *loader) (*Model, error) {
 		m   *Model
 		err error
 	)
-	f, isFamily := spec.ByName(a)
-	switch {
-	case isFamily && f.Name == a:
+	if f, ok := spec.ByName(a); ok && f.Name == a {
 		m, err = loadDecoder(l, f, nil, false)
-	case a == "gpt2":
-		m, err = loadGPT2GGUF(l, md)
-	case a == "bert":
-		m, err = loadBertGGUF(l, md)
-	case a == "bloom":
-		m, err = loadBloomGGUF(l, md)
-	default:
-		return nil, fmt.Errorf("model: %s: general.architecture %q: %w", l.c.Path, a, tensor.ErrUnsupported)
+	} else if load, ok := ggufLoaders[a]; ok {
+		m, err = load(l, md)
+	} else {
+		_, gg := Architectures()
+		return nil, fmt.Errorf("model: %s: general.architecture %q (runs: %s): %w", l.c.Path, a, strings.Join(gg, ", "), tensor.ErrUnsupported)
 	}
 	if err != nil {
 		return nil, err

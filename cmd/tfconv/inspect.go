@@ -2,12 +2,15 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/tfconv/tfconv/checkpoint"
+	"github.com/tfconv/tfconv/convert"
 	"github.com/tfconv/tfconv/internal/output"
+	"github.com/tfconv/tfconv/model"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -54,6 +57,31 @@ type inspectJSON struct {
 	MetadataTypes map[string]string `json:"metadata_types"`
 	Config        map[string]any    `json:"config,omitempty"`
 	SideFiles     []string          `json:"side_files"`
+	Support       *supportJSON      `json:"support,omitempty"`
+}
+
+// supportJSON says what tfconv does with the checkpoint's architecture,
+// from the registries the code itself uses.
+type supportJSON struct {
+	Convert bool `json:"convert"` // HF ↔ GGUF conversion
+	Run     bool `json:"run"`     // run, generate, verify, perplexity
+}
+
+// support looks the architecture up in convert's and model's registries.
+func support(archName string) *supportJSON {
+	if archName == "" {
+		return nil
+	}
+	_, err := convert.Lookup(archName)
+	hf, gguf := model.Architectures()
+	return &supportJSON{Convert: err == nil, Run: slices.Contains(hf, archName) || slices.Contains(gguf, archName)}
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
 }
 
 type tensorJSON struct {
@@ -87,6 +115,9 @@ func runInspect(a *app, opts *inspectOptions) error {
 	fmt.Fprintln(w)
 	t := output.NewTable("property", "value")
 	t.Row("architecture", orDash(s.Architecture))
+	if sup := support(s.Architecture); sup != nil {
+		t.Row("tfconv support", fmt.Sprintf("convert %s, run %s", yesNo(sup.Convert), yesNo(sup.Run)))
+	}
 	layers := intOrDash(int64(s.Layers))
 	if s.EncoderLayers > 0 || s.DecoderLayers > 0 {
 		layers = fmt.Sprintf("%d (encoder %d, decoder %d)", s.Layers, s.EncoderLayers, s.DecoderLayers)
@@ -166,6 +197,7 @@ func inspectWriteJSON(a *app, opts *inspectOptions, c *checkpoint.Checkpoint, s 
 		Metadata:      make(map[string]any, len(c.Metadata)),
 		MetadataTypes: make(map[string]string, len(c.Metadata)),
 		SideFiles:     c.AuxNames(),
+		Support:       support(s.Architecture),
 	}
 	if j.SideFiles == nil {
 		j.SideFiles = []string{}
