@@ -29,6 +29,9 @@ type Family struct {
 	Tensors []Tensor
 	// Drops are Hugging Face tensors left out on purpose.
 	Drops []Drop
+	// Generated are GGUF tensors the converter computes from config.json
+	// (written first, as generate_extra_tensors comes first).
+	Generated []Generated
 	// HFConst are constant config.json entries written on GGUF → HF
 	// (hidden_act, the flags transformers needs that GGUF does not keep).
 	HFConst map[string]any
@@ -117,6 +120,14 @@ type Drop struct {
 	// Suffix or Name selects the tensor (Name: the whole name).
 	Suffix, Name string
 	Reason       string
+}
+
+// Generated is a GGUF tensor computed from the config (Llama 3's
+// rope_freqs). Make returns nil when the config calls for none.
+type Generated struct {
+	GGUF   string // full name ("rope_freqs.weight")
+	Make   func(c Config) ([]float32, error)
+	Reason string // why it exists, for GGUF → HF (where it is dropped)
 }
 
 // Role names the GGUF form of a tensor: "blk.{bid}.attn_q".

@@ -60,6 +60,9 @@ func ropeScalingLinear() []Param {
 				if typ == "" {
 					typ, _ = rs.Str("rope_type")
 				}
+				if typ == "llama3" {
+					return tensor.Value{}, false, nil // the rope_freqs tensor carries it
+				}
 				if _, ok := rs.Float("factor"); typ != "linear" || !ok {
 					return tensor.Value{}, false, errUnsupported("rope_scaling %v (only linear is supported)", map[string]any(rs))
 				}
@@ -77,6 +80,9 @@ func ropeScalingLinear() []Param {
 			Derive: func(c Config) (tensor.Value, bool, error) {
 				rs, ok := c.Map("rope_scaling")
 				if !ok {
+					return tensor.Value{}, false, nil
+				}
+				if _, llama3, _ := Llama3RopeOf(c); llama3 {
 					return tensor.Value{}, false, nil
 				}
 				f, _ := rs.Float("factor")

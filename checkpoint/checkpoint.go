@@ -90,6 +90,15 @@ type Tensor struct {
 	section func() *io.SectionReader
 }
 
+// MemTensor is a tensor held in memory rather than in a file: one a
+// conversion computes (Llama 3's rope_freqs) and then reads like any other.
+func MemTensor(info tensor.Info, data []byte) *Tensor {
+	info.Size = int64(len(data))
+	return &Tensor{Info: info, File: "(generated)",
+		open:    func() io.Reader { return bytes.NewReader(data) },
+		section: func() *io.SectionReader { return io.NewSectionReader(bytes.NewReader(data), 0, int64(len(data))) }}
+}
+
 // Open returns a reader over the tensor's bytes. For formats with checksums
 // (native) the reader verifies them and fails at the end on a mismatch.
 func (t *Tensor) Open() io.Reader { return t.open() }

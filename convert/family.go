@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/tfconv/tfconv/arch"
+	"github.com/tfconv/tfconv/checkpoint"
+	"github.com/tfconv/tfconv/quant"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -77,6 +79,14 @@ func (a family) mapFamily(in []tensor.Info, toGGUF bool, qh, kh int64) ([]Mappin
 			if r := a.f.DropReason(ti.Name); r != "" {
 				dropped = append(dropped, Dropped{Name: ti.Name, Reason: r})
 				continue
+			}
+		}
+		if !toGGUF {
+			if g, ok := a.generatedByName(ti.Name); ok {
+				// Dropping it would silently change the model: config.json
+				// would need the rope_scaling it was computed from.
+				return nil, nil, fmt.Errorf("convert: %s: tensor %q (%s) cannot be turned back into config.json yet: %w",
+					a.f.Name, ti.Name, g.Reason, tensor.ErrUnsupported)
 			}
 		}
 		var m arch.Match
@@ -164,4 +174,36 @@ func (a family) HFConfig(md tensor.Metadata, in []tensor.Info) (Config, error) {
 	}
 	addSpecialIDs(Config(c), md)
 	return Config(c), nil
+}
+
+// generated returns the tensors the family computes from cfg, as jobs
+// written before the others.
+func (a family) generated(cfg Config) ([]*job, error) {
+	var jobs []*job
+	for _, g := range a.f.Generated {
+		vals, err := g.Make(arch.Config(cfg))
+		if err != nil {
+			return nil, fmt.Errorf("convert: %s: %w", a.f.Name, err)
+		}
+		if vals == nil {
+			continue
+		}
+		data := make([]byte, 4*len(vals))
+		if err := quant.Quantize(data, vals, tensor.F32); err != nil {
+			return nil, err
+		}
+		info := tensor.Info{Name: g.GGUF, DType: tensor.F32, Shape: tensor.Shape{int64(len(vals))}}
+		src := checkpoint.MemTensor(info, data)
+		jobs = append(jobs, &job{out: info, src: src, m: Mapping{Name: g.GGUF, Source: g.GGUF, Shape: info.Shape}})
+	}
+	return jobs, nil
+}
+
+func (a family) generatedByName(name string) (arch.Generated, bool) {
+	for _, g := range a.f.Generated {
+		if g.GGUF == name {
+			return g, true
+		}
+	}
+	return arch.Generated{}, false
 }

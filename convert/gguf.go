@@ -122,6 +122,13 @@ func planToGGUF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 	if p.jobs, err = jobsFor(c, maps, dropped, func(m Mapping) tensor.DType { return GGUFTensorType(m.Name, m.Shape, want) }); err != nil {
 		return nil, err
 	}
+	if f, ok := arch.(family); ok {
+		gen, err := f.generated(cfg)
+		if err != nil {
+			return nil, err
+		}
+		p.jobs = append(gen, p.jobs...)
+	}
 	for _, j := range p.jobs {
 		j.ggufBF16 = true
 	}

@@ -171,10 +171,27 @@ func Scale(x []float32, s float32) {
 // float64 and rounded to float32 before cos/sin, as torch computes inv_freq
 // in float32.
 func RoPE(x []float32, heads, headDim, rotDim, pos int, theta float64, neox bool) {
-	half := rotDim / 2
-	for i := 0; i < half; i++ {
-		invFreq := float32(1 / math.Pow(theta, float64(2*i)/float64(rotDim)))
-		ang := float32(pos) * invFreq
+	RoPEFreq(x, heads, headDim, RoPEInvFreq(theta, rotDim), pos, neox)
+}
+
+// RoPEInvFreq returns the inverse frequencies theta^(-2i/rotDim) of the
+// rotDim/2 pairs, rounded to float32 as torch keeps inv_freq.
+func RoPEInvFreq(theta float64, rotDim int) []float32 {
+	f := make([]float32, rotDim/2)
+	for i := range f {
+		f[i] = float32(1 / math.Pow(theta, float64(2*i)/float64(rotDim)))
+	}
+	return f
+}
+
+// RoPEFreq is RoPE with the inverse frequency of each pair given
+// (2·len(invFreq) elements of each head rotate): the angle of pair i is
+// float32(pos)·invFreq[i], so scaled frequencies (Llama 3's, LongRoPE's)
+// and precomputed ones take the same path.
+func RoPEFreq(x []float32, heads, headDim int, invFreq []float32, pos int, neox bool) {
+	half := len(invFreq)
+	for i, f := range invFreq {
+		ang := float32(pos) * f
 		c, s := float32(math.Cos(float64(ang))), float32(math.Sin(float64(ang)))
 		for h := 0; h < heads; h++ {
 			v := x[h*headDim : (h+1)*headDim]

@@ -27,6 +27,8 @@ type decoder struct {
 	cfg *Config
 	g   spec.Graph
 	w   decoderWeights
+	// invFreq are the rotary inverse frequencies of the RopeDim/2 pairs.
+	invFreq []float32
 	// windows[l] is layer l's sliding window (0: global attention).
 	windows []int
 	// embScale, resScale, attnScale, logitScale: the multipliers above
@@ -191,18 +193,15 @@ func loadDecoder(l *loader, f *spec.Family, hc hfConfig, hf bool) (*Model, error
 		actName = cfg.Activation
 	}
 	cfg.Activation = actName
-	if hf {
-		if rs, ok := c.Map("rope_scaling"); ok {
-			return nil, fmt.Errorf("model: %s: %s rope_scaling %v: %w", l.c.Path, f.Name, map[string]any(rs), tensor.ErrUnsupported)
-		}
-	} else if typ, ok := l.c.Metadata.Str(f.Name + ".rope.scaling.type"); ok && typ != "none" {
-		return nil, fmt.Errorf("model: %s: %s rope scaling %q: %w", l.c.Path, f.Name, typ, tensor.ErrUnsupported)
-	}
 	if err := checkDims(&cfg, l.c.Path); err != nil {
 		return nil, err
 	}
+	invFreq, err := ropeFrequencies(fl, c, &cfg)
+	if err != nil {
+		return nil, err
+	}
 
-	m := &decoder{g: g, embScale: 1, resScale: 1, logitScale: 1, attnScale: invSqrt(cfg.HeadDim)}
+	m := &decoder{g: g, invFreq: invFreq, embScale: 1, resScale: 1, logitScale: 1, attnScale: invSqrt(cfg.HeadDim)}
 	if g.EmbedScale {
 		m.embScale = float32(math.Sqrt(float64(d)))
 	}
@@ -294,8 +293,8 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 			}
 		}
 		for t := 0; t < T; t++ {
-			kernels.RoPE(q[t*qd:(t+1)*qd], H, D, c.RopeDim, pos0+t, c.RopeTheta, c.RopeNeox)
-			kernels.RoPE(k[t*kd:(t+1)*kd], G, D, c.RopeDim, pos0+t, c.RopeTheta, c.RopeNeox)
+			kernels.RoPEFreq(q[t*qd:(t+1)*qd], H, D, m.invFreq, pos0+t, c.RopeNeox)
+			kernels.RoPEFreq(k[t*kd:(t+1)*kd], G, D, m.invFreq, pos0+t, c.RopeNeox)
 		}
 		K, V := s.cache.add(l, k, v)
 		attend(att, q, K, V, T, pos0+T, kernels.AttentionParams{Heads: H, KVHeads: G, HeadDim: D,
@@ -361,4 +360,39 @@ func grow(b []float32, n int) []float32 {
 		return make([]float32, n)
 	}
 	return b[:n]
+}
+
+// ropeFrequencies returns the rotary inverse frequencies: theta^(-2i/d),
+// scaled as Llama 3's rope_scaling says (HF) or divided by the rope_freqs
+// factors the converter wrote (GGUF). Other rope scalings are refused
+// rather than ignored.
+func ropeFrequencies(fl familyLoader, c spec.Config, cfg *Config) ([]float32, error) {
+	path := fl.c.Path
+	if fl.hf {
+		r, ok, err := spec.Llama3RopeOf(c)
+		if err != nil {
+			return nil, fmt.Errorf("model: %s: %w", path, err)
+		}
+		if ok {
+			return r.InvFreq(cfg.RopeTheta, cfg.RopeDim), nil
+		}
+		if rs, ok := c.Map("rope_scaling"); ok {
+			return nil, fmt.Errorf("model: %s: %s rope_scaling %v: %w", path, cfg.Arch, map[string]any(rs), tensor.ErrUnsupported)
+		}
+		return kernels.RoPEInvFreq(cfg.RopeTheta, cfg.RopeDim), nil
+	}
+	if typ, ok := fl.c.Metadata.Str(cfg.Arch + ".rope.scaling.type"); ok && typ != "none" {
+		return nil, fmt.Errorf("model: %s: %s rope scaling %q: %w", path, cfg.Arch, typ, tensor.ErrUnsupported)
+	}
+	inv := kernels.RoPEInvFreq(cfg.RopeTheta, cfg.RopeDim)
+	if fl.has("rope_freqs.weight") {
+		factors := fl.vector("rope_freqs.weight", len(inv))
+		if fl.err != nil {
+			return nil, fl.err
+		}
+		for i, f := range factors {
+			inv[i] /= f
+		}
+	}
+	return inv, nil
 }
