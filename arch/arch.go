@@ -35,6 +35,10 @@ type Family struct {
 	// HFConst are constant config.json entries written on GGUF → HF
 	// (hidden_act, the flags transformers needs that GGUF does not keep).
 	HFConst map[string]any
+	// BiasFlag is the config.json key that says whether the attention
+	// projections have biases ("attention_bias", "use_qkv_bias"), set from
+	// the tensors on GGUF → HF; "" when the family has none.
+	BiasFlag string
 	// Graph says how the forward pass is wired (model reads it).
 	Graph Graph
 }
@@ -55,6 +59,8 @@ type Graph struct {
 	// QKNormPerHead: the Q/K norms (when present) normalise each head
 	// separately (Qwen3, Gemma 3) rather than the whole projection (OLMo 2).
 	QKNormPerHead bool
+	// FusedGateUp: ffn_up holds the gate rows, then the up rows (Phi-3).
+	FusedGateUp bool
 	// NeoxRopeGGUF: the GGUF form rotates halves (ggml's NEOX rope), as
 	// Hugging Face does; false when the converter permuted Q/K rows
 	// (LayoutPermuteQ) and ggml rotates adjacent pairs.
@@ -96,6 +102,10 @@ const (
 	LayoutNormPlusOne
 	// LayoutTranspose swaps the two dimensions (GPT-2's Conv1D).
 	LayoutTranspose
+	// LayoutQKVHeads regroups a fused QKV projection's rows from Hugging
+	// Face's per-head interleave [head][q,k,v][head_dim] to
+	// [q,k,v][head][head_dim] (GPT-NeoX; weights and biases).
+	LayoutQKVHeads
 )
 
 // Tensor is one weight role.
@@ -349,6 +359,8 @@ const (
 	DimQ                     // heads · head_dim
 	DimKV                    // kv_heads · head_dim
 	DimFFN                   // feed-forward width
+	DimQKV                   // (heads + 2·kv_heads) · head_dim: a fused QKV projection
+	DimFFN2                  // 2 · feed-forward width: fused gate and up
 )
 
 // Dims are the sizes of one model.
@@ -366,6 +378,10 @@ func (d Dims) size(x Dim) int64 {
 		return d.KVHeads * d.HeadDim
 	case DimFFN:
 		return d.FFN
+	case DimQKV:
+		return (d.Heads + 2*d.KVHeads) * d.HeadDim
+	case DimFFN2:
+		return 2 * d.FFN
 	}
 	return 0
 }
@@ -420,4 +436,14 @@ func (f *Family) Weights(d Dims, layers int, hf bool, keep func(*Tensor) bool) [
 		}
 	}
 	return append(append(first, blocks...), last...)
+}
+
+// HasParam reports whether the family writes GGUF key key.
+func (f *Family) HasParam(key string) bool {
+	for _, p := range f.Params {
+		if p.Key == key {
+			return true
+		}
+	}
+	return false
 }

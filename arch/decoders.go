@@ -115,10 +115,11 @@ var Llama = register(&Family{
 	HFClass:    "LlamaForCausalLM", ModelType: "llama",
 	Params: withParams(baseParams(),
 		append([]Param{u32("vocab_size", Required, "vocab_size"), ropeDimension()}, ropeScalingLinear()...)...),
-	Tensors: decoderTensors(true, LayoutSame),
-	Drops:   []Drop{rotaryBuffer},
-	HFConst: map[string]any{"hidden_act": "silu", "mlp_bias": false},
-	Graph:   Graph{Norm: RMSNorm, FFN: Gated, Activation: "silu"},
+	Tensors:  decoderTensors(true, LayoutSame),
+	Drops:    []Drop{rotaryBuffer},
+	HFConst:  map[string]any{"hidden_act": "silu", "mlp_bias": false},
+	BiasFlag: "attention_bias",
+	Graph:    Graph{Norm: RMSNorm, FFN: Gated, Activation: "silu"},
 })
 
 // Qwen2 is Qwen2 and Qwen2.5: the llama shape with Q/K/V biases, no Q/K
@@ -244,10 +245,11 @@ var Granite = register(&Family{
 		f32p("residual_scale", Optional, "residual_multiplier"),
 		f32p("logit_scale", Optional, "logits_scaling"),
 	),
-	Tensors: decoderTensors(true, LayoutSame),
-	Drops:   []Drop{rotaryBuffer},
-	HFConst: map[string]any{"hidden_act": "silu", "mlp_bias": false},
-	Graph:   Graph{Norm: RMSNorm, FFN: Gated, Activation: "silu"},
+	Tensors:  decoderTensors(true, LayoutSame),
+	Drops:    []Drop{rotaryBuffer},
+	HFConst:  map[string]any{"hidden_act": "silu", "mlp_bias": false},
+	BiasFlag: "attention_bias",
+	Graph:    Graph{Norm: RMSNorm, FFN: Gated, Activation: "silu"},
 })
 
 // graniteBase is baseParams without head_dim (GraniteModel pops it).
@@ -276,10 +278,11 @@ var Olmo = register(&Family{
 		f32p("attention.clamp_kqv", Optional, "clip_qkv"),
 		noRopeScaling(),
 	),
-	Tensors: olmoTensors(),
-	Drops:   []Drop{rotaryBuffer},
-	HFConst: map[string]any{"hidden_act": "silu", "attention_bias": false},
-	Graph:   Graph{Norm: LayerNorm, FFN: Gated, Activation: "silu"},
+	Tensors:  olmoTensors(),
+	Drops:    []Drop{rotaryBuffer},
+	HFConst:  map[string]any{"hidden_act": "silu"},
+	BiasFlag: "attention_bias",
+	Graph:    Graph{Norm: LayerNorm, FFN: Gated, Activation: "silu"},
 })
 
 // olmoTensors is the llama schema without norm tensors.
@@ -303,11 +306,12 @@ var Starcoder2 = register(&Family{
 	HFClasses:  []string{"Starcoder2ForCausalLM"},
 	ModelTypes: []string{"starcoder2"},
 	HFClass:    "Starcoder2ForCausalLM", ModelType: "starcoder2",
-	Params:  withParams(baseParams(), noRopeScaling()),
-	Tensors: starcoder2Tensors(),
-	Drops:   []Drop{rotaryBuffer},
-	HFConst: map[string]any{"hidden_act": "gelu_pytorch_tanh", "use_bias": true},
-	Graph:   Graph{Norm: LayerNorm, FFN: Plain, Activation: "gelu_tanh", NeoxRopeGGUF: true},
+	Params:   withParams(baseParams(), noRopeScaling()),
+	Tensors:  starcoder2Tensors(),
+	Drops:    []Drop{rotaryBuffer},
+	HFConst:  map[string]any{"hidden_act": "gelu_pytorch_tanh"},
+	BiasFlag: "use_bias",
+	Graph:    Graph{Norm: LayerNorm, FFN: Plain, Activation: "gelu_tanh", NeoxRopeGGUF: true},
 })
 
 func starcoder2Tensors() []Tensor {
@@ -322,6 +326,181 @@ func starcoder2Tensors() []Tensor {
 			t.HF = []string{hfLayer + "mlp.c_proj"}
 		}
 		out = append(out, t)
+	}
+	return out
+}
+
+// partialRotary is rope.dimension_count as int(factor · hidden/heads),
+// factor read from keys (rotary_pct, partial_rotary_factor, rope_pct);
+// GGUF → HF writes the factor back under keys[0].
+func partialRotary(keys ...string) Param {
+	return Param{Key: "rope.dimension_count", Kind: tensor.KindUint32, Need: Required,
+		Derive: func(c Config) (tensor.Value, bool, error) {
+			f, ok := c.Float(keys...)
+			if !ok {
+				return tensor.Value{}, false, errUnsupported("config.json: no %v", keys)
+			}
+			h, _ := c.Int("hidden_size")
+			n, _ := c.Int("num_attention_heads")
+			if n <= 0 {
+				return tensor.Value{}, false, errUnsupported("config.json: no num_attention_heads")
+			}
+			return tensor.Uint32(uint32(f * float64(h/n))), true, nil
+		},
+		Inverse: func(c Config, v tensor.Value, m Meta) {
+			rd, _ := v.Int()
+			h, _ := m.Int("embedding_length")
+			n, _ := m.Int("attention.head_count")
+			if n > 0 && h/n > 0 {
+				c[keys[0]] = jsonValue(tensor.Float64(float64(rd) / float64(h/n)))
+			}
+		}}
+}
+
+// parallelResidual is use_parallel_residual (default true).
+func parallelResidual() Param {
+	return Param{Key: "use_parallel_residual", HF: []string{"use_parallel_residual"}, Kind: tensor.KindBool,
+		Derive: func(c Config) (tensor.Value, bool, error) {
+			b, ok := c.Bool("use_parallel_residual")
+			if !ok {
+				b = true
+			}
+			return tensor.Bool(b), true, nil
+		}}
+}
+
+// Phi3 is Phi-3 (mini, medium): the llama shape with Q, K and V fused in
+// one projection (attn_qkv: rows Q, then K, then V) and the gate and up
+// projections fused (ffn_up: rows gate, then up), a sliding-window size
+// stated (0 when none), and no Q/K permutation.
+var Phi3 = register(&Family{
+	Name:       "phi3",
+	HFClasses:  []string{"Phi3ForCausalLM"},
+	ModelTypes: []string{"phi3"},
+	HFClass:    "Phi3ForCausalLM", ModelType: "phi3",
+	Params: []Param{
+		u32("context_length", Required, "n_positions", "max_position_embeddings"),
+		{Key: "rope.scaling.original_context_length", HF: []string{"original_max_position_embeddings"}, Kind: tensor.KindUint32, Need: Required},
+		u32("embedding_length", Required, "hidden_size", "n_embd"),
+		u32("feed_forward_length", Required, "intermediate_size"),
+		{Key: "block_count", HF: []string{"num_hidden_layers", "n_layer"}, Kind: tensor.KindUint32, Need: Required},
+		u32("attention.head_count", Required, "num_attention_heads", "n_head"),
+		u32("attention.head_count_kv", Required, "num_key_value_heads", "n_head_kv"),
+		f32p("attention.layer_norm_rms_epsilon", Required, "rms_norm_eps"),
+		{Key: "rope.dimension_count", Kind: tensor.KindUint32, Need: Required,
+			Derive: func(c Config) (tensor.Value, bool, error) {
+				h, _ := c.Int("hidden_size", "n_embd")
+				n, _ := c.Int("num_attention_heads", "n_head")
+				if n <= 0 {
+					return tensor.Value{}, false, errUnsupported("config.json: no num_attention_heads")
+				}
+				return tensor.Uint32(uint32(h / n)), true, nil
+			}, Inverse: func(Config, tensor.Value, Meta) {}},
+		f32p("rope.freq_base", Required, "rope_theta"),
+		{Key: FileType},
+		{Key: "attention.sliding_window", HF: []string{"sliding_window"}, Kind: tensor.KindUint32,
+			Derive: func(c Config) (tensor.Value, bool, error) {
+				w, _ := c.Int("sliding_window")
+				return tensor.Uint32(uint32(w)), true, nil
+			}},
+		noRopeScaling(),
+	},
+	Tensors: phi3Tensors(),
+	Drops:   []Drop{rotaryBuffer},
+	HFConst: map[string]any{"hidden_act": "silu"},
+	Graph:   Graph{Norm: RMSNorm, FFN: Gated, FusedGateUp: true, Activation: "silu", NeoxRopeGGUF: true},
+})
+
+func phi3Tensors() []Tensor {
+	var out []Tensor
+	for _, t := range decoderTensors(false, LayoutSame) {
+		switch t.GGUF {
+		case "blk.{bid}.attn_q":
+			out = append(out, Tensor{GGUF: "blk.{bid}.attn_qkv", HF: []string{hfLayer + "self_attn.qkv_proj"}, Shape: []Dim{DimQKV, DimHidden}})
+			continue
+		case "blk.{bid}.attn_k", "blk.{bid}.attn_v", "blk.{bid}.ffn_gate":
+			continue
+		case "blk.{bid}.ffn_up":
+			t.HF = []string{hfLayer + "mlp.gate_up_proj"}
+			t.Shape = []Dim{DimFFN2, DimHidden}
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// GPTNeoX is GPT-NeoX and Pythia: LayerNorms with biases, a fused QKV
+// projection whose rows Hugging Face interleaves per head ([head][q,k,v])
+// and the converter regroups ([q,k,v][head]), partial rotary positions
+// (rotary_pct), a plain GELU MLP, parallel attention and MLP residuals.
+var GPTNeoX = register(&Family{
+	Name:       "gptneox",
+	HFClasses:  []string{"GPTNeoXForCausalLM"},
+	ModelTypes: []string{"gpt_neox"},
+	HFClass:    "GPTNeoXForCausalLM", ModelType: "gpt_neox",
+	Params: []Param{
+		u32("context_length", Required, "max_position_embeddings"),
+		u32("embedding_length", Required, "hidden_size"),
+		u32("block_count", Required, "num_hidden_layers"),
+		u32("feed_forward_length", Required, "intermediate_size"),
+		partialRotary("rotary_pct"),
+		u32("attention.head_count", Required, "num_attention_heads"),
+		parallelResidual(),
+		f32p("attention.layer_norm_epsilon", Required, "layer_norm_eps"),
+		noRopeScaling(),
+	},
+	Tensors: []Tensor{
+		{GGUF: "token_embd", HF: []string{"gpt_neox.embed_in"}, Shape: []Dim{DimVocab, DimHidden}},
+		{GGUF: "output_norm", HF: []string{"gpt_neox.final_layer_norm"}, Shape: []Dim{DimHidden}},
+		{GGUF: "output", HF: []string{"embed_out"}, Shape: []Dim{DimVocab, DimHidden}},
+		{GGUF: "blk.{bid}.attn_norm", HF: []string{"gpt_neox.layers.{bid}.input_layernorm"}, Shape: []Dim{DimHidden}},
+		{GGUF: "blk.{bid}.attn_qkv", HF: []string{"gpt_neox.layers.{bid}.attention.query_key_value"}, Shape: []Dim{DimQKV, DimHidden}, Layout: LayoutQKVHeads},
+		{GGUF: "blk.{bid}.attn_output", HF: []string{"gpt_neox.layers.{bid}.attention.dense"}, Shape: []Dim{DimHidden, DimQ}},
+		{GGUF: "blk.{bid}.ffn_norm", HF: []string{"gpt_neox.layers.{bid}.post_attention_layernorm"}, Shape: []Dim{DimHidden}},
+		{GGUF: "blk.{bid}.ffn_up", HF: []string{"gpt_neox.layers.{bid}.mlp.dense_h_to_4h"}, Shape: []Dim{DimFFN, DimHidden}},
+		{GGUF: "blk.{bid}.ffn_down", HF: []string{"gpt_neox.layers.{bid}.mlp.dense_4h_to_h"}, Shape: []Dim{DimHidden, DimFFN}},
+	},
+	Drops: []Drop{rotaryBuffer,
+		{Suffix: ".attention.bias", Reason: "causal-mask buffer, not a weight"},
+		{Suffix: ".attention.masked_bias", Reason: "causal-mask buffer, not a weight"}},
+	HFConst: map[string]any{"hidden_act": "gelu", "tie_word_embeddings": false},
+	Graph:   Graph{Norm: LayerNorm, FFN: Plain, Activation: "gelu", NeoxRopeGGUF: true},
+})
+
+// StableLM is StableLM (2, Zephyr, Epoch): the llama shape with LayerNorms
+// (biases), partial rotary positions, optional Q/K/V biases and an
+// optional parallel residual, in which the block has no second norm.
+var StableLM = register(&Family{
+	Name:       "stablelm",
+	HFClasses:  []string{"StableLmForCausalLM", "StableLMEpochForCausalLM"},
+	ModelTypes: []string{"stablelm", "stablelm_epoch"},
+	HFClass:    "StableLmForCausalLM", ModelType: "stablelm",
+	Params: []Param{
+		u32("context_length", Required, "max_position_embeddings"),
+		u32("embedding_length", Required, "hidden_size"),
+		u32("block_count", Required, "num_hidden_layers"),
+		u32("feed_forward_length", Required, "intermediate_size"),
+		partialRotary("partial_rotary_factor", "rope_pct"),
+		u32("attention.head_count", Required, "num_attention_heads"),
+		u32("attention.head_count_kv", Required, "num_key_value_heads"),
+		parallelResidual(),
+		f32p("attention.layer_norm_epsilon", Required, "layer_norm_eps", "norm_eps"),
+		{Key: FileType},
+		noRopeScaling(),
+	},
+	Tensors:  stablelmTensors(),
+	Drops:    []Drop{rotaryBuffer},
+	HFConst:  map[string]any{"hidden_act": "silu"},
+	BiasFlag: "use_qkv_bias",
+	Graph:    Graph{Norm: LayerNorm, FFN: Gated, Activation: "silu", NeoxRopeGGUF: true},
+})
+
+func stablelmTensors() []Tensor {
+	out := decoderTensors(false, LayoutSame)
+	for i := range out {
+		if out[i].GGUF == "blk.{bid}.ffn_norm" {
+			out[i].Optional = true // absent with use_parallel_residual
+		}
 	}
 	return out
 }

@@ -61,6 +61,18 @@ func layoutTransform(l arch.Layout, name string, shape tensor.Shape, qh, kh int6
 				dst[i] = v + d
 			}
 		}, shape.Clone(), nil
+	case arch.LayoutQKVHeads:
+		rows, cols := int64(0), int64(1)
+		if len(shape) >= 1 {
+			rows = shape[0]
+		}
+		if len(shape) == 2 {
+			cols = shape[1]
+		}
+		if len(shape) < 1 || len(shape) > 2 || qh <= 0 || rows%(3*qh) != 0 {
+			return nil, nil, fmt.Errorf("convert: tensor %q: shape %v does not split into q, k, v of %d heads", name, shape, qh)
+		}
+		return regroupQKV(int(qh), int(rows/(3*qh)), int(cols), inverse), shape.Clone(), nil
 	case arch.LayoutTranspose:
 		if len(shape) != 2 {
 			return nil, nil, fmt.Errorf("convert: tensor %q: shape %v: want a matrix", name, shape)
@@ -150,7 +162,7 @@ func (a family) HFConfig(md tensor.Metadata, in []tensor.Info) (Config, error) {
 		return nil, fmt.Errorf("convert: %w", err)
 	}
 	// What transformers would otherwise default differently from llama.cpp.
-	if _, ok := c["num_key_value_heads"]; !ok {
+	if _, ok := c["num_key_value_heads"]; !ok && a.f.HasParam("attention.head_count_kv") {
 		c["num_key_value_heads"] = c["num_attention_heads"]
 	}
 	if _, ok := c["rope_theta"]; !ok {
@@ -168,9 +180,10 @@ func (a family) HFConfig(md tensor.Metadata, in []tensor.Info) (Config, error) {
 		_, hasOutput := byName["output.weight"]
 		c["tie_word_embeddings"] = !hasOutput
 	}
-	if _, ok := c["attention_bias"]; !ok {
-		_, bias := byName["blk.0.attn_q.bias"]
-		c["attention_bias"] = bias
+	if a.f.BiasFlag != "" {
+		_, q := byName["blk.0.attn_q.bias"]
+		_, qkv := byName["blk.0.attn_qkv.bias"]
+		c[a.f.BiasFlag] = q || qkv
 	}
 	addSpecialIDs(Config(c), md)
 	return Config(c), nil
@@ -206,4 +219,22 @@ func (a family) generatedByName(name string) (arch.Generated, bool) {
 		}
 	}
 	return arch.Generated{}, false
+}
+
+// regroupQKV returns the row regrouping of a fused QKV projection of heads
+// heads of d rows each (cols columns): Hugging Face's row (h·3 + j)·d + i
+// goes to row (j·heads + h)·d + i; inverse undoes it.
+func regroupQKV(heads, d, cols int, inverse bool) func(dst, src []float32) {
+	return func(dst, src []float32) {
+		for h := 0; h < heads; h++ {
+			for j := 0; j < 3; j++ {
+				hf, gg := (h*3+j)*d, (j*heads+h)*d
+				from, to := hf, gg
+				if inverse {
+					from, to = gg, hf
+				}
+				copy(dst[to*cols:(to+d)*cols], src[from*cols:(from+d)*cols])
+			}
+		}
+	}
 }

@@ -34,6 +34,10 @@ type decoder struct {
 	// embScale, resScale, attnScale, logitScale: the multipliers above
 	// (1 where the family has none; attnScale defaults to 1/√head_dim).
 	embScale, resScale, attnScale, logitScale float32
+	// parallel: attention and feed-forward both read the block's input and
+	// are added together (GPT-NeoX, StableLM's option). regroupQKV: the
+	// fused QKV output comes per head ([head][q,k,v]) and is regrouped.
+	parallel, regroupQKV bool
 	// attnCap, finalCap: Gemma 2's soft-caps (0: none). clampQKV: OLMo's
 	// clip of q, k and v (0: none).
 	attnCap, finalCap, clampQKV float32
@@ -48,6 +52,7 @@ type decoderWeights struct {
 
 type decoderBlock struct {
 	AttnNorm     *norm  // [d]
+	QKV          linear // [(heads+2·kv_heads)·head_dim][d] fused (Phi-3, GPT-NeoX); W nil when separate
 	Q            linear // [heads·head_dim][d]
 	K            linear // [kv_heads·head_dim][d]
 	V            linear // [kv_heads·head_dim][d]
@@ -55,7 +60,7 @@ type decoderBlock struct {
 	PostAttnNorm *norm  // [d]; nil unless the family has it
 	FFNNorm      *norm  // [d]
 	Gate         linear // [ffn][d]; W nil for a plain FFN
-	Up           linear // [ffn][d]
+	Up           linear // [ffn][d]; [2·ffn][d] gate then up when the family fuses them
 	Down         linear // [d][ffn]
 	PostFFNNorm  *norm  // [d]; nil unless the family has it
 }
@@ -185,6 +190,9 @@ func loadDecoder(l *loader, f *spec.Family, hc hfConfig, hf bool) (*Model, error
 	}
 	cfg.HeadDim = geti(int64(d/max(heads, 1)), "head_dim")
 	cfg.RopeDim = cfg.HeadDim
+	if pct, ok := c.Float("rotary_pct", "partial_rotary_factor", "rope_pct"); ok {
+		cfg.RopeDim = int(pct * float64(cfg.HeadDim))
+	}
 	actName := g.Activation
 	if s := hc.str("hidden_activation", "hidden_act"); hf && s != "" {
 		if cfg.Activation, err = hfActivation(s); err != nil {
@@ -214,6 +222,12 @@ func loadDecoder(l *loader, f *spec.Family, hc hfConfig, hf bool) (*Model, error
 	if v, ok := c.Float("query_pre_attn_scalar"); ok && hf {
 		m.attnScale = float32(math.Pow(v, -0.5))
 	}
+	if f.HasParam("use_parallel_residual") {
+		m.parallel = true
+		if b, ok := c.Bool("use_parallel_residual"); ok {
+			m.parallel = b
+		}
+	}
 	m.attnCap = float32(getf(0, "attn_logit_softcapping"))
 	m.finalCap = float32(getf(0, "final_logit_softcapping"))
 	m.clampQKV = float32(getf(0, "clip_qkv"))
@@ -236,18 +250,28 @@ func loadDecoder(l *loader, f *spec.Family, hc hfConfig, hf bool) (*Model, error
 		FinalNorm: fl.norm("output_norm", -1, d, cfg.Eps, true),
 	}
 	for i := 0; i < cfg.Layers; i++ {
+		upRows := cfg.FFN
+		if g.FusedGateUp {
+			upRows = 2 * cfg.FFN
+		}
 		b := decoderBlock{
 			AttnNorm:     fl.norm("blk.{bid}.attn_norm", i, d, cfg.Eps, true),
-			Q:            fl.lin("blk.{bid}.attn_q", i, qd, d),
-			K:            fl.lin("blk.{bid}.attn_k", i, kd, d),
-			V:            fl.lin("blk.{bid}.attn_v", i, kd, d),
 			O:            fl.lin("blk.{bid}.attn_output", i, d, qd),
 			PostAttnNorm: fl.norm("blk.{bid}.post_attention_norm", i, d, cfg.Eps, false),
-			FFNNorm:      fl.norm("blk.{bid}.ffn_norm", i, d, cfg.Eps, true),
+			FFNNorm:      fl.norm("blk.{bid}.ffn_norm", i, d, cfg.Eps, !m.parallel),
 			Gate:         fl.optLin("blk.{bid}.ffn_gate", i, cfg.FFN, d),
-			Up:           fl.lin("blk.{bid}.ffn_up", i, cfg.FFN, d),
+			Up:           fl.lin("blk.{bid}.ffn_up", i, upRows, d),
 			Down:         fl.lin("blk.{bid}.ffn_down", i, d, cfg.FFN),
 			PostFFNNorm:  fl.norm("blk.{bid}.post_ffw_norm", i, d, cfg.Eps, false),
+		}
+		if fl.inSchema("blk.{bid}.attn_qkv") {
+			b.QKV = fl.lin("blk.{bid}.attn_qkv", i, qd+2*kd, d)
+			t, _ := f.Tensor("blk.{bid}.attn_qkv")
+			m.regroupQKV = hf && t.Layout == spec.LayoutQKVHeads
+		} else {
+			b.Q = fl.lin("blk.{bid}.attn_q", i, qd, d)
+			b.K = fl.lin("blk.{bid}.attn_k", i, kd, d)
+			b.V = fl.lin("blk.{bid}.attn_v", i, kd, d)
 		}
 		w.Blocks = append(w.Blocks, b)
 	}
@@ -279,14 +303,19 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 	q, k, v := make([]float32, T*qd), make([]float32, T*kd), make([]float32, T*kd)
 	att := make([]float32, T*qd)
 	o := make([]float32, T*d)
-	up := make([]float32, T*c.FFN)
-	var gate []float32
+	var gate, up, qkv, o2, hb []float32
 	for l := range w.Blocks {
 		b := &w.Blocks[l]
 		b.AttnNorm.apply(h, x, T, d)
-		b.Q.apply(q, h, T)
-		b.K.apply(k, h, T)
-		b.V.apply(v, h, T)
+		if b.QKV.W != nil {
+			qkv = grow(qkv, T*(qd+2*kd))
+			b.QKV.apply(qkv, h, T)
+			m.splitQKV(q, k, v, qkv, T)
+		} else {
+			b.Q.apply(q, h, T)
+			b.K.apply(k, h, T)
+			b.V.apply(v, h, T)
+		}
 		if m.clampQKV > 0 {
 			for _, y := range [][]float32{q, k, v} {
 				clamp(y, m.clampQKV)
@@ -300,23 +329,29 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 		attend(att, q, K, V, T, pos0+T, kernels.AttentionParams{Heads: H, KVHeads: G, HeadDim: D,
 			Scale: m.attnScale, Causal: true, QPos0: pos0, KeyMask: s.mask, Window: m.windows[l], SoftCap: m.attnCap}, tr, l)
 		b.O.apply(o, att, T)
+		if m.parallel {
+			// x' = x + Attn(N₁(x)) + FFN(N₂(x)), N₂ = N₁ when the block
+			// has one norm (StableLM).
+			h2 := h
+			if b.FFNNorm != nil {
+				hb = grow(hb, T*d)
+				b.FFNNorm.apply(hb, x, T, d)
+				h2 = hb
+			}
+			o2 = grow(o2, T*d)
+			if gate, up, err = m.ffn(o2, h2, b, gate, up, T); err != nil {
+				return nil, nil, err
+			}
+			kernels.Add(x, o)
+			kernels.Add(x, o2)
+			recordLayer(tr, x, d)
+			continue
+		}
 		m.residual(x, o, b.PostAttnNorm, h, T, d)
 
 		b.FFNNorm.apply(h, x, T, d)
-		b.Up.apply(up, h, T)
-		if b.Gate.W != nil {
-			gate = grow(gate, T*c.FFN)
-			b.Gate.apply(gate, h, T)
-			if err := activate(gate, c.Activation); err != nil {
-				return nil, nil, err
-			}
-			kernels.Mul(gate, up)
-			b.Down.apply(o, gate, T)
-		} else {
-			if err := activate(up, c.Activation); err != nil {
-				return nil, nil, err
-			}
-			b.Down.apply(o, up, T)
+		if gate, up, err = m.ffn(o, h, b, gate, up, T); err != nil {
+			return nil, nil, err
 		}
 		m.residual(x, o, b.PostFFNNorm, h, T, d)
 		recordLayer(tr, x, d)
@@ -332,6 +367,70 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 		kernels.SoftCap(logits, m.finalCap)
 	}
 	return h, logits, nil
+}
+
+// ffn sets dst[T][d] to the feed-forward branch of h: W_down·(act(gate) ⊙
+// up) or W_down·act(up), gate and up from their own or one fused
+// projection. gate and up are scratch buffers, returned grown.
+func (m *decoder) ffn(dst, h []float32, b *decoderBlock, gate, up []float32, T int) ([]float32, []float32, error) {
+	F := m.cfg.FFN
+	switch {
+	case m.g.FusedGateUp:
+		gu := grow(up, T*2*F)
+		b.Up.apply(gu, h, T)
+		gate, up = grow(gate, T*F), gu
+		for t := 0; t < T; t++ {
+			copy(gate[t*F:(t+1)*F], gu[t*2*F:t*2*F+F])
+		}
+		for t := 0; t < T; t++ {
+			copy(gu[t*F:(t+1)*F], gu[t*2*F+F:(t+1)*2*F])
+		}
+		if err := activate(gate, m.cfg.Activation); err != nil {
+			return gate, up, err
+		}
+		kernels.Mul(gate, gu[:T*F])
+		b.Down.apply(dst, gate, T)
+	case b.Gate.W != nil:
+		up, gate = grow(up, T*F), grow(gate, T*F)
+		b.Up.apply(up, h, T)
+		b.Gate.apply(gate, h, T)
+		if err := activate(gate, m.cfg.Activation); err != nil {
+			return gate, up, err
+		}
+		kernels.Mul(gate, up)
+		b.Down.apply(dst, gate, T)
+	default:
+		up = grow(up, T*F)
+		b.Up.apply(up, h, T)
+		if err := activate(up, m.cfg.Activation); err != nil {
+			return gate, up, err
+		}
+		b.Down.apply(dst, up, T)
+	}
+	return gate, up, nil
+}
+
+// splitQKV cuts a fused projection's rows [T][q | k | v] (or, regrouped
+// from Hugging Face's GPT-NeoX layout, [T][head][q,k,v]) into q, k and v.
+func (m *decoder) splitQKV(q, k, v, qkv []float32, T int) {
+	c := m.cfg
+	H, G, D := c.Heads, c.KVHeads, c.HeadDim
+	qd, kd := H*D, G*D
+	w := qd + 2*kd
+	for t := 0; t < T; t++ {
+		row := qkv[t*w : (t+1)*w]
+		if m.regroupQKV {
+			for h := 0; h < H; h++ {
+				copy(q[t*qd+h*D:t*qd+(h+1)*D], row[(3*h)*D:(3*h+1)*D])
+				copy(k[t*kd+h*D:t*kd+(h+1)*D], row[(3*h+1)*D:(3*h+2)*D])
+				copy(v[t*kd+h*D:t*kd+(h+1)*D], row[(3*h+2)*D:(3*h+3)*D])
+			}
+			continue
+		}
+		copy(q[t*qd:(t+1)*qd], row[:qd])
+		copy(k[t*kd:(t+1)*kd], row[qd:qd+kd])
+		copy(v[t*kd:(t+1)*kd], row[qd+kd:])
+	}
 }
 
 // residual adds branch output o to x: x += s_res·N(o), the norm only where
