@@ -39,6 +39,9 @@ type Family struct {
 	// projections have biases ("attention_bias", "use_qkv_bias"), set from
 	// the tensors on GGUF → HF; "" when the family has none.
 	BiasFlag string
+	// Vocab is what the family's converter changes in the tokenizer's GGUF
+	// keys, whatever the tokenizer files say.
+	Vocab VocabRules
 	// Graph says how the forward pass is wired (model reads it).
 	Graph Graph
 }
@@ -65,6 +68,23 @@ type Graph struct {
 	// Hugging Face does; false when the converter permuted Q/K rows
 	// (LayoutPermuteQ) and ggml rotates adjacent pairs.
 	NeoxRopeGGUF bool
+}
+
+// VocabRules are a family's own tokenizer.ggml.* settings.
+type VocabRules struct {
+	// AddSpacePrefix, when set, is written as add_space_prefix (Gemma:
+	// false); NoAddSpacePrefix leaves the key out (Phi-3).
+	AddSpacePrefix   *bool
+	NoAddSpacePrefix bool
+	// SpecialIDs are token ids the converter sets by family ("eot" → 107
+	// for Gemma), written after the tokenizer's own.
+	SpecialIDs []SpecialID
+}
+
+// SpecialID is one fixed special token id ("eot" → tokenizer.ggml.eot_token_id).
+type SpecialID struct {
+	Kind string
+	ID   uint32
 }
 
 // NormKind is RMSNorm or LayerNorm.

@@ -39,6 +39,8 @@ func decoderTensors(qk bool, norm Layout) []Tensor {
 	}
 }
 
+var no = false
+
 // rotaryBuffer is the inv_freq buffer old checkpoints carry.
 var rotaryBuffer = Drop{Suffix: ".rotary_emb.inv_freq", Reason: "rotary inverse frequencies: a buffer recomputed from rope_theta"}
 
@@ -115,12 +117,39 @@ var Llama = register(&Family{
 	HFClass:    "LlamaForCausalLM", ModelType: "llama",
 	Params: withParams(baseParams(),
 		append([]Param{u32("vocab_size", Required, "vocab_size"), ropeDimension()}, ropeScalingLinear()...)...),
-	Tensors:  decoderTensors(true, LayoutSame),
-	Drops:    []Drop{rotaryBuffer},
-	HFConst:  map[string]any{"hidden_act": "silu", "mlp_bias": false},
-	BiasFlag: "attention_bias",
-	Graph:    Graph{Norm: RMSNorm, FFN: Gated, Activation: "silu"},
+	Tensors:   decoderTensors(true, LayoutSame),
+	Drops:     []Drop{rotaryBuffer},
+	Generated: []Generated{ropeFreqs},
+	HFConst:   map[string]any{"hidden_act": "silu", "mlp_bias": false},
+	BiasFlag:  "attention_bias",
+	Graph:     Graph{Norm: RMSNorm, FFN: Gated, Activation: "silu"},
 })
+
+// ropeFreqs is LlamaModel's rope_freqs for llama3 rope scaling.
+var ropeFreqs = Generated{GGUF: "rope_freqs.weight",
+	Reason: "Llama 3 rope frequency factors: config.json's rope_scaling holds them",
+	Make: func(c Config) ([]float32, error) {
+		r, ok, err := Llama3RopeOf(c)
+		if err != nil || !ok {
+			return nil, err
+		}
+		// The converter (c392e509) reads the original context from the
+		// top level of config.json, default 8192, where transformers reads
+		// rope_scaling's; published Llama 3 configs agree on 8192.
+		r.OriginalContext = 8192
+		if v, ok := c.Float("original_max_position_embeddings"); ok {
+			r.OriginalContext = v
+		}
+		d, err := headDim(c)
+		if err != nil {
+			return nil, err
+		}
+		base, ok := c.Float("rope_theta")
+		if !ok {
+			base = 10000
+		}
+		return r.Factors(base, int(d)), nil
+	}}
 
 // Qwen2 is Qwen2 and Qwen2.5: the llama shape with Q/K/V biases, no Q/K
 // permutation (ggml's NEOX rope), and only the base hyper-parameters.
@@ -187,7 +216,11 @@ var Gemma = register(&Family{
 	Tensors: gemmaTensors(),
 	Drops:   []Drop{rotaryBuffer, gemmaHead},
 	HFConst: map[string]any{"hidden_act": "gelu_pytorch_tanh", "hidden_activation": "gelu_pytorch_tanh", "tie_word_embeddings": true},
-	Graph:   Graph{Norm: RMSNorm, FFN: Gated, Activation: "gelu_tanh", EmbedScale: true, NeoxRopeGGUF: true},
+	// The converter also sets CodeGemma's prefix/suffix/middle/fsep ids, but
+	// gguf-py (c392e509) has no keys for them, so only eot is written.
+	Vocab:    VocabRules{AddSpacePrefix: &no, SpecialIDs: []SpecialID{{"eot", 107}}},
+	BiasFlag: "attention_bias",
+	Graph:    Graph{Norm: RMSNorm, FFN: Gated, Activation: "gelu_tanh", EmbedScale: true, NeoxRopeGGUF: true},
 })
 
 // Gemma2 adds to Gemma: attention and final-logit soft-capping, a sliding
@@ -198,18 +231,45 @@ var Gemma2 = register(&Family{
 	HFClasses:  []string{"Gemma2ForCausalLM"},
 	ModelTypes: []string{"gemma2"},
 	HFClass:    "Gemma2ForCausalLM", ModelType: "gemma2",
-	Params: gemmaParams(
+	Params: gemma2KeyLength(gemmaParams(
 		f32p("attn_logit_softcapping", Required, "attn_logit_softcapping"),
 		f32p("final_logit_softcapping", Required, "final_logit_softcapping"),
 		u32("attention.sliding_window", Required, "sliding_window"),
 		noRopeScaling(),
-	),
+	)),
 	Tensors: gemma2Tensors(),
 	Drops:   []Drop{rotaryBuffer, gemmaHead},
 	HFConst: map[string]any{"hidden_act": "gelu_pytorch_tanh", "hidden_activation": "gelu_pytorch_tanh",
 		"tie_word_embeddings": true},
-	Graph: Graph{Norm: RMSNorm, FFN: Gated, Activation: "gelu_tanh", EmbedScale: true, NeoxRopeGGUF: true},
+	Vocab:    VocabRules{AddSpacePrefix: &no},
+	BiasFlag: "attention_bias",
+	Graph:    Graph{Norm: RMSNorm, FFN: Gated, Activation: "gelu_tanh", EmbedScale: true, NeoxRopeGGUF: true},
 })
+
+// gemma2KeyLength makes GGUF → HF state Gemma 2's attention scale, which
+// the GGUF does not hold: llama.cpp scales queries by 1/√head_dim, or by
+// 1/√(d_model/heads) for the 46-layer 27B, and transformers by
+// query_pre_attn_scalar^-½ (224 when absent), so the value llama.cpp uses is
+// written.
+func gemma2KeyLength(params []Param) []Param {
+	for i := range params {
+		if params[i].Key == "attention.key_length" {
+			params[i].Inverse = func(c Config, v tensor.Value, m Meta) {
+				d, _ := v.Int()
+				c["head_dim"] = d
+				c["query_pre_attn_scalar"] = d
+				if n, _ := m.Int("block_count"); n == 46 {
+					h, _ := m.Int("embedding_length")
+					heads, _ := m.Int("attention.head_count")
+					if heads > 0 {
+						c["query_pre_attn_scalar"] = h / heads
+					}
+				}
+			}
+		}
+	}
+	return params
+}
 
 // gemma2Tensors renames the llama schema's norms: HF's
 // post_attention_layernorm is Gemma 2's norm after attention, and the
@@ -306,7 +366,7 @@ var Starcoder2 = register(&Family{
 	HFClasses:  []string{"Starcoder2ForCausalLM"},
 	ModelTypes: []string{"starcoder2"},
 	HFClass:    "Starcoder2ForCausalLM", ModelType: "starcoder2",
-	Params:   withParams(baseParams(), noRopeScaling()),
+	Params:   withOut(withParams(baseParams(), noRopeScaling()), "attention.layer_norm_epsilon", "norm_epsilon"),
 	Tensors:  starcoder2Tensors(),
 	Drops:    []Drop{rotaryBuffer},
 	HFConst:  map[string]any{"hidden_act": "gelu_pytorch_tanh"},
@@ -379,7 +439,8 @@ var Phi3 = register(&Family{
 	ModelTypes: []string{"phi3"},
 	HFClass:    "Phi3ForCausalLM", ModelType: "phi3",
 	Params: []Param{
-		u32("context_length", Required, "n_positions", "max_position_embeddings"),
+		{Key: "context_length", HF: []string{"n_positions", "max_position_embeddings"}, Out: "max_position_embeddings",
+			Kind: tensor.KindUint32, Need: Required},
 		{Key: "rope.scaling.original_context_length", HF: []string{"original_max_position_embeddings"}, Kind: tensor.KindUint32, Need: Required},
 		u32("embedding_length", Required, "hidden_size", "n_embd"),
 		u32("feed_forward_length", Required, "intermediate_size"),
@@ -406,6 +467,7 @@ var Phi3 = register(&Family{
 		noRopeScaling(),
 	},
 	Tensors: phi3Tensors(),
+	Vocab:   VocabRules{NoAddSpacePrefix: true},
 	Drops:   []Drop{rotaryBuffer},
 	HFConst: map[string]any{"hidden_act": "silu"},
 	Graph:   Graph{Norm: RMSNorm, FFN: Gated, FusedGateUp: true, Activation: "silu", NeoxRopeGGUF: true},
@@ -463,8 +525,9 @@ var GPTNeoX = register(&Family{
 	Drops: []Drop{rotaryBuffer,
 		{Suffix: ".attention.bias", Reason: "causal-mask buffer, not a weight"},
 		{Suffix: ".attention.masked_bias", Reason: "causal-mask buffer, not a weight"}},
-	HFConst: map[string]any{"hidden_act": "gelu", "tie_word_embeddings": false},
-	Graph:   Graph{Norm: LayerNorm, FFN: Plain, Activation: "gelu", NeoxRopeGGUF: true},
+	HFConst:  map[string]any{"hidden_act": "gelu", "tie_word_embeddings": false},
+	BiasFlag: "attention_bias",
+	Graph:    Graph{Norm: LayerNorm, FFN: Plain, Activation: "gelu", NeoxRopeGGUF: true},
 })
 
 // StableLM is StableLM (2, Zephyr, Epoch): the llama shape with LayerNorms

@@ -238,3 +238,29 @@ func regroupQKV(heads, d, cols int, inverse bool) func(dst, src []float32) {
 		}
 	}
 }
+
+// vocabMetadata applies the family's own tokenizer settings to the
+// tokenizer's GGUF keys: fixed special ids after the tokenizer's own, and
+// add_space_prefix (last, as the converters write it) overridden or left
+// out.
+func vocabMetadata(r arch.VocabRules, md tensor.Metadata) tensor.Metadata {
+	const keySpace = "tokenizer.ggml.add_space_prefix"
+	space, hasSpace := md.Get(keySpace)
+	out := make(tensor.Metadata, 0, len(md)+len(r.SpecialIDs)+1)
+	for _, kv := range md {
+		if kv.Key != keySpace {
+			out = append(out, kv)
+		}
+	}
+	for _, s := range r.SpecialIDs {
+		out.Set("tokenizer.ggml."+s.Kind+"_token_id", tensor.Uint32(s.ID))
+	}
+	switch {
+	case r.NoAddSpacePrefix:
+	case r.AddSpacePrefix != nil:
+		out = append(out, tensor.KV{Key: keySpace, Value: tensor.Bool(*r.AddSpacePrefix)})
+	case hasSpace:
+		out = append(out, tensor.KV{Key: keySpace, Value: space})
+	}
+	return out
+}

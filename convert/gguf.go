@@ -150,7 +150,11 @@ func planToGGUF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 	tok, err := tokenizer.FromSource(srcTokenizer{c})
 	switch {
 	case err == nil:
-		md = append(md, tok.GGUFMetadata()...)
+		tmd := tok.GGUFMetadata()
+		if f, ok := arch.(family); ok {
+			tmd = vocabMetadata(f.f.Vocab, tmd)
+		}
+		md = append(md, tmd...)
 	case errors.Is(err, fs.ErrNotExist):
 		p.warn = append(p.warn, "no tokenizer files: the GGUF has no tokenizer.ggml.* keys and llama.cpp will not load it without a vocabulary")
 	default:

@@ -124,6 +124,9 @@ func (fl familyLoader) norm(role spec.Role, layer, d int, eps float32, main bool
 		}
 		return n
 	}
+	if t, _ := fl.f.Tensor(role); t.Optional && !fl.has(fl.name(role, layer, ".weight")) {
+		return nil // StableLM's second norm, absent with a parallel residual
+	}
 	n.W = fl.vector(fl.name(role, layer, ".weight"), d)
 	n.B = fl.optVector(fl.name(role, layer, ".bias"), d)
 	if t, _ := fl.f.Tensor(role); fl.hf && t.Layout == spec.LayoutNormPlusOne {
@@ -219,7 +222,7 @@ func loadDecoder(l *loader, f *spec.Family, hc hfConfig, hf bool) (*Model, error
 	if v, ok := c.Float("attention_multiplier"); ok {
 		m.attnScale = float32(v)
 	}
-	if v, ok := c.Float("query_pre_attn_scalar"); ok && hf {
+	if v, ok := c.Float("query_pre_attn_scalar"); ok {
 		m.attnScale = float32(math.Pow(v, -0.5))
 	}
 	if f.HasParam("use_parallel_residual") {

@@ -169,6 +169,7 @@ func FromMetadata(md tensor.Metadata, file string) (*Tokenizer, error) {
 	if n, ok := md.Int(keyTokenTypeCount); ok && n > 0 && n < 1<<20 {
 		t.tokenTypeCount = int(n)
 	}
+	t.chat = chatFromMetadata(md)
 	if t.model == WordPiece {
 		t.CLS = t.BOS
 	}
@@ -240,6 +241,7 @@ func (t *Tokenizer) GGUFMetadata() tensor.Metadata {
 	if t.hasAddEOS {
 		md.Set(keyAddEOS, tensor.Bool(t.AddEOS))
 	}
+	t.chatMetadata(&md)
 	if t.hasAddSpacePrefix {
 		md.Set(keyAddSpacePrefix, tensor.Bool(t.AddSpacePrefix))
 	}

@@ -56,6 +56,7 @@ type hfConfig struct {
 	added     map[int]addedToken
 	typeVocab int // config.json type_vocab_size
 	lower     *bool
+	chat      []ChatTemplate
 }
 
 type addedToken struct {
@@ -103,6 +104,9 @@ func readHFConfig(src Source) (*hfConfig, error) {
 					c.add[sk.kind] = v
 				}
 			}
+		}
+		if raw, ok := m["chat_template"]; ok && name == "tokenizer_config.json" {
+			c.chat = parseChatTemplate(raw)
 		}
 		if raw, ok := m["do_lower_case"]; ok {
 			var v bool
@@ -204,6 +208,7 @@ func fromHF(src Source) (*Tokenizer, error) {
 // transformers and gguf-py's SpecialVocab read them.
 func (t *Tokenizer) applyConfig(cfg *hfConfig, tjAdded []addedToken) {
 	t.ggufIDs = nil
+	t.chat = cfg.chat
 	seen := map[string]bool{}
 	// gguf-py resolves the token texts of tokenizer_config.json only
 	// through tokenizer.json's added_tokens, then falls back to config.json.

@@ -32,6 +32,9 @@ func (t *Tokenizer) HFFiles() (map[string][]byte, error) {
 		}
 	}
 	cfg["added_tokens_decoder"] = decoder
+	if len(t.chat) > 0 {
+		cfg["chat_template"] = chatConfigValue(t.chat)
+	}
 	name := func(id int) string {
 		if t.model == WordPiece {
 			return fromPhantom(t.tokens[id])

@@ -76,6 +76,8 @@ type Tokenizer struct {
 	tokenTypeCount                          int      // BERT's type_vocab_size, 0 if unknown
 	ggufIDs                                 []string // special kinds whose ids the source gave, in order
 
+	chat []ChatTemplate // chat templates, the default first
+
 	ignoreMerges bool // LLaMA 3: a word that is a token is not merged
 	pretok       *preTokenizer
 	special      []int // control, user-defined and unknown tokens, longest first

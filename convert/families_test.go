@@ -1,0 +1,172 @@
+package convert
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tfconv/tfconv/arch"
+	"github.com/tfconv/tfconv/checkpoint"
+)
+
+// archFixtures lists the family fixtures in testdata/arch: tiny checkpoints
+// made by transformers' own classes, converted by llama.cpp's own
+// convert_hf_to_gguf.py (testdata/arch/README.md).
+func archFixtures(t *testing.T) []string {
+	t.Helper()
+	ents, err := os.ReadDir("../testdata/arch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		if _, err := os.Stat(filepath.Join("../testdata/arch", e.Name(), "hf", "config.json")); err == nil {
+			out = append(out, e.Name())
+		}
+	}
+	if len(out) < 10 {
+		t.Fatalf("%d family fixtures in testdata/arch, want every family's", len(out))
+	}
+	return out
+}
+
+// TestFamiliesMatchLlamaCpp converts each family fixture to an f32 GGUF and
+// compares it with llama.cpp's own conversion: every tensor byte, and the
+// metadata key for key and in order.
+func TestFamiliesMatchLlamaCpp(t *testing.T) {
+	for _, fam := range archFixtures(t) {
+		t.Run(fam, func(t *testing.T) {
+			dir := filepath.Join("../testdata/arch", fam)
+			out := filepath.Join(t.TempDir(), "out.gguf")
+			rep, err := Run(filepath.Join(dir, "hf"), out, Options{OutType: OutF32})
+			if err != nil {
+				t.Fatal(err)
+			}
+			compareGGUF(t, rep.Arch, out, filepath.Join(dir, "gguf", fam+"-f32.gguf"), true)
+		})
+	}
+}
+
+// TestFamiliesGGUFToHF converts llama.cpp's GGUF of each family back to a
+// Hugging Face directory: every tensor must equal the original checkpoint's
+// byte for byte, and config.json must state every hyper-parameter the
+// forward pass reads as the original does. (transformers v4.43.4 run on
+// these outputs reproduces the original logits exactly: testdata/arch/README.md.)
+func TestFamiliesGGUFToHF(t *testing.T) {
+	// Keys transformers' forward pass reads, where the families use them.
+	keys := []string{"num_hidden_layers", "hidden_size", "intermediate_size", "num_attention_heads",
+		"num_key_value_heads", "rms_norm_eps", "layer_norm_eps", "norm_epsilon", "rope_theta", "head_dim",
+		"partial_rotary_factor", "rotary_pct", "use_parallel_residual", "attn_logit_softcapping",
+		"final_logit_softcapping", "query_pre_attn_scalar", "clip_qkv", "tie_word_embeddings", "vocab_size",
+		"max_position_embeddings", "use_qkv_bias", "use_bias", "attention_bias"}
+	// What a GGUF cannot say: Mistral's sliding window (llama.cpp's llama
+	// graph has none, so the HF output computes what llama.cpp computes).
+	lost := map[string]map[string]bool{"mistral": {"sliding_window": true}}
+	for _, fam := range archFixtures(t) {
+		t.Run(fam, func(t *testing.T) {
+			dir := filepath.Join("../testdata/arch", fam)
+			out := filepath.Join(t.TempDir(), "hf")
+			_, err := Run(filepath.Join(dir, "gguf", fam+"-f32.gguf"), out, Options{})
+			if fam == "llama3" {
+				// rope_freqs cannot be turned back into rope_scaling yet:
+				// refused rather than silently dropped.
+				if err == nil || !strings.Contains(err.Error(), "rope_freqs") {
+					t.Fatalf("llama3 GGUF → HF: err %v, want a refusal naming rope_freqs", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, err := checkpoint.Open(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			b, err := checkpoint.Open(filepath.Join(dir, "hf"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			if len(a.Tensors) != len(b.Tensors) {
+				t.Errorf("%d tensors, the original has %d", len(a.Tensors), len(b.Tensors))
+			}
+			for _, wt := range b.Tensors {
+				ot, ok := a.Tensor(wt.Name)
+				if !ok {
+					t.Errorf("missing tensor %q", wt.Name)
+					continue
+				}
+				ob, _ := ot.ReadAll()
+				wb, _ := wt.ReadAll()
+				if plusOne(fam, wt.Name) {
+					// Gemma's norm weights w are stored as w+1 in the GGUF;
+					// (w+1)-1 need not round back to w, but both runtimes
+					// use 1+w, which must be the same float32.
+					ob, wb = addOne(ob), addOne(wb)
+				}
+				if ot.DType != wt.DType || !bytes.Equal(ob, wb) {
+					t.Errorf("tensor %q differs from the original (%v / %v)", wt.Name, ot.DType, wt.DType)
+				}
+			}
+			oc, _ := a.Config()
+			wc, _ := b.Config()
+			for _, k := range keys {
+				w, inW := wc[k]
+				o, inO := oc[k]
+				if !inW || w == nil {
+					continue
+				}
+				if !inO {
+					t.Errorf("config.json: %s missing (original %v)", k, w)
+					continue
+				}
+				if fmt.Sprint(normNum(o)) != fmt.Sprint(normNum(w)) {
+					t.Errorf("config.json: %s = %v, original %v", k, o, w)
+				}
+			}
+			for k := range lost[fam] {
+				if _, ok := oc[k]; ok {
+					t.Errorf("config.json: %s present, but the GGUF cannot hold it", k)
+				}
+			}
+		})
+	}
+}
+
+// normNum makes JSON numbers comparable across 64 and 64.0.
+func normNum(v any) any {
+	if n, ok := v.(json.Number); ok {
+		if f, err := n.Float64(); err == nil {
+			return f
+		}
+	}
+	return v
+}
+
+// plusOne reports whether an HF tensor of the fixture is a norm weight the
+// family stores as w+1 in GGUF.
+func plusOne(fam, name string) bool {
+	f, ok := arch.ByName(strings.TrimSuffix(fam, "-parallel"))
+	if !ok {
+		return false
+	}
+	m, ok := f.FromHF(name)
+	return ok && m.Layout() == arch.LayoutNormPlusOne
+}
+
+// addOne returns 1+w of each float32 in b, as bytes.
+func addOne(b []byte) []byte {
+	out := make([]byte, len(b))
+	for i := 0; i+4 <= len(b); i += 4 {
+		v := math.Float32frombits(binary.LittleEndian.Uint32(b[i:]))
+		binary.LittleEndian.PutUint32(out[i:], math.Float32bits(1+v))
+	}
+	return out
+}

@@ -1,0 +1,125 @@
+package model
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// familyFixtures lists testdata/arch's family fixtures (tiny checkpoints
+// made by transformers' own classes, converted by llama.cpp's converter;
+// testdata/arch/README.md).
+func familyFixtures(t *testing.T) []string {
+	t.Helper()
+	ents, err := os.ReadDir("../testdata/arch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		if _, err := os.Stat(filepath.Join("../testdata/arch", e.Name(), "hf", "reference.json")); err == nil {
+			out = append(out, e.Name())
+		}
+	}
+	if len(out) < 10 {
+		t.Fatalf("%d family fixtures, want every family's", len(out))
+	}
+	return out
+}
+
+// ggufAgrees lists where llama.cpp's graph computes what transformers does
+// on the fixture, so our run of llama.cpp's GGUF is checked against
+// transformers' logits; elsewhere it is checked against llama.cpp's own:
+// mistral (transformers masks beyond its sliding window of 8 in every layer,
+// llama.cpp's llama graph has no window), llama3 (llama.cpp's converter
+// reads original_max_position_embeddings from the top level of config.json,
+// 8192 by default, where transformers reads rope_scaling's 64).
+var ggufAgrees = map[string]bool{"mistral": false, "llama3": false}
+
+// maxRelLogitDiffF32: where the logits grow large (the fixtures with an
+// N(0, 1) head reach 50), float32 rounding scales with them: a few ulps of
+// the largest logit.
+const maxRelLogitDiffF32 = 1e-6
+
+// gelu26Layers are the fixtures whose tanh GELU runs through 26 layers
+// (llama.cpp runs Gemma 2 only at its published depths), where float32
+// rounding of the activation accumulates past maxLogitDiffF32.
+var gelu26Layers = map[string]bool{"gemma2": true}
+
+// maxLogitDiffGGUFvsLlamaCpp bounds our run of a GGUF against llama.cpp's
+// own logits where both follow llama.cpp's graph but not transformers': the
+// sums are ordered differently (ggml's blocked dot products).
+const maxLogitDiffGGUFvsLlamaCpp = 1e-4
+
+// TestFamiliesMatchTransformers runs each family's HF checkpoint and
+// llama.cpp's GGUF of it, and compares the logits with transformers' (or,
+// where llama.cpp's graph differs by design, llama.cpp's).
+func TestFamiliesMatchTransformers(t *testing.T) {
+	for _, fam := range familyFixtures(t) {
+		t.Run(fam, func(t *testing.T) {
+			dir := filepath.Join("../testdata/arch", fam)
+			var ref reference
+			readJSON(t, filepath.Join(dir, "hf", "reference.json"), &ref)
+			for _, form := range []string{"hf", "gguf"} {
+				path := filepath.Join(dir, "hf")
+				if form == "gguf" {
+					path = filepath.Join(dir, "gguf", fam+"-f32.gguf")
+				}
+				m, err := Load(path, LoadOptions{})
+				if err != nil {
+					t.Fatalf("%s: %v", form, err)
+				}
+				out, err := m.Forward(Input{Tokens: ref.InputIDs}, nil)
+				if err != nil {
+					t.Fatalf("%s: %v", form, err)
+				}
+				want, tol, what := ref.Logits, maxLogitDiffF32, "transformers"
+				if form == "gguf" {
+					if agrees, listed := ggufAgrees[fam]; listed && !agrees {
+						var lc struct {
+							Logits [][]float32 `json:"logits"`
+						}
+						readJSON(t, filepath.Join(dir, "gguf", fam+"-f32.logits.json"), &lc)
+						want, tol, what = lc.Logits, maxLogitDiffGGUFvsLlamaCpp, "llama.cpp"
+					}
+				}
+				diff, scale := maxDiff(t, out.Logits, want, nil)
+				tol = max(tol, maxRelLogitDiffF32*scale)
+				if gelu26Layers[fam] {
+					tol = max(tol, maxLogitDiffQuant)
+				}
+				t.Logf("%s: max |Δ| %.3g against %s (logits up to %.3g)", form, diff, what, scale)
+				if diff > tol {
+					t.Errorf("%s: logits differ from %s's by %.3g (> %g)", form, what, diff, tol)
+				}
+			}
+		})
+	}
+}
+
+// TestFamiliesGenerate checks greedy generation against transformers'
+// generate() on each family's HF checkpoint.
+func TestFamiliesGenerate(t *testing.T) {
+	for _, fam := range familyFixtures(t) {
+		t.Run(fam, func(t *testing.T) {
+			var g struct {
+				Prompt []int `json:"prompt_ids"`
+				New    int   `json:"max_new_tokens"`
+				Greedy []int `json:"greedy"`
+			}
+			readJSON(t, filepath.Join("../testdata/arch", fam, "hf", "generate.json"), &g)
+			m, err := Load(filepath.Join("../testdata/arch", fam, "hf"), LoadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := m.Generate(g.Prompt, GenerateOptions{MaxNewTokens: g.New, MinNewTokens: g.New, NoEOS: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got.Tokens, g.Greedy) {
+				t.Errorf("greedy %v, transformers %v", got.Tokens, g.Greedy)
+			}
+		})
+	}
+}

@@ -1,0 +1,265 @@
+#!/usr/bin/env python3
+"""Tiny checkpoints of the architecture families of package arch, made by the reference tools themselves.
+
+For each family F in FAMILIES this writes testdata/arch/F/:
+
+  hf/               transformers' own model class with random weights (every parameter redrawn "wide", see
+                    randomize()), saved by save_pretrained (float32 safetensors), plus a real trimmed 1000-entry
+                    tokenizer (SentencePiece from shared/fixtures/interop/llama, byte-level BPE from
+                    shared/fixtures/interop/gpt2)
+  hf/reference.json the float32 logits transformers computes for INPUT_IDS (eval, eager attention, 1 thread,
+                    no_grad) and, in generate.json, greedy generate() ids
+  gguf/F-f32.gguf   llama.cpp's own convert_hf_to_gguf.py --outtype f32, unmodified except for the pre-tokenizer
+                    name (see convert())
+  gguf/F-f32.logits.json  llama.cpp's logits for INPUT_IDS on that GGUF (tools/logits_dump.cpp)
+
+tfconv's code is never run. Usage, from the repository root (paths of the tool trees as arguments):
+
+  PYTHONPATH=testdata/arch/pyshim:<transformers v4.43.4>/src /usr/bin/python3 testdata/arch/gen_fixtures.py \
+      <llama.cpp tree> <logits-dump binary> <shared/fixtures> [FAMILY ...]
+
+Numbers are written as the shortest decimal that reads back as the same float32 (numpy's repr).
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import torch
+import transformers
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+INPUT_IDS = [1, 15, 250, 999, 3, 87, 512, 640, 33, 998, 421, 77]
+PROMPT = 6
+NEW_TOKENS = 8
+
+torch.set_num_threads(1)
+
+if not hasattr(torch, "_dynamo"):
+    # Gemma 2's HybridCache marks its buffers for torch.compile, which Debian's torch 1.13 predates; the mark
+    # is an annotation only, so a no-op stands in.
+    import types
+    torch._dynamo = types.SimpleNamespace(mark_static_address=lambda t: None)
+
+# The chat template carried by two fixtures (a real one's shape: Zephyr/ChatML style).
+CHAT_TEMPLATE = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + "
+                 "'<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}")
+
+BASE = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, vocab_size=1000,
+            max_position_embeddings=128)
+
+# family -> (config class, model class, config kwargs, tokenizer kind, pre-tokenizer name for BPE, chat template).
+# Every BPE fixture carries GPT-2's trimmed vocabulary, so its pre-tokenizer is GPT-2's whatever the family.
+FAMILIES = {
+    "mistral": ("MistralConfig", "MistralForCausalLM",
+                dict(BASE, num_key_value_heads=2, rope_theta=500000.0, sliding_window=8, tie_word_embeddings=False),
+                "spm", None, True),
+    "qwen2": ("Qwen2Config", "Qwen2ForCausalLM",
+              dict(BASE, num_key_value_heads=2, rope_theta=1000000.0, tie_word_embeddings=False, use_sliding_window=False,
+                   bos_token_id=999, eos_token_id=999),
+              "bpe", "gpt-2", True),
+    "gemma": ("GemmaConfig", "GemmaForCausalLM",
+              dict(BASE, num_key_value_heads=1, head_dim=16, hidden_activation="gelu_pytorch_tanh", pad_token_id=0,
+                   bos_token_id=1, eos_token_id=2),
+              "spm", None, False),
+    # llama.cpp c392e509 runs Gemma 2 only at the layer counts of the published sizes (26 = "2B"; any other
+    # aborts in build_gemma2), so this one has 26 narrow layers.
+    "gemma2": ("Gemma2Config", "Gemma2ForCausalLM",
+               dict(BASE, hidden_size=32, intermediate_size=64, num_hidden_layers=26,
+                    num_key_value_heads=2, head_dim=8, hidden_activation="gelu_pytorch_tanh",
+                    query_pre_attn_scalar=8, attn_logit_softcapping=2.0, final_logit_softcapping=3.0,
+                    sliding_window=4, pad_token_id=0, bos_token_id=1, eos_token_id=2),
+               "spm", None, False),
+    "phi3": ("Phi3Config", "Phi3ForCausalLM",
+             dict(BASE, num_key_value_heads=2, original_max_position_embeddings=128, rope_scaling=None,
+                  sliding_window=None, pad_token_id=0, bos_token_id=1, eos_token_id=2, tie_word_embeddings=False),
+             "spm", None, False),
+    "gpt_neox": ("GPTNeoXConfig", "GPTNeoXForCausalLM",
+                 dict(BASE, rotary_pct=0.25, use_parallel_residual=True, tie_word_embeddings=False,
+                      bos_token_id=999, eos_token_id=999),
+                 "bpe", "gpt-2", False),
+    "stablelm": ("StableLmConfig", "StableLmForCausalLM",
+                 dict(BASE, num_key_value_heads=2, partial_rotary_factor=0.25, use_qkv_bias=True,
+                      use_parallel_residual=False, qk_layernorm=False, tie_word_embeddings=False,
+                      bos_token_id=999, eos_token_id=999),
+                 "bpe", "gpt-2", False),
+    "stablelm-parallel": ("StableLmConfig", "StableLmForCausalLM",
+                          dict(BASE, num_key_value_heads=4, partial_rotary_factor=0.5, use_qkv_bias=False,
+                               use_parallel_residual=True, qk_layernorm=False, tie_word_embeddings=False,
+                               bos_token_id=999, eos_token_id=999),
+                          "bpe", "gpt-2", False),
+    "starcoder2": ("Starcoder2Config", "Starcoder2ForCausalLM",
+                   dict(BASE, num_key_value_heads=2, use_bias=True, norm_epsilon=1e-5, sliding_window=None,
+                        bos_token_id=999, eos_token_id=999),
+                   "bpe", "gpt-2", False),
+    "olmo": ("OlmoConfig", "OlmoForCausalLM",
+             dict(BASE, num_key_value_heads=4, clip_qkv=1.5, tie_word_embeddings=False, pad_token_id=0,
+                  bos_token_id=999, eos_token_id=999),
+             "bpe", "gpt-2", False),
+    "llama3": ("LlamaConfig", "LlamaForCausalLM",
+               dict(BASE, num_key_value_heads=2, rope_theta=500000.0,
+                    rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                                  "high_freq_factor": 4.0, "original_max_position_embeddings": 64},
+                    tie_word_embeddings=False),
+               "spm", None, False),
+}
+
+
+def f32(x):
+    """Nested lists of float32 values as Python floats that print as the shortest float32 repr."""
+    a = np.asarray(x, dtype=np.float32)
+    if a.ndim == 0:
+        return float(str(a[()]))
+    return [f32(v) for v in a]
+
+
+def dump(path, obj):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(obj, f, separators=(",", ":"))
+        f.write("\n")
+
+
+def randomize(model, seed):
+    """Redraws every parameter so activations are O(1): matrices N(0, 1/fan_in), embeddings N(0, 1), norm
+    weights 1 + N(0, 0.2²) (Gemma's, stored as w with (1 + w) applied, N(0, 0.2²)), biases N(0, 0.2²)."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in sorted(model.named_parameters()):
+            if p.dim() == 2:
+                std = 1.0 if "embed" in name or "wte" in name else p.shape[1] ** -0.5
+                p.copy_(torch.randn(p.shape, generator=g) * std)
+            elif name.endswith("bias"):
+                p.copy_(torch.randn(p.shape, generator=g) * 0.2)
+            else:
+                base = 0.0 if type(model).__name__.startswith("Gemma") else 1.0
+                p.copy_(base + torch.randn(p.shape, generator=g) * 0.2)
+
+
+def copy_tokenizer(kind, shared, dst, chat):
+    src = os.path.join(shared, "interop", "llama" if kind == "spm" else "gpt2", "hf")
+    names = ["tokenizer.model", "tokenizer_config.json", "special_tokens_map.json"] if kind == "spm" else \
+        ["vocab.json", "merges.txt", "tokenizer_config.json", "special_tokens_map.json"]
+    for n in names:
+        shutil.copy(os.path.join(src, n), os.path.join(dst, n))
+    if kind == "bpe":
+        write_tokenizer_json(dst)
+    if chat:
+        p = os.path.join(dst, "tokenizer_config.json")
+        with open(p) as f:
+            tc = json.load(f)
+        tc["chat_template"] = CHAT_TEMPLATE
+        with open(p, "w") as f:
+            json.dump(tc, f, indent=2)
+            f.write("\n")
+
+
+def write_tokenizer_json(dst):
+    """The tokenizer.json that transformers' GPT2TokenizerFast saves for this vocab.json and merges.txt
+    (byte-level BPE, the GPT-2 regex, <|endoftext|> as the added special token), written here because the Rust
+    tokenizers package that would convert it is not available. StableLM's converter requires the file."""
+    with open(os.path.join(dst, "vocab.json"), encoding="utf-8") as f:
+        vocab = json.load(f)
+    with open(os.path.join(dst, "merges.txt"), encoding="utf-8") as f:
+        merges = [l.rstrip("\n") for l in f if l.strip() and not l.startswith("#version")]
+    eot = vocab["<|endoftext|>"]
+    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
+    tj = {"version": "1.0", "truncation": None, "padding": None,
+          "added_tokens": [{"id": eot, "content": "<|endoftext|>", "single_word": False, "lstrip": False,
+                            "rstrip": False, "normalized": True, "special": True}],
+          "normalizer": None, "pre_tokenizer": byte_level, "post_processor": byte_level, "decoder": byte_level,
+          "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": "",
+                    "end_of_word_suffix": "", "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+                    "vocab": vocab, "merges": merges}}
+    with open(os.path.join(dst, "tokenizer.json"), "w", encoding="utf-8") as f:
+        json.dump(tj, f, ensure_ascii=False, indent=2)
+        f.write("\n")
+
+
+def convert(llamacpp, hf, out, outtype, pre):
+    """Runs convert_hf_to_gguf.py unmodified (its module imported and main() called). A trimmed vocabulary cannot hash to any pre-tokenizer llama.cpp
+    knows, so for BPE tokenizers get_vocab_base_pre (and only it) is replaced by the name of the tokenizer the
+    vocabulary was cut from, as the earlier fixtures did (shared/fixtures/interop/gpt2/README.md). The Rust
+    `tokenizers` package is not available here, so AutoTokenizer is asked for the slow (pure-Python) tokenizer,
+    which has the same vocabulary (and is given the `vocab` attribute the fast ones have, which the converter
+    reads)."""
+    # Debian's torch 1.13 predates the float8 dtypes the converter's safetensors dtype table names; the
+    # fixtures hold none, so placeholder attributes let the module import.
+    code = ("import sys, torch; sys.argv = sys.argv[1:]; sys.path.insert(0, %r); sys.path.insert(0, %r); "
+            "[setattr(torch, n, torch.float32) for n in ('float8_e4m3fn', 'float8_e5m2') if not hasattr(torch, n)]; "
+            "import transformers, functools; _ft = transformers.AutoTokenizer.from_pretrained.__func__; "
+            "transformers.AutoTokenizer.from_pretrained = classmethod(functools.partialmethod(_ft, use_fast=False)).__get__(None, transformers.AutoTokenizer); "
+            "transformers.PreTrainedTokenizer.vocab = property(lambda self: self.get_vocab()); "
+            "import convert_hf_to_gguf as c; "
+            "c.Model.get_vocab_base_pre = (lambda self, tokenizer: %r) if %r else c.Model.get_vocab_base_pre; "
+            "c.main()") % (os.path.join(llamacpp, "gguf-py"), llamacpp, pre, pre is not None)
+    cmd = [sys.executable, "-c", code, "convert_hf_to_gguf.py", hf, "--outtype", outtype, "--outfile", out]
+    r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        raise RuntimeError("convert_hf_to_gguf.py failed:\n" + r.stderr[-3000:])
+    return " ".join(["convert_hf_to_gguf.py", os.path.relpath(hf, HERE), "--outtype", outtype, "--outfile",
+                     os.path.relpath(out, HERE)])
+
+
+def make(family, llamacpp, dump_bin, shared):
+    cfg_cls, model_cls, kw, tok, pre, chat = FAMILIES[family]
+    seed = sorted(FAMILIES).index(family) + 1
+    torch.manual_seed(seed)
+    config = getattr(transformers, cfg_cls)(**kw)
+    config._attn_implementation = "eager"
+    model = getattr(transformers, model_cls)(config).eval()
+    randomize(model, seed)
+    root = os.path.join(HERE, family)
+    hf = os.path.join(root, "hf")
+    shutil.rmtree(root, ignore_errors=True)
+    model.save_pretrained(hf)
+    copy_tokenizer(tok, shared, hf, chat)
+
+    # Reload what was saved, so the references are those of the files.
+    model = getattr(transformers, model_cls).from_pretrained(hf, attn_implementation="eager").eval()
+    ids = torch.tensor([INPUT_IDS])
+    with torch.no_grad():
+        logits = model(ids).logits[0]
+        greedy = model.generate(ids[:, :PROMPT], max_new_tokens=NEW_TOKENS, min_new_tokens=NEW_TOKENS,
+                                do_sample=False, num_beams=1, eos_token_id=None, pad_token_id=0)[0].tolist()
+    versions = {"transformers": transformers.__version__, "torch": torch.__version__,
+                "model_class": model_cls, "seed": seed, "attn_implementation": "eager", "threads": 1}
+    dump(os.path.join(hf, "reference.json"), dict(versions, input_ids=INPUT_IDS, logits=f32(logits)))
+    dump(os.path.join(hf, "generate.json"), dict(versions, prompt_ids=INPUT_IDS[:PROMPT],
+                                                  max_new_tokens=NEW_TOKENS, greedy=greedy))
+
+    gg = os.path.join(root, "gguf")
+    os.makedirs(gg)
+    cmds = []
+    for outtype in ("f32",):
+        cmds.append(convert(llamacpp, hf, os.path.join(gg, f"{family}-{outtype}.gguf"), outtype, pre))
+    out = subprocess.run([dump_bin, os.path.join(gg, f"{family}-f32.gguf"), ",".join(map(str, INPUT_IDS))],
+                         check=True, capture_output=True, text=True).stdout
+    lc = json.loads(out)
+    dump(os.path.join(gg, f"{family}-f32.logits.json"), {"tokens": lc["tokens"], "logits": f32(lc["logits"])})
+    diff = float(np.max(np.abs(np.asarray(lc["logits"], np.float32) - logits.numpy())))
+    print(f"{family}: llama.cpp f32 vs transformers max|d| = {diff:.3g}")
+    return {"family": family, "class": model_cls, "llamacpp_vs_transformers_max_abs": diff, "convert": cmds,
+            "pre": pre}
+
+
+def main():
+    llamacpp, dump_bin, shared = sys.argv[1:4]
+    fams = sys.argv[4:] or sorted(FAMILIES)
+    summary_path = os.path.join(HERE, "summary.json")
+    summary = {}
+    if os.path.exists(summary_path):
+        with open(summary_path) as f:
+            summary = json.load(f)
+    for fam in fams:
+        summary[fam] = make(fam, llamacpp, dump_bin, shared)
+    with open(summary_path, "w") as f:
+        json.dump(summary, f, indent=1, sort_keys=True)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
