@@ -35,6 +35,18 @@ type Family struct {
 	// HFConst are constant config.json entries written on GGUF → HF
 	// (hidden_act, the flags transformers needs that GGUF does not keep).
 	HFConst map[string]any
+	// KVHeads are the config.json keys of the key/value head count
+	// (default num_key_value_heads); absent, it is KVHeadsDefault, or the
+	// query head count when that is 0.
+	KVHeads        []string
+	KVHeadsDefault int64
+	// HFKVHeads, when set, is transformers' own key/value head count where
+	// it differs from what the converter reads (ok false: the same).
+	HFKVHeads func(c Config) (int64, bool)
+	// HFRename, when set, adjusts a GGUF → HF conversion by the tensors
+	// present: it may set config.json entries and returns HF patterns to
+	// use instead of the first (GGUF pattern → HF pattern).
+	HFRename func(c Config, has func(gguf string) bool) map[string]string
 	// BiasFlag is the config.json key that says whether the attention
 	// projections have biases ("attention_bias", "use_qkv_bias"), set from
 	// the tensors on GGUF → HF; "" when the family has none.
@@ -62,6 +74,13 @@ type Graph struct {
 	// QKNormPerHead: the Q/K norms (when present) normalise each head
 	// separately (Qwen3, Gemma 3) rather than the whole projection (OLMo 2).
 	QKNormPerHead bool
+	// NoPreNorm: the blocks normalise only after attention and after the
+	// feed-forward (OLMo 2); the pre-norm roles are absent, not weightless.
+	NoPreNorm bool
+	// Parallel: attention and feed-forward read the same input and their
+	// outputs are added together (config.json's use_parallel_residual or
+	// parallel_attn, when present, decides).
+	Parallel bool
 	// FusedGateUp: ffn_up holds the gate rows, then the up rows (Phi-3).
 	FusedGateUp bool
 	// NeoxRopeGGUF: the GGUF form rotates halves (ggml's NEOX rope), as
@@ -122,10 +141,12 @@ const (
 	LayoutNormPlusOne
 	// LayoutTranspose swaps the two dimensions (GPT-2's Conv1D).
 	LayoutTranspose
-	// LayoutQKVHeads regroups a fused QKV projection's rows from Hugging
-	// Face's per-head interleave [head][q,k,v][head_dim] to
-	// [q,k,v][head][head_dim] (GPT-NeoX; weights and biases).
-	LayoutQKVHeads
+	// LayoutQKVGroups regroups a fused QKV projection's rows from Hugging
+	// Face's per-group interleave [kv group][heads/groups queries, k, v]
+	// [head_dim] to [all q heads, all k heads, all v heads][head_dim]
+	// (Falcon; GPT-NeoX is the case of one group per head: [head][q,k,v];
+	// weights and biases).
+	LayoutQKVGroups
 )
 
 // Tensor is one weight role.
@@ -466,4 +487,25 @@ func (f *Family) HasParam(key string) bool {
 		}
 	}
 	return false
+}
+
+// HeadCounts returns the query and key/value head counts of config c as
+// the family's converter reads them.
+func (f *Family) HeadCounts(c Config) (q, kv int64, err error) {
+	q, ok := c.Int("num_attention_heads", "n_head")
+	if !ok || q <= 0 {
+		return 0, 0, fmt.Errorf("arch: %s: config.json has no num_attention_heads", f.Name)
+	}
+	keys := f.KVHeads
+	if keys == nil {
+		keys = []string{"num_key_value_heads"}
+	}
+	kv, ok = c.Int(keys...)
+	if !ok || kv <= 0 {
+		kv = f.KVHeadsDefault
+		if kv <= 0 {
+			kv = q
+		}
+	}
+	return q, kv, nil
 }

@@ -2,6 +2,8 @@ package convert
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/tfconv/tfconv/arch"
 	"github.com/tfconv/tfconv/checkpoint"
@@ -61,7 +63,7 @@ func layoutTransform(l arch.Layout, name string, shape tensor.Shape, qh, kh int6
 				dst[i] = v + d
 			}
 		}, shape.Clone(), nil
-	case arch.LayoutQKVHeads:
+	case arch.LayoutQKVGroups:
 		rows, cols := int64(0), int64(1)
 		if len(shape) >= 1 {
 			rows = shape[0]
@@ -69,10 +71,10 @@ func layoutTransform(l arch.Layout, name string, shape tensor.Shape, qh, kh int6
 		if len(shape) == 2 {
 			cols = shape[1]
 		}
-		if len(shape) < 1 || len(shape) > 2 || qh <= 0 || rows%(3*qh) != 0 {
-			return nil, nil, fmt.Errorf("convert: tensor %q: shape %v does not split into q, k, v of %d heads", name, shape, qh)
+		if len(shape) < 1 || len(shape) > 2 || qh <= 0 || kh <= 0 || qh%kh != 0 || rows%(qh+2*kh) != 0 {
+			return nil, nil, fmt.Errorf("convert: tensor %q: shape %v does not split into q, k, v of %d/%d heads", name, shape, qh, kh)
 		}
-		return regroupQKV(int(qh), int(rows/(3*qh)), int(cols), inverse), shape.Clone(), nil
+		return regroupQKV(int(qh), int(kh), int(rows/(qh+2*kh)), int(cols), inverse), shape.Clone(), nil
 	case arch.LayoutTranspose:
 		if len(shape) != 2 {
 			return nil, nil, fmt.Errorf("convert: tensor %q: shape %v: want a matrix", name, shape)
@@ -86,6 +88,10 @@ func layoutTransform(l arch.Layout, name string, shape tensor.Shape, qh, kh int6
 func (a family) mapFamily(in []tensor.Info, toGGUF bool, qh, kh int64) ([]Mapping, []Dropped, error) {
 	var out []Mapping
 	var dropped []Dropped
+	var renames map[string]string
+	if !toGGUF {
+		renames = a.hfRenames(arch.Config{}, in)
+	}
 	for _, ti := range in {
 		if toGGUF {
 			if r := a.f.DropReason(ti.Name); r != "" {
@@ -115,23 +121,25 @@ func (a family) mapFamily(in []tensor.Info, toGGUF bool, qh, kh int64) ([]Mappin
 		if err != nil {
 			return nil, nil, err
 		}
-		out = append(out, Mapping{Name: m.Name(toGGUF), Source: ti.Name, Shape: shape, Transform: tf})
+		name := m.Name(toGGUF)
+		if hf, ok := renames[m.Tensor.GGUF]; ok && !toGGUF {
+			name = strings.Replace(hf, "{bid}", strconv.Itoa(m.Layer), 1) + m.Suffix
+		}
+		out = append(out, Mapping{Name: name, Source: ti.Name, Shape: shape, Transform: tf})
 	}
 	return out, dropped, nil
 }
 
 func (a family) ToGGUF(cfg Config, in []tensor.Info) ([]Mapping, []Dropped, error) {
-	nHead, ok := cfg.Int("num_attention_heads")
-	if !ok || nHead <= 0 {
-		return nil, nil, fmt.Errorf("convert: %s: config.json has no num_attention_heads", a.f.Name)
+	qh, kh, err := a.f.HeadCounts(arch.Config(cfg))
+	if err != nil {
+		return nil, nil, fmt.Errorf("convert: %w", err)
 	}
-	nKV, _ := cfg.Int("num_key_value_heads")
-	qh, kh := heads(nHead, nKV)
 	out, dropped, err := a.mapFamily(in, true, qh, kh)
 	if err != nil {
 		return nil, nil, err
 	}
-	nLayer, _ := cfg.Int("num_hidden_layers")
+	nLayer, _ := cfg.Int("num_hidden_layers", "n_layer")
 	if err := requireTensors(out, a.f.Required(int(nLayer))...); err != nil {
 		return nil, nil, err
 	}
@@ -185,6 +193,7 @@ func (a family) HFConfig(md tensor.Metadata, in []tensor.Info) (Config, error) {
 		_, qkv := byName["blk.0.attn_qkv.bias"]
 		c[a.f.BiasFlag] = q || qkv
 	}
+	a.hfRenames(c, in)
 	addSpecialIDs(Config(c), md)
 	return Config(c), nil
 }
@@ -222,19 +231,27 @@ func (a family) generatedByName(name string) (arch.Generated, bool) {
 }
 
 // regroupQKV returns the row regrouping of a fused QKV projection of heads
-// heads of d rows each (cols columns): Hugging Face's row (h·3 + j)·d + i
-// goes to row (j·heads + h)·d + i; inverse undoes it.
-func regroupQKV(heads, d, cols int, inverse bool) func(dst, src []float32) {
+// query and groups key/value heads of d rows each (cols columns): Hugging
+// Face's group g holds heads/groups query heads, then one key and one value
+// head; llama.cpp's layout is every query head, every key head, every value
+// head. inverse undoes it.
+func regroupQKV(heads, groups, d, cols int, inverse bool) func(dst, src []float32) {
+	per := heads / groups
 	return func(dst, src []float32) {
-		for h := 0; h < heads; h++ {
-			for j := 0; j < 3; j++ {
-				hf, gg := (h*3+j)*d, (j*heads+h)*d
-				from, to := hf, gg
-				if inverse {
-					from, to = gg, hf
-				}
-				copy(dst[to*cols:(to+d)*cols], src[from*cols:(from+d)*cols])
+		move := func(hf, gg int) {
+			from, to := hf*d, gg*d
+			if inverse {
+				from, to = to, from
 			}
+			copy(dst[to*cols:(to+d)*cols], src[from*cols:(from+d)*cols])
+		}
+		for g := 0; g < groups; g++ {
+			base := g * (per + 2)
+			for j := 0; j < per; j++ {
+				move(base+j, g*per+j)
+			}
+			move(base+per, heads+g)
+			move(base+per+1, heads+groups+g)
 		}
 	}
 }
@@ -263,4 +280,14 @@ func vocabMetadata(r arch.VocabRules, md tensor.Metadata) tensor.Metadata {
 		out = append(out, tensor.KV{Key: keySpace, Value: space})
 	}
 	return out
+}
+
+// hfRenames applies the family's HFRename for the GGUF tensors in (config
+// entries go to c).
+func (a family) hfRenames(c arch.Config, in []tensor.Info) map[string]string {
+	if a.f.HFRename == nil {
+		return nil
+	}
+	names := infoByName(in)
+	return a.f.HFRename(c, func(n string) bool { _, ok := names[n]; return ok })
 }

@@ -51,11 +51,12 @@ type decoderWeights struct {
 }
 
 type decoderBlock struct {
-	AttnNorm     *norm  // [d]
+	AttnNorm     *norm  // [d]; nil when the family has no pre-norm
 	QKV          linear // [(heads+2·kv_heads)·head_dim][d] fused (Phi-3, GPT-NeoX); W nil when separate
 	Q            linear // [heads·head_dim][d]
 	K            linear // [kv_heads·head_dim][d]
 	V            linear // [kv_heads·head_dim][d]
+	QNorm, KNorm *norm  // [head_dim] per head, or [heads·head_dim] whole; nil without QK norm
 	O            linear // [d][heads·head_dim]
 	PostAttnNorm *norm  // [d]; nil unless the family has it
 	FFNNorm      *norm  // [d]
@@ -175,9 +176,18 @@ func loadDecoder(l *loader, f *spec.Family, hc hfConfig, hf bool) (*Model, error
 		return def
 	}
 	d := geti(0, "hidden_size")
-	heads := geti(0, "num_attention_heads")
-	cfg := Config{Arch: f.Name, Layers: geti(0, "num_hidden_layers"), DModel: d, Heads: heads,
-		KVHeads: geti(int64(heads), "num_key_value_heads"), FFN: geti(0, "intermediate_size"),
+	qh, kvh, err := f.HeadCounts(c)
+	if err != nil {
+		return nil, fmt.Errorf("model: %s: %w", l.c.Path, err)
+	}
+	if hf && f.HFKVHeads != nil {
+		if n, ok := f.HFKVHeads(c); ok {
+			kvh = n
+		}
+	}
+	heads := int(qh)
+	cfg := Config{Arch: f.Name, Layers: geti(0, "num_hidden_layers", "n_layer"), DModel: d, Heads: heads,
+		KVHeads: int(kvh), FFN: geti(int64(4*d), "ffn_hidden_size", "intermediate_size"),
 		RopeTheta: getf(10000, "rope_theta"), RopeNeox: hf || g.NeoxRopeGGUF,
 		BOS: geti(-1, "bos_token_id"), EOS: geti(-1, "eos_token_id"), PAD: geti(-1, "pad_token_id"), ForcedEOS: -1}
 	if !hf {
@@ -225,9 +235,9 @@ func loadDecoder(l *loader, f *spec.Family, hc hfConfig, hf bool) (*Model, error
 	if v, ok := c.Float("query_pre_attn_scalar"); ok {
 		m.attnScale = float32(math.Pow(v, -0.5))
 	}
-	if f.HasParam("use_parallel_residual") {
-		m.parallel = true
-		if b, ok := c.Bool("use_parallel_residual"); ok {
+	m.parallel = g.Parallel
+	for _, k := range []string{"use_parallel_residual", "parallel_attn"} {
+		if b, ok := c.Bool(k); ok {
 			m.parallel = b
 		}
 	}
@@ -257,11 +267,24 @@ func loadDecoder(l *loader, f *spec.Family, hc hfConfig, hf bool) (*Model, error
 		if g.FusedGateUp {
 			upRows = 2 * cfg.FFN
 		}
+		attnNorm, ffnNorm := "blk.{bid}.attn_norm", "blk.{bid}.ffn_norm"
+		if fl.inSchema("blk.{bid}.attn_norm_2") && fl.has(fl.name("blk.{bid}.attn_norm_2", i, ".weight")) {
+			// Falcon's two norms of a parallel block, by llama.cpp's
+			// names: attn_norm_2 before attention, attn_norm before the
+			// feed-forward.
+			attnNorm, ffnNorm = "blk.{bid}.attn_norm_2", "blk.{bid}.attn_norm"
+		}
+		qn, kn := qd, kd
+		if g.QKNormPerHead {
+			qn, kn = cfg.HeadDim, cfg.HeadDim
+		}
 		b := decoderBlock{
-			AttnNorm:     fl.norm("blk.{bid}.attn_norm", i, d, cfg.Eps, true),
+			AttnNorm:     fl.norm(attnNorm, i, d, cfg.Eps, !g.NoPreNorm),
+			QNorm:        fl.norm("blk.{bid}.attn_q_norm", i, qn, cfg.Eps, false),
+			KNorm:        fl.norm("blk.{bid}.attn_k_norm", i, kn, cfg.Eps, false),
 			O:            fl.lin("blk.{bid}.attn_output", i, d, qd),
 			PostAttnNorm: fl.norm("blk.{bid}.post_attention_norm", i, d, cfg.Eps, false),
-			FFNNorm:      fl.norm("blk.{bid}.ffn_norm", i, d, cfg.Eps, !m.parallel),
+			FFNNorm:      fl.norm(ffnNorm, i, d, cfg.Eps, !m.parallel && !g.NoPreNorm),
 			Gate:         fl.optLin("blk.{bid}.ffn_gate", i, cfg.FFN, d),
 			Up:           fl.lin("blk.{bid}.ffn_up", i, upRows, d),
 			Down:         fl.lin("blk.{bid}.ffn_down", i, d, cfg.FFN),
@@ -270,7 +293,7 @@ func loadDecoder(l *loader, f *spec.Family, hc hfConfig, hf bool) (*Model, error
 		if fl.inSchema("blk.{bid}.attn_qkv") {
 			b.QKV = fl.lin("blk.{bid}.attn_qkv", i, qd+2*kd, d)
 			t, _ := f.Tensor("blk.{bid}.attn_qkv")
-			m.regroupQKV = hf && t.Layout == spec.LayoutQKVHeads
+			m.regroupQKV = hf && t.Layout == spec.LayoutQKVGroups
 		} else {
 			b.Q = fl.lin("blk.{bid}.attn_q", i, qd, d)
 			b.K = fl.lin("blk.{bid}.attn_k", i, kd, d)
@@ -309,7 +332,7 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 	var gate, up, qkv, o2, hb []float32
 	for l := range w.Blocks {
 		b := &w.Blocks[l]
-		b.AttnNorm.apply(h, x, T, d)
+		b.AttnNorm.applyOrCopy(h, x, T, d)
 		if b.QKV.W != nil {
 			qkv = grow(qkv, T*(qd+2*kd))
 			b.QKV.apply(qkv, h, T)
@@ -318,6 +341,10 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 			b.Q.apply(q, h, T)
 			b.K.apply(k, h, T)
 			b.V.apply(v, h, T)
+		}
+		if b.QNorm != nil {
+			b.QNorm.apply(q, q, len(q)/len(b.QNorm.W), len(b.QNorm.W))
+			b.KNorm.apply(k, k, len(k)/len(b.KNorm.W), len(b.KNorm.W))
 		}
 		if m.clampQKV > 0 {
 			for _, y := range [][]float32{q, k, v} {
@@ -345,14 +372,15 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 			if gate, up, err = m.ffn(o2, h2, b, gate, up, T); err != nil {
 				return nil, nil, err
 			}
-			kernels.Add(x, o)
+			// (mlp + attn) + x, transformers' order for GPT-NeoX and Falcon.
+			kernels.Add(o2, o)
 			kernels.Add(x, o2)
 			recordLayer(tr, x, d)
 			continue
 		}
 		m.residual(x, o, b.PostAttnNorm, h, T, d)
 
-		b.FFNNorm.apply(h, x, T, d)
+		b.FFNNorm.applyOrCopy(h, x, T, d)
 		if gate, up, err = m.ffn(o, h, b, gate, up, T); err != nil {
 			return nil, nil, err
 		}
@@ -413,20 +441,23 @@ func (m *decoder) ffn(dst, h []float32, b *decoderBlock, gate, up []float32, T i
 	return gate, up, nil
 }
 
-// splitQKV cuts a fused projection's rows [T][q | k | v] (or, regrouped
-// from Hugging Face's GPT-NeoX layout, [T][head][q,k,v]) into q, k and v.
+// splitQKV cuts a fused projection's rows [T][q | k | v] (or, from Hugging
+// Face's grouped layout, [T][kv group][heads/groups q, k, v]) into q, k
+// and v.
 func (m *decoder) splitQKV(q, k, v, qkv []float32, T int) {
 	c := m.cfg
 	H, G, D := c.Heads, c.KVHeads, c.HeadDim
 	qd, kd := H*D, G*D
 	w := qd + 2*kd
+	per := H / G
 	for t := 0; t < T; t++ {
 		row := qkv[t*w : (t+1)*w]
 		if m.regroupQKV {
-			for h := 0; h < H; h++ {
-				copy(q[t*qd+h*D:t*qd+(h+1)*D], row[(3*h)*D:(3*h+1)*D])
-				copy(k[t*kd+h*D:t*kd+(h+1)*D], row[(3*h+1)*D:(3*h+2)*D])
-				copy(v[t*kd+h*D:t*kd+(h+1)*D], row[(3*h+2)*D:(3*h+3)*D])
+			for g := 0; g < G; g++ {
+				grp := row[g*(per+2)*D : (g+1)*(per+2)*D]
+				copy(q[t*qd+g*per*D:t*qd+(g+1)*per*D], grp[:per*D])
+				copy(k[t*kd+g*D:t*kd+(g+1)*D], grp[per*D:(per+1)*D])
+				copy(v[t*kd+g*D:t*kd+(g+1)*D], grp[(per+1)*D:])
 			}
 			continue
 		}

@@ -49,6 +49,15 @@ func (n *norm) apply(dst, x []float32, T, d int) {
 	}
 }
 
+// applyOrCopy is apply, or a copy of x for an absent norm (nil).
+func (n *norm) applyOrCopy(dst, x []float32, T, d int) {
+	if n == nil {
+		copy(dst[:T*d], x[:T*d])
+		return
+	}
+	n.apply(dst, x, T, d)
+}
+
 // activate applies the named activation in place.
 func activate(x []float32, act string) error {
 	switch act {

@@ -26,6 +26,7 @@ import os
 import shutil
 import subprocess
 import sys
+import zlib
 
 import numpy as np
 import torch
@@ -50,6 +51,9 @@ CHAT_TEMPLATE = ("{% for message in messages %}{{'<|im_start|>' + message['role'
 
 BASE = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, vocab_size=1000,
             max_position_embeddings=128)
+
+# Falcon's config has no intermediate_size (its MLP is 4·hidden) and the converter writes a context of 2048.
+FALCON = {k: v for k, v in BASE.items() if k != "intermediate_size"}
 
 # family -> (config class, model class, config kwargs, tokenizer kind, pre-tokenizer name for BPE, chat template).
 # Every BPE fixture carries GPT-2's trimmed vocabulary, so its pre-tokenizer is GPT-2's whatever the family.
@@ -99,6 +103,17 @@ FAMILIES = {
              dict(BASE, num_key_value_heads=4, clip_qkv=1.5, tie_word_embeddings=False, pad_token_id=0,
                   bos_token_id=999, eos_token_id=999),
              "bpe", "gpt-2", False),
+    # Falcon 7B's form: one key/value head (multi_query), one norm per parallel block; num_kv_heads is stated
+    # (transformers writes num_attention_heads there by default, which llama.cpp's converter then misreads).
+    "falcon-mqa": ("FalconConfig", "FalconForCausalLM",
+                   dict(FALCON, new_decoder_architecture=False, multi_query=True, parallel_attn=True, num_kv_heads=1,
+                        bias=False, alibi=False, bos_token_id=999, eos_token_id=999),
+                   "bpe", "gpt-2", False),
+    # Falcon 40B's "new decoder architecture": grouped key/value heads, ln_attn and ln_mlp.
+    "falcon-new": ("FalconConfig", "FalconForCausalLM",
+                   dict(FALCON, new_decoder_architecture=True, num_kv_heads=2, parallel_attn=True, bias=False,
+                        alibi=False, bos_token_id=999, eos_token_id=999),
+                   "bpe", "gpt-2", False),
     "llama3": ("LlamaConfig", "LlamaForCausalLM",
                dict(BASE, num_key_value_heads=2, rope_theta=500000.0,
                     rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
@@ -206,7 +221,7 @@ def convert(llamacpp, hf, out, outtype, pre):
 
 def make(family, llamacpp, dump_bin, shared):
     cfg_cls, model_cls, kw, tok, pre, chat = FAMILIES[family]
-    seed = sorted(FAMILIES).index(family) + 1
+    seed = zlib.crc32(family.encode())  # stable whatever other families are added
     torch.manual_seed(seed)
     config = getattr(transformers, cfg_cls)(**kw)
     config._attn_implementation = "eager"
