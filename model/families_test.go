@@ -18,7 +18,7 @@ func familyFixtures(t *testing.T) []string {
 	}
 	var out []string
 	for _, e := range ents {
-		if _, err := os.Stat(filepath.Join("../testdata/arch", e.Name(), "hf", "reference.json")); err == nil {
+		if _, err := os.Stat(filepath.Join("../testdata/arch", e.Name(), "hf", "config.json")); err == nil {
 			out = append(out, e.Name())
 		}
 	}
@@ -59,8 +59,21 @@ func TestFamiliesMatchTransformers(t *testing.T) {
 	for _, fam := range familyFixtures(t) {
 		t.Run(fam, func(t *testing.T) {
 			dir := filepath.Join("../testdata/arch", fam)
+			var lc struct {
+				Tokens []int       `json:"tokens"`
+				Logits [][]float32 `json:"logits"`
+			}
+			readJSON(t, filepath.Join(dir, "gguf", fam+"-f32.logits.json"), &lc)
 			var ref reference
-			readJSON(t, filepath.Join(dir, "hf", "reference.json"), &ref)
+			handmade := false
+			if _, err := os.Stat(filepath.Join(dir, "hf", "reference.json")); err == nil {
+				readJSON(t, filepath.Join(dir, "hf", "reference.json"), &ref)
+			} else {
+				// A family newer than the transformers that runs here:
+				// llama.cpp's logits are the reference (README).
+				handmade = true
+				ref.InputIDs = lc.Tokens
+			}
 			for _, form := range []string{"hf", "gguf"} {
 				path := filepath.Join(dir, "hf")
 				if form == "gguf" {
@@ -75,14 +88,8 @@ func TestFamiliesMatchTransformers(t *testing.T) {
 					t.Fatalf("%s: %v", form, err)
 				}
 				want, tol, what := ref.Logits, maxLogitDiffF32, "transformers"
-				if form == "gguf" {
-					if agrees, listed := ggufAgrees[fam]; listed && !agrees {
-						var lc struct {
-							Logits [][]float32 `json:"logits"`
-						}
-						readJSON(t, filepath.Join(dir, "gguf", fam+"-f32.logits.json"), &lc)
-						want, tol, what = lc.Logits, maxLogitDiffGGUFvsLlamaCpp, "llama.cpp"
-					}
+				if agrees, listed := ggufAgrees[fam]; handmade || form == "gguf" && listed && !agrees {
+					want, tol, what = lc.Logits, maxLogitDiffGGUFvsLlamaCpp, "llama.cpp"
 				}
 				diff, scale := maxDiff(t, out.Logits, want, nil)
 				tol = max(tol, maxRelLogitDiffF32*scale)
@@ -108,7 +115,11 @@ func TestFamiliesGenerate(t *testing.T) {
 				New    int   `json:"max_new_tokens"`
 				Greedy []int `json:"greedy"`
 			}
-			readJSON(t, filepath.Join("../testdata/arch", fam, "hf", "generate.json"), &g)
+			path := filepath.Join("../testdata/arch", fam, "hf", "generate.json")
+			if _, err := os.Stat(path); err != nil {
+				t.Skip("family newer than transformers v4.43.4: no generate() reference")
+			}
+			readJSON(t, path, &g)
 			m, err := Load(filepath.Join("../testdata/arch", fam, "hf"), LoadOptions{})
 			if err != nil {
 				t.Fatal(err)

@@ -261,16 +261,85 @@ def make(family, llamacpp, dump_bin, shared):
             "pre": pre}
 
 
+# Families whose transformers class is newer than v4.43.4 (Granite: 4.45, OLMo 2: 4.47). Their checkpoints are
+# written here by hand, in the names and config.json keys that class saves, from a LlamaForCausalLM's redrawn
+# weights (same module names); the reference is llama.cpp's logits on the converter's GGUF (no reference.json).
+# family -> (architectures class, model_type, extra config.json keys, tensor edit, tokenizer kind, BPE pre-tokenizer)
+HANDMADE = {
+    "granite": ("GraniteForCausalLM", "granite",
+                dict(attention_multiplier=0.2, embedding_multiplier=6.0, residual_multiplier=0.7, logits_scaling=4.0,
+                     attention_bias=False, mlp_bias=False, num_key_value_heads=2, rope_theta=10000.0,
+                     rms_norm_eps=1e-6, tie_word_embeddings=False),
+                None, "spm", None),
+    "olmo2": ("Olmo2ForCausalLM", "olmo2",
+              # llama.cpp c392e509 sizes attn_k_norm as d_model: OLMo 2 without grouped-query attention, as published.
+              dict(attention_bias=False, num_key_value_heads=4, rope_theta=500000.0, rms_norm_eps=1e-6,
+                   tie_word_embeddings=False),
+              "olmo2", "bpe", "gpt-2"),
+}
+
+
+def olmo2_tensors(sd, cfg, g):
+    """OLMo 2's blocks: no pre-norms; RMSNorms over the whole Q and K projections; norms after attention and
+    after the MLP (post_attention_layernorm, post_feedforward_layernorm)."""
+    out = {}
+    q, kv = cfg["hidden_size"], cfg["num_key_value_heads"] * (cfg["hidden_size"] // cfg["num_attention_heads"])
+    for name, t in sd.items():
+        if name.endswith("input_layernorm.weight"):
+            prefix = name[: -len("input_layernorm.weight")]
+            out[prefix + "self_attn.q_norm.weight"] = 1 + torch.randn(q, generator=g) * 0.2
+            out[prefix + "self_attn.k_norm.weight"] = 1 + torch.randn(kv, generator=g) * 0.2
+            out[prefix + "post_feedforward_layernorm.weight"] = 1 + torch.randn(cfg["hidden_size"], generator=g) * 0.2
+            continue
+        out[name] = t
+    return out
+
+
+def make_handmade(family, llamacpp, dump_bin, shared):
+    cls, model_type, extra, edit, tok, pre = HANDMADE[family]
+    seed = zlib.crc32(family.encode())
+    torch.manual_seed(seed)
+    g = torch.Generator().manual_seed(seed + 1)
+    llama = transformers.LlamaForCausalLM(transformers.LlamaConfig(**dict(BASE, **extra))).eval()
+    randomize(llama, seed)
+    cfg = dict(BASE, **extra)
+    sd = {k: v.detach().clone().contiguous() for k, v in llama.state_dict().items() if "rotary_emb" not in k}
+    if edit == "olmo2":
+        sd = olmo2_tensors(sd, cfg, g)
+    root = os.path.join(HERE, family)
+    hf = os.path.join(root, "hf")
+    shutil.rmtree(root, ignore_errors=True)
+    os.makedirs(hf)
+    from safetensors.torch import save_file
+    save_file(sd, os.path.join(hf, "model.safetensors"), metadata={"format": "pt"})
+    config = dict(cfg, architectures=[cls], model_type=model_type, hidden_act="silu", attention_dropout=0.0,
+                  bos_token_id=1 if tok == "spm" else 999, eos_token_id=2 if tok == "spm" else 999, pad_token_id=0, initializer_range=0.02, rope_scaling=None,
+                  torch_dtype="float32", use_cache=True, transformers_version="4.43.4 (config written by hand)")
+    with open(os.path.join(hf, "config.json"), "w") as f:
+        json.dump(config, f, indent=2, sort_keys=True)
+        f.write("\n")
+    copy_tokenizer(tok, shared, hf, False)
+    gg = os.path.join(root, "gguf")
+    os.makedirs(gg)
+    cmd = convert(llamacpp, hf, os.path.join(gg, f"{family}-f32.gguf"), "f32", pre)
+    out = subprocess.run([dump_bin, os.path.join(gg, f"{family}-f32.gguf"), ",".join(map(str, INPUT_IDS))],
+                         check=True, capture_output=True, text=True).stdout
+    lc = json.loads(out)
+    dump(os.path.join(gg, f"{family}-f32.logits.json"), {"tokens": lc["tokens"], "logits": f32(lc["logits"])})
+    print(f"{family}: written by hand; llama.cpp's logits are the reference")
+    return {"family": family, "class": cls, "handmade": True, "convert": [cmd], "seed": seed}
+
+
 def main():
     llamacpp, dump_bin, shared = sys.argv[1:4]
-    fams = sys.argv[4:] or sorted(FAMILIES)
+    fams = sys.argv[4:] or sorted(FAMILIES) + sorted(HANDMADE)
     summary_path = os.path.join(HERE, "summary.json")
     summary = {}
     if os.path.exists(summary_path):
         with open(summary_path) as f:
             summary = json.load(f)
     for fam in fams:
-        summary[fam] = make(fam, llamacpp, dump_bin, shared)
+        summary[fam] = (make_handmade if fam in HANDMADE else make)(fam, llamacpp, dump_bin, shared)
     with open(summary_path, "w") as f:
         json.dump(summary, f, indent=1, sort_keys=True)
         f.write("\n")

@@ -15,7 +15,7 @@
 
 #include "llama.h"
 
-static void quiet(ggml_log_level, const char *, void *) {}
+static void quiet(ggml_log_level level, const char *text, void *) { if (level >= GGML_LOG_LEVEL_ERROR) fputs(text, stderr); }
 
 int main(int argc, char **argv) {
     if (argc != 3) {
