@@ -19,7 +19,9 @@
 //     reason (buffers, a tied head the converter skips).
 //
 // The package sits below convert, model and synth and imports only tensor.
-// Adding a llama-shaped family is one file here (families_*.go) plus its
-// fixture; the supported list that convert --help, inspect and the README
-// show comes from Families.
+// One file per family (llama.go, qwen2.go, gemma2.go, falcon.go, …); the
+// shared llama-shaped schema and parameter builders are in decoder.go.
+// Adding a llama-shaped family is one file here plus its fixture under
+// testdata/arch; the supported list that convert --help, inspect and the
+// README show comes from Families.
 package arch

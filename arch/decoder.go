@@ -1,0 +1,97 @@
+package arch
+
+import "github.com/tfconv/tfconv/tensor"
+
+// The llama-shaped decoder families: pre-norm blocks, rotary positions,
+// separate Q/K/V projections under Hugging Face's "model.layers.N." names.
+// Each family below states only what differs from that shape; every value
+// follows convert_hf_to_gguf.py at llama.cpp c392e509 and transformers
+// v4.43.4.
+
+// hfLayer is the Hugging Face prefix of a decoder block.
+const hfLayer = "model.layers.{bid}."
+
+// decoderTensors is the llama-shaped schema: embedding, final norm, head,
+// and per block the attention and feed-forward projections with their
+// pre-norms. qk is the layout of attn_q/attn_k (the permutation where the
+// converter applies it), norm that of every norm weight.
+func decoderTensors(qk bool, norm Layout) []Tensor {
+	q, k := LayoutSame, LayoutSame
+	if qk {
+		q, k = LayoutPermuteQ, LayoutPermuteK
+	}
+	d := []Dim{DimHidden}
+	return []Tensor{
+		{GGUF: "token_embd", HF: []string{"model.embed_tokens"}, Shape: []Dim{DimVocab, DimHidden}},
+		{GGUF: "output_norm", HF: []string{"model.norm"}, Shape: d, Layout: norm},
+		{GGUF: "output", HF: []string{"lm_head"}, Shape: []Dim{DimVocab, DimHidden}, Optional: true},
+		{GGUF: "blk.{bid}.attn_norm", HF: []string{hfLayer + "input_layernorm"}, Shape: d, Layout: norm},
+		{GGUF: "blk.{bid}.attn_q", HF: []string{hfLayer + "self_attn.q_proj"}, Shape: []Dim{DimQ, DimHidden}, Layout: q},
+		{GGUF: "blk.{bid}.attn_k", HF: []string{hfLayer + "self_attn.k_proj"}, Shape: []Dim{DimKV, DimHidden}, Layout: k},
+		{GGUF: "blk.{bid}.attn_v", HF: []string{hfLayer + "self_attn.v_proj"}, Shape: []Dim{DimKV, DimHidden}},
+		{GGUF: "blk.{bid}.attn_output", HF: []string{hfLayer + "self_attn.o_proj"}, Shape: []Dim{DimHidden, DimQ}},
+		{GGUF: "blk.{bid}.ffn_norm", HF: []string{hfLayer + "post_attention_layernorm"}, Shape: d, Layout: norm},
+		{GGUF: "blk.{bid}.ffn_gate", HF: []string{hfLayer + "mlp.gate_proj"}, Shape: []Dim{DimFFN, DimHidden}},
+		{GGUF: "blk.{bid}.ffn_up", HF: []string{hfLayer + "mlp.up_proj"}, Shape: []Dim{DimFFN, DimHidden}},
+		{GGUF: "blk.{bid}.ffn_down", HF: []string{hfLayer + "mlp.down_proj"}, Shape: []Dim{DimHidden, DimFFN}},
+	}
+}
+
+var no = false
+
+// rotaryBuffer is the inv_freq buffer old checkpoints carry.
+var rotaryBuffer = Drop{Suffix: ".rotary_emb.inv_freq", Reason: "rotary inverse frequencies: a buffer recomputed from rope_theta"}
+
+// withParams returns base with extra appended.
+func withParams(base []Param, extra ...Param) []Param { return append(base, extra...) }
+
+// noRopeScaling refuses rope_scaling for families whose converter writes
+// none of it.
+func noRopeScaling() Param {
+	return Param{Key: "rope.scaling.type", Kind: tensor.KindString,
+		Derive: func(c Config) (tensor.Value, bool, error) {
+			if rs, ok := c.Map("rope_scaling"); ok {
+				return tensor.Value{}, false, errUnsupported("rope_scaling %v", map[string]any(rs))
+			}
+			return tensor.Value{}, false, nil
+		}}
+}
+
+// partialRotary is rope.dimension_count as int(factor · hidden/heads),
+// factor read from keys (rotary_pct, partial_rotary_factor, rope_pct);
+// GGUF → HF writes the factor back under keys[0].
+func partialRotary(keys ...string) Param {
+	return Param{Key: "rope.dimension_count", Kind: tensor.KindUint32, Need: Required,
+		Derive: func(c Config) (tensor.Value, bool, error) {
+			f, ok := c.Float(keys...)
+			if !ok {
+				return tensor.Value{}, false, errUnsupported("config.json: no %v", keys)
+			}
+			h, _ := c.Int("hidden_size")
+			n, _ := c.Int("num_attention_heads")
+			if n <= 0 {
+				return tensor.Value{}, false, errUnsupported("config.json: no num_attention_heads")
+			}
+			return tensor.Uint32(uint32(f * float64(h/n))), true, nil
+		},
+		Inverse: func(c Config, v tensor.Value, m Meta) {
+			rd, _ := v.Int()
+			h, _ := m.Int("embedding_length")
+			n, _ := m.Int("attention.head_count")
+			if n > 0 && h/n > 0 {
+				c[keys[0]] = jsonValue(tensor.Float64(float64(rd) / float64(h/n)))
+			}
+		}}
+}
+
+// parallelResidual is use_parallel_residual (default true).
+func parallelResidual() Param {
+	return Param{Key: "use_parallel_residual", HF: []string{"use_parallel_residual"}, Kind: tensor.KindBool,
+		Derive: func(c Config) (tensor.Value, bool, error) {
+			b, ok := c.Bool("use_parallel_residual")
+			if !ok {
+				b = true
+			}
+			return tensor.Bool(b), true, nil
+		}}
+}

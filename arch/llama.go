@@ -1,0 +1,95 @@
+package arch
+
+import "github.com/tfconv/tfconv/tensor"
+
+// ropeScalingLinear is LlamaModel's rope scaling: only the linear type is
+// written (rope.scaling.type and .factor); other types are refused here
+// rather than dropped, since the model would then compute something else.
+func ropeScalingLinear() []Param {
+	return []Param{
+		{Key: "rope.scaling.type", Kind: tensor.KindString,
+			Derive: func(c Config) (tensor.Value, bool, error) {
+				rs, ok := c.Map("rope_scaling")
+				if !ok {
+					return tensor.Value{}, false, nil
+				}
+				typ, _ := rs.Str("type")
+				if typ == "" {
+					typ, _ = rs.Str("rope_type")
+				}
+				if typ == "llama3" {
+					return tensor.Value{}, false, nil // the rope_freqs tensor carries it
+				}
+				if _, ok := rs.Float("factor"); typ != "linear" || !ok {
+					return tensor.Value{}, false, errUnsupported("rope_scaling %v (only linear is supported)", map[string]any(rs))
+				}
+				return tensor.String("linear"), true, nil
+			},
+			Inverse: func(c Config, v tensor.Value, m Meta) {
+				typ, _ := v.Str()
+				if typ == "none" {
+					return
+				}
+				f, _ := m.Float("rope.scaling.factor")
+				c["rope_scaling"] = map[string]any{"type": typ, "factor": F32(float32(f))}
+			}},
+		{Key: "rope.scaling.factor", Kind: tensor.KindFloat32,
+			Derive: func(c Config) (tensor.Value, bool, error) {
+				rs, ok := c.Map("rope_scaling")
+				if !ok {
+					return tensor.Value{}, false, nil
+				}
+				if _, llama3, _ := Llama3RopeOf(c); llama3 {
+					return tensor.Value{}, false, nil
+				}
+				f, _ := rs.Float("factor")
+				return tensor.Float32(float32(f)), true, nil
+			},
+			Inverse: func(Config, tensor.Value, Meta) {}},
+	}
+}
+
+// Llama is LLaMA and what convert_hf_to_gguf.py's LlamaModel converts with
+// it (Mistral): RMSNorm, SwiGLU, grouped-query attention, optional
+// attention biases, tied or untied head. The converter permutes Q/K rows so
+// ggml's adjacent-pair rope reproduces HF's rotate-half.
+var Llama = register(&Family{
+	Name:       "llama",
+	HFClasses:  []string{"LLaMAForCausalLM", "LlamaForCausalLM", "MistralForCausalLM"},
+	ModelTypes: []string{"llama", "mistral"},
+	HFClass:    "LlamaForCausalLM", ModelType: "llama",
+	Params: withParams(baseParams(),
+		append([]Param{u32("vocab_size", Required, "vocab_size"), ropeDimension()}, ropeScalingLinear()...)...),
+	Tensors:   decoderTensors(true, LayoutSame),
+	Drops:     []Drop{rotaryBuffer},
+	Generated: []Generated{ropeFreqs},
+	HFConst:   map[string]any{"hidden_act": "silu", "mlp_bias": false},
+	BiasFlag:  "attention_bias",
+	Graph:     Graph{Norm: RMSNorm, FFN: Gated, Activation: "silu"},
+})
+
+// ropeFreqs is LlamaModel's rope_freqs for llama3 rope scaling.
+var ropeFreqs = Generated{GGUF: "rope_freqs.weight",
+	Reason: "Llama 3 rope frequency factors: config.json's rope_scaling holds them",
+	Make: func(c Config) ([]float32, error) {
+		r, ok, err := Llama3RopeOf(c)
+		if err != nil || !ok {
+			return nil, err
+		}
+		// The converter (c392e509) reads the original context from the
+		// top level of config.json, default 8192, where transformers reads
+		// rope_scaling's; published Llama 3 configs agree on 8192.
+		r.OriginalContext = 8192
+		if v, ok := c.Float("original_max_position_embeddings"); ok {
+			r.OriginalContext = v
+		}
+		d, err := headDim(c)
+		if err != nil {
+			return nil, err
+		}
+		base, ok := c.Float("rope_theta")
+		if !ok {
+			base = 10000
+		}
+		return r.Factors(base, int(d)), nil
+	}}

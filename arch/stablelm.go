@@ -1,0 +1,39 @@
+package arch
+
+// StableLM is StableLM (2, Zephyr, Epoch): the llama shape with LayerNorms
+// (biases), partial rotary positions, optional Q/K/V biases and an
+// optional parallel residual, in which the block has no second norm.
+var StableLM = register(&Family{
+	Name:       "stablelm",
+	HFClasses:  []string{"StableLmForCausalLM", "StableLMEpochForCausalLM"},
+	ModelTypes: []string{"stablelm", "stablelm_epoch"},
+	HFClass:    "StableLmForCausalLM", ModelType: "stablelm",
+	Params: []Param{
+		u32("context_length", Required, "max_position_embeddings"),
+		u32("embedding_length", Required, "hidden_size"),
+		u32("block_count", Required, "num_hidden_layers"),
+		u32("feed_forward_length", Required, "intermediate_size"),
+		partialRotary("partial_rotary_factor", "rope_pct"),
+		u32("attention.head_count", Required, "num_attention_heads"),
+		u32("attention.head_count_kv", Required, "num_key_value_heads"),
+		parallelResidual(),
+		f32p("attention.layer_norm_epsilon", Required, "layer_norm_eps", "norm_eps"),
+		{Key: FileType},
+		noRopeScaling(),
+	},
+	Tensors:  stablelmTensors(),
+	Drops:    []Drop{rotaryBuffer},
+	HFConst:  map[string]any{"hidden_act": "silu"},
+	BiasFlag: "use_qkv_bias",
+	Graph:    Graph{Norm: LayerNorm, FFN: Gated, Activation: "silu", NeoxRopeGGUF: true},
+})
+
+func stablelmTensors() []Tensor {
+	out := decoderTensors(false, LayoutSame)
+	for i := range out {
+		if out[i].GGUF == "blk.{bid}.ffn_norm" {
+			out[i].Optional = true // absent with use_parallel_residual
+		}
+	}
+	return out
+}
