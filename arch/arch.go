@@ -179,6 +179,9 @@ type Generated struct {
 	GGUF   string // full name ("rope_freqs.weight")
 	Make   func(c Config) ([]float32, error)
 	Reason string // why it exists, for GGUF → HF (where it is dropped)
+	// Invert states the values in config.json on GGUF → HF (c holds the
+	// rest of the config already), or fails when they cannot be.
+	Invert func(values []float32, c Config) error
 }
 
 // Role names the GGUF form of a tensor: "blk.{bid}.attn_q".
@@ -395,13 +398,14 @@ type Dim uint8
 
 // The sizes tensor shapes are stated in.
 const (
-	DimVocab  Dim = iota + 1 // vocabulary
-	DimHidden                // d_model
-	DimQ                     // heads · head_dim
-	DimKV                    // kv_heads · head_dim
-	DimFFN                   // feed-forward width
-	DimQKV                   // (heads + 2·kv_heads) · head_dim: a fused QKV projection
-	DimFFN2                  // 2 · feed-forward width: fused gate and up
+	DimVocab   Dim = iota + 1 // vocabulary
+	DimHidden                 // d_model
+	DimQ                      // heads · head_dim
+	DimKV                     // kv_heads · head_dim
+	DimFFN                    // feed-forward width
+	DimQKV                    // (heads + 2·kv_heads) · head_dim: a fused QKV projection
+	DimFFN2                   // 2 · feed-forward width: fused gate and up
+	DimHeadDim                // one head (per-head Q/K norms)
 )
 
 // Dims are the sizes of one model.
@@ -423,6 +427,8 @@ func (d Dims) size(x Dim) int64 {
 		return (d.Heads + 2*d.KVHeads) * d.HeadDim
 	case DimFFN2:
 		return 2 * d.FFN
+	case DimHeadDim:
+		return d.HeadDim
 	}
 	return 0
 }

@@ -92,4 +92,52 @@ var ropeFreqs = Generated{GGUF: "rope_freqs.weight",
 			base = 10000
 		}
 		return r.Factors(base, int(d)), nil
-	}}
+	},
+	Invert: invertLlama3Factors}
+
+// llama3Published are the rope_scaling values of the published Llama 3.1,
+// 3.2 and 3.3 configs (factor 8 or 32; the rest shared).
+var llama3Published = []Llama3Rope{
+	{Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalContext: 8192},
+	{Factor: 32, LowFreqFactor: 1, HighFreqFactor: 4, OriginalContext: 8192},
+	{Factor: 16, LowFreqFactor: 1, HighFreqFactor: 4, OriginalContext: 8192},
+}
+
+// invertLlama3Factors finds the rope_scaling that gives exactly these
+// factors, among the published ones and any factor with their bounds, and
+// writes it into c; factors no candidate reproduces bit for bit are an
+// error rather than a guess.
+func invertLlama3Factors(values []float32, c Config) error {
+	d, err := headDim(c)
+	if err != nil {
+		return err
+	}
+	base, ok := c.Float("rope_theta")
+	if !ok {
+		base = 10000
+	}
+	cands := append([]Llama3Rope(nil), llama3Published...)
+	if n := len(values); n > 0 {
+		cands = append(cands, Llama3Rope{Factor: float64(values[n-1]), LowFreqFactor: 1, HighFreqFactor: 4, OriginalContext: 8192})
+	}
+	for _, r := range cands {
+		got := r.Factors(base, int(d))
+		if len(got) != len(values) {
+			continue
+		}
+		same := true
+		for i := range got {
+			if got[i] != values[i] {
+				same = false
+				break
+			}
+		}
+		if same {
+			c["rope_scaling"] = map[string]any{"rope_type": "llama3", "factor": F32(float32(r.Factor)),
+				"low_freq_factor": F32(float32(r.LowFreqFactor)), "high_freq_factor": F32(float32(r.HighFreqFactor)),
+				"original_max_position_embeddings": int64(r.OriginalContext)}
+			return nil
+		}
+	}
+	return errUnsupported("rope_freqs %v match no llama3 rope_scaling (factor 8/16/32, low 1, high 4, original context 8192)", values)
+}

@@ -77,14 +77,6 @@ func TestFamiliesGGUFToHF(t *testing.T) {
 			dir := filepath.Join("../testdata/arch", fam)
 			out := filepath.Join(t.TempDir(), "hf")
 			_, err := Run(filepath.Join(dir, "gguf", fam+"-f32.gguf"), out, Options{})
-			if fam == "llama3" {
-				// rope_freqs cannot be turned back into rope_scaling yet:
-				// refused rather than silently dropped.
-				if err == nil || !strings.Contains(err.Error(), "rope_freqs") {
-					t.Fatalf("llama3 GGUF → HF: err %v, want a refusal naming rope_freqs", err)
-				}
-				return
-			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -133,6 +125,17 @@ func TestFamiliesGGUFToHF(t *testing.T) {
 				}
 				if fmt.Sprint(normNum(o)) != fmt.Sprint(normNum(w)) {
 					t.Errorf("config.json: %s = %v, original %v", k, o, w)
+				}
+			}
+			if fam == "llama3" {
+				// rope_freqs become rope_scaling again. The converter
+				// computed them from an original context of 8192 (it reads
+				// the top level of config.json), so that is what they give
+				// back, not the fixture's 64.
+				rs, _ := json.Marshal(oc["rope_scaling"])
+				want := `{"factor":8,"high_freq_factor":4,"low_freq_factor":1,"original_max_position_embeddings":8192,"rope_type":"llama3"}`
+				if string(rs) != want {
+					t.Errorf("config.json: rope_scaling %s, want %s", rs, want)
 				}
 			}
 			for k := range lost[fam] {

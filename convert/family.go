@@ -101,10 +101,9 @@ func (a family) mapFamily(in []tensor.Info, toGGUF bool, qh, kh int64) ([]Mappin
 		}
 		if !toGGUF {
 			if g, ok := a.generatedByName(ti.Name); ok {
-				// Dropping it would silently change the model: config.json
-				// would need the rope_scaling it was computed from.
-				return nil, nil, fmt.Errorf("convert: %s: tensor %q (%s) cannot be turned back into config.json yet: %w",
-					a.f.Name, ti.Name, g.Reason, tensor.ErrUnsupported)
+				// configFromData states it in config.json (or fails).
+				dropped = append(dropped, Dropped{Name: ti.Name, Reason: g.Reason})
+				continue
 			}
 		}
 		var m arch.Match
@@ -290,4 +289,31 @@ func (a family) hfRenames(c arch.Config, in []tensor.Info) map[string]string {
 	}
 	names := infoByName(in)
 	return a.f.HFRename(c, func(n string) bool { _, ok := names[n]; return ok })
+}
+
+// configFromData states the generated tensors of the GGUF c in cfg (Llama
+// 3's rope_freqs become rope_scaling), reading their values; one that
+// cannot be stated is an error, since dropping it would change the model.
+func (a family) configFromData(c *checkpoint.Checkpoint, cfg Config) error {
+	for _, g := range a.f.Generated {
+		t, ok := c.Tensor(g.GGUF)
+		if !ok {
+			continue
+		}
+		if len(t.Shape) != 1 || t.Shape[0] > 1<<16 {
+			return fmt.Errorf("convert: %s: tensor %q has shape %v, want a short vector", a.f.Name, g.GGUF, t.Shape)
+		}
+		b, err := t.ReadAll()
+		if err != nil {
+			return err
+		}
+		vals := make([]float32, t.Shape[0])
+		if err := quant.Dequantize(vals, b, t.DType); err != nil {
+			return fmt.Errorf("convert: tensor %q: %w", g.GGUF, err)
+		}
+		if err := g.Invert(vals, arch.Config(cfg)); err != nil {
+			return fmt.Errorf("convert: %s: tensor %q (%s): %w", a.f.Name, g.GGUF, g.Reason, err)
+		}
+	}
+	return nil
 }

@@ -85,6 +85,11 @@ func planToHF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if f, ok := arch.(family); ok {
+		if err := f.configFromData(c, cfg); err != nil {
+			return nil, err
+		}
+	}
 	cfg["torch_dtype"] = torchDType[dt]
 	if p.files["config.json"], err = marshalConfig(cfg); err != nil {
 		return nil, err

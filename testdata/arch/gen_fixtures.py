@@ -271,6 +271,12 @@ HANDMADE = {
                      attention_bias=False, mlp_bias=False, num_key_value_heads=2, rope_theta=10000.0,
                      rms_norm_eps=1e-6, tie_word_embeddings=False),
                 None, "spm", None),
+    # Qwen3 postdates llama.cpp c392e509: converted and run by the newer llama.cpp given in $NEW_LLAMACPP
+    # (README names the commit), with its logits dump in $NEW_LOGITS_DUMP.
+    "qwen3": ("Qwen3ForCausalLM", "qwen3",
+              dict(num_key_value_heads=2, head_dim=16, attention_bias=False, rope_theta=1000000.0, rms_norm_eps=1e-6,
+                   use_sliding_window=False, sliding_window=None, max_window_layers=2, tie_word_embeddings=False),
+              "qwen3", "bpe", "gpt-2"),
     "olmo2": ("Olmo2ForCausalLM", "olmo2",
               # llama.cpp c392e509 sizes attn_k_norm as d_model: OLMo 2 without grouped-query attention, as published.
               dict(attention_bias=False, num_key_value_heads=4, rope_theta=500000.0, rms_norm_eps=1e-6,
@@ -295,6 +301,17 @@ def olmo2_tensors(sd, cfg, g):
     return out
 
 
+def qwen3_tensors(sd, cfg, g):
+    """Qwen3's per-head RMSNorms on queries and keys (q_norm, k_norm: [head_dim])."""
+    out = dict(sd)
+    for name in sd:
+        if name.endswith("input_layernorm.weight"):
+            prefix = name[: -len("input_layernorm.weight")]
+            out[prefix + "self_attn.q_norm.weight"] = 1 + torch.randn(cfg["head_dim"], generator=g) * 0.2
+            out[prefix + "self_attn.k_norm.weight"] = 1 + torch.randn(cfg["head_dim"], generator=g) * 0.2
+    return out
+
+
 def make_handmade(family, llamacpp, dump_bin, shared):
     cls, model_type, extra, edit, tok, pre = HANDMADE[family]
     seed = zlib.crc32(family.encode())
@@ -306,6 +323,9 @@ def make_handmade(family, llamacpp, dump_bin, shared):
     sd = {k: v.detach().clone().contiguous() for k, v in llama.state_dict().items() if "rotary_emb" not in k}
     if edit == "olmo2":
         sd = olmo2_tensors(sd, cfg, g)
+    elif edit == "qwen3":
+        sd = qwen3_tensors(sd, cfg, g)
+        llamacpp, dump_bin = os.environ["NEW_LLAMACPP"], os.environ["NEW_LOGITS_DUMP"]
     root = os.path.join(HERE, family)
     hf = os.path.join(root, "hf")
     shutil.rmtree(root, ignore_errors=True)
