@@ -3,16 +3,15 @@ package convert
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 
 	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/formats/safetensors"
+	"github.com/tfconv/tfconv/internal/atomicfile"
 	"github.com/tfconv/tfconv/tensor"
 	"github.com/tfconv/tfconv/tokenizer"
 )
@@ -240,26 +239,13 @@ func createIn(dir string) func(name string) (io.WriteCloser, error) {
 
 // writeHF builds the directory in a temporary folder beside dst and renames
 // it into place, so dst appears whole or not at all.
-func writeHF(dst string, force bool, p *plan, opts Options, prog *progress) (err error) {
-	parent, base := filepath.Split(filepath.Clean(dst))
-	if parent == "" {
-		parent = "."
-	}
-	tmp, err := os.MkdirTemp(parent, "."+base+".tmp-*")
+func writeHF(dst string, force bool, p *plan, opts Options, prog *progress) error {
+	d, err := atomicfile.CreateDir(dst, force)
 	if err != nil {
 		return err
 	}
-	if err := os.Chmod(tmp, 0o755); err != nil { // MkdirTemp makes it private
-		os.RemoveAll(tmp)
-		return err
-	}
-	committed := false
-	defer func() {
-		if !committed {
-			os.RemoveAll(tmp)
-		}
-	}()
-	create := createIn(tmp)
+	defer d.Abort()
+	create := createIn(d.Name())
 	names := make([]string, 0, len(p.files))
 	for name := range p.files {
 		names = append(names, name)
@@ -308,42 +294,5 @@ func writeHF(dst string, force bool, p *plan, opts Options, prog *progress) (err
 	if err := sw.Close(); err != nil {
 		return err
 	}
-	syncDir(tmp)
-	if _, err := os.Stat(dst); err == nil {
-		if !force {
-			return fmt.Errorf("convert: %s already exists (use --force to replace it)", dst)
-		}
-		old, err := os.MkdirTemp(parent, "."+base+".old-*")
-		if err != nil {
-			return err
-		}
-		if err := os.Remove(old); err != nil {
-			return err
-		}
-		if err := os.Rename(dst, old); err != nil {
-			return err
-		}
-		if err := os.Rename(tmp, dst); err != nil {
-			os.Rename(old, dst)
-			return err
-		}
-		committed = true
-		os.RemoveAll(old)
-	} else if errors.Is(err, fs.ErrNotExist) {
-		if err := os.Rename(tmp, dst); err != nil {
-			return err
-		}
-		committed = true
-	} else {
-		return err
-	}
-	syncDir(parent)
-	return nil
-}
-
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
+	return d.Commit()
 }

@@ -60,8 +60,10 @@ source (f16 from f32, anything from a quantized type but f32) is named in a
 warning on stderr and flagged "lossy" in --json.
 
 Tensors are streamed one at a time; the output is written to a temporary
-file or directory beside DST and renamed into place; an existing DST is
-replaced only with --force; SRC is never modified. Afterwards the output is
+file or directory beside DST (.DST.tmp-PID-N) and renamed into place; an
+existing DST is replaced only with --force; SRC is never modified. SIGINT
+and SIGTERM remove the temporary; one a killed run left is named on the
+next run to DST and removed when its process is gone (see the README). Afterwards the output is
 re-read and every tensor checked against the bytes converted (one line).
 Progress goes to stderr when it is a terminal, or with --progress.
 
