@@ -180,6 +180,11 @@ func Run(src, dst string, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if to == GGUF {
+		if err := checkGGUFJobs(src, p.jobs); err != nil {
+			return nil, err
+		}
+	}
 	var total int64
 	for _, j := range p.jobs {
 		total += j.out.Size

@@ -224,6 +224,17 @@ func planGGUFRepack(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 	return &plan{format: GGUF, arch: arch, outType: OutAuto, meta: md, jobs: jobs}, nil
 }
 
+// checkGGUFJobs refuses, before anything is written, an output tensor the
+// GGUF writer would refuse (a 0 dimension, say), naming the source.
+func checkGGUFJobs(src string, jobs []*job) error {
+	for _, j := range jobs {
+		if err := gguf.CheckTensor(j.out); err != nil {
+			return fmt.Errorf("convert: %s: %w", src, err)
+		}
+	}
+	return nil
+}
+
 // writeGGUF writes the plan as one GGUF file, atomically.
 func writeGGUF(dst string, force bool, inputs []string, p *plan, prog *progress) error {
 	f, err := atomicfile.Create(dst, force, inputs...)
