@@ -166,6 +166,20 @@ func TestConvertRoundTripMixedDiff(t *testing.T) {
 		t.Errorf("diff: exit %d, %s%s", code, out, errOut)
 	}
 
+	// llama.cpp's Q8_0 file: its F32 norms and the Q8_0 weights (as f32 in
+	// HF, exact) come back identical.
+	fortunes := "../../testdata/tiny-fortunes/tiny-fortunes-Q8_0.gguf"
+	fn, fhf, fb := filepath.Join(tmp, "f.tfn"), filepath.Join(tmp, "fhf"), filepath.Join(tmp, "f.gguf")
+	for _, args := range [][]string{{fortunes, fn}, {fn, fhf}, {"--outtype", "q8_0", fhf, fb}} {
+		if code, _, errOut := run(t, append([]string{"convert"}, args...)...); code != 0 {
+			t.Fatalf("convert %v: exit %d: %s", args, code, errOut)
+		}
+	}
+	code, out, errOut = run(t, "diff", fortunes, fb)
+	if code != 0 || !strings.Contains(out, "39 tensors matched: 39 identical, 0 different") {
+		t.Errorf("diff Q8_0: exit %d, %s%s", code, out, errOut)
+	}
+
 	// HF f32 → GGUF f16 rounds the 10 matrices; the rest stay F32.
 	code, out, errOut = run(t, "convert", "--json", "--force", convertSample, a)
 	if code != 0 {
