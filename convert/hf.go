@@ -32,7 +32,7 @@ type hfTypes struct {
 
 // of is the output dtype of a tensor stored as src: the forced type, or
 // under auto src itself when transformers holds it (f32, f16, bf16) and f32
-// otherwise (quantized tensors decode to f32 exactly, see Lossless).
+// otherwise (quantized tensors decode to f32 exactly, see lossless).
 func (h hfTypes) of(src tensor.DType) tensor.DType {
 	if h.force != tensor.Invalid {
 		return h.force
