@@ -402,6 +402,11 @@ func (w *ggufWalk) header() (entries []ggEntry, dataOff, align int64, meta map[s
 				w.r.add("gguf-shape", w.file, dimsAt+4+8*int64(j), item, "dimension %d is negative (%d)", j, ne[j])
 				e.usable = false
 			}
+			if ne[j] == 0 && e.usable {
+				// Still usable: the data (none) can be located and the
+				// rest of the layout checked.
+				w.r.add("gguf-zero-dim", w.file, dimsAt+4+8*int64(j), item, "ne[%d] is 0: ggml's loader divides by ne[1..3] and dies", j)
+			}
 		}
 		shape := tensor.Shape(ne).Reversed()
 		if _, nerr := shape.NumElements(); nerr != nil && e.usable {

@@ -72,6 +72,7 @@ var Rules = []Rule{
 	{"gguf-tensor-name", Error, "a tensor name is empty, 64 bytes or longer (GGML_MAX_NAME), or holds a NUL"},
 	{"gguf-dims", Error, "n_dims is not 1..4"},
 	{"gguf-shape", Error, "a dimension is negative, or the element count or byte size overflows int64"},
+	{"gguf-zero-dim", Error, "a dimension is 0: ggml's loader divides by ne[1..3] and dies (SIGFPE), and no ggml operation takes an empty tensor"},
 	{"gguf-type", Error, "a tensor type is not a current ggml type (removed or unknown id)"},
 	{"gguf-block-size", Error, "ne[0] is not a multiple of the type's block size"},
 	{"gguf-misaligned", Error, "a tensor's data offset is not a multiple of the alignment"},

@@ -58,9 +58,12 @@ type Options struct {
 	// default for GGUF output (f16) and OutAuto otherwise. For GGUF, OutAuto
 	// is convert_hf_to_gguf.py's --outtype auto: f16 when the first tensor
 	// of the checkpoint is float16, else bf16. For Hugging Face output,
-	// OutAuto keeps float tensors as they are (quantized ones become f32)
-	// and, when the checkpoint mixes types, uses the type most of its
-	// parameters have. Native output takes only OutAuto.
+	// OutAuto keeps every f32, f16 and bf16 tensor in its own type
+	// (quantized ones become f32, which holds them exactly), so nothing is
+	// lost, and config.json's torch_dtype is the type most parameters then
+	// have; f32, f16 or bf16 casts every tensor. Native output takes only
+	// OutAuto. A tensor written in a type that cannot hold every value of
+	// its source is flagged (TensorReport.Lossy) and named in a warning.
 	OutType string
 	// Force replaces an existing DST.
 	Force bool
@@ -86,6 +89,11 @@ type TensorReport struct {
 	DType      string       `json:"dtype"`
 	Shape      tensor.Shape `json:"shape"`
 	Bytes      int64        `json:"bytes"`
+	// SourceDType is the dtype of the source tensor.
+	SourceDType string `json:"source_dtype"`
+	// Lossy is set when DType cannot hold every value of SourceDType, so
+	// the output may differ from the source (see lossless).
+	Lossy bool `json:"lossy"`
 }
 
 // Report is what a conversion did. Its JSON form is the --json output of
@@ -106,7 +114,8 @@ type Report struct {
 	// SelfCheckLine is the one-line verdict printed by the CLI.
 	SelfCheckLine string `json:"-"`
 	// Warnings are things the output lacks that a user should know about
-	// (no tokenizer, a pooler transformers will re-initialise).
+	// (no tokenizer, a pooler transformers will re-initialise, tensors
+	// rounded to a narrower type).
 	Warnings []string `json:"warnings,omitempty"`
 }
 
@@ -171,6 +180,11 @@ func Run(src, dst string, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if to == GGUF {
+		if err := checkGGUFJobs(src, p.jobs); err != nil {
+			return nil, err
+		}
+	}
 	var total int64
 	for _, j := range p.jobs {
 		total += j.out.Size
@@ -202,11 +216,53 @@ func Run(src, dst string, opts Options) (*Report, error) {
 	}
 	for _, j := range p.jobs {
 		rep.Tensors = append(rep.Tensors, TensorReport{Name: j.out.Name, SourceName: j.src.Name,
-			DType: j.out.DType.String(), Shape: j.out.Shape, Bytes: j.out.Size})
+			DType: j.out.DType.String(), Shape: j.out.Shape, Bytes: j.out.Size,
+			SourceDType: j.src.DType.String(), Lossy: !lossless(j.src.DType, j.out.DType)})
 		rep.Bytes += j.out.Size
 	}
+	rep.Warnings = append(rep.Warnings, lossyWarnings(rep.Tensors)...)
 	rep.Seconds = time.Since(start).Seconds()
 	return rep, nil
+}
+
+// lossless reports whether dtype out holds every value of dtype src: the
+// same type, or f32 from a float type narrower than it (f16, bf16, fp8 and
+// every ggml block type decode to float32 exactly: their scales and values
+// are at most f16 and their dequantizers compute in float32).
+func lossless(src, out tensor.DType) bool {
+	return src == out || out == tensor.F32 && src.Float() && src.BitsPerElement() < 32
+}
+
+// lossyWarnings names the output tensors written in a type that cannot hold
+// every value of their source, one line per pair of types.
+func lossyWarnings(ts []TensorReport) []string {
+	type pair struct{ src, out string }
+	var order []pair
+	names := map[pair][]string{}
+	for _, t := range ts {
+		if !t.Lossy {
+			continue
+		}
+		p := pair{t.SourceDType, t.DType}
+		if names[p] == nil {
+			order = append(order, p)
+		}
+		names[p] = append(names[p], t.Name)
+	}
+	var out []string
+	for _, p := range order {
+		n := names[p]
+		list := strings.Join(n[:min(len(n), 3)], ", ")
+		if len(n) > 3 {
+			list += ", …"
+		}
+		w := fmt.Sprintf("lossy: %d tensor(s) written as %s from %s, values rounded (%s)", len(n), p.out, p.src, list)
+		if p.out != tensor.F32.String() {
+			w += "; --outtype f32 keeps them exact"
+		}
+		out = append(out, w)
+	}
+	return out
 }
 
 // outputFormat resolves Options.To against dst's name.

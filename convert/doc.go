@@ -26,6 +26,9 @@
 // token_types and non-.weight tensors stay F32; Q8_0 falls back to F16 for
 // rows that are not whole blocks. --outtype auto is the converter's: F16
 // when the first tensor is float16, else BF16. BF16 NaNs follow gguf-py.
+// Hugging Face output keeps each tensor's float type by default (quantized
+// ones become F32), so GGUF → HF → GGUF loses nothing; every tensor written
+// in a type that cannot hold its source's values is reported (lossless).
 //
 // Metadata equals the converter's key for key and in order, except
 // general.name (ProvenanceKeys): both derive it from the source directory's

@@ -119,7 +119,7 @@ func planToGGUF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 		return nil, err
 	}
 	p := &plan{format: GGUF, arch: arch.Name(), outType: outType, dropped: dropped}
-	if p.jobs, err = jobsFor(c, maps, dropped, func(m Mapping) tensor.DType { return GGUFTensorType(m.Name, m.Shape, want) }); err != nil {
+	if p.jobs, err = jobsFor(c, maps, dropped, func(m Mapping, _ *checkpoint.Tensor) tensor.DType { return GGUFTensorType(m.Name, m.Shape, want) }); err != nil {
 		return nil, err
 	}
 	if f, ok := arch.(family); ok {
@@ -166,8 +166,9 @@ func planToGGUF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 }
 
 // jobsFor turns mappings into jobs and checks that every input tensor is
-// used exactly once (copies aside) or dropped.
-func jobsFor(c *checkpoint.Checkpoint, maps []Mapping, dropped []Dropped, dtype func(Mapping) tensor.DType) ([]*job, error) {
+// used exactly once (copies aside) or dropped. dtype gives each output
+// tensor's type from its mapping and source tensor.
+func jobsFor(c *checkpoint.Checkpoint, maps []Mapping, dropped []Dropped, dtype func(Mapping, *checkpoint.Tensor) tensor.DType) ([]*job, error) {
 	used := map[string]int{}
 	for _, d := range dropped {
 		used[d.Name]++
@@ -186,7 +187,7 @@ func jobsFor(c *checkpoint.Checkpoint, maps []Mapping, dropped []Dropped, dtype 
 		if !m.Copy {
 			used[m.Source]++
 		}
-		jobs = append(jobs, &job{out: tensor.Info{Name: m.Name, DType: dtype(m), Shape: m.Shape}, src: t, m: m})
+		jobs = append(jobs, &job{out: tensor.Info{Name: m.Name, DType: dtype(m, t), Shape: m.Shape}, src: t, m: m})
 	}
 	for _, t := range c.Tensors {
 		switch used[t.Name] {
@@ -228,6 +229,17 @@ func planGGUFRepack(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 	}
 	arch, _ := md.Str(keyArch)
 	return &plan{format: GGUF, arch: arch, outType: OutAuto, meta: md, jobs: jobs}, nil
+}
+
+// checkGGUFJobs refuses, before anything is written, an output tensor the
+// GGUF writer would refuse (a 0 dimension, say), naming the source.
+func checkGGUFJobs(src string, jobs []*job) error {
+	for _, j := range jobs {
+		if err := gguf.CheckTensor(j.out); err != nil {
+			return fmt.Errorf("convert: %s: %w", src, err)
+		}
+	}
+	return nil
 }
 
 // writeGGUF writes the plan as one GGUF file, atomically.

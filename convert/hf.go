@@ -3,16 +3,15 @@ package convert
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 
 	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/formats/safetensors"
+	"github.com/tfconv/tfconv/internal/atomicfile"
 	"github.com/tfconv/tfconv/tensor"
 	"github.com/tfconv/tfconv/tokenizer"
 )
@@ -20,29 +19,50 @@ import (
 // torchDType is config.json's torch_dtype for an HF output dtype.
 var torchDType = map[tensor.DType]string{tensor.F32: "float32", tensor.F16: "float16", tensor.BF16: "bfloat16"}
 
-// hfOutType resolves --outtype for Hugging Face output: one float dtype for
-// every tensor, as transformers saves a model. auto takes the type most of
-// the checkpoint's parameters have, counting quantized ones as f32 (their
-// exact value after dequantization needs f32).
-func hfOutType(c *checkpoint.Checkpoint, outType string) (string, tensor.DType, error) {
+// hfTypes is the dtype policy of Hugging Face output. safetensors holds a
+// dtype per tensor and transformers casts at load time as torch_dtype says,
+// so by default (auto) every tensor keeps its own float type and a round
+// trip loses nothing; an explicit --outtype casts every tensor to it, as
+// save_pretrained does after model.to(dtype).
+type hfTypes struct {
+	name  string       // the outtype reported: the forced type's, or torch's under auto
+	force tensor.DType // every tensor's type, or Invalid under auto
+	torch tensor.DType // config.json torch_dtype
+}
+
+// of is the output dtype of a tensor stored as src: the forced type, or
+// under auto src itself when transformers holds it (f32, f16, bf16) and f32
+// otherwise (quantized tensors decode to f32 exactly, see lossless).
+func (h hfTypes) of(src tensor.DType) tensor.DType {
+	if h.force != tensor.Invalid {
+		return h.force
+	}
+	if _, ok := torchDType[src]; ok {
+		return src
+	}
+	return tensor.F32
+}
+
+// hfOutType resolves --outtype for Hugging Face output. Under auto,
+// torch_dtype is the type most of the checkpoint's parameters have once
+// each tensor has its output type.
+func hfOutType(c *checkpoint.Checkpoint, outType string) (hfTypes, error) {
+	names := map[tensor.DType]string{tensor.F32: OutF32, tensor.F16: OutF16, tensor.BF16: OutBF16}
 	switch outType {
-	case OutF32:
-		return outType, tensor.F32, nil
-	case OutF16:
-		return outType, tensor.F16, nil
-	case OutBF16:
-		return outType, tensor.BF16, nil
+	case OutF32, OutF16, OutBF16:
+		for d, n := range names {
+			if n == outType {
+				return hfTypes{name: n, force: d, torch: d}, nil
+			}
+		}
 	case "", OutAuto:
 	default:
-		return "", 0, fmt.Errorf("convert: --outtype %s: safetensors output holds f32, f16 or bf16: %w", outType, tensor.ErrUnsupported)
+		return hfTypes{}, fmt.Errorf("convert: --outtype %s: safetensors output holds f32, f16 or bf16: %w", outType, tensor.ErrUnsupported)
 	}
+	var h hfTypes
 	count := map[tensor.DType]int64{}
 	for _, t := range c.Tensors {
-		d := t.DType
-		if _, ok := torchDType[d]; !ok {
-			d = tensor.F32
-		}
-		count[d] += t.NumElements()
+		count[h.of(t.DType)] += t.NumElements()
 	}
 	best := tensor.F32
 	for _, d := range []tensor.DType{tensor.F16, tensor.BF16} {
@@ -50,8 +70,8 @@ func hfOutType(c *checkpoint.Checkpoint, outType string) (string, tensor.DType, 
 			best = d
 		}
 	}
-	names := map[tensor.DType]string{tensor.F32: OutF32, tensor.F16: OutF16, tensor.BF16: OutBF16}
-	return names[best], best, nil
+	h.name, h.torch = names[best], best
+	return h, nil
 }
 
 // planToHF converts a GGUF (or a native file made from one) to a Hugging
@@ -65,7 +85,7 @@ func planToHF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	outType, dt, err := hfOutType(c, opts.OutType)
+	types, err := hfOutType(c, opts.OutType)
 	if err != nil {
 		return nil, err
 	}
@@ -77,8 +97,9 @@ func planToHF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{format: Safetensors, arch: arch.Name(), outType: outType, dropped: dropped, files: map[string][]byte{}}
-	if p.jobs, err = jobsFor(c, maps, dropped, func(Mapping) tensor.DType { return dt }); err != nil {
+	p := &plan{format: Safetensors, arch: arch.Name(), outType: types.name, dropped: dropped, files: map[string][]byte{}}
+	dtype := func(_ Mapping, src *checkpoint.Tensor) tensor.DType { return types.of(src.DType) }
+	if p.jobs, err = jobsFor(c, maps, dropped, dtype); err != nil {
 		return nil, err
 	}
 	cfg, err := arch.HFConfig(c.Metadata, infos)
@@ -90,7 +111,7 @@ func planToHF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 			return nil, err
 		}
 	}
-	cfg["torch_dtype"] = torchDType[dt]
+	cfg["torch_dtype"] = torchDType[types.torch]
 	if p.files["config.json"], err = marshalConfig(cfg); err != nil {
 		return nil, err
 	}
@@ -152,7 +173,7 @@ func marshalConfig(c Config) ([]byte, error) {
 // directory: same names, side files copied, tensors cast to --outtype and
 // resharded to --max-shard-size.
 func planHFRecast(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
-	outType, dt, err := hfOutType(c, opts.OutType)
+	types, err := hfOutType(c, opts.OutType)
 	if err != nil {
 		return nil, err
 	}
@@ -161,11 +182,11 @@ func planHFRecast(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 			return nil, fmt.Errorf("convert: tensor %q is %v; only float tensors can be cast: %w", t.Name, t.DType, tensor.ErrUnsupported)
 		}
 	}
-	jobs, err := identityJobs(c, func(*checkpoint.Tensor) tensor.DType { return dt })
+	jobs, err := identityJobs(c, func(t *checkpoint.Tensor) tensor.DType { return types.of(t.DType) })
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{format: Safetensors, outType: outType, jobs: jobs, files: map[string][]byte{}}
+	p := &plan{format: Safetensors, outType: types.name, jobs: jobs, files: map[string][]byte{}}
 	for _, name := range c.AuxNames() {
 		b, err := c.ReadAux(name)
 		if err != nil {
@@ -180,7 +201,7 @@ func planHFRecast(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 	if raw != nil {
 		cfg := Config(raw)
 		p.arch, _ = cfg.Str("model_type")
-		cfg["torch_dtype"] = torchDType[dt]
+		cfg["torch_dtype"] = torchDType[types.torch]
 		if p.files["config.json"], err = marshalConfig(cfg); err != nil {
 			return nil, err
 		}
@@ -223,26 +244,13 @@ func createIn(dir string) func(name string) (io.WriteCloser, error) {
 
 // writeHF builds the directory in a temporary folder beside dst and renames
 // it into place, so dst appears whole or not at all.
-func writeHF(dst string, force bool, p *plan, opts Options, prog *progress) (err error) {
-	parent, base := filepath.Split(filepath.Clean(dst))
-	if parent == "" {
-		parent = "."
-	}
-	tmp, err := os.MkdirTemp(parent, "."+base+".tmp-*")
+func writeHF(dst string, force bool, p *plan, opts Options, prog *progress) error {
+	d, err := atomicfile.CreateDir(dst, force)
 	if err != nil {
 		return err
 	}
-	if err := os.Chmod(tmp, 0o755); err != nil { // MkdirTemp makes it private
-		os.RemoveAll(tmp)
-		return err
-	}
-	committed := false
-	defer func() {
-		if !committed {
-			os.RemoveAll(tmp)
-		}
-	}()
-	create := createIn(tmp)
+	defer d.Abort()
+	create := createIn(d.Name())
 	names := make([]string, 0, len(p.files))
 	for name := range p.files {
 		names = append(names, name)
@@ -291,42 +299,5 @@ func writeHF(dst string, force bool, p *plan, opts Options, prog *progress) (err
 	if err := sw.Close(); err != nil {
 		return err
 	}
-	syncDir(tmp)
-	if _, err := os.Stat(dst); err == nil {
-		if !force {
-			return fmt.Errorf("convert: %s already exists (use --force to replace it)", dst)
-		}
-		old, err := os.MkdirTemp(parent, "."+base+".old-*")
-		if err != nil {
-			return err
-		}
-		if err := os.Remove(old); err != nil {
-			return err
-		}
-		if err := os.Rename(dst, old); err != nil {
-			return err
-		}
-		if err := os.Rename(tmp, dst); err != nil {
-			os.Rename(old, dst)
-			return err
-		}
-		committed = true
-		os.RemoveAll(old)
-	} else if errors.Is(err, fs.ErrNotExist) {
-		if err := os.Rename(tmp, dst); err != nil {
-			return err
-		}
-		committed = true
-	} else {
-		return err
-	}
-	syncDir(parent)
-	return nil
-}
-
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
+	return d.Commit()
 }

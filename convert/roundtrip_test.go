@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tfconv/tfconv/checkpoint"
@@ -208,5 +209,100 @@ func TestShardedInput(t *testing.T) {
 			t.Fatal(err)
 		}
 		compareGGUF(t, "llama", a, b, true)
+	}
+}
+
+// TestRoundTripMixedTypes: a GGUF that mixes F16 weights with F32 norms and
+// biases (llama.cpp's default f16 output) goes to Hugging Face and back,
+// directly and through native, without a bit changing: Hugging Face output
+// keeps each float tensor in its own type. An f32 GGUF comes back
+// bit-identical too, and nothing is reported lossy on either way.
+func TestRoundTripMixedTypes(t *testing.T) {
+	tmp := t.TempDir()
+	for _, ot := range []string{OutF16, OutF32} {
+		t.Run(ot, func(t *testing.T) {
+			g := filepath.Join(tmp, ot+".gguf")
+			if _, err := Run(shippedGPT2, g, Options{OutType: ot}); err != nil {
+				t.Fatal(err)
+			}
+			n := filepath.Join(tmp, ot+".tfn")
+			if _, err := Run(g, n, Options{}); err != nil {
+				t.Fatal(err)
+			}
+			for _, src := range []string{g, n} {
+				hf := filepath.Join(tmp, ot+"-hf-from-"+filepath.Ext(src)[1:])
+				rep, err := Run(src, hf, Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				f32 := 0
+				for _, tr := range rep.Tensors {
+					if tr.DType != tr.SourceDType || tr.Lossy {
+						t.Errorf("%s → HF: tensor %q written as %s from %s (lossy %v)", src, tr.Name, tr.DType, tr.SourceDType, tr.Lossy)
+					}
+					if tr.DType == "F32" {
+						f32++
+					}
+				}
+				// 19 of GPT-2's 28 HF tensors are F32 in llama.cpp's f16 GGUF.
+				if want := map[string]int{OutF16: 19, OutF32: 28}[ot]; f32 != want {
+					t.Errorf("%s → HF: %d F32 tensors, want %d", src, f32, want)
+				}
+				if len(rep.Warnings) != 0 {
+					t.Errorf("%s → HF: warnings %q", src, rep.Warnings)
+				}
+				back := filepath.Join(tmp, ot+"-back-from-"+filepath.Ext(src)[1:]+".gguf")
+				if _, err := Run(hf, back, Options{OutType: ot}); err != nil {
+					t.Fatal(err)
+				}
+				compareGGUF(t, "gpt2", back, g, true)
+			}
+		})
+	}
+}
+
+// TestLossyReported: a tensor written in a type that cannot hold every
+// value of its source is flagged in the report and named in a warning;
+// exact widenings (a quantized or f16 tensor to f32) are not.
+func TestLossyReported(t *testing.T) {
+	tmp := t.TempDir()
+	g := filepath.Join(tmp, "f32.gguf")
+	if _, err := Run(shippedGPT2, g, Options{OutType: OutF32}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(g, filepath.Join(tmp, "hf16"), Options{OutType: OutF16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lossy := 0
+	for _, tr := range rep.Tensors {
+		if tr.SourceDType != "F32" || tr.DType != "F16" || !tr.Lossy {
+			t.Errorf("--outtype f16: tensor %q %s from %s, lossy %v", tr.Name, tr.DType, tr.SourceDType, tr.Lossy)
+		}
+		if tr.Lossy {
+			lossy++
+		}
+	}
+	if lossy != 28 || len(rep.Warnings) != 1 || !strings.Contains(rep.Warnings[0], "28 tensor(s) written as F16 from F32") ||
+		!strings.Contains(rep.Warnings[0], "transformer.h.0.attn.c_attn.bias") {
+		t.Errorf("%d lossy tensors, warnings %q", lossy, rep.Warnings)
+	}
+
+	// Q8_0 and F32 tensors of a quantized GGUF go to F32: exact, no warning.
+	rep, err = Run("../testdata/tiny-fortunes/tiny-fortunes-Q8_0.gguf", filepath.Join(tmp, "fortunes"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q8 := 0
+	for _, tr := range rep.Tensors {
+		if tr.DType != "F32" || tr.Lossy {
+			t.Errorf("Q8_0 GGUF → HF: tensor %q %s from %s, lossy %v", tr.Name, tr.DType, tr.SourceDType, tr.Lossy)
+		}
+		if tr.SourceDType == "Q8_0" {
+			q8++
+		}
+	}
+	if q8 != 30 || len(rep.Warnings) != 0 {
+		t.Errorf("%d Q8_0 sources, warnings %q", q8, rep.Warnings)
 	}
 }

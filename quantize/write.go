@@ -70,6 +70,13 @@ func Check(c *checkpoint.Checkpoint, plan []Choice, t Target, f Format) error {
 		if t.Type == tensor.I8 {
 			return fmt.Errorf("quantize: int8 with per-row scales has no GGUF type; use --to native or --to safetensors: %w", tensor.ErrUnsupported)
 		}
+		// What the GGUF writer would refuse, refused before any work (and
+		// by --dry-run).
+		for _, in := range OutputInfos(plan) {
+			if err := gguf.CheckTensor(in); err != nil {
+				return fmt.Errorf("quantize: %s: %w", c.Path, err)
+			}
+		}
 	case Safetensors:
 		if t.Type != tensor.I8 && t.Type != tensor.F16 && t.Type != tensor.BF16 {
 			return fmt.Errorf("quantize: safetensors holds f16, bf16 and int8 output, not %s; use --to gguf or native: %w", t.Name, tensor.ErrUnsupported)

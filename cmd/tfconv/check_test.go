@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -53,5 +54,55 @@ func TestCheckCommand(t *testing.T) {
 		if !strings.Contains(out, id) {
 			t.Errorf("help lacks %s", id)
 		}
+	}
+}
+
+// TestZeroDimGGUF: a GGUF tensor with a 0 dimension (ggml's loader divides
+// by ne[1..3]) is an error finding at the byte offset of that dimension, and
+// no command writes such a tensor to GGUF: convert and quantize (also
+// --dry-run) exit 2 naming it, and leave nothing behind.
+func TestZeroDimGGUF(t *testing.T) {
+	src := filepath.Join(malformedDir, "gguf-zero-dim.gguf")
+	code, out, errOut := run(t, "check", "--json", src)
+	var rep struct {
+		Findings []struct {
+			Rule, Severity, Item string
+			Offset               int64
+		} `json:"findings"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("exit %d: %v: %s%s", code, err, out, errOut)
+	}
+	// 24 bytes of header, the name (8 + 19 bytes), n_dims (4), ne[0] (8).
+	const wantOffset = int64(24 + 8 + len(zeroDimTensor) + 4 + 8)
+	found := false
+	for _, f := range rep.Findings {
+		if f.Rule == "gguf-zero-dim" {
+			found = true
+			if f.Severity != "error" || f.Item != `tensor "`+zeroDimTensor+`"` || f.Offset != wantOffset {
+				t.Errorf("finding %+v, want an error at %d on %s", f, wantOffset, zeroDimTensor)
+			}
+		}
+	}
+	if code != exitFound || !found {
+		t.Errorf("check: exit %d, findings %+v", code, rep.Findings)
+	}
+	if code, _, _ := run(t, "inspect", src); code != exitOK {
+		t.Errorf("inspect: exit %d (the reader accepts a 0 dimension)", code)
+	}
+
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"convert", src, filepath.Join(dir, "c.gguf")},
+		{"quantize", src, filepath.Join(dir, "q.gguf"), "--type", "q8_0"},
+		{"quantize", src, filepath.Join(dir, "q.gguf"), "--type", "q8_0", "--dry-run"},
+	} {
+		code, _, errOut := run(t, args...)
+		if code != exitError || !strings.Contains(errOut, `tensor "`+zeroDimTensor+`": dimension 1 of [2 0 8] is 0`) {
+			t.Errorf("%v: exit %d, %q", args, code, errOut)
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("refused writes left %v", ents)
 	}
 }

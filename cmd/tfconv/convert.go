@@ -52,19 +52,26 @@ embedded); a native file converts onwards exactly like its source.
 convert_hf_to_gguf.py); auto is its --outtype auto (f16 when the first tensor
 is float16, else bf16). 1-D tensors, norms and position/token-type embeddings
 stay f32, and q8_0 falls back to f16 for rows that are not whole blocks.
-Hugging Face output defaults to auto: the float type most of SRC's
-parameters have (quantized tensors count as f32).
+Hugging Face output defaults to auto: every f32, f16 and bf16 tensor keeps
+its type and quantized tensors become f32, so nothing is lost (config.json's
+torch_dtype is the type most parameters have); f32, f16 or bf16 casts every
+tensor. A tensor written in a type that cannot hold every value of its
+source (f16 from f32, anything from a quantized type but f32) is named in a
+warning on stderr and flagged "lossy" in --json.
 
 Tensors are streamed one at a time; the output is written to a temporary
-file or directory beside DST and renamed into place; an existing DST is
-replaced only with --force; SRC is never modified. Afterwards the output is
+file or directory beside DST (.DST.tmp-PID-N) and renamed into place; an
+existing DST is replaced only with --force; SRC is never modified. SIGINT
+and SIGTERM remove the temporary; one a killed run left is named on the
+next run to DST and removed when its process is gone (see the README). Afterwards the output is
 re-read and every tensor checked against the bytes converted (one line).
 Progress goes to stderr when it is a terminal, or with --progress.
 
 --json prints: {"source", "output", "format", "arch", "outtype",
-"tensors": [{"name", "source_name", "dtype", "shape", "bytes"}],
-"dropped": [{"name", "reason"}], "bytes" (total tensor data), "seconds",
-"self_check": "ok", "warnings": [...] (omitted when none)}.`,
+"tensors": [{"name", "source_name", "dtype", "shape", "bytes",
+"source_dtype", "lossy"}], "dropped": [{"name", "reason"}], "bytes" (total
+tensor data), "seconds", "self_check": "ok", "warnings": [...] (omitted when
+none)}.`,
 		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.src, opts.dst = args[0], args[1]

@@ -147,3 +147,70 @@ func TestConvertUsageErrors(t *testing.T) {
 		t.Errorf("failed conversions left %d entries", len(ents))
 	}
 }
+
+// TestConvertRoundTripMixedDiff: llama.cpp's default f16 GGUF (F16 weights,
+// F32 norms and biases) → native → HF → GGUF gives the same weights: diff
+// exits 0. Writing f16 from f32 is stated on stderr and in --json.
+func TestConvertRoundTripMixedDiff(t *testing.T) {
+	tmp := t.TempDir()
+	a, n, hf, b := filepath.Join(tmp, "a.gguf"), filepath.Join(tmp, "a.tfn"), filepath.Join(tmp, "hf"), filepath.Join(tmp, "b.gguf")
+	for _, args := range [][]string{{convertSample, a}, {a, n}, {n, hf}, {hf, b}} {
+		code, _, errOut := run(t, append([]string{"convert"}, args...)...)
+		if code != 0 {
+			t.Fatalf("convert %v: exit %d: %s", args, code, errOut)
+		}
+		if args[0] != convertSample && errOut != "" {
+			t.Errorf("convert %v: stderr %q", args, errOut)
+		}
+	}
+	code, out, errOut := run(t, "diff", a, b)
+	if code != 0 || !strings.Contains(out, "28 tensors matched: 28 identical, 0 different") {
+		t.Errorf("diff: exit %d, %s%s", code, out, errOut)
+	}
+
+	// llama.cpp's Q8_0 file: its F32 norms and the Q8_0 weights (as f32 in
+	// HF, exact) come back identical.
+	fortunes := "../../testdata/tiny-fortunes/tiny-fortunes-Q8_0.gguf"
+	fn, fhf, fb := filepath.Join(tmp, "f.tfn"), filepath.Join(tmp, "fhf"), filepath.Join(tmp, "f.gguf")
+	for _, args := range [][]string{{fortunes, fn}, {fn, fhf}, {"--outtype", "q8_0", fhf, fb}} {
+		if code, _, errOut := run(t, append([]string{"convert"}, args...)...); code != 0 {
+			t.Fatalf("convert %v: exit %d: %s", args, code, errOut)
+		}
+	}
+	code, out, errOut = run(t, "diff", fortunes, fb)
+	if code != 0 || !strings.Contains(out, "39 tensors matched: 39 identical, 0 different") {
+		t.Errorf("diff Q8_0: exit %d, %s%s", code, out, errOut)
+	}
+
+	// HF f32 → GGUF f16 rounds the 10 matrices; the rest stay F32.
+	code, out, errOut = run(t, "convert", "--json", "--force", convertSample, a)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var j struct {
+		Tensors []struct {
+			Name        string `json:"name"`
+			DType       string `json:"dtype"`
+			SourceDType string `json:"source_dtype"`
+			Lossy       bool   `json:"lossy"`
+		} `json:"tensors"`
+		Warnings []string `json:"warnings"`
+	}
+	if err := json.Unmarshal([]byte(out), &j); err != nil {
+		t.Fatal(err)
+	}
+	lossy := 0
+	for _, tt := range j.Tensors {
+		if tt.Lossy != (tt.DType == "F16") || tt.SourceDType != "F32" {
+			t.Errorf("tensor %+v", tt)
+		}
+		if tt.Lossy {
+			lossy++
+		}
+	}
+	want := "10 tensor(s) written as F16 from F32"
+	if lossy != 10 || len(j.Warnings) != 1 || !strings.Contains(j.Warnings[0], want) ||
+		!strings.Contains(errOut, "tfconv: warning: lossy: "+want) {
+		t.Errorf("%d lossy, warnings %q, stderr %q", lossy, j.Warnings, errOut)
+	}
+}

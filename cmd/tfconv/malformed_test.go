@@ -528,6 +528,13 @@ func put64(b []byte, off int, v uint64) []byte {
 	return b
 }
 
+// zeroDimNote explains the verdicts of the GGUF files with a 0 dimension.
+const zeroDimNote = "the GGUF spec allows a 0 dimension and the readers accept it (inspect 0), but ggml's loader divides by ne[1..3]: " +
+	"check reports gguf-zero-dim as an error and GGUF output (convert, quantize, --dry-run too) refuses it"
+
+// zeroDimTensor is the tensor of gguf-zero-dim.gguf with ne [8, 0, 2].
+const zeroDimTensor = "blk.0.ffn_up.weight"
+
 // corpus returns every case. Expected rules are the defect each file was
 // built to have.
 func corpus(t *testing.T) []corpusCase {
@@ -681,6 +688,10 @@ func corpus(t *testing.T) []corpusCase {
 	ggc("gguf-ndims-0", "wrong types", ggWith(1, 0, nil, func(g *gg) { g.tinfo("a", ggmlF32, 0) }, 32, make([]byte, 32)), "gguf-dims")
 	ggc("gguf-ndims-5", "wrong types", ggWith(1, 0, nil, func(g *gg) { g.tinfo("a", ggmlF32, 0, 1, 1, 1, 1, 1) }, 32, make([]byte, 32)), "gguf-dims")
 	ggc("gguf-ndims-max", "huge length", ggWith(1, 0, nil, func(g *gg) { g.str("a").u32(math.MaxUint32).u64(1).u32(0).u64(0) }, 32, make([]byte, 32)), "gguf-dims")
+	// A 0 in ne[1]: ggml's loader computes INT64_MAX/ne[1] and dies.
+	add(corpusCase{name: "gguf-zero-dim.gguf", class: "zero dimension",
+		data:  ggWith(2, 0, nil, func(g *gg) { g.tinfo(zeroDimTensor, ggmlF32, 0, 8, 0, 2).tinfo("b", ggmlF32, 0, 8) }, 32, seq32(8)),
+		rules: []string{"gguf-zero-dim"}, exit: map[string]int{"inspect": 0}, note: zeroDimNote})
 	// Names and keys.
 	ggc("gguf-empty-key", "duplicate names", ggWith(0, 1, func(g *gg) { g.kvStr("", "x") }, nil, 32, nil), "gguf-empty-key")
 	ggc("gguf-duplicate-key", "duplicate names", ggWith(0, 2, func(g *gg) { g.kvStr("general.name", "x").kvStr("general.name", "y") }, nil, 32, nil), "gguf-duplicate-key")
@@ -766,7 +777,9 @@ func corpus(t *testing.T) []corpusCase {
 	ok("ok-gguf-alignment-64.gguf", "valid", ggWith(2, 1, func(g *gg) { g.kvU32("general.alignment", 64) }, func(g *gg) {
 		g.tinfo("a", ggmlF32, 0, 4).tinfo("b", ggmlF32, 64, 16)
 	}, 64, append(append(seq32(4), make([]byte, 48)...), seq32(16)...)))
-	ok("ok-gguf-zero-element.gguf", "valid", ggWith(2, 0, nil, func(g *gg) { g.tinfo("a", ggmlF32, 0, 4, 0).tinfo("b", ggmlF32, 0, 8) }, 32, seq32(8)))
+	add(corpusCase{name: "ok-gguf-zero-element.gguf", class: "valid", valid: true,
+		data:  ggWith(2, 0, nil, func(g *gg) { g.tinfo("a", ggmlF32, 0, 4, 0).tinfo("b", ggmlF32, 0, 8) }, 32, seq32(8)),
+		rules: []string{"gguf-zero-dim"}, exit: map[string]int{"check": 1, "quantize": 2, "convert": 2}, note: zeroDimNote})
 	ok("ok-gguf-unicode-names.gguf", "valid", ggWith(1, 1, func(g *gg) { g.kvStr("général.名前", "ü") }, func(g *gg) { g.tinfo("層.0.😀", ggmlF32, 0, 8) }, 32, seq32(8)))
 	ok("ok-gguf-inf-f16.gguf", "valid", ggWith(1, 0, nil, func(g *gg) { g.tinfo("a", ggmlF16, 0, 16) }, 32, append([]byte{0x00, 0x7c, 0x00, 0xfc}, make([]byte, 28)...)), "inf-in-weights")
 	add(corpusCase{name: "ok-gguf-nan-f16.gguf", class: "valid", valid: true, data: ggWith(1, 0, nil, func(g *gg) { g.tinfo("a", ggmlF16, 0, 16) }, 32, append([]byte{0x01, 0x7e}, make([]byte, 30)...)),

@@ -161,7 +161,7 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 		// A Hugging Face checkpoint gets llama.cpp's names, layouts and
 		// metadata first, as with convert_hf_to_gguf.py --outtype f32
 		// before llama-quantize: an f32 GGUF in a scratch folder beside DST.
-		tmp, err := atomicfile.TempDir(filepath.Dir(opts.dst), ".tfconv-quantize-")
+		tmp, err := atomicfile.TempDir(opts.dst)
 		if err != nil {
 			return fmt.Errorf("quantize: scratch folder for the f32 conversion: %w", err)
 		}

@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tfconv/tfconv/internal/atomicfile"
 )
 
 // Exit codes shared by every command (documented in the README).
@@ -34,6 +36,7 @@ type app struct {
 // Main runs tfconv with the given arguments and returns the exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
 	defer handleSignals()()
+	defer atomicfile.SetWarn(func(msg string) { fmt.Fprintln(stderr, "tfconv: warning:", msg) })()
 	a := &app{out: stdout, err: stderr}
 	root := newRootCmd(a)
 	root.SetArgs(args)

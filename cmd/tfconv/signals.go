@@ -15,10 +15,10 @@ const (
 	exitSIGTERM = 143
 )
 
-// handleSignals makes SIGINT and SIGTERM remove the temporary files of
-// pending outputs (internal/atomicfile) before exiting, so an interrupted
-// write leaves neither a partial destination (it never had one) nor a
-// hidden temporary beside it. It returns a function that uninstalls the
+// handleSignals makes SIGINT and SIGTERM remove the temporary files and
+// folders of pending outputs (internal/atomicfile) before exiting, so an
+// interrupted write leaves neither a partial destination (it never had one)
+// nor a hidden temporary beside it. It returns a function that uninstalls the
 // handler, for Main's callers that are not the process (tests).
 func handleSignals() (stop func()) {
 	ch := make(chan os.Signal, 1)
@@ -32,7 +32,7 @@ func handleSignals() (stop func()) {
 			if s == syscall.SIGTERM {
 				code = exitSIGTERM
 			}
-			fmt.Fprintf(os.Stderr, "tfconv: %v: stopped; removed %d unfinished output file(s)\n", s, n)
+			fmt.Fprintf(os.Stderr, "tfconv: %v: stopped; removed %d unfinished output(s)\n", s, n)
 			os.Exit(code)
 		case <-done:
 		}

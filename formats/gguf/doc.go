@@ -65,6 +65,8 @@
 //   - tensor names are non-empty, unique, shorter than 64 bytes
 //     (GGML_MAX_NAME) and free of NUL bytes.
 //   - 1 <= n_dims <= 4; every ne >= 0 and their product fits in an int64.
+//     An ne of 0 is read (the spec allows it) though ggml's loader divides
+//     by ne[1..3] and dies on it; the Writer refuses it (CheckTensor).
 //   - the type is a current ggml type; ids ggml has removed (4, 5, 31-33,
 //     36-38) and unknown ids are reported as tensor.ErrUnsupported, naming the
 //     id.
@@ -87,7 +89,8 @@
 // ggml's gguf_write_to_file does (and as gguf-py does): each tensor's data is
 // followed by zero padding to the alignment, including the last one, and a
 // file without tensors ends right after its metadata. Reading a file written
-// by llama.cpp and writing it back yields the same bytes.
+// by llama.cpp and writing it back yields the same bytes. It writes only
+// what ggml loads (CheckTensor): no dimension is 0.
 //
 // # Split files
 //

@@ -73,31 +73,15 @@ func encodeHeader(meta tensor.Metadata, tensors []tensor.Info) ([]byte, []tensor
 	names := make(map[string]bool, len(tensors))
 	var off int64
 	for i, t := range tensors {
-		if err := checkTensorName(t.Name); err != nil {
-			return nil, nil, 0, fmt.Errorf("gguf: tensor %q: %w", t.Name, err)
+		shape, size, err := checkTensor(t)
+		if err != nil {
+			return nil, nil, 0, err
 		}
 		if names[t.Name] {
 			return nil, nil, 0, fmt.Errorf("gguf: duplicate tensor %q", t.Name)
 		}
 		names[t.Name] = true
-		if _, ok := t.DType.GGMLType(); !ok {
-			return nil, nil, 0, fmt.Errorf("gguf: tensor %q: dtype %s has no ggml type", t.Name, t.DType)
-		}
-		shape := t.Shape
-		if len(shape) == 0 {
-			shape = tensor.Shape{1}
-		}
-		if len(shape) > MaxDims {
-			return nil, nil, 0, fmt.Errorf("gguf: tensor %q: %d dimensions, GGUF allows at most %d", t.Name, len(shape), MaxDims)
-		}
-		size, err := t.DType.ShapeBytes(shape)
-		if err != nil {
-			return nil, nil, 0, fmt.Errorf("gguf: tensor %q: %w", t.Name, err)
-		}
-		if t.Size != 0 && t.Size != size {
-			return nil, nil, 0, fmt.Errorf("gguf: tensor %q: Size %d, but %s %v takes %d bytes", t.Name, t.Size, t.DType, t.Shape, size)
-		}
-		ts[i] = tensor.Info{Name: t.Name, DType: t.DType, Shape: shape.Clone(), Offset: off, Size: size}
+		ts[i] = tensor.Info{Name: t.Name, DType: t.DType, Shape: shape, Offset: off, Size: size}
 		padded, err := tensor.AlignUp(size, align)
 		if err == nil {
 			off, err = tensor.AddInt64(off, padded)
@@ -133,6 +117,50 @@ func encodeHeader(meta tensor.Metadata, tensors []tensor.Info) ([]byte, []tensor
 		b = appendPadding(b, int64(len(b)), align)
 	}
 	return b, ts, align, nil
+}
+
+// CheckTensor returns an error naming t when it cannot be a tensor of a
+// GGUF file that ggml loads: a name ggml accepts, a dtype with a ggml type,
+// at most MaxDims dimensions (a scalar is written as [1]), none of them 0
+// (ggml's loader computes INT64_MAX/ne[1], /ne[2], /ne[3] and dies on a 0;
+// an empty tensor is of no use to llama.cpp either), whole blocks per row,
+// and a byte size matching a non-zero Size. NewWriter applies it to every
+// tensor; callers use it to refuse an output before writing anything.
+func CheckTensor(t tensor.Info) error {
+	_, _, err := checkTensor(t)
+	return err
+}
+
+// checkTensor is CheckTensor; it also returns the shape as written and the
+// data size.
+func checkTensor(t tensor.Info) (tensor.Shape, int64, error) {
+	if err := checkTensorName(t.Name); err != nil {
+		return nil, 0, fmt.Errorf("gguf: tensor %q: %w", t.Name, err)
+	}
+	if _, ok := t.DType.GGMLType(); !ok {
+		return nil, 0, fmt.Errorf("gguf: tensor %q: dtype %s has no ggml type", t.Name, t.DType)
+	}
+	shape := t.Shape
+	if len(shape) == 0 {
+		shape = tensor.Shape{1}
+	}
+	if len(shape) > MaxDims {
+		return nil, 0, fmt.Errorf("gguf: tensor %q: %d dimensions, GGUF allows at most %d", t.Name, len(shape), MaxDims)
+	}
+	for j, d := range shape {
+		if d == 0 {
+			return nil, 0, fmt.Errorf("gguf: tensor %q: dimension %d of %v is 0 (ne[%d]): ggml's loader divides by the dimensions and cannot load an empty tensor",
+				t.Name, j, shape, len(shape)-1-j)
+		}
+	}
+	size, err := t.DType.ShapeBytes(shape)
+	if err != nil {
+		return nil, 0, fmt.Errorf("gguf: tensor %q: %w", t.Name, err)
+	}
+	if t.Size != 0 && t.Size != size {
+		return nil, 0, fmt.Errorf("gguf: tensor %q: Size %d, but %s %v takes %d bytes", t.Name, t.Size, t.DType, t.Shape, size)
+	}
+	return shape.Clone(), size, nil
 }
 
 func appendString(b []byte, s string) []byte {

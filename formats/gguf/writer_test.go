@@ -32,6 +32,10 @@ func TestWriterErrors(t *testing.T) {
 		{"no ggml type", nil, []tensor.Info{{Name: "a", DType: tensor.U8, Shape: tensor.Shape{2}}}, "dtype U8 has no ggml type"},
 		{"block", nil, []tensor.Info{{Name: "a", DType: tensor.Q4_0, Shape: tensor.Shape{2, 48}}}, "not a multiple"},
 		{"size", nil, []tensor.Info{{Name: "a", DType: tensor.F32, Shape: tensor.Shape{2}, Size: 7}}, "Size 7"},
+		// ggml's loader divides by ne[1..3]; an empty row is refused too.
+		{"zero dim", nil, []tensor.Info{f32("blk.0.ffn_up.weight", 2, 0, 8)}, `tensor "blk.0.ffn_up.weight": dimension 1 of [2 0 8] is 0`},
+		{"zero row", nil, []tensor.Info{f32("a", 4, 0)}, `tensor "a": dimension 1 of [4 0] is 0`},
+		{"zero 1-D", nil, []tensor.Info{f32("a", 2), f32("b", 0)}, `tensor "b": dimension 0 of [0] is 0`},
 	}
 	for _, c := range bad {
 		var buf bytes.Buffer

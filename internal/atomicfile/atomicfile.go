@@ -1,8 +1,14 @@
-// Package atomicfile creates output files that appear whole or not at all:
-// data goes to a temporary file in the destination's folder, which is synced
-// and renamed over the destination only on Commit. It also refuses to write
-// over an input (compared by file identity, so symlinks and hard links are
-// caught) or over an existing file unless forced.
+// Package atomicfile creates outputs that appear whole or not at all: data
+// goes to a temporary file (or folder, for outputs that are folders) in the
+// destination's folder, which is synced and renamed over the destination
+// only on Commit. It also refuses to write over an input (compared by file
+// identity, so symlinks and hard links are caught) or over an existing file
+// unless forced.
+//
+// Every temporary is named after its destination and the process writing
+// it: ".<dst>.tmp-<pid>-<random>". A signal handler removes the pending
+// ones (RemoveTemps); those a killed process left are found by the next
+// Create for the same destination (see sweepStale).
 package atomicfile
 
 import (
@@ -10,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 )
 
@@ -27,15 +34,32 @@ var live = struct {
 // errExiting is returned by Create after RemoveTemps.
 var errExiting = errors.New("atomicfile: the process is exiting")
 
-// createTemp creates and registers a temporary file under the lock, so that
-// a concurrent RemoveTemps sees either no file or a registered one.
-func createTemp(dir, pattern string) (*os.File, error) {
+// tempPattern is the os.CreateTemp pattern of a temporary for the
+// destination base: hidden, named after it and after this process.
+func tempPattern(base, kind string) string {
+	return "." + base + "." + kind + "-" + strconv.Itoa(os.Getpid()) + "-*"
+}
+
+// split returns path's folder ("." when none) and base name.
+func split(path string) (dir, base string) {
+	dir, base = filepath.Split(filepath.Clean(path))
+	if dir == "" {
+		dir = "."
+	}
+	return dir, base
+}
+
+// createTemp creates and registers a temporary file for path under the
+// lock, so that a concurrent RemoveTemps sees either no file or a
+// registered one.
+func createTemp(path string) (*os.File, error) {
+	dir, base := split(path)
 	live.Lock()
 	defer live.Unlock()
 	if live.closed {
 		return nil, errExiting
 	}
-	tmp, err := os.CreateTemp(dir, pattern)
+	tmp, err := os.CreateTemp(dir, tempPattern(base, "tmp"))
 	if err != nil {
 		return nil, err
 	}
@@ -49,8 +73,9 @@ func unregister(name string) {
 	live.Unlock()
 }
 
-// RemoveTemps removes the temporary file of every File not yet committed or
-// aborted, and returns how many it removed; Create fails from then on. It is
+// RemoveTemps removes the temporary file or folder of every File and Dir
+// not yet committed or aborted and every TempDir, and returns how many it
+// removed (a folder counts once); Create fails from then on. It is
 // for a signal handler that is about to exit: the destinations are untouched, and no temporary file is
 // left behind. A File whose Commit is renaming at that moment either lands
 // whole or not at all: the rename is atomic, and removing its temporary name
@@ -64,31 +89,48 @@ func RemoveTemps() int {
 		if os.Remove(name) == nil {
 			n++
 		}
+		delete(live.names, name)
 	}
 	for dir := range live.dirs {
-		if os.RemoveAll(dir) == nil {
-			n++
+		if _, err := os.Lstat(dir); err == nil {
+			// The writer may be creating a file in dir while it is
+			// removed, which fails the final rmdir; another pass gets it.
+			for try := 0; try < 3; try++ {
+				if os.RemoveAll(dir) == nil {
+					n++
+					break
+				}
+			}
 		}
+		delete(live.dirs, dir)
 	}
 	return n
 }
 
-// TempDir creates a scratch directory in dir for intermediate files (a
-// conversion that feeds a quantization, say) and registers it, so that
-// RemoveTemps deletes it with everything in it. Remove it with RemoveTempDir
-// when done.
-func TempDir(dir, pattern string) (string, error) {
+// mkdirTemp creates and registers a temporary folder for path.
+func mkdirTemp(path string) (string, error) {
+	dir, base := split(path)
 	live.Lock()
 	defer live.Unlock()
 	if live.closed {
 		return "", errExiting
 	}
-	name, err := os.MkdirTemp(dir, pattern)
+	name, err := os.MkdirTemp(dir, tempPattern(base, "tmp"))
 	if err != nil {
 		return "", err
 	}
 	live.dirs[name] = struct{}{}
 	return name, nil
+}
+
+// TempDir creates a scratch folder beside dst for intermediate files (a
+// conversion that feeds a quantization, say), named like dst's temporaries
+// and registered, so that RemoveTemps deletes it with everything in it and
+// a later run to dst finds it if this one is killed. Remove it with
+// RemoveTempDir when done.
+func TempDir(dst string) (string, error) {
+	sweepStale(dst, false)
+	return mkdirTemp(dst)
 }
 
 // RemoveTempDir removes a directory made by TempDir and everything in it.
@@ -113,16 +155,14 @@ type File struct {
 }
 
 // Create prepares to write path. inputs are the files the output is made
-// from; path may not be any of them.
+// from; path may not be any of them. Temporaries an earlier run to path
+// left behind are swept first (sweepStale).
 func Create(path string, force bool, inputs ...string) (*File, error) {
 	if err := CheckDest(path, force, inputs...); err != nil {
 		return nil, err
 	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := createTemp(dir, "."+base+".tmp-*")
+	sweepStale(path, force)
+	tmp, err := createTemp(path)
 	if err != nil {
 		return nil, err
 	}
@@ -184,12 +224,16 @@ func (f *File) Commit() error {
 		os.Remove(tmp)
 		return err
 	}
-	// Make the rename itself durable.
-	if d, err := os.Open(filepath.Dir(f.path)); err == nil {
+	syncDir(filepath.Dir(f.path)) // makes the rename itself durable
+	return nil
+}
+
+// syncDir flushes a folder's entries (a rename in it, files created in it).
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
 		d.Sync()
 		d.Close()
 	}
-	return nil
 }
 
 // Abort removes the temporary file; the destination is untouched. It is a
