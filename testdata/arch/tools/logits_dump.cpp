@@ -3,7 +3,9 @@
 // calls llama.h. One llama_decode of all ids at positions 0..n-1 with the
 // logits of every position, f32 KV cache, one thread.
 //
-// Build against a llama.cpp build tree (libllama):
+// Build against a llama.cpp build tree (libllama); for trees newer than
+// mid-2025 (flash_attn_type instead of flash_attn) add
+// -DLLAMA_FLASH_ATTN_TYPE_DISABLED_NEW_API:
 //   g++ -O2 -std=c++17 logits_dump.cpp -I$LLAMA/include -I$LLAMA/ggml/include \
 //       -L$LLAMA/build/bin -lllama -lggml -lggml-base -Wl,-rpath,$LLAMA/build/bin -o logits-dump
 // Run: logits-dump MODEL.gguf 1,2,3 > MODEL.logits.json
@@ -34,6 +36,11 @@ int main(int argc, char **argv) {
     cp.n_batch = cp.n_ubatch = ids.size();
     cp.n_threads = cp.n_threads_batch = 1;
     cp.type_k = cp.type_v = GGML_TYPE_F32;
+#ifdef LLAMA_FLASH_ATTN_TYPE_DISABLED_NEW_API
+    cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_DISABLED; // newer trees turn it on by default (f16 score sums)
+#else
+    cp.flash_attn = false;
+#endif
     llama_context *ctx = llama_init_from_model(model, cp);
     if (!ctx) { fprintf(stderr, "cannot make a context\n"); return 1; }
     llama_batch b = llama_batch_init(ids.size(), 0, 1);
