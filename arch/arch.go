@@ -29,6 +29,12 @@ type Family struct {
 	Tensors []Tensor
 	// Drops are Hugging Face tensors left out on purpose.
 	Drops []Drop
+	// ShapeKeys are config.json entries that GGUF → HF reads off a tensor's
+	// shape (GPT-2's n_positions: the rows of its position table).
+	ShapeKeys []ShapeKey
+	// Copies are GGUF tensors the converter writes as copies of another
+	// (GPT-2's output.weight); GGUF → HF drops them.
+	Copies []Copy
 	// Generated are GGUF tensors the converter computes from config.json
 	// (written first, as generate_extra_tensors comes first).
 	Generated []Generated
@@ -77,6 +83,9 @@ type Graph struct {
 	// NoPreNorm: the blocks normalise only after attention and after the
 	// feed-forward (OLMo 2); the pre-norm roles are absent, not weightless.
 	NoPreNorm bool
+	// LearnedPositions: a position table instead of rotary positions
+	// (GPT-2).
+	LearnedPositions bool
 	// Parallel: attention and feed-forward read the same input and their
 	// outputs are added together (config.json's use_parallel_residual or
 	// parallel_attn, when present, decides).
@@ -171,6 +180,19 @@ type Drop struct {
 	// Suffix or Name selects the tensor (Name: the whole name).
 	Suffix, Name string
 	Reason       string
+}
+
+// ShapeKey is a config.json entry equal to one dimension (outermost first)
+// of a GGUF tensor.
+type ShapeKey struct {
+	Key, Tensor string
+	Axis        int
+}
+
+// Copy is a GGUF tensor written as a copy of another, right after it.
+type Copy struct {
+	GGUF, Of string // full names
+	Reason   string // why GGUF → HF drops it
 }
 
 // Generated is a GGUF tensor computed from the config (Llama 3's
@@ -289,7 +311,7 @@ type Match struct {
 // Name is the tensor's name in the other form.
 func (m Match) Name(toGGUF bool) string {
 	p := m.Tensor.GGUF
-	if !toGGUF {
+	if !toGGUF && len(m.Tensor.HF) > 0 {
 		p = m.Tensor.HF[0]
 	}
 	return expand(p, m.Layer) + m.Suffix
@@ -363,8 +385,8 @@ func (f *Family) TensorName(role Role, layer int, hf bool, suffix string) []stri
 // apply to weights and biases, the norm +1 to weights only.
 func (m Match) Layout() Layout {
 	l := m.Tensor.Layout
-	if l == LayoutNormPlusOne && m.Suffix != ".weight" {
-		return LayoutSame
+	if (l == LayoutNormPlusOne || l == LayoutTranspose) && m.Suffix != ".weight" {
+		return LayoutSame // biases are 1-D
 	}
 	return l
 }
@@ -406,10 +428,11 @@ const (
 	DimQKV                    // (heads + 2·kv_heads) · head_dim: a fused QKV projection
 	DimFFN2                   // 2 · feed-forward width: fused gate and up
 	DimHeadDim                // one head (per-head Q/K norms)
+	DimContext                // a learned position table's rows
 )
 
 // Dims are the sizes of one model.
-type Dims struct{ Vocab, Hidden, Heads, KVHeads, HeadDim, FFN int64 }
+type Dims struct{ Vocab, Hidden, Heads, KVHeads, HeadDim, FFN, Context int64 }
 
 func (d Dims) size(x Dim) int64 {
 	switch x {
@@ -429,6 +452,8 @@ func (d Dims) size(x Dim) int64 {
 		return 2 * d.FFN
 	case DimHeadDim:
 		return d.HeadDim
+	case DimContext:
+		return d.Context
 	}
 	return 0
 }
@@ -458,6 +483,9 @@ func (f *Family) Weights(d Dims, layers int, hf bool, keep func(*Tensor) bool) [
 		}
 		p := t.GGUF
 		if hf {
+			if len(t.HF) == 0 {
+				return // a GGUF-only copy
+			}
 			p = t.HF[0]
 		}
 		*dst = append(*dst, Weight{Name: expand(p, bid) + ".weight", Shape: shape,

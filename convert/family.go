@@ -100,6 +100,10 @@ func (a family) mapFamily(in []tensor.Info, toGGUF bool, qh, kh int64) ([]Mappin
 			}
 		}
 		if !toGGUF {
+			if c, ok := a.copyByName(ti.Name); ok {
+				dropped = append(dropped, Dropped{Name: ti.Name, Reason: c.Reason})
+				continue
+			}
 			if g, ok := a.generatedByName(ti.Name); ok {
 				// configFromData states it in config.json (or fails).
 				dropped = append(dropped, Dropped{Name: ti.Name, Reason: g.Reason})
@@ -125,6 +129,13 @@ func (a family) mapFamily(in []tensor.Info, toGGUF bool, qh, kh int64) ([]Mappin
 			name = strings.Replace(hf, "{bid}", strconv.Itoa(m.Layer), 1) + m.Suffix
 		}
 		out = append(out, Mapping{Name: name, Source: ti.Name, Shape: shape, Transform: tf})
+		if toGGUF {
+			for _, c := range a.f.Copies {
+				if c.Of == name {
+					out = append(out, Mapping{Name: c.GGUF, Source: ti.Name, Shape: shape.Clone(), Transform: tf, Copy: true})
+				}
+			}
+		}
 	}
 	return out, dropped, nil
 }
@@ -172,7 +183,7 @@ func (a family) HFConfig(md tensor.Metadata, in []tensor.Info) (Config, error) {
 	if _, ok := c["num_key_value_heads"]; !ok && a.f.HasParam("attention.head_count_kv") {
 		c["num_key_value_heads"] = c["num_attention_heads"]
 	}
-	if _, ok := c["rope_theta"]; !ok {
+	if _, ok := c["rope_theta"]; !ok && !a.f.Graph.LearnedPositions {
 		c["rope_theta"] = f32(10000) // llama.cpp's default when the key is absent
 	}
 	byName := infoByName(in)
@@ -182,6 +193,13 @@ func (a family) HFConfig(md tensor.Metadata, in []tensor.Info) (Config, error) {
 	}
 	if _, ok := c["vocab_size"]; !ok {
 		c["vocab_size"] = emb.Shape[0]
+	}
+	for _, k := range a.f.ShapeKeys {
+		t, ok := byName[k.Tensor]
+		if !ok || k.Axis >= len(t.Shape) {
+			return nil, fmt.Errorf("convert: %s: missing tensor %q", a.f.Name, k.Tensor)
+		}
+		c[k.Key] = t.Shape[k.Axis]
 	}
 	if _, ok := a.f.Tensor("output"); ok {
 		_, hasOutput := byName["output.weight"]
@@ -316,4 +334,13 @@ func (a family) configFromData(c *checkpoint.Checkpoint, cfg Config) error {
 		}
 	}
 	return nil
+}
+
+func (a family) copyByName(name string) (arch.Copy, bool) {
+	for _, c := range a.f.Copies {
+		if c.GGUF == name {
+			return c, true
+		}
+	}
+	return arch.Copy{}, false
 }

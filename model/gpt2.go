@@ -2,7 +2,9 @@ package model
 
 import (
 	"fmt"
+	"strings"
 
+	spec "github.com/tfconv/tfconv/arch"
 	"github.com/tfconv/tfconv/kernels"
 	"github.com/tfconv/tfconv/tensor"
 )
@@ -46,88 +48,90 @@ func gpt2Config(d, layers, heads, ffn, vocab, maxPos int, eps float32) Config {
 		TiedEmbeddings: true, BOS: -1, EOS: -1, PAD: -1, ForcedEOS: -1}
 }
 
-func loadGPT2HF(l *loader, hc hfConfig) (*Model, error) {
-	d := hc.int(0, "n_embd")
-	cfg := gpt2Config(d, hc.int(0, "n_layer"), hc.int(0, "n_head"), hc.int(4*d, "n_inner"), hc.int(0, "vocab_size"),
-		hc.int(0, "n_positions"), float32(hc.float(1e-5, "layer_norm_epsilon")))
-	act, err := hfActivation(hc.str("activation_function"))
-	if err != nil {
+// loadGPT2 loads GPT-2 by role from either naming (arch.GPT2 states both):
+// Hugging Face's Conv1D weights ([in][out]) are transposed once at load,
+// llama.cpp's are stored [out][in] already.
+func loadGPT2(fl familyLoader, c spec.Config) (*Model, error) {
+	geti := func(def int, keys ...string) int {
+		if v, ok := c.Int(keys...); ok && v >= 0 && v < 1<<31 {
+			return int(v)
+		}
+		return def
+	}
+	d := geti(0, "n_embd")
+	eps := float32(1e-5)
+	if v, ok := c.Float("layer_norm_epsilon"); ok {
+		eps = float32(v)
+	}
+	vocab := geti(fl.rowsOf(fl.name("token_embd", -1, ".weight")), "vocab_size")
+	cfg := gpt2Config(d, geti(0, "n_layer"), geti(0, "n_head"), geti(4*d, "n_inner"), vocab,
+		geti(0, "n_positions", "n_ctx"), eps)
+	if act, ok := c.Str("activation_function"); ok {
+		a, err := hfActivation(act)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Activation = a
+	}
+	cfg.BOS, cfg.EOS = geti(-1, "bos_token_id"), geti(-1, "eos_token_id")
+	if !fl.hf {
+		md := fl.c.Metadata
+		cfg.BOS, cfg.EOS = mdInt(md, "tokenizer.ggml.bos_token_id", -1), mdInt(md, "tokenizer.ggml.eos_token_id", -1)
+	}
+	if err := checkDims(&cfg, fl.c.Path); err != nil {
 		return nil, err
 	}
-	cfg.Activation = act
-	cfg.BOS, cfg.EOS = hc.int(-1, "bos_token_id"), hc.int(-1, "eos_token_id")
-	if err := checkDims(&cfg, l.c.Path); err != nil {
-		return nil, err
+	for _, k := range []string{"scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn"} {
+		if b, _ := c.Bool(k); b {
+			return nil, fmt.Errorf("model: %s: gpt2 attention scaling variant %s: %w", fl.c.Path, k, tensor.ErrUnsupported)
+		}
 	}
-	if hc.bool(false, "scale_attn_by_inverse_layer_idx") || hc.bool(false, "reorder_and_upcast_attn") || !hc.bool(true, "scale_attn_weights") {
-		return nil, fmt.Errorf("model: %s: gpt2 attention scaling variants: %w", l.c.Path, tensor.ErrUnsupported)
+	if b, ok := c.Bool("scale_attn_weights"); ok && !b {
+		return nil, fmt.Errorf("model: %s: gpt2 without attention scaling: %w", fl.c.Path, tensor.ErrUnsupported)
 	}
-	// Checkpoints saved from GPT2LMHeadModel carry a "transformer." prefix;
-	// those saved from GPT2Model do not.
-	p := ""
-	if l.has("transformer.wte.weight") {
-		p = "transformer"
+	// lin loads role's [out][in] weight, transposing HF's Conv1D, and its
+	// bias.
+	lin := func(role string, i, out, in int) linear {
+		name := fl.name(role, i, ".weight")
+		var w *kernels.Matrix
+		if fl.hf {
+			w = fl.matrixT(name, out, in)
+		} else {
+			w = fl.matrix(name, out, in)
+		}
+		return linear{W: w, B: fl.vector(fl.name(role, i, ".bias"), out)}
 	}
-	n := func(s ...string) string { return joinName(append([]string{p}, s...)...) }
+	layerNorm := func(role string, i int) norm {
+		return fl.layerNorm(strings.TrimSuffix(fl.name(role, i, ".weight"), ".weight"), d, cfg.Eps)
+	}
 	w := gpt2Weights{
-		TokenEmbd: l.matrix(n("wte.weight"), cfg.Vocab, d),
-		PosEmbd:   l.matrix(n("wpe.weight"), cfg.MaxPositions, d),
-		FinalNorm: l.layerNorm(n("ln_f"), d, cfg.Eps),
-	}
-	for i := 0; i < cfg.Layers; i++ {
-		b := func(s string) string { return n("h", fmt.Sprint(i), s) }
-		// HF's Conv1D keeps its weight as [in][out]: transposed once here.
-		w.Blocks = append(w.Blocks, gpt2Block{
-			Norm1: l.layerNorm(b("ln_1"), d, cfg.Eps),
-			QKV:   linear{W: l.matrixT(b("attn.c_attn.weight"), 3*d, d), B: l.vector(b("attn.c_attn.bias"), 3*d)},
-			Proj:  linear{W: l.matrixT(b("attn.c_proj.weight"), d, d), B: l.vector(b("attn.c_proj.bias"), d)},
-			Norm2: l.layerNorm(b("ln_2"), d, cfg.Eps),
-			Up:    linear{W: l.matrixT(b("mlp.c_fc.weight"), cfg.FFN, d), B: l.vector(b("mlp.c_fc.bias"), cfg.FFN)},
-			Down:  linear{W: l.matrixT(b("mlp.c_proj.weight"), d, cfg.FFN), B: l.vector(b("mlp.c_proj.bias"), d)},
-		})
-	}
-	w.Output = w.TokenEmbd
-	if l.has("lm_head.weight") {
-		w.Output = l.matrix("lm_head.weight", cfg.Vocab, d)
-		cfg.TiedEmbeddings = false
-	}
-	if l.err != nil {
-		return nil, l.err
-	}
-	return newGPT2(cfg, w), nil
-}
-
-func loadGPT2GGUF(l *loader, md tensor.Metadata) (*Model, error) {
-	d := mdInt(md, "gpt2.embedding_length", 0)
-	cfg := gpt2Config(d, mdInt(md, "gpt2.block_count", 0), mdInt(md, "gpt2.attention.head_count", 0),
-		mdInt(md, "gpt2.feed_forward_length", 4*d), l.rowsOf("token_embd.weight"),
-		mdInt(md, "gpt2.context_length", 0), float32(mdFloat(md, "gpt2.attention.layer_norm_epsilon", 1e-5)))
-	cfg.BOS, cfg.EOS = mdInt(md, "tokenizer.ggml.bos_token_id", -1), mdInt(md, "tokenizer.ggml.eos_token_id", -1)
-	if err := checkDims(&cfg, l.c.Path); err != nil {
-		return nil, err
-	}
-	// llama.cpp's converter stores every GPT-2 matrix as [out][in] already.
-	w := gpt2Weights{
-		TokenEmbd: l.matrix("token_embd.weight", cfg.Vocab, d),
-		PosEmbd:   l.matrix("position_embd.weight", cfg.MaxPositions, d),
-		FinalNorm: l.layerNorm("output_norm", d, cfg.Eps),
+		TokenEmbd: fl.matrix(fl.name("token_embd", -1, ".weight"), cfg.Vocab, d),
+		PosEmbd:   fl.matrix(fl.name("position_embd", -1, ".weight"), cfg.MaxPositions, d),
+		FinalNorm: layerNorm("output_norm", -1),
 	}
 	for i := 0; i < cfg.Layers; i++ {
 		w.Blocks = append(w.Blocks, gpt2Block{
-			Norm1: l.layerNorm(blk(i, "attn_norm"), d, cfg.Eps),
-			QKV:   l.lin(blk(i, "attn_qkv"), 3*d, d),
-			Proj:  l.lin(blk(i, "attn_output"), d, d),
-			Norm2: l.layerNorm(blk(i, "ffn_norm"), d, cfg.Eps),
-			Up:    l.lin(blk(i, "ffn_up"), cfg.FFN, d),
-			Down:  l.lin(blk(i, "ffn_down"), d, cfg.FFN),
+			Norm1: layerNorm("blk.{bid}.attn_norm", i),
+			QKV:   lin("blk.{bid}.attn_qkv", i, 3*d, d),
+			Proj:  lin("blk.{bid}.attn_output", i, d, d),
+			Norm2: layerNorm("blk.{bid}.ffn_norm", i),
+			Up:    lin("blk.{bid}.ffn_up", i, cfg.FFN, d),
+			Down:  lin("blk.{bid}.ffn_down", i, d, cfg.FFN),
 		})
 	}
+	// An untied head: lm_head in a Hugging Face checkpoint, output.weight
+	// in a GGUF (where llama.cpp writes the tied one as a copy).
 	w.Output = w.TokenEmbd
-	if l.has("output.weight") {
-		w.Output = l.matrix("output.weight", cfg.Vocab, d)
+	head := "lm_head.weight"
+	if !fl.hf {
+		head = "output.weight"
 	}
-	if l.err != nil {
-		return nil, l.err
+	if fl.has(head) {
+		w.Output = fl.matrix(head, cfg.Vocab, d)
+		cfg.TiedEmbeddings = !fl.hf
+	}
+	if fl.err != nil {
+		return nil, fl.err
 	}
 	return newGPT2(cfg, w), nil
 }

@@ -240,13 +240,31 @@ func matchLlamaCpp(m *Model, mats []*kernels.Matrix) {
 // → loader, GGUF general.architecture → loader.
 var (
 	hfLoaders = map[string]func(*loader, hfConfig) (*Model, error){
-		"gpt2": loadGPT2HF, "bert": loadBertHF, "marian": loadMarianHF, "bart": loadBartHF, "t5": loadT5HF,
+		"bert": loadBertHF, "marian": loadMarianHF, "bart": loadBartHF, "t5": loadT5HF,
 		"bloom": loadBloomHF,
 	}
 	ggufLoaders = map[string]func(*loader, tensor.Metadata) (*Model, error){
-		"gpt2": loadGPT2GGUF, "bert": loadBertGGUF, "bloom": loadBloomGGUF,
+		"bert": loadBertGGUF, "bloom": loadBloomGGUF,
+	}
+	// ownForward are the families of package arch with a forward pass of
+	// their own; every other family runs on the one decoder.
+	ownForward = map[string]func(familyLoader, spec.Config) (*Model, error){
+		"gpt2": loadGPT2,
 	}
 )
+
+// loadFamily loads a family of package arch from either naming.
+func loadFamily(l *loader, f *spec.Family, hc hfConfig, hf bool) (*Model, error) {
+	load, ok := ownForward[f.Name]
+	if !ok {
+		return loadDecoder(l, f, hc, hf)
+	}
+	c, err := familyConfig(l, f, hc, hf)
+	if err != nil {
+		return nil, err
+	}
+	return load(familyLoader{loader: l, f: f, hf: hf}, c)
+}
 
 // Architectures lists what Load runs: HF model_type values and GGUF
 // general.architecture values, each sorted.
@@ -279,7 +297,7 @@ func loadHF(l *loader, hc hfConfig) (*Model, error) {
 		err error
 	)
 	if f, ok := spec.ForConfig(spec.Config(hc)); ok {
-		m, err = loadDecoder(l, f, hc, true)
+		m, err = loadFamily(l, f, hc, true)
 	} else if load, ok := hfLoaders[mt]; ok {
 		m, err = load(l, hc)
 	} else {
@@ -301,7 +319,7 @@ func loadGGUF(l *loader) (*Model, error) {
 		err error
 	)
 	if f, ok := spec.ByName(a); ok && f.Name == a {
-		m, err = loadDecoder(l, f, nil, false)
+		m, err = loadFamily(l, f, nil, false)
 	} else if load, ok := ggufLoaders[a]; ok {
 		m, err = load(l, md)
 	} else {
