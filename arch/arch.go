@@ -274,10 +274,10 @@ func ForConfig(c Config) (*Family, bool) {
 	return nil, false
 }
 
-// splitName cuts name into its pattern ("{bid}" for the first all-digit
+// SplitName cuts name into its pattern ("{bid}" for the first all-digit
 // part, as llama.cpp's converter takes the block id), the layer number (-1
 // when none) and the ".weight"/".bias" suffix.
-func splitName(name string) (pattern string, bid int, suffix string) {
+func SplitName(name string) (pattern string, bid int, suffix string) {
 	bid = -1
 	for _, s := range []string{".weight", ".bias"} {
 		if strings.HasSuffix(name, s) {
@@ -324,7 +324,7 @@ func (f *Family) FromHF(name string) (Match, bool) { return f.resolve(name, true
 func (f *Family) FromGGUF(name string) (Match, bool) { return f.resolve(name, false) }
 
 func (f *Family) resolve(name string, hf bool) (Match, bool) {
-	pat, bid, suffix := splitName(name)
+	pat, bid, suffix := SplitName(name)
 	if suffix == "" {
 		return Match{}, false
 	}

@@ -51,48 +51,65 @@ func baseInvFreq(base float64, dim int) []float32 {
 	return f
 }
 
-// Factors are the rope_freqs tensor convert_hf_to_gguf.py writes for a
-// head of dim rotated elements: 1 for high frequencies, Factor for low ones,
-// 1/((1-smooth)/Factor + smooth) between, in its float32 steps; ggml divides
-// each pair's frequency by its factor.
-func (r Llama3Rope) Factors(base float64, dim int) []float32 {
+// band classifies each pair's base inverse frequency f as Llama 3 does:
+// kept (wavelength under OriginalContext/HighFreqFactor), divided by Factor
+// (over OriginalContext/LowFreqFactor), or blended with weight smooth, in
+// float32 steps; each caller writes its own form of the result.
+func (r Llama3Rope) band(base float64, dim int, each func(i int, f float32, kind int, smooth float32)) {
 	lowWave := r.OriginalContext / r.LowFreqFactor
 	highWave := r.OriginalContext / r.HighFreqFactor
-	inv := baseInvFreq(base, dim)
-	out := make([]float32, len(inv))
-	for i, f := range inv {
+	for i, f := range baseInvFreq(base, dim) {
 		wave := float32(2*math.Pi) / f
 		switch {
 		case float64(wave) < highWave:
-			out[i] = 1
+			each(i, f, bandKeep, 0)
 		case float64(wave) > lowWave:
-			out[i] = float32(r.Factor)
+			each(i, f, bandDivide, 0)
 		default:
 			smooth := (float32(r.OriginalContext)/wave - float32(r.LowFreqFactor)) / float32(r.HighFreqFactor-r.LowFreqFactor)
-			out[i] = 1 / ((1-smooth)/float32(r.Factor) + smooth)
+			each(i, f, bandBlend, smooth)
 		}
 	}
+}
+
+const (
+	bandKeep = iota
+	bandDivide
+	bandBlend
+)
+
+// Factors are the rope_freqs tensor convert_hf_to_gguf.py writes for a
+// head of dim rotated elements: 1 for high frequencies, Factor for low ones,
+// 1/((1-smooth)/Factor + smooth) between; ggml divides each pair's
+// frequency by its factor.
+func (r Llama3Rope) Factors(base float64, dim int) []float32 {
+	out := make([]float32, dim/2)
+	r.band(base, dim, func(i int, _ float32, kind int, smooth float32) {
+		switch kind {
+		case bandKeep:
+			out[i] = 1
+		case bandDivide:
+			out[i] = float32(r.Factor)
+		default:
+			out[i] = 1 / ((1-smooth)/float32(r.Factor) + smooth)
+		}
+	})
 	return out
 }
 
 // InvFreq is transformers' inv_freq for llama3 rope scaling
-// (_compute_llama3_parameters) in its float32 steps.
+// (_compute_llama3_parameters).
 func (r Llama3Rope) InvFreq(base float64, dim int) []float32 {
-	lowWave := r.OriginalContext / r.LowFreqFactor
-	highWave := r.OriginalContext / r.HighFreqFactor
-	inv := baseInvFreq(base, dim)
-	out := make([]float32, len(inv))
-	for i, f := range inv {
-		wave := float32(2*math.Pi) / f
-		switch {
-		case float64(wave) < highWave:
+	out := make([]float32, dim/2)
+	r.band(base, dim, func(i int, f float32, kind int, smooth float32) {
+		switch kind {
+		case bandKeep:
 			out[i] = f
-		case float64(wave) > lowWave:
+		case bandDivide:
 			out[i] = f / float32(r.Factor)
 		default:
-			smooth := (float32(r.OriginalContext)/wave - float32(r.LowFreqFactor)) / float32(r.HighFreqFactor-r.LowFreqFactor)
 			out[i] = (1-smooth)*f/float32(r.Factor) + smooth*f
 		}
-	}
+	})
 	return out
 }

@@ -174,29 +174,8 @@ type namer interface{ names() nameTable }
 // a name, as llama.cpp's converter takes it).
 type nameTable []struct{ hf, gguf string }
 
-// splitName cuts name into its pattern ("{bid}" for the first number), the
-// layer number (-1 when none) and the suffix.
-func splitName(name string) (pattern string, bid int, suffix string) {
-	bid = -1
-	for _, s := range []string{".weight", ".bias"} {
-		if strings.HasSuffix(name, s) {
-			name, suffix = strings.TrimSuffix(name, s), s
-			break
-		}
-	}
-	parts := strings.Split(name, ".")
-	for i, p := range parts {
-		if n, err := strconv.Atoi(p); err == nil && n >= 0 && p == strconv.Itoa(n) {
-			parts[i] = "{bid}"
-			bid = n
-			break
-		}
-	}
-	return strings.Join(parts, "."), bid, suffix
-}
-
 func (t nameTable) lookup(name string, toGGUF bool) (string, bool) {
-	pat, bid, suffix := splitName(name)
+	pat, bid, suffix := arch.SplitName(name)
 	if suffix == "" {
 		return "", false
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"github.com/tfconv/tfconv/internal/fixtures"
 	"math"
 	"os"
 	"path/filepath"
@@ -15,25 +16,13 @@ import (
 	"github.com/tfconv/tfconv/checkpoint"
 )
 
-// archFixtures lists the family fixtures in testdata/arch: tiny checkpoints
-// made by transformers' own classes, converted by llama.cpp's own
-// convert_hf_to_gguf.py (testdata/arch/README.md).
+// familyFixtureCount is how many family fixtures testdata/arch holds
+// (testdata/arch/README.md lists them).
+const familyFixtureCount = 16
+
 func archFixtures(t *testing.T) []string {
 	t.Helper()
-	ents, err := os.ReadDir("../testdata/arch")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, e := range ents {
-		if _, err := os.Stat(filepath.Join("../testdata/arch", e.Name(), "hf", "config.json")); err == nil {
-			out = append(out, e.Name())
-		}
-	}
-	if len(out) < 10 {
-		t.Fatalf("%d family fixtures in testdata/arch, want every family's", len(out))
-	}
-	return out
+	return fixtures.Families(t, "../testdata/arch", familyFixtureCount)
 }
 
 // TestFamiliesMatchLlamaCpp converts each family fixture to an f32 GGUF and
@@ -104,27 +93,15 @@ func TestFamiliesGGUFToHF(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer b.Close()
-			if len(a.Tensors) != len(b.Tensors) {
-				t.Errorf("%d tensors, the original has %d", len(a.Tensors), len(b.Tensors))
-			}
-			for _, wt := range b.Tensors {
-				ot, ok := a.Tensor(wt.Name)
-				if !ok {
-					t.Errorf("missing tensor %q", wt.Name)
-					continue
+			// Gemma's norm weights w are stored as w+1 in the GGUF; (w+1)-1
+			// need not round back to w, but both runtimes use 1+w, which
+			// must be the same float32.
+			sameTensors(t, a, b, func(name string, data []byte) []byte {
+				if plusOne(fam, name) {
+					return addOne(data)
 				}
-				ob, _ := ot.ReadAll()
-				wb, _ := wt.ReadAll()
-				if plusOne(fam, wt.Name) {
-					// Gemma's norm weights w are stored as w+1 in the GGUF;
-					// (w+1)-1 need not round back to w, but both runtimes
-					// use 1+w, which must be the same float32.
-					ob, wb = addOne(ob), addOne(wb)
-				}
-				if ot.DType != wt.DType || !bytes.Equal(ob, wb) {
-					t.Errorf("tensor %q differs from the original (%v / %v)", wt.Name, ot.DType, wt.DType)
-				}
-			}
+				return data
+			})
 			oc, _ := a.Config()
 			wc, _ := b.Config()
 			for _, k := range keys {

@@ -62,8 +62,16 @@ func compareGGUF(t *testing.T, arch, ours, want string, ordered bool) {
 		t.Fatal(err)
 	}
 	defer b.Close()
+	sameTensors(t, a, b, nil)
+	compareMetadata(t, arch, a.Metadata, b.Metadata, ordered)
+}
+
+// sameTensors checks that a has exactly b's tensors: names, types,
+// shapes and bytes (after view, when given, maps both sides' bytes).
+func sameTensors(t *testing.T, a, b *checkpoint.Checkpoint, view func(name string, data []byte) []byte) {
+	t.Helper()
 	if len(a.Tensors) != len(b.Tensors) {
-		t.Errorf("%d tensors, llama.cpp has %d", len(a.Tensors), len(b.Tensors))
+		t.Errorf("%d tensors, the reference has %d", len(a.Tensors), len(b.Tensors))
 	}
 	for _, wt := range b.Tensors {
 		ot, ok := a.Tensor(wt.Name)
@@ -72,7 +80,7 @@ func compareGGUF(t *testing.T, arch, ours, want string, ordered bool) {
 			continue
 		}
 		if ot.DType != wt.DType || !ot.Shape.Equal(wt.Shape) {
-			t.Errorf("tensor %q: %v %v, llama.cpp %v %v", wt.Name, ot.DType, ot.Shape, wt.DType, wt.Shape)
+			t.Errorf("tensor %q: %v %v, the reference %v %v", wt.Name, ot.DType, ot.Shape, wt.DType, wt.Shape)
 			continue
 		}
 		ob, err := ot.ReadAll()
@@ -83,11 +91,13 @@ func compareGGUF(t *testing.T, arch, ours, want string, ordered bool) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if view != nil {
+			ob, wb = view(wt.Name, ob), view(wt.Name, wb)
+		}
 		if !bytes.Equal(ob, wb) {
-			t.Errorf("tensor %q: data differs from llama.cpp's", wt.Name)
+			t.Errorf("tensor %q: data differs from the reference's", wt.Name)
 		}
 	}
-	compareMetadata(t, arch, a.Metadata, b.Metadata, ordered)
 }
 
 func compareMetadata(t *testing.T, arch string, ours, want tensor.Metadata, ordered bool) {

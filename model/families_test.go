@@ -1,31 +1,20 @@
 package model
 
 import (
+	"github.com/tfconv/tfconv/internal/fixtures"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 )
 
-// familyFixtures lists testdata/arch's family fixtures (tiny checkpoints
-// made by transformers' own classes, converted by llama.cpp's converter;
-// testdata/arch/README.md).
+// familyFixtureCount is how many family fixtures testdata/arch holds
+// (testdata/arch/README.md lists them).
+const familyFixtureCount = 16
+
 func familyFixtures(t *testing.T) []string {
 	t.Helper()
-	ents, err := os.ReadDir("../testdata/arch")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, e := range ents {
-		if _, err := os.Stat(filepath.Join("../testdata/arch", e.Name(), "hf", "config.json")); err == nil {
-			out = append(out, e.Name())
-		}
-	}
-	if len(out) < 10 {
-		t.Fatalf("%d family fixtures, want every family's", len(out))
-	}
-	return out
+	return fixtures.Families(t, "../testdata/arch", familyFixtureCount)
 }
 
 // ggufAgrees lists where llama.cpp's graph computes what transformers does
