@@ -1,7 +1,6 @@
 package convert
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
