@@ -29,6 +29,14 @@ type Family struct {
 	Tensors []Tensor
 	// Drops are Hugging Face tensors left out on purpose.
 	Drops []Drop
+	// HFWarning is said on every GGUF → HF conversion (what the GGUF
+	// cannot give back).
+	HFWarning string
+	// SuffixAliases rename old checkpoints' suffixes (".gamma" → ".weight").
+	SuffixAliases map[string]string
+	// SpecialConfig are config.json keys GGUF → HF fills from tokenizer
+	// ids besides bos/eos/pad (BERT's).
+	SpecialConfig []SpecialKey
 	// ShapeKeys are config.json entries that GGUF → HF reads off a tensor's
 	// shape (GPT-2's n_positions: the rows of its position table).
 	ShapeKeys []ShapeKey
@@ -83,6 +91,8 @@ type Graph struct {
 	// NoPreNorm: the blocks normalise only after attention and after the
 	// feed-forward (OLMo 2); the pre-norm roles are absent, not weightless.
 	NoPreNorm bool
+	// EncoderOnly: bidirectional attention, no language-model head (BERT).
+	EncoderOnly bool
 	// LearnedPositions: a position table instead of rotary positions
 	// (GPT-2).
 	LearnedPositions bool
@@ -177,17 +187,22 @@ type Tensor struct {
 
 // Drop is a Hugging Face tensor left out of the GGUF on purpose.
 type Drop struct {
-	// Suffix or Name selects the tensor (Name: the whole name).
-	Suffix, Name string
-	Reason       string
+	// Suffix, Prefix or Name selects the tensor (Name: the whole name).
+	Suffix, Prefix, Name string
+	Reason               string
 }
 
 // ShapeKey is a config.json entry equal to one dimension (outermost first)
-// of a GGUF tensor.
+// of a GGUF tensor; Default when the tensor is absent (0: the tensor is
+// required).
 type ShapeKey struct {
 	Key, Tensor string
 	Axis        int
+	Default     int64
 }
+
+// SpecialKey copies a GGUF tokenizer id into config.json.
+type SpecialKey struct{ GGUF, Key string }
 
 // Copy is a GGUF tensor written as a copy of another, right after it.
 type Copy struct {
@@ -317,8 +332,16 @@ func (m Match) Name(toGGUF bool) string {
 	return expand(p, m.Layer) + m.Suffix
 }
 
-// FromHF resolves a Hugging Face tensor name.
-func (f *Family) FromHF(name string) (Match, bool) { return f.resolve(name, true) }
+// FromHF resolves a Hugging Face tensor name (old suffixes such as .gamma
+// read as their aliases).
+func (f *Family) FromHF(name string) (Match, bool) {
+	for old, alias := range f.SuffixAliases {
+		if s, ok := strings.CutSuffix(name, old); ok {
+			name = s + alias
+		}
+	}
+	return f.resolve(name, true)
+}
 
 // FromGGUF resolves a GGUF tensor name.
 func (f *Family) FromGGUF(name string) (Match, bool) { return f.resolve(name, false) }
@@ -346,7 +369,8 @@ func (f *Family) resolve(name string, hf bool) (Match, bool) {
 // DropReason says why the HF tensor name is left out of the GGUF, or "".
 func (f *Family) DropReason(name string) string {
 	for _, d := range f.Drops {
-		if (d.Name != "" && d.Name == name) || (d.Suffix != "" && strings.HasSuffix(name, d.Suffix)) {
+		if (d.Name != "" && d.Name == name) || (d.Suffix != "" && strings.HasSuffix(name, d.Suffix)) ||
+			(d.Prefix != "" && strings.HasPrefix(name, d.Prefix)) {
 			return d.Reason
 		}
 	}
@@ -429,10 +453,11 @@ const (
 	DimFFN2                   // 2 · feed-forward width: fused gate and up
 	DimHeadDim                // one head (per-head Q/K norms)
 	DimContext                // a learned position table's rows
+	DimTypes                  // token types (BERT's type_vocab_size)
 )
 
 // Dims are the sizes of one model.
-type Dims struct{ Vocab, Hidden, Heads, KVHeads, HeadDim, FFN, Context int64 }
+type Dims struct{ Vocab, Hidden, Heads, KVHeads, HeadDim, FFN, Context, Types int64 }
 
 func (d Dims) size(x Dim) int64 {
 	switch x {
@@ -454,6 +479,8 @@ func (d Dims) size(x Dim) int64 {
 		return d.HeadDim
 	case DimContext:
 		return d.Context
+	case DimTypes:
+		return d.Types
 	}
 	return 0
 }

@@ -196,10 +196,14 @@ func (a family) HFConfig(md tensor.Metadata, in []tensor.Info) (Config, error) {
 	}
 	for _, k := range a.f.ShapeKeys {
 		t, ok := byName[k.Tensor]
-		if !ok || k.Axis >= len(t.Shape) {
+		switch {
+		case ok && k.Axis < len(t.Shape):
+			c[k.Key] = t.Shape[k.Axis]
+		case k.Default != 0:
+			c[k.Key] = k.Default
+		default:
 			return nil, fmt.Errorf("convert: %s: missing tensor %q", a.f.Name, k.Tensor)
 		}
-		c[k.Key] = t.Shape[k.Axis]
 	}
 	if _, ok := a.f.Tensor("output"); ok {
 		_, hasOutput := byName["output.weight"]
@@ -212,6 +216,11 @@ func (a family) HFConfig(md tensor.Metadata, in []tensor.Info) (Config, error) {
 	}
 	a.hfRenames(c, in)
 	addSpecialIDs(Config(c), md)
+	for _, k := range a.f.SpecialConfig {
+		if v, ok := md.Int(k.GGUF); ok {
+			c[k.Key] = v
+		}
+	}
 	return Config(c), nil
 }
 

@@ -115,8 +115,8 @@ func planToHF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 	if p.files["config.json"], err = marshalConfig(cfg); err != nil {
 		return nil, err
 	}
-	if arch.Name() == "bert" {
-		p.warn = append(p.warn, "GGUF BERT has no pooler: transformers will initialise pooler.dense randomly (last_hidden_state is unaffected)")
+	if f, ok := arch.(family); ok && f.f.HFWarning != "" {
+		p.warn = append(p.warn, f.f.HFWarning)
 	}
 	if gen := generationConfig(arch, cfg); gen != nil {
 		p.files["generation_config.json"] = gen
@@ -143,7 +143,7 @@ func planToHF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 // config.json for a causal LM (what save_pretrained writes when the model
 // has no separate one), or nil for encoders.
 func generationConfig(arch Arch, cfg Config) []byte {
-	if arch.Name() == "bert" {
+	if f, ok := arch.(family); ok && f.f.Graph.EncoderOnly {
 		return nil
 	}
 	g := Config{"_from_model_config": true}

@@ -3,7 +3,9 @@ package model
 import (
 	"fmt"
 	"math"
+	"strings"
 
+	spec "github.com/tfconv/tfconv/arch"
 	"github.com/tfconv/tfconv/kernels"
 	"github.com/tfconv/tfconv/tensor"
 )
@@ -42,96 +44,79 @@ type bert struct {
 	w   bertWeights
 }
 
-func loadBertHF(l *loader, hc hfConfig) (*Model, error) {
-	d := hc.int(0, "hidden_size")
-	heads := hc.int(0, "num_attention_heads")
-	cfg := Config{Arch: "bert", Layers: hc.int(0, "num_hidden_layers"), DModel: d, Vocab: hc.int(0, "vocab_size"),
-		Heads: heads, KVHeads: heads, HeadDim: d / max(heads, 1), FFN: hc.int(0, "intermediate_size"),
-		MaxPositions: hc.int(0, "max_position_embeddings"), Eps: float32(hc.float(1e-12, "layer_norm_eps")),
-		TypeVocab: hc.int(2, "type_vocab_size"), EncoderOnly: true, BOS: -1, EOS: -1, PAD: hc.int(-1, "pad_token_id"), ForcedEOS: -1}
-	act, err := hfActivation(hc.str("hidden_act"))
-	if err != nil {
-		return nil, err
+// loadBert loads BERT by role from either naming (arch.BERT states both,
+// with and without the "bert." prefix of BertFor* checkpoints).
+func loadBert(fl familyLoader, c spec.Config) (*Model, error) {
+	geti := func(def int, keys ...string) int {
+		if v, ok := c.Int(keys...); ok && v >= 0 && v < 1<<31 {
+			return int(v)
+		}
+		return def
 	}
-	cfg.Activation = act
-	if pe := hc.str("position_embedding_type"); pe != "" && pe != "absolute" {
-		return nil, fmt.Errorf("model: %s: bert position_embedding_type %q: %w", l.c.Path, pe, tensor.ErrUnsupported)
+	d := geti(0, "hidden_size")
+	heads := geti(0, "num_attention_heads")
+	eps := float32(1e-12)
+	if v, ok := c.Float("layer_norm_eps"); ok {
+		eps = float32(v)
 	}
-	if err := checkDims(&cfg, l.c.Path); err != nil {
+	cfg := Config{Arch: "bert", Layers: geti(0, "num_hidden_layers"), DModel: d,
+		Vocab: geti(fl.rowsOf(fl.name("token_embd", -1, ".weight")), "vocab_size"),
+		Heads: heads, KVHeads: heads, HeadDim: d / max(heads, 1), FFN: geti(0, "intermediate_size"),
+		MaxPositions: geti(0, "max_position_embeddings"), Eps: eps, Activation: "gelu",
+		TypeVocab: geti(2, "type_vocab_size"), EncoderOnly: true, BOS: -1, EOS: -1, PAD: geti(-1, "pad_token_id"), ForcedEOS: -1}
+	if fl.hf {
+		name, _ := c.Str("hidden_act")
+		act, err := hfActivation(name)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Activation = act
+		if pe, _ := c.Str("position_embedding_type"); pe != "" && pe != "absolute" {
+			return nil, fmt.Errorf("model: %s: bert position_embedding_type %q: %w", fl.c.Path, pe, tensor.ErrUnsupported)
+		}
+	} else {
+		md := fl.c.Metadata
+		if mdBool(md, "bert.attention.causal", false) {
+			return nil, fmt.Errorf("model: %s: causal bert: %w", fl.c.Path, tensor.ErrUnsupported)
+		}
+		cfg.PAD = mdInt(md, "tokenizer.ggml.padding_token_id", -1)
+	}
+	if err := checkDims(&cfg, fl.c.Path); err != nil {
 		return nil, err
 	}
 	if cfg.TypeVocab < 1 || cfg.TypeVocab > 1<<20 {
-		return nil, fmt.Errorf("model: %s: bert type_vocab_size %d out of range", l.c.Path, cfg.TypeVocab)
+		return nil, fmt.Errorf("model: %s: bert type_vocab_size %d out of range", fl.c.Path, cfg.TypeVocab)
 	}
-	// BertModel checkpoints have no prefix; BertFor* heads add "bert.".
-	p := ""
-	if l.has("bert.embeddings.word_embeddings.weight") {
-		p = "bert"
+	lin := func(role string, i, out, in int) linear { return fl.lin(role, i, out, in) }
+	layerNorm := func(role string, i int) norm {
+		return fl.layerNorm(strings.TrimSuffix(fl.name(role, i, ".weight"), ".weight"), d, cfg.Eps)
 	}
-	n := func(s ...string) string { return joinName(append([]string{p}, s...)...) }
 	w := bertWeights{
-		TokenEmbd: l.matrix(n("embeddings.word_embeddings.weight"), cfg.Vocab, d),
-		PosEmbd:   l.matrix(n("embeddings.position_embeddings.weight"), cfg.MaxPositions, d),
-		TypeEmbd:  l.matrix(n("embeddings.token_type_embeddings.weight"), cfg.TypeVocab, d),
-		EmbdNorm:  l.layerNorm(n("embeddings.LayerNorm"), d, cfg.Eps),
+		TokenEmbd: fl.matrix(fl.name("token_embd", -1, ".weight"), cfg.Vocab, d),
+		PosEmbd:   fl.matrix(fl.name("position_embd", -1, ".weight"), cfg.MaxPositions, d),
+		TypeEmbd:  fl.matrix(fl.name("token_types", -1, ".weight"), cfg.TypeVocab, d),
+		EmbdNorm:  layerNorm("token_embd_norm", -1),
 	}
 	for i := 0; i < cfg.Layers; i++ {
-		b := func(s string) string { return n("encoder.layer", fmt.Sprint(i), s) }
 		w.Blocks = append(w.Blocks, bertBlock{
-			Q:        l.lin(b("attention.self.query"), d, d),
-			K:        l.lin(b("attention.self.key"), d, d),
-			V:        l.lin(b("attention.self.value"), d, d),
-			O:        l.lin(b("attention.output.dense"), d, d),
-			AttnNorm: l.layerNorm(b("attention.output.LayerNorm"), d, cfg.Eps),
-			Up:       l.lin(b("intermediate.dense"), cfg.FFN, d),
-			Down:     l.lin(b("output.dense"), d, cfg.FFN),
-			OutNorm:  l.layerNorm(b("output.LayerNorm"), d, cfg.Eps),
+			Q:        lin("blk.{bid}.attn_q", i, d, d),
+			K:        lin("blk.{bid}.attn_k", i, d, d),
+			V:        lin("blk.{bid}.attn_v", i, d, d),
+			O:        lin("blk.{bid}.attn_output", i, d, d),
+			AttnNorm: layerNorm("blk.{bid}.attn_output_norm", i),
+			Up:       lin("blk.{bid}.ffn_up", i, cfg.FFN, d),
+			Down:     lin("blk.{bid}.ffn_down", i, d, cfg.FFN),
+			OutNorm:  layerNorm("blk.{bid}.layer_output_norm", i),
 		})
 	}
-	if l.has(n("pooler.dense.weight")) {
-		pl := l.lin(n("pooler.dense"), d, d)
+	// The pooler is Hugging Face's only (a GGUF has none, and the schema
+	// drops it): its name follows the embedding's prefix.
+	if pooler := strings.TrimSuffix(fl.name("token_embd", -1, ".weight"), "embeddings.word_embeddings.weight") + "pooler.dense"; fl.hf && fl.has(pooler+".weight") {
+		pl := fl.loader.lin(pooler, d, d)
 		w.Pooler = &pl
 	}
-	if l.err != nil {
-		return nil, l.err
-	}
-	return newBert(cfg, w), nil
-}
-
-func loadBertGGUF(l *loader, md tensor.Metadata) (*Model, error) {
-	d := mdInt(md, "bert.embedding_length", 0)
-	heads := mdInt(md, "bert.attention.head_count", 0)
-	cfg := Config{Arch: "bert", Layers: mdInt(md, "bert.block_count", 0), DModel: d, Vocab: l.rowsOf("token_embd.weight"),
-		Heads: heads, KVHeads: heads, HeadDim: d / max(heads, 1), FFN: mdInt(md, "bert.feed_forward_length", 0),
-		MaxPositions: mdInt(md, "bert.context_length", 0), Eps: float32(mdFloat(md, "bert.attention.layer_norm_epsilon", 1e-12)),
-		Activation: "gelu", EncoderOnly: true, BOS: -1, EOS: -1, PAD: mdInt(md, "tokenizer.ggml.padding_token_id", -1), ForcedEOS: -1}
-	if mdBool(md, "bert.attention.causal", false) {
-		return nil, fmt.Errorf("model: %s: causal bert: %w", l.c.Path, tensor.ErrUnsupported)
-	}
-	if err := checkDims(&cfg, l.c.Path); err != nil {
-		return nil, err
-	}
-	cfg.TypeVocab = max(l.rowsOf("token_types.weight"), 1)
-	w := bertWeights{
-		TokenEmbd: l.matrix("token_embd.weight", cfg.Vocab, d),
-		PosEmbd:   l.matrix("position_embd.weight", cfg.MaxPositions, d),
-		TypeEmbd:  l.matrix("token_types.weight", cfg.TypeVocab, d),
-		EmbdNorm:  l.layerNorm("token_embd_norm", d, cfg.Eps),
-	}
-	for i := 0; i < cfg.Layers; i++ {
-		w.Blocks = append(w.Blocks, bertBlock{
-			Q:        l.lin(blk(i, "attn_q"), d, d),
-			K:        l.lin(blk(i, "attn_k"), d, d),
-			V:        l.lin(blk(i, "attn_v"), d, d),
-			O:        l.lin(blk(i, "attn_output"), d, d),
-			AttnNorm: l.layerNorm(blk(i, "attn_output_norm"), d, cfg.Eps),
-			Up:       l.lin(blk(i, "ffn_up"), cfg.FFN, d),
-			Down:     l.lin(blk(i, "ffn_down"), d, cfg.FFN),
-			OutNorm:  l.layerNorm(blk(i, "layer_output_norm"), d, cfg.Eps),
-		})
-	}
-	if l.err != nil {
-		return nil, l.err
+	if fl.err != nil {
+		return nil, fl.err
 	}
 	return newBert(cfg, w), nil
 }
