@@ -207,6 +207,7 @@ type SpecialKey struct{ GGUF, Key string }
 // Copy is a GGUF tensor written as a copy of another, right after it.
 type Copy struct {
 	GGUF, Of string // full names
+	UnlessHF string // no copy when the checkpoint has this HF tensor (an untied head)
 	Reason   string // why GGUF → HF drops it
 }
 

@@ -39,7 +39,7 @@ var BERT = register(&Family{
 		{GGUF: "blk.{bid}.ffn_up", HF: []string{"encoder.layer.{bid}.intermediate.dense"}, Shape: []Dim{DimFFN, DimHidden}},
 		{GGUF: "blk.{bid}.ffn_down", HF: []string{"encoder.layer.{bid}.output.dense"}, Shape: []Dim{DimHidden, DimFFN}},
 		{GGUF: "blk.{bid}.layer_output_norm", HF: []string{"encoder.layer.{bid}.output.LayerNorm"}, Shape: []Dim{DimHidden}},
-	}),
+	}, false),
 	HFWarning:     "GGUF BERT has no pooler: transformers will initialise pooler.dense randomly (last_hidden_state is unaffected)",
 	SuffixAliases: map[string]string{".gamma": ".weight", ".beta": ".bias"},
 	Drops: []Drop{
@@ -65,14 +65,19 @@ var BERT = register(&Family{
 })
 
 // withPrefix adds to every tensor the HF pattern with prefix (BertFor*
-// heads' "bert.") as an alternative.
-func withPrefix(prefix string, ts []Tensor) []Tensor {
+// heads' "bert.") as an alternative; first puts it first, so GGUF → HF
+// writes it (the class written to config.json uses the prefix).
+func withPrefix(prefix string, ts []Tensor, first bool) []Tensor {
 	for i := range ts {
 		var alt []string
 		for _, h := range ts[i].HF {
 			alt = append(alt, prefix+h)
 		}
-		ts[i].HF = append(ts[i].HF, alt...)
+		if first {
+			ts[i].HF = append(alt, ts[i].HF...)
+		} else {
+			ts[i].HF = append(ts[i].HF, alt...)
+		}
 	}
 	return ts
 }

@@ -167,3 +167,47 @@ func addOne(b []byte) []byte {
 	}
 	return out
 }
+
+// TestBloomMatchesLlamaCpp converts testdata/model/bloom (transformers'
+// BloomForCausalLM) with the trimmed GPT-2 tokenizer that
+// testdata/model/gen_bloom_gguf.py gave llama.cpp's converter, and compares
+// with the converter's bloom-f32.gguf.
+func TestBloomMatchesLlamaCpp(t *testing.T) {
+	src := t.TempDir()
+	for _, f := range []struct{ dir, name string }{
+		{"../testdata/model/bloom", "config.json"}, {"../testdata/model/bloom", "model.safetensors"},
+		{"../testdata/convert/gpt2/hf", "vocab.json"}, {"../testdata/convert/gpt2/hf", "merges.txt"},
+		{"../testdata/convert/gpt2/hf", "tokenizer_config.json"}, {"../testdata/convert/gpt2/hf", "special_tokens_map.json"},
+	} {
+		b, err := os.ReadFile(filepath.Join(f.dir, f.name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(src, f.name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "bloom.gguf")
+	rep, err := Run(src, out, Options{OutType: OutF32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	compareGGUF(t, rep.Arch, out, "../testdata/model/bloom/bloom-f32.gguf", true)
+
+	// And back: llama.cpp's GGUF → HF gives the original tensors.
+	hf := filepath.Join(t.TempDir(), "hf")
+	if _, err := Run("../testdata/model/bloom/bloom-f32.gguf", hf, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	a, err := checkpoint.Open(hf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := checkpoint.Open("../testdata/model/bloom")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	sameTensors(t, a, b, nil)
+}

@@ -131,7 +131,7 @@ func (a family) mapFamily(in []tensor.Info, toGGUF bool, qh, kh int64) ([]Mappin
 		out = append(out, Mapping{Name: name, Source: ti.Name, Shape: shape, Transform: tf})
 		if toGGUF {
 			for _, c := range a.f.Copies {
-				if c.Of == name {
+				if c.Of == name && (c.UnlessHF == "" || !hasName(in, c.UnlessHF)) {
 					out = append(out, Mapping{Name: c.GGUF, Source: ti.Name, Shape: shape.Clone(), Transform: tf, Copy: true})
 				}
 			}
@@ -352,4 +352,13 @@ func (a family) copyByName(name string) (arch.Copy, bool) {
 		}
 	}
 	return arch.Copy{}, false
+}
+
+func hasName(in []tensor.Info, name string) bool {
+	for _, t := range in {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
 }

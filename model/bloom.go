@@ -2,8 +2,10 @@ package model
 
 import (
 	"fmt"
+	spec "github.com/tfconv/tfconv/arch"
 	"math"
 	"math/bits"
+	"strings"
 
 	"github.com/tfconv/tfconv/kernels"
 	"github.com/tfconv/tfconv/tensor"
@@ -78,90 +80,70 @@ func checkBloom(c *Config, path string) error {
 	return nil
 }
 
-func loadBloomHF(l *loader, hc hfConfig) (*Model, error) {
-	d := hc.int(0, "hidden_size", "n_embed")
-	cfg := bloomConfig(d, hc.int(0, "n_layer", "num_hidden_layers"), hc.int(0, "n_head", "num_attention_heads"),
-		hc.int(0, "vocab_size"), float32(hc.float(1e-5, "layer_norm_epsilon")))
-	cfg.BOS, cfg.EOS, cfg.PAD = hc.int(-1, "bos_token_id"), hc.int(-1, "eos_token_id"), hc.int(-1, "pad_token_id")
-	cfg.TiedEmbeddings = hc.bool(true, "tie_word_embeddings")
-	if err := checkBloom(&cfg, l.c.Path); err != nil {
+// loadBloomFamily loads BLOOM by role from either naming (arch.Bloom states
+// both). Hugging Face's fused QKV is interleaved per head; llama.cpp's is
+// regrouped into all queries, keys, values, and its tied head is stored
+// again as output.weight.
+func loadBloomFamily(fl familyLoader, c spec.Config) (*Model, error) {
+	geti := func(def int, keys ...string) int {
+		if v, ok := c.Int(keys...); ok && v >= 0 && v < 1<<31 {
+			return int(v)
+		}
+		return def
+	}
+	d := geti(0, "hidden_size", "n_embed")
+	eps := float32(1e-5)
+	if v, ok := c.Float("layer_norm_epsilon"); ok {
+		eps = float32(v)
+	}
+	cfg := bloomConfig(d, geti(0, "n_layer", "num_hidden_layers"), geti(0, "n_head", "num_attention_heads"),
+		geti(fl.rowsOf(fl.name("token_embd", -1, ".weight")), "vocab_size"), eps)
+	cfg.BOS, cfg.EOS, cfg.PAD = geti(-1, "bos_token_id"), geti(-1, "eos_token_id"), geti(-1, "pad_token_id")
+	if !fl.hf {
+		md := fl.c.Metadata
+		cfg.FFN = mdInt(md, "bloom.feed_forward_length", 4*d)
+		cfg.BOS, cfg.EOS = mdInt(md, "tokenizer.ggml.bos_token_id", -1), mdInt(md, "tokenizer.ggml.eos_token_id", -1)
+		cfg.PAD = mdInt(md, "tokenizer.ggml.padding_token_id", -1)
+		if kv := mdInt(md, "bloom.attention.head_count_kv", cfg.Heads); kv != cfg.Heads {
+			return nil, fmt.Errorf("model: %s: bloom with %d kv heads for %d heads: %w", fl.c.Path, kv, cfg.Heads, tensor.ErrUnsupported)
+		}
+	}
+	if err := checkBloom(&cfg, fl.c.Path); err != nil {
 		return nil, err
 	}
 	// pretraining_tp with slow_but_exact only splits the output projections
 	// into slices summed in turn: the same sums in another order.
-	//
-	// BloomForCausalLM checkpoints carry a "transformer." prefix, BloomModel
-	// ones do not.
-	p := ""
-	if l.has("transformer.word_embeddings.weight") {
-		p = "transformer"
-	}
-	n := func(s ...string) string { return joinName(append([]string{p}, s...)...) }
-	w := bloomWeights{
-		TokenEmbd: l.matrix(n("word_embeddings.weight"), cfg.Vocab, d),
-		EmbdNorm:  l.layerNorm(n("word_embeddings_layernorm"), d, cfg.Eps),
-		FinalNorm: l.layerNorm(n("ln_f"), d, cfg.Eps),
-	}
-	for i := 0; i < cfg.Layers; i++ {
-		b := func(s string) string { return n("h", fmt.Sprint(i), s) }
-		w.Blocks = append(w.Blocks, bloomBlock{
-			AttnNorm: l.layerNorm(b("input_layernorm"), d, cfg.Eps),
-			QKV:      l.lin(b("self_attention.query_key_value"), 3*d, d),
-			O:        l.lin(b("self_attention.dense"), d, d),
-			FFNNorm:  l.layerNorm(b("post_attention_layernorm"), d, cfg.Eps),
-			Up:       l.lin(b("mlp.dense_h_to_4h"), cfg.FFN, d),
-			Down:     l.lin(b("mlp.dense_4h_to_h"), d, cfg.FFN),
-		})
-	}
-	w.Output = w.TokenEmbd
-	if !cfg.TiedEmbeddings {
-		w.Output = l.matrix("lm_head.weight", cfg.Vocab, d)
-	}
-	if l.err != nil {
-		return nil, l.err
-	}
-	return newBloom(cfg, w, true, hc.bool(false, "apply_residual_connection_post_layernorm")), nil
-}
-
-// loadBloomGGUF reads llama.cpp's BLOOM layout: bloom.* metadata, GGUF
-// tensor names, QKV regrouped into all queries, keys, values, and the tied
-// head stored again as output.weight by the converter.
-func loadBloomGGUF(l *loader, md tensor.Metadata) (*Model, error) {
-	d := mdInt(md, "bloom.embedding_length", 0)
-	cfg := bloomConfig(d, mdInt(md, "bloom.block_count", 0), mdInt(md, "bloom.attention.head_count", 0),
-		l.rowsOf("token_embd.weight"), float32(mdFloat(md, "bloom.attention.layer_norm_epsilon", 1e-5)))
-	cfg.FFN = mdInt(md, "bloom.feed_forward_length", 4*d)
-	cfg.BOS, cfg.EOS = mdInt(md, "tokenizer.ggml.bos_token_id", -1), mdInt(md, "tokenizer.ggml.eos_token_id", -1)
-	cfg.PAD = mdInt(md, "tokenizer.ggml.padding_token_id", -1)
-	if kv := mdInt(md, "bloom.attention.head_count_kv", cfg.Heads); kv != cfg.Heads {
-		return nil, fmt.Errorf("model: %s: bloom with %d kv heads for %d heads: %w", l.c.Path, kv, cfg.Heads, tensor.ErrUnsupported)
-	}
-	if err := checkBloom(&cfg, l.c.Path); err != nil {
-		return nil, err
+	layerNorm := func(role string, i int) norm {
+		return fl.layerNorm(strings.TrimSuffix(fl.name(role, i, ".weight"), ".weight"), d, cfg.Eps)
 	}
 	w := bloomWeights{
-		TokenEmbd: l.matrix("token_embd.weight", cfg.Vocab, d),
-		EmbdNorm:  l.layerNorm("token_embd_norm", d, cfg.Eps),
-		FinalNorm: l.layerNorm("output_norm", d, cfg.Eps),
+		TokenEmbd: fl.matrix(fl.name("token_embd", -1, ".weight"), cfg.Vocab, d),
+		EmbdNorm:  layerNorm("token_embd_norm", -1),
+		FinalNorm: layerNorm("output_norm", -1),
 	}
 	for i := 0; i < cfg.Layers; i++ {
 		w.Blocks = append(w.Blocks, bloomBlock{
-			AttnNorm: l.layerNorm(blk(i, "attn_norm"), d, cfg.Eps),
-			QKV:      l.lin(blk(i, "attn_qkv"), 3*d, d),
-			O:        l.lin(blk(i, "attn_output"), d, d),
-			FFNNorm:  l.layerNorm(blk(i, "ffn_norm"), d, cfg.Eps),
-			Up:       l.lin(blk(i, "ffn_up"), cfg.FFN, d),
-			Down:     l.lin(blk(i, "ffn_down"), d, cfg.FFN),
+			AttnNorm: layerNorm("blk.{bid}.attn_norm", i),
+			QKV:      fl.lin("blk.{bid}.attn_qkv", i, 3*d, d),
+			O:        fl.lin("blk.{bid}.attn_output", i, d, d),
+			FFNNorm:  layerNorm("blk.{bid}.ffn_norm", i),
+			Up:       fl.lin("blk.{bid}.ffn_up", i, cfg.FFN, d),
+			Down:     fl.lin("blk.{bid}.ffn_down", i, d, cfg.FFN),
 		})
 	}
-	w.Output = w.TokenEmbd
-	if l.has("output.weight") {
-		w.Output, cfg.TiedEmbeddings = l.matrix("output.weight", cfg.Vocab, d), false
+	w.Output, cfg.TiedEmbeddings = w.TokenEmbd, true
+	if fl.hf {
+		if tied, ok := c.Bool("tie_word_embeddings"); ok && !tied {
+			w.Output, cfg.TiedEmbeddings = fl.matrix("lm_head.weight", cfg.Vocab, d), false
+		}
+	} else if fl.has("output.weight") {
+		w.Output, cfg.TiedEmbeddings = fl.matrix("output.weight", cfg.Vocab, d), false
 	}
-	if l.err != nil {
-		return nil, l.err
+	if fl.err != nil {
+		return nil, fl.err
 	}
-	return newBloom(cfg, w, false, false), nil
+	postLN, _ := c.Bool("apply_residual_connection_post_layernorm")
+	return newBloom(cfg, w, fl.hf, postLN && fl.hf), nil
 }
 
 func newBloom(cfg Config, w bloomWeights, interleaved, postLNResidual bool) *Model {

@@ -87,7 +87,26 @@ func (fl familyLoader) name(role spec.Role, layer int, suffix string) string {
 	if len(names) == 0 {
 		return ""
 	}
+	// Absent: name it as the checkpoint names its token embedding (with
+	// or without a "transformer."/"bert." prefix), for the error.
+	if v := fl.variant(); v < len(names) {
+		return names[v]
+	}
 	return names[0]
+}
+
+// variant is the index among the HF patterns of the token embedding's
+// name in this checkpoint (0 when not found or GGUF).
+func (fl familyLoader) variant() int {
+	if !fl.hf {
+		return 0
+	}
+	for i, n := range fl.f.TensorName("token_embd", -1, true, ".weight") {
+		if fl.has(n) {
+			return i
+		}
+	}
+	return 0
 }
 
 // inSchema reports whether the family has role at all.

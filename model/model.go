@@ -241,15 +241,12 @@ func matchLlamaCpp(m *Model, mats []*kernels.Matrix) {
 var (
 	hfLoaders = map[string]func(*loader, hfConfig) (*Model, error){
 		"marian": loadMarianHF, "bart": loadBartHF, "t5": loadT5HF,
-		"bloom": loadBloomHF,
 	}
-	ggufLoaders = map[string]func(*loader, tensor.Metadata) (*Model, error){
-		"bloom": loadBloomGGUF,
-	}
+	ggufLoaders = map[string]func(*loader, tensor.Metadata) (*Model, error){}
 	// ownForward are the families of package arch with a forward pass of
 	// their own; every other family runs on the one decoder.
 	ownForward = map[string]func(familyLoader, spec.Config) (*Model, error){
-		"gpt2": loadGPT2, "bert": loadBert,
+		"gpt2": loadGPT2, "bert": loadBert, "bloom": loadBloomFamily,
 	}
 )
 
