@@ -1,8 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
+	"github.com/tfconv/tfconv/internal/output"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -144,7 +144,7 @@ func runBench(a *app, opts *benchOptions) error {
 		res.DecodeTokS = float64(opts.gen) / decode.Seconds()
 	}
 	if opts.json {
-		return json.NewEncoder(a.out).Encode(res)
+		return output.JSONLine(a.out, res)
 	}
 	fmt.Fprintf(a.out, "threads %d: prefill %d tokens %.2f tok/s, decode %d tokens %.2f tok/s\n",
 		res.Threads, opts.prompt, res.PrefillTokS, opts.gen, res.DecodeTokS)

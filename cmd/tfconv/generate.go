@@ -1,8 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
+	"github.com/tfconv/tfconv/internal/output"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -104,7 +104,7 @@ func runGenerate(a *app, opts *generateOptions) error {
 		}
 	}
 	if opts.json {
-		return json.NewEncoder(a.out).Encode(res)
+		return output.JSONLine(a.out, res)
 	}
 	fmt.Fprintf(a.out, "new tokens: %s\n", strings.Trim(fmt.Sprint(res.New), "[]"))
 	if res.Text != "" {

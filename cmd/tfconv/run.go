@@ -1,9 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tfconv/tfconv/internal/output"
 	"io"
 	"math"
 	"sort"
@@ -227,7 +227,7 @@ func runModelRun(a *app, opts *modelRunOptions) error {
 			return err
 		}
 		defer f.Abort()
-		if err := json.NewEncoder(f).Encode(res); err != nil {
+		if err := output.JSONLine(f, res); err != nil {
 			return err
 		}
 		if err := f.Commit(); err != nil {
@@ -236,7 +236,7 @@ func runModelRun(a *app, opts *modelRunOptions) error {
 		fmt.Fprintf(a.err, "wrote %s\n", opts.out)
 	}
 	if opts.json {
-		return json.NewEncoder(a.out).Encode(res)
+		return output.JSONLine(a.out, res)
 	}
 	runSummary(a.out, m, in, out)
 	return nil

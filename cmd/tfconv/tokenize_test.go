@@ -121,3 +121,23 @@ func TestTokenizeNative(t *testing.T) {
 		t.Errorf("ids %v, want %v", got.IDs, want)
 	}
 }
+
+// The empty and whitespace-only cases of llama.cpp's tokenizer vectors
+// give empty lists, which --json prints as [] (issue 14: it printed null).
+func TestTokenizeJSONEmptyLists(t *testing.T) {
+	for _, text := range []string{"", "\n"} {
+		code, out, errOut := run(t, "tokenize", "../../testdata/tiny-fortunes/tiny-fortunes-Q8_0.gguf", text, "--json", "--no-special")
+		if code != 0 {
+			t.Fatalf("%q: exit %d: %s", text, code, errOut)
+		}
+		var got map[string]any
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"ids", "pieces"} {
+			if l, ok := got[k].([]any); !ok || (text == "" && len(l) != 0) {
+				t.Errorf("%q: %s = %v (%T), want a list", text, k, got[k], got[k])
+			}
+		}
+	}
+}

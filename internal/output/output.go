@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"strings"
 
 	"github.com/mattn/go-isatty"
@@ -70,12 +71,79 @@ func (t *Table) Render(w io.Writer) error {
 	return err
 }
 
-// JSON writes v as indented JSON followed by a newline.
+// JSON writes v as indented JSON followed by a newline. A nil slice is
+// written as [] (a documented list is never null), wherever it sits.
 func JSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	return enc.Encode(noNil(reflect.ValueOf(v)).Interface())
+}
+
+// JSONLine is JSON on one line (run, generate and bench print it so).
+func JSONLine(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(noNil(reflect.ValueOf(v)).Interface())
+}
+
+// noNil returns a copy of v in which every nil slice is an empty one;
+// values that hold no slice come back as they are.
+func noNil(v reflect.Value) reflect.Value {
+	if !v.IsValid() {
+		return v
+	}
+	switch v.Kind() {
+	case reflect.Slice:
+		if v.IsNil() {
+			if v.Type().Elem().Kind() == reflect.Uint8 {
+				return v // []byte: encoding/json writes base64; null stays null
+			}
+			return reflect.MakeSlice(v.Type(), 0, 0)
+		}
+		out := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
+		for i := 0; i < v.Len(); i++ {
+			out.Index(i).Set(noNil(v.Index(i)))
+		}
+		return out
+	case reflect.Pointer:
+		if v.IsNil() {
+			return v
+		}
+		out := reflect.New(v.Type().Elem())
+		out.Elem().Set(noNil(v.Elem()))
+		return out
+	case reflect.Struct:
+		if _, ok := v.Interface().(json.Marshaler); ok {
+			return v
+		}
+		out := reflect.New(v.Type()).Elem()
+		out.Set(v)
+		for i := 0; i < v.NumField(); i++ {
+			if out.Field(i).CanSet() {
+				out.Field(i).Set(noNil(v.Field(i)))
+			}
+		}
+		return out
+	case reflect.Map:
+		if v.IsNil() {
+			return v
+		}
+		out := reflect.MakeMapWithSize(v.Type(), v.Len())
+		for it := v.MapRange(); it.Next(); {
+			out.SetMapIndex(it.Key(), noNil(it.Value()))
+		}
+		return out
+	case reflect.Interface:
+		if v.IsNil() {
+			return v
+		}
+		inner := noNil(v.Elem())
+		out := reflect.New(v.Type()).Elem()
+		out.Set(inner)
+		return out
+	}
+	return v
 }
 
 // Bytes formats a byte count with binary units ("3.9 MiB").
