@@ -22,11 +22,13 @@ import (
 	"github.com/tfconv/tfconv/tensor"
 )
 
-// buildBinary builds tfconv into a temporary folder and returns its path.
+// buildBinary builds tfconv the way the README says (static, cgo-free)
+// into a temporary folder and returns its path.
 func buildBinary(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "tfconv")
 	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
