@@ -147,7 +147,7 @@ func Run(src, dst string, opts Options) (*Report, error) {
 	}
 	// A split set's shard names are checked when they are known.
 	if opts.SplitMaxBytes == 0 {
-		if err := checkDest(dst, to, opts.Force, inputs); err != nil {
+		if err := CheckDest(dst, to, opts.Force, inputs); err != nil {
 			return nil, err
 		}
 	} else if st, err := os.Stat(filepath.Dir(filepath.Clean(dst))); err != nil || !st.IsDir() {
@@ -235,9 +235,11 @@ func outputFormat(dst string, to Format) (Format, error) {
 	return "", fmt.Errorf("convert: unknown output format %q (gguf, safetensors or native)", to)
 }
 
-// checkDest refuses to write over the source or (without force) anything
-// that exists.
-func checkDest(dst string, to Format, force bool, inputs []string) error {
+// CheckDest refuses, before any work, a destination that conversion to
+// format to could not write: a missing folder, the input itself (or, for a
+// directory, the folder holding it), a file where a directory goes or the
+// reverse, and without force anything that exists.
+func CheckDest(dst string, to Format, force bool, inputs []string) error {
 	if pst, err := os.Stat(filepath.Dir(filepath.Clean(dst))); err != nil || !pst.IsDir() {
 		return fmt.Errorf("convert: %s: the folder %s does not exist", dst, filepath.Dir(filepath.Clean(dst)))
 	}

@@ -216,9 +216,41 @@ func createIn(dir string) func(name string) (io.WriteCloser, error) {
 	}
 }
 
-// writeHF builds the directory in a temporary folder beside dst and renames
-// it into place, so dst appears whole or not at all.
-func writeHF(dst string, force bool, p *plan, opts Options, prog *progress) (err error) {
+// writeHF writes p as a Hugging Face directory at dst (WriteHFDir), tensors
+// in the order transformers saves them.
+func writeHF(dst string, force bool, p *plan, opts Options, prog *progress) error {
+	infos := make([]tensor.Info, len(p.jobs))
+	byName := map[string]*job{}
+	for i, j := range p.jobs {
+		infos[i] = tensor.Info{Name: j.out.Name, DType: j.out.DType, Shape: j.out.Shape}
+		byName[j.out.Name] = j
+	}
+	infos = safetensors.ReferenceOrder(infos)
+	e := &engine{progress: prog}
+	return WriteHFDir(dst, force, p.files, infos, opts.MaxShardBytes, func(next func(string) (io.Writer, error)) error {
+		for _, in := range infos {
+			w, err := next(in.Name)
+			if err != nil {
+				return err
+			}
+			if err := e.write(w, byName[in.Name]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// WriteHFDir writes a Hugging Face directory at dst: the side files (base
+// name → contents, config.json among them) and the tensors infos, in that
+// order, as model.safetensors or, above maxShardBytes (0:
+// DefaultMaxShardBytes), shards with model.safetensors.index.json. fill
+// writes the tensor bodies through next, one per tensor in the order of
+// infos. The directory is built in a temporary folder beside dst and renamed
+// into place, so dst appears whole or not at all; an existing dst is
+// replaced only with force.
+func WriteHFDir(dst string, force bool, files map[string][]byte, infos []tensor.Info, maxShardBytes int64,
+	fill func(next func(name string) (io.Writer, error)) error) (err error) {
 	parent, base := filepath.Split(filepath.Clean(dst))
 	if parent == "" {
 		parent = "."
@@ -238,8 +270,8 @@ func writeHF(dst string, force bool, p *plan, opts Options, prog *progress) (err
 		}
 	}()
 	create := createIn(tmp)
-	names := make([]string, 0, len(p.files))
-	for name := range p.files {
+	names := make([]string, 0, len(files))
+	for name := range files {
 		names = append(names, name)
 	}
 	sort.Strings(names)
@@ -248,7 +280,7 @@ func writeHF(dst string, force bool, p *plan, opts Options, prog *progress) (err
 		if err != nil {
 			return err
 		}
-		if _, err := w.Write(p.files[name]); err != nil {
+		if _, err := w.Write(files[name]); err != nil {
 			w.Close()
 			return err
 		}
@@ -256,32 +288,16 @@ func writeHF(dst string, force bool, p *plan, opts Options, prog *progress) (err
 			return err
 		}
 	}
-	infos := make([]tensor.Info, len(p.jobs))
-	byName := map[string]*job{}
-	for i, j := range p.jobs {
-		infos[i] = tensor.Info{Name: j.out.Name, DType: j.out.DType, Shape: j.out.Shape}
-		byName[j.out.Name] = j
+	if maxShardBytes <= 0 {
+		maxShardBytes = DefaultMaxShardBytes
 	}
-	infos = safetensors.ReferenceOrder(infos)
-	maxShard := opts.MaxShardBytes
-	if maxShard <= 0 {
-		maxShard = DefaultMaxShardBytes
-	}
-	sw, err := safetensors.NewShardedWriter(create, "model", maxShard, infos, tensor.Metadata{{Key: "format", Value: tensor.String("pt")}})
+	sw, err := safetensors.NewShardedWriter(create, "model", maxShardBytes, infos, tensor.Metadata{{Key: "format", Value: tensor.String("pt")}})
 	if err != nil {
 		return err
 	}
-	e := &engine{progress: prog}
-	for _, in := range infos {
-		w, err := sw.Next(in.Name)
-		if err != nil {
-			sw.Close()
-			return err
-		}
-		if err := e.write(w, byName[in.Name]); err != nil {
-			sw.Close()
-			return err
-		}
+	if err := fill(sw.Next); err != nil {
+		sw.Close()
+		return err
 	}
 	if err := sw.Close(); err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tfconv/tfconv/checkpoint"
+	"github.com/tfconv/tfconv/formats/native"
 	"github.com/tfconv/tfconv/kernels"
 	"github.com/tfconv/tfconv/quant"
 	"github.com/tfconv/tfconv/tensor"
@@ -176,7 +177,13 @@ func (l *loader) matrix(name string, rows, cols int) *kernels.Matrix {
 		l.fail(fmt.Errorf("model: %s: tensor %q has shape %v, want [%d %d]", t.File, name, t.Shape, rows, cols))
 		return nil
 	}
-	m, err := kernels.NewMatrix(t.DType, rows, cols, b, nil)
+	var scales []float32
+	if t.DType == tensor.I8 {
+		if scales = l.int8Scales(t, rows); scales == nil {
+			return nil
+		}
+	}
+	m, err := kernels.NewMatrix(t.DType, rows, cols, b, scales)
 	if err != nil {
 		l.fail(fmt.Errorf("model: %s: tensor %q: %w", t.File, name, err))
 		return nil
@@ -197,6 +204,23 @@ func (l *loader) matrixT(name string, rows, cols int) *kernels.Matrix {
 	if !shapeIs(t.Shape, cols, rows) {
 		l.fail(fmt.Errorf("model: %s: tensor %q has shape %v, want [%d %d] (transposed at load)", t.File, name, t.Shape, cols, rows))
 		return nil
+	}
+	if t.DType == tensor.I8 {
+		// The scales run along the stored rows, which become columns: keep
+		// the exact values scale·q as float32 instead.
+		w := l.int8Values(t, b, cols, rows)
+		if w == nil {
+			return nil
+		}
+		wt := make([]float32, len(w))
+		for i := 0; i < cols; i++ {
+			for j := 0; j < rows; j++ {
+				wt[j*cols+i] = w[i*rows+j]
+			}
+		}
+		m := kernels.F32Matrix(rows, cols, wt)
+		l.mats = append(l.mats, m)
+		return m
 	}
 	es := 0
 	switch t.DType {
@@ -237,10 +261,79 @@ func (l *loader) vector(name string, n int) []float32 {
 		l.fail(fmt.Errorf("model: %s: tensor %q has shape %v, want %d elements", t.File, name, t.Shape, n))
 		return nil
 	}
+	if t.DType == tensor.I8 {
+		rowLen := int(t.Shape.RowLen())
+		if rowLen <= 0 {
+			l.fail(fmt.Errorf("model: %s: int8 tensor %q has shape %v", t.File, name, t.Shape))
+			return nil
+		}
+		return l.int8Values(t, b, n/rowLen, rowLen)
+	}
 	out := make([]float32, n)
 	if err := quant.Dequantize(out, b, t.DType); err != nil {
 		l.fail(fmt.Errorf("model: %s: tensor %q: %w", t.File, name, err))
 		return nil
+	}
+	return out
+}
+
+// int8Scales returns one scale per row of the I8 weight t of rows rows: the
+// int8 values alone are not the weights. The scales are the F32 tensor that
+// t's native quant.scale attribute names, or else "<name>.scale"
+// (tensor.ScaleSuffix), as tfconv quantize writes them: one value per row
+// (quant.axis 0, or a companion of shape [rows]) or one for the whole tensor
+// (quant.axis -1, or a companion of one element).
+func (l *loader) int8Scales(t *checkpoint.Tensor, rows int) []float32 {
+	name := t.Name + tensor.ScaleSuffix
+	axis := int64(0)
+	if v, ok := t.Attrs.Get(native.AttrQuantScale); ok {
+		name, _ = v.Str()
+		axis = -1
+		if a, ok := t.Attrs.Get(native.AttrQuantAxis); ok {
+			axis, _ = a.Int()
+		}
+	}
+	st, ok := l.c.Tensor(name)
+	if !ok {
+		l.fail(fmt.Errorf("model: %s: int8 tensor %q has no scale tensor %q", t.File, t.Name, name))
+		return nil
+	}
+	n := st.NumElements()
+	if st.DType != tensor.F32 || (axis != 0 && axis != -1) || (n != int64(rows) && n != 1) {
+		l.fail(fmt.Errorf("model: %s: int8 tensor %q %v: scale tensor %q is %v %v (axis %d), want F32 with %d values (one per row) or 1",
+			t.File, t.Name, t.Shape, name, st.DType, st.Shape, axis, rows))
+		return nil
+	}
+	s := l.vector(name, int(n))
+	if s == nil || len(s) == rows {
+		return s
+	}
+	per := make([]float32, rows)
+	for i := range per {
+		per[i] = s[0]
+	}
+	return per
+}
+
+// int8Values decodes the I8 tensor t (bytes b, rows×cols) to its values
+// scale·q, for the few places that need float32 (a transposed weight, a
+// vector).
+func (l *loader) int8Values(t *checkpoint.Tensor, b []byte, rows, cols int) []float32 {
+	scales := l.int8Scales(t, rows)
+	if scales == nil {
+		return nil
+	}
+	out := make([]float32, rows*cols)
+	if len(b) != len(out) {
+		l.fail(fmt.Errorf("model: %s: int8 tensor %q: %d bytes for %d×%d", t.File, t.Name, len(b), rows, cols))
+		return nil
+	}
+	if err := quant.Dequantize(out, b, tensor.I8); err != nil {
+		l.fail(fmt.Errorf("model: %s: tensor %q: %w", t.File, t.Name, err))
+		return nil
+	}
+	for r, s := range scales {
+		kernels.Scale(out[r*cols:(r+1)*cols], s)
 	}
 	return out
 }

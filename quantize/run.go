@@ -13,12 +13,6 @@ import (
 	"github.com/tfconv/tfconv/tensor"
 )
 
-// ScaleSuffix names the per-row scale tensor that goes with an int8 tensor:
-// "<name>.scale", F32, one value per row (the shape without its last
-// dimension), value = scale · int8. The same names are used in safetensors
-// and native output.
-const ScaleSuffix = ".scale"
-
 // TensorReport is the outcome for one tensor. The errors compare the
 // output, decoded again, with the input decoded to float32.
 type TensorReport struct {
@@ -63,7 +57,7 @@ func OutputInfos(plan []Choice) []tensor.Info {
 	for _, ch := range plan {
 		out = append(out, tensor.Info{Name: ch.Tensor.Name, DType: ch.Type, Shape: ch.Tensor.Shape.Clone()})
 		if ch.Type == tensor.I8 && !ch.Copy {
-			out = append(out, tensor.Info{Name: ch.Tensor.Name + ScaleSuffix, DType: tensor.F32, Shape: scaleShape(ch.Tensor.Shape)})
+			out = append(out, tensor.Info{Name: ch.Tensor.Name + tensor.ScaleSuffix, DType: tensor.F32, Shape: scaleShape(ch.Tensor.Shape)})
 		}
 	}
 	return out
@@ -256,7 +250,7 @@ func runOne(ch Choice, sink Sink, threads int, sc *scratch) (TensorReport, error
 			binary.LittleEndian.PutUint32(sb[4*i:], math.Float32bits(f))
 		}
 		tr.Bytes += int64(len(sb))
-		if err := write(sink, t.Name+ScaleSuffix, sb); err != nil {
+		if err := write(sink, t.Name+tensor.ScaleSuffix, sb); err != nil {
 			return tr, err
 		}
 	}

@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -47,13 +49,17 @@ For every tensor the report gives the type, size and the error of the output
 against the input measured on the data (RMSE, max abs, SQNR in dB), and the
 totals. --dry-run prints the report and writes nothing.
 
-Output: GGUF (default; metadata kept in order, general.file_type set to
-llama.cpp's ftype and moved last), native (.tfn), or safetensors for f16, bf16
-and int8. int8 is symmetric per row: an I8 tensor plus "<name>.scale", F32, one
-scale per row. Hugging Face safetensors input can only be written as
-safetensors directly; for GGUF and native output it is first converted to an
-f32 GGUF with llama.cpp's names and metadata (as 'tfconv convert --outtype f32'
-does) in a scratch folder beside DST, which needs that much free disk.`,
+Output (--to, else from DST: .tfn is native, an existing directory is
+Hugging Face, anything else GGUF): GGUF (metadata kept in order,
+general.file_type set to llama.cpp's ftype and moved last; not for int8,
+which ggml has no type for), native (.tfn), or safetensors for f16, bf16 and
+int8: a Hugging Face directory (config.json, tokenizer files and
+generation_config.json copied beside model.safetensors). int8 is symmetric
+per row: an I8 tensor plus "<name>.scale", F32, one scale per row.
+A Hugging Face input is first converted to an f32 GGUF with llama.cpp's names
+and metadata for GGUF and native output, and a GGUF or native input to an f32
+Hugging Face directory for safetensors output (as 'tfconv convert --outtype
+f32' does), in a scratch folder beside DST, which needs that much free disk.`,
 		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.src, opts.dst = args[0], args[1]
@@ -93,17 +99,29 @@ type quantizeTensorJSON struct {
 	Reason string   `json:"reason"`
 }
 
+// quantizeFormat is --to, or the format DST's name says: a .tfn file is
+// native, an existing directory is Hugging Face output, anything else GGUF
+// (llama-quantize writes whatever name it is given). Hugging Face output is
+// a directory, as convert writes it, so a name ending in .safetensors is
+// refused rather than guessed at.
 func quantizeFormat(opts *quantizeOptions) (quantize.Format, error) {
+	ext := strings.ToLower(filepath.Ext(opts.dst))
+	f := quantize.GGUF
 	if opts.to != "" {
-		return quantize.ParseFormat(opts.to)
+		var err error
+		if f, err = quantize.ParseFormat(opts.to); err != nil {
+			return "", err
+		}
+	} else if ext == convert.NativeExt {
+		f = quantize.Native
+	} else if st, err := os.Stat(opts.dst); ext == ".safetensors" || (err == nil && st.IsDir()) {
+		f = quantize.Safetensors
 	}
-	switch strings.ToLower(filepath.Ext(opts.dst)) {
-	case ".tfn":
-		return quantize.Native, nil
-	case ".safetensors":
-		return quantize.Safetensors, nil
+	if f == quantize.Safetensors && (ext == ".safetensors" || ext == ".gguf" || ext == convert.NativeExt) {
+		return "", fmt.Errorf("quantize: %s: safetensors output is a Hugging Face directory (config.json, "+
+			"model.safetensors, tokenizer files); give a directory name", opts.dst)
 	}
-	return quantize.GGUF, nil
+	return f, nil
 }
 
 func runQuantize(a *app, opts *quantizeOptions) error {
@@ -143,6 +161,10 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 		return err
 	}
 
+	if err := quantize.CheckTarget(target, format); err != nil {
+		return err
+	}
+
 	c, err := checkpoint.Open(opts.src)
 	if err != nil {
 		return err
@@ -154,20 +176,29 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 	}
 	inputs = append(inputs, opts.src)
 	// Refuse a bad destination before spending time on the data.
-	if err := atomicfile.CheckDest(opts.dst, opts.force, inputs...); err != nil {
+	if format == quantize.Safetensors {
+		err = convert.CheckDest(opts.dst, convert.Safetensors, opts.force, inputs)
+	} else {
+		err = atomicfile.CheckDest(opts.dst, opts.force, inputs...)
+	}
+	if err != nil {
 		return err
 	}
-	if c.Source == checkpoint.Safetensors && format != quantize.Safetensors {
-		// A Hugging Face checkpoint gets llama.cpp's names, layouts and
-		// metadata first, as with convert_hf_to_gguf.py --outtype f32
-		// before llama-quantize: an f32 GGUF in a scratch folder beside DST.
+	// Hugging Face output is made from a Hugging Face checkpoint, GGUF and
+	// native output from a GGUF one: a source of the other kind is converted
+	// first, in f32, in a scratch folder beside DST. For GGUF that is what
+	// convert_hf_to_gguf.py --outtype f32 before llama-quantize does.
+	if toHF := format == quantize.Safetensors; toHF != (c.Source == checkpoint.Safetensors) {
 		tmp, err := atomicfile.TempDir(filepath.Dir(opts.dst), ".tfconv-quantize-")
 		if err != nil {
 			return fmt.Errorf("quantize: scratch folder for the f32 conversion: %w", err)
 		}
 		defer atomicfile.RemoveTempDir(tmp)
-		mid := filepath.Join(tmp, "f32.gguf")
-		if _, err := convert.Run(opts.src, mid, convert.Options{To: convert.GGUF, OutType: "f32"}); err != nil {
+		mid, to, what := filepath.Join(tmp, "f32.gguf"), convert.GGUF, "GGUF"
+		if toHF {
+			mid, to, what = filepath.Join(tmp, "hf"), convert.Safetensors, "Hugging Face"
+		}
+		if _, err := convert.Run(opts.src, mid, convert.Options{To: to, OutType: convert.OutF32}); err != nil {
 			return err
 		}
 		c.Close()
@@ -175,7 +206,15 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 			return err
 		}
 		defer c.Close()
-		fmt.Fprintf(a.err, "quantize: %s converted to GGUF names and metadata first (tfconv convert --outtype f32)\n", opts.src)
+		fmt.Fprintf(a.err, "quantize: %s converted to %s names and metadata first (tfconv convert --outtype f32)\n", opts.src, what)
+	}
+	if format == quantize.Safetensors {
+		// llama.cpp's rules read GGUF names.
+		if cfg, err := c.Config(); err == nil && cfg != nil {
+			if arch, ok := cfg["model_type"].(string); ok {
+				popts.GGUFName = func(name string) (string, bool) { return convert.GGUFName(arch, name) }
+			}
+		}
 	}
 	plan, err := quantize.Plan(c, popts)
 	if err != nil {
@@ -191,9 +230,12 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 		ropts.Progress = func(i, n int, name string) { fmt.Fprintf(a.err, "\r[%d/%d] %-48s", i+1, n, name) }
 	}
 	var rep *quantize.Report
-	if opts.dryRun {
+	switch {
+	case opts.dryRun:
 		rep, err = quantize.Run(plan, nil, ropts)
-	} else {
+	case format == quantize.Safetensors:
+		rep, err = quantizeHF(c, opts, plan, ropts)
+	default:
 		var f *atomicfile.File
 		f, err = atomicfile.Create(opts.dst, opts.force, inputs...)
 		if err != nil {
@@ -213,6 +255,33 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 	}
 	return quantizePrint(a, opts, rep)
 }
+
+// quantizeHF writes the quantized Hugging Face checkpoint c as a Hugging
+// Face directory: its side files (config.json, tokenizer files,
+// generation_config.json) as they are, beside the quantized safetensors.
+func quantizeHF(c *checkpoint.Checkpoint, opts *quantizeOptions, plan []quantize.Choice, ropts quantize.RunOptions) (*quantize.Report, error) {
+	files := map[string][]byte{}
+	for _, name := range c.AuxNames() {
+		b, err := c.ReadAux(name)
+		if err != nil {
+			return nil, err
+		}
+		files[name] = b
+	}
+	var rep *quantize.Report
+	err := convert.WriteHFDir(opts.dst, opts.force, files, quantize.OutputInfos(plan), 0,
+		func(next func(string) (io.Writer, error)) error {
+			var err error
+			rep, err = quantize.Run(plan, sinkFunc(next), ropts)
+			return err
+		})
+	return rep, err
+}
+
+// sinkFunc makes a Next method of a function.
+type sinkFunc func(name string) (io.Writer, error)
+
+func (f sinkFunc) Next(name string) (io.Writer, error) { return f(name) }
 
 func quantizePrint(a *app, opts *quantizeOptions, rep *quantize.Report) error {
 	if opts.json {

@@ -130,7 +130,8 @@ func TestQuantizeRefusals(t *testing.T) {
 		{[]string{"quantize", src, filepath.Join(dir, "o.gguf")}, "--type is required"},
 		{[]string{"quantize", src, filepath.Join(dir, "o.gguf"), "--type", "q9_9"}, "unknown type"},
 		{[]string{"quantize", src, filepath.Join(dir, "o.gguf"), "--type", "int8"}, "no GGUF type"},
-		{[]string{"quantize", src, filepath.Join(dir, "o.safetensors"), "--type", "q4_0"}, "safetensors holds"},
+		{[]string{"quantize", src, filepath.Join(dir, "o"), "--to", "safetensors", "--type", "q4_0"}, "safetensors holds"},
+		{[]string{"quantize", src, filepath.Join(dir, "o.safetensors"), "--type", "int8"}, "give a directory name"},
 		{[]string{"quantize", src, filepath.Join(dir, "o.gguf"), "--type", "q8_0", "--tensor-type", "attn_v"}, "PATTERN=TYPE"},
 		{[]string{"quantize", "../../testdata/quant/hf-tiny-llama/llama.safetensors", filepath.Join(dir, "o.gguf"), "--type", "q8_0"}, "has no config.json"},
 		{[]string{"quantize", src}, "expected 2 argument"},
@@ -165,8 +166,10 @@ func TestQuantizeNativeAndBF16(t *testing.T) {
 	if tt, _ := c.Tensor("blk.0.ffn_up.weight"); tt == nil || tt.DType != tensor.Q8_0 {
 		t.Errorf("native tensor %v", tt)
 	}
-	st := filepath.Join(dir, "out.safetensors")
-	if code, _, errs := run(t, "quantize", quantizeSrc, st, "--type", "bf16"); code != 0 {
+	// safetensors output is a Hugging Face directory: the GGUF is converted
+	// to one first, and llama.cpp's rules still apply by GGUF name.
+	st := filepath.Join(dir, "out-hf")
+	if code, _, errs := run(t, "quantize", quantizeSrc, st, "--type", "bf16", "--to", "safetensors"); code != 0 {
 		t.Fatalf("bf16: %s", errs)
 	}
 	s, err := checkpoint.Open(st)
@@ -174,11 +177,18 @@ func TestQuantizeNativeAndBF16(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if tt, _ := s.Tensor("blk.0.ffn_up.weight"); tt == nil || tt.DType != tensor.BF16 {
-		t.Errorf("bf16 tensor %v", tt)
+	for name, want := range map[string]tensor.DType{
+		"encoder.layer.0.intermediate.dense.weight": tensor.BF16,
+		"encoder.layer.0.intermediate.dense.bias":   tensor.F32,
+		"embeddings.position_embeddings.weight":     tensor.F32, // position_embd.weight
+		"embeddings.token_type_embeddings.weight":   tensor.F32, // token_types.weight
+	} {
+		if tt, _ := s.Tensor(name); tt == nil || tt.DType != want {
+			t.Errorf("%s: %v, want %v", name, tt, want)
+		}
 	}
-	if tt, _ := s.Tensor("blk.0.ffn_up.bias"); tt == nil || tt.DType != tensor.F32 {
-		t.Errorf("bias %v", tt)
+	if _, err := os.Stat(filepath.Join(st, "config.json")); err != nil {
+		t.Error(err)
 	}
 }
 
