@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/tfconv/tfconv/checkpoint"
-	"github.com/tfconv/tfconv/formats/native"
 	"github.com/tfconv/tfconv/kernels"
 	"github.com/tfconv/tfconv/quant"
 	"github.com/tfconv/tfconv/tensor"
@@ -277,42 +276,21 @@ func (l *loader) vector(name string, n int) []float32 {
 	return out
 }
 
-// int8Scales returns one scale per row of the I8 weight t of rows rows: the
-// int8 values alone are not the weights. The scales are the F32 tensor that
-// t's native quant.scale attribute names, or else "<name>.scale"
-// (tensor.ScaleSuffix), as tfconv quantize writes them: one value per row
-// (quant.axis 0, or a companion of shape [rows]) or one for the whole tensor
-// (quant.axis -1, or a companion of one element).
+// int8Scales returns one scale per row of the I8 weight t (rows rows): the
+// int8 values alone are not the weights (checkpoint.ReadInt8Scales).
 func (l *loader) int8Scales(t *checkpoint.Tensor, rows int) []float32 {
-	name := t.Name + tensor.ScaleSuffix
-	axis := int64(0)
-	if v, ok := t.Attrs.Get(native.AttrQuantScale); ok {
-		name, _ = v.Str()
-		axis = -1
-		if a, ok := t.Attrs.Get(native.AttrQuantAxis); ok {
-			axis, _ = a.Int()
-		}
-	}
-	st, ok := l.c.Tensor(name)
-	if !ok {
-		l.fail(fmt.Errorf("model: %s: int8 tensor %q has no scale tensor %q", t.File, t.Name, name))
+	if l.err != nil {
 		return nil
 	}
-	n := st.NumElements()
-	if st.DType != tensor.F32 || (axis != 0 && axis != -1) || (n != int64(rows) && n != 1) {
-		l.fail(fmt.Errorf("model: %s: int8 tensor %q %v: scale tensor %q is %v %v (axis %d), want F32 with %d values (one per row) or 1",
-			t.File, t.Name, t.Shape, name, st.DType, st.Shape, axis, rows))
+	s, err := l.c.ReadInt8Scales(t)
+	if err == nil && len(s) != rows {
+		err = fmt.Errorf("%d scales for %d rows", len(s), rows)
+	}
+	if err != nil {
+		l.fail(fmt.Errorf("model: %w", err))
 		return nil
 	}
-	s := l.vector(name, int(n))
-	if s == nil || len(s) == rows {
-		return s
-	}
-	per := make([]float32, rows)
-	for i := range per {
-		per[i] = s[0]
-	}
-	return per
+	return s
 }
 
 // int8Values decodes the I8 tensor t (bytes b, rows×cols) to its values

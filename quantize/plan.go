@@ -143,6 +143,9 @@ type Options struct {
 // Choice is the decision for one tensor.
 type Choice struct {
 	Tensor *checkpoint.Tensor
+	// Scales, for an int8 input tensor that is requantized, reads its
+	// per-row scales (checkpoint.ReadInt8Scales); Run decodes with them.
+	Scales func() ([]float32, error)
 	// Type is the output dtype. Copy means the input bytes are written
 	// unchanged (a tensor llama-quantize does not quantize, or one already in
 	// the chosen type).
@@ -290,10 +293,25 @@ func Plan(c *checkpoint.Checkpoint, opts Options) ([]Choice, error) {
 	}
 	h := readHparams(c, nameOf)
 	st := &state{h: h, ftype: opts.Target.FileType}
+	// An int8 weight's scales go with it: they are decoded with it when it
+	// is requantized, and copied right after it when it is copied.
+	isScale := map[string]bool{}
+	for _, t := range c.Tensors {
+		if s, ok := c.Int8Scale(t); ok && t.DType == tensor.I8 {
+			isScale[s.Name] = true
+		}
+	}
 	var out []Choice
 	for _, t := range llamaOrder(c.Tensors) {
 		ch := Choice{Tensor: t}
 		name := nameOf(t)
+		if isScale[t.Name] {
+			continue
+		}
+		var scales func() ([]float32, error)
+		if _, ok := c.Int8Scale(t); ok && t.DType == tensor.I8 {
+			scales = func() ([]float32, error) { return c.ReadInt8Scales(t) }
+		}
 		if r := skipReason(name, t.Shape, opts.KeepOutput); r != "" {
 			ch.Type, ch.Copy, ch.Reason = t.DType, true, r
 			out = append(out, ch)
@@ -304,7 +322,7 @@ func Plan(c *checkpoint.Checkpoint, opts Options) ([]Choice, error) {
 			out = append(out, ch)
 			continue
 		}
-		if !t.DType.Float() {
+		if !t.DType.Float() && scales == nil {
 			ch.Type, ch.Copy, ch.Reason = t.DType, true, "not a float tensor"
 			out = append(out, ch)
 			continue
@@ -354,9 +372,22 @@ func Plan(c *checkpoint.Checkpoint, opts Options) ([]Choice, error) {
 			ch.Copy = true
 			ch.Reason += " (already " + typ.String() + ")"
 		}
+		if !ch.Copy {
+			ch.Scales = scales
+		}
 		out = append(out, ch)
 	}
-	return out, nil
+	if len(isScale) == 0 {
+		return out, nil
+	}
+	var withScales []Choice
+	for _, ch := range out {
+		withScales = append(withScales, ch)
+		if s, ok := c.Int8Scale(ch.Tensor); ok && ch.Copy && ch.Tensor.DType == tensor.I8 {
+			withScales = append(withScales, Choice{Tensor: s, Type: s.DType, Copy: true, Reason: "scales of " + ch.Tensor.Name})
+		}
+	}
+	return withScales, nil
 }
 
 // fallback is llama.cpp c392e509's table for a row length the block size

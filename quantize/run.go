@@ -206,6 +206,13 @@ func runOne(ch Choice, sink Sink, threads int, sc *scratch) (TensorReport, error
 	} else {
 		x = grow(&sc.x, n)
 	}
+	// An int8 input is scale·q: its values alone are not the weights.
+	var inScales []float32
+	if ch.Scales != nil {
+		if inScales, err = ch.Scales(); err != nil {
+			return tr, fmt.Errorf("quantize: %w", err)
+		}
+	}
 	out := grow(&sc.out, outRowBytes*rows)
 	var scales []float32
 	if ch.Type == tensor.I8 {
@@ -224,7 +231,7 @@ func runOne(ch Choice, sink Sink, threads int, sc *scratch) (TensorReport, error
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[w] = work(ch.Type, t.DType, raw, x, out, scales, r0, r1, rowLen, inRowBytes, outRowBytes, viewed, &all[w])
+			errs[w] = work(ch.Type, t.DType, raw, x, out, scales, inScales, r0, r1, rowLen, inRowBytes, outRowBytes, viewed, &all[w])
 		}()
 	}
 	wg.Wait()
@@ -265,14 +272,20 @@ func sqnr(sig, noise float64) float64 {
 	return 10 * math.Log10(sig/noise)
 }
 
-// work handles rows [r0, r1): decode the input, encode, decode the output
-// into a small buffer and compare.
-func work(dt, in tensor.DType, raw []byte, x []float32, out []byte, scales []float32,
+// work handles rows [r0, r1): decode the input (times its row scales for an
+// int8 input), encode, decode the output into a small buffer and compare.
+func work(dt, in tensor.DType, raw []byte, x []float32, out []byte, scales, inScales []float32,
 	r0, r1, rowLen, inRowBytes, outRowBytes int64, viewed bool, s *stats) error {
 	if !viewed {
 		xs := x[r0*rowLen : r1*rowLen]
 		if err := quant.Dequantize(xs, raw[r0*inRowBytes:r1*inRowBytes], in); err != nil {
 			return err
+		}
+		for r := r0; r < r1 && inScales != nil; r++ {
+			xr := x[r*rowLen : (r+1)*rowLen]
+			for i := range xr {
+				xr[i] *= inScales[r]
+			}
 		}
 	}
 	y := make([]float32, rowLen)

@@ -31,6 +31,7 @@ type quantizeOptions struct {
 	json          bool
 	force         bool
 	to            string
+	requantize    bool
 }
 
 func newCmdQuantize(a *app) *cobra.Command {
@@ -47,7 +48,13 @@ and q5_k are llama-quantize's aliases of Q3_K_M, Q4_K_M and Q5_K_M.
 
 For every tensor the report gives the type, size and the error of the output
 against the input measured on the data (RMSE, max abs, SQNR in dB), and the
-totals. --dry-run prints the report and writes nothing.
+totals, and what the error is measured against. --dry-run prints the report
+and writes nothing.
+
+A source that is already quantized (a ggml block type or int8 in any tensor)
+is refused unless --allow-requantize, as llama-quantize does: the losses add
+up, and the error is then measured against the dequantized source weights,
+not the originals (the report says so).
 
 Output (--to, else from DST: .tfn is native, an existing directory is
 Hugging Face, anything else GGUF): GGUF (metadata kept in order,
@@ -78,6 +85,7 @@ f32' does), in a scratch folder beside DST, which needs that much free disk.`,
 	f.BoolVar(&opts.json, "json", false, "print the report as JSON")
 	f.BoolVar(&opts.force, "force", false, "replace an existing DST")
 	f.StringVar(&opts.to, "to", "", "output format: gguf|native|safetensors (default from DST's extension, else gguf)")
+	f.BoolVar(&opts.requantize, "allow-requantize", false, "quantize a source that is already quantized (block types or int8); the error is then measured against its dequantized weights")
 	return cmd
 }
 
@@ -86,6 +94,10 @@ type quantizeJSON struct {
 	Tensors       []quantizeTensorJSON `json:"tensors"`
 	TotalBytes    int64                `json:"total_bytes"`
 	BitsPerWeight float64              `json:"bits_per_weight"`
+	// MeasuredAgainst is what the errors compare the output with:
+	// "source weights", or "dequantized Q8_0 source weights" for a
+	// quantized source (--allow-requantize).
+	MeasuredAgainst string `json:"measured_against"`
 }
 
 type quantizeTensorJSON struct {
@@ -175,6 +187,11 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 		inputs = append(inputs, f.Path)
 	}
 	inputs = append(inputs, opts.src)
+	if err := quantize.CheckRequantize(c, opts.requantize); err != nil {
+		return err
+	}
+	// Known before a conversion below decodes the quantized weights.
+	measured := quantize.MeasuredAgainst(quantize.QuantizedTypes(c))
 	// Refuse a bad destination before spending time on the data.
 	if format == quantize.Safetensors {
 		err = convert.CheckDest(opts.dst, convert.Safetensors, opts.force, inputs)
@@ -253,7 +270,7 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 	if err != nil {
 		return err
 	}
-	return quantizePrint(a, opts, rep)
+	return quantizePrint(a, opts, rep, measured)
 }
 
 // quantizeHF writes the quantized Hugging Face checkpoint c as a Hugging
@@ -283,9 +300,10 @@ type sinkFunc func(name string) (io.Writer, error)
 
 func (f sinkFunc) Next(name string) (io.Writer, error) { return f(name) }
 
-func quantizePrint(a *app, opts *quantizeOptions, rep *quantize.Report) error {
+func quantizePrint(a *app, opts *quantizeOptions, rep *quantize.Report, measured string) error {
 	if opts.json {
-		j := quantizeJSON{Tensors: []quantizeTensorJSON{}, TotalBytes: rep.TotalBytes, BitsPerWeight: rep.BitsPerWeight}
+		j := quantizeJSON{Tensors: []quantizeTensorJSON{}, TotalBytes: rep.TotalBytes, BitsPerWeight: rep.BitsPerWeight,
+			MeasuredAgainst: measured}
 		for _, t := range rep.Tensors {
 			tj := quantizeTensorJSON{Name: t.Name, Type: t.Type.String(), Bytes: t.Bytes, RMSE: t.RMSE, MaxAbs: t.MaxAbs, Reason: t.Reason}
 			if !math.IsInf(t.SQNR, 0) && !math.IsNaN(t.SQNR) {
@@ -311,7 +329,7 @@ func quantizePrint(a *app, opts *quantizeOptions, rep *quantize.Report) error {
 	if opts.dryRun {
 		verb = "would write"
 	}
-	_, err := fmt.Fprintf(a.out, "%s %d tensors, %d bytes (%s), %.3f bits per weight\n",
-		verb, len(rep.Tensors), rep.TotalBytes, output.Bytes(rep.TotalBytes), rep.BitsPerWeight)
+	_, err := fmt.Fprintf(a.out, "%s %d tensors, %d bytes (%s), %.3f bits per weight; error measured against the %s\n",
+		verb, len(rep.Tensors), rep.TotalBytes, output.Bytes(rep.TotalBytes), rep.BitsPerWeight, measured)
 	return err
 }

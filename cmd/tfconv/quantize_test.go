@@ -245,3 +245,81 @@ func TestQuantizeHFMatchesLlamaCpp(t *testing.T) {
 		}
 	}
 }
+
+// quantizeReport is the part of quantize --json the requantization tests read.
+type quantizeReport struct {
+	Tensors []struct {
+		Name string   `json:"name"`
+		Type string   `json:"type"`
+		SQNR *float64 `json:"sqnr_db"`
+	} `json:"tensors"`
+	MeasuredAgainst string `json:"measured_against"`
+}
+
+// Issue 14 item 3: quantizing an already quantized source measures the
+// error against the quantized weights, not the originals. It is refused
+// without --allow-requantize (llama-quantize's flag), and the report says
+// what the error is measured against.
+func TestQuantizeRequantize(t *testing.T) {
+	dir := t.TempDir()
+	q8 := "../../testdata/tiny-fortunes/tiny-fortunes-Q8_0.gguf"
+	dst := filepath.Join(dir, "q4.gguf")
+	code, _, errs := run(t, "quantize", q8, dst, "--type", "q4_k_m")
+	if code != 2 || !strings.Contains(errs, "--allow-requantize") || !strings.Contains(errs, "Q8_0") {
+		t.Errorf("requantize without the flag: exit %d, stderr %q", code, errs)
+	}
+	if _, err := os.Stat(dst); err == nil {
+		t.Error("refused requantization wrote DST")
+	}
+	report := func(args ...string) quantizeReport {
+		t.Helper()
+		code, out, errs := run(t, append(args, "--json")...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
+		}
+		var r quantizeReport
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		return r
+	}
+	if r := report("quantize", q8, dst, "--type", "q4_k_m", "--allow-requantize"); r.MeasuredAgainst != "dequantized Q8_0 source weights" {
+		t.Errorf("measured_against %q", r.MeasuredAgainst)
+	}
+	code, out, _ := run(t, "quantize", q8, dst, "--type", "q4_k_m", "--allow-requantize", "--force")
+	if code != 0 || !strings.Contains(out, "error measured against the dequantized Q8_0 source weights") {
+		t.Errorf("table footer: exit %d:\n%s", code, out)
+	}
+	if r := report("quantize", quantizeSrc, filepath.Join(dir, "bert.gguf"), "--type", "q8_0"); r.MeasuredAgainst != "source weights" {
+		t.Errorf("f32 source: measured_against %q", r.MeasuredAgainst)
+	}
+
+	// An int8 source counts as quantized too, and is decoded with its
+	// scales: requantizing it to q8_0 keeps about the SQNR the int8 had.
+	i8 := filepath.Join(dir, "bert-int8.tfn")
+	if code, _, errs := run(t, "quantize", quantizeSrc, i8, "--type", "int8"); code != 0 {
+		t.Fatalf("int8: %s", errs)
+	}
+	code, _, errs = run(t, "quantize", i8, filepath.Join(dir, "re.gguf"), "--type", "q8_0")
+	if code != 2 || !strings.Contains(errs, "I8") || !strings.Contains(errs, "--allow-requantize") {
+		t.Errorf("int8 source without the flag: exit %d, stderr %q", code, errs)
+	}
+	r := report("quantize", i8, filepath.Join(dir, "re.gguf"), "--type", "q8_0", "--allow-requantize")
+	if r.MeasuredAgainst != "dequantized I8 source weights" {
+		t.Errorf("int8 source: measured_against %q", r.MeasuredAgainst)
+	}
+	seen := map[string]bool{}
+	for _, tr := range r.Tensors {
+		seen[tr.Name] = true
+		if tr.Name == "blk.0.ffn_up.weight" && (tr.Type != "Q8_0" || tr.SQNR == nil || *tr.SQNR < 35) {
+			t.Errorf("%s: %s, SQNR %v dB", tr.Name, tr.Type, tr.SQNR)
+		}
+	}
+	if seen["blk.0.ffn_up.weight.scale"] || !seen["blk.0.ffn_up.weight"] {
+		t.Errorf("int8 scales are not dropped with their weights: %v", seen)
+	}
+	verifyArgs := []string{"--tokens", "15,250,999,3,87,512", "--pair", "q8_0"}
+	if code, out, errs := run(t, append([]string{"verify", quantizeSrc, filepath.Join(dir, "re.gguf")}, verifyArgs...)...); code != 0 {
+		t.Errorf("verify requantized int8: exit %d: %s%s", code, errs, out)
+	}
+}
