@@ -12,6 +12,7 @@ import (
 	"unicode"
 
 	"github.com/tfconv/tfconv/checkpoint"
+	"github.com/tfconv/tfconv/internal/atomicfile"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -150,8 +151,8 @@ func Run(src, dst string, opts Options) (*Report, error) {
 		if err := CheckDest(dst, to, opts.Force, inputs); err != nil {
 			return nil, err
 		}
-	} else if st, err := os.Stat(filepath.Dir(filepath.Clean(dst))); err != nil || !st.IsDir() {
-		return nil, fmt.Errorf("convert: %s: the folder %s does not exist", dst, filepath.Dir(filepath.Clean(dst)))
+	} else if err := atomicfile.CheckFolder(dst); err != nil {
+		return nil, fmt.Errorf("convert: %w", err)
 	}
 	var p *plan
 	switch {
@@ -240,8 +241,8 @@ func outputFormat(dst string, to Format) (Format, error) {
 // directory, the folder holding it), a file where a directory goes or the
 // reverse, and without force anything that exists.
 func CheckDest(dst string, to Format, force bool, inputs []string) error {
-	if pst, err := os.Stat(filepath.Dir(filepath.Clean(dst))); err != nil || !pst.IsDir() {
-		return fmt.Errorf("convert: %s: the folder %s does not exist", dst, filepath.Dir(filepath.Clean(dst)))
+	if err := atomicfile.CheckFolder(dst); err != nil {
+		return fmt.Errorf("convert: %w", err)
 	}
 	st, err := os.Stat(dst)
 	if errors.Is(err, os.ErrNotExist) {

@@ -149,7 +149,7 @@ func (gpt2) GGUFMetadata(cfg Config, fileType uint32) (tensor.Metadata, error) {
 	// llama.cpp writes 4·n_embd whatever n_inner says; so do we, and
 	// refuse a model where that would be wrong.
 	if inner, ok := cfg.Int("n_inner"); ok && inner != 4*int64(embd) {
-		return nil, fmt.Errorf("convert: gpt2: n_inner %d is not 4·n_embd, which llama.cpp's GPT-2 assumes: %w", inner, tensor.ErrUnsupported)
+		return nil, tensor.Unsupported("convert: gpt2: n_inner %d is not 4·n_embd, which llama.cpp's GPT-2 assumes", inner)
 	}
 	set("feed_forward_length", tensor.Uint32(4*embd))
 	set("attention.head_count", tensor.Uint32(heads))

@@ -34,7 +34,7 @@ func hfOutType(c *checkpoint.Checkpoint, outType string) (string, tensor.DType, 
 		return outType, tensor.BF16, nil
 	case "", OutAuto:
 	default:
-		return "", 0, fmt.Errorf("convert: --outtype %s: safetensors output holds f32, f16 or bf16: %w", outType, tensor.ErrUnsupported)
+		return "", 0, tensor.Unsupported("convert: --outtype %s: safetensors output holds f32, f16 or bf16", outType)
 	}
 	count := map[tensor.DType]int64{}
 	for _, t := range c.Tensors {
@@ -153,7 +153,7 @@ func planHFRecast(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 	}
 	for _, t := range c.Tensors {
 		if _, ok := torchDType[t.DType]; !ok {
-			return nil, fmt.Errorf("convert: tensor %q is %v; only float tensors can be cast: %w", t.Name, t.DType, tensor.ErrUnsupported)
+			return nil, tensor.Unsupported("convert: tensor %q is %v; only float tensors can be cast", t.Name, t.DType)
 		}
 	}
 	jobs, err := identityJobs(c, func(*checkpoint.Tensor) tensor.DType { return dt })

@@ -190,7 +190,7 @@ func (llama) GGUFMetadata(cfg Config, fileType uint32) (tensor.Metadata, error) 
 		}
 		f, fok := Config(rs).Float("factor")
 		if typ != "linear" || !fok {
-			return nil, fmt.Errorf("convert: llama: rope_scaling %v is not supported (only linear): %w", rs, tensor.ErrUnsupported)
+			return nil, tensor.Unsupported("convert: llama: rope_scaling %v is not supported (only linear)", rs)
 		}
 		set("rope.scaling.type", tensor.String("linear"))
 		set("rope.scaling.factor", tensor.Float32(float32(f)))
@@ -246,7 +246,7 @@ func (llama) HFConfig(md tensor.Metadata, in []tensor.Info) (Config, error) {
 	if typ, ok := md.Str("llama.rope.scaling.type"); ok && typ != "none" {
 		f, _ := mdFloat(md, "llama.rope.scaling.factor")
 		if typ != "linear" {
-			return nil, fmt.Errorf("convert: llama: rope scaling %q is not supported: %w", typ, tensor.ErrUnsupported)
+			return nil, tensor.Unsupported("convert: llama: rope scaling %q is not supported", typ)
 		}
 		c["rope_scaling"] = map[string]any{"type": "linear", "factor": f32(f)}
 	}

@@ -55,7 +55,7 @@ func loadBertHF(l *loader, hc hfConfig) (*Model, error) {
 	}
 	cfg.Activation = act
 	if pe := hc.str("position_embedding_type"); pe != "" && pe != "absolute" {
-		return nil, fmt.Errorf("model: %s: bert position_embedding_type %q: %w", l.c.Path, pe, tensor.ErrUnsupported)
+		return nil, tensor.Unsupported("model: %s: bert position_embedding_type %q is not supported", l.c.Path, pe)
 	}
 	if err := checkDims(&cfg, l.c.Path); err != nil {
 		return nil, err
@@ -106,7 +106,7 @@ func loadBertGGUF(l *loader, md tensor.Metadata) (*Model, error) {
 		MaxPositions: mdInt(md, "bert.context_length", 0), Eps: float32(mdFloat(md, "bert.attention.layer_norm_epsilon", 1e-12)),
 		Activation: "gelu", EncoderOnly: true, BOS: -1, EOS: -1, PAD: mdInt(md, "tokenizer.ggml.padding_token_id", -1), ForcedEOS: -1}
 	if mdBool(md, "bert.attention.causal", false) {
-		return nil, fmt.Errorf("model: %s: causal bert: %w", l.c.Path, tensor.ErrUnsupported)
+		return nil, tensor.Unsupported("model: %s: causal bert is not supported", l.c.Path)
 	}
 	if err := checkDims(&cfg, l.c.Path); err != nil {
 		return nil, err

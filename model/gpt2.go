@@ -60,7 +60,7 @@ func loadGPT2HF(l *loader, hc hfConfig) (*Model, error) {
 		return nil, err
 	}
 	if hc.bool(false, "scale_attn_by_inverse_layer_idx") || hc.bool(false, "reorder_and_upcast_attn") || !hc.bool(true, "scale_attn_weights") {
-		return nil, fmt.Errorf("model: %s: gpt2 attention scaling variants: %w", l.c.Path, tensor.ErrUnsupported)
+		return nil, tensor.Unsupported("model: %s: gpt2 attention scaling variants are not supported", l.c.Path)
 	}
 	// Checkpoints saved from GPT2LMHeadModel carry a "transformer." prefix;
 	// those saved from GPT2Model do not.

@@ -65,7 +65,7 @@ func activate(x []float32, act string) error {
 	case "relu":
 		kernels.ReLU(x)
 	default:
-		return fmt.Errorf("model: activation %q: %w", act, tensor.ErrUnsupported)
+		return tensor.Unsupported("model: activation %q is not supported", act)
 	}
 	return nil
 }
@@ -82,7 +82,7 @@ func hfActivation(name string) (string, error) {
 	case "relu":
 		return "relu", nil
 	}
-	return "", fmt.Errorf("model: activation %q: %w", name, tensor.ErrUnsupported)
+	return "", tensor.Unsupported("model: activation %q is not supported", name)
 }
 
 // attend runs scaled dot-product attention through kernels.Attention and,
@@ -228,7 +228,7 @@ func (l *loader) matrixT(name string, rows, cols int) *kernels.Matrix {
 	case tensor.F16, tensor.BF16:
 		es = 2
 	default:
-		l.fail(fmt.Errorf("model: %s: tensor %q: cannot transpose %v weights: %w", t.File, name, t.DType, tensor.ErrUnsupported))
+		l.fail(tensor.Unsupported("model: %s: tensor %q: cannot transpose %v weights", t.File, name, t.DType))
 		return nil
 	}
 	if len(b) != rows*cols*es {

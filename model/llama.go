@@ -58,7 +58,7 @@ func loadLlamaHF(l *loader, hc hfConfig) (*Model, error) {
 	}
 	cfg.Activation = act
 	if _, ok := hc["rope_scaling"].(map[string]any); ok {
-		return nil, fmt.Errorf("model: %s: llama rope_scaling: %w", l.c.Path, tensor.ErrUnsupported)
+		return nil, tensor.Unsupported("model: %s: llama rope_scaling is not supported", l.c.Path)
 	}
 	if err := checkDims(&cfg, l.c.Path); err != nil {
 		return nil, err

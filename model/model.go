@@ -255,7 +255,7 @@ func loadHF(l *loader, hc hfConfig) (*Model, error) {
 	case "bloom":
 		m, err = loadBloomHF(l, hc)
 	default:
-		return nil, fmt.Errorf("model: %s: config.json model_type %q: %w", l.c.Path, mt, tensor.ErrUnsupported)
+		return nil, tensor.Unsupported("model: %s: config.json model_type %q is not supported", l.c.Path, mt)
 	}
 	if err != nil {
 		return nil, err
@@ -281,7 +281,7 @@ func loadGGUF(l *loader) (*Model, error) {
 	case "bloom":
 		m, err = loadBloomGGUF(l, md)
 	default:
-		return nil, fmt.Errorf("model: %s: general.architecture %q: %w", l.c.Path, a, tensor.ErrUnsupported)
+		return nil, tensor.Unsupported("model: %s: general.architecture %q is not supported", l.c.Path, a)
 	}
 	if err != nil {
 		return nil, err

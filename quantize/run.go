@@ -177,10 +177,10 @@ func runOne(ch Choice, sink Sink, threads int, sc *scratch) (TensorReport, error
 		return tr, write(sink, t.Name, raw)
 	}
 	if !quant.CanDequantize(t.DType) {
-		return tr, fmt.Errorf("quantize: tensor %q: cannot decode %v: %w", t.Name, t.DType, tensor.ErrUnsupported)
+		return tr, tensor.Unsupported("quantize: tensor %q: cannot decode %v", t.Name, t.DType)
 	}
 	if ch.Type != tensor.I8 && !quant.CanQuantize(ch.Type) {
-		return tr, fmt.Errorf("quantize: tensor %q: cannot encode %v (%s): %w", t.Name, ch.Type, ch.Reason, tensor.ErrUnsupported)
+		return tr, tensor.Unsupported("quantize: tensor %q: cannot encode %v (%s)", t.Name, ch.Type, ch.Reason)
 	}
 	rowLen := t.Shape.RowLen()
 	if rowLen <= 0 || n < 0 || n%rowLen != 0 {

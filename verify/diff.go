@@ -189,7 +189,7 @@ func decodeCanonical(x CanonicalTensor) ([]float32, error) {
 		return nil, fmt.Errorf("verify: tensor %q: canonical shape %v does not hold its %d elements", t.Name, x.Shape, n)
 	}
 	if !quant.CanDequantize(t.DType) {
-		return nil, fmt.Errorf("verify: tensor %q: cannot decode %v: %w", t.Name, t.DType, tensor.ErrUnsupported)
+		return nil, tensor.Unsupported("verify: tensor %q: cannot decode %v", t.Name, t.DType)
 	}
 	// The checkpoint readers have checked Size against the file; the
 	// element count must be what those bytes encode before allocating.
