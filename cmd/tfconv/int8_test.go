@@ -179,23 +179,26 @@ func rewriteTensors(t *testing.T, dir string, edit func(in tensor.Info, b []byte
 }
 
 // An int8 weight whose scales are missing or mis-shaped is refused with an
-// error naming the scale tensor, never run with the raw int8 values.
+// error naming the scale tensor, never run with the raw int8 values; check
+// reports it (an error for a mis-shaped scale, a warning for a missing one).
 func TestInt8ScaleErrors(t *testing.T) {
 	const w = "transformer.h.0.mlp.c_fc.weight"
 	for _, tc := range []struct {
-		name string
-		edit func(in tensor.Info, b []byte) (tensor.Info, []byte, bool)
-		msg  string
+		name      string
+		edit      func(in tensor.Info, b []byte) (tensor.Info, []byte, bool)
+		msg       string
+		rule      string
+		checkExit int
 	}{
 		{"missing", func(in tensor.Info, b []byte) (tensor.Info, []byte, bool) {
 			return in, b, in.Name != w+".scale"
-		}, `has no scale tensor "` + w + `.scale"`},
+		}, `has no scale tensor "` + w + `.scale"`, "int8-no-scale", exitOK},
 		{"short", func(in tensor.Info, b []byte) (tensor.Info, []byte, bool) {
 			if in.Name == w+".scale" {
 				in.Shape, b = tensor.Shape{in.Shape[0] - 1}, b[4:]
 			}
 			return in, b, true
-		}, `scale tensor "` + w + `.scale" is F32`},
+		}, `scale tensor "` + w + `.scale" is F32`, "int8-scale", exitFound},
 	} {
 		dir := filepath.Join(t.TempDir(), "int8")
 		if code, _, errs := run(t, "quantize", "../../testdata/convert/gpt2/hf", dir, "--to", "safetensors", "--type", "int8"); code != 0 {
@@ -205,6 +208,19 @@ func TestInt8ScaleErrors(t *testing.T) {
 		code, _, errs := run(t, "run", dir, "--tokens", "1,2,3")
 		if code != 2 || !strings.Contains(errs, tc.msg) {
 			t.Errorf("%s: exit %d, stderr %q (want %q)", tc.name, code, errs, tc.msg)
+		}
+		code, out, _ := run(t, "check", dir, "--json")
+		var rep struct {
+			Findings []struct {
+				Rule string `json:"rule"`
+				Item string `json:"item"`
+			} `json:"findings"`
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		if code != tc.checkExit || len(rep.Findings) != 1 || rep.Findings[0].Rule != tc.rule || !strings.Contains(rep.Findings[0].Item, w) {
+			t.Errorf("%s: check exit %d, findings %+v (want one %s)", tc.name, code, rep.Findings, tc.rule)
 		}
 	}
 }
