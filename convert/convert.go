@@ -143,6 +143,12 @@ func Run(src, dst string, opts Options) (*Report, error) {
 	for _, f := range c.Files {
 		inputs = append(inputs, f.Path)
 	}
+	for _, t := range c.Tensors {
+		if _, ok := c.Int8Scale(t); ok && t.DType == tensor.I8 {
+			return nil, tensor.Unsupported("convert: %s holds int8 weights with per-row scales (tensor %q); "+
+				"convert the checkpoint they were quantized from, then quantize the result", src, t.Name)
+		}
+	}
 	if opts.SplitMaxBytes > 0 && to != GGUF {
 		return nil, fmt.Errorf("convert: a split size applies to GGUF output only (Hugging Face output is sharded by --max-shard-size)")
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -221,6 +222,65 @@ func TestInt8ScaleErrors(t *testing.T) {
 		}
 		if code != tc.checkExit || len(rep.Findings) != 1 || rep.Findings[0].Rule != tc.rule || !strings.Contains(rep.Findings[0].Item, w) {
 			t.Errorf("%s: check exit %d, findings %+v (want one %s)", tc.name, code, rep.Findings, tc.rule)
+		}
+	}
+}
+
+// diff decodes int8 weights with their scales and pairs them with the
+// source's tensors; the scales are part of their weight, not extra tensors.
+func TestDiffInt8(t *testing.T) {
+	dir := t.TempDir()
+	gpt2 := "../../testdata/convert/gpt2/hf"
+	for _, dst := range []string{filepath.Join(dir, "hf"), filepath.Join(dir, "int8.tfn")} {
+		args := []string{"quantize", gpt2, dst, "--type", "int8"}
+		if filepath.Ext(dst) == "" {
+			args = append(args, "--to", "safetensors")
+		}
+		if code, _, errs := run(t, args...); code != 0 {
+			t.Fatalf("%v: %s", args, errs)
+		}
+		code, out, errs := run(t, "diff", gpt2, dst, "--json")
+		var rep struct {
+			Tensors []struct {
+				Name   string   `json:"name"`
+				Status string   `json:"status"`
+				DTypeB string   `json:"dtype_b"`
+				MaxAbs float64  `json:"max_abs"`
+				SQNR   *float64 `json:"sqnr_db"`
+			} `json:"tensors"`
+			Matched int `json:"matched"`
+			Extra   int `json:"extra"`
+			Missing int `json:"missing"`
+		}
+		if err := json.Unmarshal([]byte(out), &rep); code != 1 || err != nil {
+			t.Fatalf("diff %s: exit %d %v: %s", dst, code, err, errs)
+		}
+		if rep.Matched != 28 || rep.Extra != 0 || rep.Missing != 0 {
+			t.Errorf("diff %s: %d matched, %d extra, %d missing", dst, rep.Matched, rep.Extra, rep.Missing)
+		}
+		n := 0
+		for _, tr := range rep.Tensors {
+			if tr.DTypeB != "I8" {
+				continue
+			}
+			n++
+			// Per-row int8 of these weights keeps 38-42 dB; the raw int8
+			// values read as weights would be about -55 dB.
+			if tr.SQNR == nil || *tr.SQNR < 35 || tr.MaxAbs > 0.01 {
+				sq := "null"
+				if tr.SQNR != nil {
+					sq = fmt.Sprint(*tr.SQNR)
+				}
+				t.Errorf("diff %s: %s: max abs %g, SQNR %s", dst, tr.Name, tr.MaxAbs, sq)
+			}
+		}
+		if n == 0 {
+			t.Errorf("diff %s: no I8 tensor compared", dst)
+		}
+		// convert reads float and ggml types only, and says so.
+		code, _, errs = run(t, "convert", dst, filepath.Join(dir, "back.gguf"))
+		if code != 2 || !strings.Contains(errs, "holds int8 weights with per-row scales") {
+			t.Errorf("convert %s: exit %d, %s", dst, code, errs)
 		}
 	}
 }
