@@ -437,7 +437,7 @@ func (f *Family) Required(n int) []string {
 
 // errUnsupported is returned for config values the family cannot convert.
 func errUnsupported(format string, args ...any) error {
-	return fmt.Errorf("arch: "+format+": %w", append(args, tensor.ErrUnsupported)...)
+	return tensor.Unsupported("arch: "+format, args...)
 }
 
 // Dim names one of a model's sizes.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tfconv/tfconv/formats/native"
 	"github.com/tfconv/tfconv/formats/safetensors"
+	"github.com/tfconv/tfconv/tensor"
 )
 
 // Finding is one defect.
@@ -122,7 +123,10 @@ func Check(path string) (*Report, error) {
 		err = checkIndex(r, path)
 	default:
 		r.Format = "safetensors"
-		_, err = checkSafetensorsFile(r, path)
+		var infos []tensor.Info
+		if _, infos, err = checkSafetensorsFile(r, path); err == nil {
+			checkInt8Scales(r, placed(path, infos))
+		}
 	}
 	if err != nil {
 		return nil, err

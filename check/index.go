@@ -53,9 +53,11 @@ func checkIndex(r *Report, path string) error {
 	}
 	slices.Sort(shards)
 	holder := map[string]string{}
+	var all []placedInfo
 	for _, shard := range shards {
 		p := filepath.Join(dir, shard)
-		names, err := checkSafetensorsFile(r, p)
+		names, infos, err := checkSafetensorsFile(r, p)
+		all = append(all, placed(p, infos)...)
 		if errors.Is(err, fs.ErrNotExist) {
 			r.add("idx-missing-shard", path, -1, "shard "+quote(shard), "does not exist")
 			for name, s := range weightMap {
@@ -92,6 +94,7 @@ func checkIndex(r *Report, path string) error {
 			r.add("idx-missing-tensor", path, -1, tensorItem(name), "weight_map says shard %s, which does not hold it", shard)
 		}
 	}
+	checkInt8Scales(r, all)
 	return nil
 }
 

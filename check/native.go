@@ -30,6 +30,11 @@ func checkNative(r *Report, path string) error {
 		r.add(nativeRule(fe), path, fe.Offset, fe.Item, "%s", fe.Msg)
 		return nil
 	}
+	var infos []tensor.Info
+	for _, t := range nf.Tensors {
+		infos = append(infos, t.Info)
+	}
+	checkInt8Scales(r, placed(path, infos))
 	var s scanner
 	for _, a := range nf.Aux {
 		h := crc32.New(castagnoli)

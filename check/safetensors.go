@@ -159,16 +159,18 @@ func describe(t json.Token) string {
 }
 
 // checkSafetensorsFile checks one safetensors file and returns the names of
-// its tensors. The error is an I/O error that makes the file unreadable.
-func checkSafetensorsFile(r *Report, path string) ([]string, error) {
+// its tensors and the layout of those it could place. The error is an I/O
+// error that makes the file unreadable.
+func checkSafetensorsFile(r *Report, path string) ([]string, []tensor.Info, error) {
 	f, size, err := r.openFile(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
 	entries, dataOff := walkSafetensors(r, path, f, size)
+	var infos []tensor.Info
 	if dataOff >= 0 {
-		infos := stLayout(r, path, f, size, dataOff, entries)
+		infos = stLayout(r, path, f, size, dataOff, entries)
 		if _, err := safetensors.NewFile(f, size); err != nil && r.errorsIn(path) == 0 {
 			var fe *tensor.FormatError
 			off := int64(-1)
@@ -183,7 +185,7 @@ func checkSafetensorsFile(r *Report, path string) ([]string, error) {
 	for _, e := range entries {
 		names = append(names, e.name)
 	}
-	return names, nil
+	return names, infos, nil
 }
 
 // walkSafetensors reads the header of a safetensors file. It returns the

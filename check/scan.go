@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/tfconv/tfconv/quant"
 	"github.com/tfconv/tfconv/tensor"
@@ -109,6 +110,54 @@ func scanAll(r *Report, file string, rd io.ReaderAt, infos []tensor.Info) {
 			return
 		}
 	}
+}
+
+// placedInfo is a tensor and the file that holds it.
+type placedInfo struct {
+	file string
+	tensor.Info
+}
+
+// checkInt8Scales checks the per-row scales of the I8 tensors among ts (one
+// file, or every shard of a set): "<name>.scale" (tensor.ScaleSuffix), as
+// tfconv quantize writes it, must be F32 with one value per row or a single
+// one. An I8 weight matrix without it is only a warning: plain int8 data is
+// legal, but nothing can run it as weights.
+func checkInt8Scales(r *Report, ts []placedInfo) {
+	byName := make(map[string]placedInfo, len(ts))
+	for _, t := range ts {
+		byName[t.Name] = t
+	}
+	for _, t := range ts {
+		if t.DType != tensor.I8 {
+			continue
+		}
+		s, ok := byName[t.Name+tensor.ScaleSuffix]
+		rowLen := t.Shape.RowLen()
+		if !ok {
+			if len(t.Shape) >= 2 && strings.HasSuffix(t.Name, ".weight") {
+				r.add("int8-no-scale", t.file, t.Offset, tensorItem(t.Name), "I8 %v has no tensor %q", t.Shape, t.Name+tensor.ScaleSuffix)
+			}
+			continue
+		}
+		var rows int64
+		if rowLen > 0 {
+			rows = t.NumElements() / rowLen
+		}
+		if n := s.NumElements(); s.DType != tensor.F32 || (n != rows && n != 1) {
+			r.add("int8-scale", s.file, s.Offset, tensorItem(s.Name), "%v %v, but I8 %q %v needs F32 with %d values (one per row) or 1",
+				s.DType, s.Shape, t.Name, t.Shape, rows)
+		}
+	}
+}
+
+// placed attaches file to infos.
+func placed(file string, infos []tensor.Info) []placedInfo {
+	out := make([]placedInfo, len(infos))
+	for i, in := range infos {
+		out[i] = placedInfo{file, in}
+	}
+	return out
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)

@@ -96,11 +96,11 @@ func Lookup(name string) (Arch, error) {
 		return a, nil
 	}
 	if why, ok := noGGUF[strings.ToLower(name)]; ok {
-		return nil, fmt.Errorf("convert: %s: %s; convert it to native (--to native) or safetensors instead (GGUF architectures: %s): %w",
-			name, why, strings.Join(Supported(), ", "), tensor.ErrUnsupported)
+		return nil, tensor.Unsupported("convert: %s: %s; convert it to native (--to native) or safetensors instead (GGUF architectures: %s)",
+			name, why, strings.Join(Supported(), ", "))
 	}
-	return nil, fmt.Errorf("convert: unknown architecture %q (supported: %s): %w",
-		name, strings.Join(Supported(), ", "), tensor.ErrUnsupported)
+	return nil, tensor.Unsupported("convert: unknown architecture %q (supported: %s)",
+		name, strings.Join(Supported(), ", "))
 }
 
 // lookupConfig returns the architecture of a config.json: name when given
@@ -256,7 +256,7 @@ func mapTable(t nameTable, in []tensor.Info, toGGUF bool, drop func(name string)
 		}
 		name, ok := t.lookup(ti.Name, toGGUF)
 		if !ok {
-			return nil, nil, fmt.Errorf("convert: unexpected tensor %q: no mapping for it: %w", ti.Name, tensor.ErrUnsupported)
+			return nil, nil, tensor.Unsupported("convert: unexpected tensor %q: no mapping for it", ti.Name)
 		}
 		out = append(out, Mapping{Name: name, Source: ti.Name, Shape: ti.Shape.Clone()})
 	}

@@ -12,6 +12,7 @@ import (
 	"unicode"
 
 	"github.com/tfconv/tfconv/checkpoint"
+	"github.com/tfconv/tfconv/internal/atomicfile"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -151,16 +152,22 @@ func Run(src, dst string, opts Options) (*Report, error) {
 	for _, f := range c.Files {
 		inputs = append(inputs, f.Path)
 	}
+	for _, t := range c.Tensors {
+		if _, ok := c.Int8Scale(t); ok && t.DType == tensor.I8 {
+			return nil, tensor.Unsupported("convert: %s holds int8 weights with per-row scales (tensor %q); "+
+				"convert the checkpoint they were quantized from, then quantize the result", src, t.Name)
+		}
+	}
 	if opts.SplitMaxBytes > 0 && to != GGUF {
 		return nil, fmt.Errorf("convert: a split size applies to GGUF output only (Hugging Face output is sharded by --max-shard-size)")
 	}
 	// A split set's shard names are checked when they are known.
 	if opts.SplitMaxBytes == 0 {
-		if err := checkDest(dst, to, opts.Force, inputs); err != nil {
+		if err := CheckDest(dst, to, opts.Force, inputs); err != nil {
 			return nil, err
 		}
-	} else if st, err := os.Stat(filepath.Dir(filepath.Clean(dst))); err != nil || !st.IsDir() {
-		return nil, fmt.Errorf("convert: %s: the folder %s does not exist", dst, filepath.Dir(filepath.Clean(dst)))
+	} else if err := atomicfile.CheckFolder(dst); err != nil {
+		return nil, fmt.Errorf("convert: %w", err)
 	}
 	var p *plan
 	switch {
@@ -291,11 +298,13 @@ func outputFormat(dst string, to Format) (Format, error) {
 	return "", fmt.Errorf("convert: unknown output format %q (gguf, safetensors or native)", to)
 }
 
-// checkDest refuses to write over the source or (without force) anything
-// that exists.
-func checkDest(dst string, to Format, force bool, inputs []string) error {
-	if pst, err := os.Stat(filepath.Dir(filepath.Clean(dst))); err != nil || !pst.IsDir() {
-		return fmt.Errorf("convert: %s: the folder %s does not exist", dst, filepath.Dir(filepath.Clean(dst)))
+// CheckDest refuses, before any work, a destination that conversion to
+// format to could not write: a missing folder, the input itself (or, for a
+// directory, the folder holding it), a file where a directory goes or the
+// reverse, and without force anything that exists.
+func CheckDest(dst string, to Format, force bool, inputs []string) error {
+	if err := atomicfile.CheckFolder(dst); err != nil {
+		return fmt.Errorf("convert: %w", err)
 	}
 	st, err := os.Stat(dst)
 	if errors.Is(err, os.ErrNotExist) {

@@ -118,7 +118,7 @@ func (a family) mapFamily(in []tensor.Info, toGGUF bool, qh, kh int64) ([]Mappin
 			m, ok = a.f.FromGGUF(ti.Name)
 		}
 		if !ok {
-			return nil, nil, fmt.Errorf("convert: %s: unexpected tensor %q: no mapping for it: %w", a.f.Name, ti.Name, tensor.ErrUnsupported)
+			return nil, nil, tensor.Unsupported("convert: %s: unexpected tensor %q: no mapping for it", a.f.Name, ti.Name)
 		}
 		tf, shape, err := layoutTransform(m.Layout(), ti.Name, ti.Shape, qh, kh, !toGGUF)
 		if err != nil {

@@ -45,7 +45,7 @@ func ggufFileType(outType string) (uint32, tensor.DType, error) {
 	case OutBF16:
 		return 32, tensor.BF16, nil
 	}
-	return 0, 0, fmt.Errorf("convert: unknown --outtype %q (one of %s): %w", outType, strings.Join(OutTypes, ", "), tensor.ErrUnsupported)
+	return 0, 0, tensor.Unsupported("convert: unknown --outtype %q (one of %s)", outType, strings.Join(OutTypes, ", "))
 }
 
 // GGUFTensorType is the type convert_hf_to_gguf.py gives a GGUF tensor for
@@ -110,7 +110,7 @@ func planToGGUF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 	infos := make([]tensor.Info, len(c.Tensors))
 	for i, t := range c.Tensors {
 		if !t.DType.Float() || t.DType.Quantized() {
-			return nil, fmt.Errorf("convert: tensor %q is %v; Hugging Face input must be float: %w", t.Name, t.DType, tensor.ErrUnsupported)
+			return nil, tensor.Unsupported("convert: tensor %q is %v; Hugging Face input must be float", t.Name, t.DType)
 		}
 		infos[i] = t.Info
 	}
@@ -215,7 +215,7 @@ func identityJobs(c *checkpoint.Checkpoint, dtype func(*checkpoint.Tensor) tenso
 // one) as one GGUF file with the same tensors and metadata.
 func planGGUFRepack(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 	if opts.OutType != "" && opts.OutType != OutAuto {
-		return nil, fmt.Errorf("convert: %s is already GGUF; changing tensor types is 'tfconv quantize': %w", c.Path, tensor.ErrUnsupported)
+		return nil, tensor.Unsupported("convert: %s is already GGUF; changing tensor types is 'tfconv quantize'", c.Path)
 	}
 	jobs, err := identityJobs(c, func(t *checkpoint.Tensor) tensor.DType { return t.DType })
 	if err != nil {

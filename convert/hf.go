@@ -57,7 +57,7 @@ func hfOutType(c *checkpoint.Checkpoint, outType string) (hfTypes, error) {
 		}
 	case "", OutAuto:
 	default:
-		return hfTypes{}, fmt.Errorf("convert: --outtype %s: safetensors output holds f32, f16 or bf16: %w", outType, tensor.ErrUnsupported)
+		return hfTypes{}, tensor.Unsupported("convert: --outtype %s: safetensors output holds f32, f16 or bf16", outType)
 	}
 	var h hfTypes
 	count := map[tensor.DType]int64{}
@@ -179,7 +179,7 @@ func planHFRecast(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 	}
 	for _, t := range c.Tensors {
 		if _, ok := torchDType[t.DType]; !ok {
-			return nil, fmt.Errorf("convert: tensor %q is %v; only float tensors can be cast: %w", t.Name, t.DType, tensor.ErrUnsupported)
+			return nil, tensor.Unsupported("convert: tensor %q is %v; only float tensors can be cast", t.Name, t.DType)
 		}
 	}
 	jobs, err := identityJobs(c, func(t *checkpoint.Tensor) tensor.DType { return types.of(t.DType) })
@@ -242,17 +242,49 @@ func createIn(dir string) func(name string) (io.WriteCloser, error) {
 	}
 }
 
-// writeHF builds the directory in a temporary folder beside dst and renames
-// it into place, so dst appears whole or not at all.
+// writeHF writes p as a Hugging Face directory at dst (WriteHFDir), tensors
+// in the order transformers saves them.
 func writeHF(dst string, force bool, p *plan, opts Options, prog *progress) error {
+	infos := make([]tensor.Info, len(p.jobs))
+	byName := map[string]*job{}
+	for i, j := range p.jobs {
+		infos[i] = tensor.Info{Name: j.out.Name, DType: j.out.DType, Shape: j.out.Shape}
+		byName[j.out.Name] = j
+	}
+	infos = safetensors.ReferenceOrder(infos)
+	e := &engine{progress: prog}
+	return WriteHFDir(dst, force, p.files, infos, opts.MaxShardBytes, func(next func(string) (io.Writer, error)) error {
+		for _, in := range infos {
+			w, err := next(in.Name)
+			if err != nil {
+				return err
+			}
+			if err := e.write(w, byName[in.Name]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// WriteHFDir writes a Hugging Face directory at dst: the side files (base
+// name → contents, config.json among them) and the tensors infos, in that
+// order, as model.safetensors or, above maxShardBytes (0:
+// DefaultMaxShardBytes), shards with model.safetensors.index.json. fill
+// writes the tensor bodies through next, one per tensor in the order of
+// infos. The directory is built in a temporary folder beside dst and renamed
+// into place (atomicfile.CreateDir), so dst appears whole or not at all,
+// on SIGINT too; an existing dst is replaced only with force.
+func WriteHFDir(dst string, force bool, files map[string][]byte, infos []tensor.Info, maxShardBytes int64,
+	fill func(next func(name string) (io.Writer, error)) error) (err error) {
 	d, err := atomicfile.CreateDir(dst, force)
 	if err != nil {
 		return err
 	}
 	defer d.Abort()
 	create := createIn(d.Name())
-	names := make([]string, 0, len(p.files))
-	for name := range p.files {
+	names := make([]string, 0, len(files))
+	for name := range files {
 		names = append(names, name)
 	}
 	sort.Strings(names)
@@ -261,7 +293,7 @@ func writeHF(dst string, force bool, p *plan, opts Options, prog *progress) erro
 		if err != nil {
 			return err
 		}
-		if _, err := w.Write(p.files[name]); err != nil {
+		if _, err := w.Write(files[name]); err != nil {
 			w.Close()
 			return err
 		}
@@ -269,32 +301,16 @@ func writeHF(dst string, force bool, p *plan, opts Options, prog *progress) erro
 			return err
 		}
 	}
-	infos := make([]tensor.Info, len(p.jobs))
-	byName := map[string]*job{}
-	for i, j := range p.jobs {
-		infos[i] = tensor.Info{Name: j.out.Name, DType: j.out.DType, Shape: j.out.Shape}
-		byName[j.out.Name] = j
+	if maxShardBytes <= 0 {
+		maxShardBytes = DefaultMaxShardBytes
 	}
-	infos = safetensors.ReferenceOrder(infos)
-	maxShard := opts.MaxShardBytes
-	if maxShard <= 0 {
-		maxShard = DefaultMaxShardBytes
-	}
-	sw, err := safetensors.NewShardedWriter(create, "model", maxShard, infos, tensor.Metadata{{Key: "format", Value: tensor.String("pt")}})
+	sw, err := safetensors.NewShardedWriter(create, "model", maxShardBytes, infos, tensor.Metadata{{Key: "format", Value: tensor.String("pt")}})
 	if err != nil {
 		return err
 	}
-	e := &engine{progress: prog}
-	for _, in := range infos {
-		w, err := sw.Next(in.Name)
-		if err != nil {
-			sw.Close()
-			return err
-		}
-		if err := e.write(w, byName[in.Name]); err != nil {
-			sw.Close()
-			return err
-		}
+	if err := fill(sw.Next); err != nil {
+		sw.Close()
+		return err
 	}
 	if err := sw.Close(); err != nil {
 		return err

@@ -2,7 +2,6 @@ package convert
 
 import (
 	"bufio"
-	"fmt"
 
 	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/formats/native"
@@ -17,7 +16,7 @@ import (
 // files), so HF → native → GGUF equals HF → GGUF.
 func planNative(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 	if opts.OutType != "" && opts.OutType != OutAuto {
-		return nil, fmt.Errorf("convert: native output is a lossless repack of the source; --outtype %s needs --to gguf or safetensors: %w", opts.OutType, tensor.ErrUnsupported)
+		return nil, tensor.Unsupported("convert: native output is a lossless repack of the source; --outtype %s needs --to gguf or safetensors", opts.OutType)
 	}
 	jobs, err := identityJobs(c, func(t *checkpoint.Tensor) tensor.DType { return t.DType })
 	if err != nil {

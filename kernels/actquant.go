@@ -69,7 +69,7 @@ func QuantizeActivations(dst []byte, x []float32, t tensor.DType) error {
 	switch t {
 	case tensor.Q8_0, tensor.Q8_1, tensor.Q8_K, tensor.F16, tensor.BF16:
 	default:
-		return fmt.Errorf("kernels: activation dtype %v: %w", t, tensor.ErrUnsupported)
+		return tensor.Unsupported("kernels: activation dtype %v is not supported", t)
 	}
 	bs := int(t.BlockSize())
 	if len(x)%bs != 0 {

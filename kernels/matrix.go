@@ -38,7 +38,7 @@ func NewMatrix(t tensor.DType, rows, cols int, data []byte, scales []float32) (*
 		return nil, fmt.Errorf("kernels: matrix %d×%d: negative dimension", rows, cols)
 	}
 	if !quant.CanDequantize(t) {
-		return nil, fmt.Errorf("kernels: matrix dtype %v: %w", t, tensor.ErrUnsupported)
+		return nil, tensor.Unsupported("kernels: matrix dtype %v is not supported", t)
 	}
 	if bs := int(t.BlockSize()); cols%bs != 0 {
 		return nil, fmt.Errorf("kernels: matrix %v: row length %d is not a multiple of the block size %d", t, cols, bs)

@@ -72,10 +72,10 @@ func loadSeq2SeqHF(l *loader, hc hfConfig, arch string) (*seq2seq, error) {
 		return nil, err
 	}
 	if e := hc.int(heads, "encoder_attention_heads"); e != heads || hc.int(cfg.FFN, "encoder_ffn_dim") != cfg.FFN {
-		return nil, fmt.Errorf("model: %s: %s with different encoder and decoder widths: %w", l.c.Path, arch, tensor.ErrUnsupported)
+		return nil, tensor.Unsupported("model: %s: %s with different encoder and decoder widths is not supported", l.c.Path, arch)
 	}
 	if hc.bool(false, "normalize_before") {
-		return nil, fmt.Errorf("model: %s: %s normalize_before (pre-LN): %w", l.c.Path, arch, tensor.ErrUnsupported)
+		return nil, tensor.Unsupported("model: %s: %s normalize_before (pre-LN) is not supported", l.c.Path, arch)
 	}
 	m := &seq2seq{embScale: 1}
 	if cfg.ScaleEmbedding {

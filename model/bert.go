@@ -72,12 +72,12 @@ func loadBert(fl familyLoader, c spec.Config) (*Model, error) {
 		}
 		cfg.Activation = act
 		if pe, _ := c.Str("position_embedding_type"); pe != "" && pe != "absolute" {
-			return nil, fmt.Errorf("model: %s: bert position_embedding_type %q: %w", fl.c.Path, pe, tensor.ErrUnsupported)
+			return nil, tensor.Unsupported("model: %s: bert position_embedding_type %q is not supported", fl.c.Path, pe)
 		}
 	} else {
 		md := fl.c.Metadata
 		if mdBool(md, "bert.attention.causal", false) {
-			return nil, fmt.Errorf("model: %s: causal bert: %w", fl.c.Path, tensor.ErrUnsupported)
+			return nil, tensor.Unsupported("model: %s: causal bert is not supported", fl.c.Path)
 		}
 		cfg.PAD = mdInt(md, "tokenizer.ggml.padding_token_id", -1)
 	}

@@ -105,7 +105,7 @@ func loadBloomFamily(fl familyLoader, c spec.Config) (*Model, error) {
 		cfg.BOS, cfg.EOS = mdInt(md, "tokenizer.ggml.bos_token_id", -1), mdInt(md, "tokenizer.ggml.eos_token_id", -1)
 		cfg.PAD = mdInt(md, "tokenizer.ggml.padding_token_id", -1)
 		if kv := mdInt(md, "bloom.attention.head_count_kv", cfg.Heads); kv != cfg.Heads {
-			return nil, fmt.Errorf("model: %s: bloom with %d kv heads for %d heads: %w", fl.c.Path, kv, cfg.Heads, tensor.ErrUnsupported)
+			return nil, tensor.Unsupported("model: %s: bloom with %d kv heads for %d heads is not supported", fl.c.Path, kv, cfg.Heads)
 		}
 	}
 	if err := checkBloom(&cfg, fl.c.Path); err != nil {

@@ -529,12 +529,12 @@ func ropeFrequencies(fl familyLoader, c spec.Config, cfg *Config) ([]float32, er
 			return r.InvFreq(cfg.RopeTheta, cfg.RopeDim), nil
 		}
 		if rs, ok := c.Map("rope_scaling"); ok {
-			return nil, fmt.Errorf("model: %s: %s rope_scaling %v: %w", path, cfg.Arch, map[string]any(rs), tensor.ErrUnsupported)
+			return nil, tensor.Unsupported("model: %s: %s rope_scaling %v is not supported", path, cfg.Arch, map[string]any(rs))
 		}
 		return kernels.RoPEInvFreq(cfg.RopeTheta, cfg.RopeDim), nil
 	}
 	if typ, ok := fl.c.Metadata.Str(cfg.Arch + ".rope.scaling.type"); ok && typ != "none" {
-		return nil, fmt.Errorf("model: %s: %s rope scaling %q: %w", path, cfg.Arch, typ, tensor.ErrUnsupported)
+		return nil, tensor.Unsupported("model: %s: %s rope scaling %q is not supported", path, cfg.Arch, typ)
 	}
 	inv := kernels.RoPEInvFreq(cfg.RopeTheta, cfg.RopeDim)
 	if fl.has("rope_freqs.weight") {

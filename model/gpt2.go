@@ -1,7 +1,6 @@
 package model
 
 import (
-	"fmt"
 	"strings"
 
 	spec "github.com/tfconv/tfconv/arch"
@@ -83,11 +82,11 @@ func loadGPT2(fl familyLoader, c spec.Config) (*Model, error) {
 	}
 	for _, k := range []string{"scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn"} {
 		if b, _ := c.Bool(k); b {
-			return nil, fmt.Errorf("model: %s: gpt2 attention scaling variant %s: %w", fl.c.Path, k, tensor.ErrUnsupported)
+			return nil, tensor.Unsupported("model: %s: gpt2 attention scaling variant %s is not supported", fl.c.Path, k)
 		}
 	}
 	if b, ok := c.Bool("scale_attn_weights"); ok && !b {
-		return nil, fmt.Errorf("model: %s: gpt2 without attention scaling: %w", fl.c.Path, tensor.ErrUnsupported)
+		return nil, tensor.Unsupported("model: %s: gpt2 without attention scaling is not supported", fl.c.Path)
 	}
 	// lin loads role's [out][in] weight, transposing HF's Conv1D, and its
 	// bias.

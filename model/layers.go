@@ -74,7 +74,7 @@ func activate(x []float32, act string) error {
 	case "relu":
 		kernels.ReLU(x)
 	default:
-		return fmt.Errorf("model: activation %q: %w", act, tensor.ErrUnsupported)
+		return tensor.Unsupported("model: activation %q is not supported", act)
 	}
 	return nil
 }
@@ -91,7 +91,7 @@ func hfActivation(name string) (string, error) {
 	case "relu":
 		return "relu", nil
 	}
-	return "", fmt.Errorf("model: activation %q: %w", name, tensor.ErrUnsupported)
+	return "", tensor.Unsupported("model: activation %q is not supported", name)
 }
 
 // attend runs scaled dot-product attention through kernels.Attention and,
@@ -191,7 +191,13 @@ func (l *loader) matrix(name string, rows, cols int) *kernels.Matrix {
 		l.fail(fmt.Errorf("model: %s: tensor %q has shape %v, want [%d %d]", t.File, name, t.Shape, rows, cols))
 		return nil
 	}
-	m, err := kernels.NewMatrix(t.DType, rows, cols, b, nil)
+	var scales []float32
+	if t.DType == tensor.I8 {
+		if scales = l.int8Scales(t, rows); scales == nil {
+			return nil
+		}
+	}
+	m, err := kernels.NewMatrix(t.DType, rows, cols, b, scales)
 	if err != nil {
 		l.fail(fmt.Errorf("model: %s: tensor %q: %w", t.File, name, err))
 		return nil
@@ -213,6 +219,23 @@ func (l *loader) matrixT(name string, rows, cols int) *kernels.Matrix {
 		l.fail(fmt.Errorf("model: %s: tensor %q has shape %v, want [%d %d] (transposed at load)", t.File, name, t.Shape, cols, rows))
 		return nil
 	}
+	if t.DType == tensor.I8 {
+		// The scales run along the stored rows, which become columns: keep
+		// the exact values scale·q as float32 instead.
+		w := l.int8Values(t, b, cols, rows)
+		if w == nil {
+			return nil
+		}
+		wt := make([]float32, len(w))
+		for i := 0; i < cols; i++ {
+			for j := 0; j < rows; j++ {
+				wt[j*cols+i] = w[i*rows+j]
+			}
+		}
+		m := kernels.F32Matrix(rows, cols, wt)
+		l.mats = append(l.mats, m)
+		return m
+	}
 	es := 0
 	switch t.DType {
 	case tensor.F32:
@@ -220,7 +243,7 @@ func (l *loader) matrixT(name string, rows, cols int) *kernels.Matrix {
 	case tensor.F16, tensor.BF16:
 		es = 2
 	default:
-		l.fail(fmt.Errorf("model: %s: tensor %q: cannot transpose %v weights: %w", t.File, name, t.DType, tensor.ErrUnsupported))
+		l.fail(tensor.Unsupported("model: %s: tensor %q: cannot transpose %v weights", t.File, name, t.DType))
 		return nil
 	}
 	if len(b) != rows*cols*es {
@@ -252,10 +275,58 @@ func (l *loader) vector(name string, n int) []float32 {
 		l.fail(fmt.Errorf("model: %s: tensor %q has shape %v, want %d elements", t.File, name, t.Shape, n))
 		return nil
 	}
+	if t.DType == tensor.I8 {
+		rowLen := int(t.Shape.RowLen())
+		if rowLen <= 0 {
+			l.fail(fmt.Errorf("model: %s: int8 tensor %q has shape %v", t.File, name, t.Shape))
+			return nil
+		}
+		return l.int8Values(t, b, n/rowLen, rowLen)
+	}
 	out := make([]float32, n)
 	if err := quant.Dequantize(out, b, t.DType); err != nil {
 		l.fail(fmt.Errorf("model: %s: tensor %q: %w", t.File, name, err))
 		return nil
+	}
+	return out
+}
+
+// int8Scales returns one scale per row of the I8 weight t (rows rows): the
+// int8 values alone are not the weights (checkpoint.ReadInt8Scales).
+func (l *loader) int8Scales(t *checkpoint.Tensor, rows int) []float32 {
+	if l.err != nil {
+		return nil
+	}
+	s, err := l.c.ReadInt8Scales(t)
+	if err == nil && len(s) != rows {
+		err = fmt.Errorf("%d scales for %d rows", len(s), rows)
+	}
+	if err != nil {
+		l.fail(fmt.Errorf("model: %w", err))
+		return nil
+	}
+	return s
+}
+
+// int8Values decodes the I8 tensor t (bytes b, rows×cols) to its values
+// scale·q, for the few places that need float32 (a transposed weight, a
+// vector).
+func (l *loader) int8Values(t *checkpoint.Tensor, b []byte, rows, cols int) []float32 {
+	scales := l.int8Scales(t, rows)
+	if scales == nil {
+		return nil
+	}
+	out := make([]float32, rows*cols)
+	if len(b) != len(out) {
+		l.fail(fmt.Errorf("model: %s: int8 tensor %q: %d bytes for %d×%d", t.File, t.Name, len(b), rows, cols))
+		return nil
+	}
+	if err := quant.Dequantize(out, b, tensor.I8); err != nil {
+		l.fail(fmt.Errorf("model: %s: tensor %q: %w", t.File, t.Name, err))
+		return nil
+	}
+	for r, s := range scales {
+		kernels.Scale(out[r*cols:(r+1)*cols], s)
 	}
 	return out
 }

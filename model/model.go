@@ -299,7 +299,7 @@ func loadHF(l *loader, hc hfConfig) (*Model, error) {
 		m, err = load(l, hc)
 	} else {
 		hf, _ := Architectures()
-		return nil, fmt.Errorf("model: %s: config.json model_type %q (runs: %s): %w", l.c.Path, mt, strings.Join(hf, ", "), tensor.ErrUnsupported)
+		return nil, tensor.Unsupported("model: %s: config.json model_type %q is not supported (runs: %s)", l.c.Path, mt, strings.Join(hf, ", "))
 	}
 	if err != nil {
 		return nil, err
@@ -321,7 +321,7 @@ func loadGGUF(l *loader) (*Model, error) {
 		m, err = load(l, md)
 	} else {
 		_, gg := Architectures()
-		return nil, fmt.Errorf("model: %s: general.architecture %q (runs: %s): %w", l.c.Path, a, strings.Join(gg, ", "), tensor.ErrUnsupported)
+		return nil, tensor.Unsupported("model: %s: general.architecture %q is not supported (runs: %s)", l.c.Path, a, strings.Join(gg, ", "))
 	}
 	if err != nil {
 		return nil, err

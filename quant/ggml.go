@@ -62,7 +62,7 @@ func Dequantize(dst []float32, src []byte, t tensor.DType) error {
 	default:
 		f := dequantizers[t]
 		if f == nil {
-			return fmt.Errorf("quant: Dequantize %v: %w", t, tensor.ErrUnsupported)
+			return tensor.Unsupported("quant: cannot dequantize %v", t)
 		}
 		bs, bb := int(t.BlockSize()), int(t.BlockBytes())
 		for i, o := 0, 0; o < len(src); i, o = i+bs, o+bb {
@@ -103,7 +103,7 @@ func Quantize(dst []byte, src []float32, t tensor.DType) error {
 	default:
 		f := quantizers[t]
 		if f == nil {
-			return fmt.Errorf("quant: Quantize %v: %w", t, tensor.ErrUnsupported)
+			return tensor.Unsupported("quant: cannot quantize to %v", t)
 		}
 		bs, bb := int(t.BlockSize()), int(t.BlockBytes())
 		for i, o := 0, 0; i < len(src); i, o = i+bs, o+bb {
@@ -135,7 +135,7 @@ func CanDequantize(t tensor.DType) bool {
 // returns the element count.
 func checkSizes(nElem, nBytes int, t tensor.DType, op string) (int, error) {
 	if !t.Valid() {
-		return 0, fmt.Errorf("quant: %s: invalid dtype %d: %w", op, uint8(t), tensor.ErrUnsupported)
+		return 0, tensor.Unsupported("quant: %s: invalid dtype %d", op, uint8(t))
 	}
 	bs, bb := int(t.BlockSize()), int(t.BlockBytes())
 	if nBytes%bb != 0 {

@@ -133,11 +133,19 @@ type Options struct {
 	// --output-tensor-type).
 	EmbeddingType tensor.DType
 	OutputType    tensor.DType
+	// GGUFName, when set, gives the GGUF name of a tensor of a checkpoint
+	// with other names (a Hugging Face one), so that llama.cpp's rules,
+	// which read GGUF names, apply to it; a tensor it has no name for is
+	// judged by its own name.
+	GGUFName func(name string) (string, bool)
 }
 
 // Choice is the decision for one tensor.
 type Choice struct {
 	Tensor *checkpoint.Tensor
+	// Scales, for an int8 input tensor that is requantized, reads its
+	// per-row scales (checkpoint.ReadInt8Scales); Run decodes with them.
+	Scales func() ([]float32, error)
 	// Type is the output dtype. Copy means the input bytes are written
 	// unchanged (a tensor llama-quantize does not quantize, or one already in
 	// the chosen type).
@@ -160,7 +168,7 @@ type hparams struct {
 	nAttnV    int
 }
 
-func readHparams(c *checkpoint.Checkpoint) hparams {
+func readHparams(c *checkpoint.Checkpoint, nameOf func(*checkpoint.Tensor) string) hparams {
 	var h hparams
 	h.arch, _ = c.Metadata.Str("general.architecture")
 	get := func(k string) int {
@@ -176,14 +184,15 @@ func readHparams(c *checkpoint.Checkpoint) hparams {
 	h.nExpert = get("expert_count")
 	maxLayer := -1
 	for _, t := range c.Tensors {
-		if t.Name == "output.weight" {
+		name := nameOf(t)
+		if name == "output.weight" {
 			h.hasOutput = true
 		}
-		if strings.Contains(t.Name, "attn_v.weight") || strings.Contains(t.Name, "attn_qkv.weight") ||
-			strings.Contains(t.Name, "attn_kv_b.weight") {
+		if strings.Contains(name, "attn_v.weight") || strings.Contains(name, "attn_qkv.weight") ||
+			strings.Contains(name, "attn_kv_b.weight") {
 			h.nAttnV++
 		}
-		if l := layerOf(t.Name); l > maxLayer {
+		if l := layerOf(name); l > maxLayer {
 			maxLayer = l
 		}
 	}
@@ -273,12 +282,37 @@ func Plan(c *checkpoint.Checkpoint, opts Options) ([]Choice, error) {
 	if !opts.Target.Type.Valid() {
 		return nil, fmt.Errorf("quantize: no target type")
 	}
-	h := readHparams(c)
+	// The rules read GGUF names.
+	nameOf := func(t *checkpoint.Tensor) string {
+		if opts.GGUFName != nil {
+			if n, ok := opts.GGUFName(t.Name); ok {
+				return n
+			}
+		}
+		return t.Name
+	}
+	h := readHparams(c, nameOf)
 	st := &state{h: h, ftype: opts.Target.FileType}
+	// An int8 weight's scales go with it: they are decoded with it when it
+	// is requantized, and copied right after it when it is copied.
+	isScale := map[string]bool{}
+	for _, t := range c.Tensors {
+		if s, ok := c.Int8Scale(t); ok && t.DType == tensor.I8 {
+			isScale[s.Name] = true
+		}
+	}
 	var out []Choice
 	for _, t := range llamaOrder(c.Tensors) {
 		ch := Choice{Tensor: t}
-		if r := skipReason(t.Name, t.Shape, opts.KeepOutput); r != "" {
+		name := nameOf(t)
+		if isScale[t.Name] {
+			continue
+		}
+		var scales func() ([]float32, error)
+		if _, ok := c.Int8Scale(t); ok && t.DType == tensor.I8 {
+			scales = func() ([]float32, error) { return c.ReadInt8Scales(t) }
+		}
+		if r := skipReason(name, t.Shape, opts.KeepOutput); r != "" {
 			ch.Type, ch.Copy, ch.Reason = t.DType, true, r
 			out = append(out, ch)
 			continue
@@ -288,7 +322,7 @@ func Plan(c *checkpoint.Checkpoint, opts Options) ([]Choice, error) {
 			out = append(out, ch)
 			continue
 		}
-		if !t.DType.Float() {
+		if !t.DType.Float() && scales == nil {
 			ch.Type, ch.Copy, ch.Reason = t.DType, true, "not a float tensor"
 			out = append(out, ch)
 			continue
@@ -301,13 +335,13 @@ func Plan(c *checkpoint.Checkpoint, opts Options) ([]Choice, error) {
 		if typ.Quantized() {
 			manual := false
 			for _, o := range opts.Overrides {
-				if o.Pattern.MatchString(t.Name) {
+				if o.Pattern.MatchString(name) {
 					typ, reason, manual = o.Type, "--tensor-type "+o.Pattern.String(), true
 					break
 				}
 			}
 			if !manual && !opts.Pure {
-				if nt, why := st.getType(t.Name, typ, rowLen); nt != typ || why != "" {
+				if nt, why := st.getType(name, typ, rowLen); nt != typ || why != "" {
 					typ = nt
 					if why != "" {
 						reason = opts.Target.Name + ": " + why
@@ -323,10 +357,10 @@ func Plan(c *checkpoint.Checkpoint, opts Options) ([]Choice, error) {
 				typ = nt
 			}
 		}
-		if opts.EmbeddingType != tensor.Invalid && t.Name == "token_embd.weight" {
+		if opts.EmbeddingType != tensor.Invalid && name == "token_embd.weight" {
 			typ, reason = opts.EmbeddingType, "--embedding-type"
 		}
-		if opts.OutputType != tensor.Invalid && t.Name == "output.weight" {
+		if opts.OutputType != tensor.Invalid && name == "output.weight" {
 			typ, reason = opts.OutputType, "--output-tensor-type"
 		}
 		if typ.Quantized() && rowLen%typ.BlockSize() != 0 {
@@ -338,9 +372,22 @@ func Plan(c *checkpoint.Checkpoint, opts Options) ([]Choice, error) {
 			ch.Copy = true
 			ch.Reason += " (already " + typ.String() + ")"
 		}
+		if !ch.Copy {
+			ch.Scales = scales
+		}
 		out = append(out, ch)
 	}
-	return out, nil
+	if len(isScale) == 0 {
+		return out, nil
+	}
+	var withScales []Choice
+	for _, ch := range out {
+		withScales = append(withScales, ch)
+		if s, ok := c.Int8Scale(ch.Tensor); ok && ch.Copy && ch.Tensor.DType == tensor.I8 {
+			withScales = append(withScales, Choice{Tensor: s, Type: s.DType, Copy: true, Reason: "scales of " + ch.Tensor.Name})
+		}
+	}
+	return withScales, nil
 }
 
 // fallback is llama.cpp c392e509's table for a row length the block size

@@ -13,12 +13,6 @@ import (
 	"github.com/tfconv/tfconv/tensor"
 )
 
-// ScaleSuffix names the per-row scale tensor that goes with an int8 tensor:
-// "<name>.scale", F32, one value per row (the shape without its last
-// dimension), value = scale · int8. The same names are used in safetensors
-// and native output.
-const ScaleSuffix = ".scale"
-
 // TensorReport is the outcome for one tensor. The errors compare the
 // output, decoded again, with the input decoded to float32.
 type TensorReport struct {
@@ -63,7 +57,7 @@ func OutputInfos(plan []Choice) []tensor.Info {
 	for _, ch := range plan {
 		out = append(out, tensor.Info{Name: ch.Tensor.Name, DType: ch.Type, Shape: ch.Tensor.Shape.Clone()})
 		if ch.Type == tensor.I8 && !ch.Copy {
-			out = append(out, tensor.Info{Name: ch.Tensor.Name + ScaleSuffix, DType: tensor.F32, Shape: scaleShape(ch.Tensor.Shape)})
+			out = append(out, tensor.Info{Name: ch.Tensor.Name + tensor.ScaleSuffix, DType: tensor.F32, Shape: scaleShape(ch.Tensor.Shape)})
 		}
 	}
 	return out
@@ -183,10 +177,10 @@ func runOne(ch Choice, sink Sink, threads int, sc *scratch) (TensorReport, error
 		return tr, write(sink, t.Name, raw)
 	}
 	if !quant.CanDequantize(t.DType) {
-		return tr, fmt.Errorf("quantize: tensor %q: cannot decode %v: %w", t.Name, t.DType, tensor.ErrUnsupported)
+		return tr, tensor.Unsupported("quantize: tensor %q: cannot decode %v", t.Name, t.DType)
 	}
 	if ch.Type != tensor.I8 && !quant.CanQuantize(ch.Type) {
-		return tr, fmt.Errorf("quantize: tensor %q: cannot encode %v (%s): %w", t.Name, ch.Type, ch.Reason, tensor.ErrUnsupported)
+		return tr, tensor.Unsupported("quantize: tensor %q: cannot encode %v (%s)", t.Name, ch.Type, ch.Reason)
 	}
 	rowLen := t.Shape.RowLen()
 	if rowLen <= 0 || n < 0 || n%rowLen != 0 {
@@ -212,6 +206,13 @@ func runOne(ch Choice, sink Sink, threads int, sc *scratch) (TensorReport, error
 	} else {
 		x = grow(&sc.x, n)
 	}
+	// An int8 input is scale·q: its values alone are not the weights.
+	var inScales []float32
+	if ch.Scales != nil {
+		if inScales, err = ch.Scales(); err != nil {
+			return tr, fmt.Errorf("quantize: %w", err)
+		}
+	}
 	out := grow(&sc.out, outRowBytes*rows)
 	var scales []float32
 	if ch.Type == tensor.I8 {
@@ -230,7 +231,7 @@ func runOne(ch Choice, sink Sink, threads int, sc *scratch) (TensorReport, error
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[w] = work(ch.Type, t.DType, raw, x, out, scales, r0, r1, rowLen, inRowBytes, outRowBytes, viewed, &all[w])
+			errs[w] = work(ch.Type, t.DType, raw, x, out, scales, inScales, r0, r1, rowLen, inRowBytes, outRowBytes, viewed, &all[w])
 		}()
 	}
 	wg.Wait()
@@ -256,7 +257,7 @@ func runOne(ch Choice, sink Sink, threads int, sc *scratch) (TensorReport, error
 			binary.LittleEndian.PutUint32(sb[4*i:], math.Float32bits(f))
 		}
 		tr.Bytes += int64(len(sb))
-		if err := write(sink, t.Name+ScaleSuffix, sb); err != nil {
+		if err := write(sink, t.Name+tensor.ScaleSuffix, sb); err != nil {
 			return tr, err
 		}
 	}
@@ -271,14 +272,20 @@ func sqnr(sig, noise float64) float64 {
 	return 10 * math.Log10(sig/noise)
 }
 
-// work handles rows [r0, r1): decode the input, encode, decode the output
-// into a small buffer and compare.
-func work(dt, in tensor.DType, raw []byte, x []float32, out []byte, scales []float32,
+// work handles rows [r0, r1): decode the input (times its row scales for an
+// int8 input), encode, decode the output into a small buffer and compare.
+func work(dt, in tensor.DType, raw []byte, x []float32, out []byte, scales, inScales []float32,
 	r0, r1, rowLen, inRowBytes, outRowBytes int64, viewed bool, s *stats) error {
 	if !viewed {
 		xs := x[r0*rowLen : r1*rowLen]
 		if err := quant.Dequantize(xs, raw[r0*inRowBytes:r1*inRowBytes], in); err != nil {
 			return err
+		}
+		for r := r0; r < r1 && inScales != nil; r++ {
+			xr := x[r*rowLen : (r+1)*rowLen]
+			for i := range xr {
+				xr[i] *= inScales[r]
+			}
 		}
 	}
 	y := make([]float32, rowLen)

@@ -61,15 +61,14 @@ func OutputMetadata(c *checkpoint.Checkpoint, t Target) tensor.Metadata {
 // Check reports why plan cannot be written as format f from c, or nil.
 func Check(c *checkpoint.Checkpoint, plan []Choice, t Target, f Format) error {
 	if c.Source == checkpoint.Safetensors && f != Safetensors {
-		return fmt.Errorf("quantize: %s is a Hugging Face safetensors checkpoint; turning it into %s is conversion "+
-			"(tensor names, layouts, metadata): convert it first with 'tfconv convert', then quantize the result: %w",
-			c.Path, f, tensor.ErrUnsupported)
+		return tensor.Unsupported("quantize: %s is a Hugging Face safetensors checkpoint; turning it into %s is conversion "+
+			"(tensor names, layouts, metadata): convert it first with 'tfconv convert', then quantize the result",
+			c.Path, f)
 	}
-	switch f {
-	case GGUF:
-		if t.Type == tensor.I8 {
-			return fmt.Errorf("quantize: int8 with per-row scales has no GGUF type; use --to native or --to safetensors: %w", tensor.ErrUnsupported)
-		}
+	if err := CheckTarget(t, f); err != nil {
+		return err
+	}
+	if f == GGUF {
 		// What the GGUF writer would refuse, refused before any work (and
 		// by --dry-run).
 		for _, in := range OutputInfos(plan) {
@@ -77,14 +76,30 @@ func Check(c *checkpoint.Checkpoint, plan []Choice, t Target, f Format) error {
 				return fmt.Errorf("quantize: %s: %w", c.Path, err)
 			}
 		}
-	case Safetensors:
-		if t.Type != tensor.I8 && t.Type != tensor.F16 && t.Type != tensor.BF16 {
-			return fmt.Errorf("quantize: safetensors holds f16, bf16 and int8 output, not %s; use --to gguf or native: %w", t.Name, tensor.ErrUnsupported)
-		}
+	}
+	if f == Safetensors {
 		for _, ch := range plan {
 			if _, ok := ch.Type.SafetensorsName(); !ok {
-				return fmt.Errorf("quantize: tensor %q: %v has no safetensors dtype: %w", ch.Tensor.Name, ch.Type, tensor.ErrUnsupported)
+				return tensor.Unsupported("quantize: tensor %q: %v has no safetensors dtype", ch.Tensor.Name, ch.Type)
 			}
+		}
+	}
+	return nil
+}
+
+// CheckTarget reports why target t cannot be written as format f, or nil:
+// the part of Check that needs no input, for refusing before any work.
+func CheckTarget(t Target, f Format) error {
+	switch f {
+	case GGUF:
+		// ggml has no type for int8 rows with a float32 scale each (Q8_0
+		// is the 8-bit type llama.cpp loads), so no GGUF reader could run it.
+		if t.Type == tensor.I8 {
+			return tensor.Unsupported("quantize: int8 with per-row scales has no GGUF type; use --to native or --to safetensors")
+		}
+	case Safetensors:
+		if t.Type != tensor.I8 && t.Type != tensor.F16 && t.Type != tensor.BF16 {
+			return tensor.Unsupported("quantize: safetensors holds f16, bf16 and int8 output, not %s; use --to gguf or native", t.Name)
 		}
 	case Native:
 	default:
@@ -121,7 +136,7 @@ func Write(w io.Writer, c *checkpoint.Checkpoint, plan []Choice, t Target, f For
 			spec := native.TensorSpec{Info: in}
 			if in.DType == tensor.I8 {
 				spec.Attrs = tensor.Metadata{
-					{Key: native.AttrQuantScale, Value: tensor.String(in.Name + ScaleSuffix)},
+					{Key: native.AttrQuantScale, Value: tensor.String(in.Name + tensor.ScaleSuffix)},
 					{Key: native.AttrQuantAxis, Value: tensor.Int32(0)},
 				}
 			}

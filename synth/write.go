@@ -85,7 +85,7 @@ func fileType(t tensor.DType) (uint32, error) {
 	case tensor.BF16:
 		return 32, nil
 	}
-	return 0, fmt.Errorf("synth: type %s: want f32, f16, bf16 or q8_0: %w", t, tensor.ErrUnsupported)
+	return 0, tensor.Unsupported("synth: type %s: want f32, f16, bf16 or q8_0", t)
 }
 
 // GGUFMetadata returns the key-value pairs WriteGGUF writes: those of
@@ -201,7 +201,7 @@ func HFTensors(s Shape, t tensor.DType) ([]tensor.Info, error) {
 		return nil, err
 	}
 	if _, ok := t.SafetensorsName(); !ok || (t != tensor.F32 && t != tensor.F16 && t != tensor.BF16) {
-		return nil, fmt.Errorf("synth: type %s: safetensors output wants f32, f16 or bf16: %w", t, tensor.ErrUnsupported)
+		return nil, tensor.Unsupported("synth: type %s: safetensors output wants f32, f16 or bf16", t)
 	}
 	return infos(s.hfTensors(), t)
 }
@@ -267,7 +267,7 @@ func HFConfig(s Shape, t tensor.DType) ([]byte, error) {
 	}
 	dt := map[tensor.DType]string{tensor.F32: "float32", tensor.F16: "float16", tensor.BF16: "bfloat16"}[t]
 	if dt == "" {
-		return nil, fmt.Errorf("synth: type %s: safetensors output wants f32, f16 or bf16: %w", t, tensor.ErrUnsupported)
+		return nil, tensor.Unsupported("synth: type %s: safetensors output wants f32, f16 or bf16", t)
 	}
 	c := hfConfigMap(s)
 	c["torch_dtype"] = dt

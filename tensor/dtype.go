@@ -17,6 +17,13 @@ import (
 // elements in 34 bytes: an f16 scale then 32 int8 quants).
 type DType uint8
 
+// ScaleSuffix names the per-row scale tensor that goes with an I8 weight
+// written by tfconv quantize: "<name>.scale", F32, one value per row (the
+// shape without its last dimension), the weight's value being scale · int8.
+// The same name is used in safetensors and native files (where the
+// quant.scale attribute also points at it).
+const ScaleSuffix = ".scale"
+
 // The dtypes. Invalid is the zero value and never valid in a file.
 const (
 	Invalid DType = iota

@@ -15,6 +15,20 @@ var (
 	ErrUnsupported = errors.New("unsupported")
 )
 
+// Unsupported returns an error whose text is fmt.Sprintf(format, args...)
+// (any %w argument is wrapped) and that matches ErrUnsupported under
+// errors.Is. The message says in its own words what tfconv does not do, so
+// it does not end in a stray ": unsupported" as wrapping the sentinel would.
+func Unsupported(format string, args ...any) error {
+	return &unsupportedError{fmt.Errorf(format, args...)}
+}
+
+type unsupportedError struct{ err error }
+
+func (e *unsupportedError) Error() string        { return e.err.Error() }
+func (e *unsupportedError) Unwrap() error        { return e.err }
+func (e *unsupportedError) Is(target error) bool { return target == ErrUnsupported }
+
 // FormatError reports a defect in a file, naming where it is. It matches
 // ErrFormat (or ErrUnsupported when Unsupported is set) under errors.Is.
 type FormatError struct {

@@ -2,9 +2,6 @@ package tokenizer
 
 import "github.com/tfconv/tfconv/tensor"
 
-// errUnsupported is wrapped by errors about things this package cannot do.
-var errUnsupported = tensor.ErrUnsupported
-
 // fmtErr reports a defect in a tokenizer source. file is the path or source
 // name ("" when unknown) and item the key or entry concerned.
 func fmtErr(file, item, msg string) error {

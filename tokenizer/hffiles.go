@@ -3,9 +3,10 @@ package tokenizer
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/tfconv/tfconv/tensor"
 )
 
 // HFFiles reconstructs Hugging Face tokenizer files for this tokenizer, as
@@ -51,7 +52,7 @@ func (t *Tokenizer) HFFiles() (map[string][]byte, error) {
 	switch t.model {
 	case BPE:
 		if t.pre != "gpt-2" && t.pre != "" && t.pre != "default" {
-			return nil, fmt.Errorf("tokenizer: cannot write vocab.json/merges.txt for pre-tokenizer %q: GPT2Tokenizer only knows GPT-2's split: %w", t.pre, errUnsupported)
+			return nil, tensor.Unsupported("tokenizer: cannot write vocab.json/merges.txt for pre-tokenizer %q: GPT2Tokenizer only knows GPT-2's split", t.pre)
 		}
 		var b bytes.Buffer
 		b.WriteByte('{')

@@ -29,11 +29,7 @@ func ConvertNames(c *checkpoint.Checkpoint) ([]CanonicalTensor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("verify: %s: %w", c.Path, err)
 	}
-	infos := make([]tensor.Info, len(c.Tensors))
-	for i, t := range c.Tensors {
-		infos[i] = t.Info
-	}
-	maps, _, err := a.ToHF(c.Metadata, infos)
+	maps, _, err := a.ToHF(c.Metadata, weightInfos(c))
 	if err != nil {
 		return nil, fmt.Errorf("verify: %s: %w", c.Path, err)
 	}
@@ -68,11 +64,7 @@ func hfNames(c *checkpoint.Checkpoint) ([]CanonicalTensor, error) {
 	if err != nil {
 		return all, nil
 	}
-	infos := make([]tensor.Info, len(c.Tensors))
-	for i, t := range c.Tensors {
-		infos[i] = t.Info
-	}
-	_, dropped, err := a.ToGGUF(convert.Config(cfg), infos)
+	_, dropped, err := a.ToGGUF(convert.Config(cfg), weightInfos(c))
 	if err != nil {
 		return all, nil
 	}
@@ -87,4 +79,14 @@ func hfNames(c *checkpoint.Checkpoint) ([]CanonicalTensor, error) {
 		}
 	}
 	return out, nil
+}
+
+// weightInfos is the Info of every weightTensors tensor.
+func weightInfos(c *checkpoint.Checkpoint) []tensor.Info {
+	ts := weightTensors(c)
+	infos := make([]tensor.Info, len(ts))
+	for i, t := range ts {
+		infos[i] = t.Info
+	}
+	return infos
 }

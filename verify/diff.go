@@ -32,12 +32,32 @@ type Canonicalizer func(c *checkpoint.Checkpoint) ([]CanonicalTensor, error)
 // IdentityNames is the Canonicalizer that keeps every tensor's own name and
 // layout: right for two checkpoints that use the same naming (safetensors
 // and its native repack, f32 and f16 of one HF model, two GGUF files).
+// The per-row scales of an int8 weight are part of that weight (decoded
+// with it), not a tensor of their own.
 func IdentityNames(c *checkpoint.Checkpoint) ([]CanonicalTensor, error) {
 	out := make([]CanonicalTensor, 0, len(c.Tensors))
-	for _, t := range c.Tensors {
+	for _, t := range weightTensors(c) {
 		out = append(out, CanonicalTensor{Name: t.Name, Tensor: t, Shape: t.Shape})
 	}
 	return out, nil
+}
+
+// weightTensors lists c's tensors without the scale companions of its int8
+// weights.
+func weightTensors(c *checkpoint.Checkpoint) []*checkpoint.Tensor {
+	scale := map[string]bool{}
+	for _, t := range c.Tensors {
+		if s, ok := c.Int8Scale(t); ok && t.DType == tensor.I8 {
+			scale[s.Name] = true
+		}
+	}
+	out := make([]*checkpoint.Tensor, 0, len(c.Tensors))
+	for _, t := range c.Tensors {
+		if !scale[t.Name] {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // Status of one tensor in a diff.
@@ -145,11 +165,11 @@ func Diff(a, b *checkpoint.Checkpoint, ca, cb Canonicalizer) (*DiffReport, error
 			continue
 		}
 		rep.Matched++
-		va, err := decodeCanonical(x)
+		va, err := decodeCanonical(a, x)
 		if err != nil {
 			return nil, err
 		}
-		vb, err := decodeCanonical(y)
+		vb, err := decodeCanonical(b, y)
 		if err != nil {
 			return nil, err
 		}
@@ -177,9 +197,9 @@ func Diff(a, b *checkpoint.Checkpoint, ca, cb Canonicalizer) (*DiffReport, error
 	return rep, nil
 }
 
-// decodeCanonical reads a tensor, decodes it to float32 and puts it in the
-// canonical layout.
-func decodeCanonical(x CanonicalTensor) ([]float32, error) {
+// decodeCanonical reads a tensor of c, decodes it to float32 (an int8
+// weight times its per-row scales) and puts it in the canonical layout.
+func decodeCanonical(c *checkpoint.Checkpoint, x CanonicalTensor) ([]float32, error) {
 	t := x.Tensor
 	n, err := t.Shape.NumElements()
 	if err != nil {
@@ -189,7 +209,7 @@ func decodeCanonical(x CanonicalTensor) ([]float32, error) {
 		return nil, fmt.Errorf("verify: tensor %q: canonical shape %v does not hold its %d elements", t.Name, x.Shape, n)
 	}
 	if !quant.CanDequantize(t.DType) {
-		return nil, fmt.Errorf("verify: tensor %q: cannot decode %v: %w", t.Name, t.DType, tensor.ErrUnsupported)
+		return nil, tensor.Unsupported("verify: tensor %q: cannot decode %v", t.Name, t.DType)
 	}
 	// The checkpoint readers have checked Size against the file; the
 	// element count must be what those bytes encode before allocating.
@@ -203,6 +223,18 @@ func decodeCanonical(x CanonicalTensor) ([]float32, error) {
 	v := make([]float32, n)
 	if err := quant.Dequantize(v, raw, t.DType); err != nil {
 		return nil, fmt.Errorf("verify: tensor %q: %w", t.Name, err)
+	}
+	if _, ok := c.Int8Scale(t); ok && t.DType == tensor.I8 {
+		scales, err := c.ReadInt8Scales(t)
+		if err != nil {
+			return nil, fmt.Errorf("verify: %w", err)
+		}
+		cols := len(v) / len(scales)
+		for r, sc := range scales {
+			for i := r * cols; i < (r+1)*cols; i++ {
+				v[i] *= sc
+			}
+		}
 	}
 	if x.Transform != nil {
 		out := make([]float32, n)

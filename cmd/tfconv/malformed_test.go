@@ -258,8 +258,8 @@ func TestMalformedCorpus(t *testing.T) {
 				"check":    {"check", "--json", path},
 			}
 			if !strings.HasSuffix(name, ".gguf") && !strings.HasSuffix(name, ".tfn") {
-				// Hugging Face safetensors input is quantized to safetensors.
-				cmds["quantize"] = []string{"quantize", path, filepath.Join(out, "q.safetensors"), "--type", "int8", "--dry-run"}
+				// Hugging Face safetensors input is quantized to a Hugging Face directory.
+				cmds["quantize"] = []string{"quantize", path, filepath.Join(out, "q"), "--to", "safetensors", "--type", "int8", "--dry-run"}
 			}
 			for _, e := range extra {
 				switch e {

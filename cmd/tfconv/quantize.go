@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -29,6 +31,7 @@ type quantizeOptions struct {
 	json          bool
 	force         bool
 	to            string
+	requantize    bool
 }
 
 func newCmdQuantize(a *app) *cobra.Command {
@@ -45,15 +48,25 @@ and q5_k are llama-quantize's aliases of Q3_K_M, Q4_K_M and Q5_K_M.
 
 For every tensor the report gives the type, size and the error of the output
 against the input measured on the data (RMSE, max abs, SQNR in dB), and the
-totals. --dry-run prints the report and writes nothing.
+totals, and what the error is measured against. --dry-run prints the report
+and writes nothing.
 
-Output: GGUF (default; metadata kept in order, general.file_type set to
-llama.cpp's ftype and moved last), native (.tfn), or safetensors for f16, bf16
-and int8. int8 is symmetric per row: an I8 tensor plus "<name>.scale", F32, one
-scale per row. Hugging Face safetensors input can only be written as
-safetensors directly; for GGUF and native output it is first converted to an
-f32 GGUF with llama.cpp's names and metadata (as 'tfconv convert --outtype f32'
-does) in a scratch folder beside DST, which needs that much free disk.`,
+A source that is already quantized (a ggml block type or int8 in any tensor)
+is refused unless --allow-requantize, as llama-quantize does: the losses add
+up, and the error is then measured against the dequantized source weights,
+not the originals (the report says so).
+
+Output (--to, else from DST: .tfn is native, an existing directory is
+Hugging Face, anything else GGUF): GGUF (metadata kept in order,
+general.file_type set to llama.cpp's ftype and moved last; not for int8,
+which ggml has no type for), native (.tfn), or safetensors for f16, bf16 and
+int8: a Hugging Face directory (config.json, tokenizer files and
+generation_config.json copied beside model.safetensors). int8 is symmetric
+per row: an I8 tensor plus "<name>.scale", F32, one scale per row.
+A Hugging Face input is first converted to an f32 GGUF with llama.cpp's names
+and metadata for GGUF and native output, and a GGUF or native input to an f32
+Hugging Face directory for safetensors output (as 'tfconv convert --outtype
+f32' does), in a scratch folder beside DST, which needs that much free disk.`,
 		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.src, opts.dst = args[0], args[1]
@@ -72,6 +85,7 @@ does) in a scratch folder beside DST, which needs that much free disk.`,
 	f.BoolVar(&opts.json, "json", false, "print the report as JSON")
 	f.BoolVar(&opts.force, "force", false, "replace an existing DST")
 	f.StringVar(&opts.to, "to", "", "output format: gguf|native|safetensors (default from DST's extension, else gguf)")
+	f.BoolVar(&opts.requantize, "allow-requantize", false, "quantize a source that is already quantized (block types or int8); the error is then measured against its dequantized weights")
 	return cmd
 }
 
@@ -80,6 +94,10 @@ type quantizeJSON struct {
 	Tensors       []quantizeTensorJSON `json:"tensors"`
 	TotalBytes    int64                `json:"total_bytes"`
 	BitsPerWeight float64              `json:"bits_per_weight"`
+	// MeasuredAgainst is what the errors compare the output with:
+	// "source weights", or "dequantized Q8_0 source weights" for a
+	// quantized source (--allow-requantize).
+	MeasuredAgainst string `json:"measured_against"`
 }
 
 type quantizeTensorJSON struct {
@@ -93,17 +111,29 @@ type quantizeTensorJSON struct {
 	Reason string   `json:"reason"`
 }
 
+// quantizeFormat is --to, or the format DST's name says: a .tfn file is
+// native, an existing directory is Hugging Face output, anything else GGUF
+// (llama-quantize writes whatever name it is given). Hugging Face output is
+// a directory, as convert writes it, so a name ending in .safetensors is
+// refused rather than guessed at.
 func quantizeFormat(opts *quantizeOptions) (quantize.Format, error) {
+	ext := strings.ToLower(filepath.Ext(opts.dst))
+	f := quantize.GGUF
 	if opts.to != "" {
-		return quantize.ParseFormat(opts.to)
+		var err error
+		if f, err = quantize.ParseFormat(opts.to); err != nil {
+			return "", err
+		}
+	} else if ext == convert.NativeExt {
+		f = quantize.Native
+	} else if st, err := os.Stat(opts.dst); ext == ".safetensors" || (err == nil && st.IsDir()) {
+		f = quantize.Safetensors
 	}
-	switch strings.ToLower(filepath.Ext(opts.dst)) {
-	case ".tfn":
-		return quantize.Native, nil
-	case ".safetensors":
-		return quantize.Safetensors, nil
+	if f == quantize.Safetensors && (ext == ".safetensors" || ext == ".gguf" || ext == convert.NativeExt) {
+		return "", fmt.Errorf("quantize: %s: safetensors output is a Hugging Face directory (config.json, "+
+			"model.safetensors, tokenizer files); give a directory name", opts.dst)
 	}
-	return quantize.GGUF, nil
+	return f, nil
 }
 
 func runQuantize(a *app, opts *quantizeOptions) error {
@@ -143,6 +173,10 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 		return err
 	}
 
+	if err := quantize.CheckTarget(target, format); err != nil {
+		return err
+	}
+
 	c, err := checkpoint.Open(opts.src)
 	if err != nil {
 		return err
@@ -153,21 +187,35 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 		inputs = append(inputs, f.Path)
 	}
 	inputs = append(inputs, opts.src)
-	// Refuse a bad destination before spending time on the data.
-	if err := atomicfile.CheckDest(opts.dst, opts.force, inputs...); err != nil {
+	if err := quantize.CheckRequantize(c, opts.requantize); err != nil {
 		return err
 	}
-	if c.Source == checkpoint.Safetensors && format != quantize.Safetensors {
-		// A Hugging Face checkpoint gets llama.cpp's names, layouts and
-		// metadata first, as with convert_hf_to_gguf.py --outtype f32
-		// before llama-quantize: an f32 GGUF in a scratch folder beside DST.
+	// Known before a conversion below decodes the quantized weights.
+	measured := quantize.MeasuredAgainst(quantize.QuantizedTypes(c))
+	// Refuse a bad destination before spending time on the data.
+	if format == quantize.Safetensors {
+		err = convert.CheckDest(opts.dst, convert.Safetensors, opts.force, inputs)
+	} else {
+		err = atomicfile.CheckDest(opts.dst, opts.force, inputs...)
+	}
+	if err != nil {
+		return err
+	}
+	// Hugging Face output is made from a Hugging Face checkpoint, GGUF and
+	// native output from a GGUF one: a source of the other kind is converted
+	// first, in f32, in a scratch folder beside DST. For GGUF that is what
+	// convert_hf_to_gguf.py --outtype f32 before llama-quantize does.
+	if toHF := format == quantize.Safetensors; toHF != (c.Source == checkpoint.Safetensors) {
 		tmp, err := atomicfile.TempDir(opts.dst)
 		if err != nil {
 			return fmt.Errorf("quantize: scratch folder for the f32 conversion: %w", err)
 		}
 		defer atomicfile.RemoveTempDir(tmp)
-		mid := filepath.Join(tmp, "f32.gguf")
-		if _, err := convert.Run(opts.src, mid, convert.Options{To: convert.GGUF, OutType: "f32"}); err != nil {
+		mid, to, what := filepath.Join(tmp, "f32.gguf"), convert.GGUF, "GGUF"
+		if toHF {
+			mid, to, what = filepath.Join(tmp, "hf"), convert.Safetensors, "Hugging Face"
+		}
+		if _, err := convert.Run(opts.src, mid, convert.Options{To: to, OutType: convert.OutF32}); err != nil {
 			return err
 		}
 		c.Close()
@@ -175,7 +223,15 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 			return err
 		}
 		defer c.Close()
-		fmt.Fprintf(a.err, "quantize: %s converted to GGUF names and metadata first (tfconv convert --outtype f32)\n", opts.src)
+		fmt.Fprintf(a.err, "quantize: %s converted to %s names and metadata first (tfconv convert --outtype f32)\n", opts.src, what)
+	}
+	if format == quantize.Safetensors {
+		// llama.cpp's rules read GGUF names.
+		if cfg, err := c.Config(); err == nil && cfg != nil {
+			if arch, ok := cfg["model_type"].(string); ok {
+				popts.GGUFName = func(name string) (string, bool) { return convert.GGUFName(arch, name) }
+			}
+		}
 	}
 	plan, err := quantize.Plan(c, popts)
 	if err != nil {
@@ -191,9 +247,12 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 		ropts.Progress = func(i, n int, name string) { fmt.Fprintf(a.err, "\r[%d/%d] %-48s", i+1, n, name) }
 	}
 	var rep *quantize.Report
-	if opts.dryRun {
+	switch {
+	case opts.dryRun:
 		rep, err = quantize.Run(plan, nil, ropts)
-	} else {
+	case format == quantize.Safetensors:
+		rep, err = quantizeHF(c, opts, plan, ropts)
+	default:
 		var f *atomicfile.File
 		f, err = atomicfile.Create(opts.dst, opts.force, inputs...)
 		if err != nil {
@@ -211,12 +270,40 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 	if err != nil {
 		return err
 	}
-	return quantizePrint(a, opts, rep)
+	return quantizePrint(a, opts, rep, measured)
 }
 
-func quantizePrint(a *app, opts *quantizeOptions, rep *quantize.Report) error {
+// quantizeHF writes the quantized Hugging Face checkpoint c as a Hugging
+// Face directory: its side files (config.json, tokenizer files,
+// generation_config.json) as they are, beside the quantized safetensors.
+func quantizeHF(c *checkpoint.Checkpoint, opts *quantizeOptions, plan []quantize.Choice, ropts quantize.RunOptions) (*quantize.Report, error) {
+	files := map[string][]byte{}
+	for _, name := range c.AuxNames() {
+		b, err := c.ReadAux(name)
+		if err != nil {
+			return nil, err
+		}
+		files[name] = b
+	}
+	var rep *quantize.Report
+	err := convert.WriteHFDir(opts.dst, opts.force, files, quantize.OutputInfos(plan), 0,
+		func(next func(string) (io.Writer, error)) error {
+			var err error
+			rep, err = quantize.Run(plan, sinkFunc(next), ropts)
+			return err
+		})
+	return rep, err
+}
+
+// sinkFunc makes a Next method of a function.
+type sinkFunc func(name string) (io.Writer, error)
+
+func (f sinkFunc) Next(name string) (io.Writer, error) { return f(name) }
+
+func quantizePrint(a *app, opts *quantizeOptions, rep *quantize.Report, measured string) error {
 	if opts.json {
-		j := quantizeJSON{Tensors: []quantizeTensorJSON{}, TotalBytes: rep.TotalBytes, BitsPerWeight: rep.BitsPerWeight}
+		j := quantizeJSON{Tensors: []quantizeTensorJSON{}, TotalBytes: rep.TotalBytes, BitsPerWeight: rep.BitsPerWeight,
+			MeasuredAgainst: measured}
 		for _, t := range rep.Tensors {
 			tj := quantizeTensorJSON{Name: t.Name, Type: t.Type.String(), Bytes: t.Bytes, RMSE: t.RMSE, MaxAbs: t.MaxAbs, Reason: t.Reason}
 			if !math.IsInf(t.SQNR, 0) && !math.IsNaN(t.SQNR) {
@@ -242,7 +329,7 @@ func quantizePrint(a *app, opts *quantizeOptions, rep *quantize.Report) error {
 	if opts.dryRun {
 		verb = "would write"
 	}
-	_, err := fmt.Fprintf(a.out, "%s %d tensors, %d bytes (%s), %.3f bits per weight\n",
-		verb, len(rep.Tensors), rep.TotalBytes, output.Bytes(rep.TotalBytes), rep.BitsPerWeight)
+	_, err := fmt.Fprintf(a.out, "%s %d tensors, %d bytes (%s), %.3f bits per weight; error measured against the %s\n",
+		verb, len(rep.Tensors), rep.TotalBytes, output.Bytes(rep.TotalBytes), rep.BitsPerWeight, measured)
 	return err
 }

@@ -130,7 +130,8 @@ func TestQuantizeRefusals(t *testing.T) {
 		{[]string{"quantize", src, filepath.Join(dir, "o.gguf")}, "--type is required"},
 		{[]string{"quantize", src, filepath.Join(dir, "o.gguf"), "--type", "q9_9"}, "unknown type"},
 		{[]string{"quantize", src, filepath.Join(dir, "o.gguf"), "--type", "int8"}, "no GGUF type"},
-		{[]string{"quantize", src, filepath.Join(dir, "o.safetensors"), "--type", "q4_0"}, "safetensors holds"},
+		{[]string{"quantize", src, filepath.Join(dir, "o"), "--to", "safetensors", "--type", "q4_0"}, "safetensors holds"},
+		{[]string{"quantize", src, filepath.Join(dir, "o.safetensors"), "--type", "int8"}, "give a directory name"},
 		{[]string{"quantize", src, filepath.Join(dir, "o.gguf"), "--type", "q8_0", "--tensor-type", "attn_v"}, "PATTERN=TYPE"},
 		{[]string{"quantize", "../../testdata/quant/hf-tiny-llama/llama.safetensors", filepath.Join(dir, "o.gguf"), "--type", "q8_0"}, "has no config.json"},
 		{[]string{"quantize", src}, "expected 2 argument"},
@@ -165,8 +166,10 @@ func TestQuantizeNativeAndBF16(t *testing.T) {
 	if tt, _ := c.Tensor("blk.0.ffn_up.weight"); tt == nil || tt.DType != tensor.Q8_0 {
 		t.Errorf("native tensor %v", tt)
 	}
-	st := filepath.Join(dir, "out.safetensors")
-	if code, _, errs := run(t, "quantize", quantizeSrc, st, "--type", "bf16"); code != 0 {
+	// safetensors output is a Hugging Face directory: the GGUF is converted
+	// to one first, and llama.cpp's rules still apply by GGUF name.
+	st := filepath.Join(dir, "out-hf")
+	if code, _, errs := run(t, "quantize", quantizeSrc, st, "--type", "bf16", "--to", "safetensors"); code != 0 {
 		t.Fatalf("bf16: %s", errs)
 	}
 	s, err := checkpoint.Open(st)
@@ -174,11 +177,18 @@ func TestQuantizeNativeAndBF16(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if tt, _ := s.Tensor("blk.0.ffn_up.weight"); tt == nil || tt.DType != tensor.BF16 {
-		t.Errorf("bf16 tensor %v", tt)
+	for name, want := range map[string]tensor.DType{
+		"encoder.layer.0.intermediate.dense.weight": tensor.BF16,
+		"encoder.layer.0.intermediate.dense.bias":   tensor.F32,
+		"embeddings.position_embeddings.weight":     tensor.F32, // position_embd.weight
+		"embeddings.token_type_embeddings.weight":   tensor.F32, // token_types.weight
+	} {
+		if tt, _ := s.Tensor(name); tt == nil || tt.DType != want {
+			t.Errorf("%s: %v, want %v", name, tt, want)
+		}
 	}
-	if tt, _ := s.Tensor("blk.0.ffn_up.bias"); tt == nil || tt.DType != tensor.F32 {
-		t.Errorf("bias %v", tt)
+	if _, err := os.Stat(filepath.Join(st, "config.json")); err != nil {
+		t.Error(err)
 	}
 }
 
@@ -233,5 +243,83 @@ func TestQuantizeHFMatchesLlamaCpp(t *testing.T) {
 				t.Errorf("%s %s: differs from llama.cpp's file (%d vs %d bytes)", arch, typ, len(got), len(want))
 			}
 		}
+	}
+}
+
+// quantizeReport is the part of quantize --json the requantization tests read.
+type quantizeReport struct {
+	Tensors []struct {
+		Name string   `json:"name"`
+		Type string   `json:"type"`
+		SQNR *float64 `json:"sqnr_db"`
+	} `json:"tensors"`
+	MeasuredAgainst string `json:"measured_against"`
+}
+
+// Issue 14 item 3: quantizing an already quantized source measures the
+// error against the quantized weights, not the originals. It is refused
+// without --allow-requantize (llama-quantize's flag), and the report says
+// what the error is measured against.
+func TestQuantizeRequantize(t *testing.T) {
+	dir := t.TempDir()
+	q8 := "../../testdata/tiny-fortunes/tiny-fortunes-Q8_0.gguf"
+	dst := filepath.Join(dir, "q4.gguf")
+	code, _, errs := run(t, "quantize", q8, dst, "--type", "q4_k_m")
+	if code != 2 || !strings.Contains(errs, "--allow-requantize") || !strings.Contains(errs, "Q8_0") {
+		t.Errorf("requantize without the flag: exit %d, stderr %q", code, errs)
+	}
+	if _, err := os.Stat(dst); err == nil {
+		t.Error("refused requantization wrote DST")
+	}
+	report := func(args ...string) quantizeReport {
+		t.Helper()
+		code, out, errs := run(t, append(args, "--json")...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
+		}
+		var r quantizeReport
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		return r
+	}
+	if r := report("quantize", q8, dst, "--type", "q4_k_m", "--allow-requantize"); r.MeasuredAgainst != "dequantized Q8_0 source weights" {
+		t.Errorf("measured_against %q", r.MeasuredAgainst)
+	}
+	code, out, _ := run(t, "quantize", q8, dst, "--type", "q4_k_m", "--allow-requantize", "--force")
+	if code != 0 || !strings.Contains(out, "error measured against the dequantized Q8_0 source weights") {
+		t.Errorf("table footer: exit %d:\n%s", code, out)
+	}
+	if r := report("quantize", quantizeSrc, filepath.Join(dir, "bert.gguf"), "--type", "q8_0"); r.MeasuredAgainst != "source weights" {
+		t.Errorf("f32 source: measured_against %q", r.MeasuredAgainst)
+	}
+
+	// An int8 source counts as quantized too, and is decoded with its
+	// scales: requantizing it to q8_0 keeps about the SQNR the int8 had.
+	i8 := filepath.Join(dir, "bert-int8.tfn")
+	if code, _, errs := run(t, "quantize", quantizeSrc, i8, "--type", "int8"); code != 0 {
+		t.Fatalf("int8: %s", errs)
+	}
+	code, _, errs = run(t, "quantize", i8, filepath.Join(dir, "re.gguf"), "--type", "q8_0")
+	if code != 2 || !strings.Contains(errs, "I8") || !strings.Contains(errs, "--allow-requantize") {
+		t.Errorf("int8 source without the flag: exit %d, stderr %q", code, errs)
+	}
+	r := report("quantize", i8, filepath.Join(dir, "re.gguf"), "--type", "q8_0", "--allow-requantize")
+	if r.MeasuredAgainst != "dequantized I8 source weights" {
+		t.Errorf("int8 source: measured_against %q", r.MeasuredAgainst)
+	}
+	seen := map[string]bool{}
+	for _, tr := range r.Tensors {
+		seen[tr.Name] = true
+		if tr.Name == "blk.0.ffn_up.weight" && (tr.Type != "Q8_0" || tr.SQNR == nil || *tr.SQNR < 35) {
+			t.Errorf("%s: %s, SQNR %v dB", tr.Name, tr.Type, tr.SQNR)
+		}
+	}
+	if seen["blk.0.ffn_up.weight.scale"] || !seen["blk.0.ffn_up.weight"] {
+		t.Errorf("int8 scales are not dropped with their weights: %v", seen)
+	}
+	verifyArgs := []string{"--tokens", "15,250,999,3,87,512", "--pair", "q8_0"}
+	if code, out, errs := run(t, append([]string{"verify", quantizeSrc, filepath.Join(dir, "re.gguf")}, verifyArgs...)...); code != 0 {
+		t.Errorf("verify requantized int8: exit %d: %s%s", code, errs, out)
 	}
 }

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"runtime"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -42,7 +44,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.Execute()
+	cmd, err := root.ExecuteC()
 	switch {
 	case err == nil:
 		return exitOK
@@ -52,9 +54,32 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitFound
 	default:
-		fmt.Fprintln(stderr, "tfconv:", err)
+		fmt.Fprintln(stderr, "tfconv:", errorText(cmd, root, err))
 		return exitError
 	}
+}
+
+// errorText is err as the user reads it: prefixed with the command that
+// failed (unless it already starts so), and with a path error said as
+// "PATH: no such file or directory" rather than the system call's
+// "stat PATH: no such file or directory". errors.Is still sees the error
+// itself; only its printed text changes.
+func errorText(cmd, root *cobra.Command, err error) string {
+	msg := err.Error()
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		if i := strings.LastIndex(msg, pe.Error()); i >= 0 {
+			head, plain := msg[:i], pe.Path+": "+pe.Err.Error()
+			if strings.HasSuffix(head, pe.Path+": ") {
+				plain = pe.Err.Error()
+			}
+			msg = head + plain + msg[i+len(pe.Error()):]
+		}
+	}
+	if cmd != nil && cmd != root && !strings.HasPrefix(msg, cmd.Name()+":") {
+		msg = cmd.Name() + ": " + msg
+	}
+	return msg
 }
 
 func versionString() string {

@@ -164,7 +164,12 @@ func Create(path string, force bool, inputs ...string) (*File, error) {
 	sweepStale(path, force)
 	tmp, err := createTemp(path)
 	if err != nil {
-		return nil, err
+		// The temporary name means nothing to the user; the folder does.
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("%s: cannot create a file in the folder %s: %w", path, filepath.Dir(filepath.Clean(path)), err)
 	}
 	// CreateTemp makes the file 0600; an output is an ordinary file that
 	// others may read, as os.Create (0666 less a typical umask) would make.
@@ -177,9 +182,23 @@ func Create(path string, force bool, inputs ...string) (*File, error) {
 	return &File{File: tmp, path: path}, nil
 }
 
-// CheckDest returns an error when path may not be written: it is one of the
-// inputs, or it exists and force is false.
+// CheckFolder returns an error naming the folder path would be created in
+// when that folder does not exist (or is not a folder).
+func CheckFolder(path string) error {
+	dir := filepath.Dir(filepath.Clean(path))
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("%s: the folder %s does not exist", path, dir)
+	}
+	return nil
+}
+
+// CheckDest returns an error when path may not be written: its folder does
+// not exist (CheckFolder), it is one of the inputs, or it exists and force
+// is false.
 func CheckDest(path string, force bool, inputs ...string) error {
+	if err := CheckFolder(path); err != nil {
+		return err
+	}
 	dst, err := os.Stat(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
