@@ -220,6 +220,7 @@ func loadDecoder(l *loader, f *spec.Family, hc hfConfig, hf bool) (*Model, error
 	} else {
 		cfg.Eps = float32(getf(1e-5, "layer_norm_eps", "norm_epsilon", "layer_norm_epsilon"))
 	}
+	cfg.Context = geti(0, "max_position_embeddings", "n_positions", "seq_length")
 	cfg.HeadDim = geti(int64(d/max(heads, 1)), "head_dim")
 	cfg.RopeDim = cfg.HeadDim
 	if pct, ok := c.Float("rotary_pct", "partial_rotary_factor", "rope_pct"); ok {

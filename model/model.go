@@ -27,6 +27,7 @@ type Config struct {
 	HeadDim       int     `json:"head_dim"`
 	FFN           int     `json:"ffn"`
 	MaxPositions  int     `json:"max_positions,omitempty"` // size of a learned or sinusoidal position table; 0 = unbounded
+	Context       int     `json:"context,omitempty"`       // context length the model was trained on (config.json max_position_embeddings, GGUF context_length); 0 = not stated
 	Eps           float32 `json:"eps"`                     // LayerNorm / RMSNorm epsilon
 	Activation    string  `json:"activation"`              // gelu (erf), gelu_tanh, bloom_gelu, gelu_ggml (LoadOptions.MatchLlamaCpp), silu, relu; gated FFNs prefix "gated-"
 
@@ -425,6 +426,21 @@ func rows(x []float32, n int) [][]float32 {
 
 // errNoEncoder is returned when a decoder step runs before Encode.
 var errNoEncoder = errors.New("model: encoder-decoder model: Encode must run before the decoder")
+
+// CheckLength says what running n positions means for this model: an
+// error where positions past a learned position table have no embedding,
+// a warning (and nil error) past the context the model was trained on, as
+// llama-perplexity warns; "" and nil within it.
+func (m *Model) CheckLength(n int) (warning string, err error) {
+	c := &m.cfg
+	if c.MaxPositions > 0 && n > c.MaxPositions {
+		return "", fmt.Errorf("model: %d positions exceed the %d of %s's learned position table: positions past it have no embedding", n, c.MaxPositions, c.Arch)
+	}
+	if c.Context > 0 && n > c.Context {
+		return fmt.Sprintf("%d positions exceed the %d-token context %s was trained on: results past it are not meaningful", n, c.Context, c.Arch), nil
+	}
+	return "", nil
+}
 
 // invSqrt is 1/√n as float32, the attention scale most models use.
 func invSqrt(n int) float32 { return float32(1 / math.Sqrt(float64(n))) }

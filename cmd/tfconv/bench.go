@@ -66,6 +66,8 @@ type benchJSON struct {
 	Arch        string  `json:"arch"`
 	// MatchLlamaCpp reports --match-llamacpp.
 	MatchLlamaCpp bool `json:"match_llamacpp"`
+	// Warnings: the run goes past the model's trained context.
+	Warnings []string `json:"warnings"`
 }
 
 // benchTokens is a fixed token sequence spread over the vocabulary.
@@ -126,8 +128,9 @@ func runBench(a *app, opts *benchOptions) error {
 		return err
 	}
 	cfg := m.Config()
-	if mp := cfg.MaxPositions; mp > 0 && opts.prompt+opts.gen+1 > mp {
-		return fmt.Errorf("bench: %d prompt + %d generated tokens exceed the model's %d positions", opts.prompt, opts.gen, mp)
+	warnings, err := checkLength(a, "bench", m, opts.prompt+opts.gen+1)
+	if err != nil {
+		return err
 	}
 	fmt.Fprintf(a.err, "loaded %s (%s) in %.1fs\n", opts.path, cfg.Arch, time.Since(t0).Seconds())
 	// Warm-up (excluded): touches every weight once and grows the pools.
@@ -138,7 +141,7 @@ func runBench(a *app, opts *benchOptions) error {
 	if err != nil {
 		return err
 	}
-	res := benchJSON{Threads: kernels.Threads(), Prompt: opts.prompt, Gen: opts.gen, Arch: cfg.Arch, MatchLlamaCpp: opts.matchLlamaCpp,
+	res := benchJSON{Threads: kernels.Threads(), Prompt: opts.prompt, Gen: opts.gen, Arch: cfg.Arch, MatchLlamaCpp: opts.matchLlamaCpp, Warnings: warnings,
 		PrefillTokS: float64(opts.prompt) / prefill.Seconds()}
 	if opts.gen > 0 && decode > 0 {
 		res.DecodeTokS = float64(opts.gen) / decode.Seconds()

@@ -85,6 +85,11 @@ func runGenerate(a *app, opts *generateOptions) error {
 	if err != nil {
 		return err
 	}
+	if !m.Config().EncoderDecoder {
+		if _, err := checkLength(a, "generate", m, len(prompt)+opts.maxNew); err != nil {
+			return err
+		}
+	}
 	g, err := m.Generate(prompt, model.GenerateOptions{
 		MaxNewTokens: opts.maxNew, MinNewTokens: opts.minNew,
 		NumBeams: opts.beams, LengthPenalty: opts.lengthPenalty, EarlyStopping: opts.earlyStopping,

@@ -63,6 +63,10 @@ func runPerplexity(a *app, opts *perplexityOptions) error {
 	if err != nil {
 		return err
 	}
+	warnings, err := checkLength(a, "perplexity", m, opts.ctx)
+	if err != nil {
+		return err
+	}
 	var progress func(done, total int)
 	if output.IsTerminal(a.err) {
 		progress = func(done, total int) {
@@ -81,7 +85,8 @@ func runPerplexity(a *app, opts *perplexityOptions) error {
 			Model string `json:"model"`
 			File  string `json:"file"`
 			*verify.PerplexityResult
-		}{opts.model, opts.file, res})
+			Warnings []string `json:"warnings"`
+		}{opts.model, opts.file, res, warnings})
 	}
 	fmt.Fprintf(a.out, "%s: %d chunks of %d tokens, %d tokens scored\nPPL = %.4f +/- %.5f\n",
 		opts.model, res.Chunks, res.Ctx, res.Tokens, res.PPL, res.PPLErr)

@@ -170,6 +170,9 @@ func runModelRun(a *app, opts *modelRunOptions) error {
 	if err != nil {
 		return err
 	}
+	if _, err := checkLength(a, "run", m, len(toks)); err != nil {
+		return err
+	}
 	in := model.Input{Tokens: toks}
 	cfg := m.Config()
 	if opts.decoderTokens != "" {
@@ -282,4 +285,18 @@ func runSummary(w io.Writer, m *model.Model, in model.Input, out *model.Output) 
 		}
 		fmt.Fprintf(w, "%4d %-20s → %s\n", i, name(i), strings.Join(parts, ", "))
 	}
+}
+
+// checkLength applies model.CheckLength to n positions: an error stops the
+// command (exit 2); a warning goes to stderr and is returned for --json.
+func checkLength(a *app, cmd string, m *model.Model, n int) ([]string, error) {
+	w, err := m.CheckLength(n)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cmd, err)
+	}
+	if w == "" {
+		return []string{}, nil
+	}
+	fmt.Fprintf(a.err, "tfconv: warning: %s: %s\n", cmd, w)
+	return []string{w}, nil
 }
