@@ -54,6 +54,9 @@ type Mapping struct {
 type Dropped struct {
 	Name   string `json:"name"`
 	Reason string `json:"reason"`
+	// TiedTo names the tensor this one is a copy of (a tied head written
+	// twice), when that is why it is dropped.
+	TiedTo string `json:"tied_to,omitempty"`
 }
 
 var registry = map[string]Arch{}
@@ -102,6 +105,11 @@ func Lookup(name string) (Arch, error) {
 	return nil, tensor.Unsupported("convert: unknown architecture %q (supported: %s)",
 		name, strings.Join(Supported(), ", "))
 }
+
+// LookupConfig is the architecture of a config.json as convert chooses it:
+// its "architectures" class first (as convert_hf_to_gguf.py), then its
+// model_type.
+func LookupConfig(cfg Config) (Arch, error) { return lookupConfig(cfg, "") }
 
 // lookupConfig returns the architecture of a config.json: name when given
 // (--arch), else its "architectures" class as convert_hf_to_gguf.py

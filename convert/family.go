@@ -101,7 +101,7 @@ func (a family) mapFamily(in []tensor.Info, toGGUF bool, qh, kh int64) ([]Mappin
 		}
 		if !toGGUF {
 			if c, ok := a.copyByName(ti.Name); ok {
-				dropped = append(dropped, Dropped{Name: ti.Name, Reason: c.Reason})
+				dropped = append(dropped, Dropped{Name: ti.Name, Reason: c.Reason, TiedTo: c.Of})
 				continue
 			}
 			if g, ok := a.generatedByName(ti.Name); ok {

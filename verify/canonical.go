@@ -29,11 +29,16 @@ func ConvertNames(c *checkpoint.Checkpoint) ([]CanonicalTensor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("verify: %s: %w", c.Path, err)
 	}
-	maps, _, err := a.ToHF(c.Metadata, weightInfos(c))
+	maps, dropped, err := a.ToHF(c.Metadata, weightInfos(c))
 	if err != nil {
 		return nil, fmt.Errorf("verify: %s: %w", c.Path, err)
 	}
 	out := make([]CanonicalTensor, 0, len(maps))
+	for _, d := range dropped {
+		if t, ok := c.Tensor(d.Name); ok && d.TiedTo != "" {
+			out = append(out, CanonicalTensor{Name: d.Name, Tensor: t, Shape: t.Shape, TiedTo: d.TiedTo})
+		}
+	}
 	for _, m := range maps {
 		if m.Copy {
 			continue
@@ -89,4 +94,24 @@ func weightInfos(c *checkpoint.Checkpoint) []tensor.Info {
 		infos[i] = t.Info
 	}
 	return infos
+}
+
+// archOf is the architecture of c under its GGUF name: general.architecture,
+// or the one convert chooses for its config.json; "" when unknown.
+func archOf(c *checkpoint.Checkpoint) string {
+	if a, ok := c.Metadata.Str("general.architecture"); ok {
+		return a
+	}
+	cfg, err := c.Config()
+	if err != nil || cfg == nil {
+		return ""
+	}
+	a, err := convert.LookupConfig(convert.Config(cfg))
+	if err != nil {
+		if mt, ok := cfg["model_type"].(string); ok {
+			return mt
+		}
+		return ""
+	}
+	return a.Name()
 }

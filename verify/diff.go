@@ -22,6 +22,9 @@ type CanonicalTensor struct {
 	// Transform rearranges the decoded elements from the file's layout to
 	// the canonical one (dst and src have the same length); nil = as is.
 	Transform func(dst, src []float32)
+	// TiedTo, when set, marks a copy of that tensor (a tied head written
+	// twice): reported as tied, not compared.
+	TiedTo string
 }
 
 // Canonicalizer lists a checkpoint's tensors under canonical names, in a
@@ -67,6 +70,7 @@ const (
 	StatusReshaped  = "reshaped"  // same name, different canonical shape
 	StatusMissing   = "missing"   // in A only
 	StatusExtra     = "extra"     // in B only
+	StatusTied      = "tied"      // a copy of another tensor of its file (a tied head written twice); not compared
 )
 
 // TensorDiff is the comparison of one tensor.
@@ -92,6 +96,8 @@ type TensorDiff struct {
 	// numbers whatever the file formats and dtypes.
 	HashA string `json:"sha256_a,omitempty"`
 	HashB string `json:"sha256_b,omitempty"`
+	// TiedTo names the tensor a tied copy repeats (status tied).
+	TiedTo string `json:"tied_to,omitempty"`
 }
 
 // DiffReport is the comparison of two checkpoints' weights.
@@ -106,11 +112,18 @@ type DiffReport struct {
 	Retyped   int          `json:"retyped"`
 	Missing   int          `json:"missing"`
 	Extra     int          `json:"extra"`
+	Tied      int          `json:"tied"`
+	// ArchA and ArchB are the architectures (GGUF names; "" when unknown).
+	// DifferentArchitectures is set when both are known and differ: the
+	// tensors are then not compared (Tensors is empty).
+	ArchA                  string `json:"arch_a"`
+	ArchB                  string `json:"arch_b"`
+	DifferentArchitectures bool   `json:"different_architectures"`
 }
 
 // Same reports whether every tensor is matched and identical.
 func (r *DiffReport) Same() bool {
-	return r.Matched == r.Identical && r.Missing == 0 && r.Extra == 0 && r.Reshaped == 0
+	return !r.DifferentArchitectures && r.Matched == r.Identical && r.Missing == 0 && r.Extra == 0 && r.Reshaped == 0
 }
 
 // Diff compares the weights of a and b tensor by tensor, matched by the
@@ -131,6 +144,14 @@ func Diff(a, b *checkpoint.Checkpoint, ca, cb Canonicalizer) (*DiffReport, error
 	if err != nil {
 		return nil, err
 	}
+	rep := &DiffReport{A: a.Path, B: b.Path, ArchA: archOf(a), ArchB: archOf(b)}
+	if rep.ArchA != "" && rep.ArchB != "" && rep.ArchA != rep.ArchB {
+		rep.DifferentArchitectures = true
+		return rep, nil
+	}
+	var tiedA, tiedB []CanonicalTensor
+	ta, tiedA = splitTied(ta)
+	tb, tiedB = splitTied(tb)
 	byB := make(map[string]CanonicalTensor, len(tb))
 	for _, t := range tb {
 		if _, dup := byB[t.Name]; dup {
@@ -138,7 +159,6 @@ func Diff(a, b *checkpoint.Checkpoint, ca, cb Canonicalizer) (*DiffReport, error
 		}
 		byB[t.Name] = t
 	}
-	rep := &DiffReport{A: a.Path, B: b.Path}
 	seen := make(map[string]bool, len(ta))
 	for _, x := range ta {
 		if seen[x.Name] {
@@ -194,7 +214,29 @@ func Diff(a, b *checkpoint.Checkpoint, ca, cb Canonicalizer) (*DiffReport, error
 		rep.Tensors = append(rep.Tensors, TensorDiff{Name: name, NameB: y.Tensor.Name, Status: StatusExtra,
 			DTypeB: y.Tensor.DType.String(), ShapeB: y.Shape})
 	}
+	for _, x := range tiedA {
+		rep.Tied++
+		rep.Tensors = append(rep.Tensors, TensorDiff{Name: x.Name, NameA: x.Tensor.Name, Status: StatusTied,
+			DTypeA: x.Tensor.DType.String(), ShapeA: x.Shape, TiedTo: x.TiedTo})
+	}
+	for _, y := range tiedB {
+		rep.Tied++
+		rep.Tensors = append(rep.Tensors, TensorDiff{Name: y.Name, NameB: y.Tensor.Name, Status: StatusTied,
+			DTypeB: y.Tensor.DType.String(), ShapeB: y.Shape, TiedTo: y.TiedTo})
+	}
 	return rep, nil
+}
+
+// splitTied separates the copies (TiedTo set) from the tensors to compare.
+func splitTied(ts []CanonicalTensor) (keep, tied []CanonicalTensor) {
+	for _, t := range ts {
+		if t.TiedTo != "" {
+			tied = append(tied, t)
+		} else {
+			keep = append(keep, t)
+		}
+	}
+	return keep, tied
 }
 
 // decodeCanonical reads a tensor of c, decodes it to float32 (an int8

@@ -30,8 +30,11 @@ up. Buffers the converter drops on purpose are left out.
 Per tensor: max abs difference, relative error ‖B−A‖/‖A‖, SQNR in dB, and a
 SHA-256 of the decoded values (float32 little-endian in the canonical layout),
 the same whatever the file format: equal hashes mean bit-identical numbers.
-Missing (only in A), extra (only in B), reshaped and retyped tensors are listed.
-One pair of tensors is in memory at a time.
+Missing (only in A), extra (only in B), reshaped and retyped tensors are listed;
+a tied head that a GGUF stores again as a copy (GPT-2's, BLOOM's output.weight)
+is listed as "tied" and not compared. Checkpoints of different architectures
+are reported as such (exit 1), without a tensor list. One pair of tensors is in
+memory at a time.
 
 The table lists tensors that are not identical; --all lists every tensor.
 Exit codes: 0 every tensor matched and identical, 1 a difference, 2 input error.`,
@@ -65,6 +68,8 @@ func runDiff(a *app, opts *diffOptions) error {
 		if err := output.JSON(a.out, rep); err != nil {
 			return err
 		}
+	} else if rep.DifferentArchitectures {
+		fmt.Fprintf(a.out, "%s is %s, %s is %s: different architectures, tensors not compared\n", opts.a, rep.ArchA, opts.b, rep.ArchB)
 	} else {
 		t := output.NewTable("tensor", "status", "dtype A→B", "shape", "max abs", "rel err", "SQNR dB", "sha256 A", "sha256 B")
 		for _, d := range rep.Tensors {
@@ -73,7 +78,7 @@ func runDiff(a *app, opts *diffOptions) error {
 			}
 			types := d.DTypeA + "→" + d.DTypeB
 			shape := fmt.Sprint(d.ShapeA)
-			if d.Status == verify.StatusExtra {
+			if d.Status == verify.StatusExtra || (d.Status == verify.StatusTied && d.NameB != "") {
 				shape = fmt.Sprint(d.ShapeB)
 			} else if d.Status == verify.StatusReshaped {
 				shape = fmt.Sprintf("%v→%v", d.ShapeA, d.ShapeB)
@@ -92,8 +97,8 @@ func runDiff(a *app, opts *diffOptions) error {
 			}
 			fmt.Fprintln(a.out)
 		}
-		fmt.Fprintf(a.out, "%d tensors matched: %d identical, %d different; %d retyped, %d reshaped, %d missing in B, %d extra in B\n",
-			rep.Matched, rep.Identical, rep.Different, rep.Retyped, rep.Reshaped, rep.Missing, rep.Extra)
+		fmt.Fprintf(a.out, "%d tensors matched: %d identical, %d different; %d retyped, %d reshaped, %d missing in B, %d extra in B, %d tied copies\n",
+			rep.Matched, rep.Identical, rep.Different, rep.Retyped, rep.Reshaped, rep.Missing, rep.Extra, rep.Tied)
 	}
 	if !rep.Same() {
 		return errFound
