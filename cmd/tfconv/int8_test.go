@@ -260,7 +260,7 @@ func TestDiffInt8(t *testing.T) {
 		}
 		n := 0
 		for _, tr := range rep.Tensors {
-			if tr.DTypeB != "I8" {
+			if tr.DTypeB != "I8" || tr.Status == "tied" { // a copy of the tied head is not compared
 				continue
 			}
 			n++
