@@ -17,6 +17,12 @@ const (
 	heatSize           = 380    // side of one attention heat map
 	logFloor           = 1e-12  // values below are drawn at the floor of a log axis
 	maxHeatmapPosition = 256    // larger attention maps are not drawn (one rect per cell)
+	// maxBars is the most bars a per-position plot draws: beyond it the
+	// positions are averaged in consecutive windows (a rolling mean), so
+	// the page stays small (under 1 MB at any length) and readable.
+	maxBars = 300
+	// histBins is the number of log-spaced bins of the KLD histogram.
+	histBins = 40
 )
 
 // WriteHTML writes r as a self-contained HTML page: the summary, the layer
@@ -72,12 +78,20 @@ svg text{font:12px system-ui,sans-serif;fill:#333} code{font-size:13px}
 		}
 		p("</table>\n")
 
-		p("<h2>KL divergence per position</h2>\n")
 		vals := make([]float64, len(r.Positions))
 		for i, pos := range r.Positions {
 			vals[i] = pos.KLD
 		}
-		logBars(b, vals, "position", "KLD (nats, log scale)", nil, 0)
+		means, per := windowMeans(vals, maxBars)
+		if per == 1 {
+			p("<h2>KL divergence per position</h2>\n")
+			logBars(b, means, "position", "KLD (nats, log scale)", nil, 0, 1)
+		} else {
+			p("<h2>KL divergence along the input (mean of every %d positions)</h2>\n", per)
+			logBars(b, means, "position", "mean KLD (nats, log scale)", nil, 0, per)
+		}
+		p("<h2>Distribution of the KL divergence (%d positions)</h2>\n", len(vals))
+		histogram(b, vals)
 	}
 
 	if len(r.Layers) > 0 {
@@ -88,7 +102,7 @@ svg text{font:12px system-ui,sans-serif;fill:#333} code{font-size:13px}
 			vals[i] = l.NMSE
 			mark[i] = l.Departs
 		}
-		logBars(b, vals, "layer", "NMSE (log scale)", mark, r.Thresholds.LayerNMSE)
+		logBars(b, vals, "layer", "NMSE (log scale)", mark, r.Thresholds.LayerNMSE, 1)
 		p("<p>Red bars: blocks that depart (see the divergence rule); dashed line: the layer limit %g.</p>\n", r.Thresholds.LayerNMSE)
 		p("<table><tr><th>layer</th><th>cosine</th><th>NMSE</th><th>max abs</th></tr>\n")
 		for _, l := range r.Layers {
@@ -123,8 +137,8 @@ svg text{font:12px system-ui,sans-serif;fill:#333} code{font-size:13px}
 				}
 			}
 		}
-		heatmap(b, a.Ref, hi, "reference", [3]int{23, 64, 140})
-		heatmap(b, a.Cand, hi, "candidate", [3]int{23, 64, 140})
+		heatmap(b, a.Ref, hi, "reference: "+r.Ref, [3]int{23, 64, 140})
+		heatmap(b, a.Cand, hi, "candidate: "+r.Cand, [3]int{23, 64, 140})
 		heatmap(b, diff, dmax, fmt.Sprintf("|candidate − reference| (max %.3g)", dmax), [3]int{179, 0, 27})
 		p("</div>\n")
 	}
@@ -139,9 +153,81 @@ func firstLayerText(l *int) string {
 	return fmt.Sprint(*l)
 }
 
+// windowMeans averages vals over consecutive windows so that at most max
+// values remain; per is the window length (1: vals unchanged).
+func windowMeans(vals []float64, max int) (means []float64, per int) {
+	per = (len(vals) + max - 1) / max
+	if per <= 1 {
+		return vals, 1
+	}
+	for i := 0; i < len(vals); i += per {
+		end := min(i+per, len(vals))
+		sum := 0.0
+		for _, v := range vals[i:end] {
+			sum += v
+		}
+		means = append(means, sum/float64(end-i))
+	}
+	return means, per
+}
+
+// histogram draws how many values fall in each of histBins log-spaced bins
+// between the smallest positive value (at least logFloor) and the largest;
+// exact zeros are counted apart.
+func histogram(w io.Writer, vals []float64) {
+	lo, hi, zeros := math.Inf(1), 0.0, 0
+	for _, v := range vals {
+		if v > 0 {
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+		} else {
+			zeros++
+		}
+	}
+	if hi == 0 {
+		fmt.Fprintf(w, "<p>All %d values are exactly 0.</p>\n", len(vals))
+		return
+	}
+	lo = math.Max(lo, logFloor)
+	l0, l1 := math.Log10(lo), math.Log10(hi)
+	if l1-l0 < 1e-9 {
+		l1 = l0 + 1
+	}
+	counts := make([]int, histBins)
+	peak := 0
+	for _, v := range vals {
+		if v <= 0 {
+			continue
+		}
+		i := int(float64(histBins) * (math.Log10(math.Max(v, lo)) - l0) / (l1 - l0))
+		i = min(max(i, 0), histBins-1)
+		counts[i]++
+		peak = max(peak, counts[i])
+	}
+	iw, ih := float64(plotW-plotL-plotR), float64(plotH-plotT-plotB)
+	fmt.Fprintf(w, `<svg width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="KLD histogram">`+"\n", plotW, plotH, plotW, plotH)
+	fmt.Fprintf(w, `<rect x="%d" y="%d" width="%g" height="%g" fill="#fafafa" stroke="#bbb"/>`+"\n", plotL, plotT, iw, ih)
+	bw := iw / histBins
+	for i, c := range counts {
+		h := ih * float64(c) / float64(peak)
+		edge := math.Pow(10, l0+(l1-l0)*float64(i)/histBins)
+		fmt.Fprintf(w, `<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="#2c6fbb"><title>KLD ≥ %.3g: %d positions</title></rect>`+"\n",
+			plotL+bw*float64(i)+1, plotT+ih-h, bw-2, h, edge, c)
+	}
+	for i := 0; i <= histBins; i += histBins / 5 {
+		fmt.Fprintf(w, `<text x="%.1f" y="%d" text-anchor="middle">%.2g</text>`+"\n", plotL+bw*float64(i), plotT+int(ih)+16, math.Pow(10, l0+(l1-l0)*float64(i)/histBins))
+	}
+	fmt.Fprintf(w, `<text x="%d" y="%g" text-anchor="end" dominant-baseline="middle">%d</text>`+"\n", plotL-6, float64(plotT), peak)
+	fmt.Fprintf(w, `<text x="%g" y="%d" text-anchor="middle">KLD (nats, log-spaced bins)</text>`+"\n", plotL+iw/2, plotH-6)
+	fmt.Fprintf(w, `<text x="14" y="%g" text-anchor="middle" transform="rotate(-90 14 %g)">positions</text>`+"\n", plotT+ih/2, plotT+ih/2)
+	fmt.Fprintf(w, "</svg>\n")
+	if zeros > 0 {
+		fmt.Fprintf(w, "<p>%d positions have a KLD of exactly 0 (not drawn).</p>\n", zeros)
+	}
+}
+
 // logBars draws values as bars on a log10 axis; marked bars are red, and a
-// limit > 0 is drawn as a dashed line.
-func logBars(w io.Writer, vals []float64, xlabel, ylabel string, mark []bool, limit float64) {
+// limit > 0 is drawn as a dashed line. Bar i stands for x from i·per.
+func logBars(w io.Writer, vals []float64, xlabel, ylabel string, mark []bool, limit float64, per int) {
 	lo, hi := math.Inf(1), 0.0
 	for _, v := range vals {
 		if v > 0 {
@@ -194,7 +280,7 @@ func logBars(w io.Writer, vals []float64, xlabel, ylabel string, mark []bool, li
 			h = 0
 		}
 		fmt.Fprintf(w, `<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="%s"><title>%s %d: %.4g</title></rect>`+"\n",
-			x+bw*0.1, top, math.Max(bw*0.8, 0.5), h, color, xlabel, i, v)
+			x+bw*0.1, top, math.Max(bw*0.8, 0.5), h, color, xlabel, i*per, v)
 	}
 	if limit > 0 {
 		fmt.Fprintf(w, `<line x1="%d" x2="%g" y1="%.1f" y2="%.1f" stroke="#c8102e" stroke-dasharray="6 4" stroke-width="1.5"/>`+"\n", plotL, plotL+iw, y(limit), y(limit))
@@ -205,7 +291,7 @@ func logBars(w io.Writer, vals []float64, xlabel, ylabel string, mark []bool, li
 		every *= 2
 	}
 	for i := 0; i < n; i += every {
-		fmt.Fprintf(w, `<text x="%.1f" y="%d" text-anchor="middle">%d</text>`+"\n", plotL+bw*(float64(i)+0.5), plotT+int(ih)+16, i)
+		fmt.Fprintf(w, `<text x="%.1f" y="%d" text-anchor="middle">%d</text>`+"\n", plotL+bw*(float64(i)+0.5), plotT+int(ih)+16, i*per)
 	}
 	fmt.Fprintf(w, `<text x="%g" y="%d" text-anchor="middle">%s</text>`+"\n", plotL+iw/2, plotH-6, xlabel)
 	fmt.Fprintf(w, `<text x="14" y="%g" text-anchor="middle" transform="rotate(-90 14 %g)">%s</text>`+"\n", plotT+ih/2, plotT+ih/2, html.EscapeString(ylabel))

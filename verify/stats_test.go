@@ -2,6 +2,7 @@ package verify
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -229,5 +230,35 @@ func TestThresholdPairs(t *testing.T) {
 	}
 	if _, err := NamedThresholds("q3"); err == nil {
 		t.Error("unknown pair accepted")
+	}
+}
+
+// The HTML report of a long run stays small and readable (issue 14: 5.4 MB
+// and a solid block at 29k positions): windowed means, a histogram, and the
+// attention maps labelled with the models.
+func TestHTMLReportLongRun(t *testing.T) {
+	r := &Report{Ref: "ref.gguf", Cand: "cand.gguf", Pass: true}
+	r.Summary.Positions = 30000
+	for i := 0; i < 30000; i++ {
+		r.Positions = append(r.Positions, Position{KLD: 1e-4 * (1 + float64(i%97))})
+	}
+	r.Attention = &Attention{Layer: 0, Head: 0, Ref: [][]float32{{1, 0}, {0.5, 0.5}}, Cand: [][]float32{{1, 0}, {0.4, 0.6}}}
+	var b strings.Builder
+	if err := WriteHTML(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	t.Logf("report of 30000 positions: %d bytes", len(page))
+	if len(page) > 1<<20 {
+		t.Errorf("report of 30000 positions is %d bytes, want under 1 MiB", len(page))
+	}
+	for _, want := range []string{"mean of every 100 positions", "Distribution of the KL divergence (30000 positions)",
+		"reference: ref.gguf", "candidate: cand.gguf"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if n := strings.Count(page, "<rect"); n > 2*maxBars+histBins+20 {
+		t.Errorf("%d rects", n)
 	}
 }
