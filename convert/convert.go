@@ -3,6 +3,7 @@ package convert
 import (
 	"errors"
 	"fmt"
+	"github.com/tfconv/tfconv/internal/progress"
 	"io"
 	"math"
 	"os"
@@ -196,7 +197,7 @@ func Run(src, dst string, opts Options) (*Report, error) {
 	for _, j := range p.jobs {
 		total += j.out.Size
 	}
-	prog := newProgress(opts.Progress, total)
+	prog := progress.New(opts.Progress, "convert", total, progress.Bytes, "")
 	check := dst
 	switch {
 	case to == GGUF && opts.SplitMaxBytes > 0:
@@ -208,7 +209,7 @@ func Run(src, dst string, opts Options) (*Report, error) {
 	case to == Safetensors:
 		err = writeHF(dst, opts.Force, p, opts, prog)
 	}
-	prog.finish()
+	prog.Finish()
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package convert
 
 import (
 	"fmt"
+	"github.com/tfconv/tfconv/internal/progress"
 	"hash"
 	"hash/crc32"
 	"io"
@@ -34,7 +35,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // engine writes jobs, reusing its buffers from tensor to tensor so memory
 // stays at the largest tensor that needs a transform (or one chunk).
 type engine struct {
-	progress *progress
+	progress *progress.Meter
 	raw      []byte
 	f32a     []float32
 	f32b     []float32

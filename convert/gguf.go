@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/tfconv/tfconv/internal/progress"
 	"io"
 	"io/fs"
 	"strings"
@@ -243,7 +244,7 @@ func checkGGUFJobs(src string, jobs []*job) error {
 }
 
 // writeGGUF writes the plan as one GGUF file, atomically.
-func writeGGUF(dst string, force bool, inputs []string, p *plan, prog *progress) error {
+func writeGGUF(dst string, force bool, inputs []string, p *plan, prog *progress.Meter) error {
 	f, err := atomicfile.Create(dst, force, inputs...)
 	if err != nil {
 		return err
@@ -282,7 +283,7 @@ func writeGGUF(dst string, force bool, inputs []string, p *plan, prog *progress)
 // its destination; the renames happen only once all of them are written and
 // synced, so an interrupted run leaves no shard behind (a crash during the
 // renames themselves can leave a partial set, which OpenSplit then refuses).
-func writeGGUFSplit(dst string, maxBytes int64, force bool, inputs []string, p *plan, prog *progress) (string, error) {
+func writeGGUFSplit(dst string, maxBytes int64, force bool, inputs []string, p *plan, prog *progress.Meter) (string, error) {
 	prefix := strings.TrimSuffix(dst, ".gguf")
 	infos := make([]tensor.Info, len(p.jobs))
 	for i, j := range p.jobs {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/tfconv/tfconv/internal/progress"
 	"io"
 	"os"
 	"path/filepath"
@@ -244,7 +245,7 @@ func createIn(dir string) func(name string) (io.WriteCloser, error) {
 
 // writeHF writes p as a Hugging Face directory at dst (WriteHFDir), tensors
 // in the order transformers saves them.
-func writeHF(dst string, force bool, p *plan, opts Options, prog *progress) error {
+func writeHF(dst string, force bool, p *plan, opts Options, prog *progress.Meter) error {
 	infos := make([]tensor.Info, len(p.jobs))
 	byName := map[string]*job{}
 	for i, j := range p.jobs {

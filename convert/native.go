@@ -2,6 +2,7 @@ package convert
 
 import (
 	"bufio"
+	"github.com/tfconv/tfconv/internal/progress"
 
 	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/formats/native"
@@ -31,7 +32,7 @@ func planNative(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 	return p, nil
 }
 
-func writeNative(dst string, force bool, inputs []string, p *plan, prog *progress) error {
+func writeNative(dst string, force bool, inputs []string, p *plan, prog *progress.Meter) error {
 	c := p.native
 	var aux []native.AuxSpec
 	var auxData [][]byte

@@ -1,10 +1,13 @@
 package verify
 
 import (
+	"io"
+
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"github.com/tfconv/tfconv/internal/progress"
 	"math"
 	"sort"
 
@@ -130,6 +133,12 @@ func (r *DiffReport) Same() bool {
 // canonical names ca and cb give (IdentityNames when nil). Memory holds one
 // pair of decoded tensors at a time.
 func Diff(a, b *checkpoint.Checkpoint, ca, cb Canonicalizer) (*DiffReport, error) {
+	return DiffProgress(a, b, ca, cb, nil)
+}
+
+// DiffProgress is Diff with a progress line (tensors compared) on w when
+// w is not nil.
+func DiffProgress(a, b *checkpoint.Checkpoint, ca, cb Canonicalizer, w io.Writer) (*DiffReport, error) {
 	if ca == nil {
 		ca = IdentityNames
 	}
@@ -160,7 +169,10 @@ func Diff(a, b *checkpoint.Checkpoint, ca, cb Canonicalizer) (*DiffReport, error
 		byB[t.Name] = t
 	}
 	seen := make(map[string]bool, len(ta))
+	meter := progress.New(w, "diff", int64(len(ta)), progress.Items, "tensors")
+	defer meter.Finish()
 	for _, x := range ta {
+		meter.Add(1)
 		if seen[x.Name] {
 			return nil, fmt.Errorf("verify: %s: two tensors map to %q", a.Path, x.Name)
 		}

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"fmt"
+	"github.com/tfconv/tfconv/internal/progress"
 	"io"
 	"math"
 	"sort"
@@ -183,14 +184,18 @@ func Compare(ref, cand *model.Model, o Options) (*Report, error) {
 		rtr := &model.Trace{AttnLayer: o.AttnLayer, AttnHead: o.AttnHead}
 		ctr := &model.Trace{AttnLayer: o.AttnLayer, AttnHead: o.AttnHead}
 		in := model.Input{Tokens: tokens, DecoderTokens: dec}
+		meter := progress.New(o.Progress, "verify", 2, progress.Items, "models run")
 		ro, err := ref.Forward(in, rtr)
 		if err != nil {
 			return nil, fmt.Errorf("verify: %s: %w", ref.Path, err)
 		}
+		meter.Add(1)
 		co, err := cand.Forward(in, ctr)
 		if err != nil {
 			return nil, fmt.Errorf("verify: %s: %w", cand.Path, err)
 		}
+		meter.Add(1)
+		meter.Finish()
 		seq := tokens
 		if dec != nil {
 			seq = dec
@@ -248,6 +253,8 @@ func compareText(rep *Report, ref, cand *model.Model, cmp *Comparer, o *Options)
 		chunks = chunks[:o.MaxChunks]
 	}
 	rep.Chunks, rep.Ctx = len(chunks), ctx
+	meter := progress.New(o.Progress, "verify", int64(len(chunks)), progress.Items, "chunks")
+	defer meter.Finish()
 	for i, ch := range chunks {
 		var rtr, ctr *model.Trace
 		if i == 0 {
@@ -276,12 +283,7 @@ func compareText(rep *Report, ref, cand *model.Model, cmp *Comparer, o *Options)
 				rep.Attention = &Attention{Layer: o.AttnLayer, Head: o.AttnHead, Ref: rtr.Attention, Cand: ctr.Attention}
 			}
 		}
-		if o.Progress != nil {
-			fmt.Fprintf(o.Progress, "\rverify: chunk %d/%d", i+1, len(chunks))
-			if i+1 == len(chunks) {
-				fmt.Fprintln(o.Progress)
-			}
-		}
+		meter.Set(int64(i+1), int64(len(chunks)))
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"github.com/tfconv/tfconv/internal/output"
+	"github.com/tfconv/tfconv/internal/progress"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,11 +13,12 @@ import (
 )
 
 type benchOptions struct {
-	path    string
-	prompt  int
-	gen     int
-	threads int
-	json    bool
+	progress bool
+	path     string
+	prompt   int
+	gen      int
+	threads  int
+	json     bool
 	// matchLlamaCpp: model.LoadOptions.MatchLlamaCpp (--match-llamacpp).
 	matchLlamaCpp bool
 }
@@ -41,6 +43,7 @@ KV cache. Token ids are a fixed pseudo-random sequence.`,
 	f.IntVar(&opts.gen, "gen", 32, "tokens generated for the decode measurement")
 	f.IntVar(&opts.threads, "threads", 0, "kernel threads (default: all CPUs)")
 	f.BoolVar(&opts.json, "json", false, "print JSON")
+	addProgressFlag(cmd, &opts.progress)
 	addMatchLlamaCppFlag(cmd, &opts.matchLlamaCpp)
 	return cmd
 }
@@ -81,7 +84,7 @@ func benchTokens(n, vocab, salt int) []int {
 
 // benchRun prefills prompt tokens and decodes gen more, returning both
 // durations.
-func benchRun(m *model.Model, prompt, gen, salt int) (prefill, decode time.Duration, err error) {
+func benchRun(m *model.Model, prompt, gen, salt int, meter *progress.Meter) (prefill, decode time.Duration, err error) {
 	cfg := m.Config()
 	toks := benchTokens(prompt, cfg.Vocab, salt)
 	s := m.NewSession()
@@ -103,8 +106,10 @@ func benchRun(m *model.Model, prompt, gen, salt int) (prefill, decode time.Durat
 		return 0, 0, err
 	}
 	prefill = time.Since(t0)
+	meter.Add(int64(prompt))
 	t0 = time.Now()
 	for i := 0; i < gen; i++ {
+		meter.Add(1)
 		next := 0
 		for j, v := range logits {
 			if v > logits[next] {
@@ -134,10 +139,14 @@ func runBench(a *app, opts *benchOptions) error {
 	}
 	fmt.Fprintf(a.err, "loaded %s (%s) in %.1fs\n", opts.path, cfg.Arch, time.Since(t0).Seconds())
 	// Warm-up (excluded): touches every weight once and grows the pools.
-	if _, _, err := benchRun(m, min(opts.prompt, 8), min(opts.gen, 2), 1); err != nil {
+	if _, _, err := benchRun(m, min(opts.prompt, 8), min(opts.gen, 2), 1, nil); err != nil {
 		return err
 	}
-	prefill, decode, err := benchRun(m, opts.prompt, opts.gen, 0)
+	// Progress (tokens done) prints at most every progress.Every: no
+	// measurable cost against a token's time.
+	meter := progress.New(a.progressOut(opts.progress), "bench", int64(opts.prompt+opts.gen), progress.Items, "tokens")
+	prefill, decode, err := benchRun(m, opts.prompt, opts.gen, 0, meter)
+	meter.Finish()
 	if err != nil {
 		return err
 	}

@@ -86,7 +86,7 @@ none)}.`,
 	f.StringVar(&opts.arch, "arch", "", "architecture override (default: config.json model_type or GGUF general.architecture)")
 	f.StringVar(&opts.maxShardSize, "max-shard-size", "5GB", "largest safetensors shard of Hugging Face output (e.g. 500MB, 2GB, 1GiB)")
 	f.StringVar(&opts.splitMaxSize, "split-max-size", "", "write GGUF output as a gguf-split set with at most this much tensor data per shard (e.g. 2GB): DST model.gguf gives model-00001-of-0000N.gguf, …")
-	f.BoolVar(&opts.progress, "progress", false, "show progress on stderr even when it is not a terminal")
+	addProgressFlag(cmd, &opts.progress)
 	return cmd
 }
 
@@ -123,9 +123,7 @@ func runConvert(a *app, opts *convertOptions) error {
 			return err
 		}
 	}
-	if opts.progress || output.IsTerminal(a.err) {
-		copts.Progress = a.err
-	}
+	copts.Progress = a.progressOut(opts.progress)
 	rep, err := convert.Run(opts.src, opts.dst, copts)
 	if err != nil {
 		return err

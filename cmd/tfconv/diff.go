@@ -11,9 +11,10 @@ import (
 )
 
 type diffOptions struct {
-	a, b string
-	json bool
-	all  bool
+	progress bool
+	a, b     string
+	json     bool
+	all      bool
 }
 
 func newCmdDiff(a *app) *cobra.Command {
@@ -45,6 +46,7 @@ Exit codes: 0 every tensor matched and identical, 1 a difference, 2 input error.
 		},
 	}
 	cmd.Flags().BoolVar(&opts.json, "json", false, "print the report as JSON")
+	addProgressFlag(cmd, &opts.progress)
 	cmd.Flags().BoolVar(&opts.all, "all", false, "list identical tensors too")
 	return cmd
 }
@@ -60,7 +62,7 @@ func runDiff(a *app, opts *diffOptions) error {
 		return err
 	}
 	defer cb.Close()
-	rep, err := verify.Diff(ca, cb, verify.ConvertNames, verify.ConvertNames)
+	rep, err := verify.DiffProgress(ca, cb, verify.ConvertNames, verify.ConvertNames, a.progressOut(opts.progress))
 	if err != nil {
 		return err
 	}

@@ -43,8 +43,8 @@ func TestDiffTiedAndArchitectures(t *testing.T) {
 		ArchA     string `json:"arch_a"`
 		ArchB     string `json:"arch_b"`
 		Different bool   `json:"different_architectures"`
-		Tensors      []any
-		Missing      int
+		Tensors   []any
+		Missing   int
 	}
 	if err := json.Unmarshal([]byte(out), &other); err != nil {
 		t.Fatal(err)

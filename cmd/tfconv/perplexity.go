@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/tfconv/tfconv/internal/progress"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -12,11 +13,12 @@ import (
 )
 
 type perplexityOptions struct {
-	model   string
-	file    string
-	ctx     int
-	chunks  int
-	threads int
+	progress bool
+	model    string
+	file     string
+	ctx      int
+	chunks   int
+	threads  int
 	// matchLlamaCpp: model.LoadOptions.MatchLlamaCpp (--match-llamacpp).
 	matchLlamaCpp bool
 	json          bool
@@ -48,6 +50,7 @@ negative log-likelihood), with its standard error as llama-perplexity prints it.
 	f.IntVar(&opts.threads, "threads", 0, "kernel threads (0: all CPUs)")
 	addMatchLlamaCppFlag(cmd, &opts.matchLlamaCpp)
 	f.BoolVar(&opts.json, "json", false, "print the result as JSON")
+	addProgressFlag(cmd, &opts.progress)
 	return cmd
 }
 
@@ -67,16 +70,9 @@ func runPerplexity(a *app, opts *perplexityOptions) error {
 	if err != nil {
 		return err
 	}
-	var progress func(done, total int)
-	if output.IsTerminal(a.err) {
-		progress = func(done, total int) {
-			fmt.Fprintf(a.err, "\r[%d/%d]", done, total)
-			if done == total {
-				fmt.Fprintln(a.err)
-			}
-		}
-	}
-	res, err := verify.ModelPerplexity(m, string(text), opts.ctx, opts.chunks, progress)
+	meter := progress.New(a.progressOut(opts.progress), "perplexity", 0, progress.Items, "chunks")
+	res, err := verify.ModelPerplexity(m, string(text), opts.ctx, opts.chunks, func(done, total int) { meter.Set(int64(done), int64(total)) })
+	meter.Finish()
 	if err != nil {
 		return err
 	}

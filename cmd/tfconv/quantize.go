@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/tfconv/tfconv/internal/progress"
 	"io"
 	"math"
 	"os"
@@ -19,6 +20,7 @@ import (
 )
 
 type quantizeOptions struct {
+	progress      bool
 	src, dst      string
 	typ           string
 	pure          bool
@@ -83,6 +85,7 @@ f32' does), in a scratch folder beside DST, which needs that much free disk.`,
 	f.IntVar(&opts.threads, "threads", 0, "worker threads (0: all CPUs)")
 	f.BoolVar(&opts.dryRun, "dry-run", false, "measure and report, write nothing")
 	f.BoolVar(&opts.json, "json", false, "print the report as JSON")
+	addProgressFlag(cmd, &opts.progress)
 	f.BoolVar(&opts.force, "force", false, "replace an existing DST")
 	f.StringVar(&opts.to, "to", "", "output format: gguf|native|safetensors (default from DST's extension, else gguf)")
 	f.BoolVar(&opts.requantize, "allow-requantize", false, "quantize a source that is already quantized (block types or int8); the error is then measured against its dequantized weights")
@@ -241,11 +244,10 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 		return err
 	}
 	ropts := quantize.RunOptions{Threads: opts.threads}
-	// Progress overwrites one line on a terminal; piped stderr stays clean.
-	tty := output.IsTerminal(a.err)
-	if tty {
-		ropts.Progress = func(i, n int, name string) { fmt.Fprintf(a.err, "\r[%d/%d] %-48s", i+1, n, name) }
-	}
+	// One progress line on a terminal (or with --progress); piped stderr
+	// stays clean.
+	meter := progress.New(a.progressOut(opts.progress), "quantize", int64(len(plan)), progress.Items, "tensors")
+	ropts.Progress = func(i, n int, name string) { meter.Set(int64(i), int64(n)) }
 	var rep *quantize.Report
 	switch {
 	case opts.dryRun:
@@ -264,9 +266,10 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 			err = f.Commit()
 		}
 	}
-	if tty {
-		fmt.Fprintln(a.err)
+	if err == nil {
+		meter.Set(int64(len(plan)), 0)
 	}
+	meter.Finish()
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 )
 
 type verifyOptions struct {
+	progress      bool
 	ref, cand     string
 	tokens        string
 	decoderTokens string
@@ -101,6 +102,7 @@ Exit codes: 0 within the thresholds, 1 a threshold crossed, 2 input error.`,
 	f.IntVar(&opts.chunks, "chunks", 0, "compare at most this many chunks of --prompt-file (0: all)")
 	f.IntVar(&opts.topK, "topk", verify.DefaultTopK, "k of the top-k overlap and of --save-baseline")
 	f.BoolVar(&opts.json, "json", false, "print the report as JSON")
+	addProgressFlag(cmd, &opts.progress)
 	f.StringVar(&opts.report, "report", "", "write an HTML report with plots to FILE")
 	f.IntVar(&opts.attnLayer, "attn-layer", 0, "block whose attention map the HTML report shows")
 	f.IntVar(&opts.attnHead, "attn-head", 0, "head whose attention map the HTML report shows")
@@ -180,9 +182,7 @@ func runVerify(a *app, cmd *cobra.Command, opts *verifyOptions) error {
 		return err
 	}
 	vo.Thresholds = th
-	if output.IsTerminal(a.err) {
-		vo.Progress = a.err
-	}
+	vo.Progress = a.progressOut(opts.progress)
 
 	if opts.saveBaseline != "" {
 		return verifySaveBaseline(a, opts, vo)

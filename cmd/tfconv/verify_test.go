@@ -117,7 +117,8 @@ func TestVerifyTwoModels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(string(h), "<svg"); n != 5 || !strings.Contains(string(h), "Attention, layer 1 head 1") {
+	if n := strings.Count(string(h), "<svg"); n != 6 || // KLD, its histogram, layers, 3 attention maps
+		!strings.Contains(string(h), "Attention, layer 1 head 1") {
 		t.Errorf("report has %d plots", n)
 	}
 	// Same model against itself: exit 0, everything exactly equal.
