@@ -96,6 +96,12 @@ type Graph struct {
 	// LearnedPositions: a position table instead of rotary positions
 	// (GPT-2).
 	LearnedPositions bool
+	// Sliding says which layers attend within config.json's
+	// sliding_window (GGUF attention.sliding_window).
+	Sliding Sliding
+	// LocalRopeBase: the sliding layers rotate with their own base
+	// (config.json rope_local_base_freq, GGUF rope.freq_base_swa; 10000).
+	LocalRopeBase bool
 	// Parallel: attention and feed-forward read the same input and their
 	// outputs are added together (config.json's use_parallel_residual or
 	// parallel_attn, when present, decides).
@@ -123,6 +129,31 @@ type VocabRules struct {
 type SpecialID struct {
 	Kind string
 	ID   uint32
+}
+
+// Sliding is which layers of a family use a sliding attention window.
+type Sliding uint8
+
+// The sliding-window layouts.
+const (
+	NoSliding      Sliding = iota
+	SlidingEven            // layers 0, 2, 4, … (Gemma 2)
+	SlidingPattern         // all but every sliding_window_pattern-th (default 6; Gemma 3)
+)
+
+// SlidingLayer reports whether layer i of a model with pattern p (Gemma 3's
+// sliding_window_pattern) uses the window.
+func (s Sliding) SlidingLayer(i, p int) bool {
+	switch s {
+	case SlidingEven:
+		return i%2 == 0
+	case SlidingPattern:
+		if p <= 0 {
+			p = 6
+		}
+		return (i+1)%p != 0
+	}
+	return false
 }
 
 // NormKind is RMSNorm or LayerNorm.

@@ -42,6 +42,17 @@ var no = false
 // rotaryBuffer is the inv_freq buffer old checkpoints carry.
 var rotaryBuffer = Drop{Suffix: ".rotary_emb.inv_freq", Reason: "rotary inverse frequencies: a buffer recomputed from rope_theta"}
 
+// withAfter returns params with p inserted after the param of GGUF key
+// key (at the end when there is none).
+func withAfter(params []Param, key string, p Param) []Param {
+	for i := range params {
+		if params[i].Key == key {
+			return append(params[:i+1], append([]Param{p}, params[i+1:]...)...)
+		}
+	}
+	return append(params, p)
+}
+
 // withParams returns base with extra appended.
 func withParams(base []Param, extra ...Param) []Param { return append(base, extra...) }
 

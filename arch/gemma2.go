@@ -22,7 +22,7 @@ var Gemma2 = register(&Family{
 		"tie_word_embeddings": true},
 	Vocab:    VocabRules{AddSpacePrefix: &no},
 	BiasFlag: "attention_bias",
-	Graph:    Graph{Norm: RMSNorm, FFN: Gated, Activation: "gelu_tanh", EmbedScale: true, NeoxRopeGGUF: true},
+	Graph:    Graph{Norm: RMSNorm, FFN: Gated, Activation: "gelu_tanh", EmbedScale: true, NeoxRopeGGUF: true, Sliding: SlidingEven},
 })
 
 // gemma2KeyLength makes GGUF → HF state Gemma 2's attention scale, which
@@ -30,14 +30,18 @@ var Gemma2 = register(&Family{
 // 1/√(d_model/heads) for the 46-layer 27B, and transformers by
 // query_pre_attn_scalar^-½ (224 when absent), so the value llama.cpp uses is
 // written.
-func gemma2KeyLength(params []Param) []Param {
+func gemma2KeyLength(params []Param) []Param { return gemmaKeyLength(params, 46) }
+
+// gemmaKeyLength is gemma2KeyLength with the layer count of the size
+// llama.cpp scales by d_model/heads (the 27B).
+func gemmaKeyLength(params []Param, layers27B int64) []Param {
 	for i := range params {
 		if params[i].Key == "attention.key_length" {
 			params[i].Inverse = func(c Config, v tensor.Value, m Meta) {
 				d, _ := v.Int()
 				c["head_dim"] = d
 				c["query_pre_attn_scalar"] = d
-				if n, _ := m.Int("block_count"); n == 46 {
+				if n, _ := m.Int("block_count"); n == layers27B {
 					h, _ := m.Int("embedding_length")
 					heads, _ := m.Int("attention.head_count")
 					if heads > 0 {

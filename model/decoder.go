@@ -27,8 +27,10 @@ type decoder struct {
 	cfg *Config
 	g   spec.Graph
 	w   decoderWeights
-	// invFreq are the rotary inverse frequencies of the RopeDim/2 pairs.
-	invFreq []float32
+	// invFreq are the rotary inverse frequencies of the RopeDim/2 pairs;
+	// invFreqLocal those of the sliding-window layers (Gemma 3's local
+	// base; the same slice elsewhere).
+	invFreq, invFreqLocal []float32
 	// windows[l] is layer l's sliding window (0: global attention).
 	windows []int
 	// embScale, resScale, attnScale, logitScale: the multipliers above
@@ -242,7 +244,7 @@ func loadDecoder(l *loader, f *spec.Family, hc hfConfig, hf bool) (*Model, error
 		return nil, err
 	}
 
-	m := &decoder{g: g, invFreq: invFreq, embScale: 1, resScale: 1, logitScale: 1, attnScale: invSqrt(cfg.HeadDim)}
+	m := &decoder{g: g, invFreq: invFreq, invFreqLocal: invFreq, embScale: 1, resScale: 1, logitScale: 1, attnScale: invSqrt(cfg.HeadDim)}
 	if g.EmbedScale {
 		m.embScale = float32(math.Sqrt(float64(d)))
 	}
@@ -265,16 +267,25 @@ func loadDecoder(l *loader, f *spec.Family, hc hfConfig, hf bool) (*Model, error
 	m.finalCap = float32(getf(0, "final_logit_softcapping"))
 	m.clampQKV = float32(getf(0, "clip_qkv"))
 	window := geti(0, "sliding_window")
+	pattern := geti(6, "sliding_window_pattern")
 	m.windows = make([]int, cfg.Layers)
 	for i := range m.windows {
 		switch {
-		case f.Name == spec.Gemma2.Name && i%2 == 0:
+		case g.Sliding.SlidingLayer(i, pattern):
 			m.windows[i] = window
 		case f == spec.Llama && hf && hc.str("model_type") == "mistral":
 			// transformers' Mistral masks keys beyond the window in
 			// every layer; llama.cpp's llama graph has no window.
 			m.windows[i] = window
 		}
+	}
+
+	if g.LocalRopeBase {
+		base := getf(10000, "rope_local_base_freq")
+		if !hf {
+			base = mdFloat(l.c.Metadata, f.Name+".rope.freq_base_swa", 10000)
+		}
+		m.invFreqLocal = kernels.RoPEInvFreq(base, cfg.RopeDim)
 	}
 
 	qd, kd := cfg.Heads*cfg.HeadDim, cfg.KVHeads*cfg.HeadDim
@@ -371,9 +382,13 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 				clamp(y, m.clampQKV)
 			}
 		}
+		inv := m.invFreq
+		if m.windows[l] > 0 {
+			inv = m.invFreqLocal
+		}
 		for t := 0; t < T; t++ {
-			kernels.RoPEFreq(q[t*qd:(t+1)*qd], H, D, m.invFreq, pos0+t, c.RopeNeox)
-			kernels.RoPEFreq(k[t*kd:(t+1)*kd], G, D, m.invFreq, pos0+t, c.RopeNeox)
+			kernels.RoPEFreq(q[t*qd:(t+1)*qd], H, D, inv, pos0+t, c.RopeNeox)
+			kernels.RoPEFreq(k[t*kd:(t+1)*kd], G, D, inv, pos0+t, c.RopeNeox)
 		}
 		K, V := s.cache.add(l, k, v)
 		attend(att, q, K, V, T, pos0+T, kernels.AttentionParams{Heads: H, KVHeads: G, HeadDim: D,

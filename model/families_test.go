@@ -10,7 +10,7 @@ import (
 
 // familyFixtureCount is how many family fixtures testdata/arch holds
 // (testdata/arch/README.md lists them).
-const familyFixtureCount = 16
+const familyFixtureCount = 17
 
 func familyFixtures(t *testing.T) []string {
 	t.Helper()
@@ -35,6 +35,17 @@ const maxRelLogitDiffF32 = 1e-6
 // (llama.cpp runs Gemma 2 only at its published depths), where float32
 // rounding of the activation accumulates past maxLogitDiffF32.
 var gelu26Layers = map[string]bool{"gemma2": true}
+
+// newerGELU are the hand-made GELU fixtures whose reference is the newer
+// llama.cpp (testdata/arch/README.md): its CPU GELU reads the fp16 table
+// but passes |x| ≥ 10 through exactly (Gemma's √d-scaled activations reach
+// that), so neither our exact GELU nor c392e509's table is its bit
+// pattern. maxRelDiffNewerGELU bounds that difference, relative to the
+// largest logit; a mechanism wrongly built (the local rope base or the
+// window) moves the logits by 0.75 and 9.9 on this fixture, 1000× more.
+var newerGELU = map[string]bool{"gemma3": true}
+
+const maxRelDiffNewerGELU = 2e-5
 
 // maxLogitDiffGGUFvsLlamaCpp bounds our run of a GGUF against llama.cpp's
 // own logits where both follow llama.cpp's graph but not transformers': the
@@ -68,7 +79,10 @@ func TestFamiliesMatchTransformers(t *testing.T) {
 				if form == "gguf" {
 					path = filepath.Join(dir, "gguf", fam+"-f32.gguf")
 				}
-				m, err := Load(path, LoadOptions{})
+				// llama.cpp is the reference of a hand-made fixture: compute
+				// as it does (its fp16 GELU table; f32 weights are not
+				// rounded), so the comparison stays tight for GELU families.
+				m, err := Load(path, LoadOptions{MatchLlamaCpp: handmade})
 				if err != nil {
 					t.Fatalf("%s: %v", form, err)
 				}
@@ -82,6 +96,9 @@ func TestFamiliesMatchTransformers(t *testing.T) {
 				}
 				diff, scale := maxDiff(t, out.Logits, want, nil)
 				tol = max(tol, maxRelLogitDiffF32*scale)
+				if newerGELU[fam] {
+					tol = max(tol, maxRelDiffNewerGELU*scale)
+				}
 				if gelu26Layers[fam] {
 					tol = max(tol, maxLogitDiffQuant)
 				}

@@ -279,6 +279,15 @@ HANDMADE = {
               dict(num_key_value_heads=2, head_dim=16, attention_bias=False, rope_theta=1000000.0, rms_norm_eps=1e-6,
                    use_sliding_window=False, sliding_window=None, max_window_layers=2, tie_word_embeddings=False),
               "qwen3", "bpe", "gpt-2"),
+    # Gemma 3 (text): newer than llama.cpp c392e509 as well. 6 layers so that layers 0-4 slide (window 4) and
+    # layer 5 is global; rope_theta 1e6 globally, 1e4 locally.
+    "gemma3": ("Gemma3ForCausalLM", "gemma3_text",
+               dict(num_hidden_layers=6, num_key_value_heads=2, head_dim=16, hidden_act="gelu_pytorch_tanh",
+                    hidden_activation="gelu_pytorch_tanh", query_pre_attn_scalar=16, sliding_window=4,
+                    sliding_window_pattern=6, rope_theta=1000000.0, rope_local_base_freq=10000.0, rms_norm_eps=1e-6,
+                    final_logit_softcapping=None, attn_logit_softcapping=None, attention_bias=False,
+                    tie_word_embeddings=True),
+               "gemma3", "spm", None),
     "olmo2": ("Olmo2ForCausalLM", "olmo2",
               # llama.cpp c392e509 sizes attn_k_norm as d_model: OLMo 2 without grouped-query attention, as published.
               dict(attention_bias=False, num_key_value_heads=4, rope_theta=500000.0, rms_norm_eps=1e-6,
@@ -314,6 +323,25 @@ def qwen3_tensors(sd, cfg, g):
     return out
 
 
+def gemma3_tensors(sd, cfg, g):
+    """Gemma 3's blocks: norms before and after attention and the MLP, per-head q_norm/k_norm, every norm
+    weight w applied as (1 + w) (so drawn around 0), and the head tied to the embedding (no lm_head)."""
+    d, hd = cfg["hidden_size"], cfg["head_dim"]
+    out = {}
+    for name, t in sd.items():
+        if name == "lm_head.weight":
+            continue
+        if name.endswith("norm.weight"):
+            t = torch.randn(t.shape, generator=g) * 0.2
+        out[name] = t
+        if name.endswith("input_layernorm.weight"):
+            prefix = name[: -len("input_layernorm.weight")]
+            for n, size in (("pre_feedforward_layernorm", d), ("post_feedforward_layernorm", d),
+                            ("self_attn.q_norm", hd), ("self_attn.k_norm", hd)):
+                out[prefix + n + ".weight"] = torch.randn(size, generator=g) * 0.2
+    return out
+
+
 def make_handmade(family, llamacpp, dump_bin, shared):
     cls, model_type, extra, edit, tok, pre = HANDMADE[family]
     seed = zlib.crc32(family.encode())
@@ -328,15 +356,20 @@ def make_handmade(family, llamacpp, dump_bin, shared):
     elif edit == "qwen3":
         sd = qwen3_tensors(sd, cfg, g)
         llamacpp, dump_bin = os.environ["NEW_LLAMACPP"], os.environ["NEW_LOGITS_DUMP"]
+    elif edit == "gemma3":
+        sd = gemma3_tensors(sd, cfg, g)
+        llamacpp, dump_bin = os.environ["NEW_LLAMACPP"], os.environ["NEW_LOGITS_DUMP"]
     root = os.path.join(HERE, family)
     hf = os.path.join(root, "hf")
     shutil.rmtree(root, ignore_errors=True)
     os.makedirs(hf)
     from safetensors.torch import save_file
     save_file(sd, os.path.join(hf, "model.safetensors"), metadata={"format": "pt"})
-    config = dict(cfg, architectures=[cls], model_type=model_type, hidden_act="silu", attention_dropout=0.0,
-                  bos_token_id=1 if tok == "spm" else 999, eos_token_id=2 if tok == "spm" else 999, pad_token_id=0, initializer_range=0.02, rope_scaling=None,
+    config = dict(architectures=[cls], model_type=model_type, hidden_act="silu", attention_dropout=0.0,
+                  bos_token_id=1 if tok == "spm" else 999, eos_token_id=2 if tok == "spm" else 999, pad_token_id=0,
+                  initializer_range=0.02, rope_scaling=None,
                   torch_dtype="float32", use_cache=True, transformers_version="4.43.4 (config written by hand)")
+    config.update(cfg)
     with open(os.path.join(hf, "config.json"), "w") as f:
         json.dump(config, f, indent=2, sort_keys=True)
         f.write("\n")
