@@ -218,13 +218,9 @@ func TestMalformedCorpusUpToDate(t *testing.T) {
 	}
 }
 
-// TestMalformedCorpus runs every reading command of the built binary on
-// every corpus file and holds it to verdicts.json: the exit code, no panic,
-// the file named on stderr, peak RSS under 64 MB and under a second.
-func TestMalformedCorpus(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary ~500 times")
-	}
+// loadVerdicts reads testdata/malformed/verdicts.json.
+func loadVerdicts(t *testing.T) map[string]verdict {
+	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(malformedDir, "verdicts.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -236,6 +232,17 @@ func TestMalformedCorpus(t *testing.T) {
 	if len(verdicts) < 60 {
 		t.Fatalf("%d corpus files, want at least 60", len(verdicts))
 	}
+	return verdicts
+}
+
+// TestMalformedCorpus runs every reading command of the built binary on
+// every corpus file and holds it to verdicts.json: the exit code, no panic,
+// the file named on stderr, peak RSS under 64 MB and under a second.
+func TestMalformedCorpus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary ~500 times")
+	}
+	verdicts := loadVerdicts(t)
 	bin := buildBinary(t)
 	extra := registeredExtra(t, bin)
 	names := make([]string, 0, len(verdicts))

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -86,14 +85,7 @@ func TestUlimitMalformedCorpus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the binary once per corpus file")
 	}
-	raw, err := os.ReadFile(filepath.Join(malformedDir, "verdicts.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var verdicts map[string]verdict
-	if err := json.Unmarshal(raw, &verdicts); err != nil {
-		t.Fatal(err)
-	}
+	verdicts := loadVerdicts(t)
 	bin := buildBinary(t)
 	n := 0
 	for name, v := range verdicts {
