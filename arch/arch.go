@@ -49,6 +49,10 @@ type Family struct {
 	// HFConst are constant config.json entries written on GGUF → HF
 	// (hidden_act, the flags transformers needs that GGUF does not keep).
 	HFConst map[string]any
+	// HeadKeys and LayerKeys are the config.json keys of the head count
+	// and the (first stack's) layer count, when not the usual
+	// num_attention_heads/n_head and num_hidden_layers/n_layer.
+	HeadKeys, LayerKeys []string
 	// KVHeads are the config.json keys of the key/value head count
 	// (default num_key_value_heads); absent, it is KVHeadsDefault, or the
 	// query head count when that is 0.
@@ -93,6 +97,8 @@ type Graph struct {
 	NoPreNorm bool
 	// EncoderOnly: bidirectional attention, no language-model head (BERT).
 	EncoderOnly bool
+	// EncoderDecoder: an encoder and a decoder with cross-attention (T5).
+	EncoderDecoder bool
 	// LearnedPositions: a position table instead of rotary positions
 	// (GPT-2).
 	LearnedPositions bool
@@ -214,6 +220,9 @@ type Tensor struct {
 	// Optional tensors may be missing (biases are always optional; a
 	// non-optional ".weight" must be present).
 	Optional bool
+	// Aliases: the HF patterns name copies of one tensor (T5's shared and
+	// embed_tokens); the first met is converted, the others dropped as tied.
+	Aliases bool
 }
 
 // Drop is a Hugging Face tensor left out of the GGUF on purpose.
@@ -585,7 +594,11 @@ func (f *Family) HasParam(key string) bool {
 // HeadCounts returns the query and key/value head counts of config c as
 // the family's converter reads them.
 func (f *Family) HeadCounts(c Config) (q, kv int64, err error) {
-	q, ok := c.Int("num_attention_heads", "n_head")
+	hk := f.HeadKeys
+	if hk == nil {
+		hk = []string{"num_attention_heads", "n_head"}
+	}
+	q, ok := c.Int(hk...)
 	if !ok || q <= 0 {
 		return 0, 0, fmt.Errorf("arch: %s: config.json has no num_attention_heads", f.Name)
 	}
@@ -601,4 +614,14 @@ func (f *Family) HeadCounts(c Config) (q, kv int64, err error) {
 		}
 	}
 	return q, kv, nil
+}
+
+// Layers is the model's (first stack's) layer count from config c.
+func (f *Family) Layers(c Config) int64 {
+	keys := f.LayerKeys
+	if keys == nil {
+		keys = []string{"num_hidden_layers", "n_layer"}
+	}
+	n, _ := c.Int(keys...)
+	return n
 }

@@ -372,3 +372,64 @@ func withOut(params []Param, key, out string) []Param {
 	}
 	return params
 }
+
+// HFConfigOf builds the whole config.json of a GGUF: the params
+// (HFConfig), what transformers would otherwise default differently from
+// llama.cpp, and what the tensors say (vocabulary, tied head, biases,
+// ShapeKeys, HFRename), with the tokenizer's special ids.
+func (f *Family) HFConfigOf(md tensor.Metadata, in []tensor.Info) (Config, error) {
+	c, err := f.HFConfig(md)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := c["num_key_value_heads"]; !ok && f.HasParam("attention.head_count_kv") {
+		c["num_key_value_heads"] = c["num_attention_heads"]
+	}
+	if _, ok := c["rope_theta"]; !ok && !f.Graph.LearnedPositions && !f.Graph.EncoderDecoder {
+		c["rope_theta"] = F32(10000) // llama.cpp's default when the key is absent
+	}
+	byName := make(map[string]tensor.Info, len(in))
+	for _, t := range in {
+		byName[t.Name] = t
+	}
+	emb, ok := byName["token_embd.weight"]
+	if !ok || len(emb.Shape) != 2 {
+		return nil, fmt.Errorf("arch: %s: missing tensor %q", f.Name, "token_embd.weight")
+	}
+	if _, ok := c["vocab_size"]; !ok {
+		c["vocab_size"] = emb.Shape[0]
+	}
+	for _, k := range f.ShapeKeys {
+		t, ok := byName[k.Tensor]
+		switch {
+		case ok && k.Axis < len(t.Shape):
+			c[k.Key] = t.Shape[k.Axis]
+		case k.Default != 0:
+			c[k.Key] = k.Default
+		default:
+			return nil, fmt.Errorf("arch: %s: missing tensor %q", f.Name, k.Tensor)
+		}
+	}
+	if _, ok := f.Tensor("output"); ok {
+		_, hasOutput := byName["output.weight"]
+		c["tie_word_embeddings"] = !hasOutput
+	}
+	if f.BiasFlag != "" {
+		_, q := byName["blk.0.attn_q.bias"]
+		_, qkv := byName["blk.0.attn_qkv.bias"]
+		c[f.BiasFlag] = q || qkv
+	}
+	if f.HFRename != nil {
+		f.HFRename(c, func(n string) bool { _, ok := byName[n]; return ok })
+	}
+	for _, k := range append([]SpecialKey{
+		{GGUF: "tokenizer.ggml.bos_token_id", Key: "bos_token_id"},
+		{GGUF: "tokenizer.ggml.eos_token_id", Key: "eos_token_id"},
+		{GGUF: "tokenizer.ggml.padding_token_id", Key: "pad_token_id"},
+	}, f.SpecialConfig...) {
+		if v, ok := md.Int(k.GGUF); ok {
+			c[k.Key] = v
+		}
+	}
+	return c, nil
+}

@@ -88,6 +88,7 @@ func layoutTransform(l arch.Layout, name string, shape tensor.Shape, qh, kh int6
 func (a family) mapFamily(in []tensor.Info, toGGUF bool, qh, kh int64) ([]Mapping, []Dropped, error) {
 	var out []Mapping
 	var dropped []Dropped
+	aliased := map[string]string{} // GGUF name → the HF tensor converted to it
 	var renames map[string]string
 	if !toGGUF {
 		renames = a.hfRenames(arch.Config{}, in)
@@ -120,6 +121,13 @@ func (a family) mapFamily(in []tensor.Info, toGGUF bool, qh, kh int64) ([]Mappin
 		if !ok {
 			return nil, nil, tensor.Unsupported("convert: %s: unexpected tensor %q: no mapping for it", a.f.Name, ti.Name)
 		}
+		if toGGUF && m.Tensor.Aliases {
+			if first, ok := aliased[m.Name(true)]; ok {
+				dropped = append(dropped, Dropped{Name: ti.Name, Reason: "tied copy of " + first + ", which is converted"})
+				continue
+			}
+			aliased[m.Name(true)] = ti.Name
+		}
 		tf, shape, err := layoutTransform(m.Layout(), ti.Name, ti.Shape, qh, kh, !toGGUF)
 		if err != nil {
 			return nil, nil, err
@@ -149,8 +157,7 @@ func (a family) ToGGUF(cfg Config, in []tensor.Info) ([]Mapping, []Dropped, erro
 	if err != nil {
 		return nil, nil, err
 	}
-	nLayer, _ := cfg.Int("num_hidden_layers", "n_layer")
-	if err := requireTensors(out, a.f.Required(int(nLayer))...); err != nil {
+	if err := requireTensors(out, a.f.Required(int(a.f.Layers(arch.Config(cfg))))...); err != nil {
 		return nil, nil, err
 	}
 	return out, dropped, nil
@@ -175,51 +182,9 @@ func (a family) ToHF(md tensor.Metadata, in []tensor.Info) ([]Mapping, []Dropped
 }
 
 func (a family) HFConfig(md tensor.Metadata, in []tensor.Info) (Config, error) {
-	c, err := a.f.HFConfig(md)
+	c, err := a.f.HFConfigOf(md, in)
 	if err != nil {
 		return nil, fmt.Errorf("convert: %w", err)
-	}
-	// What transformers would otherwise default differently from llama.cpp.
-	if _, ok := c["num_key_value_heads"]; !ok && a.f.HasParam("attention.head_count_kv") {
-		c["num_key_value_heads"] = c["num_attention_heads"]
-	}
-	if _, ok := c["rope_theta"]; !ok && !a.f.Graph.LearnedPositions {
-		c["rope_theta"] = f32(10000) // llama.cpp's default when the key is absent
-	}
-	byName := infoByName(in)
-	emb, ok := byName["token_embd.weight"]
-	if !ok || len(emb.Shape) != 2 {
-		return nil, fmt.Errorf("convert: missing tensor %q", "token_embd.weight")
-	}
-	if _, ok := c["vocab_size"]; !ok {
-		c["vocab_size"] = emb.Shape[0]
-	}
-	for _, k := range a.f.ShapeKeys {
-		t, ok := byName[k.Tensor]
-		switch {
-		case ok && k.Axis < len(t.Shape):
-			c[k.Key] = t.Shape[k.Axis]
-		case k.Default != 0:
-			c[k.Key] = k.Default
-		default:
-			return nil, fmt.Errorf("convert: %s: missing tensor %q", a.f.Name, k.Tensor)
-		}
-	}
-	if _, ok := a.f.Tensor("output"); ok {
-		_, hasOutput := byName["output.weight"]
-		c["tie_word_embeddings"] = !hasOutput
-	}
-	if a.f.BiasFlag != "" {
-		_, q := byName["blk.0.attn_q.bias"]
-		_, qkv := byName["blk.0.attn_qkv.bias"]
-		c[a.f.BiasFlag] = q || qkv
-	}
-	a.hfRenames(c, in)
-	addSpecialIDs(Config(c), md)
-	for _, k := range a.f.SpecialConfig {
-		if v, ok := md.Int(k.GGUF); ok {
-			c[k.Key] = v
-		}
 	}
 	return Config(c), nil
 }

@@ -169,7 +169,11 @@ func familyConfig(l *loader, f *spec.Family, hc hfConfig, hf bool) (spec.Config,
 	if hf {
 		return spec.Config(hc), nil
 	}
-	c, err := f.HFConfig(l.c.Metadata)
+	infos := make([]tensor.Info, len(l.c.Tensors))
+	for i, t := range l.c.Tensors {
+		infos[i] = t.Info
+	}
+	c, err := f.HFConfigOf(l.c.Metadata, infos)
 	if err != nil {
 		return nil, fmt.Errorf("model: %s: %w", l.c.Path, err)
 	}

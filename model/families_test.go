@@ -1,6 +1,7 @@
 package model
 
 import (
+	"github.com/tfconv/tfconv/convert"
 	"github.com/tfconv/tfconv/internal/fixtures"
 	"os"
 	"path/filepath"
@@ -139,4 +140,24 @@ func TestFamiliesGenerate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestT5GGUFRuns loads the GGUF convert writes for the tiny T5 and checks
+// its logits against transformers' on the Hugging Face checkpoint (issue
+// 13: convert wrote T5 GGUFs the model could not load).
+func TestT5GGUFRuns(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "t5.gguf")
+	if _, err := convert.Run(filepath.Join(testdata, "hf-tiny", "t5"), out, convert.Options{OutType: convert.OutF32}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Load(out, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := m.Config(); c.Naming != "gguf" || !c.EncoderDecoder {
+		t.Fatalf("loaded as %+v", c)
+	}
+	var ref reference
+	readJSON(t, filepath.Join(testdata, "hf-tiny", "t5", "reference.json"), &ref)
+	checkLogits(t, "t5 gguf", m, &ref, maxRelDiffT5)
 }

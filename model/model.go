@@ -241,13 +241,13 @@ func matchLlamaCpp(m *Model, mats []*kernels.Matrix) {
 // → loader, GGUF general.architecture → loader.
 var (
 	hfLoaders = map[string]func(*loader, hfConfig) (*Model, error){
-		"marian": loadMarianHF, "bart": loadBartHF, "t5": loadT5HF,
+		"marian": loadMarianHF, "bart": loadBartHF,
 	}
 	ggufLoaders = map[string]func(*loader, tensor.Metadata) (*Model, error){}
 	// ownForward are the families of package arch with a forward pass of
 	// their own; every other family runs on the one decoder.
 	ownForward = map[string]func(familyLoader, spec.Config) (*Model, error){
-		"gpt2": loadGPT2, "bert": loadBert, "bloom": loadBloomFamily,
+		"gpt2": loadGPT2, "bert": loadBert, "bloom": loadBloomFamily, "t5": loadT5,
 	}
 )
 

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	spec "github.com/tfconv/tfconv/arch"
 	"math"
 	"strings"
 
@@ -51,18 +52,34 @@ type t5 struct {
 	gated bool
 }
 
-func loadT5HF(l *loader, hc hfConfig) (*Model, error) {
-	d := hc.int(0, "d_model")
-	heads := hc.int(0, "num_heads")
-	cfg := Config{Arch: "t5", Layers: hc.int(hc.int(0, "num_layers"), "num_decoder_layers"), EncoderLayers: hc.int(0, "num_layers"),
-		DModel: d, Vocab: hc.int(0, "vocab_size"), Heads: heads, KVHeads: heads, HeadDim: hc.int(0, "d_kv"),
-		FFN: hc.int(0, "d_ff"), Eps: float32(hc.float(1e-6, "layer_norm_epsilon")),
-		RelBuckets: hc.int(32, "relative_attention_num_buckets"), RelMaxDistance: hc.int(128, "relative_attention_max_distance"),
-		TiedEmbeddings: hc.bool(true, "tie_word_embeddings"), EncoderDecoder: true,
-		BOS: -1, EOS: hc.int(-1, "eos_token_id"), PAD: hc.int(-1, "pad_token_id"),
-		DecoderStart: hc.int(0, "decoder_start_token_id"), ForcedEOS: -1}
+// loadT5 loads T5 by role from either naming (arch.T5 states both; a GGUF's
+// config comes from its t5.* keys and tensors).
+func loadT5(fl familyLoader, c spec.Config) (*Model, error) {
+	geti := func(def int, keys ...string) int {
+		if v, ok := c.Int(keys...); ok && v >= 0 && v < 1<<31 {
+			return int(v)
+		}
+		return def
+	}
+	d := geti(0, "d_model")
+	heads := geti(0, "num_heads")
+	eps := float32(1e-6)
+	if v, ok := c.Float("layer_norm_epsilon"); ok {
+		eps = float32(v)
+	}
+	tied := true
+	if b, ok := c.Bool("tie_word_embeddings"); ok {
+		tied = b
+	}
+	cfg := Config{Arch: "t5", Layers: geti(geti(0, "num_layers"), "num_decoder_layers"), EncoderLayers: geti(0, "num_layers"),
+		DModel: d, Vocab: geti(fl.rowsOf(fl.name("token_embd", -1, ".weight")), "vocab_size"), Heads: heads, KVHeads: heads,
+		HeadDim: geti(0, "d_kv"), FFN: geti(0, "d_ff"), Eps: eps,
+		RelBuckets: geti(32, "relative_attention_num_buckets"), RelMaxDistance: geti(128, "relative_attention_max_distance"),
+		TiedEmbeddings: tied, EncoderDecoder: true,
+		BOS: -1, EOS: geti(-1, "eos_token_id"), PAD: geti(-1, "pad_token_id"),
+		DecoderStart: geti(0, "decoder_start_token_id"), ForcedEOS: -1}
 	m := &t5{}
-	proj := hc.str("feed_forward_proj")
+	proj, _ := c.Str("feed_forward_proj")
 	if proj == "" {
 		proj = "relu"
 	}
@@ -77,56 +94,63 @@ func loadT5HF(l *loader, hc hfConfig) (*Model, error) {
 	if m.gated {
 		cfg.Activation = "gated-" + act
 	}
-	if err := checkDims(&cfg, l.c.Path); err != nil {
+	if err := checkDims(&cfg, fl.c.Path); err != nil {
 		return nil, err
 	}
 	if cfg.RelBuckets < 2 || cfg.RelMaxDistance < 1 {
-		return nil, fmt.Errorf("model: %s: t5 relative buckets %d, max distance %d", l.c.Path, cfg.RelBuckets, cfg.RelMaxDistance)
+		return nil, fmt.Errorf("model: %s: t5 relative buckets %d, max distance %d", fl.c.Path, cfg.RelBuckets, cfg.RelMaxDistance)
 	}
 	inner := cfg.Heads * cfg.HeadDim
 	w := &m.w
-	w.TokenEmbd = l.matrix("shared.weight", cfg.Vocab, d)
-	rms := func(name string) norm { return l.rmsNorm(name, d, cfg.Eps) }
-	bare := func(name string, out, in int) linear { return linear{W: l.matrix(name+".weight", out, in)} }
-	ffn := func(b *t5Block, p string) {
-		b.FFNNorm = rms(p + ".layer_norm")
-		if m.gated {
-			b.Wi, b.WiGate = bare(p+".DenseReluDense.wi_0", cfg.FFN, d), bare(p+".DenseReluDense.wi_1", cfg.FFN, d)
-		} else {
-			b.Wi = bare(p+".DenseReluDense.wi", cfg.FFN, d)
+	w.TokenEmbd = fl.matrix(fl.name("token_embd", -1, ".weight"), cfg.Vocab, d)
+	rms := func(role string, i int) norm {
+		if n := fl.norm(role, i, d, cfg.Eps, true); n != nil {
+			return *n
 		}
-		b.Wo = bare(p+".DenseReluDense.wo", d, cfg.FFN)
+		fl.fail(fmt.Errorf("model: %s: tensor %q missing", fl.c.Path, fl.name(role, i, ".weight")))
+		return norm{}
+	}
+	bare := func(role string, i, out, in int) linear {
+		return linear{W: fl.matrix(fl.name(role, i, ".weight"), out, in)}
+	}
+	block := func(st string, i int, cross bool) t5Block {
+		b := "enc.blk.{bid}."
+		if st == "dec" {
+			b = "dec.blk.{bid}."
+		}
+		var x t5Block
+		x.SelfNorm = rms(b+"attn_norm", i)
+		x.Q, x.K, x.V = bare(b+"attn_q", i, inner, d), bare(b+"attn_k", i, inner, d), bare(b+"attn_v", i, inner, d)
+		x.O = bare(b+"attn_o", i, d, inner)
+		if cross {
+			x.CrossNorm = rms(b+"cross_attn_norm", i)
+			x.CQ, x.CK, x.CV = bare(b+"cross_attn_q", i, inner, d), bare(b+"cross_attn_k", i, inner, d), bare(b+"cross_attn_v", i, inner, d)
+			x.CO = bare(b+"cross_attn_o", i, d, inner)
+		}
+		x.FFNNorm = rms(b+"ffn_norm", i)
+		if m.gated {
+			x.Wi, x.WiGate = bare(b+"ffn_gate", i, cfg.FFN, d), bare(b+"ffn_up", i, cfg.FFN, d)
+		} else {
+			x.Wi = bare(b+"ffn_up", i, cfg.FFN, d)
+		}
+		x.Wo = bare(b+"ffn_down", i, d, cfg.FFN)
+		return x
 	}
 	for i := 0; i < cfg.EncoderLayers; i++ {
-		p := fmt.Sprintf("encoder.block.%d.layer.", i)
-		var b t5Block
-		b.SelfNorm = rms(p + "0.layer_norm")
-		b.Q, b.K, b.V = bare(p+"0.SelfAttention.q", inner, d), bare(p+"0.SelfAttention.k", inner, d), bare(p+"0.SelfAttention.v", inner, d)
-		b.O = bare(p+"0.SelfAttention.o", d, inner)
-		ffn(&b, p+"1")
-		w.Encoder = append(w.Encoder, b)
+		w.Encoder = append(w.Encoder, block("enc", i, false))
 	}
 	for i := 0; i < cfg.Layers; i++ {
-		p := fmt.Sprintf("decoder.block.%d.layer.", i)
-		var b t5Block
-		b.SelfNorm = rms(p + "0.layer_norm")
-		b.Q, b.K, b.V = bare(p+"0.SelfAttention.q", inner, d), bare(p+"0.SelfAttention.k", inner, d), bare(p+"0.SelfAttention.v", inner, d)
-		b.O = bare(p+"0.SelfAttention.o", d, inner)
-		b.CrossNorm = rms(p + "1.layer_norm")
-		b.CQ, b.CK, b.CV = bare(p+"1.EncDecAttention.q", inner, d), bare(p+"1.EncDecAttention.k", inner, d), bare(p+"1.EncDecAttention.v", inner, d)
-		b.CO = bare(p+"1.EncDecAttention.o", d, inner)
-		ffn(&b, p+"2")
-		w.Decoder = append(w.Decoder, b)
+		w.Decoder = append(w.Decoder, block("dec", i, true))
 	}
-	w.EncRel = l.vector("encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight", cfg.RelBuckets*cfg.Heads)
-	w.DecRel = l.vector("decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight", cfg.RelBuckets*cfg.Heads)
-	w.EncNorm, w.DecNorm = rms("encoder.final_layer_norm"), rms("decoder.final_layer_norm")
+	w.EncRel = fl.vector(fl.name("enc.blk.{bid}.attn_rel_b", 0, ".weight"), cfg.RelBuckets*cfg.Heads)
+	w.DecRel = fl.vector(fl.name("dec.blk.{bid}.attn_rel_b", 0, ".weight"), cfg.RelBuckets*cfg.Heads)
+	w.EncNorm, w.DecNorm = rms("enc.output_norm", -1), rms("dec.output_norm", -1)
 	w.Output = w.TokenEmbd
 	if !cfg.TiedEmbeddings {
-		w.Output = l.matrix("lm_head.weight", cfg.Vocab, d)
+		w.Output = fl.matrix(fl.name("output", -1, ".weight"), cfg.Vocab, d)
 	}
-	if l.err != nil {
-		return nil, l.err
+	if fl.err != nil {
+		return nil, fl.err
 	}
 	mm := &Model{cfg: cfg}
 	m.cfg = &mm.cfg
