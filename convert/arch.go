@@ -1,11 +1,8 @@
 package convert
 
 import (
-	"encoding/json"
 	"fmt"
-	"math"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/tfconv/tfconv/arch"
@@ -138,18 +135,15 @@ func GGUFName(arch, hfName string) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	if f, ok := a.(family); ok {
-		m, ok := f.f.FromHF(hfName)
-		if !ok {
-			return "", false
-		}
-		return m.Name(true), true
-	}
-	n, ok := a.(namer)
+	f, ok := a.(family)
 	if !ok {
 		return "", false
 	}
-	return n.names().toGGUF(hfName)
+	m, ok := f.f.FromHF(hfName)
+	if !ok {
+		return "", false
+	}
+	return m.Name(true), true
 }
 
 // HFName is the inverse of GGUFName: "blk.3.attn_q.weight" →
@@ -159,75 +153,19 @@ func HFName(arch, ggufName string) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	if f, ok := a.(family); ok {
-		m, ok := f.f.FromGGUF(ggufName)
-		if !ok {
-			return "", false
-		}
-		return m.Name(false), true
-	}
-	n, ok := a.(namer)
+	f, ok := a.(family)
 	if !ok {
 		return "", false
 	}
-	return n.names().toHF(ggufName)
-}
-
-// namer is implemented by the architectures whose tensors map one to one by
-// a name table.
-type namer interface{ names() nameTable }
-
-// nameTable pairs HF and GGUF tensor names without their .weight/.bias
-// suffix; "{bid}" stands for the layer number (the first all-digit part of
-// a name, as llama.cpp's converter takes it).
-type nameTable []struct{ hf, gguf string }
-
-func (t nameTable) lookup(name string, toGGUF bool) (string, bool) {
-	pat, bid, suffix := arch.SplitName(name)
-	if suffix == "" {
+	m, ok := f.f.FromGGUF(ggufName)
+	if !ok {
 		return "", false
 	}
-	for _, e := range t {
-		from, to := e.hf, e.gguf
-		if !toGGUF {
-			from, to = e.gguf, e.hf
-		}
-		if from == pat {
-			return strings.Replace(to, "{bid}", strconv.Itoa(bid), 1) + suffix, true
-		}
-	}
-	return "", false
+	return m.Name(false), true
 }
-
-func (t nameTable) toGGUF(hf string) (string, bool) { return t.lookup(hf, true) }
-func (t nameTable) toHF(gguf string) (string, bool) { return t.lookup(gguf, false) }
 
 // Config is a parsed config.json (arch.Config: its accessors live there).
 type Config = arch.Config
-
-// requireInt returns the first present integer of keys as a uint32 GGUF
-// value, or an error naming the keys.
-func requireInt(c Config, keys ...string) (uint32, error) {
-	v, ok := c.Int(keys...)
-	if !ok {
-		return 0, fmt.Errorf("convert: config.json: no integer %s", strings.Join(keys, " or "))
-	}
-	if v < 0 || v > math.MaxUint32 {
-		return 0, fmt.Errorf("convert: config.json: %s = %d is out of range", keys[0], v)
-	}
-	return uint32(v), nil
-}
-
-func requireFloat(c Config, keys ...string) (float32, error) {
-	v, ok := c.Float(keys...)
-	if !ok {
-		return 0, fmt.Errorf("convert: config.json: no number %s", strings.Join(keys, " or "))
-	}
-	return float32(v), nil
-}
-
-// f32 is arch.F32.
-func f32(x float32) json.Number { return arch.F32(x) }
 
 // mdUint reads an integer GGUF KV.
 func mdUint(md tensor.Metadata, key string) (int64, error) {
@@ -240,35 +178,6 @@ func mdUint(md tensor.Metadata, key string) (int64, error) {
 		return 0, fmt.Errorf("convert: GGUF metadata %s is %v, not an integer", key, v.Kind())
 	}
 	return i, nil
-}
-
-// mdFloat reads a float GGUF KV as float32 (the type llama.cpp writes).
-func mdFloat(md tensor.Metadata, key string) (float32, bool) {
-	v, ok := md.Get(key)
-	if !ok {
-		return 0, false
-	}
-	f, ok := v.Float()
-	return float32(f), ok
-}
-
-// mapTable maps in through t in the given direction, dropping the tensors
-// drop names (with its reason) and failing on any other unknown name.
-func mapTable(t nameTable, in []tensor.Info, toGGUF bool, drop func(name string) string) ([]Mapping, []Dropped, error) {
-	var out []Mapping
-	var dropped []Dropped
-	for _, ti := range in {
-		if r := drop(ti.Name); r != "" {
-			dropped = append(dropped, Dropped{Name: ti.Name, Reason: r})
-			continue
-		}
-		name, ok := t.lookup(ti.Name, toGGUF)
-		if !ok {
-			return nil, nil, tensor.Unsupported("convert: unexpected tensor %q: no mapping for it", ti.Name)
-		}
-		out = append(out, Mapping{Name: name, Source: ti.Name, Shape: ti.Shape.Clone()})
-	}
-	return out, dropped, nil
 }
 
 // requireTensors fails naming the first of names missing from out.
@@ -285,38 +194,12 @@ func requireTensors(out []Mapping, names ...string) error {
 	return nil
 }
 
-// layerTensors lists name patterns ("blk.{bid}.attn_q.weight") expanded for
-// every layer.
-func layerTensors(n int, patterns ...string) []string {
-	var out []string
-	for b := 0; b < n; b++ {
-		for _, p := range patterns {
-			out = append(out, strings.Replace(p, "{bid}", strconv.Itoa(b), 1))
-		}
-	}
-	return out
-}
-
 func infoByName(in []tensor.Info) map[string]tensor.Info {
 	m := make(map[string]tensor.Info, len(in))
 	for _, t := range in {
 		m[t.Name] = t
 	}
 	return m
-}
-
-// addSpecialIDs copies the BOS/EOS/PAD ids of the GGUF tokenizer into
-// config.json, where transformers' generation defaults read them.
-func addSpecialIDs(c Config, md tensor.Metadata) {
-	for _, k := range []struct{ gguf, key string }{
-		{"tokenizer.ggml.bos_token_id", "bos_token_id"},
-		{"tokenizer.ggml.eos_token_id", "eos_token_id"},
-		{"tokenizer.ggml.padding_token_id", "pad_token_id"},
-	} {
-		if v, ok := md.Int(k.gguf); ok {
-			c[k.key] = v
-		}
-	}
 }
 
 // permuteRows returns llama.cpp's rotary row permutation for a [rows, cols]

@@ -13,13 +13,14 @@
 //	                                                                                     │
 //	                                                         CRC-32C per tensor ─► self-check re-reads DST
 //
-// Conversion policy lives in one file per architecture (llama.go, gpt2.go,
-// bert.go, t5.go): the config.json ↔ GGUF KV mapping, the tensor name table,
-// the layout changes (LLaMA's Q/K row permutation, GPT-2's Conv1D
-// transposes), the tensors dropped on purpose with the reason, and tied
-// weights. Marian and BART have no llama.cpp architecture: GGUF output is
-// refused for them, and native or safetensors output repacks them as they
-// are.
+// Conversion policy is data in package arch, one file per family: the
+// config.json ↔ GGUF keys, the tensor names, the layout changes (LLaMA's
+// Q/K row permutation, GPT-2's Conv1D transposes, fused QKV regrouping,
+// Gemma's norm + 1), the tensors dropped on purpose with the reason, tied
+// copies and generated tensors (Llama 3's rope_freqs). family.go applies
+// it in both directions. Marian and BART have no llama.cpp architecture:
+// GGUF output is refused for them, and native or safetensors output
+// repacks them as they are.
 //
 // Per-tensor types for GGUF (GGUFTensorType) follow convert_hf_to_gguf.py
 // at llama.cpp c392e509: 1-D tensors, *_norm.weight, position_embd,
