@@ -201,6 +201,11 @@ func fromHF(src Source) (*Tokenizer, error) {
 		return nil, fmt.Errorf("tokenizer: %w", errNoTokenizer)
 	}
 	t.applyConfig(cfg, tjAdded)
+	if t.model == BPE {
+		if err := t.identifyPre(); err != nil {
+			return nil, err
+		}
+	}
 	return t, nil
 }
 

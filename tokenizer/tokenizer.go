@@ -76,7 +76,8 @@ type Tokenizer struct {
 	tokenTypeCount                          int      // BERT's type_vocab_size, 0 if unknown
 	ggufIDs                                 []string // special kinds whose ids the source gave, in order
 
-	chat []ChatTemplate // chat templates, the default first
+	chat     []ChatTemplate // chat templates, the default first
+	preRegex string         // vocab.preRegex, until identifyPre names the pre-tokenizer
 
 	ignoreMerges bool // LLaMA 3: a word that is a token is not merged
 	pretok       *preTokenizer
@@ -137,6 +138,9 @@ type vocab struct {
 	types  []TokenType
 	scores []float32
 	merges []string
+	// preRegex is a tokenizer.json Split regex tfconv does not read: pre
+	// is then a guess that identifyPre must confirm.
+	preRegex string
 }
 
 // build checks a vocabulary and prepares the lookup tables. where names the
@@ -156,7 +160,7 @@ func build(v vocab, where string) (*Tokenizer, error) {
 		return nil, fmtErr(where, "scores", fmt.Sprintf("%d entries for %d tokens", len(v.scores), n))
 	}
 	t := &Tokenizer{
-		model: v.model, pre: v.pre, tokens: v.tokens, types: v.types, scores: v.scores, merges: v.merges,
+		model: v.model, pre: v.pre, tokens: v.tokens, types: v.types, scores: v.scores, merges: v.merges, preRegex: v.preRegex,
 		BOS: -1, EOS: -1, UNK: -1, SEP: -1, PAD: -1, MASK: -1, CLS: -1,
 	}
 	if t.types == nil {
@@ -177,13 +181,8 @@ func build(v vocab, where string) (*Tokenizer, error) {
 	}
 	switch t.model {
 	case BPE:
-		t.pretok = preTokenizerFor(t.pre)
-		if t.pretok == nil {
+		if !t.setPre(t.pre) {
 			return nil, unsupportedErr(where, "tokenizer.ggml.pre", fmt.Sprintf("pre-tokenizer %q is not supported", t.pre))
-		}
-		switch t.pre {
-		case "llama3", "llama-v3", "llama-bpe", "falcon3":
-			t.ignoreMerges = true
 		}
 		t.ranks = make(map[[2]string]int, len(t.merges))
 		for i, m := range t.merges {

@@ -128,12 +128,18 @@ func parseTokenizerJSON(b []byte, cfg *hfConfig) (*Tokenizer, []addedToken, erro
 		if err != nil {
 			return nil, nil, err
 		}
-		pre, byteLevel, err := tjPreName(tj.PreTokenizer)
+		pre, byteLevel, unknown, err := tjPreName(tj.PreTokenizer)
 		if err != nil {
 			return nil, nil, err
 		}
+		if unknown != "" && !byteLevel {
+			return nil, nil, unsupportedErr("tokenizer.json", "pre_tokenizer", fmt.Sprintf("pre-tokenizer regex %q is not supported", unknown))
+		}
 		if byteLevel {
-			v = vocab{model: BPE, pre: pre, tokens: tokens, types: types, merges: merges}
+			if unknown != "" && pre == "" {
+				pre = "gpt-2" // a guess; identifyPre must confirm it or find the name
+			}
+			v = vocab{model: BPE, pre: pre, tokens: tokens, types: types, merges: merges, preRegex: unknown}
 			break
 		}
 		// SentencePiece-style BPE (LLaMA, Mistral): "▁" for spaces and
@@ -241,20 +247,20 @@ func parseTJMerges(raw json.RawMessage) ([]string, error) {
 }
 
 // tjPreName maps a pre_tokenizer to a tokenizer.ggml.pre name; byteLevel
-// says whether the model is byte-level.
-func tjPreName(raw json.RawMessage) (string, bool, error) {
+// says whether the model is byte-level; unknown is a Split regex tfconv
+// does not know (the name is then only a guess for identifyPre to test).
+func tjPreName(raw json.RawMessage) (pre string, byteLevel bool, unknown string, err error) {
 	if len(raw) == 0 || string(raw) == "null" {
-		return "", false, nil
+		return "", false, "", nil
 	}
 	var p tjPre
 	if err := json.Unmarshal(raw, &p); err != nil {
-		return "", false, jsonErr("tokenizer.json", err)
+		return "", false, "", jsonErr("tokenizer.json", err)
 	}
 	list := []tjPre{p}
 	if p.Type == "Sequence" {
 		list = p.Pretokenizers
 	}
-	pre, byteLevel := "", false
 	for _, q := range list {
 		switch q.Type {
 		case "ByteLevel":
@@ -268,13 +274,14 @@ func tjPreName(raw json.RawMessage) (string, bool, error) {
 			}
 			name, ok := knownSplitPatterns[*q.Pattern.Regex]
 			if !ok {
-				return "", false, unsupportedErr("tokenizer.json", "pre_tokenizer", fmt.Sprintf("pre-tokenizer regex %q is not supported", *q.Pattern.Regex))
+				unknown = *q.Pattern.Regex
+				continue
 			}
 			pre = name
 		case "Metaspace":
 		}
 	}
-	return pre, byteLevel, nil
+	return pre, byteLevel, unknown, nil
 }
 
 // tjPrependsSpace reports whether a SentencePiece-style tokenizer.json adds
