@@ -27,26 +27,18 @@ func familyFixtures(t *testing.T) []string {
 // 8192 by default, where transformers reads rope_scaling's 64).
 var ggufAgrees = map[string]bool{"mistral": false, "llama3": false}
 
-// maxRelLogitDiffF32: where the logits grow large (the fixtures with an
-// N(0, 1) head reach 50), float32 rounding scales with them: a few ulps of
-// the largest logit.
-const maxRelLogitDiffF32 = 1e-6
-
-// gelu26Layers are the fixtures whose tanh GELU runs through 26 layers
-// (llama.cpp runs Gemma 2 only at its published depths), where float32
-// rounding of the activation accumulates past maxLogitDiffF32.
-var gelu26Layers = map[string]bool{"gemma2": true}
-
 // newerGELU are the hand-made GELU fixtures whose reference is the newer
-// llama.cpp (testdata/arch/README.md): its CPU GELU reads the fp16 table
-// but passes |x| ≥ 10 through exactly (Gemma's √d-scaled activations reach
-// that), so neither our exact GELU nor c392e509's table is its bit
-// pattern. maxRelDiffNewerGELU bounds that difference, relative to the
-// largest logit; a mechanism wrongly built (the local rope base or the
-// window) moves the logits by 0.75 and 9.9 on this fixture, 1000× more.
+// llama.cpp (testdata/arch/README.md). Run as llama.cpp computes (its fp16
+// GELU table), the first positions agree to 2e-6, later ones within 4.5e-4
+// of logits up to 4.2: that llama.cpp's fp16 GELU table and ours part by
+// rounding (c392e509's Gemma, checked the same way, flips at one position
+// by 1.4e-4). maxRelDiffNewerGELU bounds it relative to the largest logit;
+// a mechanism wrongly built moves the logits by far more on this fixture
+// (a window of 3 or 5 instead of 4: 3.6 and 3.1; the global rope base on
+// the local layers: 0.75).
 var newerGELU = map[string]bool{"gemma3": true}
 
-const maxRelDiffNewerGELU = 2e-5
+const maxRelDiffNewerGELU = 2e-4
 
 // maxLogitDiffGGUFvsLlamaCpp bounds our run of a GGUF against llama.cpp's
 // own logits where both follow llama.cpp's graph but not transformers': the
@@ -96,12 +88,8 @@ func TestFamiliesMatchTransformers(t *testing.T) {
 					want, tol, what = lc.Logits, maxLogitDiffGGUFvsLlamaCpp, "llama.cpp"
 				}
 				diff, scale := maxDiff(t, out.Logits, want, nil)
-				tol = max(tol, maxRelLogitDiffF32*scale)
 				if newerGELU[fam] {
 					tol = max(tol, maxRelDiffNewerGELU*scale)
-				}
-				if gelu26Layers[fam] {
-					tol = max(tol, maxLogitDiffQuant)
 				}
 				t.Logf("%s: max |Δ| %.3g against %s (logits up to %.3g)", form, diff, what, scale)
 				if diff > tol {

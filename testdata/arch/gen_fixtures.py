@@ -139,14 +139,16 @@ def dump(path, obj):
 
 
 def randomize(model, seed):
-    """Redraws every parameter so activations are O(1): matrices N(0, 1/fan_in), embeddings N(0, 1), norm
-    weights 1 + N(0, 0.2²) (Gemma's, stored as w with (1 + w) applied, N(0, 0.2²)), biases N(0, 0.2²)."""
+    """Redraws every parameter so activations are O(1): matrices (embeddings and heads included) N(0, 1/fan_in),
+    norm weights 1 + N(0, 0.2²) (Gemma's, stored as w with (1 + w) applied, N(0, 0.2²)), biases N(0, 0.2²)."""
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for name, p in sorted(model.named_parameters()):
             if p.dim() == 2:
-                std = 1.0 if "embed" in name or "wte" in name else p.shape[1] ** -0.5
-                p.copy_(torch.randn(p.shape, generator=g) * std)
+                # N(0, 1/fan_in) for every matrix, embeddings and heads
+                # too, so that the logits stay O(1) (a tied head is the
+                # embedding).
+                p.copy_(torch.randn(p.shape, generator=g) * p.shape[1] ** -0.5)
             elif name.endswith("bias"):
                 p.copy_(torch.randn(p.shape, generator=g) * 0.2)
             else:
