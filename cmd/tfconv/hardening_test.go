@@ -43,24 +43,25 @@ type binResult struct {
 	maxRSS         int64 // bytes
 }
 
-// runBinary runs bin with args and measures it (getrusage of the child).
+// runBinary runs bin with args and measures it: wall time and peak RSS of
+// the binary alone (see rssProbe for why it goes through a probe).
 func runBinary(t *testing.T, bin string, args ...string) binResult {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
+	cmd, figures := probeCommand(t, bin, args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	start := time.Now()
 	err := cmd.Run()
-	res := binResult{wall: time.Since(start), stdout: out.String(), stderr: errb.String()}
+	res := binResult{stdout: out.String(), stderr: errb.String()}
 	if err != nil {
 		if _, ok := err.(*exec.ExitError); !ok {
 			t.Fatalf("%v: %v", args, err)
 		}
 	}
 	res.code = cmd.ProcessState.ExitCode()
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		res.maxRSS = ru.Maxrss * 1024 // kilobytes on Linux
+	if res.code == 125 && strings.HasPrefix(res.stderr, "rss probe:") {
+		t.Fatalf("%v: %s", args, res.stderr)
 	}
+	res.maxRSS, res.wall = figures()
 	return res
 }
 
