@@ -46,6 +46,9 @@ type Family struct {
 	// Generated are GGUF tensors the converter computes from config.json
 	// (written first, as generate_extra_tensors comes first).
 	Generated []Generated
+	// NoGGUF, when set, says why the family has no GGUF form (llama.cpp has
+	// no such architecture): conversion to GGUF is refused with it.
+	NoGGUF string
 	// HFConst are constant config.json entries written on GGUF → HF
 	// (hidden_act, the flags transformers needs that GGUF does not keep).
 	HFConst map[string]any

@@ -58,14 +58,6 @@ type Dropped struct {
 
 var registry = map[string]Arch{}
 
-// noGGUF are architectures tfconv reads and repacks (native, safetensors)
-// but that llama.cpp has no GGUF architecture for, so there are no GGUF
-// names or keys to match; inventing some would make files nothing loads.
-var noGGUF = map[string]string{
-	"marian": "llama.cpp has no Marian architecture (sinusoidal positions, post-LN encoder-decoder), so a GGUF of it would load nowhere",
-	"bart":   "llama.cpp has no BART architecture, so a GGUF of it would load nowhere",
-}
-
 // register adds an architecture; called from each architecture's init.
 func register(a Arch) {
 	registry[a.Name()] = a
@@ -95,9 +87,12 @@ func Lookup(name string) (Arch, error) {
 	if a, ok := registry[strings.ToLower(name)]; ok {
 		return a, nil
 	}
-	if why, ok := noGGUF[strings.ToLower(name)]; ok {
+	// A family tfconv reads and repacks (native, safetensors) but that
+	// llama.cpp has no GGUF architecture for: inventing names and keys
+	// would make files nothing loads.
+	if f, ok := arch.ByName(name); ok && f.NoGGUF != "" {
 		return nil, tensor.Unsupported("convert: %s: %s; convert it to native (--to native) or safetensors instead (GGUF architectures: %s)",
-			name, why, strings.Join(Supported(), ", "))
+			name, f.NoGGUF, strings.Join(Supported(), ", "))
 	}
 	return nil, tensor.Unsupported("convert: unknown architecture %q (supported: %s)",
 		name, strings.Join(Supported(), ", "))

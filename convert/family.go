@@ -17,7 +17,9 @@ type family struct{ f *arch.Family }
 
 func init() {
 	for _, f := range arch.Families() {
-		register(family{f})
+		if f.NoGGUF == "" {
+			register(family{f})
+		}
 	}
 }
 

@@ -2,7 +2,9 @@ package model
 
 import (
 	"fmt"
+	spec "github.com/tfconv/tfconv/arch"
 	"math"
+	"strings"
 
 	"github.com/tfconv/tfconv/kernels"
 	"github.com/tfconv/tfconv/tensor"
@@ -52,83 +54,98 @@ type seq2seq struct {
 	embScale  float32 // √d_model when scale_embedding, else 1
 }
 
-// loadSeq2SeqHF reads the shared BART/Marian layout; learnedPos says whether
-// embed_positions is a stored tensor (BART) or computed (Marian).
-func loadSeq2SeqHF(l *loader, hc hfConfig, arch string) (*seq2seq, error) {
-	d := hc.int(0, "d_model")
-	heads := hc.int(0, "decoder_attention_heads")
-	cfg := Config{Arch: arch, Layers: hc.int(0, "decoder_layers"), EncoderLayers: hc.int(0, "encoder_layers"), DModel: d,
-		Vocab: hc.int(0, "vocab_size"), Heads: heads, KVHeads: heads, HeadDim: d / max(heads, 1),
-		FFN: hc.int(0, "decoder_ffn_dim"), MaxPositions: hc.int(0, "max_position_embeddings"), Eps: 1e-5,
-		ScaleEmbedding: hc.bool(false, "scale_embedding"), TiedEmbeddings: true, EncoderDecoder: true,
-		BOS: hc.int(-1, "bos_token_id"), EOS: hc.int(-1, "eos_token_id"), PAD: hc.int(-1, "pad_token_id"),
-		DecoderStart: hc.int(0, "decoder_start_token_id"), ForcedEOS: hc.int(-1, "forced_eos_token_id")}
-	act, err := hfActivation(hc.str("activation_function"))
+// loadSeq2Seq loads the BART/Marian stack by role (arch.BART and
+// arch.Marian state the names; there is no GGUF form).
+func loadSeq2Seq(fl familyLoader, c spec.Config, arch string) (*seq2seq, error) {
+	geti := func(def int, keys ...string) int {
+		if v, ok := c.Int(keys...); ok && v >= 0 && v < 1<<31 {
+			return int(v)
+		}
+		return def
+	}
+	getb := func(def bool, key string) bool {
+		if b, ok := c.Bool(key); ok {
+			return b
+		}
+		return def
+	}
+	d := geti(0, "d_model")
+	heads := geti(0, "decoder_attention_heads")
+	cfg := Config{Arch: arch, Layers: geti(0, "decoder_layers"), EncoderLayers: geti(0, "encoder_layers"), DModel: d,
+		Vocab: geti(0, "vocab_size"), Heads: heads, KVHeads: heads, HeadDim: d / max(heads, 1),
+		FFN: geti(0, "decoder_ffn_dim"), MaxPositions: geti(0, "max_position_embeddings"), Eps: 1e-5,
+		ScaleEmbedding: getb(false, "scale_embedding"), TiedEmbeddings: true, EncoderDecoder: true,
+		BOS: geti(-1, "bos_token_id"), EOS: geti(-1, "eos_token_id"), PAD: geti(-1, "pad_token_id"),
+		DecoderStart: geti(0, "decoder_start_token_id"), ForcedEOS: geti(-1, "forced_eos_token_id")}
+	actName, _ := c.Str("activation_function")
+	act, err := hfActivation(actName)
 	if err != nil {
 		return nil, err
 	}
 	cfg.Activation = act
-	if err := checkDims(&cfg, l.c.Path); err != nil {
+	if err := checkDims(&cfg, fl.c.Path); err != nil {
 		return nil, err
 	}
-	if e := hc.int(heads, "encoder_attention_heads"); e != heads || hc.int(cfg.FFN, "encoder_ffn_dim") != cfg.FFN {
-		return nil, tensor.Unsupported("model: %s: %s with different encoder and decoder widths is not supported", l.c.Path, arch)
+	if e := geti(heads, "encoder_attention_heads"); e != heads || geti(cfg.FFN, "encoder_ffn_dim") != cfg.FFN {
+		return nil, tensor.Unsupported("model: %s: %s with different encoder and decoder widths is not supported", fl.c.Path, arch)
 	}
-	if hc.bool(false, "normalize_before") {
-		return nil, tensor.Unsupported("model: %s: %s normalize_before (pre-LN) is not supported", l.c.Path, arch)
+	if getb(false, "normalize_before") {
+		return nil, tensor.Unsupported("model: %s: %s normalize_before (pre-LN) is not supported", fl.c.Path, arch)
 	}
 	m := &seq2seq{embScale: 1}
 	if cfg.ScaleEmbedding {
 		m.embScale = float32(math.Sqrt(float64(d)))
 	}
 	w := &m.w
-	w.TokenEmbd = l.matrix("model.shared.weight", cfg.Vocab, d)
-	optNorm := func(name string) *norm {
-		if !l.has(name + ".weight") {
+	w.TokenEmbd = fl.matrix(fl.name("token_embd", -1, ".weight"), cfg.Vocab, d)
+	// ln is a LayerNorm of the role; opt: nil when the checkpoint has none.
+	ln := func(role string, i int, opt bool) *norm {
+		name := fl.name(role, i, ".weight")
+		if opt && !fl.has(name) {
 			return nil
 		}
-		n := l.layerNorm(name, d, cfg.Eps)
+		n := fl.layerNorm(strings.TrimSuffix(name, ".weight"), d, cfg.Eps)
 		return &n
 	}
-	w.EncEmbdNorm, w.DecEmbdNorm = optNorm("model.encoder.layernorm_embedding"), optNorm("model.decoder.layernorm_embedding")
-	w.EncNorm, w.DecNorm = optNorm("model.encoder.layer_norm"), optNorm("model.decoder.layer_norm")
-	blockAttn := func(p string) (q, k, v, o linear) {
-		return l.lin(p+".q_proj", d, d), l.lin(p+".k_proj", d, d), l.lin(p+".v_proj", d, d), l.lin(p+".out_proj", d, d)
+	w.EncEmbdNorm, w.DecEmbdNorm = ln("enc.token_embd_norm", -1, true), ln("dec.token_embd_norm", -1, true)
+	w.EncNorm, w.DecNorm = ln("enc.output_norm", -1, true), ln("dec.output_norm", -1, true)
+	// attn loads the q, k, v projections of prefix and the output one.
+	attn := func(p, out string, i int) (q, k, v, o linear) {
+		return fl.lin(p+"_q", i, d, d), fl.lin(p+"_k", i, d, d), fl.lin(p+"_v", i, d, d), fl.lin(out, i, d, d)
 	}
 	for i := 0; i < cfg.EncoderLayers; i++ {
-		p := fmt.Sprintf("model.encoder.layers.%d.", i)
 		var b seq2seqBlock
-		b.Q, b.K, b.V, b.O = blockAttn(p + "self_attn")
-		b.SelfNorm = l.layerNorm(p+"self_attn_layer_norm", d, cfg.Eps)
-		b.Up, b.Down = l.lin(p+"fc1", cfg.FFN, d), l.lin(p+"fc2", d, cfg.FFN)
-		b.FFNNorm = l.layerNorm(p+"final_layer_norm", d, cfg.Eps)
+		b.Q, b.K, b.V, b.O = attn("enc.blk.{bid}.attn", "enc.blk.{bid}.attn_output", i)
+		b.SelfNorm = *ln("enc.blk.{bid}.attn_norm", i, false)
+		b.Up, b.Down = fl.lin("enc.blk.{bid}.ffn_up", i, cfg.FFN, d), fl.lin("enc.blk.{bid}.ffn_down", i, d, cfg.FFN)
+		b.FFNNorm = *ln("enc.blk.{bid}.ffn_norm", i, false)
 		w.Encoder = append(w.Encoder, b)
 	}
 	for i := 0; i < cfg.Layers; i++ {
-		p := fmt.Sprintf("model.decoder.layers.%d.", i)
 		var b seq2seqBlock
-		b.Q, b.K, b.V, b.O = blockAttn(p + "self_attn")
-		b.SelfNorm = l.layerNorm(p+"self_attn_layer_norm", d, cfg.Eps)
-		b.CQ, b.CK, b.CV, b.CO = blockAttn(p + "encoder_attn")
-		b.CrossNorm = l.layerNorm(p+"encoder_attn_layer_norm", d, cfg.Eps)
-		b.Up, b.Down = l.lin(p+"fc1", cfg.FFN, d), l.lin(p+"fc2", d, cfg.FFN)
-		b.FFNNorm = l.layerNorm(p+"final_layer_norm", d, cfg.Eps)
+		b.Q, b.K, b.V, b.O = attn("dec.blk.{bid}.attn", "dec.blk.{bid}.attn_output", i)
+		b.SelfNorm = *ln("dec.blk.{bid}.attn_norm", i, false)
+		b.CQ, b.CK, b.CV, b.CO = attn("dec.blk.{bid}.cross_attn", "dec.blk.{bid}.cross_attn_o", i)
+		b.CrossNorm = *ln("dec.blk.{bid}.cross_attn_norm", i, false)
+		b.Up, b.Down = fl.lin("dec.blk.{bid}.ffn_up", i, cfg.FFN, d), fl.lin("dec.blk.{bid}.ffn_down", i, d, cfg.FFN)
+		b.FFNNorm = *ln("dec.blk.{bid}.ffn_norm", i, false)
 		w.Decoder = append(w.Decoder, b)
 	}
 	w.Output = w.TokenEmbd
-	if l.has("lm_head.weight") && !hc.bool(true, "tie_word_embeddings") {
-		w.Output, cfg.TiedEmbeddings = l.matrix("lm_head.weight", cfg.Vocab, d), false
+	if out := fl.name("output", -1, ".weight"); fl.has(out) && !getb(true, "tie_word_embeddings") {
+		w.Output, cfg.TiedEmbeddings = fl.matrix(out, cfg.Vocab, d), false
 	}
-	w.OutputBias = l.optVector("final_logits_bias", cfg.Vocab)
-	if l.err != nil {
-		return nil, l.err
+	// final_logits_bias is a buffer-like tensor with no role of its own.
+	w.OutputBias = fl.optVector("final_logits_bias", cfg.Vocab)
+	if fl.err != nil {
+		return nil, fl.err
 	}
 	m.cfg = &cfg
 	return m, nil
 }
 
-func loadBartHF(l *loader, hc hfConfig) (*Model, error) {
-	s, err := loadSeq2SeqHF(l, hc, "bart")
+func loadBart(fl familyLoader, c spec.Config) (*Model, error) {
+	s, err := loadSeq2Seq(fl, c, "bart")
 	if err != nil {
 		return nil, err
 	}
@@ -137,10 +154,10 @@ func loadBartHF(l *loader, hc hfConfig) (*Model, error) {
 	const offset = 2
 	n := s.cfg.MaxPositions + offset
 	s.posOffset = offset
-	s.w.EncPos = l.matrix("model.encoder.embed_positions.weight", n, s.cfg.DModel)
-	s.w.DecPos = l.matrix("model.decoder.embed_positions.weight", n, s.cfg.DModel)
-	if l.err != nil {
-		return nil, l.err
+	s.w.EncPos = fl.matrix(fl.name("enc.position_embd", -1, ".weight"), n, s.cfg.DModel)
+	s.w.DecPos = fl.matrix(fl.name("dec.position_embd", -1, ".weight"), n, s.cfg.DModel)
+	if fl.err != nil {
+		return nil, fl.err
 	}
 	return newSeq2Seq(s), nil
 }

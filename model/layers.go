@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strings"
 
 	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/kernels"
@@ -349,11 +348,6 @@ func (l *loader) layerNorm(name string, d int, eps float32) norm {
 	return norm{W: l.vector(name+".weight", d), B: l.optVector(name+".bias", d), Eps: eps}
 }
 
-// rmsNorm loads name+".weight".
-func (l *loader) rmsNorm(name string, d int, eps float32) norm {
-	return norm{W: l.vector(name+".weight", d), Eps: eps, RMS: true}
-}
-
 // rowsOf returns the first dimension of a 2-D tensor, or 0.
 func (l *loader) rowsOf(name string) int {
 	t, ok := l.c.Tensor(name)
@@ -386,21 +380,6 @@ func (h hfConfig) num(keys ...string) (float64, bool) {
 	return 0, false
 }
 
-// int returns the first of keys holding an integer, or def.
-func (h hfConfig) int(def int, keys ...string) int {
-	if f, ok := h.num(keys...); ok && f == math.Trunc(f) && math.Abs(f) < 1<<31 {
-		return int(f)
-	}
-	return def
-}
-
-func (h hfConfig) float(def float64, keys ...string) float64 {
-	if f, ok := h.num(keys...); ok {
-		return f
-	}
-	return def
-}
-
 func (h hfConfig) str(keys ...string) string {
 	for _, k := range keys {
 		if s, ok := h[k].(string); ok {
@@ -408,13 +387,6 @@ func (h hfConfig) str(keys ...string) string {
 		}
 	}
 	return ""
-}
-
-func (h hfConfig) bool(def bool, key string) bool {
-	if b, ok := h[key].(bool); ok {
-		return b
-	}
-	return def
 }
 
 // checkDims rejects configurations the forward pass cannot run.
@@ -462,20 +434,6 @@ func mdBool(md tensor.Metadata, key string, def bool) bool {
 		}
 	}
 	return def
-}
-
-// blk names a GGUF block tensor.
-func blk(i int, name string) string { return fmt.Sprintf("blk.%d.%s", i, name) }
-
-// joinName joins HF name parts with dots, skipping empty parts.
-func joinName(parts ...string) string {
-	var out []string
-	for _, p := range parts {
-		if p != "" {
-			out = append(out, p)
-		}
-	}
-	return strings.Join(out, ".")
 }
 
 // embed writes the token embeddings of tokens into x [T][d].

@@ -1,6 +1,7 @@
 package model
 
 import (
+	spec "github.com/tfconv/tfconv/arch"
 	"math"
 
 	"github.com/tfconv/tfconv/kernels"
@@ -16,8 +17,8 @@ import (
 //	P[pos][d/2 + i] = cos(pos / 10000^(2i/d))
 //	x₀ = √d·E[tok] + P[pos]
 
-func loadMarianHF(l *loader, hc hfConfig) (*Model, error) {
-	s, err := loadSeq2SeqHF(l, hc, "marian")
+func loadMarian(fl familyLoader, c spec.Config) (*Model, error) {
+	s, err := loadSeq2Seq(fl, c, "marian")
 	if err != nil {
 		return nil, err
 	}

@@ -236,20 +236,12 @@ func matchLlamaCpp(m *Model, mats []*kernels.Matrix) {
 	}
 }
 
-// The architectures with a forward pass of their own (the others are
-// families of package arch, run by the one decoder): config.json model_type
-// → loader, GGUF general.architecture → loader.
-var (
-	hfLoaders = map[string]func(*loader, hfConfig) (*Model, error){
-		"marian": loadMarianHF, "bart": loadBartHF,
-	}
-	ggufLoaders = map[string]func(*loader, tensor.Metadata) (*Model, error){}
-	// ownForward are the families of package arch with a forward pass of
-	// their own; every other family runs on the one decoder.
-	ownForward = map[string]func(familyLoader, spec.Config) (*Model, error){
-		"gpt2": loadGPT2, "bert": loadBert, "bloom": loadBloomFamily, "t5": loadT5,
-	}
-)
+// ownForward are the families of package arch with a forward pass of their
+// own; every other family runs on the one decoder (decoder.go).
+var ownForward = map[string]func(familyLoader, spec.Config) (*Model, error){
+	"gpt2": loadGPT2, "bert": loadBert, "bloom": loadBloomFamily, "t5": loadT5,
+	"bart": loadBart, "marian": loadMarian,
+}
 
 // loadFamily loads a family of package arch from either naming.
 func loadFamily(l *loader, f *spec.Family, hc hfConfig, hf bool) (*Model, error) {
@@ -264,18 +256,15 @@ func loadFamily(l *loader, f *spec.Family, hc hfConfig, hf bool) (*Model, error)
 	return load(familyLoader{loader: l, f: f, hf: hf}, c)
 }
 
-// Architectures lists what Load runs: HF model_type values and GGUF
-// general.architecture values, each sorted.
+// Architectures lists what Load runs, from package arch's families: HF
+// model_type values and GGUF general.architecture values (families with a
+// GGUF form), each sorted.
 func Architectures() (hf, gguf []string) {
 	seen := map[string]bool{}
-	for k := range hfLoaders {
-		hf = append(hf, k)
-	}
-	for k := range ggufLoaders {
-		gguf = append(gguf, k)
-	}
 	for _, f := range spec.Families() {
-		gguf = append(gguf, f.Name)
+		if f.NoGGUF == "" {
+			gguf = append(gguf, f.Name)
+		}
 		for _, t := range f.ModelTypes {
 			if !seen[t] {
 				seen[t] = true
@@ -289,19 +278,12 @@ func Architectures() (hf, gguf []string) {
 }
 
 func loadHF(l *loader, hc hfConfig) (*Model, error) {
-	mt := hc.str("model_type")
-	var (
-		m   *Model
-		err error
-	)
-	if f, ok := spec.ForConfig(spec.Config(hc)); ok {
-		m, err = loadFamily(l, f, hc, true)
-	} else if load, ok := hfLoaders[mt]; ok {
-		m, err = load(l, hc)
-	} else {
+	f, ok := spec.ForConfig(spec.Config(hc))
+	if !ok {
 		hf, _ := Architectures()
-		return nil, tensor.Unsupported("model: %s: config.json model_type %q is not supported (runs: %s)", l.c.Path, mt, strings.Join(hf, ", "))
+		return nil, tensor.Unsupported("model: %s: config.json model_type %q is not supported (runs: %s)", l.c.Path, hc.str("model_type"), strings.Join(hf, ", "))
 	}
+	m, err := loadFamily(l, f, hc, true)
 	if err != nil {
 		return nil, err
 	}
@@ -310,20 +292,13 @@ func loadHF(l *loader, hc hfConfig) (*Model, error) {
 }
 
 func loadGGUF(l *loader) (*Model, error) {
-	md := l.c.Metadata
-	a, _ := md.Str("general.architecture")
-	var (
-		m   *Model
-		err error
-	)
-	if f, ok := spec.ByName(a); ok && f.Name == a {
-		m, err = loadFamily(l, f, nil, false)
-	} else if load, ok := ggufLoaders[a]; ok {
-		m, err = load(l, md)
-	} else {
+	a, _ := l.c.Metadata.Str("general.architecture")
+	f, ok := spec.ByName(a)
+	if !ok || f.Name != a || f.NoGGUF != "" {
 		_, gg := Architectures()
 		return nil, tensor.Unsupported("model: %s: general.architecture %q is not supported (runs: %s)", l.c.Path, a, strings.Join(gg, ", "))
 	}
+	m, err := loadFamily(l, f, nil, false)
 	if err != nil {
 		return nil, err
 	}
