@@ -226,6 +226,11 @@ type Tensor struct {
 	// Aliases: the HF patterns name copies of one tensor (T5's shared and
 	// embed_tokens); the first met is converted, the others dropped as tied.
 	Aliases bool
+	// Stack, when set, is how many tensors Hugging Face keeps for this
+	// role, one per index ({xid} in its patterns: StableLM's per-head
+	// norms, and experts): GGUF holds them stacked along a new outermost
+	// dimension, index order. Shape is one part's.
+	Stack Dim
 }
 
 // Drop is a Hugging Face tensor left out of the GGUF on purpose.
@@ -355,15 +360,34 @@ func SplitName(name string) (pattern string, bid int, suffix string) {
 	return strings.Join(parts, "."), bid, suffix
 }
 
-// expand puts the layer number into a pattern.
-func expand(pattern string, bid int) string {
-	return strings.Replace(pattern, "{bid}", strconv.Itoa(bid), 1)
+// expand puts the layer number into a pattern (and index 0 for {xid}:
+// the first part of a stacked role).
+func expand(pattern string, bid int) string { return expandAt(pattern, bid, 0) }
+
+// expandAt puts the layer number and the part index into a pattern.
+func expandAt(pattern string, bid, xid int) string {
+	pattern = strings.Replace(pattern, "{bid}", strconv.Itoa(bid), 1)
+	return strings.Replace(pattern, "{xid}", strconv.Itoa(xid), 1)
+}
+
+// splitIndex turns the first all-digit part of a pattern left by
+// SplitName into {xid}, returning its value (-1, pattern unchanged: none).
+func splitIndex(pattern string) (string, int) {
+	parts := strings.Split(pattern, ".")
+	for i, p := range parts {
+		if n, err := strconv.Atoi(p); err == nil && n >= 0 && p == strconv.Itoa(n) {
+			parts[i] = "{xid}"
+			return strings.Join(parts, "."), n
+		}
+	}
+	return pattern, -1
 }
 
 // Match is one tensor name resolved against the schema.
 type Match struct {
 	Tensor *Tensor
 	Layer  int    // -1 outside the layers
+	Index  int    // the part of a stacked role ({xid}); -1 otherwise
 	Suffix string // ".weight" or ".bias"
 }
 
@@ -373,7 +397,7 @@ func (m Match) Name(toGGUF bool) string {
 	if !toGGUF && len(m.Tensor.HF) > 0 {
 		p = m.Tensor.HF[0]
 	}
-	return expand(p, m.Layer) + m.Suffix
+	return expandAt(p, m.Layer, max(m.Index, 0)) + m.Suffix
 }
 
 // FromHF resolves a Hugging Face tensor name (old suffixes such as .gamma
@@ -395,17 +419,35 @@ func (f *Family) resolve(name string, hf bool) (Match, bool) {
 	if suffix == "" {
 		return Match{}, false
 	}
-	for i := range f.Tensors {
-		t := &f.Tensors[i]
-		pats := t.HF
-		if !hf {
-			pats = []string{t.GGUF}
-		}
-		for _, p := range pats {
-			if p == pat {
-				return Match{Tensor: t, Layer: bid, Suffix: suffix}, true
+	find := func(pat string, stacked bool) (*Tensor, bool) {
+		for i := range f.Tensors {
+			t := &f.Tensors[i]
+			if (t.Stack != 0) != stacked {
+				continue
+			}
+			pats := t.HF
+			if !hf {
+				pats = []string{t.GGUF}
+			}
+			for _, p := range pats {
+				if p == pat {
+					return t, true
+				}
 			}
 		}
+		return nil, false
+	}
+	if t, ok := find(pat, false); ok {
+		return Match{Tensor: t, Layer: bid, Index: -1, Suffix: suffix}, true
+	}
+	if hf {
+		if xpat, xid := splitIndex(pat); xid >= 0 {
+			if t, ok := find(xpat, true); ok {
+				return Match{Tensor: t, Layer: bid, Index: xid, Suffix: suffix}, true
+			}
+		}
+	} else if t, ok := find(pat, true); ok {
+		return Match{Tensor: t, Layer: bid, Index: -1, Suffix: suffix}, true
 	}
 	return Match{}, false
 }
@@ -433,7 +475,7 @@ func (f *Family) Tensor(gguf string) (*Tensor, bool) {
 
 // TensorName is the name of role (a GGUF pattern) at layer in the given
 // naming ("hf" or "gguf"), with suffix; "" when the family has no such
-// role.
+// role. A stacked role's HF names are those of part 0 (TensorPartName).
 func (f *Family) TensorName(role Role, layer int, hf bool, suffix string) []string {
 	t, ok := f.Tensor(role)
 	if !ok {
@@ -447,6 +489,16 @@ func (f *Family) TensorName(role Role, layer int, hf bool, suffix string) []stri
 		out = append(out, expand(p, layer)+suffix)
 	}
 	return out
+}
+
+// TensorPartName is the HF name of part xid of a stacked role at layer,
+// by its first pattern.
+func (f *Family) TensorPartName(role Role, layer, xid int, suffix string) string {
+	t, ok := f.Tensor(role)
+	if !ok || len(t.HF) == 0 {
+		return ""
+	}
+	return expandAt(t.HF[0], layer, xid) + suffix
 }
 
 // Layout returns the layout change of m for its suffix: the permutations
@@ -498,6 +550,8 @@ const (
 	DimHeadDim                // one head (per-head Q/K norms)
 	DimContext                // a learned position table's rows
 	DimTypes                  // token types (BERT's type_vocab_size)
+	DimHeads                  // the query head count (a stack of per-head tensors)
+	DimKVHeads                // the key/value head count
 )
 
 // Dims are the sizes of one model.
@@ -525,6 +579,10 @@ func (d Dims) size(x Dim) int64 {
 		return d.Context
 	case DimTypes:
 		return d.Types
+	case DimHeads:
+		return d.Heads
+	case DimKVHeads:
+		return d.KVHeads
 	}
 	return 0
 }
@@ -559,8 +617,17 @@ func (f *Family) Weights(d Dims, layers int, hf bool, keep func(*Tensor) bool) [
 			}
 			p = t.HF[0]
 		}
-		*dst = append(*dst, Weight{Name: expand(p, bid) + ".weight", Shape: shape,
-			Norm: strings.HasSuffix(t.GGUF, "norm"), Tensor: t})
+		norm := strings.HasSuffix(t.GGUF, "norm")
+		switch {
+		case t.Stack != 0 && hf:
+			for x := int64(0); x < d.size(t.Stack); x++ {
+				*dst = append(*dst, Weight{Name: expandAt(p, bid, int(x)) + ".weight", Shape: shape.Clone(), Norm: norm, Tensor: t})
+			}
+			return
+		case t.Stack != 0:
+			shape = append(tensor.Shape{d.size(t.Stack)}, shape...)
+		}
+		*dst = append(*dst, Weight{Name: expand(p, bid) + ".weight", Shape: shape, Norm: norm, Tensor: t})
 	}
 	for i := range f.Tensors {
 		t := &f.Tensors[i]

@@ -126,6 +126,21 @@ type Param struct {
 	// Inverse sets config.json entries from the GGUF value on GGUF → HF,
 	// for derived values; nil writes HF[0] (nothing when HF is empty).
 	Inverse func(c Config, v tensor.Value, md Meta)
+	// Early: the converter writes the key while it prepares the tensors
+	// (generate_extra_tensors), before general.type: right after
+	// general.architecture.
+	Early bool
+}
+
+// Early reports whether the GGUF key (with its "<arch>." prefix) is one the
+// converter writes right after general.architecture.
+func (f *Family) Early(key string) bool {
+	for _, p := range f.Params {
+		if p.Early && f.Name+"."+p.Key == key {
+			return true
+		}
+	}
+	return false
 }
 
 // Meta reads the GGUF keys of one family ("<arch>." added).

@@ -5,7 +5,9 @@ import "github.com/tfconv/tfconv/tensor"
 // Phi3 is Phi-3 (mini, medium): the llama shape with Q, K and V fused in
 // one projection (attn_qkv: rows Q, then K, then V) and the gate and up
 // projections fused (ffn_up: rows gate, then up), a sliding-window size
-// stated (0 when none), and no Q/K permutation.
+// stated (0 when none), and no Q/K permutation. LongRoPE (the 128k and
+// 3.5 models) becomes the rope_factors_long/short tensors and an
+// attention factor.
 var Phi3 = register(&Family{
 	Name:       "phi3",
 	HFClasses:  []string{"Phi3ForCausalLM"},
@@ -37,7 +39,23 @@ var Phi3 = register(&Family{
 				w, _ := c.Int("sliding_window")
 				return tensor.Uint32(uint32(w)), true, nil
 			}},
-		noRopeScaling(),
+		{Key: "rope.scaling.attn_factor", Kind: tensor.KindFloat32, Early: true,
+			Derive: func(c Config) (tensor.Value, bool, error) {
+				d, err := headDim(c)
+				if err != nil {
+					return tensor.Value{}, false, err
+				}
+				r, ok, err := LongRopeOf(c, int(d))
+				if err != nil || !ok {
+					return tensor.Value{}, false, err
+				}
+				return tensor.Float32(float32(r.AttnFactor)), true, nil
+			}, Inverse: func(Config, tensor.Value, Meta) {}},
+	},
+	// convert_hf_to_gguf.py writes long, then short.
+	Generated: []Generated{
+		longRopeTensor("rope_factors_long", "long_factor", func(r LongRope) []float32 { return r.Long }),
+		longRopeTensor("rope_factors_short", "short_factor", func(r LongRope) []float32 { return r.Short }),
 	},
 	Tensors: phi3Tensors(),
 	Vocab:   VocabRules{NoAddSpacePrefix: true},

@@ -1,8 +1,10 @@
 package arch
 
 // StableLM is StableLM (2, Zephyr, Epoch): the llama shape with LayerNorms
-// (biases), partial rotary positions, optional Q/K/V biases and an
-// optional parallel residual, in which the block has no second norm.
+// (biases), partial rotary positions, optional Q/K/V biases, an optional
+// parallel residual, in which the block has no second norm, and optional
+// per-head LayerNorms of queries and keys (qk_layernorm: StableLM 2 12B),
+// one tensor per head in Hugging Face's form, stacked in GGUF.
 var StableLM = register(&Family{
 	Name:       "stablelm",
 	HFClasses:  []string{"StableLmForCausalLM", "StableLMEpochForCausalLM"},
@@ -21,8 +23,12 @@ var StableLM = register(&Family{
 		{Key: FileType},
 		noRopeScaling(),
 	},
-	Tensors:  stablelmTensors(),
-	Drops:    []Drop{rotaryBuffer},
+	Tensors: stablelmTensors(),
+	Drops:   []Drop{rotaryBuffer},
+	HFRename: func(c Config, has func(string) bool) map[string]string {
+		c["qk_layernorm"] = has("blk.0.attn_q_norm.weight")
+		return nil
+	},
 	HFConst:  map[string]any{"hidden_act": "silu"},
 	BiasFlag: "use_qkv_bias",
 	Graph:    Graph{Norm: LayerNorm, FFN: Gated, Activation: "silu", NeoxRopeGGUF: true},
@@ -35,5 +41,9 @@ func stablelmTensors() []Tensor {
 			out[i].Optional = true // absent with use_parallel_residual
 		}
 	}
-	return out
+	return append(out,
+		Tensor{GGUF: "blk.{bid}.attn_q_norm", HF: []string{hfLayer + "self_attn.q_layernorm.norms.{xid}"},
+			Shape: []Dim{DimHeadDim}, Optional: true, Stack: DimHeads},
+		Tensor{GGUF: "blk.{bid}.attn_k_norm", HF: []string{hfLayer + "self_attn.k_layernorm.norms.{xid}"},
+			Shape: []Dim{DimHeadDim}, Optional: true, Stack: DimKVHeads})
 }

@@ -45,6 +45,12 @@ type Mapping struct {
 	// Copy marks an output that duplicates an input already used by
 	// another Mapping (GPT-2's output.weight is a copy of the embedding).
 	Copy bool
+	// Stack, when set, are the inputs stacked along a new outermost
+	// dimension into this output, in order (Source is the first).
+	Stack []string
+	// Parts > 0: the output is part Part of Parts of Source, cut along its
+	// outermost dimension (the inverse of Stack).
+	Part, Parts int
 }
 
 // Dropped is an input tensor left out of the output on purpose.

@@ -91,6 +91,7 @@ func (a family) mapFamily(in []tensor.Info, toGGUF bool, qh, kh int64) ([]Mappin
 	var out []Mapping
 	var dropped []Dropped
 	aliased := map[string]string{} // GGUF name → the HF tensor converted to it
+	stacks := stacker{}
 	var renames map[string]string
 	if !toGGUF {
 		renames = a.hfRenames(arch.Config{}, in)
@@ -123,6 +124,26 @@ func (a family) mapFamily(in []tensor.Info, toGGUF bool, qh, kh int64) ([]Mappin
 		if !ok {
 			return nil, nil, tensor.Unsupported("convert: %s: unexpected tensor %q: no mapping for it", a.f.Name, ti.Name)
 		}
+		if m.Tensor.Stack != 0 {
+			n := stackCount(m.Tensor.Stack, qh, kh)
+			if toGGUF {
+				if err := stacks.add(m, ti, n); err != nil {
+					return nil, nil, err
+				}
+				if mp, done := stacks.take(m, n); done {
+					out = append(out, mp)
+				}
+				continue
+			}
+			if len(ti.Shape) < 2 || ti.Shape[0] != n {
+				return nil, nil, fmt.Errorf("convert: %s: tensor %q has shape %v: want %d stacked parts", a.f.Name, ti.Name, ti.Shape, n)
+			}
+			for x := 0; x < int(n); x++ {
+				name := a.f.TensorPartName(m.Tensor.GGUF, m.Layer, x, m.Suffix)
+				out = append(out, Mapping{Name: name, Source: ti.Name, Shape: ti.Shape[1:].Clone(), Part: x, Parts: int(n)})
+			}
+			continue
+		}
 		if toGGUF && m.Tensor.Aliases {
 			if first, ok := aliased[m.Name(true)]; ok {
 				dropped = append(dropped, Dropped{Name: ti.Name, Reason: "tied copy of " + first + ", which is converted"})
@@ -147,7 +168,83 @@ func (a family) mapFamily(in []tensor.Info, toGGUF bool, qh, kh int64) ([]Mappin
 			}
 		}
 	}
+	if err := stacks.complete(a.f.Name); err != nil {
+		return nil, nil, err
+	}
 	return out, dropped, nil
+}
+
+// stackCount is the number of parts of a stacked role.
+func stackCount(d arch.Dim, qh, kh int64) int64 {
+	if d == arch.DimKVHeads {
+		return kh
+	}
+	return qh
+}
+
+// stacker gathers the HF parts of stacked roles (one tensor per head or
+// expert) until all have come; the stacked GGUF tensor is written where
+// its last part is met, as llama.cpp's converter writes it.
+type stacker map[string]*stack // by GGUF name
+
+type stack struct {
+	names []string // HF names by index
+	shape tensor.Shape
+	done  bool // written
+}
+
+func (s stacker) add(m arch.Match, ti tensor.Info, n int64) error {
+	key := m.Name(true)
+	if m.Index < 0 || int64(m.Index) >= n {
+		return fmt.Errorf("convert: tensor %q: index %d out of %d parts of %q", ti.Name, m.Index, n, key)
+	}
+	if m.Layout() != arch.LayoutSame {
+		return fmt.Errorf("convert: tensor %q: a stacked role cannot change layout", ti.Name)
+	}
+	st := s[key]
+	if st == nil {
+		st = &stack{names: make([]string, n), shape: ti.Shape.Clone()}
+		s[key] = st
+	}
+	if st.names[m.Index] != "" {
+		return fmt.Errorf("convert: tensors %q and %q are both part %d of %q", st.names[m.Index], ti.Name, m.Index, key)
+	}
+	if !ti.Shape.Equal(st.shape) {
+		return fmt.Errorf("convert: tensor %q has shape %v, the other parts of %q %v", ti.Name, ti.Shape, key, st.shape)
+	}
+	st.names[m.Index] = ti.Name
+	return nil
+}
+
+// take returns the mapping of m's stack once every part has come.
+func (s stacker) take(m arch.Match, n int64) (Mapping, bool) {
+	key := m.Name(true)
+	st := s[key]
+	for _, p := range st.names {
+		if p == "" {
+			return Mapping{}, false
+		}
+	}
+	st.done = true
+	shape := append(tensor.Shape{int64(len(st.names))}, st.shape...)
+	return Mapping{Name: key, Source: st.names[0], Stack: st.names, Shape: shape}, true
+}
+
+// complete fails on a stack with parts missing.
+func (s stacker) complete(family string) error {
+	for key, st := range s {
+		if st.done {
+			continue
+		}
+		var missing []int
+		for i, p := range st.names {
+			if p == "" {
+				missing = append(missing, i)
+			}
+		}
+		return fmt.Errorf("convert: %s: %q lacks parts %v of %d", family, key, missing, len(st.names))
+	}
+	return nil
 }
 
 func (a family) ToGGUF(cfg Config, in []tensor.Info) ([]Mapping, []Dropped, error) {

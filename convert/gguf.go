@@ -141,13 +141,20 @@ func planToGGUF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	md := tensor.Metadata{
-		{Key: keyArch, Value: tensor.String(arch.Name())},
-		{Key: keyType, Value: tensor.String("model")},
-		{Key: keyName, Value: tensor.String(modelName(c))},
-		{Key: keySizeLabel, Value: tensor.String(sizeLabel(params))},
+	md := tensor.Metadata{{Key: keyArch, Value: tensor.String(arch.Name())}}
+	var rest tensor.Metadata
+	for _, kv := range archKV {
+		if f, ok := arch.(family); ok && f.f.Early(kv.Key) {
+			md = append(md, kv)
+		} else {
+			rest = append(rest, kv)
+		}
 	}
-	md = append(md, archKV...)
+	md = append(md,
+		tensor.KV{Key: keyType, Value: tensor.String("model")},
+		tensor.KV{Key: keyName, Value: tensor.String(modelName(c))},
+		tensor.KV{Key: keySizeLabel, Value: tensor.String(sizeLabel(params))})
+	md = append(md, rest...)
 	tok, err := tokenizer.FromSource(srcTokenizer{c})
 	switch {
 	case err == nil:
@@ -185,7 +192,29 @@ func jobsFor(c *checkpoint.Checkpoint, maps []Mapping, dropped []Dropped, dtype 
 			return nil, fmt.Errorf("convert: two tensors map to %q", m.Name)
 		}
 		seen[m.Name] = true
-		if !m.Copy {
+		switch {
+		case m.Copy:
+		case len(m.Stack) > 0:
+			parts := make([]*checkpoint.Tensor, len(m.Stack))
+			for i, name := range m.Stack {
+				if parts[i], ok = c.Tensor(name); !ok {
+					return nil, fmt.Errorf("convert: missing tensor %q (needed for %q)", name, m.Name)
+				}
+				used[name]++
+			}
+			var err error
+			if t, err = checkpoint.Stacked(m.Name, parts); err != nil {
+				return nil, fmt.Errorf("convert: %w", err)
+			}
+		case m.Parts > 0:
+			if m.Part == 0 {
+				used[m.Source]++
+			}
+			var err error
+			if t, err = t.Part(m.Part, m.Parts); err != nil {
+				return nil, fmt.Errorf("convert: %w", err)
+			}
+		default:
 			used[m.Source]++
 		}
 		jobs = append(jobs, &job{out: tensor.Info{Name: m.Name, DType: dtype(m, t), Shape: m.Shape}, src: t, m: m})

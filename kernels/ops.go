@@ -189,10 +189,16 @@ func RoPEInvFreq(theta float64, rotDim int) []float32 {
 // float32(pos)·invFreq[i], so scaled frequencies (Llama 3's, LongRoPE's)
 // and precomputed ones take the same path.
 func RoPEFreq(x []float32, heads, headDim int, invFreq []float32, pos int, neox bool) {
+	RoPEFreqScaled(x, heads, headDim, invFreq, pos, neox, 1)
+}
+
+// RoPEFreqScaled is RoPEFreq with cos and sin multiplied by scale
+// (LongRoPE's attention factor; float32 products, as torch forms them).
+func RoPEFreqScaled(x []float32, heads, headDim int, invFreq []float32, pos int, neox bool, scale float32) {
 	half := len(invFreq)
 	for i, f := range invFreq {
 		ang := float32(pos) * f
-		c, s := float32(math.Cos(float64(ang))), float32(math.Sin(float64(ang)))
+		c, s := float32(math.Cos(float64(ang)))*scale, float32(math.Sin(float64(ang)))*scale
 		for h := 0; h < heads; h++ {
 			v := x[h*headDim : (h+1)*headDim]
 			a, b := 2*i, 2*i+1

@@ -31,6 +31,11 @@ type decoder struct {
 	// invFreqLocal those of the sliding-window layers (Gemma 3's local
 	// base; the same slice elsewhere).
 	invFreq, invFreqLocal []float32
+	// invFreqLong are LongRoPE's frequencies for a sequence past longAfter
+	// positions (nil: none); ropeScale multiplies cos and sin (1: none).
+	invFreqLong []float32
+	longAfter   int
+	ropeScale   float32
 	// windows[l] is layer l's sliding window (0: global attention).
 	windows []int
 	// embScale, resScale, attnScale, logitScale: the multipliers above
@@ -149,6 +154,28 @@ func (fl familyLoader) norm(role spec.Role, layer, d int, eps float32, main bool
 	if t, _ := fl.f.Tensor(role); t.Optional && !fl.has(fl.name(role, layer, ".weight")) {
 		return nil // StableLM's second norm, absent with a parallel residual
 	}
+	if t, _ := fl.f.Tensor(role); t.Stack != 0 {
+		// One norm per head (StableLM's QK norms): HF keeps a tensor per
+		// head, GGUF one [heads][width] tensor.
+		parts := fl.rowsOf(fl.name(role, layer, ".weight"))
+		if fl.hf {
+			for parts = 0; fl.has(fl.f.TensorPartName(role, layer, parts, ".weight")); parts++ {
+			}
+		}
+		if parts <= 0 || d%parts != 0 {
+			fl.fail(fmt.Errorf("model: %s: %s of layer %d has %d parts, which do not divide %d", fl.c.Path, role, layer, parts, d))
+			return nil
+		}
+		n.Width = d / parts
+		if !fl.hf {
+			n.W = fl.vector(fl.name(role, layer, ".weight"), d)
+		} else {
+			for x := 0; x < parts; x++ {
+				n.W = append(n.W, fl.vector(fl.f.TensorPartName(role, layer, x, ".weight"), n.Width)...)
+			}
+		}
+		return n
+	}
 	n.W = fl.vector(fl.name(role, layer, ".weight"), d)
 	n.B = fl.optVector(fl.name(role, layer, ".bias"), d)
 	if t, _ := fl.f.Tensor(role); fl.hf && t.Layout == spec.LayoutNormPlusOne {
@@ -243,12 +270,11 @@ func loadDecoder(l *loader, f *spec.Family, hc hfConfig, hf bool) (*Model, error
 	if err := checkDims(&cfg, l.c.Path); err != nil {
 		return nil, err
 	}
-	invFreq, err := ropeFrequencies(fl, c, &cfg)
-	if err != nil {
+	m := &decoder{g: g, embScale: 1, resScale: 1, logitScale: 1, attnScale: invSqrt(cfg.HeadDim)}
+	if m.invFreq, err = ropeFrequencies(fl, c, &cfg, m); err != nil {
 		return nil, err
 	}
-
-	m := &decoder{g: g, invFreq: invFreq, invFreqLocal: invFreq, embScale: 1, resScale: 1, logitScale: 1, attnScale: invSqrt(cfg.HeadDim)}
+	m.invFreqLocal = m.invFreq
 	if g.EmbedScale {
 		m.embScale = float32(math.Sqrt(float64(d)))
 	}
@@ -387,12 +413,18 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 			}
 		}
 		inv := m.invFreq
-		if m.windows[l] > 0 {
+		switch {
+		case m.windows[l] > 0:
 			inv = m.invFreqLocal
+		case m.invFreqLong != nil && pos0+T > m.longAfter:
+			// transformers' rule: the whole forward call uses the long
+			// factors once its last position is past the original
+			// context (llama.cpp decides by its context size).
+			inv = m.invFreqLong
 		}
 		for t := 0; t < T; t++ {
-			kernels.RoPEFreq(q[t*qd:(t+1)*qd], H, D, inv, pos0+t, c.RopeNeox)
-			kernels.RoPEFreq(k[t*kd:(t+1)*kd], G, D, inv, pos0+t, c.RopeNeox)
+			kernels.RoPEFreqScaled(q[t*qd:(t+1)*qd], H, D, inv, pos0+t, c.RopeNeox, m.ropeScale)
+			kernels.RoPEFreqScaled(k[t*kd:(t+1)*kd], G, D, inv, pos0+t, c.RopeNeox, m.ropeScale)
 		}
 		K, V := s.cache.add(l, k, v)
 		attend(att, q, K, V, T, pos0+T, kernels.AttentionParams{Heads: H, KVHeads: G, HeadDim: D,
@@ -536,10 +568,12 @@ func grow(b []float32, n int) []float32 {
 
 // ropeFrequencies returns the rotary inverse frequencies: theta^(-2i/d),
 // scaled as Llama 3's rope_scaling says (HF) or divided by the rope_freqs
-// factors the converter wrote (GGUF). Other rope scalings are refused
-// rather than ignored.
-func ropeFrequencies(fl familyLoader, c spec.Config, cfg *Config) ([]float32, error) {
+// factors the converter wrote (GGUF); with LongRoPE (Phi-3) the short
+// factors' frequencies, and the long ones in m. Other rope scalings are
+// refused rather than ignored.
+func ropeFrequencies(fl familyLoader, c spec.Config, cfg *Config, m *decoder) ([]float32, error) {
 	path := fl.c.Path
+	m.ropeScale = 1
 	if fl.hf {
 		r, ok, err := spec.Llama3RopeOf(c)
 		if err != nil {
@@ -549,12 +583,31 @@ func ropeFrequencies(fl familyLoader, c spec.Config, cfg *Config) ([]float32, er
 			return r.InvFreq(cfg.RopeTheta, cfg.RopeDim), nil
 		}
 		if rs, ok := c.Map("rope_scaling"); ok {
-			return nil, tensor.Unsupported("model: %s: %s rope_scaling %v is not supported", path, cfg.Arch, map[string]any(rs))
+			lr, ok, err := spec.LongRopeOf(c, cfg.RopeDim)
+			if !ok || err != nil || fl.f != spec.Phi3 {
+				return nil, tensor.Unsupported("model: %s: %s rope_scaling %v is not supported", path, cfg.Arch, map[string]any(rs))
+			}
+			m.invFreqLong = dividedFreq(cfg.RopeTheta, lr.Long)
+			m.longAfter = int(lr.OriginalContext)
+			m.ropeScale = float32(lr.AttnFactor)
+			return dividedFreq(cfg.RopeTheta, lr.Short), nil
 		}
 		return kernels.RoPEInvFreq(cfg.RopeTheta, cfg.RopeDim), nil
 	}
 	if typ, ok := fl.c.Metadata.Str(cfg.Arch + ".rope.scaling.type"); ok && typ != "none" {
 		return nil, tensor.Unsupported("model: %s: %s rope scaling %q is not supported", path, cfg.Arch, typ)
+	}
+	half := cfg.RopeDim / 2
+	if fl.has("rope_factors_short.weight") || fl.has("rope_factors_long.weight") {
+		short := fl.vector("rope_factors_short.weight", half)
+		long := fl.vector("rope_factors_long.weight", half)
+		if fl.err != nil {
+			return nil, fl.err
+		}
+		m.invFreqLong = dividedFreq(cfg.RopeTheta, long)
+		m.longAfter = mdInt(fl.c.Metadata, cfg.Arch+".rope.scaling.original_context_length", cfg.Context)
+		m.ropeScale = float32(mdFloat(fl.c.Metadata, cfg.Arch+".rope.scaling.attn_factor", 1))
+		return dividedFreq(cfg.RopeTheta, short), nil
 	}
 	inv := kernels.RoPEInvFreq(cfg.RopeTheta, cfg.RopeDim)
 	if fl.has("rope_freqs.weight") {
@@ -567,4 +620,16 @@ func ropeFrequencies(fl familyLoader, c spec.Config, cfg *Config) ([]float32, er
 		}
 	}
 	return inv, nil
+}
+
+// dividedFreq returns 1/(factor_i · theta^(2i/d)), d = 2·len(factors), in
+// float32 as transformers' LongRoPE computes it.
+func dividedFreq(theta float64, factors []float32) []float32 {
+	d := 2 * len(factors)
+	out := make([]float32, len(factors))
+	for i, f := range factors {
+		p := float32(math.Pow(theta, float64(float32(float64(2*i)/float64(d)))))
+		out[i] = 1 / (f * p)
+	}
+	return out
 }

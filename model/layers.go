@@ -35,15 +35,30 @@ type norm struct {
 	B   []float32 // [d], nil for RMSNorm and bias-free LayerNorm
 	Eps float32
 	RMS bool
+	// Width, when set, is narrower than d: each row is normalised in
+	// pieces of Width, piece j with W[j·Width:(j+1)·Width] (one norm per
+	// head, StableLM's).
+	Width int
 }
 
 // apply normalizes each of the T rows of x (width d) into dst.
 func (n *norm) apply(dst, x []float32, T, d int) {
-	for t := 0; t < T; t++ {
+	w := d
+	if n.Width > 0 {
+		w = n.Width
+	}
+	per := len(n.W) / w // weight rows
+	for r := 0; r < T*d/w; r++ {
+		j := r % per
+		W := n.W[j*w : (j+1)*w]
+		var B []float32
+		if n.B != nil {
+			B = n.B[j*w : (j+1)*w]
+		}
 		if n.RMS {
-			kernels.RMSNorm(dst[t*d:(t+1)*d], x[t*d:(t+1)*d], n.W, n.Eps)
+			kernels.RMSNorm(dst[r*w:(r+1)*w], x[r*w:(r+1)*w], W, n.Eps)
 		} else {
-			kernels.LayerNorm(dst[t*d:(t+1)*d], x[t*d:(t+1)*d], n.W, n.B, n.Eps)
+			kernels.LayerNorm(dst[r*w:(r+1)*w], x[r*w:(r+1)*w], W, B, n.Eps)
 		}
 	}
 }

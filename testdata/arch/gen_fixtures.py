@@ -45,6 +45,16 @@ if not hasattr(torch, "_dynamo"):
     import types
     torch._dynamo = types.SimpleNamespace(mark_static_address=lambda t: None)
 
+if "bias" not in torch.nn.LayerNorm.__init__.__code__.co_varnames:
+    # torch 1.13's LayerNorm predates bias=False (torch 2.1), which StableLM's per-head norms ask for; the same
+    # module without its bias parameter stands in (F.layer_norm takes bias=None).
+    class _LayerNorm(torch.nn.LayerNorm):
+        def __init__(self, *args, bias=True, **kwargs):
+            super().__init__(*args, **kwargs)
+            if not bias:
+                self.bias = None
+    torch.nn.LayerNorm = _LayerNorm
+
 # The chat template carried by two fixtures (a real one's shape: Zephyr/ChatML style).
 CHAT_TEMPLATE = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + "
                  "'<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}")
@@ -81,6 +91,16 @@ FAMILIES = {
              dict(BASE, num_key_value_heads=2, original_max_position_embeddings=128, rope_scaling=None,
                   sliding_window=None, pad_token_id=0, bos_token_id=1, eos_token_id=2, tie_word_embeddings=False),
              "spm", None, False),
+    # Phi-3 128k / 3.5's LongRoPE with a tiny original context, so the 12-token reference uses the long factors
+    # and greedy generation crosses from the short ones to the long ones.
+    "phi3-longrope": ("Phi3Config", "Phi3ForCausalLM",
+                      dict(BASE, num_key_value_heads=2, original_max_position_embeddings=8,
+                           rope_scaling={"type": "longrope",
+                                         "short_factor": [1.0, 1.0, 1.05, 1.1, 1.2, 1.4, 1.7, 2.0],
+                                         "long_factor": [1.0, 1.3, 1.9, 2.8, 4.5, 7.1, 12.0, 20.0]},
+                           sliding_window=None, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+                           tie_word_embeddings=False),
+                      "spm", None, False),
     "gpt_neox": ("GPTNeoXConfig", "GPTNeoXForCausalLM",
                  dict(BASE, rotary_pct=0.25, use_parallel_residual=True, tie_word_embeddings=False,
                       bos_token_id=999, eos_token_id=999),
@@ -95,6 +115,12 @@ FAMILIES = {
                                use_parallel_residual=True, qk_layernorm=False, tie_word_embeddings=False,
                                bos_token_id=999, eos_token_id=999),
                           "bpe", "gpt-2", False),
+    # StableLM 2 12B's form: per-head LayerNorms of queries and keys (one tensor per head) and a parallel residual.
+    "stablelm-qknorm": ("StableLmConfig", "StableLmForCausalLM",
+                        dict(BASE, num_key_value_heads=2, partial_rotary_factor=0.25, use_qkv_bias=False,
+                             use_parallel_residual=True, qk_layernorm=True, tie_word_embeddings=False,
+                             bos_token_id=999, eos_token_id=999),
+                        "bpe", "gpt-2", False),
     "starcoder2": ("Starcoder2Config", "Starcoder2ForCausalLM",
                    dict(BASE, num_key_value_heads=2, use_bias=True, norm_epsilon=1e-5, sliding_window=None,
                         bos_token_id=999, eos_token_id=999),
