@@ -16,7 +16,9 @@ import (
 func TestStackedRoles(t *testing.T) {
 	a := family{arch.StableLM}
 	var in []tensor.Info
-	add := func(name string, shape ...int64) { in = append(in, tensor.Info{Name: name, DType: tensor.F32, Shape: shape}) }
+	add := func(name string, shape ...int64) {
+		in = append(in, tensor.Info{Name: name, DType: tensor.F32, Shape: shape})
+	}
 	for h := 0; h < 2; h++ {
 		add("model.layers.0.self_attn.k_layernorm.norms."+strconv.Itoa(h)+".weight", 16)
 	}
