@@ -55,6 +55,12 @@ type hfConfig struct {
 	add       map[string]bool   // "bos"/"eos" → add_*_token
 	added     map[int]addedToken
 	typeVocab int // config.json type_vocab_size
+	// vocabSize is config.json's vocab_size: the embedding's rows, which
+	// the converter pads the vocabulary to (0: not stated).
+	vocabSize int
+	// addedJSON is added_tokens.json (token → id), which the converter
+	// reads for SentencePiece vocabularies.
+	addedJSON map[string]int
 	lower     *bool
 	chat      []ChatTemplate
 }
@@ -149,6 +155,26 @@ func readHFConfig(src Source) (*hfConfig, error) {
 		if raw, ok := m["type_vocab_size"]; ok {
 			json.Unmarshal(raw, &c.typeVocab)
 		}
+		if raw, ok := m["vocab_size"]; ok {
+			var n int
+			if json.Unmarshal(raw, &n) == nil && n > 0 && n <= maxVocab {
+				c.vocabSize = n
+			}
+		}
+	}
+	b, err = readAux(src, "added_tokens.json", maxConfigFile)
+	if err != nil {
+		return nil, err
+	}
+	if b != nil {
+		if err := json.Unmarshal(b, &c.addedJSON); err != nil {
+			return nil, jsonErr("added_tokens.json", err)
+		}
+		for tok, id := range c.addedJSON {
+			if id < 0 || id >= maxVocab {
+				return nil, fmtErr("added_tokens.json", fmt.Sprintf("%q", tok), fmt.Sprintf("token id %d is out of range", id))
+			}
+		}
 	}
 	return c, nil
 }
@@ -162,17 +188,21 @@ func fromHF(src Source) (*Tokenizer, error) {
 	}
 	var t *Tokenizer
 	var tjAdded []addedToken
-	if b, err := readAux(src, "tokenizer.json", maxTokenizerFile); err != nil {
+	// tokenizer.model comes first, as llama.cpp's converter reads it for
+	// every SentencePiece family (LLaMA, Mistral, Phi-3, Gemma) even when
+	// a tokenizer.json is beside it: its scores and types are the ones
+	// the GGUF must carry.
+	if b, err := readAux(src, "tokenizer.model", maxTokenizerFile); err != nil {
 		return nil, err
 	} else if b != nil {
-		t, tjAdded, err = parseTokenizerJSON(b, cfg)
+		t, err = parseSentencePiece(b, "tokenizer.model", cfg)
 		if err != nil {
 			return nil, err
 		}
-	} else if b, err := readAux(src, "tokenizer.model", maxTokenizerFile); err != nil {
+	} else if b, err := readAux(src, "tokenizer.json", maxTokenizerFile); err != nil {
 		return nil, err
 	} else if b != nil {
-		t, err = parseSentencePiece(b, "tokenizer.model", cfg.added)
+		t, tjAdded, err = parseTokenizerJSON(b, cfg)
 		if err != nil {
 			return nil, err
 		}
@@ -200,6 +230,7 @@ func fromHF(src Source) (*Tokenizer, error) {
 	} else {
 		return nil, fmt.Errorf("tokenizer: %w", errNoTokenizer)
 	}
+	t.padTo(cfg.vocabSize)
 	t.applyConfig(cfg, tjAdded)
 	if t.model == BPE {
 		if err := t.identifyPre(); err != nil {

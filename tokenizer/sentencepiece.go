@@ -3,13 +3,19 @@ package tokenizer
 import (
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 )
 
 // addedTokenScore is the score gguf-py gives added tokens of a
 // SentencePiece vocabulary: low enough never to win a merge.
 const addedTokenScore = -1000
+
+// padScore is the score the converter gives the "[PADi]" tokens that fill
+// a SentencePiece vocabulary up to vocab_size.
+const padScore = -10000
 
 // SentencePiece's model types (TrainerSpec.model_type).
 const (
@@ -284,13 +290,31 @@ func (m *spModel) normalizer(r *pbReader) error {
 // models use llama.cpp's score-driven merge (model "llama"); unigram models
 // the Viterbi search.
 //
-// added is tokenizer_config.json's added_tokens_decoder: as gguf-py does,
-// those tokens become control tokens (or user-defined ones when not special)
-// with score -1000.
-func parseSentencePiece(b []byte, file string, added map[int]addedToken) (*Tokenizer, error) {
+// cfg (nil: none) gives what convert_hf_to_gguf.py adds: the vocabulary
+// is sized to config.json's vocab_size ("[PADi]", score -10000, unused);
+// added_tokens.json's tokens become user-defined with score -1000; and
+// tokenizer_config.json's added_tokens_decoder ones control tokens (or
+// user-defined ones when not special) with score -1000.
+func parseSentencePiece(b []byte, file string, cfg *hfConfig) (*Tokenizer, error) {
 	m, err := decodeSentencePiece(b, file)
 	if err != nil {
 		return nil, err
+	}
+	var added map[int]addedToken
+	if cfg != nil {
+		added = cfg.added
+		for i := len(m.pieces); i < cfg.vocabSize; i++ {
+			m.pieces = append(m.pieces, padToken(i))
+			m.scores = append(m.scores, padScore)
+			m.types = append(m.types, TypeUnused)
+		}
+		for _, tok := range slices.Sorted(maps.Keys(cfg.addedJSON)) {
+			id := cfg.addedJSON[tok]
+			if id >= len(m.pieces) {
+				continue // the converter ignores ids past vocab_size
+			}
+			m.pieces[id], m.scores[id], m.types[id] = tok, addedTokenScore, TypeUserDefined
+		}
 	}
 	for _, a := range sortedAdded(added) {
 		if a.ID >= len(m.pieces) {

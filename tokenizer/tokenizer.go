@@ -464,3 +464,26 @@ func parseByteToken(p string) (byte, bool) {
 	v, err := strconv.ParseUint(p[3:5], 16, 8)
 	return byte(v), err == nil
 }
+
+// padToken is the name gguf-py gives the filler token of id i.
+func padToken(i int) string { return fmt.Sprintf("[PAD%d]", i) }
+
+// padTo extends the vocabulary to n tokens, as llama.cpp's converter does
+// when config.json's vocab_size exceeds the tokenizer (the embedding has
+// spare rows: Phi-3, Qwen2): "[PADi]" tokens of type unused, with score
+// -10000 where the vocabulary has scores. Nothing happens when n is not
+// larger.
+func (t *Tokenizer) padTo(n int) {
+	for i := len(t.tokens); i < n; i++ {
+		s := padToken(i)
+		t.tokens = append(t.tokens, s)
+		t.types = append(t.types, TypeUnused)
+		if t.scores != nil {
+			t.scores = append(t.scores, padScore)
+		}
+		if _, dup := t.index[s]; !dup {
+			t.index[s] = i
+		}
+		t.maxLen = max(t.maxLen, len(s))
+	}
+}

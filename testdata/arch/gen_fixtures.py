@@ -75,6 +75,11 @@ FAMILIES = {
               dict(BASE, num_key_value_heads=2, rope_theta=1000000.0, tie_word_embeddings=False, use_sliding_window=False,
                    bos_token_id=999, eos_token_id=999),
               "bpe", "gpt-2", True),
+    # Qwen2.5 0.5B's form: tied embeddings, and vocab_size past the tokenizer (padded BPE vocabulary).
+    "qwen2-tied": ("Qwen2Config", "Qwen2ForCausalLM",
+                   dict(BASE, vocab_size=1024, num_key_value_heads=2, rope_theta=1000000.0, tie_word_embeddings=True,
+                        use_sliding_window=False, bos_token_id=999, eos_token_id=999),
+                   "bpe", "gpt-2", False),
     "gemma": ("GemmaConfig", "GemmaForCausalLM",
               dict(BASE, num_key_value_heads=1, head_dim=16, hidden_activation="gelu_pytorch_tanh", pad_token_id=0,
                    bos_token_id=1, eos_token_id=2),
@@ -93,8 +98,9 @@ FAMILIES = {
              "spm", None, False),
     # Phi-3 128k / 3.5's LongRoPE with a tiny original context, so the 12-token reference uses the long factors
     # and greedy generation crosses from the short ones to the long ones.
+    # Its vocab_size 1024 > the tokenizer's 1000 (as Phi-3's 32064 > 32011): the converter pads the vocabulary.
     "phi3-longrope": ("Phi3Config", "Phi3ForCausalLM",
-                      dict(BASE, num_key_value_heads=2, original_max_position_embeddings=8,
+                      dict(BASE, vocab_size=1024, num_key_value_heads=2, original_max_position_embeddings=8,
                            rope_scaling={"type": "longrope",
                                          "short_factor": [1.0, 1.0, 1.05, 1.1, 1.2, 1.4, 1.7, 2.0],
                                          "long_factor": [1.0, 1.3, 1.9, 2.8, 4.5, 7.1, 12.0, 20.0]},
