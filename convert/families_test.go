@@ -8,7 +8,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/tfconv/tfconv/arch"
@@ -17,7 +16,7 @@ import (
 
 // familyFixtureCount is how many family fixtures testdata/arch holds
 // (testdata/arch/README.md lists them).
-const familyFixtureCount = 20
+const familyFixtureCount = 23
 
 func archFixtures(t *testing.T) []string {
 	t.Helper()
@@ -95,8 +94,16 @@ func TestFamiliesGGUFToHF(t *testing.T) {
 			// Gemma's norm weights w are stored as w+1 in the GGUF; (w+1)-1
 			// need not round back to w, but both runtimes use 1+w, which
 			// must be the same float32.
+			wcfg, err := b.Config()
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, ok := arch.ForConfig(arch.Config(wcfg))
+			if !ok {
+				t.Fatalf("%s: no family for its config.json", fam)
+			}
 			sameTensors(t, a, b, func(name string, data []byte) []byte {
-				if plusOne(fam, name) {
+				if plusOne(f, name) {
 					return addOne(data)
 				}
 				return data
@@ -147,13 +154,9 @@ func normNum(v any) any {
 	return v
 }
 
-// plusOne reports whether an HF tensor of the fixture is a norm weight the
-// family stores as w+1 in GGUF.
-func plusOne(fam, name string) bool {
-	f, ok := arch.ByName(strings.TrimSuffix(fam, "-parallel"))
-	if !ok {
-		return false
-	}
+// plusOne reports whether an HF tensor is a norm weight family f stores
+// as w+1 in GGUF.
+func plusOne(f *arch.Family, name string) bool {
 	m, ok := f.FromHF(name)
 	return ok && m.Layout() == arch.LayoutNormPlusOne
 }

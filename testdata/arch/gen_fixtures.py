@@ -75,6 +75,20 @@ FAMILIES = {
               dict(BASE, num_key_value_heads=2, rope_theta=1000000.0, tie_word_embeddings=False, use_sliding_window=False,
                    bos_token_id=999, eos_token_id=999),
               "bpe", "gpt-2", True),
+    # Mistral NeMo's form: head_dim stated and larger than hidden/heads (queries 128 wide for a hidden size of 64).
+    "mistral-headdim": ("MistralConfig", "MistralForCausalLM",
+                        dict(BASE, num_key_value_heads=2, head_dim=32, sliding_window=None, tie_word_embeddings=False),
+                        "spm", None, False),
+    # Gemma 7B's form: head_dim 32 with 4 heads over a hidden size of 64, grouped key/value heads.
+    "gemma-headdim": ("GemmaConfig", "GemmaForCausalLM",
+                      dict(BASE, num_key_value_heads=2, head_dim=32, hidden_activation="gelu_pytorch_tanh",
+                           pad_token_id=0, bos_token_id=1, eos_token_id=2),
+                      "spm", None, False),
+    # Pythia's sibling form with use_parallel_residual false (sequential attention then MLP), rotary_pct 0.5.
+    "gpt_neox-seq": ("GPTNeoXConfig", "GPTNeoXForCausalLM",
+                     dict(BASE, rotary_pct=0.5, use_parallel_residual=False, tie_word_embeddings=False,
+                          bos_token_id=999, eos_token_id=999),
+                     "bpe", "gpt-2", False),
     # Qwen2.5 0.5B's form: tied embeddings, and vocab_size past the tokenizer (padded BPE vocabulary).
     "qwen2-tied": ("Qwen2Config", "Qwen2ForCausalLM",
                    dict(BASE, vocab_size=1024, num_key_value_heads=2, rope_theta=1000000.0, tie_word_embeddings=True,
