@@ -35,6 +35,16 @@
 // test vocabularies, embedded from vocab/ (llama.cpp commit c392e509,
 // models/ggml-vocab-{llama-spm,gpt-2,bert-bge}.gguf): LLaMA's 32,000-token
 // SentencePiece vocabulary, GPT-2's 50,257-token BPE and BERT's 30,522-token
-// WordPiece (bert-base-uncased's). A Shape's Vocab must equal its
-// vocabulary's size.
+// WordPiece (bert-base-uncased's). A Shape's Vocab is its vocabulary's size,
+// or, for the decoder families, larger: the checkpoint's added tokens (Phi-3's)
+// and then "[PADi]" tokens fill the rows, as convert_hf_to_gguf.py fills a
+// vocabulary up to config.json's vocab_size (Qwen2.5's 151,936 rows over the
+// GPT-2 vocabulary, Gemma's 256,000 over LLaMA's).
+//
+// # Families
+//
+// For every decoder family of package arch, the tensors (names, shapes, the
+// head unless tied, the biases a shape names) and the GGUF keys come from the
+// family's spec, given the config.json the shape writes; a test converts each
+// built-in shape's HF folder and requires synth's own GGUF tensors and keys.
 package synth

@@ -3,6 +3,8 @@ package synth
 import (
 	"fmt"
 	"slices"
+	"sort"
+	"strings"
 
 	"github.com/tfconv/tfconv/arch"
 	"github.com/tfconv/tfconv/tensor"
@@ -17,20 +19,86 @@ const (
 
 // Shape is the architecture and hyper-parameters of a model. The zero values
 // of the fields an architecture does not use (KVHeads for GPT-2 and BERT,
-// RopeBase outside llama, TypeVocab outside BERT) are ignored.
+// RopeBase outside the rotary families, TypeVocab outside BERT) are ignored.
+//
+// Arch is GPT2, BERT, or any decoder family of package arch (llama, qwen2,
+// gemma, phi3, …): for those the tensors, their names and shapes and the
+// GGUF metadata all come from the family's spec, fed the config.json the
+// shape stands for.
 type Shape struct {
 	Name      string  // short name used on the command line, e.g. "tinyllama-1.1b"
-	Arch      string  // Llama, GPT2 or BERT
+	Arch      string  // GGUF architecture name
 	Layers    int     // transformer blocks
 	Hidden    int     // embedding width
 	Heads     int     // attention heads
-	KVHeads   int     // key/value heads (grouped-query attention); llama only
+	KVHeads   int     // key/value heads (grouped-query attention); rotary families only
 	FFN       int     // feed-forward inner width
-	Vocab     int     // vocabulary size; must equal the embedded vocabulary's
+	Vocab     int     // vocabulary size: the embedded vocabulary's, or more (padded as the converter pads)
 	Context   int     // trained context length (position embeddings for GPT-2/BERT)
-	RopeBase  float32 // RoPE frequency base; llama only
-	NormEps   float32 // RMSNorm (llama) or LayerNorm epsilon
+	RopeBase  float32 // RoPE frequency base; rotary families only
+	NormEps   float32 // RMSNorm or LayerNorm epsilon
 	TypeVocab int     // token-type embeddings; BERT only
+	// HeadDim is the width of a head when it is not Hidden/Heads (Gemma's
+	// 256); 0: Hidden/Heads.
+	HeadDim int
+	// Tied: the language-model head is the token embedding (no output
+	// tensor).
+	Tied bool
+	// Biases are the roles (GGUF patterns) that have a bias (Qwen2's Q, K
+	// and V projections).
+	Biases []string
+	// Tokenizer names the embedded vocabulary: VocabSPM, VocabGPT2 or
+	// VocabBERT ("": the architecture's own: SPM for rotary families).
+	Tokenizer string
+	// Added are the checkpoint's added special tokens, which follow the
+	// embedded vocabulary (control tokens, as the converter types them)
+	// before the padding: Phi-3's <|endoftext|> … <|user|>.
+	Added []string
+	// Config holds the other config.json entries of the checkpoint the
+	// shape copies (they override the ones synth derives: a MistralForCausalLM
+	// class on the llama family, Phi-3's original context).
+	Config map[string]any
+}
+
+// The embedded vocabularies.
+const (
+	VocabSPM  = "llama-spm"
+	VocabGPT2 = "gpt-2"
+	VocabBERT = "bert-bge"
+)
+
+// vocab names the shape's embedded vocabulary.
+func (s Shape) vocab() string {
+	switch {
+	case s.Tokenizer != "":
+		return s.Tokenizer
+	case s.Arch == GPT2:
+		return VocabGPT2
+	case s.Arch == BERT:
+		return VocabBERT
+	}
+	return VocabSPM
+}
+
+// headDim is the width of one head.
+func (s Shape) headDim() int {
+	if s.HeadDim > 0 {
+		return s.HeadDim
+	}
+	return s.Hidden / s.Heads
+}
+
+// family returns the arch family of a rotary-family shape (ok false for
+// GPT-2, BERT and the rest).
+func (s Shape) family() (*arch.Family, bool) {
+	if s.Arch == GPT2 || s.Arch == BERT {
+		return nil, false
+	}
+	f, ok := arch.ByName(s.Arch)
+	if !ok || f.Name != s.Arch || f.NoGGUF != "" || f.Graph.EncoderOnly || f.Graph.EncoderDecoder || f.Graph.LearnedPositions {
+		return nil, false
+	}
+	return f, true
 }
 
 // shapes are the built-in shapes, with the hyper-parameters of the published
@@ -48,6 +116,27 @@ var shapes = []Shape{
 	// google-bert/bert-base-uncased.
 	{Name: "bert-base", Arch: BERT, Layers: 12, Hidden: 768, Heads: 12, FFN: 3072,
 		Vocab: 30522, Context: 512, NormEps: 1e-12, TypeVocab: 2},
+	// mistralai/Mistral-7B-v0.1 (the llama family in GGUF, as the converter
+	// maps MistralForCausalLM).
+	{Name: "mistral-7b", Arch: "llama", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, FFN: 14336,
+		Vocab: 32000, Context: 32768, RopeBase: 10000, NormEps: 1e-5,
+		Config: map[string]any{"architectures": []string{"MistralForCausalLM"}, "model_type": "mistral", "sliding_window": 4096}},
+	// Qwen/Qwen2.5-0.5B: Q/K/V biases, tied head, 151,936 embedding rows
+	// (the GPT-2 vocabulary padded to them here).
+	{Name: "qwen2.5-0.5b", Arch: "qwen2", Layers: 24, Hidden: 896, Heads: 14, KVHeads: 2, FFN: 4864,
+		Vocab: 151936, Context: 32768, RopeBase: 1000000, NormEps: 1e-6, Tied: true, Tokenizer: VocabGPT2,
+		Biases: []string{"blk.{bid}.attn_q", "blk.{bid}.attn_k", "blk.{bid}.attn_v"},
+		Config: map[string]any{"max_window_layers": 21, "sliding_window": 32768}},
+	// google/gemma-2b: multi-query attention, 256-wide heads, tied head.
+	{Name: "gemma-2b", Arch: "gemma", Layers: 18, Hidden: 2048, Heads: 8, KVHeads: 1, HeadDim: 256, FFN: 16384,
+		Vocab: 256000, Context: 8192, RopeBase: 10000, NormEps: 1e-6, Tied: true,
+		Config: map[string]any{"hidden_act": "gelu", "hidden_activation": "gelu_pytorch_tanh"}},
+	// microsoft/Phi-3-mini-4k-instruct: fused QKV and gate/up, 32,064 rows.
+	{Name: "phi3-mini-4k", Arch: "phi3", Layers: 32, Hidden: 3072, Heads: 32, KVHeads: 32, FFN: 8192,
+		Vocab: 32064, Context: 4096, RopeBase: 10000, NormEps: 1e-5,
+		Added: []string{"<|endoftext|>", "<|assistant|>", "<|placeholder1|>", "<|placeholder2|>", "<|placeholder3|>",
+			"<|placeholder4|>", "<|system|>", "<|end|>", "<|placeholder5|>", "<|placeholder6|>", "<|user|>"},
+		Config: map[string]any{"original_max_position_embeddings": 4096, "sliding_window": 2047}},
 }
 
 // Shapes returns the built-in shapes.
@@ -81,8 +170,9 @@ type spec struct {
 
 // Check reports whether s is a shape this package can write.
 func (s Shape) Check() error {
-	if s.Arch != Llama && s.Arch != GPT2 && s.Arch != BERT {
-		return fmt.Errorf("synth: shape %q: unknown architecture %q (want llama, gpt2 or bert)", s.Name, s.Arch)
+	if _, ok := s.family(); !ok && s.Arch != GPT2 && s.Arch != BERT {
+		return fmt.Errorf("synth: shape %q: unknown architecture %q (want gpt2, bert or a decoder family: %s)",
+			s.Name, s.Arch, strings.Join(Architectures(), ", "))
 	}
 	for _, f := range []struct {
 		name string
@@ -95,7 +185,7 @@ func (s Shape) Check() error {
 	if s.Hidden%s.Heads != 0 {
 		return fmt.Errorf("synth: shape %q: hidden %d is not a multiple of heads %d", s.Name, s.Hidden, s.Heads)
 	}
-	if s.Arch == Llama && (s.KVHeads <= 0 || s.Heads%s.KVHeads != 0) {
+	if _, ok := s.family(); ok && (s.KVHeads <= 0 || s.Heads%s.KVHeads != 0) {
 		return fmt.Errorf("synth: shape %q: heads %d is not a multiple of kv heads %d", s.Name, s.Heads, s.KVHeads)
 	}
 	if s.Arch == BERT && s.TypeVocab <= 0 {
@@ -110,9 +200,10 @@ func (s Shape) ggufTensors() []spec {
 	n, f, v := int64(s.Hidden), int64(s.FFN), int64(s.Vocab)
 	var ts []spec
 	add := func(name string, k kind, shape ...int64) { ts = append(ts, spec{name, tensor.Shape(shape), k}) }
+	if f, ok := s.family(); ok {
+		return s.familyTensors(f, false)
+	}
 	switch s.Arch {
-	case Llama:
-		ts = s.familyTensors(arch.Llama, false)
 	case GPT2:
 		add("token_embd.weight", weight, v, n)
 		add("position_embd.weight", weight, int64(s.Context), n)
@@ -160,21 +251,38 @@ func (s Shape) ggufTensors() []spec {
 	return ts
 }
 
-// familyTensors lists the weights of a family's schema at this shape,
-// with the untied head (the published checkpoints the shapes copy have
-// one).
+// familyTensors lists the weights of a family's schema at this shape (the
+// head unless tied), each followed by its bias where s.Biases names its
+// role.
 func (s Shape) familyTensors(f *arch.Family, hf bool) []spec {
 	d := arch.Dims{Vocab: int64(s.Vocab), Hidden: int64(s.Hidden), Heads: int64(s.Heads), KVHeads: int64(s.KVHeads),
-		HeadDim: int64(s.Hidden / s.Heads), FFN: int64(s.FFN)}
+		HeadDim: int64(s.headDim()), FFN: int64(s.FFN)}
 	var ts []spec
-	for _, w := range f.Weights(d, s.Layers, hf, func(t *arch.Tensor) bool { return !t.Optional || t.GGUF == "output" }) {
+	keep := func(t *arch.Tensor) bool { return !t.Optional || (t.GGUF == "output" && !s.Tied) }
+	for _, w := range f.Weights(d, s.Layers, hf, keep) {
 		k := weight
 		if w.Norm {
 			k = norm
 		}
 		ts = append(ts, spec{w.Name, w.Shape, k})
+		if slices.Contains(s.Biases, w.Tensor.GGUF) {
+			ts = append(ts, spec{strings.TrimSuffix(w.Name, ".weight") + ".bias", w.Shape[:1].Clone(), bias})
+		}
 	}
 	return ts
+}
+
+// Architectures lists what Shape.Arch may name: gpt2, bert and the decoder
+// families of package arch.
+func Architectures() []string {
+	out := []string{GPT2, BERT}
+	for _, f := range arch.Families() {
+		if _, ok := (Shape{Arch: f.Name}).family(); ok {
+			out = append(out, f.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // hfTensors lists the tensors as transformers' save_pretrained names and
@@ -184,9 +292,10 @@ func (s Shape) hfTensors() []spec {
 	n, f, v := int64(s.Hidden), int64(s.FFN), int64(s.Vocab)
 	var ts []spec
 	add := func(name string, k kind, shape ...int64) { ts = append(ts, spec{name, tensor.Shape(shape), k}) }
+	if f, ok := s.family(); ok {
+		return s.familyTensors(f, true)
+	}
 	switch s.Arch {
-	case Llama:
-		ts = s.familyTensors(arch.Llama, true)
 	case GPT2:
 		add("transformer.wte.weight", weight, v, n)
 		add("transformer.wpe.weight", weight, int64(s.Context), n)

@@ -23,6 +23,10 @@ var publishedParams = map[string]int64{
 	"llama-7b":       6_738_415_616,
 	"gpt2-124m":      124_439_808,
 	"bert-base":      109_482_240,
+	"mistral-7b":     7_241_732_096,
+	"qwen2.5-0.5b":   494_032_768,
+	"gemma-2b":       2_506_172_416,
+	"phi3-mini-4k":   3_821_079_552,
 }
 
 func TestShapesParams(t *testing.T) {

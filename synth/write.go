@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -38,23 +39,16 @@ const chunk = 1 << 16
 //go:embed vocab/*.gguf
 var vocabFS embed.FS
 
-// vocabFile names the embedded vocabulary of each architecture.
-var vocabFile = map[string]string{
-	Llama: "vocab/ggml-vocab-llama-spm.gguf",
-	GPT2:  "vocab/ggml-vocab-gpt-2.gguf",
-	BERT:  "vocab/ggml-vocab-bert-bge.gguf",
-}
-
-// tokenizerKV returns the tokenizer.* keys of the architecture's vocabulary
-// and its token count.
-func tokenizerKV(arch string) (tensor.Metadata, int, error) {
-	b, err := vocabFS.ReadFile(vocabFile[arch])
+// tokenizerKV returns the tokenizer.* keys of an embedded vocabulary
+// (VocabSPM, …) and its token count.
+func tokenizerKV(name string) (tensor.Metadata, int, error) {
+	b, err := vocabFS.ReadFile("vocab/ggml-vocab-" + name + ".gguf")
 	if err != nil {
-		return nil, 0, fmt.Errorf("synth: vocabulary of %s: %w", arch, err)
+		return nil, 0, fmt.Errorf("synth: vocabulary %s: %w", name, err)
 	}
 	f, err := gguf.NewFile(bytes.NewReader(b), int64(len(b)))
 	if err != nil {
-		return nil, 0, fmt.Errorf("synth: vocabulary of %s: %w", arch, err)
+		return nil, 0, fmt.Errorf("synth: vocabulary %s: %w", name, err)
 	}
 	var m tensor.Metadata
 	n := -1
@@ -70,6 +64,61 @@ func tokenizerKV(arch string) (tensor.Metadata, int, error) {
 		}
 	}
 	return m, n, nil
+}
+
+// padVocab extends the token list (and types, and scores where present)
+// of tokenizer keys md from n to vocab tokens the way convert_hf_to_gguf.py
+// fills embedding rows past the tokenizer: first the added tokens (control,
+// score -1000), then "[PADi]" (unused, score -10000).
+func padVocab(md tensor.Metadata, n, vocab int, added []string) (tensor.Metadata, error) {
+	if n+len(added) > vocab {
+		return nil, fmt.Errorf("synth: %d tokens and %d added ones do not fit %d rows", n, len(added), vocab)
+	}
+	out := make(tensor.Metadata, 0, len(md))
+	for _, kv := range md {
+		a, isArr := kv.Value.Array()
+		switch {
+		case !isArr || a.Len() != n:
+		case kv.Key == "tokenizer.ggml.tokens":
+			toks, ok := a.Data.([]string)
+			if !ok {
+				return nil, fmt.Errorf("synth: %s is not a string array", kv.Key)
+			}
+			toks = append(slices.Clip(toks), added...)
+			for i := len(toks); i < vocab; i++ {
+				toks = append(toks, fmt.Sprintf("[PAD%d]", i))
+			}
+			kv.Value = tensor.ArrayOf(toks)
+		case kv.Key == "tokenizer.ggml.token_type":
+			types, ok := a.Data.([]int32)
+			if !ok {
+				return nil, fmt.Errorf("synth: %s is not an int32 array", kv.Key)
+			}
+			types = slices.Clip(types)
+			for range added {
+				types = append(types, 3) // control
+			}
+			for i := len(types); i < vocab; i++ {
+				types = append(types, 5) // unused
+			}
+			kv.Value = tensor.ArrayOf(types)
+		case kv.Key == "tokenizer.ggml.scores":
+			scores, ok := a.Data.([]float32)
+			if !ok {
+				return nil, fmt.Errorf("synth: %s is not a float32 array", kv.Key)
+			}
+			scores = slices.Clip(scores)
+			for range added {
+				scores = append(scores, -1000)
+			}
+			for i := len(scores); i < vocab; i++ {
+				scores = append(scores, -10000)
+			}
+			kv.Value = tensor.ArrayOf(scores)
+		}
+		out = append(out, kv)
+	}
+	return out, nil
 }
 
 // fileType is llama.cpp's general.file_type (enum llama_ftype) of an output
@@ -99,12 +148,19 @@ func GGUFMetadata(s Shape, t tensor.DType) (tensor.Metadata, error) {
 	if err != nil {
 		return nil, err
 	}
-	tok, nv, err := tokenizerKV(s.Arch)
+	tok, nv, err := tokenizerKV(s.vocab())
 	if err != nil {
 		return nil, err
 	}
-	if nv != s.Vocab {
-		return nil, fmt.Errorf("synth: shape %q: vocab %d, but the embedded %s vocabulary has %d tokens", s.Name, s.Vocab, s.Arch, nv)
+	_, rotary := s.family()
+	switch {
+	case nv == s.Vocab:
+	case nv < s.Vocab && rotary:
+		if tok, err = padVocab(tok, nv, s.Vocab, s.Added); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("synth: shape %q: vocab %d, but the embedded %s vocabulary has %d tokens", s.Name, s.Vocab, s.vocab(), nv)
 	}
 	a := s.Arch + "."
 	u := func(v int) tensor.Value { return tensor.Uint32(uint32(v)) }
@@ -118,20 +174,30 @@ func GGUFMetadata(s Shape, t tensor.DType) (tensor.Metadata, error) {
 		{Key: a + "feed_forward_length", Value: u(s.FFN)},
 		{Key: a + "attention.head_count", Value: u(s.Heads)},
 	}
-	switch s.Arch {
-	case Llama:
-		// The family's own metadata, from the config.json WriteHF writes.
-		kv, err := arch.Llama.GGUFMetadata(arch.Config(hfConfigMap(s)), ft)
+	switch f, _ := s.family(); {
+	case f != nil:
+		// The family's own metadata, from the config.json WriteHF writes,
+		// keys the converter writes early right after the architecture.
+		kv, err := f.GGUFMetadata(arch.Config(hfConfigMap(s)), ft)
 		if err != nil {
 			return nil, fmt.Errorf("synth: %w", err)
 		}
-		m = append(m[:3], kv...)
-	case GPT2:
+		head := m[:1:1]
+		var rest tensor.Metadata
+		for _, x := range kv {
+			if f.Early(x.Key) {
+				head = append(head, x)
+			} else {
+				rest = append(rest, x)
+			}
+		}
+		m = append(append(head, m[1:3]...), rest...)
+	case s.Arch == GPT2:
 		m = append(m,
 			tensor.KV{Key: a + "attention.layer_norm_epsilon", Value: tensor.Float32(s.NormEps)},
 			tensor.KV{Key: "general.file_type", Value: tensor.Uint32(ft)},
 		)
-	case BERT:
+	case s.Arch == BERT:
 		m = append(m,
 			tensor.KV{Key: a + "attention.layer_norm_epsilon", Value: tensor.Float32(s.NormEps)},
 			tensor.KV{Key: "general.file_type", Value: tensor.Uint32(ft)},
@@ -282,18 +348,39 @@ func HFConfig(s Shape, t tensor.DType) ([]byte, error) {
 // hfConfigMap is the config.json of s, without torch_dtype.
 func hfConfigMap(s Shape) map[string]any {
 	var c map[string]any
-	switch s.Arch {
-	case Llama:
+	switch f, _ := s.family(); {
+	case f != nil:
 		c = map[string]any{
-			"architectures": []string{"LlamaForCausalLM"}, "model_type": "llama",
-			"attention_bias": false, "attention_dropout": 0.0, "bos_token_id": 1, "eos_token_id": 2,
-			"hidden_act": "silu", "hidden_size": s.Hidden, "initializer_range": Sigma,
-			"intermediate_size": s.FFN, "max_position_embeddings": s.Context, "mlp_bias": false,
+			"architectures": []string{f.HFClass}, "model_type": f.ModelType,
+			"attention_dropout": 0.0, "bos_token_id": 1, "eos_token_id": 2,
+			"hidden_size": s.Hidden, "initializer_range": Sigma,
+			"intermediate_size": s.FFN, "max_position_embeddings": s.Context,
 			"num_attention_heads": s.Heads, "num_hidden_layers": s.Layers, "num_key_value_heads": s.KVHeads,
-			"pretraining_tp": 1, "rms_norm_eps": s.NormEps, "rope_scaling": nil, "rope_theta": s.RopeBase,
-			"tie_word_embeddings": false, "use_cache": true, "vocab_size": s.Vocab,
+			"rope_scaling": nil, "rope_theta": s.RopeBase,
+			"tie_word_embeddings": s.Tied, "use_cache": true, "vocab_size": s.Vocab,
 		}
-	case GPT2:
+		if f.Graph.Norm == arch.RMSNorm {
+			c["rms_norm_eps"] = s.NormEps
+		} else {
+			c["layer_norm_eps"] = s.NormEps
+		}
+		if s.HeadDim > 0 {
+			c["head_dim"] = s.HeadDim
+		}
+		if s.vocab() == VocabGPT2 {
+			c["bos_token_id"], c["eos_token_id"] = 50256, 50256
+		}
+		for k, v := range f.HFConst {
+			c[k] = v
+		}
+		if f == arch.Llama {
+			// transformers 4.43's LlamaConfig.
+			c["attention_bias"], c["pretraining_tp"] = false, 1
+		}
+		for k, v := range s.Config {
+			c[k] = v
+		}
+	case s.Arch == GPT2:
 		c = map[string]any{
 			"architectures": []string{"GPT2LMHeadModel"}, "model_type": "gpt2",
 			"activation_function": "gelu_new", "attn_pdrop": 0.1, "bos_token_id": 50256, "eos_token_id": 50256,
@@ -302,7 +389,7 @@ func hfConfigMap(s Shape) map[string]any {
 			"n_positions": s.Context, "resid_pdrop": 0.1, "scale_attn_weights": true, "use_cache": true,
 			"vocab_size": s.Vocab,
 		}
-	case BERT:
+	case s.Arch == BERT:
 		c = map[string]any{
 			"architectures": []string{"BertModel"}, "model_type": "bert",
 			"attention_probs_dropout_prob": 0.1, "hidden_act": "gelu", "hidden_dropout_prob": 0.1,
