@@ -226,6 +226,10 @@ type Tensor struct {
 	// Aliases: the HF patterns name copies of one tensor (T5's shared and
 	// embed_tokens); the first met is converted, the others dropped as tied.
 	Aliases bool
+	// Unless, on a non-optional role, names the role that replaces it in a
+	// layer that has it (a mixture's router in place of the dense
+	// feed-forward): then this one is not required.
+	Unless Role
 	// Stack, when set, is how many tensors Hugging Face keeps for this
 	// role, one per index ({xid} in its patterns: StableLM's per-head
 	// norms, and experts): GGUF holds them stacked along a new outermost
@@ -512,8 +516,9 @@ func (m Match) Layout() Layout {
 }
 
 // Required lists the GGUF names of the non-optional weights for a model of
-// n layers.
-func (f *Family) Required(n int) []string {
+// n layers; has says which GGUF names are present, for the roles another
+// one replaces (Tensor.Unless).
+func (f *Family) Required(n int, has func(string) bool) []string {
 	var out []string
 	for _, t := range f.Tensors {
 		if t.Optional {
@@ -521,6 +526,9 @@ func (f *Family) Required(n int) []string {
 		}
 		if strings.Contains(t.GGUF, "{bid}") {
 			for b := 0; b < n; b++ {
+				if t.Unless != "" && has(expand(t.Unless, b)+".weight") {
+					continue
+				}
 				out = append(out, expand(t.GGUF, b)+".weight")
 			}
 		} else {
@@ -552,10 +560,11 @@ const (
 	DimTypes                  // token types (BERT's type_vocab_size)
 	DimHeads                  // the query head count (a stack of per-head tensors)
 	DimKVHeads                // the key/value head count
+	DimExperts                // the expert count (a stack of per-expert tensors, a router's rows)
 )
 
 // Dims are the sizes of one model.
-type Dims struct{ Vocab, Hidden, Heads, KVHeads, HeadDim, FFN, Context, Types int64 }
+type Dims struct{ Vocab, Hidden, Heads, KVHeads, HeadDim, FFN, Context, Types, Experts int64 }
 
 func (d Dims) size(x Dim) int64 {
 	switch x {
@@ -583,6 +592,8 @@ func (d Dims) size(x Dim) int64 {
 		return d.Heads
 	case DimKVHeads:
 		return d.KVHeads
+	case DimExperts:
+		return d.Experts
 	}
 	return 0
 }
@@ -684,6 +695,12 @@ func (f *Family) HeadCounts(c Config) (q, kv int64, err error) {
 		}
 	}
 	return q, kv, nil
+}
+
+// Experts is the expert count of config c (0: a dense model).
+func (f *Family) Experts(c Config) int64 {
+	n, _ := c.Int("num_local_experts", "num_experts")
+	return max(n, 0)
 }
 
 // Layers is the model's (first stack's) layer count from config c.

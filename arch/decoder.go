@@ -39,6 +39,27 @@ func decoderTensors(qk bool, norm Layout) []Tensor {
 
 var no = false
 
+// moeTensors are the mixture-of-experts roles of Mixtral's layout (the
+// router, then w1/w2/w3 of every expert, stacked experts outermost in GGUF)
+// and the dense feed-forward roles of dense, made not required in a layer
+// that has a router.
+func moeTensors(dense []Tensor, prefix string) []Tensor {
+	out := make([]Tensor, 0, len(dense)+4)
+	for _, t := range dense {
+		switch t.GGUF {
+		case "blk.{bid}.ffn_gate", "blk.{bid}.ffn_up", "blk.{bid}.ffn_down":
+			t.Unless = "blk.{bid}.ffn_gate_inp"
+		}
+		out = append(out, t)
+	}
+	e := hfLayer + prefix + ".experts.{xid}."
+	return append(out,
+		Tensor{GGUF: "blk.{bid}.ffn_gate_inp", HF: []string{hfLayer + prefix + ".gate"}, Shape: []Dim{DimExperts, DimHidden}, Optional: true},
+		Tensor{GGUF: "blk.{bid}.ffn_gate_exps", HF: []string{e + "w1"}, Shape: []Dim{DimFFN, DimHidden}, Optional: true, Stack: DimExperts},
+		Tensor{GGUF: "blk.{bid}.ffn_down_exps", HF: []string{e + "w2"}, Shape: []Dim{DimHidden, DimFFN}, Optional: true, Stack: DimExperts},
+		Tensor{GGUF: "blk.{bid}.ffn_up_exps", HF: []string{e + "w3"}, Shape: []Dim{DimFFN, DimHidden}, Optional: true, Stack: DimExperts})
+}
+
 // rotaryBuffer is the inv_freq buffer old checkpoints carry.
 var rotaryBuffer = Drop{Suffix: ".rotary_emb.inv_freq", Reason: "rotary inverse frequencies: a buffer recomputed from rope_theta"}
 

@@ -50,19 +50,29 @@ func ropeScalingLinear() []Param {
 }
 
 // Llama is LLaMA and what convert_hf_to_gguf.py's LlamaModel converts with
-// it (Mistral): RMSNorm, SwiGLU, grouped-query attention, optional
+// it (Mistral; Mixtral, whose layers route each token to 2 of its experts'
+// feed-forwards): RMSNorm, SwiGLU, grouped-query attention, optional
 // attention biases, tied or untied head. The converter permutes Q/K rows so
 // ggml's adjacent-pair rope reproduces HF's rotate-half.
 var Llama = register(&Family{
 	Name:       "llama",
-	HFClasses:  []string{"LLaMAForCausalLM", "LlamaForCausalLM", "MistralForCausalLM"},
-	ModelTypes: []string{"llama", "mistral"},
+	HFClasses:  []string{"LLaMAForCausalLM", "LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM"},
+	ModelTypes: []string{"llama", "mistral", "mixtral"},
 	HFClass:    "LlamaForCausalLM", ModelType: "llama",
 	Params: withParams(baseParams(),
 		append([]Param{u32("vocab_size", Required, "vocab_size"), ropeDimension()}, ropeScalingLinear()...)...),
-	Tensors:   decoderTensors(true, LayoutSame),
+	Tensors:   moeTensors(decoderTensors(true, LayoutSame), "block_sparse_moe"),
 	Drops:     []Drop{rotaryBuffer},
 	Generated: []Generated{ropeFreqs},
+	// A GGUF with a router is Mixtral's: the same GGUF architecture, its
+	// own transformers class.
+	HFRename: func(c Config, has func(string) bool) map[string]string {
+		if has("blk.0.ffn_gate_inp.weight") {
+			c["architectures"], c["model_type"] = []string{"MixtralForCausalLM"}, "mixtral"
+			delete(c, "mlp_bias")
+		}
+		return nil
+	},
 	HFConst:   map[string]any{"hidden_act": "silu", "mlp_bias": false},
 	BiasFlag:  "attention_bias",
 	Graph:     Graph{Norm: RMSNorm, FFN: Gated, Activation: "silu"},

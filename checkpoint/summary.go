@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/tfconv/tfconv/tensor"
 )
@@ -25,8 +26,19 @@ type Summary struct {
 	Vocab         int64 `json:"vocab_size"`
 	Context       int64 `json:"context_length"`
 
-	Tensors       int         `json:"tensor_count"`
-	Params        int64       `json:"params"`
+	// Experts and ExpertsUsed: a mixture of experts' feed-forwards per
+	// layer and how many each token uses (0: dense).
+	Experts     int64 `json:"experts,omitempty"`
+	ExpertsUsed int64 `json:"experts_used,omitempty"`
+
+	Tensors int   `json:"tensor_count"`
+	Params  int64 `json:"params"`
+	// ExpertParams are the parameters of the routed experts (in Params);
+	// ActiveParams those one token computes with: Params less the experts
+	// it is not routed to. Both 0 for a dense model.
+	ExpertParams  int64       `json:"expert_params,omitempty"`
+	ExpertBytes   int64       `json:"expert_bytes,omitempty"`
+	ActiveParams  int64       `json:"active_params,omitempty"`
 	TensorBytes   int64       `json:"tensor_bytes"`
 	FileSize      int64       `json:"file_size"`
 	Files         int         `json:"files"`
@@ -112,6 +124,10 @@ func Summarize(c *Checkpoint) (*Summary, error) {
 		n := t.NumElements()
 		s.Params += n
 		s.TensorBytes += t.Size
+		if _, ok := ExpertTensor(t.Name, t.Shape); ok {
+			s.ExpertParams += n
+			s.ExpertBytes += t.Size
+		}
 		d := dt[t.DType]
 		if d == nil {
 			d = &DTypeStat{DType: t.DType.String()}
@@ -197,7 +213,31 @@ func Summarize(c *Checkpoint) (*Summary, error) {
 	if s.KVHeads == 0 {
 		s.KVHeads = s.Heads
 	}
+	if s.ExpertParams > 0 && s.Experts > 0 && s.ExpertsUsed > 0 && s.ExpertsUsed <= s.Experts {
+		s.ActiveParams = s.Params - s.ExpertParams + s.ExpertParams/s.Experts*s.ExpertsUsed
+	}
 	return s, nil
+}
+
+// hfExpert matches Hugging Face's per-expert tensors (Mixtral's
+// block_sparse_moe.experts.N., Qwen2-MoE's and DeepSeek's mlp.experts.N.);
+// shared experts ("shared_expert", "shared_experts") are not routed.
+var hfExpert = regexp.MustCompile(`\.experts\.(\d+)\.`)
+
+// ExpertTensor reports whether a tensor holds routed experts' weights, and
+// how many experts it holds: GGUF's stacked "_exps." tensors (experts
+// outermost, as gguf-py counts them), or one Hugging Face expert's.
+func ExpertTensor(name string, shape tensor.Shape) (experts int64, ok bool) {
+	if strings.Contains(name, "_exps.") {
+		if len(shape) >= 3 && shape[len(shape)-3] > 0 {
+			return shape[len(shape)-3], true
+		}
+		return 0, false
+	}
+	if hfExpert.MatchString(name) {
+		return 1, true
+	}
+	return 0, false
 }
 
 func (s *Summary) fromConfig(cfg map[string]any) {
@@ -221,6 +261,8 @@ func (s *Summary) fromConfig(cfg map[string]any) {
 	s.KVHeads = cfgInt(cfg, "num_key_value_heads")
 	s.Vocab = cfgInt(cfg, "vocab_size")
 	s.Context = cfgInt(cfg, "max_position_embeddings", "n_positions", "n_ctx")
+	s.Experts = cfgInt(cfg, "num_local_experts", "num_experts", "n_routed_experts")
+	s.ExpertsUsed = cfgInt(cfg, "num_experts_per_tok")
 }
 
 func (s *Summary) fromGGUF(m tensor.Metadata) {
@@ -242,6 +284,8 @@ func (s *Summary) fromGGUF(m tensor.Metadata) {
 	s.Heads = get("attention.head_count")
 	s.KVHeads = get("attention.head_count_kv")
 	s.Context = get("context_length")
+	s.Experts = get("expert_count")
+	s.ExpertsUsed = get("expert_used_count")
 	s.Vocab = get("vocab_size")
 	if s.Vocab == 0 {
 		if v, ok := m.Get("tokenizer.ggml.tokens"); ok {

@@ -421,6 +421,29 @@ func pyTitle(s string) string {
 
 // sizeLabel is gguf-py's model_weight_count_rounded_notation: the parameter
 // count scaled to K/M/B/T with at least two significant digits ("2.1M").
+// ggufSizeLabel is gguf-py's general.size_label of a model with these
+// tensors: the rounded parameter count, or for a mixture of experts
+// "<experts>x<shared + one expert's parameters>" (stacked expert tensors
+// are the "_exps." ones, experts outermost).
+func ggufSizeLabel(ts []tensor.Info) string {
+	var total, shared, perExpert, expertSum, stacks int64
+	for _, t := range ts {
+		n := t.NumElements()
+		total += n
+		if e, ok := checkpoint.ExpertTensor(t.Name, t.Shape); ok && strings.Contains(t.Name, "_exps.") {
+			perExpert += n / e
+			expertSum += e
+			stacks++
+			continue
+		}
+		shared += n
+	}
+	if stacks > 0 {
+		return fmt.Sprintf("%dx%s", expertSum/stacks, sizeLabel(shared+perExpert))
+	}
+	return sizeLabel(total)
+}
+
 func sizeLabel(n int64) string {
 	f := float64(n)
 	var scaled float64

@@ -87,7 +87,7 @@ func layoutTransform(l arch.Layout, name string, shape tensor.Shape, qh, kh int6
 }
 
 // mapFamily maps in through f's schema in one direction.
-func (a family) mapFamily(in []tensor.Info, toGGUF bool, qh, kh int64) ([]Mapping, []Dropped, error) {
+func (a family) mapFamily(in []tensor.Info, toGGUF bool, qh, kh, experts int64) ([]Mapping, []Dropped, error) {
 	var out []Mapping
 	var dropped []Dropped
 	aliased := map[string]string{} // GGUF name → the HF tensor converted to it
@@ -125,7 +125,7 @@ func (a family) mapFamily(in []tensor.Info, toGGUF bool, qh, kh int64) ([]Mappin
 			return nil, nil, tensor.Unsupported("convert: %s: unexpected tensor %q: no mapping for it", a.f.Name, ti.Name)
 		}
 		if m.Tensor.Stack != 0 {
-			n := stackCount(m.Tensor.Stack, qh, kh)
+			n := stackCount(m.Tensor.Stack, qh, kh, experts)
 			if toGGUF {
 				if err := stacks.add(m, ti, n); err != nil {
 					return nil, nil, err
@@ -175,9 +175,12 @@ func (a family) mapFamily(in []tensor.Info, toGGUF bool, qh, kh int64) ([]Mappin
 }
 
 // stackCount is the number of parts of a stacked role.
-func stackCount(d arch.Dim, qh, kh int64) int64 {
-	if d == arch.DimKVHeads {
+func stackCount(d arch.Dim, qh, kh, experts int64) int64 {
+	switch d {
+	case arch.DimKVHeads:
 		return kh
+	case arch.DimExperts:
+		return experts
 	}
 	return qh
 }
@@ -252,11 +255,16 @@ func (a family) ToGGUF(cfg Config, in []tensor.Info) ([]Mapping, []Dropped, erro
 	if err != nil {
 		return nil, nil, fmt.Errorf("convert: %w", err)
 	}
-	out, dropped, err := a.mapFamily(in, true, qh, kh)
+	out, dropped, err := a.mapFamily(in, true, qh, kh, a.f.Experts(arch.Config(cfg)))
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := requireTensors(out, a.f.Required(int(a.f.Layers(arch.Config(cfg))))...); err != nil {
+	have := map[string]bool{}
+	for _, m := range out {
+		have[m.Name] = true
+	}
+	has := func(n string) bool { return have[n] }
+	if err := requireTensors(out, a.f.Required(int(a.f.Layers(arch.Config(cfg))), has)...); err != nil {
 		return nil, nil, err
 	}
 	return out, dropped, nil
@@ -277,7 +285,8 @@ func (a family) ToHF(md tensor.Metadata, in []tensor.Info) ([]Mapping, []Dropped
 	}
 	nKV, _ := mdUint(md, a.f.Name+".attention.head_count_kv")
 	qh, kh := heads(nHead, nKV)
-	return a.mapFamily(in, false, qh, kh)
+	experts, _ := mdUint(md, a.f.Name+".expert_count")
+	return a.mapFamily(in, false, qh, kh, experts)
 }
 
 func (a family) HFConfig(md tensor.Metadata, in []tensor.Info) (Config, error) {

@@ -133,9 +133,9 @@ func planToGGUF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 	for _, j := range p.jobs {
 		j.ggufBF16 = true
 	}
-	var params int64
-	for _, j := range p.jobs {
-		params += j.out.NumElements()
+	outs := make([]tensor.Info, len(p.jobs))
+	for i, j := range p.jobs {
+		outs[i] = j.out
 	}
 	archKV, err := arch.GGUFMetadata(cfg, ft)
 	if err != nil {
@@ -153,7 +153,7 @@ func planToGGUF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 	md = append(md,
 		tensor.KV{Key: keyType, Value: tensor.String("model")},
 		tensor.KV{Key: keyName, Value: tensor.String(modelName(c))},
-		tensor.KV{Key: keySizeLabel, Value: tensor.String(sizeLabel(params))})
+		tensor.KV{Key: keySizeLabel, Value: tensor.String(ggufSizeLabel(outs))})
 	md = append(md, rest...)
 	tok, err := tokenizer.FromSource(srcTokenizer{c})
 	switch {

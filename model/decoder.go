@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	spec "github.com/tfconv/tfconv/arch"
 	"github.com/tfconv/tfconv/kernels"
@@ -71,6 +72,15 @@ type decoderBlock struct {
 	Up           linear // [ffn][d]; [2·ffn][d] gate then up when the family fuses them
 	Down         linear // [d][ffn]
 	PostFFNNorm  *norm  // [d]; nil unless the family has it
+	// Router [experts][d] and Experts replace Gate/Up/Down in a mixture
+	// of experts (Mixtral); Router.W is nil in a dense layer.
+	Router  linear
+	Experts []expert
+}
+
+// expert is one feed-forward of a mixture: down(act(gate(x)) ⊙ up(x)).
+type expert struct {
+	Gate, Up, Down linear // [ffn][d], [ffn][d], [d][ffn]
 }
 
 // familyLoader reads the weights of a family by role, whichever naming the
@@ -254,6 +264,8 @@ func loadDecoder(l *loader, f *spec.Family, hc hfConfig, hf bool) (*Model, error
 		cfg.Eps = float32(getf(1e-5, "layer_norm_eps", "norm_epsilon", "layer_norm_epsilon"))
 	}
 	cfg.Context = geti(0, "max_position_embeddings", "n_positions", "seq_length")
+	cfg.Experts = geti(0, "num_local_experts", "num_experts")
+	cfg.ExpertsUsed = geti(0, "num_experts_per_tok")
 	cfg.HeadDim = geti(int64(d/max(heads, 1)), "head_dim")
 	cfg.RopeDim = cfg.HeadDim
 	if pct, ok := c.Float("rotary_pct", "partial_rotary_factor", "rope_pct"); ok {
@@ -346,10 +358,15 @@ func loadDecoder(l *loader, f *spec.Family, hc hfConfig, hf bool) (*Model, error
 			O:            fl.lin("blk.{bid}.attn_output", i, d, qd),
 			PostAttnNorm: fl.norm("blk.{bid}.post_attention_norm", i, d, cfg.Eps, false),
 			FFNNorm:      fl.norm(ffnNorm, i, d, cfg.Eps, !m.parallel && !g.NoPreNorm),
-			Gate:         fl.optLin("blk.{bid}.ffn_gate", i, cfg.FFN, d),
-			Up:           fl.lin("blk.{bid}.ffn_up", i, upRows, d),
-			Down:         fl.lin("blk.{bid}.ffn_down", i, d, cfg.FFN),
+			Gate:         fl.optDense("blk.{bid}.ffn_gate", i, cfg.FFN, d),
+			Up:           fl.optDense("blk.{bid}.ffn_up", i, upRows, d),
+			Down:         fl.optDense("blk.{bid}.ffn_down", i, d, cfg.FFN),
 			PostFFNNorm:  fl.norm("blk.{bid}.post_ffw_norm", i, d, cfg.Eps, false),
+		}
+		if fl.inSchema("blk.{bid}.ffn_gate_inp") && fl.has(fl.name("blk.{bid}.ffn_gate_inp", i, ".weight")) {
+			if b.Router, b.Experts, err = fl.mixture(i, cfg, d); err != nil {
+				return nil, err
+			}
 		}
 		if fl.inSchema("blk.{bid}.attn_qkv") {
 			b.QKV = fl.lin("blk.{bid}.attn_qkv", i, qd+2*kd, d)
@@ -477,6 +494,8 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 func (m *decoder) ffn(dst, h []float32, b *decoderBlock, gate, up []float32, T int) ([]float32, []float32, error) {
 	F := m.cfg.FFN
 	switch {
+	case b.Router.W != nil:
+		return gate, up, m.moe(dst, h, b, T)
 	case m.g.FusedGateUp:
 		gu := grow(up, T*2*F)
 		b.Up.apply(gu, h, T)
@@ -632,4 +651,128 @@ func dividedFreq(theta float64, factors []float32) []float32 {
 		out[i] = 1 / (f * p)
 	}
 	return out
+}
+
+// optDense loads a dense feed-forward role, absent (nil weight) in a layer
+// whose family routes to experts instead (Tensor.Unless).
+func (fl familyLoader) optDense(role spec.Role, layer, out, in int) linear {
+	t, ok := fl.f.Tensor(role)
+	if !ok {
+		return linear{}
+	}
+	if t.Unless != "" && fl.has(fl.name(t.Unless, layer, ".weight")) {
+		return linear{}
+	}
+	return fl.lin(role, layer, out, in)
+}
+
+// mixture loads layer's router and experts: HF keeps one tensor per expert
+// and matrix, GGUF one [experts][rows][cols] tensor per matrix.
+func (fl familyLoader) mixture(layer int, cfg Config, d int) (linear, []expert, error) {
+	n := cfg.Experts
+	if n <= 0 || cfg.ExpertsUsed <= 0 || cfg.ExpertsUsed > n {
+		return linear{}, nil, fmt.Errorf("model: %s: layer %d routes to experts, but the config gives %d experts, %d used per token",
+			fl.c.Path, layer, n, cfg.ExpertsUsed)
+	}
+	router := fl.lin("blk.{bid}.ffn_gate_inp", layer, n, d)
+	F := cfg.FFN
+	mats := func(role spec.Role, rows, cols int) []*kernels.Matrix {
+		if !fl.hf {
+			return fl.stackedMatrices(fl.name(role, layer, ".weight"), n, rows, cols)
+		}
+		out := make([]*kernels.Matrix, n)
+		for x := range out {
+			out[x] = fl.matrix(fl.f.TensorPartName(role, layer, x, ".weight"), rows, cols)
+		}
+		return out
+	}
+	gate := mats("blk.{bid}.ffn_gate_exps", F, d)
+	up := mats("blk.{bid}.ffn_up_exps", F, d)
+	down := mats("blk.{bid}.ffn_down_exps", d, F)
+	if fl.err != nil {
+		return linear{}, nil, fl.err
+	}
+	ex := make([]expert, n)
+	for x := range ex {
+		ex[x] = expert{Gate: linear{W: gate[x]}, Up: linear{W: up[x]}, Down: linear{W: down[x]}}
+	}
+	return router, ex, nil
+}
+
+// moe is Mixtral's sparse block: each token's router probabilities
+// softmax(W_r·h), its top ExpertsUsed renormalised to sum 1, and the sum
+// of those experts' outputs weighted by them. Tokens are gathered per
+// expert and the experts taken in index order, as transformers adds them.
+func (m *decoder) moe(dst, h []float32, b *decoderBlock, T int) error {
+	d, n, k, F := m.cfg.DModel, len(b.Experts), m.cfg.ExpertsUsed, m.cfg.FFN
+	probs := make([]float32, T*n)
+	b.Router.apply(probs, h, T)
+	weight := make([]float32, T*n) // token × expert → routing weight (0: not chosen)
+	for t := 0; t < T; t++ {
+		p := probs[t*n : (t+1)*n]
+		kernels.Softmax(p)
+		chosen := topK(p, k)
+		var sum float32
+		for _, e := range chosen {
+			sum += p[e]
+		}
+		for _, e := range chosen {
+			weight[t*n+e] = p[e] / sum
+		}
+	}
+	clear(dst[:T*d])
+	var rows []int
+	var x, g, u, y []float32
+	for e := 0; e < n; e++ {
+		rows = rows[:0]
+		for t := 0; t < T; t++ {
+			if weight[t*n+e] != 0 {
+				rows = append(rows, t)
+			}
+		}
+		if len(rows) == 0 {
+			continue
+		}
+		R := len(rows)
+		x, g, u, y = grow(x, R*d), grow(g, R*F), grow(u, R*F), grow(y, R*d)
+		for i, t := range rows {
+			copy(x[i*d:(i+1)*d], h[t*d:(t+1)*d])
+		}
+		ex := &b.Experts[e]
+		ex.Gate.apply(g, x, R)
+		ex.Up.apply(u, x, R)
+		if err := activate(g, m.cfg.Activation); err != nil {
+			return err
+		}
+		kernels.Mul(g, u)
+		ex.Down.apply(y, g, R)
+		for i, t := range rows {
+			w := weight[t*n+e]
+			out := dst[t*d : (t+1)*d]
+			for j, v := range y[i*d : (i+1)*d] {
+				out[j] += v * w
+			}
+		}
+	}
+	return nil
+}
+
+// topK returns the indices of the k largest values of p, largest first
+// (the lower index first among equal values, as torch.topk returns them on
+// CPU).
+func topK(p []float32, k int) []int {
+	idx := make([]int, 0, k)
+	for range k {
+		best := -1
+		for i, v := range p {
+			if slices.Contains(idx, i) {
+				continue
+			}
+			if best < 0 || v > p[best] {
+				best = i
+			}
+		}
+		idx = append(idx, best)
+	}
+	return idx
 }

@@ -220,6 +220,31 @@ func (l *loader) matrix(name string, rows, cols int) *kernels.Matrix {
 	return m
 }
 
+// stackedMatrices loads a [n][rows][cols] weight (a mixture's experts,
+// stacked as GGUF keeps them) as n matrices over one read of its bytes.
+func (l *loader) stackedMatrices(name string, n, rows, cols int) []*kernels.Matrix {
+	t, b := l.read(name)
+	if t == nil {
+		return nil
+	}
+	if len(t.Shape) != 3 || t.Shape[0] != int64(n) || !shapeIs(t.Shape[1:], rows, cols) || len(b)%n != 0 {
+		l.fail(fmt.Errorf("model: %s: tensor %q has shape %v, want [%d %d %d]", t.File, name, t.Shape, n, rows, cols))
+		return nil
+	}
+	per := len(b) / n
+	out := make([]*kernels.Matrix, n)
+	for x := range out {
+		m, err := kernels.NewMatrix(t.DType, rows, cols, b[x*per:(x+1)*per], nil)
+		if err != nil {
+			l.fail(fmt.Errorf("model: %s: tensor %q, expert %d: %w", t.File, name, x, err))
+			return nil
+		}
+		l.mats = append(l.mats, m)
+		out[x] = m
+	}
+	return out
+}
+
 // matrixT loads a weight stored transposed, [cols][rows] (Hugging Face's
 // Conv1D in GPT-2 keeps [in][out]), and transposes it once, keeping its
 // dtype. Only element-wise dtypes can be transposed; block-quantized rows

@@ -25,7 +25,9 @@ type Config struct {
 	Heads         int     `json:"heads"`
 	KVHeads       int     `json:"kv_heads"`
 	HeadDim       int     `json:"head_dim"`
-	FFN           int     `json:"ffn"`
+	FFN           int     `json:"ffn"`                     // feed-forward width (of each expert in a mixture)
+	Experts       int     `json:"experts,omitempty"`       // feed-forwards per layer of a mixture of experts (0: dense)
+	ExpertsUsed   int     `json:"experts_used,omitempty"`  // experts each token is routed to
 	MaxPositions  int     `json:"max_positions,omitempty"` // size of a learned or sinusoidal position table; 0 = unbounded
 	Context       int     `json:"context,omitempty"`       // context length the model was trained on (config.json max_position_embeddings, GGUF context_length); 0 = not stated
 	Eps           float32 `json:"eps"`                     // LayerNorm / RMSNorm epsilon

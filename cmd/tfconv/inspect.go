@@ -128,6 +128,13 @@ func runInspect(a *app, opts *inspectOptions) error {
 	t.Row("vocab", intOrDash(s.Vocab))
 	t.Row("context", intOrDash(s.Context))
 	t.Row("parameters", fmt.Sprintf("%d (%s)", s.Params, output.Count(s.Params)))
+	if s.Experts > 0 {
+		t.Row("experts", fmt.Sprintf("%d, %d used per token", s.Experts, s.ExpertsUsed))
+		t.Row("expert parameters", fmt.Sprintf("%d (%s), %s of weights", s.ExpertParams, output.Count(s.ExpertParams), output.Bytes(s.ExpertBytes)))
+		if s.ActiveParams > 0 {
+			t.Row("active parameters", fmt.Sprintf("%d (%s) per token", s.ActiveParams, output.Count(s.ActiveParams)))
+		}
+	}
 	t.Row("tensors", s.Tensors)
 	t.Row("tensor bytes", fmt.Sprintf("%d (%s)", s.TensorBytes, output.Bytes(s.TensorBytes)))
 	t.Row("bits per weight", fmt.Sprintf("%.3f", s.BitsPerWeight))

@@ -75,6 +75,11 @@ FAMILIES = {
               dict(BASE, num_key_value_heads=2, rope_theta=1000000.0, tie_word_embeddings=False, use_sliding_window=False,
                    bos_token_id=999, eos_token_id=999),
               "bpe", "gpt-2", True),
+    # Mixtral's form: 4 experts, 2 used per token (the converter's LlamaModel stacks w1/w2/w3 per layer).
+    "mixtral": ("MixtralConfig", "MixtralForCausalLM",
+                dict(BASE, num_key_value_heads=2, num_local_experts=4, num_experts_per_tok=2, sliding_window=None,
+                     rope_theta=1000000.0, tie_word_embeddings=False),
+                "spm", None, False),
     # Mistral NeMo's form: head_dim stated and larger than hidden/heads (queries 128 wide for a hidden size of 64).
     "mistral-headdim": ("MistralConfig", "MistralForCausalLM",
                         dict(BASE, num_key_value_heads=2, head_dim=32, sliding_window=None, tie_word_embeddings=False),
