@@ -117,6 +117,10 @@ type Graph struct {
 	Parallel bool
 	// FusedGateUp: ffn_up holds the gate rows, then the up rows (Phi-3).
 	FusedGateUp bool
+	// MoENormTopK: a mixture renormalises its top-k routing weights to sum
+	// 1 (Mixtral); config.json's norm_topk_prob, when present, decides for
+	// Hugging Face input.
+	MoENormTopK bool
 	// NeoxRopeGGUF: the GGUF form rotates halves (ggml's NEOX rope), as
 	// Hugging Face does; false when the converter permuted Q/K rows
 	// (LayoutPermuteQ) and ggml rotates adjacent pairs.
@@ -548,23 +552,29 @@ type Dim uint8
 
 // The sizes tensor shapes are stated in.
 const (
-	DimVocab   Dim = iota + 1 // vocabulary
-	DimHidden                 // d_model
-	DimQ                      // heads · head_dim
-	DimKV                     // kv_heads · head_dim
-	DimFFN                    // feed-forward width
-	DimQKV                    // (heads + 2·kv_heads) · head_dim: a fused QKV projection
-	DimFFN2                   // 2 · feed-forward width: fused gate and up
-	DimHeadDim                // one head (per-head Q/K norms)
-	DimContext                // a learned position table's rows
-	DimTypes                  // token types (BERT's type_vocab_size)
-	DimHeads                  // the query head count (a stack of per-head tensors)
-	DimKVHeads                // the key/value head count
-	DimExperts                // the expert count (a stack of per-expert tensors, a router's rows)
+	DimVocab     Dim = iota + 1 // vocabulary
+	DimHidden                   // d_model
+	DimQ                        // heads · head_dim
+	DimKV                       // kv_heads · head_dim
+	DimFFN                      // feed-forward width
+	DimQKV                      // (heads + 2·kv_heads) · head_dim: a fused QKV projection
+	DimFFN2                     // 2 · feed-forward width: fused gate and up
+	DimHeadDim                  // one head (per-head Q/K norms)
+	DimContext                  // a learned position table's rows
+	DimTypes                    // token types (BERT's type_vocab_size)
+	DimHeads                    // the query head count (a stack of per-head tensors)
+	DimKVHeads                  // the key/value head count
+	DimExperts                  // the expert count (a stack of per-expert tensors, a router's rows)
+	DimExpertFFN                // one routed expert's feed-forward width (moe_intermediate_size)
+	DimSharedFFN                // the shared expert's feed-forward width
+	DimOne                      // 1 (the shared expert's scalar gate)
 )
 
 // Dims are the sizes of one model.
-type Dims struct{ Vocab, Hidden, Heads, KVHeads, HeadDim, FFN, Context, Types, Experts int64 }
+type Dims struct {
+	Vocab, Hidden, Heads, KVHeads, HeadDim, FFN, Context, Types int64
+	Experts, ExpertFFN, SharedFFN                               int64
+}
 
 func (d Dims) size(x Dim) int64 {
 	switch x {
@@ -594,6 +604,12 @@ func (d Dims) size(x Dim) int64 {
 		return d.KVHeads
 	case DimExperts:
 		return d.Experts
+	case DimExpertFFN:
+		return d.ExpertFFN
+	case DimSharedFFN:
+		return d.SharedFFN
+	case DimOne:
+		return 1
 	}
 	return 0
 }

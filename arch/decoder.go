@@ -39,12 +39,24 @@ func decoderTensors(qk bool, norm Layout) []Tensor {
 
 var no = false
 
-// moeTensors are the mixture-of-experts roles of Mixtral's layout (the
-// router, then w1/w2/w3 of every expert, stacked experts outermost in GGUF)
-// and the dense feed-forward roles of dense, made not required in a layer
-// that has a router.
-func moeTensors(dense []Tensor, prefix string) []Tensor {
-	out := make([]Tensor, 0, len(dense)+4)
+// moeLayout names a family's mixture-of-experts tensors in Hugging Face's
+// form, below the layer prefix.
+type moeLayout struct {
+	router         string // the router ("block_sparse_moe.gate")
+	experts        string // one expert, with {xid} ("block_sparse_moe.experts.{xid}.")
+	gate, down, up string // an expert's matrices ("w1", "w2", "w3")
+	ffn            Dim    // an expert's width
+	shared         string // the shared expert ("mlp.shared_expert."); "" when none
+	sharedGate     string // the shared expert's scalar gate ("mlp.shared_expert_gate")
+	sharedFFN      Dim    // the shared expert's width
+}
+
+// moeTensors are the mixture-of-experts roles of layout l (the router,
+// each expert's three matrices, stacked experts outermost in GGUF, and a
+// shared expert when l has one) after the dense roles of dense, which a
+// layer with a router does not need (Tensor.Unless).
+func moeTensors(dense []Tensor, l moeLayout) []Tensor {
+	out := make([]Tensor, 0, len(dense)+8)
 	for _, t := range dense {
 		switch t.GGUF {
 		case "blk.{bid}.ffn_gate", "blk.{bid}.ffn_up", "blk.{bid}.ffn_down":
@@ -52,12 +64,21 @@ func moeTensors(dense []Tensor, prefix string) []Tensor {
 		}
 		out = append(out, t)
 	}
-	e := hfLayer + prefix + ".experts.{xid}."
-	return append(out,
-		Tensor{GGUF: "blk.{bid}.ffn_gate_inp", HF: []string{hfLayer + prefix + ".gate"}, Shape: []Dim{DimExperts, DimHidden}, Optional: true},
-		Tensor{GGUF: "blk.{bid}.ffn_gate_exps", HF: []string{e + "w1"}, Shape: []Dim{DimFFN, DimHidden}, Optional: true, Stack: DimExperts},
-		Tensor{GGUF: "blk.{bid}.ffn_down_exps", HF: []string{e + "w2"}, Shape: []Dim{DimHidden, DimFFN}, Optional: true, Stack: DimExperts},
-		Tensor{GGUF: "blk.{bid}.ffn_up_exps", HF: []string{e + "w3"}, Shape: []Dim{DimFFN, DimHidden}, Optional: true, Stack: DimExperts})
+	e := hfLayer + l.experts
+	out = append(out,
+		Tensor{GGUF: "blk.{bid}.ffn_gate_inp", HF: []string{hfLayer + l.router}, Shape: []Dim{DimExperts, DimHidden}, Optional: true},
+		Tensor{GGUF: "blk.{bid}.ffn_gate_exps", HF: []string{e + l.gate}, Shape: []Dim{l.ffn, DimHidden}, Optional: true, Stack: DimExperts},
+		Tensor{GGUF: "blk.{bid}.ffn_down_exps", HF: []string{e + l.down}, Shape: []Dim{DimHidden, l.ffn}, Optional: true, Stack: DimExperts},
+		Tensor{GGUF: "blk.{bid}.ffn_up_exps", HF: []string{e + l.up}, Shape: []Dim{l.ffn, DimHidden}, Optional: true, Stack: DimExperts})
+	if l.shared != "" {
+		sh := hfLayer + l.shared
+		out = append(out,
+			Tensor{GGUF: "blk.{bid}.ffn_gate_inp_shexp", HF: []string{hfLayer + l.sharedGate}, Shape: []Dim{DimOne, DimHidden}, Optional: true},
+			Tensor{GGUF: "blk.{bid}.ffn_gate_shexp", HF: []string{sh + l.gate}, Shape: []Dim{l.sharedFFN, DimHidden}, Optional: true},
+			Tensor{GGUF: "blk.{bid}.ffn_down_shexp", HF: []string{sh + l.down}, Shape: []Dim{DimHidden, l.sharedFFN}, Optional: true},
+			Tensor{GGUF: "blk.{bid}.ffn_up_shexp", HF: []string{sh + l.up}, Shape: []Dim{l.sharedFFN, DimHidden}, Optional: true})
+	}
+	return out
 }
 
 // rotaryBuffer is the inv_freq buffer old checkpoints carry.
@@ -126,4 +147,15 @@ func parallelResidual() Param {
 			}
 			return tensor.Bool(b), true, nil
 		}}
+}
+
+// without returns params less the one of GGUF key key.
+func without(params []Param, key string) []Param {
+	out := params[:0:0]
+	for _, p := range params {
+		if p.Key != key {
+			out = append(out, p)
+		}
+	}
+	return out
 }

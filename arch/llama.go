@@ -61,7 +61,8 @@ var Llama = register(&Family{
 	HFClass:    "LlamaForCausalLM", ModelType: "llama",
 	Params: withParams(baseParams(),
 		append([]Param{u32("vocab_size", Required, "vocab_size"), ropeDimension()}, ropeScalingLinear()...)...),
-	Tensors:   moeTensors(decoderTensors(true, LayoutSame), "block_sparse_moe"),
+	Tensors: moeTensors(decoderTensors(true, LayoutSame), moeLayout{router: "block_sparse_moe.gate",
+		experts: "block_sparse_moe.experts.{xid}.", gate: "w1", down: "w2", up: "w3", ffn: DimFFN}),
 	Drops:     []Drop{rotaryBuffer},
 	Generated: []Generated{ropeFreqs},
 	// A GGUF with a router is Mixtral's: the same GGUF architecture, its
@@ -73,9 +74,9 @@ var Llama = register(&Family{
 		}
 		return nil
 	},
-	HFConst:   map[string]any{"hidden_act": "silu", "mlp_bias": false},
-	BiasFlag:  "attention_bias",
-	Graph:     Graph{Norm: RMSNorm, FFN: Gated, Activation: "silu"},
+	HFConst:  map[string]any{"hidden_act": "silu", "mlp_bias": false},
+	BiasFlag: "attention_bias",
+	Graph:    Graph{Norm: RMSNorm, FFN: Gated, Activation: "silu", MoENormTopK: true},
 })
 
 // ropeFreqs is LlamaModel's rope_freqs for llama3 rope scaling.

@@ -49,6 +49,8 @@ type decoder struct {
 	// attnCap, finalCap: Gemma 2's soft-caps (0: none). clampQKV: OLMo's
 	// clip of q, k and v (0: none).
 	attnCap, finalCap, clampQKV float32
+	// normTopK: a mixture renormalises its top-k routing weights.
+	normTopK bool
 }
 
 type decoderWeights struct {
@@ -73,9 +75,13 @@ type decoderBlock struct {
 	Down         linear // [d][ffn]
 	PostFFNNorm  *norm  // [d]; nil unless the family has it
 	// Router [experts][d] and Experts replace Gate/Up/Down in a mixture
-	// of experts (Mixtral); Router.W is nil in a dense layer.
-	Router  linear
-	Experts []expert
+	// of experts (Mixtral); Router.W is nil in a dense layer. Shared is
+	// the expert every token uses (Qwen2-MoE), scaled by
+	// sigmoid(SharedGate·x) ([1][d]); its Down.W is nil when there is none.
+	Router     linear
+	Experts    []expert
+	Shared     expert
+	SharedGate linear
 }
 
 // expert is one feed-forward of a mixture: down(act(gate(x)) ⊙ up(x)).
@@ -266,6 +272,8 @@ func loadDecoder(l *loader, f *spec.Family, hc hfConfig, hf bool) (*Model, error
 	cfg.Context = geti(0, "max_position_embeddings", "n_positions", "seq_length")
 	cfg.Experts = geti(0, "num_local_experts", "num_experts")
 	cfg.ExpertsUsed = geti(0, "num_experts_per_tok")
+	cfg.ExpertFFN = geti(int64(cfg.FFN), "moe_intermediate_size")
+	cfg.SharedFFN = geti(0, "shared_expert_intermediate_size")
 	cfg.HeadDim = geti(int64(d/max(heads, 1)), "head_dim")
 	cfg.RopeDim = cfg.HeadDim
 	if pct, ok := c.Float("rotary_pct", "partial_rotary_factor", "rope_pct"); ok {
@@ -298,6 +306,10 @@ func loadDecoder(l *loader, f *spec.Family, hc hfConfig, hf bool) (*Model, error
 	}
 	if v, ok := c.Float("query_pre_attn_scalar"); ok {
 		m.attnScale = float32(math.Pow(v, -0.5))
+	}
+	m.normTopK = g.MoENormTopK
+	if v, ok := c.Bool("norm_topk_prob"); ok {
+		m.normTopK = v
 	}
 	m.parallel = g.Parallel
 	for _, k := range []string{"use_parallel_residual", "parallel_attn"} {
@@ -366,6 +378,12 @@ func loadDecoder(l *loader, f *spec.Family, hc hfConfig, hf bool) (*Model, error
 		if fl.inSchema("blk.{bid}.ffn_gate_inp") && fl.has(fl.name("blk.{bid}.ffn_gate_inp", i, ".weight")) {
 			if b.Router, b.Experts, err = fl.mixture(i, cfg, d); err != nil {
 				return nil, err
+			}
+			if fl.inSchema("blk.{bid}.ffn_down_shexp") && fl.has(fl.name("blk.{bid}.ffn_down_shexp", i, ".weight")) {
+				S := cfg.SharedFFN
+				b.Shared = expert{Gate: fl.lin("blk.{bid}.ffn_gate_shexp", i, S, d), Up: fl.lin("blk.{bid}.ffn_up_shexp", i, S, d),
+					Down: fl.lin("blk.{bid}.ffn_down_shexp", i, d, S)}
+				b.SharedGate = fl.lin("blk.{bid}.ffn_gate_inp_shexp", i, 1, d)
 			}
 		}
 		if fl.inSchema("blk.{bid}.attn_qkv") {
@@ -675,7 +693,7 @@ func (fl familyLoader) mixture(layer int, cfg Config, d int) (linear, []expert, 
 			fl.c.Path, layer, n, cfg.ExpertsUsed)
 	}
 	router := fl.lin("blk.{bid}.ffn_gate_inp", layer, n, d)
-	F := cfg.FFN
+	F := cfg.ExpertFFN
 	mats := func(role spec.Role, rows, cols int) []*kernels.Matrix {
 		if !fl.hf {
 			return fl.stackedMatrices(fl.name(role, layer, ".weight"), n, rows, cols)
@@ -699,12 +717,14 @@ func (fl familyLoader) mixture(layer int, cfg Config, d int) (linear, []expert, 
 	return router, ex, nil
 }
 
-// moe is Mixtral's sparse block: each token's router probabilities
-// softmax(W_r·h), its top ExpertsUsed renormalised to sum 1, and the sum
-// of those experts' outputs weighted by them. Tokens are gathered per
-// expert and the experts taken in index order, as transformers adds them.
+// moe is a sparse mixture block: each token's router probabilities
+// softmax(W_r·h), its top ExpertsUsed (renormalised to sum 1 where the
+// family does: Mixtral, not Qwen2-MoE), and the sum of those experts'
+// outputs weighted by them; then the shared expert's output scaled by
+// sigmoid(W_sg·h), when the layer has one. Tokens are gathered per expert
+// and the experts taken in index order, as transformers adds them.
 func (m *decoder) moe(dst, h []float32, b *decoderBlock, T int) error {
-	d, n, k, F := m.cfg.DModel, len(b.Experts), m.cfg.ExpertsUsed, m.cfg.FFN
+	d, n, k, F := m.cfg.DModel, len(b.Experts), m.cfg.ExpertsUsed, m.cfg.ExpertFFN
 	probs := make([]float32, T*n)
 	b.Router.apply(probs, h, T)
 	weight := make([]float32, T*n) // token × expert → routing weight (0: not chosen)
@@ -715,6 +735,9 @@ func (m *decoder) moe(dst, h []float32, b *decoderBlock, T int) error {
 		var sum float32
 		for _, e := range chosen {
 			sum += p[e]
+		}
+		if !m.normTopK {
+			sum = 1
 		}
 		for _, e := range chosen {
 			weight[t*n+e] = p[e] / sum
@@ -752,6 +775,27 @@ func (m *decoder) moe(dst, h []float32, b *decoderBlock, T int) error {
 			for j, v := range y[i*d : (i+1)*d] {
 				out[j] += v * w
 			}
+		}
+	}
+	if b.Shared.Down.W == nil {
+		return nil
+	}
+	S := m.cfg.SharedFFN
+	g, u, y = grow(g, T*S), grow(u, T*S), grow(y, T*d)
+	b.Shared.Gate.apply(g, h, T)
+	b.Shared.Up.apply(u, h, T)
+	if err := activate(g, m.cfg.Activation); err != nil {
+		return err
+	}
+	kernels.Mul(g, u)
+	b.Shared.Down.apply(y, g, T)
+	sg := make([]float32, T)
+	b.SharedGate.apply(sg, h, T)
+	for t := 0; t < T; t++ {
+		s := float32(1 / (1 + math.Exp(-float64(sg[t]))))
+		out := dst[t*d : (t+1)*d]
+		for j, v := range y[t*d : (t+1)*d] {
+			out[j] += s * v
 		}
 	}
 	return nil

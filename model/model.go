@@ -28,6 +28,8 @@ type Config struct {
 	FFN           int     `json:"ffn"`                     // feed-forward width (of each expert in a mixture)
 	Experts       int     `json:"experts,omitempty"`       // feed-forwards per layer of a mixture of experts (0: dense)
 	ExpertsUsed   int     `json:"experts_used,omitempty"`  // experts each token is routed to
+	ExpertFFN     int     `json:"expert_ffn,omitempty"`    // a routed expert's feed-forward width
+	SharedFFN     int     `json:"shared_ffn,omitempty"`    // the shared expert's width (0: none)
 	MaxPositions  int     `json:"max_positions,omitempty"` // size of a learned or sinusoidal position table; 0 = unbounded
 	Context       int     `json:"context,omitempty"`       // context length the model was trained on (config.json max_position_embeddings, GGUF context_length); 0 = not stated
 	Eps           float32 `json:"eps"`                     // LayerNorm / RMSNorm epsilon

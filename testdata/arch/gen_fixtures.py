@@ -80,6 +80,14 @@ FAMILIES = {
                 dict(BASE, num_key_value_heads=2, num_local_experts=4, num_experts_per_tok=2, sliding_window=None,
                      rope_theta=1000000.0, tie_word_embeddings=False),
                 "spm", None, False),
+    # Qwen1.5-MoE's form: 4 experts of width 32, 2 used (weights not renormalised), a shared expert of width 96
+    # behind its sigmoid gate, Q/K/V biases.
+    "qwen2moe": ("Qwen2MoeConfig", "Qwen2MoeForCausalLM",
+                 dict(BASE, num_key_value_heads=2, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
+                      shared_expert_intermediate_size=96, norm_topk_prob=False, decoder_sparse_step=1,
+                      mlp_only_layers=[], use_sliding_window=False, rope_theta=1000000.0, tie_word_embeddings=False,
+                      bos_token_id=999, eos_token_id=999),
+                 "bpe", "gpt-2", False),
     # Mistral NeMo's form: head_dim stated and larger than hidden/heads (queries 128 wide for a hidden size of 64).
     "mistral-headdim": ("MistralConfig", "MistralForCausalLM",
                         dict(BASE, num_key_value_heads=2, head_dim=32, sliding_window=None, tie_word_embeddings=False),
