@@ -132,6 +132,18 @@ type Param struct {
 	Early bool
 }
 
+// Default returns the value the family's converter writes for GGUF key
+// key (without the "<arch>." prefix) when config.json is silent, if it
+// writes one: what the model computes with then.
+func (f *Family) Default(key string) (float64, bool) {
+	for _, p := range f.Params {
+		if p.Key == key && p.Need == Default {
+			return p.Default, true
+		}
+	}
+	return 0, false
+}
+
 // Early reports whether the GGUF key (with its "<arch>." prefix) is one the
 // converter writes right after general.architecture.
 func (f *Family) Early(key string) bool {

@@ -265,7 +265,11 @@ func loadDecoder(l *loader, f *spec.Family, hc hfConfig, hf bool) (*Model, error
 	}
 	cfg.Vocab = geti(int64(fl.rowsOf(fl.name("token_embd", -1, ".weight"))), "vocab_size")
 	if g.Norm == spec.RMSNorm {
-		cfg.Eps = float32(getf(1e-6, "rms_norm_eps"))
+		def, ok := f.Default("attention.layer_norm_rms_epsilon")
+		if !ok {
+			def = 1e-6
+		}
+		cfg.Eps = float32(getf(def, "rms_norm_eps"))
 	} else {
 		cfg.Eps = float32(getf(1e-5, "layer_norm_eps", "norm_epsilon", "layer_norm_epsilon"))
 	}

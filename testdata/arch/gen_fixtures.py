@@ -354,7 +354,38 @@ HANDMADE = {
               dict(attention_bias=False, num_key_value_heads=4, rope_theta=500000.0, rms_norm_eps=1e-6,
                    tie_word_embeddings=False),
               "olmo2", "bpe", "gpt-2"),
+    # OLMoE (transformers 4.45): 4 experts of width 128, 2 used (not renormalised), RMSNorms over the whole Q and
+    # K. rms_norm_eps is left out of config.json: llama.cpp c392e509's OlmoeModel writes the key itself (1e-5,
+    # transformers' default) and raises on a duplicate when config.json states it.
+    "olmoe": ("OlmoeForCausalLM", "olmoe",
+              dict(num_key_value_heads=4, num_experts=4, num_experts_per_tok=2, norm_topk_prob=False, clip_qkv=None,
+                   rope_theta=10000.0, attention_bias=False, tie_word_embeddings=False, output_router_logits=False,
+                   router_aux_loss_coef=0.01),
+              "olmoe", "bpe", "gpt-2"),
 }
+
+
+def olmoe_tensors(sd, cfg, g):
+    """OLMoE's blocks: the dense MLP replaced by a router (mlp.gate) and num_experts experts (mlp.experts.N.
+    gate_proj/up_proj/down_proj), all N(0, 1/fan_in); RMSNorms over the whole Q and K projections."""
+    out = {}
+    d, f, n = cfg["hidden_size"], cfg["intermediate_size"], cfg["num_experts"]
+    kv = cfg["num_key_value_heads"] * (d // cfg["num_attention_heads"])
+    for name, t in sd.items():
+        if ".mlp." in name:
+            continue
+        out[name] = t
+        if name.endswith("input_layernorm.weight"):
+            prefix = name[: -len("input_layernorm.weight")]
+            out[prefix + "self_attn.q_norm.weight"] = 1 + torch.randn(d, generator=g) * 0.2
+            out[prefix + "self_attn.k_norm.weight"] = 1 + torch.randn(kv, generator=g) * 0.2
+            out[prefix + "mlp.gate.weight"] = torch.randn(n, d, generator=g) * d ** -0.5
+            for x in range(n):
+                e = prefix + f"mlp.experts.{x}."
+                out[e + "gate_proj.weight"] = torch.randn(f, d, generator=g) * d ** -0.5
+                out[e + "up_proj.weight"] = torch.randn(f, d, generator=g) * d ** -0.5
+                out[e + "down_proj.weight"] = torch.randn(d, f, generator=g) * f ** -0.5
+    return out
 
 
 def olmo2_tensors(sd, cfg, g):
@@ -414,6 +445,8 @@ def make_handmade(family, llamacpp, dump_bin, shared):
     sd = {k: v.detach().clone().contiguous() for k, v in llama.state_dict().items() if "rotary_emb" not in k}
     if edit == "olmo2":
         sd = olmo2_tensors(sd, cfg, g)
+    elif edit == "olmoe":
+        sd = olmoe_tensors(sd, cfg, g)
     elif edit == "qwen3":
         sd = qwen3_tensors(sd, cfg, g)
         llamacpp, dump_bin = os.environ["NEW_LLAMACPP"], os.environ["NEW_LOGITS_DUMP"]
