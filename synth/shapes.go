@@ -50,6 +50,10 @@ type Shape struct {
 	// Tokenizer names the embedded vocabulary: VocabSPM, VocabGPT2 or
 	// VocabBERT ("": the architecture's own: SPM for rotary families).
 	Tokenizer string
+	// Experts and ExpertsUsed make a mixture of experts (Mixtral): every
+	// layer's feed-forward is Experts experts of width FFN and a router,
+	// ExpertsUsed of them used per token.
+	Experts, ExpertsUsed int
 	// Added are the checkpoint's added special tokens, which follow the
 	// embedded vocabulary (control tokens, as the converter types them)
 	// before the padding: Phi-3's <|endoftext|> … <|user|>.
@@ -131,6 +135,11 @@ var shapes = []Shape{
 	{Name: "gemma-2b", Arch: "gemma", Layers: 18, Hidden: 2048, Heads: 8, KVHeads: 1, HeadDim: 256, FFN: 16384,
 		Vocab: 256000, Context: 8192, RopeBase: 10000, NormEps: 1e-6, Tied: true,
 		Config: map[string]any{"hidden_act": "gelu", "hidden_activation": "gelu_pytorch_tanh"}},
+	// mistralai/Mixtral-8x7B-v0.1: 8 experts, 2 per token.
+	{Name: "mixtral-8x7b", Arch: "llama", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, FFN: 14336,
+		Vocab: 32000, Context: 32768, RopeBase: 1000000, NormEps: 1e-5, Experts: 8, ExpertsUsed: 2,
+		Config: map[string]any{"architectures": []string{"MixtralForCausalLM"}, "model_type": "mixtral",
+			"num_local_experts": 8, "num_experts_per_tok": 2, "sliding_window": nil, "router_aux_loss_coef": 0.02}},
 	// microsoft/Phi-3-mini-4k-instruct: fused QKV and gate/up, 32,064 rows.
 	{Name: "phi3-mini-4k", Arch: "phi3", Layers: 32, Hidden: 3072, Heads: 32, KVHeads: 32, FFN: 8192,
 		Vocab: 32064, Context: 4096, RopeBase: 10000, NormEps: 1e-5,
@@ -181,6 +190,12 @@ func (s Shape) Check() error {
 		if f.v <= 0 || f.v > 1<<24 {
 			return fmt.Errorf("synth: shape %q: %s = %d out of range", s.Name, f.name, f.v)
 		}
+	}
+	if s.Experts < 0 || s.ExpertsUsed < 0 || s.ExpertsUsed > s.Experts || (s.Experts > 0) != (s.ExpertsUsed > 0) {
+		return fmt.Errorf("synth: shape %q: %d experts, %d used", s.Name, s.Experts, s.ExpertsUsed)
+	}
+	if f, ok := s.family(); s.Experts > 0 && (!ok || !hasRouter(f)) {
+		return fmt.Errorf("synth: shape %q: architecture %s has no mixture of experts", s.Name, s.Arch)
 	}
 	if s.Hidden%s.Heads != 0 {
 		return fmt.Errorf("synth: shape %q: hidden %d is not a multiple of heads %d", s.Name, s.Hidden, s.Heads)
@@ -256,9 +271,20 @@ func (s Shape) ggufTensors() []spec {
 // role.
 func (s Shape) familyTensors(f *arch.Family, hf bool) []spec {
 	d := arch.Dims{Vocab: int64(s.Vocab), Hidden: int64(s.Hidden), Heads: int64(s.Heads), KVHeads: int64(s.KVHeads),
-		HeadDim: int64(s.headDim()), FFN: int64(s.FFN)}
+		HeadDim: int64(s.headDim()), FFN: int64(s.FFN), Experts: int64(s.Experts), ExpertFFN: int64(s.FFN)}
 	var ts []spec
-	keep := func(t *arch.Tensor) bool { return !t.Optional || (t.GGUF == "output" && !s.Tied) }
+	moe := s.Experts > 0
+	keep := func(t *arch.Tensor) bool {
+		switch {
+		case t.GGUF == "output":
+			return !s.Tied
+		case moe && (t.Stack == arch.DimExperts || t.GGUF == "blk.{bid}.ffn_gate_inp"):
+			return true
+		case moe && t.Unless != "":
+			return false // the dense feed-forward the experts replace
+		}
+		return !t.Optional
+	}
 	for _, w := range f.Weights(d, s.Layers, hf, keep) {
 		k := weight
 		if w.Norm {
@@ -352,4 +378,10 @@ func (s Shape) Params() int64 {
 		p += e
 	}
 	return p
+}
+
+// hasRouter reports whether family f has a mixture-of-experts layout.
+func hasRouter(f *arch.Family) bool {
+	_, ok := f.Tensor("blk.{bid}.ffn_gate_inp")
+	return ok
 }

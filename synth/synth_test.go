@@ -27,6 +27,7 @@ var publishedParams = map[string]int64{
 	"qwen2.5-0.5b":   494_032_768,
 	"gemma-2b":       2_506_172_416,
 	"phi3-mini-4k":   3_821_079_552,
+	"mixtral-8x7b":   46_702_792_704,
 }
 
 func TestShapesParams(t *testing.T) {

@@ -15,12 +15,13 @@ import (
 )
 
 type synthOptions struct {
-	like  string
-	out   string
-	typ   string
-	to    string
-	seed  uint64
-	force bool
+	like   string
+	out    string
+	typ    string
+	to     string
+	seed   uint64
+	layers int
+	force  bool
 }
 
 func newCmdSynth(a *app) *cobra.Command {
@@ -54,6 +55,7 @@ Shapes: ` + strings.Join(names, ", ") + `.`,
 	f.StringVar(&opts.typ, "type", "f16", "type of the matrices: f32|f16|bf16|q8_0 (q8_0: GGUF only)")
 	f.StringVar(&opts.to, "to", "", "output format: gguf|safetensors (default: gguf when OUT ends in .gguf, else safetensors)")
 	f.Uint64Var(&opts.seed, "seed", 1, "random seed")
+	f.IntVar(&opts.layers, "layers", 0, "keep only the first N layers (same widths, a shallower model that fits in memory; 0: all)")
 	f.BoolVar(&opts.force, "force", false, "replace an existing OUT")
 	return cmd
 }
@@ -69,6 +71,12 @@ func runSynth(a *app, opts *synthOptions) error {
 			names = append(names, s.Name)
 		}
 		return fmt.Errorf("synth: unknown shape %q (one of %s)", opts.like, strings.Join(names, ", "))
+	}
+	if opts.layers < 0 || (opts.layers > 0 && opts.layers > s.Layers) {
+		return fmt.Errorf("synth: --layers %d: want 1 to %d", opts.layers, s.Layers)
+	}
+	if opts.layers > 0 {
+		s.Layers = opts.layers
 	}
 	d, ok := tensor.Parse(opts.typ)
 	if !ok || (d != tensor.F32 && d != tensor.F16 && d != tensor.BF16 && d != tensor.Q8_0) {
