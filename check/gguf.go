@@ -31,12 +31,13 @@ const (
 
 // ggufWalk reads a GGUF header sequentially, recording findings.
 type ggufWalk struct {
-	r    *Report
-	file string
-	br   *bufio.Reader
-	off  int64
-	size int64
-	b    [8]byte
+	r     *Report
+	file  string
+	br    *bufio.Reader
+	off   int64
+	size  int64
+	b     [8]byte
+	keyAt map[string]int64 // offset of each metadata key (its first appearance)
 }
 
 func (w *ggufWalk) remaining() int64 { return w.size - w.off }
@@ -251,13 +252,17 @@ func checkGGUFFile(r *Report, path string, res *ggufResult) error {
 		return nil
 	}
 	infos := w.layout(f, entries, dataOff, align)
-	if _, err := gguf.NewFile(f, size); err != nil && r.errorsIn(path) == 0 {
+	gf, err := gguf.NewFile(f, size)
+	if err != nil && r.errorsIn(path) == 0 {
 		var fe *tensor.FormatError
 		off := int64(-1)
 		if errors.As(err, &fe) {
 			off = fe.Offset
 		}
 		r.add("gguf-rejected", path, off, "", "%v", err)
+	}
+	if err == nil {
+		checkVocab(r, path, gf, w.keyAt, entries)
 	}
 	scanAll(r, path, f, infos)
 	return nil
@@ -325,6 +330,12 @@ func (w *ggufWalk) header() (entries []ggEntry, dataOff, align int64, meta map[s
 		}
 		dup := seen[key]
 		seen[key] = true
+		if !dup {
+			if w.keyAt == nil {
+				w.keyAt = map[string]int64{}
+			}
+			w.keyAt[key] = at
+		}
 		typeAt := w.off
 		var k tensor.Kind
 		if k, err = w.kind(item, "value type"); err != nil {
@@ -614,3 +625,54 @@ func checkGGUFSplit(r *Report, path string) error {
 
 // splitNameParts splits a shard name into prefix, number and count.
 var splitNameParts = regexp.MustCompile(`^(.*)-([0-9]{5})-of-([0-9]{5})\.gguf$`)
+
+// ggufSpecialIDs are the tokenizer.ggml.*_token_id keys llama.cpp reads.
+var ggufSpecialIDs = []string{"bos", "eos", "eot", "eom", "unknown", "separator", "padding", "cls", "mask",
+	"prefix", "suffix", "middle", "fim_pre", "fim_suf", "fim_mid", "fim_pad", "fim_rep", "fim_sep"}
+
+// checkVocab compares the vocabulary with what llama.cpp sizes from it: it
+// takes n_vocab from tokenizer.ggml.tokens, reads one score and one type per
+// token, requires token_embd and output to have n_vocab rows, and ignores
+// special ids past the vocabulary (with a warning).
+func checkVocab(r *Report, path string, f *gguf.File, keyAt map[string]int64, entries []ggEntry) {
+	v, ok := f.Metadata.Get("tokenizer.ggml.tokens")
+	if !ok {
+		return
+	}
+	toks, ok := v.Array()
+	if !ok {
+		return
+	}
+	n := int64(toks.Len())
+	for _, key := range []string{"tokenizer.ggml.scores", "tokenizer.ggml.token_type"} {
+		v, ok := f.Metadata.Get(key)
+		if !ok {
+			continue
+		}
+		if a, ok := v.Array(); !ok || int64(a.Len()) != n {
+			r.add("gguf-vocab-arrays", path, keyAt[key], keyItem(key), "has %d entries for %d tokens: llama.cpp reads one per token, past the end of the array",
+				a.Len(), n)
+		}
+	}
+	for _, e := range entries {
+		switch e.info.Name {
+		case "token_embd.weight", "output.weight":
+		default:
+			continue
+		}
+		if len(e.info.Shape) == 2 && e.info.Shape[0] != n {
+			r.add("gguf-vocab-rows", path, e.at, tensorItem(e.info.Name), "has %d rows for the %d tokens of tokenizer.ggml.tokens: llama.cpp refuses the shape (a vocab_size past the tokenizer needs [PAD] tokens, as convert_hf_to_gguf.py adds)",
+				e.info.Shape[0], n)
+		}
+	}
+	for _, kind := range ggufSpecialIDs {
+		key := "tokenizer.ggml." + kind + "_token_id"
+		v, ok := f.Metadata.Get(key)
+		if !ok {
+			continue
+		}
+		if id, ok := v.Int(); ok && (id < 0 || id >= n) {
+			r.add("gguf-special-id", path, keyAt[key], keyItem(key), "is %d, outside the %d tokens: llama.cpp ignores it", id, n)
+		}
+	}
+}

@@ -84,6 +84,9 @@ var Rules = []Rule{
 	{"gguf-out-of-bounds", Error, "a tensor's data runs past the end of the file"},
 	{"gguf-trailing-bytes", Error, "bytes follow the last tensor's padded data"},
 	{"gguf-padding", Warning, "alignment padding holds non-zero bytes"},
+	{"gguf-vocab-rows", Error, "token_embd or output has a row count other than tokenizer.ggml.tokens' length: llama.cpp refuses the shape"},
+	{"gguf-vocab-arrays", Error, "tokenizer.ggml.scores or token_type has a length other than tokenizer.ggml.tokens': llama.cpp reads past its end"},
+	{"gguf-special-id", Warning, "a tokenizer.ggml.*_token_id is not a token of the vocabulary (llama.cpp ignores it)"},
 	{"gguf-split", Error, "a split set is inconsistent: missing shard, split.no/split.count/split.tensors.count wrong"},
 	{"gguf-rejected", Error, "the GGUF reader refuses the file for a reason not listed above"},
 
