@@ -28,6 +28,7 @@ type expectedTensor struct {
 type expectedFile struct {
 	Torch   string           `json:"torch"`
 	Tensors []expectedTensor `json:"tensors"`
+	Floats  []expectedTensor `json:"floats"`
 	Params  []expectedTensor `json:"params"`
 	Hostile []string         `json:"hostile"`
 	Marker  string           `json:"marker"`
@@ -149,27 +150,86 @@ func TestParameters(t *testing.T) {
 	compare(t, f, e.Params)
 }
 
-// Each sharded file is a plain checkpoint of its own.
-func TestShards(t *testing.T) {
+// The float-only file, and the same tensors sharded with an index: opened
+// as a file, a directory or the index, the set lists them in order.
+func TestSets(t *testing.T) {
 	e := loadExpected(t)
-	var got []expectedTensor
-	for _, shard := range []string{"pytorch_model-00001-of-00002.bin", "pytorch_model-00002-of-00002.bin"} {
-		f, err := Open(filepath.Join(testdata, "sharded", shard))
+	for _, p := range []string{"floats", "floats/pytorch_model.bin", "sharded", "sharded/pytorch_model.bin.index.json"} {
+		t.Run(p, func(t *testing.T) {
+			s, err := OpenSet(filepath.Join(testdata, p))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if sharded := strings.HasPrefix(p, "sharded"); (s.Index != nil) != sharded || sharded && len(s.Files) != 2 {
+				t.Errorf("index %v, %d files", s.Index != nil, len(s.Files))
+			}
+			f := &File{}
+			for _, tt := range s.Tensors {
+				f.Tensors = append(f.Tensors, *tt)
+				if got, ok := s.Tensor(tt.Name); !ok || got != tt {
+					t.Errorf("Tensor(%q) = %v, %v", tt.Name, got, ok)
+				}
+				if s.FileOf(tt) == nil {
+					t.Errorf("%s: no file", tt.Name)
+				}
+			}
+			compare(t, f, e.Floats)
+		})
+	}
+}
+
+// Index files are read strictly: a repeated name, a shard outside the
+// folder, a missing shard and a tensor in the wrong shard are errors.
+func TestIndexErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"pytorch_model-00001-of-00002.bin", "pytorch_model-00002-of-00002.bin"} {
+		b, err := os.ReadFile(filepath.Join(testdata, "sharded", name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, tt := range f.Tensors {
-			got = append(got, expectedTensor{Name: tt.Name})
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
 		}
-		f.Close()
 	}
-	if len(got) != len(e.Tensors) {
-		t.Fatalf("%d tensors in the shards, want %d", len(got), len(e.Tensors))
+	idx, err := ReadIndex(filepath.Join(testdata, "sharded", IndexName))
+	if err != nil {
+		t.Fatal(err)
 	}
-	for i := range got {
-		if got[i].Name != e.Tensors[i].Name {
-			t.Errorf("shard tensor %d is %q, want %q", i, got[i].Name, e.Tensors[i].Name)
-		}
+	good, _ := json.Marshal(map[string]any{"weight_map": idx.WeightMap})
+	moved := map[string]string{}
+	for k, v := range idx.WeightMap {
+		moved[k] = v
+	}
+	moved["h16"] = "pytorch_model-00002-of-00002.bin"
+	wrongShard, _ := json.Marshal(map[string]any{"weight_map": moved})
+	for _, c := range []struct{ name, index, want string }{
+		{"good", string(good), ""},
+		{"dup", `{"weight_map":{"a":"x.bin","a":"x.bin"}}`, `tensor "a": appears twice in weight_map`},
+		{"escape", `{"weight_map":{"a":"../x.bin"}}`, "not a plain file name"},
+		{"missing", `{"weight_map":{"a":"nope.bin"}}`, `shard "nope.bin": missing shard`},
+		{"no map", `{"metadata":{}}`, `no "weight_map"`},
+		{"not json", `{"weight_map":{"a":"x.bin"`, "invalid JSON"},
+		{"trailing", `{"weight_map":{}} {}`, "text after"},
+		{"wrong shard", string(wrongShard), `tensor "h16": in shard pytorch_model-00001-of-00002.bin but weight_map says pytorch_model-00002-of-00002.bin`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(dir, IndexName)
+			if err := os.WriteFile(p, []byte(c.index), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s, err := OpenSet(p)
+			if c.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				s.Close()
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) || !errors.Is(err, tensor.ErrFormat) {
+				t.Errorf("error %v, want ErrFormat with %q", err, c.want)
+			}
+		})
 	}
 }
 

@@ -10,7 +10,9 @@ It writes, next to itself:
   zip/pytorch_model.bin         torch.save(state_dict) (zip format, prefix "pytorch_model/")
   archive.bin                   the same state dict saved through a BytesIO (prefix "archive/")
   legacy.bin                    the same, _use_new_zipfile_serialization=False
-  sharded/                      pytorch_model-0000{1,2}-of-00002.bin + pytorch_model.bin.index.json
+  floats/pytorch_model.bin      the state dict's F32/F16/BF16 tensors only (what Hugging Face output takes)
+  sharded/                      the same float tensors as pytorch_model-0000{1,2}-of-00002.bin
+                                + pytorch_model.bin.index.json
   params.bin                    a dict of nn.Parameter objects (torch._utils._rebuild_parameter)
   expected.json                 every tensor of the state dict in order: name, tfconv dtype,
                                 shape, and its bytes as torch gives them (base64 of
@@ -207,26 +209,32 @@ def main():
                                      for k, v in sd.items() if k in ("norm.weight", "norm.bias", "i64"))
     torch.save(params, os.path.join(OUT, "params.bin"))
 
+    floats = collections.OrderedDict((k, v) for k, v in sd.items()
+                                     if v.dtype in (torch.float32, torch.float16, torch.bfloat16))
+    os.makedirs(os.path.join(OUT, "floats"), exist_ok=True)
+    torch.save(floats, os.path.join(OUT, "floats", "pytorch_model.bin"))
+
     # Sharded as transformers writes it (modeling_utils.shard_checkpoint).
     sh = os.path.join(OUT, "sharded")
     shutil.rmtree(sh, ignore_errors=True)
     os.makedirs(sh)
-    names = list(sd.keys())
+    names = list(floats.keys())
     half = len(names) // 2
     parts = [names[:half], names[half:]]
     weight_map, total = {}, 0
     for i, part in enumerate(parts):
         fname = "pytorch_model-%05d-of-%05d.bin" % (i + 1, len(parts))
-        shard = collections.OrderedDict((k, sd[k]) for k in part)
+        shard = collections.OrderedDict((k, floats[k]) for k in part)
         torch.save(shard, os.path.join(sh, fname))
         for k in part:
             weight_map[k] = fname
-            total += sd[k].numel() * sd[k].element_size()
+            total += floats[k].numel() * floats[k].element_size()
     write_json(os.path.join(sh, "pytorch_model.bin.index.json"),
                {"metadata": {"total_size": total}, "weight_map": weight_map})
 
     write_json(os.path.join(OUT, "expected.json"),
                {"torch": torch.__version__, "tensors": expected(sd),
+                "floats": expected(floats),
                 "params": expected(collections.OrderedDict((k, v.detach()) for k, v in params.items())),
                 "hostile": hostile(sd), "marker": MARKER})
 
