@@ -1,16 +1,21 @@
 package main
 
 import (
+	"archive/zip"
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tfconv/tfconv/checkpoint"
+	"github.com/tfconv/tfconv/tensor"
 )
 
 const pytorchDir = "../../testdata/pytorch"
@@ -188,6 +193,193 @@ func TestPyTorchHostile(t *testing.T) {
 			}
 			if !found {
 				t.Errorf("check: no %s finding: %v", rules[name], rep.Findings)
+			}
+		})
+	}
+	if _, err := os.Stat(e.Marker); err == nil {
+		t.Fatalf("%s exists: a hostile payload ran", e.Marker)
+	}
+}
+
+// binFromSafetensors writes the tensors of a safetensors checkpoint as
+// torch.save writes a state dict (zip format, one storage per tensor), with
+// every other matrix stored transposed and read through a strided view, so
+// that the reader's gathering path feeds convert too.
+func binFromSafetensors(t *testing.T, src string) []byte {
+	t.Helper()
+	c, err := checkpoint.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	storage := map[tensor.DType]string{tensor.F32: "FloatStorage", tensor.F16: "HalfStorage", tensor.BF16: "BFloat16Storage"}
+	var pkl bytes.Buffer
+	str := func(s string) {
+		pkl.WriteByte('X')
+		binary.Write(&pkl, binary.LittleEndian, uint32(len(s)))
+		pkl.WriteString(s)
+	}
+	i64 := func(v int64) {
+		pkl.WriteString("\x8a\x08") // LONG1 of 8 bytes
+		binary.Write(&pkl, binary.LittleEndian, v)
+	}
+	tuple := func(vs []int64) {
+		pkl.WriteByte('(')
+		for _, v := range vs {
+			i64(v)
+		}
+		pkl.WriteByte('t')
+	}
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	pkl.WriteString("\x80\x02ccollections\nOrderedDict\n)R(")
+	for i, tt := range c.Tensors {
+		data, err := tt.ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := strconv.Itoa(i)
+		shape, stride := []int64(tt.Shape), make([]int64, len(tt.Shape))
+		for d, n := len(shape)-1, int64(1); d >= 0; d-- {
+			stride[d], n = n, n*shape[d]
+		}
+		if len(shape) == 2 && i%2 == 0 {
+			// Store the transpose; the view reads it back as the original.
+			rows, cols, es := shape[0], shape[1], tt.DType.BlockBytes()
+			tr := make([]byte, len(data))
+			for r := int64(0); r < rows; r++ {
+				for c := int64(0); c < cols; c++ {
+					copy(tr[(c*rows+r)*es:(c*rows+r+1)*es], data[(r*cols+c)*es:])
+				}
+			}
+			data, stride = tr, []int64{1, rows}
+		}
+		str(tt.Name)
+		pkl.WriteString("ctorch._utils\n_rebuild_tensor_v2\n((")
+		str("storage")
+		pkl.WriteString("ctorch\n" + storage[tt.DType] + "\n")
+		str(key)
+		str("cpu")
+		i64(tt.NumElements())
+		pkl.WriteString("tQ")
+		i64(0)
+		tuple(shape)
+		tuple(stride)
+		pkl.WriteString("\x89ccollections\nOrderedDict\n)RtR")
+		w, err := zw.CreateHeader(&zip.FileHeader{Name: "archive/data/" + key, Method: zip.Store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(data)
+	}
+	pkl.WriteString("u.")
+	w, _ := zw.CreateHeader(&zip.FileHeader{Name: "archive/data.pkl", Method: zip.Store})
+	w.Write(pkl.Bytes())
+	zw.Close()
+	return buf.Bytes()
+}
+
+// A .bin checkpoint converts to the same GGUF, byte for byte, as the same
+// weights in safetensors: convert sees no difference between the readers.
+func TestConvertPyTorchSameAsSafetensors(t *testing.T) {
+	for _, m := range []string{"gpt2-float16", "llama", "bert-bfloat16"} {
+		t.Run(m, func(t *testing.T) {
+			src := filepath.Join("../../testdata/safetensors", m)
+			dir := t.TempDir()
+			bin := filepath.Join(dir, m) // general.name comes from the folder name
+			if err := os.Mkdir(bin, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(bin, "pytorch_model.bin"), binFromSafetensors(t, src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := os.ReadFile(filepath.Join(src, "config.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(bin, "config.json"), cfg, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var outs [2][]byte
+			for i, in := range []string{src, bin} {
+				dst := filepath.Join(dir, itoa(i)+".gguf")
+				if code, _, stderr := run(t, "convert", in, dst); code != exitOK {
+					t.Fatalf("convert %s: exit %d: %s", in, code, stderr)
+				}
+				if outs[i], err = os.ReadFile(dst); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !bytes.Equal(outs[0], outs[1]) {
+				t.Errorf("the GGUF from the .bin differs from the one from safetensors (%d vs %d bytes)", len(outs[1]), len(outs[0]))
+			}
+		})
+	}
+}
+
+// The hostile files, and pickles that reach the object, memo and string
+// caps, cost every command of the built binary under the malformed
+// corpus's limits (64 MB peak RSS, a second), as an exit 2 (check: 1).
+func TestPyTorchHostileLimits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	e := loadPyTorchExpected(t)
+	os.Remove(e.Marker)
+	dir := t.TempDir()
+	var paths []string
+	for _, name := range e.Hostile {
+		paths = append(paths, filepath.Join(pytorchDir, "hostile", name))
+	}
+	var many, memo, strs bytes.Buffer
+	many.WriteString("\x80\x02]")
+	for range 600 { // 600,000 list items: past MaxObjects
+		many.WriteString("(" + strings.Repeat("N", 1000) + "e")
+	}
+	memo.WriteString("\x80\x02N")
+	for i := range 300_000 { // past MaxMemo
+		memo.WriteString("r")
+		binary.Write(&memo, binary.LittleEndian, uint32(i))
+	}
+	strs.WriteString("\x80\x02]")
+	for range 20 { // 20 strings of 1 MiB: past MaxStringBytes
+		strs.WriteString("X\x00\x00\x10\x00" + strings.Repeat("x", 1<<20) + "a")
+	}
+	for name, pkl := range map[string][]byte{"objects.bin": many.Bytes(), "memo.bin": memo.Bytes(), "strings.bin": strs.Bytes()} {
+		var buf bytes.Buffer
+		zw := zip.NewWriter(&buf)
+		w, _ := zw.CreateHeader(&zip.FileHeader{Name: "archive/data.pkl", Method: zip.Store})
+		w.Write(append(pkl, '.'))
+		zw.Close()
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	bin := buildBinary(t)
+	for _, p := range paths {
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			for _, args := range [][]string{
+				{"inspect", p},
+				{"convert", p, filepath.Join(t.TempDir(), "x.gguf")},
+				{"check", p},
+			} {
+				res := runBinary(t, bin, args...)
+				if res.wall > corpusMaxWall {
+					res = runBinary(t, bin, args...) // one retry for a loaded machine
+				}
+				want := exitError
+				if args[0] == "check" {
+					want = exitFound
+				}
+				if res.code != want || !strings.Contains(res.stderr, p) {
+					t.Errorf("%s: exit %d, want %d: %.300s", args[0], res.code, want, res.stderr)
+				}
+				t.Logf("%s: peak RSS %d MB, %v", args[0], res.maxRSS>>20, res.wall.Round(time.Millisecond))
+				if res.maxRSS >= corpusMaxRSSBytes || res.wall > corpusMaxWall {
+					t.Errorf("%s: peak RSS %d MB, %v (limits %d MB, %v)", args[0], res.maxRSS>>20, res.wall, corpusMaxRSSBytes>>20, corpusMaxWall)
+				}
 			}
 		})
 	}

@@ -63,7 +63,8 @@
 // must be a dict whose keys are strings and whose values are tensors.
 //
 // Every count and length is capped (MaxPickleLen, MaxStack, MaxMarks,
-// MaxMemo, MaxObjects, MaxStringLen, MaxLongLen, MaxStorages); nothing is
+// MaxMemo, MaxObjects, MaxStringLen, MaxStringBytes, MaxLongLen,
+// MaxStorages), so a hostile pickle costs tens of MB at most; nothing is
 // walked recursively, so deep nesting and cycles cost nothing. Each view's
 // offset, size and stride are checked, overflow-safe, against the bytes its
 // storage has in the file.

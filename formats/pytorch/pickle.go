@@ -11,23 +11,29 @@ import (
 	"github.com/tfconv/tfconv/tensor"
 )
 
-// Caps on what one pickle may make. A state dict of 100,000 tensors needs
-// about 20 objects and 200 pickle bytes per tensor; these leave two orders of
-// magnitude of headroom over that and still bound memory to tens of MB.
+// Caps on what one pickle may make. torch's pickle of a state dict costs
+// about 85 bytes, 22 objects and 9 memo entries per tensor, so these admit a
+// single file of some 20,000 tensors (transformers shards checkpoints far
+// below that) while bounding what a hostile pickle can make: every object
+// costs a few tens of bytes, so the caps hold a reader under about 64 MB.
 const (
-	// MaxPickleLen caps data.pkl (and each legacy pickle), read into memory.
-	MaxPickleLen = 256 << 20
+	// MaxPickleLen caps data.pkl (and the legacy pickles together), read
+	// into memory.
+	MaxPickleLen = 64 << 20
 	// MaxStack caps the unpickler's stack. torch's pickler batches
 	// SETITEMS/APPENDS by 1000, so a real stack stays below a few thousand.
 	MaxStack = 1 << 14
 	// MaxMarks caps open MARKs (nesting of tuples being built).
 	MaxMarks = 1 << 10
 	// MaxMemo caps memo entries.
-	MaxMemo = 1 << 22
+	MaxMemo = 1 << 18
 	// MaxObjects caps the objects and container items one pickle creates.
-	MaxObjects = 1 << 23
+	MaxObjects = 1 << 19
 	// MaxStringLen caps one string or bytes value (tensor names, storage keys).
 	MaxStringLen = 1 << 20
+	// MaxStringBytes caps the bytes of all strings of one pickle together
+	// (each is a copy of its bytes in the pickle).
+	MaxStringBytes = 16 << 20
 	// MaxLongLen caps a LONG1/LONG4 payload; torch's largest is the legacy
 	// magic number (10 bytes).
 	MaxLongLen = 32
@@ -159,10 +165,11 @@ type unpickler struct {
 	// where names the pickle in errors ("data.pkl offset 12").
 	where string
 
-	stack   []any
-	marks   []int
-	memo    map[uint32]any
-	objects int
+	stack    []any
+	marks    []int
+	memo     map[uint32]any
+	objects  int
+	strBytes int
 
 	// persistentLoad resolves a BINPERSID id (torch's storage tuples).
 	persistentLoad func(pid any, off int64) (any, error)
@@ -317,6 +324,9 @@ func (u *unpickler) str(n uint64, unicode bool) error {
 	}
 	if err := u.count(1); err != nil {
 		return err
+	}
+	if u.strBytes += len(b); u.strBytes > MaxStringBytes {
+		return u.fail("strings of more than %d bytes in all", MaxStringBytes)
 	}
 	if unicode {
 		if !utf8.Valid(b) {

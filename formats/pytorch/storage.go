@@ -266,4 +266,4 @@ func persistentID(storages map[string]*storageRef, order *[]*storageRef, legacy 
 }
 
 // MaxStorages caps the storages one file names.
-const MaxStorages = 1 << 20
+const MaxStorages = 1 << 16
