@@ -19,6 +19,12 @@ import (
 // {name: _rebuild_tensor_v2(storage, off, size, stride, False, OrderedDict())}
 // over ('storage', torch.<storageType>, "0", "cpu", numel).
 func pkl(name, storageType string, numel, off int64, size, stride []int64) []byte {
+	return pklCall("_rebuild_tensor_v2", "\x89h\x00)R", name, storageType, numel, off, size, stride)
+}
+
+// pklCall is pkl with another torch._utils function, tail being the pickled
+// arguments after stride.
+func pklCall(fn, tail, name, storageType string, numel, off int64, size, stride []int64) []byte {
 	var b bytes.Buffer
 	b.WriteString("\x80\x02ccollections\nOrderedDict\nq\x00)R(")
 	uni := func(s string) {
@@ -38,7 +44,7 @@ func pkl(name, storageType string, numel, off int64, size, stride []int64) []byt
 		b.WriteByte('t')
 	}
 	uni(name)
-	b.WriteString("ctorch._utils\n_rebuild_tensor_v2\n(")
+	b.WriteString("ctorch._utils\n" + fn + "\n(")
 	b.WriteString("(")
 	uni("storage")
 	b.WriteString("ctorch\n" + storageType + "\n")
@@ -49,7 +55,7 @@ func pkl(name, storageType string, numel, off int64, size, stride []int64) []byt
 	i64(off)
 	tuple(size)
 	tuple(stride)
-	b.WriteString("\x89h\x00)RtRu.")
+	b.WriteString(tail + "tRu.")
 	return b.Bytes()
 }
 
@@ -86,6 +92,16 @@ func TestViews(t *testing.T) {
 		{"contiguous", oneTensor("FloatStorage", 12, 2, []int64{2, 3}, []int64{3, 1}, f32), "", []uint32{2, 3, 4, 5, 6, 7}},
 		{"transpose", oneTensor("FloatStorage", 12, 0, []int64{4, 3}, []int64{1, 4}, f32), "", []uint32{0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11}},
 		{"every other", oneTensor("FloatStorage", 12, 1, []int64{2, 3}, []int64{6, 2}, f32), "", []uint32{1, 3, 5, 7, 9, 11}},
+		{"rebuild_tensor", zipOf("archive/data.pkl", string(pklCall("_rebuild_tensor", "", "w", "FloatStorage", 12, 1, []int64{2}, []int64{1})),
+			"archive/data/0", string(f32)), "", []uint32{1, 2}},
+		{"rebuild_tensor_v3", zipOf("archive/data.pkl", string(pklCall("_rebuild_tensor_v3", "\x89h\x00)Rctorch\nfloat32\n", "w", "UntypedStorage", 48, 3, []int64{3}, []int64{1})),
+			"archive/data/0", string(f32)), "", []uint32{3, 4, 5}},
+		{"rebuild_tensor_v3 complex128", zipOf("archive/data.pkl", string(pklCall("_rebuild_tensor_v3", "\x89h\x00)Rctorch\ncomplex128\n", "w", "UntypedStorage", 48, 0, []int64{3}, []int64{1})),
+			"archive/data/0", string(f32)), "dtype torch.complex128 has no tfconv dtype", nil},
+		{"rebuild_tensor_v3 not a dtype", zipOf("archive/data.pkl", string(pklCall("_rebuild_tensor_v3", "\x89h\x00)RK\x01", "w", "UntypedStorage", 48, 0, []int64{3}, []int64{1})),
+			"archive/data/0", string(f32)), "not a torch dtype", nil},
+		{"rebuild_tensor_v2 args", zipOf("archive/data.pkl", string(pklCall("_rebuild_tensor_v2", "", "w", "FloatStorage", 12, 0, []int64{3}, []int64{1})),
+			"archive/data/0", string(f32)), "called with 4 arguments", nil},
 		{"view past storage", oneTensor("FloatStorage", 12, 10, []int64{3}, []int64{1}, f32), `tensor "w": view (offset 10, size [3], stride [1]) needs 52 bytes of storage "0", which holds 48`, nil},
 		{"record short", oneTensor("FloatStorage", 13, 0, []int64{3}, []int64{1}, f32), `tensor "w": storage "0": record is 48 bytes, the storage needs 52`, nil},
 		{"stride overflow", oneTensor("FloatStorage", 12, 0, []int64{3}, []int64{1 << 62}, f32), "overflows", nil},

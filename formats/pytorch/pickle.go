@@ -197,6 +197,12 @@ func (u *unpickler) fail(format string, args ...any) error {
 	return &pickleError{off: u.opOff, msg: fmt.Sprintf(format, args...)}
 }
 
+// unsupported reports a well-formed pickle that asks for something tfconv
+// does not read.
+func (u *unpickler) unsupported(format string, args ...any) error {
+	return &pickleError{off: u.opOff, msg: fmt.Sprintf(format, args...), unsupported: true}
+}
+
 func (u *unpickler) need(n int) error {
 	if n < 0 || len(u.buf)-u.pos < n {
 		return &pickleError{off: u.opOff, truncated: true,

@@ -144,7 +144,7 @@ func (u *unpickler) rebuildTensor(g *pyGlobal, a pyTuple) (any, error) {
 		}
 		dt = dtypeGlobals[dg.name]
 		if !dt.Valid() {
-			return nil, u.fail("dtype torch.%s has no tfconv dtype", dg.name)
+			return nil, u.unsupported("dtype torch.%s has no tfconv dtype", dg.name)
 		}
 	}
 	r := &rebuilt{st: st, dtype: dt, offset: off, shape: tensor.Shape(shape), stride: stride, pos: int64(u.opOff)}
