@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/tfconv/tfconv/formats/native"
+	"github.com/tfconv/tfconv/formats/pytorch"
 	"github.com/tfconv/tfconv/formats/safetensors"
 	"github.com/tfconv/tfconv/tensor"
 )
@@ -43,7 +44,7 @@ func (f Finding) String() string {
 // Report is the result of checking one checkpoint.
 type Report struct {
 	Path     string
-	Format   string   // "safetensors", "gguf" or "native"
+	Format   string   // "safetensors", "gguf", "native" or "pytorch"
 	Files    []string // every file read (shards in order)
 	Findings []Finding
 
@@ -80,7 +81,7 @@ func Check(path string) (*Report, error) {
 		return nil, fmt.Errorf("check: %w", err)
 	}
 	if st.IsDir() {
-		for _, name := range []string{safetensors.SingleName, safetensors.IndexName} {
+		for _, name := range []string{safetensors.SingleName, safetensors.IndexName, pytorch.SingleName, pytorch.IndexName} {
 			p := filepath.Join(path, name)
 			if _, err := os.Stat(p); err == nil {
 				r, err := Check(p)
@@ -90,7 +91,8 @@ func Check(path string) (*Report, error) {
 				return r, err
 			}
 		}
-		return nil, fmt.Errorf("check: %s: no %s or %s: %w", path, safetensors.SingleName, safetensors.IndexName, fs.ErrNotExist)
+		return nil, fmt.Errorf("check: %s: no %s, %s, %s or %s: %w", path, safetensors.SingleName, safetensors.IndexName,
+			pytorch.SingleName, pytorch.IndexName, fs.ErrNotExist)
 	}
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("check: %s is not a regular file", path)
@@ -118,6 +120,15 @@ func Check(path string) (*Report, error) {
 	case bytes.HasPrefix(head, []byte(native.Magic)):
 		r.Format = "native"
 		err = checkNative(r, path)
+	case bytes.HasPrefix(head, pytorch.ZipMagic) || bytes.HasPrefix(head, pytorch.Magic):
+		r.Format = "pytorch"
+		var ts []placedInfo
+		if ts, err = checkPyTorch(r, path); err == nil {
+			checkInt8Scales(r, ts)
+		}
+	case bytes.HasPrefix(bytes.TrimLeft(head, " \t\r\n"), []byte("{")) && strings.HasSuffix(path, ".bin.index.json"):
+		r.Format = "pytorch"
+		err = checkPyTorchIndex(r, path)
 	case bytes.HasPrefix(bytes.TrimLeft(head, " \t\r\n"), []byte("{")):
 		r.Format = "safetensors"
 		err = checkIndex(r, path)

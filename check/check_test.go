@@ -10,6 +10,7 @@ import (
 
 	"github.com/tfconv/tfconv/formats/gguf"
 	"github.com/tfconv/tfconv/formats/native"
+	"github.com/tfconv/tfconv/formats/pytorch"
 	"github.com/tfconv/tfconv/formats/safetensors"
 )
 
@@ -121,6 +122,13 @@ func FuzzCheck(f *testing.F) {
 		}
 		f.Add(b)
 	}
+	for _, name := range []string{"params.bin", "legacy.bin", "hostile/many-globals.bin", "hostile/storage-short.bin"} {
+		b, err := os.ReadFile(filepath.Join(pytorchDir, name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p := filepath.Join(t.TempDir(), "x.bin")
 		if err := os.WriteFile(p, data, 0o644); err != nil {
@@ -164,6 +172,9 @@ func strictAccepts(format string, data []byte) bool {
 	case "native":
 		f, err := native.NewFile(rd, int64(len(data)))
 		return err == nil && f.Verify() == nil
+	case "pytorch":
+		_, err := pytorch.NewFile(rd, int64(len(data)))
+		return err == nil
 	}
 	return false
 }

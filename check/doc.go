@@ -26,9 +26,18 @@
 //	"GGUF" (or "FUGG")      GGUF, and the whole set if the name is
 //	                        <prefix>-NNNNN-of-NNNNN.gguf
 //	"\x89TFN\r\n\x1a\n"    tfconv native
-//	"{" (after spaces)     a model.safetensors.index.json and its shards
+//	"PK\x03\x04"           a PyTorch zip checkpoint (torch.save since 1.6)
+//	"\x80\x02\x8a\x0a" + the torch magic number
+//	                       a legacy PyTorch checkpoint
+//	"{" (after spaces)     a pytorch_model.bin.index.json (by its name) or a
+//	                       model.safetensors.index.json, and its shards
 //	anything else          safetensors
 //
 // A directory is read as a Hugging Face checkpoint: model.safetensors, else
-// model.safetensors.index.json.
+// model.safetensors.index.json, else pytorch_model.bin, else
+// pytorch_model.bin.index.json.
+//
+// A PyTorch pickle is never executed: the reader's own machine walks it with
+// its stop at a disallowed global turned off, so every global outside the
+// allow-list is a pytorch-global finding.
 package check

@@ -90,6 +90,16 @@ var Rules = []Rule{
 	{"gguf-split", Error, "a split set is inconsistent: missing shard, split.no/split.count/split.tensors.count wrong"},
 	{"gguf-rejected", Error, "the GGUF reader refuses the file for a reason not listed above"},
 
+	// PyTorch (torch.save zip and legacy files; their index files use the idx-* rules).
+	{"pytorch-global", Error, "a pickle names a global outside the allow-list (torch.load would import and call it: os.system, builtins.eval, ...)"},
+	{"pytorch-zip", Error, "the zip archive is malformed: no end-of-directory (truncated), no or two data.pkl, a duplicate record, a record past the end, a data.pkl CRC mismatch"},
+	{"pytorch-compressed", Error, "a record is compressed (torch.save stores them; tfconv reads them in place)"},
+	{"pytorch-truncated", Error, "the file or a pickle ends inside an opcode, a pickle or a storage's element count"},
+	{"pytorch-pickle", Error, "the pickle is malformed, exceeds a cap (stack, marks, memo, objects, string or LONG length) or holds no state dict"},
+	{"pytorch-storage", Error, "a storage is missing, shorter than it claims or than a view of it needs, or runs past the end of the file"},
+	{"pytorch-unsupported", Error, "well-formed, but not something tfconv reads: a dtype without a tfconv type, big-endian, a nested dict, an nn.Module, an expanded view"},
+	{"pytorch-rejected", Error, "the PyTorch reader refuses the file for a reason not listed above"},
+
 	// tfconv native.
 	{"native-truncated", Error, "the file is shorter than a preamble and footer, or ends inside the header"},
 	{"native-version", Error, "a major version this reader does not know"},

@@ -1,6 +1,6 @@
 // Package checkpoint opens any checkpoint tfconv reads — a safetensors file,
-// a sharded Hugging Face directory, a GGUF file or split set, or a native
-// .tfn file — and presents the same listing whatever the format: tensors in a
+// a sharded Hugging Face directory, a PyTorch pytorch_model.bin (single or
+// sharded), a GGUF file or split set, or a native .tfn file — and presents the same listing whatever the format: tensors in a
 // stable order with lazy data readers, format metadata, and the Hugging Face
 // side files (config.json, tokenizer files) where the checkpoint has them.
 //
@@ -21,6 +21,7 @@ import (
 
 	"github.com/tfconv/tfconv/formats/gguf"
 	"github.com/tfconv/tfconv/formats/native"
+	"github.com/tfconv/tfconv/formats/pytorch"
 	"github.com/tfconv/tfconv/formats/safetensors"
 	"github.com/tfconv/tfconv/tensor"
 )
@@ -33,7 +34,17 @@ const (
 	Safetensors Format = "safetensors"
 	GGUF        Format = "gguf"
 	Native      Format = "native"
+	// PyTorch is a torch.save checkpoint (pytorch_model.bin), read without
+	// executing its pickle.
+	PyTorch Format = "pytorch"
 )
+
+// HuggingFace reports whether the checkpoint's tensors carry Hugging Face
+// names and layouts: a safetensors or PyTorch checkpoint, or a native file
+// made from one.
+func (c *Checkpoint) HuggingFace() bool {
+	return c.Source == Safetensors || c.Source == PyTorch
+}
 
 // MaxAuxSize caps the side files (config.json, tokenizer files) read into
 // memory; the largest real tokenizer.json files are around 30 MB.
@@ -217,9 +228,12 @@ func (c *Checkpoint) Config() (map[string]any, error) {
 var splitName = regexp.MustCompile(`-\d{5}-of-\d{5}\.gguf$`)
 
 // Open opens the checkpoint at path: a directory (Hugging Face layout), a
-// model.safetensors.index.json, a .safetensors file, a GGUF file (any shard of
-// a split set opens the whole set) or a native file. The format is decided
-// from the file's first bytes, not its name.
+// model.safetensors.index.json or pytorch_model.bin.index.json, a
+// .safetensors file, a PyTorch .bin file (zip or legacy), a GGUF file (any
+// shard of a split set opens the whole set) or a native file. The format is
+// decided from the file's first bytes, not its name; only an index file (a
+// JSON object) goes by its name: one ending in .bin.index.json lists PyTorch
+// shards.
 func Open(path string) (*Checkpoint, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -241,8 +255,13 @@ func Open(path string) (*Checkpoint, error) {
 		return openGGUF(path)
 	case bytes.HasPrefix(head, []byte(native.Magic)):
 		return openNative(path)
+	case bytes.HasPrefix(head, pytorch.ZipMagic) || bytes.HasPrefix(head, pytorch.Magic):
+		return openPyTorch(path, "")
 	case bytes.HasPrefix(bytes.TrimLeft(head, " \t\r\n"), []byte("{")):
 		// A JSON file: a shard index.
+		if strings.HasSuffix(path, ".bin.index.json") {
+			return openPyTorch(path, filepath.Dir(path))
+		}
 		return openSafetensors(path, filepath.Dir(path))
 	default:
 		return openSafetensors(path, "")
@@ -255,17 +274,19 @@ func openDir(dir string) (*Checkpoint, error) {
 		return c, nil
 	}
 	if errors.Is(err, fs.ErrNotExist) {
-		// Say what we did find, for the common mistakes.
-		for _, name := range []string{"pytorch_model.bin", "pytorch_model.bin.index.json", "model.bin"} {
+		// Without safetensors weights, transformers loads the pickle ones.
+		for _, name := range []string{pytorch.SingleName, pytorch.IndexName} {
 			if _, e := os.Stat(filepath.Join(dir, name)); e == nil {
-				return nil, fmt.Errorf("checkpoint: %s holds %s, a pickle checkpoint: tfconv reads safetensors only (re-save the model with safe_serialization=True)", dir, name)
+				return openPyTorch(filepath.Join(dir, name), dir)
 			}
 		}
+		// Say what we did find, for the common mistakes.
 		matches, _ := filepath.Glob(filepath.Join(dir, "*.gguf"))
 		if len(matches) > 0 {
-			return nil, fmt.Errorf("checkpoint: %s has no safetensors weights; it holds GGUF files (open one of them, e.g. %s)", dir, matches[0])
+			return nil, fmt.Errorf("checkpoint: %s has no safetensors or PyTorch weights; it holds GGUF files (open one of them, e.g. %s)", dir, matches[0])
 		}
-		return nil, fmt.Errorf("checkpoint: %s has no model.safetensors or model.safetensors.index.json: %w", dir, err)
+		return nil, fmt.Errorf("checkpoint: %s has no model.safetensors, model.safetensors.index.json, %s or %s: %w",
+			dir, pytorch.SingleName, pytorch.IndexName, err)
 	}
 	return nil, err
 }
@@ -295,6 +316,34 @@ func openSafetensors(path, dir string) (*Checkpoint, error) {
 	}
 	return c, nil
 }
+
+// openPyTorch opens a .bin file or a pytorch_model.bin.index.json set; dir
+// is the folder of side files ("" for a single file's own folder).
+func openPyTorch(path, dir string) (*Checkpoint, error) {
+	s, err := pytorch.OpenSet(path)
+	if err != nil {
+		return nil, err
+	}
+	if dir == "" {
+		dir = filepath.Dir(path)
+	}
+	c := &Checkpoint{Path: path, Format: PyTorch, Source: PyTorch, dir: dir,
+		SourceInfo: tensor.Metadata{{Key: SourceInfoPyTorchContainer, Value: tensor.String(string(s.Files[0].Container))}}}
+	c.closers = append(c.closers, s)
+	for _, f := range s.Files {
+		c.Files = append(c.Files, File{Path: f.Name, Size: f.Size})
+	}
+	for _, t := range s.Tensors {
+		c.add(&Tensor{Info: t.Info, File: s.FileOf(t).Name,
+			open:    func() io.Reader { return t.Open() },
+			section: t.Open})
+	}
+	return c, nil
+}
+
+// SourceInfoPyTorchContainer is the SourceInfo key of a PyTorch
+// checkpoint's container ("zip" or "legacy").
+const SourceInfoPyTorchContainer = "pytorch.container"
 
 func shardOf(s *safetensors.Set, t *safetensors.Tensor) string {
 	if s.Index != nil {

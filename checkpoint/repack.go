@@ -74,7 +74,7 @@ func WriteGGUF(w io.Writer, c *Checkpoint) error {
 // WriteSafetensors writes c as one safetensors file with the same
 // __metadata__ and tensors, laid out in the checkpoint's order.
 func WriteSafetensors(w io.Writer, c *Checkpoint) error {
-	if c.Source != Safetensors {
+	if !c.HuggingFace() {
 		return fmt.Errorf("checkpoint: %s: metadata came from %q, not safetensors; repackaging into safetensors needs conversion", c.Path, c.Source)
 	}
 	sw, err := safetensors.NewWriter(w, infos(c), c.Metadata)

@@ -60,8 +60,8 @@ func OutputMetadata(c *checkpoint.Checkpoint, t Target) tensor.Metadata {
 
 // Check reports why plan cannot be written as format f from c, or nil.
 func Check(c *checkpoint.Checkpoint, plan []Choice, t Target, f Format) error {
-	if c.Source == checkpoint.Safetensors && f != Safetensors {
-		return tensor.Unsupported("quantize: %s is a Hugging Face safetensors checkpoint; turning it into %s is conversion "+
+	if c.HuggingFace() && f != Safetensors {
+		return tensor.Unsupported("quantize: %s is a Hugging Face checkpoint; turning it into %s is conversion "+
 			"(tensor names, layouts, metadata): convert it first with 'tfconv convert', then quantize the result",
 			c.Path, f)
 	}

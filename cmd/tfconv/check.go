@@ -21,12 +21,13 @@ func newCmdCheck(a *app) *cobra.Command {
 		Use:   "check PATH",
 		Short: "Validate a checkpoint file against its spec and list every defect",
 		Long: `Check validates a safetensors file, a sharded checkpoint (directory or
-model.safetensors.index.json), a GGUF file or split set, or a native .tfn file
-against its specification and tfconv's stricter rules. Unlike the other
+model.safetensors.index.json), a PyTorch .bin file or sharded set, a GGUF file
+or split set, or a native .tfn file against its specification and tfconv's stricter rules. Unlike the other
 commands it does not stop at the first defect: it lists every finding with a
 stable rule id, its severity, the byte offset and the tensor or key. Every
 float tensor is decoded to look for NaN and Inf; native files have every
-checksum verified.
+checksum verified. PyTorch pickles are walked, never run: every global
+outside the allow-list is a pytorch-global finding.
 
 Exit codes: 0 no errors (warnings allowed), 1 findings of severity error,
 2 the path cannot be read at all.

@@ -33,8 +33,9 @@ back into a Hugging Face directory that transformers loads, and either into
 tfconv's native format.
 
 SRC is a safetensors file, a Hugging Face directory (config.json, single or
-sharded safetensors, tokenizer files), a model.safetensors.index.json, a GGUF
-file or split set, or a native .tfn file. DST is a .gguf file, a .tfn file
+sharded safetensors or pytorch_model.bin, tokenizer files), an index .json, a
+PyTorch .bin file (read without running its pickle), a GGUF file or split set,
+or a native .tfn file. DST is a .gguf file, a .tfn file
 (native) or a directory (Hugging Face layout); --to overrides the guess.
 
 HF → GGUF follows llama.cpp's convert_hf_to_gguf.py: the same tensor names,

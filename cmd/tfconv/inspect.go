@@ -32,7 +32,8 @@ func newCmdInspect(a *app) *cobra.Command {
 		Use:   "inspect PATH",
 		Short: "Summarize a checkpoint: architecture, parameters, dtypes, layers",
 		Long: `Inspect reads only the headers of a checkpoint (a safetensors file, a Hugging Face
-directory, a GGUF file or split set, or a native .tfn file) and prints a summary
+directory, a PyTorch .bin file or sharded set, a GGUF file or split set, or a
+native .tfn file) and prints a summary
 and a per-layer table. --tensors lists every tensor, --metadata every metadata
 entry (long arrays shortened unless --full). --json prints everything.`,
 		Args: exactArgs(1),

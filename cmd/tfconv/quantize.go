@@ -208,7 +208,7 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 	// native output from a GGUF one: a source of the other kind is converted
 	// first, in f32, in a scratch folder beside DST. For GGUF that is what
 	// convert_hf_to_gguf.py --outtype f32 before llama-quantize does.
-	if toHF := format == quantize.Safetensors; toHF != (c.Source == checkpoint.Safetensors) {
+	if toHF := format == quantize.Safetensors; toHF != c.HuggingFace() {
 		tmp, err := atomicfile.TempDir(opts.dst)
 		if err != nil {
 			return fmt.Errorf("quantize: scratch folder for the f32 conversion: %w", err)
