@@ -120,7 +120,7 @@ func runCheck(a *app, opts *checkOptions) error {
 	}
 	if !rep.OK() {
 		// The findings are the output; stderr names the file.
-		return fmt.Errorf("check: %s: %w", rep.Path, errFound)
+		return foundError(fmt.Sprintf("check: %s: error findings (listed above)", rep.Path))
 	}
 	return nil
 }

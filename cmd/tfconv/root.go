@@ -29,6 +29,13 @@ var version = ""
 // a difference; Main turns it into exit code 1.
 var errFound = errors.New("difference found")
 
+// foundError is errFound with a message of its own (check's "error
+// findings"), for Main's exit code 1.
+type foundError string
+
+func (e foundError) Error() string { return string(e) }
+func (foundError) Unwrap() error   { return errFound }
+
 // app carries what every command needs: where to print.
 type app struct {
 	out io.Writer // results
