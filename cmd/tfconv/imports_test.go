@@ -13,21 +13,22 @@ func TestImportDirection(t *testing.T) {
 	rules := map[string][]string{ // package -> project packages it may import
 		"tensor":              {},
 		"arch":                {"tensor"},
-		"formats/safetensors": {"tensor"},
+		"formats/shardindex":  {"tensor"}, // the shard index both shard formats read
+		"formats/safetensors": {"tensor", "formats/shardindex"},
 		"formats/gguf":        {"tensor"},
 		"formats/native":      {"tensor"},
-		"formats/pytorch":     {"tensor"},
+		"formats/pytorch":     {"tensor", "formats/shardindex"},
 		"quant":               {"tensor"},
-		"checkpoint":          {"tensor", "formats/safetensors", "formats/gguf", "formats/native", "formats/pytorch"},
-		"quantize":            {"tensor", "quant", "checkpoint", "formats/safetensors", "formats/gguf", "formats/native", "formats/pytorch"},
+		"checkpoint":          {"tensor", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/native", "formats/pytorch"},
+		"quantize":            {"tensor", "quant", "checkpoint", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/native", "formats/pytorch"},
 		"tokenizer":           {"tensor", "formats/gguf"},
 		"kernels":             {"tensor", "quant"},
-		"convert":             {"tensor", "arch", "quant", "checkpoint", "tokenizer", "formats/safetensors", "formats/gguf", "formats/native", "formats/pytorch"},
-		"synth":               {"tensor", "arch", "quant", "formats/safetensors", "formats/gguf"},
-		"check":               {"tensor", "quant", "formats/safetensors", "formats/gguf", "formats/native", "formats/pytorch"},
-		"model":               {"tensor", "arch", "quant", "kernels", "checkpoint", "tokenizer", "formats/safetensors", "formats/gguf", "formats/native", "formats/pytorch"},
+		"convert":             {"tensor", "arch", "quant", "checkpoint", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/native", "formats/pytorch"},
+		"synth":               {"tensor", "arch", "quant", "formats/safetensors", "formats/shardindex", "formats/gguf"},
+		"check":               {"tensor", "quant", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/native", "formats/pytorch"},
+		"model":               {"tensor", "arch", "quant", "kernels", "checkpoint", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/native", "formats/pytorch"},
 		"verify": {"tensor", "arch", "quant", "kernels", "model", "convert", "checkpoint", "tokenizer",
-			"formats/safetensors", "formats/gguf", "formats/native", "formats/pytorch"},
+			"formats/safetensors", "formats/shardindex", "formats/gguf", "formats/native", "formats/pytorch"},
 	}
 	for pkg, allowed := range rules {
 		out, err := exec.Command("go", "list", "-deps", mod+pkg).Output()

@@ -1,11 +1,8 @@
 package pytorch
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tfconv/tfconv/formats/shardindex"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -22,9 +20,6 @@ const (
 	SingleName = "pytorch_model.bin"
 	IndexName  = "pytorch_model.bin.index.json"
 )
-
-// maxIndexLen caps the index file read into memory; real ones are a few MB.
-const maxIndexLen = 100 << 20
 
 // Set is a checkpoint: one .bin file, or the shards an index lists.
 type Set struct {
@@ -38,10 +33,8 @@ type Set struct {
 }
 
 // Index is a parsed pytorch_model.bin.index.json.
-type Index struct {
-	Path      string
-	WeightMap map[string]string // tensor name -> shard file name
-}
+// Index is a parsed shard index (pytorch_model.bin.index.json).
+type Index = shardindex.Index
 
 // OpenSet opens a checkpoint: a .bin file, an index .json file, or a
 // directory holding pytorch_model.bin or (failing that)
@@ -164,89 +157,5 @@ func openIndexed(path string) (_ *Set, err error) {
 	return s, nil
 }
 
-// ReadIndex reads an index file: a JSON object whose "weight_map" is an
-// object from tensor names to plain shard file names in the index's
-// folder. A key repeated in weight_map is an error (encoding/json would
-// keep the last silently).
-func ReadIndex(path string) (*Index, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("pytorch: %w", err)
-	}
-	defer f.Close()
-	buf, err := io.ReadAll(io.LimitReader(f, maxIndexLen+1))
-	if err != nil {
-		return nil, fmt.Errorf("pytorch: %s: %w", path, err)
-	}
-	return parseIndex(buf, path)
-}
-
-func parseIndex(buf []byte, path string) (*Index, error) {
-	ferr := func(off int64, item, msg string) error {
-		return &tensor.FormatError{Format: "pytorch", File: path, Offset: off, Item: item, Msg: msg}
-	}
-	if len(buf) > maxIndexLen {
-		return nil, ferr(0, "", fmt.Sprintf("index file is larger than %d bytes", maxIndexLen))
-	}
-	d := json.NewDecoder(bytes.NewReader(buf))
-	d.UseNumber()
-	tok, err := d.Token()
-	if err != nil || tok != json.Delim('{') {
-		return nil, ferr(0, "", "index is not a JSON object")
-	}
-	idx := &Index{Path: path}
-	for d.More() {
-		kt, err := d.Token()
-		if err != nil {
-			return nil, ferr(d.InputOffset(), "", "invalid JSON: "+err.Error())
-		}
-		key, _ := kt.(string)
-		if key != "weight_map" {
-			var skip json.RawMessage
-			if err := d.Decode(&skip); err != nil {
-				return nil, ferr(d.InputOffset(), "key "+strconv.Quote(key), "invalid JSON: "+err.Error())
-			}
-			continue
-		}
-		if idx.WeightMap != nil {
-			return nil, ferr(d.InputOffset(), `key "weight_map"`, "appears twice")
-		}
-		idx.WeightMap = map[string]string{}
-		if tok, err := d.Token(); err != nil || tok != json.Delim('{') {
-			return nil, ferr(d.InputOffset(), `key "weight_map"`, "not an object")
-		}
-		for d.More() {
-			off := d.InputOffset()
-			nt, err := d.Token()
-			if err != nil {
-				return nil, ferr(off, `key "weight_map"`, "invalid JSON: "+err.Error())
-			}
-			name, _ := nt.(string)
-			vt, err := d.Token()
-			shard, ok := vt.(string)
-			if err != nil || !ok {
-				return nil, ferr(off, "tensor "+strconv.Quote(name), "weight_map value is not a string")
-			}
-			if _, dup := idx.WeightMap[name]; dup {
-				return nil, ferr(off, "tensor "+strconv.Quote(name), "appears twice in weight_map")
-			}
-			if shard == "" || shard != filepath.Base(shard) || shard == "." || shard == ".." || strings.ContainsAny(shard, `/\`) {
-				return nil, ferr(off, "tensor "+strconv.Quote(name), fmt.Sprintf("shard %q is not a plain file name in the index's folder", shard))
-			}
-			idx.WeightMap[name] = shard
-		}
-		if _, err := d.Token(); err != nil {
-			return nil, ferr(d.InputOffset(), `key "weight_map"`, "invalid JSON: "+err.Error())
-		}
-	}
-	if _, err := d.Token(); err != nil {
-		return nil, ferr(d.InputOffset(), "", "invalid JSON: "+err.Error())
-	}
-	if _, err := d.Token(); err != io.EOF {
-		return nil, ferr(d.InputOffset(), "", "text after the JSON object")
-	}
-	if idx.WeightMap == nil {
-		return nil, ferr(0, "", `index has no "weight_map"`)
-	}
-	return idx, nil
-}
+// ReadIndex reads an index file (pytorch_model.bin.index.json).
+func ReadIndex(path string) (*Index, error) { return shardindex.Read(path, "pytorch") }

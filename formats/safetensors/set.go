@@ -1,11 +1,8 @@
 package safetensors
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tfconv/tfconv/formats/shardindex"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -21,10 +19,6 @@ const (
 	SingleName = "model.safetensors"
 	IndexName  = "model" + IndexSuffix
 )
-
-// maxIndexLen caps the index file read into memory. Real indexes are a few
-// megabytes even for models with tens of thousands of tensors.
-const maxIndexLen = MaxHeaderLen
 
 // Set is a checkpoint: one safetensors file, or the shards listed by an
 // index file.
@@ -38,11 +32,8 @@ type Set struct {
 }
 
 // Index is a parsed model.safetensors.index.json.
-type Index struct {
-	Metadata  map[string]any    // the "metadata" object (numbers as json.Number); informative only
-	WeightMap map[string]string // tensor name -> shard file name
-	Path      string            // the index file
-}
+// Index is a parsed shard index (model.safetensors.index.json).
+type Index = shardindex.Index
 
 // OpenSet opens a checkpoint. path is a .safetensors file, an index .json
 // file, or a directory holding model.safetensors or (failing that)
@@ -84,7 +75,7 @@ func openSingle(path string) (*Set, error) {
 }
 
 func openIndexed(path string) (_ *Set, err error) {
-	idx, err := readIndex(path)
+	idx, err := shardindex.Read(path, "safetensors")
 	if err != nil {
 		return nil, err
 	}
@@ -150,75 +141,6 @@ func sortedKeys(m map[string]string) []string {
 	}
 	slices.Sort(keys)
 	return keys
-}
-
-// readIndex reads and checks an index file: a JSON object whose
-// "weight_map" is a string→string object of plain shard names. Other keys
-// are skipped; "metadata", if present, must be an object.
-func readIndex(path string) (*Index, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("safetensors: %w", err)
-	}
-	defer f.Close()
-	buf, err := io.ReadAll(io.LimitReader(f, maxIndexLen+1))
-	if err != nil {
-		return nil, fmt.Errorf("safetensors: %s: %w", path, err)
-	}
-	return parseIndex(buf, path)
-}
-
-func parseIndex(buf []byte, path string) (*Index, error) {
-	s := &scanner{buf: buf, file: path}
-	if len(buf) > maxIndexLen {
-		return nil, s.errAt(0, "", fmt.Sprintf("index file is larger than %d bytes", maxIndexLen))
-	}
-	if i := firstInvalidUTF8(buf); i >= 0 {
-		return nil, s.errAt(i, "", "index is not valid UTF-8")
-	}
-	idx := &Index{Path: path}
-	haveMap := false
-	err := s.object("", "an object", keyItem, func(key string, _ int) error {
-		switch key {
-		case "weight_map":
-			haveMap = true
-			idx.WeightMap = map[string]string{}
-			return s.stringMap(keyItem("weight_map"), "an object of strings", tensorItem, func(k, v string) {
-				idx.WeightMap[k] = v
-			})
-		case "metadata":
-			start := s.pos
-			if s.peek() != '{' {
-				return s.errAt(s.pos, keyItem("metadata"), "want an object, found "+s.describe())
-			}
-			if err := s.skip(keyItem("metadata"), 1); err != nil {
-				return err
-			}
-			d := json.NewDecoder(bytes.NewReader(buf[start:s.pos]))
-			d.UseNumber()
-			if err := d.Decode(&idx.Metadata); err != nil {
-				return s.errAt(start, keyItem("metadata"), "invalid JSON: "+err.Error())
-			}
-			return nil
-		}
-		return s.skip(keyItem(key), 1)
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := s.end(); err != nil {
-		return nil, err
-	}
-	if !haveMap {
-		return nil, s.errAt(0, "", `index has no "weight_map"`)
-	}
-	for _, name := range sortedKeys(idx.WeightMap) {
-		if shard := idx.WeightMap[name]; !plainName(shard) {
-			return nil, &tensor.FormatError{Format: "safetensors", File: path, Offset: -1, Item: tensorItem(name),
-				Msg: fmt.Sprintf("shard %q is not a plain file name in the index's folder", shard)}
-		}
-	}
-	return idx, nil
 }
 
 // Tensor returns the tensor with the given name from whichever shard holds

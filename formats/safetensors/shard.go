@@ -4,11 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 
+	"github.com/tfconv/tfconv/formats/shardindex"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -69,17 +68,10 @@ func PlanShards(base string, maxShardBytes int64, tensors []tensor.Info) (ShardP
 // checkBase rejects base names that would put files outside the caller's
 // folder.
 func checkBase(base string) error {
-	if base == "" || !plainName(base) {
+	if base == "" || !shardindex.PlainName(base) {
 		return fmt.Errorf("safetensors: base name %q is not a plain file name", base)
 	}
 	return nil
-}
-
-// plainName reports whether name is a file name with no directory part.
-func plainName(name string) bool {
-	return name != "" && name != "." && name != ".." &&
-		!strings.ContainsAny(name, `/\`+"\x00") && !strings.Contains(name, "..") &&
-		!filepath.IsAbs(name) && filepath.IsLocal(name)
 }
 
 // ShardedWriter streams a checkpoint split into shards. Files are made by
