@@ -6,12 +6,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/tfconv/tfconv/formats/shardindex"
-	"github.com/tfconv/tfconv/tensor"
 )
 
 // Conventional file names of a Hugging Face checkpoint folder saved with
@@ -32,7 +29,6 @@ type Set struct {
 	shard  map[*Tensor]*File
 }
 
-// Index is a parsed pytorch_model.bin.index.json.
 // Index is a parsed shard index (pytorch_model.bin.index.json).
 type Index = shardindex.Index
 
@@ -110,49 +106,25 @@ func openIndexed(path string) (_ *Set, err error) {
 			s.Close()
 		}
 	}()
-	ierr := func(item, msg string) error {
-		return &tensor.FormatError{Format: "pytorch", File: path, Offset: -1, Item: item, Msg: msg}
-	}
-	var shards []string
-	for _, shard := range idx.WeightMap {
-		if !slices.Contains(shards, shard) {
-			shards = append(shards, shard)
-		}
-	}
-	slices.Sort(shards)
-	for _, shard := range shards {
+	agree := idx.Agree("pytorch")
+	for _, shard := range idx.Shards() {
 		f, err := Open(filepath.Join(s.Dir, shard))
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
-				return nil, ierr("shard "+strconv.Quote(shard), "missing shard")
+				return nil, agree.MissingShard(shard, nil)
 			}
 			return nil, err
 		}
 		s.Files = append(s.Files, f)
 		for _, t := range f.Tensors {
-			item := "tensor " + strconv.Quote(t.Name)
-			if _, dup := s.byName[t.Name]; dup {
-				return nil, ierr(item, fmt.Sprintf("in two shards, %s and %s", s.shard[s.byName[t.Name]].Name, f.Name))
-			}
-			want, listed := idx.WeightMap[t.Name]
-			if !listed {
-				return nil, ierr(item, "in shard "+shard+" but not in weight_map")
-			}
-			if want != shard {
-				return nil, ierr(item, "in shard "+shard+" but weight_map says "+want)
+			if err := agree.Add(shard, t.Name); err != nil {
+				return nil, err
 			}
 		}
 		s.add(f)
 	}
-	names := make([]string, 0, len(idx.WeightMap))
-	for name := range idx.WeightMap {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		if _, ok := s.byName[name]; !ok {
-			return nil, ierr("tensor "+strconv.Quote(name), "listed in weight_map for shard "+idx.WeightMap[name]+", which does not hold it")
-		}
+	if err := agree.Done(); err != nil {
+		return nil, err
 	}
 	return s, nil
 }

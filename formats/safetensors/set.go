@@ -6,12 +6,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/tfconv/tfconv/formats/shardindex"
-	"github.com/tfconv/tfconv/tensor"
 )
 
 // Conventional file names of a Hugging Face checkpoint folder.
@@ -31,7 +28,6 @@ type Set struct {
 	byName map[string]*Tensor
 }
 
-// Index is a parsed model.safetensors.index.json.
 // Index is a parsed shard index (model.safetensors.index.json).
 type Index = shardindex.Index
 
@@ -85,25 +81,13 @@ func openIndexed(path string) (_ *Set, err error) {
 			s.Close()
 		}
 	}()
-	ierr := func(item, msg string, cause error) error {
-		return &tensor.FormatError{Format: "safetensors", File: path, Offset: -1, Item: item, Msg: msg, Err: cause}
-	}
-	seen := map[string]bool{}
-	var shards []string
-	for _, shard := range idx.WeightMap {
-		if !seen[shard] {
-			seen[shard] = true
-			shards = append(shards, shard)
-		}
-	}
-	slices.Sort(shards)
-	owner := map[string]string{} // tensor -> shard it was found in
-	for _, shard := range shards {
+	agree := idx.Agree("safetensors")
+	for _, shard := range idx.Shards() {
 		f, err := Open(filepath.Join(s.Dir, shard))
 		if err != nil {
 			var pe *fs.PathError
 			if errors.As(err, &pe) && errors.Is(err, fs.ErrNotExist) {
-				return nil, ierr("shard "+strconv.Quote(shard), "missing shard", pe)
+				return nil, agree.MissingShard(shard, pe)
 			}
 			// The shard's own error names its file.
 			return nil, err
@@ -111,36 +95,17 @@ func openIndexed(path string) (_ *Set, err error) {
 		s.Files = append(s.Files, f)
 		for i := range f.Tensors {
 			t := &f.Tensors[i]
-			if prev, dup := owner[t.Name]; dup {
-				return nil, ierr(tensorItem(t.Name), fmt.Sprintf("in two shards, %s and %s", prev, shard), nil)
-			}
-			owner[t.Name] = shard
-			want, listed := idx.WeightMap[t.Name]
-			if !listed {
-				return nil, ierr(tensorItem(t.Name), fmt.Sprintf("in shard %s but not in weight_map", shard), nil)
-			}
-			if want != shard {
-				return nil, ierr(tensorItem(t.Name), fmt.Sprintf("in shard %s but weight_map says %s", shard, want), nil)
+			if err := agree.Add(shard, t.Name); err != nil {
+				return nil, err
 			}
 			s.Tensors = append(s.Tensors, t)
 			s.byName[t.Name] = t
 		}
 	}
-	for _, name := range sortedKeys(idx.WeightMap) {
-		if _, ok := s.byName[name]; !ok {
-			return nil, ierr(tensorItem(name), "listed in weight_map for shard "+idx.WeightMap[name]+", which does not hold it", nil)
-		}
+	if err := agree.Done(); err != nil {
+		return nil, err
 	}
 	return s, nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // Tensor returns the tensor with the given name from whichever shard holds

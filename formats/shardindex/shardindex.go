@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -194,4 +195,75 @@ func depth(raw []byte) int {
 		}
 	}
 	return most
+}
+
+// Shards returns the distinct shard names of the weight map, sorted (the
+// order transformers' names give: …-00001-of-N first).
+func (idx *Index) Shards() []string {
+	var out []string
+	for _, s := range idx.WeightMap {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Agreement checks that the shards hold what the weight map says: fed
+// every tensor of every shard (Add), then Done.
+type Agreement struct {
+	idx    *Index
+	format string
+	owner  map[string]string // tensor -> the shard it was found in
+}
+
+// Agree starts the check of idx's shards; format names the shard format in
+// errors.
+func (idx *Index) Agree(format string) *Agreement {
+	return &Agreement{idx: idx, format: format, owner: map[string]string{}}
+}
+
+func (a *Agreement) err(item, msg string, cause error) error {
+	return &tensor.FormatError{Format: a.format, File: a.idx.Path, Offset: -1, Item: item, Msg: msg, Err: cause}
+}
+
+// MissingShard is the error for a shard the weight map names that does
+// not exist (cause: the open error).
+func (a *Agreement) MissingShard(shard string, cause error) error {
+	return a.err("shard "+strconv.Quote(shard), "missing shard", cause)
+}
+
+// Add records that shard holds tensor name, and fails when another shard
+// held it too, or the weight map does not list it there.
+func (a *Agreement) Add(shard, name string) error {
+	item := "tensor " + strconv.Quote(name)
+	if prev, dup := a.owner[name]; dup {
+		return a.err(item, fmt.Sprintf("in two shards, %s and %s", prev, shard), nil)
+	}
+	a.owner[name] = shard
+	want, listed := a.idx.WeightMap[name]
+	if !listed {
+		return a.err(item, fmt.Sprintf("in shard %s but not in weight_map", shard), nil)
+	}
+	if want != shard {
+		return a.err(item, fmt.Sprintf("in shard %s but weight_map says %s", shard, want), nil)
+	}
+	return nil
+}
+
+// Done fails on the first tensor (by name) the weight map lists that no
+// shard held.
+func (a *Agreement) Done() error {
+	names := make([]string, 0, len(a.idx.WeightMap))
+	for name := range a.idx.WeightMap {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if _, ok := a.owner[name]; !ok {
+			return a.err("tensor "+strconv.Quote(name), "listed in weight_map for shard "+a.idx.WeightMap[name]+", which does not hold it", nil)
+		}
+	}
+	return nil
 }
