@@ -398,6 +398,11 @@ func (l *loader) rowsOf(name string) int {
 }
 
 func shapeIs(s tensor.Shape, rows, cols int) bool {
+	if len(s) == 1 && rows == 1 {
+		// A single row: GGUF drops trailing ne of 1 (llama-quantize writes
+		// Qwen2-MoE's [1][d] shared-expert gate as [d]).
+		return s[0] == int64(cols)
+	}
 	return len(s) == 2 && s[0] == int64(rows) && s[1] == int64(cols)
 }
 

@@ -125,7 +125,7 @@ func Write(w io.Writer, c *checkpoint.Checkpoint, plan []Choice, t Target, f For
 	var sink closer
 	switch f {
 	case GGUF:
-		gw, err := gguf.NewWriter(w, OutputMetadata(c, t), infos)
+		gw, err := gguf.NewWriter(w, OutputMetadata(c, t), ggmlDims(infos))
 		if err != nil {
 			return nil, err
 		}
@@ -166,4 +166,19 @@ func Write(w io.Writer, c *checkpoint.Checkpoint, plan []Choice, t Target, f For
 		return nil, err
 	}
 	return rep, nil
+}
+
+// ggmlDims drops the outermost dimensions of 1 from each shape (keeping
+// one), as llama-quantize writes tensors: it stores ggml_n_dims, which
+// ignores trailing ne of 1 (Qwen2-MoE's [1][d] shared-expert gate comes out
+// as [d]).
+func ggmlDims(infos []tensor.Info) []tensor.Info {
+	out := make([]tensor.Info, len(infos))
+	for i, in := range infos {
+		for len(in.Shape) > 1 && in.Shape[0] == 1 {
+			in.Shape = in.Shape[1:]
+		}
+		out[i] = in
+	}
+	return out
 }

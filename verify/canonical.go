@@ -47,6 +47,13 @@ func ConvertNames(c *checkpoint.Checkpoint) ([]CanonicalTensor, error) {
 		if !ok {
 			return nil, fmt.Errorf("verify: %s: the %s mapping names tensor %q, which the file does not have", c.Path, arch, m.Source)
 		}
+		if m.Parts > 0 {
+			// One expert (or head) of a stacked GGUF tensor.
+			var err error
+			if t, err = t.Part(m.Part, m.Parts); err != nil {
+				return nil, fmt.Errorf("verify: %s: %w", c.Path, err)
+			}
+		}
 		out = append(out, CanonicalTensor{Name: m.Name, Tensor: t, Shape: m.Shape, Transform: m.Transform})
 	}
 	return out, nil

@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""Quantized mixture-of-experts fixtures, made by llama.cpp's llama-quantize, and transformers' logits on the exact
+dequantization of their weights.
+
+For each family F below: `llama-quantize F/gguf/F-f32.gguf F/gguf/F-TYPE.gguf TYPE`, then every tensor of that file
+is dequantized by gguf-py's own `gguf.quants.dequantize` (llama.cpp's reference Python), put back under its Hugging
+Face name (expert stacks cut per expert; LLaMA's Q/K row permutation undone, the inverse of the converter's
+`LlamaModel.permute`), loaded into transformers' own model class over F/hf's config, and run on the fixtures' input
+ids: F/gguf/F-TYPE.reference.json. tfconv's code is never run. Usage, from the repository root:
+
+  PYTHONPATH=testdata/arch/pyshim:<transformers v4.43.4>/src:<llama.cpp>/gguf-py /usr/bin/python3 \\
+      testdata/arch/gen_quant.py <llama-quantize binary>
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import torch
+import transformers
+from gguf import GGUFReader, get_tensor_name_map, MODEL_ARCH_NAMES
+from gguf.quants import dequantize
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gen_fixtures import INPUT_IDS, dump, f32  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+torch.set_num_threads(1)
+
+# family -> (quantization types); the fixtures' rows are 64 or 128 wide, so K-quants fall back (llama-quantize
+# picks its fallback types, as for any model).
+FAMILIES = {"mixtral": ["Q4_0", "Q4_K_M"], "qwen2moe": ["Q4_0"]}
+
+
+def unpermute(w, n_head):
+    """The inverse of convert_hf_to_gguf.py's LlamaModel.permute."""
+    rows = w.shape[0]
+    return w.reshape(n_head, rows // n_head // 2, 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+def hf_state(family, reader, cfg, hf_names):
+    field = reader.fields["general.architecture"]
+    arch_name = bytes(field.parts[field.data[0]]).decode()
+    arch = next(k for k, v in MODEL_ARCH_NAMES.items() if v == arch_name)
+    nmap = get_tensor_name_map(arch, cfg["num_hidden_layers"])
+    tensors = {}
+    for t in reader.tensors:
+        shape = [int(x) for x in reversed(t.shape)]  # ggml's ne, outermost first
+        tensors[t.name] = np.asarray(dequantize(t.data, t.tensor_type), dtype=np.float32).reshape(shape)
+    sd = {}
+    for name in hf_names:
+        base, suffix = name.rsplit(".", 1)
+        parts = base.split(".")
+        xid = None
+        if "experts" in parts and parts[parts.index("experts") + 1].isdigit():
+            i = parts.index("experts")
+            xid = int(parts[i + 1])
+            merged = ".".join(parts[:i + 1] + parts[i + 2:])
+        else:
+            merged = base
+        gname = nmap.get_name(merged)
+        if gname is None:
+            raise KeyError(name)
+        w = tensors[gname + "." + suffix]
+        if xid is not None:
+            w = w[xid]
+        if family == "mixtral" and gname.endswith("attn_q"):
+            w = unpermute(w, cfg["num_attention_heads"])
+        if family == "mixtral" and gname.endswith("attn_k"):
+            w = unpermute(w, cfg["num_key_value_heads"])
+        sd[name] = torch.from_numpy(np.ascontiguousarray(w))
+    return sd
+
+
+def main():
+    quantize = sys.argv[1]
+    for fam, types in FAMILIES.items():
+        hf = os.path.join(HERE, fam, "hf")
+        with open(os.path.join(hf, "config.json")) as f:
+            cfg = json.load(f)
+        cls = getattr(transformers, cfg["architectures"][0])
+        model = cls.from_pretrained(hf, attn_implementation="eager").eval()
+        shapes = {n: tuple(v.shape) for n, v in model.state_dict().items() if "rotary_emb" not in n}
+        names = list(shapes)
+        for qt in types:
+            src = os.path.join(HERE, fam, "gguf", f"{fam}-f32.gguf")
+            dst = os.path.join(HERE, fam, "gguf", f"{fam}-{qt.lower()}.gguf")
+            subprocess.run([quantize, src, dst, qt], check=True, capture_output=True)
+            sd = {n: w.reshape(shapes[n]) for n, w in hf_state(fam, GGUFReader(dst), cfg, names).items()}
+            model.load_state_dict(sd, strict=False)
+            with torch.no_grad():
+                logits = model(torch.tensor([INPUT_IDS])).logits[0]
+            dump(os.path.join(HERE, fam, "gguf", f"{fam}-{qt.lower()}.reference.json"),
+                 {"transformers": transformers.__version__, "quantized_by": f"llama-quantize {qt}",
+                  "dequantized_by": "gguf-py gguf.quants.dequantize", "input_ids": INPUT_IDS, "logits": f32(logits)})
+            print(f"{fam} {qt}: {os.path.getsize(dst)} bytes")
+
+
+if __name__ == "__main__":
+    main()
