@@ -362,7 +362,38 @@ HANDMADE = {
                    rope_theta=10000.0, attention_bias=False, tie_word_embeddings=False, output_router_logits=False,
                    router_aux_loss_coef=0.01),
               "olmoe", "bpe", "gpt-2"),
+    # Qwen3-MoE (transformers 4.51; the newer llama.cpp): Qwen3's attention with 4 experts of width 32, 2 used with
+    # their weights renormalised (norm_topk_prob).
+    "qwen3moe": ("Qwen3MoeForCausalLM", "qwen3_moe",
+                 dict(num_key_value_heads=2, head_dim=16, attention_bias=False, rope_theta=1000000.0, rms_norm_eps=1e-6,
+                      use_sliding_window=False, sliding_window=None, max_window_layers=2, tie_word_embeddings=False,
+                      num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32, norm_topk_prob=True,
+                      decoder_sparse_step=1, mlp_only_layers=[], output_router_logits=False, router_aux_loss_coef=0.001),
+                 "qwen3moe", "bpe", "gpt-2"),
 }
+
+
+def moe_experts(out, prefix, d, f, n, g):
+    """A router (mlp.gate) and n experts (mlp.experts.N.gate_proj/up_proj/down_proj) of width f, N(0, 1/fan_in)."""
+    out[prefix + "mlp.gate.weight"] = torch.randn(n, d, generator=g) * d ** -0.5
+    for x in range(n):
+        e = prefix + f"mlp.experts.{x}."
+        out[e + "gate_proj.weight"] = torch.randn(f, d, generator=g) * d ** -0.5
+        out[e + "up_proj.weight"] = torch.randn(f, d, generator=g) * d ** -0.5
+        out[e + "down_proj.weight"] = torch.randn(d, f, generator=g) * f ** -0.5
+
+
+def qwen3moe_tensors(sd, cfg, g):
+    """Qwen3's per-head q_norm/k_norm, and the dense MLP replaced by a mixture (moe_experts)."""
+    out = {}
+    d = cfg["hidden_size"]
+    for name, t in qwen3_tensors(sd, cfg, g).items():
+        if ".mlp." in name:
+            continue
+        out[name] = t
+        if name.endswith("input_layernorm.weight"):
+            moe_experts(out, name[: -len("input_layernorm.weight")], d, cfg["moe_intermediate_size"], cfg["num_experts"], g)
+    return out
 
 
 def olmoe_tensors(sd, cfg, g):
@@ -447,6 +478,9 @@ def make_handmade(family, llamacpp, dump_bin, shared):
         sd = olmo2_tensors(sd, cfg, g)
     elif edit == "olmoe":
         sd = olmoe_tensors(sd, cfg, g)
+    elif edit == "qwen3moe":
+        sd = qwen3moe_tensors(sd, cfg, g)
+        llamacpp, dump_bin = os.environ["NEW_LLAMACPP"], os.environ["NEW_LOGITS_DUMP"]
     elif edit == "qwen3":
         sd = qwen3_tensors(sd, cfg, g)
         llamacpp, dump_bin = os.environ["NEW_LLAMACPP"], os.environ["NEW_LOGITS_DUMP"]
