@@ -25,6 +25,11 @@ type Summary struct {
 	KVHeads       int64 `json:"kv_heads"`
 	Vocab         int64 `json:"vocab_size"`
 	Context       int64 `json:"context_length"`
+	// KeyLength and ValueLength are one head's key and value widths
+	// (GGUF attention.key_length/value_length, config.json head_dim; 0:
+	// hidden/heads).
+	KeyLength   int64 `json:"key_length,omitempty"`
+	ValueLength int64 `json:"value_length,omitempty"`
 
 	// Experts and ExpertsUsed: a mixture of experts' feed-forwards per
 	// layer and how many each token uses (0: dense).
@@ -259,6 +264,8 @@ func (s *Summary) fromConfig(cfg map[string]any) {
 	s.Hidden = cfgInt(cfg, "hidden_size", "n_embd", "d_model")
 	s.Heads = cfgInt(cfg, "num_attention_heads", "n_head", "num_heads", "encoder_attention_heads")
 	s.KVHeads = cfgInt(cfg, "num_key_value_heads")
+	s.KeyLength = cfgInt(cfg, "head_dim")
+	s.ValueLength = s.KeyLength
 	s.Vocab = cfgInt(cfg, "vocab_size")
 	s.Context = cfgInt(cfg, "max_position_embeddings", "n_positions", "n_ctx")
 	s.Experts = cfgInt(cfg, "num_local_experts", "num_experts", "n_routed_experts")
@@ -283,6 +290,8 @@ func (s *Summary) fromGGUF(m tensor.Metadata) {
 	s.Hidden = get("embedding_length")
 	s.Heads = get("attention.head_count")
 	s.KVHeads = get("attention.head_count_kv")
+	s.KeyLength = get("attention.key_length")
+	s.ValueLength = get("attention.value_length")
 	s.Context = get("context_length")
 	s.Experts = get("expert_count")
 	s.ExpertsUsed = get("expert_used_count")

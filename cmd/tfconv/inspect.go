@@ -24,6 +24,8 @@ type inspectOptions struct {
 	metadata bool
 	full     bool
 	json     bool
+	ctx      int64
+	kvType   string
 }
 
 func newCmdInspect(a *app) *cobra.Command {
@@ -35,7 +37,10 @@ func newCmdInspect(a *app) *cobra.Command {
 directory, a PyTorch .bin file or sharded set, a GGUF file or split set, or a
 native .tfn file) and prints a summary
 and a per-layer table. --tensors lists every tensor, --metadata every metadata
-entry (long arrays shortened unless --full). --json prints everything.`,
+entry (long arrays shortened unless --full). --json prints everything.
+--ctx N adds what llama.cpp allocates to run the model at N positions: the
+weights and the KV cache (--kv-type f16, q8_0, q4_0 or f32), as its
+llama_kv_cache_init sizes them.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.path = args[0]
@@ -46,6 +51,8 @@ entry (long arrays shortened unless --full). --json prints everything.`,
 	cmd.Flags().BoolVar(&opts.metadata, "metadata", false, "list the metadata entries")
 	cmd.Flags().BoolVar(&opts.full, "full", false, "print long metadata arrays whole")
 	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON (schema in the README)")
+	cmd.Flags().Int64Var(&opts.ctx, "ctx", 0, "estimate memory at this context length (weights + KV cache)")
+	cmd.Flags().StringVar(&opts.kvType, "kv-type", "f16", "KV cache type for --ctx: f16|q8_0|q4_0|f32")
 	return cmd
 }
 
@@ -53,12 +60,13 @@ entry (long arrays shortened unless --full). --json prints everything.`,
 type inspectJSON struct {
 	Path string `json:"path"`
 	*checkpoint.Summary
-	Tensors       []tensorJSON      `json:"tensors"`
-	Metadata      map[string]any    `json:"metadata"`
-	MetadataTypes map[string]string `json:"metadata_types"`
-	Config        map[string]any    `json:"config,omitempty"`
-	SideFiles     []string          `json:"side_files"`
-	Support       *supportJSON      `json:"support,omitempty"`
+	Tensors       []tensorJSON       `json:"tensors"`
+	Metadata      map[string]any     `json:"metadata"`
+	MetadataTypes map[string]string  `json:"metadata_types"`
+	Config        map[string]any     `json:"config,omitempty"`
+	SideFiles     []string           `json:"side_files"`
+	Support       *supportJSON       `json:"support,omitempty"`
+	Memory        *checkpoint.Memory `json:"memory,omitempty"`
 }
 
 // supportJSON says what tfconv does with the checkpoint's architecture,
@@ -105,8 +113,18 @@ func runInspect(a *app, opts *inspectOptions) error {
 	if err != nil {
 		return err
 	}
+	var mem *checkpoint.Memory
+	if opts.ctx != 0 {
+		kv, ok := tensor.Parse(opts.kvType)
+		if !ok {
+			return fmt.Errorf("inspect: --kv-type %q: want f16, q8_0, q4_0 or f32", opts.kvType)
+		}
+		if mem, err = s.EstimateMemory(opts.ctx, kv); err != nil {
+			return fmt.Errorf("inspect: %s: %w", opts.path, err)
+		}
+	}
 	if opts.json {
-		return inspectWriteJSON(a, opts, c, s)
+		return inspectWriteJSON(a, opts, c, s, mem)
 	}
 	w := a.out
 	fmt.Fprintf(w, "%s: %s", opts.path, s.Format)
@@ -140,6 +158,11 @@ func runInspect(a *app, opts *inspectOptions) error {
 	t.Row("tensor bytes", fmt.Sprintf("%d (%s)", s.TensorBytes, output.Bytes(s.TensorBytes)))
 	t.Row("bits per weight", fmt.Sprintf("%.3f", s.BitsPerWeight))
 	t.Row("file size", fmt.Sprintf("%d (%s) in %d file(s)", s.FileSize, output.Bytes(s.FileSize), s.Files))
+	if mem != nil {
+		t.Row("context (KV cache)", fmt.Sprintf("%d positions (cache of %d), %s", mem.Context, mem.KVSize, mem.KVType))
+		t.Row("KV cache", fmt.Sprintf("%d (%s): K %s, V %s", mem.KVBytes, output.Bytes(mem.KVBytes), output.Bytes(mem.KBytes), output.Bytes(mem.VBytes)))
+		t.Row("weights + KV cache", fmt.Sprintf("%d (%s)", mem.TotalBytes, output.Bytes(mem.TotalBytes)))
+	}
 	if err := t.Render(w); err != nil {
 		return err
 	}
@@ -199,8 +222,8 @@ func runInspect(a *app, opts *inspectOptions) error {
 	return nil
 }
 
-func inspectWriteJSON(a *app, opts *inspectOptions, c *checkpoint.Checkpoint, s *checkpoint.Summary) error {
-	j := inspectJSON{Path: opts.path, Summary: s,
+func inspectWriteJSON(a *app, opts *inspectOptions, c *checkpoint.Checkpoint, s *checkpoint.Summary, mem *checkpoint.Memory) error {
+	j := inspectJSON{Path: opts.path, Summary: s, Memory: mem,
 		Tensors:       make([]tensorJSON, 0, len(c.Tensors)),
 		Metadata:      make(map[string]any, len(c.Metadata)),
 		MetadataTypes: make(map[string]string, len(c.Metadata)),

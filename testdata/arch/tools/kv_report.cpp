@@ -1,0 +1,38 @@
+// kv_report: what llama.cpp reports when it loads a GGUF and makes a context
+// of N positions with a KV cache of a given type: its own log lines for the
+// model size and the KV cache size, passed through unchanged (the memory
+// estimate of `tfconv inspect --ctx` is checked against them).
+//
+// Build against a llama.cpp tree (as logits_dump.cpp):
+//   g++ -O2 -std=c++17 kv_report.cpp -I$LLAMA/include -I$LLAMA/ggml/include \
+//       -L$LLAMA/build/bin -lllama -lggml -lggml-base -Wl,-rpath,$LLAMA/build/bin -o kv-report
+// Run: kv-report MODEL.gguf N_CTX f16|q8_0|q4_0|f32 2>&1 | grep -E 'model size|KV self size'
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "llama.h"
+
+int main(int argc, char **argv) {
+    if (argc != 4) {
+        fprintf(stderr, "usage: %s MODEL.gguf N_CTX TYPE\n", argv[0]);
+        return 2;
+    }
+    ggml_type t = GGML_TYPE_F16;
+    if (!strcmp(argv[3], "f32")) t = GGML_TYPE_F32;
+    else if (!strcmp(argv[3], "q8_0")) t = GGML_TYPE_Q8_0;
+    else if (!strcmp(argv[3], "q4_0")) t = GGML_TYPE_Q4_0;
+    llama_backend_init();
+    llama_model *model = llama_model_load_from_file(argv[1], llama_model_default_params());
+    if (!model) return 1;
+    llama_context_params cp = llama_context_default_params();
+    cp.n_ctx = atoi(argv[2]);
+    cp.n_threads = cp.n_threads_batch = 1;
+    cp.type_k = cp.type_v = t;
+    cp.flash_attn = t != GGML_TYPE_F16 && t != GGML_TYPE_F32; // quantized V needs flash attention
+    llama_context *ctx = llama_init_from_model(model, cp);
+    if (!ctx) return 1;
+    llama_free(ctx);
+    llama_model_free(model);
+    return 0;
+}
