@@ -8,10 +8,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 
+	"github.com/tfconv/tfconv/formats/gguf"
 	"github.com/tfconv/tfconv/formats/native"
 	"github.com/tfconv/tfconv/formats/pytorch"
 	"github.com/tfconv/tfconv/formats/safetensors"
@@ -112,7 +112,7 @@ func Check(path string) (*Report, error) {
 	switch {
 	case bytes.HasPrefix(head, []byte("GGUF")) || bytes.HasPrefix(head, []byte("FUGG")):
 		r.Format = "gguf"
-		if splitName.MatchString(path) {
+		if _, _, _, ok := gguf.ParseSplitName(path); ok {
 			err = checkGGUFSplit(r, path)
 		} else {
 			err = checkGGUFFile(r, path, nil)
@@ -160,9 +160,6 @@ func fileIndex(files []string, f string) int {
 	}
 	return len(files)
 }
-
-// splitName matches llama.cpp's split file names, as checkpoint.Open does.
-var splitName = regexp.MustCompile(`-\d{5}-of-\d{5}\.gguf$`)
 
 // MaxPerRule caps the findings of one rule in one file. A hostile header
 // can repeat a defect a million times; the first hundred say all there is

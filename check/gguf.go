@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"regexp"
 	"slices"
 	"strconv"
 
@@ -571,10 +570,8 @@ func (w *ggufWalk) layout(f io.ReaderAt, entries []ggEntry, dataOff, align int64
 
 // checkGGUFSplit checks every shard of a split set and their split keys.
 func checkGGUFSplit(r *Report, path string) error {
-	m := splitNameParts.FindStringSubmatch(path)
-	prefix := m[1]
-	n, _ := strconv.Atoi(m[3])
-	if i, _ := strconv.Atoi(m[2]); n < 1 || i < 1 || i > n {
+	prefix, i, n, _ := gguf.ParseSplitName(path)
+	if n < 1 || i < 1 || i > n {
 		r.Files = append(r.Files, path)
 		r.add("gguf-split", path, -1, "", "shard number %d of %d is out of range", i, n)
 		return nil
@@ -623,8 +620,6 @@ func checkGGUFSplit(r *Report, path string) error {
 	return nil
 }
 
-// splitNameParts splits a shard name into prefix, number and count.
-var splitNameParts = regexp.MustCompile(`^(.*)-([0-9]{5})-of-([0-9]{5})\.gguf$`)
 
 // ggufSpecialIDs are the tokenizer.ggml.*_token_id keys llama.cpp reads.
 var ggufSpecialIDs = []string{"bos", "eos", "eot", "eom", "unknown", "separator", "padding", "cls", "mask",

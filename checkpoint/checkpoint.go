@@ -16,7 +16,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/tfconv/tfconv/formats/gguf"
@@ -224,8 +223,6 @@ func (c *Checkpoint) Config() (map[string]any, error) {
 	return m, nil
 }
 
-// splitName matches llama.cpp's split file names, prefix-00001-of-00003.gguf.
-var splitName = regexp.MustCompile(`-\d{5}-of-\d{5}\.gguf$`)
 
 // Open opens the checkpoint at path: a directory (Hugging Face layout), a
 // model.safetensors.index.json or pytorch_model.bin.index.json, a
@@ -358,7 +355,7 @@ func shardOf(s *safetensors.Set, t *safetensors.Tensor) string {
 }
 
 func openGGUF(path string) (*Checkpoint, error) {
-	if splitName.MatchString(path) {
+	if _, _, _, ok := gguf.ParseSplitName(path); ok {
 		s, err := gguf.OpenSplit(path)
 		if err != nil {
 			return nil, err

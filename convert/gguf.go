@@ -36,17 +36,12 @@ var ProvenanceKeys = []string{keyName}
 
 // ggufFileType is llama.cpp's LlamaFileType for an outtype.
 func ggufFileType(outType string) (uint32, tensor.DType, error) {
-	switch outType {
-	case OutF32:
-		return 0, tensor.F32, nil
-	case OutF16:
-		return 1, tensor.F16, nil
-	case OutQ8_0:
-		return 7, tensor.Q8_0, nil
-	case OutBF16:
-		return 32, tensor.BF16, nil
+	d, ok := map[string]tensor.DType{OutF32: tensor.F32, OutF16: tensor.F16, OutQ8_0: tensor.Q8_0, OutBF16: tensor.BF16}[outType]
+	if !ok {
+		return 0, 0, tensor.Unsupported("convert: unknown --outtype %q (one of %s)", outType, strings.Join(OutTypes, ", "))
 	}
-	return 0, 0, tensor.Unsupported("convert: unknown --outtype %q (one of %s)", outType, strings.Join(OutTypes, ", "))
+	ft, _ := gguf.FileTypeOf(d)
+	return uint32(ft), d, nil
 }
 
 // GGUFTensorType is the type convert_hf_to_gguf.py gives a GGUF tensor for

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tfconv/tfconv/checkpoint"
+	"github.com/tfconv/tfconv/formats/gguf"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -19,21 +20,21 @@ type Target struct {
 	FileType uint32       // llama.cpp llama_ftype; meaningful for GGUF output only
 }
 
-// llama.cpp's llama_ftype numbers (include/llama.h). Q3_K, Q4_K and Q5_K are
+// llama.cpp's llama_ftype numbers (package gguf). Q3_K, Q4_K and Q5_K are
 // llama-quantize aliases of the _M mixtures, so they carry those numbers.
 const (
-	ftypeF16   = 1
-	ftypeQ4_0  = 2
-	ftypeQ4_1  = 3
-	ftypeQ8_0  = 7
-	ftypeQ5_0  = 8
-	ftypeQ5_1  = 9
-	ftypeQ2_K  = 10
-	ftypeQ3_KM = 12
-	ftypeQ4_KM = 15
-	ftypeQ5_KM = 17
-	ftypeQ6_K  = 18
-	ftypeBF16  = 32
+	ftypeF16   = uint32(gguf.FileTypeF16)
+	ftypeQ4_0  = uint32(gguf.FileTypeQ4_0)
+	ftypeQ4_1  = uint32(gguf.FileTypeQ4_1)
+	ftypeQ8_0  = uint32(gguf.FileTypeQ8_0)
+	ftypeQ5_0  = uint32(gguf.FileTypeQ5_0)
+	ftypeQ5_1  = uint32(gguf.FileTypeQ5_1)
+	ftypeQ2_K  = uint32(gguf.FileTypeQ2_K)
+	ftypeQ3_KM = uint32(gguf.FileTypeQ3_KM)
+	ftypeQ4_KM = uint32(gguf.FileTypeQ4_KM)
+	ftypeQ5_KM = uint32(gguf.FileTypeQ5_KM)
+	ftypeQ6_K  = uint32(gguf.FileTypeQ6_K)
+	ftypeBF16  = uint32(gguf.FileTypeBF16)
 )
 
 var targets = []Target{

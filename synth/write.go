@@ -125,14 +125,9 @@ func padVocab(md tensor.Metadata, n, vocab int, added []string) (tensor.Metadata
 // whose matrices are t.
 func fileType(t tensor.DType) (uint32, error) {
 	switch t {
-	case tensor.F32:
-		return 0, nil
-	case tensor.F16:
-		return 1, nil
-	case tensor.Q8_0:
-		return 7, nil
-	case tensor.BF16:
-		return 32, nil
+	case tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0:
+		ft, _ := gguf.FileTypeOf(t)
+		return uint32(ft), nil
 	}
 	return 0, tensor.Unsupported("synth: type %s: want f32, f16, bf16 or q8_0", t)
 }

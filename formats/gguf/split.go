@@ -26,6 +26,19 @@ const (
 // uint16, so five digits always suffice.
 var splitName = regexp.MustCompile(`^(.*)-([0-9]{5})-of-([0-9]{5})\.gguf$`)
 
+// ParseSplitName reports whether path names a shard of a split set
+// (<prefix>-00002-of-00003.gguf) and returns the prefix, the shard number
+// (from 1) and the count as written.
+func ParseSplitName(path string) (prefix string, no, count int, ok bool) {
+	m := splitName.FindStringSubmatch(path)
+	if m == nil {
+		return "", 0, 0, false
+	}
+	no, _ = strconv.Atoi(m[2])
+	count, _ = strconv.Atoi(m[3])
+	return m[1], no, count, true
+}
+
 // SplitPath returns the name of shard i (from 0) of n, as llama.cpp names it.
 func SplitPath(prefix string, i, n int) string {
 	return fmt.Sprintf("%s-%05d-of-%05d.gguf", prefix, i+1, n)

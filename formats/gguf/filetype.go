@@ -1,0 +1,53 @@
+package gguf
+
+import "github.com/tfconv/tfconv/tensor"
+
+// FileType is llama.cpp's llama_ftype (include/llama.h), the value of
+// general.file_type: what most tensors of a file are, or which of
+// llama-quantize's mixtures made it.
+type FileType uint32
+
+// The file types tfconv writes.
+const (
+	FileTypeF32   FileType = 0
+	FileTypeF16   FileType = 1
+	FileTypeQ4_0  FileType = 2
+	FileTypeQ4_1  FileType = 3
+	FileTypeQ8_0  FileType = 7
+	FileTypeQ5_0  FileType = 8
+	FileTypeQ5_1  FileType = 9
+	FileTypeQ2_K  FileType = 10
+	FileTypeQ3_KM FileType = 12
+	FileTypeQ4_KM FileType = 15
+	FileTypeQ5_KM FileType = 17
+	FileTypeQ6_K  FileType = 18
+	FileTypeBF16  FileType = 32
+)
+
+// FileTypeOf is the file type of a file whose tensors are all (but the
+// 1-D ones) of type d, for the types that have one of their own.
+func FileTypeOf(d tensor.DType) (FileType, bool) {
+	switch d {
+	case tensor.F32:
+		return FileTypeF32, true
+	case tensor.F16:
+		return FileTypeF16, true
+	case tensor.BF16:
+		return FileTypeBF16, true
+	case tensor.Q4_0:
+		return FileTypeQ4_0, true
+	case tensor.Q4_1:
+		return FileTypeQ4_1, true
+	case tensor.Q5_0:
+		return FileTypeQ5_0, true
+	case tensor.Q5_1:
+		return FileTypeQ5_1, true
+	case tensor.Q8_0:
+		return FileTypeQ8_0, true
+	case tensor.Q2_K:
+		return FileTypeQ2_K, true
+	case tensor.Q6_K:
+		return FileTypeQ6_K, true
+	}
+	return 0, false
+}
