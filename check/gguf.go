@@ -620,7 +620,6 @@ func checkGGUFSplit(r *Report, path string) error {
 	return nil
 }
 
-
 // ggufSpecialIDs are the tokenizer.ggml.*_token_id keys llama.cpp reads.
 var ggufSpecialIDs = []string{"bos", "eos", "eot", "eom", "unknown", "separator", "padding", "cls", "mask",
 	"prefix", "suffix", "middle", "fim_pre", "fim_suf", "fim_mid", "fim_pad", "fim_rep", "fim_sep"}

@@ -152,6 +152,19 @@ func (c *Checkpoint) Close() error {
 	return first
 }
 
+// Sides is a checkpoint seen as its metadata and side files: what a
+// tokenizer is read from (it satisfies tokenizer.Source).
+type Sides struct{ c *Checkpoint }
+
+// Sides returns c's metadata and side files.
+func (c *Checkpoint) Sides() Sides { return Sides{c} }
+
+// Metadata returns the checkpoint's metadata.
+func (s Sides) Metadata() tensor.Metadata { return s.c.Metadata }
+
+// ReadAux reads a side file (Checkpoint.ReadAux).
+func (s Sides) ReadAux(name string) ([]byte, error) { return s.c.ReadAux(name) }
+
 // ReadAux returns a Hugging Face side file ("config.json", "tokenizer.model",
 // ...) by base name: from the checkpoint's directory, or embedded in a native
 // file. It returns an error matching fs.ErrNotExist when there is none.
@@ -222,7 +235,6 @@ func (c *Checkpoint) Config() (map[string]any, error) {
 	}
 	return m, nil
 }
-
 
 // Open opens the checkpoint at path: a directory (Hugging Face layout), a
 // model.safetensors.index.json or pytorch_model.bin.index.json, a

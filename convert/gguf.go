@@ -63,12 +63,6 @@ func GGUFTensorType(name string, shape tensor.Shape, want tensor.DType) tensor.D
 	return want
 }
 
-// srcTokenizer adapts a checkpoint to tokenizer.Source.
-type srcTokenizer struct{ c *checkpoint.Checkpoint }
-
-func (s srcTokenizer) Metadata() tensor.Metadata           { return s.c.Metadata }
-func (s srcTokenizer) ReadAux(name string) ([]byte, error) { return s.c.ReadAux(name) }
-
 // planToGGUF converts a Hugging Face checkpoint (or a native file made from
 // one) to GGUF as convert_hf_to_gguf.py does.
 func planToGGUF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
@@ -150,7 +144,7 @@ func planToGGUF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 		tensor.KV{Key: keyName, Value: tensor.String(modelName(c))},
 		tensor.KV{Key: keySizeLabel, Value: tensor.String(ggufSizeLabel(outs))})
 	md = append(md, rest...)
-	tok, err := tokenizer.FromSource(srcTokenizer{c})
+	tok, err := tokenizer.FromSource(c.Sides())
 	switch {
 	case err == nil:
 		tmd := tok.GGUFMetadata()

@@ -169,12 +169,6 @@ func (m *Model) Close() error {
 	return err
 }
 
-// ckptSource adapts a checkpoint to tokenizer.Source.
-type ckptSource struct{ c *checkpoint.Checkpoint }
-
-func (s ckptSource) Metadata() tensor.Metadata           { return s.c.Metadata }
-func (s ckptSource) ReadAux(name string) ([]byte, error) { return s.c.ReadAux(name) }
-
 // Load reads the model at path: a Hugging Face directory (config.json and
 // HF tensor names), a GGUF file (metadata and llama.cpp tensor names) or a
 // native .tfn file (its Source says which naming it keeps; config.json rides
@@ -198,7 +192,7 @@ func Load(path string, opts LoadOptions) (*Model, error) {
 	}
 	m.Path = path
 	m.ckpt = c
-	if t, err := tokenizer.FromSource(ckptSource{c}); err == nil {
+	if t, err := tokenizer.FromSource(c.Sides()); err == nil {
 		m.tok = t
 	}
 	// The weights have been read into memory; the files are not needed.
