@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/tfconv/tfconv/arch"
 	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/formats/gguf"
 	"github.com/tfconv/tfconv/internal/atomicfile"
@@ -46,7 +47,8 @@ func ggufFileType(outType string) (uint32, tensor.DType, error) {
 
 // GGUFTensorType is the type convert_hf_to_gguf.py gives a GGUF tensor for
 // the file type want: 1-D tensors, norms (*_norm.weight), position and
-// token-type embeddings and anything not named *.weight stay F32, because
+// token-type embeddings, a mixture's router (ffn_gate_inp) and anything not
+// named *.weight stay F32, because
 // most of llama.cpp only handles F32 there; everything else gets want,
 // except that Q8_0 falls back to F16 when the rows are not whole 32-element
 // blocks (gguf-py raises QuantError and the converter falls back).
@@ -56,6 +58,9 @@ func GGUFTensorType(name string, shape tensor.Shape, want tensor.DType) tensor.D
 	}
 	if name == "position_embd.weight" || name == "token_types.weight" || !strings.HasSuffix(name, ".weight") {
 		return tensor.F32
+	}
+	if pat, _, _ := arch.SplitName(name); pat == "blk.{bid}.ffn_gate_inp" {
+		return tensor.F32 // a mixture's router (not the shared expert's gate)
 	}
 	if want.Quantized() && shape[len(shape)-1]%want.BlockSize() != 0 {
 		return tensor.F16
