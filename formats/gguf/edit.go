@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -423,13 +424,21 @@ func rewriteEdited(f *File, path string, opts EditOptions, meta tensor.Metadata,
 	)
 	if opts.Out == "" {
 		// Replacing the input is what was asked; the open handle f keeps
-		// reading the old file after the rename.
-		out, err = atomicfile.Create(path, true)
+		// reading the old file after the rename. A symlink is followed, so
+		// that the link stays a link to the edited file.
+		dst, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			return fmt.Errorf("gguf: %w", err)
+		}
+		out, err = atomicfile.Create(dst, true)
+		if err != nil {
+			return fmt.Errorf("gguf: %w", err)
+		}
 	} else {
 		out, err = atomicfile.Create(opts.Out, opts.Force, path)
-	}
-	if err != nil {
-		return fmt.Errorf("gguf: %w", err)
+		if err != nil {
+			return fmt.Errorf("gguf: %w", err)
+		}
 	}
 	defer out.Abort()
 	bw := bufio.NewWriterSize(out, 1<<20)

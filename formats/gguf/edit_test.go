@@ -353,3 +353,22 @@ func FuzzParseAssignment(f *testing.F) {
 		}
 	})
 }
+
+// TestEditThroughSymlink: replacing FILE when it is a symlink edits the
+// file it points to and leaves the link a link.
+func TestEditThroughSymlink(t *testing.T) {
+	p, _ := copyFixture(t)
+	link := filepath.Join(t.TempDir(), "link.gguf")
+	if err := os.Symlink(p, link); err != nil {
+		t.Fatal(err)
+	}
+	mustEdit(t, link, EditOptions{Set: set("general.name=viaLink")})
+	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("link replaced: %v %v", st, err)
+	}
+	_, f := tensorBytes(t, p)
+	if s, _ := f.Metadata.Str("general.name"); s != "viaLink" {
+		t.Fatalf("target not edited: %q", s)
+	}
+	sameTensors(t, editFixture, p)
+}
