@@ -98,4 +98,19 @@
 // The first carries all metadata; every shard carries split.no (uint16, from
 // 0), split.count (uint16) and split.tensors.count (int32, the total over all
 // shards). OpenSplit reads such a set and SplitWriter writes one.
+//
+// # Editing metadata
+//
+// Edit sets and deletes keys without touching tensor data. Because the data
+// section starts at the header's end rounded up to the alignment, and GGUF
+// has no field for extra padding, a new header can be written over the old
+// one in place only when it rounds up to the same offset:
+//
+//	old: | header ........ | pad | tensor 0 | pad | tensor 1 ...
+//	new: | header ...... |  pad  | tensor 0 | pad | tensor 1 ...   same data offset: in place possible
+//	new: | header .............. | pad | tensor 0 | ...              offsets move: rewrite
+//
+// Otherwise (and by default, since an in-place write is not atomic) the file
+// is rewritten with every body copied, and each tensor's sha256 is compared
+// between input and output before the output replaces anything.
 package gguf
