@@ -88,6 +88,10 @@ type Checkpoint struct {
 	aux     map[string]*native.AuxFile // side files embedded in a native file
 	byName  map[string]*Tensor
 	closers []io.Closer
+	remote  *remote // set when read over HTTP
+	// remoteSides: side files are read beside the remote file (a
+	// safetensors file's folder holds config.json and the tokenizer).
+	remoteSides bool
 }
 
 // Tensor is one tensor of a checkpoint.
@@ -175,6 +179,9 @@ func (c *Checkpoint) ReadAux(name string) ([]byte, error) {
 	if a, ok := c.aux[name]; ok {
 		return a.ReadAll()
 	}
+	if c.remote != nil && c.remoteSides {
+		return c.remote.sibling(name)
+	}
 	if c.dir == "" {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
 	}
@@ -201,6 +208,13 @@ func (c *Checkpoint) AuxNames() []string {
 		if _, ok := c.aux[n]; ok {
 			out = append(out, n)
 			seen[n] = true
+			continue
+		}
+		if c.remote != nil && c.remoteSides {
+			if _, err := c.remote.sibling(n); err == nil {
+				out = append(out, n)
+				seen[n] = true
+			}
 			continue
 		}
 		if c.dir != "" {
@@ -244,6 +258,9 @@ func (c *Checkpoint) Config() (map[string]any, error) {
 // JSON object) goes by its name: one ending in .bin.index.json lists PyTorch
 // shards.
 func Open(path string) (*Checkpoint, error) {
+	if IsRemote(path) {
+		return openRemote(path)
+	}
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err

@@ -31,13 +31,16 @@ type inspectOptions struct {
 func newCmdInspect(a *app) *cobra.Command {
 	opts := &inspectOptions{}
 	cmd := &cobra.Command{
-		Use:   "inspect PATH",
+		Use:   "inspect PATH|URL",
 		Short: "Summarize a checkpoint: architecture, parameters, dtypes, layers",
 		Long: `Inspect reads only the headers of a checkpoint (a safetensors file, a Hugging Face
 directory, a PyTorch .bin file or sharded set, a GGUF file or split set, or a
 native .tfn file) and prints a summary
 and a per-layer table. --tensors lists every tensor, --metadata every metadata
 entry (long arrays shortened unless --full). --json prints everything.
+PATH may be an http(s) URL or hf://ORG/REPO[@REV]/FILE of one GGUF or
+safetensors file: only its header is fetched, with range requests (HF_TOKEN
+is sent to the Hub only), and the bytes fetched are said on stderr.
 --ctx N adds what llama.cpp allocates to run the model at N positions: the
 weights and the KV cache (--kv-type f16, q8_0, q4_0 or f32), as its
 llama_kv_cache_init sizes them.`,
@@ -123,6 +126,11 @@ func runInspect(a *app, opts *inspectOptions) error {
 			return fmt.Errorf("inspect: %s: %w", opts.path, err)
 		}
 	}
+	defer func() {
+		if n, ok := c.Fetched(); ok {
+			fmt.Fprintf(a.err, "tfconv: inspect: fetched %d of %d bytes (%.3f%%) with range requests\n", n, s.FileSize, 100*float64(n)/float64(max(s.FileSize, 1)))
+		}
+	}()
 	if opts.json {
 		return inspectWriteJSON(a, opts, c, s, mem)
 	}
