@@ -9,12 +9,11 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/tfconv/tfconv/formats/safetensors"
+	"github.com/tfconv/tfconv/formats/shardindex"
 )
 
-// maxIndexLen caps the index file read into memory, as the safetensors
-// package does.
-const maxIndexLen = safetensors.MaxHeaderLen
+// maxIndexLen caps the index file read into memory, as the readers do.
+const maxIndexLen = shardindex.MaxLen
 
 // checkIndex checks a model.safetensors.index.json, then each shard it
 // names, then that the weight_map and the shards agree.
@@ -42,7 +41,7 @@ func checkIndex(r *Report, path string) error {
 	var shards []string
 	for _, name := range order {
 		shard := weightMap[name]
-		if shard != filepath.Base(shard) || shard == "." || shard == ".." || shard == "" || filepath.IsAbs(shard) {
+		if !shardindex.PlainName(shard) {
 			r.add("idx-shard-name", path, -1, tensorItem(name), "shard %q is not a plain file name in the index's folder", shard)
 			delete(weightMap, name)
 			continue

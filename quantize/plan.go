@@ -15,43 +15,28 @@ import (
 // Target is what --type names: the base dtype quantizable tensors get and
 // the llama.cpp ftype written as general.file_type.
 type Target struct {
-	Name     string       // as the user spells it: "q4_k_m"
-	Type     tensor.DType // base type of quantizable tensors (tensor.I8 for int8)
-	FileType uint32       // llama.cpp llama_ftype; meaningful for GGUF output only
+	Name     string        // as the user spells it: "q4_k_m"
+	Type     tensor.DType  // base type of quantizable tensors (tensor.I8 for int8)
+	FileType gguf.FileType // llama.cpp llama_ftype; meaningful for GGUF output only
 }
 
-// llama.cpp's llama_ftype numbers (package gguf). Q3_K, Q4_K and Q5_K are
-// llama-quantize aliases of the _M mixtures, so they carry those numbers.
-const (
-	ftypeF16   = uint32(gguf.FileTypeF16)
-	ftypeQ4_0  = uint32(gguf.FileTypeQ4_0)
-	ftypeQ4_1  = uint32(gguf.FileTypeQ4_1)
-	ftypeQ8_0  = uint32(gguf.FileTypeQ8_0)
-	ftypeQ5_0  = uint32(gguf.FileTypeQ5_0)
-	ftypeQ5_1  = uint32(gguf.FileTypeQ5_1)
-	ftypeQ2_K  = uint32(gguf.FileTypeQ2_K)
-	ftypeQ3_KM = uint32(gguf.FileTypeQ3_KM)
-	ftypeQ4_KM = uint32(gguf.FileTypeQ4_KM)
-	ftypeQ5_KM = uint32(gguf.FileTypeQ5_KM)
-	ftypeQ6_K  = uint32(gguf.FileTypeQ6_K)
-	ftypeBF16  = uint32(gguf.FileTypeBF16)
-)
-
+// Q3_K, Q4_K and Q5_K are llama-quantize aliases of the _M mixtures, so
+// they carry those file types.
 var targets = []Target{
-	{"q8_0", tensor.Q8_0, ftypeQ8_0},
-	{"q4_0", tensor.Q4_0, ftypeQ4_0},
-	{"q4_1", tensor.Q4_1, ftypeQ4_1},
-	{"q5_0", tensor.Q5_0, ftypeQ5_0},
-	{"q5_1", tensor.Q5_1, ftypeQ5_1},
-	{"q2_k", tensor.Q2_K, ftypeQ2_K},
-	{"q3_k", tensor.Q3_K, ftypeQ3_KM},
-	{"q4_k", tensor.Q4_K, ftypeQ4_KM},
-	{"q5_k", tensor.Q5_K, ftypeQ5_KM},
-	{"q6_k", tensor.Q6_K, ftypeQ6_K},
-	{"q4_k_m", tensor.Q4_K, ftypeQ4_KM},
+	{"q8_0", tensor.Q8_0, gguf.FileTypeQ8_0},
+	{"q4_0", tensor.Q4_0, gguf.FileTypeQ4_0},
+	{"q4_1", tensor.Q4_1, gguf.FileTypeQ4_1},
+	{"q5_0", tensor.Q5_0, gguf.FileTypeQ5_0},
+	{"q5_1", tensor.Q5_1, gguf.FileTypeQ5_1},
+	{"q2_k", tensor.Q2_K, gguf.FileTypeQ2_K},
+	{"q3_k", tensor.Q3_K, gguf.FileTypeQ3_KM},
+	{"q4_k", tensor.Q4_K, gguf.FileTypeQ4_KM},
+	{"q5_k", tensor.Q5_K, gguf.FileTypeQ5_KM},
+	{"q6_k", tensor.Q6_K, gguf.FileTypeQ6_K},
+	{"q4_k_m", tensor.Q4_K, gguf.FileTypeQ4_KM},
 	{"int8", tensor.I8, 0},
-	{"f16", tensor.F16, ftypeF16},
-	{"bf16", tensor.BF16, ftypeBF16},
+	{"f16", tensor.F16, gguf.FileTypeF16},
+	{"bf16", tensor.BF16, gguf.FileTypeBF16},
 }
 
 // TargetNames lists the names ParseTarget accepts, in help order.
@@ -414,7 +399,7 @@ func fallback(t tensor.DType) tensor.DType {
 // state carries llama.cpp's running counters (quantize_state_impl).
 type state struct {
 	h                          hparams
-	ftype                      uint32
+	ftype                      gguf.FileType
 	iAttnV, iFFNDown, iFFNGate int
 	iFFNUp                     int
 }
@@ -454,17 +439,17 @@ func (s *state) getType(name string, t tensor.DType, rowLen int64) (tensor.DType
 	case strings.Contains(name, "attn_v.weight"):
 		nt, why := t, ""
 		switch {
-		case s.ftype == ftypeQ2_K:
+		case s.ftype == gguf.FileTypeQ2_K:
 			nt, why = tensor.Q3_K, "attn_v"
 			if h.nGQA >= 4 {
 				nt, why = tensor.Q4_K, "attn_v, GQA >= 4"
 			}
-		case s.ftype == ftypeQ3_KM:
+		case s.ftype == gguf.FileTypeQ3_KM:
 			nt, why = tensor.Q4_K, "attn_v"
 			if s.iAttnV < 2 {
 				nt, why = tensor.Q5_K, "attn_v of the first two layers"
 			}
-		case (s.ftype == ftypeQ4_KM || s.ftype == ftypeQ5_KM) && useMoreBits(s.iAttnV, h.nAttnV):
+		case (s.ftype == gguf.FileTypeQ4_KM || s.ftype == gguf.FileTypeQ5_KM) && useMoreBits(s.iAttnV, h.nAttnV):
 			nt, why = tensor.Q6_K, "attn_v, use_more_bits"
 		}
 		if h.nExpert == 8 {
@@ -481,9 +466,9 @@ func (s *state) getType(name string, t tensor.DType, rowLen int64) (tensor.DType
 		i, n := s.layer(s.iFFNDown, name), h.nLayer
 		s.iFFNDown++
 		switch s.ftype {
-		case ftypeQ2_K:
+		case gguf.FileTypeQ2_K:
 			return tensor.Q3_K, "ffn_down"
-		case ftypeQ3_KM:
+		case gguf.FileTypeQ3_KM:
 			if i < n/16 {
 				return tensor.Q5_K, "ffn_down of the first sixteenth"
 			}
@@ -491,7 +476,7 @@ func (s *state) getType(name string, t tensor.DType, rowLen int64) (tensor.DType
 				return tensor.Q4_K, "ffn_down"
 			}
 			return tensor.Q3_K, ""
-		case ftypeQ4_KM:
+		case gguf.FileTypeQ4_KM:
 			if falcon {
 				if i < n/16 {
 					return tensor.Q6_K, "ffn_down of the first sixteenth"
@@ -504,7 +489,7 @@ func (s *state) getType(name string, t tensor.DType, rowLen int64) (tensor.DType
 			if useMoreBits(i, n) {
 				return tensor.Q6_K, "ffn_down, use_more_bits"
 			}
-		case ftypeQ5_KM:
+		case gguf.FileTypeQ5_KM:
 			if useMoreBits(i, n) {
 				return tensor.Q6_K, "ffn_down, use_more_bits"
 			}
@@ -514,24 +499,24 @@ func (s *state) getType(name string, t tensor.DType, rowLen int64) (tensor.DType
 			break
 		}
 		if h.nExpert == 8 {
-			if s.ftype == ftypeQ2_K || s.ftype == ftypeQ3_KM || s.ftype == ftypeQ4_KM {
+			if s.ftype == gguf.FileTypeQ2_K || s.ftype == gguf.FileTypeQ3_KM || s.ftype == gguf.FileTypeQ4_KM {
 				return tensor.Q5_K, "attn_output of an 8-expert model"
 			}
 			break
 		}
 		switch s.ftype {
-		case ftypeQ2_K:
+		case gguf.FileTypeQ2_K:
 			return tensor.Q3_K, "attn_output"
-		case ftypeQ3_KM:
+		case gguf.FileTypeQ3_KM:
 			return tensor.Q4_K, "attn_output"
 		}
 	case strings.Contains(name, "attn_qkv.weight"):
 		switch s.ftype {
-		case ftypeQ3_KM:
+		case gguf.FileTypeQ3_KM:
 			return tensor.Q4_K, "attn_qkv"
-		case ftypeQ4_KM:
+		case gguf.FileTypeQ4_KM:
 			return tensor.Q5_K, "attn_qkv"
-		case ftypeQ5_KM:
+		case gguf.FileTypeQ5_KM:
 			return tensor.Q6_K, "attn_qkv"
 		}
 	case strings.Contains(name, "ffn_gate"):

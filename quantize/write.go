@@ -54,7 +54,7 @@ func OutputMetadata(c *checkpoint.Checkpoint, t Target) tensor.Metadata {
 		m = append(m, kv)
 	}
 	m.Set(keyQuantVersion, tensor.Uint32(quantVersion))
-	m = append(m, tensor.KV{Key: keyFileType, Value: tensor.Uint32(t.FileType)})
+	m = append(m, tensor.KV{Key: keyFileType, Value: tensor.Uint32(uint32(t.FileType))})
 	return m
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/tfconv/tfconv/internal/atomicfile"
 	"github.com/tfconv/tfconv/quant"
 	"github.com/tfconv/tfconv/tensor"
+	"github.com/tfconv/tfconv/tokenizer"
 )
 
 // Sigma is the standard deviation of the weights (and of the noise on norms
@@ -68,8 +69,9 @@ func tokenizerKV(name string) (tensor.Metadata, int, error) {
 
 // padVocab extends the token list (and types, and scores where present)
 // of tokenizer keys md from n to vocab tokens the way convert_hf_to_gguf.py
-// fills embedding rows past the tokenizer: first the added tokens (control,
-// score -1000), then "[PADi]" (unused, score -10000).
+// fills embedding rows past the tokenizer (the scores and types package
+// tokenizer gives them): first the added tokens (control), then "[PADi]"
+// (unused).
 func padVocab(md tensor.Metadata, n, vocab int, added []string) (tensor.Metadata, error) {
 	if n+len(added) > vocab {
 		return nil, fmt.Errorf("synth: %d tokens and %d added ones do not fit %d rows", n, len(added), vocab)
@@ -77,48 +79,51 @@ func padVocab(md tensor.Metadata, n, vocab int, added []string) (tensor.Metadata
 	out := make(tensor.Metadata, 0, len(md))
 	for _, kv := range md {
 		a, isArr := kv.Value.Array()
+		ok := true
 		switch {
 		case !isArr || a.Len() != n:
 		case kv.Key == "tokenizer.ggml.tokens":
-			toks, ok := a.Data.([]string)
-			if !ok {
-				return nil, fmt.Errorf("synth: %s is not a string array", kv.Key)
+			var toks []string
+			if toks, ok = a.Data.([]string); ok {
+				kv.Value = tensor.ArrayOf(extend(toks, added, vocab, func(i int) string { return fmt.Sprintf("[PAD%d]", i) }))
 			}
-			toks = append(slices.Clip(toks), added...)
-			for i := len(toks); i < vocab; i++ {
-				toks = append(toks, fmt.Sprintf("[PAD%d]", i))
-			}
-			kv.Value = tensor.ArrayOf(toks)
 		case kv.Key == "tokenizer.ggml.token_type":
-			types, ok := a.Data.([]int32)
-			if !ok {
-				return nil, fmt.Errorf("synth: %s is not an int32 array", kv.Key)
+			var types []int32
+			if types, ok = a.Data.([]int32); ok {
+				kv.Value = tensor.ArrayOf(extend(types, repeat(int32(tokenizer.TypeControl), len(added)), vocab,
+					func(int) int32 { return int32(tokenizer.TypeUnused) }))
 			}
-			types = slices.Clip(types)
-			for range added {
-				types = append(types, 3) // control
-			}
-			for i := len(types); i < vocab; i++ {
-				types = append(types, 5) // unused
-			}
-			kv.Value = tensor.ArrayOf(types)
 		case kv.Key == "tokenizer.ggml.scores":
-			scores, ok := a.Data.([]float32)
-			if !ok {
-				return nil, fmt.Errorf("synth: %s is not a float32 array", kv.Key)
+			var scores []float32
+			if scores, ok = a.Data.([]float32); ok {
+				kv.Value = tensor.ArrayOf(extend(scores, repeat(float32(tokenizer.AddedTokenScore), len(added)), vocab,
+					func(int) float32 { return tokenizer.PadScore }))
 			}
-			scores = slices.Clip(scores)
-			for range added {
-				scores = append(scores, -1000)
-			}
-			for i := len(scores); i < vocab; i++ {
-				scores = append(scores, -10000)
-			}
-			kv.Value = tensor.ArrayOf(scores)
+		}
+		if !ok {
+			return nil, fmt.Errorf("synth: %s has an unexpected element type", kv.Key)
 		}
 		out = append(out, kv)
 	}
 	return out, nil
+}
+
+// extend returns a (not modified) followed by added, then pad(i) for each
+// index i up to n.
+func extend[T any](a, added []T, n int, pad func(i int) T) []T {
+	out := append(slices.Clip(a), added...)
+	for i := len(out); i < n; i++ {
+		out = append(out, pad(i))
+	}
+	return out
+}
+
+func repeat[T any](v T, n int) []T {
+	out := make([]T, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
 }
 
 // fileType is llama.cpp's general.file_type (enum llama_ftype) of an output

@@ -9,13 +9,13 @@ import (
 	"strings"
 )
 
-// addedTokenScore is the score gguf-py gives added tokens of a
+// AddedTokenScore is the score gguf-py gives added tokens of a
 // SentencePiece vocabulary: low enough never to win a merge.
-const addedTokenScore = -1000
+const AddedTokenScore = -1000
 
-// padScore is the score the converter gives the "[PADi]" tokens that fill
+// PadScore is the score the converter gives the "[PADi]" tokens that fill
 // a SentencePiece vocabulary up to vocab_size.
-const padScore = -10000
+const PadScore = -10000
 
 // SentencePiece's model types (TrainerSpec.model_type).
 const (
@@ -305,7 +305,7 @@ func parseSentencePiece(b []byte, file string, cfg *hfConfig) (*Tokenizer, error
 		added = cfg.added
 		for i := len(m.pieces); i < cfg.vocabSize; i++ {
 			m.pieces = append(m.pieces, padToken(i))
-			m.scores = append(m.scores, padScore)
+			m.scores = append(m.scores, PadScore)
 			m.types = append(m.types, TypeUnused)
 		}
 		for _, tok := range slices.Sorted(maps.Keys(cfg.addedJSON)) {
@@ -313,7 +313,7 @@ func parseSentencePiece(b []byte, file string, cfg *hfConfig) (*Tokenizer, error
 			if id >= len(m.pieces) {
 				continue // the converter ignores ids past vocab_size
 			}
-			m.pieces[id], m.scores[id], m.types[id] = tok, addedTokenScore, TypeUserDefined
+			m.pieces[id], m.scores[id], m.types[id] = tok, AddedTokenScore, TypeUserDefined
 		}
 	}
 	for _, a := range sortedAdded(added) {
@@ -327,7 +327,7 @@ func parseSentencePiece(b []byte, file string, cfg *hfConfig) (*Tokenizer, error
 			m.types[a.ID] = TypeUserDefined
 			m.pieces[a.ID] = strings.ReplaceAll(a.Content, phantomSpace, " ")
 		}
-		m.scores[a.ID] = addedTokenScore
+		m.scores[a.ID] = AddedTokenScore
 	}
 	model := SPM
 	if m.modelType == spUnigram {

@@ -479,7 +479,7 @@ func (t *Tokenizer) padTo(n int) {
 		t.tokens = append(t.tokens, s)
 		t.types = append(t.types, TypeUnused)
 		if t.scores != nil {
-			t.scores = append(t.scores, padScore)
+			t.scores = append(t.scores, PadScore)
 		}
 		if _, dup := t.index[s]; !dup {
 			t.index[s] = i

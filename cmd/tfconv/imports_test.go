@@ -24,7 +24,7 @@ func TestImportDirection(t *testing.T) {
 		"tokenizer":           {"tensor", "formats/gguf"},
 		"kernels":             {"tensor", "quant"},
 		"convert":             {"tensor", "arch", "quant", "checkpoint", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/native", "formats/pytorch"},
-		"synth":               {"tensor", "arch", "quant", "formats/safetensors", "formats/shardindex", "formats/gguf"},
+		"synth":               {"tensor", "arch", "quant", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf"},
 		"check":               {"tensor", "quant", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/native", "formats/pytorch"},
 		"model":               {"tensor", "arch", "quant", "kernels", "checkpoint", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/native", "formats/pytorch"},
 		"verify": {"tensor", "arch", "quant", "kernels", "model", "convert", "checkpoint", "tokenizer",
