@@ -258,6 +258,9 @@ func openRemote(path string) (*Checkpoint, error) {
 		t := &f.Tensors[i]
 		c.add(&Tensor{Info: t.Info, File: path, open: func() io.Reader { return t.Open() }, section: t.Open})
 	}
+	if err := c.unpackQuantized(); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 

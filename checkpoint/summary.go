@@ -50,6 +50,17 @@ type Summary struct {
 	BitsPerWeight float64     `json:"bits_per_weight"`
 	DTypes        []DTypeStat `json:"dtypes"`
 	LayerTable    []LayerStat `json:"layer_table"`
+	// Packed describes a GPTQ or AWQ checkpoint, whose packed layers are
+	// listed (and counted above) as the float weights they read as.
+	Packed *PackedSummary `json:"packed,omitempty"`
+}
+
+// PackedSummary is how a GPTQ or AWQ checkpoint stores its packed layers.
+type PackedSummary struct {
+	Method    string `json:"method"` // "gptq", "gptq_v2" or "awq"
+	Bits      int64  `json:"bits"`
+	GroupSize int64  `json:"group_size"` // -1: one group per row
+	Layers    int64  `json:"layers"`
 }
 
 // DTypeStat totals the tensors of one dtype.
@@ -117,6 +128,12 @@ func Summarize(c *Checkpoint) (*Summary, error) {
 	s := &Summary{Format: c.Format, Source: c.Source, Tensors: len(c.Tensors), FileSize: c.Size(), Files: len(c.Files)}
 	if s.Source == s.Format {
 		s.Source = ""
+	}
+	if m, ok := c.SourceInfo.Str(SourceInfoQuantMethod); ok {
+		s.Packed = &PackedSummary{Method: m}
+		s.Packed.Bits, _ = c.SourceInfo.Int(SourceInfoQuantBits)
+		s.Packed.GroupSize, _ = c.SourceInfo.Int(SourceInfoQuantGroupSize)
+		s.Packed.Layers, _ = c.SourceInfo.Int(SourceInfoQuantLayers)
 	}
 	dt := map[tensor.DType]*DTypeStat{}
 	type lkey struct {

@@ -166,6 +166,9 @@ func runInspect(a *app, opts *inspectOptions) error {
 	t.Row("tensor bytes", fmt.Sprintf("%d (%s)", s.TensorBytes, output.Bytes(s.TensorBytes)))
 	t.Row("bits per weight", fmt.Sprintf("%.3f", s.BitsPerWeight))
 	t.Row("file size", fmt.Sprintf("%d (%s) in %d file(s)", s.FileSize, output.Bytes(s.FileSize), s.Files))
+	if p := s.Packed; p != nil {
+		t.Row("packed layers", fmt.Sprintf("%d, %s %d-bit, group size %d (listed as the float weights they dequantize to)", p.Layers, p.Method, p.Bits, p.GroupSize))
+	}
 	if mem != nil {
 		t.Row("context (KV cache)", fmt.Sprintf("%d positions (cache of %d), %s", mem.Context, mem.KVSize, mem.KVType))
 		t.Row("KV cache", fmt.Sprintf("%d (%s): K %s, V %s", mem.KVBytes, output.Bytes(mem.KVBytes), output.Bytes(mem.KBytes), output.Bytes(mem.VBytes)))
