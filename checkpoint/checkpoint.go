@@ -92,7 +92,8 @@ type Checkpoint struct {
 	auxOverride map[string][]byte
 	byName  map[string]*Tensor
 	closers []io.Closer
-	remote  *remote // set when read over HTTP
+	remote  *remote   // set when read over HTTP: the file given (side files are read beside it)
+	remotes []*remote // every file read over HTTP (shards), remote first
 	// remoteSides: side files are read beside the remote file (a
 	// safetensors file's folder holds config.json and the tokenizer).
 	remoteSides bool
