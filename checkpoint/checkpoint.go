@@ -84,16 +84,16 @@ type Checkpoint struct {
 	SourceInfo tensor.Metadata
 	Tensors    []*Tensor // stable order: file order, shard by shard
 
-	dir     string                     // HF directory holding side files, or ""
-	aux     map[string]*native.AuxFile // side files embedded in a native file
+	dir string                     // HF directory holding side files, or ""
+	aux map[string]*native.AuxFile // side files embedded in a native file
 	// auxOverride replaces side files whose content the checkpoint changes
 	// as it presents them (a GPTQ/AWQ config.json without its
 	// quantization_config: unpackQuantized).
 	auxOverride map[string][]byte
-	byName  map[string]*Tensor
-	closers []io.Closer
-	remote  *remote   // set when read over HTTP: the file given (side files are read beside it)
-	remotes []*remote // every file read over HTTP (shards), remote first
+	byName      map[string]*Tensor
+	closers     []io.Closer
+	remote      *remote   // set when read over HTTP: the file given (side files are read beside it)
+	remotes     []*remote // every file read over HTTP (shards), remote first
 	// remoteSides: side files are read beside the remote file (a
 	// safetensors file's folder holds config.json and the tokenizer).
 	remoteSides bool

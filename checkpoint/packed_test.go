@@ -199,7 +199,9 @@ func TestPackedRefusals(t *testing.T) {
 		{name: "3 bits", fixture: "gptq-4bit-actorder", cfg: func(s string) string { return strings.Replace(s, `"bits": 4`, `"bits": 3`, 1) },
 			want: []string{"3 bits"}, unsupported: true},
 		{name: "marlin", fixture: "gptq-4bit-actorder",
-			cfg:  func(s string) string { return strings.Replace(s, `"bits": 4`, `"bits": 4, "checkpoint_format": "marlin"`, 1) },
+			cfg: func(s string) string {
+				return strings.Replace(s, `"bits": 4`, `"bits": 4, "checkpoint_format": "marlin"`, 1)
+			},
 			want: []string{"checkpoint_format", "marlin"}, unsupported: true},
 		{name: "gemv", fixture: "awq-4bit", cfg: func(s string) string { return strings.Replace(s, `"version": "gemm"`, `"version": "gemv"`, 1) },
 			want: []string{"AWQ version", "gemv"}, unsupported: true},
