@@ -13,13 +13,14 @@ import (
 	"github.com/tfconv/tfconv/tensor"
 )
 
-// SourceInfo keys of a GPTQ or AWQ checkpoint, whose packed layers the
-// checkpoint presents dequantized.
+// SourceInfo keys of a GPTQ, AWQ or FP8 checkpoint, whose quantized
+// weights the checkpoint presents dequantized.
 const (
-	SourceInfoQuantMethod    = "quantization.method"     // "gptq", "gptq_v2" or "awq"
-	SourceInfoQuantBits      = "quantization.bits"       // bits per weight of the packed layers
-	SourceInfoQuantGroupSize = "quantization.group_size" // input rows per scale group (-1: one group)
-	SourceInfoQuantLayers    = "quantization.layers"     // number of packed layers
+	SourceInfoQuantMethod  = "quantization.method"  // quant_method: "gptq", "gptq_v2", "awq", "fp8", "compressed-tensors", "fbgemm_fp8"
+	SourceInfoQuantBits    = "quantization.bits"    // bits per stored weight
+	SourceInfoQuantScheme  = "quantization.scheme"  // the layout in words: "4-bit integers, group size 128", "float8 e4m3, 128×128 blocks"
+	SourceInfoQuantLayers  = "quantization.layers"  // weights presented dequantized
+	SourceInfoQuantDropped = "quantization.dropped" // activation scales left out (calibration, not weights)
 )
 
 // packedConfig is the part of config.json's quantization_config that says
@@ -78,48 +79,48 @@ func parsePackedConfig(cfg map[string]any) (pc packedConfig, ok bool, err error)
 	return pc, true, nil
 }
 
-// unpackQuantized replaces each GPTQ/AWQ packed layer (X.qweight, X.qzeros,
-// X.scales and, for GPTQ, X.g_idx) with the layer's weight X.weight,
+// unpackQuantized presents a GPTQ, AWQ or FP8 checkpoint as the float
+// checkpoint it stands for: each GPTQ/AWQ packed layer (X.qweight,
+// X.qzeros, X.scales and, for GPTQ, X.g_idx) becomes its weight X.weight,
 // dequantized when read to the scales' type exactly as AutoGPTQ's and
-// AutoAWQ's own torch code computes it, and presents config.json without
-// its quantization_config: what the checkpoint then lists is a plain
-// float checkpoint that every command reads as it is.
+// AutoAWQ's own torch code computes it; each scaled FP8 weight (fp8.go)
+// becomes its float32 product with its scales. config.json is presented
+// without its quantization_config, so that every command reads the result
+// as it is.
 func (c *Checkpoint) unpackQuantized() error {
 	raw, err := c.Config()
 	if err != nil || raw == nil {
 		return err
 	}
-	pc, ok, err := parsePackedConfig(raw)
-	if !ok || err != nil {
-		return err
-	}
-	var layers int
-	drop := map[string]bool{}
-	for i, qw := range c.Tensors {
-		prefix, isQ := strings.CutSuffix(qw.Name, ".qweight")
-		if !isQ {
-			continue
-		}
-		t, parts, err := c.packedLayer(pc, prefix)
+	qc, _ := raw["quantization_config"].(map[string]any)
+	method, _ := qc["quant_method"].(string)
+	var u *unpacked
+	switch strings.ToLower(method) {
+	case "gptq", "awq":
+		pc, _, err := parsePackedConfig(raw)
 		if err != nil {
 			return err
 		}
-		if _, clash := c.byName[t.Name]; clash {
-			return fmt.Errorf("checkpoint: %s: tensor %q is both stored and packed in %q", qw.File, t.Name, qw.Name)
+		if u, err = c.unpackPacked(pc); err != nil {
+			return err
 		}
-		c.Tensors[i] = t
-		c.byName[t.Name] = t
-		for _, p := range parts {
-			drop[p] = true
+	case "fp8", "compressed-tensors", "fbgemm_fp8":
+		fc, err := parseFP8Config(qc)
+		if err != nil {
+			return err
 		}
-		layers++
+		if u, err = c.unscaleFP8(fc); err != nil {
+			return err
+		}
+	default:
+		return nil
 	}
-	if layers == 0 {
+	if u.layers == 0 {
 		return nil
 	}
 	kept := c.Tensors[:0]
 	for _, t := range c.Tensors {
-		if drop[t.Name] {
+		if u.drop[t.Name] {
 			delete(c.byName, t.Name)
 			continue
 		}
@@ -135,11 +136,62 @@ func (c *Checkpoint) unpackQuantized() error {
 		c.auxOverride = map[string][]byte{}
 	}
 	c.auxOverride["config.json"] = append(b, '\n')
-	c.SourceInfo.Set(SourceInfoQuantMethod, tensor.String(pc.method.String()))
-	c.SourceInfo.Set(SourceInfoQuantBits, tensor.Int64(int64(pc.bits)))
-	c.SourceInfo.Set(SourceInfoQuantGroupSize, tensor.Int64(int64(pc.groupSize)))
-	c.SourceInfo.Set(SourceInfoQuantLayers, tensor.Int64(int64(layers)))
+	c.SourceInfo.Set(SourceInfoQuantMethod, tensor.String(u.method))
+	c.SourceInfo.Set(SourceInfoQuantBits, tensor.Int64(int64(u.bits)))
+	c.SourceInfo.Set(SourceInfoQuantScheme, tensor.String(u.scheme))
+	c.SourceInfo.Set(SourceInfoQuantLayers, tensor.Int64(int64(u.layers)))
+	if u.dropped > 0 {
+		c.SourceInfo.Set(SourceInfoQuantDropped, tensor.Int64(int64(u.dropped)))
+	}
 	return nil
+}
+
+// unpacked is what unpackQuantized replaced: the tensors it removes, and
+// how the checkpoint was quantized.
+type unpacked struct {
+	drop    map[string]bool
+	layers  int    // weights presented dequantized
+	dropped int    // activation scales left out (no weight data)
+	method  string // SourceInfoQuantMethod
+	bits    int
+	scheme  string // SourceInfoQuantScheme
+}
+
+// replace puts t in place of c.Tensors[i] (whose parts are dropped).
+func (c *Checkpoint) replace(i int, t *Tensor) error {
+	if prev, clash := c.byName[t.Name]; clash && prev != c.Tensors[i] {
+		return fmt.Errorf("checkpoint: %s: tensor %q is both stored and quantized in %q", c.Tensors[i].File, t.Name, c.Tensors[i].Name)
+	}
+	c.Tensors[i] = t
+	c.byName[t.Name] = t
+	return nil
+}
+
+// unpackPacked replaces every GPTQ/AWQ packed layer.
+func (c *Checkpoint) unpackPacked(pc packedConfig) (*unpacked, error) {
+	u := &unpacked{drop: map[string]bool{}, method: pc.method.String(), bits: pc.bits}
+	u.scheme = fmt.Sprintf("%d-bit integers, group size %d", pc.bits, pc.groupSize)
+	if pc.groupSize < 0 {
+		u.scheme = fmt.Sprintf("%d-bit integers, one group per row", pc.bits)
+	}
+	for i, qw := range c.Tensors {
+		prefix, isQ := strings.CutSuffix(qw.Name, ".qweight")
+		if !isQ {
+			continue
+		}
+		t, parts, err := c.packedLayer(pc, prefix)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.replace(i, t); err != nil {
+			return nil, err
+		}
+		for _, p := range parts {
+			u.drop[p] = true
+		}
+		u.layers++
+	}
+	return u, nil
 }
 
 // packedLayer checks the stored tensors of the packed layer prefix against
@@ -227,21 +279,7 @@ func (c *Checkpoint) packedLayer(pc packedConfig, prefix string) (*Tensor, []str
 		}
 		return b, nil
 	}
-	t := &Tensor{Info: info, File: qw.File,
-		open: func() io.Reader {
-			b, err := data()
-			if err != nil {
-				return errReader{err}
-			}
-			return bytes.NewReader(b)
-		},
-		section: func() *io.SectionReader {
-			b, err := data()
-			if err != nil {
-				return io.NewSectionReader(errReader{err}, 0, info.Size)
-			}
-			return io.NewSectionReader(bytes.NewReader(b), 0, info.Size)
-		}}
+	t := computedTensor(info, qw.File, data)
 	return t, parts, nil
 }
 
@@ -302,6 +340,26 @@ func dequantizePacked(p quant.PackedLinear, qw, qz, sc, gi *Tensor) ([]byte, err
 		}
 	}
 	return out, nil
+}
+
+// computedTensor is a tensor whose bytes data computes when it is opened
+// (a dequantized weight): held in memory while read, one tensor at a time.
+func computedTensor(info tensor.Info, file string, data func() ([]byte, error)) *Tensor {
+	return &Tensor{Info: info, File: file,
+		open: func() io.Reader {
+			b, err := data()
+			if err != nil {
+				return errReader{err}
+			}
+			return bytes.NewReader(b)
+		},
+		section: func() *io.SectionReader {
+			b, err := data()
+			if err != nil {
+				return io.NewSectionReader(errReader{err}, 0, info.Size)
+			}
+			return io.NewSectionReader(bytes.NewReader(b), 0, info.Size)
+		}}
 }
 
 // errReader fails every read with err.

@@ -50,17 +50,19 @@ type Summary struct {
 	BitsPerWeight float64     `json:"bits_per_weight"`
 	DTypes        []DTypeStat `json:"dtypes"`
 	LayerTable    []LayerStat `json:"layer_table"`
-	// Packed describes a GPTQ or AWQ checkpoint, whose packed layers are
-	// listed (and counted above) as the float weights they read as.
-	Packed *PackedSummary `json:"packed,omitempty"`
+	// Quantized describes a GPTQ, AWQ or FP8 checkpoint, whose quantized
+	// weights are listed (and counted above) as the float weights they
+	// read as.
+	Quantized *QuantizedSummary `json:"quantized,omitempty"`
 }
 
-// PackedSummary is how a GPTQ or AWQ checkpoint stores its packed layers.
-type PackedSummary struct {
-	Method    string `json:"method"` // "gptq", "gptq_v2" or "awq"
-	Bits      int64  `json:"bits"`
-	GroupSize int64  `json:"group_size"` // -1: one group per row
-	Layers    int64  `json:"layers"`
+// QuantizedSummary is how a GPTQ, AWQ or FP8 checkpoint stores its weights.
+type QuantizedSummary struct {
+	Method  string `json:"method"` // config.json quant_method: "gptq", "gptq_v2", "awq", "fp8", "compressed-tensors", "fbgemm_fp8"
+	Bits    int64  `json:"bits"`   // per stored weight
+	Scheme  string `json:"scheme"` // the layout in words
+	Layers  int64  `json:"layers"` // weights presented dequantized
+	Dropped int64  `json:"dropped_activation_scales,omitempty"`
 }
 
 // DTypeStat totals the tensors of one dtype.
@@ -130,10 +132,12 @@ func Summarize(c *Checkpoint) (*Summary, error) {
 		s.Source = ""
 	}
 	if m, ok := c.SourceInfo.Str(SourceInfoQuantMethod); ok {
-		s.Packed = &PackedSummary{Method: m}
-		s.Packed.Bits, _ = c.SourceInfo.Int(SourceInfoQuantBits)
-		s.Packed.GroupSize, _ = c.SourceInfo.Int(SourceInfoQuantGroupSize)
-		s.Packed.Layers, _ = c.SourceInfo.Int(SourceInfoQuantLayers)
+		q := &QuantizedSummary{Method: m}
+		q.Bits, _ = c.SourceInfo.Int(SourceInfoQuantBits)
+		q.Scheme, _ = c.SourceInfo.Str(SourceInfoQuantScheme)
+		q.Layers, _ = c.SourceInfo.Int(SourceInfoQuantLayers)
+		q.Dropped, _ = c.SourceInfo.Int(SourceInfoQuantDropped)
+		s.Quantized = q
 	}
 	dt := map[tensor.DType]*DTypeStat{}
 	type lkey struct {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/tfconv/tfconv/checkpoint"
@@ -59,9 +60,46 @@ func TestConvertPackedToHF(t *testing.T) {
 			}
 			code, stdout, _ := run(t, "inspect", src, "--json")
 			var s checkpoint.Summary
-			if code != 0 || json.Unmarshal([]byte(stdout), &s) != nil || s.Packed == nil || s.Packed.Layers != 14 || s.Packed.Bits != 4 {
-				t.Errorf("inspect --json: exit %d, packed %+v", code, s.Packed)
+			if code != 0 || json.Unmarshal([]byte(stdout), &s) != nil || s.Quantized == nil || s.Quantized.Layers != 14 || s.Quantized.Bits != 4 {
+				t.Errorf("inspect --json: exit %d, quantized %+v", code, s.Quantized)
 			}
 		})
+	}
+}
+
+// A DeepSeek-V3-style FP8 checkpoint converted with --outtype bf16 holds,
+// byte for byte, what DeepSeek's own weight_dequant gives (x·s in float32,
+// stored as bfloat16: testdata/fp8/deepseek-block/dequant-bf16.safetensors),
+// and inspect says how it was stored.
+func TestConvertFP8ToBF16(t *testing.T) {
+	src := filepath.Join("..", "..", "testdata", "fp8", "deepseek-block")
+	out := filepath.Join(t.TempDir(), "out")
+	if code, _, stderr := run(t, "convert", src, out, "--to", "safetensors", "--outtype", "bf16"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	got, err := checkpoint.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Close()
+	ref, err := checkpoint.Open(filepath.Join(src, "dequant-bf16.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	for _, r := range ref.Tensors {
+		g, ok := got.Tensor(r.Name)
+		if !ok {
+			t.Fatalf("no %q", r.Name)
+		}
+		a, _ := r.ReadAll()
+		b, err := g.ReadAll()
+		if err != nil || !bytes.Equal(a, b) {
+			t.Errorf("%s differs from DeepSeek's weight_dequant (%v)", r.Name, err)
+		}
+	}
+	code, stdout, _ := run(t, "inspect", src)
+	if code != 0 || !strings.Contains(stdout, "fp8: float8 e4m3, a scale per 128×128 block; 3 weights listed as the floats they dequantize to") {
+		t.Errorf("inspect: exit %d:\n%s", code, stdout)
 	}
 }
