@@ -1,7 +1,9 @@
 package arch
 
 import (
+	"encoding/json"
 	"math"
+	"strconv"
 
 	"github.com/tfconv/tfconv/tensor"
 )
@@ -145,11 +147,24 @@ func yarnType() Param {
 			f, _ := m.Float("rope.scaling.factor")
 			n, _ := m.Int("rope.scaling.original_context_length")
 			lm, _ := m.Float("rope.scaling.yarn_log_multiplier")
-			ms := F32(float32(lm / 0.1))
+			ms := mscaleOf(float32(lm))
 			c["rope_scaling"] = map[string]any{"type": "yarn", "factor": F32(float32(f)),
 				"original_max_position_embeddings": n, "mscale": ms, "mscale_all_dim": ms,
 				"beta_fast": 32, "beta_slow": 1}
 		}}
+}
+
+// mscaleOf is the shortest decimal m with float32(0.1·m) = lm: the
+// mscale_all_dim the converter wrote yarn_log_multiplier lm from.
+func mscaleOf(lm float32) json.Number {
+	x := float64(lm) / 0.1
+	for p := 1; p < 17; p++ {
+		s := strconv.FormatFloat(x, 'g', p, 64)
+		if m, err := strconv.ParseFloat(s, 64); err == nil && float32(0.1*m) == lm {
+			return json.Number(s)
+		}
+	}
+	return json.Number(strconv.FormatFloat(x, 'g', -1, 64))
 }
 
 // yarnValue is the rope_scaling entry key times scale as a GGUF value of
