@@ -40,6 +40,14 @@ var newerGELU = map[string]bool{"gemma3": true}
 
 const maxRelDiffNewerGELU = 2e-4
 
+// maxLogitDiffDeep bounds the fixtures too deep for maxLogitDiffF32:
+// deepseek2 has 27 layers (llama.cpp c392e509 runs DeepSeek-V2 without query
+// compression only at V2-Lite's 27), through which float32 rounding grows
+// to where transformers' own float32 logits are 8.9e-6 from the same model
+// evaluated in float64, and ours 8.6e-6 (testdata/arch/README.md); the two
+// float32 runs then differ by up to 1.3e-5.
+var maxLogitDiffDeep = map[string]float64{"deepseek2": 2e-5}
+
 // maxLogitDiffGGUFvsLlamaCpp bounds our run of a GGUF against llama.cpp's
 // own logits where both follow llama.cpp's graph but not transformers': the
 // sums are ordered differently (ggml's blocked dot products).
@@ -90,6 +98,9 @@ func TestFamiliesMatchTransformers(t *testing.T) {
 				diff, scale := maxDiff(t, out.Logits, want, nil)
 				if newerGELU[fam] {
 					tol = max(tol, maxRelDiffNewerGELU*scale)
+				}
+				if deep, ok := maxLogitDiffDeep[fam]; ok && what == "transformers" {
+					tol = deep
 				}
 				t.Logf("%s: max |Δ| %.3g against %s (logits up to %.3g)", form, diff, what, scale)
 				if diff > tol {
