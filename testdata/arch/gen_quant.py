@@ -8,6 +8,7 @@ Face name (expert stacks cut per expert; LLaMA's Q/K row permutation undone, the
 `LlamaModel.permute`), loaded into transformers' own model class over F/hf's config, and run on the fixtures' input
 ids: F/gguf/F-TYPE.reference.json. tfconv's code is never run. Usage, from the repository root:
 
+  DEEPSEEK_V2_CODE=<folder of DeepSeek's modeling_deepseek.py> \\
   PYTHONPATH=testdata/arch/pyshim:<transformers v4.43.4>/src:<llama.cpp>/gguf-py /usr/bin/python3 \\
       testdata/arch/gen_quant.py <llama-quantize binary>
 """
@@ -24,14 +25,17 @@ from gguf import GGUFReader, get_tensor_name_map, MODEL_ARCH_NAMES
 from gguf.quants import dequantize
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gen_fixtures import INPUT_IDS, dump, f32  # noqa: E402
+from gen_fixtures import DEEPSEEK, INPUT_IDS, deepseek_module, dump, f32  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 torch.set_num_threads(1)
 
 # family -> (quantization types); the fixtures' rows are 64 or 128 wide, so K-quants fall back (llama-quantize
 # picks its fallback types, as for any model).
-FAMILIES = {"mixtral": ["Q4_0", "Q4_K_M"], "qwen2moe": ["Q4_0"]}
+# deepseek2's latent is 16 wide (kv_lora_rank), which no 32-element block divides: llama-quantize refuses Q4_0
+# ("Unsupported tensor size encountered") and Q4_K_M falls back per tensor. Its model class is DeepSeek's own
+# (gen_fixtures.deepseek_module, from $DEEPSEEK_V2_CODE).
+FAMILIES = {"mixtral": ["Q4_0", "Q4_K_M"], "qwen2moe": ["Q4_0"], "deepseek2": ["Q4_K_M"]}
 
 
 def unpermute(w, n_head):
@@ -80,7 +84,10 @@ def main():
         hf = os.path.join(HERE, fam, "hf")
         with open(os.path.join(hf, "config.json")) as f:
             cfg = json.load(f)
-        cls = getattr(transformers, cfg["architectures"][0])
+        if fam in DEEPSEEK:
+            cls = getattr(deepseek_module(DEEPSEEK[fam][1]), cfg["architectures"][0])
+        else:
+            cls = getattr(transformers, cfg["architectures"][0])
         model = cls.from_pretrained(hf, attn_implementation="eager").eval()
         shapes = {n: tuple(v.shape) for n, v in model.state_dict().items() if "rotary_emb" not in n}
         names = list(shapes)
@@ -91,7 +98,7 @@ def main():
             sd = {n: w.reshape(shapes[n]) for n, w in hf_state(fam, GGUFReader(dst), cfg, names).items()}
             model.load_state_dict(sd, strict=False)
             with torch.no_grad():
-                logits = model(torch.tensor([INPUT_IDS])).logits[0]
+                logits = model(torch.tensor([INPUT_IDS]), use_cache=False).logits[0]
             dump(os.path.join(HERE, fam, "gguf", f"{fam}-{qt.lower()}.reference.json"),
                  {"transformers": transformers.__version__, "quantized_by": f"llama-quantize {qt}",
                   "dequantized_by": "gguf-py gguf.quants.dequantize", "input_ids": INPUT_IDS, "logits": f32(logits)})
