@@ -239,6 +239,11 @@ type Tensor struct {
 	// norms, and experts): GGUF holds them stacked along a new outermost
 	// dimension, index order. Shape is one part's.
 	Stack Dim
+	// HFSuffix, when set, is what Hugging Face ends the name with instead
+	// of the ".weight"/".bias" suffix (DeepSeek-V3's
+	// "mlp.gate.e_score_correction_bias"); the family's SuffixAliases read
+	// it as the GGUF suffix.
+	HFSuffix string
 }
 
 // Drop is a Hugging Face tensor left out of the GGUF on purpose.
@@ -401,11 +406,14 @@ type Match struct {
 
 // Name is the tensor's name in the other form.
 func (m Match) Name(toGGUF bool) string {
-	p := m.Tensor.GGUF
+	p, suffix := m.Tensor.GGUF, m.Suffix
 	if !toGGUF && len(m.Tensor.HF) > 0 {
 		p = m.Tensor.HF[0]
+		if m.Tensor.HFSuffix != "" {
+			suffix = m.Tensor.HFSuffix
+		}
 	}
-	return expandAt(p, m.Layer, max(m.Index, 0)) + m.Suffix
+	return expandAt(p, m.Layer, max(m.Index, 0)) + suffix
 }
 
 // FromHF resolves a Hugging Face tensor name (old suffixes such as .gamma
@@ -491,6 +499,9 @@ func (f *Family) TensorName(role Role, layer int, hf bool, suffix string) []stri
 	}
 	if !hf {
 		return []string{expand(t.GGUF, layer) + suffix}
+	}
+	if t.HFSuffix != "" {
+		suffix = t.HFSuffix
 	}
 	var out []string
 	for _, p := range t.HF {

@@ -8,7 +8,8 @@ import (
 	"github.com/tfconv/tfconv/tensor"
 )
 
-// DeepSeek2 is DeepSeek-V2 (and V2-Lite, V2.5): multi-head latent
+// DeepSeek2 is DeepSeek-V2 (and V2-Lite, V2.5) and DeepSeek-V3 (and R1),
+// which the converter writes as the same GGUF architecture: multi-head latent
 // attention (MLA) and a mixture of experts with shared experts.
 //
 // Attention: each head's query is qk_nope_head_dim position-free elements
@@ -26,7 +27,11 @@ import (
 // n_routed_experts experts of width moe_intermediate_size (softmax scores,
 // or sigmoid: scoring_func), renormalised (norm_topk_prob) or scaled by
 // routed_scaling_factor, beside n_shared_experts shared experts that are
-// one SwiGLU of n_shared_experts · moe_intermediate_size.
+// one SwiGLU of n_shared_experts · moe_intermediate_size. DeepSeek-V3
+// chooses its experts by score plus a per-expert bias
+// (e_score_correction_bias, GGUF exp_probs_b) within the best topk_group of
+// n_group groups (topk_method noaux_tc); GGUF keeps the bias, not the
+// groups (llama.cpp c392e509 chooses among all experts).
 //
 // Rope: YaRN as DeepSeek applies it (rope_scaling type yarn): the
 // converter keeps factor, the original context and 0.1·mscale_all_dim
@@ -35,8 +40,8 @@ import (
 // mscale_all_dim, as DeepSeek's checkpoints state it).
 var DeepSeek2 = register(&Family{
 	Name:       "deepseek2",
-	HFClasses:  []string{"DeepseekV2ForCausalLM"},
-	ModelTypes: []string{"deepseek_v2"},
+	HFClasses:  []string{"DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM"},
+	ModelTypes: []string{"deepseek_v2", "deepseek_v3"},
 	HFClass:    "DeepseekV2ForCausalLM", ModelType: "deepseek_v2",
 	Params: withParams(without(without(without(baseParams(), "expert_count"), "attention.key_length"), "attention.value_length"),
 		u32("leading_dense_block_count", Required, "first_k_dense_replace"),
@@ -86,13 +91,22 @@ var DeepSeek2 = register(&Family{
 	Tensors: moeTensors(deepseek2Tensors(), moeLayout{router: "mlp.gate", experts: "mlp.experts.{xid}.",
 		gate: "gate_proj", down: "down_proj", up: "up_proj", ffn: DimExpertFFN,
 		shared: "mlp.shared_experts.", sharedFFN: DimSharedFFN}),
-	Drops: []Drop{rotaryBuffer},
+	SuffixAliases: map[string]string{"e_score_correction_bias": "e_score_correction.bias"},
+	Drops:         []Drop{rotaryBuffer},
+	// A GGUF with the expert-choice bias is DeepSeek-V3's (noaux_tc).
+	HFRename: func(c Config, has func(string) bool) map[string]string {
+		first, _ := c.Int("first_k_dense_replace")
+		if has(expand("blk.{bid}.exp_probs_b", int(first)) + ".bias") {
+			c["architectures"], c["model_type"], c["topk_method"] = []string{"DeepseekV3ForCausalLM"}, "deepseek_v3", "noaux_tc"
+		}
+		return nil
+	},
 	// DeepseekV2Config defaults q_lora_rank to 1536: a GGUF without query
 	// compression says null. The routing keys GGUF does not keep are
 	// V2-Lite's (greedy over one group).
 	HFConst: map[string]any{"hidden_act": "silu", "q_lora_rank": nil, "attention_bias": false,
 		"topk_method": "greedy", "n_group": 1, "topk_group": 1, "moe_layer_freq": 1},
-	HFWarning: "GGUF keeps no topk_method, n_group or topk_group (written as V2-Lite's greedy routing over one group), " +
+	HFWarning: "GGUF keeps no topk_method, n_group or topk_group (written as greedy routing, or V3's noaux_tc, over one group), " +
 		"nor YaRN's beta_fast/beta_slow/mscale (written as 32, 1 and mscale_all_dim, what llama.cpp computes with)",
 	Graph: Graph{Norm: RMSNorm, FFN: Gated, Activation: "silu"},
 })
@@ -122,7 +136,9 @@ func deepseek2Tensors() []Tensor {
 		Tensor{GGUF: "blk.{bid}.attn_q_b", HF: []string{a + "q_b_proj"}, Shape: []Dim{DimQK, DimQLora}, Optional: true},
 		Tensor{GGUF: "blk.{bid}.attn_kv_a_mqa", HF: []string{a + "kv_a_proj_with_mqa"}, Shape: []Dim{DimKVA, DimHidden}},
 		Tensor{GGUF: "blk.{bid}.attn_kv_a_norm", HF: []string{a + "kv_a_layernorm"}, Shape: []Dim{DimKVLora}},
-		Tensor{GGUF: "blk.{bid}.attn_kv_b", HF: []string{a + "kv_b_proj"}, Shape: []Dim{DimKVB, DimKVLora}})
+		Tensor{GGUF: "blk.{bid}.attn_kv_b", HF: []string{a + "kv_b_proj"}, Shape: []Dim{DimKVB, DimKVLora}},
+		Tensor{GGUF: "blk.{bid}.exp_probs_b", HF: []string{hfLayer + "mlp.gate.e_score_correction"}, HFSuffix: "_bias",
+			Shape: []Dim{DimExperts}, Optional: true})
 }
 
 // yarnType is rope.scaling.type for DeepSeek's rope_scaling: "yarn" when

@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	spec "github.com/tfconv/tfconv/arch"
 	"github.com/tfconv/tfconv/kernels"
@@ -26,7 +27,8 @@ import (
 //	x      = x + FFN(RMS_ffn(x))
 //
 // FFN is a dense SwiGLU in the first leading_dense layers; after them, the
-// token's top-k experts by softmax (or sigmoid) router scores, their
+// token's top-k experts by softmax (or sigmoid) router scores (V3: chosen
+// by the scores plus a per-expert bias, within the best expert groups), their
 // weights renormalised (norm_topk_prob) or multiplied by
 // routed_scaling_factor, plus the shared experts' SwiGLU unweighted.
 //
@@ -54,6 +56,10 @@ type deepseek2 struct {
 	// scales only weights it did not renormalise).
 	sigmoid, normTopK, scaleAfterNorm bool
 	routeScale                        float32
+	// groups, topGroups: DeepSeek-V3's noaux_tc choice, within the
+	// topGroups of groups expert groups ranked by the sum of their two best
+	// biased scores (groups 0: among all experts, greedy).
+	groups, topGroups int
 }
 
 type deepseek2Weights struct {
@@ -80,6 +86,10 @@ type deepseek2Block struct {
 	Router         linear
 	Experts        []expert
 	Shared         expert
+	// ProbsB [experts] is added to the router scores to choose the experts
+	// (not to weight them): DeepSeek-V3's e_score_correction_bias; nil
+	// without.
+	ProbsB []float32
 }
 
 // loadDeepSeek2 loads DeepSeek-V2 from either naming; c is config.json or
@@ -145,8 +155,16 @@ func loadDeepSeek2(fl familyLoader, c spec.Config) (*Model, error) {
 		return nil, err
 	}
 	m.DenseLead = geti(0, "first_k_dense_replace")
-	if tm, _ := c.Str("topk_method"); tm != "" && tm != "greedy" {
-		return nil, tensor.Unsupported("model: %s: deepseek2 topk_method %q is not supported (greedy only)", path, tm)
+	switch tm, _ := c.Str("topk_method"); tm {
+	case "", "greedy":
+	case "noaux_tc":
+		m.groups, m.topGroups = geti(1, "n_group"), geti(1, "topk_group")
+		if m.groups <= 0 || m.topGroups <= 0 || m.topGroups > m.groups || cfg.Experts%m.groups != 0 || cfg.Experts/m.groups < 2 {
+			return nil, fmt.Errorf("model: %s: deepseek2 config: %d experts in %d groups (%d chosen): want at least 2 experts per group",
+				path, cfg.Experts, m.groups, m.topGroups)
+		}
+	default:
+		return nil, tensor.Unsupported("model: %s: deepseek2 topk_method %q is not supported (greedy, noaux_tc)", path, tm)
 	}
 	switch s, _ := c.Str("scoring_func"); s {
 	case "", "softmax":
@@ -157,7 +175,8 @@ func loadDeepSeek2(fl familyLoader, c spec.Config) (*Model, error) {
 	}
 	m.normTopK, _ = c.Bool("norm_topk_prob")
 	m.normTopK = m.normTopK && cfg.ExpertsUsed > 1
-	m.scaleAfterNorm = !fl.hf
+	mt, _ := c.Str("model_type")
+	m.scaleAfterNorm = !fl.hf || mt == "deepseek_v3"
 	m.routeScale = 1
 	if v, ok := c.Float("routed_scaling_factor"); ok {
 		m.routeScale = float32(v)
@@ -199,6 +218,10 @@ func loadDeepSeek2(fl familyLoader, c spec.Config) (*Model, error) {
 		} else {
 			if b.Router, b.Experts, err = fl.mixture(i, cfg, d); err != nil {
 				return nil, err
+			}
+			b.ProbsB = fl.optVector(fl.name("blk.{bid}.exp_probs_b", i, ".bias"), cfg.Experts)
+			if m.groups > 0 && b.ProbsB == nil {
+				return nil, fmt.Errorf("model: %s: layer %d: topk_method noaux_tc without %s", path, i, fl.name("blk.{bid}.exp_probs_b", i, ".bias"))
 			}
 			if S := cfg.SharedFFN; S > 0 {
 				b.Shared = expert{Gate: fl.lin("blk.{bid}.ffn_gate_shexp", i, S, d), Up: fl.lin("blk.{bid}.ffn_up_shexp", i, S, d),
@@ -365,7 +388,7 @@ func (m *deepseek2) moe(dst, h []float32, b *deepseek2Block, T int) error {
 		} else {
 			kernels.Softmax(p)
 		}
-		chosen := topK(p, k)
+		chosen := m.choose(p, b.ProbsB, k)
 		var sum float32
 		for _, e := range chosen {
 			sum += p[e]
@@ -393,6 +416,35 @@ func (m *deepseek2) moe(dst, h []float32, b *deepseek2Block, T int) error {
 	}
 	kernels.Add(dst[:T*d], y)
 	return nil
+}
+
+// choose returns the k experts a token with router scores p goes to: the
+// k best scores, or of the scores plus bias (DeepSeek-V3), within the best
+// topGroups groups by the sum of each group's two best biased scores, the
+// others' scores taken as 0 (as DeepSeek's masked_fill does).
+func (m *deepseek2) choose(p, bias []float32, k int) []int {
+	if bias == nil {
+		return topK(p, k)
+	}
+	sel := make([]float32, len(p))
+	for i := range p {
+		sel[i] = p[i] + bias[i]
+	}
+	if m.groups > 1 {
+		per := len(p) / m.groups
+		gs := make([]float32, m.groups)
+		for g := range gs {
+			two := topK(sel[g*per:(g+1)*per], 2)
+			gs[g] = sel[g*per+two[0]] + sel[g*per+two[1]]
+		}
+		keep := topK(gs, m.topGroups)
+		for g := range gs {
+			if !slices.Contains(keep, g) {
+				clear(sel[g*per : (g+1)*per])
+			}
+		}
+	}
+	return topK(sel, k)
 }
 
 // swiglu sets dst[T][d] to down(act(gate·h) ⊙ up·h), F wide inside.

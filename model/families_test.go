@@ -11,7 +11,7 @@ import (
 
 // familyFixtureCount is how many family fixtures testdata/arch holds
 // (testdata/arch/README.md lists them).
-const familyFixtureCount = 28
+const familyFixtureCount = 29
 
 func familyFixtures(t *testing.T) []string {
 	t.Helper()
@@ -25,7 +25,9 @@ func familyFixtures(t *testing.T) []string {
 // llama.cpp's llama graph has no window), llama3 (llama.cpp's converter
 // reads original_max_position_embeddings from the top level of config.json,
 // 8192 by default, where transformers reads rope_scaling's 64).
-var ggufAgrees = map[string]bool{"mistral": false, "llama3": false}
+// deepseek3 (llama.cpp c392e509 chooses DeepSeek-V3's experts among all
+// of them, transformers within the best groups: noaux_tc).
+var ggufAgrees = map[string]bool{"mistral": false, "llama3": false, "deepseek3": false}
 
 // newerGELU are the hand-made GELU fixtures whose reference is the newer
 // llama.cpp (testdata/arch/README.md). Run as llama.cpp computes (its fp16

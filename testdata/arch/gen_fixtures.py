@@ -538,6 +538,25 @@ DEEPSEEK = {
                        attention_bias=False, attention_dropout=0.0, tie_word_embeddings=False,
                        bos_token_id=999, eos_token_id=999, pad_token_id=None),
                   "DEEPSEEK_V2_CODE"),
+    # DeepSeek-V3's form (its own model code, from $DEEPSEEK_V3_CODE): a 24-wide query bottleneck (q_lora_rank) with
+    # its RMSNorm, the same latent attention; 3 layers, layer 0 dense, then 8 routed experts of width 16 in 4
+    # groups, 2 used per token: sigmoid scores, chosen by score + e_score_correction_bias (redrawn non-zero, as
+    # every bias) within the top 2 groups (noaux_tc), renormalised (norm_topk_prob) and scaled by 2.5, beside one
+    # shared expert. llama.cpp c392e509 chooses among all experts (no groups), so its logits differ by design.
+    "deepseek3": (dict(hidden_size=32, intermediate_size=64, moe_intermediate_size=16, num_hidden_layers=3,
+                       num_nextn_predict_layers=1, num_attention_heads=4, num_key_value_heads=4, vocab_size=1000,
+                       max_position_embeddings=64, n_shared_experts=1, n_routed_experts=8,
+                       routed_scaling_factor=2.5, kv_lora_rank=16, q_lora_rank=24, qk_rope_head_dim=8,
+                       v_head_dim=16, qk_nope_head_dim=16, topk_method="noaux_tc", n_group=4, topk_group=2,
+                       num_experts_per_tok=2, moe_layer_freq=1, first_k_dense_replace=1, norm_topk_prob=True,
+                       scoring_func="sigmoid", aux_loss_alpha=0.001, seq_aux=True, rms_norm_eps=1e-6,
+                       rope_theta=10000.0,
+                       rope_scaling={"beta_fast": 32, "beta_slow": 1, "factor": 4, "mscale": 1.0,
+                                     "mscale_all_dim": 1.0, "original_max_position_embeddings": 16,
+                                     "type": "yarn"},
+                       attention_bias=False, attention_dropout=0.0, tie_word_embeddings=False,
+                       bos_token_id=999, eos_token_id=999, pad_token_id=None),
+                  "DEEPSEEK_V3_CODE"),
 }
 
 
@@ -569,11 +588,10 @@ def greedy_ids(model, ids):
 def make_deepseek(family, llamacpp, dump_bin, shared):
     kw, env = DEEPSEEK[family]
     mod = deepseek_module(env)
-    cfg_cls = mod.DeepseekV2Config if hasattr(mod, "DeepseekV2Config") else None
-    if cfg_cls is None:
-        from importlib import import_module
-        cfg_cls = import_module(mod.__name__ + ".configuration_deepseek").DeepseekV2Config
-    model_cls = mod.DeepseekV2ForCausalLM
+    v = "V3" if env == "DEEPSEEK_V3_CODE" else "V2"
+    from importlib import import_module
+    cfg_cls = getattr(import_module(mod.__name__ + ".configuration_deepseek"), f"Deepseek{v}Config")
+    model_cls = getattr(mod, f"Deepseek{v}ForCausalLM")
     seed = zlib.crc32(family.encode())
     torch.manual_seed(seed)
     config = cfg_cls(**kw)
