@@ -287,6 +287,12 @@ func (s *Summary) fromConfig(cfg map[string]any) {
 	s.KVHeads = cfgInt(cfg, "num_key_value_heads")
 	s.KeyLength = cfgInt(cfg, "head_dim")
 	s.ValueLength = s.KeyLength
+	if n, r := cfgInt(cfg, "qk_nope_head_dim"), cfgInt(cfg, "qk_rope_head_dim"); n > 0 || r > 0 {
+		// Multi-head latent attention (DeepSeek-2): a head's key is its
+		// position-free and rotated parts, as the converter writes
+		// key_length (arch.DeepSeek2); its value is v_head_dim wide.
+		s.KeyLength, s.ValueLength = n+r, cfgInt(cfg, "v_head_dim")
+	}
 	s.Vocab = cfgInt(cfg, "vocab_size")
 	s.Context = cfgInt(cfg, "max_position_embeddings", "n_positions", "n_ctx")
 	s.Experts = cfgInt(cfg, "num_local_experts", "num_experts", "n_routed_experts")
