@@ -1,11 +1,9 @@
 package checkpoint
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"strings"
 
@@ -227,21 +225,7 @@ func (c *Checkpoint) packedLayer(pc packedConfig, prefix string) (*Tensor, []str
 		}
 		return b, nil
 	}
-	t := &Tensor{Info: info, File: qw.File,
-		open: func() io.Reader {
-			b, err := data()
-			if err != nil {
-				return errReader{err}
-			}
-			return bytes.NewReader(b)
-		},
-		section: func() *io.SectionReader {
-			b, err := data()
-			if err != nil {
-				return io.NewSectionReader(errReader{err}, 0, info.Size)
-			}
-			return io.NewSectionReader(bytes.NewReader(b), 0, info.Size)
-		}}
+	t := LazyTensor(info, qw.File, data)
 	return t, parts, nil
 }
 

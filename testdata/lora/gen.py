@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""LoRA adapters made by PEFT itself, and what the reference tools compute from them.
+
+The base model is testdata/arch/mistral-headdim (transformers' MistralForCausalLM, random weights; its f32 GGUF was written by
+llama.cpp's convert_hf_to_gguf.py). For each case C in CASES this writes testdata/lora/C/:
+
+  adapter/               PEFT's LoraConfig(init_lora_weights=False: A and B both drawn, so B·A is not zero) on that
+                         model, saved by save_pretrained (adapter_config.json, adapter_model.safetensors, README.md)
+  adapter-bin/           the same adapter saved with safe_serialization=False (adapter_model.bin)
+  merged/                PEFT's merge_and_unload() of it, saved by save_pretrained (float32 safetensors; the
+                         tokenizer files copied from the base)
+  reference.json         float32 logits for INPUT_IDS of the adapted model (PEFT's LoRA layers, unmerged) and of
+                         the merged model as reloaded from merged/ (eval, eager attention, 1 thread, no_grad)
+  C-f32.gguf, C-f16.gguf llama.cpp's convert_lora_to_gguf.py ADAPTER --base BASE --outtype f32|f16, unmodified
+  C-f32.logits.json      llama.cpp's logits for INPUT_IDS on the base GGUF with C-f32.gguf attached
+                         (tools/lora_logits.cpp), at the scale given in CASES
+
+tfconv's code is never run. Usage, from the repository root:
+
+  PYTHONPATH=testdata/arch/pyshim:<transformers v4.43.4>/src:<accelerate v0.33.0>/src:<peft v0.12.0>/src \
+      /usr/bin/python3 testdata/lora/gen.py <llama.cpp tree> <lora-logits binary> [CASE ...]
+"""
+
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import zlib
+
+import numpy as np
+import torch
+import transformers
+import peft
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BASE = os.path.join(os.path.dirname(HERE), "arch", "mistral-headdim")
+INPUT_IDS = [1, 15, 250, 999, 3, 87, 512, 640, 33, 998, 421, 77]
+ALL = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+
+torch.set_num_threads(1)
+
+# save_pretrained also writes a model card (README.md), through huggingface_hub's ModelCard, which the pyshim
+# stand-in does not have; gguf-py would copy its YAML (base_model, tags) into general.* keys, which tfconv does not
+# read from model cards (convert/doc.go). The adapters are saved without it.
+peft.PeftModel.create_or_update_model_card = lambda self, output_dir: None
+
+# case -> LoraConfig kwargs. llama.cpp scales an adapter by alpha/rank; PEFT's rsLoRA by alpha/sqrt(rank), and
+# convert_lora_to_gguf.py writes lora_alpha as it is, so the rslora case's llama.cpp logits are taken at a user
+# scale of sqrt(rank) (llama_set_adapter_lora), which makes llama.cpp's scale PEFT's.
+CASES = {
+    "mistral-r4": dict(r=4, lora_alpha=8, target_modules=ALL),
+    "mistral-rslora": dict(r=8, lora_alpha=16, target_modules=["q_proj", "v_proj", "down_proj"], use_rslora=True),
+}
+
+
+def f32(x):
+    """Nested lists of float32 values as Python floats that print as the shortest float32 repr."""
+    a = np.asarray(x, dtype=np.float32)
+    if a.ndim == 0:
+        return float(str(a[()]))
+    return [f32(v) for v in a]
+
+
+def dump(path, obj):
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(obj, f, separators=(",", ":"))
+        f.write("\n")
+
+
+def base_model():
+    return transformers.MistralForCausalLM.from_pretrained(os.path.join(BASE, "hf"), attn_implementation="eager").eval()
+
+
+def convert_lora(llamacpp, adapter, out, outtype):
+    """Runs convert_lora_to_gguf.py unmodified (main module executed as a script). Debian's torch 1.13 predates the
+    float8 dtypes that convert_hf_to_gguf's dtype table names; no tensor here has them, so placeholders let it
+    import."""
+    script = os.path.join(llamacpp, "convert_lora_to_gguf.py")
+    code = ("import sys, runpy, torch; sys.argv = sys.argv[1:]; sys.path.insert(0, %r); sys.path.insert(0, %r); "
+            "[setattr(torch, n, torch.float32) for n in ('float8_e4m3fn', 'float8_e5m2') if not hasattr(torch, n)]; "
+            "runpy.run_path(%r, run_name='__main__')") % (os.path.join(llamacpp, "gguf-py"), llamacpp, script)
+    args = [adapter, "--base", os.path.join(BASE, "hf"), "--outtype", outtype, "--outfile", out]
+    r = subprocess.run([sys.executable, "-c", code, "convert_lora_to_gguf.py"] + args,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        raise RuntimeError("convert_lora_to_gguf.py failed:\n" + r.stderr[-3000:])
+    rel = lambda p: os.path.relpath(p, os.path.dirname(os.path.dirname(HERE)))
+    return " ".join(["convert_lora_to_gguf.py", rel(adapter), "--base", rel(args[2]), "--outtype", outtype,
+                     "--outfile", rel(out)])
+
+
+def make(case, llamacpp, lora_bin):
+    kw = CASES[case]
+    seed = zlib.crc32(case.encode())
+    root = os.path.join(HERE, case)
+    shutil.rmtree(root, ignore_errors=True)
+    os.makedirs(root)
+    torch.manual_seed(seed)
+    model = base_model()
+    cfg = peft.LoraConfig(task_type="CAUSAL_LM", lora_dropout=0.0, init_lora_weights=False, **kw)
+    pm = peft.get_peft_model(model, cfg).eval()
+    # The adapter's recorded base: a relative path, as a local base would be (the converter is given --base).
+    pm.peft_config["default"].base_model_name_or_path = "mistral-headdim"
+    adapter = os.path.join(root, "adapter")
+    pm.save_pretrained(adapter)
+    pm.save_pretrained(os.path.join(root, "adapter-bin"), safe_serialization=False)
+
+    # Reload the adapter from its files so every reference is that of the files.
+    pm = peft.PeftModel.from_pretrained(base_model(), adapter).eval()
+    ids = torch.tensor([INPUT_IDS])
+    with torch.no_grad():
+        adapted = pm(ids).logits[0]
+    merged_model = pm.merge_and_unload()
+    merged = os.path.join(root, "merged")
+    merged_model.save_pretrained(merged)
+    for n in ("tokenizer.model", "tokenizer_config.json", "special_tokens_map.json"):
+        shutil.copy(os.path.join(BASE, "hf", n), os.path.join(merged, n))
+    mm = transformers.MistralForCausalLM.from_pretrained(merged, attn_implementation="eager").eval()
+    with torch.no_grad():
+        merged_logits = mm(ids).logits[0]
+
+    cmds = [convert_lora(llamacpp, adapter, os.path.join(root, f"{case}-{t}.gguf"), t) for t in ("f32", "f16")]
+    scale = math.sqrt(kw["r"]) if kw.get("use_rslora") else 1.0
+    out = subprocess.run([lora_bin, os.path.join(BASE, "gguf", "mistral-headdim-f32.gguf"), os.path.join(root, f"{case}-f32.gguf"),
+                          repr(scale), ",".join(map(str, INPUT_IDS))], check=True, capture_output=True, text=True).stdout
+    lc = json.loads(out)
+    dump(os.path.join(root, f"{case}-f32.logits.json"), {"tokens": lc["tokens"], "scale": scale, "logits": f32(lc["logits"])})
+    lcd = float(np.max(np.abs(np.asarray(lc["logits"], np.float32) - merged_logits.numpy())))
+    amd = float(np.max(np.abs(adapted.numpy() - merged_logits.numpy())))
+    versions = {"transformers": transformers.__version__, "torch": torch.__version__, "peft": peft.__version__,
+                "seed": seed, "attn_implementation": "eager", "threads": 1, "lora_config": kw}
+    dump(os.path.join(root, "reference.json"), dict(versions, input_ids=INPUT_IDS, adapted_logits=f32(adapted),
+                                                    merged_logits=f32(merged_logits)))
+    print(f"{case}: llama.cpp base+adapter vs PEFT merged max|d| = {lcd:.3g}; PEFT adapted vs merged = {amd:.3g}")
+    return {"case": case, "llamacpp_vs_merged_max_abs": lcd, "adapted_vs_merged_max_abs": amd, "convert": cmds}
+
+
+def main():
+    llamacpp, lora_bin = sys.argv[1], sys.argv[2]
+    cases = sys.argv[3:] or list(CASES)
+    summary = [make(c, llamacpp, lora_bin) for c in cases]
+    dump(os.path.join(HERE, "summary.json"), summary)
+
+
+if __name__ == "__main__":
+    main()
