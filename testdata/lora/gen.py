@@ -12,6 +12,7 @@ llama.cpp's convert_hf_to_gguf.py). For each case C in CASES this writes testdat
   reference.json         float32 logits for INPUT_IDS of the adapted model (PEFT's LoRA layers, unmerged) and of
                          the merged model as reloaded from merged/ (eval, eager attention, 1 thread, no_grad)
   C-f32.gguf, C-f16.gguf llama.cpp's convert_lora_to_gguf.py ADAPTER --base BASE --outtype f32|f16, unmodified
+  C-bin-f32.gguf         the same from adapter-bin/ (torch.load's dict order: the tensors in module order)
   C-f32.logits.json      llama.cpp's logits for INPUT_IDS on the base GGUF with C-f32.gguf attached
                          (tools/lora_logits.cpp), at the scale given in CASES
 
@@ -122,6 +123,7 @@ def make(case, llamacpp, lora_bin):
         merged_logits = mm(ids).logits[0]
 
     cmds = [convert_lora(llamacpp, adapter, os.path.join(root, f"{case}-{t}.gguf"), t) for t in ("f32", "f16")]
+    cmds.append(convert_lora(llamacpp, os.path.join(root, "adapter-bin"), os.path.join(root, f"{case}-bin-f32.gguf"), "f32"))
     scale = math.sqrt(kw["r"]) if kw.get("use_rslora") else 1.0
     out = subprocess.run([lora_bin, os.path.join(BASE, "gguf", "mistral-headdim-f32.gguf"), os.path.join(root, f"{case}-f32.gguf"),
                           repr(scale), ",".join(map(str, INPUT_IDS))], check=True, capture_output=True, text=True).stdout
@@ -138,6 +140,9 @@ def make(case, llamacpp, lora_bin):
 
 
 def main():
+    if os.environ.get("PYTHONHASHSEED") != "0":
+        # PEFT saves target_modules from a set: a fixed hash seed keeps adapter_config.json's order stable.
+        os.execve(sys.executable, [sys.executable] + sys.argv, dict(os.environ, PYTHONHASHSEED="0"))
     llamacpp, lora_bin = sys.argv[1], sys.argv[2]
     cases = sys.argv[3:] or list(CASES)
     summary = [make(c, llamacpp, lora_bin) for c in cases]
