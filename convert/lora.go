@@ -92,6 +92,8 @@ func baseConfig(base string, ad *checkpoint.Checkpoint) (Config, string, error) 
 	p := base
 	if st, err := os.Stat(base); err == nil && st.IsDir() {
 		p = filepath.Join(base, "config.json")
+	} else if err == nil && filepath.Ext(base) != ".json" {
+		return nil, "", fmt.Errorf("convert: --base %s: want the base model's Hugging Face directory (its config.json is read)", base)
 	}
 	b, err := os.ReadFile(p)
 	if err != nil {
