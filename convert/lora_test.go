@@ -20,8 +20,7 @@ import (
 // llama.cpp c392e509 made every file; tfconv made none).
 const (
 	loraDir      = "../testdata/lora"
-	loraBaseHF   = "../testdata/arch/mistral-headdim/hf"
-	loraBaseGGUF = "../testdata/arch/mistral-headdim/gguf/mistral-headdim-f32.gguf"
+	loraBaseHF = "../testdata/arch/mistral-headdim/hf"
 	// maxMergeDiff bounds merge-lora against PEFT's merge_and_unload(): the
 	// issue's 1e-6. Measured: 0 at rank 4 (bit-identical), 1.2e-7 (one
 	// float32 ulp of the weights, 2807 of 226624 elements) at rank 8, where
@@ -39,15 +38,18 @@ var loraIDs = []int{1, 15, 250, 999, 3, 87, 512, 640, 33, 998, 421, 77}
 // what convert_lora_to_gguf.py wrote from the same PEFT adapter (f32 and
 // f16 outtype, safetensors and .bin adapter files).
 func TestLoRAToGGUFMatchesConverter(t *testing.T) {
-	for _, tc := range []struct{ adapter, outtype, want string }{
-		{"mistral-r4/adapter", OutF32, "mistral-r4/mistral-r4-f32.gguf"},
-		{"mistral-r4/adapter", OutF16, "mistral-r4/mistral-r4-f16.gguf"},
-		{"mistral-r4/adapter-bin", OutF32, "mistral-r4/mistral-r4-bin-f32.gguf"},
+	for _, tc := range []struct{ adapter, base, outtype, want string }{
+		{"mistral-r4/adapter", "mistral-headdim", OutF32, "mistral-r4/mistral-r4-f32.gguf"},
+		{"mistral-r4/adapter", "mistral-headdim", OutF16, "mistral-r4/mistral-r4-f16.gguf"},
+		{"mistral-r4/adapter-bin", "mistral-headdim", OutF32, "mistral-r4/mistral-r4-bin-f32.gguf"},
+		{"qwen2-r2/adapter", "qwen2", OutF32, "qwen2-r2/qwen2-r2-f32.gguf"},
+		{"qwen2-r2/adapter", "qwen2", OutF16, "qwen2-r2/qwen2-r2-f16.gguf"},
+		{"qwen2-r2/adapter-bin", "qwen2", OutF32, "qwen2-r2/qwen2-r2-bin-f32.gguf"},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "adapter.gguf")
-			// The converter names the file after the adapter directory.
-			rep, err := Run(filepath.Join(loraDir, tc.adapter), out, Options{OutType: tc.outtype, Base: loraBaseHF})
+			base := filepath.Join("../testdata/arch", tc.base, "hf")
+			rep, err := Run(filepath.Join(loraDir, tc.adapter), out, Options{OutType: tc.outtype, Base: base})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -122,12 +124,13 @@ func TestLoRAToGGUFRSLoRA(t *testing.T) {
 // and compares every tensor with PEFT's merge_and_unload() (merged/).
 func TestMergeLoRAMatchesPEFT(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		exact bool
-	}{{"mistral-r4", true}, {"mistral-rslora", false}} {
+		name, base string
+		exact      bool
+	}{{"mistral-r4", "mistral-headdim", true}, {"mistral-rslora", "mistral-headdim", false}, {"qwen2-r2", "qwen2", true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "merged")
-			rep, err := MergeLoRA(loraBaseHF, filepath.Join(loraDir, tc.name, "adapter"), out, MergeOptions{})
+			base := filepath.Join("../testdata/arch", tc.base, "hf")
+			rep, err := MergeLoRA(base, filepath.Join(loraDir, tc.name, "adapter"), out, MergeOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -183,13 +186,20 @@ func maxTensorDiff(t *testing.T, pa, pb string) (float64, int) {
 // against PEFT's merged model converted to GGUF, and by running it against
 // PEFT's merged logits and llama.cpp's base + adapter logits.
 func TestMergeLoRAIntoGGUF(t *testing.T) {
+	for _, tc := range []struct{ name, base string }{{"mistral-r4", "mistral-headdim"}, {"qwen2-r2", "qwen2"}} {
+		t.Run(tc.name, func(t *testing.T) { mergeIntoGGUF(t, tc.name, tc.base) })
+	}
+}
+
+func mergeIntoGGUF(t *testing.T, name, family string) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "merged.gguf")
-	if _, err := MergeLoRA(loraBaseGGUF, filepath.Join(loraDir, "mistral-r4/adapter"), out, MergeOptions{}); err != nil {
+	base := filepath.Join("../testdata/arch", family, "gguf", family+"-f32.gguf")
+	if _, err := MergeLoRA(base, filepath.Join(loraDir, name, "adapter"), out, MergeOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	peft := filepath.Join(dir, "peft.gguf")
-	if _, err := Run(filepath.Join(loraDir, "mistral-r4/merged"), peft, Options{OutType: OutF32}); err != nil {
+	if _, err := Run(filepath.Join(loraDir, name, "merged"), peft, Options{OutType: OutF32}); err != nil {
 		t.Fatal(err)
 	}
 	if d, _ := maxTensorDiff(t, out, peft); d != 0 {
@@ -202,8 +212,8 @@ func TestMergeLoRAIntoGGUF(t *testing.T) {
 	var cpp struct {
 		Logits [][]float32 `json:"logits"`
 	}
-	readInto(t, filepath.Join(loraDir, "mistral-r4/reference.json"), &ref)
-	readInto(t, filepath.Join(loraDir, "mistral-r4/mistral-r4-f32.logits.json"), &cpp)
+	readInto(t, filepath.Join(loraDir, name, "reference.json"), &ref)
+	readInto(t, filepath.Join(loraDir, name, name+"-f32.logits.json"), &cpp)
 	m, err := model.Load(out, model.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """LoRA adapters made by PEFT itself, and what the reference tools compute from them.
 
-The base model is testdata/arch/mistral-headdim (transformers' MistralForCausalLM, random weights; its f32 GGUF was written by
-llama.cpp's convert_hf_to_gguf.py). For each case C in CASES this writes testdata/lora/C/:
+The base models are testdata/arch fixtures (transformers' own classes with random weights, whose f32 GGUFs there were
+written by llama.cpp's convert_hf_to_gguf.py): mistral-headdim and qwen2. For each case C in CASES this writes testdata/lora/C/:
 
   adapter/               PEFT's LoraConfig(init_lora_weights=False: A and B both drawn, so B·A is not zero) on that
                          model, saved by save_pretrained (adapter_config.json, adapter_model.safetensors, README.md)
@@ -36,7 +36,7 @@ import transformers
 import peft
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-BASE = os.path.join(os.path.dirname(HERE), "arch", "mistral-headdim")
+ARCH = os.path.join(os.path.dirname(HERE), "arch")
 INPUT_IDS = [1, 15, 250, 999, 3, 87, 512, 640, 33, 998, 421, 77]
 ALL = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 
@@ -50,9 +50,13 @@ peft.PeftModel.create_or_update_model_card = lambda self, output_dir: None
 # case -> LoraConfig kwargs. llama.cpp scales an adapter by alpha/rank; PEFT's rsLoRA by alpha/sqrt(rank), and
 # convert_lora_to_gguf.py writes lora_alpha as it is, so the rslora case's llama.cpp logits are taken at a user
 # scale of sqrt(rank) (llama_set_adapter_lora), which makes llama.cpp's scale PEFT's.
+# case -> (base family in testdata/arch, its transformers class, LoraConfig kwargs).
 CASES = {
-    "mistral-r4": dict(r=4, lora_alpha=8, target_modules=ALL),
-    "mistral-rslora": dict(r=8, lora_alpha=16, target_modules=["q_proj", "v_proj", "down_proj"], use_rslora=True),
+    "mistral-r4": ("mistral-headdim", "MistralForCausalLM", dict(r=4, lora_alpha=8, target_modules=ALL)),
+    "mistral-rslora": ("mistral-headdim", "MistralForCausalLM",
+                       dict(r=8, lora_alpha=16, target_modules=["q_proj", "v_proj", "down_proj"], use_rslora=True)),
+    # Qwen2: Q/K/V biases (left alone by LoRA) and no Q/K row permutation in llama.cpp (NEOX rope).
+    "qwen2-r2": ("qwen2", "Qwen2ForCausalLM", dict(r=2, lora_alpha=3, target_modules=["q_proj", "k_proj", "o_proj", "up_proj"])),
 }
 
 
@@ -70,11 +74,11 @@ def dump(path, obj):
         f.write("\n")
 
 
-def base_model():
-    return transformers.MistralForCausalLM.from_pretrained(os.path.join(BASE, "hf"), attn_implementation="eager").eval()
+def base_model(family, cls):
+    return getattr(transformers, cls).from_pretrained(os.path.join(ARCH, family, "hf"), attn_implementation="eager").eval()
 
 
-def convert_lora(llamacpp, adapter, out, outtype):
+def convert_lora(llamacpp, family, adapter, out, outtype):
     """Runs convert_lora_to_gguf.py unmodified (main module executed as a script). Debian's torch 1.13 predates the
     float8 dtypes that convert_hf_to_gguf's dtype table names; no tensor here has them, so placeholders let it
     import."""
@@ -82,7 +86,7 @@ def convert_lora(llamacpp, adapter, out, outtype):
     code = ("import sys, runpy, torch; sys.argv = sys.argv[1:]; sys.path.insert(0, %r); sys.path.insert(0, %r); "
             "[setattr(torch, n, torch.float32) for n in ('float8_e4m3fn', 'float8_e5m2') if not hasattr(torch, n)]; "
             "runpy.run_path(%r, run_name='__main__')") % (os.path.join(llamacpp, "gguf-py"), llamacpp, script)
-    args = [adapter, "--base", os.path.join(BASE, "hf"), "--outtype", outtype, "--outfile", out]
+    args = [adapter, "--base", os.path.join(ARCH, family, "hf"), "--outtype", outtype, "--outfile", out]
     r = subprocess.run([sys.executable, "-c", code, "convert_lora_to_gguf.py"] + args,
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if r.returncode != 0:
@@ -93,45 +97,46 @@ def convert_lora(llamacpp, adapter, out, outtype):
 
 
 def make(case, llamacpp, lora_bin):
-    kw = CASES[case]
+    family, cls, kw = CASES[case]
     seed = zlib.crc32(case.encode())
     root = os.path.join(HERE, case)
     shutil.rmtree(root, ignore_errors=True)
     os.makedirs(root)
     torch.manual_seed(seed)
-    model = base_model()
+    model = base_model(family, cls)
     cfg = peft.LoraConfig(task_type="CAUSAL_LM", lora_dropout=0.0, init_lora_weights=False, **kw)
     pm = peft.get_peft_model(model, cfg).eval()
     # The adapter's recorded base: a relative path, as a local base would be (the converter is given --base).
-    pm.peft_config["default"].base_model_name_or_path = "mistral-headdim"
+    pm.peft_config["default"].base_model_name_or_path = family
     adapter = os.path.join(root, "adapter")
     pm.save_pretrained(adapter)
     pm.save_pretrained(os.path.join(root, "adapter-bin"), safe_serialization=False)
 
     # Reload the adapter from its files so every reference is that of the files.
-    pm = peft.PeftModel.from_pretrained(base_model(), adapter).eval()
+    pm = peft.PeftModel.from_pretrained(base_model(family, cls), adapter).eval()
     ids = torch.tensor([INPUT_IDS])
     with torch.no_grad():
         adapted = pm(ids).logits[0]
     merged_model = pm.merge_and_unload()
     merged = os.path.join(root, "merged")
     merged_model.save_pretrained(merged)
-    for n in ("tokenizer.model", "tokenizer_config.json", "special_tokens_map.json"):
-        shutil.copy(os.path.join(BASE, "hf", n), os.path.join(merged, n))
-    mm = transformers.MistralForCausalLM.from_pretrained(merged, attn_implementation="eager").eval()
+    for n in sorted(os.listdir(os.path.join(ARCH, family, "hf"))):
+        if n.startswith(("tokenizer", "special_tokens", "vocab", "merges")):
+            shutil.copy(os.path.join(ARCH, family, "hf", n), os.path.join(merged, n))
+    mm = getattr(transformers, cls).from_pretrained(merged, attn_implementation="eager").eval()
     with torch.no_grad():
         merged_logits = mm(ids).logits[0]
 
-    cmds = [convert_lora(llamacpp, adapter, os.path.join(root, f"{case}-{t}.gguf"), t) for t in ("f32", "f16")]
-    cmds.append(convert_lora(llamacpp, os.path.join(root, "adapter-bin"), os.path.join(root, f"{case}-bin-f32.gguf"), "f32"))
+    cmds = [convert_lora(llamacpp, family, adapter, os.path.join(root, f"{case}-{t}.gguf"), t) for t in ("f32", "f16")]
+    cmds.append(convert_lora(llamacpp, family, os.path.join(root, "adapter-bin"), os.path.join(root, f"{case}-bin-f32.gguf"), "f32"))
     scale = math.sqrt(kw["r"]) if kw.get("use_rslora") else 1.0
-    out = subprocess.run([lora_bin, os.path.join(BASE, "gguf", "mistral-headdim-f32.gguf"), os.path.join(root, f"{case}-f32.gguf"),
+    out = subprocess.run([lora_bin, os.path.join(ARCH, family, "gguf", f"{family}-f32.gguf"), os.path.join(root, f"{case}-f32.gguf"),
                           repr(scale), ",".join(map(str, INPUT_IDS))], check=True, capture_output=True, text=True).stdout
     lc = json.loads(out)
     dump(os.path.join(root, f"{case}-f32.logits.json"), {"tokens": lc["tokens"], "scale": scale, "logits": f32(lc["logits"])})
     lcd = float(np.max(np.abs(np.asarray(lc["logits"], np.float32) - merged_logits.numpy())))
     amd = float(np.max(np.abs(adapted.numpy() - merged_logits.numpy())))
-    versions = {"transformers": transformers.__version__, "torch": torch.__version__, "peft": peft.__version__,
+    versions = {"base": family, "model_class": cls, "transformers": transformers.__version__, "torch": torch.__version__, "peft": peft.__version__,
                 "seed": seed, "attn_implementation": "eager", "threads": 1, "lora_config": kw}
     dump(os.path.join(root, "reference.json"), dict(versions, input_ids=INPUT_IDS, adapted_logits=f32(adapted),
                                                     merged_logits=f32(merged_logits)))
