@@ -19,7 +19,7 @@ import (
 // The PEFT fixtures of testdata/lora (README there: PEFT v0.12.0 and
 // llama.cpp c392e509 made every file; tfconv made none).
 const (
-	loraDir      = "../testdata/lora"
+	loraDir    = "../testdata/lora"
 	loraBaseHF = "../testdata/arch/mistral-headdim/hf"
 	// maxMergeDiff bounds merge-lora against PEFT's merge_and_unload(): the
 	// issue's 1e-6. Measured: 0 at rank 4 (bit-identical), 1.2e-7 (one
