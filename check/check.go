@@ -81,7 +81,9 @@ func Check(path string) (*Report, error) {
 		return nil, fmt.Errorf("check: %w", err)
 	}
 	if st.IsDir() {
-		for _, name := range []string{safetensors.SingleName, safetensors.IndexName, pytorch.SingleName, pytorch.IndexName} {
+		// A PEFT adapter directory's weights are checked as any other file.
+		for _, name := range []string{safetensors.SingleName, safetensors.IndexName, pytorch.SingleName, pytorch.IndexName,
+			safetensors.AdapterName, pytorch.AdapterName} {
 			p := filepath.Join(path, name)
 			if _, err := os.Stat(p); err == nil {
 				r, err := Check(p)

@@ -83,6 +83,10 @@ type Checkpoint struct {
 	// native format keys them ("gguf.version").
 	SourceInfo tensor.Metadata
 	Tensors    []*Tensor // stable order: file order, shard by shard
+	// LoRAConfig is set when the checkpoint is a PEFT LoRA adapter (a
+	// directory with adapter_config.json); Tensors are then the adapter's
+	// lora_A/lora_B factors, paired by LoRA.
+	LoRAConfig *LoRAConfig
 
 	dir string                     // HF directory holding side files, or ""
 	aux map[string]*native.AuxFile // side files embedded in a native file
@@ -258,7 +262,9 @@ func (c *Checkpoint) Config() (map[string]any, error) {
 	return m, nil
 }
 
-// Open opens the checkpoint at path: a directory (Hugging Face layout), a
+// Open opens the checkpoint at path: a directory (Hugging Face layout, or a
+// PEFT LoRA adapter: adapter_config.json with adapter_model.safetensors or
+// .bin, LoRAConfig set), a
 // model.safetensors.index.json or pytorch_model.bin.index.json, a
 // .safetensors file, a PyTorch .bin file (zip or legacy), a GGUF file (any
 // shard of a split set opens the whole set) or a native file. The format is
@@ -275,6 +281,9 @@ func Open(path string) (*Checkpoint, error) {
 	}
 	if st.IsDir() {
 		return openDir(path)
+	}
+	if filepath.Base(path) == LoRAConfigName {
+		return openLoRA(filepath.Dir(path))
 	}
 	head := make([]byte, 16)
 	f, err := os.Open(path)
@@ -306,6 +315,9 @@ func openDir(dir string) (*Checkpoint, error) {
 	c, err := openSafetensors(dir, dir)
 	if err == nil {
 		return c, nil
+	}
+	if errors.Is(err, fs.ErrNotExist) && isLoRADir(dir) {
+		return openLoRA(dir)
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		// Without safetensors weights, transformers loads the pickle ones.

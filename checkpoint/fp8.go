@@ -232,5 +232,5 @@ func fp8Tensor(w, s *Tensor, l fp8Scales) *Tensor {
 		}
 		return out, nil
 	}
-	return computedTensor(info, w.File, data)
+	return LazyTensor(info, w.File, data)
 }

@@ -1,11 +1,9 @@
 package checkpoint
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"strings"
 
@@ -279,7 +277,7 @@ func (c *Checkpoint) packedLayer(pc packedConfig, prefix string) (*Tensor, []str
 		}
 		return b, nil
 	}
-	t := computedTensor(info, qw.File, data)
+	t := LazyTensor(info, qw.File, data)
 	return t, parts, nil
 }
 
@@ -340,26 +338,6 @@ func dequantizePacked(p quant.PackedLinear, qw, qz, sc, gi *Tensor) ([]byte, err
 		}
 	}
 	return out, nil
-}
-
-// computedTensor is a tensor whose bytes data computes when it is opened
-// (a dequantized weight): held in memory while read, one tensor at a time.
-func computedTensor(info tensor.Info, file string, data func() ([]byte, error)) *Tensor {
-	return &Tensor{Info: info, File: file,
-		open: func() io.Reader {
-			b, err := data()
-			if err != nil {
-				return errReader{err}
-			}
-			return bytes.NewReader(b)
-		},
-		section: func() *io.SectionReader {
-			b, err := data()
-			if err != nil {
-				return io.NewSectionReader(errReader{err}, 0, info.Size)
-			}
-			return io.NewSectionReader(bytes.NewReader(b), 0, info.Size)
-		}}
 }
 
 // errReader fails every read with err.

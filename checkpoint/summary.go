@@ -54,6 +54,42 @@ type Summary struct {
 	// weights are listed (and counted above) as the float weights they
 	// read as.
 	Quantized *QuantizedSummary `json:"quantized,omitempty"`
+	// Adapter describes a PEFT LoRA adapter (nil for a model).
+	Adapter *AdapterSummary `json:"adapter,omitempty"`
+}
+
+// AdapterSummary describes a PEFT LoRA adapter from its adapter_config.json
+// and tensors.
+type AdapterSummary struct {
+	Type         string   `json:"type"` // "lora"
+	Rank         int64    `json:"rank"`
+	Alpha        float64  `json:"alpha"`
+	RSLoRA       bool     `json:"rslora"`
+	Scale        float64  `json:"scale"`   // alpha/rank, or alpha/√rank with rsLoRA
+	Targets      []string `json:"targets"` // target_modules (a regular expression when TargetsRegex)
+	TargetsRegex bool     `json:"targets_regex,omitempty"`
+	BaseModel    string   `json:"base_model"` // base_model_name_or_path
+	// Pairs is how many base weights the adapter changes (0 when it cannot
+	// be applied).
+	Pairs int `json:"pairs"`
+	// Unsupported says why tfconv cannot apply the adapter ("" when it can).
+	Unsupported string `json:"unsupported,omitempty"`
+}
+
+func summarizeLoRA(c *Checkpoint) *AdapterSummary {
+	cfg := c.LoRAConfig
+	a := &AdapterSummary{Type: "lora", Rank: cfg.R, Alpha: cfg.Alpha, RSLoRA: cfg.RSLoRA, Scale: cfg.Scale(),
+		Targets: cfg.Targets, TargetsRegex: cfg.TargetsRegex, BaseModel: cfg.BaseModel}
+	if a.Targets == nil {
+		a.Targets = []string{}
+	}
+	l, err := c.LoRA()
+	if err != nil {
+		a.Unsupported = err.Error()
+	} else {
+		a.Pairs = len(l.Pairs)
+	}
+	return a
 }
 
 // QuantizedSummary is how a GPTQ, AWQ or FP8 checkpoint stores its weights.
@@ -128,6 +164,9 @@ func LayerOf(name string) (stack string, layer int, ok bool) {
 // Summarize computes the summary of an opened checkpoint.
 func Summarize(c *Checkpoint) (*Summary, error) {
 	s := &Summary{Format: c.Format, Source: c.Source, Tensors: len(c.Tensors), FileSize: c.Size(), Files: len(c.Files)}
+	if c.LoRAConfig != nil {
+		s.Adapter = summarizeLoRA(c)
+	}
 	if s.Source == s.Format {
 		s.Source = ""
 	}

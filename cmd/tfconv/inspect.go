@@ -141,6 +141,25 @@ func runInspect(a *app, opts *inspectOptions) error {
 	}
 	fmt.Fprintln(w)
 	t := output.NewTable("property", "value")
+	if ad := s.Adapter; ad != nil {
+		scale := fmt.Sprintf("alpha/rank = %g", ad.Scale)
+		if ad.RSLoRA {
+			scale = fmt.Sprintf("alpha/√rank = %g (rsLoRA)", ad.Scale)
+		}
+		targets := strings.Join(ad.Targets, ", ")
+		if ad.TargetsRegex {
+			targets = "regex " + targets
+		}
+		t.Row("adapter", "PEFT LoRA")
+		t.Row("rank / alpha", fmt.Sprintf("%d / %g", ad.Rank, ad.Alpha))
+		t.Row("scale", scale)
+		t.Row("targets", orDash(targets))
+		t.Row("weights adapted", ad.Pairs)
+		t.Row("base model", orDash(ad.BaseModel))
+		if ad.Unsupported != "" {
+			t.Row("tfconv support", "no: "+ad.Unsupported)
+		}
+	}
 	t.Row("architecture", orDash(s.Architecture))
 	if sup := support(s.Architecture); sup != nil {
 		t.Row("tfconv support", fmt.Sprintf("convert %s, run %s", yesNo(sup.Convert), yesNo(sup.Run)))

@@ -15,6 +15,8 @@ import (
 const (
 	SingleName = "model.safetensors"
 	IndexName  = "model" + IndexSuffix
+	// AdapterName holds a PEFT adapter's weights (beside adapter_config.json).
+	AdapterName = "adapter_model.safetensors"
 )
 
 // Set is a checkpoint: one safetensors file, or the shards listed by an
