@@ -192,7 +192,7 @@ func (c *Checkpoint) ReadAux(name string) ([]byte, error) {
 		return a.ReadAll()
 	}
 	if c.remote != nil && c.remoteSides {
-		return c.remote.sibling(name)
+		return c.remote.Sibling(name)
 	}
 	if c.dir == "" {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
@@ -223,7 +223,7 @@ func (c *Checkpoint) AuxNames() []string {
 			continue
 		}
 		if c.remote != nil && c.remoteSides {
-			if _, err := c.remote.sibling(n); err == nil {
+			if _, err := c.remote.Sibling(n); err == nil {
 				out = append(out, n)
 				seen[n] = true
 			}

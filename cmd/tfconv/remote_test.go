@@ -162,3 +162,47 @@ func TestTokenizeURL(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckURL: check over HTTP reports, for every file of the malformed
+// corpus and for the index and a split shard of remote sets, the findings it
+// reports locally (with URLs for paths) and exits the same way.
+func TestCheckURL(t *testing.T) {
+	root := "../../testdata/malformed"
+	srv := httptest.NewServer(http.FileServer(http.Dir(root)))
+	defer srv.Close()
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, e := range entries {
+		if e.Type().IsRegular() && e.Name() != "README.md" && e.Name() != "verdicts.json" {
+			paths = append(paths, e.Name())
+		}
+	}
+	for _, sub := range []string{"idx-missing-shard/model.safetensors.index.json", "idx-dup-across-shards/model.safetensors.index.json", "split/gguf-split-00001-of-00002.gguf"} {
+		paths = append(paths, sub)
+	}
+	if len(paths) < 100 {
+		t.Fatalf("only %d corpus files", len(paths))
+	}
+	for _, name := range paths {
+		local := filepath.Join(root, filepath.FromSlash(name))
+		lcode, lout, _ := run(t, "check", "--json", local)
+		url := srv.URL + "/" + name
+		rcode, rout, rerr := run(t, "check", "--json", url)
+		want := strings.ReplaceAll(lout, filepath.ToSlash(filepath.Join(root, filepath.Dir(filepath.FromSlash(name))))+"/", srv.URL+"/"+pathDir(name))
+		if rcode != lcode || rout != want {
+			t.Errorf("%s: exit %d over HTTP, %d locally\n%s\nwant\n%s\n(stderr %s)", name, rcode, lcode, rout, want, rerr)
+		}
+	}
+	t.Logf("%d corpus files checked over HTTP", len(paths))
+}
+
+// pathDir is the folder part of a slash path with its trailing slash ("" for none).
+func pathDir(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[:i+1]
+	}
+	return ""
+}
