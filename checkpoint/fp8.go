@@ -203,18 +203,13 @@ func fp8Tensor(w, s *Tensor, l fp8Scales) *Tensor {
 			return nil, fmt.Errorf("checkpoint: %s: %w", s.File, err)
 		}
 		scales := make([]float32, s.NumElements())
-		switch s.DType {
-		case tensor.BF16:
-			quant.DecodeBF16Bytes(scales, sb)
-		case tensor.F16:
-			quant.DecodeF16Bytes(scales, sb)
-		default:
-			for i := range scales {
-				scales[i] = math.Float32frombits(binary.LittleEndian.Uint32(sb[4*i:]))
-			}
+		if err := quant.Dequantize(scales, sb, s.DType); err != nil {
+			return nil, fmt.Errorf("checkpoint: %s: tensor %q: %w", s.File, s.Name, err)
 		}
 		vals := make([]float32, rows*cols)
-		quant.DecodeFP8(vals, wb, w.DType)
+		if err := quant.Dequantize(vals, wb, w.DType); err != nil {
+			return nil, fmt.Errorf("checkpoint: %s: tensor %q: %w", w.File, w.Name, err)
+		}
 		out := make([]byte, 4*len(vals))
 		for r := 0; r < rows; r++ {
 			for k := 0; k < cols; k++ {

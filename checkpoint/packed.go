@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/tfconv/tfconv/quant"
@@ -297,15 +296,8 @@ func dequantizePacked(p quant.PackedLinear, qw, qz, sc, gi *Tensor) ([]byte, err
 		return nil, err
 	}
 	scales := make([]float32, sc.NumElements())
-	switch sc.DType {
-	case tensor.F16:
-		quant.DecodeF16Bytes(scales, scb)
-	case tensor.BF16:
-		quant.DecodeBF16Bytes(scales, scb)
-	default:
-		for i := range scales {
-			scales[i] = math.Float32frombits(binary.LittleEndian.Uint32(scb[4*i:]))
-		}
+	if err := quant.Dequantize(scales, scb, sc.DType); err != nil {
+		return nil, fmt.Errorf("tensor %q: %w", sc.Name, err)
 	}
 	var gIdx []int32
 	if gi != nil {
@@ -327,15 +319,8 @@ func dequantizePacked(p quant.PackedLinear, qw, qz, sc, gi *Tensor) ([]byte, err
 		return nil, err
 	}
 	out := make([]byte, len(w)*int(sc.DType.BlockBytes()))
-	switch sc.DType {
-	case tensor.F16:
-		quant.EncodeF16Bytes(out, w)
-	case tensor.BF16:
-		quant.EncodeBF16Bytes(out, w)
-	default:
-		for i, v := range w {
-			binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(v))
-		}
+	if err := quant.Quantize(out, w, sc.DType); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
