@@ -164,11 +164,22 @@ var avx2Set = &simdSet{
 		tensor.F16: dotF16AVX2, tensor.BF16: dotBF16AVX2, tensor.I8: dotI8AVX2, tensor.Q4_0: dotQ4_0AVX2,
 		tensor.Q4_K: dotQ4_KAVX2, tensor.Q6_K: dotQ6_KAVX2,
 	},
+	qmm:       qmmAVX2,
+	quantQ8_0: quantQ8_0AVX2,
 }
 
-// simdSets lists the sets this CPU can run, best first. Both need FMA and
+// avxVNNISet is the AVX2 set with MatMulQ's Q8_0 and Q4_0 lane sums on
+// AVX-VNNI's VEX-encoded VPDPBUSD (qgemm256_amd64.go).
+var avxVNNISet = func() *simdSet {
+	s := *avx2Set
+	s.name = "avxvnni"
+	s.qmm = qmmAVXVNNI
+	return &s
+}()
+
+// simdSets lists the sets this CPU can run, best first. All need FMA and
 // F16C (Q8_0 scales are binary16); the AVX-512 set also needs BW for the
-// word broadcast.
+// word broadcast, the AVX-VNNI set AVX-VNNI (CPUID leaf 7 subleaf 1).
 var simdSets = func() []*simdSet {
 	x := cpu.X86
 	var sets []*simdSet
@@ -177,6 +188,9 @@ var simdSets = func() []*simdSet {
 	}
 	if x.HasAVX512F && x.HasAVX512BW && x.HasAVX512VL {
 		sets = append(sets, avx512Set)
+	}
+	if x.HasAVXVNNI {
+		sets = append(sets, avxVNNISet)
 	}
 	return append(sets, avx2Set)
 }()

@@ -1,0 +1,117 @@
+//go:build !noasm
+
+package kernels
+
+import (
+	"bytes"
+
+	"github.com/tfconv/tfconv/tensor"
+)
+
+// MatMulQ on AVX2 and on AVX-VNNI (qgemm256_amd64.s), for CPUs without
+// AVX-512. Each kernel streams weight rows against one activation row in
+// ggml's own blocks (Q8_0 for Q8_0 and Q4_0 weights, Q8_K for Q4_K and
+// Q6_K), forms a block's eight lane sums (qdot.go) exactly in one ymm of
+// int32 and then does qdot.go's float32 arithmetic in its order, so the
+// results are bit-identical to the plain-Go ones:
+//
+//	Q8_0  AVX2:  VPMADDUBSW(|w|, sign(x, w)) → int16 pairs, VPMADDWD by ones → lanes
+//	             (pairs ≤ 2·128·127 when no activation is −128: MatMulQ falls back
+//	             to plain Go for the rare rows, from NaN or ±Inf input, that have one)
+//	      VNNI:  VPDPBUSD(w+128, x) − VPDPBUSD(128, x), exact for every byte
+//	Q4_0  AVX2:  VPMADDUBSW(nibble, x) − VPMADDUBSW(8, x), VPMADDWD by ones
+//	      VNNI:  VPDPBUSD(nibble, x) − VPDPBUSD(8, x)
+//	Q4_K         per 32 elements VPMADDUBSW(nibble, x), VPMADDWD by the 6-bit scale;
+//	             the min term from VPMADDWD(mins, bsums pair sums), as ggml
+//	Q6_K         per 32 elements VPMADDUBSW(q, x) − VPMADDUBSW(32, x), VPMADDWD by
+//	             the two 16-element scales
+//
+// The same kernels serve every M: weight rows are taken q256Rows at a time
+// (a few tens of KB, L2-resident) and each such block is dotted with
+// every activation row before the next. Other block types take the plain-Go
+// path.
+
+// q256Rows is how many weight rows one kernel call streams per activation
+// row: for K = 5632 Q8_0, 16 rows are 96 KB, reused from L2 by every row.
+const q256Rows = 16
+
+//go:noescape
+func q8_0DotAVX2(w *byte, rb, nrows int, xa *byte, nb int, out *float32)
+
+//go:noescape
+func q8_0DotAVXVNNI(w *byte, rb, nrows int, xa *byte, nb int, out *float32)
+
+//go:noescape
+func q4_0DotAVX2(w *byte, rb, nrows int, xa *byte, nb int, out *float32)
+
+//go:noescape
+func q4_0DotAVXVNNI(w *byte, rb, nrows int, xa *byte, nb int, out *float32)
+
+//go:noescape
+func q4_KDotAVX2(w *byte, rb, nrows int, xa *byte, nsb int, out *float32)
+
+//go:noescape
+func q6_KDotAVX2(w *byte, rb, nrows int, xa *byte, nsb int, out *float32)
+
+//go:noescape
+func quantQ8_0AVX2(dst *byte, x *float32, nb int)
+
+// qmmAVX2 is simdSet.qmm for the AVX2 set.
+func qmmAVX2(dst, x []float32, M int, w *Matrix) bool { return qmm256(dst, x, M, w, false) }
+
+// qmmAVXVNNI is simdSet.qmm for the AVX-VNNI set.
+func qmmAVXVNNI(dst, x []float32, M int, w *Matrix) bool { return qmm256(dst, x, M, w, true) }
+
+func qmm256(dst, x []float32, M int, w *Matrix, vnni bool) bool {
+	var kern func(w *byte, rb, nrows int, xa *byte, nb int, out *float32)
+	switch w.DType {
+	case tensor.Q8_0:
+		kern = q8_0DotAVX2
+		if vnni {
+			kern = q8_0DotAVXVNNI
+		}
+	case tensor.Q4_0:
+		kern = q4_0DotAVX2
+		if vnni {
+			kern = q4_0DotAVXVNNI
+		}
+	case tensor.Q4_K:
+		kern = q4_KDotAVX2
+	case tensor.Q6_K:
+		kern = q6_KDotAVX2
+	default:
+		return false
+	}
+	K, N := w.Cols, w.Rows
+	at := ActDType(w.DType)
+	bs, bb := int(at.BlockSize()), int(at.BlockBytes())
+	nb := K / bs
+	arb := nb * bb
+	qa := quantizeRows(x, M, K, at)
+	defer putBytes(qa)
+	xa := *qa
+	if w.DType == tensor.Q8_0 && !vnni && hasMinus128(xa) {
+		return false
+	}
+	rb := w.RowBytes()
+	parallelFor(N, q256Rows, func(lo, hi int) {
+		for r0 := lo; r0 < hi; r0 += q256Rows {
+			rows := min(q256Rows, hi-r0)
+			for m := 0; m < M; m++ {
+				kern(&w.Data[r0*rb], rb, rows, &xa[m*arb], nb, &dst[m*N+r0])
+			}
+		}
+	})
+	return true
+}
+
+// hasMinus128 reports whether any quant of the Q8_0 blocks in qa is −128,
+// which VPMADDUBSW's sign trick cannot take (−(−128) does not fit a byte).
+func hasMinus128(qa []byte) bool {
+	for i := 0; i+q8_0Bytes <= len(qa); i += q8_0Bytes {
+		if bytes.IndexByte(qa[i+2:i+q8_0Bytes], 0x80) >= 0 {
+			return true
+		}
+	}
+	return false
+}

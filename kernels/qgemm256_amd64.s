@@ -1,0 +1,500 @@
+//go:build !noasm
+
+#include "textflag.h"
+
+// MatMulQ kernels for AVX2 (and AVX-VNNI's VEX-encoded VPDPBUSD); the
+// layouts and the reasoning are in qgemm256_amd64.go. Each kernel streams
+// nrows weight rows against one activation row in ggml's blocks (Q8_0 or
+// Q8_K), forms the eight exact int32 lane sums of a block in one ymm,
+// converts them and accumulates acc = fma(d, lane, acc), then adds the
+// lanes as ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)): qdot.go's float32
+// operations in its order.
+
+DATA q2const<>+0x00(SB)/4, $0x0f0f0f0f // nibble mask
+DATA q2const<>+0x04(SB)/4, $0x08080808 // Q4_0 zero point
+DATA q2const<>+0x08(SB)/4, $0x00010001 // int16 ones
+DATA q2const<>+0x0c(SB)/4, $0x80808080 // byte offset 128
+DATA q2const<>+0x10(SB)/4, $0x30303030 // Q6_K high-bit field
+DATA q2const<>+0x14(SB)/4, $0x20202020 // Q6_K zero point
+DATA q2const<>+0x18(SB)/4, $0x80000000 // float32 sign
+DATA q2const<>+0x1c(SB)/4, $0x42fe0000 // 127.0
+DATA q2const<>+0x20(SB)/4, $0x7fffffff // |x| mask
+// VPERMD order that undoes the lane interleave of VPACKSSDW+VPACKSSWB.
+DATA q2const<>+0x40(SB)/8, $0x0000000400000000
+DATA q2const<>+0x48(SB)/8, $0x0000000500000001
+DATA q2const<>+0x50(SB)/8, $0x0000000600000002
+DATA q2const<>+0x58(SB)/8, $0x0000000700000003
+// VPSHUFB masks over the eight int16 Q6_K scales s0..s7 (both 128-bit
+// halves): chunk c gets s(2c) in its low half (elements 0..15) and
+// s(2c+1) in its high half (16..31).
+DATA q2const<>+0x60(SB)/8, $0x0100010001000100
+DATA q2const<>+0x68(SB)/8, $0x0100010001000100
+DATA q2const<>+0x70(SB)/8, $0x0302030203020302
+DATA q2const<>+0x78(SB)/8, $0x0302030203020302
+DATA q2const<>+0x80(SB)/8, $0x0504050405040504
+DATA q2const<>+0x88(SB)/8, $0x0504050405040504
+DATA q2const<>+0x90(SB)/8, $0x0706070607060706
+DATA q2const<>+0x98(SB)/8, $0x0706070607060706
+DATA q2const<>+0xa0(SB)/8, $0x0908090809080908
+DATA q2const<>+0xa8(SB)/8, $0x0908090809080908
+DATA q2const<>+0xb0(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA q2const<>+0xb8(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA q2const<>+0xc0(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA q2const<>+0xc8(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA q2const<>+0xd0(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA q2const<>+0xd8(SB)/8, $0x0f0e0f0e0f0e0f0e
+GLOBL q2const<>(SB), RODATA|NOPTR, $0xe0
+
+// VPDPBUSDY(s, u, d) is the VEX-encoded (AVX-VNNI) VPDPBUSD Ys, Yu, Yd:
+// Yd.int32[l] += Σ_{t<4} Yu.uint8[4l+t] · Ys.int8[4l+t]. The assembler
+// knows only the EVEX form, which needs AVX512VL, so the bytes are
+// spelled out: C4, RXB.00010, W0.vvvv.L1.01, 50, ModRM(11, d, s).
+#define VPDPBUSDY(s, u, d) BYTE $0xC4; BYTE $(0x42 | ((((d)>>3)^1)<<7) | ((((s)>>3)^1)<<5)); BYTE $(0x05 | ((15-(u))<<3)); BYTE $0x50; BYTE $(0xC0 | (((d)&7)<<3) | ((s)&7))
+
+// HSUM8 leaves hsum8 of the eight lanes of Y in the low float of X (X is
+// Y's low half), T scratch.
+#define HSUM8(Y, X, T) \
+	VEXTRACTF128 $1, Y, T \
+	VADDPS       T, X, X \
+	VPERMILPS    $0x4e, X, T \
+	VADDPS       T, X, X \
+	VPERMILPS    $0xb1, X, T \
+	VADDSS       T, X, X
+
+// A Q0 kernel runs, per weight row DI, Q0ROW, then per block its body
+// (which leaves the block's int32 lane sums in Y1) and Q0BLK(WB), then
+// Q0END: the hsum8 of acc = fma(dw·dx, lane, acc) over the nb blocks
+// (weights WB bytes a block, Q8_0 activations 34) is stored to (R8). R12
+// holds &f16Table.
+#define Q0ROW \
+	MOVQ   DI, SI \
+	MOVQ   xa+24(FP), R9 \
+	MOVQ   nb+32(FP), CX \
+	VXORPS Y0, Y0, Y0
+
+#define Q0BLK(WB) \
+	VCVTDQ2PS    Y1, Y1 \
+	MOVWLZX      (SI), AX \
+	VMOVSS       (R12)(AX*4), X3 \
+	MOVWLZX      (R9), AX \
+	VMULSS       (R12)(AX*4), X3, X3 \
+	VBROADCASTSS X3, Y3 \
+	VFMADD231PS  Y1, Y3, Y0 \
+	ADDQ         $WB, SI \
+	ADDQ         $34, R9 \
+	DECQ         CX
+
+#define Q0END \
+	HSUM8(Y0, X0, X3) \
+	VMOVSS X0, (R8) \
+	ADDQ   rb+8(FP), DI \
+	ADDQ   $4, R8 \
+	DECQ   R11
+
+#define Q0START \
+	MOVQ         w+0(FP), DI \
+	MOVQ         nrows+16(FP), R11 \
+	MOVQ         out+40(FP), R8 \
+	LEAQ         ·f16Table(SB), R12 \
+	VPBROADCASTD q2const<>+0x00(SB), Y15 \
+	VPBROADCASTD q2const<>+0x04(SB), Y14 \
+	VPBROADCASTD q2const<>+0x08(SB), Y13 \
+	VPBROADCASTD q2const<>+0x0c(SB), Y12
+
+// Q8_0 × Q8_0 with VPMADDUBSW: |w| (unsigned, ≤ 128) times x with w's
+// sign (signed; x ≠ −128, checked by the caller, so no pair saturates).
+#define Q8BODY \
+	VMOVDQU    2(SI), Y1 \
+	VMOVDQU    2(R9), Y2 \
+	VPSIGNB    Y1, Y2, Y2 \
+	VPABSB     Y1, Y1 \
+	VPMADDUBSW Y2, Y1, Y1 \
+	VPMADDWD   Y13, Y1, Y1
+
+// Q8_0 × Q8_0 with VPDPBUSD: Σ(w+128)·x − Σ128·x, exact for every byte.
+#define Q8BODYVNNI \
+	VMOVDQU 2(SI), Y4 \
+	VPXOR   Y12, Y4, Y4 \
+	VMOVDQU 2(R9), Y2 \
+	VPXOR   Y1, Y1, Y1 \
+	VPXOR   Y5, Y5, Y5 \
+	VPDPBUSDY(2, 4, 1) \
+	VPDPBUSDY(2, 12, 5) \
+	VPSUBD  Y5, Y1, Y1
+
+// Q4_0's nibbles (elements 0..15 low, 16..31 high) as unsigned bytes in Y4.
+#define Q4NIB \
+	VMOVDQU     2(SI), X4 \
+	VPSRLW      $4, X4, X5 \
+	VINSERTI128 $1, X5, Y4, Y4 \
+	VPAND       Y15, Y4, Y4
+
+// Q4_0 × Q8_0 with VPMADDUBSW: (nibble·x pairs) − (8·x pairs), exact in int16.
+#define Q4BODY \
+	Q4NIB \
+	VMOVDQU    2(R9), Y2 \
+	VPMADDUBSW Y2, Y4, Y1 \
+	VPMADDUBSW Y2, Y14, Y5 \
+	VPSUBW     Y5, Y1, Y1 \
+	VPMADDWD   Y13, Y1, Y1
+
+// Q4_0 × Q8_0 with VPDPBUSD: Σ nibble·x − Σ8·x.
+#define Q4BODYVNNI \
+	Q4NIB \
+	VMOVDQU 2(R9), Y2 \
+	VPXOR   Y1, Y1, Y1 \
+	VPXOR   Y5, Y5, Y5 \
+	VPDPBUSDY(2, 4, 1) \
+	VPDPBUSDY(2, 14, 5) \
+	VPSUBD  Y5, Y1, Y1
+
+// func q8_0DotAVX2(w *byte, rb, nrows int, xa *byte, nb int, out *float32)
+//
+// out[r] = ggml's Q8_0·Q8_0 dot of weight row r < nrows (rows rb bytes
+// apart, nb blocks) with the Q8_0 activation row xa, which must hold no
+// −128.
+TEXT ·q8_0DotAVX2(SB), NOSPLIT, $0-48
+	Q0START
+
+q8row:
+	TESTQ R11, R11
+	JZ    q8done
+	Q0ROW
+
+q8blk:
+	Q8BODY
+	Q0BLK(34)
+	JNZ   q8blk
+	Q0END
+	JMP   q8row
+
+q8done:
+	VZEROUPPER
+	RET
+
+// func q8_0DotAVXVNNI(w *byte, rb, nrows int, xa *byte, nb int, out *float32)
+//
+// q8_0DotAVX2 with VPDPBUSD, for any activation bytes.
+TEXT ·q8_0DotAVXVNNI(SB), NOSPLIT, $0-48
+	Q0START
+
+q8vrow:
+	TESTQ R11, R11
+	JZ    q8vdone
+	Q0ROW
+
+q8vblk:
+	Q8BODYVNNI
+	Q0BLK(34)
+	JNZ   q8vblk
+	Q0END
+	JMP   q8vrow
+
+q8vdone:
+	VZEROUPPER
+	RET
+
+// func q4_0DotAVX2(w *byte, rb, nrows int, xa *byte, nb int, out *float32)
+//
+// out[r] = ggml's Q4_0·Q8_0 dot of weight row r with the activation row xa.
+TEXT ·q4_0DotAVX2(SB), NOSPLIT, $0-48
+	Q0START
+
+q4row:
+	TESTQ R11, R11
+	JZ    q4done
+	Q0ROW
+
+q4blk:
+	Q4BODY
+	Q0BLK(18)
+	JNZ   q4blk
+	Q0END
+	JMP   q4row
+
+q4done:
+	VZEROUPPER
+	RET
+
+// func q4_0DotAVXVNNI(w *byte, rb, nrows int, xa *byte, nb int, out *float32)
+TEXT ·q4_0DotAVXVNNI(SB), NOSPLIT, $0-48
+	Q0START
+
+q4vrow:
+	TESTQ R11, R11
+	JZ    q4vdone
+	Q0ROW
+
+q4vblk:
+	Q4BODYVNNI
+	Q0BLK(18)
+	JNZ   q4vblk
+	Q0END
+	JMP   q4vrow
+
+q4vdone:
+	VZEROUPPER
+	RET
+
+// K4GROUP adds the lanes of Q4_K group j (32 bytes of quants: low nibbles
+// are elements 64j..64j+31 with scale sc(2j), high nibbles the next 32
+// with sc(2j+1)) to Y2: VPMADDUBSW of the nibbles by the Q8_K quants
+// (pairs ≤ 15·128·2), then VPMADDWD by the broadcast scale.
+#define K4GROUP(j) \
+	VMOVDQU      (16+32*j)(SI), Y3 \
+	VPSRLW       $4, Y3, Y4 \
+	VPAND        Y15, Y3, Y3 \
+	VPAND        Y15, Y4, Y4 \
+	VPMADDUBSW   (4+64*j)(R9), Y3, Y3 \
+	VPMADDUBSW   (36+64*j)(R9), Y4, Y4 \
+	MOVBLZX      (2*j)(SP), AX \
+	VMOVD        AX, X5 \
+	VPBROADCASTW X5, Y5 \
+	MOVBLZX      (2*j+1)(SP), AX \
+	VMOVD        AX, X6 \
+	VPBROADCASTW X6, Y6 \
+	VPMADDWD     Y5, Y3, Y3 \
+	VPMADDWD     Y6, Y4, Y4 \
+	VPADDD       Y3, Y2, Y2 \
+	VPADDD       Y4, Y2, Y2
+
+// func q4_KDotAVX2(w *byte, rb, nrows int, xa *byte, nsb int, out *float32)
+//
+// out[r] = ggml's Q4_K·Q8_K dot of weight row r < nrows (rows rb bytes
+// apart, nsb super-blocks) with the Q8_K activation row xa. Frame: the
+// unpacked scales sc0..7 and mins mn0..7 at 0(SP).
+TEXT ·q4_KDotAVX2(SB), NOSPLIT, $16-48
+	MOVQ         w+0(FP), DI
+	MOVQ         nrows+16(FP), R11
+	MOVQ         out+40(FP), R8
+	LEAQ         ·f16Table(SB), R12
+	VPBROADCASTD q2const<>+0x00(SB), Y15
+	VBROADCASTSS q2const<>+0x18(SB), X14
+
+k4row:
+	TESTQ  R11, R11
+	JZ     k4done
+	MOVQ   DI, SI
+	MOVQ   xa+24(FP), R9
+	MOVQ   nsb+32(FP), R10
+	VXORPS Y0, Y0, Y0 // acc
+	VXORPS X1, X1, X1 // accm
+
+k4sb:
+	// ggml's utmp shuffle of the 12 scale bytes into sc0..7, mn0..7.
+	MOVL 4(SI), AX
+	MOVL 8(SI), BX
+	MOVL 12(SI), DX
+	MOVL BX, CX
+	SHRL $6, CX
+	ANDL $0x03030303, CX
+	SHLL $4, CX
+	MOVL DX, R13
+	SHRL $4, R13
+	ANDL $0x0f0f0f0f, R13
+	ORL  CX, R13
+	MOVL R13, 12(SP)              // mn4..7
+	ANDL $0x3f3f3f3f, BX
+	MOVL BX, 8(SP)                // mn0..3
+	MOVL AX, CX
+	SHRL $6, CX
+	ANDL $0x03030303, CX
+	SHLL $4, CX
+	ANDL $0x0f0f0f0f, DX
+	ORL  CX, DX
+	MOVL DX, 4(SP)                // sc4..7
+	ANDL $0x3f3f3f3f, AX
+	MOVL AX, 0(SP)                // sc0..3
+	VPXOR Y2, Y2, Y2
+	K4GROUP(0)
+	K4GROUP(1)
+	K4GROUP(2)
+	K4GROUP(3)
+	// acc = fma(dx·dw, lanes, acc)
+	VCVTDQ2PS    Y2, Y2
+	MOVWLZX      (SI), AX
+	VMOVSS       (R12)(AX*4), X3
+	VMULSS       (R9), X3, X3
+	VBROADCASTSS X3, Y3
+	VFMADD231PS  Y2, Y3, Y0
+	// accm = fma(−(dx·dmin), mn·S pairs, accm); S = pair sums of bsums
+	VPMOVZXBW    8(SP), X4
+	VMOVDQU      260(R9), X5
+	VMOVDQU      276(R9), X6
+	VPHADDW      X6, X5, X5
+	VPMADDWD     X5, X4, X4
+	VCVTDQ2PS    X4, X4
+	MOVWLZX      2(SI), AX
+	VMOVSS       (R12)(AX*4), X3
+	VMULSS       (R9), X3, X3
+	VXORPS       X14, X3, X3
+	VBROADCASTSS X3, X3
+	VFMADD231PS  X4, X3, X1
+	ADDQ         $144, SI
+	ADDQ         $292, R9
+	DECQ         R10
+	JNZ          k4sb
+	// hsum8(acc) + ((m0+m2)+(m1+m3))
+	HSUM8(Y0, X0, X3)
+	VPERMILPS    $0x4e, X1, X3
+	VADDPS       X3, X1, X1
+	VPERMILPS    $0xb1, X1, X3
+	VADDSS       X3, X1, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, (R8)
+	ADDQ         $4, R8
+	ADDQ         rb+8(FP), DI
+	DECQ         R11
+	JMP          k4row
+
+k4done:
+	VZEROUPPER
+	RET
+
+// K6CHUNK adds the lanes of one 32-element Q6_K chunk Q (unsigned 6-bit
+// quants) to Y2: (q·x pairs) − (32·x pairs), exact in int16, then
+// VPMADDWD by the chunk's two scales (Y4 shuffled by the mask at q2const+mask).
+#define K6CHUNK(Q, xoff, mask) \
+	VMOVDQU    xoff, Y7 \
+	VPMADDUBSW Y7, Q, Q \
+	VPMADDUBSW Y7, Y13, Y8 \
+	VPSUBW     Y8, Q, Q \
+	VPSHUFB    q2const<>+mask(SB), Y4, Y8 \
+	VPMADDWD   Y8, Q, Q \
+	VPADDD     Q, Y2, Y2
+
+// K6HALF adds the lanes of Q6_K half n (128 elements: ql 64n.., qh
+// 128+32n.., scales 192+8n..) to Y2.
+#define K6HALF(n) \
+	VMOVDQU     (64*n)(SI), Y9 \
+	VMOVDQU     (64*n+32)(SI), Y10 \
+	VMOVDQU     (128+32*n)(SI), Y11 \
+	VPMOVSXBW   (192+8*n)(SI), X4 \
+	VINSERTI128 $1, X4, Y4, Y4 \
+	VPAND       Y15, Y9, Y5 \
+	VPSLLW      $4, Y11, Y6 \
+	VPAND       Y14, Y6, Y6 \
+	VPOR        Y6, Y5, Y5 \
+	K6CHUNK(Y5, (4+128*n)(R9), 0x60) \
+	VPAND       Y15, Y10, Y5 \
+	VPSLLW      $2, Y11, Y6 \
+	VPAND       Y14, Y6, Y6 \
+	VPOR        Y6, Y5, Y5 \
+	K6CHUNK(Y5, (36+128*n)(R9), 0x80) \
+	VPSRLW      $4, Y9, Y5 \
+	VPAND       Y15, Y5, Y5 \
+	VPAND       Y14, Y11, Y6 \
+	VPOR        Y6, Y5, Y5 \
+	K6CHUNK(Y5, (68+128*n)(R9), 0xa0) \
+	VPSRLW      $4, Y10, Y5 \
+	VPAND       Y15, Y5, Y5 \
+	VPSRLW      $2, Y11, Y6 \
+	VPAND       Y14, Y6, Y6 \
+	VPOR        Y6, Y5, Y5 \
+	K6CHUNK(Y5, (100+128*n)(R9), 0xc0)
+
+// func q6_KDotAVX2(w *byte, rb, nrows int, xa *byte, nsb int, out *float32)
+//
+// out[r] = ggml's Q6_K·Q8_K dot of weight row r with the activation row xa.
+TEXT ·q6_KDotAVX2(SB), NOSPLIT, $0-48
+	MOVQ         w+0(FP), DI
+	MOVQ         nrows+16(FP), R11
+	MOVQ         out+40(FP), R8
+	LEAQ         ·f16Table(SB), R12
+	VPBROADCASTD q2const<>+0x00(SB), Y15
+	VPBROADCASTD q2const<>+0x10(SB), Y14
+	VPBROADCASTD q2const<>+0x14(SB), Y13
+
+k6row:
+	TESTQ  R11, R11
+	JZ     k6done
+	MOVQ   DI, SI
+	MOVQ   xa+24(FP), R9
+	MOVQ   nsb+32(FP), R10
+	VXORPS Y0, Y0, Y0
+
+k6sb:
+	VPXOR        Y2, Y2, Y2
+	K6HALF(0)
+	K6HALF(1)
+	VCVTDQ2PS    Y2, Y2
+	MOVWLZX      208(SI), AX
+	VMOVSS       (R12)(AX*4), X3
+	VMULSS       (R9), X3, X3
+	VBROADCASTSS X3, Y3
+	VFMADD231PS  Y2, Y3, Y0
+	ADDQ         $210, SI
+	ADDQ         $292, R9
+	DECQ         R10
+	JNZ          k6sb
+	HSUM8(Y0, X0, X3)
+	VMOVSS       X0, (R8)
+	ADDQ         $4, R8
+	ADDQ         rb+8(FP), DI
+	DECQ         R11
+	JMP          k6row
+
+k6done:
+	VZEROUPPER
+	RET
+
+// func quantQ8_0AVX2(dst *byte, x *float32, nb int)
+//
+// quantize_row_q8_0's AVX2 code for nb blocks of 32 (as quantQ8_0AVX512):
+// d = max|x|/127 as binary16, q = x·(127/max|x|) rounded to nearest even
+// and saturated to int8 by VPACKSSDW + VPACKSSWB, whose 128-bit lane
+// interleave VPERMD undoes.
+TEXT ·quantQ8_0AVX2(SB), NOSPLIT, $0-24
+	MOVQ         dst+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         nb+16(FP), CX
+	VBROADCASTSS q2const<>+0x20(SB), Y15
+	VMOVSS       q2const<>+0x1c(SB), X9
+	VMOVDQU      q2const<>+0x40(SB), Y14
+	VXORPS       X8, X8, X8
+
+q2qloop:
+	VMOVUPS      (SI), Y0
+	VMOVUPS      32(SI), Y1
+	VMOVUPS      64(SI), Y2
+	VMOVUPS      96(SI), Y3
+	VANDPS       Y15, Y0, Y4
+	VANDPS       Y15, Y1, Y5
+	VMAXPS       Y5, Y4, Y4
+	VANDPS       Y15, Y2, Y5
+	VANDPS       Y15, Y3, Y6
+	VMAXPS       Y6, Y5, Y5
+	VMAXPS       Y5, Y4, Y4
+	VEXTRACTF128 $1, Y4, X5
+	VMAXPS       X5, X4, X4
+	VPERMILPS    $0x4e, X4, X5
+	VMAXPS       X5, X4, X4
+	VPERMILPS    $0xb1, X4, X5
+	VMAXSS       X5, X4, X4           // amax
+	VDIVSS       X9, X4, X5           // d = amax/127
+	VDIVSS       X4, X9, X6           // 127/amax
+	VCMPSS       $4, X8, X4, X7       // amax ≠ 0
+	VANDPS       X7, X6, X6           // id
+	VCVTPS2PH    $0, X5, X5
+	VMOVD        X5, AX
+	MOVW         AX, (DI)
+	VBROADCASTSS X6, Y6
+	VMULPS       Y6, Y0, Y0
+	VMULPS       Y6, Y1, Y1
+	VMULPS       Y6, Y2, Y2
+	VMULPS       Y6, Y3, Y3
+	VCVTPS2DQ    Y0, Y0
+	VCVTPS2DQ    Y1, Y1
+	VCVTPS2DQ    Y2, Y2
+	VCVTPS2DQ    Y3, Y3
+	VPACKSSDW    Y1, Y0, Y0
+	VPACKSSDW    Y3, Y2, Y2
+	VPACKSSWB    Y2, Y0, Y0
+	VPERMD       Y0, Y14, Y0
+	VMOVDQU      Y0, 2(DI)
+	ADDQ         $128, SI
+	ADDQ         $34, DI
+	DECQ         CX
+	JNZ          q2qloop
+	VZEROUPPER
+	RET
