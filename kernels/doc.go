@@ -6,8 +6,8 @@
 //
 // Every kernel has a plain-Go version whose doc comment is its math; that
 // version always builds (CGO_ENABLED=0, any GOARCH, -tags noasm) and is what
-// the SIMD versions are tested against. On amd64 an AVX-512 or AVX2 (+FMA,
-// F16C) implementation is chosen once at start-up from the CPU's features;
+// the SIMD versions are tested against. On amd64 a SIMD set is chosen once
+// at start-up from the CPU's features (see Implementations below);
 // Implementation names the one in use. Work is split across goroutines by
 // output columns (weight rows), in chunks the goroutines take in turn so
 // that one descheduled thread does not hold up the others; SetThreads sets
@@ -42,7 +42,28 @@
 // or bf16 bytes exactly) and forms ggml's integer lane sums and float32
 // accumulation in ggml's order (qdot.go), so that its results are the same
 // bits on every implementation and the same as llama.cpp's CPU backend
-// without AMX. On AVX-512 VNNI it is the int8 fast path (qgemm_amd64.go).
+// without AMX. On AVX-512 VNNI it is the int8 fast path (qgemm_amd64.go);
+// on AVX2 and AVX-VNNI, Q8_0, Q4_0, Q4_K and Q6_K weights have 256-bit
+// integer kernels (qgemm256_amd64.go) and the other block types plain Go.
+//
+// # Implementations
+//
+// On amd64 (without -tags noasm) stubs_amd64.go lists the sets the CPU can
+// run, best first, and the first is used; golang.org/x/sys/cpu reads the
+// features, and honours GODEBUG's cpu.* options, so a set can be masked:
+//
+//	avx512   AVX-512 F, BW, VL (+ FMA, F16C); MatMulQ's int8 kernels need VNNI too
+//	avxvnni  AVX2, FMA, F16C and AVX-VNNI: the avx2 set with VEX VPDPBUSD in MatMulQ
+//	avx2     AVX2, FMA, F16C
+//	generic  plain Go: other CPUs, other GOARCHes, -tags noasm
+//
+// GODEBUG=cpu.avx512f=off gives what a CPU without AVX-512 runs (avxvnni
+// where the CPU has it), cpu.avx512f=off,cpu.avxvnni=off the avx2 set. The
+// tests run every set the CPU can execute in one process (implementations()
+// in matmul_test.go swaps the active set), each against the plain-Go
+// results and the reference tools' fixtures; CI runs the suite again under
+// both GODEBUG settings so that the model's tests also run on the smaller
+// sets, and with -tags noasm.
 //
 // # Matrix multiply (SIMD)
 //
