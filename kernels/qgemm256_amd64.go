@@ -48,6 +48,24 @@ func q4_0DotAVX2(w *byte, rb, nrows int, xa *byte, nb int, out *float32)
 func q4_0DotAVXVNNI(w *byte, rb, nrows int, xa *byte, nb int, out *float32)
 
 //go:noescape
+func q5_0DotAVX2(w *byte, rb, nrows int, xa *byte, nb int, out *float32)
+
+//go:noescape
+func q5_0DotAVXVNNI(w *byte, rb, nrows int, xa *byte, nb int, out *float32)
+
+//go:noescape
+func q4_1DotAVX2(w *byte, rb, nrows int, xa *byte, nb int, out *float32)
+
+//go:noescape
+func q4_1DotAVXVNNI(w *byte, rb, nrows int, xa *byte, nb int, out *float32)
+
+//go:noescape
+func q5_1DotAVX2(w *byte, rb, nrows int, xa *byte, nb int, out *float32)
+
+//go:noescape
+func q5_1DotAVXVNNI(w *byte, rb, nrows int, xa *byte, nb int, out *float32)
+
+//go:noescape
 func q4_KDotAVX2(w *byte, rb, nrows int, xa *byte, nsb int, out *float32)
 
 //go:noescape
@@ -74,6 +92,21 @@ func qmm256(dst, x []float32, M int, w *Matrix, vnni bool) bool {
 		kern = q4_0DotAVX2
 		if vnni {
 			kern = q4_0DotAVXVNNI
+		}
+	case tensor.Q5_0:
+		kern = q5_0DotAVX2
+		if vnni {
+			kern = q5_0DotAVXVNNI
+		}
+	case tensor.Q4_1:
+		kern = q4_1DotAVX2
+		if vnni {
+			kern = q4_1DotAVXVNNI
+		}
+	case tensor.Q5_1:
+		kern = q5_1DotAVX2
+		if vnni {
+			kern = q5_1DotAVXVNNI
 		}
 	case tensor.Q4_K:
 		kern = q4_KDotAVX2

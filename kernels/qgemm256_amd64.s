@@ -43,7 +43,21 @@ DATA q2const<>+0xc0(SB)/8, $0x0d0c0d0c0d0c0d0c
 DATA q2const<>+0xc8(SB)/8, $0x0d0c0d0c0d0c0d0c
 DATA q2const<>+0xd0(SB)/8, $0x0f0e0f0e0f0e0f0e
 DATA q2const<>+0xd8(SB)/8, $0x0f0e0f0e0f0e0f0e
-GLOBL q2const<>(SB), RODATA|NOPTR, $0xe0
+// Q5 high bits: VPSHUFB mask spreading qh byte b over bytes 8b..8b+7,
+// then every bit but bit k of byte k set (ggml's bytes_from_bits_32).
+DATA q2const<>+0xe0(SB)/8, $0x0000000000000000
+DATA q2const<>+0xe8(SB)/8, $0x0101010101010101
+DATA q2const<>+0xf0(SB)/8, $0x0202020202020202
+DATA q2const<>+0xf8(SB)/8, $0x0303030303030303
+DATA q2const<>+0x100(SB)/8, $0x7fbfdfeff7fbfdfe
+DATA q2const<>+0x108(SB)/8, $0x7fbfdfeff7fbfdfe
+DATA q2const<>+0x110(SB)/8, $0x7fbfdfeff7fbfdfe
+DATA q2const<>+0x118(SB)/8, $0x7fbfdfeff7fbfdfe
+DATA q2const<>+0x120(SB)/4, $0x10101010 // Q5 high bit, Q5_0 zero point
+DATA q2const<>+0x124(SB)/4, $0x03030303 // 2-bit mask
+DATA q2const<>+0x128(SB)/4, $0x04040404 // Q3_K high bit, zero point
+DATA q2const<>+0x12c(SB)/4, $0x000f000f // Q2_K scale mask (int16)
+GLOBL q2const<>(SB), RODATA|NOPTR, $0x130
 
 // VPDPBUSDY(s, u, d) is the VEX-encoded (AVX-VNNI) VPDPBUSD Ys, Yu, Yd:
 // Yd.int32[l] += Σ_{t<4} Yu.uint8[4l+t] · Ys.int8[4l+t]. The assembler
@@ -84,6 +98,34 @@ GLOBL q2const<>(SB), RODATA|NOPTR, $0xe0
 	ADDQ         $34, R9 \
 	DECQ         CX
 
+// Q1BLK is Q0BLK for Q4_1/Q5_1 weights (WB bytes) and Q8_1 activations
+// (36 bytes: d, s, q): it also sets summs = fma(m, s, summs) in X9.
+#define Q1BLK(WB) \
+	MOVWLZX      2(SI), AX \
+	VMOVSS       (R12)(AX*4), X6 \
+	MOVWLZX      2(R9), AX \
+	VMOVSS       (R12)(AX*4), X7 \
+	VFMADD231SS  X7, X6, X9 \
+	VCVTDQ2PS    Y1, Y1 \
+	MOVWLZX      (SI), AX \
+	VMOVSS       (R12)(AX*4), X3 \
+	MOVWLZX      (R9), AX \
+	VMULSS       (R12)(AX*4), X3, X3 \
+	VBROADCASTSS X3, Y3 \
+	VFMADD231PS  Y1, Y3, Y0 \
+	ADDQ         $WB, SI \
+	ADDQ         $36, R9 \
+	DECQ         CX
+
+// Q1END is Q0END storing hsum8(acc) + summs.
+#define Q1END \
+	HSUM8(Y0, X0, X3) \
+	VADDSS X9, X0, X0 \
+	VMOVSS X0, (R8) \
+	ADDQ   rb+8(FP), DI \
+	ADDQ   $4, R8 \
+	DECQ   R11
+
 #define Q0END \
 	HSUM8(Y0, X0, X3) \
 	VMOVSS X0, (R8) \
@@ -99,7 +141,76 @@ GLOBL q2const<>(SB), RODATA|NOPTR, $0xe0
 	VPBROADCASTD q2const<>+0x00(SB), Y15 \
 	VPBROADCASTD q2const<>+0x04(SB), Y14 \
 	VPBROADCASTD q2const<>+0x08(SB), Y13 \
-	VPBROADCASTD q2const<>+0x0c(SB), Y12
+	VPBROADCASTD q2const<>+0x0c(SB), Y12 \
+	VPBROADCASTD q2const<>+0x120(SB), Y11 \
+	VPCMPEQB     Y10, Y10, Y10
+
+// Q5HB leaves the 32 high bits of a Q5 block (u32 at off(SI)) as bytes
+// 0x10 or 0 in Y6 (Y10 all ones, Y11 0x10 bytes).
+#define Q5HB(off) \
+	VPBROADCASTD off(SI), Y6 \
+	VPSHUFB      q2const<>+0xe0(SB), Y6, Y6 \
+	VPOR         q2const<>+0x100(SB), Y6, Y6 \
+	VPCMPEQB     Y10, Y6, Y6 \
+	VPAND        Y11, Y6, Y6
+
+// Q5NIB leaves a Q5 block's 5-bit unsigned values (qh at qh(SI), qs at
+// qs(SI)) in Y4.
+#define Q5NIB(qh, qs) \
+	VMOVDQU     qs(SI), X4 \
+	VPSRLW      $4, X4, X5 \
+	VINSERTI128 $1, X5, Y4, Y4 \
+	VPAND       Y15, Y4, Y4 \
+	Q5HB(qh) \
+	VPOR        Y6, Y4, Y4
+
+// Q5_0 × Q8_0: (u·x pairs) − (16·x pairs), u = 5-bit value, exact in int16.
+#define Q50BODY \
+	Q5NIB(2, 6) \
+	VMOVDQU    2(R9), Y2 \
+	VPMADDUBSW Y2, Y4, Y1 \
+	VPMADDUBSW Y2, Y11, Y5 \
+	VPSUBW     Y5, Y1, Y1 \
+	VPMADDWD   Y13, Y1, Y1
+
+#define Q50BODYVNNI \
+	Q5NIB(2, 6) \
+	VMOVDQU 2(R9), Y2 \
+	VPXOR   Y1, Y1, Y1 \
+	VPXOR   Y5, Y5, Y5 \
+	VPDPBUSDY(2, 4, 1) \
+	VPDPBUSDY(2, 11, 5) \
+	VPSUBD  Y5, Y1, Y1
+
+// Q4_1 × Q8_1 (nibbles at 4) and Q5_1 × Q8_1 (qh at 4, qs at 8): the
+// unsigned values times x.
+#define Q41BODY \
+	VMOVDQU     4(SI), X4 \
+	VPSRLW      $4, X4, X5 \
+	VINSERTI128 $1, X5, Y4, Y4 \
+	VPAND       Y15, Y4, Y4 \
+	VPMADDUBSW  4(R9), Y4, Y1 \
+	VPMADDWD    Y13, Y1, Y1
+
+#define Q41BODYVNNI \
+	VMOVDQU     4(SI), X4 \
+	VPSRLW      $4, X4, X5 \
+	VINSERTI128 $1, X5, Y4, Y4 \
+	VPAND       Y15, Y4, Y4 \
+	VMOVDQU     4(R9), Y2 \
+	VPXOR       Y1, Y1, Y1 \
+	VPDPBUSDY(2, 4, 1)
+
+#define Q51BODY \
+	Q5NIB(4, 8) \
+	VPMADDUBSW 4(R9), Y4, Y1 \
+	VPMADDWD   Y13, Y1, Y1
+
+#define Q51BODYVNNI \
+	Q5NIB(4, 8) \
+	VMOVDQU 4(R9), Y2 \
+	VPXOR   Y1, Y1, Y1 \
+	VPDPBUSDY(2, 4, 1)
 
 // Q8_0 × Q8_0 with VPMADDUBSW: |w| (unsigned, ≤ 128) times x with w's
 // sign (signed; x ≠ −128, checked by the caller, so no pair saturates).
@@ -233,6 +344,130 @@ q4vblk:
 	JMP   q4vrow
 
 q4vdone:
+	VZEROUPPER
+	RET
+
+// func q5_0DotAVX2(w *byte, rb, nrows int, xa *byte, nb int, out *float32)
+TEXT ·q5_0DotAVX2(SB), NOSPLIT, $0-48
+	Q0START
+
+q50row:
+	TESTQ R11, R11
+	JZ    q50done
+	Q0ROW
+
+q50blk:
+	Q50BODY
+	Q0BLK(22)
+	JNZ   q50blk
+	Q0END
+	JMP   q50row
+
+q50done:
+	VZEROUPPER
+	RET
+
+// func q5_0DotAVXVNNI(w *byte, rb, nrows int, xa *byte, nb int, out *float32)
+TEXT ·q5_0DotAVXVNNI(SB), NOSPLIT, $0-48
+	Q0START
+
+q50vrow:
+	TESTQ R11, R11
+	JZ    q50vdone
+	Q0ROW
+
+q50vblk:
+	Q50BODYVNNI
+	Q0BLK(22)
+	JNZ   q50vblk
+	Q0END
+	JMP   q50vrow
+
+q50vdone:
+	VZEROUPPER
+	RET
+
+// func q4_1DotAVX2(w *byte, rb, nrows int, xa *byte, nb int, out *float32)
+TEXT ·q4_1DotAVX2(SB), NOSPLIT, $0-48
+	Q0START
+
+q41row:
+	TESTQ R11, R11
+	JZ    q41done
+	Q0ROW
+	VXORPS X9, X9, X9
+
+q41blk:
+	Q41BODY
+	Q1BLK(20)
+	JNZ   q41blk
+	Q1END
+	JMP   q41row
+
+q41done:
+	VZEROUPPER
+	RET
+
+// func q4_1DotAVXVNNI(w *byte, rb, nrows int, xa *byte, nb int, out *float32)
+TEXT ·q4_1DotAVXVNNI(SB), NOSPLIT, $0-48
+	Q0START
+
+q41vrow:
+	TESTQ R11, R11
+	JZ    q41vdone
+	Q0ROW
+	VXORPS X9, X9, X9
+
+q41vblk:
+	Q41BODYVNNI
+	Q1BLK(20)
+	JNZ   q41vblk
+	Q1END
+	JMP   q41vrow
+
+q41vdone:
+	VZEROUPPER
+	RET
+
+// func q5_1DotAVX2(w *byte, rb, nrows int, xa *byte, nb int, out *float32)
+TEXT ·q5_1DotAVX2(SB), NOSPLIT, $0-48
+	Q0START
+
+q51row:
+	TESTQ R11, R11
+	JZ    q51done
+	Q0ROW
+	VXORPS X9, X9, X9
+
+q51blk:
+	Q51BODY
+	Q1BLK(24)
+	JNZ   q51blk
+	Q1END
+	JMP   q51row
+
+q51done:
+	VZEROUPPER
+	RET
+
+// func q5_1DotAVXVNNI(w *byte, rb, nrows int, xa *byte, nb int, out *float32)
+TEXT ·q5_1DotAVXVNNI(SB), NOSPLIT, $0-48
+	Q0START
+
+q51vrow:
+	TESTQ R11, R11
+	JZ    q51vdone
+	Q0ROW
+	VXORPS X9, X9, X9
+
+q51vblk:
+	Q51BODYVNNI
+	Q1BLK(24)
+	JNZ   q51vblk
+	Q1END
+	JMP   q51vrow
+
+q51vdone:
 	VZEROUPPER
 	RET
 

@@ -34,6 +34,12 @@ func TestQ256KernelsExtremes(t *testing.T) {
 		{tensor.Q8_0, q8_0DotAVXVNNI, true, false},
 		{tensor.Q4_0, q4_0DotAVX2, false, false},
 		{tensor.Q4_0, q4_0DotAVXVNNI, true, false},
+		{tensor.Q5_0, q5_0DotAVX2, false, false},
+		{tensor.Q5_0, q5_0DotAVXVNNI, true, false},
+		{tensor.Q4_1, q4_1DotAVX2, false, false},
+		{tensor.Q4_1, q4_1DotAVXVNNI, true, false},
+		{tensor.Q5_1, q5_1DotAVX2, false, false},
+		{tensor.Q5_1, q5_1DotAVXVNNI, true, false},
 		{tensor.Q4_K, q4_KDotAVX2, false, false},
 		{tensor.Q6_K, q6_KDotAVX2, false, false},
 	}
@@ -63,8 +69,11 @@ func TestQ256KernelsExtremes(t *testing.T) {
 				for b := 0; b < rb/int(c.t.BlockBytes()); b++ {
 					blk := w[n*rb+b*int(c.t.BlockBytes()):]
 					switch c.t {
-					case tensor.Q8_0, tensor.Q4_0:
+					case tensor.Q8_0, tensor.Q4_0, tensor.Q5_0:
 						binary.LittleEndian.PutUint16(blk, h())
+					case tensor.Q4_1, tensor.Q5_1:
+						binary.LittleEndian.PutUint16(blk, h())
+						binary.LittleEndian.PutUint16(blk[2:], h())
 					case tensor.Q4_K:
 						binary.LittleEndian.PutUint16(blk, h())
 						binary.LittleEndian.PutUint16(blk[2:], h())
@@ -87,6 +96,9 @@ func TestQ256KernelsExtremes(t *testing.T) {
 					}
 				} else {
 					binary.LittleEndian.PutUint16(blk, h())
+					if at == tensor.Q8_1 {
+						binary.LittleEndian.PutUint16(blk[2:], h())
+					}
 				}
 			}
 			got := make([]float32, N+1)
