@@ -43,8 +43,8 @@
 // accumulation in ggml's order (qdot.go), so that its results are the same
 // bits on every implementation and the same as llama.cpp's CPU backend
 // without AMX. On AVX-512 VNNI it is the int8 fast path (qgemm_amd64.go);
-// on AVX2 and AVX-VNNI, Q8_0, Q4_0, Q4_K and Q6_K weights have 256-bit
-// integer kernels (qgemm256_amd64.go) and the other block types plain Go.
+// on AVX2 and AVX-VNNI every block type has 256-bit integer kernels
+// (qgemm256_amd64.go).
 //
 // # Implementations
 //

@@ -9,27 +9,31 @@ import (
 )
 
 // MatMulQ on AVX2 and on AVX-VNNI (qgemm256_amd64.s), for CPUs without
-// AVX-512. Each kernel streams weight rows against one activation row in
-// ggml's own blocks (Q8_0 for Q8_0 and Q4_0 weights, Q8_K for Q4_K and
-// Q6_K), forms a block's eight lane sums (qdot.go) exactly in one ymm of
-// int32 and then does qdot.go's float32 arithmetic in its order, so the
-// results are bit-identical to the plain-Go ones:
+// AVX-512, for every block type MatMulQ quantizes activations for. Each
+// kernel streams weight rows against one activation row in ggml's own
+// blocks (Q8_0 for Q4_0/Q5_0/Q8_0, Q8_1 for Q4_1/Q5_1, Q8_K for the
+// k-quants), forms a block's eight lane sums (qdot.go) exactly in one ymm
+// of int32 and then does qdot.go's float32 arithmetic in its order, so the
+// results are bit-identical to the plain-Go ones. The lane sums, with
+// u the weights' unsigned integers and x the int8 activations:
 //
-//	Q8_0  AVX2:  VPMADDUBSW(|w|, sign(x, w)) → int16 pairs, VPMADDWD by ones → lanes
-//	             (pairs ≤ 2·128·127 when no activation is −128: MatMulQ falls back
-//	             to plain Go for the rare rows, from NaN or ±Inf input, that have one)
-//	      VNNI:  VPDPBUSD(w+128, x) − VPDPBUSD(128, x), exact for every byte
-//	Q4_0  AVX2:  VPMADDUBSW(nibble, x) − VPMADDUBSW(8, x), VPMADDWD by ones
-//	      VNNI:  VPDPBUSD(nibble, x) − VPDPBUSD(8, x)
-//	Q4_K         per 32 elements VPMADDUBSW(nibble, x), VPMADDWD by the 6-bit scale;
-//	             the min term from VPMADDWD(mins, bsums pair sums), as ggml
-//	Q6_K         per 32 elements VPMADDUBSW(q, x) − VPMADDUBSW(32, x), VPMADDWD by
-//	             the two 16-element scales
+//	Q8_0        AVX2: VPMADDUBSW(|w|, sign(x, w)) → int16 pairs, VPMADDWD by ones
+//	            (pairs ≤ 2·128·127 when no activation is −128; MatMulQ falls back to
+//	            plain Go for the rare rows, from NaN or ±Inf input, that have one)
+//	            VNNI: VPDPBUSD(w+128, x) − VPDPBUSD(128, x), exact for every byte
+//	Q4_0, Q5_0  VPMADDUBSW(u, x) − VPMADDUBSW(8 or 16, x), VPMADDWD by ones
+//	            VNNI: VPDPBUSD(u, x) − VPDPBUSD(8 or 16, x)
+//	Q4_1, Q5_1  VPMADDUBSW(u, x), VPMADDWD by ones (VNNI: VPDPBUSD(u, x)); summs
+//	            = fma(m, s, summs) per block
+//	k-quants    per 32 elements VPMADDUBSW(u, x) (− VPMADDUBSW(4 or 32, x) for the
+//	            centred Q3_K and Q6_K), then VPMADDWD by the sub-block scale(s) as
+//	            int16: the scale of a 16-element sub-block fills one 128-bit half.
+//	            Min terms: VPMADDWD(mins, bsums or their pair sums), as qdot.go
 //
-// The same kernels serve every M: weight rows are taken q256Rows at a time
-// (a few tens of KB, L2-resident) and each such block is dotted with
-// every activation row before the next. Other block types take the plain-Go
-// path.
+// Every int16 pair stays below 2¹⁵ (at most 2·63·128), so no saturation
+// occurs. The same kernels serve every M: weight rows are taken q256Rows
+// at a time (a few tens of KB, L2-resident) and each such block is dotted
+// with every activation row before the next.
 
 // q256Rows is how many weight rows one kernel call streams per activation
 // row: for K = 5632 Q8_0, 16 rows are 96 KB, reused from L2 by every row.
@@ -64,6 +68,15 @@ func q5_1DotAVX2(w *byte, rb, nrows int, xa *byte, nb int, out *float32)
 
 //go:noescape
 func q5_1DotAVXVNNI(w *byte, rb, nrows int, xa *byte, nb int, out *float32)
+
+//go:noescape
+func q2_KDotAVX2(w *byte, rb, nrows int, xa *byte, nsb int, out *float32)
+
+//go:noescape
+func q3_KDotAVX2(w *byte, rb, nrows int, xa *byte, nsb int, out *float32)
+
+//go:noescape
+func q5_KDotAVX2(w *byte, rb, nrows int, xa *byte, nsb int, out *float32)
 
 //go:noescape
 func q4_KDotAVX2(w *byte, rb, nrows int, xa *byte, nsb int, out *float32)
@@ -108,6 +121,12 @@ func qmm256(dst, x []float32, M int, w *Matrix, vnni bool) bool {
 		if vnni {
 			kern = q5_1DotAVXVNNI
 		}
+	case tensor.Q2_K:
+		kern = q2_KDotAVX2
+	case tensor.Q3_K:
+		kern = q3_KDotAVX2
+	case tensor.Q5_K:
+		kern = q5_KDotAVX2
 	case tensor.Q4_K:
 		kern = q4_KDotAVX2
 	case tensor.Q6_K:

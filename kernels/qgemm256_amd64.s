@@ -673,6 +673,487 @@ k6done:
 	VZEROUPPER
 	RET
 
+// func q5_KDotAVX2(w *byte, rb, nrows int, xa *byte, nsb int, out *float32)
+//
+// out[r] = ggml's Q5_K·Q8_K dot of weight row r with the activation row
+// xa: q4_KDotAVX2 with each nibble's fifth bit from qh (shifted to 0x10),
+// and the min term summed into one float, summs = fma(−(dx·dmin), Σ mn·S,
+// summs). Frame: sc0..7, mn0..7.
+TEXT ·q5_KDotAVX2(SB), NOSPLIT, $16-48
+	MOVQ         w+0(FP), DI
+	MOVQ         nrows+16(FP), R11
+	MOVQ         out+40(FP), R8
+	LEAQ         ·f16Table(SB), R12
+	VPBROADCASTD q2const<>+0x00(SB), Y15
+	VBROADCASTSS q2const<>+0x18(SB), X14
+	VPBROADCASTD q2const<>+0x120(SB), Y11
+
+k5row:
+	TESTQ  R11, R11
+	JZ     k5done
+	MOVQ   DI, SI
+	MOVQ   xa+24(FP), R9
+	MOVQ   nsb+32(FP), R10
+	VXORPS Y0, Y0, Y0 // acc
+	VXORPS X1, X1, X1 // summs
+
+k5sb:
+	// ggml's utmp shuffle of the 12 scale bytes into sc0..7, mn0..7.
+	MOVL 4(SI), AX
+	MOVL 8(SI), BX
+	MOVL 12(SI), DX
+	MOVL BX, CX
+	SHRL $6, CX
+	ANDL $0x03030303, CX
+	SHLL $4, CX
+	MOVL DX, R13
+	SHRL $4, R13
+	ANDL $0x0f0f0f0f, R13
+	ORL  CX, R13
+	MOVL R13, 12(SP)              // mn4..7
+	ANDL $0x3f3f3f3f, BX
+	MOVL BX, 8(SP)                // mn0..3
+	MOVL AX, CX
+	SHRL $6, CX
+	ANDL $0x03030303, CX
+	SHLL $4, CX
+	ANDL $0x0f0f0f0f, DX
+	ORL  CX, DX
+	MOVL DX, 4(SP)                // sc4..7
+	ANDL $0x3f3f3f3f, AX
+	MOVL AX, 0(SP)                // sc0..3
+	VMOVDQU 16(SI), Y7            // qh
+	VPXOR   Y2, Y2, Y2
+	// group 0: high bits 0 and 1 of qh
+	VMOVDQU      (48+32*0)(SI), Y3
+	VPSRLW       $4, Y3, Y4
+	VPAND        Y15, Y3, Y3
+	VPAND        Y15, Y4, Y4
+	VPSLLW       $4, Y7, Y5
+	VPAND        Y11, Y5, Y5
+	VPOR         Y5, Y3, Y3
+	VPSLLW       $3, Y7, Y5
+	VPAND        Y11, Y5, Y5
+	VPOR         Y5, Y4, Y4
+	VPMADDUBSW   (4+64*0)(R9), Y3, Y3
+	VPMADDUBSW   (36+64*0)(R9), Y4, Y4
+	MOVBLZX      (2*0)(SP), AX
+	VMOVD        AX, X5
+	VPBROADCASTW X5, Y5
+	MOVBLZX      (2*0+1)(SP), AX
+	VMOVD        AX, X6
+	VPBROADCASTW X6, Y6
+	VPMADDWD     Y5, Y3, Y3
+	VPMADDWD     Y6, Y4, Y4
+	VPADDD       Y3, Y2, Y2
+	VPADDD       Y4, Y2, Y2
+	// group 1: high bits 2 and 3 of qh
+	VMOVDQU      (48+32*1)(SI), Y3
+	VPSRLW       $4, Y3, Y4
+	VPAND        Y15, Y3, Y3
+	VPAND        Y15, Y4, Y4
+	VPSLLW       $2, Y7, Y5
+	VPAND        Y11, Y5, Y5
+	VPOR         Y5, Y3, Y3
+	VPSLLW       $1, Y7, Y5
+	VPAND        Y11, Y5, Y5
+	VPOR         Y5, Y4, Y4
+	VPMADDUBSW   (4+64*1)(R9), Y3, Y3
+	VPMADDUBSW   (36+64*1)(R9), Y4, Y4
+	MOVBLZX      (2*1)(SP), AX
+	VMOVD        AX, X5
+	VPBROADCASTW X5, Y5
+	MOVBLZX      (2*1+1)(SP), AX
+	VMOVD        AX, X6
+	VPBROADCASTW X6, Y6
+	VPMADDWD     Y5, Y3, Y3
+	VPMADDWD     Y6, Y4, Y4
+	VPADDD       Y3, Y2, Y2
+	VPADDD       Y4, Y2, Y2
+	// group 2: high bits 4 and 5 of qh
+	VMOVDQU      (48+32*2)(SI), Y3
+	VPSRLW       $4, Y3, Y4
+	VPAND        Y15, Y3, Y3
+	VPAND        Y15, Y4, Y4
+	VMOVDQU      Y7, Y5
+	VPAND        Y11, Y5, Y5
+	VPOR         Y5, Y3, Y3
+	VPSRLW       $1, Y7, Y5
+	VPAND        Y11, Y5, Y5
+	VPOR         Y5, Y4, Y4
+	VPMADDUBSW   (4+64*2)(R9), Y3, Y3
+	VPMADDUBSW   (36+64*2)(R9), Y4, Y4
+	MOVBLZX      (2*2)(SP), AX
+	VMOVD        AX, X5
+	VPBROADCASTW X5, Y5
+	MOVBLZX      (2*2+1)(SP), AX
+	VMOVD        AX, X6
+	VPBROADCASTW X6, Y6
+	VPMADDWD     Y5, Y3, Y3
+	VPMADDWD     Y6, Y4, Y4
+	VPADDD       Y3, Y2, Y2
+	VPADDD       Y4, Y2, Y2
+	// group 3: high bits 6 and 7 of qh
+	VMOVDQU      (48+32*3)(SI), Y3
+	VPSRLW       $4, Y3, Y4
+	VPAND        Y15, Y3, Y3
+	VPAND        Y15, Y4, Y4
+	VPSRLW       $2, Y7, Y5
+	VPAND        Y11, Y5, Y5
+	VPOR         Y5, Y3, Y3
+	VPSRLW       $3, Y7, Y5
+	VPAND        Y11, Y5, Y5
+	VPOR         Y5, Y4, Y4
+	VPMADDUBSW   (4+64*3)(R9), Y3, Y3
+	VPMADDUBSW   (36+64*3)(R9), Y4, Y4
+	MOVBLZX      (2*3)(SP), AX
+	VMOVD        AX, X5
+	VPBROADCASTW X5, Y5
+	MOVBLZX      (2*3+1)(SP), AX
+	VMOVD        AX, X6
+	VPBROADCASTW X6, Y6
+	VPMADDWD     Y5, Y3, Y3
+	VPMADDWD     Y6, Y4, Y4
+	VPADDD       Y3, Y2, Y2
+	VPADDD       Y4, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	MOVWLZX      (SI), AX
+	VMOVSS       (R12)(AX*4), X3
+	VMULSS       (R9), X3, X3
+	VBROADCASTSS X3, Y3
+	VFMADD231PS  Y2, Y3, Y0
+	VPMOVZXBW    8(SP), X4
+	VMOVDQU      260(R9), X5
+	VMOVDQU      276(R9), X6
+	VPHADDW      X6, X5, X5
+	VPMADDWD     X5, X4, X4
+	VPHADDD      X4, X4, X4
+	VPHADDD      X4, X4, X4
+	VCVTDQ2PS    X4, X4
+	MOVWLZX      2(SI), AX
+	VMOVSS       (R12)(AX*4), X3
+	VMULSS       (R9), X3, X3
+	VXORPS       X14, X3, X3
+	VFMADD231SS  X4, X3, X1
+	ADDQ         $176, SI
+	ADDQ         $292, R9
+	DECQ         R10
+	JNZ          k5sb
+	HSUM8(Y0, X0, X3)
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, (R8)
+	ADDQ         $4, R8
+	ADDQ         rb+8(FP), DI
+	DECQ         R11
+	JMP          k5row
+
+k5done:
+	VZEROUPPER
+	RET
+
+// func q2_KDotAVX2(w *byte, rb, nrows int, xa *byte, nsb int, out *float32)
+//
+// out[r] = ggml's Q2_K·Q8_K dot of weight row r with the activation row
+// xa. Per super-block, first acc = fma(−(dx·dmin), mn·bsums pairs, acc),
+// then acc = fma(dx·d, lanes, acc); chunk k of half n is the 2-bit field
+// k of qs[32n..32n+31], with the 4-bit scales of its two 16-element halves.
+TEXT ·q2_KDotAVX2(SB), NOSPLIT, $0-48
+	MOVQ         w+0(FP), DI
+	MOVQ         nrows+16(FP), R11
+	MOVQ         out+40(FP), R8
+	LEAQ         ·f16Table(SB), R12
+	VPBROADCASTD q2const<>+0x124(SB), Y14
+	VPBROADCASTD q2const<>+0x12c(SB), Y12
+	VBROADCASTSS q2const<>+0x18(SB), X13
+
+k2row:
+	TESTQ  R11, R11
+	JZ     k2done
+	MOVQ   DI, SI
+	MOVQ   xa+24(FP), R9
+	MOVQ   nsb+32(FP), R10
+	VXORPS Y0, Y0, Y0
+
+k2sb:
+	// min term
+	VPMOVZXBW    (SI), Y3
+	VPSRLW       $4, Y3, Y3
+	VPMADDWD     260(R9), Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	MOVWLZX      82(SI), AX
+	VMOVSS       (R12)(AX*4), X1
+	VMULSS       (R9), X1, X1
+	VXORPS       X13, X1, X1
+	VBROADCASTSS X1, Y1
+	VFMADD231PS  Y3, Y1, Y0
+	VPXOR        Y2, Y2, Y2
+	// half 0
+	VMOVDQU     (16+32*0)(SI), Y9
+	VPMOVZXBW   (8*0)(SI), X4
+	VPAND       X12, X4, X4
+	VINSERTI128 $1, X4, Y4, Y4
+	VMOVDQU     Y9, Y5
+	VPAND       Y14, Y5, Y5
+	VPMADDUBSW  (4+128*0+32*0)(R9), Y5, Y5
+	VPSHUFB     q2const<>+0x60(SB), Y4, Y6
+	VPMADDWD    Y6, Y5, Y5
+	VPADDD      Y5, Y2, Y2
+	VPSRLW      $2, Y9, Y5
+	VPAND       Y14, Y5, Y5
+	VPMADDUBSW  (4+128*0+32*1)(R9), Y5, Y5
+	VPSHUFB     q2const<>+0x80(SB), Y4, Y6
+	VPMADDWD    Y6, Y5, Y5
+	VPADDD      Y5, Y2, Y2
+	VPSRLW      $4, Y9, Y5
+	VPAND       Y14, Y5, Y5
+	VPMADDUBSW  (4+128*0+32*2)(R9), Y5, Y5
+	VPSHUFB     q2const<>+0xa0(SB), Y4, Y6
+	VPMADDWD    Y6, Y5, Y5
+	VPADDD      Y5, Y2, Y2
+	VPSRLW      $6, Y9, Y5
+	VPAND       Y14, Y5, Y5
+	VPMADDUBSW  (4+128*0+32*3)(R9), Y5, Y5
+	VPSHUFB     q2const<>+0xc0(SB), Y4, Y6
+	VPMADDWD    Y6, Y5, Y5
+	VPADDD      Y5, Y2, Y2
+	// half 1
+	VMOVDQU     (16+32*1)(SI), Y9
+	VPMOVZXBW   (8*1)(SI), X4
+	VPAND       X12, X4, X4
+	VINSERTI128 $1, X4, Y4, Y4
+	VMOVDQU     Y9, Y5
+	VPAND       Y14, Y5, Y5
+	VPMADDUBSW  (4+128*1+32*0)(R9), Y5, Y5
+	VPSHUFB     q2const<>+0x60(SB), Y4, Y6
+	VPMADDWD    Y6, Y5, Y5
+	VPADDD      Y5, Y2, Y2
+	VPSRLW      $2, Y9, Y5
+	VPAND       Y14, Y5, Y5
+	VPMADDUBSW  (4+128*1+32*1)(R9), Y5, Y5
+	VPSHUFB     q2const<>+0x80(SB), Y4, Y6
+	VPMADDWD    Y6, Y5, Y5
+	VPADDD      Y5, Y2, Y2
+	VPSRLW      $4, Y9, Y5
+	VPAND       Y14, Y5, Y5
+	VPMADDUBSW  (4+128*1+32*2)(R9), Y5, Y5
+	VPSHUFB     q2const<>+0xa0(SB), Y4, Y6
+	VPMADDWD    Y6, Y5, Y5
+	VPADDD      Y5, Y2, Y2
+	VPSRLW      $6, Y9, Y5
+	VPAND       Y14, Y5, Y5
+	VPMADDUBSW  (4+128*1+32*3)(R9), Y5, Y5
+	VPSHUFB     q2const<>+0xc0(SB), Y4, Y6
+	VPMADDWD    Y6, Y5, Y5
+	VPADDD      Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	MOVWLZX      80(SI), AX
+	VMOVSS       (R12)(AX*4), X3
+	VMULSS       (R9), X3, X3
+	VBROADCASTSS X3, Y3
+	VFMADD231PS  Y2, Y3, Y0
+	ADDQ         $84, SI
+	ADDQ         $292, R9
+	DECQ         R10
+	JNZ          k2sb
+	HSUM8(Y0, X0, X3)
+	VMOVSS       X0, (R8)
+	ADDQ         $4, R8
+	ADDQ         rb+8(FP), DI
+	DECQ         R11
+	JMP          k2row
+
+k2done:
+	VZEROUPPER
+	RET
+
+// func q3_KDotAVX2(w *byte, rb, nrows int, xa *byte, nsb int, out *float32)
+//
+// out[r] = ggml's Q3_K·Q8_K dot of weight row r with the activation row
+// xa. Chunk k of half n: u = 2-bit field k of qs[32n..] | (hmask bit
+// 4n+k)·4, weight (u − 4)·(scale − 32); (u·x pairs) − (4·x pairs) is
+// exact in int16. Frame: the 16 6-bit scales (ggml's aux shuffle).
+TEXT ·q3_KDotAVX2(SB), NOSPLIT, $16-48
+	MOVQ         w+0(FP), DI
+	MOVQ         nrows+16(FP), R11
+	MOVQ         out+40(FP), R8
+	LEAQ         ·f16Table(SB), R12
+	VPBROADCASTD q2const<>+0x124(SB), Y14
+	VPBROADCASTD q2const<>+0x128(SB), Y13
+	MOVL         $0x00200020, AX
+	VMOVD        AX, X12
+	VPBROADCASTD X12, X12
+
+k3row:
+	TESTQ  R11, R11
+	JZ     k3done
+	MOVQ   DI, SI
+	MOVQ   xa+24(FP), R9
+	MOVQ   nsb+32(FP), R10
+	VXORPS Y0, Y0, Y0
+
+k3sb:
+	MOVL 96(SI), AX                // a0
+	MOVL 100(SI), BX               // a1
+	MOVL 104(SI), DX               // tmp
+	MOVL DX, CX
+	ANDL $0x03030303, CX
+	SHLL $4, CX
+	MOVL AX, R13
+	ANDL $0x0f0f0f0f, R13
+	ORL  CX, R13
+	MOVL R13, 0(SP)
+	MOVL DX, CX
+	SHRL $2, CX
+	ANDL $0x03030303, CX
+	SHLL $4, CX
+	MOVL BX, R13
+	ANDL $0x0f0f0f0f, R13
+	ORL  CX, R13
+	MOVL R13, 4(SP)
+	MOVL DX, CX
+	SHRL $4, CX
+	ANDL $0x03030303, CX
+	SHLL $4, CX
+	SHRL $4, AX
+	ANDL $0x0f0f0f0f, AX
+	ORL  CX, AX
+	MOVL AX, 8(SP)
+	SHRL $6, DX
+	ANDL $0x03030303, DX
+	SHLL $4, DX
+	SHRL $4, BX
+	ANDL $0x0f0f0f0f, BX
+	ORL  DX, BX
+	MOVL BX, 12(SP)
+	VMOVDQU (SI), Y8               // hmask
+	VPXOR   Y2, Y2, Y2
+	// half 0
+	VMOVDQU     (32+32*0)(SI), Y9
+	VPMOVZXBW   (8*0)(SP), X4
+	VPSUBW      X12, X4, X4
+	VINSERTI128 $1, X4, Y4, Y4
+	VMOVDQU     Y9, Y5
+	VPAND       Y14, Y5, Y5
+	VPSLLW      $2, Y8, Y6
+	VPAND       Y13, Y6, Y6
+	VPOR        Y6, Y5, Y5
+	VMOVDQU     (4+128*0+32*0)(R9), Y7
+	VPMADDUBSW  Y7, Y5, Y5
+	VPMADDUBSW  Y7, Y13, Y6
+	VPSUBW      Y6, Y5, Y5
+	VPSHUFB     q2const<>+0x60(SB), Y4, Y6
+	VPMADDWD    Y6, Y5, Y5
+	VPADDD      Y5, Y2, Y2
+	VPSRLW      $2, Y9, Y5
+	VPAND       Y14, Y5, Y5
+	VPSLLW      $1, Y8, Y6
+	VPAND       Y13, Y6, Y6
+	VPOR        Y6, Y5, Y5
+	VMOVDQU     (4+128*0+32*1)(R9), Y7
+	VPMADDUBSW  Y7, Y5, Y5
+	VPMADDUBSW  Y7, Y13, Y6
+	VPSUBW      Y6, Y5, Y5
+	VPSHUFB     q2const<>+0x80(SB), Y4, Y6
+	VPMADDWD    Y6, Y5, Y5
+	VPADDD      Y5, Y2, Y2
+	VPSRLW      $4, Y9, Y5
+	VPAND       Y14, Y5, Y5
+	VMOVDQU     Y8, Y6
+	VPAND       Y13, Y6, Y6
+	VPOR        Y6, Y5, Y5
+	VMOVDQU     (4+128*0+32*2)(R9), Y7
+	VPMADDUBSW  Y7, Y5, Y5
+	VPMADDUBSW  Y7, Y13, Y6
+	VPSUBW      Y6, Y5, Y5
+	VPSHUFB     q2const<>+0xa0(SB), Y4, Y6
+	VPMADDWD    Y6, Y5, Y5
+	VPADDD      Y5, Y2, Y2
+	VPSRLW      $6, Y9, Y5
+	VPAND       Y14, Y5, Y5
+	VPSRLW      $1, Y8, Y6
+	VPAND       Y13, Y6, Y6
+	VPOR        Y6, Y5, Y5
+	VMOVDQU     (4+128*0+32*3)(R9), Y7
+	VPMADDUBSW  Y7, Y5, Y5
+	VPMADDUBSW  Y7, Y13, Y6
+	VPSUBW      Y6, Y5, Y5
+	VPSHUFB     q2const<>+0xc0(SB), Y4, Y6
+	VPMADDWD    Y6, Y5, Y5
+	VPADDD      Y5, Y2, Y2
+	// half 1
+	VMOVDQU     (32+32*1)(SI), Y9
+	VPMOVZXBW   (8*1)(SP), X4
+	VPSUBW      X12, X4, X4
+	VINSERTI128 $1, X4, Y4, Y4
+	VMOVDQU     Y9, Y5
+	VPAND       Y14, Y5, Y5
+	VPSRLW      $2, Y8, Y6
+	VPAND       Y13, Y6, Y6
+	VPOR        Y6, Y5, Y5
+	VMOVDQU     (4+128*1+32*0)(R9), Y7
+	VPMADDUBSW  Y7, Y5, Y5
+	VPMADDUBSW  Y7, Y13, Y6
+	VPSUBW      Y6, Y5, Y5
+	VPSHUFB     q2const<>+0x60(SB), Y4, Y6
+	VPMADDWD    Y6, Y5, Y5
+	VPADDD      Y5, Y2, Y2
+	VPSRLW      $2, Y9, Y5
+	VPAND       Y14, Y5, Y5
+	VPSRLW      $3, Y8, Y6
+	VPAND       Y13, Y6, Y6
+	VPOR        Y6, Y5, Y5
+	VMOVDQU     (4+128*1+32*1)(R9), Y7
+	VPMADDUBSW  Y7, Y5, Y5
+	VPMADDUBSW  Y7, Y13, Y6
+	VPSUBW      Y6, Y5, Y5
+	VPSHUFB     q2const<>+0x80(SB), Y4, Y6
+	VPMADDWD    Y6, Y5, Y5
+	VPADDD      Y5, Y2, Y2
+	VPSRLW      $4, Y9, Y5
+	VPAND       Y14, Y5, Y5
+	VPSRLW      $4, Y8, Y6
+	VPAND       Y13, Y6, Y6
+	VPOR        Y6, Y5, Y5
+	VMOVDQU     (4+128*1+32*2)(R9), Y7
+	VPMADDUBSW  Y7, Y5, Y5
+	VPMADDUBSW  Y7, Y13, Y6
+	VPSUBW      Y6, Y5, Y5
+	VPSHUFB     q2const<>+0xa0(SB), Y4, Y6
+	VPMADDWD    Y6, Y5, Y5
+	VPADDD      Y5, Y2, Y2
+	VPSRLW      $6, Y9, Y5
+	VPAND       Y14, Y5, Y5
+	VPSRLW      $5, Y8, Y6
+	VPAND       Y13, Y6, Y6
+	VPOR        Y6, Y5, Y5
+	VMOVDQU     (4+128*1+32*3)(R9), Y7
+	VPMADDUBSW  Y7, Y5, Y5
+	VPMADDUBSW  Y7, Y13, Y6
+	VPSUBW      Y6, Y5, Y5
+	VPSHUFB     q2const<>+0xc0(SB), Y4, Y6
+	VPMADDWD    Y6, Y5, Y5
+	VPADDD      Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	MOVWLZX      108(SI), AX
+	VMOVSS       (R12)(AX*4), X3
+	VMULSS       (R9), X3, X3
+	VBROADCASTSS X3, Y3
+	VFMADD231PS  Y2, Y3, Y0
+	ADDQ         $110, SI
+	ADDQ         $292, R9
+	DECQ         R10
+	JNZ          k3sb
+	HSUM8(Y0, X0, X3)
+	VMOVSS       X0, (R8)
+	ADDQ         $4, R8
+	ADDQ         rb+8(FP), DI
+	DECQ         R11
+	JMP          k3row
+
+k3done:
+	VZEROUPPER
+	RET
+
 // func quantQ8_0AVX2(dst *byte, x *float32, nb int)
 //
 // quantize_row_q8_0's AVX2 code for nb blocks of 32 (as quantQ8_0AVX512):

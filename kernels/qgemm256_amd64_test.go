@@ -40,7 +40,10 @@ func TestQ256KernelsExtremes(t *testing.T) {
 		{tensor.Q4_1, q4_1DotAVXVNNI, true, false},
 		{tensor.Q5_1, q5_1DotAVX2, false, false},
 		{tensor.Q5_1, q5_1DotAVXVNNI, true, false},
+		{tensor.Q2_K, q2_KDotAVX2, false, false},
+		{tensor.Q3_K, q3_KDotAVX2, false, false},
 		{tensor.Q4_K, q4_KDotAVX2, false, false},
+		{tensor.Q5_K, q5_KDotAVX2, false, false},
 		{tensor.Q6_K, q6_KDotAVX2, false, false},
 	}
 	for _, c := range cases {
@@ -74,9 +77,14 @@ func TestQ256KernelsExtremes(t *testing.T) {
 					case tensor.Q4_1, tensor.Q5_1:
 						binary.LittleEndian.PutUint16(blk, h())
 						binary.LittleEndian.PutUint16(blk[2:], h())
-					case tensor.Q4_K:
+					case tensor.Q4_K, tensor.Q5_K:
 						binary.LittleEndian.PutUint16(blk, h())
 						binary.LittleEndian.PutUint16(blk[2:], h())
+					case tensor.Q2_K:
+						binary.LittleEndian.PutUint16(blk[80:], h())
+						binary.LittleEndian.PutUint16(blk[82:], h())
+					case tensor.Q3_K:
+						binary.LittleEndian.PutUint16(blk[108:], h())
 					case tensor.Q6_K:
 						binary.LittleEndian.PutUint16(blk[208:], h())
 					}
