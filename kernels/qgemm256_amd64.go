@@ -30,8 +30,8 @@ import (
 //	            int16: the scale of a 16-element sub-block fills one 128-bit half.
 //	            Min terms: VPMADDWD(mins, bsums or their pair sums), as qdot.go
 //
-// Every int16 pair stays below 2¹⁵ (at most 2·63·128), so no saturation
-// occurs. The same kernels serve every M: weight rows are taken q256Rows
+// No int16 pair saturates: Q8_0's reach 2·128·127, the others' at most
+// 2·63·128. The same kernels serve every M: weight rows are taken q256Rows
 // at a time (a few tens of KB, L2-resident) and each such block is dotted
 // with every activation row before the next.
 

@@ -133,6 +133,24 @@ func dotQ4_KAVX2(x *float32, w *byte, n int) float32
 //go:noescape
 func dotQ6_KAVX2(x *float32, w *byte, n int) float32
 
+//go:noescape
+func dotQ4_1AVX2(x *float32, w *byte, n int) float32
+
+//go:noescape
+func dotQ5_0AVX2(x *float32, w *byte, n int) float32
+
+//go:noescape
+func dotQ5_1AVX2(x *float32, w *byte, n int) float32
+
+//go:noescape
+func decQ8_0AVX2(dst *float32, w *byte, n int)
+
+//go:noescape
+func decF16AVX2(dst *float32, w *byte, n int)
+
+//go:noescape
+func decBF16AVX2(dst *float32, w *byte, n int)
+
 var avx512Set = &simdSet{
 	name: "avx512",
 	mr:   12, nr: 32, gemm: gemm12x32AVX512,
@@ -163,6 +181,10 @@ var avx2Set = &simdSet{
 	rowDot: map[tensor.DType]func(x *float32, w *byte, n int) float32{
 		tensor.F16: dotF16AVX2, tensor.BF16: dotBF16AVX2, tensor.I8: dotI8AVX2, tensor.Q4_0: dotQ4_0AVX2,
 		tensor.Q4_K: dotQ4_KAVX2, tensor.Q6_K: dotQ6_KAVX2,
+		tensor.Q4_1: dotQ4_1AVX2, tensor.Q5_0: dotQ5_0AVX2, tensor.Q5_1: dotQ5_1AVX2,
+	},
+	decode: map[tensor.DType]func(dst *float32, w *byte, n int){
+		tensor.Q8_0: decQ8_0AVX2, tensor.F16: decF16AVX2, tensor.BF16: decBF16AVX2,
 	},
 	qmm:       qmmAVX2,
 	quantQ8_0: quantQ8_0AVX2,
