@@ -259,6 +259,109 @@ GLOBL q2const<>(SB), RODATA|NOPTR, $0x130
 	VPDPBUSDY(2, 14, 5) \
 	VPSUBD  Y5, Y1, Y1
 
+// The four-row kernels: one pass over nrows weight rows serves four
+// activation rows (xa, xa+arb, xa+2·arb, xa+3·arb), so each weight block
+// is loaded and unpacked once per four outputs; output (m, r) goes to
+// out[m·ldo + r]. Registers: acc Y0..Y3, the weights' unsigned bytes Y4
+// (Q8_0 AVX2: Y5 holds the signed weights for VPSIGNB), x Y6, lanes Y7,
+// dw X9; activation pointers R9, R10, R13, R14.
+#define Q4XSTART \
+	MOVQ         w+0(FP), DI \
+	MOVQ         nrows+16(FP), R11 \
+	MOVQ         out+48(FP), R8 \
+	MOVQ         ldo+56(FP), DX \
+	SHLQ         $2, DX \
+	LEAQ         ·f16Table(SB), R12 \
+	VPBROADCASTD q2const<>+0x00(SB), Y15 \
+	VPBROADCASTD q2const<>+0x04(SB), Y14 \
+	VPBROADCASTD q2const<>+0x08(SB), Y13 \
+	VPBROADCASTD q2const<>+0x0c(SB), Y12
+
+#define Q4XROW \
+	MOVQ   DI, SI \
+	MOVQ   xa+24(FP), R9 \
+	MOVQ   arb+32(FP), AX \
+	LEAQ   (R9)(AX*1), R10 \
+	LEAQ   (R10)(AX*1), R13 \
+	LEAQ   (R13)(AX*1), R14 \
+	MOVQ   nb+40(FP), CX \
+	VXORPS Y0, Y0, Y0 \
+	VXORPS Y1, Y1, Y1 \
+	VXORPS Y2, Y2, Y2 \
+	VXORPS Y3, Y3, Y3
+
+// Q4XACC adds one activation row's block (at R) to ACC, its lanes made by
+// LANES from Y4 (Y5) and the row's quants in Y6.
+#define Q4XACC(R, ACC, LANES) \
+	VMOVDQU      2(R), Y6 \
+	LANES \
+	VCVTDQ2PS    Y7, Y7 \
+	MOVWLZX      (R), AX \
+	VMULSS       (R12)(AX*4), X9, X8 \
+	VBROADCASTSS X8, Y8 \
+	VFMADD231PS  Y7, Y8, ACC
+
+#define Q4XBLK(WB, LANES) \
+	MOVWLZX (SI), AX \
+	VMOVSS  (R12)(AX*4), X9 \
+	Q4XACC(R9, Y0, LANES) \
+	Q4XACC(R10, Y1, LANES) \
+	Q4XACC(R13, Y2, LANES) \
+	Q4XACC(R14, Y3, LANES) \
+	ADDQ    $WB, SI \
+	ADDQ    $34, R9 \
+	ADDQ    $34, R10 \
+	ADDQ    $34, R13 \
+	ADDQ    $34, R14 \
+	DECQ    CX
+
+#define Q4XEND \
+	HSUM8(Y0, X0, X8) \
+	VMOVSS X0, (R8) \
+	HSUM8(Y1, X1, X8) \
+	VMOVSS X1, (R8)(DX*1) \
+	LEAQ   (R8)(DX*2), AX \
+	HSUM8(Y2, X2, X8) \
+	VMOVSS X2, (AX) \
+	HSUM8(Y3, X3, X8) \
+	VMOVSS X3, (AX)(DX*1) \
+	ADDQ   rb+8(FP), DI \
+	ADDQ   $4, R8 \
+	DECQ   R11
+
+#define Q8XW \
+	VMOVDQU 2(SI), Y5 \
+	VPABSB  Y5, Y4
+
+#define Q8XLANES \
+	VPSIGNB    Y5, Y6, Y6 \
+	VPMADDUBSW Y6, Y4, Y7 \
+	VPMADDWD   Y13, Y7, Y7
+
+#define Q8XWVNNI \
+	VMOVDQU 2(SI), Y4 \
+	VPXOR   Y12, Y4, Y4
+
+#define Q8XLANESVNNI \
+	VPXOR   Y7, Y7, Y7 \
+	VPXOR   Y8, Y8, Y8 \
+	VPDPBUSDY(6, 4, 7) \
+	VPDPBUSDY(6, 12, 8) \
+	VPSUBD  Y8, Y7, Y7
+
+#define Q4XLANES \
+	VPMADDUBSW Y6, Y4, Y7 \
+	VPMADDUBSW Y6, Y14, Y8 \
+	VPSUBW     Y8, Y7, Y7 \
+	VPMADDWD   Y13, Y7, Y7
+
+#define Q4XLANESVNNI \
+	VPXOR   Y7, Y7, Y7 \
+	VPXOR   Y8, Y8, Y8 \
+	VPDPBUSDY(6, 4, 7) \
+	VPDPBUSDY(6, 14, 8) \
+	VPSUBD  Y8, Y7, Y7
+
 // func q8_0DotAVX2(w *byte, rb, nrows int, xa *byte, nb int, out *float32)
 //
 // out[r] = ggml's Q8_0·Q8_0 dot of weight row r < nrows (rows rb bytes
@@ -468,6 +571,86 @@ q51vblk:
 	JMP   q51vrow
 
 q51vdone:
+	VZEROUPPER
+	RET
+
+// func q8_0Dot4AVX2(w *byte, rb, nrows int, xa *byte, arb, nb int, out *float32, ldo int)
+TEXT ·q8_0Dot4AVX2(SB), NOSPLIT, $0-64
+	Q4XSTART
+
+q8xrow:
+	TESTQ R11, R11
+	JZ    q8xdone
+	Q4XROW
+
+q8xblk:
+	Q8XW
+	Q4XBLK(34, Q8XLANES)
+	JNZ   q8xblk
+	Q4XEND
+	JMP   q8xrow
+
+q8xdone:
+	VZEROUPPER
+	RET
+
+// func q8_0Dot4AVXVNNI(w *byte, rb, nrows int, xa *byte, arb, nb int, out *float32, ldo int)
+TEXT ·q8_0Dot4AVXVNNI(SB), NOSPLIT, $0-64
+	Q4XSTART
+
+q8xvrow:
+	TESTQ R11, R11
+	JZ    q8xvdone
+	Q4XROW
+
+q8xvblk:
+	Q8XWVNNI
+	Q4XBLK(34, Q8XLANESVNNI)
+	JNZ   q8xvblk
+	Q4XEND
+	JMP   q8xvrow
+
+q8xvdone:
+	VZEROUPPER
+	RET
+
+// func q4_0Dot4AVX2(w *byte, rb, nrows int, xa *byte, arb, nb int, out *float32, ldo int)
+TEXT ·q4_0Dot4AVX2(SB), NOSPLIT, $0-64
+	Q4XSTART
+
+q4xrow:
+	TESTQ R11, R11
+	JZ    q4xdone
+	Q4XROW
+
+q4xblk:
+	Q4NIB
+	Q4XBLK(18, Q4XLANES)
+	JNZ   q4xblk
+	Q4XEND
+	JMP   q4xrow
+
+q4xdone:
+	VZEROUPPER
+	RET
+
+// func q4_0Dot4AVXVNNI(w *byte, rb, nrows int, xa *byte, arb, nb int, out *float32, ldo int)
+TEXT ·q4_0Dot4AVXVNNI(SB), NOSPLIT, $0-64
+	Q4XSTART
+
+q4xvrow:
+	TESTQ R11, R11
+	JZ    q4xvdone
+	Q4XROW
+
+q4xvblk:
+	Q4NIB
+	Q4XBLK(18, Q4XLANESVNNI)
+	JNZ   q4xvblk
+	Q4XEND
+	JMP   q4xvrow
+
+q4xvdone:
 	VZEROUPPER
 	RET
 

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/tfconv/tfconv/quant"
 	"github.com/tfconv/tfconv/tensor"
@@ -34,6 +35,10 @@ func TestQ256KernelsExtremes(t *testing.T) {
 		{tensor.Q8_0, q8_0DotAVXVNNI, true, false},
 		{tensor.Q4_0, q4_0DotAVX2, false, false},
 		{tensor.Q4_0, q4_0DotAVXVNNI, true, false},
+		{tensor.Q8_0, four(q8_0Dot4AVX2), false, true},
+		{tensor.Q8_0, four(q8_0Dot4AVXVNNI), true, false},
+		{tensor.Q4_0, four(q4_0Dot4AVX2), false, false},
+		{tensor.Q4_0, four(q4_0Dot4AVXVNNI), true, false},
 		{tensor.Q5_0, q5_0DotAVX2, false, false},
 		{tensor.Q5_0, q5_0DotAVXVNNI, true, false},
 		{tensor.Q4_1, q4_1DotAVX2, false, false},
@@ -119,6 +124,42 @@ func TestQ256KernelsExtremes(t *testing.T) {
 				want := qdotGeneric(c.t, w[n*rb:(n+1)*rb], a, K)
 				if math.Float32bits(got[n]) != math.Float32bits(want) {
 					t.Fatalf("%v vnni=%v trial %d row %d: %g, generic %g", c.t, c.vnni, trial, n, got[n], want)
+				}
+			}
+		}
+	}
+}
+
+// four runs a four-row kernel with the one activation row as all four
+// rows, and reports row 0's outputs, or NaN where the four disagree or a
+// write went past nrows (distinct rows: TestMatMulQImplementationsAgree).
+func four(k4 func(w *byte, rb, nrows int, xa *byte, arb, nb int, out *float32, ldo int)) func(w *byte, rb, nrows int, xa *byte, nb int, out *float32) {
+	return func(w *byte, rb, nrows int, xa *byte, nb int, out *float32) {
+		arb := nb * q8_0Bytes
+		a := unsafe.Slice(xa, arb)
+		x4 := make([]byte, 4*arb)
+		for m := 0; m < 4; m++ {
+			copy(x4[m*arb:], a)
+		}
+		ldo := nrows + 3
+		o := make([]float32, 4*ldo)
+		for i := range o {
+			o[i] = guardVal
+		}
+		k4(w, rb, nrows, &x4[0], arb, nb, &o[0], ldo)
+		res := unsafe.Slice(out, nrows)
+		for r := 0; r < nrows; r++ {
+			res[r] = o[r]
+			for m := 1; m < 4; m++ {
+				if math.Float32bits(o[m*ldo+r]) != math.Float32bits(o[r]) {
+					res[r] = float32(math.NaN()) // reported as a mismatch
+				}
+			}
+		}
+		for m := 0; m < 4; m++ {
+			for r := nrows; r < ldo; r++ {
+				if o[m*ldo+r] != guardVal {
+					res[0] = float32(math.NaN())
 				}
 			}
 		}
