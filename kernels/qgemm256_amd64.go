@@ -33,9 +33,9 @@ import (
 // No int16 pair saturates: Q8_0's reach 2·128·127, the others' at most
 // 2·63·128. The same kernels serve every M: weight rows are taken q256Rows
 // at a time (a few tens of KB, L2-resident) and each such block is dotted
-// with every activation row before the next; for Q8_0 and Q4_0, four
-// activation rows at a time (q*_0Dot4*), each weight block unpacked once
-// for the four.
+// with every activation row before the next; for Q8_0, Q4_0, Q4_K and
+// Q6_K, four activation rows at a time (the *Dot4* kernels), each weight
+// block unpacked once for the four.
 
 // q256Rows is how many weight rows one kernel call streams per activation
 // row: for K = 5632 Q8_0, 16 rows are 96 KB, reused from L2 by every row.
@@ -55,6 +55,12 @@ func q4_0Dot4AVX2(w *byte, rb, nrows int, xa *byte, arb, nb int, out *float32, l
 
 //go:noescape
 func q4_0Dot4AVXVNNI(w *byte, rb, nrows int, xa *byte, arb, nb int, out *float32, ldo int)
+
+//go:noescape
+func q4_KDot4AVX2(w *byte, rb, nrows int, xa *byte, arb, nsb int, out *float32, ldo int)
+
+//go:noescape
+func q6_KDot4AVX2(w *byte, rb, nrows int, xa *byte, arb, nsb int, out *float32, ldo int)
 
 //go:noescape
 func q8_0DotAVXVNNI(w *byte, rb, nrows int, xa *byte, nb int, out *float32)
@@ -143,9 +149,9 @@ func qmm256(dst, x []float32, M int, w *Matrix, vnni bool) bool {
 	case tensor.Q5_K:
 		kern = q5_KDotAVX2
 	case tensor.Q4_K:
-		kern = q4_KDotAVX2
+		kern, kern4 = q4_KDotAVX2, q4_KDot4AVX2
 	case tensor.Q6_K:
-		kern = q6_KDotAVX2
+		kern, kern4 = q6_KDotAVX2, q6_KDot4AVX2
 	default:
 		return false
 	}

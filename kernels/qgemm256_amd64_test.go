@@ -39,6 +39,8 @@ func TestQ256KernelsExtremes(t *testing.T) {
 		{tensor.Q8_0, four(q8_0Dot4AVXVNNI), true, false},
 		{tensor.Q4_0, four(q4_0Dot4AVX2), false, false},
 		{tensor.Q4_0, four(q4_0Dot4AVXVNNI), true, false},
+		{tensor.Q4_K, four(q4_KDot4AVX2), false, false},
+		{tensor.Q6_K, four(q6_KDot4AVX2), false, false},
 		{tensor.Q5_0, q5_0DotAVX2, false, false},
 		{tensor.Q5_0, q5_0DotAVXVNNI, true, false},
 		{tensor.Q4_1, q4_1DotAVX2, false, false},
@@ -136,6 +138,9 @@ func TestQ256KernelsExtremes(t *testing.T) {
 func four(k4 func(w *byte, rb, nrows int, xa *byte, arb, nb int, out *float32, ldo int)) func(w *byte, rb, nrows int, xa *byte, nb int, out *float32) {
 	return func(w *byte, rb, nrows int, xa *byte, nb int, out *float32) {
 		arb := nb * q8_0Bytes
+		if rb/nb > 64 { // k-quant super-blocks, Q8_K activations
+			arb = nb * q8_KBytes
+		}
 		a := unsafe.Slice(xa, arb)
 		x4 := make([]byte, 4*arb)
 		for m := 0; m < 4; m++ {
