@@ -416,8 +416,9 @@ GLOBL kqconst<>(SB), RODATA|NOPTR, $32
 #define Q4KHIGH(y) VPSRLD $4, y, y
 
 // Q4KHALF256 is one nibble half (OP) of a 64-element group: 32 weights from
-// the 32 bytes at qo(DI), scale at so(SP), min at mo(SP), x at xo(SI).
-#define Q4KHALF256(OP, qo, xo, so, mo) \
+// the 32 bytes at qo(DI), scale at so(SP), min at mo(SP), x (or, with
+// STORESINK, the destination) at xo(SI).
+#define Q4KHALF256(SINK, OP, qo, xo, so, mo) \
 	VPMOVZXBD    qo(DI), Y8        \
 	VPMOVZXBD    qo+8(DI), Y9      \
 	VPMOVZXBD    qo+16(DI), Y10    \
@@ -440,14 +441,14 @@ GLOBL kqconst<>(SB), RODATA|NOPTR, $32
 	VSUBPS       Y13, Y9, Y9       \
 	VSUBPS       Y13, Y10, Y10     \
 	VSUBPS       Y13, Y11, Y11     \
-	VFMADD231PS  xo(SI), Y8, Y0    \
-	VFMADD231PS  xo+32(SI), Y9, Y1 \
-	VFMADD231PS  xo+64(SI), Y10, Y2 \
-	VFMADD231PS  xo+96(SI), Y11, Y3
+	SINK(xo(SI), Y8, Y0)           \
+	SINK(xo+32(SI), Y9, Y1)        \
+	SINK(xo+64(SI), Y10, Y2)       \
+	SINK(xo+96(SI), Y11, Y3)
 
 // Q6KVEC256 widens the 16 quants in xq (l = c..c+15, minus 32), scales them
-// by so(SP) and FMAs them with x at xo(SI).
-#define Q6KVEC256(xq, xo, so, acc1, acc2) \
+// by so(SP) and sinks them with x (or the destination) at xo(SI).
+#define Q6KVEC256(SINK, xq, xo, so, acc1, acc2) \
 	VPMOVSXBD    xq, Y5              \
 	VPSRLDQ      $8, xq, X6          \
 	VPMOVSXBD    X6, Y6              \
@@ -456,15 +457,15 @@ GLOBL kqconst<>(SB), RODATA|NOPTR, $32
 	VBROADCASTSS so(SP), Y7          \
 	VMULPS       Y7, Y5, Y5          \
 	VMULPS       Y7, Y6, Y6          \
-	VFMADD231PS  xo(SI), Y5, acc1    \
-	VFMADD231PS  xo+32(SI), Y6, acc2
+	SINK(xo(SI), Y5, acc1)           \
+	SINK(xo+32(SI), Y6, acc2)
 
-#define Q6KCHUNK256(lo, ho, xo, so) \
-	Q6KBYTES(lo, ho)                          \
-	Q6KVEC256(X8, xo, so, Y0, Y1)             \
-	Q6KVEC256(X9, xo+128, so+8, Y2, Y3)       \
-	Q6KVEC256(X10, xo+256, so+16, Y0, Y1)     \
-	Q6KVEC256(X11, xo+384, so+24, Y2, Y3)
+#define Q6KCHUNK256(SINK, lo, ho, xo, so) \
+	Q6KBYTES(lo, ho)                                \
+	Q6KVEC256(SINK, X8, xo, so, Y0, Y1)             \
+	Q6KVEC256(SINK, X9, xo+128, so+8, Y2, Y3)       \
+	Q6KVEC256(SINK, X10, xo+256, so+16, Y0, Y1)     \
+	Q6KVEC256(SINK, X11, xo+384, so+24, Y2, Y3)
 
 // func dotQ4_KAVX512(x *float32, w *byte, n int) float32; n%256 == 0
 TEXT ·dotQ4_KAVX512(SB), NOSPLIT, $64-28
@@ -741,6 +742,50 @@ reduce:
 	VZEROUPPER
 	RET
 
+// BLOCKQ4K256 is one Q4_K super-block at DI on 8-lane vectors (frame: the
+// 8 scales and 8 mins at 0(SP) and 32(SP)), x or the destination at SI.
+#define BLOCKQ4K256(SINK) \
+	Q4KSCALES \
+	VPMOVZXBD    X4, Y5 \
+	VPSRLDQ      $8, X4, X4 \
+	VPMOVZXBD    X4, Y6 \
+	VCVTDQ2PS    Y5, Y5 \
+	VCVTDQ2PS    Y6, Y6 \
+	VPBROADCASTW (DI), X7 \
+	VCVTPH2PS    X7, Y7 \
+	VMULPS       Y7, Y5, Y5 \
+	VPBROADCASTW 2(DI), X7 \
+	VCVTPH2PS    X7, Y7 \
+	VMULPS       Y7, Y6, Y6 \
+	VMOVUPS      Y5, 0(SP) \
+	VMOVUPS      Y6, 32(SP) \
+	Q4KHALF256(SINK, Q4KLOW, 16, 0, 0, 32) \
+	Q4KHALF256(SINK, Q4KHIGH, 16, 128, 4, 36) \
+	Q4KHALF256(SINK, Q4KLOW, 48, 256, 8, 40) \
+	Q4KHALF256(SINK, Q4KHIGH, 48, 384, 12, 44) \
+	Q4KHALF256(SINK, Q4KLOW, 80, 512, 16, 48) \
+	Q4KHALF256(SINK, Q4KHIGH, 80, 640, 20, 52) \
+	Q4KHALF256(SINK, Q4KLOW, 112, 768, 24, 56) \
+	Q4KHALF256(SINK, Q4KHIGH, 112, 896, 28, 60)
+
+// BLOCKQ6K256 is one Q6_K super-block at DI on 8-lane vectors (frame: the
+// 16 scales at 0(SP)), x or the destination at SI.
+#define BLOCKQ6K256(SINK) \
+	VPMOVSXBD    192(DI), Y4 \
+	VPMOVSXBD    200(DI), Y5 \
+	VCVTDQ2PS    Y4, Y4 \
+	VCVTDQ2PS    Y5, Y5 \
+	VPBROADCASTW 208(DI), X6 \
+	VCVTPH2PS    X6, Y6 \
+	VMULPS       Y6, Y4, Y4 \
+	VMULPS       Y6, Y5, Y5 \
+	VMOVUPS      Y4, 0(SP) \
+	VMOVUPS      Y5, 32(SP) \
+	Q6KCHUNK256(SINK, 0, 128, 0, 0) \
+	Q6KCHUNK256(SINK, 16, 144, 64, 4) \
+	Q6KCHUNK256(SINK, 64, 160, 512, 32) \
+	Q6KCHUNK256(SINK, 80, 176, 576, 36)
+
 // AVX2 versions of the Q4_K and Q6_K kernels: the same arithmetic on
 // 8-lane vectors (see the AVX-512 versions above for the layouts).
 
@@ -758,28 +803,7 @@ TEXT ·dotQ4_KAVX2(SB), NOSPLIT, $64-28
 loop:
 	CMPQ         CX, $256
 	JLT          reduce
-	Q4KSCALES
-	VPMOVZXBD    X4, Y5
-	VPSRLDQ      $8, X4, X4
-	VPMOVZXBD    X4, Y6
-	VCVTDQ2PS    Y5, Y5
-	VCVTDQ2PS    Y6, Y6
-	VPBROADCASTW (DI), X7
-	VCVTPH2PS    X7, Y7
-	VMULPS       Y7, Y5, Y5
-	VPBROADCASTW 2(DI), X7
-	VCVTPH2PS    X7, Y7
-	VMULPS       Y7, Y6, Y6
-	VMOVUPS      Y5, 0(SP)
-	VMOVUPS      Y6, 32(SP)
-	Q4KHALF256(Q4KLOW, 16, 0, 0, 32)
-	Q4KHALF256(Q4KHIGH, 16, 128, 4, 36)
-	Q4KHALF256(Q4KLOW, 48, 256, 8, 40)
-	Q4KHALF256(Q4KHIGH, 48, 384, 12, 44)
-	Q4KHALF256(Q4KLOW, 80, 512, 16, 48)
-	Q4KHALF256(Q4KHIGH, 80, 640, 20, 52)
-	Q4KHALF256(Q4KLOW, 112, 768, 24, 56)
-	Q4KHALF256(Q4KHIGH, 112, 896, 28, 60)
+	BLOCKQ4K256(FMASINK)
 	ADDQ         $144, DI
 	ADDQ         $1024, SI
 	SUBQ         $256, CX
@@ -807,20 +831,7 @@ TEXT ·dotQ6_KAVX2(SB), NOSPLIT, $64-28
 loop:
 	CMPQ         CX, $256
 	JLT          reduce
-	VPMOVSXBD    192(DI), Y4
-	VPMOVSXBD    200(DI), Y5
-	VCVTDQ2PS    Y4, Y4
-	VCVTDQ2PS    Y5, Y5
-	VPBROADCASTW 208(DI), X6
-	VCVTPH2PS    X6, Y6
-	VMULPS       Y6, Y4, Y4
-	VMULPS       Y6, Y5, Y5
-	VMOVUPS      Y4, 0(SP)
-	VMOVUPS      Y5, 32(SP)
-	Q6KCHUNK256(0, 128, 0, 0)
-	Q6KCHUNK256(16, 144, 64, 4)
-	Q6KCHUNK256(64, 160, 512, 32)
-	Q6KCHUNK256(80, 176, 576, 36)
+	BLOCKQ6K256(FMASINK)
 	ADDQ         $210, DI
 	ADDQ         $1024, SI
 	SUBQ         $256, CX
@@ -938,5 +949,47 @@ loop:
 	JMP          loop
 
 reduce:
+	VZEROUPPER
+	RET
+
+// func decQ4_KAVX2(dst *float32, w *byte, n int); n%256 == 0
+TEXT ·decQ4_KAVX2(SB), NOSPLIT, $64-24
+	MOVQ         dst+0(FP), SI
+	MOVQ         w+8(FP), DI
+	MOVQ         n+16(FP), CX
+	VPBROADCASTD kqconst<>+0x00(SB), Y15
+
+loop:
+	CMPQ         CX, $256
+	JLT          done
+	BLOCKQ4K256(STORESINK)
+	ADDQ         $144, DI
+	ADDQ         $1024, SI
+	SUBQ         $256, CX
+	JMP          loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func decQ6_KAVX2(dst *float32, w *byte, n int); n%256 == 0
+TEXT ·decQ6_KAVX2(SB), NOSPLIT, $64-24
+	MOVQ         dst+0(FP), SI
+	MOVQ         w+8(FP), DI
+	MOVQ         n+16(FP), CX
+	VPBROADCASTD kqconst<>+0x04(SB), X13
+	VPBROADCASTD kqconst<>+0x08(SB), X14
+	VPBROADCASTD kqconst<>+0x0c(SB), X12
+
+loop:
+	CMPQ         CX, $256
+	JLT          done
+	BLOCKQ6K256(STORESINK)
+	ADDQ         $210, DI
+	ADDQ         $1024, SI
+	SUBQ         $256, CX
+	JMP          loop
+
+done:
 	VZEROUPPER
 	RET

@@ -151,6 +151,12 @@ func decF16AVX2(dst *float32, w *byte, n int)
 //go:noescape
 func decBF16AVX2(dst *float32, w *byte, n int)
 
+//go:noescape
+func decQ4_KAVX2(dst *float32, w *byte, n int)
+
+//go:noescape
+func decQ6_KAVX2(dst *float32, w *byte, n int)
+
 var avx512Set = &simdSet{
 	name: "avx512",
 	mr:   12, nr: 32, gemm: gemm12x32AVX512,
@@ -185,6 +191,7 @@ var avx2Set = &simdSet{
 	},
 	decode: map[tensor.DType]func(dst *float32, w *byte, n int){
 		tensor.Q8_0: decQ8_0AVX2, tensor.F16: decF16AVX2, tensor.BF16: decBF16AVX2,
+		tensor.Q4_K: decQ4_KAVX2, tensor.Q6_K: decQ6_KAVX2,
 	},
 	qmm:       qmmAVX2,
 	quantQ8_0: quantQ8_0AVX2,
