@@ -786,6 +786,64 @@ reduce:
 	Q6KCHUNK256(SINK, 64, 160, 512, 32) \
 	Q6KCHUNK256(SINK, 80, 176, 576, 36)
 
+// Q5KQ256 is quarter q (elements 8q..8q+7 of both nibble halves) of Q5_K
+// group j on 8-lane vectors: nibbles from qs[32j+8q..], fifth bits from
+// qh[8q..] (bit 2j for the low nibbles, 2j+1 for the high ones), scales
+// and mins as BLOCKQ4K256 leaves them at 0(SP) and 32(SP).
+#define Q5KQ256(SINK, j, q, acc1, acc2) \
+	VPMOVZXBD    (48+32*j+8*q)(DI), Y8   \
+	VPSRLD       $4, Y8, Y9              \
+	VPAND        Y15, Y8, Y8             \
+	VPMOVZXBD    (16+8*q)(DI), Y10       \
+	VPSLLD       $4, Y10, Y10            \
+	VPSRLD       $(2*j), Y10, Y11        \
+	VPAND        Y14, Y11, Y11           \
+	VPOR         Y11, Y8, Y8             \
+	VPSRLD       $(2*j+1), Y10, Y11      \
+	VPAND        Y14, Y11, Y11           \
+	VPOR         Y11, Y9, Y9             \
+	VCVTDQ2PS    Y8, Y8                  \
+	VCVTDQ2PS    Y9, Y9                  \
+	VBROADCASTSS (8*j)(SP), Y12          \
+	VBROADCASTSS (32+8*j)(SP), Y13       \
+	VMULPS       Y12, Y8, Y8             \
+	VSUBPS       Y13, Y8, Y8             \
+	VBROADCASTSS (8*j+4)(SP), Y12        \
+	VBROADCASTSS (36+8*j)(SP), Y13       \
+	VMULPS       Y12, Y9, Y9             \
+	VSUBPS       Y13, Y9, Y9             \
+	SINK((256*j+32*q)(SI), Y8, acc1)     \
+	SINK((256*j+128+32*q)(SI), Y9, acc2)
+
+#define Q5KGROUP256(SINK, j) \
+	Q5KQ256(SINK, j, 0, Y0, Y1) \
+	Q5KQ256(SINK, j, 1, Y2, Y3) \
+	Q5KQ256(SINK, j, 2, Y0, Y1) \
+	Q5KQ256(SINK, j, 3, Y2, Y3)
+
+// BLOCKQ5K256 is one Q5_K super-block at DI on 8-lane vectors, x or the
+// destination at SI (weight = float32(d·sc)·q − dmin·mn as Q4_K, q with
+// its fifth bit).
+#define BLOCKQ5K256(SINK) \
+	Q4KSCALES \
+	VPMOVZXBD    X4, Y5 \
+	VPSRLDQ      $8, X4, X4 \
+	VPMOVZXBD    X4, Y6 \
+	VCVTDQ2PS    Y5, Y5 \
+	VCVTDQ2PS    Y6, Y6 \
+	VPBROADCASTW (DI), X7 \
+	VCVTPH2PS    X7, Y7 \
+	VMULPS       Y7, Y5, Y5 \
+	VPBROADCASTW 2(DI), X7 \
+	VCVTPH2PS    X7, Y7 \
+	VMULPS       Y7, Y6, Y6 \
+	VMOVUPS      Y5, 0(SP) \
+	VMOVUPS      Y6, 32(SP) \
+	Q5KGROUP256(SINK, 0) \
+	Q5KGROUP256(SINK, 1) \
+	Q5KGROUP256(SINK, 2) \
+	Q5KGROUP256(SINK, 3)
+
 // AVX2 versions of the Q4_K and Q6_K kernels: the same arithmetic on
 // 8-lane vectors (see the AVX-512 versions above for the layouts).
 
@@ -986,6 +1044,54 @@ loop:
 	JLT          done
 	BLOCKQ6K256(STORESINK)
 	ADDQ         $210, DI
+	ADDQ         $1024, SI
+	SUBQ         $256, CX
+	JMP          loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func dotQ5_KAVX2(x *float32, w *byte, n int) float32; n%256 == 0
+TEXT ·dotQ5_KAVX2(SB), NOSPLIT, $64-28
+	MOVQ         x+0(FP), SI
+	MOVQ         w+8(FP), DI
+	MOVQ         n+16(FP), CX
+	VPBROADCASTD kqconst<>+0x00(SB), Y15
+	VPBROADCASTD kqconst<>+0x10(SB), Y14
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+
+loop:
+	CMPQ         CX, $256
+	JLT          reduce
+	BLOCKQ5K256(FMASINK)
+	ADDQ         $176, DI
+	ADDQ         $1024, SI
+	SUBQ         $256, CX
+	JMP          loop
+
+reduce:
+	KREDUCE256
+	VMOVSS X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func decQ5_KAVX2(dst *float32, w *byte, n int); n%256 == 0
+TEXT ·decQ5_KAVX2(SB), NOSPLIT, $64-24
+	MOVQ         dst+0(FP), SI
+	MOVQ         w+8(FP), DI
+	MOVQ         n+16(FP), CX
+	VPBROADCASTD kqconst<>+0x00(SB), Y15
+	VPBROADCASTD kqconst<>+0x10(SB), Y14
+
+loop:
+	CMPQ         CX, $256
+	JLT          done
+	BLOCKQ5K256(STORESINK)
+	ADDQ         $176, DI
 	ADDQ         $1024, SI
 	SUBQ         $256, CX
 	JMP          loop
