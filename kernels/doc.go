@@ -81,17 +81,18 @@
 //	+------------+------------+-----+----------------+
 //
 // For M = 1 (decoding) each output is one dot product streaming one weight
-// row, with the decoding fused into the loop: F32, F16, BF16, I8, Q8_0, Q4_0,
-// Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K on both AVX-512 and AVX2, and Q2_K
-// and Q3_K on AVX-512. The M ≥ 2 weight buffer is filled by assembly
-// decoders for Q8_0, F16, BF16, Q4_K, Q5_K and Q6_K on both sets and for
-// Q2_K and Q3_K on AVX-512; other dtypes use the plain-Go block decoders. A k-quant kernel unpacks a super-block's 6-bit (or
+// row, with the decoding fused into the loop: F32, F16, BF16, I8 and every
+// ggml block type, on both AVX-512 and AVX2. The M ≥ 2 weight buffer is
+// filled by assembly decoders for Q8_0, F16, BF16 and the k-quants on both
+// sets; the other block types use the plain-Go block decoders. A k-quant kernel unpacks a super-block's 6-bit (or
 // 4-bit) sub-block scales once, with ggml's own float32 products, into its
 // stack frame, then widens the quants in registers and applies scale and
 // min exactly as dequantize_row_* does, so every weight FMA'd is the
-// dequantized float32 value bit for bit. Other dtypes (and AVX2 without a
-// fused kernel) decode 2048 weights at a time into L1 with plain-Go block
-// decoders (blocks.go, bit-identical to quant.Dequantize) and dot them.
+// dequantized float32 value bit for bit. Where no fused kernel applies (a
+// K that is not a whole number of vectors) a row is decoded 2048 weights
+// at a time into L1 with the
+// plain-Go block decoders (blocks.go, bit-identical to quant.Dequantize)
+// and dotted.
 //
 // Fused M = 1 kernels per block type (s = f16 scale, m = f16 min):
 //

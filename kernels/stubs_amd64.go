@@ -152,6 +152,18 @@ func decF16AVX2(dst *float32, w *byte, n int)
 func decBF16AVX2(dst *float32, w *byte, n int)
 
 //go:noescape
+func dotQ2_KAVX2(x *float32, w *byte, n int) float32
+
+//go:noescape
+func decQ2_KAVX2(dst *float32, w *byte, n int)
+
+//go:noescape
+func dotQ3_KAVX2(x *float32, w *byte, n int) float32
+
+//go:noescape
+func decQ3_KAVX2(dst *float32, w *byte, n int)
+
+//go:noescape
 func dotQ5_KAVX2(x *float32, w *byte, n int) float32
 
 //go:noescape
@@ -194,11 +206,12 @@ var avx2Set = &simdSet{
 		tensor.F16: dotF16AVX2, tensor.BF16: dotBF16AVX2, tensor.I8: dotI8AVX2, tensor.Q4_0: dotQ4_0AVX2,
 		tensor.Q4_K: dotQ4_KAVX2, tensor.Q6_K: dotQ6_KAVX2,
 		tensor.Q4_1: dotQ4_1AVX2, tensor.Q5_0: dotQ5_0AVX2, tensor.Q5_1: dotQ5_1AVX2,
-		tensor.Q5_K: dotQ5_KAVX2,
+		tensor.Q2_K: dotQ2_KAVX2, tensor.Q3_K: dotQ3_KAVX2, tensor.Q5_K: dotQ5_KAVX2,
 	},
 	decode: map[tensor.DType]func(dst *float32, w *byte, n int){
 		tensor.Q8_0: decQ8_0AVX2, tensor.F16: decF16AVX2, tensor.BF16: decBF16AVX2,
-		tensor.Q4_K: decQ4_KAVX2, tensor.Q5_K: decQ5_KAVX2, tensor.Q6_K: decQ6_KAVX2,
+		tensor.Q2_K: decQ2_KAVX2, tensor.Q3_K: decQ3_KAVX2, tensor.Q4_K: decQ4_KAVX2,
+		tensor.Q5_K: decQ5_KAVX2, tensor.Q6_K: decQ6_KAVX2,
 	},
 	qmm:       qmmAVX2,
 	quantQ8_0: quantQ8_0AVX2,
