@@ -90,9 +90,8 @@
 // min exactly as dequantize_row_* does, so every weight FMA'd is the
 // dequantized float32 value bit for bit. Where no fused kernel applies (a
 // K that is not a whole number of vectors) a row is decoded 2048 weights
-// at a time into L1 with the
-// plain-Go block decoders (blocks.go, bit-identical to quant.Dequantize)
-// and dotted.
+// at a time into L1 with the plain-Go block decoders (blocks.go,
+// bit-identical to quant.Dequantize) and dotted.
 //
 // Fused M = 1 kernels per block type (s = f16 scale, m = f16 min):
 //
