@@ -4,7 +4,7 @@
 #   (a) this CPU as it is: tfconv against the llama.cpp build in LLAMA_BIN;
 #   (b) this CPU without AVX-512: tfconv under GODEBUG=cpu.avx512f=off (its AVX2 / AVX-VNNI kernels) against a
 #       llama.cpp built without AVX-512 in LLAMA_BIN_AVX2 (cmake -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON
-#       -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF; its system_info must say AVX512 = 0).
+#       -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF; its system_info must not list AVX512).
 #
 #   LLAMA_BIN=/path/build/bin LLAMA_BIN_AVX2=/path/build-avx2/bin scripts/bench-vs-llamacpp.sh [ROUNDS] [THREADS]
 #
@@ -23,9 +23,15 @@ if [ ${#modes[@]} -eq 0 ]; then
   echo "set LLAMA_BIN (a llama.cpp build/bin directory) and/or LLAMA_BIN_AVX2 (one built without AVX-512)" >&2
   exit 2
 fi
-# A build without AVX-512 has no zmm register in its CPU backend.
-if [ -n "${LLAMA_BIN_AVX2:-}" ] && objdump -d "$LLAMA_BIN_AVX2"/libggml-cpu.so 2>/dev/null | grep -q zmm; then
-  echo "$LLAMA_BIN_AVX2/libggml-cpu.so uses AVX-512 (zmm registers): build it with -DGGML_AVX512=OFF" >&2
+# Each build's llama_print_system_info() goes to stderr; the AVX2 one must not list AVX512.
+sysinfo() {
+  LD_LIBRARY_PATH=$1 python3 -c 'import ctypes, sys
+l = ctypes.CDLL(sys.argv[1] + "/libllama.so"); l.llama_print_system_info.restype = ctypes.c_char_p
+print(l.llama_print_system_info().decode())' "$1"
+}
+for bin in ${LLAMA_BIN:-} ${LLAMA_BIN_AVX2:-}; do echo "$bin: $(sysinfo "$bin")" >&2; done
+if [ -n "${LLAMA_BIN_AVX2:-}" ] && sysinfo "$LLAMA_BIN_AVX2" | grep -q 'AVX512 = 1'; then
+  echo "$LLAMA_BIN_AVX2's llama.cpp reports AVX512 = 1: build it with -DGGML_AVX512=OFF" >&2
   exit 2
 fi
 dir=${BENCH_DIR:-/tmp/modelbench}
