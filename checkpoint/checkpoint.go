@@ -84,11 +84,16 @@ type Checkpoint struct {
 	SourceInfo tensor.Metadata
 	Tensors    []*Tensor // stable order: file order, shard by shard
 
-	dir     string                     // HF directory holding side files, or ""
-	aux     map[string]*native.AuxFile // side files embedded in a native file
-	byName  map[string]*Tensor
-	closers []io.Closer
-	remote  *remote // set when read over HTTP
+	dir string                     // HF directory holding side files, or ""
+	aux map[string]*native.AuxFile // side files embedded in a native file
+	// auxOverride replaces side files whose content the checkpoint changes
+	// as it presents them (a GPTQ/AWQ config.json without its
+	// quantization_config: unpackQuantized).
+	auxOverride map[string][]byte
+	byName      map[string]*Tensor
+	closers     []io.Closer
+	remote      *remote   // set when read over HTTP: the file given (side files are read beside it)
+	remotes     []*remote // every file read over HTTP (shards), remote first
 	// remoteSides: side files are read beside the remote file (a
 	// safetensors file's folder holds config.json and the tokenizer).
 	remoteSides bool
@@ -175,6 +180,9 @@ func (s Sides) ReadAux(name string) ([]byte, error) { return s.c.ReadAux(name) }
 func (c *Checkpoint) ReadAux(name string) ([]byte, error) {
 	if name == "" || name != filepath.Base(name) || name == "." || name == ".." {
 		return nil, fmt.Errorf("checkpoint: %q is not a side file name", name)
+	}
+	if b, ok := c.auxOverride[name]; ok {
+		return bytes.Clone(b), nil
 	}
 	if a, ok := c.aux[name]; ok {
 		return a.ReadAll()
@@ -340,6 +348,10 @@ func openSafetensors(path, dir string) (*Checkpoint, error) {
 			open:    func() io.Reader { return t.Open() },
 			section: t.Open})
 	}
+	if err := c.unpackQuantized(); err != nil {
+		c.Close()
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -363,6 +375,10 @@ func openPyTorch(path, dir string) (*Checkpoint, error) {
 		c.add(&Tensor{Info: t.Info, File: s.FileOf(t).Name,
 			open:    func() io.Reader { return t.Open() },
 			section: t.Open})
+	}
+	if err := c.unpackQuantized(); err != nil {
+		c.Close()
+		return nil, err
 	}
 	return c, nil
 }

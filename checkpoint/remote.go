@@ -16,6 +16,8 @@ import (
 
 	"github.com/tfconv/tfconv/formats/gguf"
 	"github.com/tfconv/tfconv/formats/safetensors"
+	"github.com/tfconv/tfconv/formats/shardindex"
+	"github.com/tfconv/tfconv/tensor"
 )
 
 // IsRemote reports whether path names a checkpoint over HTTP: an http(s)
@@ -24,19 +26,47 @@ func IsRemote(path string) bool {
 	return strings.HasPrefix(path, "https://") || strings.HasPrefix(path, "http://") || strings.HasPrefix(path, "hf://")
 }
 
-// hubURL turns hf://ORG/REPO[@REV]/FILE into the Hub's resolve URL.
-func hubURL(path string) (string, error) {
+// hubURL turns hf://ORG/REPO[@REV][/FILE] into the Hub's resolve URL; for
+// a bare repository (no FILE) it returns the folder URL, ending in "/", and
+// bare is true.
+func hubURL(path string) (u string, bare bool, err error) {
 	rest := strings.TrimPrefix(path, "hf://")
 	parts := strings.SplitN(rest, "/", 3)
-	if len(parts) < 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
-		return "", fmt.Errorf("checkpoint: %s: want hf://ORG/REPO[@REV]/FILE", path)
+	if len(parts) < 2 || parts[0] == "" || parts[1] == "" || (len(parts) == 3 && parts[2] == "") {
+		return "", false, fmt.Errorf("checkpoint: %s: want hf://ORG/REPO[@REV][/FILE]", path)
 	}
 	repo, rev := parts[1], "main"
 	if i := strings.IndexByte(repo, '@'); i >= 0 {
 		repo, rev = repo[:i], repo[i+1:]
 	}
-	return "https://huggingface.co/" + url.PathEscape(parts[0]) + "/" + url.PathEscape(repo) + "/resolve/" +
-		url.PathEscape(rev) + "/" + parts[2], nil
+	base := hubEndpoint() + "/" + url.PathEscape(parts[0]) + "/" + url.PathEscape(repo) + "/resolve/" + url.PathEscape(rev) + "/"
+	if len(parts) == 2 {
+		return base, true, nil
+	}
+	return base + parts[2], false, nil
+}
+
+// hubEndpoint is the Hub's address: HF_ENDPOINT (as huggingface_hub reads
+// it: a mirror or a private Hub) or https://huggingface.co.
+func hubEndpoint() string {
+	if e := strings.TrimSuffix(os.Getenv("HF_ENDPOINT"), "/"); e != "" {
+		return e
+	}
+	return "https://huggingface.co"
+}
+
+// hubHost reports whether host is the Hub's: huggingface.co and its
+// subdomains, or HF_ENDPOINT's host. Only these get HF_TOKEN.
+func hubHost(host string) bool {
+	if host == "huggingface.co" || strings.HasSuffix(host, ".huggingface.co") {
+		return true
+	}
+	if e := os.Getenv("HF_ENDPOINT"); e != "" {
+		if u, err := url.Parse(e); err == nil && u.Hostname() != "" && u.Hostname() == host {
+			return true
+		}
+	}
+	return false
 }
 
 // Remote reading: blocks of remoteBlock bytes, fetched on demand with HTTP
@@ -44,11 +74,14 @@ func hubURL(path string) (string, error) {
 // remoteCache bytes of them; each request is retried remoteTries times with
 // doubling waits.
 const (
-	remoteBlock   = 64 << 10
-	remoteCache   = 64 << 20
-	remoteTries   = 3
-	remoteTimeout = 30 * time.Second
+	remoteBlock = 64 << 10
+	remoteCache = 64 << 20
+	remoteTries = 3
 )
+
+// remoteTimeout bounds each request, headers and body (a variable so that
+// the slow-server test need not wait 30 s).
+var remoteTimeout = 30 * time.Second
 
 // remote is an io.ReaderAt over an HTTP resource read with range requests.
 type remote struct {
@@ -69,7 +102,7 @@ func newRemote(rawURL string) (*remote, error) {
 		return nil, fmt.Errorf("checkpoint: %s: not an http(s) URL", rawURL)
 	}
 	r := &remote{url: rawURL, client: &http.Client{Timeout: remoteTimeout}, blocks: map[int64][]byte{}}
-	if h := u.Hostname(); h == "huggingface.co" || strings.HasSuffix(h, ".huggingface.co") {
+	if hubHost(u.Hostname()) {
 		r.token = os.Getenv("HF_TOKEN")
 	}
 	// The first block gives the size (Content-Range) and proves the server
@@ -146,6 +179,8 @@ func (r *remote) get(start, end int64) (_ []byte, retry bool, _ error) {
 		return nil, false, fmt.Errorf("checkpoint: %s: the server ignores Range requests (it answered 200 with the whole file); tfconv reads only the headers of a remote checkpoint", r.url)
 	case resp.StatusCode >= 500:
 		return nil, true, fmt.Errorf("checkpoint: %s: %s", r.url, resp.Status)
+	case resp.StatusCode == http.StatusNotFound:
+		return nil, false, fmt.Errorf("checkpoint: %s: %s: %w", r.url, resp.Status, fs.ErrNotExist)
 	case resp.StatusCode != http.StatusPartialContent:
 		return nil, false, fmt.Errorf("checkpoint: %s: %s", r.url, resp.Status)
 	}
@@ -214,15 +249,37 @@ func (r *remote) ReadAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
-// openRemote opens a single GGUF or safetensors file over HTTP, reading
-// only what its header needs.
+// openRemote opens a checkpoint over HTTP, reading only what its headers
+// need: a GGUF file or split set (any shard's URL), a safetensors file, a
+// model.safetensors.index.json and its shards, or a Hub repository
+// (hf://ORG/REPO[@REV]: its model.safetensors, else its index).
 func openRemote(path string) (*Checkpoint, error) {
-	u := path
-	if strings.HasPrefix(path, "hf://") {
-		var err error
-		if u, err = hubURL(path); err != nil {
-			return nil, err
-		}
+	if !strings.HasPrefix(path, "hf://") {
+		return openRemoteURL(path, path)
+	}
+	u, bare, err := hubURL(path)
+	if err != nil {
+		return nil, err
+	}
+	if !bare {
+		return openRemoteURL(path, u)
+	}
+	// transformers' order: the single file, then the index.
+	c, err := openRemoteURL(strings.TrimSuffix(path, "/")+"/"+safetensors.SingleName, u+safetensors.SingleName)
+	if !errors.Is(err, fs.ErrNotExist) {
+		return c, err
+	}
+	c, err = openRemoteURL(strings.TrimSuffix(path, "/")+"/"+safetensors.IndexName, u+safetensors.IndexName)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("checkpoint: %s has no %s or %s (name a file: hf://ORG/REPO/FILE): %w", path, safetensors.SingleName, safetensors.IndexName, err)
+	}
+	return c, err
+}
+
+// openRemoteURL opens the checkpoint at u, named path in what it reports.
+func openRemoteURL(path, u string) (*Checkpoint, error) {
+	if _, _, _, ok := gguf.ParseSplitName(u); ok {
+		return openRemoteSplit(path, u)
 	}
 	r, err := newRemote(u)
 	if err != nil {
@@ -239,35 +296,128 @@ func openRemote(path string) (*Checkpoint, error) {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		c := &Checkpoint{Path: path, Format: GGUF, Source: GGUF, Metadata: f.Metadata, SourceInfo: ggufInfo(f),
-			Files: []File{{Path: path, Size: r.size}}, remote: r}
+			Files: []File{{Path: path, Size: r.size}}, remote: r, remotes: []*remote{r}}
 		for i := range f.Tensors {
 			t := &f.Tensors[i]
 			c.add(&Tensor{Info: t.Info, File: path, open: func() io.Reader { return t.Open() }, section: t.Open})
 		}
 		return c, nil
 	case bytes.HasPrefix(bytes.TrimLeft(head, " \t\r\n"), []byte("{")):
-		return nil, fmt.Errorf("checkpoint: %s: a shard index: remote sharded checkpoints are not read yet (give one shard's URL)", path)
+		return openRemoteIndex(path, r)
 	}
 	f, err := safetensors.NewFile(r, r.size)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	c := &Checkpoint{Path: path, Format: Safetensors, Source: Safetensors, Metadata: f.Metadata,
-		Files: []File{{Path: path, Size: r.size}}, remote: r, remoteSides: true}
+		Files: []File{{Path: path, Size: r.size}}, remote: r, remotes: []*remote{r}, remoteSides: true}
 	for i := range f.Tensors {
 		t := &f.Tensors[i]
 		c.add(&Tensor{Info: t.Info, File: path, open: func() io.Reader { return t.Open() }, section: t.Open})
+	}
+	if err := c.unpackQuantized(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// openRemoteSplit opens a GGUF split set over HTTP from any shard's URL:
+// the same checks as a local set (gguf.OpenSplitWith), each shard's header
+// read with range requests.
+func openRemoteSplit(path, u string) (*Checkpoint, error) {
+	var remotes []*remote
+	s, err := gguf.OpenSplitWith(u, func(p string) (*gguf.File, error) {
+		r, err := newRemote(p)
+		if err != nil {
+			return nil, err
+		}
+		f, err := gguf.NewFile(r, r.size)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		remotes = append(remotes, r)
+		return f, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	c := &Checkpoint{Path: path, Format: GGUF, Source: GGUF, Metadata: s.Metadata, SourceInfo: ggufInfo(s.Files[0]),
+		remote: remotes[0], remotes: remotes}
+	for fi, f := range s.Files {
+		c.Files = append(c.Files, File{Path: remotes[fi].url, Size: remotes[fi].size})
+		for i := range f.Tensors {
+			t := &f.Tensors[i]
+			c.add(&Tensor{Info: t.Info, File: remotes[fi].url, open: func() io.Reader { return t.Open() }, section: t.Open})
+		}
+	}
+	return c, nil
+}
+
+// openRemoteIndex opens a safetensors shard index read over HTTP (whole:
+// it is small) and the shards it lists from beside it. A PyTorch index is
+// refused: listing a pickle's tensors needs the whole pickle.
+func openRemoteIndex(path string, r *remote) (*Checkpoint, error) {
+	if strings.HasSuffix(r.url, ".bin.index.json") {
+		return nil, tensor.Unsupported("checkpoint: %s: a PyTorch shard index; remote PyTorch checkpoints are not read (their tensor list is inside each whole pickle)", path)
+	}
+	if r.size > shardindex.MaxLen {
+		return nil, &tensor.FormatError{Format: "safetensors", File: path, Offset: 0, Msg: fmt.Sprintf("index file is larger than %d bytes", shardindex.MaxLen)}
+	}
+	buf := make([]byte, r.size)
+	if _, err := r.ReadAt(buf, 0); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	idx, err := shardindex.Parse(buf, path, "safetensors")
+	if err != nil {
+		return nil, err
+	}
+	base := r.url[:strings.LastIndexByte(r.url, '/')+1]
+	remotes := []*remote{r}
+	shardURL := map[*safetensors.File]string{}
+	s, err := safetensors.OpenShards(idx, func(shard string) (*safetensors.File, error) {
+		u := base + url.PathEscape(shard)
+		sr, err := newRemote(u)
+		if err != nil {
+			return nil, err
+		}
+		f, err := safetensors.NewFile(sr, sr.size)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", u, err)
+		}
+		remotes = append(remotes, sr)
+		shardURL[f] = u
+		return f, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	c := &Checkpoint{Path: path, Format: Safetensors, Source: Safetensors, remote: r, remotes: remotes, remoteSides: true}
+	for i, f := range s.Files {
+		if i == 0 {
+			c.Metadata = f.Metadata
+		}
+		c.Files = append(c.Files, File{Path: shardURL[f], Size: remotes[i+1].size})
+		for j := range f.Tensors {
+			t := &f.Tensors[j]
+			c.add(&Tensor{Info: t.Info, File: shardURL[f], open: func() io.Reader { return t.Open() }, section: t.Open})
+		}
+	}
+	if err := c.unpackQuantized(); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
 
 // Fetched reports, for a checkpoint read over HTTP, how many bytes have
-// been received so far (ok false for a local one).
+// been received so far, over every file (ok false for a local one).
 func (c *Checkpoint) Fetched() (n int64, ok bool) {
-	if c.remote == nil {
+	if len(c.remotes) == 0 {
 		return 0, false
 	}
-	return c.remote.Fetched(), true
+	for _, r := range c.remotes {
+		n += r.Fetched()
+	}
+	return n, true
 }
 
 // sibling fetches a side file from the remote file's folder (whole, at most

@@ -50,6 +50,19 @@ type Summary struct {
 	BitsPerWeight float64     `json:"bits_per_weight"`
 	DTypes        []DTypeStat `json:"dtypes"`
 	LayerTable    []LayerStat `json:"layer_table"`
+	// Quantized describes a GPTQ, AWQ or FP8 checkpoint, whose quantized
+	// weights are listed (and counted above) as the float weights they
+	// read as.
+	Quantized *QuantizedSummary `json:"quantized,omitempty"`
+}
+
+// QuantizedSummary is how a GPTQ, AWQ or FP8 checkpoint stores its weights.
+type QuantizedSummary struct {
+	Method  string `json:"method"` // config.json quant_method: "gptq", "gptq_v2", "awq", "fp8", "compressed-tensors", "fbgemm_fp8"
+	Bits    int64  `json:"bits"`   // per stored weight
+	Scheme  string `json:"scheme"` // the layout in words
+	Layers  int64  `json:"layers"` // weights presented dequantized
+	Dropped int64  `json:"dropped_activation_scales,omitempty"`
 }
 
 // DTypeStat totals the tensors of one dtype.
@@ -117,6 +130,14 @@ func Summarize(c *Checkpoint) (*Summary, error) {
 	s := &Summary{Format: c.Format, Source: c.Source, Tensors: len(c.Tensors), FileSize: c.Size(), Files: len(c.Files)}
 	if s.Source == s.Format {
 		s.Source = ""
+	}
+	if m, ok := c.SourceInfo.Str(SourceInfoQuantMethod); ok {
+		q := &QuantizedSummary{Method: m}
+		q.Bits, _ = c.SourceInfo.Int(SourceInfoQuantBits)
+		q.Scheme, _ = c.SourceInfo.Str(SourceInfoQuantScheme)
+		q.Layers, _ = c.SourceInfo.Int(SourceInfoQuantLayers)
+		q.Dropped, _ = c.SourceInfo.Int(SourceInfoQuantDropped)
+		s.Quantized = q
 	}
 	dt := map[tensor.DType]*DTypeStat{}
 	type lkey struct {
@@ -266,6 +287,12 @@ func (s *Summary) fromConfig(cfg map[string]any) {
 	s.KVHeads = cfgInt(cfg, "num_key_value_heads")
 	s.KeyLength = cfgInt(cfg, "head_dim")
 	s.ValueLength = s.KeyLength
+	if n, r := cfgInt(cfg, "qk_nope_head_dim"), cfgInt(cfg, "qk_rope_head_dim"); n > 0 || r > 0 {
+		// Multi-head latent attention (DeepSeek-2): a head's key is its
+		// position-free and rotated parts, as the converter writes
+		// key_length (arch.DeepSeek2); its value is v_head_dim wide.
+		s.KeyLength, s.ValueLength = n+r, cfgInt(cfg, "v_head_dim")
+	}
 	s.Vocab = cfgInt(cfg, "vocab_size")
 	s.Context = cfgInt(cfg, "max_position_embeddings", "n_positions", "n_ctx")
 	s.Experts = cfgInt(cfg, "num_local_experts", "num_experts", "n_routed_experts")

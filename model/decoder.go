@@ -747,6 +747,39 @@ func (m *decoder) moe(dst, h []float32, b *decoderBlock, T int) error {
 			weight[t*n+e] = p[e] / sum
 		}
 	}
+	if err := runExperts(dst, h, b.Experts, weight, T, d, F, m.cfg.Activation); err != nil {
+		return err
+	}
+	if b.Shared.Down.W == nil {
+		return nil
+	}
+	S := m.cfg.SharedFFN
+	g, u, y := make([]float32, T*S), make([]float32, T*S), make([]float32, T*d)
+	b.Shared.Gate.apply(g, h, T)
+	b.Shared.Up.apply(u, h, T)
+	if err := activate(g, m.cfg.Activation); err != nil {
+		return err
+	}
+	kernels.Mul(g, u)
+	b.Shared.Down.apply(y, g, T)
+	sg := make([]float32, T)
+	b.SharedGate.apply(sg, h, T)
+	for t := 0; t < T; t++ {
+		s := float32(1 / (1 + math.Exp(-float64(sg[t]))))
+		out := dst[t*d : (t+1)*d]
+		for j, v := range y[t*d : (t+1)*d] {
+			out[j] += s * v
+		}
+	}
+	return nil
+}
+
+// runExperts sets dst[T][d] to Σ_e weight[t][e]·expert_e(h[t]) over the
+// experts e a token is routed to (weight[t·n+e] ≠ 0): tokens are gathered
+// per expert and the experts taken in index order, as transformers adds
+// them; act is the gate's activation.
+func runExperts(dst, h []float32, experts []expert, weight []float32, T, d, F int, act string) error {
+	n := len(experts)
 	clear(dst[:T*d])
 	var rows []int
 	var x, g, u, y []float32
@@ -765,10 +798,10 @@ func (m *decoder) moe(dst, h []float32, b *decoderBlock, T int) error {
 		for i, t := range rows {
 			copy(x[i*d:(i+1)*d], h[t*d:(t+1)*d])
 		}
-		ex := &b.Experts[e]
+		ex := &experts[e]
 		ex.Gate.apply(g, x, R)
 		ex.Up.apply(u, x, R)
-		if err := activate(g, m.cfg.Activation); err != nil {
+		if err := activate(g, act); err != nil {
 			return err
 		}
 		kernels.Mul(g, u)
@@ -779,27 +812,6 @@ func (m *decoder) moe(dst, h []float32, b *decoderBlock, T int) error {
 			for j, v := range y[i*d : (i+1)*d] {
 				out[j] += v * w
 			}
-		}
-	}
-	if b.Shared.Down.W == nil {
-		return nil
-	}
-	S := m.cfg.SharedFFN
-	g, u, y = grow(g, T*S), grow(u, T*S), grow(y, T*d)
-	b.Shared.Gate.apply(g, h, T)
-	b.Shared.Up.apply(u, h, T)
-	if err := activate(g, m.cfg.Activation); err != nil {
-		return err
-	}
-	kernels.Mul(g, u)
-	b.Shared.Down.apply(y, g, T)
-	sg := make([]float32, T)
-	b.SharedGate.apply(sg, h, T)
-	for t := 0; t < T; t++ {
-		s := float32(1 / (1 + math.Exp(-float64(sg[t]))))
-		out := dst[t*d : (t+1)*d]
-		for j, v := range y[t*d : (t+1)*d] {
-			out[j] += s * v
 		}
 	}
 	return nil

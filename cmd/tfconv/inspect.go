@@ -166,6 +166,13 @@ func runInspect(a *app, opts *inspectOptions) error {
 	t.Row("tensor bytes", fmt.Sprintf("%d (%s)", s.TensorBytes, output.Bytes(s.TensorBytes)))
 	t.Row("bits per weight", fmt.Sprintf("%.3f", s.BitsPerWeight))
 	t.Row("file size", fmt.Sprintf("%d (%s) in %d file(s)", s.FileSize, output.Bytes(s.FileSize), s.Files))
+	if q := s.Quantized; q != nil {
+		row := fmt.Sprintf("%s: %s; %d weights listed as the floats they dequantize to", q.Method, q.Scheme, q.Layers)
+		if q.Dropped > 0 {
+			row += fmt.Sprintf("; %d activation scales left out", q.Dropped)
+		}
+		t.Row("quantized weights", row)
+	}
 	if mem != nil {
 		t.Row("context (KV cache)", fmt.Sprintf("%d positions (cache of %d), %s", mem.Context, mem.KVSize, mem.KVType))
 		t.Row("KV cache", fmt.Sprintf("%d (%s): K %s, V %s", mem.KVBytes, output.Bytes(mem.KVBytes), output.Bytes(mem.KBytes), output.Bytes(mem.VBytes)))
