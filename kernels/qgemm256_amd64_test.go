@@ -35,12 +35,12 @@ func TestQ256KernelsExtremes(t *testing.T) {
 		{tensor.Q8_0, q8_0DotAVXVNNI, true, false},
 		{tensor.Q4_0, q4_0DotAVX2, false, false},
 		{tensor.Q4_0, q4_0DotAVXVNNI, true, false},
-		{tensor.Q8_0, four(q8_0Dot4AVX2), false, true},
-		{tensor.Q8_0, four(q8_0Dot4AVXVNNI), true, false},
-		{tensor.Q4_0, four(q4_0Dot4AVX2), false, false},
-		{tensor.Q4_0, four(q4_0Dot4AVXVNNI), true, false},
-		{tensor.Q4_K, four(q4_KDot4AVX2), false, false},
-		{tensor.Q6_K, four(q6_KDot4AVX2), false, false},
+		{tensor.Q8_0, four(tensor.Q8_0, q8_0Dot4AVX2), false, true},
+		{tensor.Q8_0, four(tensor.Q8_0, q8_0Dot4AVXVNNI), true, false},
+		{tensor.Q4_0, four(tensor.Q4_0, q4_0Dot4AVX2), false, false},
+		{tensor.Q4_0, four(tensor.Q4_0, q4_0Dot4AVXVNNI), true, false},
+		{tensor.Q4_K, four(tensor.Q4_K, q4_KDot4AVX2), false, false},
+		{tensor.Q6_K, four(tensor.Q6_K, q6_KDot4AVX2), false, false},
 		{tensor.Q5_0, q5_0DotAVX2, false, false},
 		{tensor.Q5_0, q5_0DotAVXVNNI, true, false},
 		{tensor.Q4_1, q4_1DotAVX2, false, false},
@@ -132,19 +132,21 @@ func TestQ256KernelsExtremes(t *testing.T) {
 	}
 }
 
-// four runs a four-row kernel with the one activation row as all four
-// rows, and reports row 0's outputs, or NaN where the four disagree or a
-// write went past nrows (distinct rows: TestMatMulQImplementationsAgree).
-func four(k4 func(w *byte, rb, nrows int, xa *byte, arb, nb int, out *float32, ldo int)) func(w *byte, rb, nrows int, xa *byte, nb int, out *float32) {
+// four runs a four-row kernel of weight type t on four activation rows:
+// the given one, then the same blocks rotated by 1, 2 and 3 places, and
+// reports the first row's outputs, or NaN where another row's output is
+// not qdotGeneric's or a write went past nrows.
+func four(t tensor.DType, k4 func(w *byte, rb, nrows int, xa *byte, arb, nb int, out *float32, ldo int)) func(w *byte, rb, nrows int, xa *byte, nb int, out *float32) {
 	return func(w *byte, rb, nrows int, xa *byte, nb int, out *float32) {
-		arb := nb * q8_0Bytes
-		if rb/nb > 64 { // k-quant super-blocks, Q8_K activations
-			arb = nb * q8_KBytes
-		}
+		at := ActDType(t)
+		ab := int(at.BlockBytes())
+		arb := nb * ab
 		a := unsafe.Slice(xa, arb)
 		x4 := make([]byte, 4*arb)
 		for m := 0; m < 4; m++ {
-			copy(x4[m*arb:], a)
+			for b := 0; b < nb; b++ {
+				copy(x4[m*arb+b*ab:m*arb+(b+1)*ab], a[(b+m)%nb*ab:])
+			}
 		}
 		ldo := nrows + 3
 		o := make([]float32, 4*ldo)
@@ -152,11 +154,14 @@ func four(k4 func(w *byte, rb, nrows int, xa *byte, arb, nb int, out *float32, l
 			o[i] = guardVal
 		}
 		k4(w, rb, nrows, &x4[0], arb, nb, &o[0], ldo)
+		ws := unsafe.Slice(w, nrows*rb)
+		K := nb * int(at.BlockSize())
 		res := unsafe.Slice(out, nrows)
 		for r := 0; r < nrows; r++ {
 			res[r] = o[r]
 			for m := 1; m < 4; m++ {
-				if math.Float32bits(o[m*ldo+r]) != math.Float32bits(o[r]) {
+				want := qdotGeneric(t, ws[r*rb:(r+1)*rb], x4[m*arb:(m+1)*arb], K)
+				if math.Float32bits(o[m*ldo+r]) != math.Float32bits(want) {
 					res[r] = float32(math.NaN()) // reported as a mismatch
 				}
 			}
