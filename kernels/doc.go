@@ -53,7 +53,7 @@
 // features, and honours GODEBUG's cpu.* options, so a set can be masked:
 //
 //	avx512   AVX-512 F, BW, VL (+ FMA, F16C); MatMulQ's int8 kernels need VNNI too
-//	avxvnni  AVX2, FMA, F16C and AVX-VNNI: the avx2 set with VEX VPDPBUSD in MatMulQ
+//	avxvnni  AVX2, FMA, F16C, AVX-VNNI: avx2 with VEX VPDPBUSD in MatMulQ (32-element types)
 //	avx2     AVX2, FMA, F16C
 //	generic  plain Go: other CPUs, other GOARCHes, -tags noasm
 //
