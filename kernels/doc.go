@@ -52,7 +52,8 @@
 // run, best first, and the first is used; golang.org/x/sys/cpu reads the
 // features, and honours GODEBUG's cpu.* options, so a set can be masked:
 //
-//	avx512   AVX-512 F, BW, VL (+ FMA, F16C); MatMulQ's int8 kernels need VNNI too
+//	avx512   AVX-512 F, BW, VL (+ FMA, F16C); MatMulQ's int8 kernels need VNNI too,
+//	         without it MatMulQ runs the avx2 set's kernels
 //	avxvnni  AVX2, FMA, F16C, AVX-VNNI: avx2 with VEX VPDPBUSD in MatMulQ (32-element types)
 //	avx2     AVX2, FMA, F16C
 //	generic  plain Go: other CPUs, other GOARCHes, -tags noasm
