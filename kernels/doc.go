@@ -6,8 +6,8 @@
 //
 // Every kernel has a plain-Go version whose doc comment is its math; that
 // version always builds (CGO_ENABLED=0, any GOARCH, -tags noasm) and is what
-// the SIMD versions are tested against. On amd64 an AVX-512 or AVX2 (+FMA,
-// F16C) implementation is chosen once at start-up from the CPU's features;
+// the SIMD versions are tested against. On amd64 a SIMD set is chosen once
+// at start-up from the CPU's features (see Implementations below);
 // Implementation names the one in use. Work is split across goroutines by
 // output columns (weight rows), in chunks the goroutines take in turn so
 // that one descheduled thread does not hold up the others; SetThreads sets
@@ -42,7 +42,29 @@
 // or bf16 bytes exactly) and forms ggml's integer lane sums and float32
 // accumulation in ggml's order (qdot.go), so that its results are the same
 // bits on every implementation and the same as llama.cpp's CPU backend
-// without AMX. On AVX-512 VNNI it is the int8 fast path (qgemm_amd64.go).
+// without AMX. On AVX-512 VNNI it is the int8 fast path (qgemm_amd64.go);
+// on AVX2 and AVX-VNNI every block type has 256-bit integer kernels
+// (qgemm256_amd64.go).
+//
+// # Implementations
+//
+// On amd64 (without -tags noasm) stubs_amd64.go lists the sets the CPU can
+// run, best first, and the first is used; golang.org/x/sys/cpu reads the
+// features, and honours GODEBUG's cpu.* options, so a set can be masked:
+//
+//	avx512   AVX-512 F, BW, VL (+ FMA, F16C); MatMulQ's int8 kernels need VNNI too,
+//	         without it MatMulQ runs the avx2 set's kernels
+//	avxvnni  AVX2, FMA, F16C, AVX-VNNI: avx2 with VEX VPDPBUSD in MatMulQ (32-element types)
+//	avx2     AVX2, FMA, F16C
+//	generic  plain Go: other CPUs, other GOARCHes, -tags noasm
+//
+// GODEBUG=cpu.avx512f=off gives what a CPU without AVX-512 runs (avxvnni
+// where the CPU has it), cpu.avx512f=off,cpu.avxvnni=off the avx2 set. The
+// tests run every set the CPU can execute in one process (implementations()
+// in matmul_test.go swaps the active set), each against the plain-Go
+// results and the reference tools' fixtures; CI runs the suite again under
+// both GODEBUG settings so that the model's tests also run on the smaller
+// sets, and with -tags noasm.
 //
 // # Matrix multiply (SIMD)
 //
@@ -60,15 +82,17 @@
 //	+------------+------------+-----+----------------+
 //
 // For M = 1 (decoding) each output is one dot product streaming one weight
-// row, with the decoding fused into the loop: F32, F16, BF16, I8, Q8_0, Q4_0,
-// Q4_K and Q6_K on both AVX-512 and AVX2, and Q4_1, Q5_0, Q5_1, Q2_K, Q3_K
-// and Q5_K on AVX-512. A k-quant kernel unpacks a super-block's 6-bit (or
+// row, with the decoding fused into the loop: F32, F16, BF16, I8 and every
+// ggml block type, on both AVX-512 and AVX2. The M ≥ 2 weight buffer is
+// filled by assembly decoders for Q8_0, F16, BF16 and the k-quants on both
+// sets; the other block types use the plain-Go block decoders. A k-quant kernel unpacks a super-block's 6-bit (or
 // 4-bit) sub-block scales once, with ggml's own float32 products, into its
 // stack frame, then widens the quants in registers and applies scale and
 // min exactly as dequantize_row_* does, so every weight FMA'd is the
-// dequantized float32 value bit for bit. Other dtypes (and AVX2 without a
-// fused kernel) decode 2048 weights at a time into L1 with plain-Go block
-// decoders (blocks.go, bit-identical to quant.Dequantize) and dot them.
+// dequantized float32 value bit for bit. Where no fused kernel applies (a
+// K that is not a whole number of vectors) a row is decoded 2048 weights
+// at a time into L1 with the plain-Go block decoders (blocks.go,
+// bit-identical to quant.Dequantize) and dotted.
 //
 // Fused M = 1 kernels per block type (s = f16 scale, m = f16 min):
 //

@@ -69,8 +69,9 @@ func init() {
 }
 
 // Implementation names the kernels in use: "generic" (plain Go), or the
-// SIMD set chosen from the CPU's features at start-up ("avx512", "avx2")
-// when the package was built for amd64 without the noasm tag.
+// SIMD set chosen from the CPU's features at start-up ("avx512",
+// "avxvnni", "avx2") when the package was built for amd64 without the
+// noasm tag.
 func Implementation() string {
 	if active == nil {
 		return "generic"
