@@ -1,0 +1,104 @@
+//go:build !noasm
+
+package kernels
+
+import (
+	"golang.org/x/sys/cpu"
+
+	"github.com/tfconv/tfconv/tensor"
+)
+
+// Assembly in f32_arm64.s, rowdot_arm64.s and qdot_arm64.s; see simdSet
+// for the contracts. NEON (Advanced SIMD) is part of every arm64 CPU Go
+// runs on; the dot-product extension (SDOT, FEAT_DotProd: Apple M1 and
+// later, Graviton 2 and later, Cortex-A55/A76 and later) only speeds up
+// MatMulQ's lane sums, so the two sets differ only in qdot.
+
+//go:noescape
+func dotNEON(a *float32, b *byte, n int) float32
+
+//go:noescape
+func axpyNEON(dst *float32, a float32, x *float32, n int)
+
+//go:noescape
+func gemm6x16NEON(w *byte, ldw int, xt *float32, kc int, c *float32, acc bool)
+
+//go:noescape
+func expNEON(x *float32, n int)
+
+//go:noescape
+func dotF16NEON(x *float32, w *byte, n int) float32
+
+//go:noescape
+func dotBF16NEON(x *float32, w *byte, n int) float32
+
+//go:noescape
+func dotI8NEON(x *float32, w *byte, n int) float32
+
+//go:noescape
+func dotQ8_0NEON(x *float32, q *byte, nb int) float32
+
+//go:noescape
+func dotQ4_0NEON(x *float32, w *byte, n int) float32
+
+//go:noescape
+func decF16NEON(dst *float32, w *byte, n int)
+
+//go:noescape
+func decBF16NEON(dst *float32, w *byte, n int)
+
+//go:noescape
+func decQ8_0NEON(dst *float32, w *byte, n int)
+
+//go:noescape
+func decQ4_0NEON(dst *float32, w *byte, n int)
+
+//go:noescape
+func qdotQ8_0SDOT(w, a *byte, nb int) float32
+
+//go:noescape
+func qdotQ4_0SDOT(w, a *byte, nb int) float32
+
+//go:noescape
+func qdotQ8_0NEON(w, a *byte, nb int) float32
+
+//go:noescape
+func qdotQ4_0NEON(w, a *byte, nb int) float32
+
+// neonSet returns the NEON set with the given name and integer dots.
+func neonSet(name string, qdot map[tensor.DType]func(w, a *byte, nb int) float32) *simdSet {
+	return &simdSet{
+		name: name,
+		mr:   6, nr: 16, gemm: gemm6x16NEON,
+		lanes: 16, dot: dotNEON,
+		dotQ8_0: dotQ8_0NEON,
+		axpy:    axpyNEON,
+		exp:     expNEON,
+		rowDot: map[tensor.DType]func(x *float32, w *byte, n int) float32{
+			tensor.F16: dotF16NEON, tensor.BF16: dotBF16NEON, tensor.I8: dotI8NEON, tensor.Q4_0: dotQ4_0NEON,
+		},
+		decode: map[tensor.DType]func(dst *float32, w *byte, n int){
+			tensor.F16: decF16NEON, tensor.BF16: decBF16NEON, tensor.Q8_0: decQ8_0NEON, tensor.Q4_0: decQ4_0NEON,
+		},
+		qdot: qdot,
+	}
+}
+
+var (
+	neonDotSet = neonSet("neon-dotprod", map[tensor.DType]func(w, a *byte, nb int) float32{
+		tensor.Q8_0: qdotQ8_0SDOT, tensor.Q4_0: qdotQ4_0SDOT,
+	})
+	neonPlainSet = neonSet("neon", map[tensor.DType]func(w, a *byte, nb int) float32{
+		tensor.Q8_0: qdotQ8_0NEON, tensor.Q4_0: qdotQ4_0NEON,
+	})
+)
+
+// simdSets lists the sets this CPU can run, best first: with the
+// dot-product extension (GODEBUG=cpu.asimddp=off masks it) both, else
+// plain NEON.
+var simdSets = func() []*simdSet {
+	if cpu.ARM64.HasASIMDDP {
+		return []*simdSet{neonDotSet, neonPlainSet}
+	}
+	return []*simdSet{neonPlainSet}
+}()
