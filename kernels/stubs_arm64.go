@@ -8,7 +8,7 @@ import (
 	"github.com/tfconv/tfconv/tensor"
 )
 
-// Assembly in f32_arm64.s, rowdot_arm64.s and qdot_arm64.s; see simdSet
+// Assembly in f32_arm64.s, rowdot_arm64.s, kquant_arm64.s and qdot_arm64.s; see simdSet
 // for the contracts. NEON (Advanced SIMD) is part of every arm64 CPU Go
 // runs on; the dot-product extension (SDOT, FEAT_DotProd: Apple M1 and
 // later, Graviton 2 and later, Cortex-A55/A76 and later) only speeds up
@@ -76,9 +76,11 @@ func neonSet(name string, qdot map[tensor.DType]func(w, a *byte, nb int) float32
 		exp:     expNEON,
 		rowDot: map[tensor.DType]func(x *float32, w *byte, n int) float32{
 			tensor.F16: dotF16NEON, tensor.BF16: dotBF16NEON, tensor.I8: dotI8NEON, tensor.Q4_0: dotQ4_0NEON,
+			tensor.Q4_K: dotQ4_KRowNEON, tensor.Q6_K: dotQ6_KRowNEON,
 		},
 		decode: map[tensor.DType]func(dst *float32, w *byte, n int){
 			tensor.F16: decF16NEON, tensor.BF16: decBF16NEON, tensor.Q8_0: decQ8_0NEON, tensor.Q4_0: decQ4_0NEON,
+			tensor.Q4_K: decQ4_KRowNEON, tensor.Q6_K: decQ6_KRowNEON,
 		},
 		qdot: qdot,
 	}
