@@ -44,7 +44,8 @@
 // accumulation in ggml's order (qdot.go), so that its results are the same
 // bits on every implementation and the same as llama.cpp's CPU backend
 // without AMX. On AVX-512 VNNI it is the int8 fast path (qgemm_amd64.go);
-// on arm64 Q8_0 and Q4_0 rows take NEON integer dots (simdSet.qdot).
+// on arm64 Q8_0, Q4_0 and the k-quants take NEON integer dots
+// (simdSet.qdot).
 //
 // # Matrix multiply (SIMD)
 //
@@ -103,8 +104,10 @@
 //   - MatMulQ, Q8_0 and Q4_0: ggml's eight lane sums per block by SDOT (four
 //     int8 products per int32 lane, exactly ggml's lane), or without it by
 //     SMULL (16-bit products), SADDLP and ADDP; then FMLA with the block's
-//     d in ggml's order, so the bits are the plain-Go ones. The other types
-//     take the plain-Go MatMulQ.
+//     d in ggml's order, so the bits are the plain-Go ones. The k-quants
+//     (both sets): the super-block's int16 weights unpacked in Go, the
+//     eight lane sums by SMLAL (lanesk_arm64.s), the float32 steps in Go
+//     (dotK). Q4_1, Q5_0 and Q5_1 take the plain-Go MatMulQ.
 //
 // Go's assembler lacks most NEON arithmetic (FADD/FMUL on vectors, FCVTL,
 // SCVTF, SXTL, SDOT, SMULL, …): those are WORD encodings with the

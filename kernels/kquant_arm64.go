@@ -2,7 +2,11 @@
 
 package kernels
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/tfconv/tfconv/tensor"
+)
 
 // The Go side of kquant_arm64.s: each super-block's sub-block scales,
 // computed as decQ4_K and decQ6_K compute them, kChunk super-blocks at a
@@ -89,4 +93,23 @@ func decQ6_KRowNEON(dst *float32, w *byte, n int) {
 		decQ6_KNEON(f, w, s, nsb)
 		return 0
 	})
+}
+
+// lanesKNEON is lanesK in assembly (lanesk_arm64.s).
+//
+//go:noescape
+func lanesKNEON(W *int16, a *byte, s *int32)
+
+func lanesKArm64(W *[256]int16, a []byte) (s [8]int32) {
+	lanesKNEON(&W[0], &a[:256][0], &s[0])
+	return s
+}
+
+// qdotK returns simdSet.qdot for the k-quant t: dotKGeneric with the lane
+// sums in NEON (the unpacking and the float32 steps stay in Go).
+func qdotK(t tensor.DType) func(w, a *byte, nb int) float32 {
+	wb := int(t.BlockBytes())
+	return func(w, a *byte, nb int) float32 {
+		return dotK(t, unsafe.Slice(w, nb*wb), unsafe.Slice(a, nb*q8_KBytes), nb, lanesKArm64)
+	}
 }

@@ -65,8 +65,12 @@ func qdotQ8_0NEON(w, a *byte, nb int) float32
 //go:noescape
 func qdotQ4_0NEON(w, a *byte, nb int) float32
 
-// neonSet returns the NEON set with the given name and integer dots.
+// neonSet returns the NEON set with the given name and integer dots for
+// Q8_0 and Q4_0; both sets take the k-quants' lane sums in NEON.
 func neonSet(name string, qdot map[tensor.DType]func(w, a *byte, nb int) float32) *simdSet {
+	for _, t := range []tensor.DType{tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K} {
+		qdot[t] = qdotK(t)
+	}
 	return &simdSet{
 		name: name,
 		mr:   6, nr: 16, gemm: gemm6x16NEON,
