@@ -44,8 +44,7 @@
 // accumulation in ggml's order (qdot.go), so that its results are the same
 // bits on every implementation and the same as llama.cpp's CPU backend
 // without AMX. On AVX-512 VNNI it is the int8 fast path (qgemm_amd64.go);
-// on arm64 Q8_0, Q4_0 and the k-quants take NEON integer dots
-// (simdSet.qdot).
+// on arm64 every block type takes NEON integer dots (simdSet.qdot).
 //
 // # Matrix multiply (SIMD)
 //
@@ -101,13 +100,14 @@
 //     BF16, Q8_0, Q4_0, Q4_K, Q6_K, bit-identical to decodeRow. The
 //     k-quants' sub-block scales are computed in Go (kquant_arm64.go) with
 //     ggml's float32 products, the weights in assembly with its operations.
-//   - MatMulQ, Q8_0 and Q4_0: ggml's eight lane sums per block by SDOT (four
+//   - MatMulQ, Q8_0, Q4_0, Q5_0, Q4_1, Q5_1: the weights unpacked to int8
+//     in registers, ggml's eight lane sums per block by SDOT (four
 //     int8 products per int32 lane, exactly ggml's lane), or without it by
 //     SMULL (16-bit products), SADDLP and ADDP; then FMLA with the block's
 //     d in ggml's order, so the bits are the plain-Go ones. The k-quants
 //     (both sets): the super-block's int16 weights unpacked in Go, the
 //     eight lane sums by SMLAL (lanesk_arm64.s), the float32 steps in Go
-//     (dotK). Q4_1, Q5_0 and Q5_1 take the plain-Go MatMulQ.
+//     (dotK).
 //
 // Go's assembler lacks most NEON arithmetic (FADD/FMUL on vectors, FCVTL,
 // SCVTF, SXTL, SDOT, SMULL, …): those are WORD encodings with the
@@ -119,9 +119,10 @@
 // qemu-user, as .ci/run does:
 //
 //	GOARCH=arm64 go test -c -o /tmp/kernels.arm64 ./kernels
-//	cd kernels && qemu-aarch64 -cpu max /tmp/kernels.arm64 -test.short
+//	cd kernels && qemu-aarch64 -cpu max /tmp/kernels.arm64 -test.short -test.skip TestPoolStartsLazily
 //
 // (-cpu max has the dot-product extension, -cpu cortex-a53 has not;
-// -test.short sizes the slowest tests for the emulator.) Speed measured
+// -test.short sizes the slowest tests for the emulator; the skipped test
+// re-executes the binary, which needs a binfmt handler for arm64.) Speed measured
 // under the emulator means nothing.
 package kernels

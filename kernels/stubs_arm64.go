@@ -65,8 +65,27 @@ func qdotQ8_0NEON(w, a *byte, nb int) float32
 //go:noescape
 func qdotQ4_0NEON(w, a *byte, nb int) float32
 
+//go:noescape
+func qdotQ5_0SDOT(w, a *byte, nb int) float32
+
+//go:noescape
+func qdotQ5_0NEON(w, a *byte, nb int) float32
+
+//go:noescape
+func qdotQ4_1SDOT(w, a *byte, nb int) float32
+
+//go:noescape
+func qdotQ4_1NEON(w, a *byte, nb int) float32
+
+//go:noescape
+func qdotQ5_1SDOT(w, a *byte, nb int) float32
+
+//go:noescape
+func qdotQ5_1NEON(w, a *byte, nb int) float32
+
 // neonSet returns the NEON set with the given name and integer dots for
-// Q8_0 and Q4_0; both sets take the k-quants' lane sums in NEON.
+// the 32-element block types; both sets take the k-quants' lane sums in
+// NEON.
 func neonSet(name string, qdot map[tensor.DType]func(w, a *byte, nb int) float32) *simdSet {
 	for _, t := range []tensor.DType{tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K} {
 		qdot[t] = qdotK(t)
@@ -92,10 +111,12 @@ func neonSet(name string, qdot map[tensor.DType]func(w, a *byte, nb int) float32
 
 var (
 	neonDotSet = neonSet("neon-dotprod", map[tensor.DType]func(w, a *byte, nb int) float32{
-		tensor.Q8_0: qdotQ8_0SDOT, tensor.Q4_0: qdotQ4_0SDOT,
+		tensor.Q8_0: qdotQ8_0SDOT, tensor.Q4_0: qdotQ4_0SDOT, tensor.Q5_0: qdotQ5_0SDOT,
+		tensor.Q4_1: qdotQ4_1SDOT, tensor.Q5_1: qdotQ5_1SDOT,
 	})
 	neonPlainSet = neonSet("neon", map[tensor.DType]func(w, a *byte, nb int) float32{
-		tensor.Q8_0: qdotQ8_0NEON, tensor.Q4_0: qdotQ4_0NEON,
+		tensor.Q8_0: qdotQ8_0NEON, tensor.Q4_0: qdotQ4_0NEON, tensor.Q5_0: qdotQ5_0NEON,
+		tensor.Q4_1: qdotQ4_1NEON, tensor.Q5_1: qdotQ5_1NEON,
 	})
 )
 
