@@ -96,8 +96,8 @@
 //     accumulators, each weight broadcast with LD1R) and exp (the steps of
 //     expGo, fused like the AVX kernels).
 //   - M = 1 fused dots: F16 (FCVTL), BF16 (a zip with zeros, i.e. a 16-bit
-//     shift), I8, Q8_0, Q4_0, Q4_K and Q6_K; the decoders for M ≥ 2: F16,
-//     BF16, Q8_0, Q4_0, Q4_K, Q6_K, bit-identical to decodeRow. The
+//     shift), I8, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K and Q6_K; the
+//     decoders for M ≥ 2: the same but I8, bit-identical to decodeRow. The
 //     k-quants' sub-block scales are computed in Go (kquant_arm64.go) with
 //     ggml's float32 products, the weights in assembly with its operations.
 //   - MatMulQ, Q8_0, Q4_0, Q5_0, Q4_1, Q5_1: the weights unpacked to int8

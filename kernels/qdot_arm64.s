@@ -22,14 +22,15 @@
 // instructions Go's assembler lacks, in GNU syntax.
 
 // qhConsts: the TBL indices that spread qh's bytes 0,1 (elements 0–15)
-// and 2,3 (16–31) over 8 lanes each, then each lane's bit.
-DATA qhConsts<>+0(SB)/8, $0x0000000000000000
-DATA qhConsts<>+8(SB)/8, $0x0101010101010101
-DATA qhConsts<>+16(SB)/8, $0x0202020202020202
-DATA qhConsts<>+24(SB)/8, $0x0303030303030303
-DATA qhConsts<>+32(SB)/8, $0x8040201008040201
-DATA qhConsts<>+40(SB)/8, $0x8040201008040201
-GLOBL qhConsts<>(SB), RODATA|NOPTR, $48
+// and 2,3 (16–31) over 8 lanes each, then each lane's bit (also used by
+// rowdot01_arm64.s).
+DATA ·qhConsts+0(SB)/8, $0x0000000000000000
+DATA ·qhConsts+8(SB)/8, $0x0101010101010101
+DATA ·qhConsts+16(SB)/8, $0x0202020202020202
+DATA ·qhConsts+24(SB)/8, $0x0303030303030303
+DATA ·qhConsts+32(SB)/8, $0x8040201008040201
+DATA ·qhConsts+40(SB)/8, $0x8040201008040201
+GLOBL ·qhConsts(SB), RODATA|NOPTR, $48
 
 // func qdotQ8_0SDOT(w, a *byte, nb int) float32: nb Q8_0 weight blocks (34 bytes: binary16 d, 32 int8)
 // by nb Q8_0 activation blocks, lanes by SDOT.
@@ -221,7 +222,7 @@ TEXT ·qdotQ5_0SDOT(SB), NOSPLIT, $0-28
 	VEOR V20.B16, V20.B16, V20.B16
 	VMOVI $15, V30.B16
 	VMOVI $16, V31.B16
-	MOVD $qhConsts<>(SB), R3
+	MOVD $·qhConsts(SB), R3
 	VLD1 (R3), [V26.B16, V27.B16, V28.B16]
 	VMOVI $16, V29.B16
 	CBZ  R2, reduce
@@ -278,7 +279,7 @@ TEXT ·qdotQ5_0NEON(SB), NOSPLIT, $0-28
 	VEOR V20.B16, V20.B16, V20.B16
 	VMOVI $15, V30.B16
 	VMOVI $16, V31.B16
-	MOVD $qhConsts<>(SB), R3
+	MOVD $·qhConsts(SB), R3
 	VLD1 (R3), [V26.B16, V27.B16, V28.B16]
 	VMOVI $16, V29.B16
 	CBZ  R2, reduce
@@ -442,7 +443,7 @@ TEXT ·qdotQ5_1SDOT(SB), NOSPLIT, $0-28
 	VEOR V17.B16, V17.B16, V17.B16
 	VEOR V20.B16, V20.B16, V20.B16
 	VMOVI $15, V30.B16
-	MOVD $qhConsts<>(SB), R3
+	MOVD $·qhConsts(SB), R3
 	VLD1 (R3), [V26.B16, V27.B16, V28.B16]
 	VMOVI $16, V29.B16
 	CBZ  R2, reduce
@@ -502,7 +503,7 @@ TEXT ·qdotQ5_1NEON(SB), NOSPLIT, $0-28
 	VEOR V17.B16, V17.B16, V17.B16
 	VEOR V20.B16, V20.B16, V20.B16
 	VMOVI $15, V30.B16
-	MOVD $qhConsts<>(SB), R3
+	MOVD $·qhConsts(SB), R3
 	VLD1 (R3), [V26.B16, V27.B16, V28.B16]
 	VMOVI $16, V29.B16
 	CBZ  R2, reduce

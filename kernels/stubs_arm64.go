@@ -8,9 +8,9 @@ import (
 	"github.com/tfconv/tfconv/tensor"
 )
 
-// Assembly in f32_arm64.s, rowdot_arm64.s, kquant_arm64.s and qdot_arm64.s; see simdSet
-// for the contracts. NEON (Advanced SIMD) is part of every arm64 CPU Go
-// runs on; the dot-product extension (SDOT, FEAT_DotProd: Apple M1 and
+// Assembly in f32_arm64.s, rowdot_arm64.s, rowdot01_arm64.s,
+// kquant_arm64.s, lanesk_arm64.s and qdot_arm64.s; see simdSet for the
+// contracts. NEON (Advanced SIMD) is part of every arm64 CPU Go runs on; the dot-product extension (SDOT, FEAT_DotProd: Apple M1 and
 // later, Graviton 2 and later, Cortex-A55/A76 and later) only speeds up
 // MatMulQ's lane sums, so the two sets differ only in qdot.
 
@@ -52,6 +52,24 @@ func decQ8_0NEON(dst *float32, w *byte, n int)
 
 //go:noescape
 func decQ4_0NEON(dst *float32, w *byte, n int)
+
+//go:noescape
+func dotQ4_1NEON(x *float32, w *byte, n int) float32
+
+//go:noescape
+func decQ4_1NEON(dst *float32, w *byte, n int)
+
+//go:noescape
+func dotQ5_0NEON(x *float32, w *byte, n int) float32
+
+//go:noescape
+func decQ5_0NEON(dst *float32, w *byte, n int)
+
+//go:noescape
+func dotQ5_1NEON(x *float32, w *byte, n int) float32
+
+//go:noescape
+func decQ5_1NEON(dst *float32, w *byte, n int)
 
 //go:noescape
 func qdotQ8_0SDOT(w, a *byte, nb int) float32
@@ -99,10 +117,12 @@ func neonSet(name string, qdot map[tensor.DType]func(w, a *byte, nb int) float32
 		exp:     expNEON,
 		rowDot: map[tensor.DType]func(x *float32, w *byte, n int) float32{
 			tensor.F16: dotF16NEON, tensor.BF16: dotBF16NEON, tensor.I8: dotI8NEON, tensor.Q4_0: dotQ4_0NEON,
+			tensor.Q4_1: dotQ4_1NEON, tensor.Q5_0: dotQ5_0NEON, tensor.Q5_1: dotQ5_1NEON,
 			tensor.Q4_K: dotQ4_KRowNEON, tensor.Q6_K: dotQ6_KRowNEON,
 		},
 		decode: map[tensor.DType]func(dst *float32, w *byte, n int){
 			tensor.F16: decF16NEON, tensor.BF16: decBF16NEON, tensor.Q8_0: decQ8_0NEON, tensor.Q4_0: decQ4_0NEON,
+			tensor.Q4_1: decQ4_1NEON, tensor.Q5_0: decQ5_0NEON, tensor.Q5_1: decQ5_1NEON,
 			tensor.Q4_K: decQ4_KRowNEON, tensor.Q6_K: decQ6_KRowNEON,
 		},
 		qdot: qdot,
