@@ -492,3 +492,18 @@ func IsSideFile(name string) bool {
 	}
 	return false
 }
+
+// Assemble makes a checkpoint of tensors computed elsewhere, as if read
+// from a file of the given format at path: a conversion's output read
+// without writing it (convert.Source). A GGUF one carries the version
+// tfconv writes (3) in SourceInfo, as a GGUF file it wrote would.
+func Assemble(path string, format Format, meta tensor.Metadata, tensors []*Tensor) *Checkpoint {
+	c := &Checkpoint{Path: path, Format: format, Source: format, Metadata: meta}
+	if format == GGUF {
+		c.SourceInfo = tensor.Metadata{{Key: SourceInfoGGUFVersion, Value: tensor.Uint32(3)}}
+	}
+	for _, t := range tensors {
+		c.add(t)
+	}
+	return c
+}

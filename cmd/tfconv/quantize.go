@@ -65,10 +65,12 @@ which ggml has no type for), native (.tfn), or safetensors for f16, bf16 and
 int8: a Hugging Face directory (config.json, tokenizer files and
 generation_config.json copied beside model.safetensors). int8 is symmetric
 per row: an I8 tensor plus "<name>.scale", F32, one scale per row.
-A Hugging Face input is first converted to an f32 GGUF with llama.cpp's names
-and metadata for GGUF and native output, and a GGUF or native input to an f32
-Hugging Face directory for safetensors output (as 'tfconv convert --outtype
-f32' does), in a scratch folder beside DST, which needs that much free disk.`,
+A Hugging Face input is read for GGUF and native output as the f32 GGUF with
+llama.cpp's names and metadata that 'tfconv convert --outtype f32' would
+write, each tensor converted as it is quantized (no scratch file); a GGUF or
+native input is first converted to an f32 Hugging Face directory for
+safetensors output, in a scratch folder beside DST, which needs that much
+free disk.`,
 		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.src, opts.dst = args[0], args[1]
@@ -205,28 +207,32 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 		return err
 	}
 	// Hugging Face output is made from a Hugging Face checkpoint, GGUF and
-	// native output from a GGUF one: a source of the other kind is converted
-	// first, in f32, in a scratch folder beside DST. For GGUF that is what
-	// convert_hf_to_gguf.py --outtype f32 before llama-quantize does.
-	if toHF := format == quantize.Safetensors; toHF != c.HuggingFace() {
+	// native output from a GGUF one. A Hugging Face source is read through
+	// convert's GGUF view (what convert_hf_to_gguf.py --outtype f32 writes
+	// before llama-quantize, converted tensor by tensor, no file); a GGUF
+	// source for Hugging Face output is converted first, in f32, in a
+	// scratch folder beside DST.
+	switch toHF := format == quantize.Safetensors; {
+	case !toHF && c.HuggingFace():
+		if c, err = convert.Source(c, convert.Options{To: convert.GGUF, OutType: convert.OutF32}); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.err, "quantize: %s read with GGUF names and metadata (as tfconv convert --outtype f32 would write them)\n", opts.src)
+	case toHF && !c.HuggingFace():
 		tmp, err := atomicfile.TempDir(opts.dst)
 		if err != nil {
 			return fmt.Errorf("quantize: scratch folder for the f32 conversion: %w", err)
 		}
 		defer atomicfile.RemoveTempDir(tmp)
-		mid, to, what := filepath.Join(tmp, "f32.gguf"), convert.GGUF, "GGUF"
-		if toHF {
-			mid, to, what = filepath.Join(tmp, "hf"), convert.Safetensors, "Hugging Face"
-		}
-		if _, err := convert.Run(opts.src, mid, convert.Options{To: to, OutType: convert.OutF32}); err != nil {
+		mid := filepath.Join(tmp, "hf")
+		if _, err := convert.Run(opts.src, mid, convert.Options{To: convert.Safetensors, OutType: convert.OutF32}); err != nil {
 			return err
 		}
-		c.Close()
 		if c, err = checkpoint.Open(mid); err != nil {
 			return err
 		}
 		defer c.Close()
-		fmt.Fprintf(a.err, "quantize: %s converted to %s names and metadata first (tfconv convert --outtype f32)\n", opts.src, what)
+		fmt.Fprintf(a.err, "quantize: %s converted to Hugging Face names and metadata first (tfconv convert --outtype f32)\n", opts.src)
 	}
 	if format == quantize.Safetensors {
 		// llama.cpp's rules read GGUF names.

@@ -194,7 +194,7 @@ func TestQuantizeNativeAndBF16(t *testing.T) {
 
 // A Hugging Face directory quantizes to GGUF through convert's names and
 // metadata, as convert_hf_to_gguf.py --outtype f32 followed by llama-quantize
-// would; the scratch f32 GGUF does not outlive the run.
+// would, and nothing but DST is left beside it.
 func TestQuantizeHFToGGUF(t *testing.T) {
 	dir := t.TempDir()
 	dst := filepath.Join(dir, "gpt2-q8_0.gguf")
@@ -217,6 +217,34 @@ func TestQuantizeHFToGGUF(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
 		t.Errorf("scratch files left: %v", ents)
+	}
+}
+
+// Quantizing a Hugging Face directory directly gives, byte for byte, what
+// converting it to an f32 GGUF and quantizing that file gives (the direct
+// path converts tensor by tensor and writes no f32 file).
+func TestQuantizeHFEqualsTwoSteps(t *testing.T) {
+	dir := t.TempDir()
+	for _, fam := range []string{"qwen2", "mixtral"} {
+		src := "../../testdata/arch/" + fam + "/hf"
+		f32 := filepath.Join(dir, fam+"-f32.gguf")
+		if code, _, errs := run(t, "convert", src, f32, "--outtype", "f32"); code != 0 {
+			t.Fatal(errs)
+		}
+		for _, typ := range []string{"q4_k_m", "q8_0"} {
+			a, b := filepath.Join(dir, fam+"-direct-"+typ+".gguf"), filepath.Join(dir, fam+"-two-"+typ+".gguf")
+			if code, _, errs := run(t, "quantize", src, a, "--type", typ); code != 0 {
+				t.Fatal(errs)
+			}
+			if code, _, errs := run(t, "quantize", f32, b, "--type", typ); code != 0 {
+				t.Fatal(errs)
+			}
+			x, _ := os.ReadFile(a)
+			y, _ := os.ReadFile(b)
+			if len(x) == 0 || !bytes.Equal(x, y) {
+				t.Errorf("%s %s: direct quantize (%d bytes) differs from convert then quantize (%d bytes)", fam, typ, len(x), len(y))
+			}
+		}
 	}
 }
 
