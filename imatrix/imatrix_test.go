@@ -1,0 +1,110 @@
+package imatrix
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/tfconv/tfconv/internal/fixtures"
+	"github.com/tfconv/tfconv/model"
+)
+
+const testdata = "../testdata/imatrix"
+
+// maxRelDiff bounds |ours − llama-imatrix| / |llama-imatrix| per entry of
+// the mean squared activation. Both sum float32 squares of float32
+// activations; what differs is the order of the float32 sums inside the
+// forward pass (a few 1e-7 relative, compounding over the layers: the
+// largest seen is 1.7e-6), so 1e-4 leaves room without hiding a wrong
+// column, chunk or count.
+const maxRelDiff = 1e-4
+
+// reference is a model and the llama-imatrix outputs made from it.
+type reference struct {
+	name  string // file prefix under testdata/imatrix
+	model string // path of the model
+}
+
+func references(t *testing.T) []reference {
+	refs := []reference{
+		{"mixtral", "../testdata/arch/mixtral/gguf/mixtral-f32.gguf"},
+		{"llama3", "../testdata/arch/llama3/gguf/llama3-f32.gguf"},
+	}
+	if d := fixtures.Dir(); d != "" {
+		// The tiny-fortunes f32 GGUF is its HF checkpoint converted
+		// losslessly; tfconv runs the HF checkpoint itself.
+		refs = append(refs, reference{"tiny-fortunes", filepath.Join(d, "trained", "tiny-fortunes", "hf")},
+			reference{"interop-llama", filepath.Join(d, "interop", "llama", "gguf", "llama-f32.gguf")})
+	} else {
+		t.Log("shared/fixtures absent: tiny-fortunes and interop-llama not compared")
+	}
+	return refs
+}
+
+func compute(t *testing.T, path string) *Matrix {
+	t.Helper()
+	text, err := os.ReadFile(filepath.Join(testdata, "calib.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := model.Load(path, model.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	mat, err := Compute(m, string(text), Options{Ctx: 128, Dataset: "calib.txt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mat
+}
+
+// compareMeans checks every entry's mean squared activation against want's.
+func compareMeans(t *testing.T, what string, got, want *Matrix) {
+	t.Helper()
+	gi, wi := got.Importance(), want.Importance()
+	if len(gi) != len(wi) {
+		t.Errorf("%s: %d entries, llama-imatrix has %d", what, len(gi), len(wi))
+	}
+	worst := 0.0
+	for name, w := range wi {
+		g, ok := gi[name]
+		if !ok {
+			t.Errorf("%s: no entry %s", what, name)
+			continue
+		}
+		if len(g) != len(w) {
+			t.Errorf("%s: %s: %d values, llama-imatrix has %d", what, name, len(g), len(w))
+			continue
+		}
+		for i := range w {
+			d := math.Abs(float64(g[i])-float64(w[i])) / math.Abs(float64(w[i]))
+			worst = max(worst, d)
+			if !(d <= maxRelDiff) {
+				t.Errorf("%s: %s[%d] = %g, llama-imatrix %g (relative difference %.3g)", what, name, i, g[i], w[i], d)
+				break
+			}
+		}
+	}
+	t.Logf("%s: %d entries, largest relative difference %.3g", what, len(wi), worst)
+}
+
+// Issue 19: tfconv imatrix agrees with llama-imatrix (c392e509's legacy
+// .dat, and the current GGUF with its exact counts) on the same text.
+func TestComputeMatchesLlamaImatrix(t *testing.T) {
+	for _, r := range references(t) {
+		got := compute(t, r.model)
+		if got.ChunkCount != 15 || got.ChunkSize != 128 {
+			t.Errorf("%s: %d chunks of %d; llama-imatrix computed over 15 chunks of 128", r.name, got.ChunkCount, got.ChunkSize)
+		}
+		old, err := Open(filepath.Join(testdata, r.name+".c392e509.dat"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if old.ChunkCount != got.ChunkCount || len(old.Datasets) != 1 || old.Datasets[0] != "calib.txt" {
+			t.Errorf("%s: c392e509 trailer: %d chunks, datasets %q", r.name, old.ChunkCount, old.Datasets)
+		}
+		compareMeans(t, r.name+" vs c392e509", got, old)
+	}
+}
