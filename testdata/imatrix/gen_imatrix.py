@@ -19,7 +19,7 @@ in the repository), tiny-fortunes (shared/fixtures/trained/tiny-fortunes/hf conv
 (shared/fixtures/interop/llama/gguf/llama-f32.gguf). Usage, from the repository root:
 
   PYTHONPATH=testdata/arch/pyshim:<transformers v4.43.4>/src /usr/bin/python3 testdata/imatrix/gen_imatrix.py \\
-      <llama.cpp c392e509 tree, built> <fork's llama-imatrix binary> <shared/fixtures>
+      <llama.cpp c392e509 tree, built> <fork's llama-imatrix binary, or - to keep its files> <shared/fixtures>
 """
 
 import hashlib
@@ -82,9 +82,10 @@ def main():
         common = ["-f", "calib.txt", "-c", CTX, "-ctk", "f32", "-ctv", "f32", "-t", "1", "--no-ppl"]
         commands = {}
         for name, path in models.items():
-            cmds = [[imatrix_old, "-m", path, "-o", name + ".c392e509.dat"] + common,
-                    [new_imatrix, "-m", path, "-o", name + ".gguf"] + common]
-            if name == "tiny-fortunes":
+            cmds = [[imatrix_old, "-m", path, "-o", name + ".c392e509.dat"] + common]
+            if new_imatrix != "-":
+                cmds.append([new_imatrix, "-m", path, "-o", name + ".gguf"] + common)
+            if name == "tiny-fortunes" and new_imatrix != "-":
                 cmds.append([new_imatrix, "-m", path, "-o", name + ".dat", "--output-format", "dat"] + common)
             for c in cmds:
                 run(c)
@@ -108,9 +109,10 @@ def main():
         with open(os.path.join(HERE, "quantize.json"), "w") as f:
             json.dump(quant, f, indent=1, sort_keys=True)
             f.write("\n")
-        with open(os.path.join(HERE, "commands.json"), "w") as f:
-            json.dump(commands, f, indent=1, sort_keys=True)
-            f.write("\n")
+        if new_imatrix != "-":
+            with open(os.path.join(HERE, "commands.json"), "w") as f:
+                json.dump(commands, f, indent=1, sort_keys=True)
+                f.write("\n")
     finally:
         shutil.rmtree(scratch)
 
