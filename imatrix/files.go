@@ -2,6 +2,7 @@ package imatrix
 
 import (
 	"bytes"
+	"errors"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -158,20 +159,42 @@ func Open(path string) (*Matrix, error) {
 		return nil, fmt.Errorf("imatrix: %w", err)
 	}
 	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("imatrix: %w", err)
+	}
+	return read(fh, st.Size(), path)
+}
+
+// Read reads an importance matrix of size bytes held by r, in either
+// format.
+func Read(r io.ReaderAt, size int64) (*Matrix, error) { return read(r, size, "") }
+
+func read(r io.ReaderAt, size int64, name string) (*Matrix, error) {
 	var magic [4]byte
-	if _, err := io.ReadFull(fh, magic[:]); err == nil && string(magic[:]) == "GGUF" {
-		g, err := gguf.Open(path)
+	if _, err := r.ReadAt(magic[:], 0); err == nil && string(magic[:]) == "GGUF" {
+		g, err := gguf.NewFile(r, size)
 		if err != nil {
-			return nil, err
+			return nil, named(err, name)
 		}
-		defer g.Close()
+		g.Name = name
 		return FromGGUF(g)
 	}
-	d, err := imatrixdat.Open(path)
+	d, err := imatrixdat.NewFile(r, size)
 	if err != nil {
-		return nil, err
+		return nil, named(err, name)
 	}
 	return FromDat(d), nil
+}
+
+// named puts the file name into a format error from a reader that was given
+// only an io.ReaderAt.
+func named(err error, name string) error {
+	var fe *tensor.FormatError
+	if errors.As(err, &fe) && fe.File == "" {
+		fe.File = name
+	}
+	return err
 }
 
 // FromDat is the legacy matrix a .dat file holds.

@@ -1,6 +1,8 @@
 package imatrix
 
 import (
+	"bytes"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -107,4 +109,63 @@ func TestComputeMatchesLlamaImatrix(t *testing.T) {
 		}
 		compareMeans(t, r.name+" vs c392e509", got, old)
 	}
+}
+
+// A written matrix reads back the same in both formats; the .dat keeps
+// means (× ncall), which Importance turns back into the same means.
+func TestWriteRead(t *testing.T) {
+	m := &Matrix{ChunkCount: 3, ChunkSize: 4, Datasets: []string{"a.txt"}, Entries: []Entry{
+		{Name: "blk.0.attn_q.weight", Sums: []float32{12, 24}, Counts: []int64{12}},
+		{Name: "blk.0.ffn_up_exps.weight", Sums: []float32{1, 2, 3, 4, 5, 6}, Counts: []int64{2, 0, 4}},
+	}}
+	for _, f := range []Format{GGUF, Dat} {
+		var b bytes.Buffer
+		if err := Write(&b, m, f); err != nil {
+			t.Fatal(err)
+		}
+		got, err := Read(bytes.NewReader(b.Bytes()), int64(b.Len()))
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if got.Legacy != (f == Dat) || got.ChunkCount != 3 || len(got.Datasets) != 1 || got.Datasets[0] != "a.txt" {
+			t.Errorf("%s: %+v", f, got)
+		}
+		want := map[string][]float32{"blk.0.attn_q.weight": {1, 2}, "blk.0.ffn_up_exps.weight": {0.5, 1, 1, 1, 1.25, 1.5}}
+		if gi := got.Importance(); fmt.Sprint(gi) != fmt.Sprint(want) {
+			t.Errorf("%s: importance %v, want %v", f, gi, want)
+		}
+	}
+	if _, err := Read(bytes.NewReader([]byte("GGUF")), 4); err == nil {
+		t.Error("a cut GGUF reads")
+	}
+}
+
+// FuzzRead: any bytes either fail or give a matrix whose entries are
+// consistent and that writes in both formats.
+func FuzzRead(f *testing.F) {
+	for _, name := range []string{"mixtral.c392e509.dat", "llama3.c392e509.dat"} {
+		b, err := os.ReadFile(filepath.Join(testdata, name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	var b bytes.Buffer
+	WriteGGUF(&b, &Matrix{ChunkCount: 1, ChunkSize: 2, Entries: []Entry{{Name: "blk.0.x", Sums: []float32{1, 2}, Counts: []int64{2}}}})
+	f.Add(b.Bytes())
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := Read(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			return
+		}
+		for _, e := range m.Entries {
+			if len(e.Counts) == 0 || len(e.Sums)%len(e.Counts) != 0 {
+				t.Fatalf("%s: %d sums, %d counts", e.Name, len(e.Sums), len(e.Counts))
+			}
+		}
+		m.Importance()
+		var out bytes.Buffer
+		WriteGGUF(&out, m)
+		WriteDat(&out, m)
+	})
 }
