@@ -2,8 +2,8 @@ package imatrix
 
 import (
 	"bytes"
-	"errors"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
