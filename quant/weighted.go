@@ -17,7 +17,8 @@ import (
 
 // QuantizeRows encodes rows of rowLen elements of src into dst as t, with
 // importance weights[rowLen] for every row, as ggml_quantize_chunk does
-// with an importance matrix. With nil weights it is Quantize. Types whose
+// with an importance matrix: Q4_0, Q4_1, Q5_0, Q5_1, Q2_K…Q6_K and IQ4_NL
+// (llama-quantize's fallback for Q2_K/Q3_K). With nil weights it is Quantize. Types whose
 // ggml quantizer ignores the weights (F32, F16, BF16, Q8_0) ignore them
 // here too; types whose weighted quantizer is not transcribed (the IQ
 // types, TQ1_0, TQ2_0, MXFP4, …) return an error matching
@@ -74,6 +75,12 @@ var weightedQuantizers = map[tensor.DType]rowFunc{
 	tensor.Q4_K: superBlocks(quantQ4_KW, 144),
 	tensor.Q5_K: superBlocks(quantQ5_KW, 176),
 	tensor.Q6_K: superBlocks(quantQ6_KW, 210),
+	// llama-quantize's fallback for Q2_K/Q3_K rows not a multiple of 256.
+	tensor.IQ4_NL: func(b []byte, x, qw []float32) {
+		for i := 0; i < len(x)/qk; i++ {
+			quantIQ4_NLW(b[18*i:18*i+18], x[qk*i:qk*i+qk], qw[qk*i:qk*i+qk])
+		}
+	},
 }
 
 // superBlocks applies a 256-element block quantizer along a row.

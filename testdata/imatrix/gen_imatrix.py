@@ -39,7 +39,8 @@ from gen_fixtures import convert  # noqa: E402
 CTX = "128"
 # model name -> quantize runs: (type, pure)
 QUANT = {
-    "mixtral": [("Q4_0", True), ("Q4_1", True), ("Q5_0", True), ("Q5_1", True), ("Q4_0", False)],
+    "mixtral": [("Q4_0", True), ("Q4_1", True), ("Q5_0", True), ("Q5_1", True), ("Q4_0", False), ("Q2_K", False),
+                ("Q3_K_M", False), ("Q4_K_M", False)],
     "tiny-fortunes": [("Q4_0", True), ("Q4_1", True), ("Q5_0", True), ("Q5_1", True), ("Q2_K", True),
                       ("Q3_K", True), ("Q4_K", True), ("Q5_K", True), ("Q6_K", True), ("Q4_0", False),
                       ("Q4_K_M", False), ("Q3_K_M", False)],
