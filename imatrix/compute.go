@@ -37,6 +37,11 @@ func Compute(m *model.Model, text string, o Options) (*Matrix, error) {
 	if ctx <= 0 {
 		ctx = DefaultCtx
 	}
+	if tok := m.Tokenizer(); tok != nil && tok.AddEOS {
+		// llama-imatrix asserts the same: an EOS after the text would be
+		// scored as part of the last chunk.
+		return nil, fmt.Errorf("imatrix: %s: its tokenizer adds EOS to a text, which llama-imatrix refuses", m.Path)
+	}
 	tokens, bos, err := verify.TextTokens(m, text)
 	if err != nil {
 		return nil, err

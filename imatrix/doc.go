@@ -7,7 +7,8 @@
 // c392e509 and current):
 //
 //   - the text is tokenized with special tokens (BOS first when the
-//     tokenizer adds it) and cut into ⌊n/ctx⌋ chunks of ctx tokens (at least
+//     tokenizer adds it; one that adds EOS is refused, as llama-imatrix
+//     asserts) and cut into ⌊n/ctx⌋ chunks of ctx tokens (at least
 //     two; the tail is dropped), the first token of each chunk replaced by
 //     BOS, each chunk run from an empty cache in evaluations of at most 512
 //     tokens (llama.cpp's default micro-batch), as verify.Chunks cuts them

@@ -169,3 +169,4 @@ func FuzzRead(f *testing.F) {
 		WriteDat(&out, m)
 	})
 }
+
