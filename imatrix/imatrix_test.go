@@ -18,8 +18,8 @@ const testdata = "../testdata/imatrix"
 // the mean squared activation. Both sum float32 squares of float32
 // activations; what differs is the order of the float32 sums inside the
 // forward pass (a few 1e-7 relative, compounding over the layers: the
-// largest seen is 1.7e-6), so 1e-4 leaves room without hiding a wrong
-// column, chunk or count.
+// largest seen is 3.4e-6), so 1e-4 (the bound) leaves room
+// without hiding a wrong column, chunk or count.
 const maxRelDiff = 1e-4
 
 // reference is a model and the llama-imatrix outputs made from it.

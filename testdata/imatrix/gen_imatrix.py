@@ -5,8 +5,11 @@ For each model below, over calib.txt (the first 4207 bytes of shared/fixtures/tr
 cut at a fortune boundary), with an f32 KV cache so that no f16 rounding enters the activations:
 
   llama-imatrix (c392e509)  -m MODEL -f calib.txt -o NAME.c392e509.dat -c 128 -ctk f32 -ctv f32 -t 1 --no-ppl
-  llama-imatrix (fork)      -m MODEL -f calib.txt -o NAME.gguf         -c 128 -ctk f32 -ctv f32 -t 1 --no-ppl
+  llama-imatrix (fork)      -m MODEL -f calib.txt -o NAME.gguf         -c 128 -ctk f32 -ctv f32 -t 1 --no-ppl -fa off
   llama-imatrix (fork)      ... -o NAME.dat --output-format dat   (tiny-fortunes only)
+
+The fork's flash attention defaults to auto, which is on for the CPU and rounds inside attention to f16 (entries
+move by up to 9.3e-4); -fa off computes attention as c392e509 does by default.
 
 then, with c392e509's llama-quantize and the .c392e509.dat matrix, quantized references whose SHA-256 (whole file
 and each tensor's data) go to quantize.json:
@@ -85,9 +88,9 @@ def main():
         for name, path in models.items():
             cmds = [[imatrix_old, "-m", path, "-o", name + ".c392e509.dat"] + common]
             if new_imatrix != "-":
-                cmds.append([new_imatrix, "-m", path, "-o", name + ".gguf"] + common)
+                cmds.append([new_imatrix, "-m", path, "-o", name + ".gguf"] + common + ["-fa", "off"])
             if name == "tiny-fortunes" and new_imatrix != "-":
-                cmds.append([new_imatrix, "-m", path, "-o", name + ".dat", "--output-format", "dat"] + common)
+                cmds.append([new_imatrix, "-m", path, "-o", name + ".dat", "--output-format", "dat"] + common + ["-fa", "off"])
             for c in cmds:
                 run(c)
             commands[name] = [" ".join([os.path.basename(c[0])] + [os.path.relpath(a, ROOT) if os.path.isabs(a) else a
