@@ -169,4 +169,3 @@ func FuzzRead(f *testing.F) {
 		WriteDat(&out, m)
 	})
 }
-
