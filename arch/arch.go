@@ -239,6 +239,11 @@ type Tensor struct {
 	// norms, and experts): GGUF holds them stacked along a new outermost
 	// dimension, index order. Shape is one part's.
 	Stack Dim
+	// HFSuffix, when set, is what Hugging Face ends the name with instead
+	// of the ".weight"/".bias" suffix (DeepSeek-V3's
+	// "mlp.gate.e_score_correction_bias"); the family's SuffixAliases read
+	// it as the GGUF suffix.
+	HFSuffix string
 }
 
 // Drop is a Hugging Face tensor left out of the GGUF on purpose.
@@ -401,11 +406,14 @@ type Match struct {
 
 // Name is the tensor's name in the other form.
 func (m Match) Name(toGGUF bool) string {
-	p := m.Tensor.GGUF
+	p, suffix := m.Tensor.GGUF, m.Suffix
 	if !toGGUF && len(m.Tensor.HF) > 0 {
 		p = m.Tensor.HF[0]
+		if m.Tensor.HFSuffix != "" {
+			suffix = m.Tensor.HFSuffix
+		}
 	}
-	return expandAt(p, m.Layer, max(m.Index, 0)) + m.Suffix
+	return expandAt(p, m.Layer, max(m.Index, 0)) + suffix
 }
 
 // FromHF resolves a Hugging Face tensor name (old suffixes such as .gamma
@@ -492,6 +500,9 @@ func (f *Family) TensorName(role Role, layer int, hf bool, suffix string) []stri
 	if !hf {
 		return []string{expand(t.GGUF, layer) + suffix}
 	}
+	if t.HFSuffix != "" {
+		suffix = t.HFSuffix
+	}
 	var out []string
 	for _, p := range t.HF {
 		out = append(out, expand(p, layer)+suffix)
@@ -568,12 +579,21 @@ const (
 	DimExpertFFN                // one routed expert's feed-forward width (moe_intermediate_size)
 	DimSharedFFN                // the shared expert's feed-forward width
 	DimOne                      // 1 (the shared expert's scalar gate)
+	DimQK                       // heads · (qk_nope + qk_rope): MLA's query heads
+	DimQLora                    // MLA's query bottleneck (q_lora_rank)
+	DimKVLora                   // MLA's key/value latent (kv_lora_rank)
+	DimKVA                      // kv_lora_rank + qk_rope: the latent and the shared rotated key
+	DimKVB                      // heads · (qk_nope + v_head_dim): keys and values from the latent
+	DimVO                       // heads · v_head_dim: the attention output's width
 )
 
 // Dims are the sizes of one model.
 type Dims struct {
 	Vocab, Hidden, Heads, KVHeads, HeadDim, FFN, Context, Types int64
 	Experts, ExpertFFN, SharedFFN                               int64
+	// MLA (DeepSeek-2): the query bottleneck, the key/value latent, and
+	// each head's position-free, rotated and value widths.
+	QLora, KVLora, Nope, Rope, V int64
 }
 
 func (d Dims) size(x Dim) int64 {
@@ -610,6 +630,18 @@ func (d Dims) size(x Dim) int64 {
 		return d.SharedFFN
 	case DimOne:
 		return 1
+	case DimQK:
+		return d.Heads * (d.Nope + d.Rope)
+	case DimQLora:
+		return d.QLora
+	case DimKVLora:
+		return d.KVLora
+	case DimKVA:
+		return d.KVLora + d.Rope
+	case DimKVB:
+		return d.Heads * (d.Nope + d.V)
+	case DimVO:
+		return d.Heads * d.V
 	}
 	return 0
 }
@@ -715,7 +747,7 @@ func (f *Family) HeadCounts(c Config) (q, kv int64, err error) {
 
 // Experts is the expert count of config c (0: a dense model).
 func (f *Family) Experts(c Config) int64 {
-	n, _ := c.Int("num_local_experts", "num_experts")
+	n, _ := c.Int("num_local_experts", "num_experts", "n_routed_experts")
 	return max(n, 0)
 }
 

@@ -47,7 +47,7 @@ type moeLayout struct {
 	gate, down, up string // an expert's matrices ("w1", "w2", "w3")
 	ffn            Dim    // an expert's width
 	shared         string // the shared expert ("mlp.shared_expert."); "" when none
-	sharedGate     string // the shared expert's scalar gate ("mlp.shared_expert_gate")
+	sharedGate     string // the shared expert's scalar gate ("mlp.shared_expert_gate"); "" when none
 	sharedFFN      Dim    // the shared expert's width
 }
 
@@ -72,8 +72,10 @@ func moeTensors(dense []Tensor, l moeLayout) []Tensor {
 		Tensor{GGUF: "blk.{bid}.ffn_up_exps", HF: []string{e + l.up}, Shape: []Dim{l.ffn, DimHidden}, Optional: true, Stack: DimExperts})
 	if l.shared != "" {
 		sh := hfLayer + l.shared
+		if l.sharedGate != "" {
+			out = append(out, Tensor{GGUF: "blk.{bid}.ffn_gate_inp_shexp", HF: []string{hfLayer + l.sharedGate}, Shape: []Dim{DimOne, DimHidden}, Optional: true})
+		}
 		out = append(out,
-			Tensor{GGUF: "blk.{bid}.ffn_gate_inp_shexp", HF: []string{hfLayer + l.sharedGate}, Shape: []Dim{DimOne, DimHidden}, Optional: true},
 			Tensor{GGUF: "blk.{bid}.ffn_gate_shexp", HF: []string{sh + l.gate}, Shape: []Dim{l.sharedFFN, DimHidden}, Optional: true},
 			Tensor{GGUF: "blk.{bid}.ffn_down_shexp", HF: []string{sh + l.down}, Shape: []Dim{DimHidden, l.sharedFFN}, Optional: true},
 			Tensor{GGUF: "blk.{bid}.ffn_up_shexp", HF: []string{sh + l.up}, Shape: []Dim{l.sharedFFN, DimHidden}, Optional: true})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -15,6 +16,7 @@ import (
 	"github.com/tfconv/tfconv/formats/native"
 	"github.com/tfconv/tfconv/formats/pytorch"
 	"github.com/tfconv/tfconv/formats/safetensors"
+	"github.com/tfconv/tfconv/internal/httprange"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -49,6 +51,7 @@ type Report struct {
 	Findings []Finding
 
 	counts map[[2]string]int // findings per file and rule, for MaxPerRule
+	remote bool              // files are URLs, read with HTTP range requests
 }
 
 // OK reports whether no finding is an error (warnings are allowed).
@@ -76,12 +79,17 @@ func (r *Report) HasRule(id string) bool {
 // read at all (missing, unreadable, a directory without a checkpoint);
 // defects of the content are findings, never errors.
 func Check(path string) (*Report, error) {
+	if httprange.IsRemote(path) {
+		return checkRemote(path)
+	}
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("check: %w", err)
 	}
 	if st.IsDir() {
-		for _, name := range []string{safetensors.SingleName, safetensors.IndexName, pytorch.SingleName, pytorch.IndexName} {
+		// A PEFT adapter directory's weights are checked as any other file.
+		for _, name := range []string{safetensors.SingleName, safetensors.IndexName, pytorch.SingleName, pytorch.IndexName,
+			safetensors.AdapterName, pytorch.AdapterName} {
 			p := filepath.Join(path, name)
 			if _, err := os.Stat(p); err == nil {
 				r, err := Check(p)
@@ -107,8 +115,47 @@ func Check(path string) (*Report, error) {
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
 		return nil, fmt.Errorf("check: %s: %w", path, err)
 	}
-	head = head[:n]
-	r := &Report{Path: path}
+	return checkFile(&Report{Path: path}, path, head[:n])
+}
+
+// checkRemote checks a file or set read over HTTP (URLs as inspect takes
+// them): the same walk, each file read with range requests. A bare
+// hf://ORG/REPO checks its model.safetensors, else its index.
+func checkRemote(path string) (*Report, error) {
+	u := path
+	if strings.HasPrefix(path, "hf://") {
+		hub, bare, err := httprange.HubURL(path)
+		if err != nil {
+			return nil, fmt.Errorf("check: %w", err)
+		}
+		u = hub
+		if bare {
+			u = hub + safetensors.SingleName
+			if _, err := httprange.Open(u); errors.Is(err, fs.ErrNotExist) {
+				u = hub + safetensors.IndexName
+			}
+		}
+	}
+	r := &Report{Path: path, remote: true}
+	if _, _, _, ok := gguf.ParseSplitName(u); ok {
+		// Every shard is read by the split walk itself.
+		return checkFile(r, u, []byte("GGUF"))
+	}
+	rd, err := httprange.Open(u)
+	if err != nil {
+		return nil, fmt.Errorf("check: %w", err)
+	}
+	head := make([]byte, min(16, rd.Size()))
+	if _, err := rd.ReadAt(head, 0); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("check: %w", err)
+	}
+	return checkFile(r, u, head)
+}
+
+// checkFile checks the file at path, whose first bytes are head, by its
+// format.
+func checkFile(r *Report, path string, head []byte) (*Report, error) {
+	var err error
 	switch {
 	case bytes.HasPrefix(head, []byte("GGUF")) || bytes.HasPrefix(head, []byte("FUGG")):
 		r.Format = "gguf"
@@ -199,8 +246,37 @@ func (r *Report) errorsIn(file string) int {
 	return n
 }
 
+// checkedFile is a file being checked: a local file, or one read over HTTP.
+type checkedFile interface {
+	io.Reader
+	io.ReaderAt
+	io.Closer
+}
+
+// remoteFile is a file read over HTTP; closing it has nothing to release.
+type remoteFile struct{ *io.SectionReader }
+
+func (remoteFile) Close() error { return nil }
+
+// beside names the file name in path's folder (a shard beside its index):
+// a path, or a URL when the report reads over HTTP.
+func (r *Report) beside(path, name string) string {
+	if r.remote {
+		return path[:strings.LastIndexByte(path, '/')+1] + url.PathEscape(name)
+	}
+	return filepath.Join(filepath.Dir(path), name)
+}
+
 // openFile opens path and records it in r.Files.
-func (r *Report) openFile(path string) (*os.File, int64, error) {
+func (r *Report) openFile(path string) (checkedFile, int64, error) {
+	if r.remote {
+		rd, err := httprange.Open(path)
+		if err != nil {
+			return nil, 0, fmt.Errorf("check: %w", err)
+		}
+		r.Files = append(r.Files, path)
+		return remoteFile{io.NewSectionReader(rd, 0, rd.Size())}, rd.Size(), nil
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, 0, fmt.Errorf("check: %w", err)

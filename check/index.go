@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"path/filepath"
 	"slices"
 
 	"github.com/tfconv/tfconv/formats/shardindex"
@@ -37,7 +36,6 @@ func checkIndex(r *Report, path string) error {
 	if !ok {
 		return nil
 	}
-	dir := filepath.Dir(path)
 	var shards []string
 	for _, name := range order {
 		shard := weightMap[name]
@@ -54,7 +52,7 @@ func checkIndex(r *Report, path string) error {
 	holder := map[string]string{}
 	var all []placedInfo
 	for _, shard := range shards {
-		p := filepath.Join(dir, shard)
+		p := r.beside(path, shard)
 		names, infos, err := checkSafetensorsFile(r, p)
 		all = append(all, placed(p, infos)...)
 		if errors.Is(err, fs.ErrNotExist) {

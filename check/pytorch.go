@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -124,7 +123,7 @@ func checkPyTorchIndex(r *Report, path string) error {
 	var all []placedInfo
 	bad := false
 	for _, s := range shards {
-		p := filepath.Join(filepath.Dir(path), s)
+		p := r.beside(path, s)
 		infos, err := checkPyTorch(r, p)
 		if errors.Is(err, fs.ErrNotExist) {
 			r.add("idx-missing-shard", path, -1, "shard "+quote(s), "the weight_map names %s, which does not exist", s)

@@ -83,12 +83,21 @@ type Checkpoint struct {
 	// native format keys them ("gguf.version").
 	SourceInfo tensor.Metadata
 	Tensors    []*Tensor // stable order: file order, shard by shard
+	// LoRAConfig is set when the checkpoint is a PEFT LoRA adapter (a
+	// directory with adapter_config.json); Tensors are then the adapter's
+	// lora_A/lora_B factors, paired by LoRA.
+	LoRAConfig *LoRAConfig
 
-	dir     string                     // HF directory holding side files, or ""
-	aux     map[string]*native.AuxFile // side files embedded in a native file
-	byName  map[string]*Tensor
-	closers []io.Closer
-	remote  *remote // set when read over HTTP
+	dir string                     // HF directory holding side files, or ""
+	aux map[string]*native.AuxFile // side files embedded in a native file
+	// auxOverride replaces side files whose content the checkpoint changes
+	// as it presents them (a GPTQ/AWQ config.json without its
+	// quantization_config: unpackQuantized).
+	auxOverride map[string][]byte
+	byName      map[string]*Tensor
+	closers     []io.Closer
+	remote      *remote   // set when read over HTTP: the file given (side files are read beside it)
+	remotes     []*remote // every file read over HTTP (shards), remote first
 	// remoteSides: side files are read beside the remote file (a
 	// safetensors file's folder holds config.json and the tokenizer).
 	remoteSides bool
@@ -176,11 +185,14 @@ func (c *Checkpoint) ReadAux(name string) ([]byte, error) {
 	if name == "" || name != filepath.Base(name) || name == "." || name == ".." {
 		return nil, fmt.Errorf("checkpoint: %q is not a side file name", name)
 	}
+	if b, ok := c.auxOverride[name]; ok {
+		return bytes.Clone(b), nil
+	}
 	if a, ok := c.aux[name]; ok {
 		return a.ReadAll()
 	}
 	if c.remote != nil && c.remoteSides {
-		return c.remote.sibling(name)
+		return c.remote.Sibling(name)
 	}
 	if c.dir == "" {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
@@ -211,7 +223,7 @@ func (c *Checkpoint) AuxNames() []string {
 			continue
 		}
 		if c.remote != nil && c.remoteSides {
-			if _, err := c.remote.sibling(n); err == nil {
+			if _, err := c.remote.Sibling(n); err == nil {
 				out = append(out, n)
 				seen[n] = true
 			}
@@ -250,7 +262,9 @@ func (c *Checkpoint) Config() (map[string]any, error) {
 	return m, nil
 }
 
-// Open opens the checkpoint at path: a directory (Hugging Face layout), a
+// Open opens the checkpoint at path: a directory (Hugging Face layout, or a
+// PEFT LoRA adapter: adapter_config.json with adapter_model.safetensors or
+// .bin, LoRAConfig set), a
 // model.safetensors.index.json or pytorch_model.bin.index.json, a
 // .safetensors file, a PyTorch .bin file (zip or legacy), a GGUF file (any
 // shard of a split set opens the whole set) or a native file. The format is
@@ -267,6 +281,9 @@ func Open(path string) (*Checkpoint, error) {
 	}
 	if st.IsDir() {
 		return openDir(path)
+	}
+	if filepath.Base(path) == LoRAConfigName {
+		return openLoRA(filepath.Dir(path))
 	}
 	head := make([]byte, 16)
 	f, err := os.Open(path)
@@ -298,6 +315,9 @@ func openDir(dir string) (*Checkpoint, error) {
 	c, err := openSafetensors(dir, dir)
 	if err == nil {
 		return c, nil
+	}
+	if errors.Is(err, fs.ErrNotExist) && isLoRADir(dir) {
+		return openLoRA(dir)
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		// Without safetensors weights, transformers loads the pickle ones.
@@ -340,6 +360,10 @@ func openSafetensors(path, dir string) (*Checkpoint, error) {
 			open:    func() io.Reader { return t.Open() },
 			section: t.Open})
 	}
+	if err := c.unpackQuantized(); err != nil {
+		c.Close()
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -363,6 +387,10 @@ func openPyTorch(path, dir string) (*Checkpoint, error) {
 		c.add(&Tensor{Info: t.Info, File: s.FileOf(t).Name,
 			open:    func() io.Reader { return t.Open() },
 			section: t.Open})
+	}
+	if err := c.unpackQuantized(); err != nil {
+		c.Close()
+		return nil, err
 	}
 	return c, nil
 }

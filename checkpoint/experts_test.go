@@ -13,7 +13,7 @@ import (
 // matrices, a token uses num_experts_per_tok of them, and a shared expert
 // is not a routed one.
 func TestSummaryMixture(t *testing.T) {
-	for _, fam := range []string{"mixtral", "qwen2moe", "olmoe", "qwen3moe"} {
+	for _, fam := range []string{"mixtral", "qwen2moe", "olmoe", "qwen3moe", "deepseek2", "deepseek3"} {
 		b, err := os.ReadFile("../testdata/arch/" + fam + "/hf/config.json")
 		if err != nil {
 			t.Fatal(err)
@@ -26,6 +26,10 @@ func TestSummaryMixture(t *testing.T) {
 			Experts     int64 `json:"num_local_experts"`
 			QwenExperts int64 `json:"num_experts"`
 			Used        int64 `json:"num_experts_per_tok"`
+			// DeepSeek-2: n_routed_experts, and its first_k_dense_replace
+			// leading layers are dense.
+			Routed     int64 `json:"n_routed_experts"`
+			DenseLayer int64 `json:"first_k_dense_replace"`
 		}
 		if err := json.Unmarshal(b, &cfg); err != nil {
 			t.Fatal(err)
@@ -36,7 +40,10 @@ func TestSummaryMixture(t *testing.T) {
 		if cfg.QwenExperts > 0 {
 			cfg.Experts = cfg.QwenExperts
 		}
-		checkMixture(t, fam, cfg.Hidden, cfg.FFN, cfg.Layers, cfg.Experts, cfg.Used)
+		if cfg.Routed > 0 {
+			cfg.Experts = cfg.Routed
+		}
+		checkMixture(t, fam, cfg.Hidden, cfg.FFN, cfg.Layers-cfg.DenseLayer, cfg.Experts, cfg.Used)
 	}
 	dense, err := Open("../testdata/arch/qwen2/hf")
 	if err != nil {
@@ -48,6 +55,8 @@ func TestSummaryMixture(t *testing.T) {
 	}
 }
 
+// checkMixture checks a family of layers mixture layers (the dense ones
+// not counted).
 func checkMixture(t *testing.T, fam string, hidden, ffn, layers, experts, used int64) {
 	t.Helper()
 	perExpert := 3 * hidden * ffn

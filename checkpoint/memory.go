@@ -34,7 +34,9 @@ const (
 // key_length (value_length) elements for each position of the padded
 // context, in kv's row size (blocks for q8_0 and q4_0), as
 // llama_kv_cache_init allocates them (llama.cpp c392e509: sliding-window
-// layers get the full context too).
+// layers get the full context too; DeepSeek-2's latent attention caches the
+// keys and values expanded per head, (qk_nope + qk_rope) and v_head_dim
+// elements a head, not the latent that tfconv run keeps).
 func (s *Summary) EstimateMemory(ctx int64, kv tensor.DType) (*Memory, error) {
 	switch kv {
 	case tensor.F32, tensor.F16, tensor.Q8_0, tensor.Q4_0:

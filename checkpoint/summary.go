@@ -50,6 +50,55 @@ type Summary struct {
 	BitsPerWeight float64     `json:"bits_per_weight"`
 	DTypes        []DTypeStat `json:"dtypes"`
 	LayerTable    []LayerStat `json:"layer_table"`
+	// Quantized describes a GPTQ, AWQ or FP8 checkpoint, whose quantized
+	// weights are listed (and counted above) as the float weights they
+	// read as.
+	Quantized *QuantizedSummary `json:"quantized,omitempty"`
+	// Adapter describes a PEFT LoRA adapter (nil for a model).
+	Adapter *AdapterSummary `json:"adapter,omitempty"`
+}
+
+// AdapterSummary describes a PEFT LoRA adapter from its adapter_config.json
+// and tensors.
+type AdapterSummary struct {
+	Type         string   `json:"type"` // "lora"
+	Rank         int64    `json:"rank"`
+	Alpha        float64  `json:"alpha"`
+	RSLoRA       bool     `json:"rslora"`
+	Scale        float64  `json:"scale"`   // alpha/rank, or alpha/√rank with rsLoRA
+	Targets      []string `json:"targets"` // target_modules (a regular expression when TargetsRegex)
+	TargetsRegex bool     `json:"targets_regex,omitempty"`
+	BaseModel    string   `json:"base_model"` // base_model_name_or_path
+	// Pairs is how many base weights the adapter changes (0 when it cannot
+	// be applied).
+	Pairs int `json:"pairs"`
+	// Unsupported says why tfconv cannot apply the adapter ("" when it can).
+	Unsupported string `json:"unsupported,omitempty"`
+}
+
+func summarizeLoRA(c *Checkpoint) *AdapterSummary {
+	cfg := c.LoRAConfig
+	a := &AdapterSummary{Type: "lora", Rank: cfg.R, Alpha: cfg.Alpha, RSLoRA: cfg.RSLoRA, Scale: cfg.Scale(),
+		Targets: cfg.Targets, TargetsRegex: cfg.TargetsRegex, BaseModel: cfg.BaseModel}
+	if a.Targets == nil {
+		a.Targets = []string{}
+	}
+	l, err := c.LoRA()
+	if err != nil {
+		a.Unsupported = err.Error()
+	} else {
+		a.Pairs = len(l.Pairs)
+	}
+	return a
+}
+
+// QuantizedSummary is how a GPTQ, AWQ or FP8 checkpoint stores its weights.
+type QuantizedSummary struct {
+	Method  string `json:"method"` // config.json quant_method: "gptq", "gptq_v2", "awq", "fp8", "compressed-tensors", "fbgemm_fp8"
+	Bits    int64  `json:"bits"`   // per stored weight
+	Scheme  string `json:"scheme"` // the layout in words
+	Layers  int64  `json:"layers"` // weights presented dequantized
+	Dropped int64  `json:"dropped_activation_scales,omitempty"`
 }
 
 // DTypeStat totals the tensors of one dtype.
@@ -115,8 +164,19 @@ func LayerOf(name string) (stack string, layer int, ok bool) {
 // Summarize computes the summary of an opened checkpoint.
 func Summarize(c *Checkpoint) (*Summary, error) {
 	s := &Summary{Format: c.Format, Source: c.Source, Tensors: len(c.Tensors), FileSize: c.Size(), Files: len(c.Files)}
+	if c.LoRAConfig != nil {
+		s.Adapter = summarizeLoRA(c)
+	}
 	if s.Source == s.Format {
 		s.Source = ""
+	}
+	if m, ok := c.SourceInfo.Str(SourceInfoQuantMethod); ok {
+		q := &QuantizedSummary{Method: m}
+		q.Bits, _ = c.SourceInfo.Int(SourceInfoQuantBits)
+		q.Scheme, _ = c.SourceInfo.Str(SourceInfoQuantScheme)
+		q.Layers, _ = c.SourceInfo.Int(SourceInfoQuantLayers)
+		q.Dropped, _ = c.SourceInfo.Int(SourceInfoQuantDropped)
+		s.Quantized = q
 	}
 	dt := map[tensor.DType]*DTypeStat{}
 	type lkey struct {
@@ -266,6 +326,12 @@ func (s *Summary) fromConfig(cfg map[string]any) {
 	s.KVHeads = cfgInt(cfg, "num_key_value_heads")
 	s.KeyLength = cfgInt(cfg, "head_dim")
 	s.ValueLength = s.KeyLength
+	if n, r := cfgInt(cfg, "qk_nope_head_dim"), cfgInt(cfg, "qk_rope_head_dim"); n > 0 || r > 0 {
+		// Multi-head latent attention (DeepSeek-2): a head's key is its
+		// position-free and rotated parts, as the converter writes
+		// key_length (arch.DeepSeek2); its value is v_head_dim wide.
+		s.KeyLength, s.ValueLength = n+r, cfgInt(cfg, "v_head_dim")
+	}
 	s.Vocab = cfgInt(cfg, "vocab_size")
 	s.Context = cfgInt(cfg, "max_position_embeddings", "n_positions", "n_ctx")
 	s.Experts = cfgInt(cfg, "num_local_experts", "num_experts", "n_routed_experts")

@@ -82,6 +82,11 @@ type Options struct {
 	SplitMaxBytes int64
 	// Progress, when set, receives a progress line (bytes, rate).
 	Progress io.Writer
+	// Base is the base model of a PEFT LoRA adapter being converted to a
+	// GGUF adapter (convert_lora_to_gguf.py's --base): a Hugging Face
+	// directory, of which only config.json is read. "" falls back to the
+	// adapter's base_model_name_or_path when that is a local directory.
+	Base string
 }
 
 // TensorReport describes one output tensor.
@@ -119,6 +124,8 @@ type Report struct {
 	// (no tokenizer, a pooler transformers will re-initialise, tensors
 	// rounded to a narrower type).
 	Warnings []string `json:"warnings,omitempty"`
+	// LoRA is set by MergeLoRA: the adapter merged in.
+	LoRA *LoRAReport `json:"lora,omitempty"`
 }
 
 // plan is a conversion worked out before any byte is written.
@@ -139,9 +146,7 @@ type plan struct {
 // refused when it exists unless opts.Force, and is re-read afterwards to
 // check every tensor (Report.SelfCheck).
 func Run(src, dst string, opts Options) (*Report, error) {
-	start := time.Now()
-	to, err := outputFormat(dst, opts.To)
-	if err != nil {
+	if _, err := outputFormat(dst, opts.To); err != nil {
 		return nil, err
 	}
 	c, err := checkpoint.Open(src)
@@ -149,9 +154,26 @@ func Run(src, dst string, opts Options) (*Report, error) {
 		return nil, err
 	}
 	defer c.Close()
-	inputs := []string{src}
+	if opts.Base != "" && c.LoRAConfig == nil {
+		return nil, fmt.Errorf("convert: --base applies to a PEFT LoRA adapter, and %s is not one (no %s)", src, checkpoint.LoRAConfigName)
+	}
+	return runOn(c, src, dst, opts, []string{src})
+}
+
+// runOn is Run on an opened checkpoint (or a view of one); inputs are the
+// paths the output must not replace.
+func runOn(c *checkpoint.Checkpoint, src, dst string, opts Options, inputs []string) (*Report, error) {
+	start := time.Now()
+	to, err := outputFormat(dst, opts.To)
+	if err != nil {
+		return nil, err
+	}
 	for _, f := range c.Files {
 		inputs = append(inputs, f.Path)
+	}
+	if c.LoRAConfig != nil && to != GGUF {
+		return nil, tensor.Unsupported("convert: %s is a PEFT LoRA adapter: it converts to a GGUF adapter (OUT.gguf, with --base); "+
+			"'tfconv merge-lora' writes a merged model in any format", src)
 	}
 	for _, t := range c.Tensors {
 		if _, ok := c.Int8Scale(t); ok && t.DType == tensor.I8 {
@@ -172,6 +194,8 @@ func Run(src, dst string, opts Options) (*Report, error) {
 	}
 	var p *plan
 	switch {
+	case c.LoRAConfig != nil:
+		p, err = planLoRAToGGUF(c, opts)
 	case to == Native:
 		p, err = planNative(c, opts)
 	case to == GGUF && c.Source == checkpoint.GGUF:

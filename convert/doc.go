@@ -38,6 +38,13 @@
 // .finetune, .version and reads a model card; tfconv does not, so for such
 // directories those extra general.* keys are missing.
 //
+// A PEFT LoRA adapter (checkpoint.LoRA) converts to the GGUF adapter
+// llama.cpp's convert_lora_to_gguf.py writes (lora.go: the weight's GGUF
+// name and row layout come from the same arch schema; the factors stay
+// F32), and MergeLoRA writes base + adapter as a merged checkpoint through
+// the same writers: the merged weights are lazy tensors of a view of the
+// base (checkpoint.WithTensors), computed as each is written.
+//
 // GGUFName and HFName export the tensor name mapping for other tools
 // (tfconv diff pairs HF and GGUF tensors through them).
 package convert

@@ -339,7 +339,11 @@ func TestQuantizeActivationsErrors(t *testing.T) {
 
 func TestFMA32(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 8))
-	for i := 0; i < 200000; i++ {
+	n := 200000
+	if testing.Short() {
+		n = 20000 // under an emulator (.ci/run's qemu-aarch64 step)
+	}
+	for i := 0; i < n; i++ {
 		a := float32(r.NormFloat64())
 		b := float32(r.NormFloat64() * math.Pow(2, float64(r.IntN(40)-20)))
 		c := float32(r.NormFloat64() * math.Pow(2, float64(r.IntN(60)-30)))
@@ -445,16 +449,20 @@ func TestMatMulQAgainstFloat64(t *testing.T) {
 func TestMatMulQImplementationsAgree(t *testing.T) {
 	defer SetThreads(Threads())
 	r := rand.New(rand.NewPCG(6, 6))
+	ks, ns, ms := []int{256, 512, 1024 + 256}, []int{1, 7, 16, 17, 33, 65}, []int{1, 2, 15, 16, 17, 40}
+	if testing.Short() { // under an emulator: one shape of each kind
+		ks, ns, ms = []int{256, 1024 + 256}, []int{1, 7, 17, 33}, []int{1, 2, 17, 40}
+	}
 	for _, dt := range []tensor.DType{tensor.Q8_0, tensor.Q4_0, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1,
 		tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K} {
 		bs := int(dt.BlockSize())
-		for _, K := range []int{256, 512, 1024 + 256} {
+		for _, K := range ks {
 			if K%bs != 0 {
 				continue
 			}
-			for _, N := range []int{1, 7, 16, 17, 33, 65} {
+			for _, N := range ns {
 				w, _ := randMatrix(r, dt, N, K)
-				for _, M := range []int{1, 2, 15, 16, 17, 40} {
+				for _, M := range ms {
 					xb := randVec(r, M*K+1)
 					x := xb[1:]
 					ref := make([]float32, M*N)

@@ -6,9 +6,10 @@
 //
 // Every kernel has a plain-Go version whose doc comment is its math; that
 // version always builds (CGO_ENABLED=0, any GOARCH, -tags noasm) and is what
-// the SIMD versions are tested against. On amd64 an AVX-512 or AVX2 (+FMA,
-// F16C) implementation is chosen once at start-up from the CPU's features;
-// Implementation names the one in use. Work is split across goroutines by
+// the SIMD versions are tested against. On amd64 a SIMD set is chosen once
+// at start-up from the CPU's features (see Implementations below), on arm64
+// a NEON one (see arm64 below); Implementation names the one in use. Work
+// is split across goroutines by
 // output columns (weight rows), in chunks the goroutines take in turn so
 // that one descheduled thread does not hold up the others; SetThreads sets
 // how many. The goroutines are a persistent pool that polls for the next
@@ -42,7 +43,30 @@
 // or bf16 bytes exactly) and forms ggml's integer lane sums and float32
 // accumulation in ggml's order (qdot.go), so that its results are the same
 // bits on every implementation and the same as llama.cpp's CPU backend
-// without AMX. On AVX-512 VNNI it is the int8 fast path (qgemm_amd64.go).
+// without AMX. On AVX-512 VNNI it is the int8 fast path (qgemm_amd64.go);
+// on AVX2 and AVX-VNNI every block type has 256-bit integer kernels
+// (qgemm256_amd64.go); on arm64 every block type takes NEON integer dots
+// (simdSet.qdot).
+//
+// # Implementations
+//
+// On amd64 (without -tags noasm) stubs_amd64.go lists the sets the CPU can
+// run, best first, and the first is used; golang.org/x/sys/cpu reads the
+// features, and honours GODEBUG's cpu.* options, so a set can be masked:
+//
+//	avx512   AVX-512 F, BW, VL (+ FMA, F16C); MatMulQ's int8 kernels need VNNI too,
+//	         without it MatMulQ runs the avx2 set's kernels
+//	avxvnni  AVX2, FMA, F16C, AVX-VNNI: avx2 with VEX VPDPBUSD in MatMulQ (32-element types)
+//	avx2     AVX2, FMA, F16C
+//	generic  plain Go: other CPUs, other GOARCHes, -tags noasm
+//
+// GODEBUG=cpu.avx512f=off gives what a CPU without AVX-512 runs (avxvnni
+// where the CPU has it), cpu.avx512f=off,cpu.avxvnni=off the avx2 set. The
+// tests run every set the CPU can execute in one process (implementations()
+// in matmul_test.go swaps the active set), each against the plain-Go
+// results and the reference tools' fixtures; CI runs the suite again under
+// both GODEBUG settings so that the model's tests also run on the smaller
+// sets, and with -tags noasm.
 //
 // # Matrix multiply (SIMD)
 //
@@ -60,15 +84,17 @@
 //	+------------+------------+-----+----------------+
 //
 // For M = 1 (decoding) each output is one dot product streaming one weight
-// row, with the decoding fused into the loop: F32, F16, BF16, I8, Q8_0, Q4_0,
-// Q4_K and Q6_K on both AVX-512 and AVX2, and Q4_1, Q5_0, Q5_1, Q2_K, Q3_K
-// and Q5_K on AVX-512. A k-quant kernel unpacks a super-block's 6-bit (or
+// row, with the decoding fused into the loop: F32, F16, BF16, I8 and every
+// ggml block type, on both AVX-512 and AVX2. The M ≥ 2 weight buffer is
+// filled by assembly decoders for Q8_0, F16, BF16 and the k-quants on both
+// sets; the other block types use the plain-Go block decoders. A k-quant kernel unpacks a super-block's 6-bit (or
 // 4-bit) sub-block scales once, with ggml's own float32 products, into its
 // stack frame, then widens the quants in registers and applies scale and
 // min exactly as dequantize_row_* does, so every weight FMA'd is the
-// dequantized float32 value bit for bit. Other dtypes (and AVX2 without a
-// fused kernel) decode 2048 weights at a time into L1 with plain-Go block
-// decoders (blocks.go, bit-identical to quant.Dequantize) and dot them.
+// dequantized float32 value bit for bit. Where no fused kernel applies (a
+// K that is not a whole number of vectors) a row is decoded 2048 weights
+// at a time into L1 with the plain-Go block decoders (blocks.go,
+// bit-identical to quant.Dequantize) and dotted.
 //
 // Fused M = 1 kernels per block type (s = f16 scale, m = f16 min):
 //
@@ -80,4 +106,47 @@
 //	Q4_K  | d | dmin | sc[12] | qs[128] |      w = (d·sc)·q − dmin·mn
 //	Q5_K  | d | dmin | sc[12] | qh[32] | qs[128] |
 //	Q6_K  | ql[128] | qh[64] | sc[16] | d |    w = (d·sc)·(q − 32)
+//
+// # arm64
+//
+// Two sets, in Go assembly (*_arm64.s, stubs_arm64.go): "neon-dotprod"
+// when golang.org/x/sys/cpu reports the dot-product extension
+// (ARM64.HasASIMDDP; GODEBUG=cpu.asimddp=off masks it), else "neon".
+// They differ only in MatMulQ's integer dots; NEON itself is part of every
+// arm64 CPU Go supports.
+//
+//   - f32: dot and axpy (16 floats per step, four accumulators), the gemm
+//     microkernel (6 weight rows × 16 activation rows, 24 q-register
+//     accumulators, each weight broadcast with LD1R) and exp (the steps of
+//     expGo, fused like the AVX kernels).
+//   - M = 1 fused dots: F16 (FCVTL), BF16 (a zip with zeros, i.e. a 16-bit
+//     shift), I8, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K and Q6_K; the
+//     decoders for M ≥ 2: the same but I8, bit-identical to decodeRow. The
+//     k-quants' sub-block scales are computed in Go (kquant_arm64.go) with
+//     ggml's float32 products, the weights in assembly with its operations.
+//   - MatMulQ, Q8_0, Q4_0, Q5_0, Q4_1, Q5_1: the weights unpacked to int8
+//     in registers, ggml's eight lane sums per block by SDOT (four
+//     int8 products per int32 lane, exactly ggml's lane), or without it by
+//     SMULL (16-bit products), SADDLP and ADDP; then FMLA with the block's
+//     d in ggml's order, so the bits are the plain-Go ones. The k-quants
+//     (both sets): the super-block's int16 weights unpacked in Go, the
+//     eight lane sums by SMLAL (lanesk_arm64.s), the float32 steps in Go
+//     (dotK).
+//
+// Go's assembler lacks most NEON arithmetic (FADD/FMUL on vectors, FCVTL,
+// SCVTF, SXTL, SDOT, SMULL, …): those are WORD encodings with the
+// instruction in GNU syntax in the comment, which aarch64-linux-gnu-as
+// re-encodes to the same word.
+//
+// Testing: every test iterates over implementations() (plain Go and each
+// set the CPU runs). On an amd64 machine the arm64 build is tested under
+// qemu-user, as .ci/run does:
+//
+//	GOARCH=arm64 go test -c -o /tmp/kernels.arm64 ./kernels
+//	cd kernels && qemu-aarch64 -cpu max /tmp/kernels.arm64 -test.short -test.skip TestPoolStartsLazily
+//
+// (-cpu max has the dot-product extension, -cpu cortex-a53 has not;
+// -test.short sizes the slowest tests for the emulator; the skipped test
+// re-executes the binary, which needs a binfmt handler for arm64.) Speed measured
+// under the emulator means nothing.
 package kernels

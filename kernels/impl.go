@@ -54,6 +54,11 @@ type simdSet struct {
 	// reports false, having written nothing, for the others.
 	qmm func(dst, x []float32, M int, w *Matrix) bool
 
+	// qdot, per weight dtype, is qdotGeneric for one weight row of nb
+	// blocks and one row of ActDType activation blocks, bit-identical to
+	// it; MatMulQ uses it in its plain loop when qmm declines the matrix.
+	qdot map[tensor.DType]func(w, a *byte, nb int) float32
+
 	// quantQ8_0 writes nb blocks of x as ggml Q8_0 blocks to dst, byte for
 	// byte what QuantizeActivations writes (for input without NaNs).
 	quantQ8_0 func(dst *byte, x *float32, nb int)
@@ -69,8 +74,9 @@ func init() {
 }
 
 // Implementation names the kernels in use: "generic" (plain Go), or the
-// SIMD set chosen from the CPU's features at start-up ("avx512", "avx2")
-// when the package was built for amd64 without the noasm tag.
+// SIMD set chosen from the CPU's features at start-up when the package was
+// built without the noasm tag: "avx512", "avxvnni" or "avx2" on amd64,
+// "neon-dotprod" or "neon" on arm64.
 func Implementation() string {
 	if active == nil {
 		return "generic"

@@ -416,8 +416,9 @@ GLOBL kqconst<>(SB), RODATA|NOPTR, $32
 #define Q4KHIGH(y) VPSRLD $4, y, y
 
 // Q4KHALF256 is one nibble half (OP) of a 64-element group: 32 weights from
-// the 32 bytes at qo(DI), scale at so(SP), min at mo(SP), x at xo(SI).
-#define Q4KHALF256(OP, qo, xo, so, mo) \
+// the 32 bytes at qo(DI), scale at so(SP), min at mo(SP), x (or, with
+// STORESINK, the destination) at xo(SI).
+#define Q4KHALF256(SINK, OP, qo, xo, so, mo) \
 	VPMOVZXBD    qo(DI), Y8        \
 	VPMOVZXBD    qo+8(DI), Y9      \
 	VPMOVZXBD    qo+16(DI), Y10    \
@@ -440,14 +441,14 @@ GLOBL kqconst<>(SB), RODATA|NOPTR, $32
 	VSUBPS       Y13, Y9, Y9       \
 	VSUBPS       Y13, Y10, Y10     \
 	VSUBPS       Y13, Y11, Y11     \
-	VFMADD231PS  xo(SI), Y8, Y0    \
-	VFMADD231PS  xo+32(SI), Y9, Y1 \
-	VFMADD231PS  xo+64(SI), Y10, Y2 \
-	VFMADD231PS  xo+96(SI), Y11, Y3
+	SINK(xo(SI), Y8, Y0)           \
+	SINK(xo+32(SI), Y9, Y1)        \
+	SINK(xo+64(SI), Y10, Y2)       \
+	SINK(xo+96(SI), Y11, Y3)
 
 // Q6KVEC256 widens the 16 quants in xq (l = c..c+15, minus 32), scales them
-// by so(SP) and FMAs them with x at xo(SI).
-#define Q6KVEC256(xq, xo, so, acc1, acc2) \
+// by so(SP) and sinks them with x (or the destination) at xo(SI).
+#define Q6KVEC256(SINK, xq, xo, so, acc1, acc2) \
 	VPMOVSXBD    xq, Y5              \
 	VPSRLDQ      $8, xq, X6          \
 	VPMOVSXBD    X6, Y6              \
@@ -456,15 +457,277 @@ GLOBL kqconst<>(SB), RODATA|NOPTR, $32
 	VBROADCASTSS so(SP), Y7          \
 	VMULPS       Y7, Y5, Y5          \
 	VMULPS       Y7, Y6, Y6          \
-	VFMADD231PS  xo(SI), Y5, acc1    \
-	VFMADD231PS  xo+32(SI), Y6, acc2
+	SINK(xo(SI), Y5, acc1)           \
+	SINK(xo+32(SI), Y6, acc2)
 
-#define Q6KCHUNK256(lo, ho, xo, so) \
-	Q6KBYTES(lo, ho)                          \
-	Q6KVEC256(X8, xo, so, Y0, Y1)             \
-	Q6KVEC256(X9, xo+128, so+8, Y2, Y3)       \
-	Q6KVEC256(X10, xo+256, so+16, Y0, Y1)     \
-	Q6KVEC256(X11, xo+384, so+24, Y2, Y3)
+#define Q6KCHUNK256(SINK, lo, ho, xo, so) \
+	Q6KBYTES(lo, ho)                                \
+	Q6KVEC256(SINK, X8, xo, so, Y0, Y1)             \
+	Q6KVEC256(SINK, X9, xo+128, so+8, Y2, Y3)       \
+	Q6KVEC256(SINK, X10, xo+256, so+16, Y0, Y1)     \
+	Q6KVEC256(SINK, X11, xo+384, so+24, Y2, Y3)
+
+// BLOCKQ4K256 is one Q4_K super-block at DI on 8-lane vectors (frame: the
+// 8 scales and 8 mins at 0(SP) and 32(SP)), x or the destination at SI.
+#define BLOCKQ4K256(SINK) \
+	Q4KSCALES \
+	VPMOVZXBD    X4, Y5 \
+	VPSRLDQ      $8, X4, X4 \
+	VPMOVZXBD    X4, Y6 \
+	VCVTDQ2PS    Y5, Y5 \
+	VCVTDQ2PS    Y6, Y6 \
+	VPBROADCASTW (DI), X7 \
+	VCVTPH2PS    X7, Y7 \
+	VMULPS       Y7, Y5, Y5 \
+	VPBROADCASTW 2(DI), X7 \
+	VCVTPH2PS    X7, Y7 \
+	VMULPS       Y7, Y6, Y6 \
+	VMOVUPS      Y5, 0(SP) \
+	VMOVUPS      Y6, 32(SP) \
+	Q4KHALF256(SINK, Q4KLOW, 16, 0, 0, 32) \
+	Q4KHALF256(SINK, Q4KHIGH, 16, 128, 4, 36) \
+	Q4KHALF256(SINK, Q4KLOW, 48, 256, 8, 40) \
+	Q4KHALF256(SINK, Q4KHIGH, 48, 384, 12, 44) \
+	Q4KHALF256(SINK, Q4KLOW, 80, 512, 16, 48) \
+	Q4KHALF256(SINK, Q4KHIGH, 80, 640, 20, 52) \
+	Q4KHALF256(SINK, Q4KLOW, 112, 768, 24, 56) \
+	Q4KHALF256(SINK, Q4KHIGH, 112, 896, 28, 60)
+
+// BLOCKQ6K256 is one Q6_K super-block at DI on 8-lane vectors (frame: the
+// 16 scales at 0(SP)), x or the destination at SI.
+#define BLOCKQ6K256(SINK) \
+	VPMOVSXBD    192(DI), Y4 \
+	VPMOVSXBD    200(DI), Y5 \
+	VCVTDQ2PS    Y4, Y4 \
+	VCVTDQ2PS    Y5, Y5 \
+	VPBROADCASTW 208(DI), X6 \
+	VCVTPH2PS    X6, Y6 \
+	VMULPS       Y6, Y4, Y4 \
+	VMULPS       Y6, Y5, Y5 \
+	VMOVUPS      Y4, 0(SP) \
+	VMOVUPS      Y5, 32(SP) \
+	Q6KCHUNK256(SINK, 0, 128, 0, 0) \
+	Q6KCHUNK256(SINK, 16, 144, 64, 4) \
+	Q6KCHUNK256(SINK, 64, 160, 512, 32) \
+	Q6KCHUNK256(SINK, 80, 176, 576, 36)
+
+// Q5KQ256 is quarter q (elements 8q..8q+7 of both nibble halves) of Q5_K
+// group j on 8-lane vectors: nibbles from qs[32j+8q..], fifth bits from
+// qh[8q..] (bit 2j for the low nibbles, 2j+1 for the high ones), scales
+// and mins as BLOCKQ4K256 leaves them at 0(SP) and 32(SP).
+#define Q5KQ256(SINK, j, q, acc1, acc2) \
+	VPMOVZXBD    (48+32*j+8*q)(DI), Y8   \
+	VPSRLD       $4, Y8, Y9              \
+	VPAND        Y15, Y8, Y8             \
+	VPMOVZXBD    (16+8*q)(DI), Y10       \
+	VPSLLD       $4, Y10, Y10            \
+	VPSRLD       $(2*j), Y10, Y11        \
+	VPAND        Y14, Y11, Y11           \
+	VPOR         Y11, Y8, Y8             \
+	VPSRLD       $(2*j+1), Y10, Y11      \
+	VPAND        Y14, Y11, Y11           \
+	VPOR         Y11, Y9, Y9             \
+	VCVTDQ2PS    Y8, Y8                  \
+	VCVTDQ2PS    Y9, Y9                  \
+	VBROADCASTSS (8*j)(SP), Y12          \
+	VBROADCASTSS (32+8*j)(SP), Y13       \
+	VMULPS       Y12, Y8, Y8             \
+	VSUBPS       Y13, Y8, Y8             \
+	VBROADCASTSS (8*j+4)(SP), Y12        \
+	VBROADCASTSS (36+8*j)(SP), Y13       \
+	VMULPS       Y12, Y9, Y9             \
+	VSUBPS       Y13, Y9, Y9             \
+	SINK((256*j+32*q)(SI), Y8, acc1)     \
+	SINK((256*j+128+32*q)(SI), Y9, acc2)
+
+#define Q5KGROUP256(SINK, j) \
+	Q5KQ256(SINK, j, 0, Y0, Y1) \
+	Q5KQ256(SINK, j, 1, Y2, Y3) \
+	Q5KQ256(SINK, j, 2, Y0, Y1) \
+	Q5KQ256(SINK, j, 3, Y2, Y3)
+
+// BLOCKQ5K256 is one Q5_K super-block at DI on 8-lane vectors, x or the
+// destination at SI (weight = float32(d·sc)·q − dmin·mn as Q4_K, q with
+// its fifth bit).
+#define BLOCKQ5K256(SINK) \
+	Q4KSCALES \
+	VPMOVZXBD    X4, Y5 \
+	VPSRLDQ      $8, X4, X4 \
+	VPMOVZXBD    X4, Y6 \
+	VCVTDQ2PS    Y5, Y5 \
+	VCVTDQ2PS    Y6, Y6 \
+	VPBROADCASTW (DI), X7 \
+	VCVTPH2PS    X7, Y7 \
+	VMULPS       Y7, Y5, Y5 \
+	VPBROADCASTW 2(DI), X7 \
+	VCVTPH2PS    X7, Y7 \
+	VMULPS       Y7, Y6, Y6 \
+	VMOVUPS      Y5, 0(SP) \
+	VMOVUPS      Y6, 32(SP) \
+	Q5KGROUP256(SINK, 0) \
+	Q5KGROUP256(SINK, 1) \
+	Q5KGROUP256(SINK, 2) \
+	Q5KGROUP256(SINK, 3)
+
+// Q2KG256 is one 16-element Q2_K group on 8-lane vectors (layout at
+// BLOCKQ2K512): 2 bits at shift of the 16 bytes at qo(DI), d·sc at so(SP),
+// dmin·mn at so+64(SP), x or the destination at xo(SI).
+#define Q2KG256(SINK, qo, shift, xo, so, acc1, acc2) \
+	VPMOVZXBD    qo(DI), Y8         \
+	VPMOVZXBD    qo+8(DI), Y9       \
+	VPSRLD       $shift, Y8, Y8     \
+	VPSRLD       $shift, Y9, Y9     \
+	VPAND        Y15, Y8, Y8        \
+	VPAND        Y15, Y9, Y9        \
+	VCVTDQ2PS    Y8, Y8             \
+	VCVTDQ2PS    Y9, Y9             \
+	VBROADCASTSS so(SP), Y12        \
+	VBROADCASTSS so+64(SP), Y13     \
+	VMULPS       Y12, Y8, Y8        \
+	VMULPS       Y12, Y9, Y9        \
+	VSUBPS       Y13, Y8, Y8        \
+	VSUBPS       Y13, Y9, Y9        \
+	SINK(xo(SI), Y8, acc1)          \
+	SINK(xo+32(SI), Y9, acc2)
+
+// BLOCKQ2K256 is one Q2_K super-block on 8-lane vectors (frame: d·sc at
+// 0(SP), dmin·mn at 64(SP)).
+#define BLOCKQ2K256(SINK) \
+	VPMOVZXBD    (DI), Y4 \
+	VPMOVZXBD    8(DI), Y5 \
+	VPSRLD       $4, Y4, Y6 \
+	VPSRLD       $4, Y5, Y7 \
+	VPAND        Y14, Y4, Y4 \
+	VPAND        Y14, Y5, Y5 \
+	VCVTDQ2PS    Y4, Y4 \
+	VCVTDQ2PS    Y5, Y5 \
+	VCVTDQ2PS    Y6, Y6 \
+	VCVTDQ2PS    Y7, Y7 \
+	VPBROADCASTW 80(DI), X10 \
+	VCVTPH2PS    X10, Y10 \
+	VPBROADCASTW 82(DI), X11 \
+	VCVTPH2PS    X11, Y11 \
+	VMULPS       Y10, Y4, Y4 \
+	VMULPS       Y10, Y5, Y5 \
+	VMULPS       Y11, Y6, Y6 \
+	VMULPS       Y11, Y7, Y7 \
+	VMOVUPS      Y4, 0(SP) \
+	VMOVUPS      Y5, 32(SP) \
+	VMOVUPS      Y6, 64(SP) \
+	VMOVUPS      Y7, 96(SP) \
+	Q2KG256(SINK, 16, 0, 0, 0, Y0, Y1) \
+	Q2KG256(SINK, 32, 0, 64, 4, Y2, Y3) \
+	Q2KG256(SINK, 16, 2, 128, 8, Y0, Y1) \
+	Q2KG256(SINK, 32, 2, 192, 12, Y2, Y3) \
+	Q2KG256(SINK, 16, 4, 256, 16, Y0, Y1) \
+	Q2KG256(SINK, 32, 4, 320, 20, Y2, Y3) \
+	Q2KG256(SINK, 16, 6, 384, 24, Y0, Y1) \
+	Q2KG256(SINK, 32, 6, 448, 28, Y2, Y3) \
+	Q2KG256(SINK, 48, 0, 512, 32, Y0, Y1) \
+	Q2KG256(SINK, 64, 0, 576, 36, Y2, Y3) \
+	Q2KG256(SINK, 48, 2, 640, 40, Y0, Y1) \
+	Q2KG256(SINK, 64, 2, 704, 44, Y2, Y3) \
+	Q2KG256(SINK, 48, 4, 768, 48, Y0, Y1) \
+	Q2KG256(SINK, 64, 4, 832, 52, Y2, Y3) \
+	Q2KG256(SINK, 48, 6, 896, 56, Y0, Y1) \
+	Q2KG256(SINK, 64, 6, 960, 60, Y2, Y3)
+
+// Q3KG256 is one 16-element Q3_K group on 8-lane vectors (layout at
+// BLOCKQ3K512): 2 bits at shift of the 16 bytes at qo(DI), high bit hb of
+// the 16 hmask bytes at ho(DI), v = (q | h<<2) − 4, weight
+// (d·(sc−32))·v with d·(sc−32) at so(SP).
+#define Q3KG256(SINK, qo, shift, ho, hb, xo, so, acc1, acc2) \
+	VPMOVZXBD    qo(DI), Y8         \
+	VPMOVZXBD    qo+8(DI), Y9       \
+	VPSRLD       $shift, Y8, Y8     \
+	VPSRLD       $shift, Y9, Y9     \
+	VPAND        Y15, Y8, Y8        \
+	VPAND        Y15, Y9, Y9        \
+	VPMOVZXBD    ho(DI), Y10        \
+	VPMOVZXBD    ho+8(DI), Y11      \
+	VPSRLD       $hb, Y10, Y10      \
+	VPSRLD       $hb, Y11, Y11      \
+	VPSLLD       $2, Y10, Y10       \
+	VPSLLD       $2, Y11, Y11       \
+	VPAND        Y14, Y10, Y10      \
+	VPAND        Y14, Y11, Y11      \
+	VPOR         Y10, Y8, Y8        \
+	VPOR         Y11, Y9, Y9        \
+	VPSUBD       Y14, Y8, Y8        \
+	VPSUBD       Y14, Y9, Y9        \
+	VCVTDQ2PS    Y8, Y8             \
+	VCVTDQ2PS    Y9, Y9             \
+	VBROADCASTSS so(SP), Y12        \
+	VMULPS       Y12, Y8, Y8        \
+	VMULPS       Y12, Y9, Y9        \
+	SINK(xo(SI), Y8, acc1)          \
+	SINK(xo+32(SI), Y9, acc2)
+
+// BLOCKQ3K256 is one Q3_K super-block on 8-lane vectors (frame: the 16
+// d·(sc−32) at 0(SP); the scale unpacking is BLOCKQ3K512's).
+#define BLOCKQ3K256(SINK) \
+	MOVL         96(DI), AX \
+	MOVL         100(DI), BX \
+	MOVL         104(DI), DX \
+	MOVL         AX, R8 \
+	ANDL         $0x0f0f0f0f, R8 \
+	MOVL         DX, R9 \
+	ANDL         $0x03030303, R9 \
+	SHLL         $4, R9 \
+	ORL          R9, R8 \
+	MOVL         BX, R10 \
+	ANDL         $0x0f0f0f0f, R10 \
+	MOVL         DX, R9 \
+	SHRL         $2, R9 \
+	ANDL         $0x03030303, R9 \
+	SHLL         $4, R9 \
+	ORL          R9, R10 \
+	SHRL         $4, AX \
+	ANDL         $0x0f0f0f0f, AX \
+	MOVL         DX, R9 \
+	SHRL         $4, R9 \
+	ANDL         $0x03030303, R9 \
+	SHLL         $4, R9 \
+	ORL          R9, AX \
+	SHRL         $4, BX \
+	ANDL         $0x0f0f0f0f, BX \
+	SHRL         $6, DX \
+	ANDL         $0x03030303, DX \
+	SHLL         $4, DX \
+	ORL          DX, BX \
+	VMOVD        R8, X4 \
+	VPINSRD      $1, R10, X4, X4 \
+	VPINSRD      $2, AX, X4, X4 \
+	VPINSRD      $3, BX, X4, X4 \
+	VPMOVZXBD    X4, Y5 \
+	VPSRLDQ      $8, X4, X4 \
+	VPMOVZXBD    X4, Y6 \
+	VPSUBD       Y13, Y5, Y5 \
+	VPSUBD       Y13, Y6, Y6 \
+	VCVTDQ2PS    Y5, Y5 \
+	VCVTDQ2PS    Y6, Y6 \
+	VPBROADCASTW 108(DI), X7 \
+	VCVTPH2PS    X7, Y7 \
+	VMULPS       Y7, Y5, Y5 \
+	VMULPS       Y7, Y6, Y6 \
+	VMOVUPS      Y5, 0(SP) \
+	VMOVUPS      Y6, 32(SP) \
+	Q3KG256(SINK, 32, 0, 0, 0, 0, 0, Y0, Y1) \
+	Q3KG256(SINK, 48, 0, 16, 0, 64, 4, Y2, Y3) \
+	Q3KG256(SINK, 32, 2, 0, 1, 128, 8, Y0, Y1) \
+	Q3KG256(SINK, 48, 2, 16, 1, 192, 12, Y2, Y3) \
+	Q3KG256(SINK, 32, 4, 0, 2, 256, 16, Y0, Y1) \
+	Q3KG256(SINK, 48, 4, 16, 2, 320, 20, Y2, Y3) \
+	Q3KG256(SINK, 32, 6, 0, 3, 384, 24, Y0, Y1) \
+	Q3KG256(SINK, 48, 6, 16, 3, 448, 28, Y2, Y3) \
+	Q3KG256(SINK, 64, 0, 0, 4, 512, 32, Y0, Y1) \
+	Q3KG256(SINK, 80, 0, 16, 4, 576, 36, Y2, Y3) \
+	Q3KG256(SINK, 64, 2, 0, 5, 640, 40, Y0, Y1) \
+	Q3KG256(SINK, 80, 2, 16, 5, 704, 44, Y2, Y3) \
+	Q3KG256(SINK, 64, 4, 0, 6, 768, 48, Y0, Y1) \
+	Q3KG256(SINK, 80, 4, 16, 6, 832, 52, Y2, Y3) \
+	Q3KG256(SINK, 64, 6, 0, 7, 896, 56, Y0, Y1) \
+	Q3KG256(SINK, 80, 6, 16, 7, 960, 60, Y2, Y3)
 
 // func dotQ4_KAVX512(x *float32, w *byte, n int) float32; n%256 == 0
 TEXT ·dotQ4_KAVX512(SB), NOSPLIT, $64-28
@@ -758,28 +1021,7 @@ TEXT ·dotQ4_KAVX2(SB), NOSPLIT, $64-28
 loop:
 	CMPQ         CX, $256
 	JLT          reduce
-	Q4KSCALES
-	VPMOVZXBD    X4, Y5
-	VPSRLDQ      $8, X4, X4
-	VPMOVZXBD    X4, Y6
-	VCVTDQ2PS    Y5, Y5
-	VCVTDQ2PS    Y6, Y6
-	VPBROADCASTW (DI), X7
-	VCVTPH2PS    X7, Y7
-	VMULPS       Y7, Y5, Y5
-	VPBROADCASTW 2(DI), X7
-	VCVTPH2PS    X7, Y7
-	VMULPS       Y7, Y6, Y6
-	VMOVUPS      Y5, 0(SP)
-	VMOVUPS      Y6, 32(SP)
-	Q4KHALF256(Q4KLOW, 16, 0, 0, 32)
-	Q4KHALF256(Q4KHIGH, 16, 128, 4, 36)
-	Q4KHALF256(Q4KLOW, 48, 256, 8, 40)
-	Q4KHALF256(Q4KHIGH, 48, 384, 12, 44)
-	Q4KHALF256(Q4KLOW, 80, 512, 16, 48)
-	Q4KHALF256(Q4KHIGH, 80, 640, 20, 52)
-	Q4KHALF256(Q4KLOW, 112, 768, 24, 56)
-	Q4KHALF256(Q4KHIGH, 112, 896, 28, 60)
+	BLOCKQ4K256(FMASINK)
 	ADDQ         $144, DI
 	ADDQ         $1024, SI
 	SUBQ         $256, CX
@@ -807,20 +1049,7 @@ TEXT ·dotQ6_KAVX2(SB), NOSPLIT, $64-28
 loop:
 	CMPQ         CX, $256
 	JLT          reduce
-	VPMOVSXBD    192(DI), Y4
-	VPMOVSXBD    200(DI), Y5
-	VCVTDQ2PS    Y4, Y4
-	VCVTDQ2PS    Y5, Y5
-	VPBROADCASTW 208(DI), X6
-	VCVTPH2PS    X6, Y6
-	VMULPS       Y6, Y4, Y4
-	VMULPS       Y6, Y5, Y5
-	VMOVUPS      Y4, 0(SP)
-	VMOVUPS      Y5, 32(SP)
-	Q6KCHUNK256(0, 128, 0, 0)
-	Q6KCHUNK256(16, 144, 64, 4)
-	Q6KCHUNK256(64, 160, 512, 32)
-	Q6KCHUNK256(80, 176, 576, 36)
+	BLOCKQ6K256(FMASINK)
 	ADDQ         $210, DI
 	ADDQ         $1024, SI
 	SUBQ         $256, CX
@@ -938,5 +1167,193 @@ loop:
 	JMP          loop
 
 reduce:
+	VZEROUPPER
+	RET
+
+// func decQ4_KAVX2(dst *float32, w *byte, n int); n%256 == 0
+TEXT ·decQ4_KAVX2(SB), NOSPLIT, $64-24
+	MOVQ         dst+0(FP), SI
+	MOVQ         w+8(FP), DI
+	MOVQ         n+16(FP), CX
+	VPBROADCASTD kqconst<>+0x00(SB), Y15
+
+loop:
+	CMPQ         CX, $256
+	JLT          done
+	BLOCKQ4K256(STORESINK)
+	ADDQ         $144, DI
+	ADDQ         $1024, SI
+	SUBQ         $256, CX
+	JMP          loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func decQ6_KAVX2(dst *float32, w *byte, n int); n%256 == 0
+TEXT ·decQ6_KAVX2(SB), NOSPLIT, $64-24
+	MOVQ         dst+0(FP), SI
+	MOVQ         w+8(FP), DI
+	MOVQ         n+16(FP), CX
+	VPBROADCASTD kqconst<>+0x04(SB), X13
+	VPBROADCASTD kqconst<>+0x08(SB), X14
+	VPBROADCASTD kqconst<>+0x0c(SB), X12
+
+loop:
+	CMPQ         CX, $256
+	JLT          done
+	BLOCKQ6K256(STORESINK)
+	ADDQ         $210, DI
+	ADDQ         $1024, SI
+	SUBQ         $256, CX
+	JMP          loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func dotQ5_KAVX2(x *float32, w *byte, n int) float32; n%256 == 0
+TEXT ·dotQ5_KAVX2(SB), NOSPLIT, $64-28
+	MOVQ         x+0(FP), SI
+	MOVQ         w+8(FP), DI
+	MOVQ         n+16(FP), CX
+	VPBROADCASTD kqconst<>+0x00(SB), Y15
+	VPBROADCASTD kqconst<>+0x10(SB), Y14
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+
+loop:
+	CMPQ         CX, $256
+	JLT          reduce
+	BLOCKQ5K256(FMASINK)
+	ADDQ         $176, DI
+	ADDQ         $1024, SI
+	SUBQ         $256, CX
+	JMP          loop
+
+reduce:
+	KREDUCE256
+	VMOVSS X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func decQ5_KAVX2(dst *float32, w *byte, n int); n%256 == 0
+TEXT ·decQ5_KAVX2(SB), NOSPLIT, $64-24
+	MOVQ         dst+0(FP), SI
+	MOVQ         w+8(FP), DI
+	MOVQ         n+16(FP), CX
+	VPBROADCASTD kqconst<>+0x00(SB), Y15
+	VPBROADCASTD kqconst<>+0x10(SB), Y14
+
+loop:
+	CMPQ         CX, $256
+	JLT          done
+	BLOCKQ5K256(STORESINK)
+	ADDQ         $176, DI
+	ADDQ         $1024, SI
+	SUBQ         $256, CX
+	JMP          loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func dotQ2_KAVX2(x *float32, w *byte, n int) float32; n%256 == 0
+TEXT ·dotQ2_KAVX2(SB), NOSPLIT, $128-28
+	MOVQ         x+0(FP), SI
+	MOVQ         w+8(FP), DI
+	MOVQ         n+16(FP), CX
+	VPBROADCASTD kqconst<>+0x14(SB), Y15
+	VPBROADCASTD kqconst<>+0x00(SB), Y14
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+
+loop:
+	CMPQ         CX, $256
+	JLT          reduce
+	BLOCKQ2K256(FMASINK)
+	ADDQ         $84, DI
+	ADDQ         $1024, SI
+	SUBQ         $256, CX
+	JMP          loop
+
+reduce:
+	KREDUCE256
+	VMOVSS X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func decQ2_KAVX2(dst *float32, w *byte, n int); n%256 == 0
+TEXT ·decQ2_KAVX2(SB), NOSPLIT, $128-24
+	MOVQ         dst+0(FP), SI
+	MOVQ         w+8(FP), DI
+	MOVQ         n+16(FP), CX
+	VPBROADCASTD kqconst<>+0x14(SB), Y15
+	VPBROADCASTD kqconst<>+0x00(SB), Y14
+
+loop:
+	CMPQ         CX, $256
+	JLT          done
+	BLOCKQ2K256(STORESINK)
+	ADDQ         $84, DI
+	ADDQ         $1024, SI
+	SUBQ         $256, CX
+	JMP          loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func dotQ3_KAVX2(x *float32, w *byte, n int) float32; n%256 == 0
+TEXT ·dotQ3_KAVX2(SB), NOSPLIT, $64-28
+	MOVQ         x+0(FP), SI
+	MOVQ         w+8(FP), DI
+	MOVQ         n+16(FP), CX
+	VPBROADCASTD kqconst<>+0x14(SB), Y15
+	VPBROADCASTD kqconst<>+0x18(SB), Y14
+	VPBROADCASTD kqconst<>+0x1c(SB), Y13
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+
+loop:
+	CMPQ         CX, $256
+	JLT          reduce
+	BLOCKQ3K256(FMASINK)
+	ADDQ         $110, DI
+	ADDQ         $1024, SI
+	SUBQ         $256, CX
+	JMP          loop
+
+reduce:
+	KREDUCE256
+	VMOVSS X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func decQ3_KAVX2(dst *float32, w *byte, n int); n%256 == 0
+TEXT ·decQ3_KAVX2(SB), NOSPLIT, $64-24
+	MOVQ         dst+0(FP), SI
+	MOVQ         w+8(FP), DI
+	MOVQ         n+16(FP), CX
+	VPBROADCASTD kqconst<>+0x14(SB), Y15
+	VPBROADCASTD kqconst<>+0x18(SB), Y14
+	VPBROADCASTD kqconst<>+0x1c(SB), Y13
+
+loop:
+	CMPQ         CX, $256
+	JLT          done
+	BLOCKQ3K256(STORESINK)
+	ADDQ         $110, DI
+	ADDQ         $1024, SI
+	SUBQ         $256, CX
+	JMP          loop
+
+done:
 	VZEROUPPER
 	RET

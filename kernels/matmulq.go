@@ -55,11 +55,20 @@ func MatMulQ(dst, x []float32, M int, w *Matrix) {
 	rb := K / int(at.BlockSize()) * int(at.BlockBytes())
 	wrb := w.RowBytes()
 	t := w.DType
+	var qdot func(w, a *byte, nb int) float32
+	if s := active; s != nil {
+		qdot = s.qdot[t]
+	}
 	parallelFor(N, 16, func(lo, hi int) {
 		for n := lo; n < hi; n++ {
 			wr := w.Data[n*wrb : (n+1)*wrb]
 			for m := 0; m < M; m++ {
-				dst[m*N+n] = qdotGeneric(t, wr, (*qa)[m*rb:(m+1)*rb], K)
+				a := (*qa)[m*rb : (m+1)*rb]
+				if qdot != nil {
+					dst[m*N+n] = qdot(&wr[0], &a[0], K/int(at.BlockSize()))
+					continue
+				}
+				dst[m*N+n] = qdotGeneric(t, wr, a, K)
 			}
 		}
 	})

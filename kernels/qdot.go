@@ -246,6 +246,12 @@ func lanesK(W *[256]int16, a []byte) (s [8]int32) {
 //	            result hsum8(acc) + ((accm0+accm2)+(accm1+accm3))
 //	Q5_K:       acc[l] likewise; summs = fma(Dm, Σ mins·sums, summs), result hsum8(acc) + summs
 func dotKGeneric(t tensor.DType, w, a []byte, nb int) float32 {
+	return dotK(t, w, a, nb, lanesK)
+}
+
+// dotK is dotKGeneric with the lane sums formed by lanes (lanesK or a SIMD
+// version of it: the sums are exact, so any gives the same bits).
+func dotK(t tensor.DType, w, a []byte, nb int, lanes func(W *[256]int16, a []byte) [8]int32) float32 {
 	wb := int(t.BlockBytes())
 	var acc [8]float32
 	var accm [4]float32
@@ -284,7 +290,7 @@ func dotKGeneric(t tensor.DType, w, a []byte, nb int) float32 {
 				summs = fma32(dm, float32(sum), summs)
 			}
 		}
-		s := lanesK(&W, q)
+		s := lanes(&W, q)
 		for l := range acc {
 			acc[l] = fma32(d, float32(s[l]), acc[l])
 		}

@@ -90,6 +90,9 @@ func init() {
 	x := cpu.X86
 	if x.HasAVX512F && x.HasAVX512BW && x.HasAVX512VL && x.HasAVX512VNNI {
 		avx512Set.qmm = qmmVNNI
+	} else {
+		// AVX-512 without VNNI (Skylake-SP): the AVX2 kernels.
+		avx512Set.qmm = qmmAVX2
 	}
 	if x.HasAVX512F && x.HasAVX512BW && x.HasAVX512VL {
 		avx512Set.quantQ8_0 = quantQ8_0AVX512

@@ -133,6 +133,48 @@ func dotQ4_KAVX2(x *float32, w *byte, n int) float32
 //go:noescape
 func dotQ6_KAVX2(x *float32, w *byte, n int) float32
 
+//go:noescape
+func dotQ4_1AVX2(x *float32, w *byte, n int) float32
+
+//go:noescape
+func dotQ5_0AVX2(x *float32, w *byte, n int) float32
+
+//go:noescape
+func dotQ5_1AVX2(x *float32, w *byte, n int) float32
+
+//go:noescape
+func decQ8_0AVX2(dst *float32, w *byte, n int)
+
+//go:noescape
+func decF16AVX2(dst *float32, w *byte, n int)
+
+//go:noescape
+func decBF16AVX2(dst *float32, w *byte, n int)
+
+//go:noescape
+func dotQ2_KAVX2(x *float32, w *byte, n int) float32
+
+//go:noescape
+func decQ2_KAVX2(dst *float32, w *byte, n int)
+
+//go:noescape
+func dotQ3_KAVX2(x *float32, w *byte, n int) float32
+
+//go:noescape
+func decQ3_KAVX2(dst *float32, w *byte, n int)
+
+//go:noescape
+func dotQ5_KAVX2(x *float32, w *byte, n int) float32
+
+//go:noescape
+func decQ5_KAVX2(dst *float32, w *byte, n int)
+
+//go:noescape
+func decQ4_KAVX2(dst *float32, w *byte, n int)
+
+//go:noescape
+func decQ6_KAVX2(dst *float32, w *byte, n int)
+
 var avx512Set = &simdSet{
 	name: "avx512",
 	mr:   12, nr: 32, gemm: gemm12x32AVX512,
@@ -163,12 +205,30 @@ var avx2Set = &simdSet{
 	rowDot: map[tensor.DType]func(x *float32, w *byte, n int) float32{
 		tensor.F16: dotF16AVX2, tensor.BF16: dotBF16AVX2, tensor.I8: dotI8AVX2, tensor.Q4_0: dotQ4_0AVX2,
 		tensor.Q4_K: dotQ4_KAVX2, tensor.Q6_K: dotQ6_KAVX2,
+		tensor.Q4_1: dotQ4_1AVX2, tensor.Q5_0: dotQ5_0AVX2, tensor.Q5_1: dotQ5_1AVX2,
+		tensor.Q2_K: dotQ2_KAVX2, tensor.Q3_K: dotQ3_KAVX2, tensor.Q5_K: dotQ5_KAVX2,
 	},
+	decode: map[tensor.DType]func(dst *float32, w *byte, n int){
+		tensor.Q8_0: decQ8_0AVX2, tensor.F16: decF16AVX2, tensor.BF16: decBF16AVX2,
+		tensor.Q2_K: decQ2_KAVX2, tensor.Q3_K: decQ3_KAVX2, tensor.Q4_K: decQ4_KAVX2,
+		tensor.Q5_K: decQ5_KAVX2, tensor.Q6_K: decQ6_KAVX2,
+	},
+	qmm:       qmmAVX2,
+	quantQ8_0: quantQ8_0AVX2,
 }
 
-// simdSets lists the sets this CPU can run, best first. Both need FMA and
+// avxVNNISet is the AVX2 set with MatMulQ's Q8_0 and Q4_0 lane sums on
+// AVX-VNNI's VEX-encoded VPDPBUSD (qgemm256_amd64.go).
+var avxVNNISet = func() *simdSet {
+	s := *avx2Set
+	s.name = "avxvnni"
+	s.qmm = qmmAVXVNNI
+	return &s
+}()
+
+// simdSets lists the sets this CPU can run, best first. All need FMA and
 // F16C (Q8_0 scales are binary16); the AVX-512 set also needs BW for the
-// word broadcast.
+// word broadcast, the AVX-VNNI set AVX-VNNI (CPUID leaf 7 subleaf 1).
 var simdSets = func() []*simdSet {
 	x := cpu.X86
 	var sets []*simdSet
@@ -177,6 +237,9 @@ var simdSets = func() []*simdSet {
 	}
 	if x.HasAVX512F && x.HasAVX512BW && x.HasAVX512VL {
 		sets = append(sets, avx512Set)
+	}
+	if x.HasAVXVNNI {
+		sets = append(sets, avxVNNISet)
 	}
 	return append(sets, avx2Set)
 }()

@@ -4,8 +4,10 @@ import "fmt"
 
 // Cache is the key/value cache of a decoder's self-attention: for every
 // layer, the keys and values of every position run so far, each row
-// KVHeads·HeadDim wide. Len positions are complete; a step appends to every
-// layer and then advances Len.
+// KVHeads·HeadDim wide (DeepSeek-2's latent attention keeps its
+// kv_lora_rank latent in K and its rotated key, qk_rope_head_dim wide, in
+// V instead). Len positions are complete; a step appends to every layer and
+// then advances Len.
 type Cache struct {
 	Len   int
 	Width int         // KVHeads·HeadDim

@@ -773,6 +773,40 @@ func (m *decoder) moe(dst, h []float32, b *decoderBlock, T int, obs Observer) er
 			weight[t*n+e] = p[e] / sum
 		}
 	}
+	if err := runExperts(dst, h, b.Experts, weight, T, d, F, m.cfg.Activation, obs); err != nil {
+		return err
+	}
+	if b.Shared.Down.W == nil {
+		return nil
+	}
+	S := m.cfg.SharedFFN
+	g, u, y := make([]float32, T*S), make([]float32, T*S), make([]float32, T*d)
+	obs.apply(&b.Shared.Gate, g, h, T)
+	obs.apply(&b.Shared.Up, u, h, T)
+	if err := activate(g, m.cfg.Activation); err != nil {
+		return err
+	}
+	kernels.Mul(g, u)
+	obs.apply(&b.Shared.Down, y, g, T)
+	sg := make([]float32, T)
+	obs.apply(&b.SharedGate, sg, h, T)
+	for t := 0; t < T; t++ {
+		s := float32(1 / (1 + math.Exp(-float64(sg[t]))))
+		out := dst[t*d : (t+1)*d]
+		for j, v := range y[t*d : (t+1)*d] {
+			out[j] += s * v
+		}
+	}
+	return nil
+}
+
+// runExperts sets dst[T][d] to Σ_e weight[t][e]·expert_e(h[t]) over the
+// experts e a token is routed to (weight[t·n+e] ≠ 0): tokens are gathered
+// per expert and the experts taken in index order, as transformers adds
+// them; act is the gate's activation. obs sees the multiplies, each with its
+// expert's index.
+func runExperts(dst, h []float32, experts []expert, weight []float32, T, d, F int, act string, obs Observer) error {
+	n := len(experts)
 	clear(dst[:T*d])
 	var rows []int
 	var x, g, u, y []float32
@@ -791,12 +825,12 @@ func (m *decoder) moe(dst, h []float32, b *decoderBlock, T int, obs Observer) er
 		for i, t := range rows {
 			copy(x[i*d:(i+1)*d], h[t*d:(t+1)*d])
 		}
-		ex := &b.Experts[e]
+		ex := &experts[e]
 		obs.observe(&ex.Gate, x, R, e, n)
 		ex.Gate.apply(g, x, R)
 		obs.observe(&ex.Up, x, R, e, n)
 		ex.Up.apply(u, x, R)
-		if err := activate(g, m.cfg.Activation); err != nil {
+		if err := activate(g, act); err != nil {
 			return err
 		}
 		kernels.Mul(g, u)
@@ -808,27 +842,6 @@ func (m *decoder) moe(dst, h []float32, b *decoderBlock, T int, obs Observer) er
 			for j, v := range y[i*d : (i+1)*d] {
 				out[j] += v * w
 			}
-		}
-	}
-	if b.Shared.Down.W == nil {
-		return nil
-	}
-	S := m.cfg.SharedFFN
-	g, u, y = grow(g, T*S), grow(u, T*S), grow(y, T*d)
-	obs.apply(&b.Shared.Gate, g, h, T)
-	obs.apply(&b.Shared.Up, u, h, T)
-	if err := activate(g, m.cfg.Activation); err != nil {
-		return err
-	}
-	kernels.Mul(g, u)
-	obs.apply(&b.Shared.Down, y, g, T)
-	sg := make([]float32, T)
-	obs.apply(&b.SharedGate, sg, h, T)
-	for t := 0; t < T; t++ {
-		s := float32(1 / (1 + math.Exp(-float64(sg[t]))))
-		out := dst[t*d : (t+1)*d]
-		for j, v := range y[t*d : (t+1)*d] {
-			out[j] += s * v
 		}
 	}
 	return nil

@@ -19,6 +19,9 @@
 //	bloom.go   ALiBi (per-head linear bias on key positions, slopes as
 //	           transformers' build_alibi_tensor), embedding LayerNorm,
 //	           per-head interleaved fused QKV, Megatron tanh-GELU
+//	deepseek2.go  DeepSeek-V2/V3: multi-head latent attention (decompressed;
+//	           the cache keeps the latent), YaRN, leading dense layers, routed
+//	           and shared experts (V3's biased, grouped choice)
 //
 // Padding follows transformers' attention_mask (Input.Mask, and
 // Input.DecoderMask for encoder-decoder models): masked keys are left out

@@ -11,7 +11,7 @@ import (
 
 // familyFixtureCount is how many family fixtures testdata/arch holds
 // (testdata/arch/README.md lists them).
-const familyFixtureCount = 27
+const familyFixtureCount = 29
 
 func familyFixtures(t *testing.T) []string {
 	t.Helper()
@@ -25,7 +25,9 @@ func familyFixtures(t *testing.T) []string {
 // llama.cpp's llama graph has no window), llama3 (llama.cpp's converter
 // reads original_max_position_embeddings from the top level of config.json,
 // 8192 by default, where transformers reads rope_scaling's 64).
-var ggufAgrees = map[string]bool{"mistral": false, "llama3": false}
+// deepseek3 (llama.cpp c392e509 chooses DeepSeek-V3's experts among all
+// of them, transformers within the best groups: noaux_tc).
+var ggufAgrees = map[string]bool{"mistral": false, "llama3": false, "deepseek3": false}
 
 // newerGELU are the hand-made GELU fixtures whose reference is the newer
 // llama.cpp (testdata/arch/README.md). Run as llama.cpp computes (its fp16
@@ -39,6 +41,14 @@ var ggufAgrees = map[string]bool{"mistral": false, "llama3": false}
 var newerGELU = map[string]bool{"gemma3": true}
 
 const maxRelDiffNewerGELU = 2e-4
+
+// maxLogitDiffDeep bounds the fixtures too deep for maxLogitDiffF32:
+// deepseek2 has 27 layers (llama.cpp c392e509 runs DeepSeek-V2 without query
+// compression only at V2-Lite's 27), through which float32 rounding grows
+// to where transformers' own float32 logits are 8.9e-6 from the same model
+// evaluated in float64, and ours 8.6e-6 (testdata/arch/README.md); the two
+// float32 runs then differ by up to 1.3e-5.
+var maxLogitDiffDeep = map[string]float64{"deepseek2": 2e-5}
 
 // maxLogitDiffGGUFvsLlamaCpp bounds our run of a GGUF against llama.cpp's
 // own logits where both follow llama.cpp's graph but not transformers': the
@@ -90,6 +100,9 @@ func TestFamiliesMatchTransformers(t *testing.T) {
 				diff, scale := maxDiff(t, out.Logits, want, nil)
 				if newerGELU[fam] {
 					tol = max(tol, maxRelDiffNewerGELU*scale)
+				}
+				if deep, ok := maxLogitDiffDeep[fam]; ok && what == "transformers" {
+					tol = deep
 				}
 				t.Logf("%s: max |Δ| %.3g against %s (logits up to %.3g)", form, diff, what, scale)
 				if diff > tol {

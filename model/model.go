@@ -238,7 +238,7 @@ func matchLlamaCpp(m *Model, mats []*kernels.Matrix) {
 // own; every other family runs on the one decoder (decoder.go).
 var ownForward = map[string]func(familyLoader, spec.Config) (*Model, error){
 	"gpt2": loadGPT2, "bert": loadBert, "bloom": loadBloomFamily, "t5": loadT5,
-	"bart": loadBart, "marian": loadMarian,
+	"bart": loadBart, "marian": loadMarian, "deepseek2": loadDeepSeek2,
 }
 
 // loadFamily loads a family of package arch from either naming.

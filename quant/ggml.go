@@ -21,7 +21,7 @@ const (
 // (float32 operations in the same order, none fused), so the results equal
 // ggml's bit for bit; so are the plain types F32, F16, BF16, F64, I8, I16,
 // I32 and I64 (little-endian; integers and F64 are converted to the nearest
-// float32). Any other dtype returns an error matching tensor.ErrUnsupported.
+// float32) and the 8-bit floats (DecodeFP8, exact). Any other dtype returns an error matching tensor.ErrUnsupported.
 func Dequantize(dst []float32, src []byte, t tensor.DType) error {
 	n, err := checkSizes(len(dst), len(src), t, "Dequantize")
 	if err != nil {
@@ -57,6 +57,8 @@ func Dequantize(dst []float32, src []byte, t tensor.DType) error {
 		for i := range dst {
 			dst[i] = float32(int64(binary.LittleEndian.Uint64(src[8*i:])))
 		}
+	case tensor.F8_E4M3, tensor.F8_E5M2, tensor.F8_E4M3FNUZ, tensor.F8_E5M2FNUZ, tensor.F8_E8M0:
+		DecodeFP8(dst, src, t)
 	case tensor.Q8_0:
 		active.dequantQ8_0(dst, src)
 	default:
@@ -128,7 +130,7 @@ func CanDequantize(t tensor.DType) bool {
 	case tensor.F32, tensor.F16, tensor.BF16, tensor.F64, tensor.I8, tensor.I16, tensor.I32, tensor.I64, tensor.Q8_0:
 		return true
 	}
-	return t.Valid() && dequantizers[t] != nil
+	return t.Valid() && (dequantizers[t] != nil || IsFP8(t))
 }
 
 // checkSizes validates nElem elements against nBytes bytes of type t and

@@ -1,16 +1,39 @@
 #!/usr/bin/env bash
 # bench-vs-llamacpp.sh: tfconv bench (reference mode and --match-llamacpp) side by side with llama-bench on
-# TinyLlama-1.1B-shaped random checkpoints (F32 and Q8_0), alternating runs, medians and ratios.
+# TinyLlama-1.1B-shaped random checkpoints (F32, Q8_0, Q4_0, Q4_K_M), alternating runs, medians and ratios, on
+#   (a) this CPU as it is: tfconv against the llama.cpp build in LLAMA_BIN;
+#   (b) this CPU without AVX-512: tfconv under GODEBUG=cpu.avx512f=off (its AVX2 / AVX-VNNI kernels) against a
+#       llama.cpp built without AVX-512 in LLAMA_BIN_AVX2 (cmake -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON
+#       -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF; its system_info must not list AVX512).
 #
-#   LLAMA_BIN=/path/to/llama.cpp/build/bin scripts/bench-vs-llamacpp.sh [ROUNDS] [THREADS]
+#   LLAMA_BIN=/path/build/bin LLAMA_BIN_AVX2=/path/build-avx2/bin scripts/bench-vs-llamacpp.sh [ROUNDS] [THREADS]
 #
-# LLAMA_BIN is an existing llama.cpp build (this script never builds it). The checkpoints are written once with
-# `tfconv synth` into $BENCH_DIR (default /tmp/modelbench, ~5.6 GB). Quiet machines only: every process you
-# run beside it shows up in the figures.
+# Either variable may be left out to skip that CPU mode. TYPES (default "f32 q8_0 q4_0 q4_k_m") picks the weights.
+# This script never builds llama.cpp. The checkpoints are written once into $BENCH_DIR (default /tmp/modelbench,
+# ~8 GB): F32 and Q8_0 with `tfconv synth`, Q4_0 and Q4_K_M with `tfconv quantize` of the F32 one. Quiet machines
+# only: every process you run beside it shows up in the figures.
 set -euo pipefail
 rounds=${1:-3}
 threads=${2:-2}
-: "${LLAMA_BIN:?set LLAMA_BIN to a llama.cpp build/bin directory}"
+types=${TYPES:-f32 q8_0 q4_0 q4_k_m}
+modes=()
+[ -n "${LLAMA_BIN:-}" ] && modes+=(a)
+[ -n "${LLAMA_BIN_AVX2:-}" ] && modes+=(b)
+if [ ${#modes[@]} -eq 0 ]; then
+  echo "set LLAMA_BIN (a llama.cpp build/bin directory) and/or LLAMA_BIN_AVX2 (one built without AVX-512)" >&2
+  exit 2
+fi
+# Each build's llama_print_system_info() goes to stderr; the AVX2 one must not list AVX512.
+sysinfo() {
+  LD_LIBRARY_PATH=$1 python3 -c 'import ctypes, sys
+l = ctypes.CDLL(sys.argv[1] + "/libllama.so"); l.llama_print_system_info.restype = ctypes.c_char_p
+print(l.llama_print_system_info().decode())' "$1"
+}
+for bin in ${LLAMA_BIN:-} ${LLAMA_BIN_AVX2:-}; do echo "$bin: $(sysinfo "$bin")" >&2; done
+if [ -n "${LLAMA_BIN_AVX2:-}" ] && sysinfo "$LLAMA_BIN_AVX2" | grep -q 'AVX512 = 1'; then
+  echo "$LLAMA_BIN_AVX2's llama.cpp reports AVX512 = 1: build it with -DGGML_AVX512=OFF" >&2
+  exit 2
+fi
 dir=${BENCH_DIR:-/tmp/modelbench}
 root=$(cd "$(dirname "$0")/.." && pwd)
 tfconv=$(mktemp -d)/tfconv
@@ -19,35 +42,44 @@ mkdir -p "$dir"
 for t in f32 q8_0; do
   [ -f "$dir/tl-$t.gguf" ] || "$tfconv" synth --like tinyllama-1.1b "$dir/tl-$t.gguf" --type "$t"
 done
+for t in q4_0 q4_k_m; do
+  [ -f "$dir/tl-$t.gguf" ] || "$tfconv" quantize "$dir/tl-f32.gguf" "$dir/tl-$t.gguf" --type "$t" >/dev/null
+done
 out=$(mktemp)
 for r in $(seq "$rounds"); do
-  for t in q8_0 f32; do
-    m=$dir/tl-$t.gguf
-    LD_LIBRARY_PATH=$LLAMA_BIN "$LLAMA_BIN/llama-bench" -m "$m" -t "$threads" -p 128 -n 32 -r 1 -o json 2>/dev/null |
-      python3 -c 'import json,sys; d=json.load(sys.stdin); print(sys.argv[1], "llama.cpp", *("%s=%f"%("pp" if x["n_prompt"] else "tg", x["avg_ts"]) for x in d))' "$t" >>"$out"
-    for mode in "" --match-llamacpp; do
-      "$tfconv" bench "$m" --threads "$threads" --json $mode 2>/dev/null |
-        python3 -c 'import json,sys; d=json.load(sys.stdin); print(sys.argv[1], "tfconv"+sys.argv[2], "pp=%f"%d["prefill_tok_s"], "tg=%f"%d["decode_tok_s"])' "$t" "$mode" >>"$out"
+  for mode in "${modes[@]}"; do
+    if [ "$mode" = a ]; then bin=$LLAMA_BIN godebug=${GODEBUG:-}; else bin=$LLAMA_BIN_AVX2 godebug=cpu.avx512f=off; fi
+    for t in $types; do
+      m=$dir/tl-$t.gguf
+      LD_LIBRARY_PATH=$bin "$bin/llama-bench" -m "$m" -t "$threads" -p 128 -n 32 -r 1 -o json 2>/dev/null |
+        python3 -c 'import json,sys; d=json.load(sys.stdin); print(*sys.argv[1:3], "llama.cpp", *("%s=%f"%("pp" if x["n_prompt"] else "tg", x["avg_ts"]) for x in d))' "$mode" "$t" >>"$out"
+      for numeric in "" --match-llamacpp; do
+        GODEBUG=$godebug "$tfconv" bench "$m" --threads "$threads" --json $numeric 2>/dev/null |
+          python3 -c 'import json,sys; d=json.load(sys.stdin); print(*sys.argv[1:3], "tfconv"+sys.argv[3], "pp=%f"%d["prefill_tok_s"], "tg=%f"%d["decode_tok_s"])' "$mode" "$t" "$numeric" >>"$out"
+      done
     done
   done
   echo "round $r done (load $(cut -d' ' -f1 /proc/loadavg))" >&2
 done
-python3 - "$out" <<'PY'
+python3 - "$out" "$types" <<'PY'
 import sys, statistics, collections
 runs = collections.defaultdict(lambda: collections.defaultdict(list))
 for line in open(sys.argv[1]):
-    t, who, *kv = line.split()
+    mode, t, who, *kv = line.split()
     for x in kv:
         k, v = x.split("=")
-        runs[(t, who)][k].append(float(v))
-print("| weights | program | prefill tok/s | decode tok/s | prefill ratio | decode ratio |")
-print("|---|---|---|---|---|---|")
-for t in ("f32", "q8_0"):
-    ref = {k: statistics.median(v) for k, v in runs[(t, "llama.cpp")].items()}
-    for who in ("llama.cpp", "tfconv", "tfconv--match-llamacpp"):
-        med = {k: statistics.median(v) for k, v in runs[(t, who)].items()}
-        if not med:
-            continue
-        print("| %s | %s | %.1f | %.2f | %.2f× | %.2f× |" % (t.upper(), who.replace("--", " --"), med["pp"], med["tg"],
-              med["pp"] / ref["pp"], med["tg"] / ref["tg"]))
+        runs[(mode, t, who)][k].append(float(v))
+cpu = {"a": "native", "b": "AVX-512 off"}
+print("| CPU | weights | program | prefill tok/s | decode tok/s | prefill ratio | decode ratio |")
+print("|---|---|---|---|---|---|---|")
+for mode in ("a", "b"):
+    for t in sys.argv[2].split():
+        ref = {k: statistics.median(v) for k, v in runs[(mode, t, "llama.cpp")].items()}
+        for who in ("llama.cpp", "tfconv", "tfconv--match-llamacpp"):
+            med = {k: statistics.median(v) for k, v in runs[(mode, t, who)].items()}
+            if not med:
+                continue
+            ratio = lambda k: "%.2f×" % (med[k] / ref[k]) if ref.get(k) else "n/a"
+            print("| %s | %s | %s | %.1f | %.2f | %s | %s |" % (cpu[mode], t.upper(), who.replace("--", " --"),
+                  med["pp"], med["tg"], ratio("pp"), ratio("tg")))
 PY

@@ -5,13 +5,15 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/tfconv/tfconv/formats/gguf"
 	"github.com/tfconv/tfconv/tensor"
 )
 
-// GGUF keys of chat templates: the default template, the named ones
-// ("tokenizer.chat_template.<name>") and the list of those names.
+// GGUF keys of chat templates: the default template (formats/gguf owns its
+// name), the named ones ("tokenizer.chat_template.<name>") and the list of
+// those names.
 const (
-	keyChatTemplate  = "tokenizer.chat_template"
+	keyChatTemplate  = gguf.KeyChatTemplate
 	keyChatTemplates = "tokenizer.chat_templates"
 )
 

@@ -21,6 +21,7 @@ type convertOptions struct {
 	maxShardSize string
 	splitMaxSize string
 	progress     bool
+	base         string
 }
 
 func newCmdConvert(a *app) *cobra.Command {
@@ -48,6 +49,13 @@ all metadata; every shard split.no, split.count, split.tensors.count); any
 shard of a set is a valid SRC. Native
 output is a lossless repack of SRC (same names and metadata, side files
 embedded); a native file converts onwards exactly like its source.
+
+A PEFT LoRA adapter directory (adapter_config.json with
+adapter_model.safetensors or .bin) converts to the GGUF LoRA adapter that
+llama.cpp's convert_lora_to_gguf.py writes (llama-cli --lora loads it):
+--base names the base model's Hugging Face directory (only its config.json
+is read; default: the adapter's base_model_name_or_path when that is a local
+directory). 'tfconv merge-lora' writes a merged model instead.
 
 --outtype: f32, f16, bf16, q8_0 or auto. GGUF output defaults to f16 (as
 convert_hf_to_gguf.py); auto is its --outtype auto (f16 when the first tensor
@@ -84,6 +92,7 @@ none)}.`,
 	f.StringVar(&opts.outType, "outtype", "", "weight type: "+strings.Join(convert.OutTypes, "|")+" (default f16 for GGUF, auto otherwise)")
 	f.BoolVar(&opts.force, "force", false, "replace an existing DST")
 	f.BoolVar(&opts.json, "json", false, "print the report as JSON")
+	f.StringVar(&opts.base, "base", "", "LoRA adapter SRC: the base model's Hugging Face directory (its config.json)")
 	f.StringVar(&opts.arch, "arch", "", "architecture override (default: config.json model_type or GGUF general.architecture)")
 	f.StringVar(&opts.maxShardSize, "max-shard-size", "5GB", "largest safetensors shard of Hugging Face output (e.g. 500MB, 2GB, 1GiB)")
 	f.StringVar(&opts.splitMaxSize, "split-max-size", "", "write GGUF output as a gguf-split set with at most this much tensor data per shard (e.g. 2GB): DST model.gguf gives model-00001-of-0000N.gguf, …")
@@ -118,7 +127,7 @@ func runConvert(a *app, opts *convertOptions) error {
 		return err
 	}
 	copts := convert.Options{To: convert.Format(strings.ToLower(opts.to)), OutType: strings.ToLower(opts.outType),
-		Force: opts.force, Arch: opts.arch, MaxShardBytes: maxShard}
+		Force: opts.force, Arch: opts.arch, MaxShardBytes: maxShard, Base: opts.base}
 	if opts.splitMaxSize != "" {
 		if copts.SplitMaxBytes, err = parseSize("split-max-size", opts.splitMaxSize); err != nil {
 			return err

@@ -140,7 +140,7 @@ func TestEditRefusedExit2(t *testing.T) {
 		{[]string{"--set", "qwen2moe.context_length=1:string"}, "is a uint32"},
 		{[]string{"--delete", "general.architecture"}, "general.architecture"},
 		{[]string{"--delete", "missing.key"}, "not present"},
-		{[]string{"--set", "a=[1,2]:array[int32]"}, "array"},
+		{[]string{"--set", "a=[1,2]:array[nope]"}, "array"},
 		{[]string{"--set", "general.name=x", "--out", other}, "--force"},
 		{[]string{"--set", "general.name=" + strings.Repeat("y", 300), "--in-place"}, "--in-place"},
 		{[]string{}, "nothing to edit"},

@@ -141,6 +141,25 @@ func runInspect(a *app, opts *inspectOptions) error {
 	}
 	fmt.Fprintln(w)
 	t := output.NewTable("property", "value")
+	if ad := s.Adapter; ad != nil {
+		scale := fmt.Sprintf("alpha/rank = %g", ad.Scale)
+		if ad.RSLoRA {
+			scale = fmt.Sprintf("alpha/√rank = %g (rsLoRA)", ad.Scale)
+		}
+		targets := strings.Join(ad.Targets, ", ")
+		if ad.TargetsRegex {
+			targets = "regex " + targets
+		}
+		t.Row("adapter", "PEFT LoRA")
+		t.Row("rank / alpha", fmt.Sprintf("%d / %g", ad.Rank, ad.Alpha))
+		t.Row("scale", scale)
+		t.Row("targets", orDash(targets))
+		t.Row("weights adapted", ad.Pairs)
+		t.Row("base model", orDash(ad.BaseModel))
+		if ad.Unsupported != "" {
+			t.Row("tfconv support", "no: "+ad.Unsupported)
+		}
+	}
 	t.Row("architecture", orDash(s.Architecture))
 	if sup := support(s.Architecture); sup != nil {
 		t.Row("tfconv support", fmt.Sprintf("convert %s, run %s", yesNo(sup.Convert), yesNo(sup.Run)))
@@ -166,6 +185,13 @@ func runInspect(a *app, opts *inspectOptions) error {
 	t.Row("tensor bytes", fmt.Sprintf("%d (%s)", s.TensorBytes, output.Bytes(s.TensorBytes)))
 	t.Row("bits per weight", fmt.Sprintf("%.3f", s.BitsPerWeight))
 	t.Row("file size", fmt.Sprintf("%d (%s) in %d file(s)", s.FileSize, output.Bytes(s.FileSize), s.Files))
+	if q := s.Quantized; q != nil {
+		row := fmt.Sprintf("%s: %s; %d weights listed as the floats they dequantize to", q.Method, q.Scheme, q.Layers)
+		if q.Dropped > 0 {
+			row += fmt.Sprintf("; %d activation scales left out", q.Dropped)
+		}
+		t.Row("quantized weights", row)
+	}
 	if mem != nil {
 		t.Row("context (KV cache)", fmt.Sprintf("%d positions (cache of %d), %s", mem.Context, mem.KVSize, mem.KVType))
 		t.Row("KV cache", fmt.Sprintf("%d (%s): K %s, V %s", mem.KVBytes, output.Bytes(mem.KVBytes), output.Bytes(mem.KBytes), output.Bytes(mem.VBytes)))

@@ -119,6 +119,7 @@ Exit codes: 0 success, 1 a check found a difference, 2 usage or input error.`,
 	root.AddCommand(
 		newCmdInspect(a),
 		newCmdConvert(a),
+		newCmdMergeLoRA(a),
 		newCmdQuantize(a),
 		newCmdSynth(a),
 		newCmdTokenize(a),

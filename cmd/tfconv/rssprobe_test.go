@@ -66,7 +66,7 @@ func probeFreeEnv() []string {
 
 // probeCommand returns a command that runs bin with args under the probe,
 // and a function that reads the figures the probe wrote once it has exited.
-func probeCommand(t *testing.T, bin string, args ...string) (*exec.Cmd, func() (rss int64, wall time.Duration)) {
+func probeCommand(t testing.TB, bin string, args ...string) (*exec.Cmd, func() (rss int64, wall time.Duration)) {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {

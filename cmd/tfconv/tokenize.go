@@ -125,8 +125,11 @@ func parseIDs(s string) ([]int, error) {
 
 // openTokenizer resolves MODEL: tokenizer files, GGUF files and HF
 // directories go to tokenizer.LoadFile, anything else (a native .tfn
-// checkpoint) to loadTokenizer.
+// checkpoint, a URL) to loadTokenizer.
 func openTokenizer(path string) (*tokenizer.Tokenizer, error) {
+	if checkpoint.IsRemote(path) {
+		return loadTokenizer(path) // a GGUF's header, or the side files beside a safetensors file
+	}
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err

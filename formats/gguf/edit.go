@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -37,9 +38,10 @@ type Assignment struct {
 }
 
 // ParseAssignment parses KEY=VALUE[:TYPE]. The suffix after the last colon is
-// a type only when it names one (uint8 … float64, bool, string), so that a
-// string value may hold colons; write ":string" after a string that ends in
-// one of those names. Array types are refused.
+// a type only when it names one (uint8 … float64, bool, string, or
+// array[ELEM] of one of those), so that a string value may hold colons;
+// write ":string" after a string that ends in one of those names. An array
+// value is a JSON array: [1, 2, 3] or ["a", "b"].
 func ParseAssignment(s string) (Assignment, error) {
 	key, val, ok := strings.Cut(s, "=")
 	if !ok || key == "" {
@@ -48,14 +50,24 @@ func ParseAssignment(s string) (Assignment, error) {
 	a := Assignment{Key: key, Value: val}
 	if i := strings.LastIndexByte(val, ':'); i >= 0 {
 		suffix := val[i+1:]
-		if strings.HasPrefix(suffix, "array") {
-			return Assignment{}, fmt.Errorf("gguf: --set %q: array values cannot be set (only scalars and strings): %w", s, ErrRefused)
-		}
-		if k, ok := tensor.ParseKind(suffix); ok && k != tensor.KindArray {
+		if _, _, ok := parseType(suffix); ok {
 			a.Value, a.Type = val[:i], suffix
+		} else if strings.HasPrefix(suffix, "array") {
+			return Assignment{}, fmt.Errorf("gguf: --set %q: %q is not a type: arrays are array[ELEM] of a scalar or string kind: %w", s, suffix, ErrRefused)
 		}
 	}
 	return a, nil
+}
+
+// parseType reads a type name: a scalar kind or string, or array[ELEM] with
+// ELEM one of those (elem is then the element kind).
+func parseType(name string) (kind, elem tensor.Kind, ok bool) {
+	if e, found := strings.CutPrefix(name, "array["); found && strings.HasSuffix(e, "]") {
+		elem, ok = tensor.ParseKind(strings.TrimSuffix(e, "]"))
+		return tensor.KindArray, elem, ok && elem != tensor.KindArray
+	}
+	kind, ok = tensor.ParseKind(name)
+	return kind, 0, ok && kind != tensor.KindArray
 }
 
 // EditOptions says what Edit changes and where it writes.
@@ -144,28 +156,37 @@ func applyEdits(file string, meta tensor.Metadata, set []Assignment, del []strin
 			return nil, nil, refuse(a.Key, "cannot be set: %s", why)
 		}
 		old, exists := out.Get(a.Key)
-		kind := tensor.KindString
+		kind, elem := tensor.KindString, tensor.Kind(0)
 		if a.Type != "" {
-			k, ok := tensor.ParseKind(a.Type)
-			if !ok || k == tensor.KindArray {
-				return nil, nil, refuse(a.Key, "unknown type %q (uint8, int8, uint16, int16, uint32, int32, uint64, int64, float32, float64, bool, string)", a.Type)
+			var ok bool
+			if kind, elem, ok = parseType(a.Type); !ok {
+				return nil, nil, refuse(a.Key, "unknown type %q (uint8, int8, uint16, int16, uint32, int32, uint64, int64, float32, float64, bool, string, or array[ELEM] of one of them)", a.Type)
 			}
-			kind = k
 		}
 		if exists {
-			if old.Kind() == tensor.KindArray {
-				return nil, nil, refuse(a.Key, "holds an array; array values cannot be edited (only scalars and strings)")
+			oldElem := tensor.Kind(0)
+			if arr, isArr := old.Array(); isArr {
+				if arr.Elem == tensor.KindArray {
+					return nil, nil, refuse(a.Key, "holds an array of arrays, which cannot be edited")
+				}
+				oldElem = arr.Elem
 			}
-			if a.Type != "" && kind != old.Kind() {
-				return nil, nil, refuse(a.Key, "is a %s; an edit keeps the type, and %s was asked", old.Kind(), kind)
+			if a.Type != "" && (kind != old.Kind() || elem != oldElem) {
+				return nil, nil, refuse(a.Key, "is a %s; an edit keeps the type, and %s was asked", typeName(old.Kind(), oldElem), a.Type)
 			}
-			kind = old.Kind()
+			kind, elem = old.Kind(), oldElem
 		}
-		v, err := ParseValue(a.Value, kind)
+		var v tensor.Value
+		var err error
+		if kind == tensor.KindArray {
+			v, err = ParseArrayValue(a.Value, elem)
+		} else {
+			v, err = ParseValue(a.Value, kind)
+		}
 		if err != nil {
 			return nil, nil, refuse(a.Key, "%v", err)
 		}
-		c := Change{Key: a.Key, Type: kind.String(), New: v}
+		c := Change{Key: a.Key, Type: typeName(kind, elem), New: v}
 		if exists {
 			o := old
 			c.Old = &o
@@ -265,6 +286,95 @@ func ParseValue(s string, k tensor.Kind) (tensor.Value, error) {
 		return tensor.String(s), nil
 	}
 	return tensor.Value{}, fmt.Errorf("type %s cannot be set", k)
+}
+
+// typeName names a kind as --set's TYPE does: "uint32", "array[string]".
+func typeName(k, elem tensor.Kind) string {
+	if k == tensor.KindArray {
+		return "array[" + elem.String() + "]"
+	}
+	return k.String()
+}
+
+// ParseArrayValue parses s, a JSON array, as an array of elem values, each
+// checked as ParseValue checks a scalar: [1, 2, 3], [0.5, 1e-6],
+// [true, false], ["a", "b"]. An empty array is allowed.
+func ParseArrayValue(s string, elem tensor.Kind) (tensor.Value, error) {
+	d := json.NewDecoder(strings.NewReader(s))
+	d.UseNumber()
+	var raw []any
+	if err := d.Decode(&raw); err != nil || d.More() {
+		return tensor.Value{}, fmt.Errorf("%.60q is not a JSON array", s)
+	}
+	if len(raw) > maxArrayLen {
+		return tensor.Value{}, fmt.Errorf("array of %d elements exceeds the limit of %d", len(raw), maxArrayLen)
+	}
+	vals := make([]tensor.Value, len(raw))
+	for i, x := range raw {
+		var text string
+		switch x := x.(type) {
+		case string:
+			if elem != tensor.KindString {
+				return tensor.Value{}, fmt.Errorf("element %d is a string, want %s", i, elem)
+			}
+			text = x
+		case json.Number:
+			text = x.String()
+		case bool:
+			text = strconv.FormatBool(x)
+		default:
+			return tensor.Value{}, fmt.Errorf("element %d (%v) is not a %s", i, x, elem)
+		}
+		if elem == tensor.KindString {
+			if _, ok := x.(string); !ok {
+				return tensor.Value{}, fmt.Errorf("element %d (%v) is not a JSON string", i, x)
+			}
+		}
+		v, err := ParseValue(text, elem)
+		if err != nil {
+			return tensor.Value{}, fmt.Errorf("element %d: %v", i, err)
+		}
+		vals[i] = v
+	}
+	return tensor.ArrayOf(typedSlice(elem, vals)), nil
+}
+
+// typedSlice gathers scalar values of kind elem into the Go slice
+// tensor.ArrayOf takes.
+func typedSlice(elem tensor.Kind, vals []tensor.Value) any {
+	switch elem {
+	case tensor.KindUint8:
+		return gather[uint8](vals)
+	case tensor.KindInt8:
+		return gather[int8](vals)
+	case tensor.KindUint16:
+		return gather[uint16](vals)
+	case tensor.KindInt16:
+		return gather[int16](vals)
+	case tensor.KindUint32:
+		return gather[uint32](vals)
+	case tensor.KindInt32:
+		return gather[int32](vals)
+	case tensor.KindUint64:
+		return gather[uint64](vals)
+	case tensor.KindInt64:
+		return gather[int64](vals)
+	case tensor.KindFloat32:
+		return gather[float32](vals)
+	case tensor.KindFloat64:
+		return gather[float64](vals)
+	case tensor.KindBool:
+		return gather[bool](vals)
+	}
+	return gather[string](vals)
+}
+
+func gather[T any](vals []tensor.Value) []T {
+	out := make([]T, len(vals))
+	for i, v := range vals {
+		out[i] = v.Any().(T)
+	}
+	return out
 }
 
 // IsFile reports whether path starts with the GGUF magic.

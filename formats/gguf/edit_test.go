@@ -3,6 +3,7 @@ package gguf
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -136,6 +137,50 @@ func TestEditNewKeyAndDelete(t *testing.T) {
 	sameTensors(t, editFixture, out)
 }
 
+// TestEditArrays: arrays are set as JSON arrays, typed by the existing key
+// or by array[ELEM]; elements are range-checked like scalars; the tensors
+// stay byte-equal.
+func TestEditArrays(t *testing.T) {
+	p, _ := copyFixture(t)
+	mustEdit(t, p, EditOptions{Set: set(
+		`general.tags=["text-generation", "tiny"]:array[string]`,
+		`test.layers=[0, 3, 65535]:array[uint16]`,
+		`test.scales=[0.5, -1e-6, 3]:array[float32]`,
+		`test.flags=[true, false]:array[bool]`,
+		`test.empty=[]:array[int64]`,
+	)})
+	_, f := tensorBytes(t, p)
+	for k, want := range map[string]tensor.Value{
+		"general.tags": tensor.ArrayOf([]string{"text-generation", "tiny"}),
+		"test.layers":  tensor.ArrayOf([]uint16{0, 3, 65535}),
+		"test.scales":  tensor.ArrayOf([]float32{0.5, -1e-6, 3}),
+		"test.flags":   tensor.ArrayOf([]bool{true, false}),
+		"test.empty":   tensor.ArrayOf([]int64{}),
+	} {
+		got, ok := f.Metadata.Get(k)
+		if !ok || fmt.Sprint(got.Any()) != fmt.Sprint(want.Any()) {
+			t.Errorf("%s = %v, want %v", k, got.Any(), want.Any())
+		}
+	}
+	// An existing array keeps its element type (general.tags is now array[string]).
+	mustEdit(t, p, EditOptions{Set: set(`general.tags=["x"]`)})
+	_, f = tensorBytes(t, p)
+	if v, _ := f.Metadata.Get("general.tags"); fmt.Sprint(v.Any()) != "{string [x]}" {
+		t.Errorf("general.tags = %v", v.Any())
+	}
+	for _, tc := range []struct{ set, want string }{
+		{`test.layers=[1, 65536]`, "element 1"},
+		{`general.tags=[1, 2]`, "element 0"},
+		{`test.layers=[1]:array[int32]`, "an edit keeps the type"},
+		{`test.layers=1, 2`, "not a JSON array"},
+		{`general.architecture=["llama"]:array[string]`, "an edit keeps the type"},
+	} {
+		if _, err := Edit(p, EditOptions{Set: set(tc.set)}); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error saying %q", tc.set, err, tc.want)
+		}
+	}
+}
+
 // TestEditChatTemplate sets tokenizer.chat_template from a file, newlines
 // and all.
 func TestEditChatTemplate(t *testing.T) {
@@ -242,8 +287,13 @@ func TestEditRefused(t *testing.T) {
 			}
 		})
 	}
-	if _, err := ParseAssignment("x=[1,2]:array[int32]"); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "array") {
-		t.Fatalf("array assignment: %v", err)
+	if a, err := ParseAssignment("x=[1,2]:array[int32]"); err != nil || a.Type != "array[int32]" || a.Value != "[1,2]" {
+		t.Fatalf("array assignment: %+v, %v", a, err)
+	}
+	for _, bad := range []string{"x=[1]:array[nope]", "x=[[1]]:array[array]", "x=[1]:array"} {
+		if _, err := ParseAssignment(bad); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "array") {
+			t.Errorf("%s: %v", bad, err)
+		}
 	}
 	if _, err := ParseAssignment("novalue"); !errors.Is(err, ErrRefused) {
 		t.Fatalf("no '=': %v", err)

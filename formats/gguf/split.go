@@ -6,7 +6,6 @@ import (
 	"io"
 	"io/fs"
 	"math"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -57,9 +56,17 @@ type Split struct {
 // tensor appears twice; missing shards are all named in one error that
 // matches fs.ErrNotExist.
 func OpenSplit(path string) (*Split, error) {
+	return OpenSplitWith(path, Open)
+}
+
+// OpenSplitWith is OpenSplit with the shards opened by open (given each
+// shard's path, built from path as SplitPath does), for shards that are not
+// local files (over HTTP). An open error matching fs.ErrNotExist counts the
+// shard as missing; other errors are returned as they are.
+func OpenSplitWith(path string, open func(path string) (*File, error)) (*Split, error) {
 	m := splitName.FindStringSubmatch(path)
 	if m == nil {
-		f, err := Open(path)
+		f, err := open(path)
 		if err != nil {
 			return nil, err
 		}
@@ -79,28 +86,29 @@ func OpenSplit(path string) (*Split, error) {
 	if i, _ := strconv.Atoi(m[2]); n < 1 || i < 1 || i > n {
 		return nil, fmt.Errorf("gguf: %s: shard number %d of %d is out of range", path, i, n)
 	}
+	s := &Split{}
 	var missing []string
 	for i := 0; i < n; i++ {
 		p := SplitPath(prefix, i, n)
-		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+		f, err := open(p)
+		if errors.Is(err, fs.ErrNotExist) {
 			missing = append(missing, p)
+			continue
 		}
-	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("gguf: split set %s of %d shards is missing %s: %w", SplitPath(prefix, 0, n), n, strings.Join(missing, ", "), fs.ErrNotExist)
-	}
-
-	s := &Split{}
-	seen := map[string]string{}
-	total := int64(-1)
-	for i := 0; i < n; i++ {
-		p := SplitPath(prefix, i, n)
-		f, err := Open(p)
 		if err != nil {
 			s.Close()
 			return nil, err
 		}
 		s.Files = append(s.Files, f)
+	}
+	if len(missing) > 0 {
+		s.Close()
+		return nil, fmt.Errorf("gguf: split set %s of %d shards is missing %s: %w", SplitPath(prefix, 0, n), n, strings.Join(missing, ", "), fs.ErrNotExist)
+	}
+	seen := map[string]string{}
+	total := int64(-1)
+	for i, f := range s.Files {
+		p := SplitPath(prefix, i, n)
 		bad := func(key, format string, args ...any) error {
 			s.Close()
 			return &tensor.FormatError{Format: "gguf", File: p, Offset: -1, Item: "key " + strconv.Quote(key), Msg: fmt.Sprintf(format, args...)}

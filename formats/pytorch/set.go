@@ -16,6 +16,9 @@ import (
 const (
 	SingleName = "pytorch_model.bin"
 	IndexName  = "pytorch_model.bin.index.json"
+	// AdapterName holds a PEFT adapter's weights saved with
+	// safe_serialization=False.
+	AdapterName = "adapter_model.bin"
 )
 
 // Set is a checkpoint: one .bin file, or the shards an index lists.

@@ -15,6 +15,8 @@ import (
 const (
 	SingleName = "model.safetensors"
 	IndexName  = "model" + IndexSuffix
+	// AdapterName holds a PEFT adapter's weights (beside adapter_config.json).
+	AdapterName = "adapter_model.safetensors"
 )
 
 // Set is a checkpoint: one safetensors file, or the shards listed by an
@@ -70,12 +72,27 @@ func openSingle(path string) (*Set, error) {
 	return s, nil
 }
 
-func openIndexed(path string) (_ *Set, err error) {
+func openIndexed(path string) (*Set, error) {
 	idx, err := shardindex.Read(path, "safetensors")
 	if err != nil {
 		return nil, err
 	}
-	s := &Set{Dir: filepath.Dir(path), Index: idx, byName: map[string]*Tensor{}}
+	dir := filepath.Dir(path)
+	s, err := OpenShards(idx, func(shard string) (*File, error) { return Open(filepath.Join(dir, shard)) })
+	if err != nil {
+		return nil, err
+	}
+	s.Dir = dir
+	return s, nil
+}
+
+// OpenShards opens the shards idx lists, each with open (given its name in
+// the weight map; local files or HTTP), and checks that they hold what the
+// weight map says. An open error matching fs.ErrNotExist is a missing
+// shard; others are returned as they are (a shard's own error names its
+// file). Dir is left empty.
+func OpenShards(idx *Index, open func(shard string) (*File, error)) (_ *Set, err error) {
+	s := &Set{Index: idx, byName: map[string]*Tensor{}}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -83,13 +100,15 @@ func openIndexed(path string) (_ *Set, err error) {
 	}()
 	agree := idx.Agree("safetensors")
 	for _, shard := range idx.Shards() {
-		f, err := Open(filepath.Join(s.Dir, shard))
+		f, err := open(shard)
 		if err != nil {
-			var pe *fs.PathError
-			if errors.As(err, &pe) && errors.Is(err, fs.ErrNotExist) {
-				return nil, agree.MissingShard(shard, pe)
+			if errors.Is(err, fs.ErrNotExist) {
+				var pe *fs.PathError
+				if errors.As(err, &pe) {
+					return nil, agree.MissingShard(shard, pe)
+				}
+				return nil, agree.MissingShard(shard, err)
 			}
-			// The shard's own error names its file.
 			return nil, err
 		}
 		s.Files = append(s.Files, f)

@@ -514,16 +514,133 @@ def make_handmade(family, llamacpp, dump_bin, shared):
             "converter": "newer" if "NEW_LLAMACPP" in os.environ and llamacpp == os.environ["NEW_LLAMACPP"] else "c392e509"}
 
 
+# DeepSeek's model classes are not in transformers v4.43.4: DeepSeek publishes them beside its checkpoints
+# (modeling_deepseek.py, configuration_deepseek.py; README names the copy used). The folder holding the two
+# files is given in $DEEPSEEK_V2_CODE; they are imported unmodified as one package.
+# family -> (config kwargs, dir env var)
+DEEPSEEK = {
+    # DeepSeek-V2-Lite's form: no query compression (q_lora_rank None), keys and values through a 16-wide latent
+    # (kv_lora_rank) plus one shared 8-wide rotary key, heads of 16 (no rope) + 8 (rope) for Q/K and 16 for V;
+    # layer 0 dense (first_k_dense_replace 1), then 4 routed experts of width 16, 2 used per token (softmax,
+    # greedy, not renormalised, scaled by routed_scaling_factor 1.5) beside 2 shared experts; YaRN rope_scaling as
+    # V2-Lite states it (mscale = mscale_all_dim), original context 16, factor 4. 27 layers, hidden 32: llama.cpp
+    # c392e509 takes a DeepSeek-2 model without query compression only at V2-Lite's 27 layers (is_lite).
+    "deepseek2": (dict(hidden_size=32, intermediate_size=64, moe_intermediate_size=16, num_hidden_layers=27,
+                       num_attention_heads=4, num_key_value_heads=4, vocab_size=1000, max_position_embeddings=64,
+                       n_shared_experts=2, n_routed_experts=4, routed_scaling_factor=1.5, kv_lora_rank=16,
+                       q_lora_rank=None, qk_rope_head_dim=8, v_head_dim=16, qk_nope_head_dim=16,
+                       topk_method="greedy", n_group=1, topk_group=1, num_experts_per_tok=2, moe_layer_freq=1,
+                       first_k_dense_replace=1, norm_topk_prob=False, scoring_func="softmax", aux_loss_alpha=0.001,
+                       seq_aux=True, rms_norm_eps=1e-6, rope_theta=10000.0,
+                       rope_scaling={"beta_fast": 32, "beta_slow": 1, "factor": 4, "mscale": 0.707,
+                                     "mscale_all_dim": 0.707, "original_max_position_embeddings": 16,
+                                     "type": "yarn"},
+                       attention_bias=False, attention_dropout=0.0, tie_word_embeddings=False,
+                       bos_token_id=999, eos_token_id=999, pad_token_id=None),
+                  "DEEPSEEK_V2_CODE"),
+    # DeepSeek-V3's form (its own model code, from $DEEPSEEK_V3_CODE): a 24-wide query bottleneck (q_lora_rank) with
+    # its RMSNorm, the same latent attention; 3 layers, layer 0 dense, then 8 routed experts of width 16 in 4
+    # groups, 2 used per token: sigmoid scores, chosen by score + e_score_correction_bias (redrawn non-zero, as
+    # every bias) within the top 2 groups (noaux_tc), renormalised (norm_topk_prob) and scaled by 2.5, beside one
+    # shared expert. llama.cpp c392e509 chooses among all experts (no groups), so its logits differ by design.
+    "deepseek3": (dict(hidden_size=32, intermediate_size=64, moe_intermediate_size=16, num_hidden_layers=3,
+                       num_nextn_predict_layers=1, num_attention_heads=4, num_key_value_heads=4, vocab_size=1000,
+                       max_position_embeddings=64, n_shared_experts=1, n_routed_experts=8,
+                       routed_scaling_factor=2.5, kv_lora_rank=16, q_lora_rank=24, qk_rope_head_dim=8,
+                       v_head_dim=16, qk_nope_head_dim=16, topk_method="noaux_tc", n_group=4, topk_group=2,
+                       num_experts_per_tok=2, moe_layer_freq=1, first_k_dense_replace=1, norm_topk_prob=True,
+                       scoring_func="sigmoid", aux_loss_alpha=0.001, seq_aux=True, rms_norm_eps=1e-6,
+                       rope_theta=10000.0,
+                       rope_scaling={"beta_fast": 32, "beta_slow": 1, "factor": 4, "mscale": 1.0,
+                                     "mscale_all_dim": 1.0, "original_max_position_embeddings": 16,
+                                     "type": "yarn"},
+                       attention_bias=False, attention_dropout=0.0, tie_word_embeddings=False,
+                       bos_token_id=999, eos_token_id=999, pad_token_id=None),
+                  "DEEPSEEK_V3_CODE"),
+}
+
+
+def deepseek_module(env):
+    """DeepSeek's modeling_deepseek.py (and its configuration_deepseek.py) from the folder in $env, imported as
+    a package so that its relative import resolves; nothing in them is changed."""
+    import importlib.util
+    folder = os.environ[env]
+    name = "deepseek_" + env.lower()
+    spec = importlib.util.spec_from_file_location(name, os.path.join(folder, "modeling_deepseek.py"),
+                                                  submodule_search_locations=[folder])
+    pkg = importlib.util.module_from_spec(spec)
+    sys.modules[name] = pkg
+    spec.loader.exec_module(pkg)
+    return pkg
+
+
+def greedy_ids(model, ids):
+    """Greedy decoding by recomputing the whole sequence each step (what generate() with do_sample=False
+    computes); DeepSeek's prepare_inputs_for_generation predates this transformers' cache interface."""
+    out = ids
+    with torch.no_grad():
+        for _ in range(NEW_TOKENS):
+            nxt = model(out, use_cache=False).logits[0, -1].argmax().view(1, 1)
+            out = torch.cat([out, nxt], dim=1)
+    return out[0].tolist()
+
+
+def make_deepseek(family, llamacpp, dump_bin, shared):
+    kw, env = DEEPSEEK[family]
+    mod = deepseek_module(env)
+    v = "V3" if env == "DEEPSEEK_V3_CODE" else "V2"
+    from importlib import import_module
+    cfg_cls = getattr(import_module(mod.__name__ + ".configuration_deepseek"), f"Deepseek{v}Config")
+    model_cls = getattr(mod, f"Deepseek{v}ForCausalLM")
+    seed = zlib.crc32(family.encode())
+    torch.manual_seed(seed)
+    config = cfg_cls(**kw)
+    config._attn_implementation = "eager"
+    config.architectures = [model_cls.__name__]
+    model = model_cls(config).eval()
+    randomize(model, seed)
+    root = os.path.join(HERE, family)
+    hf = os.path.join(root, "hf")
+    shutil.rmtree(root, ignore_errors=True)
+    model.save_pretrained(hf)
+    copy_tokenizer("bpe", shared, hf, False)
+
+    model = model_cls.from_pretrained(hf, attn_implementation="eager").eval()
+    assert not model.training
+    ids = torch.tensor([INPUT_IDS])
+    with torch.no_grad():
+        logits = model(ids, use_cache=False).logits[0]
+    greedy = greedy_ids(model, ids[:, :PROMPT])
+    versions = {"transformers": transformers.__version__, "torch": torch.__version__,
+                "model_class": model_cls.__name__, "model_code": "modeling_deepseek.py (" + env + ")",
+                "seed": seed, "attn_implementation": "eager", "threads": 1}
+    dump(os.path.join(hf, "reference.json"), dict(versions, input_ids=INPUT_IDS, logits=f32(logits)))
+    dump(os.path.join(hf, "generate.json"), dict(versions, prompt_ids=INPUT_IDS[:PROMPT],
+                                                  max_new_tokens=NEW_TOKENS, greedy=greedy))
+    gg = os.path.join(root, "gguf")
+    os.makedirs(gg)
+    cmd = convert(llamacpp, hf, os.path.join(gg, f"{family}-f32.gguf"), "f32", "gpt-2")
+    out = subprocess.run([dump_bin, os.path.join(gg, f"{family}-f32.gguf"), ",".join(map(str, INPUT_IDS))],
+                         check=True, capture_output=True, text=True).stdout
+    lc = json.loads(out)
+    dump(os.path.join(gg, f"{family}-f32.logits.json"), {"tokens": lc["tokens"], "logits": f32(lc["logits"])})
+    diff = float(np.max(np.abs(np.asarray(lc["logits"], np.float32) - logits.numpy())))
+    print(f"{family}: llama.cpp f32 vs transformers max|d| = {diff:.3g}")
+    return {"family": family, "class": model_cls.__name__, "llamacpp_vs_transformers_max_abs": diff,
+            "convert": [cmd], "pre": "gpt-2", "seed": seed}
+
+
 def main():
     llamacpp, dump_bin, shared = sys.argv[1:4]
-    fams = sys.argv[4:] or sorted(FAMILIES) + sorted(HANDMADE)
+    fams = sys.argv[4:] or sorted(FAMILIES) + sorted(HANDMADE) + sorted(DEEPSEEK)
     summary_path = os.path.join(HERE, "summary.json")
     summary = {}
     if os.path.exists(summary_path):
         with open(summary_path) as f:
             summary = json.load(f)
     for fam in fams:
-        summary[fam] = (make_handmade if fam in HANDMADE else make)(fam, llamacpp, dump_bin, shared)
+        summary[fam] = (make_handmade if fam in HANDMADE else make_deepseek if fam in DEEPSEEK else make)(
+            fam, llamacpp, dump_bin, shared)
     with open(summary_path, "w") as f:
         json.dump(summary, f, indent=1, sort_keys=True)
         f.write("\n")

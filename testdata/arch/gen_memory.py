@@ -16,7 +16,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 FILES = ["testdata/model/gguf/llama-Q8_0.gguf", "testdata/model/gguf/gpt2-Q4_0.gguf",
-         "testdata/arch/gemma2/gguf/gemma2-f32.gguf"]
+         "testdata/arch/gemma2/gguf/gemma2-f32.gguf", "testdata/arch/deepseek2/gguf/deepseek2-f32.gguf"]
 CTX = [512, 4096, 32768]
 TYPES = ["f16", "q8_0"]
 

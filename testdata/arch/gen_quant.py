@@ -8,6 +8,7 @@ Face name (expert stacks cut per expert; LLaMA's Q/K row permutation undone, the
 `LlamaModel.permute`), loaded into transformers' own model class over F/hf's config, and run on the fixtures' input
 ids: F/gguf/F-TYPE.reference.json. tfconv's code is never run. Usage, from the repository root:
 
+  DEEPSEEK_V2_CODE=<folder of DeepSeek-V2's modeling_deepseek.py> DEEPSEEK_V3_CODE=<DeepSeek-V3's> \\
   PYTHONPATH=testdata/arch/pyshim:<transformers v4.43.4>/src:<llama.cpp>/gguf-py /usr/bin/python3 \\
       testdata/arch/gen_quant.py <llama-quantize binary>
 """
@@ -24,14 +25,17 @@ from gguf import GGUFReader, get_tensor_name_map, MODEL_ARCH_NAMES
 from gguf.quants import dequantize
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gen_fixtures import INPUT_IDS, dump, f32  # noqa: E402
+from gen_fixtures import DEEPSEEK, INPUT_IDS, deepseek_module, dump, f32  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 torch.set_num_threads(1)
 
 # family -> (quantization types); the fixtures' rows are 64 or 128 wide, so K-quants fall back (llama-quantize
 # picks its fallback types, as for any model).
-FAMILIES = {"mixtral": ["Q4_0", "Q4_K_M"], "qwen2moe": ["Q4_0"]}
+# deepseek2's latent is 16 wide (kv_lora_rank), which no 32-element block divides: llama-quantize refuses Q4_0
+# ("Unsupported tensor size encountered") and Q4_K_M falls back per tensor. Its model class is DeepSeek's own
+# (gen_fixtures.deepseek_module, from $DEEPSEEK_V2_CODE).
+FAMILIES = {"mixtral": ["Q4_0", "Q4_K_M"], "qwen2moe": ["Q4_0"], "deepseek2": ["Q4_K_M"], "deepseek3": ["Q4_K_M"]}
 
 
 def unpermute(w, n_head):
@@ -51,7 +55,8 @@ def hf_state(family, reader, cfg, hf_names):
         tensors[t.name] = np.asarray(dequantize(t.data, t.tensor_type), dtype=np.float32).reshape(shape)
     sd = {}
     for name in hf_names:
-        base, suffix = name.rsplit(".", 1)
+        # DeepSeek-V3's expert-choice bias, renamed as the converter renames it.
+        base, suffix = name.replace("e_score_correction_bias", "e_score_correction.bias").rsplit(".", 1)
         parts = base.split(".")
         xid = None
         if "experts" in parts and parts[parts.index("experts") + 1].isdigit():
@@ -80,8 +85,14 @@ def main():
         hf = os.path.join(HERE, fam, "hf")
         with open(os.path.join(hf, "config.json")) as f:
             cfg = json.load(f)
-        cls = getattr(transformers, cfg["architectures"][0])
-        model = cls.from_pretrained(hf, attn_implementation="eager").eval()
+        if fam in DEEPSEEK:
+            cls = getattr(deepseek_module(DEEPSEEK[fam][1]), cfg["architectures"][0])
+        else:
+            cls = getattr(transformers, cfg["architectures"][0])
+        # A GGUF keeps no expert groups (DeepSeek-V3's n_group/topk_group): the reference runs the class over one
+        # group, as the GGUF states the model (and as llama.cpp and tfconv's GGUF → HF read it).
+        over = dict(n_group=1, topk_group=1) if cfg.get("topk_method") == "noaux_tc" else {}
+        model = cls.from_pretrained(hf, attn_implementation="eager", **over).eval()
         shapes = {n: tuple(v.shape) for n, v in model.state_dict().items() if "rotary_emb" not in n}
         names = list(shapes)
         for qt in types:
@@ -91,7 +102,7 @@ def main():
             sd = {n: w.reshape(shapes[n]) for n, w in hf_state(fam, GGUFReader(dst), cfg, names).items()}
             model.load_state_dict(sd, strict=False)
             with torch.no_grad():
-                logits = model(torch.tensor([INPUT_IDS])).logits[0]
+                logits = model(torch.tensor([INPUT_IDS]), use_cache=False).logits[0]
             dump(os.path.join(HERE, fam, "gguf", f"{fam}-{qt.lower()}.reference.json"),
                  {"transformers": transformers.__version__, "quantized_by": f"llama-quantize {qt}",
                   "dequantized_by": "gguf-py gguf.quants.dequantize", "input_ids": INPUT_IDS, "logits": f32(logits)})

@@ -53,3 +53,13 @@ def storage_ptr(t):
 def storage_size(t):
     s = _storage(t)
     return s.nbytes() if hasattr(s, "nbytes") else s.size() * t.element_size()
+
+
+def save_model(model, filename, metadata=None, force_contiguous=False):
+    save_file({k: v.contiguous() if force_contiguous else v for k, v in model.state_dict().items()}, filename, metadata)
+
+
+def load_model(model, filename, strict=True, device="cpu"):
+    # Imported by accelerate (which PEFT imports); returns (missing, unexpected) as the real one does.
+    r = model.load_state_dict(load_file(filename, device), strict=strict)
+    return r.missing_keys, r.unexpected_keys

@@ -1,0 +1,231 @@
+package checkpoint
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/tfconv/tfconv/quant"
+	"github.com/tfconv/tfconv/tensor"
+)
+
+// fp8Config is how an FP8 checkpoint scales its weights.
+type fp8Config struct {
+	method string
+	// scaleSuffix follows a weight's name to name its scales:
+	// "_scale_inv" (DeepSeek's "fp8"), "_scale" (compressed-tensors,
+	// FBGEMM).
+	scaleSuffix string
+	block       [2]int // rows × columns per scale; 0: per tensor or per row, as the scale's shape says
+}
+
+// activationScales are the suffixes (after the module name) of the
+// calibrated activation bounds FP8 checkpoints carry beside the weights:
+// they scale inputs at run time, hold no weight data, and are left out of
+// the dequantized checkpoint.
+var activationScales = []string{".input_scale", ".input_scale_ub", ".activation_scale", ".k_scale", ".v_scale"}
+
+// parseFP8Config reads an FP8 quantization_config: DeepSeek-V3's "fp8"
+// (weight_block_size, weight_scale_inv), compressed-tensors'
+// "float-quantized" with 8-bit float weights (strategy tensor, channel or
+// block), and FBGEMM's "fbgemm_fp8" (per-row weight_scale).
+func parseFP8Config(qc map[string]any) (fp8Config, error) {
+	fc := fp8Config{}
+	fc.method, _ = qc["quant_method"].(string)
+	fc.method = strings.ToLower(fc.method)
+	block := func(v any, key string) error {
+		bs, ok := v.([]any)
+		if v == nil {
+			return nil
+		}
+		if !ok || len(bs) != 2 {
+			return fmt.Errorf("config.json: quantization_config %s is %v, want [rows, columns]", key, v)
+		}
+		for i, b := range bs {
+			n, ok := b.(json.Number)
+			x, err := n.Int64()
+			if !ok || err != nil || x <= 0 || x > 1<<16 {
+				return fmt.Errorf("config.json: quantization_config %s is %v, want two positive sizes", key, v)
+			}
+			fc.block[i] = int(x)
+		}
+		return nil
+	}
+	switch fc.method {
+	case "fp8":
+		fc.scaleSuffix = "_scale_inv"
+		if f, _ := qc["fmt"].(string); f != "" && f != "e4m3" {
+			return fc, tensor.Unsupported("config.json: fp8 fmt %q is not supported (e4m3 is)", f)
+		}
+		return fc, block(qc["weight_block_size"], "weight_block_size")
+	case "fbgemm_fp8":
+		fc.scaleSuffix = "_scale"
+		return fc, nil
+	}
+	// compressed-tensors
+	fc.scaleSuffix = "_scale"
+	if f, _ := qc["format"].(string); f != "float-quantized" && f != "naive-quantized" {
+		return fc, tensor.Unsupported("config.json: compressed-tensors format %q is not supported (float-quantized FP8 is)", f)
+	}
+	groups, _ := qc["config_groups"].(map[string]any)
+	if len(groups) != 1 {
+		return fc, tensor.Unsupported("config.json: compressed-tensors with %d config_groups is not supported (one is)", len(groups))
+	}
+	for _, g := range groups {
+		gm, _ := g.(map[string]any)
+		w, _ := gm["weights"].(map[string]any)
+		typ, _ := w["type"].(string)
+		bits, _ := w["num_bits"].(json.Number)
+		strategy, _ := w["strategy"].(string)
+		if typ != "float" || bits.String() != "8" {
+			return fc, tensor.Unsupported("config.json: compressed-tensors weights of type %q with %v bits are not supported (8-bit float is)", typ, w["num_bits"])
+		}
+		switch strategy {
+		case "tensor", "channel":
+		case "block":
+			return fc, block(w["block_structure"], "block_structure")
+		default:
+			return fc, tensor.Unsupported("config.json: compressed-tensors strategy %q is not supported (tensor, channel and block are)", strategy)
+		}
+		if zp, ok := w["symmetric"].(bool); ok && !zp {
+			return fc, tensor.Unsupported("config.json: compressed-tensors FP8 weights with zero points (symmetric false) are not supported")
+		}
+	}
+	return fc, nil
+}
+
+// unscaleFP8 replaces every 8-bit float weight that has scales with its
+// float32 values, weight × scale as llama.cpp's converter and DeepSeek's
+// weight_dequant compute it (each code decoded exactly, the scale widened
+// to float32, one float32 product), and leaves out the scales and the
+// activation bounds.
+func (c *Checkpoint) unscaleFP8(fc fp8Config) (*unpacked, error) {
+	u := &unpacked{drop: map[string]bool{}, method: fc.method, bits: 8}
+	var kind tensor.DType
+	var perRow, perTensor bool
+	for i, w := range c.Tensors {
+		for _, suffix := range activationScales {
+			if strings.HasSuffix(w.Name, suffix) && w.NumElements() <= 1 {
+				u.drop[w.Name] = true
+				u.dropped++
+			}
+		}
+		if !quant.IsFP8(w.DType) {
+			continue
+		}
+		s, ok := c.byName[w.Name+fc.scaleSuffix]
+		if !ok {
+			return nil, fmt.Errorf("checkpoint: %s: offset %d: %v tensor %q has no scale tensor %q (%s checkpoint)",
+				w.File, w.Offset, w.DType, w.Name, w.Name+fc.scaleSuffix, fc.method)
+		}
+		if len(w.Shape) != 2 {
+			return nil, fmt.Errorf("checkpoint: %s: offset %d: %v tensor %q has shape %v; scaled FP8 weights are matrices", w.File, w.Offset, w.DType, w.Name, w.Shape)
+		}
+		rows, cols := int(w.Shape[0]), int(w.Shape[1])
+		sc, err := fp8ScaleLayout(fc, s, rows, cols)
+		if err != nil {
+			return nil, err
+		}
+		perRow = perRow || sc.perRow
+		perTensor = perTensor || sc.perTensor
+		kind = w.DType
+		t := fp8Tensor(w, s, sc)
+		if err := c.replace(i, t); err != nil {
+			return nil, err
+		}
+		u.drop[s.Name] = true
+		u.layers++
+	}
+	name := map[tensor.DType]string{tensor.F8_E4M3: "e4m3", tensor.F8_E5M2: "e5m2", tensor.F8_E4M3FNUZ: "e4m3fnuz", tensor.F8_E5M2FNUZ: "e5m2fnuz", tensor.F8_E8M0: "e8m0"}[kind]
+	switch {
+	case fc.block[0] > 0:
+		u.scheme = fmt.Sprintf("float8 %s, a scale per %d×%d block", name, fc.block[0], fc.block[1])
+	case perRow && perTensor:
+		u.scheme = fmt.Sprintf("float8 %s, a scale per row or per tensor", name)
+	case perRow:
+		u.scheme = fmt.Sprintf("float8 %s, a scale per row", name)
+	default:
+		u.scheme = fmt.Sprintf("float8 %s, a scale per tensor", name)
+	}
+	return u, nil
+}
+
+// fp8Scales says how a weight's scale tensor covers it.
+type fp8Scales struct {
+	block             [2]int // for block scales: rows, columns per scale
+	blockCols         int    // scales per row of blocks
+	perRow, perTensor bool
+}
+
+// fp8ScaleLayout checks the scale tensor s of a rows×cols FP8 weight: one
+// per block of fc.block (the last blocks may be partial), one per row
+// ([rows, 1] or [rows]), or one for the whole tensor ([], [1], [1, 1]), in
+// float32, bfloat16 or float16.
+func fp8ScaleLayout(fc fp8Config, s *Tensor, rows, cols int) (fp8Scales, error) {
+	var l fp8Scales
+	if s.DType != tensor.F32 && s.DType != tensor.BF16 && s.DType != tensor.F16 {
+		return l, fmt.Errorf("checkpoint: %s: offset %d: scale tensor %q is %v, want F32, BF16 or F16", s.File, s.Offset, s.Name, s.DType)
+	}
+	n := s.NumElements()
+	switch {
+	case fc.block[0] > 0:
+		br, bc := (rows+fc.block[0]-1)/fc.block[0], (cols+fc.block[1]-1)/fc.block[1]
+		if len(s.Shape) == 2 && s.Shape[0] == int64(br) && s.Shape[1] == int64(bc) {
+			l.block, l.blockCols = fc.block, bc
+			return l, nil
+		}
+		return l, fmt.Errorf("checkpoint: %s: offset %d: scale tensor %q has shape %v; a %d×%d weight in %d×%d blocks needs [%d %d]",
+			s.File, s.Offset, s.Name, s.Shape, rows, cols, fc.block[0], fc.block[1], br, bc)
+	case n == 1 && len(s.Shape) <= 2:
+		l.perTensor = true
+		return l, nil
+	case n == int64(rows) && (len(s.Shape) == 1 || len(s.Shape) == 2 && s.Shape[1] == 1):
+		l.perRow = true
+		return l, nil
+	}
+	return l, fmt.Errorf("checkpoint: %s: offset %d: scale tensor %q has shape %v; a %d×%d weight takes one scale, one per row ([%d 1]) or, with a block size in the config, one per block",
+		s.File, s.Offset, s.Name, s.Shape, rows, cols, rows)
+}
+
+// fp8Tensor is the float32 weight of the FP8 tensor w scaled by s.
+func fp8Tensor(w, s *Tensor, l fp8Scales) *Tensor {
+	rows, cols := int(w.Shape[0]), int(w.Shape[1])
+	info := tensor.Info{Name: w.Name, DType: tensor.F32, Shape: w.Shape.Clone(), Size: 4 * int64(rows) * int64(cols)}
+	data := func() ([]byte, error) {
+		wb, err := w.ReadAll()
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint: %s: %w", w.File, err)
+		}
+		sb, err := s.ReadAll()
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint: %s: %w", s.File, err)
+		}
+		scales := make([]float32, s.NumElements())
+		if err := quant.Dequantize(scales, sb, s.DType); err != nil {
+			return nil, fmt.Errorf("checkpoint: %s: tensor %q: %w", s.File, s.Name, err)
+		}
+		vals := make([]float32, rows*cols)
+		if err := quant.Dequantize(vals, wb, w.DType); err != nil {
+			return nil, fmt.Errorf("checkpoint: %s: tensor %q: %w", w.File, w.Name, err)
+		}
+		out := make([]byte, 4*len(vals))
+		for r := 0; r < rows; r++ {
+			for k := 0; k < cols; k++ {
+				var sc float32
+				switch {
+				case l.perTensor:
+					sc = scales[0]
+				case l.perRow:
+					sc = scales[r]
+				default:
+					sc = scales[(r/l.block[0])*l.blockCols+k/l.block[1]]
+				}
+				binary.LittleEndian.PutUint32(out[4*(r*cols+k):], math.Float32bits(vals[r*cols+k]*sc))
+			}
+		}
+		return out, nil
+	}
+	return LazyTensor(info, w.File, data)
+}
