@@ -56,6 +56,7 @@ reads. Both are read by 'tfconv quantize --imatrix'.`,
 	f.StringVarP(&opts.file, "file", "f", "", "calibration text (required)")
 	f.StringVarP(&opts.out, "output-file", "o", "imatrix.gguf", "output file")
 	f.IntVarP(&opts.ctx, "ctx-size", "c", imatrix.DefaultCtx, "tokens per chunk")
+	f.IntVar(&opts.ctx, "ctx", imatrix.DefaultCtx, "the same as --ctx-size (perplexity's name)")
 	f.IntVar(&opts.chunks, "chunks", 0, "process at most this many chunks (0: all)")
 	f.StringVar(&opts.format, "output-format", "", "gguf|dat (default: dat for a name ending in .dat, else gguf)")
 	f.BoolVar(&opts.processOutput, "process-output", false, "also collect output.weight")
