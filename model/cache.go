@@ -49,6 +49,8 @@ type Session struct {
 	mask []bool
 	// types are the token types of the step about to run (BERT); nil = 0.
 	types []int
+	// obs sees every weight matrix multiply (SetObserver); nil: none.
+	obs Observer
 
 	// Encoder-decoder state, set by Encode and shared (read-only) by clones.
 	encLen         int

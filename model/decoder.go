@@ -58,6 +58,8 @@ type decoderWeights struct {
 	Blocks    []decoderBlock
 	FinalNorm *norm           // [d]
 	Output    *kernels.Matrix // [vocab][d]; TokenEmbd when tied
+	// OutputName is Output's GGUF name (token_embd.weight when tied).
+	OutputName string
 }
 
 type decoderBlock struct {
@@ -140,7 +142,17 @@ func (fl familyLoader) inSchema(role spec.Role) bool {
 
 // lin loads role's weight [out][in] and its bias when present.
 func (fl familyLoader) lin(role spec.Role, layer, out, in int) linear {
-	return linear{W: fl.matrix(fl.name(role, layer, ".weight"), out, in), B: fl.optVector(fl.name(role, layer, ".bias"), out)}
+	return linear{W: fl.matrix(fl.name(role, layer, ".weight"), out, in), B: fl.optVector(fl.name(role, layer, ".bias"), out),
+		Name: fl.ggufName(role, layer)}
+}
+
+// ggufName is role's weight name at layer in GGUF naming, whatever naming
+// the checkpoint uses.
+func (fl familyLoader) ggufName(role spec.Role, layer int) string {
+	if n := fl.f.TensorName(role, layer, false, ".weight"); len(n) > 0 {
+		return n[0]
+	}
+	return ""
 }
 
 // optLin is lin for a role the family may not have (nil weight then).
@@ -402,8 +414,10 @@ func loadDecoder(l *loader, f *spec.Family, hc hfConfig, hf bool) (*Model, error
 		w.Blocks = append(w.Blocks, b)
 	}
 	w.Output, cfg.TiedEmbeddings = w.TokenEmbd, true
+	w.OutputName = fl.ggufName("token_embd", -1)
 	if out := fl.name("output", -1, ".weight"); out != "" && fl.has(out) {
 		w.Output, cfg.TiedEmbeddings = fl.matrix(out, cfg.Vocab, d), false
+		w.OutputName = fl.ggufName("output", -1)
 	}
 	if l.err != nil {
 		return nil, l.err
@@ -415,7 +429,7 @@ func loadDecoder(l *loader, f *spec.Family, hc hfConfig, hf bool) (*Model, error
 }
 
 func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidden, logits []float32, err error) {
-	c, w := m.cfg, &m.w
+	c, w, obs := m.cfg, &m.w, s.obs
 	T, d, H, G, D := len(tokens), c.DModel, c.Heads, c.KVHeads, c.HeadDim
 	qd, kd := H*D, G*D
 	pos0 := s.cache.Len
@@ -435,12 +449,12 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 		b.AttnNorm.applyOrCopy(h, x, T, d)
 		if b.QKV.W != nil {
 			qkv = grow(qkv, T*(qd+2*kd))
-			b.QKV.apply(qkv, h, T)
+			obs.apply(&b.QKV, qkv, h, T)
 			m.splitQKV(q, k, v, qkv, T)
 		} else {
-			b.Q.apply(q, h, T)
-			b.K.apply(k, h, T)
-			b.V.apply(v, h, T)
+			obs.apply(&b.Q, q, h, T)
+			obs.apply(&b.K, k, h, T)
+			obs.apply(&b.V, v, h, T)
 		}
 		if b.QNorm != nil {
 			b.QNorm.apply(q, q, len(q)/len(b.QNorm.W), len(b.QNorm.W))
@@ -468,7 +482,7 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 		K, V := s.cache.add(l, k, v)
 		attend(att, q, K, V, T, pos0+T, kernels.AttentionParams{Heads: H, KVHeads: G, HeadDim: D,
 			Scale: m.attnScale, Causal: true, QPos0: pos0, KeyMask: s.mask, Window: m.windows[l], SoftCap: m.attnCap}, tr, l)
-		b.O.apply(o, att, T)
+		obs.apply(&b.O, o, att, T)
 		if m.parallel {
 			// x' = x + Attn(N₁(x)) + FFN(N₂(x)), N₂ = N₁ when the block
 			// has one norm (StableLM).
@@ -479,7 +493,7 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 				h2 = hb
 			}
 			o2 = grow(o2, T*d)
-			if gate, up, err = m.ffn(o2, h2, b, gate, up, T); err != nil {
+			if gate, up, err = m.ffn(o2, h2, b, gate, up, T, obs); err != nil {
 				return nil, nil, err
 			}
 			// (mlp + attn) + x, transformers' order for GPT-NeoX and Falcon.
@@ -491,13 +505,21 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 		m.residual(x, o, b.PostAttnNorm, h, T, d)
 
 		b.FFNNorm.applyOrCopy(h, x, T, d)
-		if gate, up, err = m.ffn(o, h, b, gate, up, T); err != nil {
+		if gate, up, err = m.ffn(o, h, b, gate, up, T, obs); err != nil {
 			return nil, nil, err
 		}
 		m.residual(x, o, b.PostFFNNorm, h, T, d)
 		recordLayer(tr, x, d)
 	}
 	w.FinalNorm.apply(h, x, T, d)
+	if obs != nil {
+		head := linear{W: w.Output, Name: w.OutputName}
+		if lastOnly {
+			obs.observe(&head, h[(T-1)*d:], 1, 0, 0)
+		} else {
+			obs.observe(&head, h, T, 0, 0)
+		}
+	}
 	logits = lmHead(h, T, d, w.Output, lastOnly, nil)
 	if m.logitScale != 1 {
 		for i := range logits {
@@ -512,15 +534,16 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 
 // ffn sets dst[T][d] to the feed-forward branch of h: W_down·(act(gate) ⊙
 // up) or W_down·act(up), gate and up from their own or one fused
-// projection. gate and up are scratch buffers, returned grown.
-func (m *decoder) ffn(dst, h []float32, b *decoderBlock, gate, up []float32, T int) ([]float32, []float32, error) {
+// projection. gate and up are scratch buffers, returned grown. obs sees
+// the multiplies.
+func (m *decoder) ffn(dst, h []float32, b *decoderBlock, gate, up []float32, T int, obs Observer) ([]float32, []float32, error) {
 	F := m.cfg.FFN
 	switch {
 	case b.Router.W != nil:
-		return gate, up, m.moe(dst, h, b, T)
+		return gate, up, m.moe(dst, h, b, T, obs)
 	case m.g.FusedGateUp:
 		gu := grow(up, T*2*F)
-		b.Up.apply(gu, h, T)
+		obs.apply(&b.Up, gu, h, T)
 		gate, up = grow(gate, T*F), gu
 		for t := 0; t < T; t++ {
 			copy(gate[t*F:(t+1)*F], gu[t*2*F:t*2*F+F])
@@ -532,23 +555,23 @@ func (m *decoder) ffn(dst, h []float32, b *decoderBlock, gate, up []float32, T i
 			return gate, up, err
 		}
 		kernels.Mul(gate, gu[:T*F])
-		b.Down.apply(dst, gate, T)
+		obs.apply(&b.Down, dst, gate, T)
 	case b.Gate.W != nil:
 		up, gate = grow(up, T*F), grow(gate, T*F)
-		b.Up.apply(up, h, T)
-		b.Gate.apply(gate, h, T)
+		obs.apply(&b.Up, up, h, T)
+		obs.apply(&b.Gate, gate, h, T)
 		if err := activate(gate, m.cfg.Activation); err != nil {
 			return gate, up, err
 		}
 		kernels.Mul(gate, up)
-		b.Down.apply(dst, gate, T)
+		obs.apply(&b.Down, dst, gate, T)
 	default:
 		up = grow(up, T*F)
-		b.Up.apply(up, h, T)
+		obs.apply(&b.Up, up, h, T)
 		if err := activate(up, m.cfg.Activation); err != nil {
 			return gate, up, err
 		}
-		b.Down.apply(dst, up, T)
+		obs.apply(&b.Down, dst, up, T)
 	}
 	return gate, up, nil
 }
@@ -716,7 +739,9 @@ func (fl familyLoader) mixture(layer int, cfg Config, d int) (linear, []expert, 
 	}
 	ex := make([]expert, n)
 	for x := range ex {
-		ex[x] = expert{Gate: linear{W: gate[x]}, Up: linear{W: up[x]}, Down: linear{W: down[x]}}
+		ex[x] = expert{Gate: linear{W: gate[x], Name: fl.ggufName("blk.{bid}.ffn_gate_exps", layer)},
+			Up:   linear{W: up[x], Name: fl.ggufName("blk.{bid}.ffn_up_exps", layer)},
+			Down: linear{W: down[x], Name: fl.ggufName("blk.{bid}.ffn_down_exps", layer)}}
 	}
 	return router, ex, nil
 }
@@ -726,11 +751,12 @@ func (fl familyLoader) mixture(layer int, cfg Config, d int) (linear, []expert, 
 // family does: Mixtral, not Qwen2-MoE), and the sum of those experts'
 // outputs weighted by them; then the shared expert's output scaled by
 // sigmoid(W_sg·h), when the layer has one. Tokens are gathered per expert
-// and the experts taken in index order, as transformers adds them.
-func (m *decoder) moe(dst, h []float32, b *decoderBlock, T int) error {
+// and the experts taken in index order, as transformers adds them. obs sees
+// the multiplies, an expert's with its index.
+func (m *decoder) moe(dst, h []float32, b *decoderBlock, T int, obs Observer) error {
 	d, n, k, F := m.cfg.DModel, len(b.Experts), m.cfg.ExpertsUsed, m.cfg.ExpertFFN
 	probs := make([]float32, T*n)
-	b.Router.apply(probs, h, T)
+	obs.apply(&b.Router, probs, h, T)
 	weight := make([]float32, T*n) // token × expert → routing weight (0: not chosen)
 	for t := 0; t < T; t++ {
 		p := probs[t*n : (t+1)*n]
@@ -747,7 +773,7 @@ func (m *decoder) moe(dst, h []float32, b *decoderBlock, T int) error {
 			weight[t*n+e] = p[e] / sum
 		}
 	}
-	if err := runExperts(dst, h, b.Experts, weight, T, d, F, m.cfg.Activation); err != nil {
+	if err := runExperts(dst, h, b.Experts, weight, T, d, F, m.cfg.Activation, obs); err != nil {
 		return err
 	}
 	if b.Shared.Down.W == nil {
@@ -755,15 +781,15 @@ func (m *decoder) moe(dst, h []float32, b *decoderBlock, T int) error {
 	}
 	S := m.cfg.SharedFFN
 	g, u, y := make([]float32, T*S), make([]float32, T*S), make([]float32, T*d)
-	b.Shared.Gate.apply(g, h, T)
-	b.Shared.Up.apply(u, h, T)
+	obs.apply(&b.Shared.Gate, g, h, T)
+	obs.apply(&b.Shared.Up, u, h, T)
 	if err := activate(g, m.cfg.Activation); err != nil {
 		return err
 	}
 	kernels.Mul(g, u)
-	b.Shared.Down.apply(y, g, T)
+	obs.apply(&b.Shared.Down, y, g, T)
 	sg := make([]float32, T)
-	b.SharedGate.apply(sg, h, T)
+	obs.apply(&b.SharedGate, sg, h, T)
 	for t := 0; t < T; t++ {
 		s := float32(1 / (1 + math.Exp(-float64(sg[t]))))
 		out := dst[t*d : (t+1)*d]
@@ -777,8 +803,9 @@ func (m *decoder) moe(dst, h []float32, b *decoderBlock, T int) error {
 // runExperts sets dst[T][d] to Σ_e weight[t][e]·expert_e(h[t]) over the
 // experts e a token is routed to (weight[t·n+e] ≠ 0): tokens are gathered
 // per expert and the experts taken in index order, as transformers adds
-// them; act is the gate's activation.
-func runExperts(dst, h []float32, experts []expert, weight []float32, T, d, F int, act string) error {
+// them; act is the gate's activation. obs sees the multiplies, each with its
+// expert's index.
+func runExperts(dst, h []float32, experts []expert, weight []float32, T, d, F int, act string, obs Observer) error {
 	n := len(experts)
 	clear(dst[:T*d])
 	var rows []int
@@ -799,12 +826,15 @@ func runExperts(dst, h []float32, experts []expert, weight []float32, T, d, F in
 			copy(x[i*d:(i+1)*d], h[t*d:(t+1)*d])
 		}
 		ex := &experts[e]
+		obs.observe(&ex.Gate, x, R, e, n)
 		ex.Gate.apply(g, x, R)
+		obs.observe(&ex.Up, x, R, e, n)
 		ex.Up.apply(u, x, R)
 		if err := activate(g, act); err != nil {
 			return err
 		}
 		kernels.Mul(g, u)
+		obs.observe(&ex.Down, g, R, e, n)
 		ex.Down.apply(y, g, R)
 		for i, t := range rows {
 			w := weight[t*n+e]

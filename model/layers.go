@@ -16,6 +16,9 @@ import (
 type linear struct {
 	W *kernels.Matrix // [out][in]
 	B []float32       // [out], nil without bias
+	// Name is the weight's GGUF name, for an Observer; set by the decoder
+	// families' loader.
+	Name string
 }
 
 // apply sets dst[T][out] = x[T][in]·Wᵀ + b.

@@ -44,12 +44,11 @@ func bestIndexIQ4NL(x float32) uint8 {
 	return uint8(mu)
 }
 
-// iq4nlSums returns Σw·q·x and Σw·q² for the levels nearest id·x, with
-// weights w = x² (ggml's weighting without an importance matrix).
-func iq4nlSums(x []float32, id float32) (sumqx, sumq2 float32) {
-	for _, xv := range x {
+// iq4nlSums returns Σw·q·x and Σw·q² for the levels nearest id·x.
+func iq4nlSums(x, weight []float32, id float32) (sumqx, sumq2 float32) {
+	for j, xv := range x {
 		q := float32(kvaluesIQ4NL[bestIndexIQ4NL(float32(id*xv))])
-		w := float32(xv * xv)
+		w := weight[j]
 		sumqx += float32(float32(w*q) * xv)
 		sumq2 += float32(float32(w*q) * q)
 	}
@@ -59,7 +58,25 @@ func iq4nlSums(x []float32, id float32) (sumqx, sumq2 float32) {
 // quantIQ4_NL encodes one 32-value block: the scale is the weighted
 // least-squares fit over the initial guess max/−127·(−1) and 15 trial
 // inverse scales, then every value takes its nearest level at that scale.
-func quantIQ4_NL(b []byte, x []float32) {
+func quantIQ4_NL(b []byte, x []float32) { quantIQ4_NLW(b, x, nil) }
+
+// quantIQ4_NLW is quantIQ4_NL with importance qw: the fit's weights are
+// qw·√(σ² + x²), σ² = 2·Σx²/32, instead of x² (ggml's
+// quantize_row_iq4_nl_impl given quant_weights).
+func quantIQ4_NLW(b []byte, x, qw []float32) {
+	var weight [32]float32
+	if qw != nil {
+		var sigma2 float32
+		for _, v := range x[:32] {
+			sigma2 += float32(v * v)
+		}
+		sigma2 *= 2.0 / 32
+		elementWeights(weight[:], x, qw, sigma2)
+	} else {
+		for j, v := range x[:32] {
+			weight[j] = float32(v * v)
+		}
+	}
 	var amax, mx float32
 	for _, v := range x {
 		if ax := abs32(v); ax > amax {
@@ -70,12 +87,12 @@ func quantIQ4_NL(b []byte, x []float32) {
 	if amax >= groupMaxEps {
 		v0 := float32(kvaluesIQ4NL[0])
 		d = -mx / v0
-		sumqx, sumq2 := iq4nlSums(x, 1/d)
+		sumqx, sumq2 := iq4nlSums(x, weight[:], 1/d)
 		d = sumqx / sumq2
 		best := float32(d * sumqx)
 		for itry := -iq4nlTries; itry <= iq4nlTries; itry++ {
 			id := float32(itry+int(kvaluesIQ4NL[0])) / mx
-			sumqx, sumq2 := iq4nlSums(x, id)
+			sumqx, sumq2 := iq4nlSums(x, weight[:], id)
 			if sumq2 > 0 && float32(sumqx*sumqx) > float32(best*sumq2) {
 				d = sumqx / sumq2
 				best = float32(d * sumqx)

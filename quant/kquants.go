@@ -26,11 +26,11 @@ func nearestInt(f float32) int32 {
 
 func clamp32(v, lo, hi int32) int32 { return max(lo, min(hi, v)) }
 
-// makeQXQuants is ggml's make_qx_quants with rmse_type 1 and no importance
-// weights (the only way quantize_row_q6_K_ref calls it): symmetric levels
+// makeQXQuants is ggml's make_qx_quants with rmse_type 1: symmetric levels
 // -nmax..nmax-1 stored offset by nmax, scale refined over 18 trial inverse
-// scales by weighted least squares with weights x².
-func makeQXQuants(nmax int32, x []float32, L []int8) float32 {
+// scales by least squares weighted with qw, or x² when qw is nil (as
+// quantize_row_q6_K_ref calls it).
+func makeQXQuants(nmax int32, x []float32, L []int8, qw []float32) float32 {
 	n := len(x)
 	var mx, amax float32
 	for i := range n {
@@ -47,7 +47,7 @@ func makeQXQuants(nmax int32, x []float32, L []int8) float32 {
 	for i := range n {
 		l := clamp32(nearestInt(iscale*x[i]), -nmax, nmax-1)
 		L[i] = int8(l + nmax)
-		w := float32(x[i] * x[i])
+		w := qxWeight(qw, x, i)
 		fl := float32(l)
 		sumlx += float32(float32(w*x[i]) * fl)
 		suml2 += float32(float32(w*fl) * fl)
@@ -65,7 +65,7 @@ func makeQXQuants(nmax int32, x []float32, L []int8) float32 {
 		sumlx, suml2 = 0, 0
 		for i := range n {
 			l := clamp32(nearestInt(iscale*x[i]), -nmax, nmax-1)
-			w := float32(x[i] * x[i])
+			w := qxWeight(qw, x, i)
 			fl := float32(l)
 			sumlx += float32(float32(w*x[i]) * fl)
 			suml2 += float32(float32(w*fl) * fl)
@@ -481,6 +481,13 @@ func quantQ45K(b []byte, x []float32, L *[qkK]uint8, nmax int32, rmin float32, n
 	}
 	putHalf(b[0:], maxScale/63)
 	putHalf(b[2:], maxMin/63)
+	requantK(b, x, L, nmax)
+}
+
+// requantK sets the levels L of a Q4_K/Q5_K block from its stored f16 d,
+// dmin and 6-bit scales and mins (the end of both quantizers).
+func requantK(b []byte, x []float32, L *[qkK]uint8, nmax int32) {
+	sc := b[4:16]
 	dd, dmin := half(b[0:]), half(b[2:])
 	for j := range 8 {
 		s, m := getScaleMinK4(j, sc)
@@ -500,6 +507,11 @@ func quantQ45K(b []byte, x []float32, L *[qkK]uint8, nmax int32, rmin float32, n
 func quantQ4_K(b []byte, x []float32) {
 	var L [qkK]uint8
 	quantQ45K(b, x, &L, 15, -1, 20)
+	packQ4_K(b, &L)
+}
+
+// packQ4_K stores a Q4_K block's 4-bit levels.
+func packQ4_K(b []byte, L *[qkK]uint8) {
 	q := b[16:144]
 	for j := 0; j < qkK; j += 64 {
 		for l := range 32 {
@@ -513,6 +525,11 @@ func quantQ4_K(b []byte, x []float32) {
 func quantQ5_K(b []byte, x []float32) {
 	var L [qkK]uint8
 	quantQ45K(b, x, &L, 31, -0.5, 15)
+	packQ5_K(b, &L)
+}
+
+// packQ5_K stores a Q5_K block's 5-bit levels.
+func packQ5_K(b []byte, L *[qkK]uint8) {
 	qh, ql := b[16:48], b[48:176]
 	clear(qh)
 	m1, m2 := uint8(1), uint8(2)
@@ -588,12 +605,20 @@ func dequantQ5_K(y []float32, b []byte) {
 }
 
 // quantQ6_K is quantize_row_q6_K_ref.
-func quantQ6_K(b []byte, x []float32) {
+func quantQ6_K(b []byte, x []float32) { quantQ6_KW(b, x, nil) }
+
+// quantQ6_KW is quantize_row_q6_K_impl: the reference with each
+// sub-block's scale fitted with the importance qw (x² when nil).
+func quantQ6_KW(b []byte, x, qw []float32) {
 	var L [qkK]int8
 	var scales [16]float32
 	var maxScale, maxAbsScale float32
 	for ib := range 16 {
-		s := makeQXQuants(32, x[16*ib:16*ib+16], L[16*ib:16*ib+16])
+		var w []float32
+		if qw != nil {
+			w = qw[16*ib : 16*ib+16]
+		}
+		s := makeQXQuants(32, x[16*ib:16*ib+16], L[16*ib:16*ib+16], w)
 		scales[ib] = s
 		if a := abs32(s); a > maxAbsScale {
 			maxAbsScale, maxScale = a, s
@@ -799,4 +824,12 @@ func dequantTQ2_0(y []float32, b []byte) {
 			}
 		}
 	}
+}
+
+// qxWeight is make_qx_quants' weight of x[i]: qw[i], or x[i]² without qw.
+func qxWeight(qw, x []float32, i int) float32 {
+	if qw != nil {
+		return qw[i]
+	}
+	return float32(x[i] * x[i])
 }

@@ -19,6 +19,11 @@
 //     raise attn_v, ffn_down and attn_output;
 //   - overrides (PATTERN=TYPE, regexp searched in the name, first match
 //     wins) replace the rules for the tensors they match;
+//   - with an importance matrix (Options.Imatrix, by GGUF name) the Q4_0
+//     and Q5_0 mixtures give ffn_down of the first eighth of the layers
+//     Q4_1/Q5_1, and Run quantizes with quant.QuantizeRows weighted by the
+//     tensor's entry (one per expert of a stacked weight); the output
+//     records the quantize.imatrix.* keys (ImatrixMetadata);
 //   - a row length the block size does not divide falls back as llama.cpp
 //     does: Q4_K→Q5_0, Q5_K→Q5_1, Q6_K→Q8_0, Q2_K/Q3_K→IQ4_NL, and F16 when
 //     32 does not divide it either. The Choice's Reason says so.

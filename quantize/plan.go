@@ -2,6 +2,7 @@ package quantize
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"sort"
 	"strconv"
@@ -124,6 +125,12 @@ type Options struct {
 	// which read GGUF names, apply to it; a tensor it has no name for is
 	// judged by its own name.
 	GGUFName func(name string) (string, bool)
+	// Imatrix, when not nil, is the importance of each weight's columns by
+	// GGUF name ([experts][cols] for a stacked weight), as llama-quantize
+	// --imatrix loads it (imatrix.Matrix.Importance): the quantizers that
+	// take it weigh their error with it, and the rules that depend on
+	// having one apply.
+	Imatrix map[string][]float32
 }
 
 // Choice is the decision for one tensor.
@@ -138,6 +145,10 @@ type Choice struct {
 	Type   tensor.DType
 	Copy   bool
 	Reason string // why this type: "1-D", "norm", "q4_k_m: use_more_bits", "fallback: ...", ...
+	// Importance is the tensor's importance matrix entry, [mats][row
+	// length] for its mats = outer dimensions beyond the rows (experts);
+	// nil: none.
+	Importance []float32
 }
 
 // qkK is the k-quant super-block size; llama.cpp's output.weight rule tests
@@ -277,8 +288,15 @@ func Plan(c *checkpoint.Checkpoint, opts Options) ([]Choice, error) {
 		}
 		return t.Name
 	}
+	for name, imp := range opts.Imatrix {
+		for _, v := range imp {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return nil, fmt.Errorf("quantize: the importance matrix entry %q holds the non-finite value %v", name, v)
+			}
+		}
+	}
 	h := readHparams(c, nameOf)
-	st := &state{h: h, ftype: opts.Target.FileType}
+	st := &state{h: h, ftype: opts.Target.FileType, hasImatrix: opts.Imatrix != nil}
 	// An int8 weight's scales go with it: they are decoded with it when it
 	// is requantized, and copied right after it when it is copied.
 	isScale := map[string]bool{}
@@ -354,6 +372,22 @@ func Plan(c *checkpoint.Checkpoint, opts Options) ([]Choice, error) {
 				t.Name, rowLen, typ, typ.BlockSize())
 		}
 		ch.Type, ch.Reason = typ, reason
+		if imp, ok := opts.Imatrix[name]; ok && typ.Quantized() {
+			// llama-quantize: an entry must cover the columns of every
+			// matrix (ne[0]·ne[2]); only token_embd.weight may differ
+			// (it is then quantized without one).
+			mats := int64(1)
+			if len(t.Shape) >= 3 {
+				mats = t.Shape[len(t.Shape)-3]
+			}
+			switch {
+			case int64(len(imp)) == rowLen*mats:
+				ch.Importance = imp
+			case name != "token_embd.weight":
+				return nil, fmt.Errorf("quantize: tensor %q: imatrix size %d is different from tensor size %d",
+					t.Name, len(imp), rowLen*mats)
+			}
+		}
 		if typ == t.DType {
 			ch.Copy = true
 			ch.Reason += " (already " + typ.String() + ")"
@@ -400,6 +434,7 @@ func fallback(t tensor.DType) tensor.DType {
 type state struct {
 	h                          hparams
 	ftype                      gguf.FileType
+	hasImatrix                 bool
 	iAttnV, iFFNDown, iFFNGate int
 	iFFNUp                     int
 }
@@ -492,6 +527,15 @@ func (s *state) getType(name string, t tensor.DType, rowLen int64) (tensor.DType
 		case gguf.FileTypeQ5_KM:
 			if useMoreBits(i, n) {
 				return tensor.Q6_K, "ffn_down, use_more_bits"
+			}
+		case gguf.FileTypeQ4_0, gguf.FileTypeQ5_0:
+			// llama.cpp guards the first eighth of ffn_down against
+			// Q4_0/Q5_0, only when an importance matrix is given.
+			if s.hasImatrix && i < n/8 {
+				if s.ftype == gguf.FileTypeQ4_0 {
+					return tensor.Q4_1, "ffn_down of the first eighth, with an imatrix"
+				}
+				return tensor.Q5_1, "ffn_down of the first eighth, with an imatrix"
 			}
 		}
 	case strings.Contains(name, "attn_output.weight"):

@@ -48,6 +48,10 @@ type RunOptions struct {
 	Threads int
 	// Progress, when set, is called before each tensor.
 	Progress func(i, n int, name string)
+	// Metadata is set in the GGUF and native output after
+	// general.file_type, each key removed first and appended, as
+	// llama-quantize sets its --imatrix keys (ImatrixMetadata).
+	Metadata tensor.Metadata
 }
 
 // OutputInfos lists the tensors Run writes for plan, in order: each choice,
@@ -182,11 +186,23 @@ func runOne(ch Choice, sink Sink, threads int, sc *scratch) (TensorReport, error
 	if ch.Type != tensor.I8 && !quant.CanQuantize(ch.Type) {
 		return tr, tensor.Unsupported("quantize: tensor %q: cannot encode %v (%s)", t.Name, ch.Type, ch.Reason)
 	}
+	if ch.Importance != nil && !quant.CanQuantizeWeighted(ch.Type) {
+		return tr, tensor.Unsupported("quantize: tensor %q: cannot encode %v with an importance matrix (%s)", t.Name, ch.Type, ch.Reason)
+	}
 	rowLen := t.Shape.RowLen()
 	if rowLen <= 0 || n < 0 || n%rowLen != 0 {
 		return tr, fmt.Errorf("quantize: tensor %q: bad shape %v", t.Name, t.Shape)
 	}
 	rows := n / rowLen
+	// A stacked weight's matrices (experts) each have their own
+	// importance: rows r of matrix r/matRows.
+	matRows := rows
+	if len(t.Shape) >= 3 {
+		matRows = t.Shape[len(t.Shape)-2]
+	}
+	if ch.Importance != nil && (matRows <= 0 || int64(len(ch.Importance)) != rows/matRows*rowLen) {
+		return tr, fmt.Errorf("quantize: tensor %q: %d importance values for %v", t.Name, len(ch.Importance), t.Shape)
+	}
 	// The input may itself be block-quantized: decode it in whole rows,
 	// which are whole input blocks because its row length is a multiple of
 	// its block size.
@@ -231,7 +247,7 @@ func runOne(ch Choice, sink Sink, threads int, sc *scratch) (TensorReport, error
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[w] = work(ch.Type, t.DType, raw, x, out, scales, inScales, r0, r1, rowLen, inRowBytes, outRowBytes, viewed, &all[w])
+			errs[w] = work(ch.Type, t.DType, raw, x, out, scales, inScales, ch.Importance, matRows, r0, r1, rowLen, inRowBytes, outRowBytes, viewed, &all[w])
 		}()
 	}
 	wg.Wait()
@@ -273,8 +289,10 @@ func sqnr(sig, noise float64) float64 {
 }
 
 // work handles rows [r0, r1): decode the input (times its row scales for an
-// int8 input), encode, decode the output into a small buffer and compare.
-func work(dt, in tensor.DType, raw []byte, x []float32, out []byte, scales, inScales []float32,
+// int8 input), encode (weighted by imp's entry for the row's matrix of
+// matRows rows, when imp is not nil), decode the output into a small buffer
+// and compare.
+func work(dt, in tensor.DType, raw []byte, x []float32, out []byte, scales, inScales, imp []float32, matRows,
 	r0, r1, rowLen, inRowBytes, outRowBytes int64, viewed bool, s *stats) error {
 	if !viewed {
 		xs := x[r0*rowLen : r1*rowLen]
@@ -299,7 +317,12 @@ func work(dt, in tensor.DType, raw []byte, x []float32, out []byte, scales, inSc
 			}
 			quant.DequantizeInt8(y, q, scales[r])
 		} else {
-			if err := quant.Quantize(or, xr, dt); err != nil {
+			var w []float32
+			if imp != nil {
+				m := r / matRows
+				w = imp[m*rowLen : (m+1)*rowLen]
+			}
+			if err := quant.QuantizeRows(or, xr, dt, int(rowLen), w); err != nil {
 				return err
 			}
 			if err := quant.Dequantize(y, or, dt); err != nil {

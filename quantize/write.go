@@ -3,6 +3,7 @@ package quantize
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/tfconv/tfconv/checkpoint"
@@ -55,6 +56,41 @@ func OutputMetadata(c *checkpoint.Checkpoint, t Target) tensor.Metadata {
 	}
 	m.Set(keyQuantVersion, tensor.Uint32(quantVersion))
 	m = append(m, tensor.KV{Key: keyFileType, Value: tensor.Uint32(uint32(t.FileType))})
+	return m
+}
+
+// withKeys is m with each of extra removed and appended.
+func withKeys(m, extra tensor.Metadata) tensor.Metadata {
+	for _, kv := range extra {
+		m = slices.DeleteFunc(m, func(o tensor.KV) bool { return o.Key == kv.Key })
+		m = append(m, kv)
+	}
+	return m
+}
+
+// Keys llama-quantize --imatrix writes (examples/quantize/quantize.cpp).
+const (
+	KeyImatrixFile     = "quantize.imatrix.file"
+	KeyImatrixDataset  = "quantize.imatrix.dataset"
+	KeyImatrixEntries  = "quantize.imatrix.entries_count"
+	KeyImatrixChunks   = "quantize.imatrix.chunks_count"
+	maxImatrixKVString = 127 // llama_model_kv_override's val_str holds 127 bytes
+)
+
+// ImatrixMetadata is what llama-quantize c392e509 records of the
+// importance matrix it used: the file as named on its command line and the
+// dataset (each cut to 127 bytes), the entries used (after
+// --include-weights/--exclude-weights) and the chunks, when known (> 0).
+func ImatrixMetadata(file, dataset string, entries, chunks int) tensor.Metadata {
+	cut := func(s string) string { return s[:min(len(s), maxImatrixKVString)] }
+	m := tensor.Metadata{{Key: KeyImatrixFile, Value: tensor.String(cut(file))}}
+	if dataset != "" {
+		m = append(m, tensor.KV{Key: KeyImatrixDataset, Value: tensor.String(cut(dataset))})
+	}
+	m = append(m, tensor.KV{Key: KeyImatrixEntries, Value: tensor.Int32(int32(entries))})
+	if chunks > 0 {
+		m = append(m, tensor.KV{Key: KeyImatrixChunks, Value: tensor.Int32(int32(chunks))})
+	}
 	return m
 }
 
@@ -125,7 +161,7 @@ func Write(w io.Writer, c *checkpoint.Checkpoint, plan []Choice, t Target, f For
 	var sink closer
 	switch f {
 	case GGUF:
-		gw, err := gguf.NewWriter(w, OutputMetadata(c, t), ggmlDims(infos))
+		gw, err := gguf.NewWriter(w, withKeys(OutputMetadata(c, t), opts.Metadata), ggmlDims(infos))
 		if err != nil {
 			return nil, err
 		}
@@ -146,7 +182,7 @@ func Write(w io.Writer, c *checkpoint.Checkpoint, plan []Choice, t Target, f For
 		if c.Format == checkpoint.GGUF || src == "" {
 			src = native.SourceGGUF
 		}
-		nw, err := native.NewWriter(w, native.Header{Source: src, SourceInfo: c.SourceInfo, Metadata: OutputMetadata(c, t)}, nil, specs)
+		nw, err := native.NewWriter(w, native.Header{Source: src, SourceInfo: c.SourceInfo, Metadata: withKeys(OutputMetadata(c, t), opts.Metadata)}, nil, specs)
 		if err != nil {
 			return nil, err
 		}

@@ -237,7 +237,7 @@ func addAll(cmp *Comparer, ref, cand [][]float32, seq []int) error {
 // The per-layer comparison and the attention map are those of the first
 // chunk (a whole text's hidden states would not fit in memory).
 func compareText(rep *Report, ref, cand *model.Model, cmp *Comparer, o *Options) error {
-	tokens, bos, err := textTokens(ref, o.Text)
+	tokens, bos, err := TextTokens(ref, o.Text)
 	if err != nil {
 		return err
 	}
@@ -288,10 +288,10 @@ func compareText(rep *Report, ref, cand *model.Model, cmp *Comparer, o *Options)
 	return nil
 }
 
-// textTokens tokenizes a perplexity text as llama-perplexity does (special
+// TextTokens tokenizes a perplexity text as llama-perplexity does (special
 // tokens added, so BOS first when the tokenizer adds it) and returns the BOS
 // that replaces each chunk's first token (-1 when the tokenizer adds none).
-func textTokens(m *model.Model, text string) ([]int, int, error) {
+func TextTokens(m *model.Model, text string) ([]int, int, error) {
 	tok := m.Tokenizer()
 	if tok == nil {
 		return nil, -1, fmt.Errorf("verify: %s carries no tokenizer, needed for a text", m.Path)
@@ -313,7 +313,7 @@ func ModelPerplexity(m *model.Model, text string, ctx, maxChunks int, progress f
 	if c := m.Config(); c.EncoderOnly || c.EncoderDecoder {
 		return nil, fmt.Errorf("verify: perplexity needs a decoder-only model, %s is %s", m.Path, c.Arch)
 	}
-	tokens, bos, err := textTokens(m, text)
+	tokens, bos, err := TextTokens(m, text)
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ func TestImportDirection(t *testing.T) {
 		"formats/shardindex":  {"tensor"}, // the shard index both shard formats read
 		"formats/safetensors": {"tensor", "formats/shardindex"},
 		"formats/gguf":        {"tensor"},
+		"formats/imatrixdat":  {"tensor"},
 		"formats/native":      {"tensor"},
 		"formats/pytorch":     {"tensor", "formats/shardindex"},
 		"quant":               {"tensor"},
@@ -28,6 +29,8 @@ func TestImportDirection(t *testing.T) {
 		"synth":      {"tensor", "arch", "quant", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf"},
 		"check":      {"tensor", "quant", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/native", "formats/pytorch"},
 		"model":      {"tensor", "arch", "quant", "kernels", "checkpoint", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/native", "formats/pytorch"},
+		"imatrix": {"tensor", "arch", "quant", "kernels", "model", "verify", "convert", "checkpoint", "tokenizer",
+			"formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "formats/native", "formats/pytorch"},
 		"verify": {"tensor", "arch", "quant", "kernels", "model", "convert", "checkpoint", "tokenizer",
 			"formats/safetensors", "formats/shardindex", "formats/gguf", "formats/native", "formats/pytorch"},
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/convert"
+	"github.com/tfconv/tfconv/imatrix"
 	"github.com/tfconv/tfconv/internal/atomicfile"
 	"github.com/tfconv/tfconv/internal/output"
 	"github.com/tfconv/tfconv/quantize"
@@ -34,6 +35,9 @@ type quantizeOptions struct {
 	force         bool
 	to            string
 	requantize    bool
+	imatrix       string
+	include       []string
+	exclude       []string
 }
 
 func newCmdQuantize(a *app) *cobra.Command {
@@ -47,6 +51,12 @@ and token-type embeddings stay as they are; --pure gives every other tensor the
 --type; without it the llama.cpp mixture rules apply (q4_k_m: output.weight and
 the attn_v/ffn_down tensors of the layers llama.cpp picks get Q6_K). q3_k, q4_k
 and q5_k are llama-quantize's aliases of Q3_K_M, Q4_K_M and Q5_K_M.
+
+--imatrix FILE (llama-imatrix's GGUF or legacy .dat, or tfconv imatrix's)
+weighs each column's quantization error with its mean squared activation, as
+llama-quantize --imatrix does (Q4_0, Q4_1, Q5_0, Q5_1, Q2_K..Q6_K; byte-identical
+to llama-quantize c392e509 with the same .dat); --include-weights and
+--exclude-weights keep the entries whose names contain / do not contain a string.
 
 For every tensor the report gives the type, size and the error of the output
 against the input measured on the data (RMSE, max abs, SQNR in dB), and the
@@ -90,6 +100,9 @@ free disk.`,
 	addProgressFlag(cmd, &opts.progress)
 	f.BoolVar(&opts.force, "force", false, "replace an existing DST")
 	f.StringVar(&opts.to, "to", "", "output format: gguf|native|safetensors (default from DST's extension, else gguf)")
+	f.StringVar(&opts.imatrix, "imatrix", "", "importance matrix (llama-imatrix's GGUF or legacy .dat, or tfconv imatrix's) to weigh the quantization error with")
+	f.StringArrayVar(&opts.include, "include-weights", nil, "use the importance matrix only for tensors whose name contains this (repeatable)")
+	f.StringArrayVar(&opts.exclude, "exclude-weights", nil, "do not use the importance matrix for tensors whose name contains this (repeatable)")
 	f.BoolVar(&opts.requantize, "allow-requantize", false, "quantize a source that is already quantized (block types or int8); the error is then measured against its dequantized weights")
 	return cmd
 }
@@ -177,6 +190,14 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 	if err != nil {
 		return err
 	}
+	var imatrixKeys tensor.Metadata
+	if opts.imatrix != "" {
+		if popts.Imatrix, imatrixKeys, err = loadImatrix(opts); err != nil {
+			return err
+		}
+	} else if len(opts.include) > 0 || len(opts.exclude) > 0 {
+		return fmt.Errorf("quantize: --include-weights and --exclude-weights need --imatrix")
+	}
 
 	if err := quantize.CheckTarget(target, format); err != nil {
 		return err
@@ -249,7 +270,7 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 	if err := quantize.Check(c, plan, target, format); err != nil {
 		return err
 	}
-	ropts := quantize.RunOptions{Threads: opts.threads}
+	ropts := quantize.RunOptions{Threads: opts.threads, Metadata: imatrixKeys}
 	// One progress line on a terminal (or with --progress); piped stderr
 	// stays clean.
 	meter := progress.New(a.progressOut(opts.progress), "quantize", int64(len(plan)), progress.Items, "tensors")
@@ -341,4 +362,27 @@ func quantizePrint(a *app, opts *quantizeOptions, rep *quantize.Report, measured
 	_, err := fmt.Fprintf(a.out, "%s %d tensors, %d bytes (%s), %.3f bits per weight; error measured against the %s\n",
 		verb, len(rep.Tensors), rep.TotalBytes, output.Bytes(rep.TotalBytes), rep.BitsPerWeight, measured)
 	return err
+}
+
+// loadImatrix reads --imatrix as llama-quantize does: the importance per
+// weight after --include-weights/--exclude-weights, and the keys it records
+// in the output (none when no entry is left, as llama-quantize then
+// quantizes without one).
+func loadImatrix(opts *quantizeOptions) (map[string][]float32, tensor.Metadata, error) {
+	m, err := imatrix.Open(opts.imatrix)
+	if err != nil {
+		return nil, nil, fmt.Errorf("quantize: --imatrix: %w", err)
+	}
+	imp, err := imatrix.Select(m.Importance(), opts.include, opts.exclude)
+	if err != nil {
+		return nil, nil, fmt.Errorf("quantize: %w", err)
+	}
+	if len(imp) == 0 {
+		return nil, nil, nil
+	}
+	var dataset string
+	if n := len(m.Datasets); n > 0 {
+		dataset = m.Datasets[n-1]
+	}
+	return imp, quantize.ImatrixMetadata(opts.imatrix, dataset, len(imp), m.ChunkCount), nil
 }

@@ -128,6 +128,7 @@ Exit codes: 0 success, 1 a check found a difference, 2 usage or input error.`,
 		newCmdVerify(a),
 		newCmdDiff(a),
 		newCmdPerplexity(a),
+		newCmdImatrix(a),
 		newCmdEdit(a),
 	)
 	return root
