@@ -30,11 +30,18 @@ var targets = []Target{
 	{"q5_0", tensor.Q5_0, gguf.FileTypeQ5_0},
 	{"q5_1", tensor.Q5_1, gguf.FileTypeQ5_1},
 	{"q2_k", tensor.Q2_K, gguf.FileTypeQ2_K},
+	{"q2_k_s", tensor.Q2_K, gguf.FileTypeQ2_KS},
 	{"q3_k", tensor.Q3_K, gguf.FileTypeQ3_KM},
+	{"q3_k_s", tensor.Q3_K, gguf.FileTypeQ3_KS},
+	{"q3_k_m", tensor.Q3_K, gguf.FileTypeQ3_KM},
+	{"q3_k_l", tensor.Q3_K, gguf.FileTypeQ3_KL},
 	{"q4_k", tensor.Q4_K, gguf.FileTypeQ4_KM},
-	{"q5_k", tensor.Q5_K, gguf.FileTypeQ5_KM},
-	{"q6_k", tensor.Q6_K, gguf.FileTypeQ6_K},
+	{"q4_k_s", tensor.Q4_K, gguf.FileTypeQ4_KS},
 	{"q4_k_m", tensor.Q4_K, gguf.FileTypeQ4_KM},
+	{"q5_k", tensor.Q5_K, gguf.FileTypeQ5_KM},
+	{"q5_k_s", tensor.Q5_K, gguf.FileTypeQ5_KS},
+	{"q5_k_m", tensor.Q5_K, gguf.FileTypeQ5_KM},
+	{"q6_k", tensor.Q6_K, gguf.FileTypeQ6_K},
 	{"int8", tensor.I8, 0},
 	{"f16", tensor.F16, gguf.FileTypeF16},
 	{"bf16", tensor.BF16, gguf.FileTypeBF16},
@@ -279,6 +286,9 @@ func Plan(c *checkpoint.Checkpoint, opts Options) ([]Choice, error) {
 	if !opts.Target.Type.Valid() {
 		return nil, fmt.Errorf("quantize: no target type")
 	}
+	if opts.Target.FileType == gguf.FileTypeQ2_KS && opts.Imatrix == nil {
+		return nil, tensor.Unsupported("quantize: %s needs an importance matrix (--imatrix FILE, made by tfconv imatrix), as llama-quantize requires", opts.Target.Name)
+	}
 	// The rules read GGUF names.
 	nameOf := func(t *checkpoint.Tensor) string {
 		if opts.GGUFName != nil {
@@ -479,13 +489,19 @@ func (s *state) getType(name string, t tensor.DType, rowLen int64) (tensor.DType
 			if h.nGQA >= 4 {
 				nt, why = tensor.Q4_K, "attn_v, GQA >= 4"
 			}
+		case s.ftype == gguf.FileTypeQ2_KS && h.nGQA >= 4:
+			nt, why = tensor.Q4_K, "attn_v, GQA >= 4"
 		case s.ftype == gguf.FileTypeQ3_KM:
 			nt, why = tensor.Q4_K, "attn_v"
 			if s.iAttnV < 2 {
 				nt, why = tensor.Q5_K, "attn_v of the first two layers"
 			}
+		case s.ftype == gguf.FileTypeQ3_KL:
+			nt, why = tensor.Q5_K, "attn_v"
 		case (s.ftype == gguf.FileTypeQ4_KM || s.ftype == gguf.FileTypeQ5_KM) && useMoreBits(s.iAttnV, h.nAttnV):
 			nt, why = tensor.Q6_K, "attn_v, use_more_bits"
+		case s.ftype == gguf.FileTypeQ4_KS && s.iAttnV < 4:
+			nt, why = tensor.Q5_K, "attn_v of the first four layers"
 		}
 		if h.nExpert == 8 {
 			nt, why = tensor.Q8_0, "attn_v of an 8-expert model"
@@ -503,6 +519,19 @@ func (s *state) getType(name string, t tensor.DType, rowLen int64) (tensor.DType
 		switch s.ftype {
 		case gguf.FileTypeQ2_K:
 			return tensor.Q3_K, "ffn_down"
+		case gguf.FileTypeQ2_KS:
+			if i < n/8 {
+				return tensor.Q4_K, "ffn_down of the first eighth"
+			}
+		case gguf.FileTypeQ3_KL:
+			if falcon {
+				return tensor.Q4_K, "ffn_down"
+			}
+			return tensor.Q5_K, "ffn_down"
+		case gguf.FileTypeQ4_KS:
+			if !falcon && i < n/8 {
+				return tensor.Q5_K, "ffn_down of the first eighth"
+			}
 		case gguf.FileTypeQ3_KM:
 			if i < n/16 {
 				return tensor.Q5_K, "ffn_down of the first sixteenth"
@@ -540,10 +569,14 @@ func (s *state) getType(name string, t tensor.DType, rowLen int64) (tensor.DType
 		}
 	case strings.Contains(name, "attn_output.weight"):
 		if falcon {
+			if s.ftype == gguf.FileTypeQ3_KL {
+				return tensor.Q4_K, "attn_output"
+			}
 			break
 		}
 		if h.nExpert == 8 {
-			if s.ftype == gguf.FileTypeQ2_K || s.ftype == gguf.FileTypeQ3_KM || s.ftype == gguf.FileTypeQ4_KM {
+			switch s.ftype {
+			case gguf.FileTypeQ2_K, gguf.FileTypeQ3_KS, gguf.FileTypeQ3_KM, gguf.FileTypeQ4_KS, gguf.FileTypeQ4_KM:
 				return tensor.Q5_K, "attn_output of an 8-expert model"
 			}
 			break
@@ -553,10 +586,12 @@ func (s *state) getType(name string, t tensor.DType, rowLen int64) (tensor.DType
 			return tensor.Q3_K, "attn_output"
 		case gguf.FileTypeQ3_KM:
 			return tensor.Q4_K, "attn_output"
+		case gguf.FileTypeQ3_KL:
+			return tensor.Q5_K, "attn_output"
 		}
 	case strings.Contains(name, "attn_qkv.weight"):
 		switch s.ftype {
-		case gguf.FileTypeQ3_KM:
+		case gguf.FileTypeQ3_KM, gguf.FileTypeQ3_KL:
 			return tensor.Q4_K, "attn_qkv"
 		case gguf.FileTypeQ4_KM:
 			return tensor.Q5_K, "attn_qkv"

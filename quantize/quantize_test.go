@@ -279,8 +279,8 @@ func TestOptions(t *testing.T) {
 			t.Errorf("ParseOverride(%q) accepted", bad)
 		}
 	}
-	if _, err := ParseTarget("q4_k_s"); err == nil {
-		t.Error("q4_k_s accepted")
+	if _, err := ParseTarget("iq2_xxs"); err == nil {
+		t.Error("iq2_xxs accepted (no IQ mixtures are offered)")
 	}
 }
 

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -349,5 +351,48 @@ func TestQuantizeRequantize(t *testing.T) {
 	verifyArgs := []string{"--tokens", "15,250,999,3,87,512", "--pair", "q8_0"}
 	if code, out, errs := run(t, append([]string{"verify", quantizeSrc, filepath.Join(dir, "re.gguf")}, verifyArgs...)...); code != 0 {
 		t.Errorf("verify requantized int8: exit %d: %s%s", code, errs, out)
+	}
+}
+
+// The k-quant mixtures llama-quantize makes with an importance matrix
+// (Q2_K_S needs one) equal its files byte for byte: testdata/quantize/
+// mixtures.json "TYPE+imatrix", made with testdata/quantize/
+// mixtures.imatrix.dat from the repository root (llama-quantize records the
+// path as given, so the run is from there too).
+func TestQuantizeImatrixKMixtures(t *testing.T) {
+	b, err := os.ReadFile("../../testdata/quantize/mixtures.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref map[string]struct {
+		SHA256 string `json:"sha256"`
+	}
+	if err := json.Unmarshal(b, &ref); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "q.gguf")
+	t.Chdir("../..")
+	n := 0
+	for name, want := range ref {
+		typ, ok := strings.CutSuffix(name, "+imatrix")
+		if !ok {
+			continue
+		}
+		n++
+		if code, _, errs := run(t, "quantize", "testdata/quantize/mixtures-f16.gguf", out, "--type", strings.ToLower(typ),
+			"--imatrix", "testdata/quantize/mixtures.imatrix.dat", "--force"); code != 0 {
+			t.Fatalf("%s: %s", typ, errs)
+		}
+		data, _ := os.ReadFile(out)
+		sum := sha256.Sum256(data)
+		if hex.EncodeToString(sum[:]) != want.SHA256 {
+			t.Errorf("%s with the imatrix: sha256 %x, llama-quantize's %s", typ, sum, want.SHA256)
+		}
+	}
+	if n < 2 {
+		t.Fatalf("%d imatrix mixtures in the reference", n)
+	}
+	if code, _, errs := run(t, "quantize", "testdata/quantize/mixtures-f16.gguf", out, "--type", "q2_k_s", "--force"); code == 0 || !strings.Contains(errs, "importance matrix") {
+		t.Errorf("q2_k_s without --imatrix: exit %d: %s", code, errs)
 	}
 }

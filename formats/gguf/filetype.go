@@ -17,10 +17,15 @@ const (
 	FileTypeQ5_0  FileType = 8
 	FileTypeQ5_1  FileType = 9
 	FileTypeQ2_K  FileType = 10
+	FileTypeQ3_KS FileType = 11
 	FileTypeQ3_KM FileType = 12
+	FileTypeQ3_KL FileType = 13
+	FileTypeQ4_KS FileType = 14
 	FileTypeQ4_KM FileType = 15
+	FileTypeQ5_KS FileType = 16
 	FileTypeQ5_KM FileType = 17
 	FileTypeQ6_K  FileType = 18
+	FileTypeQ2_KS FileType = 21
 	FileTypeBF16  FileType = 32
 )
 
