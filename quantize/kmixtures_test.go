@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tfconv/tfconv/checkpoint"
+	"github.com/tfconv/tfconv/tensor"
 )
 
 // Every k-quant mixture llama-quantize offers without an importance matrix
@@ -32,7 +35,7 @@ func TestKQuantMixturesMatchLlamaQuantize(t *testing.T) {
 	}
 	c := open(t, filepath.Join(testdata, "mixtures-f16.gguf"))
 	for name, want := range ref {
-		if strings.Contains(name, "+") {
+		if strings.Contains(name, "+") || strings.HasPrefix(name, "70B ") {
 			continue // with an importance matrix: cmd/tfconv's TestQuantizeImatrixKMixtures
 		}
 		t.Run(name, func(t *testing.T) {
@@ -66,5 +69,64 @@ func TestKQuantMixturesMatchLlamaQuantize(t *testing.T) {
 	}
 	if _, err := Plan(c, Options{Target: target(t, "q2_k_s")}); err == nil || !strings.Contains(err.Error(), "importance matrix") {
 		t.Errorf("q2_k_s without an imatrix: %v", err)
+	}
+}
+
+// llama.cpp takes an 80-layer llama with grouped-query attention for a 70B
+// and gives its attn_v Q5_K where the mixture says Q3_K or Q4_K: the plan
+// for such a model (names, shapes and metadata of llama-quantize's run,
+// mixtures.json "70B TYPE"; plans read no data) chooses what llama-quantize
+// chose for every tensor.
+func TestKQuantMixtures70B(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(testdata, "mixtures.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref map[string]struct {
+		Metadata map[string]any `json:"metadata"`
+		Tensors  [][3]any       `json:"tensors"`
+	}
+	if err := json.Unmarshal(b, &ref); err != nil {
+		t.Fatal(err)
+	}
+	for _, typ := range []string{"Q4_K_M", "Q3_K_M"} {
+		r, ok := ref["70B "+typ]
+		if !ok || len(r.Tensors) == 0 {
+			t.Fatalf("no 70B %s reference", typ)
+		}
+		meta := tensor.Metadata{{Key: "general.architecture", Value: tensor.String(r.Metadata["general.architecture"].(string))}}
+		for _, k := range []string{"llama.block_count", "llama.attention.head_count", "llama.attention.head_count_kv"} {
+			meta = append(meta, tensor.KV{Key: k, Value: tensor.Uint32(uint32(r.Metadata[k].(float64)))})
+		}
+		var ts []*checkpoint.Tensor
+		for _, x := range r.Tensors {
+			var shape tensor.Shape
+			for _, d := range x[2].([]any) {
+				shape = append(shape, int64(d.(float64)))
+			}
+			info := tensor.Info{Name: x[0].(string), DType: tensor.F16, Shape: shape}
+			if len(shape) == 1 {
+				info.DType = tensor.F32
+			}
+			info.Size, _ = info.DType.ShapeBytes(shape)
+			ts = append(ts, checkpoint.MemTensor(info, nil))
+		}
+		c := checkpoint.Assemble("70b.gguf", checkpoint.GGUF, meta, ts)
+		plan, err := Plan(c, Options{Target: target(t, strings.ToLower(typ))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bumped := 0
+		for i, ch := range plan {
+			if ch.Tensor.Name != r.Tensors[i][0] || ch.Type.String() != r.Tensors[i][1] {
+				t.Errorf("%s: %s -> %v (%s); llama-quantize: %s -> %s", typ, ch.Tensor.Name, ch.Type, ch.Reason, r.Tensors[i][0], r.Tensors[i][1])
+			}
+			if strings.HasSuffix(ch.Reason, "attn_v of a 70B model") {
+				bumped++
+			}
+		}
+		if bumped == 0 {
+			t.Errorf("%s: no attn_v got the 70B bump", typ)
+		}
 	}
 }

@@ -170,6 +170,10 @@ type hparams struct {
 	nExpert   int
 	hasOutput bool
 	nAttnV    int
+	// is70B: llama.cpp takes the model for a 70B (its model-size guess,
+	// llama_model::load_hparams): an 80-layer llama with grouped-query
+	// attention and not 8 experts, or an 80-layer deci, qwen2 or olmo.
+	is70B bool
 }
 
 func readHparams(c *checkpoint.Checkpoint, nameOf func(*checkpoint.Tensor) string) hparams {
@@ -186,6 +190,12 @@ func readHparams(c *checkpoint.Checkpoint, nameOf func(*checkpoint.Tensor) strin
 		h.nGQA = 1
 	}
 	h.nExpert = get("expert_count")
+	switch h.arch {
+	case "llama":
+		h.is70B = h.nLayer == 80 && h.nExpert != 8 && h.nGQA != 1
+	case "deci", "qwen2", "olmo":
+		h.is70B = h.nLayer == 80
+	}
 	maxLayer := -1
 	for _, t := range c.Tensors {
 		name := nameOf(t)
@@ -278,9 +288,8 @@ func skipReason(name string, shape tensor.Shape, keepOutput bool) string {
 // rules (llama.cpp commit c392e509, src/llama-quant.cpp: the checks in
 // llama_model_quantize_impl and llama_tensor_get_type), plus per-tensor
 // overrides as later llama.cpp versions apply them. Choices come in
-// llama-quantize's tensor order (by block, then by name). Differences from
-// llama.cpp: the 70B attn_v bump (it needs llama.cpp's model-size guess) is
-// not applied, and the row-length fallback is applied under Pure too, where
+// llama-quantize's tensor order (by block, then by name). One difference
+// from llama.cpp: the row-length fallback is applied under Pure too, where
 // llama.cpp c392e509 would abort.
 func Plan(c *checkpoint.Checkpoint, opts Options) ([]Choice, error) {
 	if !opts.Target.Type.Valid() {
@@ -483,6 +492,7 @@ func (s *state) getType(name string, t tensor.DType, rowLen int64) (tensor.DType
 		// No rule for the offered ftypes.
 	case strings.Contains(name, "attn_v.weight"):
 		nt, why := t, ""
+		defer func() { s.iAttnV++ }()
 		switch {
 		case s.ftype == gguf.FileTypeQ2_K:
 			nt, why = tensor.Q3_K, "attn_v"
@@ -503,10 +513,12 @@ func (s *state) getType(name string, t tensor.DType, rowLen int64) (tensor.DType
 		case s.ftype == gguf.FileTypeQ4_KS && s.iAttnV < 4:
 			nt, why = tensor.Q5_K, "attn_v of the first four layers"
 		}
+		if h.is70B && (nt == tensor.Q3_K || nt == tensor.Q4_K) {
+			nt, why = tensor.Q5_K, "attn_v of a 70B model"
+		}
 		if h.nExpert == 8 {
 			nt, why = tensor.Q8_0, "attn_v of an 8-expert model"
 		}
-		s.iAttnV++
 		return nt, why
 	case strings.Contains(name, "attn_k.weight"):
 		if h.nExpert == 8 {

@@ -4,70 +4,104 @@
 
 Writes mixtures-f16.gguf with llama.cpp's own gguf-py (a llama-architecture model of 8 layers whose rows are 256
 wide, GQA 4, random normal weights, seed 7) and runs that tree's build/bin/llama-quantize on it for every k-quant
-mixture it offers without an importance matrix; mixtures.json records each output's sha256 and tensor types.
-The quantized files themselves are not kept. Ours: it drives the reference tools and never runs tfconv.
+mixture it offers (Q2_K_S and a Q4_K_S also with the random importance matrix mixtures.imatrix.dat);
+mixtures.json records each output's sha256 and tensor types. Also an 80-layer model of the same widths (not kept:
+llama.cpp takes an 80-layer GQA llama for a 70B and gives its attn_v more bits), quantized to Q4_K_M and Q3_K_M:
+mixtures.json "70B …" records the metadata and the tensors' names, shapes and chosen types. The quantized files are
+not kept. Ours: it drives the reference tools and never runs tfconv.
 """
-import hashlib, json, os, subprocess, sys
+import hashlib
+import json
+import os
+import subprocess
+import sys
+
 import numpy as np
+
 tree = sys.argv[1]
 sys.path.insert(0, os.path.join(tree, "gguf-py"))
-import gguf
+import gguf  # noqa: E402
+
 here = os.path.dirname(os.path.abspath(__file__))
-out = os.path.join(here, "mixtures-f16.gguf")
-rng = np.random.default_rng(7)
-w = gguf.GGUFWriter(out, "llama")
-n_embd, n_ff, n_layer, n_head, n_kv, vocab = 256, 256, 8, 4, 1, 256
-w.add_context_length(128); w.add_embedding_length(n_embd); w.add_block_count(n_layer); w.add_feed_forward_length(n_ff)
-w.add_rope_dimension_count(n_embd // n_head); w.add_head_count(n_head); w.add_head_count_kv(n_kv)
-w.add_layer_norm_rms_eps(1e-5); w.add_file_type(1); w.add_vocab_size(vocab)
-TENSORS = {}
-def t(name, shape):
-    TENSORS[name] = shape
-    w.add_tensor(name, (rng.standard_normal(shape) * 0.05).astype(np.float16))
-t("token_embd.weight", (vocab, n_embd))
-w.add_tensor("output_norm.weight", np.ones(n_embd, dtype=np.float32))
-t("output.weight", (vocab, n_embd))
-hd = n_embd // n_head
-for i in range(n_layer):
-    w.add_tensor(f"blk.{i}.attn_norm.weight", np.ones(n_embd, dtype=np.float32))
-    t(f"blk.{i}.attn_q.weight", (n_embd, n_embd)); t(f"blk.{i}.attn_k.weight", (n_kv*hd, n_embd)); t(f"blk.{i}.attn_v.weight", (n_kv*hd, n_embd))
-    t(f"blk.{i}.attn_output.weight", (n_embd, n_embd))
-    w.add_tensor(f"blk.{i}.ffn_norm.weight", np.ones(n_embd, dtype=np.float32))
-    t(f"blk.{i}.ffn_gate.weight", (n_ff, n_embd)); t(f"blk.{i}.ffn_up.weight", (n_ff, n_embd)); t(f"blk.{i}.ffn_down.weight", (n_embd, n_ff))
-w.write_header_to_file(); w.write_kv_data_to_file(); w.write_tensors_to_file(); w.close()
+root = os.path.join(here, "..", "..")
+binDir = os.path.join(tree, "build", "bin")
+N_EMBD, N_FF, N_HEAD, N_KV, VOCAB = 256, 256, 4, 1, 256
+
+
+def write_model(out, n_layer, seed):
+    """A llama GGUF (f16 matrices, f32 norms); returns {name: shape (rows, cols)} of its matrices."""
+    rng = np.random.default_rng(seed)
+    w = gguf.GGUFWriter(out, "llama")
+    w.add_context_length(128); w.add_embedding_length(N_EMBD); w.add_block_count(n_layer)
+    w.add_feed_forward_length(N_FF); w.add_rope_dimension_count(N_EMBD // N_HEAD); w.add_head_count(N_HEAD)
+    w.add_head_count_kv(N_KV); w.add_layer_norm_rms_eps(1e-5); w.add_file_type(1); w.add_vocab_size(VOCAB)
+    mats = {}
+
+    def t(name, shape):
+        mats[name] = shape
+        w.add_tensor(name, (rng.standard_normal(shape) * 0.05).astype(np.float16))
+
+    hd = N_EMBD // N_HEAD
+    t("token_embd.weight", (VOCAB, N_EMBD))
+    w.add_tensor("output_norm.weight", np.ones(N_EMBD, dtype=np.float32))
+    t("output.weight", (VOCAB, N_EMBD))
+    for i in range(n_layer):
+        w.add_tensor(f"blk.{i}.attn_norm.weight", np.ones(N_EMBD, dtype=np.float32))
+        t(f"blk.{i}.attn_q.weight", (N_EMBD, N_EMBD)); t(f"blk.{i}.attn_k.weight", (N_KV * hd, N_EMBD))
+        t(f"blk.{i}.attn_v.weight", (N_KV * hd, N_EMBD)); t(f"blk.{i}.attn_output.weight", (N_EMBD, N_EMBD))
+        w.add_tensor(f"blk.{i}.ffn_norm.weight", np.ones(N_EMBD, dtype=np.float32))
+        t(f"blk.{i}.ffn_gate.weight", (N_FF, N_EMBD)); t(f"blk.{i}.ffn_up.weight", (N_FF, N_EMBD))
+        t(f"blk.{i}.ffn_down.weight", (N_EMBD, N_FF))
+    w.write_header_to_file(); w.write_kv_data_to_file(); w.write_tensors_to_file(); w.close()
+    return mats
+
+
+def quantize(src, typ, imatrix=None):
+    """Runs llama-quantize from the repository root with relative paths (it records the imatrix path as given)."""
+    dst = os.path.join("/tmp", "mixtures-" + typ + ".gguf")
+    args = [os.path.join(binDir, "llama-quantize")] + (["--imatrix", os.path.relpath(imatrix, root)] if imatrix else [])
+    subprocess.run(args + [src, dst, typ], check=True, capture_output=True, cwd=root,
+                   env=dict(os.environ, LD_LIBRARY_PATH=binDir))
+    r = gguf.GGUFReader(dst)
+    sha = hashlib.sha256(open(dst, "rb").read()).hexdigest()
+    os.remove(dst)
+    return sha, r
+
+
+src = os.path.join(here, "mixtures-f16.gguf")
+mats = write_model(src, 8, 7)
 
 # An importance matrix in llama-imatrix's legacy .dat layout (the one c392e509's llama-quantize reads) with random
-# positive entries for every weight matrix, for the mixtures llama-quantize will only make with one (Q2_K_S).
+# positive entries for every weight matrix, for the mixtures llama-quantize makes only with one (Q2_K_S).
 imat = os.path.join(here, "mixtures.imatrix.dat")
 rng2 = np.random.default_rng(11)
 with open(imat, "wb") as f:
-    names = [n for n in TENSORS if n.startswith("blk.") and not n.endswith("norm.weight")]
+    names = [n for n in mats if n.startswith("blk.")]
     f.write(np.int32(len(names)).tobytes())
     for n in names:
         f.write(np.int32(len(n)).tobytes()); f.write(n.encode())
         f.write(np.int32(10).tobytes())  # ncall: llama-quantize divides the sums by it
-        ncols = TENSORS[n][1]
-        f.write(np.int32(ncols).tobytes())
-        f.write((rng2.gamma(2.0, 5.0, ncols)).astype(np.float32).tobytes())
+        f.write(np.int32(mats[n][1]).tobytes())
+        f.write(rng2.gamma(2.0, 5.0, mats[n][1]).astype(np.float32).tobytes())
     f.write(np.int32(10).tobytes())  # last_call
-    ds = b"random"
-    f.write(np.int32(len(ds)).tobytes()); f.write(ds)
+    f.write(np.int32(6).tobytes()); f.write(b"random")
 
-TYPES = ["Q2_K", "Q3_K_S", "Q3_K_M", "Q3_K_L", "Q4_K_S", "Q4_K_M", "Q5_K_S", "Q5_K_M", "Q6_K", "Q2_K_S+imatrix", "Q4_K_S+imatrix"]
 res = {}
-binDir = os.path.join(tree, "build", "bin")
-for typ in TYPES:
-    dst = os.path.join("/tmp", "mixtures-" + typ + ".gguf")
-    base, _, extra = typ.partition("+")
-    # From the repository root with relative paths: llama-quantize records the imatrix path as given.
-    rel = os.path.relpath(imat, os.path.join(here, "..", ".."))
-    args = [os.path.join(binDir, "llama-quantize")] + (["--imatrix", rel] if extra else []) + [out, dst, base]
-    subprocess.run(args, check=True, capture_output=True, env=dict(os.environ, LD_LIBRARY_PATH=binDir),
-                   cwd=os.path.join(here, "..", ".."))
-    r = gguf.GGUFReader(dst)
-    res[typ] = {"sha256": hashlib.sha256(open(dst, "rb").read()).hexdigest(),
-                "tensors": [[t.name, t.tensor_type.name] for t in r.tensors]}
-    os.remove(dst)
+for typ in ["Q2_K", "Q3_K_S", "Q3_K_M", "Q3_K_L", "Q4_K_S", "Q4_K_M", "Q5_K_S", "Q5_K_M", "Q6_K"]:
+    sha, r = quantize(os.path.relpath(src, root), typ)
+    res[typ] = {"sha256": sha, "tensors": [[t.name, t.tensor_type.name] for t in r.tensors]}
+for typ in ["Q2_K_S", "Q4_K_S"]:
+    sha, r = quantize(os.path.relpath(src, root), typ, imat)
+    res[typ + "+imatrix"] = {"sha256": sha, "tensors": [[t.name, t.tensor_type.name] for t in r.tensors]}
+
+big = "/tmp/mixtures70-f16.gguf"
+write_model(big, 80, 8)
+for typ in ["Q4_K_M", "Q3_K_M"]:
+    _, r = quantize(big, typ)
+    res["70B " + typ] = {"metadata": {"general.architecture": "llama", "llama.block_count": 80,
+                                      "llama.attention.head_count": N_HEAD, "llama.attention.head_count_kv": N_KV},
+                         "tensors": [[t.name, t.tensor_type.name, [int(x) for x in reversed(t.shape)]] for t in r.tensors]}
+os.remove(big)
 with open(os.path.join(here, "mixtures.json"), "w") as f:
     json.dump(res, f, indent=1)
     f.write("\n")
