@@ -30,7 +30,7 @@ func TestKQuantMixturesMatchLlamaQuantize(t *testing.T) {
 	if err := json.Unmarshal(b, &ref); err != nil {
 		t.Fatal(err)
 	}
-	if len(ref) < 11 {
+	if len(ref) < 14 {
 		t.Fatalf("%d reference mixtures", len(ref))
 	}
 	c := open(t, filepath.Join(testdata, "mixtures-f16.gguf"))

@@ -42,6 +42,9 @@ var targets = []Target{
 	{"q5_k_s", tensor.Q5_K, gguf.FileTypeQ5_KS},
 	{"q5_k_m", tensor.Q5_K, gguf.FileTypeQ5_KM},
 	{"q6_k", tensor.Q6_K, gguf.FileTypeQ6_K},
+	{"iq4_nl", tensor.IQ4_NL, gguf.FileTypeIQ4NL},
+	{"tq1_0", tensor.TQ1_0, gguf.FileTypeTQ1_0},
+	{"tq2_0", tensor.TQ2_0, gguf.FileTypeTQ2_0},
 	{"int8", tensor.I8, 0},
 	{"f16", tensor.F16, gguf.FileTypeF16},
 	{"bf16", tensor.BF16, gguf.FileTypeBF16},
@@ -489,7 +492,9 @@ func (s *state) getType(name string, t tensor.DType, rowLen int64) (tensor.DType
 			return tensor.Q6_K, "output tensor"
 		}
 	case name == "token_embd.weight":
-		// No rule for the offered ftypes.
+		if s.ftype == gguf.FileTypeTQ1_0 || s.ftype == gguf.FileTypeTQ2_0 {
+			return tensor.Q4_K, "token_embd of a ternary model"
+		}
 	case strings.Contains(name, "attn_v.weight"):
 		nt, why := t, ""
 		defer func() { s.iAttnV++ }()
@@ -508,6 +513,8 @@ func (s *state) getType(name string, t tensor.DType, rowLen int64) (tensor.DType
 			}
 		case s.ftype == gguf.FileTypeQ3_KL:
 			nt, why = tensor.Q5_K, "attn_v"
+		case s.ftype == gguf.FileTypeIQ4NL && h.nGQA >= 4:
+			nt, why = tensor.Q5_K, "attn_v, GQA >= 4"
 		case (s.ftype == gguf.FileTypeQ4_KM || s.ftype == gguf.FileTypeQ5_KM) && useMoreBits(s.iAttnV, h.nAttnV):
 			nt, why = tensor.Q6_K, "attn_v, use_more_bits"
 		case s.ftype == gguf.FileTypeQ4_KS && s.iAttnV < 4:
@@ -543,6 +550,10 @@ func (s *state) getType(name string, t tensor.DType, rowLen int64) (tensor.DType
 		case gguf.FileTypeQ4_KS:
 			if !falcon && i < n/8 {
 				return tensor.Q5_K, "ffn_down of the first eighth"
+			}
+		case gguf.FileTypeIQ4NL:
+			if i < n/8 && !s.hasImatrix {
+				return tensor.Q5_K, "ffn_down of the first eighth, without an imatrix"
 			}
 		case gguf.FileTypeQ3_KM:
 			if i < n/16 {
@@ -588,7 +599,7 @@ func (s *state) getType(name string, t tensor.DType, rowLen int64) (tensor.DType
 		}
 		if h.nExpert == 8 {
 			switch s.ftype {
-			case gguf.FileTypeQ2_K, gguf.FileTypeQ3_KS, gguf.FileTypeQ3_KM, gguf.FileTypeQ4_KS, gguf.FileTypeQ4_KM:
+			case gguf.FileTypeQ2_K, gguf.FileTypeQ3_KS, gguf.FileTypeQ3_KM, gguf.FileTypeQ4_KS, gguf.FileTypeQ4_KM, gguf.FileTypeIQ4NL:
 				return tensor.Q5_K, "attn_output of an 8-expert model"
 			}
 			break

@@ -26,7 +26,10 @@ const (
 	FileTypeQ5_KM FileType = 17
 	FileTypeQ6_K  FileType = 18
 	FileTypeQ2_KS FileType = 21
+	FileTypeIQ4NL FileType = 25
 	FileTypeBF16  FileType = 32
+	FileTypeTQ1_0 FileType = 36
+	FileTypeTQ2_0 FileType = 37
 )
 
 // FileTypeOf is the file type of a file whose tensors are all (but the

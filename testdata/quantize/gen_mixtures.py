@@ -87,10 +87,10 @@ with open(imat, "wb") as f:
     f.write(np.int32(6).tobytes()); f.write(b"random")
 
 res = {}
-for typ in ["Q2_K", "Q3_K_S", "Q3_K_M", "Q3_K_L", "Q4_K_S", "Q4_K_M", "Q5_K_S", "Q5_K_M", "Q6_K"]:
+for typ in ["Q2_K", "Q3_K_S", "Q3_K_M", "Q3_K_L", "Q4_K_S", "Q4_K_M", "Q5_K_S", "Q5_K_M", "Q6_K", "IQ4_NL", "TQ1_0", "TQ2_0"]:
     sha, r = quantize(os.path.relpath(src, root), typ)
     res[typ] = {"sha256": sha, "tensors": [[t.name, t.tensor_type.name] for t in r.tensors]}
-for typ in ["Q2_K_S", "Q4_K_S"]:
+for typ in ["Q2_K_S", "Q4_K_S", "IQ4_NL"]:
     sha, r = quantize(os.path.relpath(src, root), typ, imat)
     res[typ + "+imatrix"] = {"sha256": sha, "tensors": [[t.name, t.tensor_type.name] for t in r.tensors]}
 
