@@ -36,7 +36,7 @@ func TestKQuantMixturesMatchLlamaQuantize(t *testing.T) {
 	c := open(t, filepath.Join(testdata, "mixtures-f16.gguf"))
 	for name, want := range ref {
 		if strings.Contains(name, "+") || strings.HasPrefix(name, "70B ") {
-			continue // with an importance matrix: cmd/tfconv's TestQuantizeImatrixKMixtures
+			continue // with an importance matrix: cmd/tfconv's TestQuantizeMixturesWithFlags
 		}
 		t.Run(name, func(t *testing.T) {
 			plan, err := Plan(c, Options{Target: target(t, strings.ToLower(name))})

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/tfconv/tfconv/checkpoint"
@@ -217,4 +218,46 @@ func ggmlDims(infos []tensor.Info) []tensor.Info {
 		out[i] = in
 	}
 	return out
+}
+
+// ParseOverrideKV parses llama-quantize's --override-kv KEY=TYPE:VALUE as
+// llama.cpp's string_parse_kv_override does, into the value llama-quantize
+// sets: int → int32 (the value's low 32 bits, as gguf_set_val_i32 takes
+// it), float → float32, bool (true or false), str (at most 127 bytes); the
+// key is under 128 bytes. Values are parsed strictly where atol/atof would
+// read a prefix: a malformed number is an error here.
+func ParseOverrideKV(s string) (tensor.KV, error) {
+	key, val, ok := strings.Cut(s, "=")
+	if !ok || key == "" || len(key) >= 128 {
+		return tensor.KV{}, fmt.Errorf("quantize: --override-kv %q: want KEY=TYPE:VALUE with a key under 128 bytes", s)
+	}
+	typ, v, ok := strings.Cut(val, ":")
+	if !ok {
+		return tensor.KV{}, fmt.Errorf("quantize: --override-kv %q: want KEY=TYPE:VALUE (TYPE int, float, bool or str)", s)
+	}
+	switch typ {
+	case "int":
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return tensor.KV{}, fmt.Errorf("quantize: --override-kv %q: %q is not an integer", s, v)
+		}
+		return tensor.KV{Key: key, Value: tensor.Int32(int32(n))}, nil
+	case "float":
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return tensor.KV{}, fmt.Errorf("quantize: --override-kv %q: %q is not a number", s, v)
+		}
+		return tensor.KV{Key: key, Value: tensor.Float32(float32(f))}, nil
+	case "bool":
+		if v != "true" && v != "false" {
+			return tensor.KV{}, fmt.Errorf("quantize: --override-kv %q: a bool is true or false", s)
+		}
+		return tensor.KV{Key: key, Value: tensor.Bool(v == "true")}, nil
+	case "str":
+		if len(v) > maxImatrixKVString {
+			return tensor.KV{}, fmt.Errorf("quantize: --override-kv %q: a string value holds at most %d bytes", s, maxImatrixKVString)
+		}
+		return tensor.KV{Key: key, Value: tensor.String(v)}, nil
+	}
+	return tensor.KV{}, fmt.Errorf("quantize: --override-kv %q: type %q is not int, float, bool or str", s, typ)
 }

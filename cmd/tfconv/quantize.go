@@ -38,6 +38,7 @@ type quantizeOptions struct {
 	imatrix       string
 	include       []string
 	exclude       []string
+	overrideKV    []string
 }
 
 func newCmdQuantize(a *app) *cobra.Command {
@@ -94,7 +95,10 @@ free disk.`,
 	f.BoolVar(&opts.pure, "pure", false, "one type for every quantizable tensor (no mixture rules)")
 	f.StringArrayVar(&opts.tensorTypes, "tensor-type", nil, "PATTERN=TYPE override (regexp searched in the name; repeatable, first match wins)")
 	f.BoolVar(&opts.keepOutput, "keep-output", false, "leave output.weight as it is in the input")
+	f.BoolVar(&opts.keepOutput, "leave-output-tensor", false, "llama-quantize's name of --keep-output")
 	f.StringVar(&opts.embeddingType, "embedding-type", "", "type of token_embd.weight")
+	f.StringVar(&opts.embeddingType, "token-embedding-type", "", "llama-quantize's name of --embedding-type")
+	f.StringArrayVar(&opts.overrideKV, "override-kv", nil, "KEY=TYPE:VALUE set in the output (TYPE int, float, bool or str, as llama-quantize writes them; repeatable)")
 	f.StringVar(&opts.outputType, "output-tensor-type", "", "type of output.weight")
 	f.IntVar(&opts.threads, "threads", 0, "worker threads (0: all CPUs)")
 	f.BoolVar(&opts.dryRun, "dry-run", false, "measure and report, write nothing")
@@ -272,7 +276,16 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 	if err := quantize.Check(c, plan, target, format); err != nil {
 		return err
 	}
-	ropts := quantize.RunOptions{Threads: opts.threads, Metadata: imatrixKeys}
+	// llama-quantize sets the --override-kv keys, then its imatrix keys.
+	var setKeys tensor.Metadata
+	for _, o := range opts.overrideKV {
+		kv, err := quantize.ParseOverrideKV(o)
+		if err != nil {
+			return err
+		}
+		setKeys = append(setKeys, kv)
+	}
+	ropts := quantize.RunOptions{Threads: opts.threads, Metadata: append(setKeys, imatrixKeys...)}
 	// One progress line on a terminal (or with --progress); piped stderr
 	// stays clean.
 	meter := progress.New(a.progressOut(opts.progress), "quantize", int64(len(plan)), progress.Items, "tensors")

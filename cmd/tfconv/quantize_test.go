@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -354,18 +355,19 @@ func TestQuantizeRequantize(t *testing.T) {
 	}
 }
 
-// The k-quant mixtures llama-quantize makes with an importance matrix
-// (Q2_K_S needs one) equal its files byte for byte: testdata/quantize/
+// The mixtures llama-quantize makes with flags — an importance matrix
+// (Q2_K_S needs one), --override-kv — equal its files byte for byte: testdata/quantize/
 // mixtures.json "TYPE+imatrix", made with testdata/quantize/
 // mixtures.imatrix.dat from the repository root (llama-quantize records the
 // path as given, so the run is from there too).
-func TestQuantizeImatrixKMixtures(t *testing.T) {
+func TestQuantizeMixturesWithFlags(t *testing.T) {
 	b, err := os.ReadFile("../../testdata/quantize/mixtures.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var ref map[string]struct {
-		SHA256 string `json:"sha256"`
+		SHA256    string   `json:"sha256"`
+		Overrides []string `json:"overrides"`
 	}
 	if err := json.Unmarshal(b, &ref); err != nil {
 		t.Fatal(err)
@@ -374,25 +376,36 @@ func TestQuantizeImatrixKMixtures(t *testing.T) {
 	t.Chdir("../..")
 	n := 0
 	for name, want := range ref {
-		typ, ok := strings.CutSuffix(name, "+imatrix")
-		if !ok {
-			continue
+		parts := strings.Split(name, "+")
+		if len(parts) == 1 {
+			continue // no flags: quantize's TestKQuantMixturesMatchLlamaQuantize
 		}
 		n++
-		if code, _, errs := run(t, "quantize", "testdata/quantize/mixtures-f16.gguf", out, "--type", strings.ToLower(typ),
-			"--imatrix", "testdata/quantize/mixtures.imatrix.dat", "--force"); code != 0 {
-			t.Fatalf("%s: %s", typ, errs)
+		args := []string{"quantize", "testdata/quantize/mixtures-f16.gguf", out, "--type", strings.ToLower(parts[0]), "--force"}
+		if slices.Contains(parts, "imatrix") {
+			args = append(args, "--imatrix", "testdata/quantize/mixtures.imatrix.dat")
+		}
+		for _, o := range want.Overrides {
+			args = append(args, "--override-kv", o)
+		}
+		if code, _, errs := run(t, args...); code != 0 {
+			t.Fatalf("%s: %s", name, errs)
 		}
 		data, _ := os.ReadFile(out)
 		sum := sha256.Sum256(data)
 		if hex.EncodeToString(sum[:]) != want.SHA256 {
-			t.Errorf("%s with the imatrix: sha256 %x, llama-quantize's %s", typ, sum, want.SHA256)
+			t.Errorf("%s: sha256 %x, llama-quantize's %s", name, sum, want.SHA256)
 		}
 	}
-	if n < 2 {
-		t.Fatalf("%d imatrix mixtures in the reference", n)
+	if n < 5 {
+		t.Fatalf("%d mixtures with flags in the reference", n)
 	}
 	if code, _, errs := run(t, "quantize", "testdata/quantize/mixtures-f16.gguf", out, "--type", "q2_k_s", "--force"); code == 0 || !strings.Contains(errs, "importance matrix") {
 		t.Errorf("q2_k_s without --imatrix: exit %d: %s", code, errs)
+	}
+	for _, bad := range []string{"k=int:x", "k=float:", "k=bool:yes", "k=str:" + strings.Repeat("x", 128), "k=text:a", "=int:1", "k"} {
+		if code, _, errs := run(t, "quantize", "testdata/quantize/mixtures-f16.gguf", out, "--type", "q8_0", "--force", "--override-kv", bad); code != 2 || !strings.Contains(errs, "--override-kv") {
+			t.Errorf("--override-kv %.20q: exit %d: %s", bad, code, errs)
+		}
 	}
 }

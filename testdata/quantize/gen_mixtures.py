@@ -56,10 +56,16 @@ def write_model(out, n_layer, seed):
     return mats
 
 
-def quantize(src, typ, imatrix=None):
+OVERRIDES = ["general.name=str:tfconv mixtures", "llama.context_length=int:4096", "test.scale=float:0.1",
+             "test.flag=bool:true"]
+
+
+def quantize(src, typ, imatrix=None, overrides=()):
     """Runs llama-quantize from the repository root with relative paths (it records the imatrix path as given)."""
     dst = os.path.join("/tmp", "mixtures-" + typ + ".gguf")
     args = [os.path.join(binDir, "llama-quantize")] + (["--imatrix", os.path.relpath(imatrix, root)] if imatrix else [])
+    for o in overrides:
+        args += ["--override-kv", o]
     subprocess.run(args + [src, dst, typ], check=True, capture_output=True, cwd=root,
                    env=dict(os.environ, LD_LIBRARY_PATH=binDir))
     r = gguf.GGUFReader(dst)
@@ -93,6 +99,11 @@ for typ in ["Q2_K", "Q3_K_S", "Q3_K_M", "Q3_K_L", "Q4_K_S", "Q4_K_M", "Q5_K_S", 
 for typ in ["Q2_K_S", "Q4_K_S", "IQ4_NL"]:
     sha, r = quantize(os.path.relpath(src, root), typ, imat)
     res[typ + "+imatrix"] = {"sha256": sha, "tensors": [[t.name, t.tensor_type.name] for t in r.tensors]}
+
+# --override-kv (OVERRIDES), alone and with an importance matrix (llama-quantize sets the overrides first).
+for name, imatrix in [("Q4_K_M+override", None), ("Q4_K_S+imatrix+override", imat)]:
+    sha, r = quantize(os.path.relpath(src, root), name.split("+")[0], imatrix, OVERRIDES)
+    res[name] = {"sha256": sha, "overrides": OVERRIDES, "tensors": [[t.name, t.tensor_type.name] for t in r.tensors]}
 
 big = "/tmp/mixtures70-f16.gguf"
 write_model(big, 80, 8)
