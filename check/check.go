@@ -122,19 +122,9 @@ func Check(path string) (*Report, error) {
 // them): the same walk, each file read with range requests. A bare
 // hf://ORG/REPO checks its model.safetensors, else its index.
 func checkRemote(path string) (*Report, error) {
-	u := path
-	if strings.HasPrefix(path, "hf://") {
-		hub, bare, err := httprange.HubURL(path)
-		if err != nil {
-			return nil, fmt.Errorf("check: %w", err)
-		}
-		u = hub
-		if bare {
-			u = hub + safetensors.SingleName
-			if _, err := httprange.Open(u); errors.Is(err, fs.ErrNotExist) {
-				u = hub + safetensors.IndexName
-			}
-		}
+	u, _, err := httprange.Locate(path, safetensors.FolderNames)
+	if err != nil {
+		return nil, fmt.Errorf("check: %w", err)
 	}
 	r := &Report{Path: path, remote: true}
 	if _, _, _, ok := gguf.ParseSplitName(u); ok {

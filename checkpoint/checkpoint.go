@@ -122,6 +122,43 @@ func MemTensor(info tensor.Info, data []byte) *Tensor {
 		section: func() *io.SectionReader { return io.NewSectionReader(bytes.NewReader(data), 0, int64(len(data))) }}
 }
 
+// LazyTensor is a tensor whose bytes are computed when it is opened (a
+// merged LoRA weight, a dequantized GPTQ/AWQ/FP8 weight, a converted
+// tensor): compute runs once per Open and must return info.Size bytes.
+// Memory: one tensor while it is read.
+func LazyTensor(info tensor.Info, file string, compute func() ([]byte, error)) *Tensor {
+	run := func() ([]byte, error) {
+		b, err := compute()
+		if err == nil && int64(len(b)) != info.Size {
+			err = fmt.Errorf("checkpoint: tensor %q: computed %d bytes, want %d", info.Name, len(b), info.Size)
+		}
+		return b, err
+	}
+	return &Tensor{Info: info, File: file,
+		open: func() io.Reader { return &lazyReader{open: func() io.Reader { return computedReader(run) }} },
+		section: func() *io.SectionReader {
+			b, err := run()
+			if err != nil {
+				return io.NewSectionReader(errReader{err}, 0, info.Size)
+			}
+			return io.NewSectionReader(bytes.NewReader(b), 0, int64(len(b)))
+		}}
+}
+
+func computedReader(run func() ([]byte, error)) io.Reader {
+	b, err := run()
+	if err != nil {
+		return errReader{err}
+	}
+	return bytes.NewReader(b)
+}
+
+// errReader fails every read with err.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error)          { return 0, e.err }
+func (e errReader) ReadAt([]byte, int64) (int, error) { return 0, e.err }
+
 // Open returns a reader over the tensor's bytes. For formats with checksums
 // (native) the reader verifies them and fails at the end on a mismatch.
 func (t *Tensor) Open() io.Reader { return t.open() }

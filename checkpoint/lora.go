@@ -302,36 +302,6 @@ func readCapped(p string) ([]byte, error) {
 	return b, nil
 }
 
-// LazyTensor is a tensor whose bytes are computed when it is opened (a
-// merged weight): compute runs once per Open and must return info.Size
-// bytes. Memory: one tensor while it is read.
-func LazyTensor(info tensor.Info, file string, compute func() ([]byte, error)) *Tensor {
-	run := func() ([]byte, error) {
-		b, err := compute()
-		if err == nil && int64(len(b)) != info.Size {
-			err = fmt.Errorf("checkpoint: tensor %q: computed %d bytes, want %d", info.Name, len(b), info.Size)
-		}
-		return b, err
-	}
-	return &Tensor{Info: info, File: file,
-		open: func() io.Reader { return &lazyReader{open: func() io.Reader { return computedReader(run) }} },
-		section: func() *io.SectionReader {
-			b, err := run()
-			if err != nil {
-				return io.NewSectionReader(errReader{err}, 0, info.Size)
-			}
-			return io.NewSectionReader(bytes.NewReader(b), 0, int64(len(b)))
-		}}
-}
-
-func computedReader(run func() ([]byte, error)) io.Reader {
-	b, err := run()
-	if err != nil {
-		return errReader{err}
-	}
-	return bytes.NewReader(b)
-}
-
 // WithTensors is a view of c with some tensors replaced (same names, in
 // place) by others: a merged or otherwise computed version of the
 // checkpoint that shares c's metadata, side files and open files (close c,

@@ -324,9 +324,3 @@ func dequantizePacked(p quant.PackedLinear, qw, qz, sc, gi *Tensor) ([]byte, err
 	}
 	return out, nil
 }
-
-// errReader fails every read with err.
-type errReader struct{ err error }
-
-func (e errReader) Read([]byte) (int, error)          { return 0, e.err }
-func (e errReader) ReadAt([]byte, int64) (int, error) { return 0, e.err }

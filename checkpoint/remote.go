@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/url"
 	"strings"
 
@@ -28,26 +27,11 @@ type remote = httprange.Reader
 // model.safetensors.index.json and its shards, or a Hub repository
 // (hf://ORG/REPO[@REV]: its model.safetensors, else its index).
 func openRemote(path string) (*Checkpoint, error) {
-	if !strings.HasPrefix(path, "hf://") {
-		return openRemoteURL(path, path)
-	}
-	u, bare, err := httprange.HubURL(path)
+	u, display, err := httprange.Locate(path, safetensors.FolderNames)
 	if err != nil {
 		return nil, err
 	}
-	if !bare {
-		return openRemoteURL(path, u)
-	}
-	// transformers' order: the single file, then the index.
-	c, err := openRemoteURL(strings.TrimSuffix(path, "/")+"/"+safetensors.SingleName, u+safetensors.SingleName)
-	if !errors.Is(err, fs.ErrNotExist) {
-		return c, err
-	}
-	c, err = openRemoteURL(strings.TrimSuffix(path, "/")+"/"+safetensors.IndexName, u+safetensors.IndexName)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("checkpoint: %s has no %s or %s (name a file: hf://ORG/REPO/FILE): %w", path, safetensors.SingleName, safetensors.IndexName, err)
-	}
-	return c, err
+	return openRemoteURL(display, u)
 }
 
 // openRemoteURL opens the checkpoint at u, named path in what it reports.

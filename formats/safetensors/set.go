@@ -19,6 +19,10 @@ const (
 	AdapterName = "adapter_model.safetensors"
 )
 
+// FolderNames are the files a folder's checkpoint is looked for in, in the
+// order transformers looks: the single file, then the index.
+var FolderNames = []string{SingleName, IndexName}
+
 // Set is a checkpoint: one safetensors file, or the shards listed by an
 // index file.
 type Set struct {
@@ -42,15 +46,16 @@ func OpenSet(path string) (*Set, error) {
 		return nil, fmt.Errorf("safetensors: %w", err)
 	}
 	if st.IsDir() {
-		single := filepath.Join(path, SingleName)
-		if _, err := os.Stat(single); err == nil {
-			return openSingle(single)
+		for _, name := range FolderNames {
+			p := filepath.Join(path, name)
+			if _, err := os.Stat(p); err == nil {
+				if name == IndexName {
+					return openIndexed(p)
+				}
+				return openSingle(p)
+			}
 		}
-		index := filepath.Join(path, IndexName)
-		if _, err := os.Stat(index); err == nil {
-			return openIndexed(index)
-		}
-		return nil, fmt.Errorf("safetensors: %s: no %s or %s: %w", path, SingleName, IndexName, fs.ErrNotExist)
+		return nil, fmt.Errorf("safetensors: %s: no %s: %w", path, strings.Join(FolderNames, " or "), fs.ErrNotExist)
 	}
 	if strings.HasSuffix(path, ".json") {
 		return openIndexed(path)

@@ -45,6 +45,27 @@ func HubURL(path string) (u string, bare bool, err error) {
 	return base + parts[2], false, nil
 }
 
+// Locate returns the URL path names: an http(s) URL as it is, an
+// hf://ORG/REPO[@REV]/FILE as the Hub's resolve URL, and for a bare
+// hf://ORG/REPO the first of names that exists in the repository (probed
+// with a range request), with display, the hf:// path of that file. None
+// existing is an error matching fs.ErrNotExist that names them all.
+func Locate(path string, names []string) (u, display string, err error) {
+	if !strings.HasPrefix(path, "hf://") {
+		return path, path, nil
+	}
+	u, bare, err := HubURL(path)
+	if err != nil || !bare {
+		return u, path, err
+	}
+	for _, name := range names {
+		if _, err := Open(u + name); !errors.Is(err, fs.ErrNotExist) {
+			return u + name, strings.TrimSuffix(path, "/") + "/" + name, err
+		}
+	}
+	return "", "", fmt.Errorf("httprange: %s has no %s (name a file: hf://ORG/REPO/FILE): %w", path, strings.Join(names, " or "), fs.ErrNotExist)
+}
+
 // hubEndpoint is the Hub's address: HF_ENDPOINT (as huggingface_hub reads
 // it: a mirror or a private Hub) or https://huggingface.co.
 func hubEndpoint() string {
