@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -57,7 +58,7 @@ func TestMemoryMatchesLlamaCpp(t *testing.T) {
 			t.Fatal(err)
 		}
 		kv, _ := tensor.Parse(c.KVType)
-		m, err := s.EstimateMemory(c.Ctx, kv)
+		m, err := s.EstimateMemory(MemoryOptions{Context: c.Ctx, KVType: kv})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,7 +124,7 @@ func TestMemoryMLAFromConfig(t *testing.T) {
 			continue
 		}
 		kv, _ := tensor.Parse(c.KVType)
-		m, err := s.EstimateMemory(c.Ctx, kv)
+		m, err := s.EstimateMemory(MemoryOptions{Context: c.Ctx, KVType: kv})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,4 +136,97 @@ func TestMemoryMLAFromConfig(t *testing.T) {
 	if checked == 0 {
 		t.Fatal("no deepseek2 case in memory.json")
 	}
+}
+
+// TestComputeBufferAgainstLlamaCpp compares the output buffer and the
+// compute-buffer estimate with what llama.cpp c392e509 reports for the same
+// context parameters (testdata/arch/memory.json "buffers", from
+// gen_memory.py): the fixtures, and one-layer models of real widths
+// (TinyLlama, Qwen2.5-0.5B, Gemma-2B, GPT-2, Phi-3-mini) whose
+// hyperparameters llama.cpp printed, at 512 and 4096 positions, physical
+// batches of 512 (one sequence) and 128 (four), f16 and q8_0 caches. The
+// output buffer is exact (to the two decimals of MiB llama.cpp prints); the
+// compute buffer, which depends on how ggml's allocator packs each graph, is
+// held to 8 % for the real widths and 1.1 MiB for the fixtures.
+func TestComputeBufferAgainstLlamaCpp(t *testing.T) {
+	b, err := os.ReadFile("../testdata/arch/memory.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref struct {
+		Buffers []struct {
+			Model      string         `json:"model"`
+			Ctx        int64          `json:"ctx"`
+			KVType     string         `json:"kv_type"`
+			UBatch     int64          `json:"ubatch"`
+			Parallel   int64          `json:"parallel"`
+			OutputMiB  float64        `json:"output_mib"`
+			ComputeMiB float64        `json:"compute_mib"`
+			HParams    map[string]any `json:"hparams"`
+		} `json:"buffers"`
+	}
+	if err := json.Unmarshal(b, &ref); err != nil {
+		t.Fatal(err)
+	}
+	const mib = 1 << 20
+	var worstRel, worstAbs float64
+	real, fixtures := 0, 0
+	for _, c := range ref.Buffers {
+		hp := map[string]int64{}
+		for k, v := range c.HParams {
+			if f, ok := v.(float64); ok {
+				hp[k] = int64(f)
+			}
+		}
+		archName, _ := c.HParams["arch"].(string)
+		synth := strings.HasPrefix(c.Model, "synth:")
+		var s *Summary
+		if synth {
+			s = &Summary{Architecture: archName, Layers: int(hp["n_layer"]), Hidden: hp["n_embd"], Heads: hp["n_head"],
+				KVHeads: hp["n_head_kv"], KeyLength: hp["n_embd_head_k"], ValueLength: hp["n_embd_head_v"],
+				Vocab: hp["n_vocab"], FFNLength: hp["n_ff"], ExpertsUsed: hp["n_expert_used"], ExpertFFNLength: hp["n_ff_exp"]}
+		} else {
+			ck, err := Open(filepath.Join("..", c.Model))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err = Summarize(ck)
+			ck.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			// What the estimate reads from the file is what llama.cpp read.
+			if s.Architecture != archName || s.Hidden != hp["n_embd"] || s.Heads != hp["n_head"] || s.Vocab != hp["n_vocab"] || (hp["n_ff"] > 0 && s.FFNLength != hp["n_ff"]) {
+				t.Errorf("%s: summary n_embd %d, heads %d, vocab %d, ffn %d; llama.cpp %v", c.Model, s.Hidden, s.Heads, s.Vocab, s.FFNLength, hp)
+			}
+		}
+		kv, _ := tensor.Parse(c.KVType)
+		m, err := s.EstimateMemory(MemoryOptions{Context: c.Ctx, KVType: kv, UBatch: c.UBatch, Parallel: c.Parallel})
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := fmt.Sprintf("%s ctx %d %s ub %d np %d", c.Model, c.Ctx, c.KVType, c.UBatch, c.Parallel)
+		if out := float64(m.OutputBytes) / mib; math.Abs(out-c.OutputMiB) > 0.005+1e-9 {
+			t.Errorf("%s: output buffer %.4f MiB, llama.cpp %.2f", name, out, c.OutputMiB)
+		}
+		got := float64(m.ComputeBytes) / mib
+		rel, abs := math.Abs(got/c.ComputeMiB-1), math.Abs(got-c.ComputeMiB)
+		if synth {
+			real++
+			worstRel = max(worstRel, rel)
+			if rel > 0.08 {
+				t.Errorf("%s: compute buffer %.2f MiB, llama.cpp %.2f (%.1f %%)", name, got, c.ComputeMiB, 100*(got/c.ComputeMiB-1))
+			}
+		} else {
+			fixtures++
+			worstAbs = max(worstAbs, abs)
+			if abs > 1.1 {
+				t.Errorf("%s: compute buffer %.2f MiB, llama.cpp %.2f", name, got, c.ComputeMiB)
+			}
+		}
+	}
+	if real < 30 || fixtures < 20 {
+		t.Fatalf("%d real-width and %d fixture cases, want 30 and 20", real, fixtures)
+	}
+	t.Logf("compute buffer: worst %.1f %% over %d real-width cases, worst %.2f MiB over %d fixture cases", 100*worstRel, real, worstAbs, fixtures)
 }

@@ -36,6 +36,11 @@ type Summary struct {
 	Experts     int64 `json:"experts,omitempty"`
 	ExpertsUsed int64 `json:"experts_used,omitempty"`
 
+	// FFNLength is a dense feed-forward's inner width, ExpertFFNLength an
+	// expert's (where the config or GGUF states them).
+	FFNLength       int64 `json:"ffn_length,omitempty"`
+	ExpertFFNLength int64 `json:"expert_ffn_length,omitempty"`
+
 	Tensors int   `json:"tensor_count"`
 	Params  int64 `json:"params"`
 	// ExpertParams are the parameters of the routed experts (in Params);
@@ -336,6 +341,8 @@ func (s *Summary) fromConfig(cfg map[string]any) {
 	s.Context = cfgInt(cfg, "max_position_embeddings", "n_positions", "n_ctx")
 	s.Experts = cfgInt(cfg, "num_local_experts", "num_experts", "n_routed_experts")
 	s.ExpertsUsed = cfgInt(cfg, "num_experts_per_tok")
+	s.FFNLength = cfgInt(cfg, "intermediate_size", "n_inner", "ffn_dim", "d_ff")
+	s.ExpertFFNLength = cfgInt(cfg, "moe_intermediate_size")
 }
 
 func (s *Summary) fromGGUF(m tensor.Metadata) {
@@ -361,6 +368,8 @@ func (s *Summary) fromGGUF(m tensor.Metadata) {
 	s.Context = get("context_length")
 	s.Experts = get("expert_count")
 	s.ExpertsUsed = get("expert_used_count")
+	s.FFNLength = get("feed_forward_length")
+	s.ExpertFFNLength = get("expert_feed_forward_length")
 	s.Vocab = get("vocab_size")
 	if s.Vocab == 0 {
 		if v, ok := m.Get("tokenizer.ggml.tokens"); ok {

@@ -20,9 +20,10 @@ func TestImportDirection(t *testing.T) {
 		"formats/native":      {"tensor"},
 		"formats/pytorch":     {"tensor", "formats/shardindex"},
 		"quant":               {"tensor"},
-		// checkpoint decodes GPTQ/AWQ packed layers with quant's codec (checkpoint/packed.go).
-		"checkpoint": {"tensor", "quant", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/native", "formats/pytorch"},
-		"quantize":   {"tensor", "quant", "checkpoint", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/native", "formats/pytorch"},
+		// checkpoint decodes GPTQ/AWQ packed layers with quant's codec (checkpoint/packed.go)
+		// and reads a family's graph facts for the memory estimate (checkpoint/memory.go).
+		"checkpoint": {"tensor", "arch", "quant", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/native", "formats/pytorch"},
+		"quantize":   {"tensor", "arch", "quant", "checkpoint", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/native", "formats/pytorch"},
 		"tokenizer":  {"tensor", "formats/gguf"},
 		"kernels":    {"tensor", "quant"},
 		"convert":    {"tensor", "arch", "quant", "checkpoint", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/native", "formats/pytorch"},

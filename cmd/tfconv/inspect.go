@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/convert"
@@ -26,6 +27,9 @@ type inspectOptions struct {
 	json     bool
 	ctx      int64
 	kvType   string
+	batch    int64
+	ubatch   int64
+	parallel int64
 }
 
 func newCmdInspect(a *app) *cobra.Command {
@@ -41,9 +45,12 @@ entry (long arrays shortened unless --full). --json prints everything.
 PATH may be an http(s) URL or hf://ORG/REPO[@REV]/FILE of one GGUF or
 safetensors file: only its header is fetched, with range requests (HF_TOKEN
 is sent to the Hub only), and the bytes fetched are said on stderr.
---ctx N adds what llama.cpp allocates to run the model at N positions: the
-weights and the KV cache (--kv-type f16, q8_0, q4_0 or f32), as its
-llama_kv_cache_init sizes them.`,
+--ctx N adds what llama.cpp allocates to run the model at N positions on the
+CPU: the weights and the KV cache (--kv-type f16, q8_0, q4_0 or f32) as its
+llama_kv_cache_init sizes them, the output buffer (logits for --parallel
+sequences) and an estimate of the compute buffer for a physical batch of
+--ubatch tokens (at most --batch and the context), as llama.cpp's -c, -ctk,
+-b, -ub and -np set them.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.path = args[0]
@@ -56,6 +63,18 @@ llama_kv_cache_init sizes them.`,
 	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON (schema in the README)")
 	cmd.Flags().Int64Var(&opts.ctx, "ctx", 0, "estimate memory at this context length (weights + KV cache)")
 	cmd.Flags().StringVar(&opts.kvType, "kv-type", "f16", "KV cache type for --ctx: f16|q8_0|q4_0|f32")
+	cmd.Flags().Int64Var(&opts.batch, "batch", 2048, "logical batch for --ctx (llama.cpp -b, --batch-size)")
+	cmd.Flags().Int64Var(&opts.ubatch, "ubatch", 512, "physical batch for --ctx: the tokens of the compute graph (llama.cpp -ub, --ubatch-size)")
+	cmd.Flags().Int64Var(&opts.parallel, "parallel", 1, "sequences for --ctx, sharing the cache (llama.cpp -np)")
+	cmd.Flags().SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		switch name { // llama.cpp's long names
+		case "batch-size":
+			name = "batch"
+		case "ubatch-size":
+			name = "ubatch"
+		}
+		return pflag.NormalizedName(name)
+	})
 	return cmd
 }
 
@@ -122,7 +141,16 @@ func runInspect(a *app, opts *inspectOptions) error {
 		if !ok {
 			return fmt.Errorf("inspect: --kv-type %q: want f16, q8_0, q4_0 or f32", opts.kvType)
 		}
-		if mem, err = s.EstimateMemory(opts.ctx, kv); err != nil {
+		for _, f := range []struct {
+			name string
+			v    int64
+		}{{"batch", opts.batch}, {"ubatch", opts.ubatch}, {"parallel", opts.parallel}} {
+			if f.v <= 0 {
+				return fmt.Errorf("inspect: --%s %d: want 1 or more", f.name, f.v)
+			}
+		}
+		mo := checkpoint.MemoryOptions{Context: opts.ctx, KVType: kv, Batch: opts.batch, UBatch: opts.ubatch, Parallel: opts.parallel}
+		if mem, err = s.EstimateMemory(mo); err != nil {
 			return fmt.Errorf("inspect: %s: %w", opts.path, err)
 		}
 	}
@@ -196,6 +224,13 @@ func runInspect(a *app, opts *inspectOptions) error {
 		t.Row("context (KV cache)", fmt.Sprintf("%d positions (cache of %d), %s", mem.Context, mem.KVSize, mem.KVType))
 		t.Row("KV cache", fmt.Sprintf("%d (%s): K %s, V %s", mem.KVBytes, output.Bytes(mem.KVBytes), output.Bytes(mem.KBytes), output.Bytes(mem.VBytes)))
 		t.Row("weights + KV cache", fmt.Sprintf("%d (%s)", mem.TotalBytes, output.Bytes(mem.TotalBytes)))
+		t.Row("output buffer", fmt.Sprintf("%d (%s): logits of %d sequence(s)", mem.OutputBytes, output.Bytes(mem.OutputBytes), mem.Parallel))
+		attn := "scores materialised"
+		if mem.FlashAttention {
+			attn = "flash attention"
+		}
+		t.Row("compute buffer (estimate)", fmt.Sprintf("%d (%s): batch of %d tokens, %s", mem.ComputeBytes, output.Bytes(mem.ComputeBytes), mem.UBatch, attn))
+		t.Row("total to run", fmt.Sprintf("%d (%s)", mem.RunBytes, output.Bytes(mem.RunBytes)))
 	}
 	if err := t.Render(w); err != nil {
 		return err

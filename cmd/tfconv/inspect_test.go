@@ -119,3 +119,58 @@ func TestInspectTables(t *testing.T) {
 		}
 	}
 }
+
+// TestInspectMemoryFlags runs --ctx with llama.cpp's batch and sequence
+// flags on the llama fixture and checks --json against what llama.cpp
+// c392e509 reported for the same context parameters
+// (testdata/arch/memory.json: KV self size 2.00 + 2.00 MiB at 4096
+// positions, f16; output buffer 0.02 MiB for four sequences; compute
+// buffer 10.50 MiB for -ub 128), and that bad values are refused.
+func TestInspectMemoryFlags(t *testing.T) {
+	const llama = "../../testdata/model/gguf/llama-Q8_0.gguf"
+	code, out, errOut := run(t, "inspect", llama, "--ctx", "4096", "--ubatch-size", "128", "--parallel", "4", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var j struct {
+		Memory struct {
+			KVSize  int64 `json:"kv_size"`
+			KV      int64 `json:"kv_bytes"`
+			Weights int64 `json:"weight_bytes"`
+			Total   int64 `json:"total_bytes"`
+			UBatch  int64 `json:"ubatch"`
+			Par     int64 `json:"parallel"`
+			Flash   bool  `json:"flash_attention"`
+			Output  int64 `json:"output_bytes"`
+			Compute int64 `json:"compute_bytes"`
+			Run     int64 `json:"run_total_bytes"`
+		} `json:"memory"`
+	}
+	if err := json.Unmarshal([]byte(out), &j); err != nil {
+		t.Fatalf("bad JSON: %v\n%s", err, out)
+	}
+	m := j.Memory
+	const mib = 1 << 20
+	if m.KVSize != 4096 || m.KV != 4*mib || m.UBatch != 128 || m.Par != 4 || m.Flash {
+		t.Errorf("memory %+v: want a cache of 4096, 4 MiB, ubatch 128, 4 sequences, no flash attention", m)
+	}
+	if m.Output != 1000*4*4 { // llama.cpp: 0.02 MiB (vocabulary 1000, four sequences, f32)
+		t.Errorf("output buffer %d bytes", m.Output)
+	}
+	if c := float64(m.Compute) / mib; c < 10.50-1.1 || c > 10.50+1.1 {
+		t.Errorf("compute buffer %.2f MiB, llama.cpp 10.50", c)
+	}
+	if m.Total != m.Weights+m.KV || m.Run != m.Total+m.Output+m.Compute {
+		t.Errorf("totals %+v", m)
+	}
+	code, out, _ = run(t, "inspect", llama, "--ctx", "4096", "--kv-type", "q8_0")
+	if code != 0 || !strings.Contains(out, "flash attention") || !strings.Contains(out, "compute buffer (estimate)") || !strings.Contains(out, "total to run") {
+		t.Errorf("table (exit %d):\n%s", code, out)
+	}
+	for _, bad := range [][]string{{"--parallel", "0"}, {"--ubatch", "-1"}, {"--batch", "0"}} {
+		code, _, errOut := run(t, append([]string{"inspect", llama, "--ctx", "512"}, bad...)...)
+		if code == 0 || !strings.Contains(errOut, strings.TrimPrefix(bad[0], "--")) {
+			t.Errorf("%v: exit %d, %q", bad, code, errOut)
+		}
+	}
+}

@@ -1,10 +1,18 @@
 #!/usr/bin/env python3
-"""What llama.cpp (c392e509) reports when it loads a GGUF with a context of N positions and a KV cache type: its
-own log lines "KV self size = …, K (type): … MiB, V (type): … MiB" and "CPU_Mapped model buffer size = … MiB",
-written to memory.json for `tfconv inspect --ctx` (checkpoint.TestMemoryMatchesLlamaCpp). The program is
-tools/kv_report.cpp, built against the llama.cpp tree like logits_dump.cpp. Usage, from the repository root:
+"""What llama.cpp (c392e509) reports when it loads a GGUF and makes a context on the CPU: its own log lines
+"KV self size = …, K (type): … MiB, V (type): … MiB", "CPU_Mapped model buffer size = … MiB",
+"CPU output buffer size = … MiB" and "CPU compute buffer size = … MiB", written to memory.json for
+`tfconv inspect --ctx` (checkpoint.TestMemoryMatchesLlamaCpp, TestComputeBufferAgainstLlamaCpp). The program is
+tools/kv_report.cpp, built against the llama.cpp tree like logits_dump.cpp.
 
-  python3 testdata/arch/gen_memory.py <kv-report binary>
+"cases": the fixtures below at three context lengths, f16 and q8_0 caches, llama.cpp's default batches.
+"buffers": the fixtures and real-width one-layer models at two context lengths, two physical batches (-ub 512 with
+one sequence, -ub 128 with four), with the hyperparameters llama.cpp printed for each. The real-width models are
+`tfconv synth --like NAME --layers 1 --type q8_0` GGUFs (random weights; only their shapes matter here, and what
+is recorded is llama.cpp's report on them); they are too large to keep, so give their folder as the second
+argument (without it only the fixtures are measured). Usage, from the repository root:
+
+  python3 testdata/arch/gen_memory.py <kv-report binary> [<folder of NAME.gguf synth files>]
 """
 
 import json
@@ -17,30 +25,73 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 FILES = ["testdata/model/gguf/llama-Q8_0.gguf", "testdata/model/gguf/gpt2-Q4_0.gguf",
          "testdata/arch/gemma2/gguf/gemma2-f32.gguf", "testdata/arch/deepseek2/gguf/deepseek2-f32.gguf"]
+SYNTH = ["tinyllama-1.1b", "qwen2.5-0.5b", "gemma-2b", "gpt2-124m", "phi3-mini-4k"]
 CTX = [512, 4096, 32768]
 TYPES = ["f16", "q8_0"]
+HPARAMS = ["n_embd", "n_layer", "n_head", "n_head_kv", "n_embd_head_k", "n_embd_head_v", "n_ff", "n_expert",
+           "n_expert_used", "n_ff_exp", "n_vocab"]
+
+
+def report(kv_report, path, n, t, ubatch=None, nseq=None):
+    args = [kv_report, path, str(n), t] + ([str(ubatch), str(nseq)] if ubatch else [])
+    r = subprocess.run(args, capture_output=True, text=True)
+    log = r.stdout + r.stderr
+    kv = re.search(r"KV self size\s*=\s*([\d.]+) MiB, K \((\w+)\):\s*([\d.]+) MiB, V \((\w+)\):\s*([\d.]+) MiB", log)
+    if r.returncode != 0 or not kv:
+        return None, log
+    num = lambda pat: float(re.search(pat, log).group(1)) if re.search(pat, log) else None
+    out = {"kv_size": int(re.search(r"kv_size = (\d+)", log).group(1)),
+           "k_mib": float(kv.group(3)), "v_mib": float(kv.group(5)),
+           "mapped_model_mib": num(r"CPU_Mapped model buffer size\s*=\s*([\d.]+) MiB"),
+           "output_mib": num(r"output buffer size\s*=\s*([\d.]+) MiB"),
+           "compute_mib": num(r"compute buffer size\s*=\s*([\d.]+) MiB")}
+    return out, log
+
+
+def hparams(log):
+    hp = {}
+    m = re.search(r"print_info: arch\s*=\s*(\S+)\n", log)
+    if m:
+        hp["arch"] = m.group(1)
+    for k in HPARAMS:
+        m = re.search(r"print_info: %s\s*=\s*(\d+)\n" % k, log)
+        if m:
+            hp[k] = int(m.group(1))
+    return hp
 
 
 def main():
     kv_report = sys.argv[1]
-    out = []
+    synth_dir = sys.argv[2] if len(sys.argv) > 2 else None
+    cases = []
     for f in FILES:
         for n in CTX:
             for t in TYPES:
-                r = subprocess.run([kv_report, os.path.join(ROOT, f), str(n), t], capture_output=True, text=True)
-                log = r.stdout + r.stderr
-                kv = re.search(r"KV self size\s*=\s*([\d.]+) MiB, K \((\w+)\):\s*([\d.]+) MiB, V \((\w+)\):\s*([\d.]+) MiB", log)
-                size = re.search(r"kv_size = (\d+)", log)
-                mapped = re.search(r"CPU_Mapped model buffer size\s*=\s*([\d.]+) MiB", log)
-                if r.returncode != 0 or not kv:
-                    out.append({"file": f, "ctx": n, "kv_type": t, "refused": True})
+                r, _ = report(kv_report, os.path.join(ROOT, f), n, t)
+                if r is None:
+                    cases.append({"file": f, "ctx": n, "kv_type": t, "refused": True})
                     continue
-                out.append({"file": f, "ctx": n, "kv_type": t, "kv_size": int(size.group(1)),
-                            "k_mib": float(kv.group(3)), "v_mib": float(kv.group(5)),
-                            "mapped_model_mib": float(mapped.group(1)) if mapped else None})
+                cases.append({"file": f, "ctx": n, "kv_type": t, **r})
+    models = [(f, os.path.join(ROOT, f), None) for f in FILES]
+    if synth_dir:
+        models += [("synth:" + s, os.path.join(synth_dir, s + ".gguf"),
+                    "tfconv synth --like %s --layers 1 --type q8_0" % s) for s in SYNTH]
+    buffers = []
+    for name, path, made in models:
+        for n in [512, 4096]:
+            for t in TYPES:
+                for ub, nseq in [(512, 1), (128, 4)]:
+                    r, log = report(kv_report, path, n, t, ub, nseq)
+                    if r is None:
+                        continue  # llama.cpp refused the context (a quantized V cache where it has no flash attention)
+                    row = {"model": name, "ctx": n, "kv_type": t, "ubatch": ub, "parallel": nseq,
+                           "output_mib": r["output_mib"], "compute_mib": r["compute_mib"], "hparams": hparams(log)}
+                    if made:
+                        row["made_by"] = made
+                    buffers.append(row)
     with open(os.path.join(HERE, "memory.json"), "w") as fh:
         json.dump({"llama.cpp": "c392e5094deaf2d1a7c18683214f007fad3fe42b", "tool": "tools/kv_report.cpp",
-                   "cases": out}, fh, indent=1)
+                   "cases": cases, "buffers": buffers}, fh, indent=1)
         fh.write("\n")
 
 

@@ -6,7 +6,10 @@
 // Build against a llama.cpp tree (as logits_dump.cpp):
 //   g++ -O2 -std=c++17 kv_report.cpp -I$LLAMA/include -I$LLAMA/ggml/include \
 //       -L$LLAMA/build/bin -lllama -lggml -lggml-base -Wl,-rpath,$LLAMA/build/bin -o kv-report
-// Run: kv-report MODEL.gguf N_CTX f16|q8_0|q4_0|f32 2>&1 | grep -E 'model size|KV self size'
+// Run: kv-report MODEL.gguf N_CTX f16|q8_0|q4_0|f32 [N_UBATCH [N_SEQ]] 2>&1 |
+//          grep -E 'model buffer size|KV self size|output buffer size|compute buffer size'
+// (N_UBATCH, default 512, is the physical batch llama.cpp reserves its compute
+// graph for; N_SEQ, default 1, the sequences it reserves outputs for.)
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -14,8 +17,8 @@
 #include "llama.h"
 
 int main(int argc, char **argv) {
-    if (argc != 4) {
-        fprintf(stderr, "usage: %s MODEL.gguf N_CTX TYPE\n", argv[0]);
+    if (argc < 4 || argc > 6) {
+        fprintf(stderr, "usage: %s MODEL.gguf N_CTX TYPE [N_UBATCH [N_SEQ]]\n", argv[0]);
         return 2;
     }
     ggml_type t = GGML_TYPE_F16;
@@ -27,6 +30,8 @@ int main(int argc, char **argv) {
     if (!model) return 1;
     llama_context_params cp = llama_context_default_params();
     cp.n_ctx = atoi(argv[2]);
+    if (argc > 4) cp.n_ubatch = atoi(argv[4]);
+    if (argc > 5) cp.n_seq_max = atoi(argv[5]);
     cp.n_threads = cp.n_threads_batch = 1;
     cp.type_k = cp.type_v = t;
     cp.flash_attn = t != GGML_TYPE_F16 && t != GGML_TYPE_F32; // quantized V needs flash attention
