@@ -13,7 +13,7 @@ import (
 // matrices, a token uses num_experts_per_tok of them, and a shared expert
 // is not a routed one.
 func TestSummaryMixture(t *testing.T) {
-	for _, fam := range []string{"mixtral", "qwen2moe", "olmoe", "qwen3moe", "deepseek2", "deepseek3"} {
+	for _, fam := range []string{"mixtral", "qwen2moe", "olmoe", "qwen3moe", "deepseek2", "deepseek2-short", "deepseek3"} {
 		b, err := os.ReadFile("../testdata/arch/" + fam + "/hf/config.json")
 		if err != nil {
 			t.Fatal(err)

@@ -16,7 +16,7 @@ import (
 
 // familyFixtureCount is how many family fixtures testdata/arch holds
 // (testdata/arch/README.md lists them).
-const familyFixtureCount = 29
+const familyFixtureCount = 30
 
 func archFixtures(t *testing.T) []string {
 	t.Helper()

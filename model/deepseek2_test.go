@@ -12,7 +12,7 @@ import (
 // that decoding through that cache one token at a time gives the logits of
 // the whole sequence run at once.
 func TestDeepSeek2CachesLatent(t *testing.T) {
-	for _, fam := range []string{"deepseek2", "deepseek3"} {
+	for _, fam := range []string{"deepseek2", "deepseek2-short", "deepseek3"} {
 		t.Run(fam, func(t *testing.T) {
 			m, err := Load(filepath.Join("../testdata/arch", fam, "hf"), LoadOptions{})
 			if err != nil {

@@ -560,6 +560,16 @@ DEEPSEEK = {
 }
 
 
+# The deepseek2 form at 2 layers (a dense one, then a mixture): llama.cpp c392e509 refuses it (without query
+# compression it reads no q_lora_rank only at 27 layers), so it has no llama.cpp logits; it is here for the
+# converter's byte identity and for a float32 comparison with transformers at a depth where rounding has not grown
+# (27 layers carry it to ~9e-6 in transformers' own logits).
+DEEPSEEK["deepseek2-short"] = (dict(DEEPSEEK["deepseek2"][0], num_hidden_layers=2), "DEEPSEEK_V2_CODE")
+
+# Fixtures llama.cpp c392e509 refuses to load: no llama.cpp logits, and the refusal is checked when made.
+LLAMACPP_REFUSES = {"deepseek2-short": "DeepSeek-2 without query compression at other than 27 layers"}
+
+
 def deepseek_module(env):
     """DeepSeek's modeling_deepseek.py (and its configuration_deepseek.py) from the folder in $env, imported as
     a package so that its relative import resolves; nothing in them is changed."""
@@ -620,9 +630,15 @@ def make_deepseek(family, llamacpp, dump_bin, shared):
     gg = os.path.join(root, "gguf")
     os.makedirs(gg)
     cmd = convert(llamacpp, hf, os.path.join(gg, f"{family}-f32.gguf"), "f32", "gpt-2")
-    out = subprocess.run([dump_bin, os.path.join(gg, f"{family}-f32.gguf"), ",".join(map(str, INPUT_IDS))],
-                         check=True, capture_output=True, text=True).stdout
-    lc = json.loads(out)
+    r = subprocess.run([dump_bin, os.path.join(gg, f"{family}-f32.gguf"), ",".join(map(str, INPUT_IDS))],
+                       capture_output=True, text=True)
+    if family in LLAMACPP_REFUSES:
+        assert r.returncode != 0, f"{family}: llama.cpp was expected to refuse it"
+        print(f"{family}: llama.cpp refuses it ({LLAMACPP_REFUSES[family]})")
+        return {"family": family, "class": model_cls.__name__, "llamacpp_refuses": LLAMACPP_REFUSES[family],
+                "convert": [cmd], "pre": "gpt-2", "seed": seed}
+    r.check_returncode()
+    lc = json.loads(r.stdout)
     dump(os.path.join(gg, f"{family}-f32.logits.json"), {"tokens": lc["tokens"], "logits": f32(lc["logits"])})
     diff = float(np.max(np.abs(np.asarray(lc["logits"], np.float32) - logits.numpy())))
     print(f"{family}: llama.cpp f32 vs transformers max|d| = {diff:.3g}")
