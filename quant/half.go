@@ -3,6 +3,7 @@ package quant
 import (
 	"encoding/binary"
 	"math"
+	"unsafe"
 )
 
 // F32ToF16 rounds f to the nearest IEEE 754 binary16 value, ties to even.
@@ -167,6 +168,10 @@ func DecodeBF16Bytes(dst []float32, src []byte) int {
 
 func encodeBytes(dst []byte, src []float32, enc func([]uint16, []float32)) int {
 	n := min(len(dst)/2, len(src))
+	if h, ok := halves(dst[:2*n]); ok {
+		enc(h, src[:n]) // the bytes are the halves themselves: no staging copy
+		return n
+	}
 	var buf [chunk]uint16
 	for i := 0; i < n; i += chunk {
 		m := min(chunk, n-i)
@@ -181,6 +186,10 @@ func encodeBytes(dst []byte, src []float32, enc func([]uint16, []float32)) int {
 
 func decodeBytes(dst []float32, src []byte, dec func([]float32, []uint16)) int {
 	n := min(len(dst), len(src)/2)
+	if h, ok := halves(src[:2*n]); ok {
+		dec(dst[:n], h)
+		return n
+	}
 	var buf [chunk]uint16
 	for i := 0; i < n; i += chunk {
 		m := min(chunk, n-i)
@@ -191,4 +200,19 @@ func decodeBytes(dst []float32, src []byte, dec func([]float32, []uint16)) int {
 		dec(dst[i:i+m], buf[:m])
 	}
 	return n
+}
+
+// littleEndian: the host stores a uint16 as its little-endian bytes, as
+// safetensors and GGUF do.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// halves views little-endian bytes as the uint16s they store when the host
+// is little-endian and the bytes are 2-byte aligned (always so for tensor
+// data at an aligned offset); otherwise the caller converts through a
+// buffer.
+func halves(b []byte) ([]uint16, bool) {
+	if !littleEndian || len(b) < 2 || uintptr(unsafe.Pointer(unsafe.SliceData(b)))%2 != 0 {
+		return nil, false
+	}
+	return unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/2), true
 }

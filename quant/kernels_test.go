@@ -1,6 +1,7 @@
 package quant
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -472,4 +473,49 @@ func BenchmarkDequantizeQ8_0(b *testing.B) {
 		}
 		reportGelem(b, benchN)
 	})
+}
+
+// TestHalfBytesAlignment checks the byte-slice codecs on aligned bytes (read
+// and written in place as uint16s on a little-endian host) and on bytes at
+// an odd address (through the staging buffer) against the element-wise
+// conversions, for lengths around the staging chunk.
+func TestHalfBytesAlignment(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for _, n := range []int{1, 3, chunk - 1, chunk, chunk + 5, 3*chunk + 17} {
+		src := make([]float32, n)
+		for i := range src {
+			src[i] = float32(rng.NormFloat64() * 100)
+		}
+		src[0] = float32(math.Inf(-1))
+		for _, off := range []int{0, 1} {
+			for _, c := range []struct {
+				name string
+				enc  func([]byte, []float32) int
+				dec  func([]float32, []byte) int
+				one  func(float32) uint16
+				back func(uint16) float32
+			}{
+				{"f16", EncodeF16Bytes, DecodeF16Bytes, F32ToF16, F16ToF32},
+				{"bf16", EncodeBF16Bytes, DecodeBF16Bytes, F32ToBF16, BF16ToF32},
+			} {
+				raw := make([]byte, 2*n+1)[off : off+2*n]
+				if got := c.enc(raw, src); got != n {
+					t.Fatalf("%s n=%d off=%d: encoded %d", c.name, n, off, got)
+				}
+				back := make([]float32, n)
+				if got := c.dec(back, raw); got != n {
+					t.Fatalf("%s n=%d off=%d: decoded %d", c.name, n, off, got)
+				}
+				for i, f := range src {
+					h := c.one(f)
+					if g := binary.LittleEndian.Uint16(raw[2*i:]); g != h {
+						t.Fatalf("%s n=%d off=%d [%d]: wrote %#04x, want %#04x", c.name, n, off, i, g, h)
+					}
+					if w := c.back(h); math.Float32bits(back[i]) != math.Float32bits(w) {
+						t.Fatalf("%s n=%d off=%d [%d]: read %v, want %v", c.name, n, off, i, back[i], w)
+					}
+				}
+			}
+		}
+	}
 }
