@@ -417,7 +417,7 @@ func TestGELUFP16MatchesGGML(t *testing.T) {
 func TestMatMulQAgainstFloat64(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 2))
 	for _, dt := range []tensor.DType{tensor.Q8_0, tensor.Q4_0, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1,
-		tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K} {
+		tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.IQ4_XS} {
 		bs := int(ActDType(dt).BlockSize())
 		K, N, M := 2*bs, 5, 3
 		w, deq := randMatrix(r, dt, N, K)
@@ -454,7 +454,7 @@ func TestMatMulQImplementationsAgree(t *testing.T) {
 		ks, ns, ms = []int{256, 1024 + 256}, []int{1, 7, 17, 33}, []int{1, 2, 17, 40}
 	}
 	for _, dt := range []tensor.DType{tensor.Q8_0, tensor.Q4_0, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1,
-		tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K} {
+		tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.IQ4_XS} {
 		bs := int(dt.BlockSize())
 		for _, K := range ks {
 			if K%bs != 0 {

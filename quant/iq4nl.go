@@ -59,6 +59,10 @@ func bestIndexIQ4NL(x float32) uint8 {
 	return uint8(mu)
 }
 
+// IQ4NLLevels returns the 16 levels of IQ4_NL and IQ4_XS (ggml's
+// kvalues_iq4nl), for the kernels that multiply them as integers.
+func IQ4NLLevels() [16]int8 { return kvaluesIQ4NL }
+
 // iq4nlSums returns Σw·q·x and Σw·q² for the levels nearest id·x.
 func iq4nlSums(x, weight []float32, id float32) (sumqx, sumq2 float32) {
 	for j, xv := range x {
