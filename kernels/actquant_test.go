@@ -47,6 +47,19 @@ func readGGMLVectors(t *testing.T) *ggmlVectors {
 	if len(v.Quantize) == 0 || len(v.VecDot) == 0 {
 		t.Fatal("no test vectors")
 	}
+	// IQ4_XS's dots, made later by gen_iq4xs_vecdot.py in the same layout.
+	b, err = os.ReadFile(filepath.Join("..", "testdata", "kernels", "ggml-vectors-iq4xs.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var iq4 ggmlVectors
+	if err := json.Unmarshal(b, &iq4); err != nil {
+		t.Fatal(err)
+	}
+	if len(iq4.VecDot) == 0 {
+		t.Fatal("no IQ4_XS test vectors")
+	}
+	v.VecDot = append(v.VecDot, iq4.VecDot...)
 	return &v
 }
 
