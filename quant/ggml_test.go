@@ -328,3 +328,52 @@ func TestIQ4_XSRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestQuantizeIQ4_XSCasesMatchGGML encodes the rows of
+// testdata/quant/ggml/iq4xs.json (gen_iq4xs.py: normal rows at three
+// scales, outliers, and edge rows — all zero, a zero or sub-GROUP_MAX_EPS
+// block inside a super-block, one non-zero value, constant, alternating),
+// each without and with an importance matrix, and requires the bytes
+// ggml_quantize_chunk wrote for them.
+func TestQuantizeIQ4_XSCasesMatchGGML(t *testing.T) {
+	b, err := os.ReadFile("../testdata/quant/ggml/iq4xs.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []struct {
+		Name    string `json:"name"`
+		Rows    int    `json:"rows"`
+		RowLen  int    `json:"row_len"`
+		Input   string `json:"input"`
+		Imatrix string `json:"imatrix"`
+		Blocks  string `json:"blocks"`
+	}
+	if err := json.Unmarshal(b, &cases); err != nil {
+		t.Fatal(err)
+	}
+	weighted := 0
+	for _, c := range cases {
+		x := f32s(unhex(t, c.Input))
+		want := unhex(t, c.Blocks)
+		var qw []float32
+		if c.Imatrix != "" {
+			qw = f32s(unhex(t, c.Imatrix))
+			weighted++
+		}
+		if len(x) != c.Rows*c.RowLen || len(want) != c.Rows*c.RowLen/256*136 {
+			t.Fatalf("%s: %d values, %d bytes for %d×%d", c.Name, len(x), len(want), c.Rows, c.RowLen)
+		}
+		got := make([]byte, len(want))
+		if err := QuantizeRows(got, x, tensor.IQ4_XS, c.RowLen, qw); err != nil {
+			t.Fatal(err)
+		}
+		for o := 0; o < len(want); o += 136 {
+			if string(got[o:o+136]) != string(want[o:o+136]) {
+				t.Errorf("%s (imatrix %v): super-block %d = %x, ggml %x", c.Name, qw != nil, o/136, got[o:o+136], want[o:o+136])
+			}
+		}
+	}
+	if len(cases) != 10 || weighted != 5 {
+		t.Fatalf("%d cases, %d with an importance matrix; want 10 and 5", len(cases), weighted)
+	}
+}
