@@ -72,7 +72,7 @@ func ParseTarget(name string) (Target, error) {
 
 // ParseTensorType parses a single tensor type for --embedding-type,
 // --output-tensor-type and overrides: any type Quantize can write to GGUF
-// (q8_0 ... q6_k, f16, bf16, f32), case-insensitive.
+// (q8_0 ... q6_k, iq4_nl, iq4_xs, f16, bf16, f32), case-insensitive.
 func ParseTensorType(name string) (tensor.DType, error) {
 	d, ok := tensor.Parse(name)
 	if !ok || !writableType(d) {
@@ -84,7 +84,7 @@ func ParseTensorType(name string) (tensor.DType, error) {
 func writableType(d tensor.DType) bool {
 	switch d {
 	case tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0, tensor.Q4_1, tensor.Q5_0, tensor.Q5_1,
-		tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K:
+		tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.IQ4_NL, tensor.IQ4_XS:
 		return true
 	}
 	return false

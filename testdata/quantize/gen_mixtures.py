@@ -70,12 +70,13 @@ OVERRIDES = ["general.name=str:tfconv mixtures", "llama.context_length=int:4096"
              "test.flag=bool:true"]
 
 
-def quantize(src, typ, imatrix=None, overrides=()):
+def quantize(src, typ, imatrix=None, overrides=(), flags=()):
     """Runs llama-quantize from the repository root with relative paths (it records the imatrix path as given)."""
     dst = os.path.join("/tmp", "mixtures-" + typ + ".gguf")
     args = [os.path.join(binDir, "llama-quantize")] + (["--imatrix", os.path.relpath(imatrix, root)] if imatrix else [])
     for o in overrides:
         args += ["--override-kv", o]
+    args += list(flags)
     subprocess.run(args + [src, dst, typ], check=True, capture_output=True, cwd=root,
                    env=dict(os.environ, LD_LIBRARY_PATH=binDir))
     r = gguf.GGUFReader(dst)
@@ -115,6 +116,11 @@ for typ in ["Q2_K_S", "Q4_K_S", "IQ4_NL", "IQ4_XS"]:
 for name, imatrix in [("Q4_K_M+override", None), ("Q4_K_S+imatrix+override", imat)]:
     sha, r = quantize(os.path.relpath(src, root), name.split("+")[0], imatrix, OVERRIDES)
     res[name] = {"sha256": sha, "overrides": OVERRIDES, "tensors": [[t.name, t.tensor_type.name] for t in r.tensors]}
+
+# The IQ4 types as --token-embedding-type / --output-tensor-type (any ggml type is accepted there).
+TYPE_FLAGS = ["--token-embedding-type", "iq4_xs", "--output-tensor-type", "iq4_nl"]
+sha, r = quantize(os.path.relpath(src, root), "Q4_K_M", flags=TYPE_FLAGS)
+res["Q4_K_M+types"] = {"sha256": sha, "flags": TYPE_FLAGS, "tensors": [[t.name, t.tensor_type.name] for t in r.tensors]}
 
 big = "/tmp/mixtures70-f16.gguf"
 write_model(big, 80, 8)
