@@ -47,6 +47,19 @@ func readGGMLVectors(t *testing.T) *ggmlVectors {
 	if len(v.Quantize) == 0 || len(v.VecDot) == 0 {
 		t.Fatal("no test vectors")
 	}
+	// IQ4_XS's dots, made later by gen_iq4xs_vecdot.py in the same layout.
+	b, err = os.ReadFile(filepath.Join("..", "testdata", "kernels", "ggml-vectors-iq4xs.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var iq4 ggmlVectors
+	if err := json.Unmarshal(b, &iq4); err != nil {
+		t.Fatal(err)
+	}
+	if len(iq4.VecDot) == 0 {
+		t.Fatal("no IQ4_XS test vectors")
+	}
+	v.VecDot = append(v.VecDot, iq4.VecDot...)
 	return &v
 }
 
@@ -417,7 +430,7 @@ func TestGELUFP16MatchesGGML(t *testing.T) {
 func TestMatMulQAgainstFloat64(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 2))
 	for _, dt := range []tensor.DType{tensor.Q8_0, tensor.Q4_0, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1,
-		tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K} {
+		tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.IQ4_XS} {
 		bs := int(ActDType(dt).BlockSize())
 		K, N, M := 2*bs, 5, 3
 		w, deq := randMatrix(r, dt, N, K)
@@ -454,7 +467,7 @@ func TestMatMulQImplementationsAgree(t *testing.T) {
 		ks, ns, ms = []int{256, 1024 + 256}, []int{1, 7, 17, 33}, []int{1, 2, 17, 40}
 	}
 	for _, dt := range []tensor.DType{tensor.Q8_0, tensor.Q4_0, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1,
-		tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K} {
+		tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.IQ4_XS} {
 		bs := int(dt.BlockSize())
 		for _, K := range ks {
 			if K%bs != 0 {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 
+	"github.com/tfconv/tfconv/quant"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -27,6 +28,9 @@ import (
 // operations in the same order, so every implementation returns the same
 // bits, and the same bits as llama.cpp (without AMX; the fixtures' README
 // gives the size of AMX's different rounding).
+
+// iq4Levels are the IQ4_XS levels (quant owns the table).
+var iq4Levels = quant.IQ4NLLevels()
 
 // fp16 reads a little-endian binary16 at b as float32.
 func fp16(b []byte) float32 { return f16At(b) }
@@ -219,6 +223,21 @@ func unpackK(t tensor.DType, W *[256]int16, b []byte) (d, dmin float32, mins [16
 			}
 		}
 		return fp16(b[208:]), 0, mins
+	case tensor.IQ4_XS:
+		// ggml's AVX2 dot multiplies the levels by the activations in
+		// pairs (int16), then by the 6-bit block scale: the same exact
+		// integers as W = scale·level.
+		b = b[:136]
+		sh := binary.LittleEndian.Uint16(b[2:])
+		for ib := 0; ib < 8; ib++ {
+			ls := int16(b[4+ib/2]>>(4*(ib%2))&0xf|byte(sh>>(2*ib)&3)<<4) - 32
+			q := b[8+16*ib : 24+16*ib]
+			for j := 0; j < 16; j++ {
+				W[32*ib+j] = ls * int16(iq4Levels[q[j]&0xf])
+				W[32*ib+16+j] = ls * int16(iq4Levels[q[j]>>4])
+			}
+		}
+		return fp16(b), 0, mins
 	}
 	panic("kernels: unpackK " + t.String())
 }
@@ -237,11 +256,11 @@ func lanesK(W *[256]int16, a []byte) (s [8]int32) {
 	return s
 }
 
-// dotKGeneric is ggml_vec_dot_{q2_K,q3_K,q4_K,q5_K,q6_K}_q8_K over nb
-// super-blocks. With D = dx·dw and Dm = (−dx)·dmin per super-block:
+// dotKGeneric is ggml_vec_dot_{q2_K,q3_K,q4_K,q5_K,q6_K,iq4_xs}_q8_K over
+// nb super-blocks. With D = dx·dw and Dm = (−dx)·dmin per super-block:
 //
 //	Q2_K:       acc[l] = fma(Dm, mins·bsums pair l, acc[l]); acc[l] = fma(D, lane_l, acc[l])
-//	Q3_K, Q6_K: acc[l] = fma(D, lane_l, acc[l])
+//	Q3_K, Q6_K, IQ4_XS: acc[l] = fma(D, lane_l, acc[l])
 //	Q4_K:       acc[l] likewise; accm[k] = fma(Dm, mins·sums pair k, accm[k]) over 4 lanes,
 //	            result hsum8(acc) + ((accm0+accm2)+(accm1+accm3))
 //	Q5_K:       acc[l] likewise; summs = fma(Dm, Σ mins·sums, summs), result hsum8(acc) + summs

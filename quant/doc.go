@@ -25,8 +25,8 @@
 // can produce without an importance matrix, bit-exact with ggml's reference
 // code. QuantizeRows adds the importance weights llama-quantize --imatrix
 // passes (ggml's quantize_row_*_impl) for Q4_0, Q4_1, Q5_0, Q5_1,
-// Q2_K…Q6_K and IQ4_NL (weighted.go); the other types' weighted quantizers
-// are not transcribed and are refused with weights. All multi-byte fields are little-endian; "f16" is an IEEE half; qs
+// Q2_K…Q6_K, IQ4_NL and IQ4_XS (weighted.go, iq4nl.go); the other types'
+// weighted quantizers are not transcribed and are refused with weights. All multi-byte fields are little-endian; "f16" is an IEEE half; qs
 // are quants, d the scale, m/dmin the offset. Element j of a block is
 // written x[j].
 //
@@ -108,6 +108,8 @@
 //	IQ1_S   (256, 50)  | d | qs[32] | qh[8] u16 |
 //	IQ1_M   (256, 56)  | qs[32] | qh[16] | scales[8] (the f16 d is spread over their top nibbles) |
 //	IQ4_XS  (256, 136) | d | scales_h u16 | scales_l[4] | qs[128] |
+//	  x = d·(ls−32)·v[q] per 32-value block, ls 6 bits: a nibble of
+//	  scales_l and 2 bits of scales_h; v the IQ4_NL levels (iq4nl.go)
 //
 // # int8
 //

@@ -201,6 +201,7 @@ func init() {
 	quantizers[tensor.TQ2_0] = quantTQ2_0
 	quantizers[tensor.MXFP4] = quantMXFP4
 	quantizers[tensor.IQ4_NL] = quantIQ4_NL
+	quantizers[tensor.IQ4_XS] = quantIQ4_XS
 }
 
 func half(b []byte) float32       { return F16ToF32(binary.LittleEndian.Uint16(b)) }

@@ -255,3 +255,125 @@ func TestQuantizeIQ4_NLMatchesGGML(t *testing.T) {
 		t.Fatalf("%d IQ4_NL vectors, want 2", n)
 	}
 }
+
+// TestQuantizeIQ4_XSMatchesGGML encodes ggml's IQ4_XS input (4 rows of 256,
+// no importance matrix, values at scales 10⁻³…10¹) and compares the
+// super-blocks byte for byte with ggml_quantize_chunk's
+// (quantize_iq4_xs: the IQ4_NL search per 32 values, 6-bit block scales).
+func TestQuantizeIQ4_XSMatchesGGML(t *testing.T) {
+	n := 0
+	for _, v := range readGGMLVectors(t) {
+		if v.Type != "iq4_xs" {
+			continue
+		}
+		if v.Imatrix != "" {
+			t.Fatalf("IQ4_XS vector with an importance matrix")
+		}
+		n++
+		x := f32s(unhex(t, v.Input))
+		want := unhex(t, v.Blocks)
+		got := make([]byte, len(want))
+		if err := Quantize(got, x, tensor.IQ4_XS); err != nil {
+			t.Fatal(err)
+		}
+		for b := 0; b < len(want); b += 136 {
+			if string(got[b:b+136]) != string(want[b:b+136]) {
+				t.Errorf("%dx%d: super-block %d = %x, ggml %x", v.Rows, v.RowLen, b/136, got[b:b+136], want[b:b+136])
+			}
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d IQ4_XS vectors, want 1", n)
+	}
+}
+
+// TestIQ4_XSRoundTrip quantizes real weights (the shipped llama tensors,
+// rows of 256) to IQ4_XS, without and with importance weights, and decodes
+// them again: without weights every super-block stays within maxErrIQ4_XS
+// of its largest magnitude; with them (a few columns weigh 10⁴ times more
+// than others, so the fit gives the light ones up and no max bound holds)
+// the error that counts, Σ qw·(x−y)² over the tensor, is smaller than the
+// unweighted fit's.
+func TestIQ4_XSRoundTrip(t *testing.T) {
+	for _, name := range shippedTensors {
+		src := f32s(readFile(t, filepath.Join("..", "testdata", "quant", "llama", name+".F32.bin")))
+		const rowLen = 256
+		qw := make([]float32, rowLen)
+		for i := range qw {
+			qw[i] = 0.01 + float32(i%16*i%16) // a few columns matter far more than the rest
+		}
+		var werr [2]float64
+		for k, w := range [][]float32{nil, qw} {
+			q := make([]byte, len(src)/256*136)
+			if err := QuantizeRows(q, src, tensor.IQ4_XS, rowLen, w); err != nil {
+				t.Fatal(err)
+			}
+			y := make([]float32, len(src))
+			if err := Dequantize(y, q, tensor.IQ4_XS); err != nil {
+				t.Fatal(err)
+			}
+			if w == nil {
+				checkDequantError(t, name, src, y, tensor.IQ4_XS)
+			}
+			for i := range src {
+				e := float64(src[i] - y[i])
+				werr[k] += float64(qw[i%rowLen]) * e * e
+			}
+		}
+		if werr[1] >= werr[0] {
+			t.Errorf("%s: importance-weighted error %.4g, unweighted fit's %.4g", name, werr[1], werr[0])
+		}
+		if testing.Verbose() {
+			t.Logf("%s: Σqw·err² %.4g unweighted, %.4g weighted", name, werr[0], werr[1])
+		}
+	}
+}
+
+// TestQuantizeIQ4_XSCasesMatchGGML encodes the rows of
+// testdata/quant/ggml/iq4xs.json (gen_iq4xs.py: normal rows at three
+// scales, outliers, and edge rows — all zero, a zero or sub-GROUP_MAX_EPS
+// block inside a super-block, one non-zero value, constant, alternating),
+// each without and with an importance matrix, and requires the bytes
+// ggml_quantize_chunk wrote for them.
+func TestQuantizeIQ4_XSCasesMatchGGML(t *testing.T) {
+	b, err := os.ReadFile("../testdata/quant/ggml/iq4xs.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []struct {
+		Name    string `json:"name"`
+		Rows    int    `json:"rows"`
+		RowLen  int    `json:"row_len"`
+		Input   string `json:"input"`
+		Imatrix string `json:"imatrix"`
+		Blocks  string `json:"blocks"`
+	}
+	if err := json.Unmarshal(b, &cases); err != nil {
+		t.Fatal(err)
+	}
+	weighted := 0
+	for _, c := range cases {
+		x := f32s(unhex(t, c.Input))
+		want := unhex(t, c.Blocks)
+		var qw []float32
+		if c.Imatrix != "" {
+			qw = f32s(unhex(t, c.Imatrix))
+			weighted++
+		}
+		if len(x) != c.Rows*c.RowLen || len(want) != c.Rows*c.RowLen/256*136 {
+			t.Fatalf("%s: %d values, %d bytes for %d×%d", c.Name, len(x), len(want), c.Rows, c.RowLen)
+		}
+		got := make([]byte, len(want))
+		if err := QuantizeRows(got, x, tensor.IQ4_XS, c.RowLen, qw); err != nil {
+			t.Fatal(err)
+		}
+		for o := 0; o < len(want); o += 136 {
+			if string(got[o:o+136]) != string(want[o:o+136]) {
+				t.Errorf("%s (imatrix %v): super-block %d = %x, ggml %x", c.Name, qw != nil, o/136, got[o:o+136], want[o:o+136])
+			}
+		}
+	}
+	if len(cases) != 10 || weighted != 5 {
+		t.Fatalf("%d cases, %d with an importance matrix; want 10 and 5", len(cases), weighted)
+	}
+}

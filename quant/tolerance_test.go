@@ -25,13 +25,18 @@ const (
 	maxErrQ4_K = 0.15
 	maxErrQ5_K = 0.08
 	maxErrQ6_K = 0.04
+	// IQ4_XS: half the widest gap between the IQ4_NL levels (24 of the
+	// ≈127 the block max maps to, ≈0.094) plus the rounding of each 32-value
+	// block's scale to a 6-bit multiple of the super-block's; the sine
+	// input of TestRoundTripAllTypes reaches 0.106.
+	maxErrIQ4_XS = 0.15
 )
 
 var maxErr = map[tensor.DType]float64{
 	tensor.Q8_0: maxErrQ8_0, tensor.Q4_0: maxErrQ4_0, tensor.Q5_0: maxErrQ5_0,
 	tensor.Q4_1: maxErrQ4_1, tensor.Q5_1: maxErrQ5_1,
 	tensor.Q2_K: maxErrQ2_K, tensor.Q3_K: maxErrQ3_K, tensor.Q4_K: maxErrQ4_K,
-	tensor.Q5_K: maxErrQ5_K, tensor.Q6_K: maxErrQ6_K,
+	tensor.Q5_K: maxErrQ5_K, tensor.Q6_K: maxErrQ6_K, tensor.IQ4_XS: maxErrIQ4_XS,
 }
 
 // checkDequantError checks dec (a decoded tensor) against src block by

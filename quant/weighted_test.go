@@ -44,20 +44,21 @@ func TestQuantizeRowsContract(t *testing.T) {
 		w      []float32
 		unsup  bool
 	}{
-		{"IQ4_XS has no transcribed weighted quantizer", tensor.IQ4_XS, 256, w, true},
+		{"IQ2_XXS has no transcribed weighted quantizer", tensor.IQ2_XXS, 256, w, true},
 		{"weights shorter than a row", tensor.Q4_K, 256, w[:100], false},
 		{"row not a multiple of the block", tensor.Q4_K, 128, w[:128], false},
 	} {
 		out := make([]byte, 2*144)
-		if c.t == tensor.IQ4_XS {
-			out = make([]byte, 2*136)
+		if c.t == tensor.IQ2_XXS {
+			out = make([]byte, 2*66)
 		}
 		err := QuantizeRows(out, src, c.t, c.rowLen, c.w)
 		if err == nil || errors.Is(err, tensor.ErrUnsupported) != c.unsup {
 			t.Errorf("%s: %v", c.name, err)
 		}
 	}
-	if !CanQuantizeWeighted(tensor.Q2_K) || !CanQuantizeWeighted(tensor.IQ4_NL) || CanQuantizeWeighted(tensor.IQ4_XS) {
+	if !CanQuantizeWeighted(tensor.Q2_K) || !CanQuantizeWeighted(tensor.IQ4_NL) || !CanQuantizeWeighted(tensor.IQ4_XS) ||
+		CanQuantizeWeighted(tensor.IQ2_XXS) {
 		t.Error("CanQuantizeWeighted")
 	}
 }

@@ -16,7 +16,11 @@
 //     the target is Q8_0; for Q4_K_M and Q5_K_M the attn_v and ffn_down
 //     tensors of the layers use_more_bits picks (first and last eighth, every
 //     third in between) get Q6_K, attn_qkv Q5_K (Q4_K_M); Q2_K and Q3_K_M
-//     raise attn_v, ffn_down and attn_output;
+//     raise attn_v, ffn_down and attn_output; IQ4_NL and IQ4_XS give attn_v
+//     Q5_K when 4 or more heads share a KV head, and ffn_down of the first
+//     eighth of the layers Q5_K when there is no importance matrix; a model
+//     of 8 experts gets Q8_0 attn_v and attn_k (and Q5_K attn_output for
+//     most mixtures, IQ4_NL and IQ4_XS among them);
 //   - overrides (PATTERN=TYPE, regexp searched in the name, first match
 //     wins) replace the rules for the tensors they match;
 //   - with an importance matrix (Options.Imatrix, by GGUF name) the Q4_0
@@ -25,8 +29,8 @@
 //     tensor's entry (one per expert of a stacked weight); the output
 //     records the quantize.imatrix.* keys (ImatrixMetadata);
 //   - a row length the block size does not divide falls back as llama.cpp
-//     does: Q4_K→Q5_0, Q5_K→Q5_1, Q6_K→Q8_0, Q2_K/Q3_K→IQ4_NL, and F16 when
-//     32 does not divide it either. The Choice's Reason says so.
+//     does: Q4_K→Q5_0, Q5_K→Q5_1, Q6_K→Q8_0, Q2_K/Q3_K/IQ4_XS→IQ4_NL, and
+//     F16 when 32 does not divide it either. The Choice's Reason says so.
 //
 // Output layouts:
 //

@@ -4,8 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -35,8 +37,11 @@ func TestKQuantMixturesMatchLlamaQuantize(t *testing.T) {
 	}
 	c := open(t, filepath.Join(testdata, "mixtures-f16.gguf"))
 	for name, want := range ref {
-		if strings.Contains(name, "+") || strings.HasPrefix(name, "70B ") {
+		if strings.Contains(name, "+") {
 			continue // with an importance matrix: cmd/tfconv's TestQuantizeMixturesWithFlags
+		}
+		if strings.HasPrefix(name, "70B ") || strings.HasPrefix(name, "8x ") {
+			continue // plans only: TestKQuantMixturesPlans
 		}
 		t.Run(name, func(t *testing.T) {
 			plan, err := Plan(c, Options{Target: target(t, strings.ToLower(name))})
@@ -72,12 +77,15 @@ func TestKQuantMixturesMatchLlamaQuantize(t *testing.T) {
 	}
 }
 
-// llama.cpp takes an 80-layer llama with grouped-query attention for a 70B
-// and gives its attn_v Q5_K where the mixture says Q3_K or Q4_K: the plan
-// for such a model (names, shapes and metadata of llama-quantize's run,
-// mixtures.json "70B TYPE"; plans read no data) chooses what llama-quantize
-// chose for every tensor.
-func TestKQuantMixtures70B(t *testing.T) {
+// Models too large to ship, whose plans llama-quantize's rules treat
+// apart: llama.cpp takes an 80-layer llama with grouped-query attention for
+// a 70B and gives its attn_v Q5_K where the mixture says Q3_K or Q4_K
+// (mixtures.json "70B TYPE"); a model of 8 experts gets Q8_0 attn_v and
+// attn_k and, under IQ4_XS, Q5_K attn_output, and its ffn_down layer is read
+// from the stacked tensor's name ("8x TYPE"). The plan for such a model
+// (names, shapes and metadata of llama-quantize's run; plans read no data)
+// chooses what llama-quantize chose for every tensor.
+func TestKQuantMixturesPlans(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(testdata, "mixtures.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -89,14 +97,21 @@ func TestKQuantMixtures70B(t *testing.T) {
 	if err := json.Unmarshal(b, &ref); err != nil {
 		t.Fatal(err)
 	}
-	for _, typ := range []string{"Q4_K_M", "Q3_K_M"} {
-		r, ok := ref["70B "+typ]
+	for _, tc := range []struct{ key, typ, marker string }{
+		{"70B Q4_K_M", "q4_k_m", "attn_v of a 70B model"},
+		{"70B Q3_K_M", "q3_k_m", "attn_v of a 70B model"},
+		{"8x IQ4_XS", "iq4_xs", "attn_v of an 8-expert model"},
+	} {
+		typ := tc.key
+		r, ok := ref[tc.key]
 		if !ok || len(r.Tensors) == 0 {
-			t.Fatalf("no 70B %s reference", typ)
+			t.Fatalf("no %s reference", tc.key)
 		}
 		meta := tensor.Metadata{{Key: "general.architecture", Value: tensor.String(r.Metadata["general.architecture"].(string))}}
-		for _, k := range []string{"llama.block_count", "llama.attention.head_count", "llama.attention.head_count_kv"} {
-			meta = append(meta, tensor.KV{Key: k, Value: tensor.Uint32(uint32(r.Metadata[k].(float64)))})
+		for _, k := range slices.Sorted(maps.Keys(r.Metadata)) {
+			if k != "general.architecture" {
+				meta = append(meta, tensor.KV{Key: k, Value: tensor.Uint32(uint32(r.Metadata[k].(float64)))})
+			}
 		}
 		var ts []*checkpoint.Tensor
 		for _, x := range r.Tensors {
@@ -111,22 +126,25 @@ func TestKQuantMixtures70B(t *testing.T) {
 			info.Size, _ = info.DType.ShapeBytes(shape)
 			ts = append(ts, checkpoint.MemTensor(info, nil))
 		}
-		c := checkpoint.Assemble("70b.gguf", checkpoint.GGUF, meta, ts)
-		plan, err := Plan(c, Options{Target: target(t, strings.ToLower(typ))})
+		c := checkpoint.Assemble(tc.key+".gguf", checkpoint.GGUF, meta, ts)
+		plan, err := Plan(c, Options{Target: target(t, tc.typ)})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if len(plan) != len(r.Tensors) {
+			t.Fatalf("%s: %d choices, llama-quantize wrote %d tensors", typ, len(plan), len(r.Tensors))
 		}
 		bumped := 0
 		for i, ch := range plan {
 			if ch.Tensor.Name != r.Tensors[i][0] || ch.Type.String() != r.Tensors[i][1] {
 				t.Errorf("%s: %s -> %v (%s); llama-quantize: %s -> %s", typ, ch.Tensor.Name, ch.Type, ch.Reason, r.Tensors[i][0], r.Tensors[i][1])
 			}
-			if strings.HasSuffix(ch.Reason, "attn_v of a 70B model") {
+			if strings.HasSuffix(ch.Reason, tc.marker) {
 				bumped++
 			}
 		}
 		if bumped == 0 {
-			t.Errorf("%s: no attn_v got the 70B bump", typ)
+			t.Errorf("%s: no tensor chosen for %q", typ, tc.marker)
 		}
 	}
 }

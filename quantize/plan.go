@@ -43,6 +43,7 @@ var targets = []Target{
 	{"q5_k_m", tensor.Q5_K, gguf.FileTypeQ5_KM},
 	{"q6_k", tensor.Q6_K, gguf.FileTypeQ6_K},
 	{"iq4_nl", tensor.IQ4_NL, gguf.FileTypeIQ4NL},
+	{"iq4_xs", tensor.IQ4_XS, gguf.FileTypeIQ4XS},
 	{"tq1_0", tensor.TQ1_0, gguf.FileTypeTQ1_0},
 	{"tq2_0", tensor.TQ2_0, gguf.FileTypeTQ2_0},
 	{"int8", tensor.I8, 0},
@@ -71,7 +72,7 @@ func ParseTarget(name string) (Target, error) {
 
 // ParseTensorType parses a single tensor type for --embedding-type,
 // --output-tensor-type and overrides: any type Quantize can write to GGUF
-// (q8_0 ... q6_k, f16, bf16, f32), case-insensitive.
+// (q8_0 ... q6_k, iq4_nl, iq4_xs, f16, bf16, f32), case-insensitive.
 func ParseTensorType(name string) (tensor.DType, error) {
 	d, ok := tensor.Parse(name)
 	if !ok || !writableType(d) {
@@ -83,7 +84,7 @@ func ParseTensorType(name string) (tensor.DType, error) {
 func writableType(d tensor.DType) bool {
 	switch d {
 	case tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0, tensor.Q4_1, tensor.Q5_0, tensor.Q5_1,
-		tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K:
+		tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.IQ4_NL, tensor.IQ4_XS:
 		return true
 	}
 	return false
@@ -433,8 +434,9 @@ func Plan(c *checkpoint.Checkpoint, opts Options) ([]Choice, error) {
 }
 
 // fallback is llama.cpp c392e509's table for a row length the block size
-// does not divide. Q2_K and Q3_K go to IQ4_NL there, encoded as ggml's
-// quantize_iq4_nl without an importance matrix (quant.Quantize).
+// does not divide. Q2_K, Q3_K and IQ4_XS go to IQ4_NL there, encoded as
+// ggml's quantize_iq4_nl (quant.QuantizeRows, with the tensor's importance
+// matrix entry when there is one).
 func fallback(t tensor.DType) tensor.DType {
 	switch t {
 	case tensor.TQ1_0, tensor.TQ2_0:
@@ -478,8 +480,9 @@ func (s *state) layer(counter int, name string) int {
 	return counter
 }
 
-// getType is llama_tensor_get_type for the ftypes tfconv offers (the IQ
-// mixtures are not offered); why is non-empty when a rule changed the type.
+// getType is llama_tensor_get_type for the ftypes tfconv offers (of the IQ
+// ones IQ4_NL and IQ4_XS only); why is non-empty when a rule changed the
+// type.
 func (s *state) getType(name string, t tensor.DType, rowLen int64) (tensor.DType, string) {
 	h := s.h
 	falcon := h.arch == "falcon"
@@ -513,7 +516,7 @@ func (s *state) getType(name string, t tensor.DType, rowLen int64) (tensor.DType
 			}
 		case s.ftype == gguf.FileTypeQ3_KL:
 			nt, why = tensor.Q5_K, "attn_v"
-		case s.ftype == gguf.FileTypeIQ4NL && h.nGQA >= 4:
+		case (s.ftype == gguf.FileTypeIQ4NL || s.ftype == gguf.FileTypeIQ4XS) && h.nGQA >= 4:
 			nt, why = tensor.Q5_K, "attn_v, GQA >= 4"
 		case (s.ftype == gguf.FileTypeQ4_KM || s.ftype == gguf.FileTypeQ5_KM) && useMoreBits(s.iAttnV, h.nAttnV):
 			nt, why = tensor.Q6_K, "attn_v, use_more_bits"
@@ -551,7 +554,7 @@ func (s *state) getType(name string, t tensor.DType, rowLen int64) (tensor.DType
 			if !falcon && i < n/8 {
 				return tensor.Q5_K, "ffn_down of the first eighth"
 			}
-		case gguf.FileTypeIQ4NL:
+		case gguf.FileTypeIQ4NL, gguf.FileTypeIQ4XS:
 			if i < n/8 && !s.hasImatrix {
 				return tensor.Q5_K, "ffn_down of the first eighth, without an imatrix"
 			}
@@ -599,7 +602,8 @@ func (s *state) getType(name string, t tensor.DType, rowLen int64) (tensor.DType
 		}
 		if h.nExpert == 8 {
 			switch s.ftype {
-			case gguf.FileTypeQ2_K, gguf.FileTypeQ3_KS, gguf.FileTypeQ3_KM, gguf.FileTypeQ4_KS, gguf.FileTypeQ4_KM, gguf.FileTypeIQ4NL:
+			case gguf.FileTypeQ2_K, gguf.FileTypeQ3_KS, gguf.FileTypeQ3_KM, gguf.FileTypeQ4_KS, gguf.FileTypeQ4_KM, gguf.FileTypeIQ4NL,
+				gguf.FileTypeIQ4XS:
 				return tensor.Q5_K, "attn_output of an 8-expert model"
 			}
 			break

@@ -285,7 +285,7 @@ func TestOptions(t *testing.T) {
 }
 
 // TestFallback checks llama.cpp's table for rows the block size does not
-// divide: Q4_K->Q5_0, Q5_K->Q5_1, Q6_K->Q8_0, Q2_K/Q3_K->IQ4_NL, and F16
+// divide: Q4_K->Q5_0, Q5_K->Q5_1, Q6_K->Q8_0, Q2_K/Q3_K/IQ4_XS->IQ4_NL, and F16
 // when even 32 does not divide the row; every plan then runs.
 func TestFallback(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "odd.gguf")
@@ -323,6 +323,7 @@ func TestFallback(t *testing.T) {
 		{"q6_k", tensor.Q8_0, tensor.F16, true},
 		{"q2_k", tensor.IQ4_NL, tensor.F16, true},
 		{"q3_k", tensor.IQ4_NL, tensor.F16, true},
+		{"iq4_xs", tensor.IQ4_NL, tensor.F16, true},
 		{"q8_0", tensor.Q8_0, tensor.F16, true},
 	} {
 		plan, err := Plan(c, Options{Target: target(t, tc.typ), Pure: true})

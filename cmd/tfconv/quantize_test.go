@@ -356,7 +356,8 @@ func TestQuantizeRequantize(t *testing.T) {
 }
 
 // The mixtures llama-quantize makes with flags — an importance matrix
-// (Q2_K_S needs one), --override-kv — equal its files byte for byte: testdata/quantize/
+// (Q2_K_S needs one), --override-kv, IQ4 types as --token-embedding-type and
+// --output-tensor-type — equal its files byte for byte: testdata/quantize/
 // mixtures.json "TYPE+imatrix", made with testdata/quantize/
 // mixtures.imatrix.dat from the repository root (llama-quantize records the
 // path as given, so the run is from there too).
@@ -368,6 +369,7 @@ func TestQuantizeMixturesWithFlags(t *testing.T) {
 	var ref map[string]struct {
 		SHA256    string   `json:"sha256"`
 		Overrides []string `json:"overrides"`
+		Flags     []string `json:"flags"` // passed as they are: llama-quantize's names are tfconv's
 	}
 	if err := json.Unmarshal(b, &ref); err != nil {
 		t.Fatal(err)
@@ -388,6 +390,7 @@ func TestQuantizeMixturesWithFlags(t *testing.T) {
 		for _, o := range want.Overrides {
 			args = append(args, "--override-kv", o)
 		}
+		args = append(args, want.Flags...)
 		if code, _, errs := run(t, args...); code != 0 {
 			t.Fatalf("%s: %s", name, errs)
 		}
@@ -397,7 +400,7 @@ func TestQuantizeMixturesWithFlags(t *testing.T) {
 			t.Errorf("%s: sha256 %x, llama-quantize's %s", name, sum, want.SHA256)
 		}
 	}
-	if n < 5 {
+	if n < 7 {
 		t.Fatalf("%d mixtures with flags in the reference", n)
 	}
 	if code, _, errs := run(t, "quantize", "testdata/quantize/mixtures-f16.gguf", out, "--type", "q2_k_s", "--force"); code == 0 || !strings.Contains(errs, "importance matrix") {

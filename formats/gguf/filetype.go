@@ -27,6 +27,7 @@ const (
 	FileTypeQ6_K  FileType = 18
 	FileTypeQ2_KS FileType = 21
 	FileTypeIQ4NL FileType = 25
+	FileTypeIQ4XS FileType = 30
 	FileTypeBF16  FileType = 32
 	FileTypeTQ1_0 FileType = 36
 	FileTypeTQ2_0 FileType = 37

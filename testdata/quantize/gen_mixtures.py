@@ -4,11 +4,12 @@
 
 Writes mixtures-f16.gguf with llama.cpp's own gguf-py (a llama-architecture model of 8 layers whose rows are 256
 wide, GQA 4, random normal weights, seed 7) and runs that tree's build/bin/llama-quantize on it for every k-quant
-mixture it offers (Q2_K_S and a Q4_K_S also with the random importance matrix mixtures.imatrix.dat);
-mixtures.json records each output's sha256 and tensor types. Also an 80-layer model of the same widths (not kept:
-llama.cpp takes an 80-layer GQA llama for a 70B and gives its attn_v more bits), quantized to Q4_K_M and Q3_K_M:
-mixtures.json "70B …" records the metadata and the tensors' names, shapes and chosen types. The quantized files are
-not kept. Ours: it drives the reference tools and never runs tfconv.
+mixture it offers, and IQ4_NL, IQ4_XS, TQ1_0, TQ2_0 (Q2_K_S, Q4_K_S, IQ4_NL and IQ4_XS also with the random importance
+matrix mixtures.imatrix.dat); mixtures.json records each output's sha256 and tensor types. Also an 80-layer model of
+the same widths (not kept: llama.cpp takes an 80-layer GQA llama for a 70B and gives its attn_v more bits), quantized
+to Q4_K_M and Q3_K_M, and an 8-expert model of the same widths (not kept: llama.cpp's rules for 8 experts), quantized
+to IQ4_XS: mixtures.json "70B …" and "8x …" record the metadata and the tensors' names, shapes and chosen types. The
+quantized files are not kept. Ours: it drives the reference tools and never runs tfconv.
 """
 import hashlib
 import json
@@ -28,10 +29,13 @@ binDir = os.path.join(tree, "build", "bin")
 N_EMBD, N_FF, N_HEAD, N_KV, VOCAB = 256, 256, 4, 1, 256
 
 
-def write_model(out, n_layer, seed):
-    """A llama GGUF (f16 matrices, f32 norms); returns {name: shape (rows, cols)} of its matrices."""
+def write_model(out, n_layer, seed, n_expert=0):
+    """A llama GGUF (f16 matrices, f32 norms; with n_expert, stacked experts and their gate instead of the FFN);
+    returns {name: shape (rows, cols)} of its matrices."""
     rng = np.random.default_rng(seed)
     w = gguf.GGUFWriter(out, "llama")
+    if n_expert:
+        w.add_expert_count(n_expert); w.add_expert_used_count(2)
     w.add_context_length(128); w.add_embedding_length(N_EMBD); w.add_block_count(n_layer)
     w.add_feed_forward_length(N_FF); w.add_rope_dimension_count(N_EMBD // N_HEAD); w.add_head_count(N_HEAD)
     w.add_head_count_kv(N_KV); w.add_layer_norm_rms_eps(1e-5); w.add_file_type(1); w.add_vocab_size(VOCAB)
@@ -50,6 +54,12 @@ def write_model(out, n_layer, seed):
         t(f"blk.{i}.attn_q.weight", (N_EMBD, N_EMBD)); t(f"blk.{i}.attn_k.weight", (N_KV * hd, N_EMBD))
         t(f"blk.{i}.attn_v.weight", (N_KV * hd, N_EMBD)); t(f"blk.{i}.attn_output.weight", (N_EMBD, N_EMBD))
         w.add_tensor(f"blk.{i}.ffn_norm.weight", np.ones(N_EMBD, dtype=np.float32))
+        if n_expert:
+            t(f"blk.{i}.ffn_gate_inp.weight", (n_expert, N_EMBD))
+            t(f"blk.{i}.ffn_gate_exps.weight", (n_expert, N_FF, N_EMBD))
+            t(f"blk.{i}.ffn_up_exps.weight", (n_expert, N_FF, N_EMBD))
+            t(f"blk.{i}.ffn_down_exps.weight", (n_expert, N_EMBD, N_FF))
+            continue
         t(f"blk.{i}.ffn_gate.weight", (N_FF, N_EMBD)); t(f"blk.{i}.ffn_up.weight", (N_FF, N_EMBD))
         t(f"blk.{i}.ffn_down.weight", (N_EMBD, N_FF))
     w.write_header_to_file(); w.write_kv_data_to_file(); w.write_tensors_to_file(); w.close()
@@ -60,12 +70,13 @@ OVERRIDES = ["general.name=str:tfconv mixtures", "llama.context_length=int:4096"
              "test.flag=bool:true"]
 
 
-def quantize(src, typ, imatrix=None, overrides=()):
+def quantize(src, typ, imatrix=None, overrides=(), flags=()):
     """Runs llama-quantize from the repository root with relative paths (it records the imatrix path as given)."""
     dst = os.path.join("/tmp", "mixtures-" + typ + ".gguf")
     args = [os.path.join(binDir, "llama-quantize")] + (["--imatrix", os.path.relpath(imatrix, root)] if imatrix else [])
     for o in overrides:
         args += ["--override-kv", o]
+    args += list(flags)
     subprocess.run(args + [src, dst, typ], check=True, capture_output=True, cwd=root,
                    env=dict(os.environ, LD_LIBRARY_PATH=binDir))
     r = gguf.GGUFReader(dst)
@@ -93,10 +104,11 @@ with open(imat, "wb") as f:
     f.write(np.int32(6).tobytes()); f.write(b"random")
 
 res = {}
-for typ in ["Q2_K", "Q3_K_S", "Q3_K_M", "Q3_K_L", "Q4_K_S", "Q4_K_M", "Q5_K_S", "Q5_K_M", "Q6_K", "IQ4_NL", "TQ1_0", "TQ2_0"]:
+for typ in ["Q2_K", "Q3_K_S", "Q3_K_M", "Q3_K_L", "Q4_K_S", "Q4_K_M", "Q5_K_S", "Q5_K_M", "Q6_K", "IQ4_NL", "IQ4_XS", "TQ1_0",
+            "TQ2_0"]:
     sha, r = quantize(os.path.relpath(src, root), typ)
     res[typ] = {"sha256": sha, "tensors": [[t.name, t.tensor_type.name] for t in r.tensors]}
-for typ in ["Q2_K_S", "Q4_K_S", "IQ4_NL"]:
+for typ in ["Q2_K_S", "Q4_K_S", "IQ4_NL", "IQ4_XS"]:
     sha, r = quantize(os.path.relpath(src, root), typ, imat)
     res[typ + "+imatrix"] = {"sha256": sha, "tensors": [[t.name, t.tensor_type.name] for t in r.tensors]}
 
@@ -104,6 +116,11 @@ for typ in ["Q2_K_S", "Q4_K_S", "IQ4_NL"]:
 for name, imatrix in [("Q4_K_M+override", None), ("Q4_K_S+imatrix+override", imat)]:
     sha, r = quantize(os.path.relpath(src, root), name.split("+")[0], imatrix, OVERRIDES)
     res[name] = {"sha256": sha, "overrides": OVERRIDES, "tensors": [[t.name, t.tensor_type.name] for t in r.tensors]}
+
+# The IQ4 types as --token-embedding-type / --output-tensor-type (any ggml type is accepted there).
+TYPE_FLAGS = ["--token-embedding-type", "iq4_xs", "--output-tensor-type", "iq4_nl"]
+sha, r = quantize(os.path.relpath(src, root), "Q4_K_M", flags=TYPE_FLAGS)
+res["Q4_K_M+types"] = {"sha256": sha, "flags": TYPE_FLAGS, "tensors": [[t.name, t.tensor_type.name] for t in r.tensors]}
 
 big = "/tmp/mixtures70-f16.gguf"
 write_model(big, 80, 8)
@@ -113,6 +130,16 @@ for typ in ["Q4_K_M", "Q3_K_M"]:
                                       "llama.attention.head_count": N_HEAD, "llama.attention.head_count_kv": N_KV},
                          "tensors": [[t.name, t.tensor_type.name, [int(x) for x in reversed(t.shape)]] for t in r.tensors]}
 os.remove(big)
+
+moe = "/tmp/mixtures8x-f16.gguf"
+write_model(moe, 8, 9, n_expert=8)
+for typ in ["IQ4_XS"]:
+    _, r = quantize(moe, typ)
+    res["8x " + typ] = {"metadata": {"general.architecture": "llama", "llama.block_count": 8,
+                                     "llama.attention.head_count": N_HEAD, "llama.attention.head_count_kv": N_KV,
+                                     "llama.expert_count": 8, "llama.expert_used_count": 2},
+                        "tensors": [[t.name, t.tensor_type.name, [int(x) for x in reversed(t.shape)]] for t in r.tensors]}
+os.remove(moe)
 with open(os.path.join(here, "mixtures.json"), "w") as f:
     json.dump(res, f, indent=1)
     f.write("\n")

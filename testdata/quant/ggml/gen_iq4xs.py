@@ -1,0 +1,68 @@
+"""ggml's own IQ4_XS encodings (quantize_iq4_xs through ggml_quantize_chunk), with and without an importance matrix.
+
+    /usr/bin/python3 testdata/quant/ggml/gen_iq4xs.py LLAMA_CPP_TREE
+
+Loads LLAMA_CPP_TREE/build/bin/libggml-base.so with ctypes (ours: it calls only ggml's public API) and quantizes,
+as llama-quantize does, rows of 512 values to GGML_TYPE_IQ4_XS: normal rows at scales 1e-3, 1 and 30, a row with
+×50 outliers, edge rows (all zero; a zero 32-value block inside a super-block; one block of values below ggml's
+GROUP_MAX_EPS; one non-zero value; every value equal; alternating signs), each with no importance matrix and with a
+random positive one (gamma(2, 5), one per column as llama-quantize passes it). numpy seed 13. Writes iq4xs.json:
+per case the name, rows, row length, input float32 (hex, little-endian), importance (hex, or "" for none) and the
+IQ4_XS bytes ggml wrote (hex).
+"""
+import ctypes
+import json
+import os
+import sys
+
+import numpy as np
+
+tree = sys.argv[1]
+base = ctypes.CDLL(os.path.join(tree, "build", "bin", "libggml-base.so"))
+GGML_TYPE_IQ4_XS = 23
+base.ggml_quantize_chunk.restype = ctypes.c_size_t
+base.ggml_quantize_chunk.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
+                                     ctypes.c_int64, ctypes.c_void_p]
+base.ggml_row_size.restype = ctypes.c_size_t
+base.ggml_row_size.argtypes = [ctypes.c_int, ctypes.c_int64]
+
+rng = np.random.default_rng(13)
+N = 512
+
+
+def row(kind):
+    x = rng.standard_normal(N)
+    if kind == "outliers":
+        x[rng.choice(N, 8, replace=False)] *= 50
+    elif kind == "zero":
+        x[:] = 0
+    elif kind == "zero-block":
+        x[64:96] = 0
+    elif kind == "tiny-block":
+        x[288:320] *= 1e-17
+    elif kind == "one":
+        x[:] = 0
+        x[300] = -2.5
+    elif kind == "constant":
+        x[:] = 0.75
+    elif kind == "alternating":
+        x = np.where(np.arange(N) % 2 == 0, 1.0, -1.0) * (1 + np.arange(N) / N)
+    return x
+
+
+cases = [("normal 1e-3", [row("normal") * 1e-3 for _ in range(2)]), ("normal", [row("normal") for _ in range(2)]),
+         ("normal 30", [row("normal") * 30 for _ in range(2)]), ("outliers", [row("outliers"), row("outliers")]),
+         ("edges", [row(k) for k in ("zero", "zero-block", "tiny-block", "one", "constant", "alternating")])]
+out = []
+for name, rows in cases:
+    x = np.ascontiguousarray(np.stack(rows).astype(np.float32))
+    qw = rng.gamma(2.0, 5.0, N).astype(np.float32)
+    for imat in (None, qw):
+        dst = ctypes.create_string_buffer(base.ggml_row_size(GGML_TYPE_IQ4_XS, N) * len(rows))
+        base.ggml_quantize_chunk(GGML_TYPE_IQ4_XS, x.ctypes.data, dst, 0, len(rows), N,
+                                 None if imat is None else imat.ctypes.data)
+        out.append({"name": name, "rows": len(rows), "row_len": N, "input": x.tobytes().hex(),
+                    "imatrix": "" if imat is None else imat.tobytes().hex(), "blocks": dst.raw.hex()})
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "iq4xs.json"), "w") as f:
+    json.dump(out, f, indent=1)
+    f.write("\n")
