@@ -22,6 +22,7 @@ import (
 	"github.com/tfconv/tfconv/formats/native"
 	"github.com/tfconv/tfconv/formats/pytorch"
 	"github.com/tfconv/tfconv/formats/safetensors"
+	"github.com/tfconv/tfconv/internal/opencount"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -309,6 +310,7 @@ func (c *Checkpoint) Config() (map[string]any, error) {
 // JSON object) goes by its name: one ending in .bin.index.json lists PyTorch
 // shards.
 func Open(path string) (*Checkpoint, error) {
+	opencount.Note(path)
 	if IsRemote(path) {
 		return openRemote(path)
 	}
