@@ -1,8 +1,3 @@
-// Package opencount counts, per path, how many times checkpoint.Open has
-// opened a checkpoint in this process. It exists so that a test can hold a
-// pipeline to opening each input once (verify loads a model and keeps what
-// it read rather than reopening the file to ask again); nothing else reads
-// it. Counting costs a map update per Open, not per tensor.
 package opencount
 
 import "sync"
