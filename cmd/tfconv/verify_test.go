@@ -278,7 +278,7 @@ func TestVerifyOpensEachInputOnce(t *testing.T) {
 		{"save baseline", []string{"verify", verifyLlama, "--save-baseline", golden, "--tokens", verifyTokens}, []string{verifyLlama}},
 		{"baseline", []string{"verify", cand, "--baseline", golden, "--min-top1", "0.5"}, []string{cand}},
 	} {
-		opencount.Reset()
+		opencount.Start()
 		if code, _, errs := run(t, c.args...); code > 1 {
 			t.Fatalf("%s: exit %d: %s", c.name, code, errs)
 		}
