@@ -1,10 +1,3 @@
-// Package checkpoint opens any checkpoint tfconv reads — a safetensors file,
-// a sharded Hugging Face directory, a PyTorch pytorch_model.bin (single or
-// sharded), a GGUF file or split set, or a native .tfn file — and presents the same listing whatever the format: tensors in a
-// stable order with lazy data readers, format metadata, and the Hugging Face
-// side files (config.json, tokenizer files) where the checkpoint has them.
-//
-// Opening reads headers only; tensor data is read when a tensor is opened.
 package checkpoint
 
 import (
@@ -22,6 +15,7 @@ import (
 	"github.com/tfconv/tfconv/formats/native"
 	"github.com/tfconv/tfconv/formats/pytorch"
 	"github.com/tfconv/tfconv/formats/safetensors"
+	"github.com/tfconv/tfconv/internal/opencount"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -309,6 +303,7 @@ func (c *Checkpoint) Config() (map[string]any, error) {
 // JSON object) goes by its name: one ending in .bin.index.json lists PyTorch
 // shards.
 func Open(path string) (*Checkpoint, error) {
+	opencount.Note(path)
 	if IsRemote(path) {
 		return openRemote(path)
 	}

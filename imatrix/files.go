@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"sort"
 	"strings"
 
 	"github.com/tfconv/tfconv/formats/gguf"
 	"github.com/tfconv/tfconv/formats/imatrixdat"
+	"github.com/tfconv/tfconv/internal/openfile"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -154,16 +154,7 @@ func Write(w io.Writer, m *Matrix, f Format) error {
 // Open reads an importance matrix in either format, told apart by the
 // GGUF magic.
 func Open(path string) (*Matrix, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("imatrix: %w", err)
-	}
-	defer fh.Close()
-	st, err := fh.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("imatrix: %w", err)
-	}
-	return read(fh, st.Size(), path)
+	return openfile.Read(path, "imatrix", func(r io.ReaderAt, size int64) (*Matrix, error) { return read(r, size, path) })
 }
 
 // Read reads an importance matrix of size bytes held by r, in either

@@ -88,14 +88,15 @@
 // row, with the decoding fused into the loop: F32, F16, BF16, I8 and every
 // ggml block type, on both AVX-512 and AVX2. The M ≥ 2 weight buffer is
 // filled by assembly decoders for Q8_0, F16, BF16 and the k-quants on both
-// sets; the other block types use the plain-Go block decoders. A k-quant kernel unpacks a super-block's 6-bit (or
+// sets; the other block types use quant.Dequantize, the one plain-Go
+// block decoder per type, which every assembly decoder is tested against
+// bit for bit (blocks_test.go). A k-quant kernel unpacks a super-block's 6-bit (or
 // 4-bit) sub-block scales once, with ggml's own float32 products, into its
 // stack frame, then widens the quants in registers and applies scale and
 // min exactly as dequantize_row_* does, so every weight FMA'd is the
 // dequantized float32 value bit for bit. Where no fused kernel applies (a
 // K that is not a whole number of vectors) a row is decoded 2048 weights
-// at a time into L1 with the plain-Go block decoders (blocks.go,
-// bit-identical to quant.Dequantize) and dotted.
+// at a time into L1 with quant.Dequantize and dotted.
 //
 // Fused M = 1 kernels per block type (s = f16 scale, m = f16 min):
 //

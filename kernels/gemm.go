@@ -5,6 +5,7 @@ import (
 	"math"
 	"sync"
 
+	"github.com/tfconv/tfconv/quant"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -88,11 +89,6 @@ func packX(panel, x []float32, m0, rows, K, nr int) {
 	}
 }
 
-// decodeRowOn is decodeRow with s's decoder for t when it has one.
-func decodeRowOn(s *simdSet, dst []float32, src []byte, t tensor.DType) {
-	rowDecoder(s, t)(dst, src)
-}
-
 // rowDecoder returns decodeRow for t, through s's decoder when it has one,
 // resolved once so that per-row calls do no map lookups. s's decoders take
 // whole vectors of 16 for the element-wise dtypes (block size 1); the tail
@@ -119,15 +115,17 @@ func rowDecoder(s *simdSet, t tensor.DType) func(dst []float32, src []byte) {
 			}
 		}
 	}
-	if dec := blockDecoders[t]; dec != nil {
-		bs, bb := int(t.BlockSize()), int(t.BlockBytes())
-		return func(dst []float32, src []byte) {
-			for i, o := 0, 0; i < len(dst); i, o = i+bs, o+bb {
-				dec(dst[i:i+bs], src[o:o+bb])
-			}
-		}
-	}
 	return func(dst []float32, src []byte) { decodeRow(dst, src, t) }
+}
+
+// decodeRow decodes the whole blocks in src (dtype t, not I8's row scale)
+// into dst, which holds exactly their elements, with quant's decoder: the
+// one plain-Go transcription of ggml's dequantize_row_*, which every SIMD
+// decoder is tested against (blocks_test.go).
+func decodeRow(dst []float32, src []byte, t tensor.DType) {
+	if err := quant.Dequantize(dst, src, t); err != nil {
+		panic(err) // NewMatrix checked dtype and sizes
+	}
 }
 
 // fillBlock decodes rows n0..n0+rows-1, columns k0..k0+kc-1, of w into buf

@@ -5,11 +5,12 @@ package kernels
 import (
 	"unsafe"
 
+	"github.com/tfconv/tfconv/quant"
 	"github.com/tfconv/tfconv/tensor"
 )
 
 // The Go side of kquant_arm64.s: each super-block's sub-block scales,
-// computed as decQ4_K and decQ6_K compute them, kChunk super-blocks at a
+// computed as quant's Q4_K and Q6_K decoders compute them, kChunk super-blocks at a
 // time into a stack buffer, then one assembly call for those blocks.
 
 //go:noescape
@@ -33,12 +34,12 @@ const kChunk = 16
 func q4KScales(dm *[16 * kChunk]float32, b []byte, nsb int) {
 	for i := 0; i < nsb; i++ {
 		blk := b[i*144 : i*144+144]
-		d, dmin := f16At(blk), f16At(blk[2:])
-		sc, mn := scaleMinK4(blk[4:16])
+		d, dmin := fp16(blk), fp16(blk[2:])
+		sc, mn := quant.K4ScalesMins(blk[4:16])
 		o := dm[16*i : 16*i+16]
 		for j := range 8 {
-			o[j] = float32(d * sc[j])
-			o[8+j] = float32(dmin * mn[j])
+			o[j] = d * float32(sc[j])
+			o[8+j] = dmin * float32(mn[j])
 		}
 	}
 }
@@ -47,7 +48,7 @@ func q4KScales(dm *[16 * kChunk]float32, b []byte, nsb int) {
 func q6KScales(s *[16 * kChunk]float32, b []byte, nsb int) {
 	for i := 0; i < nsb; i++ {
 		blk := b[i*210 : i*210+210]
-		d := f16At(blk[208:])
+		d := fp16(blk[208:])
 		o := s[16*i : 16*i+16]
 		for j := range o {
 			o[j] = float32(d * float32(int8(blk[192+j])))

@@ -33,7 +33,7 @@ import (
 var iq4Levels = quant.IQ4NLLevels()
 
 // fp16 reads a little-endian binary16 at b as float32.
-func fp16(b []byte) float32 { return f16At(b) }
+func fp16(b []byte) float32 { return quant.F16ToF32(binary.LittleEndian.Uint16(b)) }
 
 // lanes32 returns the eight lane sums of 32 weights q by the 32 int8
 // activations a.
@@ -126,19 +126,6 @@ func dotQ0Generic(t tensor.DType, w, a []byte, nb int) float32 {
 	return hsum8(&acc) + summs
 }
 
-// scaleMinK4Int unpacks the eight 6-bit scales and mins of a Q4_K/Q5_K
-// super-block.
-func scaleMinK4Int(q []byte) (sc, mn [8]int32) {
-	q = q[:12]
-	for j := range 4 {
-		sc[j] = int32(q[j] & 63)
-		mn[j] = int32(q[j+4] & 63)
-		sc[j+4] = int32(q[j+8]&0xf | (q[j]>>6)<<4)
-		mn[j+4] = int32(q[j+8]>>4 | (q[j+4]>>6)<<4)
-	}
-	return sc, mn
-}
-
 // unpackK writes the integer weights of one k-quant super-block, scale
 // included (sub-block scale × centred quant), to W, and returns the
 // block's d, dmin and the sub-block mins (Q2_K: per 16 elements; Q4_K,
@@ -161,7 +148,7 @@ func unpackK(t tensor.DType, W *[256]int16, b []byte) (d, dmin float32, mins [16
 		return fp16(b[80:]), fp16(b[82:]), mins
 	case tensor.Q3_K:
 		b = b[:110]
-		sc := q3KScalesSigned(b[96:108])
+		sc := quant.Q3KScales(b[96:108])
 		hm := b[0:32]
 		for n := 0; n < 2; n++ {
 			q := b[32+32*n : 64+32*n]
@@ -180,7 +167,7 @@ func unpackK(t tensor.DType, W *[256]int16, b []byte) (d, dmin float32, mins [16
 		return fp16(b[108:]), 0, mins
 	case tensor.Q4_K:
 		b = b[:144]
-		sc, mn := scaleMinK4Int(b[4:16])
+		sc, mn := quant.K4ScalesMins(b[4:16])
 		for j := 0; j < 4; j++ {
 			q := b[16+32*j : 48+32*j]
 			for l := 0; l < 32; l++ {
@@ -188,11 +175,13 @@ func unpackK(t tensor.DType, W *[256]int16, b []byte) (d, dmin float32, mins [16
 				W[64*j+32+l] = int16(sc[2*j+1]) * int16(q[l]>>4)
 			}
 		}
-		copy(mins[:8], mn[:])
+		for j, m := range mn {
+			mins[j] = int32(m)
+		}
 		return fp16(b), fp16(b[2:]), mins
 	case tensor.Q5_K:
 		b = b[:176]
-		sc, mn := scaleMinK4Int(b[4:16])
+		sc, mn := quant.K4ScalesMins(b[4:16])
 		qh := b[16:48]
 		for j := 0; j < 4; j++ {
 			q := b[48+32*j : 80+32*j]
@@ -202,7 +191,9 @@ func unpackK(t tensor.DType, W *[256]int16, b []byte) (d, dmin float32, mins [16
 				W[64*j+32+l] = int16(sc[2*j+1]) * int16(q[l]>>4|(qh[l]>>(s+1)&1)<<4)
 			}
 		}
-		copy(mins[:8], mn[:])
+		for j, m := range mn {
+			mins[j] = int32(m)
+		}
 		return fp16(b), fp16(b[2:]), mins
 	case tensor.Q6_K:
 		b = b[:210]

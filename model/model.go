@@ -150,6 +150,15 @@ type Model struct {
 	tok    *tokenizer.Tokenizer
 	Path   string  // as given to Load
 	pooler *linear // BERT only
+
+	// Tensors lists the checkpoint's tensors as Load found them (name,
+	// dtype, shape, offset), in the checkpoint's order: what the weights
+	// the model holds were stored as, so that no caller reopens the file
+	// to ask.
+	Tensors []tensor.Info
+	// Metadata is the checkpoint's metadata as Load read it (GGUF KVs,
+	// safetensors __metadata__, native metadata).
+	Metadata tensor.Metadata
 }
 
 // Config returns the model's architecture.
@@ -192,6 +201,11 @@ func Load(path string, opts LoadOptions) (*Model, error) {
 	}
 	m.Path = path
 	m.ckpt = c
+	m.Tensors = make([]tensor.Info, len(c.Tensors))
+	for i, t := range c.Tensors {
+		m.Tensors[i] = t.Info
+	}
+	m.Metadata = c.Metadata
 	if t, err := tokenizer.FromSource(c.Sides()); err == nil {
 		m.tok = t
 	}

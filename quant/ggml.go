@@ -213,6 +213,7 @@ func roundAway(f float32) float32 { return float32(math.Round(float64(f))) }
 // ---- 32-element blocks ----
 
 func dequantQ4_0(y []float32, b []byte) {
+	y, b = y[:qk], b[:18] // fixed lengths: no bounds checks in the loop
 	d := half(b)
 	qs := b[2:18]
 	for j := range 16 {
@@ -222,6 +223,7 @@ func dequantQ4_0(y []float32, b []byte) {
 }
 
 func dequantQ4_1(y []float32, b []byte) {
+	y, b = y[:qk], b[:20]
 	d, m := half(b), half(b[2:])
 	qs := b[4:20]
 	for j := range 16 {
@@ -231,6 +233,7 @@ func dequantQ4_1(y []float32, b []byte) {
 }
 
 func dequantQ5_0(y []float32, b []byte) {
+	y, b = y[:qk], b[:22]
 	d := half(b)
 	qh := binary.LittleEndian.Uint32(b[2:])
 	qs := b[6:22]
@@ -243,6 +246,7 @@ func dequantQ5_0(y []float32, b []byte) {
 }
 
 func dequantQ5_1(y []float32, b []byte) {
+	y, b = y[:qk], b[:24]
 	d, m := half(b), half(b[2:])
 	qh := binary.LittleEndian.Uint32(b[4:])
 	qs := b[8:24]

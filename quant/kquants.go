@@ -292,28 +292,25 @@ func quantQ2_K(b []byte, x []float32) {
 	}
 }
 
-// dequantQ2_K is dequantize_row_q2_K: y = d·sc·q - dmin·m.
+// dequantQ2_K is dequantize_row_q2_K: y = d·sc·q - dmin·m, in two halves
+// of eight 16-element groups; group g of a half takes bits 2·(g/2) of the
+// half's 32 quant bytes, the first or second 16 of them by g's parity.
 func dequantQ2_K(y []float32, b []byte) {
+	y, b = y[:qkK], b[:84] // fixed lengths: no bounds checks in the loops
 	d, mn := half(b[80:]), half(b[82:])
-	sc := b[0:16]
-	q := b[16:80]
-	is := 0
-	for n := 0; n < qkK; n += 128 {
-		shift := 0
-		for range 4 {
-			for h := range 2 {
-				s := sc[is]
-				is++
-				dl := d * float32(s&0xf)
-				ml := mn * float32(s>>4)
-				for l := range 16 {
-					y[0] = float32(dl*float32((q[l+16*h]>>shift)&3)) - ml
-					y = y[1:]
-				}
+	for n := range 2 {
+		q := b[16+32*n : 48+32*n]
+		for g := range 8 {
+			s := b[8*n+g]
+			dl := d * float32(s&0xf)
+			ml := mn * float32(s>>4)
+			shift := uint(g>>1) * 2
+			qq := q[16*(g&1) : 16*(g&1)+16]
+			yy := y[128*n+16*g : 128*n+16*g+16]
+			for l := range 16 {
+				yy[l] = float32(dl*float32((qq[l]>>shift)&3)) - ml
 			}
-			shift += 2
 		}
-		q = q[32:]
 	}
 }
 
@@ -383,8 +380,12 @@ func quantQ3_K(b []byte, x []float32) {
 	}
 }
 
-// q3KScales unpacks the sixteen 6-bit Q3_K scales (offset by 32).
-func q3KScales(sc []byte) (s [16]int8) {
+// Q3KScales unpacks the sixteen 6-bit sub-block scales of a Q3_K block
+// from its 12 scale bytes (block bytes 96..107), each minus 32 (so
+// -32..31): the low four bits of scale i are in byte i mod 8 (low nibble
+// for i < 8), the high two in byte 8 + i mod 4 at bit 2·(i/4).
+func Q3KScales(sc []byte) (s [16]int8) {
+	sc = sc[:12]
 	a0 := binary.LittleEndian.Uint32(sc[0:])
 	a1 := binary.LittleEndian.Uint32(sc[4:])
 	tmp := binary.LittleEndian.Uint32(sc[8:])
@@ -397,39 +398,37 @@ func q3KScales(sc []byte) (s [16]int8) {
 	}
 	for i, a := range aux {
 		for k := range 4 {
-			s[4*i+k] = int8(uint8(a >> (8 * k)))
+			s[4*i+k] = int8(uint8(a>>(8*k))) - 32
 		}
 	}
 	return s
 }
 
-// dequantQ3_K is dequantize_row_q3_K: y = d·(sc-32)·(q - 4·!hbit).
+// dequantQ3_K is dequantize_row_q3_K: y = d·(sc-32)·(q - 4·!h), grouped
+// as Q2_K; the high bit h of element 16·g+l of half n is bit 4n + g/2 of
+// hmask byte 16·(g mod 2) + l.
 func dequantQ3_K(y []float32, b []byte) {
+	y, b = y[:qkK], b[:110]
 	dAll := half(b[108:])
 	hm := b[0:32]
-	q := b[32:96]
-	scales := q3KScales(b[96:108])
-	m := uint8(1)
-	is := 0
-	for n := 0; n < qkK; n += 128 {
-		shift := 0
-		for range 4 {
-			for h := range 2 {
-				dl := dAll * float32(int32(scales[is])-32)
-				is++
-				for l := range 16 {
-					v := int32((q[l+16*h] >> shift) & 3)
-					if hm[l+16*h]&m == 0 {
-						v -= 4
-					}
-					y[0] = dl * float32(v)
-					y = y[1:]
+	scales := Q3KScales(b[96:108])
+	for n := range 2 {
+		q := b[32+32*n : 64+32*n]
+		for g := range 8 {
+			dl := dAll * float32(scales[8*n+g])
+			shift := uint(g>>1) * 2
+			m := uint8(1) << (4*n + g>>1)
+			qq := q[16*(g&1) : 16*(g&1)+16]
+			hh := hm[16*(g&1) : 16*(g&1)+16]
+			yy := y[128*n+16*g : 128*n+16*g+16]
+			for l := range 16 {
+				v := int32((qq[l] >> shift) & 3)
+				if hh[l]&m == 0 {
+					v -= 4
 				}
+				yy[l] = dl * float32(v)
 			}
-			shift += 2
-			m <<= 1
 		}
-		q = q[32:]
 	}
 }
 
@@ -553,54 +552,55 @@ func packQ5_K(b []byte, L *[qkK]uint8) {
 	}
 }
 
-// dequantQ4_K is dequantize_row_q4_K: y = d·sc·q - dmin·m.
+// K4ScalesMins unpacks the eight 6-bit sub-block scales and mins of a
+// Q4_K or Q5_K block from its 12 scale bytes (block bytes 4..15), ggml's
+// get_scale_min_k4 for j = 0..7.
+func K4ScalesMins(sc []byte) (scales, mins [8]uint8) {
+	sc = sc[:12]
+	for j := range scales {
+		scales[j], mins[j] = getScaleMinK4(j, sc)
+	}
+	return scales, mins
+}
+
+// dequantQ4_K is dequantize_row_q4_K: y = d·sc·q - dmin·m, four 64-element
+// halves whose 32 quant bytes hold sub-block 2j in the low nibbles and
+// 2j+1 in the high ones.
 func dequantQ4_K(y []float32, b []byte) {
-	d, mn := half(b[0:]), half(b[2:])
-	sc := b[4:16]
-	q := b[16:144]
-	is := 0
-	for j := 0; j < qkK; j += 64 {
-		s, m := getScaleMinK4(is, sc)
-		d1, m1 := d*float32(s), mn*float32(m)
-		s, m = getScaleMinK4(is+1, sc)
-		d2, m2 := d*float32(s), mn*float32(m)
+	y, b = y[:qkK], b[:144]
+	d, dmin := half(b), half(b[2:])
+	sc, mn := K4ScalesMins(b[4:16])
+	for j := range 4 {
+		d1, m1 := d*float32(sc[2*j]), dmin*float32(mn[2*j])
+		d2, m2 := d*float32(sc[2*j+1]), dmin*float32(mn[2*j+1])
+		q := b[16+32*j : 48+32*j]
+		yy := y[64*j : 64*j+64]
 		for l := range 32 {
-			y[l] = float32(d1*float32(q[l]&0xf)) - m1
-			y[l+32] = float32(d2*float32(q[l]>>4)) - m2
+			yy[l] = float32(d1*float32(q[l]&0xf)) - m1
+			yy[l+32] = float32(d2*float32(q[l]>>4)) - m2
 		}
-		y, q = y[64:], q[32:]
-		is += 2
 	}
 }
 
-// dequantQ5_K is dequantize_row_q5_K.
+// dequantQ5_K is dequantize_row_q5_K: Q4_K with a fifth bit, for
+// sub-block s bit s of qh[l].
 func dequantQ5_K(y []float32, b []byte) {
-	d, mn := half(b[0:]), half(b[2:])
-	sc := b[4:16]
+	y, b = y[:qkK], b[:176]
+	d, dmin := half(b), half(b[2:])
+	sc, mn := K4ScalesMins(b[4:16])
 	qh := b[16:48]
-	ql := b[48:176]
-	is := 0
-	u1, u2 := uint8(1), uint8(2)
-	for j := 0; j < qkK; j += 64 {
-		s, m := getScaleMinK4(is, sc)
-		d1, m1 := d*float32(s), mn*float32(m)
-		s, m = getScaleMinK4(is+1, sc)
-		d2, m2 := d*float32(s), mn*float32(m)
+	for j := range 4 {
+		d1, m1 := d*float32(sc[2*j]), dmin*float32(mn[2*j])
+		d2, m2 := d*float32(sc[2*j+1]), dmin*float32(mn[2*j+1])
+		q := b[48+32*j : 80+32*j]
+		yy := y[64*j : 64*j+64]
+		s := uint(2 * j)
 		for l := range 32 {
-			h1, h2 := uint8(0), uint8(0)
-			if qh[l]&u1 != 0 {
-				h1 = 16
-			}
-			if qh[l]&u2 != 0 {
-				h2 = 16
-			}
-			y[l] = float32(d1*float32(ql[l]&0xf+h1)) - m1
-			y[l+32] = float32(d2*float32(ql[l]>>4+h2)) - m2
+			h1 := (qh[l] >> s & 1) << 4
+			h2 := (qh[l] >> (s + 1) & 1) << 4
+			yy[l] = float32(d1*float32(q[l]&0xf|h1)) - m1
+			yy[l+32] = float32(d2*float32(q[l]>>4|h2)) - m2
 		}
-		y, ql = y[64:], ql[32:]
-		is += 2
-		u1 <<= 2
-		u2 <<= 2
 	}
 }
 
@@ -660,23 +660,31 @@ func quantQ6_KW(b []byte, x, qw []float32) {
 	}
 }
 
-// dequantQ6_K is dequantize_row_q6_K: y = (d·sc)·(q-32).
+// dequantQ6_K is dequantize_row_q6_K: y = (d·sc)·(q-32), the sixteen
+// products d·sc formed once per block as ggml forms each.
 func dequantQ6_K(y []float32, b []byte) {
+	y, b = y[:qkK], b[:210]
 	d := half(b[208:])
-	ql, qh, sc := b[0:128], b[128:192], b[192:208]
-	for n := 0; n < qkK; n += 128 {
+	var s [16]float32
+	for i := range s {
+		s[i] = d * float32(int8(b[192+i]))
+	}
+	for n := range 2 {
+		ql := b[64*n : 64*n+64]
+		qh := b[128+32*n : 160+32*n]
+		yy := y[128*n : 128*n+128]
+		ss := s[8*n : 8*n+8]
 		for l := range 32 {
 			is := l / 16
-			q1 := int8(ql[l]&0xf|((qh[l]>>0)&3)<<4) - 32
-			q2 := int8(ql[l+32]&0xf|((qh[l]>>2)&3)<<4) - 32
-			q3 := int8(ql[l]>>4|((qh[l]>>4)&3)<<4) - 32
-			q4 := int8(ql[l+32]>>4|((qh[l]>>6)&3)<<4) - 32
-			y[l] = float32(d*float32(int8(sc[is]))) * float32(q1)
-			y[l+32] = float32(d*float32(int8(sc[is+2]))) * float32(q2)
-			y[l+64] = float32(d*float32(int8(sc[is+4]))) * float32(q3)
-			y[l+96] = float32(d*float32(int8(sc[is+6]))) * float32(q4)
+			q1 := int32(ql[l]&0xf|(qh[l]&3)<<4) - 32
+			q2 := int32(ql[l+32]&0xf|(qh[l]>>2&3)<<4) - 32
+			q3 := int32(ql[l]>>4|(qh[l]>>4&3)<<4) - 32
+			q4 := int32(ql[l+32]>>4|(qh[l]>>6&3)<<4) - 32
+			yy[l] = ss[is] * float32(q1)
+			yy[l+32] = ss[is+2] * float32(q2)
+			yy[l+64] = ss[is+4] * float32(q3)
+			yy[l+96] = ss[is+6] * float32(q4)
 		}
-		y, ql, qh, sc = y[128:], ql[64:], qh[32:], sc[8:]
 	}
 }
 

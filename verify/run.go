@@ -2,12 +2,11 @@ package verify
 
 import (
 	"fmt"
-	"github.com/tfconv/tfconv/internal/progress"
 	"io"
 	"math"
 	"sort"
 
-	"github.com/tfconv/tfconv/checkpoint"
+	"github.com/tfconv/tfconv/internal/progress"
 	"github.com/tfconv/tfconv/model"
 	"github.com/tfconv/tfconv/tensor"
 	"github.com/tfconv/tfconv/tokenizer"
@@ -32,6 +31,9 @@ type Options struct {
 	AttnLayer, AttnHead int
 	// Thresholds overrides the default thresholds of the precision pair.
 	Thresholds *Thresholds
+	// Adjust, when set, changes the thresholds once chosen (Thresholds, or
+	// the pair of the weight types): single limits set on top of a pair.
+	Adjust func(*Thresholds)
 	// Progress receives progress lines (chunks done); may be nil.
 	Progress io.Writer
 }
@@ -71,16 +73,12 @@ type Report struct {
 	Baseline bool `json:"baseline,omitempty"`
 }
 
-// WeightTypes lists the dtypes of a checkpoint's weight matrices (tensors of
-// two or more dimensions), sorted by name.
-func WeightTypes(path string) ([]tensor.DType, error) {
-	c, err := checkpoint.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
+// WeightTypes lists the dtypes of the weight matrices (tensors of two or
+// more dimensions) among ts, sorted by name; for a loaded model,
+// WeightTypes(m.Tensors).
+func WeightTypes(ts []tensor.Info) []tensor.DType {
 	seen := map[tensor.DType]bool{}
-	for _, t := range c.Tensors {
+	for _, t := range ts {
 		if len(t.Shape) >= 2 {
 			seen[t.DType] = true
 		}
@@ -90,7 +88,7 @@ func WeightTypes(path string) ([]tensor.DType, error) {
 		out = append(out, d)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
-	return out, nil
+	return out
 }
 
 func typeNames(ds []tensor.DType) []string {
@@ -111,6 +109,19 @@ func ParseTypes(names []string) []tensor.DType {
 		}
 	}
 	return out
+}
+
+// thresholds returns o.Thresholds, or the pair of the reference and
+// candidate weight types, with o.Adjust applied.
+func (o *Options) thresholds(ref, cand []tensor.DType) Thresholds {
+	th := PairFor(ref, cand)
+	if o.Thresholds != nil {
+		th = *o.Thresholds
+	}
+	if o.Adjust != nil {
+		o.Adjust(&th)
+	}
+	return th
 }
 
 // inputs resolves the token inputs of o for model m.
@@ -154,19 +165,9 @@ func Compare(ref, cand *model.Model, o Options) (*Report, error) {
 		return nil, fmt.Errorf("verify: %s has %d blocks, %s has %d", ref.Path, rc.Layers, cand.Path, cc.Layers)
 	}
 	rep := &Report{Ref: ref.Path, Cand: cand.Path}
-	rt, err := WeightTypes(ref.Path)
-	if err != nil {
-		return nil, err
-	}
-	ct, err := WeightTypes(cand.Path)
-	if err != nil {
-		return nil, err
-	}
+	rt, ct := WeightTypes(ref.Tensors), WeightTypes(cand.Tensors)
 	rep.RefTypes, rep.CandTypes = typeNames(rt), typeNames(ct)
-	th := PairFor(rt, ct)
-	if o.Thresholds != nil {
-		th = *o.Thresholds
-	}
+	th := o.thresholds(rt, ct)
 	cmp := NewComparer(o.TopK)
 	if o.Text != "" && len(o.Tokens) == 0 && o.Prompt == "" {
 		if rc.EncoderOnly || rc.EncoderDecoder {
@@ -376,26 +377,16 @@ func MakeBaseline(m *model.Model, o Options) (*Baseline, error) {
 		return nil, err
 	}
 	b.Model = m.Path
-	types, err := WeightTypes(m.Path)
-	if err != nil {
-		return nil, err
-	}
-	b.WeightTypes = typeNames(types)
+	b.WeightTypes = typeNames(WeightTypes(m.Tensors))
 	return b, nil
 }
 
 // CompareToBaseline runs cand on the baseline's inputs and compares it with
 // the stored reference.
 func CompareToBaseline(b *Baseline, cand *model.Model, o Options) (*Report, error) {
-	ct, err := WeightTypes(cand.Path)
-	if err != nil {
-		return nil, err
-	}
+	ct := WeightTypes(cand.Tensors)
 	rep := &Report{Ref: b.Model, Cand: cand.Path, RefTypes: b.WeightTypes, CandTypes: typeNames(ct), Tokens: b.Tokens, Baseline: true}
-	th := PairFor(ParseTypes(b.WeightTypes), ct)
-	if o.Thresholds != nil {
-		th = *o.Thresholds
-	}
+	th := o.thresholds(ParseTypes(b.WeightTypes), ct)
 	tr := &model.Trace{AttnLayer: -1}
 	out, err := cand.Forward(model.Input{Tokens: b.Tokens, DecoderTokens: b.DecoderTokens}, tr)
 	if err != nil {

@@ -1,5 +1,3 @@
-// Command tfconv reads, converts, quantizes, inspects and verifies transformer
-// checkpoints (safetensors, GGUF and tfconv's native format).
 package main
 
 import "os"

@@ -177,11 +177,11 @@ func runVerify(a *app, cmd *cobra.Command, opts *verifyOptions) error {
 	if opts.saveBaseline != "" && opts.promptFile != "" {
 		return fmt.Errorf("verify: --save-baseline takes --tokens or --prompt, not --prompt-file")
 	}
-	th, err := verifyThresholds(cmd, opts)
+	th, adjust, err := verifyThresholds(cmd, opts)
 	if err != nil {
 		return err
 	}
-	vo.Thresholds = th
+	vo.Thresholds, vo.Adjust = th, adjust
 	vo.Progress = a.progressOut(opts.progress)
 
 	if opts.saveBaseline != "" {
@@ -253,78 +253,43 @@ func runVerify(a *app, cmd *cobra.Command, opts *verifyOptions) error {
 	return nil
 }
 
-// verifyThresholds resolves --pair and the single-limit overrides; nil means
-// the pair chosen from the weight types.
-func verifyThresholds(cmd *cobra.Command, opts *verifyOptions) (*verify.Thresholds, error) {
+// verifyThresholds resolves --pair (nil: the pair the weight types choose,
+// which verify takes from the loaded models) and checks the single-limit
+// overrides, which it returns as a change to apply on top of the pair (nil
+// when none is given).
+func verifyThresholds(cmd *cobra.Command, opts *verifyOptions) (*verify.Thresholds, func(*verify.Thresholds), error) {
 	set := func(name string) bool { return cmd.Flags().Changed(name) }
-	if opts.pair == "" && !set("max-kld") && !set("min-top1") && !set("layer-nmse") {
-		return nil, nil
-	}
-	var th verify.Thresholds
+	var named *verify.Thresholds
 	if opts.pair != "" {
 		t, err := verify.NamedThresholds(opts.pair)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		th = t
-	} else {
-		// Overrides without --pair start from the loosest defaults that the
-		// weight types would pick; the caller may not know them, so resolve
-		// them from the files.
-		t, err := verifyDefaultPair(opts)
-		if err != nil {
-			return nil, err
-		}
-		th = t
+		named = &t
 	}
-	if set("max-kld") {
-		if opts.maxKLD < 0 {
-			return nil, errors.New("verify: --max-kld must be ≥ 0")
-		}
-		th.MaxKLD, th.Pair = opts.maxKLD, "custom"
+	if set("max-kld") && opts.maxKLD < 0 {
+		return nil, nil, errors.New("verify: --max-kld must be ≥ 0")
 	}
-	if set("min-top1") {
-		if opts.minTop1 < 0 || opts.minTop1 > 1 {
-			return nil, errors.New("verify: --min-top1 must be within [0, 1]")
-		}
-		th.MinTop1, th.Pair = opts.minTop1, "custom"
+	if set("min-top1") && (opts.minTop1 < 0 || opts.minTop1 > 1) {
+		return nil, nil, errors.New("verify: --min-top1 must be within [0, 1]")
 	}
-	if set("layer-nmse") {
-		if opts.layerNMSE < 0 {
-			return nil, errors.New("verify: --layer-nmse must be ≥ 0")
-		}
-		th.LayerNMSE, th.Pair = opts.layerNMSE, "custom"
+	if set("layer-nmse") && opts.layerNMSE < 0 {
+		return nil, nil, errors.New("verify: --layer-nmse must be ≥ 0")
 	}
-	return &th, nil
-}
-
-// verifyDefaultPair is the precision pair of the inputs, as verify.Compare
-// would choose it.
-func verifyDefaultPair(opts *verifyOptions) (verify.Thresholds, error) {
-	rt, err := verify.WeightTypes(opts.ref)
-	if err != nil {
-		return verify.Thresholds{}, err
+	if !set("max-kld") && !set("min-top1") && !set("layer-nmse") {
+		return named, nil, nil
 	}
-	if opts.cand != "" {
-		ct, err := verify.WeightTypes(opts.cand)
-		if err != nil {
-			return verify.Thresholds{}, err
+	return named, func(th *verify.Thresholds) {
+		if set("max-kld") {
+			th.MaxKLD, th.Pair = opts.maxKLD, "custom"
 		}
-		return verify.PairFor(rt, ct), nil
-	}
-	if opts.baseline != "" {
-		f, err := os.Open(opts.baseline)
-		if err != nil {
-			return verify.Thresholds{}, fmt.Errorf("verify: %w", err)
+		if set("min-top1") {
+			th.MinTop1, th.Pair = opts.minTop1, "custom"
 		}
-		defer f.Close()
-		b, err := verify.ReadBaseline(f, opts.baseline)
-		if err != nil {
-			return verify.Thresholds{}, err
+		if set("layer-nmse") {
+			th.LayerNMSE, th.Pair = opts.layerNMSE, "custom"
 		}
-		return verify.PairFor(verify.ParseTypes(b.WeightTypes), rt), nil
-	}
-	return verify.PairFor(rt, nil), nil
+	}, nil
 }
 
 func verifySaveBaseline(a *app, opts *verifyOptions, vo verify.Options) error {

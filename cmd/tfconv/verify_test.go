@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tfconv/tfconv/internal/opencount"
 	"github.com/tfconv/tfconv/internal/perturb"
+	"github.com/tfconv/tfconv/verify"
 )
 
 // verifyTokens are in the vocabulary of every test model (1000 tokens).
@@ -257,5 +259,60 @@ func TestVerifyOwnQuantization(t *testing.T) {
 	if code, out, errs := run(t, "diff", filepath.Join(dir, "..", "hf"), filepath.Join(dir, "llama-f32.gguf")); code != 0 ||
 		!strings.Contains(out, "21 tensors matched: 21 identical") {
 		t.Errorf("diff hf vs f32 gguf: exit %d: %s %s", code, out, errs)
+	}
+}
+
+// TestVerifyOpensEachInputOnce: a verify run opens each checkpoint once
+// (model.Load), whatever the mode; the dtypes that choose the thresholds
+// come from the loaded model, not from opening the file again.
+func TestVerifyOpensEachInputOnce(t *testing.T) {
+	cand := verifyPerturb(t, verifyLlama, "model.layers.0.mlp.up_proj.weight", 7, 1.0001)
+	golden := filepath.Join(t.TempDir(), "golden.json")
+	for _, c := range []struct {
+		name  string
+		args  []string
+		paths []string
+	}{
+		{"two models", []string{"verify", verifyLlama, cand, "--tokens", verifyTokens}, []string{verifyLlama, cand}},
+		{"overrides without --pair", []string{"verify", verifyLlama, cand, "--tokens", verifyTokens, "--max-kld", "5"}, []string{verifyLlama, cand}},
+		{"save baseline", []string{"verify", verifyLlama, "--save-baseline", golden, "--tokens", verifyTokens}, []string{verifyLlama}},
+		{"baseline", []string{"verify", cand, "--baseline", golden, "--min-top1", "0.5"}, []string{cand}},
+	} {
+		opencount.Start()
+		if code, _, errs := run(t, c.args...); code > 1 {
+			t.Fatalf("%s: exit %d: %s", c.name, code, errs)
+		}
+		for _, p := range c.paths {
+			if n := opencount.Of(p); n != 1 {
+				t.Errorf("%s: %s opened %d times, want 1", c.name, p, n)
+			}
+		}
+	}
+}
+
+// TestVerifyOverridesStartFromPair: a single limit replaces that limit of
+// the pair the weight types choose (f32 for two f32 models), or of --pair.
+func TestVerifyOverridesStartFromPair(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want verify.Thresholds
+	}{
+		{[]string{"--max-kld", "5"}, verify.Thresholds{Pair: "custom", MaxKLD: 5, MinTop1: verify.ThresholdsF32.MinTop1, LayerNMSE: verify.ThresholdsF32.LayerNMSE}},
+		{[]string{"--pair", "q4", "--min-top1", "0.5"}, verify.Thresholds{Pair: "custom", MaxKLD: verify.ThresholdsQ4.MaxKLD, MinTop1: 0.5, LayerNMSE: verify.ThresholdsQ4.LayerNMSE}},
+		{[]string{"--pair", "q4"}, verify.ThresholdsQ4},
+		{nil, verify.ThresholdsF32},
+	} {
+		args := append([]string{"verify", verifyLlama, verifyLlama, "--tokens", verifyTokens, "--json"}, c.args...)
+		code, out, errs := run(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", c.args, code, errs)
+		}
+		var r struct{ Thresholds verify.Thresholds }
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Thresholds != c.want {
+			t.Errorf("%v: thresholds %+v, want %+v", c.args, r.Thresholds, c.want)
+		}
 	}
 }

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 
+	"github.com/tfconv/tfconv/internal/openfile"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -92,22 +92,12 @@ func (t *Tensor) NE() []int64 {
 // Open opens the named file and parses its header. The file stays open until
 // Close; it is closed at once if parsing fails.
 func Open(path string) (*File, error) {
-	fh, err := os.Open(path)
+	f, c, err := openfile.Open(path, "gguf", func(r io.ReaderAt, size int64) (*File, error) { return parse(r, size, path) })
 	if err != nil {
-		return nil, fmt.Errorf("gguf: %w", err)
-	}
-	st, err := fh.Stat()
-	if err != nil {
-		fh.Close()
-		return nil, fmt.Errorf("gguf: %w", err)
-	}
-	f, err := parse(fh, st.Size(), path)
-	if err != nil {
-		fh.Close()
 		return nil, err
 	}
 	f.Name = path
-	f.closer = fh
+	f.closer = c
 	return f, nil
 }
 
@@ -118,14 +108,7 @@ func NewFile(r io.ReaderAt, size int64) (*File, error) {
 }
 
 // Close closes the file opened by Open; it does nothing for NewFile.
-func (f *File) Close() error {
-	if f.closer == nil {
-		return nil
-	}
-	err := f.closer.Close()
-	f.closer = nil
-	return err
-}
+func (f *File) Close() error { return openfile.Close(&f.closer) }
 
 // Tensor returns the tensor with the given name.
 func (f *File) Tensor(name string) (*Tensor, bool) {

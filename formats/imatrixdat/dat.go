@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 
+	"github.com/tfconv/tfconv/internal/openfile"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -37,16 +37,7 @@ type File struct {
 
 // Open reads the named file.
 func Open(path string) (*File, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("imatrixdat: %w", err)
-	}
-	defer fh.Close()
-	st, err := fh.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("imatrixdat: %w", err)
-	}
-	return parse(fh, st.Size(), path)
+	return openfile.Read(path, "imatrixdat", func(r io.ReaderAt, size int64) (*File, error) { return parse(r, size, path) })
 }
 
 // NewFile parses a file of size bytes held by r.

@@ -7,9 +7,9 @@ import (
 	"io"
 	"io/fs"
 	"math"
-	"os"
 	"strconv"
 
+	"github.com/tfconv/tfconv/internal/openfile"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -63,22 +63,12 @@ type AuxFile struct {
 // Open opens the named file and parses its header and checksum table. The
 // file is closed again when parsing fails.
 func Open(path string) (*File, error) {
-	f, err := os.Open(path)
+	f, c, err := openfile.Open(path, "", func(r io.ReaderAt, size int64) (*File, error) { return newFile(r, size, path) })
 	if err != nil {
 		return nil, err
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	nf, err := newFile(f, fi.Size(), path)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	nf.closer = f
-	return nf, nil
+	f.closer = c
+	return f, nil
 }
 
 // NewFile parses a native checkpoint of the given size read through r. It
@@ -88,14 +78,7 @@ func NewFile(r io.ReaderAt, size int64) (*File, error) {
 }
 
 // Close closes the file opened by Open; it does nothing for NewFile.
-func (f *File) Close() error {
-	if f.closer == nil {
-		return nil
-	}
-	err := f.closer.Close()
-	f.closer = nil
-	return err
-}
+func (f *File) Close() error { return openfile.Close(&f.closer) }
 
 // Tensor returns the tensor with the given name.
 func (f *File) Tensor(name string) (*Tensor, bool) {

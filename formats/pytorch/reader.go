@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
+	"github.com/tfconv/tfconv/internal/openfile"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -84,22 +84,12 @@ func (t *Tensor) Open() *io.SectionReader {
 // Open opens the named file and reads its pickle. On failure the file is
 // closed.
 func Open(path string) (*File, error) {
-	f, err := os.Open(path)
+	f, c, err := openfile.Open(path, "pytorch", func(r io.ReaderAt, size int64) (*File, error) { return newFile(r, size, path) })
 	if err != nil {
-		return nil, fmt.Errorf("pytorch: %w", err)
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("pytorch: %w", err)
-	}
-	pf, err := newFile(f, st.Size(), path)
-	if err != nil {
-		f.Close()
 		return nil, err
 	}
-	pf.closer = f
-	return pf, nil
+	f.closer = c
+	return f, nil
 }
 
 // NewFile reads a checkpoint of the given size through r: the zip
@@ -119,14 +109,7 @@ func (f *File) Tensor(name string) (*Tensor, bool) {
 
 // Close closes the file opened by Open; it does nothing for a File made by
 // NewFile.
-func (f *File) Close() error {
-	if f.closer == nil {
-		return nil
-	}
-	c := f.closer
-	f.closer = nil
-	return c.Close()
-}
+func (f *File) Close() error { return openfile.Close(&f.closer) }
 
 // RefusedGlobal is a global a pickle names that is not on the allow-list.
 type RefusedGlobal struct {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -228,6 +229,11 @@ func TestIndexErrors(t *testing.T) {
 			}
 			if err == nil || !strings.Contains(err.Error(), c.want) || !errors.Is(err, tensor.ErrFormat) {
 				t.Errorf("error %v, want ErrFormat with %q", err, c.want)
+			}
+			// A missing shard is also fs.ErrNotExist, naming the file
+			// (as for safetensors: both open sets with shardindex.OpenSet).
+			if c.name == "missing" && (!errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), filepath.Join(dir, "nope.bin"))) {
+				t.Errorf("missing shard: %v is not fs.ErrNotExist naming the file", err)
 			}
 		})
 	}

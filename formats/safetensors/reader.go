@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 
+	"github.com/tfconv/tfconv/internal/openfile"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -52,22 +52,12 @@ func (t *Tensor) Open() *io.SectionReader {
 // Open opens the named file and parses its header. On failure the file is
 // closed. The *os.File is the File's io.ReaderAt until Close.
 func Open(path string) (*File, error) {
-	f, err := os.Open(path)
+	f, c, err := openfile.Open(path, "safetensors", func(r io.ReaderAt, size int64) (*File, error) { return newFile(r, size, path) })
 	if err != nil {
-		return nil, fmt.Errorf("safetensors: %w", err)
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("safetensors: %w", err)
-	}
-	sf, err := newFile(f, st.Size(), path)
-	if err != nil {
-		f.Close()
 		return nil, err
 	}
-	sf.closer = f
-	return sf, nil
+	f.closer = c
+	return f, nil
 }
 
 // NewFile parses the header of a safetensors file of the given size read
@@ -87,14 +77,7 @@ func (f *File) Tensor(name string) (*Tensor, bool) {
 
 // Close closes the file opened by Open; it does nothing for a File made by
 // NewFile.
-func (f *File) Close() error {
-	if f.closer == nil {
-		return nil
-	}
-	c := f.closer
-	f.closer = nil
-	return c.Close()
-}
+func (f *File) Close() error { return openfile.Close(&f.closer) }
 
 // parsed is one tensor entry as read from the header, before the checks that
 // need all entries.
