@@ -312,18 +312,12 @@ func writeGGUFSplit(dst string, maxBytes int64, force bool, inputs []string, p *
 	for i, j := range p.jobs {
 		infos[i] = tensor.Info{Name: j.out.Name, DType: j.out.DType, Shape: j.out.Shape}
 	}
-	var files []*atomicfile.File
-	defer func() {
-		for _, f := range files {
-			f.Abort()
-		}
-	}()
+	var g *atomicfile.Group
 	create := func(name string) (io.WriteCloser, error) {
-		f, err := atomicfile.Create(name, force, inputs...)
+		f, err := g.Create(name)
 		if err != nil {
 			return nil, err
 		}
-		files = append(files, f)
 		return &bufferedFile{f: f, bw: bufio.NewWriterSize(f, 1<<20)}, nil
 	}
 	sw, err := gguf.NewSplitWriter(prefix, maxBytes, p.meta, infos, create)
@@ -331,11 +325,10 @@ func writeGGUFSplit(dst string, maxBytes int64, force bool, inputs []string, p *
 		return "", err
 	}
 	// Refuse existing shards before writing any.
-	for _, name := range sw.Names() {
-		if err := atomicfile.CheckDest(name, force, inputs...); err != nil {
-			return "", err
-		}
+	if g, err = atomicfile.NewGroup(sw.Names(), force, inputs...); err != nil {
+		return "", err
 	}
+	defer g.Abort()
 	e := &engine{progress: prog}
 	for _, j := range p.jobs {
 		w, err := sw.Next(j.out.Name)
@@ -349,10 +342,8 @@ func writeGGUFSplit(dst string, maxBytes int64, force bool, inputs []string, p *
 	if err := sw.Close(); err != nil {
 		return "", err
 	}
-	for _, f := range files {
-		if err := f.Commit(); err != nil {
-			return "", err
-		}
+	if err := g.Commit(); err != nil {
+		return "", err
 	}
 	return sw.Names()[0], nil
 }

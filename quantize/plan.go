@@ -136,6 +136,12 @@ type Options struct {
 	// which read GGUF names, apply to it; a tensor it has no name for is
 	// judged by its own name.
 	GGUFName func(name string) (string, bool)
+	// KeepSplit processes the tensors in their file order, shard by shard
+	// (llama-quantize --keep-split sorts by shard, then offset), and records
+	// each one's shard in Choice.Shard for WriteSplit; otherwise they go in
+	// llama.cpp's weights_map order. The order matters beyond the layout:
+	// the mixture rules count layers as they go.
+	KeepSplit bool
 	// Imatrix, when not nil, is the importance of each weight's columns by
 	// GGUF name ([experts][cols] for a stacked weight), as llama-quantize
 	// --imatrix loads it (imatrix.Matrix.Importance): the quantizers that
@@ -156,6 +162,9 @@ type Choice struct {
 	Type   tensor.DType
 	Copy   bool
 	Reason string // why this type: "1-D", "norm", "q4_k_m: use_more_bits", "fallback: ...", ...
+	// Shard is the index in the checkpoint's Files of the file holding the
+	// tensor (with Options.KeepSplit).
+	Shard int
 	// Importance is the tensor's importance matrix entry, [mats][row
 	// length] for its mats = outer dimensions beyond the rows (experts);
 	// nil: none.
@@ -328,9 +337,24 @@ func Plan(c *checkpoint.Checkpoint, opts Options) ([]Choice, error) {
 			isScale[s.Name] = true
 		}
 	}
+	order := llamaOrder(c.Tensors)
+	shardOf := map[string]int{}
+	if opts.KeepSplit {
+		for i, f := range c.Files {
+			shardOf[f.Path] = i
+		}
+		order = append([]*checkpoint.Tensor(nil), c.Tensors...)
+		sort.SliceStable(order, func(i, j int) bool {
+			a, b := shardOf[order[i].File], shardOf[order[j].File]
+			if a != b {
+				return a < b
+			}
+			return order[i].Offset < order[j].Offset
+		})
+	}
 	var out []Choice
-	for _, t := range llamaOrder(c.Tensors) {
-		ch := Choice{Tensor: t}
+	for _, t := range order {
+		ch := Choice{Tensor: t, Shard: shardOf[t.File]}
 		name := nameOf(t)
 		if isScale[t.Name] {
 			continue
@@ -427,7 +451,7 @@ func Plan(c *checkpoint.Checkpoint, opts Options) ([]Choice, error) {
 	for _, ch := range out {
 		withScales = append(withScales, ch)
 		if s, ok := c.Int8Scale(ch.Tensor); ok && ch.Copy && ch.Tensor.DType == tensor.I8 {
-			withScales = append(withScales, Choice{Tensor: s, Type: s.DType, Copy: true, Reason: "scales of " + ch.Tensor.Name})
+			withScales = append(withScales, Choice{Tensor: s, Type: s.DType, Copy: true, Reason: "scales of " + ch.Tensor.Name, Shard: ch.Shard})
 		}
 	}
 	return withScales, nil

@@ -261,3 +261,40 @@ func ParseOverrideKV(s string) (tensor.KV, error) {
 	}
 	return tensor.KV{}, fmt.Errorf("quantize: --override-kv %q: type %q is not int, float, bool or str", s, typ)
 }
+
+// WriteSplit writes the quantized GGUF as llama-quantize --keep-split does:
+// one shard per input shard, named gguf.SplitPath(prefix, i, n), each with
+// the tensors of its input shard (plan made with Options.KeepSplit); the
+// first carries the metadata, every one split.no, split.count and
+// split.tensors.count when there is more than one. Shards are created
+// through create, in order.
+func WriteSplit(prefix string, create func(name string) (io.WriteCloser, error), c *checkpoint.Checkpoint, plan []Choice, t Target, opts RunOptions) (*Report, error) {
+	if err := Check(c, plan, t, GGUF); err != nil {
+		return nil, err
+	}
+	infos := ggmlDims(OutputInfos(plan))
+	n := 1
+	for _, ch := range plan {
+		n = max(n, ch.Shard+1)
+	}
+	shards := make([][]tensor.Info, n)
+	for i, ch := range plan {
+		if i > 0 && ch.Shard < plan[i-1].Shard {
+			return nil, fmt.Errorf("quantize: tensor %q of shard %d comes after shard %d: plan the split with KeepSplit", ch.Tensor.Name, ch.Shard, plan[i-1].Shard)
+		}
+		shards[ch.Shard] = append(shards[ch.Shard], infos[i])
+	}
+	sw, err := gguf.NewSplitWriterShards(prefix, withKeys(OutputMetadata(c, t), opts.Metadata), shards, create)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := Run(plan, sw, opts)
+	if err != nil {
+		sw.Close()
+		return nil, err
+	}
+	if err := sw.Close(); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"github.com/tfconv/tfconv/internal/progress"
 	"io"
 	"math"
 	"os"
@@ -13,9 +12,11 @@ import (
 
 	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/convert"
+	"github.com/tfconv/tfconv/formats/gguf"
 	"github.com/tfconv/tfconv/imatrix"
 	"github.com/tfconv/tfconv/internal/atomicfile"
 	"github.com/tfconv/tfconv/internal/output"
+	"github.com/tfconv/tfconv/internal/progress"
 	"github.com/tfconv/tfconv/quantize"
 	"github.com/tfconv/tfconv/tensor"
 )
@@ -39,6 +40,7 @@ type quantizeOptions struct {
 	include       []string
 	exclude       []string
 	overrideKV    []string
+	keepSplit     bool
 }
 
 func newCmdQuantize(a *app) *cobra.Command {
@@ -110,6 +112,7 @@ free disk.`,
 	f.StringVar(&opts.imatrix, "imatrix", "", "importance matrix (llama-imatrix's GGUF or legacy .dat, or tfconv imatrix's) to weigh the quantization error with")
 	f.StringArrayVar(&opts.include, "include-weights", nil, "use the importance matrix only for tensors whose name contains this (repeatable)")
 	f.StringArrayVar(&opts.exclude, "exclude-weights", nil, "do not use the importance matrix for tensors whose name contains this (repeatable)")
+	f.BoolVar(&opts.keepSplit, "keep-split", false, "GGUF split set input: write one output shard per input shard, named DST-0000i-of-0000n.gguf (DST without .gguf), as llama-quantize --keep-split")
 	f.BoolVar(&opts.requantize, "allow-requantize", false, "quantize a source that is already quantized (block types or int8); the error is then measured against its dequantized weights")
 	return cmd
 }
@@ -172,7 +175,7 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 	if opts.threads < 0 {
 		return fmt.Errorf("quantize: --threads %d: must be >= 0", opts.threads)
 	}
-	popts := quantize.Options{Target: target, Pure: opts.pure, KeepOutput: opts.keepOutput}
+	popts := quantize.Options{Target: target, Pure: opts.pure, KeepOutput: opts.keepOutput, KeepSplit: opts.keepSplit}
 	for _, s := range opts.tensorTypes {
 		o, err := quantize.ParseOverride(s)
 		if err != nil {
@@ -225,8 +228,21 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 	}
 	// Known before a conversion below decodes the quantized weights.
 	measured := quantize.MeasuredAgainst(quantize.QuantizedTypes(c))
+	// --keep-split: llama-quantize's shard names, one per input shard.
+	var shardNames []string
+	prefix := strings.TrimSuffix(opts.dst, ".gguf")
+	if opts.keepSplit {
+		if format != quantize.GGUF || c.Format != checkpoint.GGUF {
+			return fmt.Errorf("quantize: --keep-split reads and writes GGUF (a split set's shards), not %s to %s", c.Format, format)
+		}
+		for i := range c.Files {
+			shardNames = append(shardNames, gguf.SplitPath(prefix, i, len(c.Files)))
+		}
+	}
 	// Refuse a bad destination before spending time on the data.
-	if format == quantize.Safetensors {
+	if opts.keepSplit {
+		_, err = atomicfile.NewGroup(shardNames, opts.force, inputs...)
+	} else if format == quantize.Safetensors {
 		err = convert.CheckDest(opts.dst, convert.Safetensors, opts.force, inputs)
 	} else {
 		err = atomicfile.CheckDest(opts.dst, opts.force, inputs...)
@@ -297,6 +313,20 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 		rep, err = quantize.Run(plan, nil, ropts)
 	case format == quantize.Safetensors:
 		rep, err = quantizeHF(c, opts, plan, ropts)
+	case opts.keepSplit:
+		var g *atomicfile.Group
+		if g, err = atomicfile.NewGroup(shardNames, opts.force, inputs...); err != nil {
+			return err
+		}
+		defer g.Abort()
+		create := func(name string) (io.WriteCloser, error) {
+			f, err := g.Create(name)
+			return keepOpen{f}, err // Commit syncs and closes it
+		}
+		rep, err = quantize.WriteSplit(prefix, create, c, plan, target, ropts)
+		if err == nil {
+			err = g.Commit()
+		}
 	default:
 		var f *atomicfile.File
 		f, err = atomicfile.Create(opts.dst, opts.force, inputs...)
@@ -318,6 +348,12 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 	}
 	return quantizePrint(a, opts, rep, measured)
 }
+
+// keepOpen is a shard being written: its Close leaves the file to the
+// Group's Commit.
+type keepOpen struct{ io.Writer }
+
+func (keepOpen) Close() error { return nil }
 
 // quantizeHF writes the quantized Hugging Face checkpoint c as a Hugging
 // Face directory: its side files (config.json, tokenizer files,

@@ -189,11 +189,13 @@ func (s *Split) Close() error {
 
 // SplitWriter writes a model as shards of at most about maxBytes of tensor
 // data each, laid out as llama.cpp's gguf-split --split-max-size does: the
-// first shard carries all metadata, every shard carries split.no, split.count
-// and split.tensors.count (appended in that order, after any split.* keys in
-// the input are dropped), and a shard is started when the next tensor's data,
-// padded to 32 bytes, would take the current one past maxBytes. A tensor
-// larger than maxBytes gets a shard of its own (gguf-split would give up).
+// first shard carries all metadata, every shard carries split.no,
+// split.tensors.count and split.count (appended in that order, after any
+// split.* keys in the input are dropped), and a shard is started when the
+// next tensor's data, padded to 32 bytes, would take the current one past
+// maxBytes. A tensor larger than maxBytes gets a shard of its own
+// (gguf-split would give up). Byte-identical to gguf-split c392e509
+// (cmd/tfconv TestQuantizeKeepSplit splits with it).
 //
 // Shards are created through create in order, each when its first tensor is
 // reached, and closed when finished, so the caller controls where they go
@@ -209,6 +211,10 @@ type SplitWriter struct {
 	next   int // index into the flat tensor order
 	order  []int
 	err    error
+	// ggufSplit: gguf-split's keys (a set of one shard states them too,
+	// split.count last); otherwise llama-quantize --keep-split's
+	// (NewSplitWriterShards).
+	ggufSplit bool
 }
 
 // NewSplitWriter plans the shards; nothing is created until the first Next
@@ -217,11 +223,7 @@ func NewSplitWriter(prefix string, maxBytes int64, meta tensor.Metadata, tensors
 	if maxBytes <= 0 {
 		return nil, fmt.Errorf("gguf: split size %d is not positive", maxBytes)
 	}
-	if len(tensors) > math.MaxInt32 {
-		return nil, fmt.Errorf("gguf: %d tensors do not fit split.tensors.count", len(tensors))
-	}
 	var shards [][]tensor.Info
-	var order []int
 	var cur []tensor.Info
 	var curBytes int64
 	for _, t := range tensors {
@@ -239,11 +241,33 @@ func NewSplitWriter(prefix string, maxBytes int64, meta tensor.Metadata, tensors
 		}
 		cur = append(cur, t)
 		curBytes += padded
-		order = append(order, len(shards))
 	}
-	shards = append(shards, cur)
+	return newSplitWriter(prefix, meta, append(shards, cur), create, true)
+}
+
+// NewSplitWriterShards is NewSplitWriter with the shards given, as
+// llama-quantize --keep-split writes its input's shards: shards[i] are the
+// tensors of shard i, in order; a single shard is named SplitPath(prefix,
+// 0, 1) but carries no split.* keys (gguf-split writes them even then).
+func NewSplitWriterShards(prefix string, meta tensor.Metadata, shards [][]tensor.Info, create func(name string) (io.WriteCloser, error)) (*SplitWriter, error) {
+	return newSplitWriter(prefix, meta, shards, create, false)
+}
+
+func newSplitWriter(prefix string, meta tensor.Metadata, shards [][]tensor.Info, create func(name string) (io.WriteCloser, error), ggufSplit bool) (*SplitWriter, error) {
+	if len(shards) == 0 {
+		shards = [][]tensor.Info{nil}
+	}
 	if len(shards) > math.MaxUint16 {
 		return nil, fmt.Errorf("gguf: %d shards do not fit split.count", len(shards))
+	}
+	var order []int
+	for i, sh := range shards {
+		for range sh {
+			order = append(order, i)
+		}
+	}
+	if len(order) > math.MaxInt32 {
+		return nil, fmt.Errorf("gguf: %d tensors do not fit split.tensors.count", len(order))
 	}
 	var base tensor.Metadata
 	for _, kv := range meta {
@@ -251,11 +275,11 @@ func NewSplitWriter(prefix string, maxBytes int64, meta tensor.Metadata, tensors
 			base = append(base, kv)
 		}
 	}
-	s := &SplitWriter{prefix: prefix, create: create, meta: base, shards: shards, shard: -1, order: order}
+	s := &SplitWriter{prefix: prefix, create: create, meta: base, shards: shards, shard: -1, order: order, ggufSplit: ggufSplit}
 	// Validate every shard's header now, so that a bad input fails before
 	// any file exists.
 	for i := range shards {
-		if _, _, _, err := encodeHeader(s.shardMeta(i, len(tensors)), shards[i]); err != nil {
+		if _, _, _, err := encodeHeader(s.shardMeta(i, len(order)), shards[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -276,11 +300,20 @@ func (s *SplitWriter) shardMeta(i, nTensors int) tensor.Metadata {
 	if i == 0 {
 		m = append(m, s.meta...)
 	}
-	return append(m,
-		tensor.KV{Key: KeySplitNo, Value: tensor.Uint16(uint16(i))},
-		tensor.KV{Key: KeySplitCount, Value: tensor.Uint16(uint16(len(s.shards)))},
-		tensor.KV{Key: KeySplitTensorsCount, Value: tensor.Int32(int32(nTensors))},
-	)
+	no := tensor.KV{Key: KeySplitNo, Value: tensor.Uint16(uint16(i))}
+	count := tensor.KV{Key: KeySplitCount, Value: tensor.Uint16(uint16(len(s.shards)))}
+	total := tensor.KV{Key: KeySplitTensorsCount, Value: tensor.Int32(int32(nTensors))}
+	if !s.ggufSplit {
+		// llama-quantize --keep-split: set once each, in this order, and
+		// not at all for a single shard.
+		if len(s.shards) == 1 {
+			return m
+		}
+		return append(m, no, count, total)
+	}
+	// gguf-split sets split.count to a placeholder between the two others
+	// and sets it again once the shards are counted, which moves it last.
+	return append(m, no, total, count)
 }
 
 // finishShard closes the open shard's Writer and file.

@@ -91,10 +91,11 @@ func TestSplitRoundTrip(t *testing.T) {
 		if len(f.Tensors) != groups[i] {
 			t.Errorf("shard %d has %d tensors, want %d", i, len(f.Tensors), groups[i])
 		}
+		// gguf-split c392e509's order: split.count is set again last.
 		tail := tensor.Metadata{
 			{Key: KeySplitNo, Value: tensor.Uint16(uint16(i))},
-			{Key: KeySplitCount, Value: tensor.Uint16(uint16(len(names)))},
 			{Key: KeySplitTensorsCount, Value: tensor.Int32(int32(len(src.Tensors)))},
+			{Key: KeySplitCount, Value: tensor.Uint16(uint16(len(names)))},
 		}
 		want := tail
 		if i == 0 {
