@@ -184,23 +184,34 @@ func (m *Model) Close() error {
 // along as an aux file). Weights keep their checkpoint dtype; only 1-D
 // tensors (norms, biases) are decoded to float32.
 func Load(path string, opts LoadOptions) (*Model, error) {
-	if opts.Threads > 0 {
-		kernels.SetThreads(opts.Threads)
-	}
 	c, err := checkpoint.Open(path)
 	if err != nil {
 		return nil, err
 	}
+	m, err := LoadCheckpoint(c, opts)
+	// The weights have been read into memory; the files are not needed.
+	c.Close()
+	if err != nil {
+		return nil, err
+	}
+	m.Path = path
+	return m, nil
+}
+
+// LoadCheckpoint is Load of an opened checkpoint (or a view of one, such
+// as checkpoint.WithTensors makes); c stays open, the caller's to close.
+func LoadCheckpoint(c *checkpoint.Checkpoint, opts LoadOptions) (*Model, error) {
+	if opts.Threads > 0 {
+		kernels.SetThreads(opts.Threads)
+	}
 	m, mats, err := loadFrom(c)
 	if err != nil {
-		c.Close()
 		return nil, err
 	}
 	if opts.MatchLlamaCpp {
 		matchLlamaCpp(m, mats)
 	}
-	m.Path = path
-	m.ckpt = c
+	m.Path = c.Path
 	m.Tensors = make([]tensor.Info, len(c.Tensors))
 	for i, t := range c.Tensors {
 		m.Tensors[i] = t.Info
@@ -209,9 +220,6 @@ func Load(path string, opts LoadOptions) (*Model, error) {
 	if t, err := tokenizer.FromSource(c.Sides()); err == nil {
 		m.tok = t
 	}
-	// The weights have been read into memory; the files are not needed.
-	c.Close()
-	m.ckpt = nil
 	return m, nil
 }
 

@@ -34,6 +34,9 @@ func TestImportDirection(t *testing.T) {
 			"formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "formats/native", "formats/pytorch"},
 		"verify": {"tensor", "arch", "quant", "kernels", "model", "convert", "checkpoint", "tokenizer",
 			"formats/safetensors", "formats/shardindex", "formats/gguf", "formats/native", "formats/pytorch"},
+		// mixfit measures quantize's choices with model and verify's divergence.
+		"mixfit": {"tensor", "arch", "quant", "kernels", "model", "verify", "convert", "quantize", "checkpoint", "tokenizer",
+			"formats/safetensors", "formats/shardindex", "formats/gguf", "formats/native", "formats/pytorch"},
 	}
 	for pkg, allowed := range rules {
 		out, err := exec.Command("go", "list", "-deps", mod+pkg).Output()

@@ -17,8 +17,11 @@ import (
 	"github.com/tfconv/tfconv/internal/atomicfile"
 	"github.com/tfconv/tfconv/internal/output"
 	"github.com/tfconv/tfconv/internal/progress"
+	"github.com/tfconv/tfconv/mixfit"
+	"github.com/tfconv/tfconv/model"
 	"github.com/tfconv/tfconv/quantize"
 	"github.com/tfconv/tfconv/tensor"
+	"github.com/tfconv/tfconv/verify"
 )
 
 type quantizeOptions struct {
@@ -41,6 +44,9 @@ type quantizeOptions struct {
 	exclude       []string
 	overrideKV    []string
 	keepSplit     bool
+	targetBPW     float64
+	calib         string
+	calibCtx      int
 }
 
 func newCmdQuantize(a *app) *cobra.Command {
@@ -112,6 +118,9 @@ free disk.`,
 	f.StringVar(&opts.imatrix, "imatrix", "", "importance matrix (llama-imatrix's GGUF or legacy .dat, or tfconv imatrix's) to weigh the quantization error with")
 	f.StringArrayVar(&opts.include, "include-weights", nil, "use the importance matrix only for tensors whose name contains this (repeatable)")
 	f.StringArrayVar(&opts.exclude, "exclude-weights", nil, "do not use the importance matrix for tensors whose name contains this (repeatable)")
+	f.Float64Var(&opts.targetBPW, "target-bpw", 0, "choose the quantized tensors' types among Q2_K…Q8_0 by measured sensitivity (each alone, KL divergence on --calib) so that the tensor data takes at most this many bits per weight")
+	f.StringVar(&opts.calib, "calib", "", "calibration text for --target-bpw")
+	f.IntVar(&opts.calibCtx, "calib-ctx", 128, "tokens per chunk of --calib")
 	f.BoolVar(&opts.keepSplit, "keep-split", false, "GGUF split set input: write one output shard per input shard, named DST-0000i-of-0000n.gguf (DST without .gguf), as llama-quantize --keep-split")
 	f.BoolVar(&opts.requantize, "allow-requantize", false, "quantize a source that is already quantized (block types or int8); the error is then measured against its dequantized weights")
 	return cmd
@@ -290,6 +299,11 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 	if err != nil {
 		return err
 	}
+	if opts.targetBPW != 0 {
+		if plan, err = fitPlan(c, plan, opts); err != nil {
+			return err
+		}
+	}
 	if err := quantize.Check(c, plan, target, format); err != nil {
 		return err
 	}
@@ -347,6 +361,30 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 		return err
 	}
 	return quantizePrint(a, opts, rep, measured)
+}
+
+// fitPlan re-chooses the plan's quantized types for --target-bpw.
+func fitPlan(c *checkpoint.Checkpoint, plan []quantize.Choice, opts *quantizeOptions) ([]quantize.Choice, error) {
+	if opts.targetBPW < 0 || opts.targetBPW > 32 || opts.calib == "" {
+		return nil, fmt.Errorf("quantize: --target-bpw %g: want bits per weight above 0 and at most 32, and --calib TEXT", opts.targetBPW)
+	}
+	m, err := model.LoadCheckpoint(c, model.LoadOptions{})
+	if err != nil {
+		return nil, err
+	}
+	text, err := os.ReadFile(opts.calib)
+	if err != nil {
+		return nil, err
+	}
+	toks, _, err := verify.TextTokens(m, string(text))
+	if err != nil {
+		return nil, err
+	}
+	var elems int64
+	for _, ch := range plan {
+		elems += ch.Tensor.NumElements()
+	}
+	return mixfit.Fit(c, plan, mixfit.Options{Tokens: toks, Ctx: opts.calibCtx, Budget: int64(opts.targetBPW * float64(elems) / 8)})
 }
 
 // keepOpen is a shard being written: its Close leaves the file to the
