@@ -163,21 +163,21 @@ func TestIQ3XXSMixturePlan(t *testing.T) {
 // (names, shapes and metadata of llama-quantize's run; plans read no data)
 // chooses what llama-quantize chose for every tensor.
 func TestKQuantMixturesPlans(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(testdata, "mixtures.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var ref map[string]struct {
 		Metadata map[string]any `json:"metadata"`
 		Tensors  [][3]any       `json:"tensors"`
+		Refused  string         `json:"refused"`
 	}
-	if err := json.Unmarshal(b, &ref); err != nil {
-		t.Fatal(err)
-	}
+	readMixtures(t, &ref)
 	for _, tc := range []struct{ key, typ, marker string }{
 		{"70B Q4_K_M", "q4_k_m", "attn_v of a 70B model"},
 		{"70B Q3_K_M", "q3_k_m", "attn_v of a 70B model"},
 		{"8x IQ4_XS", "iq4_xs", "attn_v of an 8-expert model"},
+		{"70B IQ3_M", "iq3_m", "attn_v of a 70B model"},
+		{"70B IQ3_XS", "iq3_xs", "attn_v of a 70B model"},
+		{"8x IQ3_M", "iq3_m", "use_more_bits, 8 experts)"},
+		{"8x IQ3_XS", "iq3_xs", "ffn_up of the middle layers"},
+		{"8x IQ3_S", "iq3_s", "attn_output of an 8-expert model"},
 	} {
 		typ := tc.key
 		r, ok := ref[tc.key]

@@ -107,10 +107,26 @@ with open(imat, "wb") as f:
 # --family NAME TYPE...: only these llama-quantize types, each without and with mixtures.imatrix.dat, written to
 # mixtures-NAME.json (mixtures.json is left alone). A run llama-quantize refuses is recorded as {"refused": its
 # message}; for TYPE given as plan:TYPE the run with the importance matrix is recorded as its tensor types only,
-# under "plan TYPE imatrix" (for a mixture whose file tfconv cannot write yet).
+# under "plan TYPE imatrix" (for a mixture whose file tfconv cannot write yet); 70B:TYPE and 8x:TYPE record the plans
+# of the 80-layer and the 8-expert models below, as "70B TYPE" / "8x TYPE".
 if len(sys.argv) > 3 and sys.argv[2] == "--family":
     fam = {}
     for typ in sys.argv[4:]:
+        if typ.startswith(("70B:", "8x:")):
+            # The plan of the 80-layer or the 8-expert model described below, recorded as "70B TYPE" / "8x TYPE".
+            size, typ = typ.split(":")
+            big = "/tmp/mixtures-" + size + "-f16.gguf"
+            write_model(big, 80, 8) if size == "70B" else write_model(big, 8, 9, n_expert=8)
+            _, r = quantize(big, typ)
+            meta = {"general.architecture": "llama", "llama.block_count": 80 if size == "70B" else 8,
+                    "llama.attention.head_count": N_HEAD, "llama.attention.head_count_kv": N_KV}
+            if size == "8x":
+                meta.update({"llama.expert_count": 8, "llama.expert_used_count": 2})
+            fam[size + " " + typ] = {"metadata": meta, "tensors": [[t.name, t.tensor_type.name,
+                                                                    [int(x) for x in reversed(t.shape)]]
+                                                                   for t in r.tensors]}
+            os.remove(big)
+            continue
         plan_only = typ.startswith("plan:")
         typ = typ.removeprefix("plan:")
         for imatrix in [None, imat]:
