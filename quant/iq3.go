@@ -454,3 +454,11 @@ func iq3Rows(f func(b []byte, x, qw []float32, st *iq3State), bytes int) rowFunc
 		}
 	}
 }
+
+// IQ3Grids returns copies of the IQ3_XXS and IQ3_S grids (ggml's
+// iq3xxs_grid and iq3s_grid: four magnitudes a byte each) and of the
+// sign masks of the 7-bit sign indices (ksigns_iq2xs: the eighth bit is
+// the parity), for the kernels that multiply them as integers.
+func IQ3Grids() (xxs [256]uint32, s [512]uint32, signs [128]uint8) {
+	return iq3xxsGrid, iq3sGrid, ksignsIQ2XS
+}
