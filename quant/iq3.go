@@ -274,7 +274,10 @@ func iq3Sigma2(x []float32) float32 {
 const groupMaxEpsIQ3XXS = 1e-8
 
 // quantIQ3_XXS encodes one 256-value super-block without importance.
-func quantIQ3_XXS(b []byte, x []float32) { quantIQ3_XXSW(b, x, nil, new(iq3State)) }
+func quantIQ3_XXS(b []byte, x []float32) {
+	var st iq3State
+	quantIQ3_XXSW(b, x, nil, &st)
+}
 
 // quantIQ3_XXSW encodes one 256-value super-block with importance qw (nil:
 // weights x²). Signs are taken per group of eight with an even number of
@@ -364,7 +367,10 @@ func quantIQ3_XXSW(b []byte, x, qw []float32, st *iq3State) {
 }
 
 // quantIQ3_S encodes one 256-value super-block without importance.
-func quantIQ3_S(b []byte, x []float32) { quantIQ3_SW(b, x, nil, new(iq3State)) }
+func quantIQ3_S(b []byte, x []float32) {
+	var st iq3State
+	quantIQ3_SW(b, x, nil, &st)
+}
 
 // quantIQ3_SW encodes one 256-value super-block with importance qw (nil:
 // weights x²): one sign bit per value, block scales fitted by search, d =
