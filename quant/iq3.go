@@ -3,7 +3,6 @@ package quant
 import (
 	"encoding/binary"
 	"math"
-	"sort"
 	"sync"
 
 	"github.com/tfconv/tfconv/tensor"
@@ -97,35 +96,37 @@ func newIQ3Table(grid []uint32, shift uint, nwant int) *iq3Table {
 		}
 		t.index[u] = int32(k)
 	}
-	type cand struct{ d2, j int }
-	c := make([]cand, len(grid))
+	d2 := make([]int, len(grid))
 	for u := range t.index {
 		if t.index[u] >= 0 {
 			continue
 		}
 		for j, lv := range t.levels {
-			d2 := 0
+			d2[j] = 0
 			for i := range 4 {
 				d := 2 * (int(lv[i]) - (u>>(3*i))&7)
-				d2 += d * d
+				d2[j] += d * d
 			}
-			c[j] = cand{d2, j}
 		}
-		sort.Slice(c, func(a, b int) bool {
-			return c[a].d2 < c[b].d2 || c[a].d2 == c[b].d2 && c[a].j < c[b].j
-		})
 		start := len(t.neighbours)
 		t.index[u] = int32(-1 - start)
 		t.neighbours = append(t.neighbours, 0)
-		d2, have := c[0].d2, 1
-		for _, e := range c {
-			if e.d2 > d2 {
-				if have == nwant {
-					break
+		// The grid points at the nwant smallest distances, by distance and
+		// then by index (ggml sorts the (distance, index) pairs).
+		last := -1
+		for range nwant {
+			next := math.MaxInt
+			for _, d := range d2 {
+				if d > last && d < next {
+					next = d
 				}
-				d2, have = e.d2, have+1
 			}
-			t.neighbours = append(t.neighbours, uint16(e.j))
+			for j, d := range d2 {
+				if d == next {
+					t.neighbours = append(t.neighbours, uint16(j))
+				}
+			}
+			last = next
 		}
 		t.neighbours[start] = uint16(len(t.neighbours) - start - 1)
 	}

@@ -1,6 +1,7 @@
 package quant
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"math"
 	"os"
@@ -132,4 +133,39 @@ func TestQuantizeIQ3VectorsMatchGGML(t *testing.T) {
 	if n != 2 {
 		t.Fatalf("%d IQ3 vectors, want 2", n)
 	}
+}
+
+// FuzzQuantizeIQ3 feeds arbitrary float32 rows (any bit pattern: NaN, Inf,
+// subnormals, ±0) and importance weights to both IQ3 encoders: they must
+// fill their blocks without a panic, and the blocks must decode.
+func FuzzQuantizeIQ3(f *testing.F) {
+	seed := make([]byte, 4*256)
+	for i := range 256 {
+		binary.LittleEndian.PutUint32(seed[4*i:], math.Float32bits(float32(i%9)-4))
+	}
+	f.Add(seed, false)
+	f.Add(seed, true)
+	f.Fuzz(func(t *testing.T, data []byte, weighted bool) {
+		if len(data) < 4*256 {
+			data = append(data, make([]byte, 4*256-len(data))...)
+		}
+		x := f32s(data[:4*256])
+		var qw []float32
+		if weighted {
+			qw = make([]float32, 256)
+			for i := range qw {
+				qw[i] = abs32(x[(i*7)%256])
+			}
+		}
+		for _, dt := range []tensor.DType{tensor.IQ3_XXS, tensor.IQ3_S} {
+			b := make([]byte, dt.BlockBytes())
+			if err := QuantizeRows(b, x, dt, 256, qw); err != nil {
+				t.Fatal(err)
+			}
+			y := make([]float32, 256)
+			if err := Dequantize(y, b, dt); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
 }
