@@ -66,7 +66,7 @@ var (
 	iq3xxsTable, iq3sTable *iq3Table
 )
 
-// iq3XXSTable returns the 256-point table (grid bytes 4l+4, and 62 for
+// iq3XXSTable returns the 256-point table (grid bytes 8l+4, and 62 for
 // l = 7, so l = byte>>3).
 func iq3XXSTable() *iq3Table {
 	iq3xxsOnce.Do(func() { iq3xxsTable = newIQ3Table(iq3xxsGrid[:], 3, 2) })
