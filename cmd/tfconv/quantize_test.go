@@ -404,7 +404,7 @@ func TestQuantizeMixturesWithFlags(t *testing.T) {
 			t.Errorf("%s: sha256 %x, llama-quantize's %s", name, sum, want.SHA256)
 		}
 	}
-	if n < 10 {
+	if n < 11 {
 		t.Fatalf("%d mixtures with flags in the reference", n)
 	}
 	if code, _, errs := run(t, "quantize", "testdata/quantize/mixtures-f16.gguf", out, "--type", "q2_k_s", "--force"); code == 0 || !strings.Contains(errs, "importance matrix") {

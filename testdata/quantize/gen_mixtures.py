@@ -108,7 +108,8 @@ with open(imat, "wb") as f:
 # mixtures-NAME.json (mixtures.json is left alone). A run llama-quantize refuses is recorded as {"refused": its
 # message}; for TYPE given as plan:TYPE the run with the importance matrix is recorded as its tensor types only,
 # under "plan TYPE imatrix" (for a mixture whose file tfconv cannot write yet); 70B:TYPE and 8x:TYPE record the plans
-# of the 80-layer and the 8-expert models below, as "70B TYPE" / "8x TYPE".
+# of the 80-layer and the 8-expert models below, as "70B TYPE" / "8x TYPE"; types:BASE:EMB:OUT records BASE with
+# --token-embedding-type EMB --output-tensor-type OUT as "BASE+types-NAME".
 if len(sys.argv) > 3 and sys.argv[2] == "--family":
     fam = {}
     for typ in sys.argv[4:]:
@@ -126,6 +127,14 @@ if len(sys.argv) > 3 and sys.argv[2] == "--family":
                                                                     [int(x) for x in reversed(t.shape)]]
                                                                    for t in r.tensors]}
             os.remove(big)
+            continue
+        if typ.startswith("types:"):
+            # types:BASE:EMB:OUT, BASE with --token-embedding-type EMB --output-tensor-type OUT, as "BASE+types-NAME".
+            _, base, emb, outt = typ.split(":")
+            flags = ["--token-embedding-type", emb, "--output-tensor-type", outt]
+            sha, r = quantize(os.path.relpath(src, root), base, flags=flags)
+            fam[base + "+types-" + sys.argv[3]] = {"sha256": sha, "flags": flags,
+                                                   "tensors": [[t.name, t.tensor_type.name] for t in r.tensors]}
             continue
         plan_only = typ.startswith("plan:")
         typ = typ.removeprefix("plan:")
