@@ -60,6 +60,19 @@ func readGGMLVectors(t *testing.T) *ggmlVectors {
 		t.Fatal("no IQ4_XS test vectors")
 	}
 	v.VecDot = append(v.VecDot, iq4.VecDot...)
+	// IQ3_XXS's and IQ3_S's, by gen_iq3_vecdot.py.
+	b, err = os.ReadFile(filepath.Join("..", "testdata", "kernels", "ggml-vectors-iq3.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var iq3 ggmlVectors
+	if err := json.Unmarshal(b, &iq3); err != nil {
+		t.Fatal(err)
+	}
+	if len(iq3.VecDot) != 8 {
+		t.Fatalf("%d IQ3 test vectors, want 8", len(iq3.VecDot))
+	}
+	v.VecDot = append(v.VecDot, iq3.VecDot...)
 	return &v
 }
 
@@ -430,7 +443,7 @@ func TestGELUFP16MatchesGGML(t *testing.T) {
 func TestMatMulQAgainstFloat64(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 2))
 	for _, dt := range []tensor.DType{tensor.Q8_0, tensor.Q4_0, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1,
-		tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.IQ4_XS} {
+		tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.IQ4_XS, tensor.IQ3_XXS, tensor.IQ3_S} {
 		bs := int(ActDType(dt).BlockSize())
 		K, N, M := 2*bs, 5, 3
 		w, deq := randMatrix(r, dt, N, K)
@@ -467,7 +480,7 @@ func TestMatMulQImplementationsAgree(t *testing.T) {
 		ks, ns, ms = []int{256, 1024 + 256}, []int{1, 7, 17, 33}, []int{1, 2, 17, 40}
 	}
 	for _, dt := range []tensor.DType{tensor.Q8_0, tensor.Q4_0, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1,
-		tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.IQ4_XS} {
+		tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.IQ4_XS, tensor.IQ3_XXS, tensor.IQ3_S} {
 		bs := int(dt.BlockSize())
 		for _, K := range ks {
 			if K%bs != 0 {

@@ -32,6 +32,9 @@ import (
 // iq4Levels are the IQ4_XS levels (quant owns the table).
 var iq4Levels = quant.IQ4NLLevels()
 
+// The IQ3 grids and sign masks (quant owns the tables).
+var iq3xxsGrid, iq3sGrid, iq3Signs = quant.IQ3Grids()
+
 // fp16 reads a little-endian binary16 at b as float32.
 func fp16(b []byte) float32 { return quant.F16ToF32(binary.LittleEndian.Uint16(b)) }
 
@@ -229,6 +232,47 @@ func unpackK(t tensor.DType, W *[256]int16, b []byte) (d, dmin float32, mins [16
 			}
 		}
 		return fp16(b), 0, mins
+	case tensor.IQ3_XXS:
+		// ggml's AVX2 dot multiplies the grid bytes by the signed
+		// activations in pairs (int16), then by 2·ls+1, and scales the
+		// float sum by 1/4 at the end (dotK): W = ±(2·ls+1)·grid. Q8_K
+		// quants lie in −127..127, so negating one never wraps.
+		b = b[:98]
+		for ib := 0; ib < 8; ib++ {
+			aux := binary.LittleEndian.Uint32(b[66+4*ib:])
+			ls := int16(2*(aux>>28) + 1)
+			for k := 0; k < 8; k++ {
+				g := iq3xxsGrid[b[2+8*ib+k]]
+				sg := iq3Signs[aux>>(7*(k/2))&127]
+				for j := 0; j < 4; j++ {
+					v := ls * int16(uint8(g>>(8*j)))
+					if sg>>(4*(k%2)+j)&1 != 0 {
+						v = -v
+					}
+					W[32*ib+4*k+j] = v
+				}
+			}
+		}
+		return fp16(b), 0, mins
+	case tensor.IQ3_S:
+		// As IQ3_XXS with a 9-bit grid index (high bit in qh), one sign bit
+		// per value and no final 1/4: W = ±(2·ls+1)·grid.
+		b = b[:110]
+		for ib := 0; ib < 8; ib++ {
+			ls := int16(2*(b[106+ib/2]>>(4*(ib%2))&0xf) + 1)
+			for k := 0; k < 8; k++ {
+				g := iq3sGrid[int(b[2+8*ib+k])|int(b[66+ib]>>k&1)<<8]
+				sg := b[74+4*ib+k/2]
+				for j := 0; j < 4; j++ {
+					v := ls * int16(uint8(g>>(8*j)))
+					if sg>>(4*(k%2)+j)&1 != 0 {
+						v = -v
+					}
+					W[32*ib+4*k+j] = v
+				}
+			}
+		}
+		return fp16(b), 0, mins
 	}
 	panic("kernels: unpackK " + t.String())
 }
@@ -247,11 +291,13 @@ func lanesK(W *[256]int16, a []byte) (s [8]int32) {
 	return s
 }
 
-// dotKGeneric is ggml_vec_dot_{q2_K,q3_K,q4_K,q5_K,q6_K,iq4_xs}_q8_K over
-// nb super-blocks. With D = dx·dw and Dm = (−dx)·dmin per super-block:
+// dotKGeneric is ggml_vec_dot_{q2_K,q3_K,q4_K,q5_K,q6_K,iq4_xs,iq3_xxs,
+// iq3_s}_q8_K over nb super-blocks. With D = dx·dw and Dm = (−dx)·dmin per
+// super-block:
 //
 //	Q2_K:       acc[l] = fma(Dm, mins·bsums pair l, acc[l]); acc[l] = fma(D, lane_l, acc[l])
-//	Q3_K, Q6_K, IQ4_XS: acc[l] = fma(D, lane_l, acc[l])
+//	Q3_K, Q6_K, IQ4_XS, IQ3_S: acc[l] = fma(D, lane_l, acc[l])
+//	IQ3_XXS:    likewise, result 0.25·hsum8(acc)
 //	Q4_K:       acc[l] likewise; accm[k] = fma(Dm, mins·sums pair k, accm[k]) over 4 lanes,
 //	            result hsum8(acc) + ((accm0+accm2)+(accm1+accm3))
 //	Q5_K:       acc[l] likewise; summs = fma(Dm, Σ mins·sums, summs), result hsum8(acc) + summs
@@ -307,6 +353,8 @@ func dotK(t tensor.DType, w, a []byte, nb int, lanes func(W *[256]int16, a []byt
 	}
 	r := hsum8(&acc)
 	switch t {
+	case tensor.IQ3_XXS:
+		r *= 0.25
 	case tensor.Q4_K:
 		r += (accm[0] + accm[2]) + (accm[1] + accm[3])
 	case tensor.Q5_K:

@@ -79,9 +79,10 @@ func Dequantize(dst []float32, src []byte, t tensor.DType) error {
 // bit-exact with ggml's reference quantizers, which are what llama-quantize
 // runs when no importance matrix is given: quantize_row_{q4_0, q4_1, q5_0,
 // q5_1, q8_0, q8_1, q2_K, q3_K, q4_K, q5_K, q6_K, q8_K, tq1_0, tq2_0,
-// mxfp4}_ref. F32, F16 and BF16 are written as little-endian bytes. The IQ
-// types need ggml's search tables and an importance matrix and return an
-// error matching tensor.ErrUnsupported, as does any other dtype.
+// mxfp4}_ref, and IQ4_NL, IQ4_XS, IQ3_XXS and IQ3_S with ggml's weights x².
+// F32, F16 and BF16 are written as little-endian bytes. The other IQ types
+// need ggml's search tables and an importance matrix and return an error
+// matching tensor.ErrUnsupported, as does any other dtype.
 //
 // NaN and Inf inputs produce blocks ggml would also produce garbage from;
 // they are not an error and never panic.

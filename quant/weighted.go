@@ -17,8 +17,8 @@ import (
 
 // QuantizeRows encodes rows of rowLen elements of src into dst as t, with
 // importance weights[rowLen] for every row, as ggml_quantize_chunk does
-// with an importance matrix: Q4_0, Q4_1, Q5_0, Q5_1, Q2_K…Q6_K, IQ4_NL
-// and IQ4_XS. With nil weights it is Quantize. Types whose
+// with an importance matrix: Q4_0, Q4_1, Q5_0, Q5_1, Q2_K…Q6_K, IQ4_NL,
+// IQ4_XS, IQ3_XXS and IQ3_S (iq3.go). With nil weights it is Quantize. Types whose
 // ggml quantizer ignores the weights (F32, F16, BF16, Q8_0) ignore them
 // here too; types whose weighted quantizer is not transcribed (the IQ
 // types, TQ1_0, TQ2_0, MXFP4, …) return an error matching

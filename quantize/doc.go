@@ -21,6 +21,14 @@
 //     eighth of the layers Q5_K when there is no importance matrix; a model
 //     of 8 experts gets Q8_0 attn_v and attn_k (and Q5_K attn_output for
 //     most mixtures, IQ4_NL and IQ4_XS among them);
+//   - the IQ3 mixtures: IQ3_S everywhere but Q4_K attn_v under GQA ≥ 4
+//     (IQ3_S, IQ3_XS) or always (IQ3_M, which also gives attn_output,
+//     attn_qkv and ffn_down of the first eighth Q4_K); IQ3_XS gives attn_q,
+//     attn_k and the middle ffn_gate/ffn_up IQ3_XXS. The IQ3_XXS mixture's
+//     rules are in getType but it is not offered (IQ2_S attn_q/attn_k);
+//   - IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S (and IQ1_M but for token_embd and
+//     output) are refused for a tensor without an importance matrix entry,
+//     as llama-quantize refuses them;
 //   - overrides (PATTERN=TYPE, regexp searched in the name, first match
 //     wins) replace the rules for the tensors they match;
 //   - with an importance matrix (Options.Imatrix, by GGUF name) the Q4_0
@@ -29,7 +37,8 @@
 //     tensor's entry (one per expert of a stacked weight); the output
 //     records the quantize.imatrix.* keys (ImatrixMetadata);
 //   - a row length the block size does not divide falls back as llama.cpp
-//     does: Q4_K→Q5_0, Q5_K→Q5_1, Q6_K→Q8_0, Q2_K/Q3_K/IQ4_XS→IQ4_NL, and
+//     does: Q4_K→Q5_0, Q5_K→Q5_1, Q6_K→Q8_0, Q2_K/Q3_K/IQ4_XS/IQ3_XXS/IQ3_S
+//     →IQ4_NL, and
 //     F16 when 32 does not divide it either. The Choice's Reason says so.
 //
 // Output layouts:

@@ -44,12 +44,20 @@ var targets = []Target{
 	{"q6_k", tensor.Q6_K, gguf.FileTypeQ6_K},
 	{"iq4_nl", tensor.IQ4_NL, gguf.FileTypeIQ4NL},
 	{"iq4_xs", tensor.IQ4_XS, gguf.FileTypeIQ4XS},
+	{"iq3_xs", tensor.IQ3_S, gguf.FileTypeIQ3XS},
+	{"iq3_s", tensor.IQ3_S, gguf.FileTypeIQ3S},
+	{"iq3_m", tensor.IQ3_S, gguf.FileTypeIQ3M},
 	{"tq1_0", tensor.TQ1_0, gguf.FileTypeTQ1_0},
 	{"tq2_0", tensor.TQ2_0, gguf.FileTypeTQ2_0},
 	{"int8", tensor.I8, 0},
 	{"f16", tensor.F16, gguf.FileTypeF16},
 	{"bf16", tensor.BF16, gguf.FileTypeBF16},
 }
+
+// iq3XXSTarget is llama-quantize's IQ3_XXS mixture, whose rules getType
+// has but which is not offered: it gives attn_q and attn_k IQ2_S, which
+// tfconv cannot encode yet.
+var iq3XXSTarget = Target{"iq3_xxs", tensor.IQ3_XXS, gguf.FileTypeIQ3XXS}
 
 // TargetNames lists the names ParseTarget accepts, in help order.
 func TargetNames() []string {
@@ -72,7 +80,8 @@ func ParseTarget(name string) (Target, error) {
 
 // ParseTensorType parses a single tensor type for --embedding-type,
 // --output-tensor-type and overrides: any type Quantize can write to GGUF
-// (q8_0 ... q6_k, iq4_nl, iq4_xs, f16, bf16, f32), case-insensitive.
+// (q8_0 ... q6_k, iq4_nl, iq4_xs, iq3_xxs, iq3_s, f16, bf16, f32),
+// case-insensitive.
 func ParseTensorType(name string) (tensor.DType, error) {
 	d, ok := tensor.Parse(name)
 	if !ok || !writableType(d) {
@@ -84,7 +93,8 @@ func ParseTensorType(name string) (tensor.DType, error) {
 func writableType(d tensor.DType) bool {
 	switch d {
 	case tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0, tensor.Q4_1, tensor.Q5_0, tensor.Q5_1,
-		tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.IQ4_NL, tensor.IQ4_XS:
+		tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.IQ4_NL, tensor.IQ4_XS,
+		tensor.IQ3_XXS, tensor.IQ3_S:
 		return true
 	}
 	return false
@@ -435,6 +445,10 @@ func Plan(c *checkpoint.Checkpoint, opts Options) ([]Choice, error) {
 					t.Name, len(imp), rowLen*mats)
 			}
 		}
+		if ch.Importance == nil && needsImatrix(name, typ) {
+			return nil, tensor.Unsupported("quantize: tensor %q: %v (%s) needs an importance matrix (--imatrix FILE, made by tfconv imatrix), as llama-quantize requires",
+				t.Name, typ, reason)
+		}
 		if typ == t.DType {
 			ch.Copy = true
 			ch.Reason += " (already " + typ.String() + ")"
@@ -478,6 +492,20 @@ func fallback(t tensor.DType) tensor.DType {
 	return tensor.Invalid
 }
 
+// needsImatrix is llama-quantize's refusal of the very-low-bit types for a
+// tensor that has no importance matrix entry ("the result will be
+// garbage"): IQ2_XXS, IQ2_XS, IQ2_S and IQ1_S, and IQ1_M except for
+// token_embd.weight and output.weight.
+func needsImatrix(name string, t tensor.DType) bool {
+	switch t {
+	case tensor.IQ2_XXS, tensor.IQ2_XS, tensor.IQ2_S, tensor.IQ1_S:
+		return true
+	case tensor.IQ1_M:
+		return name != "token_embd.weight" && name != "output.weight"
+	}
+	return false
+}
+
 // state carries llama.cpp's running counters (quantize_state_impl).
 type state struct {
 	h                          hparams
@@ -505,7 +533,7 @@ func (s *state) layer(counter int, name string) int {
 }
 
 // getType is llama_tensor_get_type for the ftypes tfconv offers (of the IQ
-// ones IQ4_NL and IQ4_XS only); why is non-empty when a rule changed the
+// ones IQ4_NL, IQ4_XS and the IQ3 mixtures); why is non-empty when a rule changed the
 // type.
 func (s *state) getType(name string, t tensor.DType, rowLen int64) (tensor.DType, string) {
 	h := s.h
@@ -515,12 +543,18 @@ func (s *state) getType(name string, t tensor.DType, rowLen int64) (tensor.DType
 		if falcon || rowLen%qkK != 0 {
 			return tensor.Q8_0, "output tensor, row not a multiple of 256"
 		}
+		if s.ftype == gguf.FileTypeIQ3XXS {
+			return tensor.Q5_K, "output tensor"
+		}
 		if t != tensor.Q8_0 {
 			return tensor.Q6_K, "output tensor"
 		}
 	case name == "token_embd.weight":
 		if s.ftype == gguf.FileTypeTQ1_0 || s.ftype == gguf.FileTypeTQ2_0 {
 			return tensor.Q4_K, "token_embd of a ternary model"
+		}
+		if s.ftype == gguf.FileTypeIQ3XXS {
+			return tensor.IQ3_S, "token_embd"
 		}
 	case strings.Contains(name, "attn_v.weight"):
 		nt, why := t, ""
@@ -533,6 +567,17 @@ func (s *state) getType(name string, t tensor.DType, rowLen int64) (tensor.DType
 			}
 		case s.ftype == gguf.FileTypeQ2_KS && h.nGQA >= 4:
 			nt, why = tensor.Q4_K, "attn_v, GQA >= 4"
+		case s.ftype == gguf.FileTypeIQ3XXS:
+			switch {
+			case h.nGQA >= 4:
+				nt, why = tensor.Q4_K, "attn_v, GQA >= 4"
+			case !s.hasImatrix:
+				nt, why = tensor.IQ3_S, "attn_v, without an imatrix"
+			}
+		case (s.ftype == gguf.FileTypeIQ3XS || s.ftype == gguf.FileTypeIQ3S) && h.nGQA >= 4:
+			nt, why = tensor.Q4_K, "attn_v, GQA >= 4"
+		case s.ftype == gguf.FileTypeIQ3M:
+			nt, why = tensor.Q4_K, "attn_v"
 		case s.ftype == gguf.FileTypeQ3_KM:
 			nt, why = tensor.Q4_K, "attn_v"
 			if s.iAttnV < 2 {
@@ -558,7 +603,9 @@ func (s *state) getType(name string, t tensor.DType, rowLen int64) (tensor.DType
 		if h.nExpert == 8 {
 			return tensor.Q8_0, "attn_k of an 8-expert model"
 		}
+		return s.iq3QK(t, "attn_k")
 	case strings.Contains(name, "attn_q.weight"):
+		return s.iq3QK(t, "attn_q")
 	case strings.Contains(name, "ffn_down"):
 		i, n := s.layer(s.iFFNDown, name), h.nLayer
 		s.iFFNDown++
@@ -581,6 +628,17 @@ func (s *state) getType(name string, t tensor.DType, rowLen int64) (tensor.DType
 		case gguf.FileTypeIQ4NL, gguf.FileTypeIQ4XS:
 			if i < n/8 && !s.hasImatrix {
 				return tensor.Q5_K, "ffn_down of the first eighth, without an imatrix"
+			}
+		case gguf.FileTypeIQ3XXS:
+			if !s.hasImatrix {
+				if i < n/8 {
+					return tensor.Q4_K, "ffn_down of the first eighth, without an imatrix"
+				}
+				return tensor.Q3_K, "ffn_down, without an imatrix"
+			}
+		case gguf.FileTypeIQ3M:
+			if i < n/8 || (h.nExpert == 8 && useMoreBits(i, n)) {
+				return tensor.Q4_K, "ffn_down of the first eighth (or use_more_bits, 8 experts)"
 			}
 		case gguf.FileTypeQ3_KM:
 			if i < n/16 {
@@ -627,7 +685,8 @@ func (s *state) getType(name string, t tensor.DType, rowLen int64) (tensor.DType
 		if h.nExpert == 8 {
 			switch s.ftype {
 			case gguf.FileTypeQ2_K, gguf.FileTypeQ3_KS, gguf.FileTypeQ3_KM, gguf.FileTypeQ4_KS, gguf.FileTypeQ4_KM, gguf.FileTypeIQ4NL,
-				gguf.FileTypeIQ4XS:
+				gguf.FileTypeIQ4XS,
+				gguf.FileTypeIQ3XS, gguf.FileTypeIQ3XXS, gguf.FileTypeIQ3S, gguf.FileTypeIQ3M:
 				return tensor.Q5_K, "attn_output of an 8-expert model"
 			}
 			break
@@ -639,10 +698,14 @@ func (s *state) getType(name string, t tensor.DType, rowLen int64) (tensor.DType
 			return tensor.Q4_K, "attn_output"
 		case gguf.FileTypeQ3_KL:
 			return tensor.Q5_K, "attn_output"
+		case gguf.FileTypeIQ3XXS:
+			return tensor.IQ3_S, "attn_output"
+		case gguf.FileTypeIQ3M:
+			return tensor.Q4_K, "attn_output"
 		}
 	case strings.Contains(name, "attn_qkv.weight"):
 		switch s.ftype {
-		case gguf.FileTypeQ3_KM, gguf.FileTypeQ3_KL:
+		case gguf.FileTypeQ3_KM, gguf.FileTypeQ3_KL, gguf.FileTypeIQ3M:
 			return tensor.Q4_K, "attn_qkv"
 		case gguf.FileTypeQ4_KM:
 			return tensor.Q5_K, "attn_qkv"
@@ -650,9 +713,34 @@ func (s *state) getType(name string, t tensor.DType, rowLen int64) (tensor.DType
 			return tensor.Q6_K, "attn_qkv"
 		}
 	case strings.Contains(name, "ffn_gate"):
+		i := s.layer(s.iFFNGate, name)
 		s.iFFNGate++
+		return s.iq3XSMiddle(t, i, "ffn_gate")
 	case strings.Contains(name, "ffn_up"):
+		i := s.layer(s.iFFNUp, name)
 		s.iFFNUp++
+		return s.iq3XSMiddle(t, i, "ffn_up")
+	}
+	return t, ""
+}
+
+// iq3QK is llama.cpp's rule for attn_q and attn_k in the IQ3_XS and
+// IQ3_XXS mixtures.
+func (s *state) iq3QK(t tensor.DType, what string) (tensor.DType, string) {
+	switch s.ftype {
+	case gguf.FileTypeIQ3XS:
+		return tensor.IQ3_XXS, what
+	case gguf.FileTypeIQ3XXS:
+		return tensor.IQ2_S, what
+	}
+	return t, ""
+}
+
+// iq3XSMiddle is llama.cpp's rule for ffn_gate and ffn_up of layer i in
+// the IQ3_XS mixture: IQ3_XXS outside the first and last eighth.
+func (s *state) iq3XSMiddle(t tensor.DType, i int, what string) (tensor.DType, string) {
+	if n := s.h.nLayer; s.ftype == gguf.FileTypeIQ3XS && i >= n/8 && i < 7*n/8 {
+		return tensor.IQ3_XXS, what + " of the middle layers"
 	}
 	return t, ""
 }

@@ -362,17 +362,21 @@ func TestQuantizeRequantize(t *testing.T) {
 // mixtures.imatrix.dat from the repository root (llama-quantize records the
 // path as given, so the run is from there too).
 func TestQuantizeMixturesWithFlags(t *testing.T) {
-	b, err := os.ReadFile("../../testdata/quantize/mixtures.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var ref map[string]struct {
 		SHA256    string   `json:"sha256"`
 		Overrides []string `json:"overrides"`
 		Flags     []string `json:"flags"` // passed as they are: llama-quantize's names are tfconv's
 	}
-	if err := json.Unmarshal(b, &ref); err != nil {
-		t.Fatal(err)
+	// mixtures.json and every mixtures-FAMILY.json.
+	files, _ := filepath.Glob("../../testdata/quantize/mixtures*.json")
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &ref); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
 	}
 	out := filepath.Join(t.TempDir(), "q.gguf")
 	t.Chdir("../..")
@@ -400,7 +404,7 @@ func TestQuantizeMixturesWithFlags(t *testing.T) {
 			t.Errorf("%s: sha256 %x, llama-quantize's %s", name, sum, want.SHA256)
 		}
 	}
-	if n < 7 {
+	if n < 11 {
 		t.Fatalf("%d mixtures with flags in the reference", n)
 	}
 	if code, _, errs := run(t, "quantize", "testdata/quantize/mixtures-f16.gguf", out, "--type", "q2_k_s", "--force"); code == 0 || !strings.Contains(errs, "importance matrix") {

@@ -33,6 +33,14 @@ const (
 	FileTypeTQ2_0 FileType = 37
 )
 
+// The IQ3 mixtures (llama_ftype LLAMA_FTYPE_MOSTLY_IQ3_*).
+const (
+	FileTypeIQ3XS  FileType = 22
+	FileTypeIQ3XXS FileType = 23
+	FileTypeIQ3S   FileType = 26
+	FileTypeIQ3M   FileType = 27
+)
+
 // FileTypeOf is the file type of a file whose tensors are all (but the
 // 1-D ones) of type d, for the types that have one of their own.
 func FileTypeOf(d tensor.DType) (FileType, bool) {

@@ -1,6 +1,7 @@
 """llama-quantize's k-quant mixtures on rows it does not fall back on.
 
     /usr/bin/python3 testdata/quantize/gen_mixtures.py LLAMA_CPP_TREE
+    /usr/bin/python3 testdata/quantize/gen_mixtures.py LLAMA_CPP_TREE --family NAME TYPE...
 
 Writes mixtures-f16.gguf with llama.cpp's own gguf-py (a llama-architecture model of 8 layers whose rows are 256
 wide, GQA 4, random normal weights, seed 7) and runs that tree's build/bin/llama-quantize on it for every k-quant
@@ -102,6 +103,58 @@ with open(imat, "wb") as f:
         f.write(rng2.gamma(2.0, 5.0, mats[n][1]).astype(np.float32).tobytes())
     f.write(np.int32(10).tobytes())  # last_call
     f.write(np.int32(6).tobytes()); f.write(b"random")
+
+# --family NAME TYPE...: only these llama-quantize types, each without and with mixtures.imatrix.dat, written to
+# mixtures-NAME.json (mixtures.json is left alone). A run llama-quantize refuses is recorded as {"refused": its
+# message}; for TYPE given as plan:TYPE the run with the importance matrix is recorded as its tensor types only,
+# under "plan TYPE imatrix" (for a mixture whose file tfconv cannot write yet); 70B:TYPE and 8x:TYPE record the plans
+# of the 80-layer and the 8-expert models below, as "70B TYPE" / "8x TYPE"; types:BASE:EMB:OUT records BASE with
+# --token-embedding-type EMB --output-tensor-type OUT as "BASE+types-NAME".
+if len(sys.argv) > 3 and sys.argv[2] == "--family":
+    fam = {}
+    for typ in sys.argv[4:]:
+        if typ.startswith(("70B:", "8x:")):
+            # The plan of the 80-layer or the 8-expert model described below, recorded as "70B TYPE" / "8x TYPE".
+            size, typ = typ.split(":")
+            big = "/tmp/mixtures-" + size + "-f16.gguf"
+            write_model(big, 80, 8) if size == "70B" else write_model(big, 8, 9, n_expert=8)
+            _, r = quantize(big, typ)
+            meta = {"general.architecture": "llama", "llama.block_count": 80 if size == "70B" else 8,
+                    "llama.attention.head_count": N_HEAD, "llama.attention.head_count_kv": N_KV}
+            if size == "8x":
+                meta.update({"llama.expert_count": 8, "llama.expert_used_count": 2})
+            fam[size + " " + typ] = {"metadata": meta, "tensors": [[t.name, t.tensor_type.name,
+                                                                    [int(x) for x in reversed(t.shape)]]
+                                                                   for t in r.tensors]}
+            os.remove(big)
+            continue
+        if typ.startswith("types:"):
+            # types:BASE:EMB:OUT, BASE with --token-embedding-type EMB --output-tensor-type OUT, as "BASE+types-NAME".
+            _, base, emb, outt = typ.split(":")
+            flags = ["--token-embedding-type", emb, "--output-tensor-type", outt]
+            sha, r = quantize(os.path.relpath(src, root), base, flags=flags)
+            fam[base + "+types-" + sys.argv[3]] = {"sha256": sha, "flags": flags,
+                                                   "tensors": [[t.name, t.tensor_type.name] for t in r.tensors]}
+            continue
+        plan_only = typ.startswith("plan:")
+        typ = typ.removeprefix("plan:")
+        for imatrix in [None, imat]:
+            key = typ + ("+imatrix" if imatrix else "")
+            if plan_only and imatrix:
+                key = "plan " + typ + " imatrix"
+            try:
+                sha, r = quantize(os.path.relpath(src, root), typ, imatrix)
+            except subprocess.CalledProcessError as e:
+                msg = [l for l in (e.stdout + e.stderr).decode().splitlines() if "importance matrix" in l]
+                fam[key] = {"refused": msg[-1].strip() if msg else "exit %d" % e.returncode}
+                continue
+            fam[key] = {"tensors": [[t.name, t.tensor_type.name] for t in r.tensors]}
+            if not key.startswith("plan "):
+                fam[key]["sha256"] = sha
+    with open(os.path.join(here, "mixtures-" + sys.argv[3] + ".json"), "w") as f:
+        json.dump(fam, f, indent=1)
+        f.write("\n")
+    sys.exit(0)
 
 res = {}
 for typ in ["Q2_K", "Q3_K_S", "Q3_K_M", "Q3_K_L", "Q4_K_S", "Q4_K_M", "Q5_K_S", "Q5_K_M", "Q6_K", "IQ4_NL", "IQ4_XS", "TQ1_0",

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Bounds of TestQuantizeRunIQ3, each with the figure it was set from.
+const (
+	// maxLogitDiffIQ3LlamaCpp: tfconv multiplies the IQ3 rows, decoded
+	// exactly as ggml decodes them, by float32 activations; llama.cpp first
+	// rounds each activation row to Q8_K (8 bits per 256 values) for its
+	// IQ3_XXS, IQ3_S and Q6_K products. Measured: 0.251 (IQ3_XS) and 0.277
+	// (IQ3_S) on logits up to 15.9; 0.5 is about 3 % of the largest.
+	maxLogitDiffIQ3LlamaCpp = 0.5
+	// maxLogitDiffIQ3Match: with --match-llamacpp tfconv rounds the
+	// activations to Q8_K too and sums the integer products in ggml's AVX2
+	// order (kernels.MatMulQ), so what remains is the float32 summation
+	// order of norms, attention and softmax: 6.2e-6 (IQ3_XS) and 4.3e-6
+	// (IQ3_S) measured. 1e-4 is the bound model's match-mode tests use
+	// (maxLogitDiffMatchLlamaCpp).
+	maxLogitDiffIQ3Match = 1e-4
+	// maxMeanKLDIQ3: the mean KL divergence of an IQ3 model's next-token
+	// distribution from the f16 model's over the 19 positions: 0.0647
+	// (IQ3_XS) and 0.0790 (IQ3_S) for tfconv's run, 0.0659 and 0.0795 for
+	// llama.cpp's own run of the same files.
+	maxMeanKLDIQ3 = 0.12
+	// minTop1IQ3: positions whose most likely token is the f16 model's: 12
+	// (IQ3_XS) and 13 (IQ3_S) of 19, for tfconv and llama.cpp alike.
+	minTop1IQ3 = 11
+)
+
+// TestQuantizeRunIQ3 requantizes the trained tiny-fortunes model (Q8_0)
+// to IQ3_XS (IQ3_S with IQ3_XXS attn_q, attn_k and middle ffn_gate/ffn_up)
+// and to IQ3_S and runs each: the file equals llama-quantize
+// --allow-requantize's byte for byte, and `tfconv run` of it computes
+// logits within maxLogitDiffIQ3LlamaCpp of llama.cpp's on that file
+// (maxLogitDiffIQ3Match with --match-llamacpp) and,
+// against llama.cpp's logits of the model's f16 GGUF, a mean KL divergence
+// under maxMeanKLDIQ3 with the same top token at ≥ minTop1IQ3 of the 19
+// positions (testdata/quantize/tiny-fortunes-IQ3.json, made by
+// gen_tiny_iq3.py).
+func TestQuantizeRunIQ3(t *testing.T) {
+	b, err := os.ReadFile("../../testdata/quantize/tiny-fortunes-IQ3.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type quantized struct {
+		SHA256 string      `json:"sha256"`
+		Logits [][]float64 `json:"logits"`
+	}
+	var ref struct {
+		Tokens    []int       `json:"tokens"`
+		F16Logits [][]float64 `json:"f16_logits"`
+		IQ3XS     quantized   `json:"IQ3_XS"`
+		IQ3S      quantized   `json:"IQ3_S"`
+	}
+	if err := json.Unmarshal(b, &ref); err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]string, len(ref.Tokens))
+	for i, id := range ref.Tokens {
+		ids[i] = fmt.Sprint(id)
+	}
+	for _, tc := range []struct {
+		typ string
+		q   quantized
+	}{{"iq3_xs", ref.IQ3XS}, {"iq3_s", ref.IQ3S}} {
+		if len(ref.Tokens) == 0 || len(tc.q.Logits) != len(ref.Tokens) || len(ref.F16Logits) != len(ref.Tokens) {
+			t.Fatalf("%s reference: %d tokens, %d and %d logit rows", tc.typ, len(ref.Tokens), len(tc.q.Logits), len(ref.F16Logits))
+		}
+		dst := filepath.Join(t.TempDir(), "tiny-fortunes-"+tc.typ+".gguf")
+		if code, _, errs := run(t, "quantize", "../../testdata/tiny-fortunes/tiny-fortunes-Q8_0.gguf", dst,
+			"--type", tc.typ, "--allow-requantize"); code != 0 {
+			t.Fatalf("quantize %s: exit %d: %s", tc.typ, code, errs)
+		}
+		data, err := os.ReadFile(dst)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != tc.q.SHA256 {
+			t.Errorf("%s: sha256 %x, llama-quantize's %s", tc.typ, sum, tc.q.SHA256)
+		}
+		runLogits := func(flags ...string) [][]float64 {
+			t.Helper()
+			code, out, errs := run(t, append([]string{"run", dst, "--tokens", strings.Join(ids, ","), "--json"}, flags...)...)
+			if code != 0 {
+				t.Fatalf("run %s %v: exit %d: %s", tc.typ, flags, code, errs)
+			}
+			var got struct {
+				Logits [][]float64 `json:"logits"`
+			}
+			if err := json.Unmarshal([]byte(out), &got); err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Logits) != len(ref.Tokens) {
+				t.Fatalf("run %s %v gave %d logit rows for %d tokens", tc.typ, flags, len(got.Logits), len(ref.Tokens))
+			}
+			for i, row := range got.Logits {
+				if len(row) != len(tc.q.Logits[i]) {
+					t.Fatalf("%s position %d: %d logits, llama.cpp %d", tc.typ, i, len(row), len(tc.q.Logits[i]))
+				}
+			}
+			return got.Logits
+		}
+		var got struct{ Logits [][]float64 }
+		got.Logits = runLogits()
+		var match float64
+		for i, row := range runLogits("--match-llamacpp") {
+			for j := range row {
+				match = max(match, math.Abs(row[j]-tc.q.Logits[i][j]))
+			}
+		}
+		var worst, kld, peak float64
+		top1 := 0
+		for i, row := range got.Logits {
+			if len(row) != len(tc.q.Logits[i]) || len(row) != len(ref.F16Logits[i]) {
+				t.Fatalf("%s position %d: %d logits, llama.cpp %d", tc.typ, i, len(row), len(tc.q.Logits[i]))
+			}
+			for j := range row {
+				worst = max(worst, math.Abs(row[j]-tc.q.Logits[i][j]))
+				peak = max(peak, math.Abs(tc.q.Logits[i][j]))
+			}
+			kld += klDivergence(ref.F16Logits[i], row)
+			if argmax(row) == argmax(ref.F16Logits[i]) {
+				top1++
+			}
+		}
+		kld /= float64(len(got.Logits))
+		var llamaKLD float64
+		llamaTop1 := 0
+		for i, row := range tc.q.Logits {
+			llamaKLD += klDivergence(ref.F16Logits[i], row)
+			if argmax(row) == argmax(ref.F16Logits[i]) {
+				llamaTop1++
+			}
+		}
+		llamaKLD /= float64(len(got.Logits))
+		t.Logf("%s: max |Δ| from llama.cpp on the file %.3g (--match-llamacpp %.3g; largest logit %.3g); against llama.cpp's f16 logits: mean KLD %.4g (llama.cpp's run: %.4g), same top token at %d of %d (llama.cpp: %d)",
+			tc.typ, worst, match, peak, kld, llamaKLD, top1, len(got.Logits), llamaTop1)
+		if !(worst <= maxLogitDiffIQ3LlamaCpp) {
+			t.Errorf("%s: logits differ from llama.cpp's by %.3g > %g", tc.typ, worst, maxLogitDiffIQ3LlamaCpp)
+		}
+		if !(match <= maxLogitDiffIQ3Match) {
+			t.Errorf("%s: --match-llamacpp logits differ from llama.cpp's by %.3g > %g", tc.typ, match, maxLogitDiffIQ3Match)
+		}
+		if !(kld <= maxMeanKLDIQ3) {
+			t.Errorf("%s: mean KLD from the f16 model %.4g > %g", tc.typ, kld, maxMeanKLDIQ3)
+		}
+		if top1 < minTop1IQ3 {
+			t.Errorf("%s: same top token as the f16 model at %d positions, want ≥ %d", tc.typ, top1, minTop1IQ3)
+		}
+	}
+}

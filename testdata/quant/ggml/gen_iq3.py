@@ -1,0 +1,88 @@
+"""ggml's own IQ3_XXS and IQ3_S encodings (quantize_iq3_xxs, quantize_iq3_s through ggml_quantize_chunk), with and
+without an importance matrix.
+
+    /usr/bin/python3 testdata/quant/ggml/gen_iq3.py LLAMA_CPP_TREE
+
+Loads LLAMA_CPP_TREE/build/bin/libggml-base.so with ctypes (ours: it calls only ggml's public API;
+ggml_quantize_chunk builds the IQ3 grid maps itself through ggml_quantize_init) and quantizes, as llama-quantize
+does, rows of 512 values to GGML_TYPE_IQ3_XXS and GGML_TYPE_IQ3_S: 16 normal rows at each of the scales 1e-3, 1 and
+30, 16 heavy-tailed rows (Student t, 3 degrees of freedom), rows with ×50 outliers, and edge rows (all zero; a zero
+32-value block inside a super-block; a block of values far below IQ3_XXS's GROUP_MAX_EPS_IQ3_XXS (1e-8); a block just
+below it; one non-zero value; every value equal; alternating signs; one negative value per group of eight), each
+with no importance matrix and with a random positive one (gamma(2, 5), one per column as llama-quantize passes it);
+and the normal rows once more with an importance matrix whose second 32-column block is zero. numpy seed 17. Writes
+iq3.json: per case the type, name, rows, row length, input float32 (hex, little-endian), importance (hex, or "" for
+none) and the bytes ggml wrote (hex).
+"""
+import ctypes
+import json
+import os
+import sys
+
+import numpy as np
+
+tree = sys.argv[1]
+base = ctypes.CDLL(os.path.join(tree, "build", "bin", "libggml-base.so"))
+TYPES = {"IQ3_XXS": 18, "IQ3_S": 21}
+base.ggml_quantize_chunk.restype = ctypes.c_size_t
+base.ggml_quantize_chunk.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
+                                     ctypes.c_int64, ctypes.c_void_p]
+base.ggml_row_size.restype = ctypes.c_size_t
+base.ggml_row_size.argtypes = [ctypes.c_int, ctypes.c_int64]
+
+rng = np.random.default_rng(17)
+N = 512
+
+
+def row(kind):
+    x = rng.standard_normal(N)
+    if kind == "heavy":
+        x = rng.standard_t(3, N)
+    elif kind == "outliers":
+        x[rng.choice(N, 8, replace=False)] *= 50
+    elif kind == "zero":
+        x[:] = 0
+    elif kind == "zero-block":
+        x[64:96] = 0
+    elif kind == "tiny-block":
+        x[288:320] *= 1e-17
+    elif kind == "eps-block":
+        x[320:352] *= 3e-9
+    elif kind == "one":
+        x[:] = 0
+        x[300] = -2.5
+    elif kind == "constant":
+        x[:] = 0.75
+    elif kind == "alternating":
+        x = np.where(np.arange(N) % 2 == 0, 1.0, -1.0) * (1 + np.arange(N) / N)
+    elif kind == "one-negative":
+        x = np.abs(x)
+        x[::8] *= -1
+    return x
+
+
+cases = [("normal 1e-3", [row("normal") * 1e-3 for _ in range(16)]), ("normal", [row("normal") for _ in range(16)]),
+         ("normal 30", [row("normal") * 30 for _ in range(16)]), ("heavy", [row("heavy") for _ in range(16)]),
+         ("outliers", [row("outliers") for _ in range(4)]),
+         ("edges", [row(k) for k in ("zero", "zero-block", "tiny-block", "eps-block", "one", "constant", "alternating",
+                                     "one-negative")])]
+out = []
+for tname, t in TYPES.items():
+    for name, rows in cases + [("normal, zero importance block", None)]:
+        if rows is None:
+            rows = cases[1][1]
+            qw = rng.gamma(2.0, 5.0, N).astype(np.float32)
+            qw[32:64] = 0
+            imats = [qw]
+        else:
+            imats = [None, rng.gamma(2.0, 5.0, N).astype(np.float32)]
+        x = np.ascontiguousarray(np.stack(rows).astype(np.float32))
+        for imat in imats:
+            dst = ctypes.create_string_buffer(base.ggml_row_size(t, N) * len(rows))
+            base.ggml_quantize_chunk(t, x.ctypes.data, dst, 0, len(rows), N,
+                                     None if imat is None else imat.ctypes.data)
+            out.append({"type": tname, "name": name, "rows": len(rows), "row_len": N, "input": x.tobytes().hex(),
+                        "imatrix": "" if imat is None else imat.tobytes().hex(), "blocks": dst.raw.hex()})
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "iq3.json"), "w") as f:
+    json.dump(out, f, indent=1)
+    f.write("\n")
