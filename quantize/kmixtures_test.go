@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"maps"
 	"os"
 	"path/filepath"
@@ -21,17 +22,12 @@ import (
 // chosen per tensor and the whole file's sha256 (testdata/quantize/
 // mixtures.json, made by llama-quantize c392e509: gen_mixtures.py).
 func TestKQuantMixturesMatchLlamaQuantize(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(testdata, "mixtures.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var ref map[string]struct {
 		SHA256  string      `json:"sha256"`
 		Tensors [][2]string `json:"tensors"`
+		Refused bool        `json:"refused"` // without an imatrix
 	}
-	if err := json.Unmarshal(b, &ref); err != nil {
-		t.Fatal(err)
-	}
+	readMixtures(t, &ref)
 	if len(ref) < 14 {
 		t.Fatalf("%d reference mixtures", len(ref))
 	}
@@ -42,6 +38,14 @@ func TestKQuantMixturesMatchLlamaQuantize(t *testing.T) {
 		}
 		if strings.HasPrefix(name, "70B ") || strings.HasPrefix(name, "8x ") {
 			continue // plans only: TestKQuantMixturesPlans
+		}
+		if want.Refused {
+			typ, _, _ := strings.Cut(name, "-")
+			if _, err := Plan(c, Options{Target: target(t, strings.ToLower(typ))}); !errors.Is(err, tensor.ErrUnsupported) ||
+				!strings.Contains(err.Error(), "importance matrix") {
+				t.Errorf("%s: llama-quantize refuses; Plan: %v", name, err)
+			}
+			continue
 		}
 		t.Run(name, func(t *testing.T) {
 			plan, err := Plan(c, Options{Target: target(t, strings.ToLower(name))})
@@ -74,6 +78,25 @@ func TestKQuantMixturesMatchLlamaQuantize(t *testing.T) {
 	}
 	if _, err := Plan(c, Options{Target: target(t, "q2_k_s")}); err == nil || !strings.Contains(err.Error(), "importance matrix") {
 		t.Errorf("q2_k_s without an imatrix: %v", err)
+	}
+}
+
+// readMixtures reads mixtures.json and every mixtures-FAMILY.json
+// (gen_mixtures.py --only FAMILY) into the map ref points to.
+func readMixtures(t *testing.T, ref any) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(testdata, "mixtures-*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range append([]string{filepath.Join(testdata, "mixtures.json")}, files...) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, ref); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
 	}
 }
 

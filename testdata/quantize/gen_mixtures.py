@@ -1,6 +1,8 @@
 """llama-quantize's k-quant mixtures on rows it does not fall back on.
 
     /usr/bin/python3 testdata/quantize/gen_mixtures.py LLAMA_CPP_TREE
+    /usr/bin/python3 testdata/quantize/gen_mixtures.py LLAMA_CPP_TREE --only FAMILY
+
 
 Writes mixtures-f16.gguf with llama.cpp's own gguf-py (a llama-architecture model of 8 layers whose rows are 256
 wide, GQA 4, random normal weights, seed 7) and runs that tree's build/bin/llama-quantize on it for every k-quant
@@ -10,6 +12,11 @@ the same widths (not kept: llama.cpp takes an 80-layer GQA llama for a 70B and g
 to Q4_K_M and Q3_K_M, and an 8-expert model of the same widths (not kept: llama.cpp's rules for 8 experts), quantized
 to IQ4_XS: mixtures.json "70B …" and "8x …" record the metadata and the tensors' names, shapes and chosen types. The
 quantized files are not kept. Ours: it drives the reference tools and never runs tfconv.
+
+With --only FAMILY it writes the same model and importance matrix, runs only the FAMILIES[FAMILY] entries and writes
+mixtures-FAMILY.json instead: "iq2" is IQ2_XXS, IQ2_XS, IQ2_S and IQ2_M with the importance matrix, IQ2_M --pure (its
+IQ2_S everywhere; token_embd and output, which the matrix does not cover, as Q2_K and Q5_K), and each of the four
+without one, which llama-quantize refuses ("refused": true, its exit status non-zero, no file).
 """
 import hashlib
 import json
@@ -20,6 +27,7 @@ import sys
 import numpy as np
 
 tree = sys.argv[1]
+only = sys.argv[3] if len(sys.argv) > 3 and sys.argv[2] == "--only" else None
 sys.path.insert(0, os.path.join(tree, "gguf-py"))
 import gguf  # noqa: E402
 
@@ -102,6 +110,35 @@ with open(imat, "wb") as f:
         f.write(rng2.gamma(2.0, 5.0, mats[n][1]).astype(np.float32).tobytes())
     f.write(np.int32(10).tobytes())  # last_call
     f.write(np.int32(6).tobytes()); f.write(b"random")
+
+# name: (type, with the imatrix, flags); a name ending in "-noimatrix" is expected to be refused.
+FAMILIES = {
+    "iq2": {"IQ2_XXS+imatrix": ("IQ2_XXS", True, []), "IQ2_XS+imatrix": ("IQ2_XS", True, []),
+            "IQ2_S+imatrix": ("IQ2_S", True, []), "IQ2_M+imatrix": ("IQ2_M", True, []),
+            "IQ2_M+imatrix+pure": ("IQ2_M", True, ["--pure", "--token-embedding-type", "q2_k",
+                                                   "--output-tensor-type", "q5_k"]),
+            "IQ2_XXS-noimatrix": ("IQ2_XXS", False, []), "IQ2_XS-noimatrix": ("IQ2_XS", False, []),
+            "IQ2_S-noimatrix": ("IQ2_S", False, []), "IQ2_M-noimatrix": ("IQ2_M", False, [])},
+}
+if only:
+    res = {}
+    for name, (typ, with_imat, flags) in FAMILIES[only].items():
+        if name.endswith("-noimatrix"):
+            p = subprocess.run([os.path.join(binDir, "llama-quantize"), os.path.relpath(src, root), "/tmp/refused.gguf",
+                                typ], capture_output=True, cwd=root, env=dict(os.environ, LD_LIBRARY_PATH=binDir))
+            assert p.returncode != 0, name
+            if os.path.exists("/tmp/refused.gguf"):
+                os.remove("/tmp/refused.gguf")
+            res[name] = {"refused": True}
+            continue
+        sha, r = quantize(os.path.relpath(src, root), typ, imat if with_imat else None, flags=flags)
+        res[name] = {"sha256": sha, "tensors": [[t.name, t.tensor_type.name] for t in r.tensors]}
+        if flags:
+            res[name]["flags"] = flags
+    with open(os.path.join(here, "mixtures-" + only + ".json"), "w") as f:
+        json.dump(res, f, indent=1)
+        f.write("\n")
+    sys.exit(0)
 
 res = {}
 for typ in ["Q2_K", "Q3_K_S", "Q3_K_M", "Q3_K_L", "Q4_K_S", "Q4_K_M", "Q5_K_S", "Q5_K_M", "Q6_K", "IQ4_NL", "IQ4_XS", "TQ1_0",
