@@ -47,7 +47,8 @@
 // on AVX2 and AVX-VNNI every block type has 256-bit integer kernels
 // (qgemm256_amd64.go); on arm64 every block type takes NEON integer dots
 // (simdSet.qdot). IQ4_XS (Q8_K activations) has no SIMD kernel yet and
-// runs the plain-Go lane sums everywhere (qdotGeneric; the same bits).
+// runs the plain-Go lane sums everywhere (qdotGeneric; the same bits), as
+// do IQ2_XXS, IQ2_XS and IQ2_S.
 //
 // # Implementations
 //

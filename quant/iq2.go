@@ -620,3 +620,54 @@ func quantizeIQ2Rows(dst []byte, src []float32, t tensor.DType, rowLen int, qw [
 	}
 	return nil
 }
+
+// IQ2Unpack decodes the levels of one IQ2_XXS, IQ2_XS or IQ2_S super-block
+// b as the small integers ggml's dot products multiply: q[i] the grid
+// magnitude of value i with its sign, ls[g] the odd scale 2s+1 of values
+// 16g..16g+15, so that value i is d·ls[i/16]·q[i]/8 with d the f16 at b[0:2]
+// (quant owns the grids; the kernels read them through this).
+func IQ2Unpack(t tensor.DType, q *[256]int8, ls *[16]int16, b []byte) {
+	signed := func(o int, g uint64, signs uint8) {
+		for j := range 8 {
+			v := int8(uint8(g >> (8 * j)))
+			if signs&(1<<j) != 0 {
+				v = -v
+			}
+			q[o+j] = v
+		}
+	}
+	switch t {
+	case tensor.IQ2_XXS:
+		qs := b[2:66]
+		for ib := range 8 {
+			a0 := binary.LittleEndian.Uint32(qs[8*ib:])
+			a1 := binary.LittleEndian.Uint32(qs[8*ib+4:])
+			ls[2*ib] = int16(2*(a1>>28) + 1)
+			ls[2*ib+1] = ls[2*ib]
+			for l := range 4 {
+				signed(32*ib+8*l, iq2xxsGrid[uint8(a0>>(8*l))], ksignsIQ2XS[(a1>>(7*l))&127])
+			}
+		}
+	case tensor.IQ2_XS:
+		for ib := range 8 {
+			ls[2*ib] = int16(2*(b[66+ib]&0xf) + 1)
+			ls[2*ib+1] = int16(2*(b[66+ib]>>4) + 1)
+			for l := range 4 {
+				v := binary.LittleEndian.Uint16(b[2+2*(4*ib+l):])
+				signed(32*ib+8*l, iq2xsGrid[v&511], ksignsIQ2XS[v>>9])
+			}
+		}
+	case tensor.IQ2_S:
+		qs, signs, qh := b[2:34], b[34:66], b[66:74]
+		for ib := range 8 {
+			ls[2*ib] = int16(2*(b[74+ib]&0xf) + 1)
+			ls[2*ib+1] = int16(2*(b[74+ib]>>4) + 1)
+			for l := range 4 {
+				idx := uint16(qs[4*ib+l]) | (uint16(qh[ib])<<(8-2*l))&0x300
+				signed(32*ib+8*l, iq2sGrid[idx], signs[4*ib+l])
+			}
+		}
+	default:
+		panic("quant: IQ2Unpack " + t.String())
+	}
+}
