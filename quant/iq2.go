@@ -314,7 +314,7 @@ func superScale(id, scale float32) uint8 {
 // errIQ2Abort is where ggml aborts (a scale that is not ≥ 0, levels off
 // the grid): importance weights of zero over a whole block, or NaN input.
 func errIQ2Abort(t tensor.DType, ib int, scale float32) error {
-	return fmt.Errorf("quant: %v: block %d of the row: no fit (scale %v; all its importance weights zero, or NaN input), where ggml aborts", t, ib, scale)
+	return fmt.Errorf("quant: %v: block %d: no fit (scale %v; all its importance weights zero, or NaN input), where ggml aborts", t, ib, scale)
 }
 
 // iq2Row is the state ggml's row function keeps across its blocks: L, the
