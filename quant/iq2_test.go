@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -135,23 +136,50 @@ func TestQuantizeIQ2Aborts(t *testing.T) {
 	}
 }
 
-// FuzzQuantizeIQ2 feeds arbitrary float32 values (NaN, Inf, subnormals)
-// and importance weights to the three encoders: an error is allowed where
-// ggml aborts, a panic never.
+// fuzzFloat maps a byte to a float32 that exercises the encoders: 0,
+// ±Inf, NaN, a subnormal, and ±(1+m/8)·2^(e−8) over a wide range of scales.
+func fuzzFloat(c byte) float32 {
+	switch c {
+	case 0:
+		return 0
+	case 0xff:
+		return float32(math.NaN())
+	case 0xfe:
+		return float32(math.Inf(1))
+	case 0xfd:
+		return float32(math.Inf(-1))
+	case 0xfc:
+		return math.Float32frombits(1) // the smallest subnormal
+	}
+	v := (1 + float32(c&7)/8) * float32(math.Ldexp(1, int(c>>3&15)*4-32))
+	if c&0x80 != 0 {
+		v = -v
+	}
+	return v
+}
+
+// FuzzQuantizeIQ2 feeds arbitrary values (one byte each through
+// fuzzFloat: NaN, Inf, subnormals, scales 2⁻³²…2²⁸) to the three encoders,
+// with importance weights from the same bytes read backwards: an error is
+// allowed where ggml aborts, a panic never.
 func FuzzQuantizeIQ2(f *testing.F) {
-	f.Add(make([]byte, 8*256), uint8(0))
-	f.Add(bytes.Repeat([]byte{0, 0, 0x80, 0x7f}, 512), uint8(1))
+	f.Add(make([]byte, 256), uint8(0))
+	f.Add(bytes.Repeat([]byte{0x41, 0xc1, 0x45, 0x3a}, 64), uint8(1))
+	f.Add(bytes.Repeat([]byte{0xfe, 0x41, 0xff, 0x01}, 64), uint8(2))
 	f.Fuzz(func(t *testing.T, b []byte, which uint8) {
-		if len(b) < 8*256 {
+		if len(b) < 256 {
 			return
 		}
-		v := f32s(b[:8*256])
-		x, qw := v[:256], v[256:512]
+		var x, qw [256]float32
+		for i := range x {
+			x[i] = fuzzFloat(b[i])
+			qw[i] = fuzzFloat(b[255-i])
+		}
 		dt := []tensor.DType{tensor.IQ2_XXS, tensor.IQ2_XS, tensor.IQ2_S}[which%3]
 		out := make([]byte, dt.BlockBytes())
-		_ = QuantizeRows(out, x, dt, 256, qw)
+		_ = QuantizeRows(out, x[:], dt, 256, qw[:])
 		if dt == tensor.IQ2_S {
-			_ = Quantize(out, x, dt)
+			_ = Quantize(out, x[:], dt)
 		}
 	})
 }
