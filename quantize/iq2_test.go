@@ -1,10 +1,13 @@
 package quantize
 
 import (
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -30,6 +33,10 @@ func TestIQ2MixturesPlans(t *testing.T) {
 	}
 	n := 0
 	for name, want := range ref {
+		if strings.HasPrefix(name, "8x IQ2_") {
+			n++
+			continue // TestIQ2MixturesPlans8x
+		}
 		if !strings.HasPrefix(name, "IQ2_") || len(want.Tensors) == 0 {
 			continue
 		}
@@ -59,8 +66,8 @@ func TestIQ2MixturesPlans(t *testing.T) {
 			}
 		}
 	}
-	if n != 5 {
-		t.Fatalf("%d IQ2 mixtures in the reference, want 5", n)
+	if n != 7 {
+		t.Fatalf("%d IQ2 mixtures in the reference, want 7", n)
 	}
 	// --pure iq2_m with no types for output and token_embd, which the matrix
 	// lacks: output.weight comes first in llama-quantize's order.
@@ -77,4 +84,64 @@ func parseType(t *testing.T, s string) tensor.DType {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// TestIQ2MixturesPlans8x: on the 8-expert model of mixtures-iq2.json ("8x
+// IQ2_XXS+imatrix", "8x IQ2_M+imatrix": names, shapes and metadata of
+// llama-quantize's run with a matrix covering every blk.* weight but the
+// expert gate), Plan chooses llama-quantize's type for every tensor:
+// attn_k Q4_K and attn_output Q5_K for 8 experts, the stacked ffn_down of
+// the first layer (counted) Q2_K or IQ3_S.
+func TestIQ2MixturesPlans8x(t *testing.T) {
+	var ref map[string]struct {
+		Metadata map[string]any `json:"metadata"`
+		Tensors  [][3]any       `json:"tensors"`
+	}
+	readMixtures(t, &ref)
+	for _, tc := range []struct{ key, typ string }{{"8x IQ2_XXS+imatrix", "iq2_xxs"}, {"8x IQ2_M+imatrix", "iq2_m"}} {
+		r, ok := ref[tc.key]
+		if !ok || len(r.Tensors) == 0 {
+			t.Fatalf("no %s reference", tc.key)
+		}
+		meta := tensor.Metadata{{Key: "general.architecture", Value: tensor.String(r.Metadata["general.architecture"].(string))}}
+		for _, k := range slices.Sorted(maps.Keys(r.Metadata)) {
+			if k != "general.architecture" {
+				meta = append(meta, tensor.KV{Key: k, Value: tensor.Uint32(uint32(r.Metadata[k].(float64)))})
+			}
+		}
+		var ts []*checkpoint.Tensor
+		imp := map[string][]float32{}
+		for _, x := range r.Tensors {
+			var shape tensor.Shape
+			for _, d := range x[2].([]any) {
+				shape = append(shape, int64(d.(float64)))
+			}
+			name := x[0].(string)
+			info := tensor.Info{Name: name, DType: tensor.F16, Shape: shape}
+			if len(shape) == 1 {
+				info.DType = tensor.F32
+			} else if strings.HasPrefix(name, "blk.") && !strings.Contains(name, "ffn_gate_inp") {
+				mats := int64(1)
+				if len(shape) == 3 {
+					mats = shape[0]
+				}
+				imp[name] = make([]float32, shape.RowLen()*mats)
+			}
+			info.Size, _ = info.DType.ShapeBytes(shape)
+			ts = append(ts, checkpoint.MemTensor(info, nil))
+		}
+		c := checkpoint.Assemble(tc.key+".gguf", checkpoint.GGUF, meta, ts)
+		plan, err := Plan(c, Options{Target: target(t, tc.typ), Imatrix: imp})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(plan) != len(r.Tensors) {
+			t.Fatalf("%s: %d choices, llama-quantize wrote %d tensors", tc.key, len(plan), len(r.Tensors))
+		}
+		for i, ch := range plan {
+			if ch.Tensor.Name != r.Tensors[i][0] || ch.Type.String() != r.Tensors[i][1] {
+				t.Errorf("%s: %s -> %v (%s); llama-quantize: %s -> %s", tc.key, ch.Tensor.Name, ch.Type, ch.Reason, r.Tensors[i][0], r.Tensors[i][1])
+			}
+		}
+	}
 }

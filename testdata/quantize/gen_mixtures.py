@@ -16,7 +16,8 @@ quantized files are not kept. Ours: it drives the reference tools and never runs
 With --only FAMILY it writes the same model and importance matrix, runs only the FAMILIES[FAMILY] entries and writes
 mixtures-FAMILY.json instead: "iq2" is IQ2_XXS, IQ2_XS, IQ2_S and IQ2_M with the importance matrix, IQ2_M --pure (its
 IQ2_S everywhere; token_embd and output, which the matrix does not cover, as Q2_K and Q5_K), and each of the four
-without one, which llama-quantize refuses ("refused": true, its exit status non-zero, no file).
+without one, which llama-quantize refuses ("refused": true, its exit status non-zero, no file); and the 8-expert
+model's IQ2_XXS and IQ2_M plans with a random importance matrix of its own ("8x …+imatrix").
 """
 import hashlib
 import json
@@ -135,6 +136,29 @@ if only:
         res[name] = {"sha256": sha, "tensors": [[t.name, t.tensor_type.name] for t in r.tensors]}
         if flags:
             res[name]["flags"] = flags
+    if only == "iq2":
+        # The 8-expert model (not kept) with a random importance matrix of its own (not kept: one entry per weight
+        # matrix, columns × experts for the stacked ones): the plans only ("8x …", names, shapes, types).
+        moe, moe_imat = "/tmp/mixtures8x-f16.gguf", "/tmp/mixtures8x.imatrix.dat"
+        moe_mats = write_model(moe, 8, 9, n_expert=8)
+        with open(moe_imat, "wb") as f:
+            names = [n for n in moe_mats if n.startswith("blk.") and "ffn_gate_inp" not in n]
+            f.write(np.int32(len(names)).tobytes())
+            for n in names:
+                shape = moe_mats[n]
+                size = shape[-1] * (shape[0] if len(shape) == 3 else 1)
+                f.write(np.int32(len(n)).tobytes()); f.write(n.encode())
+                f.write(np.int32(10).tobytes()); f.write(np.int32(size).tobytes())
+                f.write(rng2.gamma(2.0, 5.0, size).astype(np.float32).tobytes())
+            f.write(np.int32(10).tobytes())
+        for typ in ["IQ2_XXS", "IQ2_M"]:
+            _, r = quantize(moe, typ, moe_imat)
+            res["8x " + typ + "+imatrix"] = {
+                "metadata": {"general.architecture": "llama", "llama.block_count": 8, "llama.attention.head_count": N_HEAD,
+                             "llama.attention.head_count_kv": N_KV, "llama.expert_count": 8,
+                             "llama.expert_used_count": 2},
+                "tensors": [[t.name, t.tensor_type.name, [int(x) for x in reversed(t.shape)]] for t in r.tensors]}
+        os.remove(moe); os.remove(moe_imat)
     with open(os.path.join(here, "mixtures-" + only + ".json"), "w") as f:
         json.dump(res, f, indent=1)
         f.write("\n")
