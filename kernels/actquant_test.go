@@ -47,32 +47,23 @@ func readGGMLVectors(t *testing.T) *ggmlVectors {
 	if len(v.Quantize) == 0 || len(v.VecDot) == 0 {
 		t.Fatal("no test vectors")
 	}
-	// IQ4_XS's dots, made later by gen_iq4xs_vecdot.py in the same layout.
-	b, err = os.ReadFile(filepath.Join("..", "testdata", "kernels", "ggml-vectors-iq4xs.json"))
-	if err != nil {
-		t.Fatal(err)
+	// The IQ types' dots, made later in the same layout by
+	// gen_iq4xs_vecdot.py (ggml-vectors-iq4xs.json), gen_iq2_vecdot.py
+	// (ggml-vectors-iq2.json) and gen_iq3_vecdot.py (ggml-vectors-iq3.json).
+	for _, name := range []string{"iq4xs", "iq2", "iq3"} {
+		b, err = os.ReadFile(filepath.Join("..", "testdata", "kernels", "ggml-vectors-"+name+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var iq ggmlVectors
+		if err := json.Unmarshal(b, &iq); err != nil {
+			t.Fatal(err)
+		}
+		if len(iq.VecDot) == 0 {
+			t.Fatalf("no %s test vectors", name)
+		}
+		v.VecDot = append(v.VecDot, iq.VecDot...)
 	}
-	var iq4 ggmlVectors
-	if err := json.Unmarshal(b, &iq4); err != nil {
-		t.Fatal(err)
-	}
-	if len(iq4.VecDot) == 0 {
-		t.Fatal("no IQ4_XS test vectors")
-	}
-	v.VecDot = append(v.VecDot, iq4.VecDot...)
-	// IQ3_XXS's and IQ3_S's, by gen_iq3_vecdot.py.
-	b, err = os.ReadFile(filepath.Join("..", "testdata", "kernels", "ggml-vectors-iq3.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var iq3 ggmlVectors
-	if err := json.Unmarshal(b, &iq3); err != nil {
-		t.Fatal(err)
-	}
-	if len(iq3.VecDot) != 8 {
-		t.Fatalf("%d IQ3 test vectors, want 8", len(iq3.VecDot))
-	}
-	v.VecDot = append(v.VecDot, iq3.VecDot...)
 	return &v
 }
 

@@ -273,6 +273,18 @@ func unpackK(t tensor.DType, W *[256]int16, b []byte) (d, dmin float32, mins [16
 			}
 		}
 		return fp16(b), 0, mins
+	case tensor.IQ2_XXS, tensor.IQ2_XS, tensor.IQ2_S:
+		// ggml's AVX2 dots multiply the grid magnitudes by the signed
+		// activations in pairs (int16), then by the odd scale of each 16
+		// values: the same exact integers as W = scale·±magnitude; the
+		// result is scaled by 1/8 at the end (dotK).
+		var q [256]int8
+		var ls [16]int16
+		quant.IQ2Unpack(t, &q, &ls, b[:t.BlockBytes()])
+		for i, v := range q {
+			W[i] = ls[i/16] * int16(v)
+		}
+		return fp16(b), 0, mins
 	}
 	panic("kernels: unpackK " + t.String())
 }
@@ -298,6 +310,7 @@ func lanesK(W *[256]int16, a []byte) (s [8]int32) {
 //	Q2_K:       acc[l] = fma(Dm, mins·bsums pair l, acc[l]); acc[l] = fma(D, lane_l, acc[l])
 //	Q3_K, Q6_K, IQ4_XS, IQ3_S: acc[l] = fma(D, lane_l, acc[l])
 //	IQ3_XXS:    likewise, result 0.25·hsum8(acc)
+//	IQ2_XXS, IQ2_XS, IQ2_S: likewise, result hsum8(acc)·0.125
 //	Q4_K:       acc[l] likewise; accm[k] = fma(Dm, mins·sums pair k, accm[k]) over 4 lanes,
 //	            result hsum8(acc) + ((accm0+accm2)+(accm1+accm3))
 //	Q5_K:       acc[l] likewise; summs = fma(Dm, Σ mins·sums, summs), result hsum8(acc) + summs
@@ -359,6 +372,8 @@ func dotK(t tensor.DType, w, a []byte, nb int, lanes func(W *[256]int16, a []byt
 		r += (accm[0] + accm[2]) + (accm[1] + accm[3])
 	case tensor.Q5_K:
 		r += summs
+	case tensor.IQ2_XXS, tensor.IQ2_XS, tensor.IQ2_S:
+		r *= 0.125
 	}
 	return r
 }

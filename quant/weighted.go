@@ -18,7 +18,8 @@ import (
 // QuantizeRows encodes rows of rowLen elements of src into dst as t, with
 // importance weights[rowLen] for every row, as ggml_quantize_chunk does
 // with an importance matrix: Q4_0, Q4_1, Q5_0, Q5_1, Q2_K…Q6_K, IQ4_NL,
-// IQ4_XS, IQ3_XXS and IQ3_S (iq3.go). With nil weights it is Quantize. Types whose
+// IQ4_XS, IQ3_XXS and IQ3_S (iq3.go), IQ2_XXS, IQ2_XS and IQ2_S (iq2.go).
+// With nil weights it is Quantize. Types whose
 // ggml quantizer ignores the weights (F32, F16, BF16, Q8_0) ignore them
 // here too; types whose weighted quantizer is not transcribed (the IQ
 // types, TQ1_0, TQ2_0, MXFP4, …) return an error matching
@@ -31,23 +32,39 @@ func QuantizeRows(dst []byte, src []float32, t tensor.DType, rowLen int, weights
 	case tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0:
 		return Quantize(dst, src, t)
 	}
+	if isIQ2(t) {
+		if err := checkRows(len(src), len(dst), t, rowLen, len(weights)); err != nil {
+			return err
+		}
+		return quantizeIQ2Rows(dst, src, t, rowLen, weights)
+	}
 	f := weightedQuantizers[t]
 	if f == nil || !t.Valid() {
 		return tensor.Unsupported("quant: cannot quantize to %v with importance weights", t)
 	}
-	if _, err := checkSizes(len(src), len(dst), t, "QuantizeRows"); err != nil {
+	if err := checkRows(len(src), len(dst), t, rowLen, len(weights)); err != nil {
 		return err
 	}
 	bs, bb := int(t.BlockSize()), int(t.BlockBytes())
-	if rowLen <= 0 || rowLen%bs != 0 || len(src)%rowLen != 0 {
-		return fmt.Errorf("quant: QuantizeRows %v: rows of %d elements for %d elements in blocks of %d", t, rowLen, len(src), bs)
-	}
-	if len(weights) != rowLen {
-		return fmt.Errorf("quant: QuantizeRows %v: %d importance weights for rows of %d", t, len(weights), rowLen)
-	}
 	rowBytes := rowLen / bs * bb
 	for r := 0; r < len(src)/rowLen; r++ {
 		f(dst[r*rowBytes:(r+1)*rowBytes], src[r*rowLen:(r+1)*rowLen], weights)
+	}
+	return nil
+}
+
+// checkRows validates QuantizeRows' sizes: nElem elements in rows of
+// rowLen, nBytes bytes of t, nWeights importance weights.
+func checkRows(nElem, nBytes int, t tensor.DType, rowLen, nWeights int) error {
+	if _, err := checkSizes(nElem, nBytes, t, "QuantizeRows"); err != nil {
+		return err
+	}
+	bs := int(t.BlockSize())
+	if rowLen <= 0 || rowLen%bs != 0 || nElem%rowLen != 0 {
+		return fmt.Errorf("quant: QuantizeRows %v: rows of %d elements for %d elements in blocks of %d", t, rowLen, nElem, bs)
+	}
+	if nWeights != rowLen {
+		return fmt.Errorf("quant: QuantizeRows %v: %d importance weights for rows of %d", t, nWeights, rowLen)
 	}
 	return nil
 }
@@ -59,7 +76,7 @@ func CanQuantizeWeighted(t tensor.DType) bool {
 	case tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0:
 		return true
 	}
-	return t.Valid() && weightedQuantizers[t] != nil
+	return t.Valid() && (weightedQuantizers[t] != nil || isIQ2(t))
 }
 
 // rowFunc encodes one row x into b with importance qw.

@@ -44,20 +44,20 @@ var targets = []Target{
 	{"q6_k", tensor.Q6_K, gguf.FileTypeQ6_K},
 	{"iq4_nl", tensor.IQ4_NL, gguf.FileTypeIQ4NL},
 	{"iq4_xs", tensor.IQ4_XS, gguf.FileTypeIQ4XS},
+	{"iq3_xxs", tensor.IQ3_XXS, gguf.FileTypeIQ3XXS},
 	{"iq3_xs", tensor.IQ3_S, gguf.FileTypeIQ3XS},
 	{"iq3_s", tensor.IQ3_S, gguf.FileTypeIQ3S},
 	{"iq3_m", tensor.IQ3_S, gguf.FileTypeIQ3M},
+	{"iq2_xxs", tensor.IQ2_XXS, gguf.FileTypeIQ2XXS},
+	{"iq2_xs", tensor.IQ2_XS, gguf.FileTypeIQ2XS},
+	{"iq2_s", tensor.IQ2_XS, gguf.FileTypeIQ2S},
+	{"iq2_m", tensor.IQ2_S, gguf.FileTypeIQ2M},
 	{"tq1_0", tensor.TQ1_0, gguf.FileTypeTQ1_0},
 	{"tq2_0", tensor.TQ2_0, gguf.FileTypeTQ2_0},
 	{"int8", tensor.I8, 0},
 	{"f16", tensor.F16, gguf.FileTypeF16},
 	{"bf16", tensor.BF16, gguf.FileTypeBF16},
 }
-
-// iq3XXSTarget is llama-quantize's IQ3_XXS mixture, whose rules getType
-// has but which is not offered: it gives attn_q and attn_k IQ2_S, which
-// tfconv cannot encode yet.
-var iq3XXSTarget = Target{"iq3_xxs", tensor.IQ3_XXS, gguf.FileTypeIQ3XXS}
 
 // TargetNames lists the names ParseTarget accepts, in help order.
 func TargetNames() []string {
@@ -321,6 +321,14 @@ func Plan(c *checkpoint.Checkpoint, opts Options) ([]Choice, error) {
 	if opts.Target.FileType == gguf.FileTypeQ2_KS && opts.Imatrix == nil {
 		return nil, tensor.Unsupported("quantize: %s needs an importance matrix (--imatrix FILE, made by tfconv imatrix), as llama-quantize requires", opts.Target.Name)
 	}
+	switch opts.Target.FileType {
+	case gguf.FileTypeIQ2XXS, gguf.FileTypeIQ2XS, gguf.FileTypeIQ2S:
+		// llama-quantize refuses these up front, IQ2_M only at its first
+		// IQ2_S tensor (below).
+		if opts.Imatrix == nil {
+			return nil, tensor.Unsupported("quantize: %s needs an importance matrix (--imatrix FILE, made by tfconv imatrix), as llama-quantize requires", opts.Target.Name)
+		}
+	}
 	// The rules read GGUF names.
 	nameOf := func(t *checkpoint.Tensor) string {
 		if opts.GGUFName != nil {
@@ -543,7 +551,7 @@ func (s *state) getType(name string, t tensor.DType, rowLen int64) (tensor.DType
 		if falcon || rowLen%qkK != 0 {
 			return tensor.Q8_0, "output tensor, row not a multiple of 256"
 		}
-		if s.ftype == gguf.FileTypeIQ3XXS {
+		if s.ftype == gguf.FileTypeIQ3XXS || s.iq2() {
 			return tensor.Q5_K, "output tensor"
 		}
 		if t != tensor.Q8_0 {
@@ -553,9 +561,14 @@ func (s *state) getType(name string, t tensor.DType, rowLen int64) (tensor.DType
 		if s.ftype == gguf.FileTypeTQ1_0 || s.ftype == gguf.FileTypeTQ2_0 {
 			return tensor.Q4_K, "token_embd of a ternary model"
 		}
+		if s.iq2() {
+			return s.iq2Low(), "token_embd"
+		}
 		if s.ftype == gguf.FileTypeIQ3XXS {
 			return tensor.IQ3_S, "token_embd"
 		}
+	case s.iq2():
+		return s.iq2Type(name, t)
 	case strings.Contains(name, "attn_v.weight"):
 		nt, why := t, ""
 		defer func() { s.iAttnV++ }()
@@ -741,6 +754,58 @@ func (s *state) iq3QK(t tensor.DType, what string) (tensor.DType, string) {
 func (s *state) iq3XSMiddle(t tensor.DType, i int, what string) (tensor.DType, string) {
 	if n := s.h.nLayer; s.ftype == gguf.FileTypeIQ3XS && i >= n/8 && i < 7*n/8 {
 		return tensor.IQ3_XXS, what + " of the middle layers"
+	}
+	return t, ""
+}
+
+// iq2 reports whether the mixture is one of the 2-bit grid ones, which
+// llama_tensor_get_type treats apart.
+func (s *state) iq2() bool {
+	switch s.ftype {
+	case gguf.FileTypeIQ2XXS, gguf.FileTypeIQ2XS, gguf.FileTypeIQ2S, gguf.FileTypeIQ2M:
+		return true
+	}
+	return false
+}
+
+// iq2Low is the type the 2-bit mixtures give the tensors they spare:
+// IQ3_S under IQ2_S and IQ2_M, Q2_K under IQ2_XXS and IQ2_XS.
+func (s *state) iq2Low() tensor.DType {
+	if s.ftype == gguf.FileTypeIQ2S || s.ftype == gguf.FileTypeIQ2M {
+		return tensor.IQ3_S
+	}
+	return tensor.Q2_K
+}
+
+// iq2Type is llama_tensor_get_type's branch for the 2-bit mixtures, for the
+// tensors other than output and token_embd: attn_v gets Q4_K under GQA ≥ 4
+// or 4+ experts, else iq2Low; ffn_down of the first eighth of the layers
+// (by count, not by name) iq2Low; attn_output Q5_K with 8 experts, else
+// IQ3_S under IQ2_S/IQ2_M; attn_k Q4_K with 8 experts.
+func (s *state) iq2Type(name string, t tensor.DType) (tensor.DType, string) {
+	h := s.h
+	switch {
+	case strings.Contains(name, "attn_v.weight"):
+		s.iAttnV++
+		if h.nGQA >= 4 || h.nExpert >= 4 {
+			return tensor.Q4_K, "attn_v, GQA >= 4 or 4+ experts"
+		}
+		return s.iq2Low(), "attn_v"
+	case h.nExpert == 8 && strings.Contains(name, "attn_k.weight"):
+		return tensor.Q4_K, "attn_k of an 8-expert model"
+	case strings.Contains(name, "ffn_down"):
+		i := s.iFFNDown
+		s.iFFNDown++
+		if i < h.nLayer/8 {
+			return s.iq2Low(), "ffn_down of the first eighth"
+		}
+	case strings.Contains(name, "attn_output.weight"):
+		if h.nExpert == 8 {
+			return tensor.Q5_K, "attn_output of an 8-expert model"
+		}
+		if s.iq2Low() == tensor.IQ3_S {
+			return tensor.IQ3_S, "attn_output"
+		}
 	}
 	return t, ""
 }

@@ -279,8 +279,8 @@ func TestOptions(t *testing.T) {
 			t.Errorf("ParseOverride(%q) accepted", bad)
 		}
 	}
-	if _, err := ParseTarget("iq2_xxs"); err == nil {
-		t.Error("iq2_xxs accepted (no IQ mixtures are offered)")
+	if _, err := ParseTarget("iq1_s"); err == nil {
+		t.Error("iq1_s accepted (no IQ1 mixtures are offered)")
 	}
 }
 

@@ -183,7 +183,8 @@ func runOne(ch Choice, sink Sink, threads int, sc *scratch) (TensorReport, error
 	if !quant.CanDequantize(t.DType) {
 		return tr, tensor.Unsupported("quantize: tensor %q: cannot decode %v", t.Name, t.DType)
 	}
-	if ch.Type != tensor.I8 && !quant.CanQuantize(ch.Type) {
+	// IQ2_XXS and IQ2_XS are encoded only with importance weights.
+	if ch.Type != tensor.I8 && !quant.CanQuantize(ch.Type) && (ch.Importance == nil || !quant.CanQuantizeWeighted(ch.Type)) {
 		return tr, tensor.Unsupported("quantize: tensor %q: cannot encode %v (%s)", t.Name, ch.Type, ch.Reason)
 	}
 	if ch.Importance != nil && !quant.CanQuantizeWeighted(ch.Type) {

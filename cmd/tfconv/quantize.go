@@ -61,12 +61,13 @@ and token-type embeddings stay as they are; --pure gives every other tensor the
 the attn_v/ffn_down tensors of the layers llama.cpp picks get Q6_K). q3_k, q4_k
 and q5_k are llama-quantize's aliases of Q3_K_M, Q4_K_M and Q5_K_M; the _S
 and _L mixtures are there too (q2_k_s only with --imatrix), and iq4_nl,
-iq4_xs, iq3_xs, iq3_s, iq3_m, tq1_0 and tq2_0.
+iq4_xs, iq3_xs, iq3_s, iq3_m, tq1_0 and tq2_0, and the 2-bit grid mixtures
+iq2_xxs, iq2_xs, iq2_s (only with --imatrix) and iq2_m.
 
 --imatrix FILE (llama-imatrix's GGUF or legacy .dat, or tfconv imatrix's)
 weighs each column's quantization error with its mean squared activation, as
 llama-quantize --imatrix does (Q4_0, Q4_1, Q5_0, Q5_1, Q2_K..Q6_K, IQ4_NL,
-IQ4_XS, IQ3_XXS, IQ3_S; byte-identical
+IQ4_XS, IQ3_XXS, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S; byte-identical
 to llama-quantize c392e509 with the same .dat); --include-weights and
 --exclude-weights keep the entries whose names contain / do not contain a string.
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/tfconv/tfconv/checkpoint"
+	"github.com/tfconv/tfconv/quant"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -361,11 +362,24 @@ func TestQuantizeRequantize(t *testing.T) {
 // mixtures.json "TYPE+imatrix", made with testdata/quantize/
 // mixtures.imatrix.dat from the repository root (llama-quantize records the
 // path as given, so the run is from there too).
+// unencodable returns the first type of a reference's tensors that tfconv
+// cannot encode, or "".
+func unencodable(tensors [][2]string) string {
+	for _, tn := range tensors {
+		if d, ok := tensor.Parse(tn[1]); ok && !quant.CanQuantize(d) && !quant.CanQuantizeWeighted(d) {
+			return tn[1]
+		}
+	}
+	return ""
+}
+
 func TestQuantizeMixturesWithFlags(t *testing.T) {
 	var ref map[string]struct {
-		SHA256    string   `json:"sha256"`
-		Overrides []string `json:"overrides"`
-		Flags     []string `json:"flags"` // passed as they are: llama-quantize's names are tfconv's
+		SHA256    string      `json:"sha256"`
+		Overrides []string    `json:"overrides"`
+		Flags     []string    `json:"flags"` // passed as they are: llama-quantize's names are tfconv's
+		Tensors   [][2]string `json:"tensors"`
+		Refused   any         `json:"refused"` // true, or llama-quantize's message
 	}
 	// mixtures.json and every mixtures-FAMILY.json.
 	files, _ := filepath.Glob("../../testdata/quantize/mixtures*.json")
@@ -382,9 +396,17 @@ func TestQuantizeMixturesWithFlags(t *testing.T) {
 	t.Chdir("../..")
 	n := 0
 	for name, want := range ref {
+		if msg, _ := want.Refused.(string); want.Refused == true || msg != "" {
+			// llama-quantize refuses it without an importance matrix.
+			typ, _, _ := strings.Cut(name, "-")
+			if code, _, errs := run(t, "quantize", "testdata/quantize/mixtures-f16.gguf", out, "--type", strings.ToLower(typ), "--force"); code == 0 || !strings.Contains(errs, "importance matrix") {
+				t.Errorf("%s: exit %d: %s", name, code, errs)
+			}
+			continue
+		}
 		parts := strings.Split(name, "+")
-		if len(parts) == 1 {
-			continue // no flags: quantize's TestKQuantMixturesMatchLlamaQuantize
+		if len(parts) == 1 || strings.HasPrefix(name, "8x ") {
+			continue // no flags, or a plan only: quantize's TestKQuantMixtures*, TestIQ2MixturesPlans*
 		}
 		n++
 		args := []string{"quantize", "testdata/quantize/mixtures-f16.gguf", out, "--type", strings.ToLower(parts[0]), "--force"}
@@ -395,6 +417,10 @@ func TestQuantizeMixturesWithFlags(t *testing.T) {
 			args = append(args, "--override-kv", o)
 		}
 		args = append(args, want.Flags...)
+		if typ := unencodable(want.Tensors); typ != "" {
+			t.Errorf("%s: llama-quantize chose %s, which tfconv cannot encode", name, typ)
+			continue
+		}
 		if code, _, errs := run(t, args...); code != 0 {
 			t.Fatalf("%s: %s", name, errs)
 		}

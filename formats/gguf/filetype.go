@@ -41,6 +41,14 @@ const (
 	FileTypeIQ3M   FileType = 27
 )
 
+// The file types of llama-quantize's 2-bit grid mixtures.
+const (
+	FileTypeIQ2XXS FileType = 19
+	FileTypeIQ2XS  FileType = 20
+	FileTypeIQ2S   FileType = 28
+	FileTypeIQ2M   FileType = 29
+)
+
 // FileTypeOf is the file type of a file whose tensors are all (but the
 // 1-D ones) of type d, for the types that have one of their own.
 func FileTypeOf(d tensor.DType) (FileType, bool) {

@@ -2,6 +2,8 @@
 
     /usr/bin/python3 testdata/quantize/gen_mixtures.py LLAMA_CPP_TREE
     /usr/bin/python3 testdata/quantize/gen_mixtures.py LLAMA_CPP_TREE --family NAME TYPE...
+    /usr/bin/python3 testdata/quantize/gen_mixtures.py LLAMA_CPP_TREE --only FAMILY
+
 
 Writes mixtures-f16.gguf with llama.cpp's own gguf-py (a llama-architecture model of 8 layers whose rows are 256
 wide, GQA 4, random normal weights, seed 7) and runs that tree's build/bin/llama-quantize on it for every k-quant
@@ -11,6 +13,12 @@ the same widths (not kept: llama.cpp takes an 80-layer GQA llama for a 70B and g
 to Q4_K_M and Q3_K_M, and an 8-expert model of the same widths (not kept: llama.cpp's rules for 8 experts), quantized
 to IQ4_XS: mixtures.json "70B …" and "8x …" record the metadata and the tensors' names, shapes and chosen types. The
 quantized files are not kept. Ours: it drives the reference tools and never runs tfconv.
+
+With --only FAMILY it writes the same model and importance matrix, runs only the FAMILIES[FAMILY] entries and writes
+mixtures-FAMILY.json instead: "iq2" is IQ2_XXS, IQ2_XS, IQ2_S and IQ2_M with the importance matrix, IQ2_M --pure (its
+IQ2_S everywhere; token_embd and output, which the matrix does not cover, as Q2_K and Q5_K), and each of the four
+without one, which llama-quantize refuses ("refused": true, its exit status non-zero, no file); and the 8-expert
+model's IQ2_XXS and IQ2_M plans with a random importance matrix of its own ("8x …+imatrix").
 """
 import hashlib
 import json
@@ -21,6 +29,7 @@ import sys
 import numpy as np
 
 tree = sys.argv[1]
+only = sys.argv[3] if len(sys.argv) > 3 and sys.argv[2] == "--only" else None
 sys.path.insert(0, os.path.join(tree, "gguf-py"))
 import gguf  # noqa: E402
 
@@ -153,6 +162,59 @@ if len(sys.argv) > 3 and sys.argv[2] == "--family":
                 fam[key]["sha256"] = sha
     with open(os.path.join(here, "mixtures-" + sys.argv[3] + ".json"), "w") as f:
         json.dump(fam, f, indent=1)
+        f.write("\n")
+    sys.exit(0)
+
+# --only FAMILY: the runs of FAMILIES[FAMILY] below, written to mixtures-FAMILY.json.
+# name: (type, with the imatrix, flags); a name ending in "-noimatrix" is expected to be refused.
+FAMILIES = {
+    "iq2": {"IQ2_XXS+imatrix": ("IQ2_XXS", True, []), "IQ2_XS+imatrix": ("IQ2_XS", True, []),
+            "IQ2_S+imatrix": ("IQ2_S", True, []), "IQ2_M+imatrix": ("IQ2_M", True, []),
+            "IQ2_M+imatrix+pure": ("IQ2_M", True, ["--pure", "--token-embedding-type", "q2_k",
+                                                   "--output-tensor-type", "q5_k"]),
+            "IQ2_XXS-noimatrix": ("IQ2_XXS", False, []), "IQ2_XS-noimatrix": ("IQ2_XS", False, []),
+            "IQ2_S-noimatrix": ("IQ2_S", False, []), "IQ2_M-noimatrix": ("IQ2_M", False, [])},
+}
+if only:
+    res = {}
+    for name, (typ, with_imat, flags) in FAMILIES[only].items():
+        if name.endswith("-noimatrix"):
+            p = subprocess.run([os.path.join(binDir, "llama-quantize"), os.path.relpath(src, root), "/tmp/refused.gguf",
+                                typ], capture_output=True, cwd=root, env=dict(os.environ, LD_LIBRARY_PATH=binDir))
+            assert p.returncode != 0, name
+            if os.path.exists("/tmp/refused.gguf"):
+                os.remove("/tmp/refused.gguf")
+            res[name] = {"refused": True}
+            continue
+        sha, r = quantize(os.path.relpath(src, root), typ, imat if with_imat else None, flags=flags)
+        res[name] = {"sha256": sha, "tensors": [[t.name, t.tensor_type.name] for t in r.tensors]}
+        if flags:
+            res[name]["flags"] = flags
+    if only == "iq2":
+        # The 8-expert model (not kept) with a random importance matrix of its own (not kept: one entry per weight
+        # matrix, columns × experts for the stacked ones): the plans only ("8x …", names, shapes, types).
+        moe, moe_imat = "/tmp/mixtures8x-f16.gguf", "/tmp/mixtures8x.imatrix.dat"
+        moe_mats = write_model(moe, 8, 9, n_expert=8)
+        with open(moe_imat, "wb") as f:
+            names = [n for n in moe_mats if n.startswith("blk.") and "ffn_gate_inp" not in n]
+            f.write(np.int32(len(names)).tobytes())
+            for n in names:
+                shape = moe_mats[n]
+                size = shape[-1] * (shape[0] if len(shape) == 3 else 1)
+                f.write(np.int32(len(n)).tobytes()); f.write(n.encode())
+                f.write(np.int32(10).tobytes()); f.write(np.int32(size).tobytes())
+                f.write(rng2.gamma(2.0, 5.0, size).astype(np.float32).tobytes())
+            f.write(np.int32(10).tobytes())
+        for typ in ["IQ2_XXS", "IQ2_M"]:
+            _, r = quantize(moe, typ, moe_imat)
+            res["8x " + typ + "+imatrix"] = {
+                "metadata": {"general.architecture": "llama", "llama.block_count": 8, "llama.attention.head_count": N_HEAD,
+                             "llama.attention.head_count_kv": N_KV, "llama.expert_count": 8,
+                             "llama.expert_used_count": 2},
+                "tensors": [[t.name, t.tensor_type.name, [int(x) for x in reversed(t.shape)]] for t in r.tensors]}
+        os.remove(moe); os.remove(moe_imat)
+    with open(os.path.join(here, "mixtures-" + only + ".json"), "w") as f:
+        json.dump(res, f, indent=1)
         f.write("\n")
     sys.exit(0)
 

@@ -1,0 +1,185 @@
+package quant
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/tfconv/tfconv/tensor"
+)
+
+// TestQuantizeIQ2MatchesGGML encodes ggml's IQ2_XXS, IQ2_XS and IQ2_S
+// inputs of testdata/quant/ggml/vectors.json (4 rows of 256 at scales
+// 10⁻³…10¹; IQ2_XXS and IQ2_XS with the importance matrix given there,
+// IQ2_S without one) and compares the super-blocks byte for byte with
+// ggml_quantize_chunk's.
+func TestQuantizeIQ2MatchesGGML(t *testing.T) {
+	n := 0
+	for _, v := range readGGMLVectors(t) {
+		dt, ok := tensor.DTypeFromGGML(v.GGMLType)
+		if !ok || !isIQ2(dt) {
+			continue
+		}
+		n++
+		x := f32s(unhex(t, v.Input))
+		want := unhex(t, v.Blocks)
+		var qw []float32
+		if v.Imatrix != "" {
+			qw = f32s(unhex(t, v.Imatrix))
+		}
+		if (qw == nil) != (dt == tensor.IQ2_S) {
+			t.Fatalf("%v: importance matrix %v", dt, qw != nil)
+		}
+		got := make([]byte, len(want))
+		if err := QuantizeRows(got, x, dt, v.RowLen, qw); err != nil {
+			t.Fatal(err)
+		}
+		bb := int(dt.BlockBytes())
+		for b := 0; b < len(want); b += bb {
+			if string(got[b:b+bb]) != string(want[b:b+bb]) {
+				t.Errorf("%v %dx%d: super-block %d = %x, ggml %x", dt, v.Rows, v.RowLen, b/bb, got[b:b+bb], want[b:b+bb])
+			}
+		}
+	}
+	if n != 3 {
+		t.Fatalf("%d IQ2 vectors, want 3", n)
+	}
+}
+
+// TestQuantizeIQ2CasesMatchGGML encodes the rows of
+// testdata/quant/ggml/iq2.json (gen_iq2.py: normal rows at three scales,
+// outliers, heavy tails, and edge rows — all zero, a zero block, blocks
+// below GROUP_MAX_EPS and GROUP_MAX_EPS_IQ2_S, one non-zero value,
+// constant, alternating, odd negatives in every group of 8) as IQ2_XXS,
+// IQ2_XS and IQ2_S, each with a random importance matrix and with one
+// holding zeros (IQ2_S also without one), and requires the bytes
+// ggml_quantize_chunk wrote for them.
+func TestQuantizeIQ2CasesMatchGGML(t *testing.T) {
+	b, err := os.ReadFile("../testdata/quant/ggml/iq2.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []struct {
+		Type    string `json:"type"`
+		Name    string `json:"name"`
+		Rows    int    `json:"rows"`
+		RowLen  int    `json:"row_len"`
+		Input   string `json:"input"`
+		Imatrix string `json:"imatrix"`
+		Blocks  string `json:"blocks"`
+	}
+	if err := json.Unmarshal(b, &cases); err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	for _, c := range cases {
+		dt, ok := tensor.Parse(c.Type)
+		if !ok || !isIQ2(dt) {
+			t.Fatalf("%s: type %q", c.Name, c.Type)
+		}
+		bb := int(dt.BlockBytes())
+		x := f32s(unhex(t, c.Input))
+		want := unhex(t, c.Blocks)
+		var qw []float32
+		if c.Imatrix != "" {
+			qw = f32s(unhex(t, c.Imatrix))
+		}
+		count[fmt.Sprintf("%v %v", dt, qw != nil)]++
+		if len(x) != c.Rows*c.RowLen || len(want) != c.Rows*c.RowLen/256*bb {
+			t.Fatalf("%v %s: %d values, %d bytes for %d×%d", dt, c.Name, len(x), len(want), c.Rows, c.RowLen)
+		}
+		got := make([]byte, len(want))
+		if err := QuantizeRows(got, x, dt, c.RowLen, qw); err != nil {
+			t.Fatal(err)
+		}
+		for o := 0; o < len(want); o += bb {
+			if string(got[o:o+bb]) != string(want[o:o+bb]) {
+				t.Errorf("%v %s (imatrix %v): super-block %d = %x, ggml %x", dt, c.Name, qw != nil, o/bb, got[o:o+bb], want[o:o+bb])
+			}
+		}
+	}
+	want := map[string]int{"IQ2_XXS true": 12, "IQ2_XS true": 12, "IQ2_S true": 12, "IQ2_S false": 6}
+	if !maps.Equal(count, want) {
+		t.Fatalf("cases %v, want %v", count, want)
+	}
+}
+
+// TestQuantizeIQ2Aborts: where ggml aborts (an IQ2_XXS block of 32 values
+// whose importance weights are all zero leaves its scale NaN, which
+// GGML_ASSERT(scale >= 0) stops on), QuantizeRows returns an error naming
+// the block; IQ2_XXS and IQ2_XS without weights are refused as ggml
+// refuses them.
+func TestQuantizeIQ2Aborts(t *testing.T) {
+	x := make([]float32, 512)
+	for i := range x {
+		x[i] = float32(i%7) - 3
+	}
+	qw := make([]float32, 512)
+	for i := range qw {
+		qw[i] = 1
+	}
+	clear(qw[64:96])
+	err := QuantizeRows(make([]byte, 2*66), x, tensor.IQ2_XXS, 512, qw)
+	if err == nil || !strings.Contains(err.Error(), "block 2") || !strings.Contains(err.Error(), "super-block 0") {
+		t.Errorf("IQ2_XXS with a zero-weight block: %v", err)
+	}
+	for _, dt := range []tensor.DType{tensor.IQ2_XXS, tensor.IQ2_XS} {
+		if err := QuantizeRows(make([]byte, 2*int(dt.BlockBytes())), x, dt, 512, nil); !errors.Is(err, tensor.ErrUnsupported) {
+			t.Errorf("%v without weights: %v", dt, err)
+		}
+	}
+}
+
+// fuzzFloat maps a byte to a float32 that exercises the encoders: 0,
+// ±Inf, NaN, a subnormal, and ±(1+m/8)·2^(e−8) over a wide range of scales.
+func fuzzFloat(c byte) float32 {
+	switch c {
+	case 0:
+		return 0
+	case 0xff:
+		return float32(math.NaN())
+	case 0xfe:
+		return float32(math.Inf(1))
+	case 0xfd:
+		return float32(math.Inf(-1))
+	case 0xfc:
+		return math.Float32frombits(1) // the smallest subnormal
+	}
+	v := (1 + float32(c&7)/8) * float32(math.Ldexp(1, int(c>>3&15)*4-32))
+	if c&0x80 != 0 {
+		v = -v
+	}
+	return v
+}
+
+// FuzzQuantizeIQ2 feeds arbitrary values (one byte each through
+// fuzzFloat: NaN, Inf, subnormals, scales 2⁻³²…2²⁸) to the three encoders,
+// with importance weights from the same bytes read backwards: an error is
+// allowed where ggml aborts, a panic never.
+func FuzzQuantizeIQ2(f *testing.F) {
+	f.Add(make([]byte, 256), uint8(0))
+	f.Add(bytes.Repeat([]byte{0x41, 0xc1, 0x45, 0x3a}, 64), uint8(1))
+	f.Add(bytes.Repeat([]byte{0xfe, 0x41, 0xff, 0x01}, 64), uint8(2))
+	f.Fuzz(func(t *testing.T, b []byte, which uint8) {
+		if len(b) < 256 {
+			return
+		}
+		var x, qw [256]float32
+		for i := range x {
+			x[i] = fuzzFloat(b[i])
+			qw[i] = fuzzFloat(b[255-i])
+		}
+		dt := []tensor.DType{tensor.IQ2_XXS, tensor.IQ2_XS, tensor.IQ2_S}[which%3]
+		out := make([]byte, dt.BlockBytes())
+		_ = QuantizeRows(out, x[:], dt, 256, qw[:])
+		if dt == tensor.IQ2_S {
+			_ = Quantize(out, x[:], dt)
+		}
+	})
+}

@@ -1,0 +1,74 @@
+"""ggml's own IQ2_XXS, IQ2_XS and IQ2_S dot products (ggml_vec_dot_iq2_{xxs,xs,s}_q8_K), for kernels' TestMatMulQIQ2MatchesGGML.
+
+    /usr/bin/python3 testdata/kernels/gen_iq2_vecdot.py LLAMA_CPP_TREE
+
+Loads LLAMA_CPP_TREE/build/bin/libggml-base.so and libggml-cpu.so with ctypes (ours: it only calls ggml's public
+API) and, for each type and rows of 512 and 2048 weights (normal, and normal with ×20 outliers; seed 5): after
+ggml_quantize_init, ggml_quantize_chunk of the weights with a random importance matrix (gamma(2, 5); the IQ2 types
+take one), from_float of the vec_dot_type (Q8_K) on normal activations, then vec_dot. Writes ggml-vectors-iq2.json in
+ggml-vectors.json's layout (hex, little-endian).
+"""
+import ctypes
+import json
+import os
+import struct
+import sys
+
+import numpy as np
+
+tree = sys.argv[1]
+bindir = os.path.join(tree, "build", "bin")
+base = ctypes.CDLL(os.path.join(bindir, "libggml-base.so"), mode=ctypes.RTLD_GLOBAL)
+cpu = ctypes.CDLL(os.path.join(bindir, "libggml-cpu.so"), mode=ctypes.RTLD_GLOBAL)
+
+TYPES = {"iq2_xxs": 16, "iq2_xs": 17, "iq2_s": 22}
+FROM_FLOAT = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
+VEC_DOT = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t,
+                           ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+
+
+class TraitsCPU(ctypes.Structure):
+    _fields_ = [("from_float", FROM_FLOAT), ("vec_dot", VEC_DOT), ("vec_dot_type", ctypes.c_int),
+                ("nrows", ctypes.c_int64)]
+
+
+cpu.ggml_cpu_init.restype = None
+cpu.ggml_get_type_traits_cpu.restype = ctypes.POINTER(TraitsCPU)
+cpu.ggml_get_type_traits_cpu.argtypes = [ctypes.c_int]
+base.ggml_quantize_init.argtypes = [ctypes.c_int]
+base.ggml_quantize_chunk.restype = ctypes.c_size_t
+base.ggml_quantize_chunk.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
+                                     ctypes.c_int64, ctypes.c_void_p]
+base.ggml_row_size.restype = ctypes.c_size_t
+base.ggml_row_size.argtypes = [ctypes.c_int, ctypes.c_int64]
+cpu.ggml_cpu_init()
+
+rng = np.random.default_rng(5)
+out = []
+vdts = set()
+for name, gt in TYPES.items():
+    base.ggml_quantize_init(gt)
+    tr = cpu.ggml_get_type_traits_cpu(gt).contents
+    vdt = tr.vec_dot_type
+    vdts.add(vdt)
+    act = cpu.ggml_get_type_traits_cpu(vdt).contents
+    for n in (512, 2048):
+        for outliers in (False, True):
+            w = rng.standard_normal(n).astype(np.float32)
+            if outliers:
+                idx = rng.choice(n, n // 64, replace=False)
+                w[idx] *= 20
+            qw = rng.gamma(2.0, 5.0, n).astype(np.float32)
+            x = rng.standard_normal(n).astype(np.float32)
+            wq = ctypes.create_string_buffer(base.ggml_row_size(gt, n))
+            base.ggml_quantize_chunk(gt, w.ctypes.data, wq, 0, 1, n, qw.ctypes.data)
+            xq = ctypes.create_string_buffer(base.ggml_row_size(vdt, n))
+            act.from_float(x.ctypes.data, xq, n)
+            s = ctypes.c_float()
+            tr.vec_dot(n, ctypes.addressof(s), 0, wq, 0, xq, 0, 1)
+            out.append({"type": name, "n": n, "w": wq.raw.hex(), "x": x.tobytes().hex(),
+                        "want": struct.pack("<f", s.value).hex()})
+assert len(vdts) == 1
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "ggml-vectors-iq2.json"), "w") as f:
+    json.dump({"vec_dot_type": vdts.pop(), "vec_dot": out}, f, indent=1)
+    f.write("\n")
