@@ -1,6 +1,7 @@
 package check
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -191,9 +192,9 @@ func ggufLayout(r *Report, path string, f io.ReaderAt, size int64, h *gguf.Heade
 	byOffset := slices.Clone(ps)
 	slices.SortStableFunc(byOffset, func(a, b placed) int {
 		if a.begin != b.begin {
-			return cmpInt64(a.begin, b.begin)
+			return cmp.Compare(a.begin, b.begin)
 		}
-		return cmpInt64(a.end, b.end)
+		return cmp.Compare(a.end, b.end)
 	})
 	var cursor int64
 	var prev *gguf.TensorInfo
