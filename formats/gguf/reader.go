@@ -1,6 +1,7 @@
 package gguf
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strconv"
@@ -11,6 +12,13 @@ import (
 
 // Magic is the four bytes every GGUF file starts with.
 const Magic = "GGUF"
+
+// Sniff reports whether head, a file's first bytes, starts a GGUF file:
+// the magic, or the magic byte-swapped ("FUGG"), which a big-endian writer
+// may have produced and which the reader then reports as such.
+func Sniff(head []byte) bool {
+	return bytes.HasPrefix(head, []byte(Magic)) || bytes.HasPrefix(head, []byte("FUGG"))
+}
 
 // Version is the GGUF version the Writer produces.
 const Version = 3
