@@ -17,6 +17,7 @@ import (
 	"github.com/tfconv/tfconv/formats/pytorch"
 	"github.com/tfconv/tfconv/formats/safetensors"
 	"github.com/tfconv/tfconv/internal/httprange"
+	"github.com/tfconv/tfconv/internal/sniff"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -105,7 +106,7 @@ func Check(path string) (*Report, error) {
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("check: %s is not a regular file", path)
 	}
-	head := make([]byte, 16)
+	head := make([]byte, sniff.HeadLen)
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("check: %w", err)
@@ -135,7 +136,7 @@ func checkRemote(path string) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("check: %w", err)
 	}
-	head := make([]byte, min(16, rd.Size()))
+	head := make([]byte, min(sniff.HeadLen, rd.Size()))
 	if _, err := rd.ReadAt(head, 0); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("check: %w", err)
 	}
@@ -146,27 +147,27 @@ func checkRemote(path string) (*Report, error) {
 // format.
 func checkFile(r *Report, path string, head []byte) (*Report, error) {
 	var err error
-	switch {
-	case bytes.HasPrefix(head, []byte("GGUF")) || bytes.HasPrefix(head, []byte("FUGG")):
+	switch sniff.Format(head, path) {
+	case sniff.GGUF:
 		r.Format = "gguf"
 		if _, _, _, ok := gguf.ParseSplitName(path); ok {
 			err = checkGGUFSplit(r, path)
 		} else {
 			err = checkGGUFFile(r, path, nil)
 		}
-	case bytes.HasPrefix(head, []byte(native.Magic)):
+	case sniff.Native:
 		r.Format = "native"
 		err = checkNative(r, path)
-	case bytes.HasPrefix(head, pytorch.ZipMagic) || bytes.HasPrefix(head, pytorch.Magic):
+	case sniff.PyTorch:
 		r.Format = "pytorch"
 		var ts []placedInfo
 		if ts, err = checkPyTorch(r, path); err == nil {
 			checkInt8Scales(r, ts)
 		}
-	case bytes.HasPrefix(bytes.TrimLeft(head, " \t\r\n"), []byte("{")) && strings.HasSuffix(path, ".bin.index.json"):
+	case sniff.PyTorchIndex:
 		r.Format = "pytorch"
 		err = checkPyTorchIndex(r, path)
-	case bytes.HasPrefix(bytes.TrimLeft(head, " \t\r\n"), []byte("{")):
+	case sniff.SafetensorsIndex:
 		r.Format = "safetensors"
 		err = checkIndex(r, path)
 	default:

@@ -2,9 +2,11 @@
 // against tfconv's stricter rules, and lists every defect it finds instead of
 // stopping at the first, as the readers in formats/* do.
 //
-// Check walks a file's header leniently: where a reader would refuse the
-// file, the walk records a Finding and carries on, so one run names the
-// hole, the overlap and the duplicate name of a file that has all three. A
+// Check walks a file's header leniently, with the format package's own walk
+// (gguf.Walk with a Problem callback) rather than a parser of its own: where
+// a reader would refuse the file, the walk records a Finding and carries on,
+// so one run names the hole, the overlap and the duplicate name of a file
+// that has all three. A
 // defect that leaves nothing to parse (a truncated header, a length that runs
 // past the end, broken JSON) is one finding, and the walk stops there. Every
 // float tensor whose bytes lie inside the file is then decoded, a bounded

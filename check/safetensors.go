@@ -2,6 +2,7 @@ package check
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -9,16 +10,10 @@ import (
 	"io"
 	"slices"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/tfconv/tfconv/formats/safetensors"
 	"github.com/tfconv/tfconv/tensor"
 )
-
-// maxJSONDepth bounds the nesting of JSON values the walk skips. The
-// safetensors schema is three levels deep; anything much deeper is an attack
-// on the parser's stack, not a checkpoint.
-const maxJSONDepth = 64
 
 // stEntry is one tensor entry of a safetensors header as the walk read it.
 type stEntry struct {
@@ -69,8 +64,8 @@ func (w *jsonWalk) skip(t json.Token, depth int) error {
 	if !ok || d == '}' || d == ']' {
 		return nil
 	}
-	if depth >= maxJSONDepth {
-		w.r.add(w.rule, w.file, w.pos(), "", "JSON nested deeper than %d levels", maxJSONDepth)
+	if depth >= safetensors.MaxJSONDepth {
+		w.r.add(w.rule, w.file, w.pos(), "", "JSON nested deeper than %d levels", safetensors.MaxJSONDepth)
 		return errStop
 	}
 	for {
@@ -201,12 +196,8 @@ func walkSafetensors(r *Report, path string, f io.ReaderAt, size int64) ([]stEnt
 		return nil, -1
 	}
 	n := binary.LittleEndian.Uint64(nb[:])
-	if n > safetensors.MaxHeaderLen {
-		r.add("st-header-length", path, 0, "", "header length %d exceeds the limit of %d bytes", n, safetensors.MaxHeaderLen)
-		return nil, -1
-	}
-	if int64(n) > size-8 {
-		r.add("st-header-length", path, 0, "", "header length %d runs past the end of the %d-byte file", n, size)
+	if err := safetensors.CheckHeaderLen(n, size); err != nil {
+		r.add("st-header-length", path, 0, "", "%v", err)
 		return nil, -1
 	}
 	hdr := make([]byte, n)
@@ -217,15 +208,7 @@ func walkSafetensors(r *Report, path string, f io.ReaderAt, size int64) ([]stEnt
 	if (8+n)%8 != 0 {
 		r.add("st-header-unaligned", path, 0, "", "the data section starts at %d, not a multiple of 8", 8+n)
 	}
-	if !utf8.Valid(hdr) {
-		i := 0
-		for i < len(hdr) {
-			c, w := utf8.DecodeRune(hdr[i:])
-			if c == utf8.RuneError && w <= 1 {
-				break
-			}
-			i += w
-		}
+	if i := safetensors.InvalidUTF8(hdr); i >= 0 {
 		r.add("st-header-utf8", path, 8+int64(i), "", "header is not valid UTF-8")
 	}
 	w := &jsonWalk{r: r, file: path, base: 8, rule: "st-header-json"}
@@ -371,15 +354,9 @@ func (w *jsonWalk) entry(name string, keyOff int64) (stEntry, error) {
 				}
 				continue
 			}
-			d, ok := tensor.DTypeFromSafetensors(s)
-			if !ok {
-				msg := "unknown dtype " + strconv.Quote(s)
-				if d, ok := tensor.Parse(s); ok {
-					if _, st := d.SafetensorsName(); st {
-						msg += " (dtype names are case-sensitive: " + d.String() + ")"
-					}
-				}
-				w.r.add("st-dtype", w.file, at, item, "%s", msg)
+			d, err := safetensors.ParseDType(s)
+			if err != nil {
+				w.r.add("st-dtype", w.file, at, item, "%v", err)
 				continue
 			}
 			e.dtype = d
@@ -469,9 +446,9 @@ func stLayout(r *Report, path string, f io.ReaderAt, size, dataOff int64, entrie
 	}
 	slices.SortStableFunc(ranged, func(a, b *stEntry) int {
 		if a.begin != b.begin {
-			return cmpInt64(a.begin, b.begin)
+			return cmp.Compare(a.begin, b.begin)
 		}
-		return cmpInt64(a.end, b.end)
+		return cmp.Compare(a.end, b.end)
 	})
 	var cursor int64
 	var prev *stEntry
@@ -506,14 +483,4 @@ func stLayout(r *Report, path string, f io.ReaderAt, size, dataOff int64, entrie
 		r.checkTrailing("st-trailing-bytes", path, f, dataOff+cursor, size, what)
 	}
 	return infos
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

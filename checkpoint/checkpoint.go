@@ -16,6 +16,7 @@ import (
 	"github.com/tfconv/tfconv/formats/pytorch"
 	"github.com/tfconv/tfconv/formats/safetensors"
 	"github.com/tfconv/tfconv/internal/opencount"
+	"github.com/tfconv/tfconv/internal/sniff"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -317,26 +318,23 @@ func Open(path string) (*Checkpoint, error) {
 	if filepath.Base(path) == LoRAConfigName {
 		return openLoRA(filepath.Dir(path))
 	}
-	head := make([]byte, 16)
+	head := make([]byte, sniff.HeadLen)
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	n, _ := io.ReadFull(f, head)
 	f.Close()
-	head = head[:n]
-	switch {
-	case bytes.HasPrefix(head, []byte("GGUF")) || bytes.HasPrefix(head, []byte("FUGG")):
+	switch sniff.Format(head[:n], path) {
+	case sniff.GGUF:
 		return openGGUF(path)
-	case bytes.HasPrefix(head, []byte(native.Magic)):
+	case sniff.Native:
 		return openNative(path)
-	case bytes.HasPrefix(head, pytorch.ZipMagic) || bytes.HasPrefix(head, pytorch.Magic):
+	case sniff.PyTorch:
 		return openPyTorch(path, "")
-	case bytes.HasPrefix(bytes.TrimLeft(head, " \t\r\n"), []byte("{")):
-		// A JSON file: a shard index.
-		if strings.HasSuffix(path, ".bin.index.json") {
-			return openPyTorch(path, filepath.Dir(path))
-		}
+	case sniff.PyTorchIndex:
+		return openPyTorch(path, filepath.Dir(path))
+	case sniff.SafetensorsIndex:
 		return openSafetensors(path, filepath.Dir(path))
 	default:
 		return openSafetensors(path, "")

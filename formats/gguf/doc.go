@@ -83,6 +83,16 @@
 // Every defect is a *tensor.FormatError naming the file, the key or tensor and
 // the absolute offset of the field at fault.
 //
+// # One walk, two modes
+//
+// Walk is the only parse of the header. NewFile runs it strictly (it stops at
+// the first defect) and then checks the layout; package check runs it
+// leniently (WalkOptions.Problem receives every defect as a Problem with a
+// Code, and the walk goes on wherever the rest of the header can still be
+// located), adding lints the format allows but ggml refuses or never writes
+// (arrays of arrays, a 0 dimension, non-zero padding). The limits above are
+// declared once, in walk.go.
+//
 // # Writing
 //
 // Writer produces version 3 in the order it is given, laid out exactly as

@@ -74,3 +74,78 @@ func FuzzOpen(f *testing.F) {
 		}
 	})
 }
+
+// FuzzWalk holds the lenient walk to the strict one on arbitrary bytes:
+// neither panics, the strict walk's error is the lenient walk's first defect
+// that is not a lint (same offset, key or tensor, and message), a strict
+// walk that succeeds means the lenient one found nothing but lints, and
+// skipping arrays changes nothing but the kept values.
+func FuzzWalk(f *testing.F) {
+	for _, name := range []string{"llama-Q2_K.gguf", "bert-Q2_K.gguf"} {
+		b, err := os.ReadFile(filepath.Join(testdata, name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b[:24000])
+	}
+	f.Add(validTwoTensor())
+	for _, c := range badCases {
+		b, _ := c.build()
+		f.Add(b)
+	}
+	// check's malformed corpus: one file per defect the walk knows.
+	corpus, err := filepath.Glob(filepath.Join("..", "..", "testdata", "malformed", "*.gguf"))
+	if err != nil || len(corpus) == 0 {
+		f.Fatalf("no malformed corpus: %v", err)
+	}
+	for _, name := range corpus {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(walksAgree)
+}
+
+// walksAgree is FuzzWalk's property.
+func walksAgree(t *testing.T, data []byte) {
+	_, strictErr := Walk(bytes.NewReader(data), int64(len(data)), WalkOptions{})
+	var all [2][]Problem
+	var ends [2]error
+	var heads [2]*Header
+	for i, skip := range []bool{false, true} {
+		heads[i], ends[i] = Walk(bytes.NewReader(data), int64(len(data)), WalkOptions{SkipArrays: skip, Problem: func(p *Problem) {
+			all[i] = append(all[i], *p)
+		}})
+	}
+	var first *Problem
+	for i := range all[0] {
+		if !all[0][i].Lint {
+			first = &all[0][i]
+			break
+		}
+	}
+	switch {
+	case strictErr == nil && first != nil:
+		t.Fatalf("strict walk accepts what the lenient walk finds: %v", first.Error())
+	case strictErr != nil && first == nil:
+		t.Fatalf("strict walk fails (%v), the lenient walk finds nothing", strictErr)
+	case strictErr != nil && strictErr.Error() != first.Error():
+		t.Fatalf("strict walk: %v\nlenient walk's first: %v", strictErr, first.Error())
+	}
+	if (ends[0] == nil) != (ends[1] == nil) || len(all[0]) != len(all[1]) {
+		t.Fatalf("SkipArrays changes the walk: %v vs %v, %d vs %d problems", ends[0], ends[1], len(all[0]), len(all[1]))
+	}
+	for i := range all[0] {
+		if all[0][i].Error() != all[1][i].Error() {
+			t.Fatalf("problem %d: %v vs %v with SkipArrays", i, all[0][i].Error(), all[1][i].Error())
+		}
+	}
+	if ends[0] != nil && !all[0][len(all[0])-1].Fatal {
+		t.Fatalf("the walk stopped (%v) after a problem that is not fatal", ends[0])
+	}
+	if len(heads[0].Tensors) != len(heads[1].Tensors) || len(heads[0].KeyOffsets) != len(heads[0].Metadata) {
+		t.Fatal("headers differ in shape")
+	}
+}

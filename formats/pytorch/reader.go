@@ -31,6 +31,12 @@ var Magic = []byte("\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19")
 // ZipMagic is the start of a zip archive (a local file header).
 var ZipMagic = []byte("PK\x03\x04")
 
+// Sniff reports whether head, a file's first bytes, starts a torch.save
+// file: a zip archive or the legacy format's magic number.
+func Sniff(head []byte) bool {
+	return bytes.HasPrefix(head, ZipMagic) || bytes.HasPrefix(head, Magic)
+}
+
 // legacyProtocol is torch's PROTOCOL_VERSION, the second legacy pickle.
 const legacyProtocol = 1001
 

@@ -8,11 +8,12 @@ import (
 	"github.com/tfconv/tfconv/tensor"
 )
 
-// maxSkipDepth bounds the nesting of JSON values that are skipped without
-// being interpreted (unknown keys of an index file). The safetensors header
-// itself is parsed against its schema, whose deepest value is a shape array
-// at depth 3, so it never needs a bound of its own.
-const maxSkipDepth = 64
+// MaxJSONDepth bounds the nesting of JSON values that are skipped without
+// being interpreted (unknown keys of an index file, or of a header that
+// check walks leniently). The safetensors header itself is parsed against
+// its schema, whose deepest value is a shape array at depth 3; anything much
+// deeper is an attack on the parser's stack, not a checkpoint.
+const MaxJSONDepth = 64
 
 // scanner is a small schema-driven JSON reader over a byte slice. It exists
 // instead of encoding/json because encoding/json keeps the last of two
@@ -297,8 +298,8 @@ func (s *scanner) stringMap(item, want string, keyItem func(string) string, add 
 
 // skip consumes any JSON value, bounding its nesting depth.
 func (s *scanner) skip(item string, depth int) error {
-	if depth > maxSkipDepth {
-		return s.errAt(s.pos, item, "JSON nested deeper than "+strconv.Itoa(maxSkipDepth))
+	if depth > MaxJSONDepth {
+		return s.errAt(s.pos, item, "JSON nested deeper than "+strconv.Itoa(MaxJSONDepth))
 	}
 	switch c := s.peek(); {
 	case c == '"':
@@ -393,9 +394,9 @@ func (s *scanner) end() error {
 	return nil
 }
 
-// firstInvalidUTF8 returns the index of the first byte of b that is not part
-// of a valid UTF-8 sequence, or -1.
-func firstInvalidUTF8(b []byte) int {
+// InvalidUTF8 returns the index of the first byte of b that is not part of
+// a valid UTF-8 sequence, or -1. A header must be UTF-8 throughout.
+func InvalidUTF8(b []byte) int {
 	for i := 0; i < len(b); {
 		if b[i] < utf8.RuneSelf {
 			i++

@@ -1,6 +1,7 @@
 package safetensors
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -88,6 +89,21 @@ type parsed struct {
 	order      int   // index in header order
 }
 
+// ParseDType returns the dtype a header names. An unknown name is an error
+// that, when the name is a safetensors dtype in the wrong case, says so.
+func ParseDType(name string) (tensor.DType, error) {
+	if d, ok := tensor.DTypeFromSafetensors(name); ok {
+		return d, nil
+	}
+	msg := "unknown dtype " + strconv.Quote(name)
+	if d, ok := tensor.Parse(name); ok {
+		if _, st := d.SafetensorsName(); st {
+			msg += " (dtype names are case-sensitive: " + d.String() + ")"
+		}
+	}
+	return 0, errors.New(msg)
+}
+
 func tensorItem(name string) string { return "tensor " + strconv.Quote(name) }
 func keyItem(name string) string    { return "key " + strconv.Quote(name) }
 
@@ -103,13 +119,10 @@ func newFile(r io.ReaderAt, size int64, name string) (*File, error) {
 		return nil, readErr(name, 0, "header length", err)
 	}
 	n64 := binary.LittleEndian.Uint64(nb[:])
-	if n64 > MaxHeaderLen {
-		return nil, ferr(0, "", fmt.Sprintf("header length %d exceeds the limit of %d bytes", n64, MaxHeaderLen))
+	if err := CheckHeaderLen(n64, size); err != nil {
+		return nil, ferr(0, "", err.Error())
 	}
 	n := int64(n64)
-	if lenBytes+n > size {
-		return nil, ferr(0, "", fmt.Sprintf("header length %d runs past the end of the %d-byte file", n, size))
-	}
 	hdr := make([]byte, n)
 	if err := readFull(r, hdr, lenBytes); err != nil {
 		return nil, readErr(name, lenBytes, "header", err)
@@ -133,6 +146,19 @@ func newFile(r io.ReaderAt, size int64, name string) (*File, error) {
 		f.byName[f.Tensors[i].Name] = i
 	}
 	return f, nil
+}
+
+// CheckHeaderLen applies the rules for the header length n that a file of
+// size bytes (at least 8) starts with: at most MaxHeaderLen, and inside the
+// file.
+func CheckHeaderLen(n uint64, size int64) error {
+	if n > MaxHeaderLen {
+		return fmt.Errorf("header length %d exceeds the limit of %d bytes", n, MaxHeaderLen)
+	}
+	if n > uint64(size-lenBytes) {
+		return fmt.Errorf("header length %d runs past the end of the %d-byte file", n, size)
+	}
+	return nil
 }
 
 // readFull reads len(b) bytes at off; a short read is io.ErrUnexpectedEOF.
@@ -163,7 +189,7 @@ func readErr(name string, off int64, what string, err error) error {
 // order. Metadata lands in f.Metadata.
 func (f *File) parseHeader(hdr []byte) ([]parsed, error) {
 	s := &scanner{buf: hdr, base: lenBytes, file: f.Name}
-	if i := firstInvalidUTF8(hdr); i >= 0 {
+	if i := InvalidUTF8(hdr); i >= 0 {
 		return nil, s.errAt(i, "", "header is not valid UTF-8")
 	}
 	if len(hdr) == 0 || hdr[0] != '{' {
@@ -221,15 +247,9 @@ func (s *scanner) tensorEntry(name string) (parsed, error) {
 			if err != nil {
 				return err
 			}
-			d, ok := tensor.DTypeFromSafetensors(v)
-			if !ok {
-				msg := "unknown dtype " + strconv.Quote(v)
-				if d, ok := tensor.Parse(v); ok {
-					if _, st := d.SafetensorsName(); st {
-						msg += " (dtype names are case-sensitive: " + d.String() + ")"
-					}
-				}
-				return s.errAt(pos, item, msg)
+			d, err := ParseDType(v)
+			if err != nil {
+				return s.errAt(pos, item, err.Error())
 			}
 			p.info.DType = d
 		case "shape":
@@ -337,9 +357,9 @@ func (f *File) layout(ps []parsed) error {
 	}
 	slices.SortStableFunc(order, func(a, b *parsed) int {
 		if a.begin != b.begin {
-			return cmpInt64(a.begin, b.begin)
+			return cmp.Compare(a.begin, b.begin)
 		}
-		return cmpInt64(a.end, b.end)
+		return cmp.Compare(a.end, b.end)
 	})
 	var cursor int64
 	var prev *parsed
@@ -366,14 +386,4 @@ func (f *File) layout(ps []parsed) error {
 		f.Tensors[i].Info = p.info
 	}
 	return nil
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
