@@ -16,7 +16,12 @@ import (
 
 // Ladder are the types a tensor may take (those its rows divide into
 // blocks), smallest first.
-var Ladder = []tensor.DType{tensor.Q2_K, tensor.Q3_K, tensor.Q4_0, tensor.Q4_K, tensor.Q4_1, tensor.Q5_0, tensor.Q5_K, tensor.Q5_1, tensor.Q6_K, tensor.Q8_0}
+var Ladder = []tensor.DType{tensor.IQ2_XXS, tensor.IQ2_XS, tensor.IQ2_S, tensor.Q2_K, tensor.IQ3_XXS, tensor.IQ3_S,
+	tensor.Q3_K, tensor.IQ4_XS, tensor.Q4_0, tensor.Q4_K, tensor.Q4_1, tensor.Q5_0, tensor.Q5_K, tensor.Q5_1, tensor.Q6_K,
+	tensor.Q8_0}
+
+// needsWeights are the types ggml encodes only with an importance matrix.
+func needsWeights(t tensor.DType) bool { return t == tensor.IQ2_XXS || t == tensor.IQ2_XS }
 
 // Options for Fit.
 type Options struct {
@@ -70,7 +75,7 @@ func Fit(c *checkpoint.Checkpoint, plan []quantize.Choice, opts Options) ([]quan
 		var os []option
 		seen := map[tensor.DType]bool{}
 		for _, t := range Ladder {
-			if rowLen%t.BlockSize() != 0 || seen[t] {
+			if rowLen%t.BlockSize() != 0 || seen[t] || (needsWeights(t) && int64(len(ch.Importance)) != rowLen) {
 				continue
 			}
 			seen[t] = true

@@ -119,7 +119,7 @@ free disk.`,
 	f.StringVar(&opts.imatrix, "imatrix", "", "importance matrix (llama-imatrix's GGUF or legacy .dat, or tfconv imatrix's) to weigh the quantization error with")
 	f.StringArrayVar(&opts.include, "include-weights", nil, "use the importance matrix only for tensors whose name contains this (repeatable)")
 	f.StringArrayVar(&opts.exclude, "exclude-weights", nil, "do not use the importance matrix for tensors whose name contains this (repeatable)")
-	f.Float64Var(&opts.targetBPW, "target-bpw", 0, "choose the quantized tensors' types among Q2_K…Q8_0 by measured sensitivity (each alone, KL divergence on --calib) so that the tensor data takes at most this many bits per weight")
+	f.Float64Var(&opts.targetBPW, "target-bpw", 0, "choose the quantized tensors' types among the IQ2…Q8_0 types by measured sensitivity (each alone, KL divergence on --calib) so that the tensor data takes at most this many bits per weight")
 	f.StringVar(&opts.calib, "calib", "", "calibration text for --target-bpw")
 	f.IntVar(&opts.calibCtx, "calib-ctx", 128, "tokens per chunk of --calib")
 	f.BoolVar(&opts.keepSplit, "keep-split", false, "GGUF split set input: write one output shard per input shard, named DST-0000i-of-0000n.gguf (DST without .gguf), as llama-quantize --keep-split")
