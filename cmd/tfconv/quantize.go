@@ -61,8 +61,14 @@ and token-type embeddings stay as they are; --pure gives every other tensor the
 the attn_v/ffn_down tensors of the layers llama.cpp picks get Q6_K). q3_k, q4_k
 and q5_k are llama-quantize's aliases of Q3_K_M, Q4_K_M and Q5_K_M; the _S
 and _L mixtures are there too (q2_k_s only with --imatrix), and iq4_nl,
-iq4_xs, iq3_xs, iq3_s, iq3_m, tq1_0 and tq2_0, and the 2-bit grid mixtures
-iq2_xxs, iq2_xs, iq2_s (only with --imatrix) and iq2_m.
+iq4_xs, iq3_xxs, iq3_xs, iq3_s, iq3_m, tq1_0 and tq2_0, and the 2-bit grid
+mixtures iq2_xxs, iq2_xs, iq2_s (only with --imatrix), iq2_m (and iq3_xxs:
+an IQ2_S tensor needs its imatrix entry).
+
+--target-bpw X --calib TEXT re-chooses the quantized tensors' types by
+measured sensitivity: each tensor alone in each type, the model's mean KL
+divergence on TEXT, then the best divergence per byte within X bits per
+weight (README: against llama.cpp's mixtures at their sizes).
 
 --imatrix FILE (llama-imatrix's GGUF or legacy .dat, or tfconv imatrix's)
 weighs each column's quantization error with its mean squared activation, as
