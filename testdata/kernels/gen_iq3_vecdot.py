@@ -19,30 +19,10 @@ import sys
 import numpy as np
 
 tree = sys.argv[1]
-bindir = os.path.join(tree, "build", "bin")
-base = ctypes.CDLL(os.path.join(bindir, "libggml-base.so"), mode=ctypes.RTLD_GLOBAL)
-cpu = ctypes.CDLL(os.path.join(bindir, "libggml-cpu.so"), mode=ctypes.RTLD_GLOBAL)
-
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import ggml_ctypes  # noqa: E402
+base, cpu = ggml_ctypes.load_cpu(tree)
 TYPES = {"iq3_xxs": 18, "iq3_s": 21}
-FROM_FLOAT = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
-VEC_DOT = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t,
-                           ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
-
-
-class TraitsCPU(ctypes.Structure):
-    _fields_ = [("from_float", FROM_FLOAT), ("vec_dot", VEC_DOT), ("vec_dot_type", ctypes.c_int),
-                ("nrows", ctypes.c_int64)]
-
-
-cpu.ggml_cpu_init.restype = None
-cpu.ggml_get_type_traits_cpu.restype = ctypes.POINTER(TraitsCPU)
-cpu.ggml_get_type_traits_cpu.argtypes = [ctypes.c_int]
-base.ggml_quantize_chunk.restype = ctypes.c_size_t
-base.ggml_quantize_chunk.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
-                                     ctypes.c_int64, ctypes.c_void_p]
-base.ggml_row_size.restype = ctypes.c_size_t
-base.ggml_row_size.argtypes = [ctypes.c_int, ctypes.c_int64]
-cpu.ggml_cpu_init()
 
 rng = np.random.default_rng(5)
 out = []

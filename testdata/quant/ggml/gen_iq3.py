@@ -22,13 +22,10 @@ import sys
 import numpy as np
 
 tree = sys.argv[1]
-base = ctypes.CDLL(os.path.join(tree, "build", "bin", "libggml-base.so"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+import ggml_ctypes  # noqa: E402
+base = ggml_ctypes.load_base(tree)
 TYPES = {"IQ3_XXS": 18, "IQ3_S": 21}
-base.ggml_quantize_chunk.restype = ctypes.c_size_t
-base.ggml_quantize_chunk.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
-                                     ctypes.c_int64, ctypes.c_void_p]
-base.ggml_row_size.restype = ctypes.c_size_t
-base.ggml_row_size.argtypes = [ctypes.c_int, ctypes.c_int64]
 
 rng = np.random.default_rng(17)
 N = 512
