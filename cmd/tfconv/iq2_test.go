@@ -1,14 +1,9 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"fmt"
-	"math"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -73,78 +68,20 @@ func TestQuantizeRunIQ2(t *testing.T) {
 	// repository root with the path gen_tiny_iq2.py gave it.
 	tmp := t.TempDir()
 	t.Chdir("../..")
-	ids := make([]string, len(ref.Tokens))
-	for i, id := range ref.Tokens {
-		ids[i] = fmt.Sprint(id)
-	}
 	matchBound := map[string]float64{"iq2_xxs": maxLogitDiffIQ2XXSMatch, "iq2_xs": maxLogitDiffIQ2XSMatch}
 	for typ, want := range map[string]file{"iq2_xxs": ref.IQ2XXS, "iq2_xs": ref.IQ2XS} {
-		if len(ref.Tokens) == 0 || len(want.Logits) != len(ref.Tokens) || len(ref.F16Logits) != len(ref.Tokens) {
-			t.Fatalf("%s reference: %d tokens, %d and %d logit rows", typ, len(ref.Tokens), len(want.Logits), len(ref.F16Logits))
+		f := requantRun(t, requantCase{typ: typ, src: "testdata/tiny-fortunes/tiny-fortunes-Q8_0.gguf",
+			dst:    filepath.Join(tmp, "tiny-fortunes-"+typ+".gguf"),
+			args:   []string{"--allow-requantize", "--imatrix", "testdata/quantize/tiny-fortunes.imatrix.dat"},
+			sha256: want.SHA256, tokens: ref.Tokens, logits: want.Logits, f16: ref.F16Logits})
+		if !(f.match <= matchBound[typ]) {
+			t.Errorf("%s: --match-llamacpp logits differ from llama.cpp's by %.3g > %g", typ, f.match, matchBound[typ])
 		}
-		dst := filepath.Join(tmp, "tiny-fortunes-"+typ+".gguf")
-		if code, _, errs := run(t, "quantize", "testdata/tiny-fortunes/tiny-fortunes-Q8_0.gguf", dst, "--type", typ,
-			"--allow-requantize", "--imatrix", "testdata/quantize/tiny-fortunes.imatrix.dat"); code != 0 {
-			t.Fatalf("%s: quantize: exit %d: %s", typ, code, errs)
+		if !(f.worst <= maxLogitDiffIQ2LlamaCpp) {
+			t.Errorf("%s: logits differ from llama.cpp's by %.3g > %g", typ, f.worst, maxLogitDiffIQ2LlamaCpp)
 		}
-		data, err := os.ReadFile(dst)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != want.SHA256 {
-			t.Errorf("%s: sha256 %x, llama-quantize's %s", typ, sum, want.SHA256)
-		}
-		runLogits := func(flags ...string) [][]float64 {
-			code, out, errs := run(t, append([]string{"run", dst, "--tokens", strings.Join(ids, ","), "--json"}, flags...)...)
-			if code != 0 {
-				t.Fatalf("%s: run %v: exit %d: %s", typ, flags, code, errs)
-			}
-			var got struct {
-				Logits [][]float64 `json:"logits"`
-			}
-			if err := json.Unmarshal([]byte(out), &got); err != nil {
-				t.Fatal(err)
-			}
-			if len(got.Logits) != len(ref.Tokens) {
-				t.Fatalf("%s: %d logit rows for %d tokens", typ, len(got.Logits), len(ref.Tokens))
-			}
-			for i, row := range got.Logits {
-				if len(row) != len(want.Logits[i]) {
-					t.Fatalf("%s: position %d: %d logits, llama.cpp %d", typ, i, len(row), len(want.Logits[i]))
-				}
-			}
-			return got.Logits
-		}
-		var match float64
-		for i, row := range runLogits("--match-llamacpp") {
-			for j := range row {
-				match = max(match, math.Abs(row[j]-want.Logits[i][j]))
-			}
-		}
-		logits := runLogits()
-		var worst, kld, kldLlama float64
-		for i, row := range logits {
-			if len(row) != len(want.Logits[i]) || len(row) != len(ref.F16Logits[i]) {
-				t.Fatalf("%s: position %d: %d logits, llama.cpp %d", typ, i, len(row), len(want.Logits[i]))
-			}
-			for j := range row {
-				worst = max(worst, math.Abs(row[j]-want.Logits[i][j]))
-			}
-			kld += klDivergence(ref.F16Logits[i], row)
-			kldLlama += klDivergence(ref.F16Logits[i], want.Logits[i])
-		}
-		kld /= float64(len(logits))
-		kldLlama /= float64(len(logits))
-		t.Logf("%s: max |Δ| from llama.cpp on the file %.3g (--match-llamacpp %.3g); mean KLD from llama.cpp's f16 logits %.4g (llama.cpp's own run %.4g)",
-			typ, worst, match, kld, kldLlama)
-		if !(match <= matchBound[typ]) {
-			t.Errorf("%s: --match-llamacpp logits differ from llama.cpp's by %.3g > %g", typ, match, matchBound[typ])
-		}
-		if !(worst <= maxLogitDiffIQ2LlamaCpp) {
-			t.Errorf("%s: logits differ from llama.cpp's by %.3g > %g", typ, worst, maxLogitDiffIQ2LlamaCpp)
-		}
-		if !(kld <= kldLlama+maxKLDExcessIQ2) {
-			t.Errorf("%s: mean KLD %.4g, llama.cpp's %.4g", typ, kld, kldLlama)
+		if !(f.kld <= f.llamaKLD+maxKLDExcessIQ2) {
+			t.Errorf("%s: mean KLD %.4g, llama.cpp's %.4g", typ, f.kld, f.llamaKLD)
 		}
 	}
 }

@@ -1,14 +1,9 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"fmt"
-	"math"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -65,97 +60,24 @@ func TestQuantizeRunIQ3(t *testing.T) {
 	if err := json.Unmarshal(b, &ref); err != nil {
 		t.Fatal(err)
 	}
-	ids := make([]string, len(ref.Tokens))
-	for i, id := range ref.Tokens {
-		ids[i] = fmt.Sprint(id)
-	}
 	for _, tc := range []struct {
 		typ string
 		q   quantized
 	}{{"iq3_xs", ref.IQ3XS}, {"iq3_s", ref.IQ3S}} {
-		if len(ref.Tokens) == 0 || len(tc.q.Logits) != len(ref.Tokens) || len(ref.F16Logits) != len(ref.Tokens) {
-			t.Fatalf("%s reference: %d tokens, %d and %d logit rows", tc.typ, len(ref.Tokens), len(tc.q.Logits), len(ref.F16Logits))
+		f := requantRun(t, requantCase{typ: tc.typ, src: "../../testdata/tiny-fortunes/tiny-fortunes-Q8_0.gguf",
+			dst: filepath.Join(t.TempDir(), "tiny-fortunes-"+tc.typ+".gguf"), args: []string{"--allow-requantize"},
+			sha256: tc.q.SHA256, tokens: ref.Tokens, logits: tc.q.Logits, f16: ref.F16Logits})
+		if !(f.worst <= maxLogitDiffIQ3LlamaCpp) {
+			t.Errorf("%s: logits differ from llama.cpp's by %.3g > %g", tc.typ, f.worst, maxLogitDiffIQ3LlamaCpp)
 		}
-		dst := filepath.Join(t.TempDir(), "tiny-fortunes-"+tc.typ+".gguf")
-		if code, _, errs := run(t, "quantize", "../../testdata/tiny-fortunes/tiny-fortunes-Q8_0.gguf", dst,
-			"--type", tc.typ, "--allow-requantize"); code != 0 {
-			t.Fatalf("quantize %s: exit %d: %s", tc.typ, code, errs)
+		if !(f.match <= maxLogitDiffIQ3Match) {
+			t.Errorf("%s: --match-llamacpp logits differ from llama.cpp's by %.3g > %g", tc.typ, f.match, maxLogitDiffIQ3Match)
 		}
-		data, err := os.ReadFile(dst)
-		if err != nil {
-			t.Fatal(err)
+		if !(f.kld <= maxMeanKLDIQ3) {
+			t.Errorf("%s: mean KLD from the f16 model %.4g > %g", tc.typ, f.kld, maxMeanKLDIQ3)
 		}
-		if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != tc.q.SHA256 {
-			t.Errorf("%s: sha256 %x, llama-quantize's %s", tc.typ, sum, tc.q.SHA256)
-		}
-		runLogits := func(flags ...string) [][]float64 {
-			t.Helper()
-			code, out, errs := run(t, append([]string{"run", dst, "--tokens", strings.Join(ids, ","), "--json"}, flags...)...)
-			if code != 0 {
-				t.Fatalf("run %s %v: exit %d: %s", tc.typ, flags, code, errs)
-			}
-			var got struct {
-				Logits [][]float64 `json:"logits"`
-			}
-			if err := json.Unmarshal([]byte(out), &got); err != nil {
-				t.Fatal(err)
-			}
-			if len(got.Logits) != len(ref.Tokens) {
-				t.Fatalf("run %s %v gave %d logit rows for %d tokens", tc.typ, flags, len(got.Logits), len(ref.Tokens))
-			}
-			for i, row := range got.Logits {
-				if len(row) != len(tc.q.Logits[i]) {
-					t.Fatalf("%s position %d: %d logits, llama.cpp %d", tc.typ, i, len(row), len(tc.q.Logits[i]))
-				}
-			}
-			return got.Logits
-		}
-		var got struct{ Logits [][]float64 }
-		got.Logits = runLogits()
-		var match float64
-		for i, row := range runLogits("--match-llamacpp") {
-			for j := range row {
-				match = max(match, math.Abs(row[j]-tc.q.Logits[i][j]))
-			}
-		}
-		var worst, kld, peak float64
-		top1 := 0
-		for i, row := range got.Logits {
-			if len(row) != len(tc.q.Logits[i]) || len(row) != len(ref.F16Logits[i]) {
-				t.Fatalf("%s position %d: %d logits, llama.cpp %d", tc.typ, i, len(row), len(tc.q.Logits[i]))
-			}
-			for j := range row {
-				worst = max(worst, math.Abs(row[j]-tc.q.Logits[i][j]))
-				peak = max(peak, math.Abs(tc.q.Logits[i][j]))
-			}
-			kld += klDivergence(ref.F16Logits[i], row)
-			if argmax(row) == argmax(ref.F16Logits[i]) {
-				top1++
-			}
-		}
-		kld /= float64(len(got.Logits))
-		var llamaKLD float64
-		llamaTop1 := 0
-		for i, row := range tc.q.Logits {
-			llamaKLD += klDivergence(ref.F16Logits[i], row)
-			if argmax(row) == argmax(ref.F16Logits[i]) {
-				llamaTop1++
-			}
-		}
-		llamaKLD /= float64(len(got.Logits))
-		t.Logf("%s: max |Δ| from llama.cpp on the file %.3g (--match-llamacpp %.3g; largest logit %.3g); against llama.cpp's f16 logits: mean KLD %.4g (llama.cpp's run: %.4g), same top token at %d of %d (llama.cpp: %d)",
-			tc.typ, worst, match, peak, kld, llamaKLD, top1, len(got.Logits), llamaTop1)
-		if !(worst <= maxLogitDiffIQ3LlamaCpp) {
-			t.Errorf("%s: logits differ from llama.cpp's by %.3g > %g", tc.typ, worst, maxLogitDiffIQ3LlamaCpp)
-		}
-		if !(match <= maxLogitDiffIQ3Match) {
-			t.Errorf("%s: --match-llamacpp logits differ from llama.cpp's by %.3g > %g", tc.typ, match, maxLogitDiffIQ3Match)
-		}
-		if !(kld <= maxMeanKLDIQ3) {
-			t.Errorf("%s: mean KLD from the f16 model %.4g > %g", tc.typ, kld, maxMeanKLDIQ3)
-		}
-		if top1 < minTop1IQ3 {
-			t.Errorf("%s: same top token as the f16 model at %d positions, want ≥ %d", tc.typ, top1, minTop1IQ3)
+		if f.top1 < minTop1IQ3 {
+			t.Errorf("%s: same top token as the f16 model at %d positions, want ≥ %d", tc.typ, f.top1, minTop1IQ3)
 		}
 	}
 }

@@ -1,14 +1,9 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"fmt"
-	"math"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -58,113 +53,19 @@ func TestQuantizeRunIQ4_XS(t *testing.T) {
 	if err := json.Unmarshal(b, &ref); err != nil {
 		t.Fatal(err)
 	}
-	if len(ref.Tokens) == 0 || len(ref.Logits) != len(ref.Tokens) || len(ref.F16Logits) != len(ref.Tokens) {
-		t.Fatalf("reference: %d tokens, %d and %d logit rows", len(ref.Tokens), len(ref.Logits), len(ref.F16Logits))
+	f := requantRun(t, requantCase{typ: "iq4_xs", src: "../../testdata/tiny-fortunes/tiny-fortunes-Q8_0.gguf",
+		dst: filepath.Join(t.TempDir(), "tiny-fortunes-IQ4_XS.gguf"), args: []string{"--allow-requantize"},
+		sha256: ref.SHA256, tokens: ref.Tokens, logits: ref.Logits, f16: ref.F16Logits})
+	if !(f.worst <= maxLogitDiffIQ4XSLlamaCpp) {
+		t.Errorf("logits differ from llama.cpp's by %.3g > %g", f.worst, maxLogitDiffIQ4XSLlamaCpp)
 	}
-	dst := filepath.Join(t.TempDir(), "tiny-fortunes-IQ4_XS.gguf")
-	if code, _, errs := run(t, "quantize", "../../testdata/tiny-fortunes/tiny-fortunes-Q8_0.gguf", dst,
-		"--type", "iq4_xs", "--allow-requantize"); code != 0 {
-		t.Fatalf("quantize: exit %d: %s", code, errs)
+	if !(f.match <= maxLogitDiffIQ4XSMatch) {
+		t.Errorf("--match-llamacpp logits differ from llama.cpp's by %.3g > %g", f.match, maxLogitDiffIQ4XSMatch)
 	}
-	data, err := os.ReadFile(dst)
-	if err != nil {
-		t.Fatal(err)
+	if !(f.kld <= maxMeanKLDIQ4XS) {
+		t.Errorf("mean KLD from the f16 model %.4g > %g", f.kld, maxMeanKLDIQ4XS)
 	}
-	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != ref.SHA256 {
-		t.Errorf("sha256 %x, llama-quantize's %s", sum, ref.SHA256)
+	if f.top1 < minTop1IQ4XS {
+		t.Errorf("same top token as the f16 model at %d positions, want ≥ %d", f.top1, minTop1IQ4XS)
 	}
-	ids := make([]string, len(ref.Tokens))
-	for i, id := range ref.Tokens {
-		ids[i] = fmt.Sprint(id)
-	}
-	runLogits := func(flags ...string) [][]float64 {
-		t.Helper()
-		code, out, errs := run(t, append([]string{"run", dst, "--tokens", strings.Join(ids, ","), "--json"}, flags...)...)
-		if code != 0 {
-			t.Fatalf("run %v: exit %d: %s", flags, code, errs)
-		}
-		var got struct {
-			Logits [][]float64 `json:"logits"`
-		}
-		if err := json.Unmarshal([]byte(out), &got); err != nil {
-			t.Fatal(err)
-		}
-		if len(got.Logits) != len(ref.Tokens) {
-			t.Fatalf("run %v gave %d logit rows for %d tokens", flags, len(got.Logits), len(ref.Tokens))
-		}
-		for i, row := range got.Logits {
-			if len(row) != len(ref.Logits[i]) || len(row) != len(ref.F16Logits[i]) {
-				t.Fatalf("position %d: %d logits, llama.cpp %d", i, len(row), len(ref.Logits[i]))
-			}
-		}
-		return got.Logits
-	}
-	maxDiff := func(a, b [][]float64) float64 {
-		var d float64
-		for i := range a {
-			for j := range a[i] {
-				d = max(d, math.Abs(a[i][j]-b[i][j]))
-			}
-		}
-		return d
-	}
-	logits := runLogits()
-	worst := maxDiff(logits, ref.Logits)
-	match := maxDiff(runLogits("--match-llamacpp"), ref.Logits)
-	var kld float64
-	top1 := 0
-	for i, row := range logits {
-		kld += klDivergence(ref.F16Logits[i], row)
-		if argmax(row) == argmax(ref.F16Logits[i]) {
-			top1++
-		}
-	}
-	kld /= float64(len(logits))
-	t.Logf("max |Δ| from llama.cpp on the IQ4_XS file %.3g (--match-llamacpp %.3g); against llama.cpp's f16 logits: mean KLD %.4g, same top token at %d of %d",
-		worst, match, kld, top1, len(logits))
-	if !(worst <= maxLogitDiffIQ4XSLlamaCpp) {
-		t.Errorf("logits differ from llama.cpp's by %.3g > %g", worst, maxLogitDiffIQ4XSLlamaCpp)
-	}
-	if !(match <= maxLogitDiffIQ4XSMatch) {
-		t.Errorf("--match-llamacpp logits differ from llama.cpp's by %.3g > %g", match, maxLogitDiffIQ4XSMatch)
-	}
-	if !(kld <= maxMeanKLDIQ4XS) {
-		t.Errorf("mean KLD from the f16 model %.4g > %g", kld, maxMeanKLDIQ4XS)
-	}
-	if top1 < minTop1IQ4XS {
-		t.Errorf("same top token as the f16 model at %d positions, want ≥ %d", top1, minTop1IQ4XS)
-	}
-}
-
-// klDivergence is KL(softmax(p) ‖ softmax(q)) in nats.
-func klDivergence(p, q []float64) float64 {
-	lp, lq := logSoftmax(p), logSoftmax(q)
-	var s float64
-	for i := range lp {
-		s += math.Exp(lp[i]) * (lp[i] - lq[i])
-	}
-	return s
-}
-
-func logSoftmax(x []float64) []float64 {
-	m := x[argmax(x)]
-	var z float64
-	for _, v := range x {
-		z += math.Exp(v - m)
-	}
-	out := make([]float64, len(x))
-	for i, v := range x {
-		out[i] = v - m - math.Log(z)
-	}
-	return out
-}
-
-func argmax(x []float64) int {
-	best := 0
-	for i, v := range x {
-		if v > x[best] {
-			best = i
-		}
-	}
-	return best
 }
