@@ -720,6 +720,17 @@ func (f *Family) HasParam(key string) bool {
 	return false
 }
 
+// ParamInt returns config c's value for the family's GGUF key key, read
+// from the config.json keys the family's converter reads it from.
+func (f *Family) ParamInt(c Config, key string) (int64, bool) {
+	for _, p := range f.Params {
+		if p.Key == key {
+			return c.Int(p.HF...)
+		}
+	}
+	return 0, false
+}
+
 // HeadCounts returns the query and key/value head counts of config c as
 // the family's converter reads them.
 func (f *Family) HeadCounts(c Config) (q, kv int64, err error) {

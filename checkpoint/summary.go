@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"encoding/json"
+	"github.com/tfconv/tfconv/arch"
 	"regexp"
 	"sort"
 	"strconv"
@@ -341,8 +342,12 @@ func (s *Summary) fromConfig(cfg map[string]any) {
 	s.Context = cfgInt(cfg, "max_position_embeddings", "n_positions", "n_ctx")
 	s.Experts = cfgInt(cfg, "num_local_experts", "num_experts", "n_routed_experts")
 	s.ExpertsUsed = cfgInt(cfg, "num_experts_per_tok")
-	s.FFNLength = cfgInt(cfg, "intermediate_size", "n_inner", "ffn_dim", "d_ff")
-	s.ExpertFFNLength = cfgInt(cfg, "moe_intermediate_size")
+	// The feed-forward widths, from the keys the family's converter reads
+	// (package arch owns them).
+	if f, ok := arch.ForConfig(arch.Config(cfg)); ok {
+		s.FFNLength, _ = f.ParamInt(arch.Config(cfg), "feed_forward_length")
+		s.ExpertFFNLength, _ = f.ParamInt(arch.Config(cfg), "expert_feed_forward_length")
+	}
 }
 
 func (s *Summary) fromGGUF(m tensor.Metadata) {

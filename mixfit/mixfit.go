@@ -25,9 +25,10 @@ func needsWeights(t tensor.DType) bool { return t == tensor.IQ2_XXS || t == tens
 
 // Options for Fit.
 type Options struct {
-	Tokens []int // calibration text, tokenized
-	Ctx    int   // tokens per chunk
-	Budget int64 // bytes all tensor data may take
+	Text   string // calibration text, tokenized with the checkpoint's tokenizer
+	Tokens []int  // or the calibration tokens themselves (when Text is "")
+	Ctx    int    // tokens per chunk
+	Budget int64  // bytes all tensor data may take
 }
 
 type option struct {
@@ -45,10 +46,19 @@ type option struct {
 // divergence against bytes). Divergences are taken to add across tensors.
 // Tensors the plan copies or leaves unquantized keep their choice.
 func Fit(c *checkpoint.Checkpoint, plan []quantize.Choice, opts Options) ([]quantize.Choice, error) {
+	m, err := model.LoadCheckpoint(c, model.LoadOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if opts.Text != "" {
+		if opts.Tokens, _, err = verify.TextTokens(m, opts.Text); err != nil {
+			return nil, err
+		}
+	}
 	if opts.Ctx <= 0 || len(opts.Tokens) < 2 {
 		return nil, fmt.Errorf("mixfit: need a calibration text of 2 tokens or more and a chunk size")
 	}
-	base, err := logProbs(c, opts)
+	base, err := run(m, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -136,13 +146,18 @@ func Fit(c *checkpoint.Checkpoint, plan []quantize.Choice, opts Options) ([]quan
 	return out, nil
 }
 
-// logProbs runs the model in c over the calibration chunks and returns
-// every position's next-token log-probabilities.
+// logProbs loads the model in c and runs it (run).
 func logProbs(c *checkpoint.Checkpoint, opts Options) ([][]float64, error) {
 	m, err := model.LoadCheckpoint(c, model.LoadOptions{})
 	if err != nil {
 		return nil, err
 	}
+	return run(m, opts)
+}
+
+// run runs m over the calibration chunks and returns every position's
+// next-token log-probabilities.
+func run(m *model.Model, opts Options) ([][]float64, error) {
 	var out [][]float64
 	for s := 0; s+1 < len(opts.Tokens); s += opts.Ctx {
 		chunk := opts.Tokens[s:min(s+opts.Ctx, len(opts.Tokens))]

@@ -202,16 +202,17 @@ func decodeBytes(dst []float32, src []byte, dec func([]float32, []uint16)) int {
 	return n
 }
 
-// littleEndian: the host stores a uint16 as its little-endian bytes, as
-// safetensors and GGUF do.
-var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+// HostLittleEndian: the host stores numbers as their little-endian bytes,
+// as safetensors and GGUF do, so file bytes can be viewed in place as
+// uint16s or float32s.
+var HostLittleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // halves views little-endian bytes as the uint16s they store when the host
 // is little-endian and the bytes are 2-byte aligned (always so for tensor
 // data at an aligned offset); otherwise the caller converts through a
 // buffer.
 func halves(b []byte) ([]uint16, bool) {
-	if !littleEndian || len(b) < 2 || uintptr(unsafe.Pointer(unsafe.SliceData(b)))%2 != 0 {
+	if !HostLittleEndian || len(b) < 2 || uintptr(unsafe.Pointer(unsafe.SliceData(b)))%2 != 0 {
 		return nil, false
 	}
 	return unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/2), true

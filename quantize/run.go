@@ -157,13 +157,6 @@ func grow[T any](b *[]T, n int64) []T {
 	return (*b)[:n]
 }
 
-// littleEndian reports whether float32 values can be viewed in place in
-// little-endian file bytes.
-var littleEndian = func() bool {
-	x := uint16(1)
-	return *(*byte)(unsafe.Pointer(&x)) == 1
-}()
-
 func runOne(ch Choice, sink Sink, threads int, sc *scratch) (TensorReport, error) {
 	t := ch.Tensor
 	n := t.NumElements()
@@ -216,7 +209,7 @@ func runOne(ch Choice, sink Sink, threads int, sc *scratch) (TensorReport, error
 		return tr, fmt.Errorf("quantize: tensor %q: %w", t.Name, err)
 	}
 	var x []float32
-	viewed := t.DType == tensor.F32 && littleEndian && n > 0
+	viewed := t.DType == tensor.F32 && quant.HostLittleEndian && n > 0
 	if viewed {
 		// F32 input is used in place: decoding it would only copy it.
 		x = unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(raw))), n)

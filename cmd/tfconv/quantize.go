@@ -18,10 +18,8 @@ import (
 	"github.com/tfconv/tfconv/internal/output"
 	"github.com/tfconv/tfconv/internal/progress"
 	"github.com/tfconv/tfconv/mixfit"
-	"github.com/tfconv/tfconv/model"
 	"github.com/tfconv/tfconv/quantize"
 	"github.com/tfconv/tfconv/tensor"
-	"github.com/tfconv/tfconv/verify"
 )
 
 type quantizeOptions struct {
@@ -375,15 +373,7 @@ func fitPlan(c *checkpoint.Checkpoint, plan []quantize.Choice, opts *quantizeOpt
 	if opts.targetBPW < 0 || opts.targetBPW > 32 || opts.calib == "" {
 		return nil, fmt.Errorf("quantize: --target-bpw %g: want bits per weight above 0 and at most 32, and --calib TEXT", opts.targetBPW)
 	}
-	m, err := model.LoadCheckpoint(c, model.LoadOptions{})
-	if err != nil {
-		return nil, err
-	}
 	text, err := os.ReadFile(opts.calib)
-	if err != nil {
-		return nil, err
-	}
-	toks, _, err := verify.TextTokens(m, string(text))
 	if err != nil {
 		return nil, err
 	}
@@ -391,7 +381,7 @@ func fitPlan(c *checkpoint.Checkpoint, plan []quantize.Choice, opts *quantizeOpt
 	for _, ch := range plan {
 		elems += ch.Tensor.NumElements()
 	}
-	return mixfit.Fit(c, plan, mixfit.Options{Tokens: toks, Ctx: opts.calibCtx, Budget: int64(opts.targetBPW * float64(elems) / 8)})
+	return mixfit.Fit(c, plan, mixfit.Options{Text: string(text), Ctx: opts.calibCtx, Budget: int64(opts.targetBPW * float64(elems) / 8)})
 }
 
 // keepOpen is a shard being written: its Close leaves the file to the
