@@ -29,6 +29,9 @@ type Options struct {
 	Tokens []int  // or the calibration tokens themselves (when Text is "")
 	Ctx    int    // tokens per chunk
 	Budget int64  // bytes all tensor data may take
+	// BitsPerWeight, when Budget is 0, sets it: this many bits for each
+	// weight of the plan (tfconv quantize --target-bpw).
+	BitsPerWeight float64
 }
 
 type option struct {
@@ -46,6 +49,13 @@ type option struct {
 // divergence against bytes). Divergences are taken to add across tensors.
 // Tensors the plan copies or leaves unquantized keep their choice.
 func Fit(c *checkpoint.Checkpoint, plan []quantize.Choice, opts Options) ([]quantize.Choice, error) {
+	if opts.Budget == 0 && opts.BitsPerWeight > 0 {
+		var elems int64
+		for _, ch := range plan {
+			elems += ch.Tensor.NumElements()
+		}
+		opts.Budget = int64(opts.BitsPerWeight * float64(elems) / 8)
+	}
 	m, err := model.LoadCheckpoint(c, model.LoadOptions{})
 	if err != nil {
 		return nil, err

@@ -23,13 +23,14 @@ func TestImportDirection(t *testing.T) {
 		// checkpoint decodes GPTQ/AWQ packed layers with quant's codec (checkpoint/packed.go)
 		// and reads a family's graph facts for the memory estimate (checkpoint/memory.go).
 		"checkpoint": {"tensor", "arch", "quant", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/native", "formats/pytorch"},
-		"quantize":   {"tensor", "arch", "quant", "checkpoint", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/native", "formats/pytorch"},
-		"tokenizer":  {"tensor", "formats/gguf"},
-		"kernels":    {"tensor", "quant"},
-		"convert":    {"tensor", "arch", "quant", "checkpoint", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/native", "formats/pytorch"},
-		"synth":      {"tensor", "arch", "quant", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf"},
-		"check":      {"tensor", "quant", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/native", "formats/pytorch"},
-		"model":      {"tensor", "arch", "quant", "kernels", "checkpoint", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/native", "formats/pytorch"},
+		// quantize.File reads a Hugging Face source through convert's GGUF view (convert.Source).
+		"quantize":  {"tensor", "arch", "quant", "checkpoint", "convert", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/native", "formats/pytorch"},
+		"tokenizer": {"tensor", "formats/gguf"},
+		"kernels":   {"tensor", "quant"},
+		"convert":   {"tensor", "arch", "quant", "checkpoint", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/native", "formats/pytorch"},
+		"synth":     {"tensor", "arch", "quant", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf"},
+		"check":     {"tensor", "quant", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/native", "formats/pytorch"},
+		"model":     {"tensor", "arch", "quant", "kernels", "checkpoint", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/native", "formats/pytorch"},
 		"imatrix": {"tensor", "arch", "quant", "kernels", "model", "verify", "convert", "checkpoint", "tokenizer",
 			"formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "formats/native", "formats/pytorch"},
 		"verify": {"tensor", "arch", "quant", "kernels", "model", "convert", "checkpoint", "tokenizer",

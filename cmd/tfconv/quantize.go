@@ -2,19 +2,14 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/tfconv/tfconv/checkpoint"
-	"github.com/tfconv/tfconv/convert"
-	"github.com/tfconv/tfconv/formats/gguf"
 	"github.com/tfconv/tfconv/imatrix"
-	"github.com/tfconv/tfconv/internal/atomicfile"
 	"github.com/tfconv/tfconv/internal/output"
 	"github.com/tfconv/tfconv/internal/progress"
 	"github.com/tfconv/tfconv/mixfit"
@@ -153,31 +148,6 @@ type quantizeTensorJSON struct {
 	Reason string   `json:"reason"`
 }
 
-// quantizeFormat is --to, or the format DST's name says: a .tfn file is
-// native, an existing directory is Hugging Face output, anything else GGUF
-// (llama-quantize writes whatever name it is given). Hugging Face output is
-// a directory, as convert writes it, so a name ending in .safetensors is
-// refused rather than guessed at.
-func quantizeFormat(opts *quantizeOptions) (quantize.Format, error) {
-	ext := strings.ToLower(filepath.Ext(opts.dst))
-	f := quantize.GGUF
-	if opts.to != "" {
-		var err error
-		if f, err = quantize.ParseFormat(opts.to); err != nil {
-			return "", err
-		}
-	} else if ext == convert.NativeExt {
-		f = quantize.Native
-	} else if st, err := os.Stat(opts.dst); ext == ".safetensors" || (err == nil && st.IsDir()) {
-		f = quantize.Safetensors
-	}
-	if f == quantize.Safetensors && (ext == ".safetensors" || ext == ".gguf" || ext == convert.NativeExt) {
-		return "", fmt.Errorf("quantize: %s: safetensors output is a Hugging Face directory (config.json, "+
-			"model.safetensors, tokenizer files); give a directory name", opts.dst)
-	}
-	return f, nil
-}
-
 func runQuantize(a *app, opts *quantizeOptions) error {
 	if opts.typ == "" {
 		return fmt.Errorf("quantize: --type is required (one of %s)", strings.Join(quantize.TargetNames(), ", "))
@@ -189,18 +159,22 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 	if opts.threads < 0 {
 		return fmt.Errorf("quantize: --threads %d: must be >= 0", opts.threads)
 	}
-	popts := quantize.Options{Target: target, Pure: opts.pure, KeepOutput: opts.keepOutput, KeepSplit: opts.keepSplit}
+	fo := quantize.FileOptions{
+		Options: quantize.Options{Target: target, Pure: opts.pure, KeepOutput: opts.keepOutput, KeepSplit: opts.keepSplit},
+		To:      opts.to, Force: opts.force, Requantize: opts.requantize, DryRun: opts.dryRun, Threads: opts.threads,
+		Note: func(msg string) { fmt.Fprintln(a.err, msg) },
+	}
 	for _, s := range opts.tensorTypes {
 		o, err := quantize.ParseOverride(s)
 		if err != nil {
 			return err
 		}
-		popts.Overrides = append(popts.Overrides, o)
+		fo.Overrides = append(fo.Overrides, o)
 	}
 	for _, p := range []struct {
 		flag, val string
 		dst       *tensor.DType
-	}{{"--embedding-type", opts.embeddingType, &popts.EmbeddingType}, {"--output-tensor-type", opts.outputType, &popts.OutputType}} {
+	}{{"--embedding-type", opts.embeddingType, &fo.EmbeddingType}, {"--output-tensor-type", opts.outputType, &fo.OutputType}} {
 		if p.val == "" {
 			continue
 		}
@@ -210,212 +184,49 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 		}
 		*p.dst = d
 	}
-	format, err := quantizeFormat(opts)
-	if err != nil {
-		return err
-	}
-	var imatrixKeys tensor.Metadata
-	if opts.imatrix != "" {
-		if popts.Imatrix, imatrixKeys, err = loadImatrix(opts); err != nil {
-			return err
-		}
-	} else if len(opts.include) > 0 || len(opts.exclude) > 0 {
-		return fmt.Errorf("quantize: --include-weights and --exclude-weights need --imatrix")
-	}
-
-	if err := quantize.CheckTarget(target, format); err != nil {
-		return err
-	}
-
-	c, err := checkpoint.Open(opts.src)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	var inputs []string
-	for _, f := range c.Files {
-		inputs = append(inputs, f.Path)
-	}
-	inputs = append(inputs, opts.src)
-	if err := quantize.CheckRequantize(c, opts.requantize); err != nil {
-		return err
-	}
-	// Known before a conversion below decodes the quantized weights.
-	measured := quantize.MeasuredAgainst(quantize.QuantizedTypes(c))
-	// --keep-split: llama-quantize's shard names, one per input shard.
-	var shardNames []string
-	prefix := strings.TrimSuffix(opts.dst, ".gguf")
-	if opts.keepSplit {
-		if format != quantize.GGUF || c.Format != checkpoint.GGUF {
-			return fmt.Errorf("quantize: --keep-split reads and writes GGUF (a split set's shards), not %s to %s", c.Format, format)
-		}
-		for i := range c.Files {
-			shardNames = append(shardNames, gguf.SplitPath(prefix, i, len(c.Files)))
-		}
-	}
-	// Refuse a bad destination before spending time on the data.
-	if opts.keepSplit {
-		_, err = atomicfile.NewGroup(shardNames, opts.force, inputs...)
-	} else if format == quantize.Safetensors {
-		err = convert.CheckDest(opts.dst, convert.Safetensors, opts.force, inputs)
-	} else {
-		err = atomicfile.CheckDest(opts.dst, opts.force, inputs...)
-	}
-	if err != nil {
-		return err
-	}
-	// Hugging Face output is made from a Hugging Face checkpoint, GGUF and
-	// native output from a GGUF one. A Hugging Face source is read through
-	// convert's GGUF view (what convert_hf_to_gguf.py --outtype f32 writes
-	// before llama-quantize, converted tensor by tensor, no file); a GGUF
-	// source for Hugging Face output is converted first, in f32, in a
-	// scratch folder beside DST.
-	switch toHF := format == quantize.Safetensors; {
-	case !toHF && c.HuggingFace():
-		if c, err = convert.Source(c, convert.Options{To: convert.GGUF, OutType: convert.OutF32}); err != nil {
-			return err
-		}
-		fmt.Fprintf(a.err, "quantize: %s read with GGUF names and metadata (as tfconv convert --outtype f32 would write them)\n", opts.src)
-	case toHF && !c.HuggingFace():
-		tmp, err := atomicfile.TempDir(opts.dst)
-		if err != nil {
-			return fmt.Errorf("quantize: scratch folder for the f32 conversion: %w", err)
-		}
-		defer atomicfile.RemoveTempDir(tmp)
-		mid := filepath.Join(tmp, "hf")
-		if _, err := convert.Run(opts.src, mid, convert.Options{To: convert.Safetensors, OutType: convert.OutF32}); err != nil {
-			return err
-		}
-		if c, err = checkpoint.Open(mid); err != nil {
-			return err
-		}
-		defer c.Close()
-		fmt.Fprintf(a.err, "quantize: %s converted to Hugging Face names and metadata first (tfconv convert --outtype f32)\n", opts.src)
-	}
-	if format == quantize.Safetensors {
-		// llama.cpp's rules read GGUF names.
-		if cfg, err := c.Config(); err == nil && cfg != nil {
-			if arch, ok := cfg["model_type"].(string); ok {
-				popts.GGUFName = func(name string) (string, bool) { return convert.GGUFName(arch, name) }
-			}
-		}
-	}
-	plan, err := quantize.Plan(c, popts)
-	if err != nil {
-		return err
-	}
-	if opts.targetBPW != 0 {
-		if plan, err = fitPlan(c, plan, opts); err != nil {
-			return err
-		}
-	}
-	if err := quantize.Check(c, plan, target, format); err != nil {
+	if fo.Format, err = quantize.OutputFormat(opts.dst, opts.to); err != nil {
 		return err
 	}
 	// llama-quantize sets the --override-kv keys, then its imatrix keys.
-	var setKeys tensor.Metadata
 	for _, o := range opts.overrideKV {
 		kv, err := quantize.ParseOverrideKV(o)
 		if err != nil {
 			return err
 		}
-		setKeys = append(setKeys, kv)
+		fo.Metadata = append(fo.Metadata, kv)
 	}
-	ropts := quantize.RunOptions{Threads: opts.threads, Metadata: append(setKeys, imatrixKeys...)}
-	// One progress line on a terminal (or with --progress); piped stderr
-	// stays clean.
-	meter := progress.New(a.progressOut(opts.progress), "quantize", int64(len(plan)), progress.Items, "tensors")
-	ropts.Progress = func(i, n int, name string) { meter.Set(int64(i), int64(n)) }
-	var rep *quantize.Report
-	switch {
-	case opts.dryRun:
-		rep, err = quantize.Run(plan, nil, ropts)
-	case format == quantize.Safetensors:
-		rep, err = quantizeHF(c, opts, plan, ropts)
-	case opts.keepSplit:
-		var g *atomicfile.Group
-		if g, err = atomicfile.NewGroup(shardNames, opts.force, inputs...); err != nil {
+	if opts.imatrix != "" {
+		var keys tensor.Metadata
+		if fo.Imatrix, keys, err = loadImatrix(opts); err != nil {
 			return err
 		}
-		defer g.Abort()
-		create := func(name string) (io.WriteCloser, error) {
-			f, err := g.Create(name)
-			return keepOpen{f}, err // Commit syncs and closes it
+		fo.Metadata = append(fo.Metadata, keys...)
+	} else if len(opts.include) > 0 || len(opts.exclude) > 0 {
+		return fmt.Errorf("quantize: --include-weights and --exclude-weights need --imatrix")
+	}
+	if opts.targetBPW != 0 {
+		if opts.targetBPW < 0 || opts.targetBPW > 32 || opts.calib == "" {
+			return fmt.Errorf("quantize: --target-bpw %g: want bits per weight above 0 and at most 32, and --calib TEXT", opts.targetBPW)
 		}
-		rep, err = quantize.WriteSplit(prefix, create, c, plan, target, ropts)
-		if err == nil {
-			err = g.Commit()
-		}
-	default:
-		var f *atomicfile.File
-		f, err = atomicfile.Create(opts.dst, opts.force, inputs...)
+		text, err := os.ReadFile(opts.calib)
 		if err != nil {
 			return err
 		}
-		defer f.Abort()
-		rep, err = quantize.Write(f, c, plan, target, format, ropts)
-		if err == nil {
-			err = f.Commit()
+		fo.Refine = func(c *checkpoint.Checkpoint, plan []quantize.Choice) ([]quantize.Choice, error) {
+			return mixfit.Fit(c, plan, mixfit.Options{Text: string(text), Ctx: opts.calibCtx, BitsPerWeight: opts.targetBPW})
 		}
 	}
-	if err == nil {
-		meter.Set(int64(len(plan)), 0)
-	}
+	// One progress line on a terminal (or with --progress); piped stderr
+	// stays clean.
+	meter := progress.New(a.progressOut(opts.progress), "quantize", 0, progress.Items, "tensors")
+	fo.Progress = func(i, n int, name string) { meter.Set(int64(i), int64(n)) }
+	rep, err := quantize.File(opts.src, opts.dst, fo)
 	meter.Finish()
 	if err != nil {
 		return err
 	}
-	return quantizePrint(a, opts, rep, measured)
+	return quantizePrint(a, opts, rep.Report, rep.MeasuredAgainst)
 }
-
-// fitPlan re-chooses the plan's quantized types for --target-bpw.
-func fitPlan(c *checkpoint.Checkpoint, plan []quantize.Choice, opts *quantizeOptions) ([]quantize.Choice, error) {
-	if opts.targetBPW < 0 || opts.targetBPW > 32 || opts.calib == "" {
-		return nil, fmt.Errorf("quantize: --target-bpw %g: want bits per weight above 0 and at most 32, and --calib TEXT", opts.targetBPW)
-	}
-	text, err := os.ReadFile(opts.calib)
-	if err != nil {
-		return nil, err
-	}
-	var elems int64
-	for _, ch := range plan {
-		elems += ch.Tensor.NumElements()
-	}
-	return mixfit.Fit(c, plan, mixfit.Options{Text: string(text), Ctx: opts.calibCtx, Budget: int64(opts.targetBPW * float64(elems) / 8)})
-}
-
-// keepOpen is a shard being written: its Close leaves the file to the
-// Group's Commit.
-type keepOpen struct{ io.Writer }
-
-func (keepOpen) Close() error { return nil }
-
-// quantizeHF writes the quantized Hugging Face checkpoint c as a Hugging
-// Face directory: its side files (config.json, tokenizer files,
-// generation_config.json) as they are, beside the quantized safetensors.
-func quantizeHF(c *checkpoint.Checkpoint, opts *quantizeOptions, plan []quantize.Choice, ropts quantize.RunOptions) (*quantize.Report, error) {
-	files := map[string][]byte{}
-	for _, name := range c.AuxNames() {
-		b, err := c.ReadAux(name)
-		if err != nil {
-			return nil, err
-		}
-		files[name] = b
-	}
-	var rep *quantize.Report
-	err := convert.WriteHFDir(opts.dst, opts.force, files, quantize.OutputInfos(plan), 0,
-		func(next func(string) (io.Writer, error)) error {
-			var err error
-			rep, err = quantize.Run(plan, sinkFunc(next), ropts)
-			return err
-		})
-	return rep, err
-}
-
-// sinkFunc makes a Next method of a function.
-type sinkFunc func(name string) (io.Writer, error)
-
-func (f sinkFunc) Next(name string) (io.Writer, error) { return f(name) }
 
 func quantizePrint(a *app, opts *quantizeOptions, rep *quantize.Report, measured string) error {
 	if opts.json {

@@ -1,0 +1,255 @@
+package quantize
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/tfconv/tfconv/checkpoint"
+	"github.com/tfconv/tfconv/convert"
+	"github.com/tfconv/tfconv/formats/gguf"
+	"github.com/tfconv/tfconv/internal/atomicfile"
+	"github.com/tfconv/tfconv/tensor"
+)
+
+// FileOptions are the choices of File beyond the plan's.
+type FileOptions struct {
+	Options
+	// Format of the output; "" takes it from the destination's name
+	// (OutputFormat).
+	Format Format
+	// To is the format asked for by name (tfconv quantize --to); used
+	// when Format is "".
+	To string
+	// Force replaces an existing destination.
+	Force bool
+	// Requantize allows a source that is already quantized
+	// (llama-quantize --allow-requantize).
+	Requantize bool
+	// DryRun measures and reports; nothing is written.
+	DryRun bool
+	// Threads is the worker count for the rows of one tensor (0: GOMAXPROCS).
+	Threads int
+	// Metadata is set in the GGUF and native output after
+	// general.file_type, in order (RunOptions.Metadata).
+	Metadata tensor.Metadata
+	// Refine, when set, re-chooses the plan's types before anything is
+	// written (tfconv quantize --target-bpw passes mixfit.Fit here).
+	Refine func(c *checkpoint.Checkpoint, plan []Choice) ([]Choice, error)
+	// Progress is called before each tensor and once at the end with i == n.
+	Progress func(i, n int, name string)
+	// Note, when set, receives one line about a conversion File made of the
+	// source before quantizing it.
+	Note func(msg string)
+}
+
+// FileReport is File's result: the per-tensor report and what the errors
+// in it are measured against (MeasuredAgainst).
+type FileReport struct {
+	*Report
+	MeasuredAgainst string
+	Format          Format
+}
+
+// OutputFormat is the format to, if given, else the one dst's name says: a
+// .tfn file is native, an existing directory is Hugging Face output,
+// anything else GGUF (llama-quantize writes whatever name it is given).
+// Hugging Face output is a directory, as convert writes it, so a name ending
+// in .safetensors is refused rather than guessed at.
+func OutputFormat(dst, to string) (Format, error) {
+	ext := strings.ToLower(filepath.Ext(dst))
+	f := GGUF
+	if to != "" {
+		var err error
+		if f, err = ParseFormat(to); err != nil {
+			return "", err
+		}
+	} else if ext == convert.NativeExt {
+		f = Native
+	} else if st, err := os.Stat(dst); ext == ".safetensors" || (err == nil && st.IsDir()) {
+		f = Safetensors
+	}
+	if f == Safetensors && (ext == ".safetensors" || ext == ".gguf" || ext == convert.NativeExt) {
+		return "", fmt.Errorf("quantize: %s: safetensors output is a Hugging Face directory (config.json, "+
+			"model.safetensors, tokenizer files); give a directory name", dst)
+	}
+	return f, nil
+}
+
+// File quantizes the checkpoint at src into dst: tfconv quantize SRC DST.
+// The destination is checked before any data is read and appears whole or
+// not at all (a --keep-split set: every shard or none). A Hugging Face
+// source is read for GGUF and native output through convert's f32 GGUF view
+// (convert.Source: what convert --outtype f32 would write, tensor by tensor,
+// no file); a GGUF or native source for safetensors output is converted to
+// an f32 Hugging Face directory first, in a scratch folder beside dst.
+func File(src, dst string, o FileOptions) (*FileReport, error) {
+	format := o.Format
+	if format == "" {
+		var err error
+		if format, err = OutputFormat(dst, o.To); err != nil {
+			return nil, err
+		}
+	}
+	if err := CheckTarget(o.Target, format); err != nil {
+		return nil, err
+	}
+	c, err := checkpoint.Open(src)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	inputs := []string{src}
+	for _, f := range c.Files {
+		inputs = append(inputs, f.Path)
+	}
+	if err := CheckRequantize(c, o.Requantize); err != nil {
+		return nil, err
+	}
+	// Known before a conversion below decodes the quantized weights.
+	rep := &FileReport{MeasuredAgainst: MeasuredAgainst(QuantizedTypes(c)), Format: format}
+	// --keep-split: llama-quantize's shard names, one per input shard.
+	var shardNames []string
+	prefix := strings.TrimSuffix(dst, ".gguf")
+	if o.KeepSplit {
+		if format != GGUF || c.Format != checkpoint.GGUF {
+			return nil, fmt.Errorf("quantize: --keep-split reads and writes GGUF (a split set's shards), not %s to %s", c.Format, format)
+		}
+		for i := range c.Files {
+			shardNames = append(shardNames, gguf.SplitPath(prefix, i, len(c.Files)))
+		}
+	}
+	// Refuse a bad destination before spending time on the data.
+	switch {
+	case o.KeepSplit:
+		_, err = atomicfile.NewGroup(shardNames, o.Force, inputs...)
+	case format == Safetensors:
+		err = convert.CheckDest(dst, convert.Safetensors, o.Force, inputs)
+	default:
+		err = atomicfile.CheckDest(dst, o.Force, inputs...)
+	}
+	if err != nil {
+		return nil, err
+	}
+	note := func(format string, args ...any) {
+		if o.Note != nil {
+			o.Note(fmt.Sprintf(format, args...))
+		}
+	}
+	// Hugging Face output is made from a Hugging Face checkpoint, GGUF and
+	// native output from a GGUF one.
+	switch toHF := format == Safetensors; {
+	case !toHF && c.HuggingFace():
+		if c, err = convert.Source(c, convert.Options{To: convert.GGUF, OutType: convert.OutF32}); err != nil {
+			return nil, err
+		}
+		note("quantize: %s read with GGUF names and metadata (as tfconv convert --outtype f32 would write them)", src)
+	case toHF && !c.HuggingFace():
+		tmp, err := atomicfile.TempDir(dst)
+		if err != nil {
+			return nil, fmt.Errorf("quantize: scratch folder for the f32 conversion: %w", err)
+		}
+		defer atomicfile.RemoveTempDir(tmp)
+		mid := filepath.Join(tmp, "hf")
+		if _, err := convert.Run(src, mid, convert.Options{To: convert.Safetensors, OutType: convert.OutF32}); err != nil {
+			return nil, err
+		}
+		if c, err = checkpoint.Open(mid); err != nil {
+			return nil, err
+		}
+		defer c.Close()
+		note("quantize: %s converted to Hugging Face names and metadata first (tfconv convert --outtype f32)", src)
+	}
+	popts := o.Options
+	if format == Safetensors && popts.GGUFName == nil {
+		// llama.cpp's rules read GGUF names.
+		if cfg, err := c.Config(); err == nil && cfg != nil {
+			if arch, ok := cfg["model_type"].(string); ok {
+				popts.GGUFName = func(name string) (string, bool) { return convert.GGUFName(arch, name) }
+			}
+		}
+	}
+	plan, err := Plan(c, popts)
+	if err != nil {
+		return nil, err
+	}
+	if o.Refine != nil {
+		if plan, err = o.Refine(c, plan); err != nil {
+			return nil, err
+		}
+	}
+	if err := Check(c, plan, o.Target, format); err != nil {
+		return nil, err
+	}
+	ropts := RunOptions{Threads: o.Threads, Metadata: o.Metadata, Progress: o.Progress}
+	switch {
+	case o.DryRun:
+		rep.Report, err = Run(plan, nil, ropts)
+	case format == Safetensors:
+		rep.Report, err = writeHF(c, dst, o.Force, plan, ropts)
+	case o.KeepSplit:
+		var g *atomicfile.Group
+		if g, err = atomicfile.NewGroup(shardNames, o.Force, inputs...); err != nil {
+			return nil, err
+		}
+		defer g.Abort()
+		create := func(name string) (io.WriteCloser, error) {
+			f, err := g.Create(name)
+			return keepOpen{f}, err // Commit syncs and closes it
+		}
+		if rep.Report, err = WriteSplit(prefix, create, c, plan, o.Target, ropts); err == nil {
+			err = g.Commit()
+		}
+	default:
+		var f *atomicfile.File
+		if f, err = atomicfile.Create(dst, o.Force, inputs...); err != nil {
+			return nil, err
+		}
+		defer f.Abort()
+		if rep.Report, err = Write(f, c, plan, o.Target, format, ropts); err == nil {
+			err = f.Commit()
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if o.Progress != nil {
+		o.Progress(len(plan), len(plan), "")
+	}
+	return rep, nil
+}
+
+// keepOpen is a shard being written: its Close leaves the file to the
+// Group's Commit.
+type keepOpen struct{ io.Writer }
+
+func (keepOpen) Close() error { return nil }
+
+// writeHF writes the quantized Hugging Face checkpoint c as a Hugging Face
+// directory: its side files (config.json, tokenizer files,
+// generation_config.json) as they are, beside the quantized safetensors.
+func writeHF(c *checkpoint.Checkpoint, dst string, force bool, plan []Choice, ropts RunOptions) (*Report, error) {
+	files := map[string][]byte{}
+	for _, name := range c.AuxNames() {
+		b, err := c.ReadAux(name)
+		if err != nil {
+			return nil, err
+		}
+		files[name] = b
+	}
+	var rep *Report
+	err := convert.WriteHFDir(dst, force, files, OutputInfos(plan), 0,
+		func(next func(string) (io.Writer, error)) error {
+			var err error
+			rep, err = Run(plan, sinkFunc(next), ropts)
+			return err
+		})
+	return rep, err
+}
+
+// sinkFunc makes a Sink of a function.
+type sinkFunc func(name string) (io.Writer, error)
+
+func (f sinkFunc) Next(name string) (io.Writer, error) { return f(name) }
