@@ -9,9 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tfconv/tfconv/internal/atomicfile"
 	"github.com/tfconv/tfconv/internal/output"
-	"github.com/tfconv/tfconv/model"
 	"github.com/tfconv/tfconv/verify"
 )
 
@@ -118,11 +116,6 @@ Exit codes: 0 within the thresholds, 1 a threshold crossed, 2 input error.`,
 	return cmd
 }
 
-// verifyLoad loads a model for verify.
-func verifyLoad(path string, threads int) (*model.Model, error) {
-	return model.Load(path, model.LoadOptions{Threads: threads})
-}
-
 func runVerify(a *app, cmd *cobra.Command, opts *verifyOptions) error {
 	modes := 0
 	for _, s := range []string{opts.cand, opts.saveBaseline, opts.baseline} {
@@ -184,61 +177,24 @@ func runVerify(a *app, cmd *cobra.Command, opts *verifyOptions) error {
 	vo.Thresholds, vo.Adjust = th, adjust
 	vo.Progress = a.progressOut(opts.progress)
 
+	fo := verify.FileOptions{Options: vo, Threads: opts.threads, Report: opts.report, Force: opts.force}
 	if opts.saveBaseline != "" {
-		return verifySaveBaseline(a, opts, vo)
+		b, err := verify.SaveBaseline(opts.ref, opts.saveBaseline, fo)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(a.err, "verify: baseline of %s on %d tokens (%d positions, %d layers) written to %s\n",
+			opts.ref, len(b.Tokens), len(b.Positions), b.Layers, opts.saveBaseline)
+		return nil
 	}
 	var rep *verify.Report
 	if opts.baseline != "" {
-		f, err := os.Open(opts.baseline)
-		if err != nil {
-			return fmt.Errorf("verify: %w", err)
-		}
-		b, err := verify.ReadBaseline(f, opts.baseline)
-		f.Close()
-		if err != nil {
-			return err
-		}
-		m, err := verifyLoad(opts.ref, opts.threads)
-		if err != nil {
-			return err
-		}
-		if rep, err = verify.CompareToBaseline(b, m, vo); err != nil {
-			return err
-		}
+		rep, err = verify.FilesBaseline(opts.baseline, opts.ref, fo)
 	} else {
-		if opts.report != "" {
-			if err := atomicfile.CheckDest(opts.report, opts.force, opts.ref, opts.cand); err != nil {
-				return err
-			}
-		}
-		ref, err := verifyLoad(opts.ref, opts.threads)
-		if err != nil {
-			return err
-		}
-		cand, err := verifyLoad(opts.cand, opts.threads)
-		if err != nil {
-			return err
-		}
-		if rep, err = verify.Compare(ref, cand, vo); err != nil {
-			return err
-		}
+		rep, err = verify.Files(opts.ref, opts.cand, fo)
 	}
-	if opts.report != "" {
-		inputs := []string{opts.ref}
-		if opts.cand != "" {
-			inputs = append(inputs, opts.cand)
-		}
-		f, err := atomicfile.Create(opts.report, opts.force, inputs...)
-		if err != nil {
-			return err
-		}
-		defer f.Abort()
-		if err := verify.WriteHTML(f, rep); err != nil {
-			return err
-		}
-		if err := f.Commit(); err != nil {
-			return err
-		}
+	if err != nil {
+		return err
 	}
 	if opts.json {
 		if err := output.JSON(a.out, rep); err != nil {
@@ -290,34 +246,6 @@ func verifyThresholds(cmd *cobra.Command, opts *verifyOptions) (*verify.Threshol
 			th.LayerNMSE, th.Pair = opts.layerNMSE, "custom"
 		}
 	}, nil
-}
-
-func verifySaveBaseline(a *app, opts *verifyOptions, vo verify.Options) error {
-	if err := atomicfile.CheckDest(opts.saveBaseline, opts.force, opts.ref); err != nil {
-		return err
-	}
-	m, err := verifyLoad(opts.ref, opts.threads)
-	if err != nil {
-		return err
-	}
-	b, err := verify.MakeBaseline(m, vo)
-	if err != nil {
-		return err
-	}
-	f, err := atomicfile.Create(opts.saveBaseline, opts.force, opts.ref)
-	if err != nil {
-		return err
-	}
-	defer f.Abort()
-	if err := b.Write(f); err != nil {
-		return err
-	}
-	if err := f.Commit(); err != nil {
-		return err
-	}
-	fmt.Fprintf(a.err, "verify: baseline of %s on %d tokens (%d positions, %d layers) written to %s\n",
-		opts.ref, len(b.Tokens), len(b.Positions), b.Layers, opts.saveBaseline)
-	return nil
 }
 
 // verifyPrint writes the human report.
