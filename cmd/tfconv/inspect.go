@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -162,7 +163,12 @@ func runInspect(a *app, opts *inspectOptions) error {
 	if opts.json {
 		return inspectWriteJSON(a, opts, c, s, mem)
 	}
-	w := a.out
+	return inspectPrint(a.out, opts, c, s, mem)
+}
+
+// inspectPrint writes the human report: the summary, the dtype and layer
+// tables, and with --tensors / --metadata those lists.
+func inspectPrint(w io.Writer, opts *inspectOptions, c *checkpoint.Checkpoint, s *checkpoint.Summary, mem *checkpoint.Memory) error {
 	fmt.Fprintf(w, "%s: %s", opts.path, s.Format)
 	if s.Source != "" {
 		fmt.Fprintf(w, " (from %s)", s.Source)
