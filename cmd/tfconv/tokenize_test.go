@@ -4,12 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/tfconv/tfconv/checkpoint"
 )
 
 // runTokenizeCmd runs the tokenize command directly (root.go registers it).
@@ -94,20 +91,10 @@ func TestTokenizeCommand(t *testing.T) {
 // tokenizes the fixture sentence to the ids transformers and llama.cpp gave
 // (testdata/tiny-fortunes/README.md, shared/fixtures/trained/tiny-fortunes).
 func TestTokenizeNative(t *testing.T) {
-	c, err := checkpoint.Open(sampleGGUF)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 	p := filepath.Join(t.TempDir(), "sample.tfn")
-	f, err := os.Create(p)
-	if err != nil {
-		t.Fatal(err)
+	if code, _, errOut := run(t, "convert", sampleGGUF, p); code != 0 {
+		t.Fatalf("convert to native: exit %d: %s", code, errOut)
 	}
-	if err := checkpoint.WriteNative(f, c); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
 	code, out, errOut := run(t, "tokenize", "--json", p, "She said that they would go back to the old house.")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
