@@ -2,13 +2,11 @@ package check
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 
 	"github.com/tfconv/tfconv/formats/safetensors"
@@ -444,41 +442,35 @@ func stLayout(r *Report, path string, f io.ReaderAt, size, dataOff int64, entrie
 			infos = append(infos, tensor.Info{Name: e.name, DType: e.dtype, Shape: e.shape, Offset: abs, Size: n})
 		}
 	}
-	slices.SortStableFunc(ranged, func(a, b *stEntry) int {
-		if a.begin != b.begin {
-			return cmp.Compare(a.begin, b.begin)
-		}
-		return cmp.Compare(a.end, b.end)
-	})
-	var cursor int64
-	var prev *stEntry
-	for _, e := range ranged {
+	spans := make([]safetensors.Span, len(ranged))
+	for i, e := range ranged {
+		spans[i] = safetensors.Span{Begin: e.begin, End: e.end}
+	}
+	_, cursor, last := safetensors.Tile(spans, dataLen, func(g safetensors.Gap) bool {
+		e := ranged[g.Index]
 		item := tensorItem(e.name)
 		abs := dataOff + e.begin
 		if abs < 0 {
 			abs = e.keyOff
 		}
-		switch {
-		case e.begin > cursor && cursor < dataLen:
+		switch g.Kind {
+		case safetensors.Hole:
 			after := "the start of the data section"
-			if prev != nil {
-				after = "tensor " + strconv.Quote(prev.name)
+			if g.Prev >= 0 {
+				after = "tensor " + strconv.Quote(ranged[g.Prev].name)
 			}
-			r.add("st-hole", path, dataOff+cursor, item, "data section bytes [%d,%d) between %s and this tensor belong to no tensor", cursor, min(e.begin, dataLen), after)
-		case e.begin < cursor:
-			r.add("st-overlap", path, abs, item, "data_offsets [%d,%d] overlap tensor %q, which ends at %d", e.begin, e.end, prev.name, cursor)
-		}
-		if e.end > dataLen {
+			r.add("st-hole", path, dataOff+g.From, item, "data section bytes [%d,%d) between %s and this tensor belong to no tensor", g.From, g.To, after)
+		case safetensors.Overlap:
+			r.add("st-overlap", path, abs, item, "data_offsets [%d,%d] overlap tensor %q, which ends at %d", e.begin, e.end, ranged[g.Prev].name, g.To)
+		case safetensors.PastEnd:
 			r.add("st-out-of-bounds", path, abs, item, "data_offsets [%d,%d] run past the end of the file (the data section is %d bytes)", e.begin, e.end, dataLen)
 		}
-		if e.end >= cursor {
-			cursor, prev = e.end, e
-		}
-	}
+		return true
+	})
 	if cursor < dataLen {
 		what := "the header"
-		if prev != nil {
-			what = "tensor " + strconv.Quote(prev.name)
+		if last >= 0 {
+			what = "tensor " + strconv.Quote(ranged[last].name)
 		}
 		r.checkTrailing("st-trailing-bytes", path, f, dataOff+cursor, size, what)
 	}

@@ -1,12 +1,10 @@
 package safetensors
 
 import (
-	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 
 	"github.com/tfconv/tfconv/internal/openfile"
@@ -349,41 +347,39 @@ func (f *File) layout(ps []parsed) error {
 		p.info.Size = size
 		p.info.Offset = where(p)
 	}
-	// Sort by offsets as the reference does; ties (empty tensors at the same
-	// offset) keep header order so the result is deterministic.
-	order := make([]*parsed, len(ps))
+	// Sorted by offsets as the reference does, the tensors must tile the
+	// data section; the first gap is the error.
+	spans := make([]Span, len(ps))
 	for i := range ps {
-		order[i] = &ps[i]
+		spans[i] = Span{ps[i].begin, ps[i].end}
 	}
-	slices.SortStableFunc(order, func(a, b *parsed) int {
-		if a.begin != b.begin {
-			return cmp.Compare(a.begin, b.begin)
+	var first error
+	order, cursor, _ := Tile(spans, dataLen, func(g Gap) bool {
+		p := &ps[g.Index]
+		switch g.Kind {
+		case Hole:
+			if g.Prev < 0 {
+				first = ferr(p, fmt.Sprintf("hole: data section bytes [0,%d) belong to no tensor", g.To))
+			} else {
+				first = ferr(p, fmt.Sprintf("hole: data section bytes [%d,%d) between tensor %q and this one belong to no tensor", g.From, g.To, ps[g.Prev].info.Name))
+			}
+		case Overlap:
+			first = ferr(p, fmt.Sprintf("data_offsets [%d,%d] overlap tensor %q, which ends at %d", p.begin, p.end, ps[g.Prev].info.Name, g.To))
+		case PastEnd:
+			first = ferr(p, fmt.Sprintf("data_offsets [%d,%d] run past the end of the file (data section is %d bytes)", p.begin, p.end, dataLen))
 		}
-		return cmp.Compare(a.end, b.end)
+		return false
 	})
-	var cursor int64
-	var prev *parsed
-	for _, p := range order {
-		switch {
-		case p.begin > cursor && prev == nil:
-			return ferr(p, fmt.Sprintf("hole: data section bytes [0,%d) belong to no tensor", p.begin))
-		case p.begin > cursor:
-			return ferr(p, fmt.Sprintf("hole: data section bytes [%d,%d) between tensor %q and this one belong to no tensor", cursor, p.begin, prev.info.Name))
-		case p.begin < cursor:
-			return ferr(p, fmt.Sprintf("data_offsets [%d,%d] overlap tensor %q, which ends at %d", p.begin, p.end, prev.info.Name, cursor))
-		}
-		if p.end > dataLen {
-			return ferr(p, fmt.Sprintf("data_offsets [%d,%d] run past the end of the file (data section is %d bytes)", p.begin, p.end, dataLen))
-		}
-		cursor, prev = p.end, p
+	if first != nil {
+		return first
 	}
 	if cursor != dataLen {
 		return &tensor.FormatError{Format: "safetensors", File: f.Name, Offset: f.DataOffset + cursor,
 			Msg: fmt.Sprintf("%d trailing bytes after the last tensor (data must end at the end of the file)", dataLen-cursor)}
 	}
 	f.Tensors = make([]Tensor, len(order))
-	for i, p := range order {
-		f.Tensors[i].Info = p.info
+	for i, k := range order {
+		f.Tensors[i].Info = ps[k].info
 	}
 	return nil
 }
