@@ -3,7 +3,6 @@ package model
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	spec "github.com/tfconv/tfconv/arch"
 	"github.com/tfconv/tfconv/kernels"
@@ -761,7 +760,7 @@ func (m *decoder) moe(dst, h []float32, b *decoderBlock, T int, obs Observer) er
 	for t := 0; t < T; t++ {
 		p := probs[t*n : (t+1)*n]
 		kernels.Softmax(p)
-		chosen := topK(p, k)
+		chosen := kernels.TopK(p, k)
 		var sum float32
 		for _, e := range chosen {
 			sum += p[e]
@@ -845,24 +844,4 @@ func runExperts(dst, h []float32, experts []expert, weight []float32, T, d, F in
 		}
 	}
 	return nil
-}
-
-// topK returns the indices of the k largest values of p, largest first
-// (the lower index first among equal values, as torch.topk returns them on
-// CPU).
-func topK(p []float32, k int) []int {
-	idx := make([]int, 0, k)
-	for range k {
-		best := -1
-		for i, v := range p {
-			if slices.Contains(idx, i) {
-				continue
-			}
-			if best < 0 || v > p[best] {
-				best = i
-			}
-		}
-		idx = append(idx, best)
-	}
-	return idx
 }

@@ -424,7 +424,7 @@ func (m *deepseek2) moe(dst, h []float32, b *deepseek2Block, T int) error {
 // others' scores taken as 0 (as DeepSeek's masked_fill does).
 func (m *deepseek2) choose(p, bias []float32, k int) []int {
 	if bias == nil {
-		return topK(p, k)
+		return kernels.TopK(p, k)
 	}
 	sel := make([]float32, len(p))
 	for i := range p {
@@ -434,17 +434,17 @@ func (m *deepseek2) choose(p, bias []float32, k int) []int {
 		per := len(p) / m.groups
 		gs := make([]float32, m.groups)
 		for g := range gs {
-			two := topK(sel[g*per:(g+1)*per], 2)
+			two := kernels.TopK(sel[g*per:(g+1)*per], 2)
 			gs[g] = sel[g*per+two[0]] + sel[g*per+two[1]]
 		}
-		keep := topK(gs, m.topGroups)
+		keep := kernels.TopK(gs, m.topGroups)
 		for g := range gs {
 			if !slices.Contains(keep, g) {
 				clear(sel[g*per : (g+1)*per])
 			}
 		}
 	}
-	return topK(sel, k)
+	return kernels.TopK(sel, k)
 }
 
 // swiglu sets dst[T][d] to down(act(gate·h) ⊙ up·h), F wide inside.

@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+
+	"github.com/tfconv/tfconv/kernels"
 )
 
 // GenerateOptions controls Generate. The zero value plus MaxNewTokens is
@@ -151,7 +153,7 @@ func (g *generator) sample(s *Session, tokens []int, logits []float32) (*Generat
 		if o.Temperature > 0 {
 			next = drawToken(scores, o.Temperature, o.TopK, o.TopP, rng)
 		} else {
-			next = argmax(scores)
+			next = kernels.Argmax(scores)
 		}
 		out.Score += float64(logSoftmax(logits)[next])
 		out.Tokens = append(out.Tokens, next)
@@ -164,17 +166,6 @@ func (g *generator) sample(s *Session, tokens []int, logits []float32) (*Generat
 		}
 	}
 	return out, nil
-}
-
-// argmax returns the first index of the largest value, as torch.argmax.
-func argmax(x []float32) int {
-	best := 0
-	for i, v := range x {
-		if v > x[best] {
-			best = i
-		}
-	}
-	return best
 }
 
 // drawToken applies temperature, top-k and top-p (in transformers' warper
@@ -191,7 +182,7 @@ func drawToken(scores []float32, temp float64, topK int, topP float64, rng *rand
 		}
 	}
 	if len(cs) == 0 {
-		return argmax(scores)
+		return kernels.Argmax(scores)
 	}
 	sort.SliceStable(cs, func(a, b int) bool { return cs[a].v > cs[b].v })
 	if topK > 0 && topK < len(cs) {
@@ -327,7 +318,7 @@ func (g *generator) beam(s *Session, start []int, logits []float32) (*Generation
 			sc := logSoftmax(b.logits)
 			g.process(sc, curLen)
 			// The 2·nb best tokens of this beam suffice for the global top 2·nb.
-			idx := topIndices(sc, 2*nb)
+			idx := kernels.TopK(sc, 2*nb)
 			for _, t := range idx {
 				cands = append(cands, cand{sc[t] + b.score, bi, t})
 			}
@@ -395,27 +386,4 @@ func (g *generator) beam(s *Session, start []int, logits []float32) (*Generation
 		}
 	}
 	return &Generation{Tokens: hyps.hyps[bi].tokens, Score: hyps.hyps[bi].score}, nil
-}
-
-// topIndices returns the indices of the k largest values, largest first,
-// lower index first among equals.
-func topIndices(x []float32, k int) []int {
-	idx := make([]int, 0, k+1)
-	for i, v := range x {
-		if len(idx) == k && v <= x[idx[k-1]] {
-			continue
-		}
-		j := len(idx)
-		if j < k {
-			idx = append(idx, i)
-		} else {
-			j = k - 1
-			idx[j] = i
-		}
-		for j > 0 && x[idx[j-1]] < v {
-			idx[j], idx[j-1] = idx[j-1], idx[j]
-			j--
-		}
-	}
-	return idx
 }

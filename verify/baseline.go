@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 
+	"github.com/tfconv/tfconv/kernels"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -94,7 +95,7 @@ func NewBaseline(tokens, decoderTokens []int, logits [][]float32, layers [][][]f
 			lp = make([]float64, len(row))
 		}
 		l := LogSoftmax(lp[:len(row)], row)
-		top := topK(row, k)
+		top := kernels.TopK(row, k)
 		p := BaselinePosition{Top: top, Target: -1}
 		for _, id := range top {
 			p.Logits = append(p.Logits, row[id])
@@ -251,7 +252,7 @@ func CompareBaseline(b *Baseline, logits [][]float32, layers [][][]float32) (Sum
 			lq = make([]float64, len(row))
 		}
 		q := LogSoftmax(lq[:len(row)], row)
-		p := Position{Pos: t, Target: -1, RefTop: bp.Top[0], CandTop: argmax(row)}
+		p := Position{Pos: t, Target: -1, RefTop: bp.Top[0], CandTop: kernels.Argmax(row)}
 		// KLD over the top-k bins plus one bin for the rest of the vocabulary.
 		var kld, restP, restQ, dot, nr, nc, sq float64
 		restP, restQ = 1, 1
@@ -280,7 +281,7 @@ func CompareBaseline(b *Baseline, logits [][]float32, layers [][][]float32) (Sum
 		p.KLD = kld
 		p.RMS = math.Sqrt(sq / float64(len(bp.Top)))
 		p.Cosine = cosine(dot, nr, nc)
-		p.TopKOverlap = overlap(bp.Top, topK(row, len(bp.Top)))
+		p.TopKOverlap = overlap(bp.Top, kernels.TopK(row, len(bp.Top)))
 		p.DeltaP = math.Exp(q[bp.Top[0]]) - math.Exp(float64(bp.LogProbs[0]))
 		if bp.Target >= 0 {
 			p.Target = bp.Target

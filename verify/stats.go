@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+
+	"github.com/tfconv/tfconv/kernels"
 )
 
 // LogSoftmax writes log(softmax(logits)) into dst in float64: the maximum is
@@ -54,48 +56,6 @@ func KLD(logP, logQ []float64) float64 {
 		s = 0
 	}
 	return s
-}
-
-// argmax returns the index of the first largest value, as llama.cpp picks the
-// top token (a later equal value does not replace an earlier one).
-func argmax[T float32 | float64](x []T) int {
-	best := 0
-	for i := 1; i < len(x); i++ {
-		if x[i] > x[best] {
-			best = i
-		}
-	}
-	return best
-}
-
-// topK returns the indices of the k largest values, largest first; ties keep
-// the lower index first.
-func topK[T float32 | float64](x []T, k int) []int {
-	if k > len(x) {
-		k = len(x)
-	}
-	if k <= 0 {
-		return nil
-	}
-	idx := make([]int, 0, k)
-	for i := range x {
-		// Insertion into a sorted list of at most k entries: k is small.
-		if len(idx) == k && !(x[i] > x[idx[k-1]]) {
-			continue
-		}
-		j := len(idx)
-		if j < k {
-			idx = append(idx, i)
-		} else {
-			j = k - 1
-		}
-		for j > 0 && x[i] > x[idx[j-1]] {
-			idx[j] = idx[j-1]
-			j--
-		}
-		idx[j] = i
-	}
-	return idx
 }
 
 // Position is the comparison of one position's next-token distributions.
@@ -177,9 +137,9 @@ func (c *Comparer) Add(ref, cand []float32, target int) error {
 	p.RMS = math.Sqrt(sq / float64(len(ref)))
 	p.Cosine = cosine(dot, nr, nc)
 	p.KLD = KLD(lp, lq)
-	p.RefTop = argmax(ref)
-	p.CandTop = argmax(cand)
-	p.TopKOverlap = overlap(topK(ref, c.k), topK(cand, c.k))
+	p.RefTop = kernels.Argmax(ref)
+	p.CandTop = kernels.Argmax(cand)
+	p.TopKOverlap = overlap(kernels.TopK(ref, c.k), kernels.TopK(cand, c.k))
 	p.DeltaP = math.Exp(lq[p.RefTop]) - math.Exp(lp[p.RefTop])
 	if target >= 0 {
 		p.Target = target

@@ -132,19 +132,6 @@ func TestDescribe(t *testing.T) {
 	}
 }
 
-func TestTopK(t *testing.T) {
-	got := topK([]float32{1, 5, 3, 5, 0, 4}, 3)
-	want := []int{1, 3, 5}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("topK = %v, want %v", got, want)
-		}
-	}
-	if argmax([]float32{2, 7, 7}) != 1 {
-		t.Error("argmax must keep the first of equal maxima")
-	}
-}
-
 // TestLayersAndDivergence: NMSE by hand and the two rules of MarkDivergent.
 func TestLayersAndDivergence(t *testing.T) {
 	ref := [][][]float32{{{3, 4}}, {{3, 4}}}
