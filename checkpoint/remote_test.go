@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tfconv/tfconv/formats/gguf"
+	"github.com/tfconv/tfconv/internal/fixtures"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -200,37 +201,13 @@ func (w sparseWriter) Close() error {
 func TestRemoteLargeSets(t *testing.T) {
 	dir := t.TempDir()
 	// Safetensors: 80 layers × 4 projections of 8192² bf16, 20 layers a shard.
-	wm := map[string]string{}
-	for s := 0; s < 4; s++ {
-		shard := fmt.Sprintf("model-%05d-of-00004.safetensors", s+1)
-		hdr := map[string]any{}
-		var off int64
-		for i := 20 * s; i < 20*(s+1); i++ {
-			for _, n := range []string{"q", "k", "v", "o"} {
-				name := fmt.Sprintf("model.layers.%d.self_attn.%s_proj.weight", i, n)
-				size := int64(8192 * 8192 * 2)
-				hdr[name] = map[string]any{"dtype": "BF16", "shape": []int64{8192, 8192}, "data_offsets": []int64{off, off + size}}
-				wm[name] = shard
-				off += size
-			}
+	shards := make([][]fixtures.SparseTensor, 4)
+	for i := range 80 {
+		for _, n := range []string{"q", "k", "v", "o"} {
+			shards[i/20] = append(shards[i/20], fixtures.SparseTensor{Name: fmt.Sprintf("model.layers.%d.self_attn.%s_proj.weight", i, n), Shape: []int64{8192, 8192}})
 		}
-		js, _ := json.Marshal(hdr)
-		for len(js)%8 != 0 {
-			js = append(js, ' ')
-		}
-		f, err := os.Create(filepath.Join(dir, shard))
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.Write(binary.LittleEndian.AppendUint64(nil, uint64(len(js))))
-		f.Write(js)
-		if err := f.Truncate(8 + int64(len(js)) + off); err != nil {
-			t.Fatal(err)
-		}
-		f.Close()
 	}
-	idx, _ := json.Marshal(map[string]any{"metadata": map[string]any{}, "weight_map": wm})
-	if err := os.WriteFile(filepath.Join(dir, "model.safetensors.index.json"), idx, 0o644); err != nil {
+	if _, err := fixtures.WriteSparseSafetensors(dir, shards); err != nil {
 		t.Fatal(err)
 	}
 	// GGUF: 32 f16 tensors of 8192×8192 (128 MiB), 1 GiB a shard.

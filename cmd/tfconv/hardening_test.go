@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/tfconv/tfconv/formats/gguf"
 	"github.com/tfconv/tfconv/formats/native"
+	"github.com/tfconv/tfconv/internal/fixtures"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -242,11 +242,7 @@ func TestInterruptedWrites(t *testing.T) {
 	}
 }
 
-// Llama-2-70B's shapes (its config.json: hidden 8192, 80 layers, 8 KV heads
-// of 128, FFN 28672, vocab 32000), five layers per shard as in the
-// checkpoint package's sparse test.
 const (
-	l70Hidden, l70Layers, l70KV, l70FFN, l70Vocab, l70PerShard = 8192, 80, 1024, 28672, 32000, 5
 	// inspect70BMaxRSS is issue 8's bound for inspect on this checkpoint.
 	inspect70BMaxRSS = 50 << 20
 	// inspect70BMaxWall is a hang guard only; the speed of inspect on this
@@ -257,69 +253,10 @@ const (
 // writeSparse70B writes a 70B-shaped BF16 sharded checkpoint (about 138 GB
 // of sparse files: real headers, data that exists only as file length).
 func writeSparse70B(t testing.TB, dir string) {
-	type ts struct {
-		name  string
-		shape []int64
+	if err := fixtures.WriteSparse70B(dir); err != nil {
+		t.Fatal(err)
 	}
-	var shards [][]ts
-	cur := []ts{{"model.embed_tokens.weight", []int64{l70Vocab, l70Hidden}}}
-	for l := 0; l < l70Layers; l++ {
-		p := "model.layers." + itoa(l) + "."
-		cur = append(cur,
-			ts{p + "input_layernorm.weight", []int64{l70Hidden}},
-			ts{p + "self_attn.q_proj.weight", []int64{l70Hidden, l70Hidden}},
-			ts{p + "self_attn.k_proj.weight", []int64{l70KV, l70Hidden}},
-			ts{p + "self_attn.v_proj.weight", []int64{l70KV, l70Hidden}},
-			ts{p + "self_attn.o_proj.weight", []int64{l70Hidden, l70Hidden}},
-			ts{p + "post_attention_layernorm.weight", []int64{l70Hidden}},
-			ts{p + "mlp.gate_proj.weight", []int64{l70FFN, l70Hidden}},
-			ts{p + "mlp.up_proj.weight", []int64{l70FFN, l70Hidden}},
-			ts{p + "mlp.down_proj.weight", []int64{l70Hidden, l70FFN}})
-		if (l+1)%l70PerShard == 0 {
-			shards = append(shards, cur)
-			cur = nil
-		}
-	}
-	shards = append(shards, append(cur, ts{"model.norm.weight", []int64{l70Hidden}}, ts{"lm_head.weight", []int64{l70Vocab, l70Hidden}}))
-	weightMap := map[string]string{}
-	for i, list := range shards {
-		name := "model-" + pad5(i+1) + "-of-" + pad5(len(shards)) + ".safetensors"
-		hdr := map[string]any{"__metadata__": map[string]string{"format": "pt"}}
-		var off int64
-		for _, x := range list {
-			n := int64(2)
-			for _, d := range x.shape {
-				n *= d
-			}
-			hdr[x.name] = map[string]any{"dtype": "BF16", "shape": x.shape, "data_offsets": []int64{off, off + n}}
-			off += n
-			weightMap[x.name] = name
-		}
-		js, err := json.Marshal(hdr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for len(js)%8 != 0 {
-			js = append(js, ' ')
-		}
-		f, err := os.Create(filepath.Join(dir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.Write(binary.LittleEndian.AppendUint64(nil, uint64(len(js))))
-		f.Write(js)
-		if err := f.Truncate(8 + int64(len(js)) + off); err != nil {
-			t.Fatal(err)
-		}
-		f.Close()
-	}
-	idx, _ := json.Marshal(map[string]any{"metadata": map[string]any{}, "weight_map": weightMap})
-	os.WriteFile(filepath.Join(dir, "model.safetensors.index.json"), idx, 0o644)
-	cfg := `{"architectures":["LlamaForCausalLM"],"model_type":"llama","hidden_size":8192,"num_hidden_layers":80,"num_attention_heads":64,"num_key_value_heads":8,"intermediate_size":28672,"vocab_size":32000}`
-	os.WriteFile(filepath.Join(dir, "config.json"), []byte(cfg), 0o644)
 }
-
-func pad5(i int) string { s := itoa(i); return strings.Repeat("0", 5-len(s)) + s }
 
 // TestInspectSparse70B runs the inspect binary on a 70B-shaped sharded
 // checkpoint of sparse files: header work only, which must stay under 50 MB
