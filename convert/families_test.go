@@ -14,13 +14,9 @@ import (
 	"github.com/tfconv/tfconv/checkpoint"
 )
 
-// familyFixtureCount is how many family fixtures testdata/arch holds
-// (testdata/arch/README.md lists them).
-const familyFixtureCount = 30
-
 func archFixtures(t *testing.T) []string {
 	t.Helper()
-	return fixtures.Families(t, "../testdata/arch", familyFixtureCount)
+	return fixtures.Families(t, "../testdata/arch", fixtures.FamilyCount)
 }
 
 // TestFamiliesMatchLlamaCpp converts each family fixture to an f32 GGUF and

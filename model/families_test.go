@@ -9,13 +9,9 @@ import (
 	"testing"
 )
 
-// familyFixtureCount is how many family fixtures testdata/arch holds
-// (testdata/arch/README.md lists them).
-const familyFixtureCount = 30
-
 func familyFixtures(t *testing.T) []string {
 	t.Helper()
-	return fixtures.Families(t, "../testdata/arch", familyFixtureCount)
+	return fixtures.Families(t, "../testdata/arch", fixtures.FamilyCount)
 }
 
 // ggufAgrees lists where llama.cpp's graph computes what transformers does

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -188,7 +189,7 @@ func checkGenerate(t *testing.T, name string, m *Model, g *genFixture) {
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	if !equalInts(gr.Tokens, g.Greedy) {
+	if !slices.Equal(gr.Tokens, g.Greedy) {
 		t.Errorf("%s greedy: %v, want %v", name, gr.Tokens, g.Greedy)
 	}
 	for _, c := range []struct {
@@ -200,25 +201,13 @@ func checkGenerate(t *testing.T, name string, m *Model, g *genFixture) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if !equalInts(b.Tokens, c.want.IDs) {
+		if !slices.Equal(b.Tokens, c.want.IDs) {
 			t.Errorf("%s beam4 lp %v: %v, want %v", name, c.lp, b.Tokens, c.want.IDs)
 		}
 		if math.Abs(b.Score-c.want.Score) > maxScoreDiff {
 			t.Errorf("%s beam4 lp %v: score %v, want %v", name, c.lp, b.Score, c.want.Score)
 		}
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestGenerate(t *testing.T) {
@@ -252,7 +241,7 @@ func TestSampling(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !equalInts(k1.Tokens, greedy.Tokens) {
+	if !slices.Equal(k1.Tokens, greedy.Tokens) {
 		t.Errorf("top-k 1 sampling %v != greedy %v", k1.Tokens, greedy.Tokens)
 	}
 	// Same seed, same tokens; a high temperature over the whole vocabulary
@@ -262,16 +251,16 @@ func TestSampling(t *testing.T) {
 	b, _ := m.Generate(prompt, o)
 	o.Seed = 8
 	c, _ := m.Generate(prompt, o)
-	if !equalInts(a.Tokens, b.Tokens) {
+	if !slices.Equal(a.Tokens, b.Tokens) {
 		t.Errorf("same seed gave %v and %v", a.Tokens, b.Tokens)
 	}
-	if equalInts(a.Tokens, c.Tokens) {
+	if slices.Equal(a.Tokens, c.Tokens) {
 		t.Errorf("seeds 7 and 8 gave the same sequence %v at temperature 5", a.Tokens)
 	}
 	// A tiny top-p keeps only the most likely token.
 	o.Temperature, o.TopP = 1, 1e-6
 	p, _ := m.Generate(prompt, o)
-	if !equalInts(p.Tokens, greedy.Tokens) {
+	if !slices.Equal(p.Tokens, greedy.Tokens) {
 		t.Errorf("top-p 1e-6 sampling %v != greedy %v", p.Tokens, greedy.Tokens)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -82,7 +83,7 @@ func checkInterop(t *testing.T, tok *Tokenizer, arch string, cases []interopCase
 		if err != nil {
 			t.Fatalf("%q: %v", c.text, err)
 		}
-		if !equalInts(got, c.ids) {
+		if !slices.Equal(got, c.ids) {
 			t.Errorf("%s %q:\n got %v\nwant %v", arch, c.text, got, c.ids)
 		}
 		if roundTrips(arch) {

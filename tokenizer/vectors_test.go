@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -97,7 +98,7 @@ func TestVocabVectors(t *testing.T) {
 				if err != nil {
 					t.Fatalf("text %d %q: %v", i, text, err)
 				}
-				if !equalInts(got, want[i]) {
+				if !slices.Equal(got, want[i]) {
 					bad++
 					t.Errorf("text %d %q:\n got %v\nwant %v", i, text, got, want[i])
 				}
@@ -107,18 +108,6 @@ func TestVocabVectors(t *testing.T) {
 			}
 		})
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func openGGUF(t *testing.T, path string) tensor.Metadata {
