@@ -7,16 +7,18 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tfconv/tfconv/internal/fixtures"
 )
 
 // bloomReference is testdata/model/bloom/reference.json, written by
 // gen_references.py with transformers.
 type bloomReference struct {
-	InputIDs    []int                `json:"input_ids"`
-	Positions   []int                `json:"positions"`
-	Logits      [][]float32          `json:"logits"`
-	Masked      []maskedCase         `json:"masked"`
-	AlibiSlopes map[string][]float32 `json:"alibi_slopes"`
+	InputIDs    []int                 `json:"input_ids"`
+	Positions   []int                 `json:"positions"`
+	Logits      [][]float32           `json:"logits"`
+	Masked      []fixtures.MaskedCase `json:"masked"`
+	AlibiSlopes map[string][]float32  `json:"alibi_slopes"`
 }
 
 func loadBloom(t *testing.T) (*Model, *bloomReference) {

@@ -4,33 +4,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tfconv/tfconv/internal/fixtures"
 )
 
 // minMaskEffect is how far, at least, a masked reference must be from the
 // unmasked output somewhere: proof that the case exercises the mask and
 // that a model ignoring it would fail (the hf-tiny logits are O(1)).
 const minMaskEffect = 1e-3
-
-// maskedCase is one case of testdata/model/masked/<arch>.json, written by
-// gen_references.py with transformers.
-type maskedCase struct {
-	Name                 string      `json:"name"`
-	AttentionMask        []int       `json:"attention_mask"`
-	DecoderAttentionMask []int       `json:"decoder_attention_mask"`
-	TokenTypeIDs         []int       `json:"token_type_ids"`
-	Positions            []int       `json:"positions"`
-	Logits               [][]float32 `json:"logits"`
-	LastHiddenState      [][]float32 `json:"last_hidden_state"`
-	PoolerOutput         []float32   `json:"pooler_output"`
-}
-
-type maskedFile struct {
-	Arch            string       `json:"arch"`
-	InputIDs        []int        `json:"input_ids"`
-	DecoderInputIDs []int        `json:"decoder_input_ids"`
-	Cases           []maskedCase `json:"cases"`
-	Transformers    string       `json:"transformers"`
-}
 
 // boolMask turns transformers' 0/1 attention_mask into Input.Mask.
 func boolMask(m []int) []bool {
@@ -49,7 +30,7 @@ func boolMask(m []int) []bool {
 // transformers computed, padded rows included where they are well defined.
 func TestMaskedLogits(t *testing.T) {
 	for _, a := range tinyArchs {
-		var f maskedFile
+		var f fixtures.MaskedFile
 		readJSON(t, filepath.Join(testdata, "masked", a+".json"), &f)
 		if f.Arch != a || len(f.Cases) == 0 || f.Transformers != "4.43.4" {
 			t.Fatalf("%s: masked reference for %q, %d cases, transformers %q", a, f.Arch, len(f.Cases), f.Transformers)

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tfconv/tfconv/internal/fixtures"
 )
 
 // maxRunLogitDiff is model's maxLogitDiffF32: the command must print what
@@ -137,27 +139,11 @@ func TestRunCommandUsageErrors(t *testing.T) {
 	}
 }
 
-// maskedRunReference is testdata/model/masked/<arch>.json (transformers
-// with padding masks and token types; see testdata/model/README.md).
-type maskedRunReference struct {
-	InputIDs        []int `json:"input_ids"`
-	DecoderInputIDs []int `json:"decoder_input_ids"`
-	Cases           []struct {
-		Name                 string      `json:"name"`
-		AttentionMask        []int       `json:"attention_mask"`
-		DecoderAttentionMask []int       `json:"decoder_attention_mask"`
-		TokenTypeIDs         []int       `json:"token_type_ids"`
-		Positions            []int       `json:"positions"`
-		Logits               [][]float32 `json:"logits"`
-		LastHiddenState      [][]float32 `json:"last_hidden_state"`
-	} `json:"cases"`
-}
-
 // TestRunCommandMask runs --mask, --decoder-mask and --token-types on the
 // cases transformers computed and compares the JSON rows.
 func TestRunCommandMask(t *testing.T) {
 	for _, arch := range []string{"gpt2", "bert", "t5"} {
-		var ref maskedRunReference
+		var ref fixtures.MaskedFile
 		b, err := os.ReadFile(filepath.Join(modelTestdata, "masked", arch+".json"))
 		if err != nil {
 			t.Fatal(err)
