@@ -4,8 +4,9 @@ import (
 	"encoding/json"
 	"math"
 	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/tfconv/tfconv/internal/fixtures"
 )
 
 // Tolerances, each with the reason for its size.
@@ -59,26 +60,8 @@ func readJSON(t testing.TB, path string, v any) {
 	}
 }
 
-// sharedFixtures returns ../shared/fixtures found by walking up from the
-// package directory, or skips.
-func sharedFixtures(t testing.TB) string {
-	t.Helper()
-	dir, err := filepath.Abs(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		p := filepath.Join(dir, "shared", "fixtures")
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("shared fixtures not present")
-		}
-		dir = parent
-	}
-}
+// sharedFixtures returns ../shared/fixtures, or skips.
+func sharedFixtures(t testing.TB) string { return fixtures.Require(t) }
 
 // maxDiff returns the largest |a-b| over rows picked by positions (nil: all
 // rows of want, matched to got row by row) and the largest |want|.
