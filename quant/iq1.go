@@ -471,3 +471,48 @@ func quantizeIQ1Rows(dst []byte, src []float32, t tensor.DType, rowLen int, qw [
 	}
 	return nil
 }
+
+// IQ1Unpack decodes one IQ1_S or IQ1_M super-block b as the small integers
+// ggml's dot products multiply and returns its scale d: q[i] the grid value
+// (−1, 0 or 1) of value i, ls[g] the odd scale 2s+1 of values 16g..16g+15,
+// neg[k] whether the 8 values 8k..8k+7 take the shift −δ rather than +δ,
+// so that value i is d·ls[i/16]·(q[i] ± 1/8) (quant owns the grid; the
+// kernels read it through this).
+func IQ1Unpack(t tensor.DType, q *[256]int8, ls *[16]int16, neg *[32]bool, b []byte) float32 {
+	grid := func(o int, idx int) {
+		g := iq1sGrid[idx]
+		for j := range 8 {
+			q[o+j] = int8(uint8(g >> (8 * j)))
+		}
+	}
+	switch t {
+	case tensor.IQ1_S:
+		b = b[:50]
+		for ib := range 8 {
+			qh := binary.LittleEndian.Uint16(b[34+2*ib:])
+			ls[2*ib] = int16(2*((qh>>12)&7) + 1)
+			ls[2*ib+1] = ls[2*ib]
+			for k := range 4 {
+				grid(32*ib+8*k, int(b[2+4*ib+k])|int((qh>>(3*k))&7)<<8)
+				neg[4*ib+k] = qh&0x8000 != 0
+			}
+		}
+		return half(b)
+	case tensor.IQ1_M:
+		b = b[:56]
+		var sc [4]uint16
+		for i := range sc {
+			sc[i] = binary.LittleEndian.Uint16(b[48+2*i:])
+		}
+		for ib := range 16 {
+			qh := b[32+ib]
+			ls[ib] = int16(2*((sc[ib/4]>>(3*(ib%4)))&7) + 1)
+			for k := range 2 {
+				grid(16*ib+8*k, int(b[2*ib+k])|int(qh>>(4*k)&7)<<8)
+				neg[2*ib+k] = qh&(0x08<<(4*k)) != 0
+			}
+		}
+		return F16ToF32(sc[0]>>12 | (sc[1]>>8)&0x00f0 | (sc[2]>>4)&0x0f00 | sc[3]&0xf000)
+	}
+	panic("quant: IQ1Unpack " + t.String())
+}
