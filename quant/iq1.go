@@ -69,7 +69,11 @@ var iq1Shifted = [2][iq2MaxQ]float32{
 // block position (IQ1_S: ±1; IQ1_M: 0..3, the two halves' shifts), which a
 // block below the group epsilon stores again. Where ggml reads it
 // uninitialised (such a block before any other at its position), it is 0:
-// IQ1_S then stores the +δ shift, IQ1_M +δ for both halves.
+// IQ1_S then stores the +δ shift, IQ1_M +δ for both halves. The state
+// lives for one QuantizeRows call; llama-quantize carries it over the rows
+// of a thread's chunk, so a caller that passes one row at a time (as
+// quantize.Run does) can differ from llama-quantize only in a row that
+// starts with such a block (none in the files the tests compare).
 type iq1Row struct {
 	shifts [16]int8
 }
