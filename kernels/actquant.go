@@ -19,7 +19,8 @@ import (
 //	Q4_0, Q5_0, Q8_0         Q8_0          quantize_row_q8_0 (AVX2 path)
 //	Q4_1, Q5_1               Q8_1          quantize_row_q8_1 (AVX2 path)
 //	Q2_K … Q6_K, IQ4_XS,     Q8_K          quantize_row_q8_K_ref
-//	IQ3_XXS, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S
+//	IQ3_XXS, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S,
+//	IQ1_S, IQ1_M
 //	F16                      F16           ggml_fp32_to_fp16_row
 //	BF16                     BF16          ggml_fp32_to_bf16_row
 //
@@ -50,7 +51,7 @@ func ActDType(t tensor.DType) tensor.DType {
 	case tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.IQ4_XS,
 		tensor.IQ3_XXS, tensor.IQ3_S:
 		return tensor.Q8_K
-	case tensor.IQ2_XXS, tensor.IQ2_XS, tensor.IQ2_S:
+	case tensor.IQ2_XXS, tensor.IQ2_XS, tensor.IQ2_S, tensor.IQ1_S, tensor.IQ1_M:
 		return tensor.Q8_K
 	case tensor.F16, tensor.BF16:
 		return t

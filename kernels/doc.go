@@ -46,9 +46,9 @@
 // without AMX. On AVX-512 VNNI it is the int8 fast path (qgemm_amd64.go);
 // on AVX2 and AVX-VNNI every block type has 256-bit integer kernels
 // (qgemm256_amd64.go); on arm64 every block type takes NEON integer dots
-// (simdSet.qdot). IQ4_XS, IQ3_XXS, IQ3_S, IQ2_XXS, IQ2_XS and IQ2_S (Q8_K
-// activations) have no SIMD kernel yet and run the plain-Go lane sums
-// everywhere (qdotGeneric; the same bits).
+// (simdSet.qdot). IQ4_XS, IQ3_XXS, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S and
+// IQ1_M (Q8_K activations) have no SIMD kernel yet and run the plain-Go
+// lane sums everywhere (qdotGeneric; the same bits).
 //
 // # Implementations
 //

@@ -321,6 +321,9 @@ func dotKGeneric(t tensor.DType, w, a []byte, nb int) float32 {
 // dotK is dotKGeneric with the lane sums formed by lanes (lanesK or a SIMD
 // version of it: the sums are exact, so any gives the same bits).
 func dotK(t tensor.DType, w, a []byte, nb int, lanes func(W *[256]int16, a []byte) [8]int32) float32 {
+	if t == tensor.IQ1_S || t == tensor.IQ1_M {
+		return dotIQ1(t, w, a, nb, lanes)
+	}
 	wb := int(t.BlockBytes())
 	var acc [8]float32
 	var accm [4]float32
@@ -385,4 +388,62 @@ func qdotGeneric(t tensor.DType, w, a []byte, K int) float32 {
 		return dotKGeneric(t, w, a, K/256)
 	}
 	return dotQ0Generic(t, w, a, K/32)
+}
+
+// dotIQ1 is ggml_vec_dot_iq1_s_q8_K and ggml_vec_dot_iq1_m_q8_K (AVX2) over
+// nb super-blocks, the lane sums formed by lanes. The grid values (−1, 0,
+// 1) times the odd block scales are the integer weights W of lanesK; the
+// shift ±1/8 is summed apart, as an integer times the same scales, and
+// scaled by 1/8 at the end. With d = dx·dw per super-block:
+//
+//	IQ1_S: acc[l] = fma(d, lane_l, acc[l]); acc1 = fma(d, Σ_b ±ls_b·(bsums pair of block b), acc1)
+//	       (GCC contracts ggml's accum1 += d·sumi1), result hsum8(acc) + 0.125·acc1
+//	IQ1_M: acc[l] = fma(d, lane_l, acc[l]); acc2[l] = fma(d, lane_l of the ±ls shifts, acc2[l])
+//	       result hsum8(acc) + 0.125·hsum8(acc2)
+//
+// (The final multiply by 1/8 is exact, so a contraction there changes
+// nothing.)
+func dotIQ1(t tensor.DType, w, a []byte, nb int, lanes func(W *[256]int16, a []byte) [8]int32) float32 {
+	wb := int(t.BlockBytes())
+	var acc, acc2 [8]float32
+	var acc1 float32
+	var W, Wd [256]int16
+	var q [256]int8
+	var ls [16]int16
+	var neg [32]bool
+	for b := 0; b < nb; b++ {
+		ablk := a[b*q8_KBytes : (b+1)*q8_KBytes]
+		dx := math.Float32frombits(binary.LittleEndian.Uint32(ablk))
+		dw := quant.IQ1Unpack(t, &q, &ls, &neg, w[b*wb:(b+1)*wb])
+		for i, v := range q {
+			W[i] = ls[i/16] * int16(v)
+			Wd[i] = ls[i/16]
+			if neg[i/8] {
+				Wd[i] = -Wd[i]
+			}
+		}
+		d := dx * dw
+		s := lanes(&W, ablk[4:260])
+		for l := range acc {
+			acc[l] = fma32(d, float32(s[l]), acc[l])
+		}
+		if t == tensor.IQ1_S {
+			// The shift's sum from the activations' 16-value sums.
+			var sum1 int32
+			for g := 0; g < 16; g += 2 {
+				bs := int32(int16(binary.LittleEndian.Uint16(ablk[260+2*g:]))) + int32(int16(binary.LittleEndian.Uint16(ablk[262+2*g:])))
+				sum1 += bs * int32(Wd[16*g])
+			}
+			acc1 = fma32(d, float32(sum1), acc1)
+			continue
+		}
+		s2 := lanes(&Wd, ablk[4:260])
+		for l := range acc2 {
+			acc2[l] = fma32(d, float32(s2[l]), acc2[l])
+		}
+	}
+	if t == tensor.IQ1_S {
+		return hsum8(&acc) + 0.125*acc1
+	}
+	return hsum8(&acc) + 0.125*hsum8(&acc2)
 }

@@ -26,9 +26,11 @@
 // code. QuantizeRows adds the importance weights llama-quantize --imatrix
 // passes (ggml's quantize_row_*_impl) for Q4_0, Q4_1, Q5_0, Q5_1,
 // Q2_K…Q6_K, IQ4_NL, IQ4_XS, IQ3_XXS and IQ3_S (weighted.go, iq4nl.go,
-// iq3.go), and IQ2_XXS, IQ2_XS and IQ2_S (iq2.go: the first two only with
-// weights, as in ggml; IQ2_S also without, through Quantize); the other types'
-// weighted quantizers are not transcribed and are refused with weights. All multi-byte fields are little-endian; "f16" is an IEEE half; qs
+// iq3.go), IQ2_XXS, IQ2_XS and IQ2_S (iq2.go: the first two only with
+// weights, as in ggml; IQ2_S also without, through Quantize), and IQ1_S and
+// IQ1_M (iq1.go: IQ1_S only with weights; IQ1_M also without); the other
+// types' weighted quantizers are not transcribed and are refused with
+// weights. All multi-byte fields are little-endian; "f16" is an IEEE half; qs
 // are quants, d the scale, m/dmin the offset. Element j of a block is
 // written x[j].
 //

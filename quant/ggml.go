@@ -80,7 +80,7 @@ func Dequantize(dst []float32, src []byte, t tensor.DType) error {
 // runs when no importance matrix is given: quantize_row_{q4_0, q4_1, q5_0,
 // q5_1, q8_0, q8_1, q2_K, q3_K, q4_K, q5_K, q6_K, q8_K, tq1_0, tq2_0,
 // mxfp4}_ref, IQ4_NL, IQ4_XS, IQ3_XXS and IQ3_S with ggml's weights x², and
-// quantize_iq2_s without weights (iq2.go). F32, F16 and BF16 are written as
+// quantize_iq2_s and quantize_iq1_m without weights (iq2.go, iq1.go). F32, F16 and BF16 are written as
 // little-endian bytes. The other IQ types need an importance matrix
 // (QuantizeRows) or are not transcribed, and return an error matching
 // tensor.ErrUnsupported, as does any other dtype.
@@ -106,6 +106,8 @@ func Quantize(dst []byte, src []float32, t tensor.DType) error {
 		active.quantQ8_0(dst, src)
 	case tensor.IQ2_S:
 		return quantizeIQ2Rows(dst, src, t, qkK, nil)
+	case tensor.IQ1_M:
+		return quantizeIQ1Rows(dst, src, t, qkK, nil)
 	default:
 		f := quantizers[t]
 		if f == nil {
@@ -122,7 +124,7 @@ func Quantize(dst []byte, src []float32, t tensor.DType) error {
 // CanQuantize reports whether Quantize accepts t.
 func CanQuantize(t tensor.DType) bool {
 	switch t {
-	case tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.IQ2_S:
+	case tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.IQ2_S, tensor.IQ1_M:
 		return true
 	}
 	return t.Valid() && quantizers[t] != nil

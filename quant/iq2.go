@@ -60,12 +60,14 @@ const iq2MaxQ = 3
 // groupMaxEpsIQ2S is ggml's GROUP_MAX_EPS_IQ2_S.
 const groupMaxEpsIQ2S = 1e-8
 
-// iq2Search is what ggml's iq2xs_init_impl builds from one grid: each grid
-// point's levels as the odd values 2l+1, the map from a level pattern (2
-// bits per value, value i at bits 2i) to its grid index or, for a pattern
-// off the grid, to its neighbour list, and the neighbour lists: the grid
-// points at the nwant smallest squared distances, ordered by distance and
-// then index, each list preceded by its length.
+// iq2Search is what ggml's iq2xs_init_impl builds from one grid of 8
+// values per point, each at one of iq2MaxQ levels l (the 2-bit grids'
+// magnitudes, the 1-bit grid's −1, 0, 1): each grid point's levels as the
+// odd values 2l+1, the map from a level pattern (2 bits per value, value i
+// at bits 2i) to its grid index or, for a pattern off the grid, to its
+// neighbour list, and the neighbour lists: the grid points at the nwant
+// smallest squared distances, ordered by distance and then index, each
+// list preceded by its length.
 type iq2Search struct {
 	pos        [][8]int8
 	kmap       []int32 // ≥ 0: grid index; < 0: −(offset+1) into neighbours; unset: iq2NotSearched
@@ -101,10 +103,16 @@ func iq2GridMagnitudes() []uint8 {
 	return mags
 }
 
-// newIQ2Search builds the search tables of grid (a tables.go grid: 8
-// magnitude bytes per point) with neighbour lists of nwant distances.
-func newIQ2Search(grid []uint64, nwant int) *iq2Search {
+// iq2Level returns the level of a 2-bit grid byte: its magnitude's rank.
+func iq2Level() func(uint8) int {
 	mags := iq2GridMagnitudes()
+	return func(b uint8) int { return slices.Index(mags, b) }
+}
+
+// newIQ2Search builds the search tables of grid (a tables.go grid: 8 bytes
+// per point, level(byte) the level of each) with neighbour lists of nwant
+// distances.
+func newIQ2Search(grid []uint64, level func(uint8) int, nwant int) *iq2Search {
 	s := &iq2Search{pos: make([][8]int8, len(grid)), kmap: make([]int32, iq2MapSize)}
 	for i := range s.kmap {
 		s.kmap[i] = iq2NotSearched
@@ -112,7 +120,10 @@ func newIQ2Search(grid []uint64, nwant int) *iq2Search {
 	for i, g := range grid {
 		var u int
 		for j := range 8 {
-			l := slices.Index(mags, uint8(g>>(8*j)))
+			l := level(uint8(g >> (8 * j)))
+			if l < 0 || l >= iq2MaxQ {
+				panic(fmt.Sprintf("quant: grid point %d holds the byte %#x, not a level", i, uint8(g>>(8*j))))
+			}
 			s.pos[i][j] = int8(2*l + 1)
 			u |= l << (2 * j)
 		}
@@ -167,33 +178,42 @@ func newIQ2Search(grid []uint64, nwant int) *iq2Search {
 }
 
 var (
-	iq2xxsOnce, iq2xsOnce, iq2sOnce          sync.Once
-	iq2xxsSearch, iq2xsSearch, iq2sSearchTbl *iq2Search
+	iq2xxsOnce, iq2xsOnce, iq2sOnce, iq1Once            sync.Once
+	iq2xxsSearch, iq2xsSearch, iq2sSearchTbl, iq1Search *iq2Search
 )
 
 // iq2SearchOf returns the search tables of t, built on first use (ggml's
 // ggml_quantize_init): neighbours at the 2 nearest distances for IQ2_XXS
-// and IQ2_XS, the nearest only for IQ2_S.
+// and IQ2_XS, the nearest only for IQ2_S, the 3 nearest for the 1-bit grid
+// IQ1_S and IQ1_M share (its bytes are the signed levels −1, 0, 1).
 func iq2SearchOf(t tensor.DType) *iq2Search {
 	switch t {
 	case tensor.IQ2_XXS:
-		iq2xxsOnce.Do(func() { iq2xxsSearch = newIQ2Search(iq2xxsGrid[:], 2) })
+		iq2xxsOnce.Do(func() { iq2xxsSearch = newIQ2Search(iq2xxsGrid[:], iq2Level(), 2) })
 		return iq2xxsSearch
 	case tensor.IQ2_XS:
-		iq2xsOnce.Do(func() { iq2xsSearch = newIQ2Search(iq2xsGrid[:], 2) })
+		iq2xsOnce.Do(func() { iq2xsSearch = newIQ2Search(iq2xsGrid[:], iq2Level(), 2) })
 		return iq2xsSearch
 	case tensor.IQ2_S:
-		iq2sOnce.Do(func() { iq2sSearchTbl = newIQ2Search(iq2sGrid[:], 1) })
+		iq2sOnce.Do(func() { iq2sSearchTbl = newIQ2Search(iq2sGrid[:], iq2Level(), 1) })
 		return iq2sSearchTbl
+	case tensor.IQ1_S, tensor.IQ1_M:
+		iq1Once.Do(func() { iq1Search = newIQ2Search(iq1sGrid[:], func(b uint8) int { return int(int8(b)) + 1 }, 3) })
+		return iq1Search
 	}
 	return nil
 }
 
-// bestNeighbour is ggml's iq2_find_best_neighbour: among the neighbours of
-// the off-grid pattern u, the grid point whose scale·levels is nearest to
-// x under weights w (the first of equals); it sets L to its levels and
-// returns its index.
-func (s *iq2Search) bestNeighbour(u int, x, w []float32, scale float32, L []int8) int {
+// iq2Values are the values the 2-bit grids' levels stand for in the
+// search: the odd 2l+1.
+var iq2Values = [iq2MaxQ]float32{1, 3, 5}
+
+// nearest is the loop of ggml's iq2_find_best_neighbour and
+// iq1_find_best_neighbour2: among the neighbours of the off-grid pattern
+// u, the grid point whose scale·values[l] is nearest to x under weights w
+// (the first of equals); it sets L to its levels and returns its index, or
+// −1 when no distance is below FLT_MAX (NaN or Inf input; L is left).
+func (s *iq2Search) nearest(u int, x, w []float32, scale float32, values *[iq2MaxQ]float32, L []int8) int {
 	nb := s.neighbours[-s.kmap[u]-1:]
 	n := int(nb[0])
 	best := float32(math.MaxFloat32)
@@ -202,18 +222,29 @@ func (s *iq2Search) bestNeighbour(u int, x, w []float32, scale float32, L []int8
 		p := &s.pos[gi]
 		var d2 float32
 		for i := range 8 {
-			diff := float32(scale*float32(p[i])) - x[i]
+			diff := float32(scale*values[(p[i]-1)/2]) - x[i]
 			d2 += float32(float32(w[i]*diff) * diff)
 		}
 		if d2 < best {
 			best, idx = d2, int(gi)
 		}
 	}
-	if idx < 0 {
-		// Every distance was NaN: ggml asserts; take the first, the caller
-		// reports the NaN scale.
-		idx = int(nb[1])
+	if idx >= 0 {
+		for i := range 8 {
+			L[i] = (s.pos[idx][i] - 1) / 2
+		}
 	}
+	return idx
+}
+
+// bestNeighbour is ggml's iq2_find_best_neighbour: nearest at the values
+// 2l+1. Where every distance was NaN ggml asserts; it takes the first
+// neighbour, and the caller reports the NaN scale.
+func (s *iq2Search) bestNeighbour(u int, x, w []float32, scale float32, L []int8) int {
+	if idx := s.nearest(u, x, w, scale, &iq2Values, L); idx >= 0 {
+		return idx
+	}
+	idx := int(s.neighbours[-s.kmap[u]])
 	for i := range 8 {
 		L[i] = (s.pos[idx][i] - 1) / 2
 	}
@@ -306,9 +337,10 @@ func maxOf(x []float32) float32 {
 	return m
 }
 
-// superScale is the 4-bit code of a block scale against 1/d.
-func superScale(id, scale float32) uint8 {
-	return uint8(clamp32(nearestInt(float32(0.5*float32(float32(id*scale)-1))), 0, 15))
+// superScale is the code s ∈ 0..maxS of a block scale against 1/d, the
+// scale being d·(2s+1).
+func superScale(id, scale float32, maxS int32) uint8 {
+	return uint8(clamp32(nearestInt(float32(0.5*float32(float32(id*scale)-1))), 0, maxS))
 }
 
 // errIQ2Abort is where ggml aborts (a scale that is not ≥ 0, levels off
@@ -407,7 +439,7 @@ func (r *iq2Row) quantIQ2_XXS(b []byte, x, qw []float32) error {
 	putHalf(b, d)
 	id := 1 / d
 	for ib, sc := range scales {
-		q2[2*ib+1] |= uint32(superScale(id, sc)) << 28
+		q2[2*ib+1] |= uint32(superScale(id, sc, 15)) << 28
 	}
 	for i, v := range q2 {
 		binary.LittleEndian.PutUint32(b[2+4*i:], v)
@@ -506,7 +538,7 @@ func (r *iq2Row) quantIQ2_XS(b []byte, x, qw []float32) error {
 	putHalf(b, d)
 	id := 1 / d
 	for ib, sc := range scales {
-		b[66+ib/2] |= superScale(id, sc) << (4 * (ib % 2))
+		b[66+ib/2] |= superScale(id, sc, 15) << (4 * (ib % 2))
 	}
 	for i, v := range q2 {
 		binary.LittleEndian.PutUint16(b[2+2*i:], v)
@@ -576,7 +608,7 @@ func (r *iq2Row) quantIQ2_S(b []byte, x, qw []float32) error {
 	putHalf(b, float32(d*0.9875))
 	id := 1 / d
 	for ib, v := range scales {
-		sc[ib/2] |= superScale(id, v) << (4 * (ib % 2))
+		sc[ib/2] |= superScale(id, v, 15) << (4 * (ib % 2))
 	}
 	return nil
 }

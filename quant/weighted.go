@@ -18,11 +18,13 @@ import (
 // QuantizeRows encodes rows of rowLen elements of src into dst as t, with
 // importance weights[rowLen] for every row, as ggml_quantize_chunk does
 // with an importance matrix: Q4_0, Q4_1, Q5_0, Q5_1, Q2_K…Q6_K, IQ4_NL,
-// IQ4_XS, IQ3_XXS and IQ3_S (iq3.go), IQ2_XXS, IQ2_XS and IQ2_S (iq2.go).
+// IQ4_XS, IQ3_XXS and IQ3_S (iq3.go), IQ2_XXS, IQ2_XS and IQ2_S (iq2.go),
+// IQ1_S and IQ1_M (iq1.go; rows passed together share ggml's state across
+// rows, see iq1Row).
 // With nil weights it is Quantize. Types whose
 // ggml quantizer ignores the weights (F32, F16, BF16, Q8_0) ignore them
-// here too; types whose weighted quantizer is not transcribed (the IQ
-// types, TQ1_0, TQ2_0, MXFP4, …) return an error matching
+// here too; types whose weighted quantizer is not transcribed (TQ1_0,
+// TQ2_0, MXFP4, …) return an error matching
 // tensor.ErrUnsupported rather than a result llama-quantize would not give.
 func QuantizeRows(dst []byte, src []float32, t tensor.DType, rowLen int, weights []float32) error {
 	if weights == nil {
@@ -37,6 +39,12 @@ func QuantizeRows(dst []byte, src []float32, t tensor.DType, rowLen int, weights
 			return err
 		}
 		return quantizeIQ2Rows(dst, src, t, rowLen, weights)
+	}
+	if isIQ1(t) {
+		if err := checkRows(len(src), len(dst), t, rowLen, len(weights)); err != nil {
+			return err
+		}
+		return quantizeIQ1Rows(dst, src, t, rowLen, weights)
 	}
 	f := weightedQuantizers[t]
 	if f == nil || !t.Valid() {
@@ -76,7 +84,7 @@ func CanQuantizeWeighted(t tensor.DType) bool {
 	case tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0:
 		return true
 	}
-	return t.Valid() && (weightedQuantizers[t] != nil || isIQ2(t))
+	return t.Valid() && (weightedQuantizers[t] != nil || isIQ2(t) || isIQ1(t))
 }
 
 // rowFunc encodes one row x into b with importance qw.

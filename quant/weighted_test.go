@@ -44,13 +44,13 @@ func TestQuantizeRowsContract(t *testing.T) {
 		w      []float32
 		unsup  bool
 	}{
-		{"IQ1_S has no transcribed weighted quantizer", tensor.IQ1_S, 256, w, true},
+		{"TQ1_0 has no transcribed weighted quantizer", tensor.TQ1_0, 256, w, true},
 		{"weights shorter than a row", tensor.Q4_K, 256, w[:100], false},
 		{"row not a multiple of the block", tensor.Q4_K, 128, w[:128], false},
 	} {
 		out := make([]byte, 2*144)
-		if c.t == tensor.IQ1_S {
-			out = make([]byte, 2*50)
+		if c.t == tensor.TQ1_0 {
+			out = make([]byte, 2*54)
 		}
 		err := QuantizeRows(out, src, c.t, c.rowLen, c.w)
 		if err == nil || errors.Is(err, tensor.ErrUnsupported) != c.unsup {
@@ -58,7 +58,7 @@ func TestQuantizeRowsContract(t *testing.T) {
 		}
 	}
 	if !CanQuantizeWeighted(tensor.Q2_K) || !CanQuantizeWeighted(tensor.IQ4_NL) || !CanQuantizeWeighted(tensor.IQ4_XS) ||
-		!CanQuantizeWeighted(tensor.IQ2_XXS) || CanQuantizeWeighted(tensor.IQ1_S) {
+		!CanQuantizeWeighted(tensor.IQ2_XXS) || !CanQuantizeWeighted(tensor.IQ1_S) || CanQuantizeWeighted(tensor.TQ1_0) {
 		t.Error("CanQuantizeWeighted")
 	}
 }

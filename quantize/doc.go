@@ -29,10 +29,12 @@
 //   - IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S (and IQ1_M but for token_embd and
 //     output) are refused for a tensor without an importance matrix entry,
 //     as llama-quantize refuses them;
-//   - the 2-bit grid mixtures (IQ2_XXS, IQ2_XS, IQ2_S, IQ2_M) have a
-//     branch of their own: output Q5_K, attn_v Q4_K under GQA ≥ 4, and
-//     token_embd, attn_v and the first eighth of ffn_down Q2_K or IQ3_S;
-//     their IQ2 tensors need an importance matrix entry, as in llama-quantize;
+//   - the 2-bit grid mixtures (IQ2_XXS, IQ2_XS, IQ2_S, IQ2_M) and the
+//     1-bit ones (IQ1_S, IQ1_M) have a branch of their own: output Q5_K,
+//     attn_v Q4_K under GQA ≥ 4, and token_embd, attn_v and the first
+//     eighth of ffn_down Q2_K or IQ3_S; attn_output IQ2_XXS (IQ1_S, IQ1_M)
+//     or IQ3_S (IQ2_S, IQ2_M); their IQ1 and IQ2 tensors need an importance
+//     matrix entry, as in llama-quantize;
 //   - overrides (PATTERN=TYPE, regexp searched in the name, first match
 //     wins) replace the rules for the tensors they match;
 //   - with an importance matrix (Options.Imatrix, by GGUF name) the Q4_0

@@ -13,11 +13,13 @@ import (
 
 // TestIQ2MixturesPlans: for the 2-bit grid mixtures (mixtures-iq2.json,
 // llama-quantize c392e509 on mixtures-f16.gguf with mixtures.imatrix.dat,
-// which covers every blk.* matrix), Plan chooses the type llama-quantize
-// chose for every tensor — IQ3_S included, which cmd/tfconv's
-// TestQuantizeMixturesWithFlags cannot yet write — and a tensor the
-// matrix does not cover that would be IQ2 is refused, as llama-quantize
-// refuses it.
+// which covers every blk.* matrix) and the 1-bit ones (mixtures-iq1.json,
+// the same way: IQ2_XXS attn_output, Q2_K token_embd and attn_v of
+// non-GQA models, and under IQ1_M --pure IQ1_M output and token_embd,
+// which the matrix does not cover and llama-quantize quantizes without it),
+// Plan chooses the type llama-quantize chose for every tensor, and a
+// tensor the matrix does not cover that would be IQ2 is refused, as
+// llama-quantize refuses it.
 func TestIQ2MixturesPlans(t *testing.T) {
 	var ref map[string]struct {
 		Tensors [][2]string `json:"tensors"`
@@ -33,11 +35,11 @@ func TestIQ2MixturesPlans(t *testing.T) {
 	}
 	n := 0
 	for name, want := range ref {
-		if strings.HasPrefix(name, "8x IQ2_") {
+		if strings.HasPrefix(name, "8x IQ2_") || strings.HasPrefix(name, "8x IQ1_") {
 			n++
 			continue // TestIQ2MixturesPlans8x
 		}
-		if !strings.HasPrefix(name, "IQ2_") || len(want.Tensors) == 0 {
+		if !(strings.HasPrefix(name, "IQ2_") || strings.HasPrefix(name, "IQ1_")) || len(want.Tensors) == 0 {
 			continue
 		}
 		n++
@@ -66,14 +68,19 @@ func TestIQ2MixturesPlans(t *testing.T) {
 			}
 		}
 	}
-	if n != 7 {
-		t.Fatalf("%d IQ2 mixtures in the reference, want 7", n)
+	if n != 12 {
+		t.Fatalf("%d IQ2 and IQ1 mixtures in the reference, want 12", n)
 	}
 	// --pure iq2_m with no types for output and token_embd, which the matrix
 	// lacks: output.weight comes first in llama-quantize's order.
 	_, err := Plan(c, Options{Target: target(t, "iq2_m"), Imatrix: imp, Pure: true})
 	if err == nil || !strings.Contains(err.Error(), `"output.weight"`) || !strings.Contains(err.Error(), "importance matrix") {
 		t.Errorf("--pure iq2_m, output not in the imatrix: %v", err)
+	}
+	// --pure iq1_s likewise; iq1_m is not refused there (above).
+	_, err = Plan(c, Options{Target: target(t, "iq1_s"), Imatrix: imp, Pure: true})
+	if err == nil || !strings.Contains(err.Error(), `"output.weight"`) || !strings.Contains(err.Error(), "importance matrix") {
+		t.Errorf("--pure iq1_s, output not in the imatrix: %v", err)
 	}
 }
 
@@ -86,8 +93,9 @@ func parseType(t *testing.T, s string) tensor.DType {
 	return d
 }
 
-// TestIQ2MixturesPlans8x: on the 8-expert model of mixtures-iq2.json ("8x
-// IQ2_XXS+imatrix", "8x IQ2_M+imatrix": names, shapes and metadata of
+// TestIQ2MixturesPlans8x: on the 8-expert model of mixtures-iq2.json and
+// mixtures-iq1.json ("8x IQ2_XXS+imatrix", "8x IQ2_M+imatrix", "8x
+// IQ1_S+imatrix", "8x IQ1_M+imatrix": names, shapes and metadata of
 // llama-quantize's run with a matrix covering every blk.* weight but the
 // expert gate), Plan chooses llama-quantize's type for every tensor:
 // attn_k Q4_K and attn_output Q5_K for 8 experts, the stacked ffn_down of
@@ -98,7 +106,9 @@ func TestIQ2MixturesPlans8x(t *testing.T) {
 		Tensors  [][3]any       `json:"tensors"`
 	}
 	readMixtures(t, &ref)
-	for _, tc := range []struct{ key, typ string }{{"8x IQ2_XXS+imatrix", "iq2_xxs"}, {"8x IQ2_M+imatrix", "iq2_m"}} {
+	for _, tc := range []struct{ key, typ string }{
+		{"8x IQ2_XXS+imatrix", "iq2_xxs"}, {"8x IQ2_M+imatrix", "iq2_m"}, {"8x IQ1_S+imatrix", "iq1_s"}, {"8x IQ1_M+imatrix", "iq1_m"},
+	} {
 		r, ok := ref[tc.key]
 		if !ok || len(r.Tensors) == 0 {
 			t.Fatalf("no %s reference", tc.key)

@@ -52,6 +52,8 @@ var targets = []Target{
 	{"iq2_xs", tensor.IQ2_XS, gguf.FileTypeIQ2XS},
 	{"iq2_s", tensor.IQ2_XS, gguf.FileTypeIQ2S},
 	{"iq2_m", tensor.IQ2_S, gguf.FileTypeIQ2M},
+	{"iq1_s", tensor.IQ1_S, gguf.FileTypeIQ1S},
+	{"iq1_m", tensor.IQ1_M, gguf.FileTypeIQ1M},
 	{"tq1_0", tensor.TQ1_0, gguf.FileTypeTQ1_0},
 	{"tq2_0", tensor.TQ2_0, gguf.FileTypeTQ2_0},
 	{"int8", tensor.I8, 0},
@@ -322,7 +324,7 @@ func Plan(c *checkpoint.Checkpoint, opts Options) ([]Choice, error) {
 		return nil, tensor.Unsupported("quantize: %s needs an importance matrix (--imatrix FILE, made by tfconv imatrix), as llama-quantize requires", opts.Target.Name)
 	}
 	switch opts.Target.FileType {
-	case gguf.FileTypeIQ2XXS, gguf.FileTypeIQ2XS, gguf.FileTypeIQ2S:
+	case gguf.FileTypeIQ2XXS, gguf.FileTypeIQ2XS, gguf.FileTypeIQ2S, gguf.FileTypeIQ1S, gguf.FileTypeIQ1M:
 		// llama-quantize refuses these up front, IQ2_M only at its first
 		// IQ2_S tensor (below).
 		if opts.Imatrix == nil {
@@ -540,9 +542,8 @@ func (s *state) layer(counter int, name string) int {
 	return counter
 }
 
-// getType is llama_tensor_get_type for the ftypes tfconv offers (of the IQ
-// ones IQ4_NL, IQ4_XS and the IQ3 mixtures); why is non-empty when a rule changed the
-// type.
+// getType is llama_tensor_get_type for the ftypes tfconv offers; why is
+// non-empty when a rule changed the type.
 func (s *state) getType(name string, t tensor.DType, rowLen int64) (tensor.DType, string) {
 	h := s.h
 	falcon := h.arch == "falcon"
@@ -758,18 +759,21 @@ func (s *state) iq3XSMiddle(t tensor.DType, i int, what string) (tensor.DType, s
 	return t, ""
 }
 
-// iq2 reports whether the mixture is one of the 2-bit grid ones, which
-// llama_tensor_get_type treats apart.
+// iq2 reports whether the mixture is one of the 2-bit grid ones or the
+// 1-bit grid ones (IQ1_S, IQ1_M), which llama_tensor_get_type treats apart
+// together.
 func (s *state) iq2() bool {
 	switch s.ftype {
-	case gguf.FileTypeIQ2XXS, gguf.FileTypeIQ2XS, gguf.FileTypeIQ2S, gguf.FileTypeIQ2M:
+	case gguf.FileTypeIQ2XXS, gguf.FileTypeIQ2XS, gguf.FileTypeIQ2S, gguf.FileTypeIQ2M,
+		gguf.FileTypeIQ1S, gguf.FileTypeIQ1M:
 		return true
 	}
 	return false
 }
 
-// iq2Low is the type the 2-bit mixtures give the tensors they spare:
-// IQ3_S under IQ2_S and IQ2_M, Q2_K under IQ2_XXS and IQ2_XS.
+// iq2Low is the type the 1- and 2-bit mixtures give the tensors they
+// spare: IQ3_S under IQ2_S and IQ2_M, Q2_K under IQ2_XXS, IQ2_XS, IQ1_S and
+// IQ1_M.
 func (s *state) iq2Low() tensor.DType {
 	if s.ftype == gguf.FileTypeIQ2S || s.ftype == gguf.FileTypeIQ2M {
 		return tensor.IQ3_S
@@ -777,11 +781,12 @@ func (s *state) iq2Low() tensor.DType {
 	return tensor.Q2_K
 }
 
-// iq2Type is llama_tensor_get_type's branch for the 2-bit mixtures, for the
-// tensors other than output and token_embd: attn_v gets Q4_K under GQA ≥ 4
-// or 4+ experts, else iq2Low; ffn_down of the first eighth of the layers
-// (by count, not by name) iq2Low; attn_output Q5_K with 8 experts, else
-// IQ3_S under IQ2_S/IQ2_M; attn_k Q4_K with 8 experts.
+// iq2Type is llama_tensor_get_type's branch for the 1- and 2-bit
+// mixtures, for the tensors other than output and token_embd: attn_v gets
+// Q4_K under GQA ≥ 4 or 4+ experts, else iq2Low; ffn_down of the first
+// eighth of the layers (by count, not by name) iq2Low; attn_output Q5_K
+// with 8 experts, else IQ2_XXS under IQ1_S/IQ1_M and IQ3_S under
+// IQ2_S/IQ2_M; attn_k Q4_K with 8 experts.
 func (s *state) iq2Type(name string, t tensor.DType) (tensor.DType, string) {
 	h := s.h
 	switch {
@@ -802,6 +807,9 @@ func (s *state) iq2Type(name string, t tensor.DType) (tensor.DType, string) {
 	case strings.Contains(name, "attn_output.weight"):
 		if h.nExpert == 8 {
 			return tensor.Q5_K, "attn_output of an 8-expert model"
+		}
+		if s.ftype == gguf.FileTypeIQ1S || s.ftype == gguf.FileTypeIQ1M {
+			return tensor.IQ2_XXS, "attn_output"
 		}
 		if s.iq2Low() == tensor.IQ3_S {
 			return tensor.IQ3_S, "attn_output"

@@ -279,8 +279,14 @@ func TestOptions(t *testing.T) {
 			t.Errorf("ParseOverride(%q) accepted", bad)
 		}
 	}
-	if _, err := ParseTarget("iq1_s"); err == nil {
-		t.Error("iq1_s accepted (no IQ1 mixtures are offered)")
+	// llama-quantize's ftypes LLAMA_FTYPE_MOSTLY_IQ1_S = 24, IQ1_M = 31.
+	for name, want := range map[string]Target{"IQ1_S": {"iq1_s", tensor.IQ1_S, 24}, "iq1_m": {"iq1_m", tensor.IQ1_M, 31}} {
+		if got, err := ParseTarget(name); err != nil || got != want {
+			t.Errorf("ParseTarget(%q) = %+v, %v; want %+v", name, got, err, want)
+		}
+	}
+	if _, err := ParseTarget("iq1_xs"); err == nil {
+		t.Error("iq1_xs accepted")
 	}
 }
 

@@ -56,7 +56,8 @@ and q5_k are llama-quantize's aliases of Q3_K_M, Q4_K_M and Q5_K_M; the _S
 and _L mixtures are there too (q2_k_s only with --imatrix), and iq4_nl,
 iq4_xs, iq3_xxs, iq3_xs, iq3_s, iq3_m, tq1_0 and tq2_0, and the 2-bit grid
 mixtures iq2_xxs, iq2_xs, iq2_s (only with --imatrix), iq2_m (and iq3_xxs:
-an IQ2_S tensor needs its imatrix entry).
+an IQ2_S tensor needs its imatrix entry), and the 1-bit grid mixtures iq1_s
+and iq1_m (only with --imatrix).
 
 --target-bpw X --calib TEXT re-chooses the quantized tensors' types by
 measured sensitivity: each tensor alone in each type, the model's mean KL
@@ -66,7 +67,7 @@ weight (README: against llama.cpp's mixtures at their sizes).
 --imatrix FILE (llama-imatrix's GGUF or legacy .dat, or tfconv imatrix's)
 weighs each column's quantization error with its mean squared activation, as
 llama-quantize --imatrix does (Q4_0, Q4_1, Q5_0, Q5_1, Q2_K..Q6_K, IQ4_NL,
-IQ4_XS, IQ3_XXS, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S; byte-identical
+IQ4_XS, IQ3_XXS, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M; byte-identical
 to llama-quantize c392e509 with the same .dat); --include-weights and
 --exclude-weights keep the entries whose names contain / do not contain a string.
 

@@ -49,6 +49,12 @@ const (
 	FileTypeIQ2M   FileType = 29
 )
 
+// The file types of llama-quantize's 1-bit grid mixtures.
+const (
+	FileTypeIQ1S FileType = 24
+	FileTypeIQ1M FileType = 31
+)
+
 // FileTypeOf is the file type of a file whose tensors are all (but the
 // 1-D ones) of type d, for the types that have one of their own.
 func FileTypeOf(d tensor.DType) (FileType, bool) {

@@ -18,7 +18,10 @@ With --only FAMILY it writes the same model and importance matrix, runs only the
 mixtures-FAMILY.json instead: "iq2" is IQ2_XXS, IQ2_XS, IQ2_S and IQ2_M with the importance matrix, IQ2_M --pure (its
 IQ2_S everywhere; token_embd and output, which the matrix does not cover, as Q2_K and Q5_K), and each of the four
 without one, which llama-quantize refuses ("refused": true, its exit status non-zero, no file); and the 8-expert
-model's IQ2_XXS and IQ2_M plans with a random importance matrix of its own ("8x …+imatrix").
+model's IQ2_XXS and IQ2_M plans with a random importance matrix of its own ("8x …+imatrix"). "iq1" is the same for
+IQ1_S and IQ1_M: both with the importance matrix, IQ1_M --pure with it (its IQ1_M everywhere; token_embd and output,
+which the matrix does not cover, too: llama-quantize quantizes those two as IQ1_M without one), both without one
+(refused), and the 8-expert model's IQ1_S and IQ1_M plans.
 """
 import hashlib
 import json
@@ -174,6 +177,9 @@ FAMILIES = {
                                                    "--output-tensor-type", "q5_k"]),
             "IQ2_XXS-noimatrix": ("IQ2_XXS", False, []), "IQ2_XS-noimatrix": ("IQ2_XS", False, []),
             "IQ2_S-noimatrix": ("IQ2_S", False, []), "IQ2_M-noimatrix": ("IQ2_M", False, [])},
+    "iq1": {"IQ1_S+imatrix": ("IQ1_S", True, []), "IQ1_M+imatrix": ("IQ1_M", True, []),
+            "IQ1_M+imatrix+pure": ("IQ1_M", True, ["--pure"]),
+            "IQ1_S-noimatrix": ("IQ1_S", False, []), "IQ1_M-noimatrix": ("IQ1_M", False, [])},
 }
 if only:
     res = {}
@@ -190,7 +196,7 @@ if only:
         res[name] = {"sha256": sha, "tensors": [[t.name, t.tensor_type.name] for t in r.tensors]}
         if flags:
             res[name]["flags"] = flags
-    if only == "iq2":
+    if only in ("iq2", "iq1"):
         # The 8-expert model (not kept) with a random importance matrix of its own (not kept: one entry per weight
         # matrix, columns × experts for the stacked ones): the plans only ("8x …", names, shapes, types).
         moe, moe_imat = "/tmp/mixtures8x-f16.gguf", "/tmp/mixtures8x.imatrix.dat"
@@ -205,7 +211,7 @@ if only:
                 f.write(np.int32(10).tobytes()); f.write(np.int32(size).tobytes())
                 f.write(rng2.gamma(2.0, 5.0, size).astype(np.float32).tobytes())
             f.write(np.int32(10).tobytes())
-        for typ in ["IQ2_XXS", "IQ2_M"]:
+        for typ in {"iq2": ["IQ2_XXS", "IQ2_M"], "iq1": ["IQ1_S", "IQ1_M"]}[only]:
             _, r = quantize(moe, typ, moe_imat)
             res["8x " + typ + "+imatrix"] = {
                 "metadata": {"general.architecture": "llama", "llama.block_count": 8, "llama.attention.head_count": N_HEAD,

@@ -11,6 +11,12 @@ file's perplexity is measured by its build/bin/llama-perplexity on the rest of v
 command, file size, sha256, bits per weight and llama.cpp's PPL; TestPerplexityTable quantizes the same way with
 tfconv, checks the file is llama-quantize's byte for byte, and compares `tfconv perplexity` with llama.cpp's. Ours:
 it drives the reference tools and never runs tfconv.
+
+    /usr/bin/python3 testdata/quantize/gen_ppl.py LLAMA_CPP_TREE SHARED_FIXTURES --f32 F32_GGUF --only TYPE...
+
+runs only the given types (with and without the imatrix, as above) on F32_GGUF instead of converting, after checking
+that llama-quantize's Q8_0 of it is byte for byte the Q8_0 file ppl.json records (so F32_GGUF is convert_hf_to_gguf's
+file in all llama-quantize reads), and replaces those types' runs in ppl.json, keeping the others and TYPES' order.
 """
 import hashlib
 import json
@@ -23,20 +29,33 @@ import tempfile
 tree, shared = sys.argv[1], sys.argv[2]
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "arch"))
-from gen_fixtures import convert  # noqa: E402  (convert_hf_to_gguf.py run as testdata/arch does)
 root = os.path.normpath(os.path.join(here, "..", ".."))
 binDir = os.path.join(tree, "build", "bin")
 CALIB_BYTES = 4207
 IMATRIX = "testdata/imatrix/tiny-fortunes.c392e509.dat"
 TYPES = ["Q8_0", "Q6_K", "Q5_K_M", "Q5_K_S", "Q5_1", "Q5_0", "Q4_K_M", "Q4_K_S", "Q4_1", "Q4_0", "IQ4_XS", "IQ4_NL",
-         "Q3_K_L", "Q3_K_M", "Q3_K_S", "Q2_K", "Q2_K_S"]
-NEEDS_IMATRIX = {"Q2_K_S"}
+         "Q3_K_L", "Q3_K_M", "Q3_K_S", "Q2_K", "Q2_K_S", "IQ1_M", "IQ1_S"]
+NEEDS_IMATRIX = {"Q2_K_S", "IQ1_M", "IQ1_S"}
 
 
 def main():
     tmp = tempfile.mkdtemp()
     f32 = os.path.join(tmp, "tiny-fortunes-f32.gguf")
-    convert(tree, os.path.join(shared, "trained", "tiny-fortunes", "hf"), f32, "f32", None)
+    only = None
+    if len(sys.argv) > 5 and sys.argv[3] == "--f32" and sys.argv[5] == "--only":
+        old = json.load(open(os.path.join(here, "ppl.json")))
+        only = sys.argv[6:]
+        assert all(t in TYPES for t in only), only
+        f32 = os.path.abspath(sys.argv[4])
+        q8 = os.path.join(tmp, "check-Q8_0.gguf")
+        subprocess.run([os.path.join(binDir, "llama-quantize"), f32, q8, "Q8_0", "1"], check=True,
+                       capture_output=True, cwd=root)
+        want = [r["sha256"] for r in old["runs"] if r["type"] == "Q8_0" and not r["imatrix"]]
+        assert [hashlib.sha256(open(q8, "rb").read()).hexdigest()] == want, "F32_GGUF is not convert_hf_to_gguf's"
+        os.remove(q8)
+    else:
+        from gen_fixtures import convert  # convert_hf_to_gguf.py run as testdata/arch does (needs torch)
+        convert(tree, os.path.join(shared, "trained", "tiny-fortunes", "hf"), f32, "f32", None)
     val = open(os.path.join(shared, "trained", "tiny-fortunes", "val.txt"), "rb").read()
     calib = open(os.path.join(root, "testdata", "imatrix", "calib.txt"), "rb").read()
     assert val[:CALIB_BYTES] == calib and len(calib) == CALIB_BYTES
@@ -51,10 +70,18 @@ def main():
     n_params = None
     out = {"llama.cpp": "c392e5094deaf2d1a7c18683214f007fad3fe42b", "eval": "val.txt[%d:]" % CALIB_BYTES,
            "imatrix": IMATRIX, "f32_ppl": ppl(f32), "runs": []}
+    if only:
+        assert out["f32_ppl"] == old["f32_ppl"], (out["f32_ppl"], old["f32_ppl"])
     for typ in TYPES:
+        if only and typ not in only:
+            out["runs"] += [r for r in old["runs"] if r["type"] == typ]
+            continue
         for imat in ([False, True] if typ not in NEEDS_IMATRIX else [True]):
             dst = os.path.join(tmp, typ + ("-imat" if imat else "") + ".gguf")
-            args = [os.path.join(binDir, "llama-quantize")] + (["--imatrix", IMATRIX] if imat else []) + [f32, dst, typ, "1"]
+            src = f32 if not only else os.path.join(tmp, "tiny-fortunes-f32.gguf")
+            if only and not os.path.exists(src):
+                os.symlink(f32, src)  # llama-quantize's command line as recorded
+            args = [os.path.join(binDir, "llama-quantize")] + (["--imatrix", IMATRIX] if imat else []) + [src, dst, typ, "1"]
             subprocess.run(args, check=True, capture_output=True, cwd=root)
             data = open(dst, "rb").read()
             out["runs"].append({"type": typ, "imatrix": imat, "bytes": len(data),
