@@ -1,7 +1,7 @@
 """What a llama-quantize newer than c392e509 writes for the two things c392e509 does not have: the MXFP4_MOE type and
 --prune-layers.
 
-    /usr/bin/python3 testdata/quantize/gen_newer.py NEW_LLAMA_CPP_TREE
+    /usr/bin/python3 testdata/quantize/gen_newer.py NEW_LLAMA_CPP_TREE [NEW_LOGITS_DUMP]
 
 Runs NEW_LLAMA_CPP_TREE/build/bin/llama-quantize from the repository root (relative paths: it records an imatrix
 path as given) on fixtures already in testdata (never on a file tfconv wrote):
@@ -27,6 +27,10 @@ override per renamed quantized tensor, giving the input tensor (blk.B.X, ^blk\.B
 the name it takes (blk.J.X): llama-quantize's own encoding of the data a correct pruning keeps, in the type its rules
 chose for the new position (imatrix entries found by the input names, as in the pruned run). Its tensors are listed
 under their input names. The quantized files are not kept. Ours: it drives the reference tool and never runs tfconv.
+
+With NEW_LOGITS_DUMP (testdata/arch/tools/logits_dump.cpp built against the same tree, with
+-DLLAMA_FLASH_ATTN_TYPE_DISABLED_NEW_API) it also writes newer-mxfp4-logits.json: that llama.cpp's logits (one decode,
+f32 KV cache, one thread) of the mixtral MXFP4_MOE file on the fixture's 12 reference ids, with the file's sha256.
 """
 import hashlib
 import json
@@ -35,6 +39,8 @@ import subprocess
 import sys
 
 tree = sys.argv[1]
+logits_dump = sys.argv[2] if len(sys.argv) > 2 else None
+IDS = [1, 15, 250, 999, 3, 87, 512, 640, 33, 998, 421, 77]  # testdata/arch/README.md's input ids
 sys.path.insert(0, os.path.join(tree, "gguf-py"))
 import gguf  # noqa: E402
 
@@ -76,6 +82,15 @@ def run(flags, src, typ):
         lines = [l for l in (p.stdout + p.stderr).splitlines() if l.strip()]
         case.update({"exit": p.returncode, "last_line": lines[-1] if lines else ""})
         return case, None
+    if logits_dump and flags == [] and src == arch.format("mixtral") and typ == "MXFP4_MOE":
+        out = subprocess.run([logits_dump, dst, ",".join(map(str, IDS))], capture_output=True, check=True, text=True)
+        lg = json.loads(out.stdout)
+        assert lg["tokens"] == IDS
+        with open(os.path.join(here, "newer-mxfp4-logits.json"), "w") as f:
+            json.dump({"llama_cpp_commit": commit, "file": "mixtral MXFP4_MOE",
+                       "sha256": hashlib.sha256(open(dst, "rb").read()).hexdigest(), "tokens": IDS,
+                       "logits": lg["logits"]}, f)
+            f.write("\n")
     r = gguf.GGUFReader(dst)
     kv = []
     blocks = None
