@@ -377,3 +377,81 @@ func TestQuantizeIQ4_XSCasesMatchGGML(t *testing.T) {
 		t.Fatalf("%d cases, %d with an importance matrix; want 10 and 5", len(cases), weighted)
 	}
 }
+
+// TestMXFP4CasesMatchGGML encodes the rows of testdata/quant/ggml/mxfp4.json
+// (gen_mxfp4.py, ggml of a llama.cpp newer than c392e509: normal rows at
+// three scales, outliers, and edge blocks — zero, a largest magnitude of
+// exactly 2^k and one float32 below it, values halfway between FP4 levels,
+// values past the largest level, shared exponents below E8M0's range,
+// subnormal and huge inputs) and requires the bytes quantize_row_mxfp4_ref
+// wrote, also through QuantizeRows with an importance matrix (ggml's
+// quantize_mxfp4 ignores it, and so must we); then decodes ggml's blocks
+// and requires dequantize_row_mxfp4's floats bit for bit.
+func TestMXFP4CasesMatchGGML(t *testing.T) {
+	b, err := os.ReadFile("../testdata/quant/ggml/mxfp4.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fx struct {
+		Cases []struct {
+			Name             string `json:"name"`
+			Rows             int    `json:"rows"`
+			RowLen           int    `json:"row_len"`
+			Input            string `json:"input"`
+			Blocks           string `json:"blocks"`
+			ChunkSame        bool   `json:"chunk_same"`
+			ChunkImatrixSame bool   `json:"chunk_imatrix_same"`
+			Decoded          string `json:"decoded"`
+		} `json:"cases"`
+	}
+	if err := json.Unmarshal(b, &fx); err != nil {
+		t.Fatal(err)
+	}
+	const bb = 17 // bytes per 32-value block
+	blocks := 0
+	for _, c := range fx.Cases {
+		x := f32s(unhex(t, c.Input))
+		want := unhex(t, c.Blocks)
+		wantY := f32s(unhex(t, c.Decoded))
+		if len(x) != c.Rows*c.RowLen || len(want) != len(x)/32*bb || len(wantY) != len(x) {
+			t.Fatalf("%s: %d values, %d bytes, %d decoded for %d×%d", c.Name, len(x), len(want), len(wantY), c.Rows, c.RowLen)
+		}
+		if !c.ChunkSame || !c.ChunkImatrixSame {
+			t.Errorf("%s: ggml_quantize_chunk and quantize_row_mxfp4_ref disagree in the fixture", c.Name)
+		}
+		got := make([]byte, len(want))
+		if err := Quantize(got, x, tensor.MXFP4); err != nil {
+			t.Fatal(err)
+		}
+		qw := make([]float32, c.RowLen)
+		for i := range qw {
+			qw[i] = float32(i%7) + 0.5
+		}
+		gotW := make([]byte, len(want))
+		if err := QuantizeRows(gotW, x, tensor.MXFP4, c.RowLen, qw); err != nil {
+			t.Fatal(err)
+		}
+		for o := 0; o < len(want); o += bb {
+			if string(got[o:o+bb]) != string(want[o:o+bb]) {
+				t.Errorf("%s: block %d = %x, ggml %x (input %v)", c.Name, o/bb, got[o:o+bb], want[o:o+bb], x[o/bb*32:o/bb*32+32])
+			}
+			if string(gotW[o:o+bb]) != string(want[o:o+bb]) {
+				t.Errorf("%s: block %d with an importance matrix = %x, ggml %x", c.Name, o/bb, gotW[o:o+bb], want[o:o+bb])
+			}
+		}
+		blocks += len(want) / bb
+		y := make([]float32, len(x))
+		if err := Dequantize(y, want, tensor.MXFP4); err != nil {
+			t.Fatal(err)
+		}
+		for i := range y {
+			if math.Float32bits(y[i]) != math.Float32bits(wantY[i]) {
+				t.Errorf("%s: decoded[%d] = %v, ggml %v", c.Name, i, y[i], wantY[i])
+				break
+			}
+		}
+	}
+	if len(fx.Cases) != 5 || blocks != 23*256/32 {
+		t.Fatalf("%d cases, %d blocks; want 5 and %d", len(fx.Cases), blocks, 23*256/32)
+	}
+}

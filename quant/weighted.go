@@ -22,16 +22,17 @@ import (
 // IQ1_S and IQ1_M (iq1.go; rows passed together share ggml's state across
 // rows, see iq1Row).
 // With nil weights it is Quantize. Types whose
-// ggml quantizer ignores the weights (F32, F16, BF16, Q8_0) ignore them
+// ggml quantizer ignores the weights (F32, F16, BF16, Q8_0, and MXFP4,
+// whose quantize_mxfp4 in llama.cpp after c392e509 drops them) ignore them
 // here too; types whose weighted quantizer is not transcribed (TQ1_0,
-// TQ2_0, MXFP4, …) return an error matching
+// TQ2_0, …) return an error matching
 // tensor.ErrUnsupported rather than a result llama-quantize would not give.
 func QuantizeRows(dst []byte, src []float32, t tensor.DType, rowLen int, weights []float32) error {
 	if weights == nil {
 		return Quantize(dst, src, t)
 	}
 	switch t {
-	case tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0:
+	case tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.MXFP4:
 		return Quantize(dst, src, t)
 	}
 	if isIQ2(t) {
@@ -81,7 +82,7 @@ func checkRows(nElem, nBytes int, t tensor.DType, rowLen, nWeights int) error {
 // weights for t.
 func CanQuantizeWeighted(t tensor.DType) bool {
 	switch t {
-	case tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0:
+	case tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.MXFP4:
 		return true
 	}
 	return t.Valid() && (weightedQuantizers[t] != nil || isIQ2(t) || isIQ1(t))

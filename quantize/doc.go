@@ -42,6 +42,13 @@
 //     Q4_1/Q5_1, and Run quantizes with quant.QuantizeRows weighted by the
 //     tensor's entry (one per expert of a stacked weight); the output
 //     records the quantize.imatrix.* keys (ImatrixMetadata);
+//   - mxfp4_moe (ftype 38, from llama.cpp after c392e509: the snapshot
+//     testdata/quantize/README.md names): stacked experts (ggml ne[2] > 1)
+//     MXFP4, every other quantizable tensor Q8_0, output and token_embd
+//     included;
+//   - Options.PruneLayers drops whole blocks and renumbers the rest as
+//     that llama-quantize's --prune-layers means to (prune.go): the rules
+//     see the new names, the importance matrix is looked up by the old;
 //   - a row length the block size does not divide falls back as llama.cpp
 //     does: Q4_K→Q5_0, Q5_K→Q5_1, Q6_K→Q8_0, Q2_K/Q3_K/IQ4_XS/IQ3_XXS/IQ3_S
 //     →IQ4_NL, and
@@ -49,8 +56,9 @@
 //
 // Output layouts:
 //
-//	GGUF:        input KVs in order, general.quantization_version = 2,
-//	             general.file_type = llama.cpp ftype moved last;
+//	GGUF:        input KVs in order, general.quantization_version = 2
+//	             and general.file_type = llama.cpp ftype moved last (then
+//	             --override-kv, imatrix keys, a pruned block_count);
 //	             tensors in llama-quantize's order (by block, then by name)
 //	native:      the same metadata and tensors, Source "gguf"; int8 tensors
 //	             carry quant.scale / quant.axis attributes

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/tfconv/tfconv/checkpoint"
@@ -162,6 +163,24 @@ func File(src, dst string, o FileOptions) (*FileReport, error) {
 		defer c.Close()
 		note("quantize: %s converted to Hugging Face names and metadata first (tfconv convert --outtype f32)", src)
 	}
+	metadata := o.Metadata
+	if len(o.PruneLayers) > 0 {
+		switch {
+		case format == Safetensors:
+			return nil, fmt.Errorf("quantize: --prune-layers writes GGUF or native output (block names and block_count), not safetensors")
+		case o.Refine != nil:
+			return nil, fmt.Errorf("quantize: --prune-layers and --target-bpw do not go together (the fit measures the unpruned model)")
+		}
+		// c is File's own: its metadata becomes the pruned one, in which
+		// block_count is still the input's for Plan's rules; the new one is
+		// set after every other key, as llama-quantize sets it.
+		pruned, blocks, err := PruneMetadata(c.Metadata, o.PruneLayers)
+		if err != nil {
+			return nil, err
+		}
+		c.Metadata = pruned
+		metadata = append(slices.Clone(metadata), blocks)
+	}
 	popts := o.Options
 	if format == Safetensors && popts.GGUFName == nil {
 		// llama.cpp's rules read GGUF names.
@@ -183,7 +202,7 @@ func File(src, dst string, o FileOptions) (*FileReport, error) {
 	if err := Check(c, plan, o.Target, format); err != nil {
 		return nil, err
 	}
-	ropts := RunOptions{Threads: o.Threads, Metadata: o.Metadata, Progress: o.Progress}
+	ropts := RunOptions{Threads: o.Threads, Metadata: metadata, Progress: o.Progress}
 	switch {
 	case o.DryRun:
 		rep.Report, err = Run(plan, nil, ropts)

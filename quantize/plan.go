@@ -56,6 +56,7 @@ var targets = []Target{
 	{"iq1_m", tensor.IQ1_M, gguf.FileTypeIQ1M},
 	{"tq1_0", tensor.TQ1_0, gguf.FileTypeTQ1_0},
 	{"tq2_0", tensor.TQ2_0, gguf.FileTypeTQ2_0},
+	{"mxfp4_moe", tensor.MXFP4, gguf.FileTypeMXFP4MoE},
 	{"int8", tensor.I8, 0},
 	{"f16", tensor.F16, gguf.FileTypeF16},
 	{"bf16", tensor.BF16, gguf.FileTypeBF16},
@@ -82,7 +83,7 @@ func ParseTarget(name string) (Target, error) {
 
 // ParseTensorType parses a single tensor type for --embedding-type,
 // --output-tensor-type and overrides: any type Quantize can write to GGUF
-// (q8_0 ... q6_k, iq4_nl, iq4_xs, iq3_xxs, iq3_s, f16, bf16, f32),
+// (q8_0 ... q6_k, iq4_nl, iq4_xs, iq3_xxs, iq3_s, mxfp4, f16, bf16, f32),
 // case-insensitive.
 func ParseTensorType(name string) (tensor.DType, error) {
 	d, ok := tensor.Parse(name)
@@ -96,7 +97,7 @@ func writableType(d tensor.DType) bool {
 	switch d {
 	case tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0, tensor.Q4_1, tensor.Q5_0, tensor.Q5_1,
 		tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.IQ4_NL, tensor.IQ4_XS,
-		tensor.IQ3_XXS, tensor.IQ3_S:
+		tensor.IQ3_XXS, tensor.IQ3_S, tensor.MXFP4:
 		return true
 	}
 	return false
@@ -148,6 +149,11 @@ type Options struct {
 	// which read GGUF names, apply to it; a tensor it has no name for is
 	// judged by its own name.
 	GGUFName func(name string) (string, bool)
+	// PruneLayers lists blocks to drop (llama-quantize --prune-layers;
+	// ParsePruneLayers): their tensors are left out and the blocks after
+	// them renumbered down to close the gaps; PruneMetadata gives the
+	// metadata to match.
+	PruneLayers []int
 	// KeepSplit processes the tensors in their file order, shard by shard
 	// (llama-quantize --keep-split sorts by shard, then offset), and records
 	// each one's shard in Choice.Shard for WriteSplit; otherwise they go in
@@ -201,7 +207,11 @@ type hparams struct {
 	is70B bool
 }
 
-func readHparams(c *checkpoint.Checkpoint, nameOf func(*checkpoint.Tensor) string) hparams {
+// readHparams reads the model facts from c's metadata and from tensors
+// (c's, or what is left of them after --prune-layers: llama.cpp counts the
+// attn_v tensors it quantizes, but takes the layer count of the rules from
+// the input's block_count).
+func readHparams(c *checkpoint.Checkpoint, tensors []*checkpoint.Tensor, nameOf func(*checkpoint.Tensor) string) hparams {
 	var h hparams
 	h.arch, _ = c.Metadata.Str("general.architecture")
 	get := func(k string) int {
@@ -222,7 +232,7 @@ func readHparams(c *checkpoint.Checkpoint, nameOf func(*checkpoint.Tensor) strin
 		h.is70B = h.nLayer == 80
 	}
 	maxLayer := -1
-	for _, t := range c.Tensors {
+	for _, t := range tensors {
 		name := nameOf(t)
 		if name == "output.weight" {
 			h.hasOutput = true
@@ -312,7 +322,8 @@ func skipReason(name string, shape tensor.Shape, keepOutput bool) string {
 // Plan chooses the output dtype of every tensor of c with llama-quantize's
 // rules (llama.cpp commit c392e509, src/llama-quant.cpp: the checks in
 // llama_model_quantize_impl and llama_tensor_get_type), plus per-tensor
-// overrides as later llama.cpp versions apply them. Choices come in
+// overrides as later llama.cpp versions apply them, and the MXFP4_MOE rule
+// and --prune-layers of a later llama.cpp (d32676d7). Choices come in
 // llama-quantize's tensor order (by block, then by name). One difference
 // from llama.cpp: the row-length fallback is applied under Pure too, where
 // llama.cpp c392e509 would abort.
@@ -347,8 +358,6 @@ func Plan(c *checkpoint.Checkpoint, opts Options) ([]Choice, error) {
 			}
 		}
 	}
-	h := readHparams(c, nameOf)
-	st := &state{h: h, ftype: opts.Target.FileType, hasImatrix: opts.Imatrix != nil}
 	// An int8 weight's scales go with it: they are decoded with it when it
 	// is requantized, and copied right after it when it is copied.
 	isScale := map[string]bool{}
@@ -372,6 +381,24 @@ func Plan(c *checkpoint.Checkpoint, opts Options) ([]Choice, error) {
 			return order[i].Offset < order[j].Offset
 		})
 	}
+	// origName is the input name of a tensor --prune-layers renamed: its
+	// importance matrix entry is found by it.
+	var origName map[*checkpoint.Tensor]string
+	if len(opts.PruneLayers) > 0 {
+		if opts.GGUFName != nil {
+			return nil, fmt.Errorf("quantize: --prune-layers works on GGUF names (blk.N.), not on a Hugging Face checkpoint's")
+		}
+		if len(isScale) > 0 {
+			return nil, tensor.Unsupported("quantize: --prune-layers of an int8 checkpoint (per-row scale tensors) is not supported")
+		}
+		n := readHparams(c, c.Tensors, nameOf).nLayer
+		if err := CheckPrune(opts.PruneLayers, n); err != nil {
+			return nil, err
+		}
+		order, origName = pruneLayers(order, opts.PruneLayers)
+	}
+	h := readHparams(c, order, nameOf)
+	st := &state{h: h, ftype: opts.Target.FileType, hasImatrix: opts.Imatrix != nil}
 	var out []Choice
 	for _, t := range order {
 		ch := Choice{Tensor: t, Shard: shardOf[t.File]}
@@ -412,7 +439,7 @@ func Plan(c *checkpoint.Checkpoint, opts Options) ([]Choice, error) {
 				}
 			}
 			if !manual && !opts.Pure {
-				if nt, why := st.getType(name, typ, rowLen); nt != typ || why != "" {
+				if nt, why := st.getType(name, typ, t.Shape); nt != typ || why != "" {
 					typ = nt
 					if why != "" {
 						reason = opts.Target.Name + ": " + why
@@ -439,7 +466,11 @@ func Plan(c *checkpoint.Checkpoint, opts Options) ([]Choice, error) {
 				t.Name, rowLen, typ, typ.BlockSize())
 		}
 		ch.Type, ch.Reason = typ, reason
-		if imp, ok := opts.Imatrix[name]; ok && typ.Quantized() {
+		impName := name
+		if o, ok := origName[t]; ok {
+			impName = o
+		}
+		if imp, ok := opts.Imatrix[impName]; ok && typ.Quantized() {
 			// llama-quantize: an entry must cover the columns of every
 			// matrix (ne[0]·ne[2]); only token_embd.weight may differ
 			// (it is then quantized without one).
@@ -543,12 +574,16 @@ func (s *state) layer(counter int, name string) int {
 }
 
 // getType is llama_tensor_get_type for the ftypes tfconv offers; why is
-// non-empty when a rule changed the type.
-func (s *state) getType(name string, t tensor.DType, rowLen int64) (tensor.DType, string) {
+// non-empty when a rule changed the type. shape is the tensor's, row-major.
+func (s *state) getType(name string, t tensor.DType, shape tensor.Shape) (tensor.DType, string) {
 	h := s.h
 	falcon := h.arch == "falcon"
+	rowLen := shape.RowLen()
 	switch {
 	case name == "output.weight" || (!h.hasOutput && name == "token_embd.weight"):
+		if s.ftype == gguf.FileTypeMXFP4MoE {
+			return tensor.Q8_0, "output tensor"
+		}
 		if falcon || rowLen%qkK != 0 {
 			return tensor.Q8_0, "output tensor, row not a multiple of 256"
 		}
@@ -558,6 +593,14 @@ func (s *state) getType(name string, t tensor.DType, rowLen int64) (tensor.DType
 		if t != tensor.Q8_0 {
 			return tensor.Q6_K, "output tensor"
 		}
+	case s.ftype == gguf.FileTypeMXFP4MoE:
+		// Newer llama.cpp (src/llama-quant.cpp after c392e509): a tensor of
+		// more than one matrix (ggml ne[2] > 1, the stacked experts) is
+		// MXFP4, every other one Q8_0, token_embd included.
+		if len(shape) >= 3 && shape[len(shape)-3] > 1 {
+			return tensor.MXFP4, "stacked experts"
+		}
+		return tensor.Q8_0, "not stacked experts"
 	case name == "token_embd.weight":
 		if s.ftype == gguf.FileTypeTQ1_0 || s.ftype == gguf.FileTypeTQ2_0 {
 			return tensor.Q4_K, "token_embd of a ternary model"

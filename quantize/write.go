@@ -42,22 +42,23 @@ const (
 )
 
 // OutputMetadata is the input's metadata as llama-quantize writes it:
-// every key in order, general.quantization_version set to 2 (in place, or
-// appended), general.file_type removed and appended last with the target's
-// ftype (llama-quantize re-sets it, which moves it to the end; see
-// shared/fixtures/interop/llama/README.md). split.* keys are dropped: the
+// every key in order, then general.quantization_version = 2 and
+// general.file_type = the target's ftype, each removed and appended
+// (llama-quantize re-sets both with gguf_set_val_u32, which moves a key
+// that is there to the end; see shared/fixtures/interop/llama/README.md:
+// an input from a newer convert_hf_to_gguf.py, which writes the version
+// before the tokenizer keys, shows it). split.* keys are dropped: the
 // output is one file.
 func OutputMetadata(c *checkpoint.Checkpoint, t Target) tensor.Metadata {
 	var m tensor.Metadata
 	for _, kv := range c.Metadata {
-		if kv.Key == keyFileType || strings.HasPrefix(kv.Key, "split.") {
+		if kv.Key == keyFileType || kv.Key == keyQuantVersion || strings.HasPrefix(kv.Key, "split.") {
 			continue
 		}
 		m = append(m, kv)
 	}
-	m.Set(keyQuantVersion, tensor.Uint32(quantVersion))
-	m = append(m, tensor.KV{Key: keyFileType, Value: tensor.Uint32(uint32(t.FileType))})
-	return m
+	return append(m, tensor.KV{Key: keyQuantVersion, Value: tensor.Uint32(quantVersion)},
+		tensor.KV{Key: keyFileType, Value: tensor.Uint32(uint32(t.FileType))})
 }
 
 // withKeys is m with each of extra removed and appended.

@@ -40,6 +40,7 @@ type quantizeOptions struct {
 	targetBPW     float64
 	calib         string
 	calibCtx      int
+	pruneLayers   string
 }
 
 func newCmdQuantize(a *app) *cobra.Command {
@@ -57,7 +58,17 @@ and _L mixtures are there too (q2_k_s only with --imatrix), and iq4_nl,
 iq4_xs, iq3_xxs, iq3_xs, iq3_s, iq3_m, tq1_0 and tq2_0, and the 2-bit grid
 mixtures iq2_xxs, iq2_xs, iq2_s (only with --imatrix), iq2_m (and iq3_xxs:
 an IQ2_S tensor needs its imatrix entry), and the 1-bit grid mixtures iq1_s
-and iq1_m (only with --imatrix).
+and iq1_m (only with --imatrix). mxfp4_moe is newer llama-quantize's
+MXFP4_MOE (general.file_type 38): stacked expert tensors MXFP4, every other
+quantizable tensor Q8_0.
+
+--prune-layers 1,3 drops those blocks as newer llama-quantize does: their
+tensors are left out, later blocks are renumbered to close the gaps (blk.2
+becomes blk.1), <arch>.block_count is lowered (and moved last), and the
+per-layer arrays llama.cpp reads (head_count, head_count_kv,
+feed_forward_length, ...) lose the pruned entries, which llama-quantize
+leaves in. A layer the model does not have, or pruning every layer, is an
+error.
 
 --target-bpw X --calib TEXT re-chooses the quantized tensors' types by
 measured sensitivity: each tensor alone in each type, the model's mean KL
@@ -122,6 +133,7 @@ free disk.`,
 	f.Float64Var(&opts.targetBPW, "target-bpw", 0, "choose the quantized tensors' types among the IQ2…Q8_0 types by measured sensitivity (each alone, KL divergence on --calib) so that the tensor data takes at most this many bits per weight")
 	f.StringVar(&opts.calib, "calib", "", "calibration text for --target-bpw")
 	f.IntVar(&opts.calibCtx, "calib-ctx", 128, "tokens per chunk of --calib")
+	f.StringVar(&opts.pruneLayers, "prune-layers", "", "comma-separated layers (blocks) to drop, e.g. 1,3; later blocks are renumbered and block_count lowered, as llama-quantize --prune-layers (GGUF and native output)")
 	f.BoolVar(&opts.keepSplit, "keep-split", false, "GGUF split set input: write one output shard per input shard, named DST-0000i-of-0000n.gguf (DST without .gguf), as llama-quantize --keep-split")
 	f.BoolVar(&opts.requantize, "allow-requantize", false, "quantize a source that is already quantized (block types or int8); the error is then measured against its dequantized weights")
 	return cmd
@@ -187,6 +199,11 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 	}
 	if fo.Format, err = quantize.OutputFormat(opts.dst, opts.to); err != nil {
 		return err
+	}
+	if opts.pruneLayers != "" {
+		if fo.PruneLayers, err = quantize.ParsePruneLayers(opts.pruneLayers); err != nil {
+			return err
+		}
 	}
 	// llama-quantize sets the --override-kv keys, then its imatrix keys.
 	for _, o := range opts.overrideKV {

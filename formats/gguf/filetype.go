@@ -31,6 +31,9 @@ const (
 	FileTypeBF16  FileType = 32
 	FileTypeTQ1_0 FileType = 36
 	FileTypeTQ2_0 FileType = 37
+	// FileTypeMXFP4MoE is LLAMA_FTYPE_MOSTLY_MXFP4_MOE of llama.cpp after
+	// c392e509 (gpt-oss): MXFP4 stacked experts, Q8_0 elsewhere.
+	FileTypeMXFP4MoE FileType = 38
 )
 
 // The IQ3 mixtures (llama_ftype LLAMA_FTYPE_MOSTLY_IQ3_*).
