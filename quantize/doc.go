@@ -24,8 +24,8 @@
 //   - the IQ3 mixtures: IQ3_S everywhere but Q4_K attn_v under GQA ≥ 4
 //     (IQ3_S, IQ3_XS) or always (IQ3_M, which also gives attn_output,
 //     attn_qkv and ffn_down of the first eighth Q4_K); IQ3_XS gives attn_q,
-//     attn_k and the middle ffn_gate/ffn_up IQ3_XXS. The IQ3_XXS mixture's
-//     rules are in getType but it is not offered (IQ2_S attn_q/attn_k);
+//     attn_k and the middle ffn_gate/ffn_up IQ3_XXS; the IQ3_XXS mixture
+//     gives attn_q/attn_k IQ2_S, attn_output and token_embd IQ3_S;
 //   - IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S (and IQ1_M but for token_embd and
 //     output) are refused for a tensor without an importance matrix entry,
 //     as llama-quantize refuses them;
