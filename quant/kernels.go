@@ -14,6 +14,12 @@ type kernelSet struct {
 	quantQ8_0 func(dst []byte, src []float32)
 	// dequantQ8_0 reads len(src)/34 Q8_0 blocks into dst.
 	dequantQ8_0 func(dst []float32, src []byte)
+	// searchQ45K and searchQ6K run the k-quant scale searches of a
+	// super-block one sub-block per lane (see q45KSearchFunc,
+	// q6KSearchFunc); nil in the generic set, whose quantizers search in
+	// plain Go.
+	searchQ45K q45KSearchFunc
+	searchQ6K  q6KSearchFunc
 }
 
 var genericKernels = kernelSet{

@@ -432,25 +432,71 @@ func dequantQ3_K(y []float32, b []byte) {
 	}
 }
 
-// quantQ45K holds what quantize_row_q4_K_ref and quantize_row_q5_K_ref
-// share: eight 32-element groups with av_x + |x| weights, 6-bit scales and
-// mins. It fills L (levels 0..nmax) and the 12 scale bytes, d and dmin.
-func quantQ45K(b []byte, x []float32, L *[qkK]uint8, nmax int32, rmin float32, nstep int) {
+// qkx2Search is one k-quant's parameters for makeQKX2Quants: levels
+// 0..nmax, trial inverse scales (rmin + 0.1·is + nmax)/(max - min) for is
+// = 0..nstep. num holds those numerators as ggml computes them, in float32,
+// for the lane kernels.
+type qkx2Search struct {
+	nmax  int32
+	rmin  float32
+	nstep int
+	num   []float32
+}
+
+func newQKX2Search(nmax int32, rmin float32, nstep int) *qkx2Search {
+	const rdelta = float32(0.1)
+	p := &qkx2Search{nmax: nmax, rmin: rmin, nstep: nstep, num: make([]float32, nstep+1)}
+	for is := range p.num {
+		p.num[is] = float32(rmin+float32(rdelta*float32(is))) + float32(nmax)
+	}
+	return p
+}
+
+// The searches of quantize_row_q4_K_ref and quantize_row_q5_K_ref.
+var (
+	q4KSearch = newQKX2Search(15, -1, 20)
+	q5KSearch = newQKX2Search(31, -0.5, 15)
+)
+
+// q45KSearchFunc is a lane kernel for quantQ45K's eight makeQKX2Quants
+// calls on a super-block: it sets scales and mins as they would and
+// leaves the levels alone, or returns false, having set nothing (a NaN in
+// x). nil means the plain Go search.
+type q45KSearchFunc func(x *[qkK]float32, p *qkx2Search, scales, mins *[8]float32) bool
+
+// searchQ45KSub is quantQ45K's search of sub-block j: weights av_x + |x|
+// with av_x the root mean square of the sub-block, then makeQKX2Quants.
+func searchQ45KSub(x []float32, L []uint8, p *qkx2Search, min *float32) float32 {
 	var laux [32]uint8
 	var weights [32]float32
+	x, L = x[:32], L[:32]
+	var sumX2 float32
+	for _, v := range x {
+		sumX2 += float32(v * v)
+	}
+	avX := float32(math.Sqrt(float64(sumX2 / 32)))
+	for l, v := range x {
+		weights[l] = avX + abs32(v)
+	}
+	return makeQKX2Quants(p.nmax, x, weights[:], L, min, laux[:], p.rmin, 0.1, p.nstep, false)
+}
+
+// quantQ45K holds what quantize_row_q4_K_ref and quantize_row_q5_K_ref
+// share: eight 32-element groups with av_x + |x| weights, 6-bit scales and
+// mins. It fills L (levels 0..p.nmax) and the 12 scale bytes, d and dmin.
+// search, when not nil, finds the scales and mins; then the search's
+// levels, which the quantizer keeps only for a sub-block whose stored
+// scale is zero, are worked out for those sub-blocks alone.
+func quantQ45K(b []byte, x []float32, L *[qkK]uint8, p *qkx2Search, search q45KSearchFunc) {
 	var mins, scales [8]float32
+	lanes := search != nil && search((*[qkK]float32)(x), p, &scales, &mins)
+	if !lanes {
+		for j := range 8 {
+			scales[j] = searchQ45KSub(x[32*j:], L[32*j:], p, &mins[j])
+		}
+	}
 	var maxScale, maxMin float32
 	for j := range 8 {
-		xs := x[32*j : 32*j+32]
-		var sumX2 float32
-		for _, v := range xs {
-			sumX2 += float32(v * v)
-		}
-		avX := float32(math.Sqrt(float64(sumX2 / 32)))
-		for l, v := range xs {
-			weights[l] = avX + abs32(v)
-		}
-		scales[j] = makeQKX2Quants(nmax, xs, weights[:], L[32*j:32*j+32], &mins[j], laux[:], rmin, 0.1, nstep, false)
 		if scales[j] > maxScale {
 			maxScale = scales[j]
 		}
@@ -480,7 +526,16 @@ func quantQ45K(b []byte, x []float32, L *[qkK]uint8, nmax int32, rmin float32, n
 	}
 	putHalf(b[0:], maxScale/63)
 	putHalf(b[2:], maxMin/63)
-	requantK(b, x, L, nmax)
+	if lanes {
+		dd := half(b[0:])
+		for j := range 8 {
+			if s, _ := getScaleMinK4(j, sc); dd*float32(s) == 0 {
+				var m float32
+				searchQ45KSub(x[32*j:], L[32*j:], p, &m)
+			}
+		}
+	}
+	requantK(b, x, L, p.nmax)
 }
 
 // requantK sets the levels L of a Q4_K/Q5_K block from its stored f16 d,
@@ -502,10 +557,12 @@ func requantK(b []byte, x []float32, L *[qkK]uint8, nmax int32) {
 	}
 }
 
-// quantQ4_K is quantize_row_q4_K_ref.
-func quantQ4_K(b []byte, x []float32) {
+// quantQ4_K is quantize_row_q4_K_ref, searching with the active kernels.
+func quantQ4_K(b []byte, x []float32) { quantQ4_KWith(active.searchQ45K, b, x) }
+
+func quantQ4_KWith(search q45KSearchFunc, b []byte, x []float32) {
 	var L [qkK]uint8
-	quantQ45K(b, x, &L, 15, -1, 20)
+	quantQ45K(b, x, &L, q4KSearch, search)
 	packQ4_K(b, &L)
 }
 
@@ -520,10 +577,12 @@ func packQ4_K(b []byte, L *[qkK]uint8) {
 	}
 }
 
-// quantQ5_K is quantize_row_q5_K_ref.
-func quantQ5_K(b []byte, x []float32) {
+// quantQ5_K is quantize_row_q5_K_ref, searching with the active kernels.
+func quantQ5_K(b []byte, x []float32) { quantQ5_KWith(active.searchQ45K, b, x) }
+
+func quantQ5_KWith(search q45KSearchFunc, b []byte, x []float32) {
 	var L [qkK]uint8
-	quantQ45K(b, x, &L, 31, -0.5, 15)
+	quantQ45K(b, x, &L, q5KSearch, search)
 	packQ5_K(b, &L)
 }
 
@@ -608,18 +667,57 @@ func dequantQ5_K(y []float32, b []byte) {
 func quantQ6_K(b []byte, x []float32) { quantQ6_KW(b, x, nil) }
 
 // quantQ6_KW is quantize_row_q6_K_impl: the reference with each
-// sub-block's scale fitted with the importance qw (x² when nil).
-func quantQ6_KW(b []byte, x, qw []float32) {
+// sub-block's scale fitted with the importance qw (x² when nil), searching
+// with the active kernels.
+func quantQ6_KW(b []byte, x, qw []float32) { quantQ6_KWith(active.searchQ6K, b, x, qw) }
+
+// q6KSearchFunc is a lane kernel for quantQ6_KW's sixteen makeQXQuants
+// calls: it sets the scales they return and leaves the levels alone, or
+// returns false, having set nothing (a NaN in x or qw). qw is nil for x²
+// weights. nil means the plain Go search.
+type q6KSearchFunc func(x, qw *[qkK]float32, scales *[16]float32) bool
+
+// q6KNum are the numerators of makeQXQuants' 18 trial inverse scales
+// -(nmax + 0.1·is)/max for nmax 32 (Q6_K), is = -9..9 but 0, in float32 as
+// ggml computes them, for the lane kernels.
+var q6KNum = func() []float32 {
+	const nmax = 32
+	var num []float32
+	for is := int32(-9); is <= 9; is++ {
+		if is != 0 {
+			num = append(num, -(float32(nmax) + float32(float32(0.1)*float32(is))))
+		}
+	}
+	return num
+}()
+
+// q6KSub is quantQ6_KW's search of sub-block ib.
+func q6KSub(x, qw []float32, L []int8, ib int) float32 {
+	var w []float32
+	if qw != nil {
+		w = qw[16*ib : 16*ib+16]
+	}
+	return makeQXQuants(32, x[16*ib:16*ib+16], L[16*ib:16*ib+16], w)
+}
+
+// quantQ6_KWith is quantQ6_KW with the given search (nil: plain Go). As in
+// quantQ45K, a lane search's levels are worked out only for the sub-blocks
+// whose stored scale is zero, the only ones that keep them.
+func quantQ6_KWith(search q6KSearchFunc, b []byte, x, qw []float32) {
 	var L [qkK]int8
 	var scales [16]float32
 	var maxScale, maxAbsScale float32
-	for ib := range 16 {
-		var w []float32
-		if qw != nil {
-			w = qw[16*ib : 16*ib+16]
+	var qwb *[qkK]float32
+	if qw != nil {
+		qwb = (*[qkK]float32)(qw)
+	}
+	lanes := search != nil && search((*[qkK]float32)(x), qwb, &scales)
+	if !lanes {
+		for ib := range 16 {
+			scales[ib] = q6KSub(x, qw, L[:], ib)
 		}
-		s := makeQXQuants(32, x[16*ib:16*ib+16], L[16*ib:16*ib+16], w)
-		scales[ib] = s
+	}
+	for _, s := range scales {
 		if a := abs32(s); a > maxAbsScale {
 			maxAbsScale, maxScale = a, s
 		}
@@ -638,6 +736,9 @@ func quantQ6_KW(b []byte, x, qw []float32) {
 	for j := range 16 {
 		d := dd * float32(int8(sc[j]))
 		if d == 0 {
+			if lanes {
+				q6KSub(x, qw, L[:], j)
+			}
 			continue
 		}
 		for ii := range 16 {

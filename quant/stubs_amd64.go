@@ -32,6 +32,14 @@ func dequantQ8_0AVX2(dst *float32, src *byte, nblocks int)
 //go:noescape
 func quantQ8_0AVX512(dst *byte, src *float32, nblocks int)
 
+// The k-quant searches, kquants_amd64.s.
+
+//go:noescape
+func searchQ45KAVX2(x *float32, num *float32, nnum int, nmax int, scales, mins *float32, scratch *float32) bool
+
+//go:noescape
+func searchQXAVX2(x, w *float32, n int, nmax int, num *float32, nnum int, scales *float32, scratch *float32) bool
+
 // simdSets are the SIMD kernel sets this CPU runs, best last; the tests run
 // every one of them against the generic set.
 var simdSets = func() []kernelSet {
@@ -63,6 +71,25 @@ var avx2Kernels = kernelSet{
 	decBF16:     decodeBF16SIMD,
 	quantQ8_0:   quantizeQ8_0SIMD,
 	dequantQ8_0: dequantizeQ8_0SIMD,
+	searchQ45K:  searchQ45KSIMD,
+	searchQ6K:   searchQ6KSIMD,
+}
+
+// searchQ45KSIMD runs quantQ45K's search with eight lanes.
+func searchQ45KSIMD(x *[qkK]float32, p *qkx2Search, scales, mins *[8]float32) bool {
+	var scratch [808]float32
+	return searchQ45KAVX2(&x[0], &p.num[0], len(p.num), int(p.nmax), &scales[0], &mins[0], &scratch[0])
+}
+
+// searchQ6KSIMD runs quantQ6_KW's search as two passes of eight lanes.
+func searchQ6KSIMD(x, qw *[qkK]float32, scales *[16]float32) bool {
+	var scratch [3 * 32 * 8]float32 // the kernel's layout holds up to 32 elements a lane
+	var w0, w1 *float32
+	if qw != nil {
+		w0, w1 = &qw[0], &qw[128]
+	}
+	return searchQXAVX2(&x[0], w0, 16, 32, &q6KNum[0], len(q6KNum), &scales[0], &scratch[0]) &&
+		searchQXAVX2(&x[128], w1, 16, 32, &q6KNum[0], len(q6KNum), &scales[8], &scratch[0])
 }
 
 func encodeF16SIMD(dst []uint16, src []float32) {

@@ -1,0 +1,472 @@
+//go:build !noasm
+
+#include "textflag.h"
+
+// The k-quant scale searches, one sub-block per vector lane. Each lane runs
+// the exact float32 sequence of the scalar search in kquants.go
+// (makeQKX2Quants as quantQ45K calls it, makeQXQuants): the same operations
+// on the same operands in the same order, no FMA, every sum accumulated
+// element by element in its own lane. The lanes are independent sub-blocks,
+// so the result is the scalar one bit for bit; where the scalar code leaves
+// a loop early or skips an update, the lanes compute on and the update is
+// blended in only where the scalar condition holds.
+//
+// Operand order follows the Go source where IEEE results could differ (the
+// NaN a min, max or add keeps): MINPS/MAXPS return their second source
+// unless the first compares less/greater, which is `if x < mn { mn = x }`.
+// Go's assembler writes sources in reverse: VSUBPS B, A, D is D = A - B.
+//
+// nearestInt(f) is ggml's nearest_int: bits(f + 1.5·2^23) & 0x7fffff -
+// 0x400000, integer operations on the float's bits.
+
+DATA kq<>+0x00(SB)/4, $0x4b400000 // 1.5·2^23
+DATA kq<>+0x04(SB)/4, $0x4b400000
+DATA kq<>+0x08(SB)/4, $0x4b400000
+DATA kq<>+0x0c(SB)/4, $0x4b400000
+DATA kq<>+0x10(SB)/4, $0x4b400000
+DATA kq<>+0x14(SB)/4, $0x4b400000
+DATA kq<>+0x18(SB)/4, $0x4b400000
+DATA kq<>+0x1c(SB)/4, $0x4b400000
+DATA kq<>+0x20(SB)/4, $0x007fffff // mantissa mask
+DATA kq<>+0x24(SB)/4, $0x007fffff
+DATA kq<>+0x28(SB)/4, $0x007fffff
+DATA kq<>+0x2c(SB)/4, $0x007fffff
+DATA kq<>+0x30(SB)/4, $0x007fffff
+DATA kq<>+0x34(SB)/4, $0x007fffff
+DATA kq<>+0x38(SB)/4, $0x007fffff
+DATA kq<>+0x3c(SB)/4, $0x007fffff
+DATA kq<>+0x40(SB)/4, $0x00400000 // 2^22
+DATA kq<>+0x44(SB)/4, $0x00400000
+DATA kq<>+0x48(SB)/4, $0x00400000
+DATA kq<>+0x4c(SB)/4, $0x00400000
+DATA kq<>+0x50(SB)/4, $0x00400000
+DATA kq<>+0x54(SB)/4, $0x00400000
+DATA kq<>+0x58(SB)/4, $0x00400000
+DATA kq<>+0x5c(SB)/4, $0x00400000
+DATA kq<>+0x60(SB)/4, $0 // lane numbers
+DATA kq<>+0x64(SB)/4, $1
+DATA kq<>+0x68(SB)/4, $2
+DATA kq<>+0x6c(SB)/4, $3
+DATA kq<>+0x70(SB)/4, $4
+DATA kq<>+0x74(SB)/4, $5
+DATA kq<>+0x78(SB)/4, $6
+DATA kq<>+0x7c(SB)/4, $7
+DATA kq<>+0x80(SB)/4, $8
+DATA kq<>+0x84(SB)/4, $9
+DATA kq<>+0x88(SB)/4, $10
+DATA kq<>+0x8c(SB)/4, $11
+DATA kq<>+0x90(SB)/4, $12
+DATA kq<>+0x94(SB)/4, $13
+DATA kq<>+0x98(SB)/4, $14
+DATA kq<>+0x9c(SB)/4, $15
+DATA kq<>+0xa0(SB)/4, $0x7fffffff // |x| mask
+DATA kq<>+0xa4(SB)/4, $0x80000000 // sign
+DATA kq<>+0xa8(SB)/4, $0x3f800000 // 1
+DATA kq<>+0xac(SB)/4, $0x42000000 // 32
+DATA kq<>+0xb0(SB)/4, $0x26901d7d // 1e-15 as float32 (groupMaxEps)
+GLOBL kq<>(SB), RODATA|NOPTR, $0xb4
+
+#define MAGIC kq<>+0x00(SB)
+#define MANT kq<>+0x20(SB)
+#define HALF22 kq<>+0x40(SB)
+
+// Scratch layout of searchQ45KAVX2 (bytes): x transposed, weights
+// transposed, the trial levels as floats, and spilled per-lane state.
+#define Q_XT 0
+#define Q_WT 1024
+#define Q_LT 2048
+#define Q_MX 3072
+#define Q_SUMW 3104
+#define Q_SUMX 3136
+#define Q_EQ 3168
+#define Q_MN0 3200
+
+// func searchQ45KAVX2(x *float32, num *float32, nnum int, nmax int, scales, mins *float32, scratch *float32) bool
+//
+// The eight makeQKX2Quants calls of quantQ45K on the super-block x[0:256]
+// (sub-block j = lane j), weights avX + |x|, rdelta folded into num: trial
+// is uses iscale = num[is] / (mx - mn). Writes scales[0:8] and the mins
+// (-mn) to mins[0:8]; the levels are left to the caller. Returns false,
+// having written nothing, when x holds a NaN: which NaN an operation keeps
+// when both operands are NaNs is the one thing the order of commutative
+// operands decides, and compilers choose that order freely.
+TEXT ·searchQ45KAVX2(SB), NOSPLIT, $0-57
+	MOVQ x+0(FP), SI
+	MOVQ num+8(FP), R8
+	MOVQ nnum+16(FP), R9
+	MOVQ nmax+24(FP), AX
+	MOVQ scratch+48(FP), DI
+
+	// Y15: lane j's offset 32·j (elements) for the gathers.
+	VMOVDQU      kq<>+0x60(SB), Y15
+	VPSLLD       $5, Y15, Y15
+
+	// Pass 1: transpose x, Σx², min and max, as the scalar loops do.
+	VPCMPEQD     Y14, Y14, Y14
+	VGATHERDPS   Y14, (SI)(Y15*4), Y0
+	VMOVAPS      Y0, Y12 // mn
+	VMOVAPS      Y0, Y13 // mx
+	VXORPS       Y11, Y11, Y11 // sumX2
+	VXORPS       Y10, Y10, Y10 // any NaN
+	MOVQ         SI, BX
+	LEAQ         Q_XT(DI), DX
+	MOVQ         $32, CX
+
+pass1:
+	VPCMPEQD     Y14, Y14, Y14
+	VGATHERDPS   Y14, (BX)(Y15*4), Y0
+	VMOVUPS      Y0, (DX)
+	VMULPS       Y0, Y0, Y1
+	VADDPS       Y1, Y11, Y11 // sumX2 += v*v
+	VMINPS       Y12, Y0, Y12 // if x < mn { mn = x }
+	VMAXPS       Y13, Y0, Y13 // if x > mx { mx = x }
+	VCMPPS       $3, Y0, Y0, Y1
+	VORPS        Y1, Y10, Y10
+	ADDQ         $4, BX
+	ADDQ         $32, DX
+	DECQ         CX
+	JNZ          pass1
+	VMOVMSKPS    Y10, R13
+	TESTL        R13, R13
+	JNZ          q45nan
+
+	// avX = sqrt(Σx²/32); weights avX + |x|; sumW = Σw, sumX = Σw·x
+	// (the first terms taken as they are, not added to zero).
+	VBROADCASTSS kq<>+0xac(SB), Y1
+	VDIVPS       Y1, Y11, Y11
+	VSQRTPS      Y11, Y11 // avX
+	VBROADCASTSS kq<>+0xa0(SB), Y10 // |x| mask
+	LEAQ         Q_XT(DI), DX
+	VMOVUPS      (DX), Y0
+	VANDPS       Y10, Y0, Y1
+	VADDPS       Y1, Y11, Y1 // w = avX + |x|
+	VMOVUPS      Y1, Q_WT(DX)
+	VMOVAPS      Y1, Y8 // sumW
+	VMULPS       Y0, Y1, Y9 // sumX = sumW·x[0]
+	ADDQ         $32, DX
+	MOVQ         $31, CX
+
+pass2:
+	VMOVUPS      (DX), Y0
+	VANDPS       Y10, Y0, Y1
+	VADDPS       Y1, Y11, Y1
+	VMOVUPS      Y1, Q_WT(DX)
+	VADDPS       Y1, Y8, Y8 // sumW += w
+	VMULPS       Y0, Y1, Y2
+	VADDPS       Y2, Y9, Y9 // sumX += w·x
+	ADDQ         $32, DX
+	DECQ         CX
+	JNZ          pass2
+
+	VMOVUPS      Y8, Q_SUMW(DI)
+	VMOVUPS      Y9, Q_SUMX(DI)
+
+	// if mn > 0 { mn = 0 }: MINPS(0, mn) keeps mn unless 0 < mn.
+	VXORPS       Y0, Y0, Y0
+	VMINPS       Y12, Y0, Y12
+	VCMPPS       $0, Y12, Y13, Y1 // mx == mn: all levels 0, scale 0
+	VMOVUPS      Y1, Q_EQ(DI)
+	VMOVUPS      Y12, Q_MN0(DI)
+	VMOVUPS      Y13, Q_MX(DI)
+
+	// Registers from here: Y15 mn, Y14 scale, Y13 bestErr, Y12 zero,
+	// Y7 nmax (int), Y6 1.5·2^23.
+	VMOVAPS      Y12, Y15
+	VMOVQ        AX, X7
+	VPBROADCASTD X7, Y7
+	VMOVUPS      MAGIC, Y6
+	VXORPS       Y12, Y12, Y12
+
+	// iscale = nmax/(mx - mn), scale = 1/iscale, and the error of the
+	// levels nearest to iscale·(x - mn).
+	VSUBPS       Y15, Y13, Y0
+	VCVTDQ2PS    Y7, Y1
+	VDIVPS       Y0, Y1, Y11 // iscale
+	VBROADCASTSS kq<>+0xa8(SB), Y1
+	VDIVPS       Y11, Y1, Y14 // scale
+	VXORPS       Y13, Y13, Y13
+	LEAQ         Q_XT(DI), DX
+	MOVQ         $32, CX
+
+err0:
+	VMOVUPS      (DX), Y0
+	VSUBPS       Y15, Y0, Y1
+	VMULPS       Y1, Y11, Y1
+	VADDPS       Y6, Y1, Y1
+	VPAND        MANT, Y1, Y1
+	VPSUBD       HALF22, Y1, Y1
+	VPMINSD      Y7, Y1, Y1
+	VPMAXSD      Y12, Y1, Y1
+	VCVTDQ2PS    Y1, Y1 // L
+	VMULPS       Y1, Y14, Y1 // scale·L
+	VADDPS       Y15, Y1, Y1 // + mn
+	VSUBPS       Y0, Y1, Y1 // - x
+	VMULPS       Y1, Y1, Y1
+	VMULPS       Q_WT(DX), Y1, Y1 // w·diff²: w first
+	VADDPS       Y1, Y13, Y13
+	ADDQ         $32, DX
+	DECQ         CX
+	JNZ          err0
+
+	TESTQ        R9, R9
+	JZ           finish
+
+trial:
+	// iscale = num[is] / (mx - mn), mn as the previous trials left it.
+	VMOVUPS      Q_MX(DI), Y0
+	VSUBPS       Y15, Y0, Y0
+	VBROADCASTSS (R8), Y1
+	VDIVPS       Y0, Y1, Y11
+	VXORPS       Y8, Y8, Y8 // sumL
+	VXORPS       Y9, Y9, Y9 // sumL2
+	VXORPS       Y10, Y10, Y10 // sumXL
+	LEAQ         Q_XT(DI), DX
+	MOVQ         $32, CX
+
+sums:
+	VMOVUPS      (DX), Y0
+	VSUBPS       Y15, Y0, Y1
+	VMULPS       Y1, Y11, Y1
+	VADDPS       Y6, Y1, Y1
+	VPAND        MANT, Y1, Y1
+	VPSUBD       HALF22, Y1, Y1
+	VPMINSD      Y7, Y1, Y1
+	VPMAXSD      Y12, Y1, Y1
+	VCVTDQ2PS    Y1, Y1 // l
+	VMOVUPS      Y1, Q_LT(DX)
+	VMOVUPS      Q_WT(DX), Y2
+	VMULPS       Y1, Y2, Y2 // w·l
+	VADDPS       Y2, Y8, Y8 // sumL += w·l
+	VMULPS       Y1, Y2, Y3
+	VADDPS       Y3, Y9, Y9 // sumL2 += w·l·l
+	VMULPS       Y0, Y2, Y3
+	VADDPS       Y3, Y10, Y10 // sumXL += w·l·x
+	ADDQ         $32, DX
+	DECQ         CX
+	JNZ          sums
+
+	// D = sumW·sumL2 - sumL·sumL
+	VMOVUPS      Q_SUMW(DI), Y4
+	VMOVUPS      Q_SUMX(DI), Y5
+	VMULPS       Y9, Y4, Y0
+	VMULPS       Y8, Y8, Y1
+	VSUBPS       Y1, Y0, Y0 // D
+	VCMPPS       $1, Y0, Y12, Y3 // 0 < D
+	VMOVMSKPS    Y3, AX
+	TESTL        AX, AX
+	JZ           next
+
+	// thisScale = (sumW·sumXL - sumX·sumL)/D, thisMin = (sumL2·sumX - sumL·sumXL)/D
+	VMULPS       Y10, Y4, Y1
+	VMULPS       Y8, Y5, Y2
+	VSUBPS       Y2, Y1, Y1
+	VDIVPS       Y0, Y1, Y1 // thisScale
+	VMULPS       Y5, Y9, Y2
+	VMULPS       Y10, Y8, Y4
+	VSUBPS       Y4, Y2, Y2
+	VDIVPS       Y0, Y2, Y2 // thisMin
+	// if thisMin > 0 { thisMin = 0; thisScale = sumXL/sumL2 }
+	VCMPPS       $1, Y2, Y12, Y4 // 0 < thisMin
+	VDIVPS       Y9, Y10, Y5
+	VBLENDVPS    Y4, Y5, Y1, Y1
+	VANDNPS      Y2, Y4, Y2
+	VMOVAPS      Y1, Y8 // thisScale
+	VMOVAPS      Y2, Y9 // thisMin
+	VMOVAPS      Y3, Y10 // D > 0
+
+	VXORPS       Y5, Y5, Y5 // cur
+	LEAQ         Q_XT(DI), DX
+	MOVQ         $32, CX
+
+cur:
+	VMULPS       Q_LT(DX), Y8, Y1 // thisScale·l
+	VADDPS       Y9, Y1, Y1 // + thisMin
+	VSUBPS       (DX), Y1, Y1 // - x
+	VMULPS       Y1, Y1, Y1
+	VMULPS       Q_WT(DX), Y1, Y1
+	VADDPS       Y1, Y5, Y5
+	ADDQ         $32, DX
+	DECQ         CX
+	JNZ          cur
+
+	// if D > 0 && cur < bestErr { bestErr, scale, mn = cur, thisScale, thisMin }
+	VCMPPS       $1, Y13, Y5, Y0 // cur < bestErr
+	VANDPS       Y10, Y0, Y0
+	VBLENDVPS    Y0, Y5, Y13, Y13
+	VBLENDVPS    Y0, Y8, Y14, Y14
+	VBLENDVPS    Y0, Y9, Y15, Y15
+
+next:
+	ADDQ         $4, R8
+	DECQ         R9
+	JNZ          trial
+
+finish:
+	// mx == mn lanes return scale 0 and -mn of the first pass.
+	VMOVUPS      Q_EQ(DI), Y0
+	VANDNPS      Y14, Y0, Y14
+	VBLENDVPS    Y0, Q_MN0(DI), Y15, Y15
+	VBROADCASTSS kq<>+0xa4(SB), Y1
+	VXORPS       Y1, Y15, Y15
+	MOVQ         scales+32(FP), R10
+	MOVQ         mins+40(FP), R11
+	VMOVUPS      Y14, (R10)
+	VMOVUPS      Y15, (R11)
+	VZEROUPPER
+	MOVB         $1, ret+56(FP)
+	RET
+
+q45nan:
+	VZEROUPPER
+	MOVB         $0, ret+56(FP)
+	RET
+
+// Scratch layout of searchQXAVX2 (bytes, n ≤ 32): x, w and w·x transposed.
+#define X_XT 0
+#define X_WT 1024
+#define X_WXT 2048
+
+// func searchQXAVX2(x, w *float32, n int, nmax int, num *float32, nnum int, scales *float32, scratch *float32) bool
+//
+// makeQXQuants(nmax, x[n·j : n·j+n], ., w[n·j : n·j+n]) for j = 0..7 (lane
+// j), weights x² when w is nil; trial k uses iscale = num[k]/mx. Writes
+// the eight scales; the levels are left to the caller. Returns false,
+// having written nothing, when x or w holds a NaN (see searchQ45KAVX2).
+TEXT ·searchQXAVX2(SB), NOSPLIT, $0-65
+	MOVQ x+0(FP), SI
+	MOVQ w+8(FP), BX
+	MOVQ n+16(FP), CX
+	MOVQ nmax+24(FP), AX
+	MOVQ num+32(FP), R8
+	MOVQ nnum+40(FP), R9
+	MOVQ scratch+56(FP), DI
+
+	VMOVQ        CX, X0
+	VPBROADCASTD X0, Y0
+	VPMULLD      kq<>+0x60(SB), Y0, Y15 // lane j's offset n·j
+	VBROADCASTSS kq<>+0xa0(SB), Y11 // |x| mask
+	VXORPS       Y13, Y13, Y13 // amax
+	VXORPS       Y12, Y12, Y12 // mx
+	VXORPS       Y10, Y10, Y10 // any NaN
+	MOVQ         CX, R10
+	LEAQ         X_XT(DI), DX
+
+	// Pass 1: transpose x (and w, or w = x²), w·x, and the element of
+	// largest magnitude (the first of equals, as `if ax > amax`).
+load:
+	VPCMPEQD     Y14, Y14, Y14
+	VGATHERDPS   Y14, (SI)(Y15*4), Y0
+	VCMPPS       $3, Y0, Y0, Y1
+	VORPS        Y1, Y10, Y10
+	TESTQ        BX, BX
+	JZ           square
+	VPCMPEQD     Y14, Y14, Y14
+	VGATHERDPS   Y14, (BX)(Y15*4), Y1
+	VCMPPS       $3, Y1, Y1, Y2
+	VORPS        Y2, Y10, Y10
+	ADDQ         $4, BX
+	JMP          loaded
+
+square:
+	VMULPS       Y0, Y0, Y1
+
+loaded:
+	VMOVUPS      Y0, (DX)
+	VMOVUPS      Y1, X_WT(DX)
+	VMULPS       Y0, Y1, Y2 // w·x
+	VMOVUPS      Y2, X_WXT(DX)
+	VANDPS       Y11, Y0, Y2 // ax
+	VCMPPS       $1, Y2, Y13, Y3 // amax < ax
+	VBLENDVPS    Y3, Y2, Y13, Y13
+	VBLENDVPS    Y3, Y0, Y12, Y12
+	ADDQ         $4, SI
+	ADDQ         $32, DX
+	DECQ         R10
+	JNZ          load
+	VMOVMSKPS    Y10, R13
+	TESTL        R13, R13
+	JNZ          qxnan
+
+	// Registers from here: Y15 amax < eps (all zero), Y14 scale, Y13 best,
+	// Y12 mx, Y11 nmax-1, Y10 -nmax (ints), Y9 zero, Y8 iscale, Y6
+	// 1.5·2^23; the sums in Y5 (sumlx) and Y4 (suml2).
+	VBROADCASTSS kq<>+0xb0(SB), Y0
+	VCMPPS       $1, Y0, Y13, Y15
+	VMOVQ        AX, X0
+	VPBROADCASTD X0, Y0
+	VCVTDQ2PS    Y0, Y1
+	VPCMPEQD     Y2, Y2, Y2
+	VPADDD       Y2, Y0, Y11 // nmax-1
+	VXORPS       Y9, Y9, Y9
+	VPSUBD       Y0, Y9, Y10 // -nmax
+	VMOVUPS      MAGIC, Y6
+	VSUBPS       Y1, Y9, Y1 // float32(-nmax): 0 - nmax is exact
+	VDIVPS       Y12, Y1, Y8 // iscale = -nmax/mx
+	MOVQ         $1, R11 // the first pass sets scale and best
+
+qxpass:
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y4, Y4, Y4
+	MOVQ         CX, R10
+	LEAQ         X_XT(DI), DX
+
+qxsums:
+	VMULPS       (DX), Y8, Y0 // iscale·x
+	VADDPS       Y6, Y0, Y0
+	VPAND        MANT, Y0, Y0
+	VPSUBD       HALF22, Y0, Y0
+	VPMINSD      Y11, Y0, Y0
+	VPMAXSD      Y10, Y0, Y0
+	VCVTDQ2PS    Y0, Y0 // l
+	VMULPS       X_WXT(DX), Y0, Y1 // (w·x)·l
+	VADDPS       Y1, Y5, Y5
+	VMULPS       X_WT(DX), Y0, Y2 // w·l
+	VMULPS       Y0, Y2, Y2
+	VADDPS       Y2, Y4, Y4
+	ADDQ         $32, DX
+	DECQ         R10
+	JNZ          qxsums
+
+	TESTQ        R11, R11
+	JZ           qxupdate
+	XORQ         R11, R11
+	// scale = suml2 != 0 ? sumlx/suml2 : 0; best = scale·sumlx
+	VCMPPS       $4, Y9, Y4, Y0 // suml2 != 0 (NaN too)
+	VDIVPS       Y4, Y5, Y14
+	VANDPS       Y0, Y14, Y14
+	VMULPS       Y5, Y14, Y13
+	JMP          qxnext
+
+qxupdate:
+	// if suml2 > 0 && sumlx·sumlx > best·suml2 { scale = sumlx/suml2; best = scale·sumlx }
+	VCMPPS       $1, Y4, Y9, Y0 // 0 < suml2
+	VMULPS       Y5, Y5, Y1
+	VMULPS       Y4, Y13, Y2
+	VCMPPS       $1, Y1, Y2, Y3 // best·suml2 < sumlx²
+	VANDPS       Y3, Y0, Y0
+	VDIVPS       Y4, Y5, Y1
+	VMULPS       Y5, Y1, Y2
+	VBLENDVPS    Y0, Y1, Y14, Y14
+	VBLENDVPS    Y0, Y2, Y13, Y13
+	ADDQ         $4, R8
+	DECQ         R9
+
+qxnext:
+	TESTQ        R9, R9
+	JZ           qxdone
+	VBROADCASTSS (R8), Y1
+	VDIVPS       Y12, Y1, Y8 // iscale = num[k]/mx
+	JMP          qxpass
+
+qxdone:
+	VANDNPS      Y14, Y15, Y14 // all-zero lanes: scale 0
+	MOVQ         scales+48(FP), R10
+	VMOVUPS      Y14, (R10)
+	VZEROUPPER
+	MOVB         $1, ret+64(FP)
+	RET
+
+qxnan:
+	VZEROUPPER
+	MOVB         $0, ret+64(FP)
+	RET

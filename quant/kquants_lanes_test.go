@@ -1,0 +1,150 @@
+package quant
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// kquantCases are super-blocks that exercise every branch of the k-quant
+// searches: weights-like data, constant and all-zero sub-blocks (mx == mn,
+// amax below groupMaxEps), single spikes, huge and tiny magnitudes,
+// infinities and NaNs (which the lane kernels leave to the plain Go search).
+func kquantCases(r *rand.Rand) [][]float32 {
+	var cases [][]float32
+	gen := func(f func(i int) float32) {
+		x := make([]float32, qkK)
+		for i := range x {
+			x[i] = f(i)
+		}
+		cases = append(cases, x)
+	}
+	for range 200 {
+		s := math.Pow(10, r.Float64()*8-6)
+		gen(func(int) float32 { return float32(r.NormFloat64() * s) })
+	}
+	for range 50 {
+		gen(func(int) float32 { return float32(r.NormFloat64()*0.02 + 0.05) }) // all positive: min clamps to 0
+		gen(func(int) float32 { return -float32(r.ExpFloat64()) })
+	}
+	gen(func(int) float32 { return 0 })
+	gen(func(int) float32 { return float32(math.Copysign(0, -1)) })
+	gen(func(int) float32 { return 1 })
+	gen(func(i int) float32 { return float32(i%32) - 7 })
+	gen(func(i int) float32 { return float32(i%16) * 0.25 })
+	for _, special := range []float32{0, 1e-30, 1e-20, 3e38, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())} {
+		for range 4 {
+			j := r.IntN(qkK)
+			sub := r.IntN(16)
+			gen(func(i int) float32 {
+				switch {
+				case i == j:
+					return special
+				case i/16 == sub:
+					return 0 // one sub-block of zeros beside it
+				}
+				return float32(r.NormFloat64() * 0.02)
+			})
+		}
+	}
+	// a sub-block of zeros next to large ones: its stored scale is 0, so
+	// the search's own levels are what the block keeps
+	gen(func(i int) float32 {
+		if i < 32 {
+			return float32(r.NormFloat64() * 1e-9)
+		}
+		return float32(r.NormFloat64() * 10)
+	})
+	for range 100 {
+		gen(func(int) float32 { return math.Float32frombits(r.Uint32()) })
+	}
+	return cases
+}
+
+// TestKQuantLanes checks every lane kernel against the plain Go search,
+// byte for byte, through the block quantizers, with and without importance
+// weights for Q6_K.
+func TestKQuantLanes(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	cases := kquantCases(r)
+	qw := make([]float32, qkK)
+	for i := range qw {
+		qw[i] = float32(r.ExpFloat64())
+	}
+	nanW := append([]float32(nil), qw...)
+	nanW[77] = float32(math.NaN())
+	for _, impl := range implementations() {
+		if impl.searchQ45K == nil && impl.searchQ6K == nil {
+			continue
+		}
+		for ci, x := range cases {
+			for _, c := range []struct {
+				name     string
+				size     int
+				ref, got func(b []byte)
+			}{
+				{"Q4_K", 144, func(b []byte) { quantQ4_KWith(nil, b, x) }, func(b []byte) { quantQ4_KWith(impl.searchQ45K, b, x) }},
+				{"Q5_K", 176, func(b []byte) { quantQ5_KWith(nil, b, x) }, func(b []byte) { quantQ5_KWith(impl.searchQ45K, b, x) }},
+				{"Q6_K", 210, func(b []byte) { quantQ6_KWith(nil, b, x, nil) }, func(b []byte) { quantQ6_KWith(impl.searchQ6K, b, x, nil) }},
+				{"Q6_K/imatrix", 210, func(b []byte) { quantQ6_KWith(nil, b, x, qw) }, func(b []byte) { quantQ6_KWith(impl.searchQ6K, b, x, qw) }},
+				{"Q6_K/NaN-imatrix", 210, func(b []byte) { quantQ6_KWith(nil, b, x, nanW) }, func(b []byte) { quantQ6_KWith(impl.searchQ6K, b, x, nanW) }},
+			} {
+				want := bytes.Repeat([]byte{0xa5}, c.size)
+				got := bytes.Repeat([]byte{0x5a}, c.size)
+				c.ref(want)
+				c.got(got)
+				if !bytes.Equal(got, want) {
+					t.Fatalf("%s %s case %d: block differs from the plain Go search\n got %x\nwant %x\nx[:8] %v", impl.name, c.name, ci, got, want, x[:8])
+				}
+			}
+		}
+	}
+}
+
+// TestKQuantLanesScales checks the kernels' raw output, scales and mins
+// for every sub-block, against the plain Go search, and that a NaN makes
+// them decline.
+func TestKQuantLanesScales(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	for _, impl := range implementations() {
+		if impl.searchQ45K == nil {
+			continue
+		}
+		for ci, x := range kquantCases(r) {
+			hasNaN := false
+			for _, v := range x {
+				hasNaN = hasNaN || v != v
+			}
+			for _, p := range []*qkx2Search{q4KSearch, q5KSearch} {
+				var scales, mins [8]float32
+				ok := impl.searchQ45K((*[qkK]float32)(x), p, &scales, &mins)
+				if ok == hasNaN {
+					t.Fatalf("%s case %d nmax %d: ok %v with NaN %v", impl.name, ci, p.nmax, ok, hasNaN)
+				}
+				if !ok {
+					continue
+				}
+				for j := range 8 {
+					var L [32]uint8
+					var m float32
+					s := searchQ45KSub(x[32*j:], L[:], p, &m)
+					if math.Float32bits(s) != math.Float32bits(scales[j]) || math.Float32bits(m) != math.Float32bits(mins[j]) {
+						t.Fatalf("%s case %d nmax %d sub-block %d: scale %v min %v, want %v %v", impl.name, ci, p.nmax, j, scales[j], mins[j], s, m)
+					}
+				}
+			}
+			var scales [16]float32
+			if ok := impl.searchQ6K((*[qkK]float32)(x), nil, &scales); ok == hasNaN {
+				t.Fatalf("%s case %d Q6_K: ok %v with NaN %v", impl.name, ci, ok, hasNaN)
+			} else if ok {
+				var L [qkK]int8
+				for ib := range 16 {
+					if s := q6KSub(x, nil, L[:], ib); math.Float32bits(s) != math.Float32bits(scales[ib]) {
+						t.Fatalf("%s case %d Q6_K sub-block %d: scale %v, want %v", impl.name, ci, ib, scales[ib], s)
+					}
+				}
+			}
+		}
+	}
+}
