@@ -20,6 +20,12 @@ type kernelSet struct {
 	// plain Go.
 	searchQ45K q45KSearchFunc
 	searchQ6K  q6KSearchFunc
+	// levels is the k-quants' last step: for sub-block k of the
+	// len(d) equal sub-blocks of x, L[i] = off + clamp(nearestInt((x[i] +
+	// m[k]) / d[k]), lo, hi), or nearestInt(x[i] / d[k]) when m is nil;
+	// a sub-block whose d[k] is 0 is left alone. nil in the generic set,
+	// whose quantizers run requantK's plain loops.
+	levels func(L []uint8, x, d, m []float32, lo, hi, off int32)
 }
 
 var genericKernels = kernelSet{

@@ -3,6 +3,7 @@ package quant
 import (
 	"encoding/binary"
 	"math"
+	"unsafe"
 )
 
 // The k-quant reference quantizers, transcribed from ggml-quants.c as of
@@ -487,9 +488,9 @@ func searchQ45KSub(x []float32, L []uint8, p *qkx2Search, min *float32) float32 
 // search, when not nil, finds the scales and mins; then the search's
 // levels, which the quantizer keeps only for a sub-block whose stored
 // scale is zero, are worked out for those sub-blocks alone.
-func quantQ45K(b []byte, x []float32, L *[qkK]uint8, p *qkx2Search, search q45KSearchFunc) {
+func quantQ45K(b []byte, x []float32, L *[qkK]uint8, p *qkx2Search, k *kernelSet) {
 	var mins, scales [8]float32
-	lanes := search != nil && search((*[qkK]float32)(x), p, &scales, &mins)
+	lanes := k.searchQ45K != nil && k.searchQ45K((*[qkK]float32)(x), p, &scales, &mins)
 	if !lanes {
 		for j := range 8 {
 			scales[j] = searchQ45KSub(x[32*j:], L[32*j:], p, &mins[j])
@@ -535,7 +536,19 @@ func quantQ45K(b []byte, x []float32, L *[qkK]uint8, p *qkx2Search, search q45KS
 			}
 		}
 	}
-	requantK(b, x, L, p.nmax)
+	if k.levels == nil {
+		requantK(b, x, L, p.nmax)
+		return
+	}
+	// requantK's arithmetic, the divisions in the kernel
+	var d, dm [8]float32
+	dd, dmin := half(b[0:]), half(b[2:])
+	for j := range 8 {
+		s, m := getScaleMinK4(j, sc)
+		d[j] = dd * float32(s)
+		dm[j] = dmin * float32(m)
+	}
+	k.levels(L[:], x[:qkK], d[:], dm[:], 0, p.nmax, 0)
 }
 
 // requantK sets the levels L of a Q4_K/Q5_K block from its stored f16 d,
@@ -557,12 +570,12 @@ func requantK(b []byte, x []float32, L *[qkK]uint8, nmax int32) {
 	}
 }
 
-// quantQ4_K is quantize_row_q4_K_ref, searching with the active kernels.
-func quantQ4_K(b []byte, x []float32) { quantQ4_KWith(active.searchQ45K, b, x) }
+// quantQ4_K is quantize_row_q4_K_ref, with the active kernels.
+func quantQ4_K(b []byte, x []float32) { quantQ4_KWith(&active, b, x) }
 
-func quantQ4_KWith(search q45KSearchFunc, b []byte, x []float32) {
+func quantQ4_KWith(k *kernelSet, b []byte, x []float32) {
 	var L [qkK]uint8
-	quantQ45K(b, x, &L, q4KSearch, search)
+	quantQ45K(b, x, &L, q4KSearch, k)
 	packQ4_K(b, &L)
 }
 
@@ -577,12 +590,12 @@ func packQ4_K(b []byte, L *[qkK]uint8) {
 	}
 }
 
-// quantQ5_K is quantize_row_q5_K_ref, searching with the active kernels.
-func quantQ5_K(b []byte, x []float32) { quantQ5_KWith(active.searchQ45K, b, x) }
+// quantQ5_K is quantize_row_q5_K_ref, with the active kernels.
+func quantQ5_K(b []byte, x []float32) { quantQ5_KWith(&active, b, x) }
 
-func quantQ5_KWith(search q45KSearchFunc, b []byte, x []float32) {
+func quantQ5_KWith(k *kernelSet, b []byte, x []float32) {
 	var L [qkK]uint8
-	quantQ45K(b, x, &L, q5KSearch, search)
+	quantQ45K(b, x, &L, q5KSearch, k)
 	packQ5_K(b, &L)
 }
 
@@ -669,7 +682,7 @@ func quantQ6_K(b []byte, x []float32) { quantQ6_KW(b, x, nil) }
 // quantQ6_KW is quantize_row_q6_K_impl: the reference with each
 // sub-block's scale fitted with the importance qw (x² when nil), searching
 // with the active kernels.
-func quantQ6_KW(b []byte, x, qw []float32) { quantQ6_KWith(active.searchQ6K, b, x, qw) }
+func quantQ6_KW(b []byte, x, qw []float32) { quantQ6_KWith(&active, b, x, qw) }
 
 // q6KSearchFunc is a lane kernel for quantQ6_KW's sixteen makeQXQuants
 // calls: it sets the scales they return and leaves the levels alone, or
@@ -700,10 +713,10 @@ func q6KSub(x, qw []float32, L []int8, ib int) float32 {
 	return makeQXQuants(32, x[16*ib:16*ib+16], L[16*ib:16*ib+16], w)
 }
 
-// quantQ6_KWith is quantQ6_KW with the given search (nil: plain Go). As in
-// quantQ45K, a lane search's levels are worked out only for the sub-blocks
-// whose stored scale is zero, the only ones that keep them.
-func quantQ6_KWith(search q6KSearchFunc, b []byte, x, qw []float32) {
+// quantQ6_KWith is quantQ6_KW with the kernels of k (the generic set: plain
+// Go). As in quantQ45K, a lane search's levels are worked out only for the
+// sub-blocks whose stored scale is zero, the only ones that keep them.
+func quantQ6_KWith(k *kernelSet, b []byte, x, qw []float32) {
 	var L [qkK]int8
 	var scales [16]float32
 	var maxScale, maxAbsScale float32
@@ -711,7 +724,7 @@ func quantQ6_KWith(search q6KSearchFunc, b []byte, x, qw []float32) {
 	if qw != nil {
 		qwb = (*[qkK]float32)(qw)
 	}
-	lanes := search != nil && search((*[qkK]float32)(x), qwb, &scales)
+	lanes := k.searchQ6K != nil && k.searchQ6K((*[qkK]float32)(x), qwb, &scales)
 	if !lanes {
 		for ib := range 16 {
 			scales[ib] = q6KSub(x, qw, L[:], ib)
@@ -733,17 +746,28 @@ func quantQ6_KWith(search q6KSearchFunc, b []byte, x, qw []float32) {
 		sc[ib] = uint8(int8(min(127, nearestInt(iscale*scales[ib]))))
 	}
 	dd := half(b[208:])
-	for j := range 16 {
-		d := dd * float32(int8(sc[j]))
-		if d == 0 {
-			if lanes {
+	if k.levels != nil {
+		// the loop below, the divisions in the kernel
+		var d [16]float32
+		for j := range 16 {
+			if d[j] = dd * float32(int8(sc[j])); d[j] == 0 && lanes {
 				q6KSub(x, qw, L[:], j)
 			}
-			continue
 		}
-		for ii := range 16 {
-			l := clamp32(nearestInt(x[16*j+ii]/d), -32, 31)
-			L[16*j+ii] = int8(l + 32)
+		k.levels((*[qkK]uint8)(unsafe.Pointer(&L))[:], x[:qkK], d[:], nil, -32, 31, 32)
+	} else {
+		for j := range 16 {
+			d := dd * float32(int8(sc[j]))
+			if d == 0 {
+				if lanes {
+					q6KSub(x, qw, L[:], j)
+				}
+				continue
+			}
+			for ii := range 16 {
+				l := clamp32(nearestInt(x[16*j+ii]/d), -32, 31)
+				L[16*j+ii] = int8(l + 32)
+			}
 		}
 	}
 	for j := 0; j < qkK; j += 128 {

@@ -470,3 +470,97 @@ qxnan:
 	VZEROUPPER
 	MOVB         $0, ret+64(FP)
 	RET
+
+// func levelsAVX2(L *byte, x *float32, n int, d, m *float32, nsub int, lo, hi, off int)
+//
+// The k-quants' last step for nsub sub-blocks of n elements (n%8 == 0):
+// L[i] = off + clamp(nearestInt((x[i] + m[k]) / d[k]), lo, hi) for
+// sub-block k, or nearestInt(x[i] / d[k]) when m is nil; a sub-block whose
+// d[k] is 0 is left as it is (the scalar code's `if d == 0 { continue }`,
+// so a NaN d is not skipped). Results must fit in a byte.
+TEXT ·levelsAVX2(SB), NOSPLIT, $0-72
+	MOVQ         L+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         n+16(FP), CX
+	MOVQ         d+24(FP), R8
+	MOVQ         m+32(FP), R9
+	MOVQ         nsub+40(FP), R10
+	VPBROADCASTD lo+48(FP), Y13
+	VPBROADCASTD hi+56(FP), Y12
+	VPBROADCASTD off+64(FP), Y11
+	VMOVUPS      MAGIC, Y10
+	VMOVUPS      MANT, Y9
+	VMOVUPS      HALF22, Y8
+	VXORPS       X7, X7, X7
+	TESTQ        R10, R10
+	JZ           lvdone
+
+lvsub:
+	MOVQ         SI, BX
+	MOVQ         DI, DX
+	MOVQ         CX, R11
+	VMOVSS       (R8), X1
+	VUCOMISS     X7, X1
+	JNE          lvgo
+	JPS          lvgo
+	JMP          lvnext // d == 0
+
+lvgo:
+	VBROADCASTSS (R8), Y1
+	TESTQ        R9, R9
+	JZ           lvdiv
+	VBROADCASTSS (R9), Y2
+
+lvadd:
+	VMOVUPS      (BX), Y0
+	VADDPS       Y2, Y0, Y0 // x + m
+	VDIVPS       Y1, Y0, Y0 // / d
+	VADDPS       Y10, Y0, Y0
+	VPAND        Y9, Y0, Y0
+	VPSUBD       Y8, Y0, Y0
+	VPMINSD      Y12, Y0, Y0
+	VPMAXSD      Y13, Y0, Y0
+	VPADDD       Y11, Y0, Y0
+	VEXTRACTI128 $1, Y0, X3
+	VPACKUSDW    X3, X0, X0
+	VPACKUSWB    X0, X0, X0
+	VMOVQ        X0, (DX)
+	ADDQ         $32, BX
+	ADDQ         $8, DX
+	SUBQ         $8, R11
+	JNZ          lvadd
+	JMP          lvnext
+
+lvdiv:
+	VMOVUPS      (BX), Y0
+	VDIVPS       Y1, Y0, Y0 // x / d
+	VADDPS       Y10, Y0, Y0
+	VPAND        Y9, Y0, Y0
+	VPSUBD       Y8, Y0, Y0
+	VPMINSD      Y12, Y0, Y0
+	VPMAXSD      Y13, Y0, Y0
+	VPADDD       Y11, Y0, Y0
+	VEXTRACTI128 $1, Y0, X3
+	VPACKUSDW    X3, X0, X0
+	VPACKUSWB    X0, X0, X0
+	VMOVQ        X0, (DX)
+	ADDQ         $32, BX
+	ADDQ         $8, DX
+	SUBQ         $8, R11
+	JNZ          lvdiv
+
+lvnext:
+	LEAQ         (SI)(CX*4), SI
+	ADDQ         CX, DI
+	ADDQ         $4, R8
+	TESTQ        R9, R9
+	JZ           lvnom
+	ADDQ         $4, R9
+
+lvnom:
+	DECQ         R10
+	JNZ          lvsub
+
+lvdone:
+	VZEROUPPER
+	RET

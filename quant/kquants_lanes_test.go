@@ -75,7 +75,7 @@ func TestKQuantLanes(t *testing.T) {
 	nanW := append([]float32(nil), qw...)
 	nanW[77] = float32(math.NaN())
 	for _, impl := range implementations() {
-		if impl.searchQ45K == nil && impl.searchQ6K == nil {
+		if impl.searchQ45K == nil && impl.searchQ6K == nil && impl.levels == nil {
 			continue
 		}
 		for ci, x := range cases {
@@ -84,11 +84,11 @@ func TestKQuantLanes(t *testing.T) {
 				size     int
 				ref, got func(b []byte)
 			}{
-				{"Q4_K", 144, func(b []byte) { quantQ4_KWith(nil, b, x) }, func(b []byte) { quantQ4_KWith(impl.searchQ45K, b, x) }},
-				{"Q5_K", 176, func(b []byte) { quantQ5_KWith(nil, b, x) }, func(b []byte) { quantQ5_KWith(impl.searchQ45K, b, x) }},
-				{"Q6_K", 210, func(b []byte) { quantQ6_KWith(nil, b, x, nil) }, func(b []byte) { quantQ6_KWith(impl.searchQ6K, b, x, nil) }},
-				{"Q6_K/imatrix", 210, func(b []byte) { quantQ6_KWith(nil, b, x, qw) }, func(b []byte) { quantQ6_KWith(impl.searchQ6K, b, x, qw) }},
-				{"Q6_K/NaN-imatrix", 210, func(b []byte) { quantQ6_KWith(nil, b, x, nanW) }, func(b []byte) { quantQ6_KWith(impl.searchQ6K, b, x, nanW) }},
+				{"Q4_K", 144, func(b []byte) { quantQ4_KWith(&genericKernels, b, x) }, func(b []byte) { quantQ4_KWith(&impl, b, x) }},
+				{"Q5_K", 176, func(b []byte) { quantQ5_KWith(&genericKernels, b, x) }, func(b []byte) { quantQ5_KWith(&impl, b, x) }},
+				{"Q6_K", 210, func(b []byte) { quantQ6_KWith(&genericKernels, b, x, nil) }, func(b []byte) { quantQ6_KWith(&impl, b, x, nil) }},
+				{"Q6_K/imatrix", 210, func(b []byte) { quantQ6_KWith(&genericKernels, b, x, qw) }, func(b []byte) { quantQ6_KWith(&impl, b, x, qw) }},
+				{"Q6_K/NaN-imatrix", 210, func(b []byte) { quantQ6_KWith(&genericKernels, b, x, nanW) }, func(b []byte) { quantQ6_KWith(&impl, b, x, nanW) }},
 			} {
 				want := bytes.Repeat([]byte{0xa5}, c.size)
 				got := bytes.Repeat([]byte{0x5a}, c.size)

@@ -38,6 +38,9 @@ func quantQ8_0AVX512(dst *byte, src *float32, nblocks int)
 func searchQ45KAVX2(x *float32, num *float32, nnum int, nmax int, scales, mins *float32, scratch *float32) bool
 
 //go:noescape
+func levelsAVX2(L *byte, x *float32, n int, d, m *float32, nsub int, lo, hi, off int)
+
+//go:noescape
 func searchQXAVX2(x, w *float32, n int, nmax int, num *float32, nnum int, scales *float32, scratch *float32) bool
 
 // simdSets are the SIMD kernel sets this CPU runs, best last; the tests run
@@ -73,6 +76,22 @@ var avx2Kernels = kernelSet{
 	dequantQ8_0: dequantizeQ8_0SIMD,
 	searchQ45K:  searchQ45KSIMD,
 	searchQ6K:   searchQ6KSIMD,
+	levels:      levelsSIMD,
+}
+
+// levelsSIMD runs levelsAVX2; the sub-blocks are whole vectors (16 or 32
+// elements).
+func levelsSIMD(L []uint8, x, d, m []float32, lo, hi, off int32) {
+	nsub := len(d)
+	n := len(x) / nsub
+	if n%8 != 0 || n*nsub != len(x) || len(L) < len(x) || (m != nil && len(m) < nsub) {
+		panic("quant: levelsSIMD: sub-blocks are not whole vectors")
+	}
+	var mp *float32
+	if m != nil {
+		mp = &m[0]
+	}
+	levelsAVX2(&L[0], &x[0], n, &d[0], mp, nsub, int(lo), int(hi), int(off))
 }
 
 // searchQ45KSIMD runs quantQ45K's search with eight lanes.
