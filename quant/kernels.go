@@ -14,18 +14,12 @@ type kernelSet struct {
 	quantQ8_0 func(dst []byte, src []float32)
 	// dequantQ8_0 reads len(src)/34 Q8_0 blocks into dst.
 	dequantQ8_0 func(dst []float32, src []byte)
-	// searchQ45K and searchQ6K run the k-quant scale searches of a
-	// super-block one sub-block per lane (see q45KSearchFunc,
-	// q6KSearchFunc); nil in the generic set, whose quantizers search in
-	// plain Go.
-	searchQ45K q45KSearchFunc
-	searchQ6K  q6KSearchFunc
-	// levels is the k-quants' last step: for sub-block k of the
-	// len(d) equal sub-blocks of x, L[i] = off + clamp(nearestInt((x[i] +
-	// m[k]) / d[k]), lo, hi), or nearestInt(x[i] / d[k]) when m is nil;
-	// a sub-block whose d[k] is 0 is left alone. nil in the generic set,
-	// whose quantizers run requantK's plain loops.
-	levels func(L []uint8, x, d, m []float32, lo, hi, off int32)
+	// kq picks the k-quant kernels (kquantKernels): a value rather than
+	// function fields, because the block quantizers' arrays stay on the
+	// stack only when the calls are static.
+	kq kquantKernels
+	// errorSums is ErrorSums (len(y) == len(x)).
+	errorSums func(x, y []float32) (sig, noise, maxAbs float64)
 }
 
 var genericKernels = kernelSet{
@@ -36,6 +30,7 @@ var genericKernels = kernelSet{
 	decBF16:     decodeBF16Generic,
 	quantQ8_0:   quantizeQ8_0Generic,
 	dequantQ8_0: dequantizeQ8_0Generic,
+	errorSums:   errorSumsGeneric,
 }
 
 // active is the set the public functions use, chosen once in init.

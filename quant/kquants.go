@@ -459,11 +459,39 @@ var (
 	q5KSearch = newQKX2Search(31, -0.5, 15)
 )
 
-// q45KSearchFunc is a lane kernel for quantQ45K's eight makeQKX2Quants
-// calls on a super-block: it sets scales and mins as they would and
-// leaves the levels alone, or returns false, having set nothing (a NaN in
-// x). nil means the plain Go search.
-type q45KSearchFunc func(x *[qkK]float32, p *qkx2Search, scales, mins *[8]float32) bool
+// kquantKernels names a set of k-quant kernels; kqGo has none, and the
+// block quantizers then run their plain Go (the reference).
+type kquantKernels uint8
+
+const (
+	kqGo   kquantKernels = iota
+	kqAVX2               // kquants_amd64.s
+)
+
+// searchQ45K runs quantQ45K's eight makeQKX2Quants calls on a super-block
+// one sub-block per lane: it sets scales and mins as they would and leaves
+// the levels alone. It returns false, having set nothing, when it has no
+// kernel or x holds a NaN.
+func (k kquantKernels) searchQ45K(x *[qkK]float32, p *qkx2Search, scales, mins *[8]float32) bool {
+	return k == kqAVX2 && searchQ45KSIMD(x, p, scales, mins)
+}
+
+// searchQ6K runs quantQ6_KW's sixteen makeQXQuants calls (weights qw, or
+// x² when qw is nil) one sub-block per lane: it sets the scales they
+// return and leaves the levels alone. It returns false, having set
+// nothing, when it has no kernel or x or qw holds a NaN.
+func (k kquantKernels) searchQ6K(x, qw *[qkK]float32, scales *[16]float32) bool {
+	return k == kqAVX2 && searchQ6KSIMD(x, qw, scales)
+}
+
+// levels is the k-quants' last step: for sub-block j of the len(d) equal
+// sub-blocks of x, L[i] = off + clamp(nearestInt((x[i] + m[j]) / d[j]),
+// lo, hi), or nearestInt(x[i] / d[j]) when m is nil; a sub-block whose
+// d[j] is 0 is left alone. It returns false, having set nothing, when it
+// has no kernel for these sizes.
+func (k kquantKernels) levels(L []uint8, x, d, m []float32, lo, hi, off int32) bool {
+	return k == kqAVX2 && levelsSIMD(L, x, d, m, lo, hi, off)
+}
 
 // searchQ45KSub is quantQ45K's search of sub-block j: weights av_x + |x|
 // with av_x the root mean square of the sub-block, then makeQKX2Quants.
@@ -490,7 +518,7 @@ func searchQ45KSub(x []float32, L []uint8, p *qkx2Search, min *float32) float32 
 // scale is zero, are worked out for those sub-blocks alone.
 func quantQ45K(b []byte, x []float32, L *[qkK]uint8, p *qkx2Search, k *kernelSet) {
 	var mins, scales [8]float32
-	lanes := k.searchQ45K != nil && k.searchQ45K((*[qkK]float32)(x), p, &scales, &mins)
+	lanes := k.kq.searchQ45K((*[qkK]float32)(x), p, &scales, &mins)
 	if !lanes {
 		for j := range 8 {
 			scales[j] = searchQ45KSub(x[32*j:], L[32*j:], p, &mins[j])
@@ -536,19 +564,20 @@ func quantQ45K(b []byte, x []float32, L *[qkK]uint8, p *qkx2Search, k *kernelSet
 			}
 		}
 	}
-	if k.levels == nil {
-		requantK(b, x, L, p.nmax)
-		return
+	if k.kq != kqGo {
+		// requantK's arithmetic, the divisions in the kernel
+		var d, dm [8]float32
+		dd, dmin := half(b[0:]), half(b[2:])
+		for j := range 8 {
+			s, m := getScaleMinK4(j, sc)
+			d[j] = dd * float32(s)
+			dm[j] = dmin * float32(m)
+		}
+		if k.kq.levels(L[:], x[:qkK], d[:], dm[:], 0, p.nmax, 0) {
+			return
+		}
 	}
-	// requantK's arithmetic, the divisions in the kernel
-	var d, dm [8]float32
-	dd, dmin := half(b[0:]), half(b[2:])
-	for j := range 8 {
-		s, m := getScaleMinK4(j, sc)
-		d[j] = dd * float32(s)
-		dm[j] = dmin * float32(m)
-	}
-	k.levels(L[:], x[:qkK], d[:], dm[:], 0, p.nmax, 0)
+	requantK(b, x, L, p.nmax)
 }
 
 // requantK sets the levels L of a Q4_K/Q5_K block from its stored f16 d,
@@ -684,12 +713,6 @@ func quantQ6_K(b []byte, x []float32) { quantQ6_KW(b, x, nil) }
 // with the active kernels.
 func quantQ6_KW(b []byte, x, qw []float32) { quantQ6_KWith(&active, b, x, qw) }
 
-// q6KSearchFunc is a lane kernel for quantQ6_KW's sixteen makeQXQuants
-// calls: it sets the scales they return and leaves the levels alone, or
-// returns false, having set nothing (a NaN in x or qw). qw is nil for x²
-// weights. nil means the plain Go search.
-type q6KSearchFunc func(x, qw *[qkK]float32, scales *[16]float32) bool
-
 // q6KNum are the numerators of makeQXQuants' 18 trial inverse scales
 // -(nmax + 0.1·is)/max for nmax 32 (Q6_K), is = -9..9 but 0, in float32 as
 // ggml computes them, for the lane kernels.
@@ -724,7 +747,7 @@ func quantQ6_KWith(k *kernelSet, b []byte, x, qw []float32) {
 	if qw != nil {
 		qwb = (*[qkK]float32)(qw)
 	}
-	lanes := k.searchQ6K != nil && k.searchQ6K((*[qkK]float32)(x), qwb, &scales)
+	lanes := k.kq.searchQ6K((*[qkK]float32)(x), qwb, &scales)
 	if !lanes {
 		for ib := range 16 {
 			scales[ib] = q6KSub(x, qw, L[:], ib)
@@ -746,7 +769,8 @@ func quantQ6_KWith(k *kernelSet, b []byte, x, qw []float32) {
 		sc[ib] = uint8(int8(min(127, nearestInt(iscale*scales[ib]))))
 	}
 	dd := half(b[208:])
-	if k.levels != nil {
+	done := false
+	if k.kq != kqGo {
 		// the loop below, the divisions in the kernel
 		var d [16]float32
 		for j := range 16 {
@@ -754,8 +778,9 @@ func quantQ6_KWith(k *kernelSet, b []byte, x, qw []float32) {
 				q6KSub(x, qw, L[:], j)
 			}
 		}
-		k.levels((*[qkK]uint8)(unsafe.Pointer(&L))[:], x[:qkK], d[:], nil, -32, 31, 32)
-	} else {
+		done = k.kq.levels((*[qkK]uint8)(unsafe.Pointer(&L))[:], x[:qkK], d[:], nil, -32, 31, 32)
+	}
+	if !done {
 		for j := range 16 {
 			d := dd * float32(int8(sc[j]))
 			if d == 0 {

@@ -564,3 +564,69 @@ lvnom:
 lvdone:
 	VZEROUPPER
 	RET
+
+DATA absd<>+0x00(SB)/8, $0x7fffffffffffffff
+GLOBL absd<>(SB), RODATA|NOPTR, $8
+
+// func errorSumsAVX2(x, y *float32, n int, acc *[12]float64) bool
+//
+// ErrorSums over n (a multiple of 8) elements, in float64 lanes: acc[0:4]
+// the partial sums of x², acc[4:8] of (x-y)², acc[8:12] the partial
+// maxima of |x-y|; returns true when some difference is NaN (MAXPD drops
+// NaNs, so they are flagged apart).
+TEXT ·errorSumsAVX2(SB), NOSPLIT, $0-33
+	MOVQ         x+0(FP), SI
+	MOVQ         y+8(FP), DI
+	MOVQ         n+16(FP), CX
+	MOVQ         acc+24(FP), DX
+	VXORPD       Y8, Y8, Y8 // sig, two chains
+	VXORPD       Y9, Y9, Y9
+	VXORPD       Y10, Y10, Y10 // noise, two chains
+	VXORPD       Y11, Y11, Y11
+	VXORPD       Y12, Y12, Y12 // max
+	VXORPD       Y13, Y13, Y13
+	VXORPD       Y14, Y14, Y14 // NaN seen
+	VBROADCASTSD absd<>(SB), Y15
+	TESTQ        CX, CX
+	JZ           esdone
+
+esloop:
+	VCVTPS2PD    (SI), Y0
+	VCVTPS2PD    16(SI), Y1
+	VCVTPS2PD    (DI), Y2
+	VCVTPS2PD    16(DI), Y3
+	VSUBPD       Y2, Y0, Y2 // d = x - y
+	VSUBPD       Y3, Y1, Y3
+	VMULPD       Y0, Y0, Y0
+	VMULPD       Y1, Y1, Y1
+	VADDPD       Y0, Y8, Y8
+	VADDPD       Y1, Y9, Y9
+	VCMPPD       $3, Y2, Y2, Y4
+	VCMPPD       $3, Y3, Y3, Y5
+	VORPD        Y4, Y14, Y14
+	VORPD        Y5, Y14, Y14
+	VANDPD       Y15, Y2, Y4
+	VANDPD       Y15, Y3, Y5
+	VMAXPD       Y12, Y4, Y12
+	VMAXPD       Y13, Y5, Y13
+	VMULPD       Y2, Y2, Y2
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y2, Y10, Y10
+	VADDPD       Y3, Y11, Y11
+	ADDQ         $32, SI
+	ADDQ         $32, DI
+	SUBQ         $8, CX
+	JNZ          esloop
+
+esdone:
+	VADDPD       Y9, Y8, Y8
+	VADDPD       Y11, Y10, Y10
+	VMAXPD       Y13, Y12, Y12
+	VMOVUPD      Y8, (DX)
+	VMOVUPD      Y10, 32(DX)
+	VMOVUPD      Y12, 64(DX)
+	VMOVMSKPD    Y14, AX
+	TESTL        AX, AX
+	SETNE        ret+32(FP)
+	VZEROUPPER
+	RET

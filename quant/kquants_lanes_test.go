@@ -75,7 +75,7 @@ func TestKQuantLanes(t *testing.T) {
 	nanW := append([]float32(nil), qw...)
 	nanW[77] = float32(math.NaN())
 	for _, impl := range implementations() {
-		if impl.searchQ45K == nil && impl.searchQ6K == nil && impl.levels == nil {
+		if impl.kq == kqGo {
 			continue
 		}
 		for ci, x := range cases {
@@ -108,7 +108,7 @@ func TestKQuantLanes(t *testing.T) {
 func TestKQuantLanesScales(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 9))
 	for _, impl := range implementations() {
-		if impl.searchQ45K == nil {
+		if impl.kq == kqGo {
 			continue
 		}
 		for ci, x := range kquantCases(r) {
@@ -118,7 +118,7 @@ func TestKQuantLanesScales(t *testing.T) {
 			}
 			for _, p := range []*qkx2Search{q4KSearch, q5KSearch} {
 				var scales, mins [8]float32
-				ok := impl.searchQ45K((*[qkK]float32)(x), p, &scales, &mins)
+				ok := impl.kq.searchQ45K((*[qkK]float32)(x), p, &scales, &mins)
 				if ok == hasNaN {
 					t.Fatalf("%s case %d nmax %d: ok %v with NaN %v", impl.name, ci, p.nmax, ok, hasNaN)
 				}
@@ -135,7 +135,7 @@ func TestKQuantLanesScales(t *testing.T) {
 				}
 			}
 			var scales [16]float32
-			if ok := impl.searchQ6K((*[qkK]float32)(x), nil, &scales); ok == hasNaN {
+			if ok := impl.kq.searchQ6K((*[qkK]float32)(x), nil, &scales); ok == hasNaN {
 				t.Fatalf("%s case %d Q6_K: ok %v with NaN %v", impl.name, ci, ok, hasNaN)
 			} else if ok {
 				var L [qkK]int8

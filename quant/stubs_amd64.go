@@ -3,6 +3,7 @@
 package quant
 
 import (
+	"math"
 	"unsafe"
 
 	"golang.org/x/sys/cpu"
@@ -36,6 +37,9 @@ func quantQ8_0AVX512(dst *byte, src *float32, nblocks int)
 
 //go:noescape
 func searchQ45KAVX2(x *float32, num *float32, nnum int, nmax int, scales, mins *float32, scratch *float32) bool
+
+//go:noescape
+func errorSumsAVX2(x, y *float32, n int, acc *[12]float64) bool
 
 //go:noescape
 func levelsAVX2(L *byte, x *float32, n int, d, m *float32, nsub int, lo, hi, off int)
@@ -74,24 +78,43 @@ var avx2Kernels = kernelSet{
 	decBF16:     decodeBF16SIMD,
 	quantQ8_0:   quantizeQ8_0SIMD,
 	dequantQ8_0: dequantizeQ8_0SIMD,
-	searchQ45K:  searchQ45KSIMD,
-	searchQ6K:   searchQ6KSIMD,
-	levels:      levelsSIMD,
+	kq:          kqAVX2,
+	errorSums:   errorSumsSIMD,
+}
+
+// errorSumsSIMD runs errorSumsAVX2 on whole vectors, the tail in Go.
+func errorSumsSIMD(x, y []float32) (sig, noise, maxAbs float64) {
+	n := len(x) &^ 7
+	y = y[:len(x)]
+	var acc [12]float64
+	nan := false
+	if n > 0 {
+		nan = errorSumsAVX2(&x[0], &y[0], n, &acc)
+	}
+	s, q, m := errorSumsGeneric(x[n:], y[n:])
+	sig = (acc[0] + acc[1]) + (acc[2] + acc[3]) + s
+	noise = (acc[4] + acc[5]) + (acc[6] + acc[7]) + q
+	maxAbs = max(acc[8], acc[9], acc[10], acc[11], m)
+	if nan {
+		maxAbs = math.NaN()
+	}
+	return sig, noise, maxAbs
 }
 
 // levelsSIMD runs levelsAVX2; the sub-blocks are whole vectors (16 or 32
 // elements).
-func levelsSIMD(L []uint8, x, d, m []float32, lo, hi, off int32) {
+func levelsSIMD(L []uint8, x, d, m []float32, lo, hi, off int32) bool {
 	nsub := len(d)
-	n := len(x) / nsub
-	if n%8 != 0 || n*nsub != len(x) || len(L) < len(x) || (m != nil && len(m) < nsub) {
-		panic("quant: levelsSIMD: sub-blocks are not whole vectors")
+	if nsub == 0 || len(x)%nsub != 0 || len(x)/nsub%8 != 0 || len(L) < len(x) || (m != nil && len(m) < nsub) {
+		return false
 	}
+	n := len(x) / nsub
 	var mp *float32
 	if m != nil {
 		mp = &m[0]
 	}
 	levelsAVX2(&L[0], &x[0], n, &d[0], mp, nsub, int(lo), int(hi), int(off))
+	return true
 }
 
 // searchQ45KSIMD runs quantQ45K's search with eight lanes.

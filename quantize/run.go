@@ -192,35 +192,10 @@ type stats struct {
 }
 
 func (s *stats) add(x, y []float32) {
-	// Four independent float64 chains per sum, kept in registers: through
-	// the pointer, every element was a load and a store to a cache line the
-	// other workers' stats share.
-	var sig, noise [4]float64
-	mx := s.maxAbs
-	i := 0
-	for ; i+4 <= len(x) && i+4 <= len(y); i += 4 {
-		for k := range 4 {
-			xv := float64(x[i+k])
-			d := xv - float64(y[i+k])
-			sig[k] += xv * xv
-			noise[k] += d * d
-			if a := math.Abs(d); a > mx || a != a { // a NaN difference is reported as NaN
-				mx = a
-			}
-		}
-	}
-	for ; i < len(x); i++ {
-		xv := float64(x[i])
-		d := xv - float64(y[i])
-		sig[0] += xv * xv
-		noise[0] += d * d
-		if a := math.Abs(d); a > mx || a != a {
-			mx = a
-		}
-	}
-	s.sig += (sig[0] + sig[1]) + (sig[2] + sig[3])
-	s.noise += (noise[0] + noise[1]) + (noise[2] + noise[3])
-	s.maxAbs = mx
+	sig, noise, mx := quant.ErrorSums(x, y)
+	s.sig += sig
+	s.noise += noise
+	s.maxAbs = max(s.maxAbs, mx) // NaN if either is
 }
 
 // Chunk sizes: a chunk holds whole rows, as many as fit in chunkElems
