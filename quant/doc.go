@@ -19,6 +19,17 @@
 // ("avx512"). All produce the same bits. Implementation reports which one
 // runs.
 //
+// The k-quant encoders spend their time in the scale searches (ggml's
+// make_qkx2_quants for Q4_K and Q5_K, make_qx_quants for Q6_K: 16 to 21
+// trial scales per sub-block). With AVX2 these run one sub-block per
+// vector lane (kquants_amd64.s): each lane performs the scalar code's
+// float32 operations in its order, without FMA, so the result is the
+// scalar one bit for bit; a super-block holding a NaN goes to the plain Go
+// search, since which NaN survives an operation on two NaNs is the one
+// thing the order of a commutative operation's operands decides. The final
+// divisions of every element by its sub-block's scale run eight to a
+// vector too. ErrorSums, quantize's error measure, has an AVX2 form.
+//
 // # ggml blocks
 //
 // Dequantize handles every ggml type and Quantize the ones llama-quantize

@@ -464,8 +464,9 @@ var (
 type kquantKernels uint8
 
 const (
-	kqGo   kquantKernels = iota
-	kqAVX2               // kquants_amd64.s
+	kqGo     kquantKernels = iota
+	kqAVX2                 // kquants_amd64.s
+	kqAVX512               // kqAVX2, and searchQ45K16
 )
 
 // searchQ45K runs quantQ45K's eight makeQKX2Quants calls on a super-block
@@ -473,7 +474,13 @@ const (
 // the levels alone. It returns false, having set nothing, when it has no
 // kernel or x holds a NaN.
 func (k kquantKernels) searchQ45K(x *[qkK]float32, p *qkx2Search, scales, mins *[8]float32) bool {
-	return k == kqAVX2 && searchQ45KSIMD(x, p, scales, mins)
+	return k != kqGo && searchQ45KSIMD(x, p, scales, mins)
+}
+
+// searchQ45K16 is searchQ45K for two super-blocks at once, sixteen lanes:
+// scales[8h+j] and mins[8h+j] are sub-block j of super-block h.
+func (k kquantKernels) searchQ45K16(x *[2 * qkK]float32, p *qkx2Search, scales, mins *[16]float32) bool {
+	return k == kqAVX512 && searchQ45K16SIMD(x, p, scales, mins)
 }
 
 // searchQ6K runs quantQ6_KW's sixteen makeQXQuants calls (weights qw, or
@@ -481,7 +488,7 @@ func (k kquantKernels) searchQ45K(x *[qkK]float32, p *qkx2Search, scales, mins *
 // return and leaves the levels alone. It returns false, having set
 // nothing, when it has no kernel or x or qw holds a NaN.
 func (k kquantKernels) searchQ6K(x, qw *[qkK]float32, scales *[16]float32) bool {
-	return k == kqAVX2 && searchQ6KSIMD(x, qw, scales)
+	return k != kqGo && searchQ6KSIMD(x, qw, scales)
 }
 
 // levels is the k-quants' last step: for sub-block j of the len(d) equal
@@ -490,7 +497,7 @@ func (k kquantKernels) searchQ6K(x, qw *[qkK]float32, scales *[16]float32) bool 
 // d[j] is 0 is left alone. It returns false, having set nothing, when it
 // has no kernel for these sizes.
 func (k kquantKernels) levels(L []uint8, x, d, m []float32, lo, hi, off int32) bool {
-	return k == kqAVX2 && levelsSIMD(L, x, d, m, lo, hi, off)
+	return k != kqGo && levelsSIMD(L, x, d, m, lo, hi, off)
 }
 
 // searchQ45KSub is quantQ45K's search of sub-block j: weights av_x + |x|
@@ -524,6 +531,12 @@ func quantQ45K(b []byte, x []float32, L *[qkK]uint8, p *qkx2Search, k *kernelSet
 			scales[j] = searchQ45KSub(x[32*j:], L[32*j:], p, &mins[j])
 		}
 	}
+	finishQ45K(b, x, L, p, k, &scales, &mins, lanes)
+}
+
+// finishQ45K is quantQ45K after the search: the scales and mins stored,
+// then the levels. lanes says the search left L alone.
+func finishQ45K(b []byte, x []float32, L *[qkK]uint8, p *qkx2Search, k *kernelSet, scales, mins *[8]float32, lanes bool) {
 	var maxScale, maxMin float32
 	for j := range 8 {
 		if scales[j] > maxScale {
@@ -578,6 +591,50 @@ func quantQ45K(b []byte, x []float32, L *[qkK]uint8, p *qkx2Search, k *kernelSet
 		}
 	}
 	requantK(b, x, L, p.nmax)
+}
+
+// quantRowsQ45K encodes the len(src)/256 super-blocks of src as Q4_K (p is
+// q4KSearch) or Q5_K (q5KSearch), two at a time where k searches sixteen
+// lanes.
+func quantRowsQ45K(dst []byte, src []float32, p *qkx2Search, k *kernelSet) {
+	q5 := p == q5KSearch
+	bb := 144
+	if q5 {
+		bb = 176
+	}
+	one := func(b []byte, x []float32) {
+		var L [qkK]uint8
+		quantQ45K(b, x, &L, p, k)
+		if q5 {
+			packQ5_K(b, &L)
+		} else {
+			packQ4_K(b, &L)
+		}
+	}
+	nb := len(src) / qkK
+	i := 0
+	for ; k.kq == kqAVX512 && i+2 <= nb; i += 2 {
+		x := src[i*qkK : (i+2)*qkK]
+		var scales, mins [16]float32
+		if !k.kq.searchQ45K16((*[2 * qkK]float32)(x), p, &scales, &mins) {
+			one(dst[i*bb:(i+1)*bb], x[:qkK])
+			one(dst[(i+1)*bb:(i+2)*bb], x[qkK:])
+			continue
+		}
+		for h := range 2 {
+			var L [qkK]uint8
+			b := dst[(i+h)*bb : (i+h+1)*bb]
+			finishQ45K(b, x[h*qkK:(h+1)*qkK], &L, p, k, (*[8]float32)(scales[8*h:]), (*[8]float32)(mins[8*h:]), true)
+			if q5 {
+				packQ5_K(b, &L)
+			} else {
+				packQ4_K(b, &L)
+			}
+		}
+	}
+	for ; i < nb; i++ {
+		one(dst[i*bb:(i+1)*bb], src[i*qkK:(i+1)*qkK])
+	}
 }
 
 // requantK sets the levels L of a Q4_K/Q5_K block from its stored f16 d,

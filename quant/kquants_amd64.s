@@ -630,3 +630,217 @@ esdone:
 	SETNE        ret+32(FP)
 	VZEROUPPER
 	RET
+
+// Scratch layout of searchQ45KAVX512 (bytes): x, weights and trial levels,
+// transposed, 16 lanes.
+#define Z_XT 0
+#define Z_WT 2048
+#define Z_LT 4096
+
+// func searchQ45KAVX512(x *float32, num *float32, nnum int, nmax int, scales, mins *float32, scratch *float32) bool
+//
+// searchQ45KAVX2 over sixteen lanes: the sixteen sub-blocks of the two
+// super-blocks x[0:512], scales[0:16] and mins[0:16] (lane j: x[32j:32j+32]).
+// The lanes of a 512-bit vector are two independent dependency chains where
+// the eight-lane kernel has one, which is what the error sums wait on.
+TEXT ·searchQ45KAVX512(SB), NOSPLIT, $0-57
+	MOVQ         x+0(FP), SI
+	MOVQ         num+8(FP), R8
+	MOVQ         nnum+16(FP), R9
+	MOVQ         nmax+24(FP), AX
+	MOVQ         scratch+48(FP), DI
+
+	VMOVDQU32    kq<>+0x60(SB), Z31
+	VPSLLD       $5, Z31, Z31 // lane j's offset 32·j
+	VBROADCASTSS kq<>+0x00(SB), Z30 // 1.5·2^23
+	VPBROADCASTD kq<>+0x20(SB), Z29 // mantissa mask
+	VPBROADCASTD kq<>+0x40(SB), Z28 // 2^22
+	VPBROADCASTD AX, Z27 // nmax
+	VPXORD       Z26, Z26, Z26 // 0
+	VPBROADCASTD kq<>+0xa0(SB), Z25 // |x| mask
+
+	// Pass 1: transpose x, Σx², min and max.
+	KXNORW       K1, K1, K1
+	VGATHERDPS   (SI)(Z31*4), K1, Z0
+	VMOVAPS      Z0, Z12 // mn
+	VMOVAPS      Z0, Z13 // mx
+	VPXORD       Z11, Z11, Z11 // sumX2
+	KXORW        K3, K3, K3 // any NaN
+	MOVQ         SI, BX
+	LEAQ         Z_XT(DI), DX
+	MOVQ         $32, CX
+
+zpass1:
+	KXNORW       K1, K1, K1
+	VGATHERDPS   (BX)(Z31*4), K1, Z0
+	VMOVUPS      Z0, (DX)
+	VMULPS       Z0, Z0, Z1
+	VADDPS       Z1, Z11, Z11
+	VMINPS       Z12, Z0, Z12
+	VMAXPS       Z13, Z0, Z13
+	VCMPPS       $3, Z0, Z0, K2
+	KORW         K2, K3, K3
+	ADDQ         $4, BX
+	ADDQ         $64, DX
+	DECQ         CX
+	JNZ          zpass1
+	KORTESTW     K3, K3
+	JNZ          znan
+
+	// weights avX + |x|, sumW, sumX
+	VBROADCASTSS kq<>+0xac(SB), Z1
+	VDIVPS       Z1, Z11, Z11
+	VSQRTPS      Z11, Z11
+	LEAQ         Z_XT(DI), DX
+	VMOVUPS      (DX), Z0
+	VPANDD       Z25, Z0, Z1
+	VADDPS       Z1, Z11, Z1
+	VMOVUPS      Z1, Z_WT(DX)
+	VMOVAPS      Z1, Z23 // sumW
+	VMULPS       Z0, Z1, Z22 // sumX
+	ADDQ         $64, DX
+	MOVQ         $31, CX
+
+zpass2:
+	VMOVUPS      (DX), Z0
+	VPANDD       Z25, Z0, Z1
+	VADDPS       Z1, Z11, Z1
+	VMOVUPS      Z1, Z_WT(DX)
+	VADDPS       Z1, Z23, Z23
+	VMULPS       Z0, Z1, Z2
+	VADDPS       Z2, Z22, Z22
+	ADDQ         $64, DX
+	DECQ         CX
+	JNZ          zpass2
+
+	VMINPS       Z12, Z26, Z12 // if mn > 0 { mn = 0 }
+	VCMPPS       $0, Z12, Z13, K7 // mx == mn
+	VMOVAPS      Z12, Z21 // mn of the first pass
+	VMOVAPS      Z13, Z24 // mx
+	VMOVAPS      Z12, Z15 // mn
+
+	VSUBPS       Z15, Z24, Z0
+	VCVTDQ2PS    Z27, Z1
+	VDIVPS       Z0, Z1, Z11 // iscale
+	VBROADCASTSS kq<>+0xa8(SB), Z1
+	VDIVPS       Z11, Z1, Z14 // scale
+	VPXORD       Z13, Z13, Z13 // bestErr
+	LEAQ         Z_XT(DI), DX
+	MOVQ         $32, CX
+
+zerr0:
+	VMOVUPS      (DX), Z0
+	VSUBPS       Z15, Z0, Z1
+	VMULPS       Z1, Z11, Z1
+	VADDPS       Z30, Z1, Z1
+	VPANDD       Z29, Z1, Z1
+	VPSUBD       Z28, Z1, Z1
+	VPMINSD      Z27, Z1, Z1
+	VPMAXSD      Z26, Z1, Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z1, Z14, Z1
+	VADDPS       Z15, Z1, Z1
+	VSUBPS       Z0, Z1, Z1
+	VMULPS       Z1, Z1, Z1
+	VMULPS       Z_WT(DX), Z1, Z1
+	VADDPS       Z1, Z13, Z13
+	ADDQ         $64, DX
+	DECQ         CX
+	JNZ          zerr0
+
+	TESTQ        R9, R9
+	JZ           zfinish
+
+ztrial:
+	VSUBPS       Z15, Z24, Z0
+	VBROADCASTSS (R8), Z1
+	VDIVPS       Z0, Z1, Z11 // iscale = num[is]/(mx - mn)
+	VPXORD       Z8, Z8, Z8 // sumL
+	VPXORD       Z9, Z9, Z9 // sumL2
+	VPXORD       Z10, Z10, Z10 // sumXL
+	LEAQ         Z_XT(DI), DX
+	MOVQ         $32, CX
+
+zsums:
+	VMOVUPS      (DX), Z0
+	VSUBPS       Z15, Z0, Z1
+	VMULPS       Z1, Z11, Z1
+	VADDPS       Z30, Z1, Z1
+	VPANDD       Z29, Z1, Z1
+	VPSUBD       Z28, Z1, Z1
+	VPMINSD      Z27, Z1, Z1
+	VPMAXSD      Z26, Z1, Z1
+	VCVTDQ2PS    Z1, Z1
+	VMOVUPS      Z1, Z_LT(DX)
+	VMULPS       Z_WT(DX), Z1, Z2 // w·l (l·w: one NaN-free product either way)
+	VADDPS       Z2, Z8, Z8
+	VMULPS       Z1, Z2, Z3
+	VADDPS       Z3, Z9, Z9
+	VMULPS       Z0, Z2, Z3
+	VADDPS       Z3, Z10, Z10
+	ADDQ         $64, DX
+	DECQ         CX
+	JNZ          zsums
+
+	VMULPS       Z9, Z23, Z0
+	VMULPS       Z8, Z8, Z1
+	VSUBPS       Z1, Z0, Z0 // D
+	VCMPPS       $1, Z0, Z26, K3 // 0 < D
+	KORTESTW     K3, K3
+	JZ           znext
+
+	VMULPS       Z10, Z23, Z1
+	VMULPS       Z8, Z22, Z2
+	VSUBPS       Z2, Z1, Z1
+	VDIVPS       Z0, Z1, Z1 // thisScale
+	VMULPS       Z22, Z9, Z2
+	VMULPS       Z10, Z8, Z4
+	VSUBPS       Z4, Z2, Z2
+	VDIVPS       Z0, Z2, Z2 // thisMin
+	VCMPPS       $1, Z2, Z26, K4 // 0 < thisMin
+	VDIVPS       Z9, Z10, Z5
+	VMOVAPS      Z5, K4, Z1 // thisScale = sumXL/sumL2
+	VMOVAPS      Z26, K4, Z2 // thisMin = 0
+
+	VPXORD       Z5, Z5, Z5 // cur
+	LEAQ         Z_XT(DI), DX
+	MOVQ         $32, CX
+
+zcur:
+	VMULPS       Z_LT(DX), Z1, Z0
+	VADDPS       Z2, Z0, Z0
+	VSUBPS       (DX), Z0, Z0
+	VMULPS       Z0, Z0, Z0
+	VMULPS       Z_WT(DX), Z0, Z0
+	VADDPS       Z0, Z5, Z5
+	ADDQ         $64, DX
+	DECQ         CX
+	JNZ          zcur
+
+	VCMPPS       $1, Z13, Z5, K3, K5 // D > 0 && cur < bestErr
+	VMOVAPS      Z5, K5, Z13
+	VMOVAPS      Z1, K5, Z14
+	VMOVAPS      Z2, K5, Z15
+
+znext:
+	ADDQ         $4, R8
+	DECQ         R9
+	JNZ          ztrial
+
+zfinish:
+	VMOVAPS      Z26, K7, Z14 // mx == mn: scale 0
+	VMOVAPS      Z21, K7, Z15 // and -mn of the first pass
+	VPBROADCASTD kq<>+0xa4(SB), Z1
+	VPXORD       Z1, Z15, Z15
+	MOVQ         scales+32(FP), R10
+	MOVQ         mins+40(FP), R11
+	VMOVUPS      Z14, (R10)
+	VMOVUPS      Z15, (R11)
+	VZEROUPPER
+	MOVB         $1, ret+56(FP)
+	RET
+
+znan:
+	VZEROUPPER
+	MOVB         $0, ret+56(FP)
+	RET

@@ -102,6 +102,44 @@ func TestKQuantLanes(t *testing.T) {
 	}
 }
 
+// TestKQuantLanesRows checks the row encoder, which searches two
+// super-blocks at once with sixteen lanes, against the plain Go blocks: on
+// pairs of the cases (NaN-free pairs, pairs with a NaN on either side) and
+// an odd count, whose last block goes alone.
+func TestKQuantLanesRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	cases := kquantCases(r)
+	var src []float32
+	for _, x := range cases {
+		src = append(src, x...)
+	}
+	if len(cases)%2 == 0 {
+		src = append(src, cases[0]...)
+	}
+	nb := len(src) / qkK
+	for _, impl := range implementations() {
+		for _, c := range []struct {
+			name string
+			p    *qkx2Search
+			bb   int
+			ref  func(b []byte, x []float32)
+		}{
+			{"Q4_K", q4KSearch, 144, func(b []byte, x []float32) { quantQ4_KWith(&genericKernels, b, x) }},
+			{"Q5_K", q5KSearch, 176, func(b []byte, x []float32) { quantQ5_KWith(&genericKernels, b, x) }},
+		} {
+			got := bytes.Repeat([]byte{0x5a}, nb*c.bb)
+			quantRowsQ45K(got, src, c.p, &impl)
+			for i := range nb {
+				want := make([]byte, c.bb)
+				c.ref(want, src[i*qkK:(i+1)*qkK])
+				if !bytes.Equal(got[i*c.bb:(i+1)*c.bb], want) {
+					t.Fatalf("%s %s block %d of %d: differs from the plain Go search\n got %x\nwant %x", impl.name, c.name, i, nb, got[i*c.bb:(i+1)*c.bb], want)
+				}
+			}
+		}
+	}
+}
+
 // TestKQuantLanesScales checks the kernels' raw output, scales and mins
 // for every sub-block, against the plain Go search, and that a NaN makes
 // them decline.
@@ -111,7 +149,8 @@ func TestKQuantLanesScales(t *testing.T) {
 		if impl.kq == kqGo {
 			continue
 		}
-		for ci, x := range kquantCases(r) {
+		cases := kquantCases(r)
+		for ci, x := range cases {
 			hasNaN := false
 			for _, v := range x {
 				hasNaN = hasNaN || v != v
@@ -131,6 +170,30 @@ func TestKQuantLanesScales(t *testing.T) {
 					s := searchQ45KSub(x[32*j:], L[:], p, &m)
 					if math.Float32bits(s) != math.Float32bits(scales[j]) || math.Float32bits(m) != math.Float32bits(mins[j]) {
 						t.Fatalf("%s case %d nmax %d sub-block %d: scale %v min %v, want %v %v", impl.name, ci, p.nmax, j, scales[j], mins[j], s, m)
+					}
+				}
+			}
+			if ci%2 == 1 && impl.kq == kqAVX512 {
+				var pair [2 * qkK]float32
+				copy(pair[:], cases[ci-1])
+				copy(pair[qkK:], x)
+				pairNaN := hasNaN
+				for _, v := range cases[ci-1] {
+					pairNaN = pairNaN || v != v
+				}
+				for _, p := range []*qkx2Search{q4KSearch, q5KSearch} {
+					var scales, mins [16]float32
+					ok := impl.kq.searchQ45K16(&pair, p, &scales, &mins)
+					if ok == pairNaN {
+						t.Fatalf("%s cases %d,%d nmax %d: 16 lanes ok %v with NaN %v", impl.name, ci-1, ci, p.nmax, ok, pairNaN)
+					}
+					for j := 0; ok && j < 16; j++ {
+						var L [32]uint8
+						var m float32
+						s := searchQ45KSub(pair[32*j:], L[:], p, &m)
+						if math.Float32bits(s) != math.Float32bits(scales[j]) || math.Float32bits(m) != math.Float32bits(mins[j]) {
+							t.Fatalf("%s cases %d,%d nmax %d lane %d: scale %v min %v, want %v %v", impl.name, ci-1, ci, p.nmax, j, scales[j], mins[j], s, m)
+						}
 					}
 				}
 			}

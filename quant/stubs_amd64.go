@@ -39,6 +39,9 @@ func quantQ8_0AVX512(dst *byte, src *float32, nblocks int)
 func searchQ45KAVX2(x *float32, num *float32, nnum int, nmax int, scales, mins *float32, scratch *float32) bool
 
 //go:noescape
+func searchQ45KAVX512(x *float32, num *float32, nnum int, nmax int, scales, mins *float32, scratch *float32) bool
+
+//go:noescape
 func errorSumsAVX2(x, y *float32, n int, acc *[12]float64) bool
 
 //go:noescape
@@ -58,6 +61,7 @@ var simdSets = func() []kernelSet {
 		k := avx2Kernels
 		k.name = "avx512"
 		k.quantQ8_0 = quantizeQ8_0AVX512
+		k.kq = kqAVX512
 		sets = append(sets, k)
 	}
 	return sets
@@ -121,6 +125,13 @@ func levelsSIMD(L []uint8, x, d, m []float32, lo, hi, off int32) bool {
 func searchQ45KSIMD(x *[qkK]float32, p *qkx2Search, scales, mins *[8]float32) bool {
 	var scratch [808]float32
 	return searchQ45KAVX2(&x[0], &p.num[0], len(p.num), int(p.nmax), &scales[0], &mins[0], &scratch[0])
+}
+
+// searchQ45K16SIMD runs quantQ45K's search for two super-blocks with
+// sixteen lanes.
+func searchQ45K16SIMD(x *[2 * qkK]float32, p *qkx2Search, scales, mins *[16]float32) bool {
+	var scratch [3 * 32 * 16]float32
+	return searchQ45KAVX512(&x[0], &p.num[0], len(p.num), int(p.nmax), &scales[0], &mins[0], &scratch[0])
 }
 
 // searchQ6KSIMD runs quantQ6_KW's search as two passes of eight lanes.
