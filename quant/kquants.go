@@ -466,7 +466,7 @@ type kquantKernels uint8
 const (
 	kqGo     kquantKernels = iota
 	kqAVX2                 // kquants_amd64.s
-	kqAVX512               // kqAVX2, and searchQ45K16
+	kqAVX512               // kqAVX2, with sixteen lanes for searchQ45K16 and searchQ6K
 )
 
 // searchQ45K runs quantQ45K's eight makeQKX2Quants calls on a super-block
@@ -488,7 +488,13 @@ func (k kquantKernels) searchQ45K16(x *[2 * qkK]float32, p *qkx2Search, scales, 
 // return and leaves the levels alone. It returns false, having set
 // nothing, when it has no kernel or x or qw holds a NaN.
 func (k kquantKernels) searchQ6K(x, qw *[qkK]float32, scales *[16]float32) bool {
-	return k != kqGo && searchQ6KSIMD(x, qw, scales)
+	switch k {
+	case kqAVX512:
+		return searchQ6K16SIMD(x, qw, scales)
+	case kqAVX2:
+		return searchQ6KSIMD(x, qw, scales)
+	}
+	return false
 }
 
 // levels is the k-quants' last step: for sub-block j of the len(d) equal

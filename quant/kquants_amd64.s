@@ -844,3 +844,141 @@ znan:
 	VZEROUPPER
 	MOVB         $0, ret+56(FP)
 	RET
+
+// func searchQXAVX512(x, w *float32, n int, nmax int, num *float32, nnum int, scales *float32, scratch *float32) bool
+//
+// searchQXAVX2 over sixteen lanes (sixteen sub-blocks of n ≤ 32 elements);
+// the scratch holds x, w and w·x transposed at 0, 2048 and 4096 bytes.
+TEXT ·searchQXAVX512(SB), NOSPLIT, $0-65
+	MOVQ         x+0(FP), SI
+	MOVQ         w+8(FP), BX
+	MOVQ         n+16(FP), CX
+	MOVQ         nmax+24(FP), AX
+	MOVQ         num+32(FP), R8
+	MOVQ         nnum+40(FP), R9
+	MOVQ         scratch+56(FP), DI
+
+	VPBROADCASTD CX, Z0
+	VPMULLD      kq<>+0x60(SB), Z0, Z31 // lane j's offset n·j
+	VPBROADCASTD kq<>+0xa0(SB), Z30 // |x| mask
+	VPXORD       Z13, Z13, Z13 // amax
+	VPXORD       Z12, Z12, Z12 // mx
+	KXORW        K3, K3, K3 // any NaN
+	MOVQ         CX, R10
+	MOVQ         DI, DX
+
+zload:
+	KXNORW       K1, K1, K1
+	VGATHERDPS   (SI)(Z31*4), K1, Z0
+	VCMPPS       $3, Z0, Z0, K2
+	KORW         K2, K3, K3
+	TESTQ        BX, BX
+	JZ           zsquare
+	KXNORW       K1, K1, K1
+	VGATHERDPS   (BX)(Z31*4), K1, Z1
+	VCMPPS       $3, Z1, Z1, K2
+	KORW         K2, K3, K3
+	ADDQ         $4, BX
+	JMP          zloaded
+
+zsquare:
+	VMULPS       Z0, Z0, Z1
+
+zloaded:
+	VMOVUPS      Z0, (DX)
+	VMOVUPS      Z1, 2048(DX)
+	VMULPS       Z0, Z1, Z2 // w·x
+	VMOVUPS      Z2, 4096(DX)
+	VPANDD       Z30, Z0, Z2 // ax
+	VCMPPS       $1, Z2, Z13, K4 // amax < ax
+	VMOVAPS      Z2, K4, Z13
+	VMOVAPS      Z0, K4, Z12
+	ADDQ         $4, SI
+	ADDQ         $64, DX
+	DECQ         R10
+	JNZ          zload
+	KORTESTW     K3, K3
+	JNZ          zqxnan
+
+	// Z12 mx, Z13 best, Z14 scale, K7 amax < eps, Z11 nmax-1, Z10 -nmax,
+	// Z9 zero, Z8 iscale, Z6 1.5·2^23, Z29 mantissa mask, Z28 2^22.
+	VBROADCASTSS kq<>+0xb0(SB), Z0
+	VCMPPS       $1, Z0, Z13, K7
+	LEAQ         -1(AX), R12
+	VPBROADCASTD R12, Z11
+	MOVQ         AX, R12
+	NEGQ         R12
+	VPBROADCASTD R12, Z10
+	VPXORD       Z9, Z9, Z9
+	VBROADCASTSS kq<>+0x00(SB), Z6
+	VPBROADCASTD kq<>+0x20(SB), Z29
+	VPBROADCASTD kq<>+0x40(SB), Z28
+	VPBROADCASTD AX, Z0
+	VCVTDQ2PS    Z0, Z1
+	VSUBPS       Z1, Z9, Z1 // float32(-nmax)
+	VDIVPS       Z12, Z1, Z8 // iscale = -nmax/mx
+	MOVQ         $1, R11
+
+zqxpass:
+	VPXORD       Z5, Z5, Z5 // sumlx
+	VPXORD       Z4, Z4, Z4 // suml2
+	MOVQ         CX, R10
+	MOVQ         DI, DX
+
+zqxsums:
+	VMULPS       (DX), Z8, Z0
+	VADDPS       Z6, Z0, Z0
+	VPANDD       Z29, Z0, Z0
+	VPSUBD       Z28, Z0, Z0
+	VPMINSD      Z11, Z0, Z0
+	VPMAXSD      Z10, Z0, Z0
+	VCVTDQ2PS    Z0, Z0 // l
+	VMULPS       4096(DX), Z0, Z1 // (w·x)·l
+	VADDPS       Z1, Z5, Z5
+	VMULPS       2048(DX), Z0, Z2 // w·l
+	VMULPS       Z0, Z2, Z2
+	VADDPS       Z2, Z4, Z4
+	ADDQ         $64, DX
+	DECQ         R10
+	JNZ          zqxsums
+
+	TESTQ        R11, R11
+	JZ           zqxupdate
+	XORQ         R11, R11
+	VCMPPS       $4, Z9, Z4, K1 // suml2 != 0
+	VPXORD       Z14, Z14, Z14
+	VDIVPS       Z4, Z5, K1, Z14 // scale = sumlx/suml2 there, else 0
+	VMULPS       Z5, Z14, Z13 // best = scale·sumlx
+	JMP          zqxnext
+
+zqxupdate:
+	VCMPPS       $1, Z4, Z9, K1 // 0 < suml2
+	VMULPS       Z5, Z5, Z1
+	VMULPS       Z4, Z13, Z2
+	VCMPPS       $1, Z1, Z2, K1, K2 // and best·suml2 < sumlx²
+	VDIVPS       Z4, Z5, Z1
+	VMULPS       Z5, Z1, Z2
+	VMOVAPS      Z1, K2, Z14
+	VMOVAPS      Z2, K2, Z13
+	ADDQ         $4, R8
+	DECQ         R9
+
+zqxnext:
+	TESTQ        R9, R9
+	JZ           zqxdone
+	VBROADCASTSS (R8), Z1
+	VDIVPS       Z12, Z1, Z8 // iscale = num[k]/mx
+	JMP          zqxpass
+
+zqxdone:
+	VMOVAPS      Z9, K7, Z14 // all-zero lanes: scale 0
+	MOVQ         scales+48(FP), R10
+	VMOVUPS      Z14, (R10)
+	VZEROUPPER
+	MOVB         $1, ret+64(FP)
+	RET
+
+zqxnan:
+	VZEROUPPER
+	MOVB         $0, ret+64(FP)
+	RET

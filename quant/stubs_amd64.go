@@ -42,6 +42,9 @@ func searchQ45KAVX2(x *float32, num *float32, nnum int, nmax int, scales, mins *
 func searchQ45KAVX512(x *float32, num *float32, nnum int, nmax int, scales, mins *float32, scratch *float32) bool
 
 //go:noescape
+func searchQXAVX512(x, w *float32, n int, nmax int, num *float32, nnum int, scales *float32, scratch *float32) bool
+
+//go:noescape
 func errorSumsAVX2(x, y *float32, n int, acc *[12]float64) bool
 
 //go:noescape
@@ -132,6 +135,16 @@ func searchQ45KSIMD(x *[qkK]float32, p *qkx2Search, scales, mins *[8]float32) bo
 func searchQ45K16SIMD(x *[2 * qkK]float32, p *qkx2Search, scales, mins *[16]float32) bool {
 	var scratch [3 * 32 * 16]float32
 	return searchQ45KAVX512(&x[0], &p.num[0], len(p.num), int(p.nmax), &scales[0], &mins[0], &scratch[0])
+}
+
+// searchQ6K16SIMD runs quantQ6_KW's search in one pass of sixteen lanes.
+func searchQ6K16SIMD(x, qw *[qkK]float32, scales *[16]float32) bool {
+	var scratch [3 * 32 * 16]float32
+	var w *float32
+	if qw != nil {
+		w = &qw[0]
+	}
+	return searchQXAVX512(&x[0], w, 16, 32, &q6KNum[0], len(q6KNum), &scales[0], &scratch[0])
 }
 
 // searchQ6KSIMD runs quantQ6_KW's search as two passes of eight lanes.
