@@ -70,7 +70,7 @@ GLOBL kq<>(SB), RODATA|NOPTR, $0xb4
 #define MANT kq<>+0x20(SB)
 #define HALF22 kq<>+0x40(SB)
 
-// Scratch layout of searchQ45KAVX2 (bytes): x transposed, weights
+// Scratch layout of searchQ45KAVX2 (bytes from the frame's bottom): x transposed, weights
 // transposed, the trial levels as floats, and spilled per-lane state.
 #define Q_XT 0
 #define Q_WT 1024
@@ -81,7 +81,7 @@ GLOBL kq<>(SB), RODATA|NOPTR, $0xb4
 #define Q_EQ 3168
 #define Q_MN0 3200
 
-// func searchQ45KAVX2(x *float32, num *float32, nnum int, nmax int, scales, mins *float32, scratch *float32) bool
+// func searchQ45KAVX2(x *float32, num *float32, nnum int, nmax int, scales, mins *float32) bool
 //
 // The eight makeQKX2Quants calls of quantQ45K on the super-block x[0:256]
 // (sub-block j = lane j), weights avX + |x|, rdelta folded into num: trial
@@ -90,12 +90,12 @@ GLOBL kq<>(SB), RODATA|NOPTR, $0xb4
 // having written nothing, when x holds a NaN: which NaN an operation keeps
 // when both operands are NaNs is the one thing the order of commutative
 // operands decides, and compilers choose that order freely.
-TEXT ·searchQ45KAVX2(SB), NOSPLIT, $0-57
+TEXT ·searchQ45KAVX2(SB), $3232-49
 	MOVQ x+0(FP), SI
 	MOVQ num+8(FP), R8
 	MOVQ nnum+16(FP), R9
 	MOVQ nmax+24(FP), AX
-	MOVQ scratch+48(FP), DI
+	MOVQ SP, DI // the frame is the scratch
 
 	// Y15: lane j's offset 32·j (elements) for the gathers.
 	VMOVDQU      kq<>+0x60(SB), Y15
@@ -313,12 +313,12 @@ finish:
 	VMOVUPS      Y14, (R10)
 	VMOVUPS      Y15, (R11)
 	VZEROUPPER
-	MOVB         $1, ret+56(FP)
+	MOVB         $1, ret+48(FP)
 	RET
 
 q45nan:
 	VZEROUPPER
-	MOVB         $0, ret+56(FP)
+	MOVB         $0, ret+48(FP)
 	RET
 
 // Scratch layout of searchQXAVX2 (bytes, n ≤ 32): x, w and w·x transposed.
@@ -326,20 +326,20 @@ q45nan:
 #define X_WT 1024
 #define X_WXT 2048
 
-// func searchQXAVX2(x, w *float32, n int, nmax int, num *float32, nnum int, scales *float32, scratch *float32) bool
+// func searchQXAVX2(x, w *float32, n int, nmax int, num *float32, nnum int, scales *float32) bool
 //
 // makeQXQuants(nmax, x[n·j : n·j+n], ., w[n·j : n·j+n]) for j = 0..7 (lane
 // j), weights x² when w is nil; trial k uses iscale = num[k]/mx. Writes
 // the eight scales; the levels are left to the caller. Returns false,
 // having written nothing, when x or w holds a NaN (see searchQ45KAVX2).
-TEXT ·searchQXAVX2(SB), NOSPLIT, $0-65
+TEXT ·searchQXAVX2(SB), $3072-57
 	MOVQ x+0(FP), SI
 	MOVQ w+8(FP), BX
 	MOVQ n+16(FP), CX
 	MOVQ nmax+24(FP), AX
 	MOVQ num+32(FP), R8
 	MOVQ nnum+40(FP), R9
-	MOVQ scratch+56(FP), DI
+	MOVQ SP, DI // the frame is the scratch
 
 	VMOVQ        CX, X0
 	VPBROADCASTD X0, Y0
@@ -463,12 +463,12 @@ qxdone:
 	MOVQ         scales+48(FP), R10
 	VMOVUPS      Y14, (R10)
 	VZEROUPPER
-	MOVB         $1, ret+64(FP)
+	MOVB         $1, ret+56(FP)
 	RET
 
 qxnan:
 	VZEROUPPER
-	MOVB         $0, ret+64(FP)
+	MOVB         $0, ret+56(FP)
 	RET
 
 // func levelsAVX2(L *byte, x *float32, n int, d, m *float32, nsub int, lo, hi, off int)
@@ -637,18 +637,18 @@ esdone:
 #define Z_WT 2048
 #define Z_LT 4096
 
-// func searchQ45KAVX512(x *float32, num *float32, nnum int, nmax int, scales, mins *float32, scratch *float32) bool
+// func searchQ45KAVX512(x *float32, num *float32, nnum int, nmax int, scales, mins *float32) bool
 //
 // searchQ45KAVX2 over sixteen lanes: the sixteen sub-blocks of the two
 // super-blocks x[0:512], scales[0:16] and mins[0:16] (lane j: x[32j:32j+32]).
 // The lanes of a 512-bit vector are two independent dependency chains where
 // the eight-lane kernel has one, which is what the error sums wait on.
-TEXT ·searchQ45KAVX512(SB), NOSPLIT, $0-57
+TEXT ·searchQ45KAVX512(SB), $6144-49
 	MOVQ         x+0(FP), SI
 	MOVQ         num+8(FP), R8
 	MOVQ         nnum+16(FP), R9
 	MOVQ         nmax+24(FP), AX
-	MOVQ         scratch+48(FP), DI
+	MOVQ         SP, DI // the frame is the scratch
 
 	VMOVDQU32    kq<>+0x60(SB), Z31
 	VPSLLD       $5, Z31, Z31 // lane j's offset 32·j
@@ -837,26 +837,26 @@ zfinish:
 	VMOVUPS      Z14, (R10)
 	VMOVUPS      Z15, (R11)
 	VZEROUPPER
-	MOVB         $1, ret+56(FP)
+	MOVB         $1, ret+48(FP)
 	RET
 
 znan:
 	VZEROUPPER
-	MOVB         $0, ret+56(FP)
+	MOVB         $0, ret+48(FP)
 	RET
 
-// func searchQXAVX512(x, w *float32, n int, nmax int, num *float32, nnum int, scales *float32, scratch *float32) bool
+// func searchQXAVX512(x, w *float32, n int, nmax int, num *float32, nnum int, scales *float32) bool
 //
 // searchQXAVX2 over sixteen lanes (sixteen sub-blocks of n ≤ 32 elements);
 // the scratch holds x, w and w·x transposed at 0, 2048 and 4096 bytes.
-TEXT ·searchQXAVX512(SB), NOSPLIT, $0-65
+TEXT ·searchQXAVX512(SB), $6144-57
 	MOVQ         x+0(FP), SI
 	MOVQ         w+8(FP), BX
 	MOVQ         n+16(FP), CX
 	MOVQ         nmax+24(FP), AX
 	MOVQ         num+32(FP), R8
 	MOVQ         nnum+40(FP), R9
-	MOVQ         scratch+56(FP), DI
+	MOVQ         SP, DI // the frame is the scratch
 
 	VPBROADCASTD CX, Z0
 	VPMULLD      kq<>+0x60(SB), Z0, Z31 // lane j's offset n·j
@@ -975,10 +975,10 @@ zqxdone:
 	MOVQ         scales+48(FP), R10
 	VMOVUPS      Z14, (R10)
 	VZEROUPPER
-	MOVB         $1, ret+64(FP)
+	MOVB         $1, ret+56(FP)
 	RET
 
 zqxnan:
 	VZEROUPPER
-	MOVB         $0, ret+64(FP)
+	MOVB         $0, ret+56(FP)
 	RET

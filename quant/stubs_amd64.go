@@ -36,13 +36,13 @@ func quantQ8_0AVX512(dst *byte, src *float32, nblocks int)
 // The k-quant searches, kquants_amd64.s.
 
 //go:noescape
-func searchQ45KAVX2(x *float32, num *float32, nnum int, nmax int, scales, mins *float32, scratch *float32) bool
+func searchQ45KAVX2(x *float32, num *float32, nnum int, nmax int, scales, mins *float32) bool
 
 //go:noescape
-func searchQ45KAVX512(x *float32, num *float32, nnum int, nmax int, scales, mins *float32, scratch *float32) bool
+func searchQ45KAVX512(x *float32, num *float32, nnum int, nmax int, scales, mins *float32) bool
 
 //go:noescape
-func searchQXAVX512(x, w *float32, n int, nmax int, num *float32, nnum int, scales *float32, scratch *float32) bool
+func searchQXAVX512(x, w *float32, n int, nmax int, num *float32, nnum int, scales *float32) bool
 
 //go:noescape
 func errorSumsAVX2(x, y *float32, n int, acc *[12]float64) bool
@@ -51,7 +51,7 @@ func errorSumsAVX2(x, y *float32, n int, acc *[12]float64) bool
 func levelsAVX2(L *byte, x *float32, n int, d, m *float32, nsub int, lo, hi, off int)
 
 //go:noescape
-func searchQXAVX2(x, w *float32, n int, nmax int, num *float32, nnum int, scales *float32, scratch *float32) bool
+func searchQXAVX2(x, w *float32, n int, nmax int, num *float32, nnum int, scales *float32) bool
 
 // simdSets are the SIMD kernel sets this CPU runs, best last; the tests run
 // every one of them against the generic set.
@@ -126,36 +126,32 @@ func levelsSIMD(L []uint8, x, d, m []float32, lo, hi, off int32) bool {
 
 // searchQ45KSIMD runs quantQ45K's search with eight lanes.
 func searchQ45KSIMD(x *[qkK]float32, p *qkx2Search, scales, mins *[8]float32) bool {
-	var scratch [808]float32
-	return searchQ45KAVX2(&x[0], &p.num[0], len(p.num), int(p.nmax), &scales[0], &mins[0], &scratch[0])
+	return searchQ45KAVX2(&x[0], &p.num[0], len(p.num), int(p.nmax), &scales[0], &mins[0])
 }
 
 // searchQ45K16SIMD runs quantQ45K's search for two super-blocks with
 // sixteen lanes.
 func searchQ45K16SIMD(x *[2 * qkK]float32, p *qkx2Search, scales, mins *[16]float32) bool {
-	var scratch [3 * 32 * 16]float32
-	return searchQ45KAVX512(&x[0], &p.num[0], len(p.num), int(p.nmax), &scales[0], &mins[0], &scratch[0])
+	return searchQ45KAVX512(&x[0], &p.num[0], len(p.num), int(p.nmax), &scales[0], &mins[0])
 }
 
 // searchQ6K16SIMD runs quantQ6_KW's search in one pass of sixteen lanes.
 func searchQ6K16SIMD(x, qw *[qkK]float32, scales *[16]float32) bool {
-	var scratch [3 * 32 * 16]float32
 	var w *float32
 	if qw != nil {
 		w = &qw[0]
 	}
-	return searchQXAVX512(&x[0], w, 16, 32, &q6KNum[0], len(q6KNum), &scales[0], &scratch[0])
+	return searchQXAVX512(&x[0], w, 16, 32, &q6KNum[0], len(q6KNum), &scales[0])
 }
 
 // searchQ6KSIMD runs quantQ6_KW's search as two passes of eight lanes.
 func searchQ6KSIMD(x, qw *[qkK]float32, scales *[16]float32) bool {
-	var scratch [3 * 32 * 8]float32 // the kernel's layout holds up to 32 elements a lane
 	var w0, w1 *float32
 	if qw != nil {
 		w0, w1 = &qw[0], &qw[128]
 	}
-	return searchQXAVX2(&x[0], w0, 16, 32, &q6KNum[0], len(q6KNum), &scales[0], &scratch[0]) &&
-		searchQXAVX2(&x[128], w1, 16, 32, &q6KNum[0], len(q6KNum), &scales[8], &scratch[0])
+	return searchQXAVX2(&x[0], w0, 16, 32, &q6KNum[0], len(q6KNum), &scales[0]) &&
+		searchQXAVX2(&x[128], w1, 16, 32, &q6KNum[0], len(q6KNum), &scales[8])
 }
 
 func encodeF16SIMD(dst []uint16, src []float32) {
