@@ -506,8 +506,8 @@ func (k kquantKernels) levels(L []uint8, x, d, m []float32, lo, hi, off int32) b
 	return k != kqGo && levelsSIMD(L, x, d, m, lo, hi, off)
 }
 
-// searchQ45KSub is quantQ45K's search of sub-block j: weights av_x + |x|
-// with av_x the root mean square of the sub-block, then makeQKX2Quants.
+// searchQ45KSub is quantQ45K's search of one sub-block x[0:32]: weights
+// av_x + |x| with av_x its root mean square, then makeQKX2Quants.
 func searchQ45KSub(x []float32, L []uint8, p *qkx2Search, min *float32) float32 {
 	var laux [32]uint8
 	var weights [32]float32
@@ -526,9 +526,9 @@ func searchQ45KSub(x []float32, L []uint8, p *qkx2Search, min *float32) float32 
 // quantQ45K holds what quantize_row_q4_K_ref and quantize_row_q5_K_ref
 // share: eight 32-element groups with av_x + |x| weights, 6-bit scales and
 // mins. It fills L (levels 0..p.nmax) and the 12 scale bytes, d and dmin.
-// search, when not nil, finds the scales and mins; then the search's
+// Where k has lane kernels they find the scales and mins; the search's
 // levels, which the quantizer keeps only for a sub-block whose stored
-// scale is zero, are worked out for those sub-blocks alone.
+// scale is zero, are then worked out for those sub-blocks alone.
 func quantQ45K(b []byte, x []float32, L *[qkK]uint8, p *qkx2Search, k *kernelSet) {
 	var mins, scales [8]float32
 	lanes := k.kq.searchQ45K((*[qkK]float32)(x), p, &scales, &mins)
