@@ -472,15 +472,16 @@ const (
 // searchQ45K runs quantQ45K's eight makeQKX2Quants calls on a super-block
 // one sub-block per lane: it sets scales and mins as they would and leaves
 // the levels alone. It returns false, having set nothing, when it has no
-// kernel or x holds a NaN.
+// kernel or x holds a NaN. (The kernels run every trial of p.num;
+// makeQKX2Quants skips them all when nstep < 1, so that is left to it.)
 func (k kquantKernels) searchQ45K(x *[qkK]float32, p *qkx2Search, scales, mins *[8]float32) bool {
-	return k != kqGo && searchQ45KSIMD(x, p, scales, mins)
+	return k != kqGo && p.nstep >= 1 && searchQ45KSIMD(x, p, scales, mins)
 }
 
 // searchQ45K16 is searchQ45K for two super-blocks at once, sixteen lanes:
 // scales[8h+j] and mins[8h+j] are sub-block j of super-block h.
 func (k kquantKernels) searchQ45K16(x *[2 * qkK]float32, p *qkx2Search, scales, mins *[16]float32) bool {
-	return k == kqAVX512 && searchQ45K16SIMD(x, p, scales, mins)
+	return k == kqAVX512 && p.nstep >= 1 && searchQ45K16SIMD(x, p, scales, mins)
 }
 
 // searchQ6K runs quantQ6_KW's sixteen makeQXQuants calls (weights qw, or
