@@ -433,30 +433,33 @@ func dequantQ3_K(y []float32, b []byte) {
 	}
 }
 
-// qkx2Search is one k-quant's parameters for makeQKX2Quants: levels
-// 0..nmax, trial inverse scales (rmin + 0.1·is + nmax)/(max - min) for is
-// = 0..nstep. num holds those numerators as ggml computes them, in float32,
-// for the lane kernels.
+// qkx2Search is one k-quant's parameters for makeQKX2Quants or
+// makeQKX3Quants: levels 0..nmax, trial inverse scales (rmin + rdelta·is +
+// nmax)/(max - min) for is = 0..nstep. num holds those numerators as ggml
+// computes them, in float32, for the lane kernels.
 type qkx2Search struct {
-	nmax  int32
-	rmin  float32
-	nstep int
-	num   []float32
+	nmax         int32
+	rmin, rdelta float32
+	nstep        int
+	num          []float32
 }
 
-func newQKX2Search(nmax int32, rmin float32, nstep int) *qkx2Search {
-	const rdelta = float32(0.1)
-	p := &qkx2Search{nmax: nmax, rmin: rmin, nstep: nstep, num: make([]float32, nstep+1)}
+func newQKX2Search(nmax int32, rmin, rdelta float32, nstep int) *qkx2Search {
+	p := &qkx2Search{nmax: nmax, rmin: rmin, rdelta: rdelta, nstep: nstep, num: make([]float32, nstep+1)}
 	for is := range p.num {
 		p.num[is] = float32(rmin+float32(rdelta*float32(is))) + float32(nmax)
 	}
 	return p
 }
 
-// The searches of quantize_row_q4_K_ref and quantize_row_q5_K_ref.
+// The searches of quantize_row_q4_K_ref and quantize_row_q5_K_ref
+// (make_qkx2_quants), and of quantize_row_q4_K_impl and _q5_K_impl with
+// importance weights (make_qkx3_quants).
 var (
-	q4KSearch = newQKX2Search(15, -1, 20)
-	q5KSearch = newQKX2Search(31, -0.5, 15)
+	q4KSearch  = newQKX2Search(15, -1, 0.1, 20)
+	q5KSearch  = newQKX2Search(31, -0.5, 0.1, 15)
+	q4KWSearch = newQKX2Search(15, -0.9, 0.05, 36)
+	q5KWSearch = newQKX2Search(31, -0.9, 0.05, 36)
 )
 
 // kquantKernels names a set of k-quant kernels; kqGo has none, and the
@@ -470,12 +473,14 @@ const (
 )
 
 // searchQ45K runs quantQ45K's eight makeQKX2Quants calls on a super-block
-// one sub-block per lane: it sets scales and mins as they would and leaves
+// one sub-block per lane (w nil), or quantQ45KW's eight makeQKX3Quants
+// calls with weights w: it sets scales and mins as they would and leaves
 // the levels alone. It returns false, having set nothing, when it has no
-// kernel or x holds a NaN. (The kernels run every trial of p.num;
-// makeQKX2Quants skips them all when nstep < 1, so that is left to it.)
-func (k kquantKernels) searchQ45K(x *[qkK]float32, p *qkx2Search, scales, mins *[8]float32) bool {
-	return k != kqGo && p.nstep >= 1 && searchQ45KSIMD(x, p, scales, mins)
+// kernel or x or w holds a NaN. (The kernels run every trial of p.num;
+// the scalar searches skip them all when nstep < 1, so that is left to
+// them.)
+func (k kquantKernels) searchQ45K(x, w *[qkK]float32, p *qkx2Search, scales, mins *[8]float32) bool {
+	return k != kqGo && p.nstep >= 1 && searchQ45KSIMD(x, w, p, scales, mins)
 }
 
 // searchQ45K16 is searchQ45K for two super-blocks at once, sixteen lanes:
@@ -521,7 +526,7 @@ func searchQ45KSub(x []float32, L []uint8, p *qkx2Search, min *float32) float32 
 	for l, v := range x {
 		weights[l] = avX + abs32(v)
 	}
-	return makeQKX2Quants(p.nmax, x, weights[:], L, min, laux[:], p.rmin, 0.1, p.nstep, false)
+	return makeQKX2Quants(p.nmax, x, weights[:], L, min, laux[:], p.rmin, p.rdelta, p.nstep, false)
 }
 
 // quantQ45K holds what quantize_row_q4_K_ref and quantize_row_q5_K_ref
@@ -532,7 +537,7 @@ func searchQ45KSub(x []float32, L []uint8, p *qkx2Search, min *float32) float32 
 // scale is zero, are then worked out for those sub-blocks alone.
 func quantQ45K(b []byte, x []float32, L *[qkK]uint8, p *qkx2Search, k *kernelSet) {
 	var mins, scales [8]float32
-	lanes := k.kq.searchQ45K((*[qkK]float32)(x), p, &scales, &mins)
+	lanes := k.kq.searchQ45K((*[qkK]float32)(x), nil, p, &scales, &mins)
 	if !lanes {
 		for j := range 8 {
 			scales[j] = searchQ45KSub(x[32*j:], L[32*j:], p, &mins[j])
@@ -584,20 +589,25 @@ func finishQ45K(b []byte, x []float32, L *[qkK]uint8, p *qkx2Search, k *kernelSe
 			}
 		}
 	}
+	requantKWith(b, x, L, p.nmax, k)
+}
+
+// requantKWith is requantK with the divisions in k's levels kernel, when
+// it has one.
+func requantKWith(b []byte, x []float32, L *[qkK]uint8, nmax int32, k *kernelSet) {
 	if k.kq != kqGo {
-		// requantK's arithmetic, the divisions in the kernel
 		var d, dm [8]float32
 		dd, dmin := half(b[0:]), half(b[2:])
 		for j := range 8 {
-			s, m := getScaleMinK4(j, sc)
+			s, m := getScaleMinK4(j, b[4:16])
 			d[j] = dd * float32(s)
 			dm[j] = dmin * float32(m)
 		}
-		if k.kq.levels(L[:], x[:qkK], d[:], dm[:], 0, p.nmax, 0) {
+		if k.kq.levels(L[:], x[:qkK], d[:], dm[:], 0, nmax, 0) {
 			return
 		}
 	}
-	requantK(b, x, L, p.nmax)
+	requantK(b, x, L, nmax)
 }
 
 // quantRowsQ45K encodes the len(src)/256 super-blocks of src as Q4_K (p is

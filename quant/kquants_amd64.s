@@ -81,20 +81,28 @@ GLOBL kq<>(SB), RODATA|NOPTR, $0xb4
 #define Q_EQ 3168
 #define Q_MN0 3200
 
-// func searchQ45KAVX2(x *float32, num *float32, nnum int, nmax int, scales, mins *float32) bool
+// func searchQ45KAVX2(x, w *float32, num *float32, nnum int, nmax int, scales, mins *float32) bool
 //
 // The eight makeQKX2Quants calls of quantQ45K on the super-block x[0:256]
-// (sub-block j = lane j), weights avX + |x|, rdelta folded into num: trial
-// is uses iscale = num[is] / (mx - mn). Writes scales[0:8] and the mins
-// (-mn) to mins[0:8]; the levels are left to the caller. Returns false,
-// having written nothing, when x holds a NaN: which NaN an operation keeps
-// when both operands are NaNs is the one thing the order of commutative
-// operands decides, and compilers choose that order freely.
-TEXT ·searchQ45KAVX2(SB), $3232-49
+// (sub-block j = lane j), weights avX + |x|, or, with w not nil, the eight
+// makeQKX3Quants calls of quantQ45KW with weights w[0:256]; rmin and
+// rdelta are folded into num: trial is uses iscale = num[is] / (mx - mn).
+// Writes scales[0:8] and the mins (-mn) to mins[0:8]; the levels are left
+// to the caller. Returns false, having written nothing, when x or w holds a
+// NaN: which NaN an operation keeps when both operands are NaNs is the one
+// thing the order of commutative operands decides, and compilers choose
+// that order freely.
+//
+// make_qkx2_quants returns early when max == min, make_qkx3_quants when
+// max <= min; without NaNs they are the same lanes (min is at most the
+// smallest x, max the largest), and the kernel tests max <= min.
+TEXT ·searchQ45KAVX2(SB), $3232-57
 	MOVQ x+0(FP), SI
-	MOVQ num+8(FP), R8
-	MOVQ nnum+16(FP), R9
-	MOVQ nmax+24(FP), AX
+	MOVQ w+8(FP), R12
+	MOVQ R12, R11 // weights given
+	MOVQ num+16(FP), R8
+	MOVQ nnum+24(FP), R9
+	MOVQ nmax+32(FP), AX
 	MOVQ SP, DI // the frame is the scratch
 
 	// Y15: lane j's offset 32·j (elements) for the gathers.
@@ -122,6 +130,16 @@ pass1:
 	VMAXPS       Y13, Y0, Y13 // if x > mx { mx = x }
 	VCMPPS       $3, Y0, Y0, Y1
 	VORPS        Y1, Y10, Y10
+	TESTQ        R12, R12
+	JZ           pass1x
+	VPCMPEQD     Y14, Y14, Y14
+	VGATHERDPS   Y14, (R12)(Y15*4), Y2
+	VMOVUPS      Y2, Q_WT(DX)
+	VCMPPS       $3, Y2, Y2, Y1
+	VORPS        Y1, Y10, Y10
+	ADDQ         $4, R12
+
+pass1x:
 	ADDQ         $4, BX
 	ADDQ         $32, DX
 	DECQ         CX
@@ -130,30 +148,40 @@ pass1:
 	TESTL        R13, R13
 	JNZ          q45nan
 
-	// avX = sqrt(Σx²/32); weights avX + |x|; sumW = Σw, sumX = Σw·x
-	// (the first terms taken as they are, not added to zero).
+	// Without w: avX = sqrt(Σx²/32), weights avX + |x|. Then sumW = Σw,
+	// sumX = Σw·x (the first terms taken as they are, not added to zero).
 	VBROADCASTSS kq<>+0xac(SB), Y1
 	VDIVPS       Y1, Y11, Y11
 	VSQRTPS      Y11, Y11 // avX
 	VBROADCASTSS kq<>+0xa0(SB), Y10 // |x| mask
 	LEAQ         Q_XT(DI), DX
-	VMOVUPS      (DX), Y0
-	VANDPS       Y10, Y0, Y1
-	VADDPS       Y1, Y11, Y1 // w = avX + |x|
-	VMOVUPS      Y1, Q_WT(DX)
-	VMOVAPS      Y1, Y8 // sumW
-	VMULPS       Y0, Y1, Y9 // sumX = sumW·x[0]
-	ADDQ         $32, DX
-	MOVQ         $31, CX
+	MOVQ         $32, CX
 
 pass2:
 	VMOVUPS      (DX), Y0
+	TESTQ        R11, R11
+	JNZ          pass2w
 	VANDPS       Y10, Y0, Y1
-	VADDPS       Y1, Y11, Y1
+	VADDPS       Y1, Y11, Y1 // w = avX + |x|
 	VMOVUPS      Y1, Q_WT(DX)
+	JMP          pass2s
+
+pass2w:
+	VMOVUPS      Q_WT(DX), Y1
+
+pass2s:
+	CMPQ         CX, $32
+	JNE          pass2a
+	VMOVAPS      Y1, Y8 // sumW = w[0]
+	VMULPS       Y0, Y1, Y9 // sumX = sumW·x[0]
+	JMP          pass2n
+
+pass2a:
 	VADDPS       Y1, Y8, Y8 // sumW += w
 	VMULPS       Y0, Y1, Y2
 	VADDPS       Y2, Y9, Y9 // sumX += w·x
+
+pass2n:
 	ADDQ         $32, DX
 	DECQ         CX
 	JNZ          pass2
@@ -164,7 +192,7 @@ pass2:
 	// if mn > 0 { mn = 0 }: MINPS(0, mn) keeps mn unless 0 < mn.
 	VXORPS       Y0, Y0, Y0
 	VMINPS       Y12, Y0, Y12
-	VCMPPS       $0, Y12, Y13, Y1 // mx == mn: all levels 0, scale 0
+	VCMPPS       $2, Y12, Y13, Y1 // mx <= mn: all levels 0, scale 0
 	VMOVUPS      Y1, Q_EQ(DI)
 	VMOVUPS      Y12, Q_MN0(DI)
 	VMOVUPS      Y13, Q_MX(DI)
@@ -308,17 +336,17 @@ finish:
 	VBLENDVPS    Y0, Q_MN0(DI), Y15, Y15
 	VBROADCASTSS kq<>+0xa4(SB), Y1
 	VXORPS       Y1, Y15, Y15
-	MOVQ         scales+32(FP), R10
-	MOVQ         mins+40(FP), R11
+	MOVQ         scales+40(FP), R10
+	MOVQ         mins+48(FP), R11
 	VMOVUPS      Y14, (R10)
 	VMOVUPS      Y15, (R11)
 	VZEROUPPER
-	MOVB         $1, ret+48(FP)
+	MOVB         $1, ret+56(FP)
 	RET
 
 q45nan:
 	VZEROUPPER
-	MOVB         $0, ret+48(FP)
+	MOVB         $0, ret+56(FP)
 	RET
 
 // Scratch layout of searchQXAVX2 (bytes, n ≤ 32): x, w and w·x transposed.
@@ -637,17 +665,20 @@ esdone:
 #define Z_WT 2048
 #define Z_LT 4096
 
-// func searchQ45KAVX512(x *float32, num *float32, nnum int, nmax int, scales, mins *float32) bool
+// func searchQ45KAVX512(x, w *float32, num *float32, nnum int, nmax int, scales, mins *float32) bool
 //
 // searchQ45KAVX2 over sixteen lanes: the sixteen sub-blocks of the two
-// super-blocks x[0:512], scales[0:16] and mins[0:16] (lane j: x[32j:32j+32]).
+// super-blocks x[0:512] (and w[0:512]), scales[0:16] and mins[0:16] (lane
+// j: x[32j:32j+32]).
 // The lanes of a 512-bit vector are two independent dependency chains where
 // the eight-lane kernel has one, which is what the error sums wait on.
-TEXT ·searchQ45KAVX512(SB), $6144-49
+TEXT ·searchQ45KAVX512(SB), $6144-57
 	MOVQ         x+0(FP), SI
-	MOVQ         num+8(FP), R8
-	MOVQ         nnum+16(FP), R9
-	MOVQ         nmax+24(FP), AX
+	MOVQ         w+8(FP), R12
+	MOVQ         R12, R11 // weights given
+	MOVQ         num+16(FP), R8
+	MOVQ         nnum+24(FP), R9
+	MOVQ         nmax+32(FP), AX
 	MOVQ         SP, DI // the frame is the scratch
 
 	VMOVDQU32    kq<>+0x60(SB), Z31
@@ -680,6 +711,16 @@ zpass1:
 	VMAXPS       Z13, Z0, Z13
 	VCMPPS       $3, Z0, Z0, K2
 	KORW         K2, K3, K3
+	TESTQ        R12, R12
+	JZ           zpass1x
+	KXNORW       K1, K1, K1
+	VGATHERDPS   (R12)(Z31*4), K1, Z2
+	VMOVUPS      Z2, Z_WT(DX)
+	VCMPPS       $3, Z2, Z2, K2
+	KORW         K2, K3, K3
+	ADDQ         $4, R12
+
+zpass1x:
 	ADDQ         $4, BX
 	ADDQ         $64, DX
 	DECQ         CX
@@ -687,34 +728,44 @@ zpass1:
 	KORTESTW     K3, K3
 	JNZ          znan
 
-	// weights avX + |x|, sumW, sumX
+	// weights avX + |x| (or w), sumW, sumX
 	VBROADCASTSS kq<>+0xac(SB), Z1
 	VDIVPS       Z1, Z11, Z11
 	VSQRTPS      Z11, Z11
 	LEAQ         Z_XT(DI), DX
-	VMOVUPS      (DX), Z0
-	VPANDD       Z25, Z0, Z1
-	VADDPS       Z1, Z11, Z1
-	VMOVUPS      Z1, Z_WT(DX)
-	VMOVAPS      Z1, Z23 // sumW
-	VMULPS       Z0, Z1, Z22 // sumX
-	ADDQ         $64, DX
-	MOVQ         $31, CX
+	MOVQ         $32, CX
 
 zpass2:
 	VMOVUPS      (DX), Z0
+	TESTQ        R11, R11
+	JNZ          zpass2w
 	VPANDD       Z25, Z0, Z1
 	VADDPS       Z1, Z11, Z1
 	VMOVUPS      Z1, Z_WT(DX)
+	JMP          zpass2s
+
+zpass2w:
+	VMOVUPS      Z_WT(DX), Z1
+
+zpass2s:
+	CMPQ         CX, $32
+	JNE          zpass2a
+	VMOVAPS      Z1, Z23 // sumW
+	VMULPS       Z0, Z1, Z22 // sumX
+	JMP          zpass2n
+
+zpass2a:
 	VADDPS       Z1, Z23, Z23
 	VMULPS       Z0, Z1, Z2
 	VADDPS       Z2, Z22, Z22
+
+zpass2n:
 	ADDQ         $64, DX
 	DECQ         CX
 	JNZ          zpass2
 
 	VMINPS       Z12, Z26, Z12 // if mn > 0 { mn = 0 }
-	VCMPPS       $0, Z12, Z13, K7 // mx == mn
+	VCMPPS       $2, Z12, Z13, K7 // mx <= mn
 	VMOVAPS      Z12, Z21 // mn of the first pass
 	VMOVAPS      Z13, Z24 // mx
 	VMOVAPS      Z12, Z15 // mn
@@ -832,17 +883,17 @@ zfinish:
 	VMOVAPS      Z21, K7, Z15 // and -mn of the first pass
 	VPBROADCASTD kq<>+0xa4(SB), Z1
 	VPXORD       Z1, Z15, Z15
-	MOVQ         scales+32(FP), R10
-	MOVQ         mins+40(FP), R11
+	MOVQ         scales+40(FP), R10
+	MOVQ         mins+48(FP), R11
 	VMOVUPS      Z14, (R10)
 	VMOVUPS      Z15, (R11)
 	VZEROUPPER
-	MOVB         $1, ret+48(FP)
+	MOVB         $1, ret+56(FP)
 	RET
 
 znan:
 	VZEROUPPER
-	MOVB         $0, ret+48(FP)
+	MOVB         $0, ret+56(FP)
 	RET
 
 // func searchQXAVX512(x, w *float32, n int, nmax int, num *float32, nnum int, scales *float32) bool

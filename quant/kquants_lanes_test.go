@@ -74,6 +74,13 @@ func TestKQuantLanes(t *testing.T) {
 	}
 	nanW := append([]float32(nil), qw...)
 	nanW[77] = float32(math.NaN())
+	// an importance entry with zero columns: whole sub-blocks of weight 0
+	sparseW := append([]float32(nil), qw...)
+	for i := range sparseW {
+		if i%64 < 40 {
+			sparseW[i] = 0
+		}
+	}
 	for _, impl := range implementations() {
 		if impl.kq == kqGo {
 			continue
@@ -86,6 +93,10 @@ func TestKQuantLanes(t *testing.T) {
 			}{
 				{"Q4_K", 144, func(b []byte) { quantQ4_KWith(&genericKernels, b, x) }, func(b []byte) { quantQ4_KWith(&impl, b, x) }},
 				{"Q5_K", 176, func(b []byte) { quantQ5_KWith(&genericKernels, b, x) }, func(b []byte) { quantQ5_KWith(&impl, b, x) }},
+				{"Q4_K/imatrix", 144, func(b []byte) { quantQ4_KWWith(&genericKernels, b, x, qw) }, func(b []byte) { quantQ4_KWWith(&impl, b, x, qw) }},
+				{"Q5_K/imatrix", 176, func(b []byte) { quantQ5_KWWith(&genericKernels, b, x, qw) }, func(b []byte) { quantQ5_KWWith(&impl, b, x, qw) }},
+				{"Q4_K/sparse-imatrix", 144, func(b []byte) { quantQ4_KWWith(&genericKernels, b, x, sparseW) }, func(b []byte) { quantQ4_KWWith(&impl, b, x, sparseW) }},
+				{"Q4_K/NaN-imatrix", 144, func(b []byte) { quantQ4_KWWith(&genericKernels, b, x, nanW) }, func(b []byte) { quantQ4_KWWith(&impl, b, x, nanW) }},
 				{"Q6_K", 210, func(b []byte) { quantQ6_KWith(&genericKernels, b, x, nil) }, func(b []byte) { quantQ6_KWith(&impl, b, x, nil) }},
 				{"Q6_K/imatrix", 210, func(b []byte) { quantQ6_KWith(&genericKernels, b, x, qw) }, func(b []byte) { quantQ6_KWith(&impl, b, x, qw) }},
 				{"Q6_K/NaN-imatrix", 210, func(b []byte) { quantQ6_KWith(&genericKernels, b, x, nanW) }, func(b []byte) { quantQ6_KWith(&impl, b, x, nanW) }},
@@ -155,9 +166,21 @@ func TestKQuantLanesScales(t *testing.T) {
 			for _, v := range x {
 				hasNaN = hasNaN || v != v
 			}
-			for _, p := range []*qkx2Search{q4KSearch, q5KSearch} {
+			// weights as quantQ45KW gives makeQKX3Quants: any non-negative
+			// values, zeros included
+			var w [qkK]float32
+			for i := range w {
+				if i%7 != 0 {
+					w[i] = float32(r.ExpFloat64())
+				}
+			}
+			for _, c := range []struct {
+				p *qkx2Search
+				w *[qkK]float32
+			}{{q4KSearch, nil}, {q5KSearch, nil}, {q4KWSearch, &w}, {q5KWSearch, &w}} {
+				p := c.p
 				var scales, mins [8]float32
-				ok := impl.kq.searchQ45K((*[qkK]float32)(x), p, &scales, &mins)
+				ok := impl.kq.searchQ45K((*[qkK]float32)(x), c.w, p, &scales, &mins)
 				if ok == hasNaN {
 					t.Fatalf("%s case %d nmax %d: ok %v with NaN %v", impl.name, ci, p.nmax, ok, hasNaN)
 				}
@@ -165,11 +188,15 @@ func TestKQuantLanesScales(t *testing.T) {
 					continue
 				}
 				for j := range 8 {
-					var L [32]uint8
-					var m float32
-					s := searchQ45KSub(x[32*j:], L[:], p, &m)
+					var L, laux [32]uint8
+					var m, s float32
+					if c.w == nil {
+						s = searchQ45KSub(x[32*j:], L[:], p, &m)
+					} else {
+						s = makeQKX3Quants(p.nmax, x[32*j:32*j+32], w[32*j:32*j+32], L[:], &m, laux[:], p.rmin, p.rdelta, p.nstep, false)
+					}
 					if math.Float32bits(s) != math.Float32bits(scales[j]) || math.Float32bits(m) != math.Float32bits(mins[j]) {
-						t.Fatalf("%s case %d nmax %d sub-block %d: scale %v min %v, want %v %v", impl.name, ci, p.nmax, j, scales[j], mins[j], s, m)
+						t.Fatalf("%s case %d nmax %d weighted %v sub-block %d: scale %v min %v, want %v %v", impl.name, ci, p.nmax, c.w != nil, j, scales[j], mins[j], s, m)
 					}
 				}
 			}

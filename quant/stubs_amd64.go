@@ -36,10 +36,10 @@ func quantQ8_0AVX512(dst *byte, src *float32, nblocks int)
 // The k-quant searches, kquants_amd64.s.
 
 //go:noescape
-func searchQ45KAVX2(x *float32, num *float32, nnum int, nmax int, scales, mins *float32) bool
+func searchQ45KAVX2(x, w *float32, num *float32, nnum int, nmax int, scales, mins *float32) bool
 
 //go:noescape
-func searchQ45KAVX512(x *float32, num *float32, nnum int, nmax int, scales, mins *float32) bool
+func searchQ45KAVX512(x, w *float32, num *float32, nnum int, nmax int, scales, mins *float32) bool
 
 //go:noescape
 func searchQXAVX512(x, w *float32, n int, nmax int, num *float32, nnum int, scales *float32) bool
@@ -124,15 +124,20 @@ func levelsSIMD(L []uint8, x, d, m []float32, lo, hi, off int32) bool {
 	return true
 }
 
-// searchQ45KSIMD runs quantQ45K's search with eight lanes.
-func searchQ45KSIMD(x *[qkK]float32, p *qkx2Search, scales, mins *[8]float32) bool {
-	return searchQ45KAVX2(&x[0], &p.num[0], len(p.num), int(p.nmax), &scales[0], &mins[0])
+// searchQ45KSIMD runs quantQ45K's search (w nil) or quantQ45KW's with
+// eight lanes.
+func searchQ45KSIMD(x, w *[qkK]float32, p *qkx2Search, scales, mins *[8]float32) bool {
+	var wp *float32
+	if w != nil {
+		wp = &w[0]
+	}
+	return searchQ45KAVX2(&x[0], wp, &p.num[0], len(p.num), int(p.nmax), &scales[0], &mins[0])
 }
 
 // searchQ45K16SIMD runs quantQ45K's search for two super-blocks with
 // sixteen lanes.
 func searchQ45K16SIMD(x *[2 * qkK]float32, p *qkx2Search, scales, mins *[16]float32) bool {
-	return searchQ45KAVX512(&x[0], &p.num[0], len(p.num), int(p.nmax), &scales[0], &mins[0])
+	return searchQ45KAVX512(&x[0], nil, &p.num[0], len(p.num), int(p.nmax), &scales[0], &mins[0])
 }
 
 // searchQ6K16SIMD runs quantQ6_KW's search in one pass of sixteen lanes.

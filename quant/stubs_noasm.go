@@ -10,7 +10,9 @@ var simdSets []kernelSet
 
 // The k-quant kernels of kquants_amd64.s; kq is always kqGo in this build.
 
-func searchQ45KSIMD(*[qkK]float32, *qkx2Search, *[8]float32, *[8]float32) bool { return false }
+func searchQ45KSIMD(*[qkK]float32, *[qkK]float32, *qkx2Search, *[8]float32, *[8]float32) bool {
+	return false
+}
 func searchQ45K16SIMD(*[2 * qkK]float32, *qkx2Search, *[16]float32, *[16]float32) bool {
 	return false
 }

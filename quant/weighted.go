@@ -506,9 +506,9 @@ func quantQ3_KW(b []byte, x, qw []float32) {
 // 32-element groups fitted by make_qkx3_quants with importance weights,
 // their scales and mins by make_qp_quants weighted by the groups' total
 // weight; it fills L and the 12 scale bytes, d and dmin.
-func quantQ45KW(b []byte, x, qw []float32, L *[qkK]uint8, nmax int32) {
+func quantQ45KW(b []byte, x, qw []float32, L *[qkK]uint8, p *qkx2Search, k *kernelSet) {
 	var laux [32]uint8
-	var w [32]float32
+	var w [qkK]float32
 	var mins, scales, sw [8]float32
 	var Ls, Lm [8]uint8
 	var sumX2 float32
@@ -517,13 +517,24 @@ func quantQ45KW(b []byte, x, qw []float32, L *[qkK]uint8, nmax int32) {
 	}
 	sigma2 := float32(2*sumX2) / qkK
 	for j := range 8 {
-		elementWeights(w[:], x[32*j:32*j+32], qw[32*j:], sigma2)
+		ws := w[32*j : 32*j+32]
+		elementWeights(ws, x[32*j:32*j+32], qw[32*j:], sigma2)
 		var sumw float32
-		for _, v := range w {
+		for _, v := range ws {
 			sumw += v
 		}
 		sw[j] = sumw
-		scales[j] = makeQKX3Quants(nmax, x[32*j:32*j+32], w[:], L[32*j:32*j+32], &mins[j], laux[:], -0.9, 0.05, 36, false)
+	}
+	search := func(j int) float32 {
+		return makeQKX3Quants(p.nmax, x[32*j:32*j+32], w[32*j:32*j+32], L[32*j:32*j+32], &mins[j], laux[:], p.rmin, p.rdelta, p.nstep, false)
+	}
+	// The lane kernels leave L alone; the levels of a sub-block whose
+	// stored scale is 0 are the search's, worked out below.
+	lanes := k.kq.searchQ45K((*[qkK]float32)(x), &w, p, &scales, &mins)
+	if !lanes {
+		for j := range 8 {
+			scales[j] = search(j)
+		}
 	}
 	dBlock := makeQPQuants(63, scales[:], Ls[:], sw[:])
 	mBlock := makeQPQuants(63, mins[:], Lm[:], sw[:])
@@ -542,19 +553,31 @@ func quantQ45KW(b []byte, x, qw []float32, L *[qkK]uint8, nmax int32) {
 	}
 	putHalf(b[0:], dBlock)
 	putHalf(b[2:], mBlock)
-	requantK(b, x, L, nmax)
+	if lanes {
+		dd := half(b[0:])
+		for j := range 8 {
+			if s, _ := getScaleMinK4(j, sc); dd*float32(s) == 0 {
+				search(j)
+			}
+		}
+	}
+	requantKWith(b, x, L, p.nmax, k)
 }
 
 // quantQ4_KW is quantize_row_q4_K_impl for one super-block.
-func quantQ4_KW(b []byte, x, qw []float32) {
+func quantQ4_KW(b []byte, x, qw []float32) { quantQ4_KWWith(&active, b, x, qw) }
+
+func quantQ4_KWWith(k *kernelSet, b []byte, x, qw []float32) {
 	var L [qkK]uint8
-	quantQ45KW(b, x, qw, &L, 15)
+	quantQ45KW(b, x, qw, &L, q4KWSearch, k)
 	packQ4_K(b, &L)
 }
 
 // quantQ5_KW is quantize_row_q5_K_impl for one super-block.
-func quantQ5_KW(b []byte, x, qw []float32) {
+func quantQ5_KW(b []byte, x, qw []float32) { quantQ5_KWWith(&active, b, x, qw) }
+
+func quantQ5_KWWith(k *kernelSet, b []byte, x, qw []float32) {
 	var L [qkK]uint8
-	quantQ45KW(b, x, qw, &L, 31)
+	quantQ45KW(b, x, qw, &L, q5KWSearch, k)
 	packQ5_K(b, &L)
 }
