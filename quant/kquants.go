@@ -485,8 +485,8 @@ func (k kquantKernels) searchQ45K(x, w *[qkK]float32, p *qkx2Search, scales, min
 
 // searchQ45K16 is searchQ45K for two super-blocks at once, sixteen lanes:
 // scales[8h+j] and mins[8h+j] are sub-block j of super-block h.
-func (k kquantKernels) searchQ45K16(x *[2 * qkK]float32, p *qkx2Search, scales, mins *[16]float32) bool {
-	return k == kqAVX512 && p.nstep >= 1 && searchQ45K16SIMD(x, p, scales, mins)
+func (k kquantKernels) searchQ45K16(x, w *[2 * qkK]float32, p *qkx2Search, scales, mins *[16]float32) bool {
+	return k == kqAVX512 && p.nstep >= 1 && searchQ45K16SIMD(x, w, p, scales, mins)
 }
 
 // searchQ6K runs quantQ6_KW's sixteen makeQXQuants calls (weights qw, or
@@ -633,7 +633,7 @@ func quantRowsQ45K(dst []byte, src []float32, p *qkx2Search, k *kernelSet) {
 	for ; k.kq == kqAVX512 && i+2 <= nb; i += 2 {
 		x := src[i*qkK : (i+2)*qkK]
 		var scales, mins [16]float32
-		if !k.kq.searchQ45K16((*[2 * qkK]float32)(x), p, &scales, &mins) {
+		if !k.kq.searchQ45K16((*[2 * qkK]float32)(x), nil, p, &scales, &mins) {
 			one(dst[i*bb:(i+1)*bb], x[:qkK])
 			one(dst[(i+1)*bb:(i+2)*bb], x[qkK:])
 			continue

@@ -113,10 +113,11 @@ func TestKQuantLanes(t *testing.T) {
 	}
 }
 
-// TestKQuantLanesRows checks the row encoder, which searches two
-// super-blocks at once with sixteen lanes, against the plain Go blocks: on
-// pairs of the cases (NaN-free pairs, pairs with a NaN on either side) and
-// an odd count, whose last block goes alone.
+// TestKQuantLanesRows checks the row encoders, which search two
+// super-blocks at once with sixteen lanes, against the plain Go blocks,
+// without and with importance weights: on pairs of the cases (NaN-free
+// pairs, pairs with a NaN on either side) and an odd count, whose last
+// block goes alone.
 func TestKQuantLanesRows(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	cases := kquantCases(r)
@@ -128,6 +129,12 @@ func TestKQuantLanesRows(t *testing.T) {
 		src = append(src, cases[0]...)
 	}
 	nb := len(src) / qkK
+	qw := make([]float32, len(src))
+	for i := range qw {
+		if i%9 != 0 {
+			qw[i] = float32(r.ExpFloat64())
+		}
+	}
 	for _, impl := range implementations() {
 		for _, c := range []struct {
 			name string
@@ -145,6 +152,27 @@ func TestKQuantLanesRows(t *testing.T) {
 				c.ref(want, src[i*qkK:(i+1)*qkK])
 				if !bytes.Equal(got[i*c.bb:(i+1)*c.bb], want) {
 					t.Fatalf("%s %s block %d of %d: differs from the plain Go search\n got %x\nwant %x", impl.name, c.name, i, nb, got[i*c.bb:(i+1)*c.bb], want)
+				}
+			}
+			// with importance weights: a row of them, as QuantizeRows
+			// passes one entry for the whole row
+			wp := q4KWSearch
+			if c.p == q5KSearch {
+				wp = q5KWSearch
+			}
+			got = bytes.Repeat([]byte{0x5a}, nb*c.bb)
+			quantRowQ45KW(got, src, qw, wp, &impl)
+			for i := range nb {
+				want := make([]byte, c.bb)
+				var L [qkK]uint8
+				quantQ45KW(want, src[i*qkK:(i+1)*qkK], qw[i*qkK:], &L, wp, &genericKernels)
+				if wp == q5KWSearch {
+					packQ5_K(want, &L)
+				} else {
+					packQ4_K(want, &L)
+				}
+				if !bytes.Equal(got[i*c.bb:(i+1)*c.bb], want) {
+					t.Fatalf("%s %s/imatrix block %d of %d: differs from the plain Go search\n got %x\nwant %x", impl.name, c.name, i, nb, got[i*c.bb:(i+1)*c.bb], want)
 				}
 			}
 		}
@@ -210,7 +238,7 @@ func TestKQuantLanesScales(t *testing.T) {
 				}
 				for _, p := range []*qkx2Search{q4KSearch, q5KSearch} {
 					var scales, mins [16]float32
-					ok := impl.kq.searchQ45K16(&pair, p, &scales, &mins)
+					ok := impl.kq.searchQ45K16(&pair, nil, p, &scales, &mins)
 					if ok == pairNaN {
 						t.Fatalf("%s cases %d,%d nmax %d: 16 lanes ok %v with NaN %v", impl.name, ci-1, ci, p.nmax, ok, pairNaN)
 					}

@@ -134,10 +134,14 @@ func searchQ45KSIMD(x, w *[qkK]float32, p *qkx2Search, scales, mins *[8]float32)
 	return searchQ45KAVX2(&x[0], wp, &p.num[0], len(p.num), int(p.nmax), &scales[0], &mins[0])
 }
 
-// searchQ45K16SIMD runs quantQ45K's search for two super-blocks with
-// sixteen lanes.
-func searchQ45K16SIMD(x *[2 * qkK]float32, p *qkx2Search, scales, mins *[16]float32) bool {
-	return searchQ45KAVX512(&x[0], nil, &p.num[0], len(p.num), int(p.nmax), &scales[0], &mins[0])
+// searchQ45K16SIMD runs quantQ45K's search (w nil) or quantQ45KW's for two
+// super-blocks with sixteen lanes.
+func searchQ45K16SIMD(x, w *[2 * qkK]float32, p *qkx2Search, scales, mins *[16]float32) bool {
+	var wp *float32
+	if w != nil {
+		wp = &w[0]
+	}
+	return searchQ45KAVX512(&x[0], wp, &p.num[0], len(p.num), int(p.nmax), &scales[0], &mins[0])
 }
 
 // searchQ6K16SIMD runs quantQ6_KW's search in one pass of sixteen lanes.

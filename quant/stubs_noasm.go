@@ -13,7 +13,7 @@ var simdSets []kernelSet
 func searchQ45KSIMD(*[qkK]float32, *[qkK]float32, *qkx2Search, *[8]float32, *[8]float32) bool {
 	return false
 }
-func searchQ45K16SIMD(*[2 * qkK]float32, *qkx2Search, *[16]float32, *[16]float32) bool {
+func searchQ45K16SIMD(*[2 * qkK]float32, *[2 * qkK]float32, *qkx2Search, *[16]float32, *[16]float32) bool {
 	return false
 }
 func searchQ6K16SIMD(*[qkK]float32, *[qkK]float32, *[16]float32) bool { return false }
