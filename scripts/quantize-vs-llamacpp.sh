@@ -7,7 +7,9 @@
 #   LLAMA_BIN=/path/build/bin scripts/quantize-vs-llamacpp.sh [ROUNDS] [THREADS]
 #
 # TYPE (default q4_k_m; the llama-quantize name is the upper case) and LAYERS (default 4, ~2 GB of f16; 32 is the
-# whole 7B, ~13 GB) pick the run; QBENCH_DIR (default /tmp/qspeed) holds the input and outputs. This script never
+# whole 7B, ~13 GB) pick the run; IMATRIX=FILE (a legacy .dat, which llama-quantize c392e509 reads; e.g. from
+# `tfconv imatrix SRC -f TEXT -o FILE.dat`) passes --imatrix FILE to both; QBENCH_DIR (default /tmp/qspeed) holds
+# the input and outputs. This script never
 # builds llama.cpp. Wall time is only meaningful on a quiet machine; CPU time holds up better under load. tfconv's
 # wall time includes the fsync of its output before the rename (llama-quantize does not sync).
 set -euo pipefail
@@ -30,6 +32,8 @@ src=$dir/llama-7b-L$layers-f16.gguf
 ours=$dir/tfconv-$type.gguf
 theirs=$dir/llamacpp-$type.gguf
 upper=$(echo "$type" | tr '[:lower:]' '[:upper:]')
+imat=()
+[ -n "${IMATRIX:-}" ] && imat=(--imatrix "$IMATRIX")
 log=$(mktemp)
 # measure NAME CMD...: one run under GNU time; appends "NAME wall cpu rss_kb" to $log.
 measure() {
@@ -43,10 +47,10 @@ measure() {
     END {printf "%s %.2f %.2f %d\n", n, w, u+s, m}' "$t" | tee -a "$log"
   rm -f "$t"
 }
-echo "name wall_s cpu_s max_rss_kb ($src, $type, $threads threads)"
+echo "name wall_s cpu_s max_rss_kb ($src, $type, $threads threads${IMATRIX:+, imatrix $IMATRIX})"
 for r in $(seq "$rounds"); do
-  measure llama.cpp env LD_LIBRARY_PATH="$LLAMA_BIN" "$LLAMA_BIN/llama-quantize" "$src" "$theirs" "$upper" "$threads"
-  measure tfconv "$tfconv" quantize "$src" "$ours" --type "$type" --threads "$threads" --force
+  measure llama.cpp env LD_LIBRARY_PATH="$LLAMA_BIN" "$LLAMA_BIN/llama-quantize" ${imat[@]+"${imat[@]}"} "$src" "$theirs" "$upper" "$threads"
+  measure tfconv "$tfconv" quantize "$src" "$ours" --type "$type" --threads "$threads" --force ${imat[@]+"${imat[@]}"}
 done
 python3 - "$log" <<'EOF'
 import statistics, sys
