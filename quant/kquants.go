@@ -234,19 +234,34 @@ func getScaleMinK4(j int, q []byte) (d, m uint8) {
 	return q[j+4]&0xf | (q[j-4]>>6)<<4, q[j+4]>>4 | (q[j]>>6)<<4
 }
 
-// quantQ2_K is quantize_row_q2_K_ref.
-func quantQ2_K(b []byte, x []float32) {
+// quantQ2_K is quantize_row_q2_K_ref, with the active kernels.
+func quantQ2_K(b []byte, x []float32) { quantQ2_KWith(&active, b, x) }
+
+// q2KSearch is quantize_row_q2_K_ref's makeQKX2Quants search (weights
+// |x|, absolute errors).
+var q2KSearch = newQKX2Search(3, -0.5, 0.1, 15)
+
+// quantQ2_KWith is quantQ2_K with the kernels of k (the generic set: plain
+// Go). As in quantQ45K, a lane search's levels are worked out only for the
+// sub-blocks whose stored scale is zero, the only ones that keep them.
+func quantQ2_KWith(k *kernelSet, b []byte, x []float32) {
 	var L [qkK]uint8
 	var laux [16]uint8
 	var weights [16]float32
 	var mins, scales [16]float32
 	const q4scale = float32(15)
-	var maxScale, maxMin float32
-	for j := range 16 {
+	search := func(j int) float32 {
 		for l := range 16 {
 			weights[l] = abs32(x[16*j+l])
 		}
-		scales[j] = makeQKX2Quants(3, x[16*j:16*j+16], weights[:], L[16*j:16*j+16], &mins[j], laux[:], -0.5, 0.1, 15, true)
+		return makeQKX2Quants(3, x[16*j:16*j+16], weights[:], L[16*j:16*j+16], &mins[j], laux[:], -0.5, 0.1, 15, true)
+	}
+	lanes := k.kq.searchQ2K((*[qkK]float32)(x), &scales, &mins)
+	var maxScale, maxMin float32
+	for j := range 16 {
+		if !lanes {
+			scales[j] = search(j)
+		}
 		if scales[j] > maxScale {
 			maxScale = scales[j]
 		}
@@ -274,9 +289,25 @@ func quantQ2_K(b []byte, x []float32) {
 	} else {
 		putHalf(b[82:], 0)
 	}
-	for j := range 16 {
+	done := false
+	if k.kq != kqGo {
+		// the loop below, the divisions in the kernel
+		var d, dm [16]float32
+		for j := range 16 {
+			d[j] = half(b[80:]) * float32(sc[j]&0xf)
+			dm[j] = half(b[82:]) * float32(sc[j]>>4)
+			if d[j] == 0 && lanes {
+				search(j)
+			}
+		}
+		done = k.kq.levels(L[:], x[:qkK], d[:], dm[:], 0, 3, 0)
+	}
+	for j := 0; j < 16 && !done; j++ {
 		d := half(b[80:]) * float32(sc[j]&0xf)
 		if d == 0 {
+			if lanes {
+				search(j)
+			}
 			continue
 		}
 		dm := half(b[82:]) * float32(sc[j]>>4)
@@ -487,6 +518,20 @@ func (k kquantKernels) searchQ45K(x, w *[qkK]float32, p *qkx2Search, scales, min
 // scales[8h+j] and mins[8h+j] are sub-block j of super-block h.
 func (k kquantKernels) searchQ45K16(x, w *[2 * qkK]float32, p *qkx2Search, scales, mins *[16]float32) bool {
 	return k == kqAVX512 && p.nstep >= 1 && searchQ45K16SIMD(x, w, p, scales, mins)
+}
+
+// searchQ2K runs quantQ2_K's sixteen makeQKX2Quants calls one sub-block
+// per lane: it sets scales and mins as they would and leaves the levels
+// alone. It returns false, having set nothing, when it has no kernel or x
+// holds a NaN.
+func (k kquantKernels) searchQ2K(x *[qkK]float32, scales, mins *[16]float32) bool {
+	switch k {
+	case kqAVX512:
+		return searchQ2K16SIMD(x, q2KSearch, scales, mins)
+	case kqAVX2:
+		return searchQ2KSIMD(x, q2KSearch, scales, mins)
+	}
+	return false
 }
 
 // searchQ6K runs quantQ6_KW's sixteen makeQXQuants calls (weights qw, or

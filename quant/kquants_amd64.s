@@ -81,12 +81,15 @@ GLOBL kq<>(SB), RODATA|NOPTR, $0xb4
 #define Q_EQ 3168
 #define Q_MN0 3200
 
-// func searchQ45KAVX2(x, w *float32, num *float32, nnum int, nmax int, scales, mins *float32) bool
+// func searchQ45KAVX2(x, w *float32, n, mode int, num *float32, nnum int, nmax int, scales, mins *float32) bool
 //
-// The eight makeQKX2Quants calls of quantQ45K on the super-block x[0:256]
-// (sub-block j = lane j), weights avX + |x|, or, with w not nil, the eight
-// makeQKX3Quants calls of quantQ45KW with weights w[0:256]; rmin and
-// rdelta are folded into num: trial is uses iscale = num[is] / (mx - mn).
+// Eight makeQKX2Quants calls on the sub-blocks x[n·j : n·j+n] (lane j, n
+// at most 32): as quantQ45K calls it (n = 32, mode 0, weights avX + |x|),
+// as quantQ2_K does (n = 16, mode 3: weights |x|, absolute errors), or,
+// with w not nil, the makeQKX3Quants calls of quantQ45KW with weights
+// w[n·j : n·j+n]; mode bit 0 asks for absolute instead of squared errors,
+// bit 1 for weights |x| instead of avX + |x|. rmin and rdelta are folded
+// into num: trial is uses iscale = num[is] / (mx - mn).
 // Writes scales[0:8] and the mins (-mn) to mins[0:8]; the levels are left
 // to the caller. Returns false, having written nothing, when x or w holds a
 // NaN: which NaN an operation keeps when both operands are NaNs is the one
@@ -96,18 +99,19 @@ GLOBL kq<>(SB), RODATA|NOPTR, $0xb4
 // make_qkx2_quants returns early when max == min, make_qkx3_quants when
 // max <= min; without NaNs they are the same lanes (min is at most the
 // smallest x, max the largest), and the kernel tests max <= min.
-TEXT ·searchQ45KAVX2(SB), $3232-57
+TEXT ·searchQ45KAVX2(SB), $3232-73
 	MOVQ x+0(FP), SI
 	MOVQ w+8(FP), R12
 	MOVQ R12, R11 // weights given
-	MOVQ num+16(FP), R8
-	MOVQ nnum+24(FP), R9
-	MOVQ nmax+32(FP), AX
+	MOVQ mode+24(FP), R10
+	MOVQ num+32(FP), R8
+	MOVQ nnum+40(FP), R9
+	MOVQ nmax+48(FP), AX
 	MOVQ SP, DI // the frame is the scratch
 
-	// Y15: lane j's offset 32·j (elements) for the gathers.
-	VMOVDQU      kq<>+0x60(SB), Y15
-	VPSLLD       $5, Y15, Y15
+	// Y15: lane j's offset n·j (elements) for the gathers.
+	VPBROADCASTD n+16(FP), Y15
+	VPMULLD      kq<>+0x60(SB), Y15, Y15
 
 	// Pass 1: transpose x, Σx², min and max, as the scalar loops do.
 	VPCMPEQD     Y14, Y14, Y14
@@ -118,7 +122,7 @@ TEXT ·searchQ45KAVX2(SB), $3232-57
 	VXORPS       Y10, Y10, Y10 // any NaN
 	MOVQ         SI, BX
 	LEAQ         Q_XT(DI), DX
-	MOVQ         $32, CX
+	MOVQ         n+16(FP), CX
 
 pass1:
 	VPCMPEQD     Y14, Y14, Y14
@@ -148,14 +152,21 @@ pass1x:
 	TESTL        R13, R13
 	JNZ          q45nan
 
-	// Without w: avX = sqrt(Σx²/32), weights avX + |x|. Then sumW = Σw,
-	// sumX = Σw·x (the first terms taken as they are, not added to zero).
-	VBROADCASTSS kq<>+0xac(SB), Y1
+	// Without w: avX = sqrt(Σx²/n), weights avX + |x|, or |x| = 0 + |x|
+	// (mode bit 1). Then sumW = Σw, sumX = Σw·x (the first terms taken as
+	// they are, not added to zero).
+	VPBROADCASTD n+16(FP), Y1
+	VCVTDQ2PS    Y1, Y1
 	VDIVPS       Y1, Y11, Y11
 	VSQRTPS      Y11, Y11 // avX
+	TESTQ        $2, R10
+	JZ           pass2avx
+	VXORPS       Y11, Y11, Y11
+
+pass2avx:
 	VBROADCASTSS kq<>+0xa0(SB), Y10 // |x| mask
 	LEAQ         Q_XT(DI), DX
-	MOVQ         $32, CX
+	MOVQ         n+16(FP), CX
 
 pass2:
 	VMOVUPS      (DX), Y0
@@ -170,7 +181,7 @@ pass2w:
 	VMOVUPS      Q_WT(DX), Y1
 
 pass2s:
-	CMPQ         CX, $32
+	CMPQ         CX, n+16(FP)
 	JNE          pass2a
 	VMOVAPS      Y1, Y8 // sumW = w[0]
 	VMULPS       Y0, Y1, Y9 // sumX = sumW·x[0]
@@ -214,7 +225,7 @@ pass2n:
 	VDIVPS       Y11, Y1, Y14 // scale
 	VXORPS       Y13, Y13, Y13
 	LEAQ         Q_XT(DI), DX
-	MOVQ         $32, CX
+	MOVQ         n+16(FP), CX
 
 err0:
 	VMOVUPS      (DX), Y0
@@ -229,8 +240,16 @@ err0:
 	VMULPS       Y1, Y14, Y1 // scale·L
 	VADDPS       Y15, Y1, Y1 // + mn
 	VSUBPS       Y0, Y1, Y1 // - x
+	TESTQ        $1, R10
+	JNZ          err0mad
 	VMULPS       Y1, Y1, Y1
-	VMULPS       Q_WT(DX), Y1, Y1 // w·diff²: w first
+	JMP          err0w
+
+err0mad:
+	VANDPS       Y10, Y1, Y1 // |diff|
+
+err0w:
+	VMULPS       Q_WT(DX), Y1, Y1 // w·diff²
 	VADDPS       Y1, Y13, Y13
 	ADDQ         $32, DX
 	DECQ         CX
@@ -249,7 +268,7 @@ trial:
 	VXORPS       Y9, Y9, Y9 // sumL2
 	VXORPS       Y10, Y10, Y10 // sumXL
 	LEAQ         Q_XT(DI), DX
-	MOVQ         $32, CX
+	MOVQ         n+16(FP), CX
 
 sums:
 	VMOVUPS      (DX), Y0
@@ -303,14 +322,23 @@ sums:
 	VMOVAPS      Y3, Y10 // D > 0
 
 	VXORPS       Y5, Y5, Y5 // cur
+	VBROADCASTSS kq<>+0xa0(SB), Y4 // |x| mask
 	LEAQ         Q_XT(DI), DX
-	MOVQ         $32, CX
+	MOVQ         n+16(FP), CX
 
 cur:
 	VMULPS       Q_LT(DX), Y8, Y1 // thisScale·l
 	VADDPS       Y9, Y1, Y1 // + thisMin
 	VSUBPS       (DX), Y1, Y1 // - x
+	TESTQ        $1, R10
+	JNZ          curmad
 	VMULPS       Y1, Y1, Y1
+	JMP          curw
+
+curmad:
+	VANDPS       Y4, Y1, Y1
+
+curw:
 	VMULPS       Q_WT(DX), Y1, Y1
 	VADDPS       Y1, Y5, Y5
 	ADDQ         $32, DX
@@ -336,17 +364,17 @@ finish:
 	VBLENDVPS    Y0, Q_MN0(DI), Y15, Y15
 	VBROADCASTSS kq<>+0xa4(SB), Y1
 	VXORPS       Y1, Y15, Y15
-	MOVQ         scales+40(FP), R10
-	MOVQ         mins+48(FP), R11
+	MOVQ         scales+56(FP), R10
+	MOVQ         mins+64(FP), R11
 	VMOVUPS      Y14, (R10)
 	VMOVUPS      Y15, (R11)
 	VZEROUPPER
-	MOVB         $1, ret+56(FP)
+	MOVB         $1, ret+72(FP)
 	RET
 
 q45nan:
 	VZEROUPPER
-	MOVB         $0, ret+56(FP)
+	MOVB         $0, ret+72(FP)
 	RET
 
 // Scratch layout of searchQXAVX2 (bytes, n ≤ 32): x, w and w·x transposed.
@@ -665,24 +693,24 @@ esdone:
 #define Z_WT 2048
 #define Z_LT 4096
 
-// func searchQ45KAVX512(x, w *float32, num *float32, nnum int, nmax int, scales, mins *float32) bool
+// func searchQ45KAVX512(x, w *float32, n, mode int, num *float32, nnum int, nmax int, scales, mins *float32) bool
 //
-// searchQ45KAVX2 over sixteen lanes: the sixteen sub-blocks of the two
-// super-blocks x[0:512] (and w[0:512]), scales[0:16] and mins[0:16] (lane
-// j: x[32j:32j+32]).
+// searchQ45KAVX2 over sixteen lanes: sixteen sub-blocks x[n·j : n·j+n]
+// (two Q4_K/Q5_K super-blocks, one Q2_K), scales[0:16] and mins[0:16].
 // The lanes of a 512-bit vector are two independent dependency chains where
 // the eight-lane kernel has one, which is what the error sums wait on.
-TEXT ·searchQ45KAVX512(SB), $6144-57
+TEXT ·searchQ45KAVX512(SB), $6144-73
 	MOVQ         x+0(FP), SI
 	MOVQ         w+8(FP), R12
 	MOVQ         R12, R11 // weights given
-	MOVQ         num+16(FP), R8
-	MOVQ         nnum+24(FP), R9
-	MOVQ         nmax+32(FP), AX
+	MOVQ         mode+24(FP), R10
+	MOVQ         num+32(FP), R8
+	MOVQ         nnum+40(FP), R9
+	MOVQ         nmax+48(FP), AX
 	MOVQ         SP, DI // the frame is the scratch
 
-	VMOVDQU32    kq<>+0x60(SB), Z31
-	VPSLLD       $5, Z31, Z31 // lane j's offset 32·j
+	VPBROADCASTD n+16(FP), Z31
+	VPMULLD      kq<>+0x60(SB), Z31, Z31 // lane j's offset n·j
 	VBROADCASTSS kq<>+0x00(SB), Z30 // 1.5·2^23
 	VPBROADCASTD kq<>+0x20(SB), Z29 // mantissa mask
 	VPBROADCASTD kq<>+0x40(SB), Z28 // 2^22
@@ -699,7 +727,7 @@ TEXT ·searchQ45KAVX512(SB), $6144-57
 	KXORW        K3, K3, K3 // any NaN
 	MOVQ         SI, BX
 	LEAQ         Z_XT(DI), DX
-	MOVQ         $32, CX
+	MOVQ         n+16(FP), CX
 
 zpass1:
 	KXNORW       K1, K1, K1
@@ -728,12 +756,18 @@ zpass1x:
 	KORTESTW     K3, K3
 	JNZ          znan
 
-	// weights avX + |x| (or w), sumW, sumX
-	VBROADCASTSS kq<>+0xac(SB), Z1
+	// weights avX + |x|, 0 + |x| (mode bit 1) or w; sumW, sumX
+	VPBROADCASTD n+16(FP), Z1
+	VCVTDQ2PS    Z1, Z1
 	VDIVPS       Z1, Z11, Z11
 	VSQRTPS      Z11, Z11
+	TESTQ        $2, R10
+	JZ           zpass2avx
+	VPXORD       Z11, Z11, Z11
+
+zpass2avx:
 	LEAQ         Z_XT(DI), DX
-	MOVQ         $32, CX
+	MOVQ         n+16(FP), CX
 
 zpass2:
 	VMOVUPS      (DX), Z0
@@ -748,7 +782,7 @@ zpass2w:
 	VMOVUPS      Z_WT(DX), Z1
 
 zpass2s:
-	CMPQ         CX, $32
+	CMPQ         CX, n+16(FP)
 	JNE          zpass2a
 	VMOVAPS      Z1, Z23 // sumW
 	VMULPS       Z0, Z1, Z22 // sumX
@@ -777,7 +811,7 @@ zpass2n:
 	VDIVPS       Z11, Z1, Z14 // scale
 	VPXORD       Z13, Z13, Z13 // bestErr
 	LEAQ         Z_XT(DI), DX
-	MOVQ         $32, CX
+	MOVQ         n+16(FP), CX
 
 zerr0:
 	VMOVUPS      (DX), Z0
@@ -792,7 +826,15 @@ zerr0:
 	VMULPS       Z1, Z14, Z1
 	VADDPS       Z15, Z1, Z1
 	VSUBPS       Z0, Z1, Z1
+	TESTQ        $1, R10
+	JNZ          zerr0mad
 	VMULPS       Z1, Z1, Z1
+	JMP          zerr0w
+
+zerr0mad:
+	VPANDD       Z25, Z1, Z1
+
+zerr0w:
 	VMULPS       Z_WT(DX), Z1, Z1
 	VADDPS       Z1, Z13, Z13
 	ADDQ         $64, DX
@@ -810,7 +852,7 @@ ztrial:
 	VPXORD       Z9, Z9, Z9 // sumL2
 	VPXORD       Z10, Z10, Z10 // sumXL
 	LEAQ         Z_XT(DI), DX
-	MOVQ         $32, CX
+	MOVQ         n+16(FP), CX
 
 zsums:
 	VMOVUPS      (DX), Z0
@@ -855,13 +897,21 @@ zsums:
 
 	VPXORD       Z5, Z5, Z5 // cur
 	LEAQ         Z_XT(DI), DX
-	MOVQ         $32, CX
+	MOVQ         n+16(FP), CX
 
 zcur:
 	VMULPS       Z_LT(DX), Z1, Z0
 	VADDPS       Z2, Z0, Z0
 	VSUBPS       (DX), Z0, Z0
+	TESTQ        $1, R10
+	JNZ          zcurmad
 	VMULPS       Z0, Z0, Z0
+	JMP          zcurw
+
+zcurmad:
+	VPANDD       Z25, Z0, Z0
+
+zcurw:
 	VMULPS       Z_WT(DX), Z0, Z0
 	VADDPS       Z0, Z5, Z5
 	ADDQ         $64, DX
@@ -883,17 +933,17 @@ zfinish:
 	VMOVAPS      Z21, K7, Z15 // and -mn of the first pass
 	VPBROADCASTD kq<>+0xa4(SB), Z1
 	VPXORD       Z1, Z15, Z15
-	MOVQ         scales+40(FP), R10
-	MOVQ         mins+48(FP), R11
+	MOVQ         scales+56(FP), R10
+	MOVQ         mins+64(FP), R11
 	VMOVUPS      Z14, (R10)
 	VMOVUPS      Z15, (R11)
 	VZEROUPPER
-	MOVB         $1, ret+56(FP)
+	MOVB         $1, ret+72(FP)
 	RET
 
 znan:
 	VZEROUPPER
-	MOVB         $0, ret+56(FP)
+	MOVB         $0, ret+72(FP)
 	RET
 
 // func searchQXAVX512(x, w *float32, n int, nmax int, num *float32, nnum int, scales *float32) bool

@@ -91,6 +91,7 @@ func TestKQuantLanes(t *testing.T) {
 				size     int
 				ref, got func(b []byte)
 			}{
+				{"Q2_K", 84, func(b []byte) { quantQ2_KWith(&genericKernels, b, x) }, func(b []byte) { quantQ2_KWith(&impl, b, x) }},
 				{"Q4_K", 144, func(b []byte) { quantQ4_KWith(&genericKernels, b, x) }, func(b []byte) { quantQ4_KWith(&impl, b, x) }},
 				{"Q5_K", 176, func(b []byte) { quantQ5_KWith(&genericKernels, b, x) }, func(b []byte) { quantQ5_KWith(&impl, b, x) }},
 				{"Q4_K/imatrix", 144, func(b []byte) { quantQ4_KWWith(&genericKernels, b, x, qw) }, func(b []byte) { quantQ4_KWWith(&impl, b, x, qw) }},
@@ -249,6 +250,23 @@ func TestKQuantLanesScales(t *testing.T) {
 						if math.Float32bits(s) != math.Float32bits(scales[j]) || math.Float32bits(m) != math.Float32bits(mins[j]) {
 							t.Fatalf("%s cases %d,%d nmax %d lane %d: scale %v min %v, want %v %v", impl.name, ci-1, ci, p.nmax, j, scales[j], mins[j], s, m)
 						}
+					}
+				}
+			}
+			var q2s, q2m [16]float32
+			if ok := impl.kq.searchQ2K((*[qkK]float32)(x), &q2s, &q2m); ok == hasNaN {
+				t.Fatalf("%s case %d Q2_K: ok %v with NaN %v", impl.name, ci, ok, hasNaN)
+			} else if ok {
+				for j := range 16 {
+					var L, laux [16]uint8
+					var wts [16]float32
+					for l := range wts {
+						wts[l] = abs32(x[16*j+l])
+					}
+					var m float32
+					sc := makeQKX2Quants(3, x[16*j:16*j+16], wts[:], L[:], &m, laux[:], -0.5, 0.1, 15, true)
+					if math.Float32bits(sc) != math.Float32bits(q2s[j]) || math.Float32bits(m) != math.Float32bits(q2m[j]) {
+						t.Fatalf("%s case %d Q2_K sub-block %d: scale %v min %v, want %v %v", impl.name, ci, j, q2s[j], q2m[j], sc, m)
 					}
 				}
 			}

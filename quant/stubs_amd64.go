@@ -36,10 +36,10 @@ func quantQ8_0AVX512(dst *byte, src *float32, nblocks int)
 // The k-quant searches, kquants_amd64.s.
 
 //go:noescape
-func searchQ45KAVX2(x, w *float32, num *float32, nnum int, nmax int, scales, mins *float32) bool
+func searchQ45KAVX2(x, w *float32, n, mode int, num *float32, nnum int, nmax int, scales, mins *float32) bool
 
 //go:noescape
-func searchQ45KAVX512(x, w *float32, num *float32, nnum int, nmax int, scales, mins *float32) bool
+func searchQ45KAVX512(x, w *float32, n, mode int, num *float32, nnum int, nmax int, scales, mins *float32) bool
 
 //go:noescape
 func searchQXAVX512(x, w *float32, n int, nmax int, num *float32, nnum int, scales *float32) bool
@@ -131,7 +131,7 @@ func searchQ45KSIMD(x, w *[qkK]float32, p *qkx2Search, scales, mins *[8]float32)
 	if w != nil {
 		wp = &w[0]
 	}
-	return searchQ45KAVX2(&x[0], wp, &p.num[0], len(p.num), int(p.nmax), &scales[0], &mins[0])
+	return searchQ45KAVX2(&x[0], wp, 32, 0, &p.num[0], len(p.num), int(p.nmax), &scales[0], &mins[0])
 }
 
 // searchQ45K16SIMD runs quantQ45K's search (w nil) or quantQ45KW's for two
@@ -141,7 +141,19 @@ func searchQ45K16SIMD(x, w *[2 * qkK]float32, p *qkx2Search, scales, mins *[16]f
 	if w != nil {
 		wp = &w[0]
 	}
-	return searchQ45KAVX512(&x[0], wp, &p.num[0], len(p.num), int(p.nmax), &scales[0], &mins[0])
+	return searchQ45KAVX512(&x[0], wp, 32, 0, &p.num[0], len(p.num), int(p.nmax), &scales[0], &mins[0])
+}
+
+// searchQ2KSIMD runs quantQ2_K's sixteen makeQKX2Quants calls (weights
+// |x|, absolute errors: mode 3) as two passes of eight lanes.
+func searchQ2KSIMD(x *[qkK]float32, p *qkx2Search, scales, mins *[16]float32) bool {
+	return searchQ45KAVX2(&x[0], nil, 16, 3, &p.num[0], len(p.num), int(p.nmax), &scales[0], &mins[0]) &&
+		searchQ45KAVX2(&x[128], nil, 16, 3, &p.num[0], len(p.num), int(p.nmax), &scales[8], &mins[8])
+}
+
+// searchQ2K16SIMD is searchQ2KSIMD in one pass of sixteen lanes.
+func searchQ2K16SIMD(x *[qkK]float32, p *qkx2Search, scales, mins *[16]float32) bool {
+	return searchQ45KAVX512(&x[0], nil, 16, 3, &p.num[0], len(p.num), int(p.nmax), &scales[0], &mins[0])
 }
 
 // searchQ6K16SIMD runs quantQ6_KW's search in one pass of sixteen lanes.

@@ -16,8 +16,10 @@ func searchQ45KSIMD(*[qkK]float32, *[qkK]float32, *qkx2Search, *[8]float32, *[8]
 func searchQ45K16SIMD(*[2 * qkK]float32, *[2 * qkK]float32, *qkx2Search, *[16]float32, *[16]float32) bool {
 	return false
 }
-func searchQ6K16SIMD(*[qkK]float32, *[qkK]float32, *[16]float32) bool { return false }
-func searchQ6KSIMD(*[qkK]float32, *[qkK]float32, *[16]float32) bool   { return false }
+func searchQ2KSIMD(*[qkK]float32, *qkx2Search, *[16]float32, *[16]float32) bool   { return false }
+func searchQ2K16SIMD(*[qkK]float32, *qkx2Search, *[16]float32, *[16]float32) bool { return false }
+func searchQ6K16SIMD(*[qkK]float32, *[qkK]float32, *[16]float32) bool             { return false }
+func searchQ6KSIMD(*[qkK]float32, *[qkK]float32, *[16]float32) bool               { return false }
 func levelsSIMD([]uint8, []float32, []float32, []float32, int32, int32, int32) bool {
 	return false
 }
