@@ -24,13 +24,13 @@
 // two with importance weights, make_qx_quants for Q6_K with or without: 16
 // to 37 trial scales per sub-block). With AVX2 these run one sub-block per
 // vector lane (kquants_amd64.s), with AVX-512 sixteen sub-blocks at once
-// (two Q4_K/Q5_K super-blocks, one Q2_K or Q6_K): each lane performs the scalar code's
-// float32 operations in its order, without FMA, so the result is the
-// scalar one bit for bit; a super-block holding a NaN goes to the plain Go
-// search, since which NaN survives an operation on two NaNs is the one
-// thing the order of a commutative operation's operands decides. The final
-// divisions of every element by its sub-block's scale run eight to a
-// vector too. ErrorSums, quantize's error measure, has an AVX2 form. Q3_K
+// (two Q4_K/Q5_K super-blocks, one Q2_K or Q6_K): each lane performs the
+// scalar code's float32 operations in its order, without FMA, so the
+// result is the scalar one bit for bit; a super-block holding a NaN goes
+// to the plain Go search, since which NaN survives an operation on two
+// NaNs is the one thing the order of a commutative operation's operands
+// decides. The final divisions of every element by its sub-block's scale
+// run eight to a vector too. ErrorSums, quantize's error measure, has an AVX2 form. Q3_K
 // (make_q3_quants) and Q2_K with importance weights search in plain Go.
 //
 // # ggml blocks
