@@ -284,3 +284,50 @@ func TestKQuantLanesScales(t *testing.T) {
 		}
 	}
 }
+
+// FuzzKQuantLanes feeds two super-blocks of arbitrary values (one byte each
+// through fuzzFloat, the input repeated to fill them) and importance
+// weights (the bytes read backwards) to every kernel set's k-quant
+// encoders and wants the plain Go bytes back.
+func FuzzKQuantLanes(f *testing.F) {
+	f.Add(make([]byte, 2*qkK))
+	f.Add(bytes.Repeat([]byte{0x41, 0xc1, 0x45, 0x3a}, 2*qkK/4))
+	f.Add(bytes.Repeat([]byte{0x80, 0x41, 0x00, 0x01}, 2*qkK/4))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) == 0 {
+			return
+		}
+		var x, qw [2 * qkK]float32
+		for i := range x { // shorter inputs repeat
+			x[i] = fuzzFloat(b[i%len(b)])
+			qw[i] = abs32(fuzzFloat(b[(2*qkK-1-i)%len(b)]))
+		}
+		for _, impl := range implementations()[1:] {
+			for _, c := range []struct {
+				name string
+				bb   int
+				run  func(k *kernelSet, dst []byte)
+			}{
+				{"Q2_K", 84, func(k *kernelSet, dst []byte) {
+					quantQ2_KWith(k, dst[:84], x[:qkK])
+					quantQ2_KWith(k, dst[84:], x[qkK:])
+				}},
+				{"Q4_K", 144, func(k *kernelSet, dst []byte) { quantRowsQ45K(dst, x[:], q4KSearch, k) }},
+				{"Q5_K", 176, func(k *kernelSet, dst []byte) { quantRowsQ45K(dst, x[:], q5KSearch, k) }},
+				{"Q4_K/imatrix", 144, func(k *kernelSet, dst []byte) { quantRowQ45KW(dst, x[:], qw[:], q4KWSearch, k) }},
+				{"Q6_K/imatrix", 210, func(k *kernelSet, dst []byte) {
+					quantQ6_KWith(k, dst[:210], x[:qkK], qw[:qkK])
+					quantQ6_KWith(k, dst[210:], x[qkK:], nil)
+				}},
+			} {
+				want := make([]byte, 2*c.bb)
+				got := make([]byte, 2*c.bb)
+				c.run(&genericKernels, want)
+				c.run(&impl, got)
+				if !bytes.Equal(got, want) {
+					t.Fatalf("%s %s: differs from the plain Go\n got %x\nwant %x", impl.name, c.name, got, want)
+				}
+			}
+		}
+	})
+}
