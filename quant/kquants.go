@@ -346,13 +346,21 @@ func dequantQ2_K(y []float32, b []byte) {
 	}
 }
 
-// quantQ3_K is quantize_row_q3_K_ref.
-func quantQ3_K(b []byte, x []float32) {
+// quantQ3_K is quantize_row_q3_K_ref, with the active kernels.
+func quantQ3_K(b []byte, x []float32) { quantQ3_KWith(&active, b, x) }
+
+// quantQ3_KWith is quantQ3_K with the kernels of k (the generic set: plain
+// Go). As in quantQ45K, a lane search's levels are worked out only for the
+// sub-blocks whose stored scale is zero, the only ones that keep them.
+func quantQ3_KWith(k *kernelSet, b []byte, x []float32) {
 	var L [qkK]int8
 	var scales [16]float32
 	var maxScale, amax float32
+	lanes := k.kq.searchQ3K((*[qkK]float32)(x), &scales)
 	for j := range 16 {
-		scales[j] = makeQ3Quants(4, x[16*j:16*j+16], L[16*j:16*j+16])
+		if !lanes {
+			scales[j] = makeQ3Quants(4, x[16*j:16*j+16], L[16*j:16*j+16])
+		}
 		if s := abs32(scales[j]); s > amax {
 			amax, maxScale = s, scales[j]
 		}
@@ -377,6 +385,7 @@ func quantQ3_K(b []byte, x []float32) {
 		putHalf(b[108:], 0)
 	}
 	dAll := half(b[108:])
+	var d [16]float32
 	for j := range 16 {
 		var s int8
 		if j < 8 {
@@ -385,13 +394,20 @@ func quantQ3_K(b []byte, x []float32) {
 			s = int8(sc[j-8] >> 4)
 		}
 		s = (s | int8((sc[8+j%4]>>(2*(j/4)))&3)<<4) - 32
-		d := dAll * float32(s)
-		if d == 0 {
-			continue
+		if d[j] = dAll * float32(s); d[j] == 0 && lanes {
+			makeQ3Quants(4, x[16*j:16*j+16], L[16*j:16*j+16])
 		}
-		for ii := range 16 {
-			l := clamp32(nearestInt(x[16*j+ii]/d), -4, 3)
-			L[16*j+ii] = int8(l + 4)
+	}
+	// the divisions in the kernel, or here
+	if !k.kq.levels((*[qkK]uint8)(unsafe.Pointer(&L))[:], x[:qkK], d[:], nil, -4, 3, 4) {
+		for j := range 16 {
+			if d[j] == 0 {
+				continue
+			}
+			for ii := range 16 {
+				l := clamp32(nearestInt(x[16*j+ii]/d[j]), -4, 3)
+				L[16*j+ii] = int8(l + 4)
+			}
 		}
 	}
 	clear(hmask)
@@ -532,6 +548,14 @@ func (k kquantKernels) searchQ2K(x *[qkK]float32, scales, mins *[16]float32) boo
 		return searchQ2KSIMD(x, q2KSearch, scales, mins)
 	}
 	return false
+}
+
+// searchQ3K runs quantQ3_K's sixteen makeQ3Quants calls one sub-block per
+// lane: it sets the scales they return and leaves the levels alone. It
+// returns false, having set nothing, when it has no kernel (only AVX-512
+// has one) or x holds a NaN.
+func (k kquantKernels) searchQ3K(x *[qkK]float32, scales *[16]float32) bool {
+	return k == kqAVX512 && searchQ3K16SIMD(x, scales)
 }
 
 // searchQ6K runs quantQ6_KW's sixteen makeQXQuants calls (weights qw, or

@@ -1083,3 +1083,145 @@ zqxnan:
 	VZEROUPPER
 	MOVB         $0, ret+56(FP)
 	RET
+
+// func searchQ3KAVX512(x *float32, scales *float32) bool
+//
+// The sixteen makeQ3Quants(4, x[16j : 16j+16], .) calls of quantQ3_K, one
+// sub-block per lane: the nearest levels -4..3 at -4/max, then five passes
+// that move single elements to the level that improves the x²-weighted fit
+// (a pass that moves nothing leaves nothing for the next to move, so the
+// lanes all run five where the scalar code stops early). Writes the
+// sixteen scales; the levels are left to the caller. Returns false, having
+// written nothing, when x holds a NaN. The frame holds x, x², x³ and the
+// levels (as floats), transposed.
+TEXT ·searchQ3KAVX512(SB), $4096-17
+	MOVQ         x+0(FP), SI
+	MOVQ         SP, DI
+
+	VMOVDQU32    kq<>+0x60(SB), Z31
+	VPSLLD       $4, Z31, Z31 // lane j's offset 16·j
+	VPBROADCASTD kq<>+0xa0(SB), Z30 // |x| mask
+	VBROADCASTSS kq<>+0x00(SB), Z29 // 1.5·2^23
+	VPBROADCASTD kq<>+0x20(SB), Z28 // mantissa mask
+	VPBROADCASTD kq<>+0x40(SB), Z27 // 2^22
+	MOVQ         $3, AX
+	VPBROADCASTD AX, Z26 // nmax-1
+	MOVQ         $-4, AX
+	VPBROADCASTD AX, Z25 // -nmax
+	VPXORD       Z24, Z24, Z24 // 0
+	VPXORD       Z13, Z13, Z13 // amax
+	VPXORD       Z12, Z12, Z12 // mx
+	KXORW        K3, K3, K3
+	MOVQ         $16, CX
+	MOVQ         DI, DX
+
+q3load:
+	KXNORW       K1, K1, K1
+	VGATHERDPS   (SI)(Z31*4), K1, Z0
+	VCMPPS       $3, Z0, Z0, K2
+	KORW         K2, K3, K3
+	VMULPS       Z0, Z0, Z1 // w = x·x
+	VMULPS       Z0, Z1, Z2 // w·x
+	VMOVUPS      Z0, (DX)
+	VMOVUPS      Z1, 1024(DX)
+	VMOVUPS      Z2, 2048(DX)
+	VPANDD       Z30, Z0, Z3
+	VCMPPS       $1, Z3, Z13, K4 // amax < ax
+	VMOVAPS      Z3, K4, Z13
+	VMOVAPS      Z0, K4, Z12
+	ADDQ         $4, SI
+	ADDQ         $64, DX
+	DECQ         CX
+	JNZ          q3load
+	KORTESTW     K3, K3
+	JNZ          q3nan
+
+	VBROADCASTSS kq<>+0xb0(SB), Z0
+	VCMPPS       $1, Z0, Z13, K7 // amax < eps: scale 0
+	MOVQ         $-4, AX
+	VPBROADCASTD AX, Z0
+	VCVTDQ2PS    Z0, Z0
+	VDIVPS       Z12, Z0, Z8 // iscale = -4/mx
+
+	// levels, sumlx = Σ(w·x)·l, suml2 = Σ(w·l)·l
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z4, Z4, Z4
+	MOVQ         $16, CX
+	MOVQ         DI, DX
+
+q3init:
+	VMULPS       (DX), Z8, Z0
+	VADDPS       Z29, Z0, Z0
+	VPANDD       Z28, Z0, Z0
+	VPSUBD       Z27, Z0, Z0
+	VPMINSD      Z26, Z0, Z0
+	VPMAXSD      Z25, Z0, Z0
+	VCVTDQ2PS    Z0, Z0 // l
+	VMOVUPS      Z0, 3072(DX)
+	VMULPS       2048(DX), Z0, Z1
+	VADDPS       Z1, Z5, Z5
+	VMULPS       1024(DX), Z0, Z2
+	VMULPS       Z0, Z2, Z2
+	VADDPS       Z2, Z4, Z4
+	ADDQ         $64, DX
+	DECQ         CX
+	JNZ          q3init
+
+	MOVQ         $5, R8
+
+q3pass:
+	MOVQ         $16, CX
+	MOVQ         DI, DX
+
+q3elem:
+	VMOVUPS      3072(DX), Z0 // li
+	VMOVUPS      1024(DX), Z1 // w
+	VMOVUPS      2048(DX), Z2 // w·x
+	VMULPS       Z0, Z2, Z3 // (w·x)·li
+	VSUBPS       Z3, Z5, Z6 // slx = sumlx - (w·x)·li
+	VCMPPS       $1, Z6, Z24, K1 // 0 < slx
+	VMULPS       Z0, Z1, Z3
+	VMULPS       Z0, Z3, Z3 // (w·li)·li
+	VSUBPS       Z3, Z4, Z7 // sl2 = suml2 - (w·li)·li
+	VMULPS       (DX), Z7, Z9 // x·sl2
+	VDIVPS       Z6, Z9, Z9 // / slx
+	VADDPS       Z29, Z9, Z9
+	VPANDD       Z28, Z9, Z9
+	VPSUBD       Z27, Z9, Z9
+	VPMINSD      Z26, Z9, Z9
+	VPMAXSD      Z25, Z9, Z9
+	VCVTDQ2PS    Z9, Z9 // newL
+	VCMPPS       $4, Z0, Z9, K1, K1 // and newL != li
+	VMULPS       Z9, Z2, Z3
+	VADDPS       Z3, Z6, Z6 // slx += (w·x)·newL
+	VMULPS       Z9, Z1, Z3
+	VMULPS       Z9, Z3, Z3
+	VADDPS       Z3, Z7, Z7 // sl2 += (w·newL)·newL
+	VCMPPS       $1, Z7, Z24, K1, K1 // and 0 < sl2
+	VMULPS       Z6, Z6, Z10
+	VMULPS       Z4, Z10, Z10 // (slx·slx)·suml2
+	VMULPS       Z5, Z5, Z11
+	VMULPS       Z7, Z11, Z11 // (sumlx·sumlx)·sl2
+	VCMPPS       $1, Z10, Z11, K1, K1 // and that < (slx·slx)·suml2
+	VMOVAPS      Z9, K1, Z0
+	VMOVUPS      Z0, 3072(DX)
+	VMOVAPS      Z6, K1, Z5
+	VMOVAPS      Z7, K1, Z4
+	ADDQ         $64, DX
+	DECQ         CX
+	JNZ          q3elem
+	DECQ         R8
+	JNZ          q3pass
+
+	VDIVPS       Z4, Z5, Z0 // sumlx/suml2
+	VMOVAPS      Z24, K7, Z0
+	MOVQ         scales+8(FP), R10
+	VMOVUPS      Z0, (R10)
+	VZEROUPPER
+	MOVB         $1, ret+16(FP)
+	RET
+
+q3nan:
+	VZEROUPPER
+	MOVB         $0, ret+16(FP)
+	RET

@@ -92,6 +92,7 @@ func TestKQuantLanes(t *testing.T) {
 				ref, got func(b []byte)
 			}{
 				{"Q2_K", 84, func(b []byte) { quantQ2_KWith(&genericKernels, b, x) }, func(b []byte) { quantQ2_KWith(&impl, b, x) }},
+				{"Q3_K", 110, func(b []byte) { quantQ3_KWith(&genericKernels, b, x) }, func(b []byte) { quantQ3_KWith(&impl, b, x) }},
 				{"Q4_K", 144, func(b []byte) { quantQ4_KWith(&genericKernels, b, x) }, func(b []byte) { quantQ4_KWith(&impl, b, x) }},
 				{"Q5_K", 176, func(b []byte) { quantQ5_KWith(&genericKernels, b, x) }, func(b []byte) { quantQ5_KWith(&impl, b, x) }},
 				{"Q4_K/imatrix", 144, func(b []byte) { quantQ4_KWWith(&genericKernels, b, x, qw) }, func(b []byte) { quantQ4_KWWith(&impl, b, x, qw) }},
@@ -270,6 +271,19 @@ func TestKQuantLanesScales(t *testing.T) {
 					}
 				}
 			}
+			if impl.kq == kqAVX512 {
+				var q3s [16]float32
+				if ok := impl.kq.searchQ3K((*[qkK]float32)(x), &q3s); ok == hasNaN {
+					t.Fatalf("%s case %d Q3_K: ok %v with NaN %v", impl.name, ci, ok, hasNaN)
+				} else if ok {
+					for j := range 16 {
+						var L [16]int8
+						if sc := makeQ3Quants(4, x[16*j:16*j+16], L[:]); math.Float32bits(sc) != math.Float32bits(q3s[j]) {
+							t.Fatalf("%s case %d Q3_K sub-block %d: scale %v, want %v", impl.name, ci, j, q3s[j], sc)
+						}
+					}
+				}
+			}
 			var scales [16]float32
 			if ok := impl.kq.searchQ6K((*[qkK]float32)(x), nil, &scales); ok == hasNaN {
 				t.Fatalf("%s case %d Q6_K: ok %v with NaN %v", impl.name, ci, ok, hasNaN)
@@ -311,6 +325,10 @@ func FuzzKQuantLanes(f *testing.F) {
 				{"Q2_K", 84, func(k *kernelSet, dst []byte) {
 					quantQ2_KWith(k, dst[:84], x[:qkK])
 					quantQ2_KWith(k, dst[84:], x[qkK:])
+				}},
+				{"Q3_K", 110, func(k *kernelSet, dst []byte) {
+					quantQ3_KWith(k, dst[:110], x[:qkK])
+					quantQ3_KWith(k, dst[110:], x[qkK:])
 				}},
 				{"Q4_K", 144, func(k *kernelSet, dst []byte) { quantRowsQ45K(dst, x[:], q4KSearch, k) }},
 				{"Q5_K", 176, func(k *kernelSet, dst []byte) { quantRowsQ45K(dst, x[:], q5KSearch, k) }},

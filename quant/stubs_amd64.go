@@ -45,6 +45,9 @@ func searchQ45KAVX512(x, w *float32, n, mode int, num *float32, nnum int, nmax i
 func searchQXAVX512(x, w *float32, n int, nmax int, num *float32, nnum int, scales *float32) bool
 
 //go:noescape
+func searchQ3KAVX512(x *float32, scales *float32) bool
+
+//go:noescape
 func errorSumsAVX2(x, y *float32, n int, acc *[12]float64) bool
 
 //go:noescape
@@ -154,6 +157,11 @@ func searchQ2KSIMD(x *[qkK]float32, p *qkx2Search, scales, mins *[16]float32) bo
 // searchQ2K16SIMD is searchQ2KSIMD in one pass of sixteen lanes.
 func searchQ2K16SIMD(x *[qkK]float32, p *qkx2Search, scales, mins *[16]float32) bool {
 	return searchQ45KAVX512(&x[0], nil, 16, 3, &p.num[0], len(p.num), int(p.nmax), &scales[0], &mins[0])
+}
+
+// searchQ3K16SIMD runs quantQ3_K's search in one pass of sixteen lanes.
+func searchQ3K16SIMD(x *[qkK]float32, scales *[16]float32) bool {
+	return searchQ3KAVX512(&x[0], &scales[0])
 }
 
 // searchQ6K16SIMD runs quantQ6_KW's search in one pass of sixteen lanes.
