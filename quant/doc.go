@@ -19,6 +19,21 @@
 // ("avx512"). All produce the same bits. Implementation reports which one
 // runs.
 //
+// The k-quant encoders spend their time in the scale searches (ggml's
+// make_qkx2_quants for Q2_K, Q4_K and Q5_K, make_qkx3_quants for the last
+// two with importance weights, make_qx_quants for Q6_K with or without,
+// make_q3_quants for Q3_K). With AVX2 these run one sub-block per vector
+// lane (kquants_amd64.s), with AVX-512 sixteen sub-blocks at once (two
+// Q4_K/Q5_K super-blocks, one Q2_K, Q3_K or Q6_K; Q3_K has only this
+// form): each lane performs the scalar code's float32 operations in its
+// order, without FMA, so the result is the scalar one bit for bit; a
+// super-block holding a NaN goes to the plain Go search, since which NaN
+// survives an operation on two NaNs is the one thing the order of a
+// commutative operation's operands decides. The final divisions of every
+// element by its sub-block's scale run eight to a vector too. ErrorSums,
+// quantize's error measure, has an AVX2 form. Q2_K and Q3_K with
+// importance weights search in plain Go.
+//
 // # ggml blocks
 //
 // Dequantize handles every ggml type and Quantize the ones llama-quantize

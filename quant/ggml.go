@@ -108,6 +108,10 @@ func Quantize(dst []byte, src []float32, t tensor.DType) error {
 		return quantizeIQ2Rows(dst, src, t, qkK, nil)
 	case tensor.IQ1_M:
 		return quantizeIQ1Rows(dst, src, t, qkK, nil)
+	case tensor.Q4_K:
+		quantRowsQ45K(dst, src, q4KSearch, &active)
+	case tensor.Q5_K:
+		quantRowsQ45K(dst, src, q5KSearch, &active)
 	default:
 		f := quantizers[t]
 		if f == nil {

@@ -14,6 +14,12 @@ type kernelSet struct {
 	quantQ8_0 func(dst []byte, src []float32)
 	// dequantQ8_0 reads len(src)/34 Q8_0 blocks into dst.
 	dequantQ8_0 func(dst []float32, src []byte)
+	// kq picks the k-quant kernels (kquantKernels): a value rather than
+	// function fields, because the block quantizers' arrays stay on the
+	// stack only when the calls are static.
+	kq kquantKernels
+	// errorSums is ErrorSums (len(y) == len(x)).
+	errorSums func(x, y []float32) (sig, noise, maxAbs float64)
 }
 
 var genericKernels = kernelSet{
@@ -24,6 +30,7 @@ var genericKernels = kernelSet{
 	decBF16:     decodeBF16Generic,
 	quantQ8_0:   quantizeQ8_0Generic,
 	dequantQ8_0: dequantizeQ8_0Generic,
+	errorSums:   errorSumsGeneric,
 }
 
 // active is the set the public functions use, chosen once in init.

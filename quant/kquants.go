@@ -3,6 +3,7 @@ package quant
 import (
 	"encoding/binary"
 	"math"
+	"unsafe"
 )
 
 // The k-quant reference quantizers, transcribed from ggml-quants.c as of
@@ -233,19 +234,34 @@ func getScaleMinK4(j int, q []byte) (d, m uint8) {
 	return q[j+4]&0xf | (q[j-4]>>6)<<4, q[j+4]>>4 | (q[j]>>6)<<4
 }
 
-// quantQ2_K is quantize_row_q2_K_ref.
-func quantQ2_K(b []byte, x []float32) {
+// quantQ2_K is quantize_row_q2_K_ref, with the active kernels.
+func quantQ2_K(b []byte, x []float32) { quantQ2_KWith(&active, b, x) }
+
+// q2KSearch is quantize_row_q2_K_ref's makeQKX2Quants search (weights
+// |x|, absolute errors).
+var q2KSearch = newQKX2Search(3, -0.5, 0.1, 15)
+
+// quantQ2_KWith is quantQ2_K with the kernels of k (the generic set: plain
+// Go). As in quantQ45K, a lane search's levels are worked out only for the
+// sub-blocks whose stored scale is zero, the only ones that keep them.
+func quantQ2_KWith(k *kernelSet, b []byte, x []float32) {
 	var L [qkK]uint8
 	var laux [16]uint8
 	var weights [16]float32
 	var mins, scales [16]float32
 	const q4scale = float32(15)
-	var maxScale, maxMin float32
-	for j := range 16 {
+	search := func(j int) float32 {
 		for l := range 16 {
 			weights[l] = abs32(x[16*j+l])
 		}
-		scales[j] = makeQKX2Quants(3, x[16*j:16*j+16], weights[:], L[16*j:16*j+16], &mins[j], laux[:], -0.5, 0.1, 15, true)
+		return makeQKX2Quants(3, x[16*j:16*j+16], weights[:], L[16*j:16*j+16], &mins[j], laux[:], -0.5, 0.1, 15, true)
+	}
+	lanes := k.kq.searchQ2K((*[qkK]float32)(x), &scales, &mins)
+	var maxScale, maxMin float32
+	for j := range 16 {
+		if !lanes {
+			scales[j] = search(j)
+		}
 		if scales[j] > maxScale {
 			maxScale = scales[j]
 		}
@@ -273,9 +289,25 @@ func quantQ2_K(b []byte, x []float32) {
 	} else {
 		putHalf(b[82:], 0)
 	}
-	for j := range 16 {
+	done := false
+	if k.kq != kqGo {
+		// the loop below, the divisions in the kernel
+		var d, dm [16]float32
+		for j := range 16 {
+			d[j] = half(b[80:]) * float32(sc[j]&0xf)
+			dm[j] = half(b[82:]) * float32(sc[j]>>4)
+			if d[j] == 0 && lanes {
+				search(j)
+			}
+		}
+		done = k.kq.levels(L[:], x[:qkK], d[:], dm[:], 0, 3, 0)
+	}
+	for j := 0; j < 16 && !done; j++ {
 		d := half(b[80:]) * float32(sc[j]&0xf)
 		if d == 0 {
+			if lanes {
+				search(j)
+			}
 			continue
 		}
 		dm := half(b[82:]) * float32(sc[j]>>4)
@@ -314,13 +346,21 @@ func dequantQ2_K(y []float32, b []byte) {
 	}
 }
 
-// quantQ3_K is quantize_row_q3_K_ref.
-func quantQ3_K(b []byte, x []float32) {
+// quantQ3_K is quantize_row_q3_K_ref, with the active kernels.
+func quantQ3_K(b []byte, x []float32) { quantQ3_KWith(&active, b, x) }
+
+// quantQ3_KWith is quantQ3_K with the kernels of k (the generic set: plain
+// Go). As in quantQ45K, a lane search's levels are worked out only for the
+// sub-blocks whose stored scale is zero, the only ones that keep them.
+func quantQ3_KWith(k *kernelSet, b []byte, x []float32) {
 	var L [qkK]int8
 	var scales [16]float32
 	var maxScale, amax float32
+	lanes := k.kq.searchQ3K((*[qkK]float32)(x), &scales)
 	for j := range 16 {
-		scales[j] = makeQ3Quants(4, x[16*j:16*j+16], L[16*j:16*j+16])
+		if !lanes {
+			scales[j] = makeQ3Quants(4, x[16*j:16*j+16], L[16*j:16*j+16])
+		}
 		if s := abs32(scales[j]); s > amax {
 			amax, maxScale = s, scales[j]
 		}
@@ -345,6 +385,7 @@ func quantQ3_K(b []byte, x []float32) {
 		putHalf(b[108:], 0)
 	}
 	dAll := half(b[108:])
+	var d [16]float32
 	for j := range 16 {
 		var s int8
 		if j < 8 {
@@ -353,13 +394,20 @@ func quantQ3_K(b []byte, x []float32) {
 			s = int8(sc[j-8] >> 4)
 		}
 		s = (s | int8((sc[8+j%4]>>(2*(j/4)))&3)<<4) - 32
-		d := dAll * float32(s)
-		if d == 0 {
-			continue
+		if d[j] = dAll * float32(s); d[j] == 0 && lanes {
+			makeQ3Quants(4, x[16*j:16*j+16], L[16*j:16*j+16])
 		}
-		for ii := range 16 {
-			l := clamp32(nearestInt(x[16*j+ii]/d), -4, 3)
-			L[16*j+ii] = int8(l + 4)
+	}
+	// the divisions in the kernel, or here
+	if !k.kq.levels((*[qkK]uint8)(unsafe.Pointer(&L))[:], x[:qkK], d[:], nil, -4, 3, 4) {
+		for j := range 16 {
+			if d[j] == 0 {
+				continue
+			}
+			for ii := range 16 {
+				l := clamp32(nearestInt(x[16*j+ii]/d[j]), -4, 3)
+				L[16*j+ii] = int8(l + 4)
+			}
 		}
 	}
 	clear(hmask)
@@ -432,25 +480,146 @@ func dequantQ3_K(y []float32, b []byte) {
 	}
 }
 
-// quantQ45K holds what quantize_row_q4_K_ref and quantize_row_q5_K_ref
-// share: eight 32-element groups with av_x + |x| weights, 6-bit scales and
-// mins. It fills L (levels 0..nmax) and the 12 scale bytes, d and dmin.
-func quantQ45K(b []byte, x []float32, L *[qkK]uint8, nmax int32, rmin float32, nstep int) {
+// qkx2Search is one k-quant's parameters for makeQKX2Quants or
+// makeQKX3Quants: levels 0..nmax, trial inverse scales (rmin + rdelta·is +
+// nmax)/(max - min) for is = 0..nstep. num holds those numerators as ggml
+// computes them, in float32, for the lane kernels.
+type qkx2Search struct {
+	nmax         int32
+	rmin, rdelta float32
+	nstep        int
+	num          []float32
+}
+
+func newQKX2Search(nmax int32, rmin, rdelta float32, nstep int) *qkx2Search {
+	p := &qkx2Search{nmax: nmax, rmin: rmin, rdelta: rdelta, nstep: nstep, num: make([]float32, nstep+1)}
+	for is := range p.num {
+		p.num[is] = float32(rmin+float32(rdelta*float32(is))) + float32(nmax)
+	}
+	return p
+}
+
+// The searches of quantize_row_q4_K_ref and quantize_row_q5_K_ref
+// (make_qkx2_quants), and of quantize_row_q4_K_impl and _q5_K_impl with
+// importance weights (make_qkx3_quants).
+var (
+	q4KSearch  = newQKX2Search(15, -1, 0.1, 20)
+	q5KSearch  = newQKX2Search(31, -0.5, 0.1, 15)
+	q4KWSearch = newQKX2Search(15, -0.9, 0.05, 36)
+	q5KWSearch = newQKX2Search(31, -0.9, 0.05, 36)
+)
+
+// kquantKernels names a set of k-quant kernels; kqGo has none, and the
+// block quantizers then run their plain Go (the reference).
+type kquantKernels uint8
+
+const (
+	kqGo     kquantKernels = iota
+	kqAVX2                 // kquants_amd64.s
+	kqAVX512               // kqAVX2, with sixteen lanes for searchQ45K16 and searchQ6K
+)
+
+// searchQ45K runs quantQ45K's eight makeQKX2Quants calls on a super-block
+// one sub-block per lane (w nil), or quantQ45KW's eight makeQKX3Quants
+// calls with weights w: it sets scales and mins as they would and leaves
+// the levels alone. It returns false, having set nothing, when it has no
+// kernel or x or w holds a NaN. (The kernels run every trial of p.num;
+// the scalar searches skip them all when nstep < 1, so that is left to
+// them.)
+func (k kquantKernels) searchQ45K(x, w *[qkK]float32, p *qkx2Search, scales, mins *[8]float32) bool {
+	return k != kqGo && p.nstep >= 1 && searchQ45KSIMD(x, w, p, scales, mins)
+}
+
+// searchQ45K16 is searchQ45K for two super-blocks at once, sixteen lanes:
+// scales[8h+j] and mins[8h+j] are sub-block j of super-block h.
+func (k kquantKernels) searchQ45K16(x, w *[2 * qkK]float32, p *qkx2Search, scales, mins *[16]float32) bool {
+	return k == kqAVX512 && p.nstep >= 1 && searchQ45K16SIMD(x, w, p, scales, mins)
+}
+
+// searchQ2K runs quantQ2_K's sixteen makeQKX2Quants calls one sub-block
+// per lane: it sets scales and mins as they would and leaves the levels
+// alone. It returns false, having set nothing, when it has no kernel or x
+// holds a NaN.
+func (k kquantKernels) searchQ2K(x *[qkK]float32, scales, mins *[16]float32) bool {
+	switch k {
+	case kqAVX512:
+		return searchQ2K16SIMD(x, q2KSearch, scales, mins)
+	case kqAVX2:
+		return searchQ2KSIMD(x, q2KSearch, scales, mins)
+	}
+	return false
+}
+
+// searchQ3K runs quantQ3_K's sixteen makeQ3Quants calls one sub-block per
+// lane: it sets the scales they return and leaves the levels alone. It
+// returns false, having set nothing, when it has no kernel (only AVX-512
+// has one) or x holds a NaN.
+func (k kquantKernels) searchQ3K(x *[qkK]float32, scales *[16]float32) bool {
+	return k == kqAVX512 && searchQ3K16SIMD(x, scales)
+}
+
+// searchQ6K runs quantQ6_KW's sixteen makeQXQuants calls (weights qw, or
+// x² when qw is nil) one sub-block per lane: it sets the scales they
+// return and leaves the levels alone. It returns false, having set
+// nothing, when it has no kernel or x or qw holds a NaN.
+func (k kquantKernels) searchQ6K(x, qw *[qkK]float32, scales *[16]float32) bool {
+	switch k {
+	case kqAVX512:
+		return searchQ6K16SIMD(x, qw, scales)
+	case kqAVX2:
+		return searchQ6KSIMD(x, qw, scales)
+	}
+	return false
+}
+
+// levels is the k-quants' last step: for sub-block j of the len(d) equal
+// sub-blocks of x, L[i] = off + clamp(nearestInt((x[i] + m[j]) / d[j]),
+// lo, hi), or nearestInt(x[i] / d[j]) when m is nil; a sub-block whose
+// d[j] is 0 is left alone. It returns false, having set nothing, when it
+// has no kernel for these sizes.
+func (k kquantKernels) levels(L []uint8, x, d, m []float32, lo, hi, off int32) bool {
+	return k != kqGo && levelsSIMD(L, x, d, m, lo, hi, off)
+}
+
+// searchQ45KSub is quantQ45K's search of one sub-block x[0:32]: weights
+// av_x + |x| with av_x its root mean square, then makeQKX2Quants.
+func searchQ45KSub(x []float32, L []uint8, p *qkx2Search, min *float32) float32 {
 	var laux [32]uint8
 	var weights [32]float32
+	x, L = x[:32], L[:32]
+	var sumX2 float32
+	for _, v := range x {
+		sumX2 += float32(v * v)
+	}
+	avX := float32(math.Sqrt(float64(sumX2 / 32)))
+	for l, v := range x {
+		weights[l] = avX + abs32(v)
+	}
+	return makeQKX2Quants(p.nmax, x, weights[:], L, min, laux[:], p.rmin, p.rdelta, p.nstep, false)
+}
+
+// quantQ45K holds what quantize_row_q4_K_ref and quantize_row_q5_K_ref
+// share: eight 32-element groups with av_x + |x| weights, 6-bit scales and
+// mins. It fills L (levels 0..p.nmax) and the 12 scale bytes, d and dmin.
+// Where k has lane kernels they find the scales and mins; the search's
+// levels, which the quantizer keeps only for a sub-block whose stored
+// scale is zero, are then worked out for those sub-blocks alone.
+func quantQ45K(b []byte, x []float32, L *[qkK]uint8, p *qkx2Search, k *kernelSet) {
 	var mins, scales [8]float32
+	lanes := k.kq.searchQ45K((*[qkK]float32)(x), nil, p, &scales, &mins)
+	if !lanes {
+		for j := range 8 {
+			scales[j] = searchQ45KSub(x[32*j:], L[32*j:], p, &mins[j])
+		}
+	}
+	finishQ45K(b, x, L, p, k, &scales, &mins, lanes)
+}
+
+// finishQ45K is quantQ45K after the search: the scales and mins stored,
+// then the levels. lanes says the search left L alone.
+func finishQ45K(b []byte, x []float32, L *[qkK]uint8, p *qkx2Search, k *kernelSet, scales, mins *[8]float32, lanes bool) {
 	var maxScale, maxMin float32
 	for j := range 8 {
-		xs := x[32*j : 32*j+32]
-		var sumX2 float32
-		for _, v := range xs {
-			sumX2 += float32(v * v)
-		}
-		avX := float32(math.Sqrt(float64(sumX2 / 32)))
-		for l, v := range xs {
-			weights[l] = avX + abs32(v)
-		}
-		scales[j] = makeQKX2Quants(nmax, xs, weights[:], L[32*j:32*j+32], &mins[j], laux[:], rmin, 0.1, nstep, false)
 		if scales[j] > maxScale {
 			maxScale = scales[j]
 		}
@@ -480,7 +649,78 @@ func quantQ45K(b []byte, x []float32, L *[qkK]uint8, nmax int32, rmin float32, n
 	}
 	putHalf(b[0:], maxScale/63)
 	putHalf(b[2:], maxMin/63)
+	if lanes {
+		dd := half(b[0:])
+		for j := range 8 {
+			if s, _ := getScaleMinK4(j, sc); dd*float32(s) == 0 {
+				var m float32
+				searchQ45KSub(x[32*j:], L[32*j:], p, &m)
+			}
+		}
+	}
+	requantKWith(b, x, L, p.nmax, k)
+}
+
+// requantKWith is requantK with the divisions in k's levels kernel, when
+// it has one.
+func requantKWith(b []byte, x []float32, L *[qkK]uint8, nmax int32, k *kernelSet) {
+	if k.kq != kqGo {
+		var d, dm [8]float32
+		dd, dmin := half(b[0:]), half(b[2:])
+		for j := range 8 {
+			s, m := getScaleMinK4(j, b[4:16])
+			d[j] = dd * float32(s)
+			dm[j] = dmin * float32(m)
+		}
+		if k.kq.levels(L[:], x[:qkK], d[:], dm[:], 0, nmax, 0) {
+			return
+		}
+	}
 	requantK(b, x, L, nmax)
+}
+
+// quantRowsQ45K encodes the len(src)/256 super-blocks of src as Q4_K (p is
+// q4KSearch) or Q5_K (q5KSearch), two at a time where k searches sixteen
+// lanes.
+func quantRowsQ45K(dst []byte, src []float32, p *qkx2Search, k *kernelSet) {
+	q5 := p == q5KSearch
+	bb := 144
+	if q5 {
+		bb = 176
+	}
+	one := func(b []byte, x []float32) {
+		var L [qkK]uint8
+		quantQ45K(b, x, &L, p, k)
+		if q5 {
+			packQ5_K(b, &L)
+		} else {
+			packQ4_K(b, &L)
+		}
+	}
+	nb := len(src) / qkK
+	i := 0
+	for ; k.kq == kqAVX512 && i+2 <= nb; i += 2 {
+		x := src[i*qkK : (i+2)*qkK]
+		var scales, mins [16]float32
+		if !k.kq.searchQ45K16((*[2 * qkK]float32)(x), nil, p, &scales, &mins) {
+			one(dst[i*bb:(i+1)*bb], x[:qkK])
+			one(dst[(i+1)*bb:(i+2)*bb], x[qkK:])
+			continue
+		}
+		for h := range 2 {
+			var L [qkK]uint8
+			b := dst[(i+h)*bb : (i+h+1)*bb]
+			finishQ45K(b, x[h*qkK:(h+1)*qkK], &L, p, k, (*[8]float32)(scales[8*h:]), (*[8]float32)(mins[8*h:]), true)
+			if q5 {
+				packQ5_K(b, &L)
+			} else {
+				packQ4_K(b, &L)
+			}
+		}
+	}
+	for ; i < nb; i++ {
+		one(dst[i*bb:(i+1)*bb], src[i*qkK:(i+1)*qkK])
+	}
 }
 
 // requantK sets the levels L of a Q4_K/Q5_K block from its stored f16 d,
@@ -502,10 +742,12 @@ func requantK(b []byte, x []float32, L *[qkK]uint8, nmax int32) {
 	}
 }
 
-// quantQ4_K is quantize_row_q4_K_ref.
-func quantQ4_K(b []byte, x []float32) {
+// quantQ4_K is quantize_row_q4_K_ref, with the active kernels.
+func quantQ4_K(b []byte, x []float32) { quantQ4_KWith(&active, b, x) }
+
+func quantQ4_KWith(k *kernelSet, b []byte, x []float32) {
 	var L [qkK]uint8
-	quantQ45K(b, x, &L, 15, -1, 20)
+	quantQ45K(b, x, &L, q4KSearch, k)
 	packQ4_K(b, &L)
 }
 
@@ -520,10 +762,12 @@ func packQ4_K(b []byte, L *[qkK]uint8) {
 	}
 }
 
-// quantQ5_K is quantize_row_q5_K_ref.
-func quantQ5_K(b []byte, x []float32) {
+// quantQ5_K is quantize_row_q5_K_ref, with the active kernels.
+func quantQ5_K(b []byte, x []float32) { quantQ5_KWith(&active, b, x) }
+
+func quantQ5_KWith(k *kernelSet, b []byte, x []float32) {
 	var L [qkK]uint8
-	quantQ45K(b, x, &L, 31, -0.5, 15)
+	quantQ45K(b, x, &L, q5KSearch, k)
 	packQ5_K(b, &L)
 }
 
@@ -608,18 +852,51 @@ func dequantQ5_K(y []float32, b []byte) {
 func quantQ6_K(b []byte, x []float32) { quantQ6_KW(b, x, nil) }
 
 // quantQ6_KW is quantize_row_q6_K_impl: the reference with each
-// sub-block's scale fitted with the importance qw (x² when nil).
-func quantQ6_KW(b []byte, x, qw []float32) {
+// sub-block's scale fitted with the importance qw (x² when nil), searching
+// with the active kernels.
+func quantQ6_KW(b []byte, x, qw []float32) { quantQ6_KWith(&active, b, x, qw) }
+
+// q6KNum are the numerators of makeQXQuants' 18 trial inverse scales
+// -(nmax + 0.1·is)/max for nmax 32 (Q6_K), is = -9..9 but 0, in float32 as
+// ggml computes them, for the lane kernels.
+var q6KNum = func() []float32 {
+	const nmax = 32
+	var num []float32
+	for is := int32(-9); is <= 9; is++ {
+		if is != 0 {
+			num = append(num, -(float32(nmax) + float32(float32(0.1)*float32(is))))
+		}
+	}
+	return num
+}()
+
+// q6KSub is quantQ6_KW's search of sub-block ib.
+func q6KSub(x, qw []float32, L []int8, ib int) float32 {
+	var w []float32
+	if qw != nil {
+		w = qw[16*ib : 16*ib+16]
+	}
+	return makeQXQuants(32, x[16*ib:16*ib+16], L[16*ib:16*ib+16], w)
+}
+
+// quantQ6_KWith is quantQ6_KW with the kernels of k (the generic set: plain
+// Go). As in quantQ45K, a lane search's levels are worked out only for the
+// sub-blocks whose stored scale is zero, the only ones that keep them.
+func quantQ6_KWith(k *kernelSet, b []byte, x, qw []float32) {
 	var L [qkK]int8
 	var scales [16]float32
 	var maxScale, maxAbsScale float32
-	for ib := range 16 {
-		var w []float32
-		if qw != nil {
-			w = qw[16*ib : 16*ib+16]
+	var qwb *[qkK]float32
+	if qw != nil {
+		qwb = (*[qkK]float32)(qw)
+	}
+	lanes := k.kq.searchQ6K((*[qkK]float32)(x), qwb, &scales)
+	if !lanes {
+		for ib := range 16 {
+			scales[ib] = q6KSub(x, qw, L[:], ib)
 		}
-		s := makeQXQuants(32, x[16*ib:16*ib+16], L[16*ib:16*ib+16], w)
-		scales[ib] = s
+	}
+	for _, s := range scales {
 		if a := abs32(s); a > maxAbsScale {
 			maxAbsScale, maxScale = a, s
 		}
@@ -635,14 +912,30 @@ func quantQ6_KW(b []byte, x, qw []float32) {
 		sc[ib] = uint8(int8(min(127, nearestInt(iscale*scales[ib]))))
 	}
 	dd := half(b[208:])
-	for j := range 16 {
-		d := dd * float32(int8(sc[j]))
-		if d == 0 {
-			continue
+	done := false
+	if k.kq != kqGo {
+		// the loop below, the divisions in the kernel
+		var d [16]float32
+		for j := range 16 {
+			if d[j] = dd * float32(int8(sc[j])); d[j] == 0 && lanes {
+				q6KSub(x, qw, L[:], j)
+			}
 		}
-		for ii := range 16 {
-			l := clamp32(nearestInt(x[16*j+ii]/d), -32, 31)
-			L[16*j+ii] = int8(l + 32)
+		done = k.kq.levels((*[qkK]uint8)(unsafe.Pointer(&L))[:], x[:qkK], d[:], nil, -32, 31, 32)
+	}
+	if !done {
+		for j := range 16 {
+			d := dd * float32(int8(sc[j]))
+			if d == 0 {
+				if lanes {
+					q6KSub(x, qw, L[:], j)
+				}
+				continue
+			}
+			for ii := range 16 {
+				l := clamp32(nearestInt(x[16*j+ii]/d), -32, 31)
+				L[16*j+ii] = int8(l + 32)
+			}
 		}
 	}
 	for j := 0; j < qkK; j += 128 {

@@ -98,8 +98,8 @@ var weightedQuantizers = map[tensor.DType]rowFunc{
 	tensor.Q5_1: quantRowQ5_1W,
 	tensor.Q2_K: superBlocks(quantQ2_KW, 84),
 	tensor.Q3_K: superBlocks(quantQ3_KW, 110),
-	tensor.Q4_K: superBlocks(quantQ4_KW, 144),
-	tensor.Q5_K: superBlocks(quantQ5_KW, 176),
+	tensor.Q4_K: func(b []byte, x, qw []float32) { quantRowQ45KW(b, x, qw, q4KWSearch, &active) },
+	tensor.Q5_K: func(b []byte, x, qw []float32) { quantRowQ45KW(b, x, qw, q5KWSearch, &active) },
 	tensor.Q6_K: superBlocks(quantQ6_KW, 210),
 	// llama-quantize's fallback for Q2_K/Q3_K rows not a multiple of 256.
 	tensor.IQ4_NL: func(b []byte, x, qw []float32) {
@@ -506,25 +506,47 @@ func quantQ3_KW(b []byte, x, qw []float32) {
 // 32-element groups fitted by make_qkx3_quants with importance weights,
 // their scales and mins by make_qp_quants weighted by the groups' total
 // weight; it fills L and the 12 scale bytes, d and dmin.
-func quantQ45KW(b []byte, x, qw []float32, L *[qkK]uint8, nmax int32) {
-	var laux [32]uint8
-	var w [32]float32
+func quantQ45KW(b []byte, x, qw []float32, L *[qkK]uint8, p *qkx2Search, k *kernelSet) {
+	var w [qkK]float32
 	var mins, scales, sw [8]float32
-	var Ls, Lm [8]uint8
+	q45KWWeights(&w, &sw, x, qw)
+	// The lane kernels leave L alone; the levels of a sub-block whose
+	// stored scale is 0 are the search's, worked out in finishQ45KW.
+	lanes := k.kq.searchQ45K((*[qkK]float32)(x), &w, p, &scales, &mins)
+	if !lanes {
+		var laux [32]uint8
+		for j := range 8 {
+			scales[j] = makeQKX3Quants(p.nmax, x[32*j:32*j+32], w[32*j:32*j+32], L[32*j:32*j+32], &mins[j], laux[:], p.rmin, p.rdelta, p.nstep, false)
+		}
+	}
+	finishQ45KW(b, x, &w, &sw, L, p, k, &scales, &mins, lanes)
+}
+
+// q45KWWeights sets the weights quantize_row_q4_K_impl and _q5_K_impl give
+// make_qkx3_quants for super-block x with importance qw, and their sums per
+// sub-block.
+func q45KWWeights(w *[qkK]float32, sw *[8]float32, x, qw []float32) {
 	var sumX2 float32
 	for _, v := range x[:qkK] {
 		sumX2 += float32(v * v)
 	}
 	sigma2 := float32(2*sumX2) / qkK
 	for j := range 8 {
-		elementWeights(w[:], x[32*j:32*j+32], qw[32*j:], sigma2)
+		ws := w[32*j : 32*j+32]
+		elementWeights(ws, x[32*j:32*j+32], qw[32*j:], sigma2)
 		var sumw float32
-		for _, v := range w {
+		for _, v := range ws {
 			sumw += v
 		}
 		sw[j] = sumw
-		scales[j] = makeQKX3Quants(nmax, x[32*j:32*j+32], w[:], L[32*j:32*j+32], &mins[j], laux[:], -0.9, 0.05, 36, false)
 	}
+}
+
+// finishQ45KW is quantQ45KW after the search: the scales and mins fitted
+// and stored, then the levels. lanes says the search left L alone.
+func finishQ45KW(b []byte, x []float32, w *[qkK]float32, sw *[8]float32, L *[qkK]uint8, p *qkx2Search, k *kernelSet,
+	scales, mins *[8]float32, lanes bool) {
+	var Ls, Lm [8]uint8
 	dBlock := makeQPQuants(63, scales[:], Ls[:], sw[:])
 	mBlock := makeQPQuants(63, mins[:], Lm[:], sw[:])
 	sc := b[4:16]
@@ -542,19 +564,84 @@ func quantQ45KW(b []byte, x, qw []float32, L *[qkK]uint8, nmax int32) {
 	}
 	putHalf(b[0:], dBlock)
 	putHalf(b[2:], mBlock)
-	requantK(b, x, L, nmax)
+	if lanes {
+		var laux [32]uint8
+		dd := half(b[0:])
+		for j := range 8 {
+			if s, _ := getScaleMinK4(j, sc); dd*float32(s) == 0 {
+				var m float32
+				makeQKX3Quants(p.nmax, x[32*j:32*j+32], w[32*j:32*j+32], L[32*j:32*j+32], &m, laux[:], p.rmin, p.rdelta, p.nstep, false)
+			}
+		}
+	}
+	requantKWith(b, x, L, p.nmax, k)
+}
+
+// quantRowQ45KW encodes a row of Q4_K (p is q4KWSearch) or Q5_K
+// (q5KWSearch) super-blocks with importance qw[:len(x)], two at a time
+// where k searches sixteen lanes.
+func quantRowQ45KW(dst []byte, x, qw []float32, p *qkx2Search, k *kernelSet) {
+	q5 := p == q5KWSearch
+	bb := 144
+	if q5 {
+		bb = 176
+	}
+	one := func(i int) {
+		var L [qkK]uint8
+		b := dst[i*bb : (i+1)*bb]
+		quantQ45KW(b, x[i*qkK:(i+1)*qkK], qw[i*qkK:], &L, p, k)
+		if q5 {
+			packQ5_K(b, &L)
+		} else {
+			packQ4_K(b, &L)
+		}
+	}
+	nb := len(x) / qkK
+	i := 0
+	for ; k.kq == kqAVX512 && i+2 <= nb; i += 2 {
+		var w [2 * qkK]float32
+		var sw [2][8]float32
+		var scales, mins [16]float32
+		xs := x[i*qkK : (i+2)*qkK]
+		for h := range 2 {
+			q45KWWeights((*[qkK]float32)(w[h*qkK:]), &sw[h], xs[h*qkK:], qw[(i+h)*qkK:])
+		}
+		if !k.kq.searchQ45K16((*[2 * qkK]float32)(xs), &w, p, &scales, &mins) {
+			one(i) // a NaN in one of them
+			one(i + 1)
+			continue
+		}
+		for h := range 2 {
+			var L [qkK]uint8
+			b := dst[(i+h)*bb : (i+h+1)*bb]
+			finishQ45KW(b, xs[h*qkK:(h+1)*qkK], (*[qkK]float32)(w[h*qkK:]), &sw[h], &L, p, k,
+				(*[8]float32)(scales[8*h:]), (*[8]float32)(mins[8*h:]), true)
+			if q5 {
+				packQ5_K(b, &L)
+			} else {
+				packQ4_K(b, &L)
+			}
+		}
+	}
+	for ; i < nb; i++ {
+		one(i)
+	}
 }
 
 // quantQ4_KW is quantize_row_q4_K_impl for one super-block.
-func quantQ4_KW(b []byte, x, qw []float32) {
+func quantQ4_KW(b []byte, x, qw []float32) { quantQ4_KWWith(&active, b, x, qw) }
+
+func quantQ4_KWWith(k *kernelSet, b []byte, x, qw []float32) {
 	var L [qkK]uint8
-	quantQ45KW(b, x, qw, &L, 15)
+	quantQ45KW(b, x, qw, &L, q4KWSearch, k)
 	packQ4_K(b, &L)
 }
 
 // quantQ5_KW is quantize_row_q5_K_impl for one super-block.
-func quantQ5_KW(b []byte, x, qw []float32) {
+func quantQ5_KW(b []byte, x, qw []float32) { quantQ5_KWWith(&active, b, x, qw) }
+
+func quantQ5_KWWith(k *kernelSet, b []byte, x, qw []float32) {
 	var L [qkK]uint8
-	quantQ45KW(b, x, qw, &L, 31)
+	quantQ45KW(b, x, qw, &L, q5KWSearch, k)
 	packQ5_K(b, &L)
 }

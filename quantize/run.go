@@ -43,10 +43,10 @@ type Sink interface {
 
 // RunOptions tunes Run.
 type RunOptions struct {
-	// Threads is the worker count for the rows of one tensor; 0 means
-	// GOMAXPROCS.
+	// Threads is the number of workers quantizing chunks of rows; 0 means
+	// GOMAXPROCS. Reading and writing run beside them.
 	Threads int
-	// Progress, when set, is called before each tensor.
+	// Progress, when set, is called before each tensor is written.
 	Progress func(i, n int, name string)
 	// Metadata is set in the GGUF and native output after
 	// general.file_type, each key removed first and appended, as
@@ -74,29 +74,111 @@ func scaleShape(s tensor.Shape) tensor.Shape {
 	return s[:len(s)-1].Clone()
 }
 
-// Run quantizes every tensor of plan, one at a time, and writes the bodies
-// to sink (nil measures only: the dry run). Memory holds one tensor: its
-// input bytes, its float32 values and its output. Rows are split among
-// opts.Threads workers, each quantizing its rows and decoding them again to
-// measure the error.
+// Run quantizes every tensor of plan and writes the bodies to sink in plan
+// order (nil measures only: the dry run). The tensors stream through in
+// chunks of whole rows: one goroutine reads them in order, opts.Threads
+// workers decode, quantize and measure them (each row decoded again to
+// compare), and the calling goroutine writes them in order, so reading,
+// quantizing and writing overlap and memory holds a few chunks per worker,
+// not a tensor.
 func Run(plan []Choice, sink Sink, opts RunOptions) (*Report, error) {
 	threads := opts.Threads
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
-	rep := &Report{}
-	var sc scratch
-	for i, ch := range plan {
-		if opts.Progress != nil {
-			opts.Progress(i, len(plan), ch.Tensor.Name)
+	// Two chunks a worker keep every worker busy while the reader fills
+	// one and the writer drains another.
+	slots := 2*threads + 2
+	free := make(chan *buffers, slots)
+	for range slots {
+		free <- &buffers{}
+	}
+	work := make(chan *chunk, slots)
+	order := make(chan *chunk, slots+1) // +1: the producer's error chunk holds no buffer
+	stop := make(chan struct{})
+	go produce(plan, free, work, order, stop)
+	var workers sync.WaitGroup
+	for range threads {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			for c := range work {
+				c.err = c.process()
+				close(c.done)
+			}
+		}()
+	}
+	rep, err := consume(plan, sink, opts, free, order)
+	if err != nil {
+		close(stop)
+		for c := range order {
+			<-c.done
 		}
-		tr, err := runOne(ch, sink, threads, &sc)
-		if err != nil {
-			return nil, err
+	}
+	workers.Wait()
+	return rep, err
+}
+
+// consume writes the chunks in order and builds the report.
+func consume(plan []Choice, sink Sink, opts RunOptions, free chan<- *buffers, order <-chan *chunk) (*Report, error) {
+	rep := &Report{}
+	var w io.Writer
+	for c := range order {
+		<-c.done
+		if c.err != nil {
+			return nil, c.err
+		}
+		j := c.job
+		if c.first {
+			if opts.Progress != nil {
+				opts.Progress(j.index, len(plan), j.ch.Tensor.Name)
+			}
+			if sink != nil {
+				var err error
+				if w, err = sink.Next(j.ch.Tensor.Name); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if w != nil && len(c.out) > 0 {
+			if _, err := w.Write(c.out); err != nil {
+				return nil, fmt.Errorf("quantize: writing %q: %w", j.ch.Tensor.Name, err)
+			}
+		}
+		j.tr.Bytes += int64(len(c.out))
+		j.st.sig += c.st.sig
+		j.st.noise += c.st.noise
+		j.st.maxAbs = max(j.st.maxAbs, c.st.maxAbs) // NaN if either is
+		if c.buf != nil {
+			free <- c.buf
+		}
+		if !c.last {
+			continue
+		}
+		tr := j.tr
+		if j.ch.Copy {
+			tr.SQNR = math.Inf(1)
+		} else {
+			tr.RMSE = math.Sqrt(j.st.noise / float64(tr.Elements))
+			tr.MaxAbs = j.st.maxAbs
+			tr.SQNR = sqnr(j.st.sig, j.st.noise)
+		}
+		if j.scales != nil {
+			sb := make([]byte, 4*len(j.scales))
+			for i, f := range j.scales {
+				binary.LittleEndian.PutUint32(sb[4*i:], math.Float32bits(f))
+			}
+			tr.Bytes += int64(len(sb))
+			if err := write(sink, j.ch.Tensor.Name+tensor.ScaleSuffix, sb); err != nil {
+				return nil, err
+			}
 		}
 		rep.Tensors = append(rep.Tensors, tr)
 		rep.TotalBytes += tr.Bytes
 		rep.TotalElements += tr.Elements
+	}
+	if len(rep.Tensors) != len(plan) {
+		return nil, fmt.Errorf("quantize: %d of %d tensors done", len(rep.Tensors), len(plan))
 	}
 	if rep.TotalElements > 0 {
 		rep.BitsPerWeight = float64(rep.TotalBytes) * 8 / float64(rep.TotalElements)
@@ -110,43 +192,25 @@ type stats struct {
 }
 
 func (s *stats) add(x, y []float32) {
-	// Four independent float64 chains per sum, kept in registers: through
-	// the pointer, every element was a load and a store to a cache line the
-	// other workers' stats share.
-	var sig, noise [4]float64
-	mx := s.maxAbs
-	i := 0
-	for ; i+4 <= len(x) && i+4 <= len(y); i += 4 {
-		for k := range 4 {
-			xv := float64(x[i+k])
-			d := xv - float64(y[i+k])
-			sig[k] += xv * xv
-			noise[k] += d * d
-			if a := math.Abs(d); a > mx || a != a { // a NaN difference is reported as NaN
-				mx = a
-			}
-		}
-	}
-	for ; i < len(x); i++ {
-		xv := float64(x[i])
-		d := xv - float64(y[i])
-		sig[0] += xv * xv
-		noise[0] += d * d
-		if a := math.Abs(d); a > mx || a != a {
-			mx = a
-		}
-	}
-	s.sig += (sig[0] + sig[1]) + (sig[2] + sig[3])
-	s.noise += (noise[0] + noise[1]) + (noise[2] + noise[3])
-	s.maxAbs = mx
+	sig, noise, mx := quant.ErrorSums(x, y)
+	s.sig += sig
+	s.noise += noise
+	s.maxAbs = max(s.maxAbs, mx) // NaN if either is
 }
 
-// scratch holds the buffers one tensor needs, reused from tensor to tensor:
-// fresh multi-gigabyte allocations cost as much in page faults and clearing
-// as the quantization itself.
-type scratch struct {
+// Chunk sizes: a chunk holds whole rows, as many as fit in chunkElems
+// values (at least one), or copyChunk bytes of a tensor copied as it is.
+// 1 MiB of float32 is small beside any tensor worth splitting and large
+// beside the cost of handing a chunk from one goroutine to the next.
+const (
+	chunkElems = 1 << 18
+	copyChunk  = 1 << 20
+)
+
+// buffers are one chunk's memory, reused from chunk to chunk.
+type buffers struct {
 	raw, out []byte
-	x        []float32
+	x, y     []float32
 }
 
 // grow returns b resized to n, reallocated only when too small.
@@ -157,121 +221,165 @@ func grow[T any](b *[]T, n int64) []T {
 	return (*b)[:n]
 }
 
-func runOne(ch Choice, sink Sink, threads int, sc *scratch) (TensorReport, error) {
+// job is one tensor on its way through the pipeline.
+type job struct {
+	index int
+	ch    Choice
+	tr    TensorReport
+	// Rows of rowLen values: the input's inRowBytes each, the output's
+	// outRowBytes; the importance entry changes every matRows rows.
+	rowLen, rows, matRows   int64
+	inRowBytes, outRowBytes int64
+	viewed                  bool      // F32 input quantized in place
+	inScales                []float32 // int8 input: its row scales
+	scales                  []float32 // int8 output: its row scales
+	st                      stats     // summed by the writer, in order
+}
+
+// chunk is rows [r0, r1) of a job, or bytes of a copied tensor.
+type chunk struct {
+	job         *job
+	first, last bool
+	r0, r1      int64
+	buf         *buffers
+	out         []byte // what the writer writes
+	st          stats
+	err         error
+	done        chan struct{}
+}
+
+// produce reads the plan's tensors in order into chunks, hands the ones to
+// quantize to the workers and every one to the writer, in order. A tensor
+// that cannot be done ends the stream with an error chunk.
+func produce(plan []Choice, free chan *buffers, work, order chan<- *chunk, stop <-chan struct{}) {
+	defer close(order)
+	defer close(work)
+	fail := func(err error) {
+		c := &chunk{err: err, done: make(chan struct{})}
+		close(c.done)
+		order <- c
+	}
+	take := func() *buffers {
+		select {
+		case b := <-free:
+			return b
+		case <-stop:
+			return nil
+		}
+	}
+	for i, ch := range plan {
+		j, err := prepare(i, ch)
+		if err != nil {
+			fail(err)
+			return
+		}
+		t := ch.Tensor
+		r := t.Open()
+		if ch.Copy {
+			for off := int64(0); ; {
+				n := min(copyChunk, t.Size-off)
+				b := take()
+				if b == nil {
+					return
+				}
+				raw := grow(&b.raw, n)
+				if _, err := io.ReadFull(r, raw); err != nil {
+					free <- b
+					fail(fmt.Errorf("quantize: tensor %q: %w", t.Name, err))
+					return
+				}
+				c := &chunk{job: j, first: off == 0, last: off+n == t.Size, buf: b, out: raw, done: make(chan struct{})}
+				close(c.done)
+				order <- c
+				if off += n; c.last {
+					break
+				}
+			}
+			continue
+		}
+		per := max(1, chunkElems/j.rowLen)
+		for r0 := int64(0); ; r0 += per {
+			r1 := min(j.rows, r0+per)
+			b := take()
+			if b == nil {
+				return
+			}
+			if _, err := io.ReadFull(r, grow(&b.raw, (r1-r0)*j.inRowBytes)); err != nil {
+				free <- b
+				fail(fmt.Errorf("quantize: tensor %q: %w", t.Name, err))
+				return
+			}
+			c := &chunk{job: j, first: r0 == 0, last: r1 == j.rows, r0: r0, r1: r1, buf: b, done: make(chan struct{})}
+			order <- c
+			work <- c
+			if c.last {
+				break
+			}
+		}
+	}
+}
+
+// prepare checks what plan[i] asks for and works out its row geometry.
+func prepare(i int, ch Choice) (*job, error) {
 	t := ch.Tensor
 	n := t.NumElements()
-	tr := TensorReport{Name: t.Name, Type: ch.Type, Elements: n, Reason: ch.Reason}
+	j := &job{index: i, ch: ch, tr: TensorReport{Name: t.Name, Type: ch.Type, Elements: n, Reason: ch.Reason}}
 	if t.Size < 0 {
-		return tr, fmt.Errorf("quantize: tensor %q: size %d", t.Name, t.Size)
-	}
-	raw := grow(&sc.raw, t.Size)
-	if _, err := io.ReadFull(t.Open(), raw); err != nil {
-		return tr, fmt.Errorf("quantize: tensor %q: %w", t.Name, err)
+		return nil, fmt.Errorf("quantize: tensor %q: size %d", t.Name, t.Size)
 	}
 	if ch.Copy {
-		tr.Bytes = int64(len(raw))
-		tr.SQNR = math.Inf(1)
-		return tr, write(sink, t.Name, raw)
+		return j, nil
 	}
 	if !quant.CanDequantize(t.DType) {
-		return tr, tensor.Unsupported("quantize: tensor %q: cannot decode %v", t.Name, t.DType)
+		return nil, tensor.Unsupported("quantize: tensor %q: cannot decode %v", t.Name, t.DType)
 	}
 	// IQ2_XXS and IQ2_XS are encoded only with importance weights.
 	if ch.Type != tensor.I8 && !quant.CanQuantize(ch.Type) && (ch.Importance == nil || !quant.CanQuantizeWeighted(ch.Type)) {
-		return tr, tensor.Unsupported("quantize: tensor %q: cannot encode %v (%s)", t.Name, ch.Type, ch.Reason)
+		return nil, tensor.Unsupported("quantize: tensor %q: cannot encode %v (%s)", t.Name, ch.Type, ch.Reason)
 	}
 	if ch.Importance != nil && !quant.CanQuantizeWeighted(ch.Type) {
-		return tr, tensor.Unsupported("quantize: tensor %q: cannot encode %v with an importance matrix (%s)", t.Name, ch.Type, ch.Reason)
+		return nil, tensor.Unsupported("quantize: tensor %q: cannot encode %v with an importance matrix (%s)", t.Name, ch.Type, ch.Reason)
 	}
 	rowLen := t.Shape.RowLen()
 	if rowLen <= 0 || n < 0 || n%rowLen != 0 {
-		return tr, fmt.Errorf("quantize: tensor %q: bad shape %v", t.Name, t.Shape)
+		return nil, fmt.Errorf("quantize: tensor %q: bad shape %v", t.Name, t.Shape)
 	}
-	rows := n / rowLen
+	j.rowLen, j.rows = rowLen, n/rowLen
 	// A stacked weight's matrices (experts) each have their own
 	// importance: rows r of matrix r/matRows.
-	matRows := rows
+	j.matRows = j.rows
 	if len(t.Shape) >= 3 {
-		matRows = t.Shape[len(t.Shape)-2]
+		j.matRows = t.Shape[len(t.Shape)-2]
 	}
-	if ch.Importance != nil && (matRows <= 0 || int64(len(ch.Importance)) != rows/matRows*rowLen) {
-		return tr, fmt.Errorf("quantize: tensor %q: %d importance values for %v", t.Name, len(ch.Importance), t.Shape)
+	if ch.Importance != nil && (j.matRows <= 0 || int64(len(ch.Importance)) != j.rows/j.matRows*rowLen) {
+		return nil, fmt.Errorf("quantize: tensor %q: %d importance values for %v", t.Name, len(ch.Importance), t.Shape)
 	}
-	// The input may itself be block-quantized: decode it in whole rows,
+	// The input may itself be block-quantized: it is decoded in whole rows,
 	// which are whole input blocks because its row length is a multiple of
 	// its block size.
-	inRowBytes, err := t.DType.ByteSize(rowLen)
-	if err != nil || inRowBytes*rows != int64(len(raw)) {
-		return tr, fmt.Errorf("quantize: tensor %q: %d bytes do not hold %v %v", t.Name, len(raw), t.DType, t.Shape)
+	var err error
+	j.inRowBytes, err = t.DType.ByteSize(rowLen)
+	if err != nil || j.inRowBytes*j.rows != t.Size {
+		return nil, fmt.Errorf("quantize: tensor %q: %d bytes do not hold %v %v", t.Name, t.Size, t.DType, t.Shape)
 	}
-	outRowBytes, err := ch.Type.ByteSize(rowLen)
-	if err != nil {
-		return tr, fmt.Errorf("quantize: tensor %q: %w", t.Name, err)
+	if j.outRowBytes, err = ch.Type.ByteSize(rowLen); err != nil {
+		return nil, fmt.Errorf("quantize: tensor %q: %w", t.Name, err)
 	}
-	var x []float32
-	viewed := t.DType == tensor.F32 && quant.HostLittleEndian && n > 0
-	if viewed {
-		// F32 input is used in place: decoding it would only copy it.
-		x = unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(raw))), n)
-	} else {
-		x = grow(&sc.x, n)
-	}
+	// F32 input is used in place: decoding it would only copy it.
+	j.viewed = t.DType == tensor.F32 && quant.HostLittleEndian
 	// An int8 input is scale·q: its values alone are not the weights.
-	var inScales []float32
 	if ch.Scales != nil {
-		if inScales, err = ch.Scales(); err != nil {
-			return tr, fmt.Errorf("quantize: %w", err)
+		if j.inScales, err = ch.Scales(); err != nil {
+			return nil, fmt.Errorf("quantize: %w", err)
+		}
+		if int64(len(j.inScales)) != j.rows {
+			return nil, fmt.Errorf("quantize: tensor %q: %d row scales for %d rows", t.Name, len(j.inScales), j.rows)
 		}
 	}
-	out := grow(&sc.out, outRowBytes*rows)
-	var scales []float32
 	if ch.Type == tensor.I8 {
-		scales = make([]float32, rows)
+		j.scales = make([]float32, j.rows)
 	}
-	workers := max(min(int64(threads), rows), 1)
-	per := (rows + workers - 1) / workers
-	all := make([]stats, workers)
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	for w := int64(0); w < workers; w++ {
-		r0, r1 := w*per, min((w+1)*per, rows)
-		if r0 >= r1 {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[w] = work(ch.Type, t.DType, raw, x, out, scales, inScales, ch.Importance, matRows, r0, r1, rowLen, inRowBytes, outRowBytes, viewed, &all[w])
-		}()
-	}
-	wg.Wait()
-	var s stats
-	for w := range all {
-		if errs[w] != nil {
-			return tr, fmt.Errorf("quantize: tensor %q: %w", t.Name, errs[w])
-		}
-		s.sig += all[w].sig
-		s.noise += all[w].noise
-		s.maxAbs = max(s.maxAbs, all[w].maxAbs)
-	}
-	tr.RMSE = math.Sqrt(s.noise / float64(n))
-	tr.MaxAbs = s.maxAbs
-	tr.SQNR = sqnr(s.sig, s.noise)
-	tr.Bytes = int64(len(out))
-	if err := write(sink, t.Name, out); err != nil {
-		return tr, err
-	}
-	if scales != nil {
-		sb := make([]byte, 4*len(scales))
-		for i, f := range scales {
-			binary.LittleEndian.PutUint32(sb[4*i:], math.Float32bits(f))
-		}
-		tr.Bytes += int64(len(sb))
-		if err := write(sink, t.Name+tensor.ScaleSuffix, sb); err != nil {
-			return tr, err
-		}
-	}
-	return tr, nil
+	return j, nil
 }
 
 // sqnr is the signal-to-quantization-noise ratio in dB.
@@ -282,49 +390,64 @@ func sqnr(sig, noise float64) float64 {
 	return 10 * math.Log10(sig/noise)
 }
 
-// work handles rows [r0, r1): decode the input (times its row scales for an
-// int8 input), encode (weighted by imp's entry for the row's matrix of
-// matRows rows, when imp is not nil), decode the output into a small buffer
-// and compare.
-func work(dt, in tensor.DType, raw []byte, x []float32, out []byte, scales, inScales, imp []float32, matRows,
-	r0, r1, rowLen, inRowBytes, outRowBytes int64, viewed bool, s *stats) error {
-	if !viewed {
-		xs := x[r0*rowLen : r1*rowLen]
-		if err := quant.Dequantize(xs, raw[r0*inRowBytes:r1*inRowBytes], in); err != nil {
-			return err
+// process handles the chunk's rows: decode the input (times its row scales
+// for an int8 input), encode (weighted by the importance entry of the
+// row's matrix, when there is one), decode the output again into a row
+// buffer and compare.
+func (c *chunk) process() error {
+	j, b := c.job, c.buf
+	rows := c.r1 - c.r0
+	n := rows * j.rowLen
+	raw := b.raw[:rows*j.inRowBytes]
+	var x []float32
+	if j.viewed {
+		if n > 0 {
+			x = unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(raw))), n)
 		}
-		for r := r0; r < r1 && inScales != nil; r++ {
-			xr := x[r*rowLen : (r+1)*rowLen]
-			for i := range xr {
-				xr[i] *= inScales[r]
+	} else {
+		x = grow(&b.x, n)
+		if err := quant.Dequantize(x, raw, j.ch.Tensor.DType); err != nil {
+			return fmt.Errorf("quantize: tensor %q: %w", j.ch.Tensor.Name, err)
+		}
+		if j.inScales != nil {
+			for r := range rows {
+				s := j.inScales[c.r0+r]
+				xr := x[r*j.rowLen : (r+1)*j.rowLen]
+				for i := range xr {
+					xr[i] *= s
+				}
 			}
 		}
 	}
-	y := make([]float32, rowLen)
-	for r := r0; r < r1; r++ {
-		xr := x[r*rowLen : (r+1)*rowLen]
-		or := out[r*outRowBytes : (r+1)*outRowBytes]
+	out := grow(&b.out, rows*j.outRowBytes)
+	y := grow(&b.y, j.rowLen)
+	dt := j.ch.Type
+	for r := range rows {
+		xr := x[r*j.rowLen : (r+1)*j.rowLen]
+		or := out[r*j.outRowBytes : (r+1)*j.outRowBytes]
 		if dt == tensor.I8 {
 			q := int8s(or)
-			if err := quant.QuantizeInt8Rows(q, scales[r:r+1], xr, 1, int(rowLen)); err != nil {
-				return err
+			sc := j.scales[c.r0+r : c.r0+r+1]
+			if err := quant.QuantizeInt8Rows(q, sc, xr, 1, int(j.rowLen)); err != nil {
+				return fmt.Errorf("quantize: tensor %q: %w", j.ch.Tensor.Name, err)
 			}
-			quant.DequantizeInt8(y, q, scales[r])
+			quant.DequantizeInt8(y, q, sc[0])
 		} else {
 			var w []float32
-			if imp != nil {
-				m := r / matRows
-				w = imp[m*rowLen : (m+1)*rowLen]
+			if imp := j.ch.Importance; imp != nil {
+				m := (c.r0 + r) / j.matRows
+				w = imp[m*j.rowLen : (m+1)*j.rowLen]
 			}
-			if err := quant.QuantizeRows(or, xr, dt, int(rowLen), w); err != nil {
-				return err
+			if err := quant.QuantizeRows(or, xr, dt, int(j.rowLen), w); err != nil {
+				return fmt.Errorf("quantize: tensor %q: %w", j.ch.Tensor.Name, err)
 			}
 			if err := quant.Dequantize(y, or, dt); err != nil {
-				return err
+				return fmt.Errorf("quantize: tensor %q: %w", j.ch.Tensor.Name, err)
 			}
 		}
-		s.add(xr, y)
+		c.st.add(xr, y)
 	}
+	c.out = out
 	return nil
 }
 
