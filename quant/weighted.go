@@ -22,17 +22,17 @@ import (
 // IQ1_S and IQ1_M (iq1.go; rows passed together share ggml's state across
 // rows, see iq1Row).
 // With nil weights it is Quantize. Types whose
-// ggml quantizer ignores the weights (F32, F16, BF16, Q8_0, and MXFP4,
-// whose quantize_mxfp4 in llama.cpp after c392e509 drops them) ignore them
-// here too; types whose weighted quantizer is not transcribed (TQ1_0,
-// TQ2_0, …) return an error matching
-// tensor.ErrUnsupported rather than a result llama-quantize would not give.
+// ggml quantizer ignores the weights (F32, F16, BF16, Q8_0, TQ1_0 and TQ2_0
+// — quantize_tq1_0/tq2_0 leave quant_weights unused — and MXFP4, whose
+// quantize_mxfp4 in llama.cpp after c392e509 drops them) ignore them here
+// too; any other type without a weighted quantizer returns an error
+// matching tensor.ErrUnsupported rather than a result llama-quantize would
+// not give.
 func QuantizeRows(dst []byte, src []float32, t tensor.DType, rowLen int, weights []float32) error {
 	if weights == nil {
 		return Quantize(dst, src, t)
 	}
-	switch t {
-	case tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.MXFP4:
+	if ignoresWeights(t) {
 		return Quantize(dst, src, t)
 	}
 	if isIQ2(t) {
@@ -81,11 +81,17 @@ func checkRows(nElem, nBytes int, t tensor.DType, rowLen, nWeights int) error {
 // CanQuantizeWeighted reports whether QuantizeRows takes importance
 // weights for t.
 func CanQuantizeWeighted(t tensor.DType) bool {
+	return ignoresWeights(t) || t.Valid() && (weightedQuantizers[t] != nil || isIQ2(t) || isIQ1(t))
+}
+
+// ignoresWeights reports whether ggml's quantizer for t takes importance
+// weights and does not use them.
+func ignoresWeights(t tensor.DType) bool {
 	switch t {
-	case tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.MXFP4:
+	case tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.TQ1_0, tensor.TQ2_0, tensor.MXFP4:
 		return true
 	}
-	return t.Valid() && (weightedQuantizers[t] != nil || isIQ2(t) || isIQ1(t))
+	return false
 }
 
 // rowFunc encodes one row x into b with importance qw.

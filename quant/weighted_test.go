@@ -31,11 +31,17 @@ func TestQuantizeRowsContract(t *testing.T) {
 	if err := QuantizeRows(plain, src, tensor.Q4_K, 256, nil); err != nil || string(plain) != string(ref) {
 		t.Errorf("nil weights: %v, differs from Quantize", err)
 	}
-	// Q8_0 ignores the weights, as ggml's quantize_q8_0 does.
-	q8, q8w := make([]byte, 16*34), make([]byte, 16*34)
-	Quantize(q8, src, tensor.Q8_0)
-	if err := QuantizeRows(q8w, src, tensor.Q8_0, 256, w); err != nil || string(q8) != string(q8w) {
-		t.Errorf("Q8_0 with weights: %v", err)
+	// Q8_0, TQ1_0 and TQ2_0 ignore the weights, as ggml's quantize_q8_0,
+	// quantize_tq1_0 and quantize_tq2_0 do.
+	for _, d := range []tensor.DType{tensor.Q8_0, tensor.TQ1_0, tensor.TQ2_0} {
+		n, _ := d.ByteSize(int64(len(src)))
+		plain, weighted := make([]byte, n), make([]byte, n)
+		if err := Quantize(plain, src, d); err != nil {
+			t.Fatal(err)
+		}
+		if err := QuantizeRows(weighted, src, d, 256, w); err != nil || string(plain) != string(weighted) {
+			t.Errorf("%v with weights: %v", d, err)
+		}
 	}
 	for _, c := range []struct {
 		name   string
@@ -44,13 +50,13 @@ func TestQuantizeRowsContract(t *testing.T) {
 		w      []float32
 		unsup  bool
 	}{
-		{"TQ1_0 has no transcribed weighted quantizer", tensor.TQ1_0, 256, w, true},
+		{"a type ggml has no quantizer for", tensor.Q8_K, 256, w, true},
 		{"weights shorter than a row", tensor.Q4_K, 256, w[:100], false},
 		{"row not a multiple of the block", tensor.Q4_K, 128, w[:128], false},
 	} {
 		out := make([]byte, 2*144)
-		if c.t == tensor.TQ1_0 {
-			out = make([]byte, 2*54)
+		if c.t == tensor.Q8_K {
+			out = make([]byte, 2*292)
 		}
 		err := QuantizeRows(out, src, c.t, c.rowLen, c.w)
 		if err == nil || errors.Is(err, tensor.ErrUnsupported) != c.unsup {
@@ -58,7 +64,7 @@ func TestQuantizeRowsContract(t *testing.T) {
 		}
 	}
 	if !CanQuantizeWeighted(tensor.Q2_K) || !CanQuantizeWeighted(tensor.IQ4_NL) || !CanQuantizeWeighted(tensor.IQ4_XS) ||
-		!CanQuantizeWeighted(tensor.IQ2_XXS) || !CanQuantizeWeighted(tensor.IQ1_S) || CanQuantizeWeighted(tensor.TQ1_0) {
+		!CanQuantizeWeighted(tensor.IQ2_XXS) || !CanQuantizeWeighted(tensor.IQ1_S) || !CanQuantizeWeighted(tensor.TQ1_0) || CanQuantizeWeighted(tensor.Q8_K) {
 		t.Error("CanQuantizeWeighted")
 	}
 }

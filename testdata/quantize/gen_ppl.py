@@ -34,8 +34,11 @@ binDir = os.path.join(tree, "build", "bin")
 CALIB_BYTES = 4207
 IMATRIX = "testdata/imatrix/tiny-fortunes.c392e509.dat"
 TYPES = ["Q8_0", "Q6_K", "Q5_K_M", "Q5_K_S", "Q5_1", "Q5_0", "Q4_K_M", "Q4_K_S", "Q4_1", "Q4_0", "IQ4_XS", "IQ4_NL",
-         "Q3_K_L", "Q3_K_M", "Q3_K_S", "Q2_K", "Q2_K_S", "IQ1_M", "IQ1_S"]
-NEEDS_IMATRIX = {"Q2_K_S", "IQ1_M", "IQ1_S"}
+         "Q3_K_L", "Q3_K_M", "Q3_K_S", "IQ3_M", "IQ3_S", "IQ3_XS", "IQ3_XXS", "Q2_K", "Q2_K_S", "IQ2_M", "IQ2_S", "IQ2_XS",
+         "IQ2_XXS", "IQ1_M", "IQ1_S", "TQ2_0", "TQ1_0"]
+# llama-quantize refuses these without an imatrix: up front (Q2_K_S, IQ2_XXS/XS/S, IQ1_S/M) or at the first IQ2_S
+# tensor it has no entry for (IQ2_M's and IQ3_XXS's attn_q/attn_k).
+NEEDS_IMATRIX = {"Q2_K_S", "IQ2_M", "IQ2_S", "IQ2_XS", "IQ2_XXS", "IQ3_XXS", "IQ1_M", "IQ1_S"}
 
 
 def main():
