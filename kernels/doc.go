@@ -33,10 +33,10 @@
 // float32; for the other block types it is computed with the same float32
 // operations as ggml's dequantize_row_*, never fused), accumulated in float32. The SIMD paths differ from the generic
 // one only by the order of those float32 additions, within (K+3)·2⁻²⁴·Σ|x·w|.
-// One exception, for speed: the AVX-512 Q8_0 M = 1 kernel sums a block's 32
-// products x·q first and multiplies the block sum by d (one multiply per
-// block rather than per weight), which is one more float32 rounding per
-// block of 32 and stays within the same bound.
+// One exception, for speed: the Q8_0 and Q4_0 M = 1 kernels (AVX-512 and
+// AVX2) sum a block's 32 products x·q (x·(q−8)) first and multiply the block
+// sum by d (one multiply per block rather than per weight), which is one more
+// float32 rounding per block of 32 and stays within the same bound.
 // MatMul never quantizes activations to 8 bits as llama.cpp does;
 // MatMulQ does, on purpose: it rounds every activation row to the weight
 // type's vec_dot_type (QuantizeActivations: ggml's Q8_0, Q8_1, Q8_K, f16

@@ -204,14 +204,13 @@ loop:
 	VCVTDQ2PS    Y10, Y10
 	VCVTDQ2PS    Y11, Y11
 	VCVTDQ2PS    Y12, Y12
-	VMULPS       Y8, Y9, Y9
-	VMULPS       Y8, Y10, Y10
-	VMULPS       Y8, Y11, Y11
-	VMULPS       Y8, Y12, Y12
-	VFMADD231PS  (DI), Y9, Y0
-	VFMADD231PS  32(DI), Y10, Y1
-	VFMADD231PS  64(DI), Y11, Y2
-	VFMADD231PS  96(DI), Y12, Y3
+	// Σ q·x over the block first, then times d once (package doc,
+	// Accuracy).
+	VMULPS       (DI), Y9, Y9
+	VFMADD231PS  32(DI), Y10, Y9
+	VFMADD231PS  64(DI), Y11, Y9
+	VFMADD231PS  96(DI), Y12, Y9
+	VFMADD231PS  Y9, Y8, Y0
 	ADDQ         $34, SI
 	ADDQ         $128, DI
 	DECQ         CX

@@ -114,7 +114,8 @@ var rowPool = sync.Pool{New: func() any { return new([]float32) }}
 // a time and accumulates in index order; the SIMD versions never decode the
 // whole matrix either (f32 rows are used in place, block types are decoded
 // one small block at a time) and differ from it only by the order of the
-// float32 additions. Work is split over Threads() goroutines by weight rows.
+// float32 additions (and, for Q8_0 and Q4_0 at M = 1, by one rounding a
+// block: the package doc's Accuracy). Work is split over Threads() goroutines by weight rows.
 // A matrix with RoundActivations set is multiplied by MatMulQ instead.
 func MatMul(dst, x []float32, M int, w *Matrix) {
 	if w.RoundActivations {
