@@ -336,42 +336,18 @@ func TestIQ4_XSRoundTrip(t *testing.T) {
 // each without and with an importance matrix, and requires the bytes
 // ggml_quantize_chunk wrote for them.
 func TestQuantizeIQ4_XSCasesMatchGGML(t *testing.T) {
-	b, err := os.ReadFile("../testdata/quant/ggml/iq4xs.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cases []struct {
-		Name    string `json:"name"`
-		Rows    int    `json:"rows"`
-		RowLen  int    `json:"row_len"`
-		Input   string `json:"input"`
-		Imatrix string `json:"imatrix"`
-		Blocks  string `json:"blocks"`
-	}
-	if err := json.Unmarshal(b, &cases); err != nil {
-		t.Fatal(err)
-	}
+	cases := readGGMLCases(t, "iq4xs.json")
 	weighted := 0
 	for _, c := range cases {
-		x := f32s(unhex(t, c.Input))
-		want := unhex(t, c.Blocks)
-		var qw []float32
-		if c.Imatrix != "" {
-			qw = f32s(unhex(t, c.Imatrix))
+		x, qw, want := c.decode(t, tensor.IQ4_XS)
+		if qw != nil {
 			weighted++
-		}
-		if len(x) != c.Rows*c.RowLen || len(want) != c.Rows*c.RowLen/256*136 {
-			t.Fatalf("%s: %d values, %d bytes for %d×%d", c.Name, len(x), len(want), c.Rows, c.RowLen)
 		}
 		got := make([]byte, len(want))
 		if err := QuantizeRows(got, x, tensor.IQ4_XS, c.RowLen, qw); err != nil {
 			t.Fatal(err)
 		}
-		for o := 0; o < len(want); o += 136 {
-			if string(got[o:o+136]) != string(want[o:o+136]) {
-				t.Errorf("%s (imatrix %v): super-block %d = %x, ggml %x", c.Name, qw != nil, o/136, got[o:o+136], want[o:o+136])
-			}
-		}
+		sameBlocks(t, fmt.Sprintf("%s (imatrix %v)", c.Name, qw != nil), tensor.IQ4_XS, got, want)
 	}
 	if len(cases) != 10 || weighted != 5 {
 		t.Fatalf("%d cases, %d with an importance matrix; want 10 and 5", len(cases), weighted)
@@ -453,5 +429,66 @@ func TestMXFP4CasesMatchGGML(t *testing.T) {
 	}
 	if len(fx.Cases) != 5 || blocks != 23*256/32 {
 		t.Fatalf("%d cases, %d blocks; want 5 and %d", len(fx.Cases), blocks, 23*256/32)
+	}
+}
+
+// ggmlCase is one case of the testdata/quant/ggml/<type>.json files the
+// gen_iq*.py scripts write: Rows rows of RowLen values (Input, float32
+// hex) that ggml_quantize_chunk encoded as Type, with the importance matrix
+// Imatrix when it is not "", into Blocks.
+type ggmlCase struct {
+	Type    string `json:"type"`
+	Name    string `json:"name"`
+	Rows    int    `json:"rows"`
+	RowLen  int    `json:"row_len"`
+	Input   string `json:"input"`
+	Imatrix string `json:"imatrix"`
+	Blocks  string `json:"blocks"`
+}
+
+// readGGMLCases reads a case file of testdata/quant/ggml.
+func readGGMLCases(t *testing.T, name string) []ggmlCase {
+	t.Helper()
+	b, err := os.ReadFile("../testdata/quant/ggml/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []ggmlCase
+	if err := json.Unmarshal(b, &cases); err != nil {
+		t.Fatal(err)
+	}
+	return cases
+}
+
+// decode returns the case's rows, its importance matrix (nil without one)
+// and ggml's blocks, checking their sizes against Rows×RowLen of dt.
+func (c ggmlCase) decode(t *testing.T, dt tensor.DType) (x, qw []float32, want []byte) {
+	t.Helper()
+	x = f32s(unhex(t, c.Input))
+	want = unhex(t, c.Blocks)
+	if c.Imatrix != "" {
+		qw = f32s(unhex(t, c.Imatrix))
+	}
+	if n, err := dt.ByteSize(int64(c.Rows * c.RowLen)); err != nil || len(x) != c.Rows*c.RowLen || int64(len(want)) != n {
+		t.Fatalf("%v %s: %d values, %d bytes for %d×%d", dt, c.Name, len(x), len(want), c.Rows, c.RowLen)
+	}
+	return x, qw, want
+}
+
+// sameBlocks reports the super-blocks of got that differ from ggml's want
+// (the first three, then how many).
+func sameBlocks(t *testing.T, what string, dt tensor.DType, got, want []byte) {
+	t.Helper()
+	bb := int(dt.BlockBytes())
+	bad := 0
+	for o := 0; o < len(want); o += bb {
+		if string(got[o:o+bb]) != string(want[o:o+bb]) {
+			if bad++; bad <= 3 {
+				t.Errorf("%s: super-block %d = %x, ggml %x", what, o/bb, got[o:o+bb], want[o:o+bb])
+			}
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%s: %d of %d super-blocks differ", what, bad, len(want)/bb)
 	}
 }

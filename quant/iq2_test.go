@@ -2,12 +2,10 @@ package quant
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"math"
-	"os"
 	"strings"
 	"testing"
 
@@ -61,48 +59,19 @@ func TestQuantizeIQ2MatchesGGML(t *testing.T) {
 // holding zeros (IQ2_S also without one), and requires the bytes
 // ggml_quantize_chunk wrote for them.
 func TestQuantizeIQ2CasesMatchGGML(t *testing.T) {
-	b, err := os.ReadFile("../testdata/quant/ggml/iq2.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cases []struct {
-		Type    string `json:"type"`
-		Name    string `json:"name"`
-		Rows    int    `json:"rows"`
-		RowLen  int    `json:"row_len"`
-		Input   string `json:"input"`
-		Imatrix string `json:"imatrix"`
-		Blocks  string `json:"blocks"`
-	}
-	if err := json.Unmarshal(b, &cases); err != nil {
-		t.Fatal(err)
-	}
 	count := map[string]int{}
-	for _, c := range cases {
+	for _, c := range readGGMLCases(t, "iq2.json") {
 		dt, ok := tensor.Parse(c.Type)
 		if !ok || !isIQ2(dt) {
 			t.Fatalf("%s: type %q", c.Name, c.Type)
 		}
-		bb := int(dt.BlockBytes())
-		x := f32s(unhex(t, c.Input))
-		want := unhex(t, c.Blocks)
-		var qw []float32
-		if c.Imatrix != "" {
-			qw = f32s(unhex(t, c.Imatrix))
-		}
+		x, qw, want := c.decode(t, dt)
 		count[fmt.Sprintf("%v %v", dt, qw != nil)]++
-		if len(x) != c.Rows*c.RowLen || len(want) != c.Rows*c.RowLen/256*bb {
-			t.Fatalf("%v %s: %d values, %d bytes for %d×%d", dt, c.Name, len(x), len(want), c.Rows, c.RowLen)
-		}
 		got := make([]byte, len(want))
 		if err := QuantizeRows(got, x, dt, c.RowLen, qw); err != nil {
 			t.Fatal(err)
 		}
-		for o := 0; o < len(want); o += bb {
-			if string(got[o:o+bb]) != string(want[o:o+bb]) {
-				t.Errorf("%v %s (imatrix %v): super-block %d = %x, ggml %x", dt, c.Name, qw != nil, o/bb, got[o:o+bb], want[o:o+bb])
-			}
-		}
+		sameBlocks(t, fmt.Sprintf("%v %s (imatrix %v)", dt, c.Name, qw != nil), dt, got, want)
 	}
 	want := map[string]int{"IQ2_XXS true": 12, "IQ2_XS true": 12, "IQ2_S true": 12, "IQ2_S false": 6}
 	if !maps.Equal(count, want) {

@@ -2,9 +2,8 @@ package quant
 
 import (
 	"encoding/binary"
-	"encoding/json"
+	"fmt"
 	"math"
-	"os"
 	"testing"
 
 	"github.com/tfconv/tfconv/tensor"
@@ -18,53 +17,18 @@ import (
 // without and with an importance matrix, and one importance matrix with a
 // zero block) and requires the bytes ggml_quantize_chunk wrote for them.
 func TestQuantizeIQ3CasesMatchGGML(t *testing.T) {
-	b, err := os.ReadFile("../testdata/quant/ggml/iq3.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cases []struct {
-		Type    string `json:"type"`
-		Name    string `json:"name"`
-		Rows    int    `json:"rows"`
-		RowLen  int    `json:"row_len"`
-		Input   string `json:"input"`
-		Imatrix string `json:"imatrix"`
-		Blocks  string `json:"blocks"`
-	}
-	if err := json.Unmarshal(b, &cases); err != nil {
-		t.Fatal(err)
-	}
 	count := map[string]int{}
-	for _, c := range cases {
+	for _, c := range readGGMLCases(t, "iq3.json") {
 		dt, ok := tensor.Parse(c.Type)
 		if !ok {
 			t.Fatalf("%s: type %q", c.Name, c.Type)
 		}
-		x := f32s(unhex(t, c.Input))
-		want := unhex(t, c.Blocks)
-		var qw []float32
-		if c.Imatrix != "" {
-			qw = f32s(unhex(t, c.Imatrix))
-		}
-		bb := int(dt.BlockBytes())
-		if len(x) != c.Rows*c.RowLen || len(want) != c.Rows*c.RowLen/256*bb {
-			t.Fatalf("%s %s: %d values, %d bytes for %d×%d", c.Type, c.Name, len(x), len(want), c.Rows, c.RowLen)
-		}
+		x, qw, want := c.decode(t, dt)
 		got := make([]byte, len(want))
 		if err := QuantizeRows(got, x, dt, c.RowLen, qw); err != nil {
 			t.Fatal(err)
 		}
-		bad := 0
-		for o := 0; o < len(want); o += bb {
-			if string(got[o:o+bb]) != string(want[o:o+bb]) {
-				if bad++; bad <= 3 {
-					t.Errorf("%s %s (imatrix %v): super-block %d = %x, ggml %x", c.Type, c.Name, qw != nil, o/bb, got[o:o+bb], want[o:o+bb])
-				}
-			}
-		}
-		if bad > 0 {
-			t.Errorf("%s %s (imatrix %v): %d of %d super-blocks differ", c.Type, c.Name, qw != nil, bad, len(want)/bb)
-		}
+		sameBlocks(t, fmt.Sprintf("%s %s (imatrix %v)", c.Type, c.Name, qw != nil), dt, got, want)
 		count[c.Type]++
 		if qw != nil {
 			count[c.Type+"+imatrix"]++
