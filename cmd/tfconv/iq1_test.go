@@ -1,9 +1,8 @@
 package main
 
 import (
-	"encoding/json"
-	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -45,33 +44,16 @@ const (
 // own run's (testdata/quantize/tiny-fortunes-IQ1.json, made by
 // gen_tiny_iq1.py).
 func TestQuantizeRunIQ1(t *testing.T) {
-	b, err := os.ReadFile("../../testdata/quantize/tiny-fortunes-IQ1.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	type file struct {
-		SHA256 string      `json:"sha256"`
-		Logits [][]float64 `json:"logits"`
-	}
-	var ref struct {
-		Tokens    []int       `json:"tokens"`
-		F16Logits [][]float64 `json:"f16_logits"`
-		IQ1S      file        `json:"IQ1_S"`
-		IQ1M      file        `json:"IQ1_M"`
-	}
-	if err := json.Unmarshal(b, &ref); err != nil {
-		t.Fatal(err)
-	}
+	ref := readRequantRef(t, "../../testdata/quantize/tiny-fortunes-IQ1.json", "IQ1_S", "IQ1_M")
 	// llama-quantize records the imatrix path as given: run from the
 	// repository root with the path gen_tiny_iq1.py gave it.
 	tmp := t.TempDir()
 	t.Chdir("../..")
 	matchBound := map[string]float64{"iq1_s": maxLogitDiffIQ1SMatch, "iq1_m": maxLogitDiffIQ1MMatch}
-	for typ, want := range map[string]file{"iq1_s": ref.IQ1S, "iq1_m": ref.IQ1M} {
-		f := requantRun(t, requantCase{typ: typ, src: "testdata/tiny-fortunes/tiny-fortunes-Q8_0.gguf",
-			dst:    filepath.Join(tmp, "tiny-fortunes-"+typ+".gguf"),
-			args:   []string{"--allow-requantize", "--imatrix", "testdata/quantize/tiny-fortunes.imatrix.dat"},
-			sha256: want.SHA256, tokens: ref.Tokens, logits: want.Logits, f16: ref.F16Logits})
+	for _, key := range []string{"IQ1_S", "IQ1_M"} {
+		typ := strings.ToLower(key)
+		f := ref.run(t, key, "testdata/tiny-fortunes/tiny-fortunes-Q8_0.gguf", filepath.Join(tmp, "tiny-fortunes-"+typ+".gguf"),
+			"--allow-requantize", "--imatrix", "testdata/quantize/tiny-fortunes.imatrix.dat")
 		if !(f.match <= matchBound[typ]) {
 			t.Errorf("%s: --match-llamacpp logits differ from llama.cpp's by %.3g > %g", typ, f.match, matchBound[typ])
 		}

@@ -1,9 +1,8 @@
 package main
 
 import (
-	"encoding/json"
-	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -47,33 +46,16 @@ const (
 // model no more than maxKLDExcessIQ2 above llama.cpp's own run's
 // (testdata/quantize/tiny-fortunes-IQ2.json, made by gen_tiny_iq2.py).
 func TestQuantizeRunIQ2(t *testing.T) {
-	b, err := os.ReadFile("../../testdata/quantize/tiny-fortunes-IQ2.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	type file struct {
-		SHA256 string      `json:"sha256"`
-		Logits [][]float64 `json:"logits"`
-	}
-	var ref struct {
-		Tokens    []int       `json:"tokens"`
-		F16Logits [][]float64 `json:"f16_logits"`
-		IQ2XXS    file        `json:"IQ2_XXS"`
-		IQ2XS     file        `json:"IQ2_XS"`
-	}
-	if err := json.Unmarshal(b, &ref); err != nil {
-		t.Fatal(err)
-	}
+	ref := readRequantRef(t, "../../testdata/quantize/tiny-fortunes-IQ2.json", "IQ2_XXS", "IQ2_XS")
 	// llama-quantize records the imatrix path as given: run from the
 	// repository root with the path gen_tiny_iq2.py gave it.
 	tmp := t.TempDir()
 	t.Chdir("../..")
 	matchBound := map[string]float64{"iq2_xxs": maxLogitDiffIQ2XXSMatch, "iq2_xs": maxLogitDiffIQ2XSMatch}
-	for typ, want := range map[string]file{"iq2_xxs": ref.IQ2XXS, "iq2_xs": ref.IQ2XS} {
-		f := requantRun(t, requantCase{typ: typ, src: "testdata/tiny-fortunes/tiny-fortunes-Q8_0.gguf",
-			dst:    filepath.Join(tmp, "tiny-fortunes-"+typ+".gguf"),
-			args:   []string{"--allow-requantize", "--imatrix", "testdata/quantize/tiny-fortunes.imatrix.dat"},
-			sha256: want.SHA256, tokens: ref.Tokens, logits: want.Logits, f16: ref.F16Logits})
+	for _, key := range []string{"IQ2_XXS", "IQ2_XS"} {
+		typ := strings.ToLower(key)
+		f := ref.run(t, key, "testdata/tiny-fortunes/tiny-fortunes-Q8_0.gguf", filepath.Join(tmp, "tiny-fortunes-"+typ+".gguf"),
+			"--allow-requantize", "--imatrix", "testdata/quantize/tiny-fortunes.imatrix.dat")
 		if !(f.match <= matchBound[typ]) {
 			t.Errorf("%s: --match-llamacpp logits differ from llama.cpp's by %.3g > %g", typ, f.match, matchBound[typ])
 		}

@@ -1,9 +1,8 @@
 package main
 
 import (
-	"encoding/json"
-	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -43,41 +42,22 @@ const (
 // positions (testdata/quantize/tiny-fortunes-IQ3.json, made by
 // gen_tiny_iq3.py).
 func TestQuantizeRunIQ3(t *testing.T) {
-	b, err := os.ReadFile("../../testdata/quantize/tiny-fortunes-IQ3.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	type quantized struct {
-		SHA256 string      `json:"sha256"`
-		Logits [][]float64 `json:"logits"`
-	}
-	var ref struct {
-		Tokens    []int       `json:"tokens"`
-		F16Logits [][]float64 `json:"f16_logits"`
-		IQ3XS     quantized   `json:"IQ3_XS"`
-		IQ3S      quantized   `json:"IQ3_S"`
-	}
-	if err := json.Unmarshal(b, &ref); err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		typ string
-		q   quantized
-	}{{"iq3_xs", ref.IQ3XS}, {"iq3_s", ref.IQ3S}} {
-		f := requantRun(t, requantCase{typ: tc.typ, src: "../../testdata/tiny-fortunes/tiny-fortunes-Q8_0.gguf",
-			dst: filepath.Join(t.TempDir(), "tiny-fortunes-"+tc.typ+".gguf"), args: []string{"--allow-requantize"},
-			sha256: tc.q.SHA256, tokens: ref.Tokens, logits: tc.q.Logits, f16: ref.F16Logits})
+	ref := readRequantRef(t, "../../testdata/quantize/tiny-fortunes-IQ3.json", "IQ3_XS", "IQ3_S")
+	for _, key := range []string{"IQ3_XS", "IQ3_S"} {
+		typ := strings.ToLower(key)
+		f := ref.run(t, key, "../../testdata/tiny-fortunes/tiny-fortunes-Q8_0.gguf",
+			filepath.Join(t.TempDir(), "tiny-fortunes-"+typ+".gguf"), "--allow-requantize")
 		if !(f.worst <= maxLogitDiffIQ3LlamaCpp) {
-			t.Errorf("%s: logits differ from llama.cpp's by %.3g > %g", tc.typ, f.worst, maxLogitDiffIQ3LlamaCpp)
+			t.Errorf("%s: logits differ from llama.cpp's by %.3g > %g", typ, f.worst, maxLogitDiffIQ3LlamaCpp)
 		}
 		if !(f.match <= maxLogitDiffIQ3Match) {
-			t.Errorf("%s: --match-llamacpp logits differ from llama.cpp's by %.3g > %g", tc.typ, f.match, maxLogitDiffIQ3Match)
+			t.Errorf("%s: --match-llamacpp logits differ from llama.cpp's by %.3g > %g", typ, f.match, maxLogitDiffIQ3Match)
 		}
 		if !(f.kld <= maxMeanKLDIQ3) {
-			t.Errorf("%s: mean KLD from the f16 model %.4g > %g", tc.typ, f.kld, maxMeanKLDIQ3)
+			t.Errorf("%s: mean KLD from the f16 model %.4g > %g", typ, f.kld, maxMeanKLDIQ3)
 		}
 		if f.top1 < minTop1IQ3 {
-			t.Errorf("%s: same top token as the f16 model at %d positions, want ≥ %d", tc.typ, f.top1, minTop1IQ3)
+			t.Errorf("%s: same top token as the f16 model at %d positions, want ≥ %d", typ, f.top1, minTop1IQ3)
 		}
 	}
 }

@@ -134,3 +134,55 @@ func argmax(x []float64) int {
 	}
 	return best
 }
+
+// requantRef is a testdata/quantize/tiny-fortunes-<group>.json file of the
+// gen_tiny_iq*.py scripts: the reference tokens, llama.cpp's logits of the
+// model's f16 GGUF on them, and per llama-quantize type (key "IQ1_S", …)
+// the sha256 of llama-quantize's file and llama.cpp's logits on it.
+type requantRef struct {
+	tokens []int
+	f16    [][]float64
+	files  map[string]requantFile
+}
+
+type requantFile struct {
+	SHA256 string      `json:"sha256"`
+	Logits [][]float64 `json:"logits"`
+}
+
+// readRequantRef reads such a file, which must hold every one of types.
+func readRequantRef(t *testing.T, path string, types ...string) requantRef {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	r := requantRef{files: map[string]requantFile{}}
+	if err := json.Unmarshal(raw["tokens"], &r.tokens); err != nil {
+		t.Fatalf("%s: tokens: %v", path, err)
+	}
+	if err := json.Unmarshal(raw["f16_logits"], &r.f16); err != nil {
+		t.Fatalf("%s: f16_logits: %v", path, err)
+	}
+	for _, typ := range types {
+		var f requantFile
+		if err := json.Unmarshal(raw[typ], &f); err != nil || f.SHA256 == "" {
+			t.Fatalf("%s: no %s entry (%v)", path, typ, err)
+		}
+		r.files[typ] = f
+	}
+	return r
+}
+
+// run is requantRun of typ (the file's key; tfconv's --type is its lower
+// case) from src into dst with the extra quantize args.
+func (r requantRef) run(t *testing.T, typ, src, dst string, args ...string) requantFigures {
+	t.Helper()
+	f := r.files[typ]
+	return requantRun(t, requantCase{typ: strings.ToLower(typ), src: src, dst: dst, args: args,
+		sha256: f.SHA256, tokens: r.tokens, logits: f.Logits, f16: r.f16})
+}
