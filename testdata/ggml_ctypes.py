@@ -6,7 +6,9 @@ Ours: it only loads a llama.cpp build's libraries and names their functions' arg
     base, cpu = ggml_ctypes.load_cpu(tree)      # also libggml-cpu: cpu_init (called), type traits (from_float, vec_dot)
 """
 import ctypes
+import json
 import os
+import struct
 
 FROM_FLOAT = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
 VEC_DOT = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t,
@@ -47,3 +49,40 @@ def load_cpu(tree):
     cpu.ggml_get_type_traits_cpu.argtypes = [ctypes.c_int]
     cpu.ggml_cpu_init()
     return base, cpu
+
+
+def vec_dot_record(base, cpu, name, gtype, w, x, qw=None):
+    """One entry of ggml-vectors*.json's vec_dot list: ggml_quantize_chunk of the weights w (float32, one row; with the
+    importance matrix qw or none), from_float of the type's vec_dot_type on the activations x, then vec_dot; returns
+    the entry (hex, little-endian) and the vec_dot_type."""
+    n = len(w)
+    tr = cpu.ggml_get_type_traits_cpu(gtype).contents
+    vdt = tr.vec_dot_type
+    act = cpu.ggml_get_type_traits_cpu(vdt).contents
+    wq = ctypes.create_string_buffer(base.ggml_row_size(gtype, n))
+    base.ggml_quantize_chunk(gtype, w.ctypes.data, wq, 0, 1, n, None if qw is None else qw.ctypes.data)
+    xq = ctypes.create_string_buffer(base.ggml_row_size(vdt, n))
+    act.from_float(x.ctypes.data, xq, n)
+    s = ctypes.c_float()
+    tr.vec_dot(n, ctypes.addressof(s), 0, wq, 0, xq, 0, 1)
+    return {"type": name, "n": n, "w": wq.raw.hex(), "x": x.tobytes().hex(),
+            "want": struct.pack("<f", s.value).hex()}, vdt
+
+
+def quantize_record(base, name, gtype, case, rows, imat):
+    """One entry of testdata/quant/ggml/<type>.json (quant's ggmlCase): ggml_quantize_chunk of rows (float32, rows ×
+    row length) as gtype with the importance matrix imat or none, and the bytes it wrote."""
+    nrows, n = rows.shape
+    dst = ctypes.create_string_buffer(base.ggml_row_size(gtype, n) * nrows)
+    base.ggml_quantize_chunk(gtype, rows.ctypes.data, dst, 0, nrows, n, None if imat is None else imat.ctypes.data)
+    rec = {} if name is None else {"type": name}  # iq4xs.json, of one type, has no "type"
+    rec.update({"name": case, "rows": nrows, "row_len": n, "input": rows.tobytes().hex(),
+                "imatrix": "" if imat is None else imat.tobytes().hex(), "blocks": dst.raw.hex()})
+    return rec
+
+
+def write_json(path, obj):
+    """Writes obj as the generators write their fixtures: indent 1, a final newline."""
+    with open(path, "w") as f:
+        json.dump(obj, f, indent=1)
+        f.write("\n")

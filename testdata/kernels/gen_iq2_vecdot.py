@@ -8,10 +8,7 @@ ggml_quantize_init, ggml_quantize_chunk of the weights with a random importance 
 take one), from_float of the vec_dot_type (Q8_K) on normal activations, then vec_dot. Writes ggml-vectors-iq2.json in
 ggml-vectors.json's layout (hex, little-endian).
 """
-import ctypes
-import json
 import os
-import struct
 import sys
 
 import numpy as np
@@ -27,10 +24,6 @@ out = []
 vdts = set()
 for name, gt in TYPES.items():
     base.ggml_quantize_init(gt)
-    tr = cpu.ggml_get_type_traits_cpu(gt).contents
-    vdt = tr.vec_dot_type
-    vdts.add(vdt)
-    act = cpu.ggml_get_type_traits_cpu(vdt).contents
     for n in (512, 2048):
         for outliers in (False, True):
             w = rng.standard_normal(n).astype(np.float32)
@@ -39,15 +32,8 @@ for name, gt in TYPES.items():
                 w[idx] *= 20
             qw = rng.gamma(2.0, 5.0, n).astype(np.float32)
             x = rng.standard_normal(n).astype(np.float32)
-            wq = ctypes.create_string_buffer(base.ggml_row_size(gt, n))
-            base.ggml_quantize_chunk(gt, w.ctypes.data, wq, 0, 1, n, qw.ctypes.data)
-            xq = ctypes.create_string_buffer(base.ggml_row_size(vdt, n))
-            act.from_float(x.ctypes.data, xq, n)
-            s = ctypes.c_float()
-            tr.vec_dot(n, ctypes.addressof(s), 0, wq, 0, xq, 0, 1)
-            out.append({"type": name, "n": n, "w": wq.raw.hex(), "x": x.tobytes().hex(),
-                        "want": struct.pack("<f", s.value).hex()})
+            rec, vdt = ggml_ctypes.vec_dot_record(base, cpu, name, gt, w, x, qw)
+            vdts.add(vdt)
+            out.append(rec)
 assert len(vdts) == 1
-with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "ggml-vectors-iq2.json"), "w") as f:
-    json.dump({"vec_dot_type": vdts.pop(), "vec_dot": out}, f, indent=1)
-    f.write("\n")
+ggml_ctypes.write_json(os.path.join(os.path.dirname(os.path.abspath(__file__)), "ggml-vectors-iq2.json"), {"vec_dot_type": vdts.pop(), "vec_dot": out})

@@ -10,10 +10,7 @@ super-blocks with a large positive and half with a large negative element, so th
 negative weight signs), then vec_dot. Writes ggml-vectors-iq3.json in ggml-vectors.json's layout (hex,
 little-endian); this build of libggml-cpu (GGML_NATIVE on an AVX2 machine) runs the AVX2 dots.
 """
-import ctypes
-import json
 import os
-import struct
 import sys
 
 import numpy as np
@@ -28,10 +25,6 @@ rng = np.random.default_rng(5)
 out = []
 vdts = set()
 for name, typ in TYPES.items():
-    tr = cpu.ggml_get_type_traits_cpu(typ).contents
-    vdt = tr.vec_dot_type
-    vdts.add(vdt)
-    act = cpu.ggml_get_type_traits_cpu(vdt).contents
     for n in (512, 2048):
         for outliers in (False, True):
             w = rng.standard_normal(n).astype(np.float32)
@@ -41,15 +34,8 @@ for name, typ in TYPES.items():
                 w[idx] *= 20
                 for b in range(n // 256):
                     x[256 * b + 7 + 13 * b] = 9.0 if b % 2 == 0 else -9.0
-            wq = ctypes.create_string_buffer(base.ggml_row_size(typ, n))
-            base.ggml_quantize_chunk(typ, w.ctypes.data, wq, 0, 1, n, None)
-            xq = ctypes.create_string_buffer(base.ggml_row_size(vdt, n))
-            act.from_float(x.ctypes.data, xq, n)
-            s = ctypes.c_float()
-            tr.vec_dot(n, ctypes.addressof(s), 0, wq, 0, xq, 0, 1)
-            out.append({"type": name, "n": n, "w": wq.raw.hex(), "x": x.tobytes().hex(),
-                        "want": struct.pack("<f", s.value).hex()})
+            rec, vdt = ggml_ctypes.vec_dot_record(base, cpu, name, typ, w, x)
+            vdts.add(vdt)
+            out.append(rec)
 assert len(vdts) == 1
-with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "ggml-vectors-iq3.json"), "w") as f:
-    json.dump({"vec_dot_type": vdt, "vec_dot": out}, f, indent=1)
-    f.write("\n")
+ggml_ctypes.write_json(os.path.join(os.path.dirname(os.path.abspath(__file__)), "ggml-vectors-iq3.json"), {"vec_dot_type": vdts.pop(), "vec_dot": out})

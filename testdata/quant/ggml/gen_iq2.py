@@ -13,7 +13,6 @@ IQ2_S, which also runs without one, again without. numpy seed 19. Writes iq2.jso
 row length, input float32 (hex, little-endian), importance (hex, or "" for none) and the bytes ggml wrote (hex).
 """
 import ctypes
-import json
 import os
 import sys
 
@@ -71,11 +70,5 @@ for tname, gtype in TYPES.items():
         holes[rng.choice(N, 24, replace=False)] = 0
         imats = [qw, holes] + ([None] if tname == "IQ2_S" else [])
         for imat in imats:
-            dst = ctypes.create_string_buffer(base.ggml_row_size(gtype, N) * len(rows))
-            base.ggml_quantize_chunk(gtype, x.ctypes.data, dst, 0, len(rows), N,
-                                     None if imat is None else imat.ctypes.data)
-            out.append({"type": tname, "name": name, "rows": len(rows), "row_len": N, "input": x.tobytes().hex(),
-                        "imatrix": "" if imat is None else imat.tobytes().hex(), "blocks": dst.raw.hex()})
-with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "iq2.json"), "w") as f:
-    json.dump(out, f, indent=1)
-    f.write("\n")
+            out.append(ggml_ctypes.quantize_record(base, tname, gtype, name, x, imat))
+ggml_ctypes.write_json(os.path.join(os.path.dirname(os.path.abspath(__file__)), "iq2.json"), out)

@@ -15,7 +15,6 @@ iq3.json: per case the type, name, rows, row length, input float32 (hex, little-
 none) and the bytes ggml wrote (hex).
 """
 import ctypes
-import json
 import os
 import sys
 
@@ -75,11 +74,5 @@ for tname, t in TYPES.items():
             imats = [None, rng.gamma(2.0, 5.0, N).astype(np.float32)]
         x = np.ascontiguousarray(np.stack(rows).astype(np.float32))
         for imat in imats:
-            dst = ctypes.create_string_buffer(base.ggml_row_size(t, N) * len(rows))
-            base.ggml_quantize_chunk(t, x.ctypes.data, dst, 0, len(rows), N,
-                                     None if imat is None else imat.ctypes.data)
-            out.append({"type": tname, "name": name, "rows": len(rows), "row_len": N, "input": x.tobytes().hex(),
-                        "imatrix": "" if imat is None else imat.tobytes().hex(), "blocks": dst.raw.hex()})
-with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "iq3.json"), "w") as f:
-    json.dump(out, f, indent=1)
-    f.write("\n")
+            out.append(ggml_ctypes.quantize_record(base, tname, t, name, x, imat))
+ggml_ctypes.write_json(os.path.join(os.path.dirname(os.path.abspath(__file__)), "iq3.json"), out)

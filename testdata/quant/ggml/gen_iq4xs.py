@@ -11,7 +11,6 @@ per case the name, rows, row length, input float32 (hex, little-endian), importa
 IQ4_XS bytes ggml wrote (hex).
 """
 import ctypes
-import json
 import os
 import sys
 
@@ -55,11 +54,5 @@ for name, rows in cases:
     x = np.ascontiguousarray(np.stack(rows).astype(np.float32))
     qw = rng.gamma(2.0, 5.0, N).astype(np.float32)
     for imat in (None, qw):
-        dst = ctypes.create_string_buffer(base.ggml_row_size(GGML_TYPE_IQ4_XS, N) * len(rows))
-        base.ggml_quantize_chunk(GGML_TYPE_IQ4_XS, x.ctypes.data, dst, 0, len(rows), N,
-                                 None if imat is None else imat.ctypes.data)
-        out.append({"name": name, "rows": len(rows), "row_len": N, "input": x.tobytes().hex(),
-                    "imatrix": "" if imat is None else imat.tobytes().hex(), "blocks": dst.raw.hex()})
-with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "iq4xs.json"), "w") as f:
-    json.dump(out, f, indent=1)
-    f.write("\n")
+        out.append(ggml_ctypes.quantize_record(base, None, GGML_TYPE_IQ4_XS, name, x, imat))
+ggml_ctypes.write_json(os.path.join(os.path.dirname(os.path.abspath(__file__)), "iq4xs.json"), out)
