@@ -42,15 +42,7 @@ func ExampleWrite() {
 	if _, err := quantize.Write(h, c, plan, target, quantize.GGUF, quantize.RunOptions{}); err != nil {
 		log.Fatal(err)
 	}
-	var exp map[string]map[string]struct{ SHA256 string }
-	b, err := os.ReadFile("../testdata/quantize/expected.json")
-	if err != nil {
-		log.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &exp); err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println("same bytes as llama-quantize:", fmt.Sprintf("%x", h.Sum(nil)) == exp["bert"]["Q4_K_M"].SHA256)
+	fmt.Println("same bytes as llama-quantize:", fmt.Sprintf("%x", h.Sum(nil)) == llamaQuantizeSHA256("bert", "Q4_K_M"))
 	// Output:
 	// F32: 24 Q4_K: 10 Q6_K: 3 of 37
 	// same bytes as llama-quantize: true
@@ -81,6 +73,15 @@ func ExampleFile() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	fmt.Println("same bytes as llama-quantize:", fmt.Sprintf("%x", sha256.Sum256(out)) == llamaQuantizeSHA256("bert", "Q4_K_M"))
+	// Output:
+	// 37 tensors, 5.74 bits per weight, errors measured against the source weights
+	// same bytes as llama-quantize: true
+}
+
+// llamaQuantizeSHA256 is the SHA-256 of llama-quantize's file of model in
+// type, as testdata/quantize/expected.json records it.
+func llamaQuantizeSHA256(model, typ string) string {
 	var exp map[string]map[string]struct{ SHA256 string }
 	b, err := os.ReadFile("../testdata/quantize/expected.json")
 	if err != nil {
@@ -89,8 +90,5 @@ func ExampleFile() {
 	if err := json.Unmarshal(b, &exp); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("same bytes as llama-quantize:", fmt.Sprintf("%x", sha256.Sum256(out)) == exp["bert"]["Q4_K_M"].SHA256)
-	// Output:
-	// 37 tensors, 5.74 bits per weight, errors measured against the source weights
-	// same bytes as llama-quantize: true
+	return exp[model][typ].SHA256
 }
