@@ -123,9 +123,10 @@ func File(src, dst string, o FileOptions) (*FileReport, error) {
 		}
 	}
 	// Refuse a bad destination before spending time on the data.
+	var group *atomicfile.Group
 	switch {
 	case o.KeepSplit:
-		_, err = atomicfile.NewGroup(shardNames, o.Force, inputs...)
+		group, err = atomicfile.NewGroup(shardNames, o.Force, inputs...)
 	case format == Safetensors:
 		err = convert.CheckDest(dst, convert.Safetensors, o.Force, inputs)
 	default:
@@ -209,17 +210,13 @@ func File(src, dst string, o FileOptions) (*FileReport, error) {
 	case format == Safetensors:
 		rep.Report, err = writeHF(c, dst, o.Force, plan, ropts)
 	case o.KeepSplit:
-		var g *atomicfile.Group
-		if g, err = atomicfile.NewGroup(shardNames, o.Force, inputs...); err != nil {
-			return nil, err
-		}
-		defer g.Abort()
+		defer group.Abort()
 		create := func(name string) (io.WriteCloser, error) {
-			f, err := g.Create(name)
+			f, err := group.Create(name)
 			return keepOpen{f}, err // Commit syncs and closes it
 		}
 		if rep.Report, err = WriteSplit(prefix, create, c, plan, o.Target, ropts); err == nil {
-			err = g.Commit()
+			err = group.Commit()
 		}
 	default:
 		var f *atomicfile.File
