@@ -33,10 +33,21 @@
 // float32; for the other block types it is computed with the same float32
 // operations as ggml's dequantize_row_*, never fused), accumulated in float32. The SIMD paths differ from the generic
 // one only by the order of those float32 additions, within (K+3)·2⁻²⁴·Σ|x·w|.
-// One exception, for speed: the Q8_0 and Q4_0 M = 1 kernels (AVX-512 and
-// AVX2) sum a block's 32 products x·q (x·(q−8)) first and multiply the block
-// sum by d (one multiply per block rather than per weight), which is one more
-// float32 rounding per block of 32 and stays within the same bound.
+// Exceptions, for speed, in the M = 1 kernels (decoding), which apply a
+// block's scale once per block rather than once per weight:
+//
+//   - Q8_0 and Q4_0 (AVX-512 and AVX2) sum a block's 32 products x·q
+//     (x·(q−8)) first and multiply the block sum by d: one more float32
+//     rounding per block of 32, within the same bound.
+//   - Q6_K (AVX2) does the same per 16-element sub-block, d·sc times
+//     Σ(q−32)·x.
+//   - Q4_K (AVX-512, AVX2) and Q4_0 (AVX2) split each weight s·q − m into
+//     its two terms: Σ_j s_j·Σ q·x − Σ_j m_j·xs_j, with xs_j the sum of the
+//     activations over sub-block j (32 elements), formed once per matrix
+//     (simdSet.rowDotSums). As in ggml's own dots, the two terms are summed
+//     separately, so the bound is in terms of Σ|x|·(|s·q| + |m|) rather
+//     than Σ|x·w|: larger where s·q and m nearly cancel.
+//
 // MatMul never quantizes activations to 8 bits as llama.cpp does;
 // MatMulQ does, on purpose: it rounds every activation row to the weight
 // type's vec_dot_type (QuantizeActivations: ggml's Q8_0, Q8_1, Q8_K, f16

@@ -230,7 +230,21 @@ func gemmSIMD(s *simdSet, dst, x []float32, M int, w *Matrix) {
 func gemvSIMD(s *simdSet, dst, x []float32, w *Matrix) {
 	K, N := w.Cols, w.Rows
 	rb := w.RowBytes()
+	sumsDot := s.rowDotSums[w.DType]
+	var xs []float32
+	if sumsDot != nil && K%int(w.DType.BlockSize()) == 0 {
+		p := getBuf(K / 32)
+		defer putBuf(p)
+		xs = *p
+		subBlockSums(xs, x[:K])
+	}
 	parallelFor(N, 16, func(lo, hi int) {
+		if xs != nil {
+			for r := lo; r < hi; r++ {
+				dst[r] = sumsDot(&x[0], &xs[0], &w.Data[r*rb], K)
+			}
+			return
+		}
 		switch w.DType {
 		case tensor.F32:
 			n := K &^ (s.lanes - 1)
@@ -283,6 +297,17 @@ func gemvSIMD(s *simdSet, dst, x []float32, w *Matrix) {
 			putBuf(p)
 		}
 	})
+}
+
+// subBlockSums sets xs[j] = Σ x[32j:32j+32], summed in order in float32.
+func subBlockSums(xs, x []float32) {
+	for j := range xs {
+		var t float32
+		for _, v := range x[32*j : 32*j+32] {
+			t += v
+		}
+		xs[j] = t
+	}
 }
 
 // f32At reads the little-endian float32 at element i of b, which need not

@@ -35,6 +35,13 @@ type simdSet struct {
 	// a multiple of lanes and of the dtype's block size.
 	rowDot map[tensor.DType]func(x *float32, w *byte, n int) float32
 
+	// rowDotSums, per weight dtype, is rowDot for the types whose weights
+	// are w = s·q − m per 32-element sub-block: xs[j] = Σ x[32j:32j+32]
+	// (subBlockSums, once per matrix), so that a row's offsets cost one
+	// product per sub-block, Σ m_j·xs_j, rather than one subtraction per
+	// weight. It takes precedence over rowDot.
+	rowDotSums map[tensor.DType]func(x, xs *float32, w *byte, n int) float32
+
 	// decode, per weight dtype, writes the n elements (a multiple of the
 	// block size, and of 16 for the element-wise F16 and BF16) of the whole
 	// blocks at w to dst, bit-identical to decodeRow; MatMul uses it to fill

@@ -20,6 +20,26 @@ DATA kqconst<>+0x18(SB)/4, $0x00000004 // Q3_K high bit / zero point (dword)
 DATA kqconst<>+0x1c(SB)/4, $0x00000020 // Q3_K scale offset 32 (dword)
 GLOBL kqconst<>(SB), RODATA|NOPTR, $32
 
+// q4ktab[i] = float32(i): VPERMPS turns a 4-bit quant (the low four bits
+// of a dword index) into its float32 value in one step.
+DATA q4ktab<>+0x00(SB)/4, $0.0
+DATA q4ktab<>+0x04(SB)/4, $1.0
+DATA q4ktab<>+0x08(SB)/4, $2.0
+DATA q4ktab<>+0x0c(SB)/4, $3.0
+DATA q4ktab<>+0x10(SB)/4, $4.0
+DATA q4ktab<>+0x14(SB)/4, $5.0
+DATA q4ktab<>+0x18(SB)/4, $6.0
+DATA q4ktab<>+0x1c(SB)/4, $7.0
+DATA q4ktab<>+0x20(SB)/4, $8.0
+DATA q4ktab<>+0x24(SB)/4, $9.0
+DATA q4ktab<>+0x28(SB)/4, $10.0
+DATA q4ktab<>+0x2c(SB)/4, $11.0
+DATA q4ktab<>+0x30(SB)/4, $12.0
+DATA q4ktab<>+0x34(SB)/4, $13.0
+DATA q4ktab<>+0x38(SB)/4, $14.0
+DATA q4ktab<>+0x3c(SB)/4, $15.0
+GLOBL q4ktab<>(SB), RODATA|NOPTR, $64
+
 // The AVX-512 group macros end in SINK(mem, z, acc): FMASINK accumulates
 // the weights z times the activations at mem into acc (the dot kernels),
 // STORESINK writes the weights to mem (the decoders MatMul uses for M ≥ 2,
@@ -729,32 +749,6 @@ GLOBL kqconst<>(SB), RODATA|NOPTR, $32
 	Q3KG256(SINK, 64, 6, 0, 7, 896, 56, Y0, Y1) \
 	Q3KG256(SINK, 80, 6, 16, 7, 960, 60, Y2, Y3)
 
-// func dotQ4_KAVX512(x *float32, w *byte, n int) float32; n%256 == 0
-TEXT ·dotQ4_KAVX512(SB), NOSPLIT, $64-28
-	MOVQ         x+0(FP), SI
-	MOVQ         w+8(FP), DI
-	MOVQ         n+16(FP), CX
-	VPBROADCASTD kqconst<>+0x00(SB), Z15
-	VPXORD       Z0, Z0, Z0
-	VPXORD       Z1, Z1, Z1
-	VPXORD       Z2, Z2, Z2
-	VPXORD       Z3, Z3, Z3
-
-loop:
-	CMPQ         CX, $256
-	JLT          reduce
-	BLOCKQ4K512(FMASINK)
-	ADDQ         $144, DI
-	ADDQ         $1024, SI
-	SUBQ         $256, CX
-	JMP          loop
-
-reduce:
-	KREDUCE512
-	VMOVSS X0, ret+24(FP)
-	VZEROUPPER
-	RET
-
 // func dotQ6_KAVX512(x *float32, w *byte, n int) float32; n%256 == 0
 TEXT ·dotQ6_KAVX512(SB), NOSPLIT, $64-28
 	MOVQ         x+0(FP), SI
@@ -1007,40 +1001,80 @@ reduce:
 // AVX2 versions of the Q4_K and Q6_K kernels: the same arithmetic on
 // 8-lane vectors (see the AVX-512 versions above for the layouts).
 
-// func dotQ4_KAVX2(x *float32, w *byte, n int) float32; n%256 == 0
-TEXT ·dotQ4_KAVX2(SB), NOSPLIT, $64-28
-	MOVQ         x+0(FP), SI
-	MOVQ         w+8(FP), DI
-	MOVQ         n+16(FP), CX
-	VPBROADCASTD kqconst<>+0x00(SB), Y15
-	VXORPS       Y0, Y0, Y0
-	VXORPS       Y1, Y1, Y1
-	VXORPS       Y2, Y2, Y2
-	VXORPS       Y3, Y3, Y3
+// dotQ6_KAVX2 assembles the 6-bit quants 32 at a time (l = 0..31 of a half,
+// Q6KBYTES on 32-byte vectors) and applies each 16-element sub-block's
+// scale once: Σ_i s·(q−32)·x = s·Σ_i (q−32)·x. The weights are the same
+// exact values as the decoder's; only the order of the float32 roundings
+// differs.
 
-loop:
-	CMPQ         CX, $256
-	JLT          reduce
-	BLOCKQ4K256(FMASINK)
-	ADDQ         $144, DI
-	ADDQ         $1024, SI
-	SUBQ         $256, CX
-	JMP          loop
+// Q6KBYTES32(lo, ho) is Q6KBYTES for l = 0..31 of a half: Y8..Y11.
+#define Q6KBYTES32(lo, ho) \
+	VMOVDQU lo(DI), Y8        \
+	VMOVDQU lo+32(DI), Y9     \
+	VMOVDQU ho(DI), Y7        \
+	VPSRLW  $4, Y8, Y10       \
+	VPSRLW  $4, Y9, Y11       \
+	VPAND   Y13, Y8, Y8       \
+	VPAND   Y13, Y9, Y9       \
+	VPAND   Y13, Y10, Y10     \
+	VPAND   Y13, Y11, Y11     \
+	VPSLLW  $4, Y7, Y5        \
+	VPSLLW  $2, Y7, Y6        \
+	VPAND   Y14, Y5, Y5       \
+	VPAND   Y14, Y6, Y6       \
+	VPOR    Y5, Y8, Y8        \
+	VPOR    Y6, Y9, Y9        \
+	VPAND   Y14, Y7, Y5       \
+	VPSRLW  $2, Y7, Y6        \
+	VPAND   Y14, Y6, Y6       \
+	VPOR    Y5, Y10, Y10      \
+	VPOR    Y6, Y11, Y11      \
+	VPSUBB  Y12, Y8, Y8       \
+	VPSUBB  Y12, Y9, Y9       \
+	VPSUBB  Y12, Y10, Y10     \
+	VPSUBB  Y12, Y11, Y11
 
-reduce:
-	KREDUCE256
-	VMOVSS X0, ret+24(FP)
-	VZEROUPPER
-	RET
+// Q6KSUBS256 takes the 32 quants (minus 32) in yv (xv its low half): the
+// sub-block l = 0..15 with x at xo(SI) and scale so(SP) into acc1, l =
+// 16..31 with x at xo+64(SI) and scale so+4(SP) into acc2.
+#define Q6KSUBS256(xv, yv, xo, so, acc1, acc2) \
+	VPMOVSXBD    xv, Y4              \
+	VPSRLDQ      $8, xv, X5          \
+	VPMOVSXBD    X5, Y5              \
+	VCVTDQ2PS    Y4, Y4              \
+	VCVTDQ2PS    Y5, Y5              \
+	VMULPS       xo(SI), Y4, Y4      \
+	VFMADD231PS  xo+32(SI), Y5, Y4   \
+	VBROADCASTSS so(SP), Y5          \
+	VFMADD231PS  Y4, Y5, acc1        \
+	VEXTRACTI128 $1, yv, xv          \
+	VPMOVSXBD    xv, Y6              \
+	VPSRLDQ      $8, xv, X15         \
+	VPMOVSXBD    X15, Y15            \
+	VCVTDQ2PS    Y6, Y6              \
+	VCVTDQ2PS    Y15, Y15            \
+	VMULPS       xo+64(SI), Y6, Y6   \
+	VFMADD231PS  xo+96(SI), Y15, Y6  \
+	VBROADCASTSS so+4(SP), Y15       \
+	VFMADD231PS  Y6, Y15, acc2
+
+// Q6KHALFS256 is half n of a block: lo = 64n, ho = 128+32n, xo = 512n,
+// so = 32n.
+#define Q6KHALFS256(lo, ho, xo, so) \
+	Q6KBYTES32(lo, ho)                              \
+	Q6KSUBS256(X8, Y8, xo, so, Y0, Y1)              \
+	Q6KSUBS256(X9, Y9, xo+128, so+8, Y2, Y3)        \
+	Q6KSUBS256(X10, Y10, xo+256, so+16, Y0, Y1)     \
+	Q6KSUBS256(X11, Y11, xo+384, so+24, Y2, Y3)
 
 // func dotQ6_KAVX2(x *float32, w *byte, n int) float32; n%256 == 0
 TEXT ·dotQ6_KAVX2(SB), NOSPLIT, $64-28
 	MOVQ         x+0(FP), SI
 	MOVQ         w+8(FP), DI
 	MOVQ         n+16(FP), CX
-	VPBROADCASTD kqconst<>+0x04(SB), X13
-	VPBROADCASTD kqconst<>+0x08(SB), X14
-	VPBROADCASTD kqconst<>+0x0c(SB), X12
+	VPBROADCASTD kqconst<>+0x04(SB), Y13
+	VPBROADCASTD kqconst<>+0x08(SB), Y14
+	VPBROADCASTD kqconst<>+0x0c(SB), Y12
 	VXORPS       Y0, Y0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -1049,7 +1083,18 @@ TEXT ·dotQ6_KAVX2(SB), NOSPLIT, $64-28
 loop:
 	CMPQ         CX, $256
 	JLT          reduce
-	BLOCKQ6K256(FMASINK)
+	VPMOVSXBD    192(DI), Y4
+	VPMOVSXBD    200(DI), Y5
+	VCVTDQ2PS    Y4, Y4
+	VCVTDQ2PS    Y5, Y5
+	VPBROADCASTW 208(DI), X6
+	VCVTPH2PS    X6, Y6
+	VMULPS       Y6, Y4, Y4
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y4, 0(SP)
+	VMOVUPS      Y5, 32(SP)
+	Q6KHALFS256(0, 128, 0, 0)
+	Q6KHALFS256(64, 160, 512, 32)
 	ADDQ         $210, DI
 	ADDQ         $1024, SI
 	SUBQ         $256, CX
@@ -1355,5 +1400,173 @@ loop:
 	JMP          loop
 
 done:
+	VZEROUPPER
+	RET
+
+// Q4_K dots with the sub-block offset applied once per sub-block. ggml's
+// weight is w = s·q − m (s = float32(d·sc), m = float32(dmin·mn), one pair
+// per 32-element sub-block), so a row's dot is
+//
+//	Σ_j s_j·Σ_i q·x  −  Σ_j m_j·xs_j,   xs_j = Σ_i x[32j+i]
+//
+// where xs, the activations' sub-block sums, are the same for every row of
+// the matrix and computed once per MatMul (gemvSIMD). Per weight this is one
+// widening and one FMA instead of a multiply, a subtract and an FMA: the
+// rounding differs from the fused-dequantization kernels above (within the
+// bound doc.go gives for this kernel), not the weights.
+
+// MACCSUB subtracts the 8 lanes of Y14 (the Σ m_j·xs_j partial sums) from X0.
+#define MACCSUB \
+	VEXTRACTF128 $1, Y14, X1 \
+	VADDPS       X1, X14, X1 \
+	VPERMILPS    $0x4e, X1, X2 \
+	VADDPS       X2, X1, X1 \
+	VPERMILPS    $0xb1, X1, X2 \
+	VADDSS       X2, X1, X1 \
+	VSUBSS       X1, X0, X0
+
+// Q4KSGROUP512 is 64-element group j (qo = 16+32j, xo = 256j, so = 8j):
+// Σq·x over its two sub-blocks, each times its scale into acclo / acchi.
+#define Q4KSGROUP512(qo, xo, so, acclo, acchi) \
+	VPMOVZXBD    qo(DI), Z8               \
+	VPMOVZXBD    qo+16(DI), Z9            \
+	VPSRLD       $4, Z8, Z10              \
+	VPSRLD       $4, Z9, Z11              \
+	VPERMPS      Z15, Z8, Z8              \
+	VPERMPS      Z15, Z9, Z9              \
+	VPERMPS      Z15, Z10, Z10            \
+	VPERMPS      Z15, Z11, Z11            \
+	VMULPS       xo(SI), Z8, Z8           \
+	VFMADD231PS  xo+64(SI), Z9, Z8        \
+	VMULPS       xo+128(SI), Z10, Z10     \
+	VFMADD231PS  xo+192(SI), Z11, Z10     \
+	VBROADCASTSS so(SP), Z12              \
+	VBROADCASTSS so+4(SP), Z13            \
+	VFMADD231PS  Z8, Z12, acclo           \
+	VFMADD231PS  Z10, Z13, acchi
+
+// func dotQ4_KSumsAVX512(x, xs *float32, w *byte, n int) float32; n%256 == 0
+TEXT ·dotQ4_KSumsAVX512(SB), NOSPLIT, $64-36
+	MOVQ    x+0(FP), SI
+	MOVQ    xs+8(FP), R11
+	MOVQ    w+16(FP), DI
+	MOVQ    n+24(FP), CX
+	VMOVUPS q4ktab<>(SB), Z15
+	VPXORD  Z0, Z0, Z0
+	VPXORD  Z1, Z1, Z1
+	VPXORD  Z2, Z2, Z2
+	VPXORD  Z3, Z3, Z3
+	VPXORD  Z14, Z14, Z14
+
+loop:
+	CMPQ          CX, $256
+	JLT           reduce
+	Q4KSCALES
+	VPMOVZXBD     X4, Z4
+	VCVTDQ2PS     Z4, Z4
+	VPBROADCASTW  (DI), Y5
+	VPBROADCASTW  2(DI), Y6
+	VINSERTI128   $1, X6, Y5, Y5
+	VCVTPH2PS     Y5, Z5
+	VMULPS        Z5, Z4, Z4
+	VMOVUPS       Z4, 0(SP)
+	VEXTRACTF32X8 $1, Z4, Y5
+	VFMADD231PS   (R11), Y5, Y14
+	Q4KSGROUP512(16, 0, 0, Z0, Z1)
+	Q4KSGROUP512(48, 256, 8, Z2, Z3)
+	Q4KSGROUP512(80, 512, 16, Z0, Z1)
+	Q4KSGROUP512(112, 768, 24, Z2, Z3)
+	ADDQ          $144, DI
+	ADDQ          $1024, SI
+	ADDQ          $32, R11
+	SUBQ          $256, CX
+	JMP           loop
+
+reduce:
+	KREDUCE512
+	MACCSUB
+	VMOVSS X0, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// Q4KSGROUP256 is Q4KSGROUP512 on 8-lane vectors (Y15 = the nibble mask).
+#define Q4KSGROUP256(qo, xo, so, acclo, acchi) \
+	VPMOVZXBD    qo(DI), Y4               \
+	VPMOVZXBD    qo+8(DI), Y5             \
+	VPMOVZXBD    qo+16(DI), Y6            \
+	VPMOVZXBD    qo+24(DI), Y7            \
+	VPSRLD       $4, Y4, Y8               \
+	VPSRLD       $4, Y5, Y9               \
+	VPSRLD       $4, Y6, Y10              \
+	VPSRLD       $4, Y7, Y11              \
+	VPAND        Y15, Y4, Y4              \
+	VPAND        Y15, Y5, Y5              \
+	VPAND        Y15, Y6, Y6              \
+	VPAND        Y15, Y7, Y7              \
+	VCVTDQ2PS    Y4, Y4                   \
+	VCVTDQ2PS    Y5, Y5                   \
+	VCVTDQ2PS    Y6, Y6                   \
+	VCVTDQ2PS    Y7, Y7                   \
+	VCVTDQ2PS    Y8, Y8                   \
+	VCVTDQ2PS    Y9, Y9                   \
+	VCVTDQ2PS    Y10, Y10                 \
+	VCVTDQ2PS    Y11, Y11                 \
+	VMULPS       xo(SI), Y4, Y4           \
+	VFMADD231PS  xo+32(SI), Y5, Y4        \
+	VFMADD231PS  xo+64(SI), Y6, Y4        \
+	VFMADD231PS  xo+96(SI), Y7, Y4        \
+	VMULPS       xo+128(SI), Y8, Y8       \
+	VFMADD231PS  xo+160(SI), Y9, Y8       \
+	VFMADD231PS  xo+192(SI), Y10, Y8      \
+	VFMADD231PS  xo+224(SI), Y11, Y8      \
+	VBROADCASTSS so(SP), Y12              \
+	VBROADCASTSS so+4(SP), Y13            \
+	VFMADD231PS  Y4, Y12, acclo           \
+	VFMADD231PS  Y8, Y13, acchi
+
+// func dotQ4_KSumsAVX2(x, xs *float32, w *byte, n int) float32; n%256 == 0
+TEXT ·dotQ4_KSumsAVX2(SB), NOSPLIT, $64-36
+	MOVQ         x+0(FP), SI
+	MOVQ         xs+8(FP), R11
+	MOVQ         w+16(FP), DI
+	MOVQ         n+24(FP), CX
+	VPBROADCASTD kqconst<>+0x00(SB), Y15
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y14, Y14, Y14
+
+loop:
+	CMPQ         CX, $256
+	JLT          reduce
+	Q4KSCALES
+	VPMOVZXBD    X4, Y5
+	VPSRLDQ      $8, X4, X4
+	VPMOVZXBD    X4, Y6
+	VCVTDQ2PS    Y5, Y5
+	VCVTDQ2PS    Y6, Y6
+	VPBROADCASTW (DI), X7
+	VCVTPH2PS    X7, Y7
+	VMULPS       Y7, Y5, Y5
+	VPBROADCASTW 2(DI), X7
+	VCVTPH2PS    X7, Y7
+	VMULPS       Y7, Y6, Y6
+	VMOVUPS      Y5, 0(SP)
+	VFMADD231PS  (R11), Y6, Y14
+	Q4KSGROUP256(16, 0, 0, Y0, Y1)
+	Q4KSGROUP256(48, 256, 8, Y2, Y3)
+	Q4KSGROUP256(80, 512, 16, Y0, Y1)
+	Q4KSGROUP256(112, 768, 24, Y2, Y3)
+	ADDQ         $144, DI
+	ADDQ         $1024, SI
+	ADDQ         $32, R11
+	SUBQ         $256, CX
+	JMP          loop
+
+reduce:
+	KREDUCE256
+	MACCSUB
+	VMOVSS X0, ret+32(FP)
 	VZEROUPPER
 	RET

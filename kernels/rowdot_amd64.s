@@ -220,17 +220,22 @@ reduce:
 	VZEROUPPER
 	RET
 
-// func dotQ4_0AVX2(x *float32, w *byte, n int) float32; n%32 == 0
-TEXT ·dotQ4_0AVX2(SB), NOSPLIT, $0-28
+// func dotQ4_0SumsAVX2(x, xs *float32, w *byte, n int) float32; n%32 == 0
+//
+// With xs[b] = Σ x over block b (simdSet.rowDotSums), a block's Σ(q−8)·x is
+// Σq·x − 8·xs[b]: the quants need no subtraction, and the row's offsets
+// are one scalar FMA a block, d·xs[b] into X7, times 8 at the end.
+TEXT ·dotQ4_0SumsAVX2(SB), NOSPLIT, $0-36
 	MOVQ         x+0(FP), SI
-	MOVQ         w+8(FP), DI
-	MOVQ         n+16(FP), CX
+	MOVQ         xs+8(FP), R11
+	MOVQ         w+16(FP), DI
+	MOVQ         n+24(FP), CX
 	VPBROADCASTD rdconst<>+0x00(SB), Y15
-	VPBROADCASTD rdconst<>+0x04(SB), Y14
 	VXORPS       Y0, Y0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
+	VXORPS       X7, X7, X7
 
 loop:
 	CMPQ         CX, $32
@@ -243,27 +248,106 @@ loop:
 	VPSRLD       $4, Y10, Y12
 	VPAND        Y15, Y9, Y9
 	VPAND        Y15, Y10, Y10
-	VPSUBD       Y14, Y9, Y9
-	VPSUBD       Y14, Y10, Y10
-	VPSUBD       Y14, Y11, Y11
-	VPSUBD       Y14, Y12, Y12
 	VCVTDQ2PS    Y9, Y9
 	VCVTDQ2PS    Y10, Y10
 	VCVTDQ2PS    Y11, Y11
 	VCVTDQ2PS    Y12, Y12
-	// Σ(q-8)x over the block first, then times d once.
 	VMULPS       (SI), Y9, Y9
 	VFMADD231PS  32(SI), Y10, Y9
 	VFMADD231PS  64(SI), Y11, Y9
 	VFMADD231PS  96(SI), Y12, Y9
 	VFMADD231PS  Y9, Y8, Y0
+	VFMADD231SS  (R11), X8, X7
 	ADDQ         $18, DI
 	ADDQ         $128, SI
+	ADDQ         $4, R11
 	SUBQ         $32, CX
 	JMP          loop
 
 reduce:
 	REDUCE256
-	VMOVSS X0, ret+24(FP)
+	VADDSS X7, X7, X7
+	VADDSS X7, X7, X7
+	VADDSS X7, X7, X7
+	VSUBSS X7, X0, X0
+	VMOVSS X0, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// Q4_0 decoders for MatMul with M ≥ 2 (fillBlock): dst[i] = (q−8)·d, exact
+// in float32, with d read through f16Table as quant.Dequantize reads it.
+
+// func decQ4_0AVX512(dst *float32, w *byte, n int); n%32 == 0
+TEXT ·decQ4_0AVX512(SB), NOSPLIT, $0-24
+	MOVQ    dst+0(FP), DI
+	MOVQ    w+8(FP), SI
+	MOVQ    n+16(FP), CX
+	LEAQ    ·f16Table(SB), R8
+	VMOVUPS q40tab<>(SB), Z15
+
+decloop:
+	CMPQ         CX, $32
+	JLT          decdone
+	MOVWLZX      (SI), AX
+	VBROADCASTSS (R8)(AX*4), Z8
+	VPMOVZXBD    2(SI), Z4
+	VPSRLD       $4, Z4, Z5
+	VPERMPS      Z15, Z4, Z4
+	VPERMPS      Z15, Z5, Z5
+	VMULPS       Z8, Z4, Z4
+	VMULPS       Z8, Z5, Z5
+	VMOVUPS      Z4, (DI)
+	VMOVUPS      Z5, 64(DI)
+	ADDQ         $18, SI
+	ADDQ         $128, DI
+	SUBQ         $32, CX
+	JMP          decloop
+
+decdone:
+	VZEROUPPER
+	RET
+
+// func decQ4_0AVX2(dst *float32, w *byte, n int); n%32 == 0
+TEXT ·decQ4_0AVX2(SB), NOSPLIT, $0-24
+	MOVQ         dst+0(FP), DI
+	MOVQ         w+8(FP), SI
+	MOVQ         n+16(FP), CX
+	LEAQ         ·f16Table(SB), R8
+	VPBROADCASTD rdconst<>+0x00(SB), Y15
+	VPBROADCASTD rdconst<>+0x04(SB), Y14
+
+decloop:
+	CMPQ         CX, $32
+	JLT          decdone
+	MOVWLZX      (SI), AX
+	VBROADCASTSS (R8)(AX*4), Y8
+	VPMOVZXBD    2(SI), Y4
+	VPMOVZXBD    10(SI), Y5
+	VPSRLD       $4, Y4, Y6
+	VPSRLD       $4, Y5, Y7
+	VPAND        Y15, Y4, Y4
+	VPAND        Y15, Y5, Y5
+	VPSUBD       Y14, Y4, Y4
+	VPSUBD       Y14, Y5, Y5
+	VPSUBD       Y14, Y6, Y6
+	VPSUBD       Y14, Y7, Y7
+	VCVTDQ2PS    Y4, Y4
+	VCVTDQ2PS    Y5, Y5
+	VCVTDQ2PS    Y6, Y6
+	VCVTDQ2PS    Y7, Y7
+	VMULPS       Y8, Y4, Y4
+	VMULPS       Y8, Y5, Y5
+	VMULPS       Y8, Y6, Y6
+	VMULPS       Y8, Y7, Y7
+	VMOVUPS      Y4, (DI)
+	VMOVUPS      Y5, 32(DI)
+	VMOVUPS      Y6, 64(DI)
+	VMOVUPS      Y7, 96(DI)
+	ADDQ         $18, SI
+	ADDQ         $128, DI
+	SUBQ         $32, CX
+	JMP          decloop
+
+decdone:
 	VZEROUPPER
 	RET

@@ -77,9 +77,6 @@ func dotI8AVX512(x *float32, w *byte, n int) float32
 func dotQ4_0AVX512(x *float32, w *byte, n int) float32
 
 //go:noescape
-func dotQ4_KAVX512(x *float32, w *byte, n int) float32
-
-//go:noescape
 func dotQ6_KAVX512(x *float32, w *byte, n int) float32
 
 //go:noescape
@@ -123,12 +120,6 @@ func dotBF16AVX2(x *float32, w *byte, n int) float32
 
 //go:noescape
 func dotI8AVX2(x *float32, w *byte, n int) float32
-
-//go:noescape
-func dotQ4_0AVX2(x *float32, w *byte, n int) float32
-
-//go:noescape
-func dotQ4_KAVX2(x *float32, w *byte, n int) float32
 
 //go:noescape
 func dotQ6_KAVX2(x *float32, w *byte, n int) float32
@@ -175,6 +166,25 @@ func decQ4_KAVX2(dst *float32, w *byte, n int)
 //go:noescape
 func decQ6_KAVX2(dst *float32, w *byte, n int)
 
+// Assembly in kquant_amd64.s; see simdSet.rowDotSums.
+
+//go:noescape
+func dotQ4_KSumsAVX512(x, xs *float32, w *byte, n int) float32
+
+//go:noescape
+func dotQ4_KSumsAVX2(x, xs *float32, w *byte, n int) float32
+
+// Assembly in rowdot_amd64.s.
+
+//go:noescape
+func dotQ4_0SumsAVX2(x, xs *float32, w *byte, n int) float32
+
+//go:noescape
+func decQ4_0AVX512(dst *float32, w *byte, n int)
+
+//go:noescape
+func decQ4_0AVX2(dst *float32, w *byte, n int)
+
 var avx512Set = &simdSet{
 	name: "avx512",
 	mr:   12, nr: 32, gemm: gemm12x32AVX512,
@@ -184,14 +194,18 @@ var avx512Set = &simdSet{
 	exp:     expAVX512,
 	rowDot: map[tensor.DType]func(x *float32, w *byte, n int) float32{
 		tensor.F16: dotF16AVX512, tensor.BF16: dotBF16AVX512, tensor.I8: dotI8AVX512, tensor.Q4_0: dotQ4_0AVX512,
-		tensor.Q4_K: dotQ4_KAVX512, tensor.Q6_K: dotQ6_KAVX512, tensor.Q5_K: dotQ5_KAVX512,
+		tensor.Q6_K: dotQ6_KAVX512, tensor.Q5_K: dotQ5_KAVX512,
 		tensor.Q4_1: dotQ4_1AVX512, tensor.Q5_0: dotQ5_0AVX512, tensor.Q5_1: dotQ5_1AVX512,
 		tensor.Q2_K: dotQ2_KAVX512, tensor.Q3_K: dotQ3_KAVX512,
+	},
+	rowDotSums: map[tensor.DType]func(x, xs *float32, w *byte, n int) float32{
+		tensor.Q4_K: dotQ4_KSumsAVX512,
 	},
 	decode: map[tensor.DType]func(dst *float32, w *byte, n int){
 		tensor.Q2_K: decQ2_KAVX512, tensor.Q3_K: decQ3_KAVX512, tensor.Q4_K: decQ4_KAVX512,
 		tensor.Q5_K: decQ5_KAVX512, tensor.Q6_K: decQ6_KAVX512,
 		tensor.Q8_0: decQ8_0AVX512, tensor.F16: decF16AVX512, tensor.BF16: decBF16AVX512,
+		tensor.Q4_0: decQ4_0AVX512,
 	},
 }
 
@@ -203,13 +217,16 @@ var avx2Set = &simdSet{
 	axpy:    axpyAVX2,
 	exp:     expAVX2,
 	rowDot: map[tensor.DType]func(x *float32, w *byte, n int) float32{
-		tensor.F16: dotF16AVX2, tensor.BF16: dotBF16AVX2, tensor.I8: dotI8AVX2, tensor.Q4_0: dotQ4_0AVX2,
-		tensor.Q4_K: dotQ4_KAVX2, tensor.Q6_K: dotQ6_KAVX2,
+		tensor.F16: dotF16AVX2, tensor.BF16: dotBF16AVX2, tensor.I8: dotI8AVX2,
+		tensor.Q6_K: dotQ6_KAVX2,
 		tensor.Q4_1: dotQ4_1AVX2, tensor.Q5_0: dotQ5_0AVX2, tensor.Q5_1: dotQ5_1AVX2,
 		tensor.Q2_K: dotQ2_KAVX2, tensor.Q3_K: dotQ3_KAVX2, tensor.Q5_K: dotQ5_KAVX2,
 	},
+	rowDotSums: map[tensor.DType]func(x, xs *float32, w *byte, n int) float32{
+		tensor.Q4_0: dotQ4_0SumsAVX2, tensor.Q4_K: dotQ4_KSumsAVX2,
+	},
 	decode: map[tensor.DType]func(dst *float32, w *byte, n int){
-		tensor.Q8_0: decQ8_0AVX2, tensor.F16: decF16AVX2, tensor.BF16: decBF16AVX2,
+		tensor.Q8_0: decQ8_0AVX2, tensor.F16: decF16AVX2, tensor.BF16: decBF16AVX2, tensor.Q4_0: decQ4_0AVX2,
 		tensor.Q2_K: decQ2_KAVX2, tensor.Q3_K: decQ3_KAVX2, tensor.Q4_K: decQ4_KAVX2,
 		tensor.Q5_K: decQ5_KAVX2, tensor.Q6_K: decQ6_KAVX2,
 	},
