@@ -173,6 +173,7 @@ TEXT ·dotQ4_0AVX512(SB), NOSPLIT, $0-28
 	MOVQ    w+8(FP), DI
 	MOVQ    n+16(FP), CX
 	VMOVUPS q40tab<>(SB), Z15
+	LEAQ    ·f16Table(SB), R8
 	VPXORD  Z0, Z0, Z0
 	VPXORD  Z1, Z1, Z1
 	VPXORD  Z2, Z2, Z2
@@ -186,8 +187,8 @@ TEXT ·dotQ4_0AVX512(SB), NOSPLIT, $0-28
 loop:
 	CMPQ         CX, $32
 	JLT          reduce
-	VPBROADCASTW (DI), Y8
-	VCVTPH2PS    Y8, Z8
+	MOVWLZX      (DI), AX
+	VBROADCASTSS (R8)(AX*4), Z8
 	VPMOVZXBD    2(DI), Z9
 	VPSRLD       $4, Z9, Z10
 	VPERMPS      Z15, Z9, Z9
@@ -200,8 +201,8 @@ loop:
 	SUBQ         $32, CX
 	CMPQ         CX, $32
 	JLT          reduce
-	VPBROADCASTW (DI), Y11
-	VCVTPH2PS    Y11, Z11
+	MOVWLZX      (DI), BX
+	VBROADCASTSS (R8)(BX*4), Z11
 	VPMOVZXBD    2(DI), Z12
 	VPSRLD       $4, Z12, Z13
 	VPERMPS      Z15, Z12, Z12
@@ -231,6 +232,7 @@ TEXT ·dotQ4_0SumsAVX2(SB), NOSPLIT, $0-36
 	MOVQ         w+16(FP), DI
 	MOVQ         n+24(FP), CX
 	VPBROADCASTD rdconst<>+0x00(SB), Y15
+	LEAQ         ·f16Table(SB), R8
 	VXORPS       Y0, Y0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -240,8 +242,8 @@ TEXT ·dotQ4_0SumsAVX2(SB), NOSPLIT, $0-36
 loop:
 	CMPQ         CX, $32
 	JLT          reduce
-	VPBROADCASTW (DI), X8
-	VCVTPH2PS    X8, Y8
+	MOVWLZX      (DI), AX
+	VBROADCASTSS (R8)(AX*4), Y8
 	VPMOVZXBD    2(DI), Y9
 	VPMOVZXBD    10(DI), Y10
 	VPSRLD       $4, Y9, Y11
