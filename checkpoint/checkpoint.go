@@ -106,6 +106,7 @@ type Tensor struct {
 
 	open    func() io.Reader
 	section func() *io.SectionReader
+	inFile  bool // the bytes are File's, at Info.Offset, as stored
 }
 
 // MemTensor is a tensor held in memory rather than in a file: one a
@@ -160,6 +161,13 @@ func (t *Tensor) Open() io.Reader { return t.open() }
 
 // Section returns the raw bytes without verification, for random access.
 func (t *Tensor) Section() *io.SectionReader { return t.section() }
+
+// Extent reports where t's bytes are stored: File, from byte off, t.Size
+// bytes, when t is read straight from a local file (ok is false for a
+// computed, in-memory or remote tensor).
+func (t *Tensor) Extent() (file string, off int64, ok bool) {
+	return t.File, t.Offset, t.inFile
+}
 
 // ReadAll reads the whole tensor (verified where the format allows).
 func (t *Tensor) ReadAll() ([]byte, error) {
@@ -388,7 +396,7 @@ func openSafetensors(path, dir string) (*Checkpoint, error) {
 		t := t
 		c.add(&Tensor{Info: t.Info, File: shardOf(s, t),
 			open:    func() io.Reader { return t.Open() },
-			section: t.Open})
+			section: t.Open, inFile: true})
 	}
 	if err := c.unpackQuantized(); err != nil {
 		c.Close()
@@ -416,7 +424,7 @@ func openPyTorch(path, dir string) (*Checkpoint, error) {
 	for _, t := range s.Tensors {
 		c.add(&Tensor{Info: t.Info, File: s.FileOf(t).Name,
 			open:    func() io.Reader { return t.Open() },
-			section: t.Open})
+			section: t.Open, inFile: true})
 	}
 	if err := c.unpackQuantized(); err != nil {
 		c.Close()
@@ -457,7 +465,7 @@ func openGGUF(path string) (*Checkpoint, error) {
 				t := &f.Tensors[i]
 				c.add(&Tensor{Info: t.Info, File: s.Files[fi].Name,
 					open:    func() io.Reader { return t.Open() },
-					section: t.Open})
+					section: t.Open, inFile: true})
 			}
 		}
 		return c, nil
@@ -473,7 +481,7 @@ func openGGUF(path string) (*Checkpoint, error) {
 		t := &f.Tensors[i]
 		c.add(&Tensor{Info: t.Info, File: path,
 			open:    func() io.Reader { return t.Open() },
-			section: t.Open})
+			section: t.Open, inFile: true})
 	}
 	return c, nil
 }
@@ -491,7 +499,7 @@ func openNative(path string) (*Checkpoint, error) {
 	}
 	for i := range f.Tensors {
 		t := &f.Tensors[i]
-		c.add(&Tensor{Info: t.Info, File: path, Attrs: t.Attrs, open: t.Open, section: t.OpenRaw})
+		c.add(&Tensor{Info: t.Info, File: path, Attrs: t.Attrs, open: t.Open, section: t.OpenRaw, inFile: true})
 	}
 	return c, nil
 }

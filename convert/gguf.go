@@ -1,13 +1,13 @@
 package convert
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"github.com/tfconv/tfconv/internal/progress"
 	"io"
 	"io/fs"
 	"strings"
+
+	"github.com/tfconv/tfconv/internal/progress"
 
 	"github.com/tfconv/tfconv/arch"
 	"github.com/tfconv/tfconv/checkpoint"
@@ -277,8 +277,7 @@ func writeGGUF(dst string, force bool, inputs []string, p *plan, prog *progress.
 	for i, j := range p.jobs {
 		infos[i] = tensor.Info{Name: j.out.Name, DType: j.out.DType, Shape: j.out.Shape}
 	}
-	bw := bufio.NewWriterSize(f, 1<<20)
-	gw, err := gguf.NewWriter(bw, p.meta, infos)
+	gw, err := gguf.NewWriter(f.Stream(), p.meta, infos)
 	if err != nil {
 		return err
 	}
@@ -293,9 +292,6 @@ func writeGGUF(dst string, force bool, inputs []string, p *plan, prog *progress.
 		}
 	}
 	if err := gw.Close(); err != nil {
-		return err
-	}
-	if err := bw.Flush(); err != nil {
 		return err
 	}
 	return f.Commit()
@@ -318,7 +314,7 @@ func writeGGUFSplit(dst string, maxBytes int64, force bool, inputs []string, p *
 		if err != nil {
 			return nil, err
 		}
-		return &bufferedFile{f: f, bw: bufio.NewWriterSize(f, 1<<20)}, nil
+		return f.Stream(), nil
 	}
 	sw, err := gguf.NewSplitWriter(prefix, maxBytes, p.meta, infos, create)
 	if err != nil {
@@ -347,13 +343,3 @@ func writeGGUFSplit(dst string, maxBytes int64, force bool, inputs []string, p *
 	}
 	return sw.Names()[0], nil
 }
-
-// bufferedFile buffers a shard's writes; Close flushes but leaves the file
-// open for Commit.
-type bufferedFile struct {
-	f  *atomicfile.File
-	bw *bufio.Writer
-}
-
-func (b *bufferedFile) Write(p []byte) (int, error) { return b.bw.Write(p) }
-func (b *bufferedFile) Close() error                { return b.bw.Flush() }

@@ -1,7 +1,6 @@
 package convert
 
 import (
-	"bufio"
 	"github.com/tfconv/tfconv/internal/progress"
 
 	"github.com/tfconv/tfconv/checkpoint"
@@ -53,8 +52,7 @@ func writeNative(dst string, force bool, inputs []string, p *plan, prog *progres
 		return err
 	}
 	defer f.Abort()
-	bw := bufio.NewWriterSize(f, 1<<20)
-	nw, err := native.NewWriter(bw, native.Header{Source: string(c.Source), SourceInfo: c.SourceInfo, Metadata: c.Metadata}, aux, specs)
+	nw, err := native.NewWriter(f.Stream(), native.Header{Source: string(c.Source), SourceInfo: c.SourceInfo, Metadata: c.Metadata}, aux, specs)
 	if err != nil {
 		return err
 	}
@@ -78,9 +76,6 @@ func writeNative(dst string, force bool, inputs []string, p *plan, prog *progres
 		}
 	}
 	if err := nw.Close(); err != nil {
-		return err
-	}
-	if err := bw.Flush(); err != nil {
 		return err
 	}
 	return f.Commit()

@@ -161,31 +161,35 @@ GLOBL q4ktab<>(SB), RODATA|NOPTR, $64
 //
 // Q6KBYTES(lo, ho) leaves q1..q4 − 32 for l = c..c+15 in X8, X9, X10, X11,
 // given ql[l] at lo(DI) and qh[l] at ho(DI).
-#define Q6KBYTES(lo, ho) \
-	VMOVDQU lo(DI), X8        \
-	VMOVDQU lo+32(DI), X9     \
-	VMOVDQU ho(DI), X7        \
-	VPSRLW  $4, X8, X10       \
-	VPSRLW  $4, X9, X11       \
-	VPAND   X13, X8, X8       \
-	VPAND   X13, X9, X9       \
-	VPAND   X13, X10, X10     \
-	VPAND   X13, X11, X11     \
-	VPSLLW  $4, X7, X5        \
-	VPSLLW  $2, X7, X6        \
-	VPAND   X14, X5, X5       \
-	VPAND   X14, X6, X6       \
-	VPOR    X5, X8, X8        \
-	VPOR    X6, X9, X9        \
-	VPAND   X14, X7, X5       \
-	VPSRLW  $2, X7, X6        \
-	VPAND   X14, X6, X6       \
-	VPOR    X5, X10, X10      \
-	VPOR    X6, X11, X11      \
-	VPSUBB  X12, X8, X8       \
-	VPSUBB  X12, X9, X9       \
-	VPSUBB  X12, X10, X10     \
-	VPSUBB  X12, X11, X11
+// Q6KBYTESR is Q6KBYTES on the registers given: X registers for 16
+// quants (l = c..c+15), Y registers for 32 (l = 0..31 of a half).
+#define Q6KBYTESR(lo, ho, q1, q2, q3, q4, t5, t6, t7, c32, c0f, c30) \
+	VMOVDQU lo(DI), q1             \
+	VMOVDQU lo+32(DI), q2          \
+	VMOVDQU ho(DI), t7             \
+	VPSRLW  $4, q1, q3             \
+	VPSRLW  $4, q2, q4             \
+	VPAND   c0f, q1, q1            \
+	VPAND   c0f, q2, q2            \
+	VPAND   c0f, q3, q3            \
+	VPAND   c0f, q4, q4            \
+	VPSLLW  $4, t7, t5             \
+	VPSLLW  $2, t7, t6             \
+	VPAND   c30, t5, t5            \
+	VPAND   c30, t6, t6            \
+	VPOR    t5, q1, q1             \
+	VPOR    t6, q2, q2             \
+	VPAND   c30, t7, t5            \
+	VPSRLW  $2, t7, t6             \
+	VPAND   c30, t6, t6            \
+	VPOR    t5, q3, q3             \
+	VPOR    t6, q4, q4             \
+	VPSUBB  c32, q1, q1            \
+	VPSUBB  c32, q2, q2            \
+	VPSUBB  c32, q3, q3            \
+	VPSUBB  c32, q4, q4
+
+#define Q6KBYTES(lo, ho) Q6KBYTESR(lo, ho, X8, X9, X10, X11, X5, X6, X7, X12, X13, X14)
 
 // Q6KCHUNK512 is l = 16c..16c+15 of half n: lo = 64n+16c, ho = 128+32n+16c,
 // xo = 512n+64c, so = 4·(8n+c).
@@ -1008,31 +1012,7 @@ reduce:
 // differs.
 
 // Q6KBYTES32(lo, ho) is Q6KBYTES for l = 0..31 of a half: Y8..Y11.
-#define Q6KBYTES32(lo, ho) \
-	VMOVDQU lo(DI), Y8        \
-	VMOVDQU lo+32(DI), Y9     \
-	VMOVDQU ho(DI), Y7        \
-	VPSRLW  $4, Y8, Y10       \
-	VPSRLW  $4, Y9, Y11       \
-	VPAND   Y13, Y8, Y8       \
-	VPAND   Y13, Y9, Y9       \
-	VPAND   Y13, Y10, Y10     \
-	VPAND   Y13, Y11, Y11     \
-	VPSLLW  $4, Y7, Y5        \
-	VPSLLW  $2, Y7, Y6        \
-	VPAND   Y14, Y5, Y5       \
-	VPAND   Y14, Y6, Y6       \
-	VPOR    Y5, Y8, Y8        \
-	VPOR    Y6, Y9, Y9        \
-	VPAND   Y14, Y7, Y5       \
-	VPSRLW  $2, Y7, Y6        \
-	VPAND   Y14, Y6, Y6       \
-	VPOR    Y5, Y10, Y10      \
-	VPOR    Y6, Y11, Y11      \
-	VPSUBB  Y12, Y8, Y8       \
-	VPSUBB  Y12, Y9, Y9       \
-	VPSUBB  Y12, Y10, Y10     \
-	VPSUBB  Y12, Y11, Y11
+#define Q6KBYTES32(lo, ho) Q6KBYTESR(lo, ho, Y8, Y9, Y10, Y11, Y5, Y6, Y7, Y12, Y13, Y14)
 
 // Q6KSUBS256 takes the 32 quants (minus 32) in yv (xv its low half): the
 // sub-block l = 0..15 with x at xo(SI) and scale so(SP) into acc1, l =

@@ -221,6 +221,17 @@ reduce:
 	VZEROUPPER
 	RET
 
+// Q40NIB256(w) widens the 32 quants of the Q4_0 block at w to dwords:
+// elements 0..7, 8..15 (low nibbles) in Y9, Y10, 16..23, 24..31 (high
+// nibbles) in Y11, Y12 (Y15 = the nibble mask).
+#define Q40NIB256(w) \
+	VPMOVZXBD 2(w), Y9      \
+	VPMOVZXBD 10(w), Y10    \
+	VPSRLD    $4, Y9, Y11   \
+	VPSRLD    $4, Y10, Y12  \
+	VPAND     Y15, Y9, Y9   \
+	VPAND     Y15, Y10, Y10
+
 // func dotQ4_0SumsAVX2(x, xs *float32, w *byte, n int) float32; n%32 == 0
 //
 // With xs[b] = Σ x over block b (simdSet.rowDotSums), a block's Σ(q−8)·x is
@@ -244,12 +255,7 @@ loop:
 	JLT          reduce
 	MOVWLZX      (DI), AX
 	VBROADCASTSS (R8)(AX*4), Y8
-	VPMOVZXBD    2(DI), Y9
-	VPMOVZXBD    10(DI), Y10
-	VPSRLD       $4, Y9, Y11
-	VPSRLD       $4, Y10, Y12
-	VPAND        Y15, Y9, Y9
-	VPAND        Y15, Y10, Y10
+	Q40NIB256(DI)
 	VCVTDQ2PS    Y9, Y9
 	VCVTDQ2PS    Y10, Y10
 	VCVTDQ2PS    Y11, Y11
@@ -323,28 +329,23 @@ decloop:
 	JLT          decdone
 	MOVWLZX      (SI), AX
 	VBROADCASTSS (R8)(AX*4), Y8
-	VPMOVZXBD    2(SI), Y4
-	VPMOVZXBD    10(SI), Y5
-	VPSRLD       $4, Y4, Y6
-	VPSRLD       $4, Y5, Y7
-	VPAND        Y15, Y4, Y4
-	VPAND        Y15, Y5, Y5
-	VPSUBD       Y14, Y4, Y4
-	VPSUBD       Y14, Y5, Y5
-	VPSUBD       Y14, Y6, Y6
-	VPSUBD       Y14, Y7, Y7
-	VCVTDQ2PS    Y4, Y4
-	VCVTDQ2PS    Y5, Y5
-	VCVTDQ2PS    Y6, Y6
-	VCVTDQ2PS    Y7, Y7
-	VMULPS       Y8, Y4, Y4
-	VMULPS       Y8, Y5, Y5
-	VMULPS       Y8, Y6, Y6
-	VMULPS       Y8, Y7, Y7
-	VMOVUPS      Y4, (DI)
-	VMOVUPS      Y5, 32(DI)
-	VMOVUPS      Y6, 64(DI)
-	VMOVUPS      Y7, 96(DI)
+	Q40NIB256(SI)
+	VPSUBD       Y14, Y9, Y9
+	VPSUBD       Y14, Y10, Y10
+	VPSUBD       Y14, Y11, Y11
+	VPSUBD       Y14, Y12, Y12
+	VCVTDQ2PS    Y9, Y9
+	VCVTDQ2PS    Y10, Y10
+	VCVTDQ2PS    Y11, Y11
+	VCVTDQ2PS    Y12, Y12
+	VMULPS       Y8, Y9, Y9
+	VMULPS       Y8, Y10, Y10
+	VMULPS       Y8, Y11, Y11
+	VMULPS       Y8, Y12, Y12
+	VMOVUPS      Y9, (DI)
+	VMOVUPS      Y10, 32(DI)
+	VMOVUPS      Y11, 64(DI)
+	VMOVUPS      Y12, 96(DI)
 	ADDQ         $18, SI
 	ADDQ         $128, DI
 	SUBQ         $32, CX

@@ -213,7 +213,10 @@ func File(src, dst string, o FileOptions) (*FileReport, error) {
 		defer group.Abort()
 		create := func(name string) (io.WriteCloser, error) {
 			f, err := group.Create(name)
-			return keepOpen{f}, err // Commit syncs and closes it
+			if err != nil {
+				return nil, err
+			}
+			return keepOpen{f.Stream()}, nil // Commit closes the stream, syncs and closes the file
 		}
 		if rep.Report, err = WriteSplit(prefix, create, c, plan, o.Target, ropts); err == nil {
 			err = group.Commit()
@@ -224,7 +227,7 @@ func File(src, dst string, o FileOptions) (*FileReport, error) {
 			return nil, err
 		}
 		defer f.Abort()
-		if rep.Report, err = Write(f, c, plan, o.Target, format, ropts); err == nil {
+		if rep.Report, err = Write(f.Stream(), c, plan, o.Target, format, ropts); err == nil {
 			err = f.Commit()
 		}
 	}

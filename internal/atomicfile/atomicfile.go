@@ -139,8 +139,9 @@ var ErrExists = errors.New("already exists (use --force to replace it)")
 // File is a pending output file.
 type File struct {
 	*os.File
-	path string
-	done bool
+	path   string
+	done   bool
+	stream *Stream // from Stream, closed by Commit and Abort
 }
 
 // Create prepares to write path. inputs are the files the output is made
@@ -219,6 +220,13 @@ func (f *File) Commit() error {
 	// Unregistered only after the rename: a signal in between removes a
 	// name that no longer exists, never the finished output.
 	defer unregister(tmp)
+	if f.stream != nil {
+		if err := f.stream.Close(); err != nil {
+			f.Close()
+			os.Remove(tmp)
+			return err
+		}
+	}
 	if err := f.Sync(); err != nil {
 		f.Close()
 		os.Remove(tmp)
@@ -251,6 +259,9 @@ func (f *File) Abort() {
 		return
 	}
 	f.done = true
+	if f.stream != nil {
+		f.stream.Close()
+	}
 	f.Close()
 	os.Remove(f.Name())
 	unregister(f.Name())
