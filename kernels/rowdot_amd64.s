@@ -167,6 +167,30 @@ TEXT ·dotI8AVX2(SB), NOSPLIT, $0-28
 // elements 0..15 and high nibbles elements 16..31; weight = (nibble−8)·d,
 // exact in float32.
 
+// Q40NIB512(w, lo, hi) leaves the 32 quants of the Q4_0 block at w as
+// float32(q−8): elements 0..15 (low nibbles) in lo, 16..31 in hi (Z15 =
+// q40tab; VPERMPS reads an index's low four bits, so the low nibble needs
+// no mask).
+#define Q40NIB512(w, lo, hi) \
+	VPMOVZXBD 2(w), lo     \
+	VPSRLD    $4, lo, hi   \
+	VPERMPS   Z15, lo, lo  \
+	VPERMPS   Z15, hi, hi
+
+// Q40BLK512(r, zd, lo, hi, acc) adds d·Σ(q−8)·x of the block at DI (x at SI)
+// to acc and steps DI, SI and CX past it (r: a scratch integer register;
+// R8 = &f16Table).
+#define Q40BLK512(r, zd, lo, hi, acc) \
+	MOVWLZX      (DI), r           \
+	VBROADCASTSS (R8)(r*4), zd     \
+	Q40NIB512(DI, lo, hi)          \
+	VMULPS       (SI), lo, lo      \
+	VFMADD231PS  64(SI), hi, lo    \
+	VFMADD231PS  lo, zd, acc       \
+	ADDQ         $18, DI           \
+	ADDQ         $128, SI          \
+	SUBQ         $32, CX
+
 // func dotQ4_0AVX512(x *float32, w *byte, n int) float32; n%32 == 0
 TEXT ·dotQ4_0AVX512(SB), NOSPLIT, $0-28
 	MOVQ    x+0(FP), SI
@@ -180,39 +204,16 @@ TEXT ·dotQ4_0AVX512(SB), NOSPLIT, $0-28
 	VPXORD  Z3, Z3, Z3
 
 	// Per block: the 32 nibbles widened to dwords, each looked up as
-	// float32(q-8) in q40tab (VPERMPS reads an index's low four bits, so
-	// the low nibble needs no mask), dotted with x, and the block's sum
-	// times d added to the accumulator: d·Σ(q-8)x, one multiply by d a
-	// block instead of one per element.
+	// float32(q-8) in q40tab, dotted with x, and the block's sum times d
+	// added to the accumulator: d·Σ(q-8)x, one multiply by d a block
+	// instead of one per element. Two blocks a step, into Z0 and Z2.
 loop:
 	CMPQ         CX, $32
 	JLT          reduce
-	MOVWLZX      (DI), AX
-	VBROADCASTSS (R8)(AX*4), Z8
-	VPMOVZXBD    2(DI), Z9
-	VPSRLD       $4, Z9, Z10
-	VPERMPS      Z15, Z9, Z9
-	VPERMPS      Z15, Z10, Z10
-	VMULPS       (SI), Z9, Z9
-	VFMADD231PS  64(SI), Z10, Z9
-	VFMADD231PS  Z9, Z8, Z0
-	ADDQ         $18, DI
-	ADDQ         $128, SI
-	SUBQ         $32, CX
+	Q40BLK512(AX, Z8, Z9, Z10, Z0)
 	CMPQ         CX, $32
 	JLT          reduce
-	MOVWLZX      (DI), BX
-	VBROADCASTSS (R8)(BX*4), Z11
-	VPMOVZXBD    2(DI), Z12
-	VPSRLD       $4, Z12, Z13
-	VPERMPS      Z15, Z12, Z12
-	VPERMPS      Z15, Z13, Z13
-	VMULPS       (SI), Z12, Z12
-	VFMADD231PS  64(SI), Z13, Z12
-	VFMADD231PS  Z12, Z11, Z2
-	ADDQ         $18, DI
-	ADDQ         $128, SI
-	SUBQ         $32, CX
+	Q40BLK512(BX, Z11, Z12, Z13, Z2)
 	JMP          loop
 
 reduce:
@@ -298,10 +299,7 @@ decloop:
 	JLT          decdone
 	MOVWLZX      (SI), AX
 	VBROADCASTSS (R8)(AX*4), Z8
-	VPMOVZXBD    2(SI), Z4
-	VPSRLD       $4, Z4, Z5
-	VPERMPS      Z15, Z4, Z4
-	VPERMPS      Z15, Z5, Z5
+	Q40NIB512(SI, Z4, Z5)
 	VMULPS       Z8, Z4, Z4
 	VMULPS       Z8, Z5, Z5
 	VMOVUPS      Z4, (DI)

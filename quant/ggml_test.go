@@ -276,11 +276,7 @@ func TestQuantizeIQ4_XSMatchesGGML(t *testing.T) {
 		if err := Quantize(got, x, tensor.IQ4_XS); err != nil {
 			t.Fatal(err)
 		}
-		for b := 0; b < len(want); b += 136 {
-			if string(got[b:b+136]) != string(want[b:b+136]) {
-				t.Errorf("%dx%d: super-block %d = %x, ggml %x", v.Rows, v.RowLen, b/136, got[b:b+136], want[b:b+136])
-			}
-		}
+		sameBlocks(t, fmt.Sprintf("%dx%d", v.Rows, v.RowLen), tensor.IQ4_XS, got, want)
 	}
 	if n != 1 {
 		t.Fatalf("%d IQ4_XS vectors, want 1", n)

@@ -223,14 +223,9 @@ func (r *iq1Row) quantIQ1_S(b []byte, x, qw []float32) error {
 		if besti1 < 0 {
 			return errIQ1Abort(tensor.IQ1_S, ib, "no split fits (all its importance weights zero, or NaN input)")
 		}
-		for j, i := range idx {
-			L[i] = iq1SplitLevel(j, besti1, besti2)
-		}
-		if scale < 0 {
-			for j := range L {
-				L[j] = 2 - L[j]
-			}
-			scale, bestShift = -scale, -bestShift
+		var flipped bool
+		if scale, flipped = iq1SplitLevels(L[:], idx[:], besti1, besti2, scale); flipped {
+			bestShift = -bestShift
 		}
 		xx := &iq1Shifted[(1-bestShift)/2]
 		allOnGrid := true
@@ -279,6 +274,23 @@ func (r *iq1Row) quantIQ1_S(b []byte, x, qw []float32) error {
 
 // iq1SplitLevel is the level of the j-th smallest value under the split
 // (i1, i2).
+// iq1SplitLevels sets the levels L of a block from its best split (idx: the
+// elements in sorted order; levels 0, 1, 2 below i1, below i2, from i2) and,
+// for a negative scale, mirrors them (2 − L) and returns the scale's
+// magnitude with flipped set: the caller then mirrors its shift.
+func iq1SplitLevels(L []int8, idx []int, i1, i2 int, scale float32) (float32, bool) {
+	for j, i := range idx {
+		L[i] = iq1SplitLevel(j, i1, i2)
+	}
+	if !(scale < 0) { // NaN included, as ggml
+		return scale, false
+	}
+	for j := range L {
+		L[j] = 2 - L[j]
+	}
+	return -scale, true
+}
+
 func iq1SplitLevel(j, i1, i2 int) int8 {
 	switch {
 	case j < i1:
@@ -362,14 +374,9 @@ func (r *iq1Row) quantIQ1_M(b []byte, x, qw []float32) error {
 		if besti1 < 0 {
 			return errIQ1Abort(tensor.IQ1_M, ib, "no split fits (all its importance weights zero, or NaN input)")
 		}
-		for j, i := range idx {
-			L[i] = iq1SplitLevel(j, besti1, besti2)
-		}
-		if scale < 0 {
-			for j := range L {
-				L[j] = 2 - L[j]
-			}
-			scale, bestK = -scale, 3-bestK
+		var flipped bool
+		if scale, flipped = iq1SplitLevels(L[:], idx[:], besti1, besti2, scale); flipped {
+			bestK = 3 - bestK
 		}
 		values := []*[iq2MaxQ]float32{&iq1Shifted[iq1MHalfShift(bestK, 0)], &iq1Shifted[iq1MHalfShift(bestK, 1)]}
 		allOnGrid := true

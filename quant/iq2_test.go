@@ -38,12 +38,7 @@ func TestQuantizeIQ2MatchesGGML(t *testing.T) {
 		if err := QuantizeRows(got, x, dt, v.RowLen, qw); err != nil {
 			t.Fatal(err)
 		}
-		bb := int(dt.BlockBytes())
-		for b := 0; b < len(want); b += bb {
-			if string(got[b:b+bb]) != string(want[b:b+bb]) {
-				t.Errorf("%v %dx%d: super-block %d = %x, ggml %x", dt, v.Rows, v.RowLen, b/bb, got[b:b+bb], want[b:b+bb])
-			}
-		}
+		sameBlocks(t, fmt.Sprintf("%v %dx%d", dt, v.Rows, v.RowLen), dt, got, want)
 	}
 	if n != 3 {
 		t.Fatalf("%d IQ2 vectors, want 3", n)

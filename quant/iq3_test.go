@@ -87,12 +87,7 @@ func TestQuantizeIQ3VectorsMatchGGML(t *testing.T) {
 		if err := QuantizeRows(got, f32s(unhex(t, v.Input)), dt, v.RowLen, qw); err != nil {
 			t.Fatal(err)
 		}
-		bb := int(dt.BlockBytes())
-		for o := 0; o < len(want); o += bb {
-			if string(got[o:o+bb]) != string(want[o:o+bb]) {
-				t.Errorf("%v: super-block %d = %x, ggml %x", dt, o/bb, got[o:o+bb], want[o:o+bb])
-			}
-		}
+		sameBlocks(t, dt.String(), dt, got, want)
 	}
 	if n != 2 {
 		t.Fatalf("%d IQ3 vectors, want 2", n)

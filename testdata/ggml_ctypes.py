@@ -10,6 +10,8 @@ import json
 import os
 import struct
 
+import numpy as np
+
 FROM_FLOAT = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
 VEC_DOT = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t,
                            ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
@@ -79,6 +81,51 @@ def quantize_record(base, name, gtype, case, rows, imat):
     rec.update({"name": case, "rows": nrows, "row_len": n, "input": rows.tobytes().hex(),
                 "imatrix": "" if imat is None else imat.tobytes().hex(), "blocks": dst.raw.hex()})
     return rec
+
+
+def test_row(rng, n, kind, special=None):
+    """A row of n values for a quantizer case: rng.standard_normal(n), then shaped by kind — the kinds every
+    generator shares here ("normal" leaves it; "outliers": 8 values ×50; "heavy": Student t with 3 degrees of
+    freedom instead; "zero"; "one": one non-zero value; "constant"; "alternating" signs of a slow ramp), a script's
+    own in special (kind → function of the normal row, returning the row; it may draw from rng after the row)."""
+    x = rng.standard_normal(n)
+    if special and kind in special:
+        return special[kind](x)
+    if kind == "outliers":
+        x[rng.choice(n, 8, replace=False)] *= 50
+    elif kind == "heavy":
+        x = rng.standard_t(3, n)
+    elif kind == "zero":
+        x[:] = 0
+    elif kind == "one":
+        x[:] = 0
+        x[300] = -2.5
+    elif kind == "constant":
+        x[:] = 0.75
+    elif kind == "alternating":
+        x = np.where(np.arange(n) % 2 == 0, 1.0, -1.0) * (1 + np.arange(n) / n)
+    elif kind != "normal":
+        raise ValueError(kind)
+    return x
+
+
+def scaled(x, lo, hi, f):
+    """x with x[lo:hi] multiplied by f."""
+    x[lo:hi] *= f
+    return x
+
+
+def zeroed(x, lo, hi):
+    """x with x[lo:hi] set to +0."""
+    x[lo:hi] = 0
+    return x
+
+
+def odd_negatives(x):
+    """|x| with every eighth value negated: one negative in each group of 8."""
+    x = np.abs(x)
+    x[::8] *= -1
+    return x
 
 
 def write_json(path, obj):

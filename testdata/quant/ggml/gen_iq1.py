@@ -33,31 +33,12 @@ N = 512
 
 
 def row(kind):
-    x = rng.standard_normal(N)
-    if kind == "f16":
-        x = (x * 0.02).astype(np.float16).astype(np.float64)
-    elif kind == "repeated":
-        x = rng.integers(-3, 4, N) * 0.25
-    elif kind == "outliers":
-        x[rng.choice(N, 8, replace=False)] *= 50
-    elif kind == "heavy":
-        x = rng.standard_t(3, N)
-    elif kind == "zero":
-        x[:] = 0
-    elif kind == "zero-block":
-        x[320:352] = 0
-    elif kind == "tiny16":
-        x[288:304] *= 1e-10
-    elif kind == "tiny32":
-        x[384:416] *= 1e-14
-    elif kind == "one":
-        x[:] = 0
-        x[300] = -2.5
-    elif kind == "constant":
-        x[:] = 0.75
-    elif kind == "alternating":
-        x = np.where(np.arange(N) % 2 == 0, 1.0, -1.0) * (1 + np.arange(N) / N)
-    return x
+    return ggml_ctypes.test_row(rng, N, kind, {
+        "f16": lambda x: (x * 0.02).astype(np.float16).astype(np.float64),
+        "repeated": lambda x: rng.integers(-3, 4, N) * 0.25,
+        "zero-block": lambda x: ggml_ctypes.zeroed(x, 320, 352),
+        "tiny16": lambda x: ggml_ctypes.scaled(x, 288, 304, 1e-10),
+        "tiny32": lambda x: ggml_ctypes.scaled(x, 384, 416, 1e-14)})
 
 
 cases = [("normal 1e-3", [row("normal") * 1e-3 for _ in range(2)]), ("normal", [row("normal") for _ in range(4)]),

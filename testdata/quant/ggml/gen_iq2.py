@@ -29,30 +29,11 @@ N = 512
 
 
 def row(kind):
-    x = rng.standard_normal(N)
-    if kind == "outliers":
-        x[rng.choice(N, 8, replace=False)] *= 50
-    elif kind == "heavy":
-        x = rng.standard_t(3, N)
-    elif kind == "zero":
-        x[:] = 0
-    elif kind == "zero-block":
-        x[64:96] = 0
-    elif kind == "tiny-block":
-        x[288:304] *= 1e-17
-    elif kind == "small-block":
-        x[304:320] *= 1e-10
-    elif kind == "one":
-        x[:] = 0
-        x[300] = -2.5
-    elif kind == "constant":
-        x[:] = 0.75
-    elif kind == "alternating":
-        x = np.where(np.arange(N) % 2 == 0, 1.0, -1.0) * (1 + np.arange(N) / N)
-    elif kind == "odd-negatives":
-        x = np.abs(x)
-        x[::8] *= -1
-    return x
+    return ggml_ctypes.test_row(rng, N, kind, {
+        "zero-block": lambda x: ggml_ctypes.zeroed(x, 64, 96),
+        "tiny-block": lambda x: ggml_ctypes.scaled(x, 288, 304, 1e-17),
+        "small-block": lambda x: ggml_ctypes.scaled(x, 304, 320, 1e-10),
+        "odd-negatives": ggml_ctypes.odd_negatives})
 
 
 cases = [("normal 1e-3", [row("normal") * 1e-3 for _ in range(2)]), ("normal", [row("normal") for _ in range(4)]),

@@ -31,30 +31,11 @@ N = 512
 
 
 def row(kind):
-    x = rng.standard_normal(N)
-    if kind == "heavy":
-        x = rng.standard_t(3, N)
-    elif kind == "outliers":
-        x[rng.choice(N, 8, replace=False)] *= 50
-    elif kind == "zero":
-        x[:] = 0
-    elif kind == "zero-block":
-        x[64:96] = 0
-    elif kind == "tiny-block":
-        x[288:320] *= 1e-17
-    elif kind == "eps-block":
-        x[320:352] *= 3e-9
-    elif kind == "one":
-        x[:] = 0
-        x[300] = -2.5
-    elif kind == "constant":
-        x[:] = 0.75
-    elif kind == "alternating":
-        x = np.where(np.arange(N) % 2 == 0, 1.0, -1.0) * (1 + np.arange(N) / N)
-    elif kind == "one-negative":
-        x = np.abs(x)
-        x[::8] *= -1
-    return x
+    return ggml_ctypes.test_row(rng, N, kind, {
+        "zero-block": lambda x: ggml_ctypes.zeroed(x, 64, 96),
+        "tiny-block": lambda x: ggml_ctypes.scaled(x, 288, 320, 1e-17),
+        "eps-block": lambda x: ggml_ctypes.scaled(x, 320, 352, 3e-9),
+        "one-negative": ggml_ctypes.odd_negatives})
 
 
 cases = [("normal 1e-3", [row("normal") * 1e-3 for _ in range(16)]), ("normal", [row("normal") for _ in range(16)]),
