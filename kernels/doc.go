@@ -52,7 +52,9 @@
 // MatMulQ does, on purpose: it rounds every activation row to the weight
 // type's vec_dot_type (QuantizeActivations: ggml's Q8_0, Q8_1, Q8_K, f16
 // or bf16 bytes exactly) and forms ggml's integer lane sums and float32
-// accumulation in ggml's order (qdot.go), so that its results are the same
+// accumulation in ggml's order (qdot.go; for Q4_0 matrices whose row count
+// is a multiple of 8, the order of the repacked kernels every AVX2 build
+// of ggml uses for them, chainOrder), so that its results are the same
 // bits on every implementation and the same as llama.cpp's CPU backend
 // without AMX. On AVX-512 VNNI it is the int8 fast path (qgemm_amd64.go);
 // on AVX2 and AVX-VNNI every block type has 256-bit integer kernels

@@ -66,6 +66,11 @@ type simdSet struct {
 	// it; MatMulQ uses it in its plain loop when qmm declines the matrix.
 	qdot map[tensor.DType]func(w, a *byte, nb int) float32
 
+	// qdotChain is dotQ4_0Chain for one Q4_0 weight row of nb blocks,
+	// bit-identical to it; MatMulQ's plain loop uses it for the matrices
+	// chainOrder picks.
+	qdotChain func(w, a *byte, nb int) float32
+
 	// quantQ8_0 writes nb blocks of x as ggml Q8_0 blocks to dst, byte for
 	// byte what QuantizeActivations writes (for input without NaNs).
 	quantQ8_0 func(dst *byte, x *float32, nb int)

@@ -13,7 +13,8 @@ import (
 // converted to ActDType(w.DType) with QuantizeActivations, then each
 // output is ggml's vec_dot of that row with the weight row — integer sums
 // of int8 products, scaled per block and accumulated in float32 in ggml's
-// order (qdot.go) — so the result is the same bits on every
+// order (qdot.go; for Q4_0 matrices of 8k rows the order of ggml's
+// repacked kernels, chainOrder) — so the result is the same bits on every
 // implementation (plain Go, AVX2, AVX-512) and, for the block types, the
 // same bits llama.cpp computes without AMX.
 //
@@ -55,20 +56,28 @@ func MatMulQ(dst, x []float32, M int, w *Matrix) {
 	rb := K / int(at.BlockSize()) * int(at.BlockBytes())
 	wrb := w.RowBytes()
 	t := w.DType
+	nb := K / int(at.BlockSize())
+	chain := chainOrder(w)
 	var qdot func(w, a *byte, nb int) float32
 	if s := active; s != nil {
 		qdot = s.qdot[t]
+		if chain {
+			qdot = s.qdotChain
+		}
 	}
 	parallelFor(N, 16, func(lo, hi int) {
 		for n := lo; n < hi; n++ {
 			wr := w.Data[n*wrb : (n+1)*wrb]
 			for m := 0; m < M; m++ {
 				a := (*qa)[m*rb : (m+1)*rb]
-				if qdot != nil {
-					dst[m*N+n] = qdot(&wr[0], &a[0], K/int(at.BlockSize()))
-					continue
+				switch {
+				case qdot != nil:
+					dst[m*N+n] = qdot(&wr[0], &a[0], nb)
+				case chain:
+					dst[m*N+n] = dotQ4_0Chain(wr, a, nb)
+				default:
+					dst[m*N+n] = qdotGeneric(t, wr, a, K)
 				}
-				dst[m*N+n] = qdotGeneric(t, wr, a, K)
 			}
 		}
 	})

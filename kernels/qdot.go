@@ -27,7 +27,9 @@ import (
 // The SIMD versions form the same integers and do the same float32
 // operations in the same order, so every implementation returns the same
 // bits, and the same bits as llama.cpp (without AMX; the fixtures' README
-// gives the size of AMX's different rounding).
+// gives the size of AMX's different rounding). One exception to vec_dot:
+// Q4_0 matrices of 8k rows, which llama.cpp repacks and sums in one float
+// chain per output (chainOrder, dotQ4_0Chain).
 
 // iq4Levels are the IQ4_XS levels (quant owns the table).
 var iq4Levels = quant.IQ4NLLevels()
@@ -127,6 +129,40 @@ func dotQ0Generic(t tensor.DType, w, a []byte, nb int) float32 {
 		}
 	}
 	return hsum8(&acc) + summs
+}
+
+// chainOrder reports whether MatMulQ sums w's products in the order of
+// llama.cpp's repacked Q4_0 kernels rather than vec_dot's. On every x86
+// CPU with AVX2, ggml's CPU backend stores a Q4_0 matrix whose row count
+// is a multiple of 8 as 8-row interleaved blocks when it loads it
+// (ggml_aarch64_get_optimal_repack_type) and multiplies it with
+// ggml_gemv_q4_0_8x8_q8_0 / ggml_gemm_q4_0_8x8_q8_0, which accumulate
+// each output as one float32 chain (dotQ4_0Chain) where vec_dot keeps
+// eight lanes. Other row counts, and every other type, stay with vec_dot.
+func chainOrder(w *Matrix) bool { return w.DType == tensor.Q4_0 && w.Rows%8 == 0 }
+
+// dotQ4_0Chain is one output of ggml_gemv_q4_0_8x8_q8_0 and
+// ggml_gemm_q4_0_8x8_q8_0 (their AVX2 and AVX-512 code) over nb blocks of
+// a Q4_0 weight row w and a Q8_0 activation row a: per block the exact
+// integer Σ (q−8)·x, then
+//
+//	acc = fma(float32(Σ), dw·dx, acc)   block after block, acc from 0
+//
+// How the integer is formed does not matter (it is exact); the float32
+// chain is the order.
+func dotQ4_0Chain(w, a []byte, nb int) float32 {
+	var acc float32
+	var q [32]int8
+	for b := 0; b < nb; b++ {
+		ablk := a[b*q8_0Bytes : (b+1)*q8_0Bytes]
+		dw, _ := unpack0(tensor.Q4_0, &q, w[b*18:(b+1)*18])
+		var s int32
+		for j, v := range q {
+			s += int32(v) * int32(int8(ablk[2+j]))
+		}
+		acc = fma32(float32(s), float32(dw*fp16(ablk)), acc)
+	}
+	return acc
 }
 
 // unpackK writes the integer weights of one k-quant super-block, scale

@@ -18,7 +18,9 @@
 // qh's bytes and CMTST against each element's bit; Q4_0, Q5_0 centred by
 // −8, −16). With the dot-product extension one SDOT forms four lanes;
 // without it SMULL/SMULL2 form the 16-bit products (|q·x| ≤ 2¹⁴), SADDLP
-// adds pairs into 32 bits and ADDP the pairs of pairs. WORD lines are
+// adds pairs into 32 bits and ADDP the pairs of pairs. The Q4_0 chain
+// dots (simdSet.qdotChain) form the same lanes, add them per block and
+// accumulate one float32 chain (dotQ4_0Chain). WORD lines are
 // instructions Go's assembler lacks, in GNU syntax.
 
 // qhConsts: the TBL indices that spread qh's bytes 0,1 (elements 0–15)
@@ -31,6 +33,42 @@ DATA ·qhConsts+24(SB)/8, $0x0303030303030303
 DATA ·qhConsts+32(SB)/8, $0x8040201008040201
 DATA ·qhConsts+40(SB)/8, $0x8040201008040201
 GLOBL ·qhConsts(SB), RODATA|NOPTR, $48
+
+// Q4_0BLOCK loads one Q4_0 weight block (R0) and one Q8_0 activation
+// block (R1): V10 = dw·dx in every lane, V0/V1 the low/high nibbles minus
+// 8, V3/V4 the activations (V30: 0x0f, V31: 0x08).
+#define Q4_0BLOCK \
+	VLD1R.P 2(R0), [V8.H8] \
+	VLD1R.P 2(R1), [V9.H8] \
+	WORD $0x0e217908 \ // FCVTL V8.4S, V8.4H
+	WORD $0x0e217929 \ // FCVTL V9.4S, V9.4H
+	WORD $0x6e29dd0a \ // FMUL V10.4S, V8.4S, V9.4S
+	VLD1.P 16(R0), [V2.B16] \
+	WORD $0x4e3e1c40 \ // AND V0.16B, V2.16B, V30.16B
+	WORD $0x6f0c0441 \ // USHR V1.16B, V2.16B, #4
+	WORD $0x6e3f8400 \ // SUB V0.16B, V0.16B, V31.16B
+	WORD $0x6e3f8421 \ // SUB V1.16B, V1.16B, V31.16B
+	VLD1.P 32(R1), [V3.B16, V4.B16]
+
+// Q4_0SDOTLANES and Q4_0NEONLANES leave the lanes 0–3 and 4–7 of the
+// block Q4_0BLOCK unpacked in V5 and V6.
+#define Q4_0SDOTLANES \
+	VEOR V5.B16, V5.B16, V5.B16 \
+	WORD $0x4e839405 \ // SDOT V5.4S, V0.16B, V3.16B
+	VEOR V6.B16, V6.B16, V6.B16 \
+	WORD $0x4e849426 // SDOT V6.4S, V1.16B, V4.16B
+
+#define Q4_0NEONLANES \
+	WORD $0x0e23c005 \ // SMULL V5.8H, V0.8B, V3.8B
+	WORD $0x4e23c00c \ // SMULL2 V12.8H, V0.16B, V3.16B
+	WORD $0x4e6028a5 \ // SADDLP V5.4S, V5.8H
+	WORD $0x4e60298c \ // SADDLP V12.4S, V12.8H
+	WORD $0x4eacbca5 \ // ADDP V5.4S, V5.4S, V12.4S
+	WORD $0x0e24c026 \ // SMULL V6.8H, V1.8B, V4.8B
+	WORD $0x4e24c02c \ // SMULL2 V12.8H, V1.16B, V4.16B
+	WORD $0x4e6028c6 \ // SADDLP V6.4S, V6.8H
+	WORD $0x4e60298c \ // SADDLP V12.4S, V12.8H
+	WORD $0x4eacbcc6 // ADDP V6.4S, V6.4S, V12.4S
 
 // func qdotQ8_0SDOT(w, a *byte, nb int) float32: nb Q8_0 weight blocks (34 bytes: binary16 d, 32 int8)
 // by nb Q8_0 activation blocks, lanes by SDOT.
@@ -129,21 +167,8 @@ TEXT ·qdotQ4_0SDOT(SB), NOSPLIT, $0-28
 	CBZ  R2, reduce
 
 loop:
-	VLD1R.P 2(R0), [V8.H8]
-	VLD1R.P 2(R1), [V9.H8]
-	WORD $0x0e217908	// FCVTL V8.4S, V8.4H
-	WORD $0x0e217929	// FCVTL V9.4S, V9.4H
-	WORD $0x6e29dd0a	// FMUL V10.4S, V8.4S, V9.4S
-	VLD1.P 16(R0), [V2.B16]
-	WORD $0x4e3e1c40	// AND V0.16B, V2.16B, V30.16B
-	WORD $0x6f0c0441	// USHR V1.16B, V2.16B, #4
-	WORD $0x6e3f8400	// SUB V0.16B, V0.16B, V31.16B
-	WORD $0x6e3f8421	// SUB V1.16B, V1.16B, V31.16B
-	VLD1.P 32(R1), [V3.B16, V4.B16]
-	VEOR V5.B16, V5.B16, V5.B16
-	WORD $0x4e839405	// SDOT V5.4S, V0.16B, V3.16B
-	VEOR V6.B16, V6.B16, V6.B16
-	WORD $0x4e849426	// SDOT V6.4S, V1.16B, V4.16B
+	Q4_0BLOCK
+	Q4_0SDOTLANES
 	WORD $0x4e21d8a5	// SCVTF V5.4S, V5.4S
 	WORD $0x4e21d8c6	// SCVTF V6.4S, V6.4S
 	VFMLA V10.S4, V5.S4, V16.S4
@@ -174,27 +199,8 @@ TEXT ·qdotQ4_0NEON(SB), NOSPLIT, $0-28
 	CBZ  R2, reduce
 
 loop:
-	VLD1R.P 2(R0), [V8.H8]
-	VLD1R.P 2(R1), [V9.H8]
-	WORD $0x0e217908	// FCVTL V8.4S, V8.4H
-	WORD $0x0e217929	// FCVTL V9.4S, V9.4H
-	WORD $0x6e29dd0a	// FMUL V10.4S, V8.4S, V9.4S
-	VLD1.P 16(R0), [V2.B16]
-	WORD $0x4e3e1c40	// AND V0.16B, V2.16B, V30.16B
-	WORD $0x6f0c0441	// USHR V1.16B, V2.16B, #4
-	WORD $0x6e3f8400	// SUB V0.16B, V0.16B, V31.16B
-	WORD $0x6e3f8421	// SUB V1.16B, V1.16B, V31.16B
-	VLD1.P 32(R1), [V3.B16, V4.B16]
-	WORD $0x0e23c005	// SMULL V5.8H, V0.8B, V3.8B
-	WORD $0x4e23c00c	// SMULL2 V12.8H, V0.16B, V3.16B
-	WORD $0x4e6028a5	// SADDLP V5.4S, V5.8H
-	WORD $0x4e60298c	// SADDLP V12.4S, V12.8H
-	WORD $0x4eacbca5	// ADDP V5.4S, V5.4S, V12.4S
-	WORD $0x0e24c026	// SMULL V6.8H, V1.8B, V4.8B
-	WORD $0x4e24c02c	// SMULL2 V12.8H, V1.16B, V4.16B
-	WORD $0x4e6028c6	// SADDLP V6.4S, V6.8H
-	WORD $0x4e60298c	// SADDLP V12.4S, V12.8H
-	WORD $0x4eacbcc6	// ADDP V6.4S, V6.4S, V12.4S
+	Q4_0BLOCK
+	Q4_0NEONLANES
 	WORD $0x4e21d8a5	// SCVTF V5.4S, V5.4S
 	WORD $0x4e21d8c6	// SCVTF V6.4S, V6.4S
 	VFMLA V10.S4, V5.S4, V16.S4
@@ -208,6 +214,56 @@ reduce:
 	WORD $0x4e31d610	// FADD V16.4S, V16.4S, V17.4S
 	WORD $0x7e30da00	// FADDP S0, V16.2S
 	FMOVS F0, ret+24(FP)
+	RET
+
+// The Q4_0 chain dots (chainOrder): one weight row as llama.cpp's
+// repacked Q4_0 kernels sum it, per block the exact integer Σ (q−8)·x
+// (both halves' lanes added, then ADDV), then
+// acc = fma(float32(Σ), dw·dx, acc) in S16 (FMADDS: one rounding).
+#define Q4CHAINHEAD \
+	MOVD w+0(FP), R0 \
+	MOVD a+8(FP), R1 \
+	MOVD nb+16(FP), R2 \
+	VEOR V16.B16, V16.B16, V16.B16 \
+	VMOVI $15, V30.B16 \
+	VMOVI $8, V31.B16
+
+#define Q4CHAINFMA \
+	VADD   V6.S4, V5.S4, V5.S4 \
+	VADDV  V5.S4, V5 \
+	VMOV   V5.S[0], R3 \
+	SCVTFWS R3, F5 \
+	FMADDS F10, F16, F5, F16 \
+	SUBS   $1, R2, R2
+
+// func qdotQ4_0ChainSDOT(w, a *byte, nb int) float32: dotQ4_0Chain, lanes by SDOT.
+TEXT ·qdotQ4_0ChainSDOT(SB), NOSPLIT, $0-28
+	Q4CHAINHEAD
+	CBZ  R2, done
+
+loop:
+	Q4_0BLOCK
+	Q4_0SDOTLANES
+	Q4CHAINFMA
+	BNE  loop
+
+done:
+	FMOVS F16, ret+24(FP)
+	RET
+
+// func qdotQ4_0ChainNEON(w, a *byte, nb int) float32: dotQ4_0Chain, lanes by SMULL/SADDLP.
+TEXT ·qdotQ4_0ChainNEON(SB), NOSPLIT, $0-28
+	Q4CHAINHEAD
+	CBZ  R2, done
+
+loop:
+	Q4_0BLOCK
+	Q4_0NEONLANES
+	Q4CHAINFMA
+	BNE  loop
+
+done:
+	FMOVS F16, ret+24(FP)
 	RET
 
 // func qdotQ5_0SDOT(w, a *byte, nb int) float32: nb Q5_0 weight blocks (22 bytes: binary16 d, qh u32, 16

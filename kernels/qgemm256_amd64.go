@@ -36,6 +36,12 @@ import (
 // with every activation row before the next; for Q8_0, Q4_0, Q4_K and
 // Q6_K, four activation rows at a time (the *Dot4* kernels), each weight
 // block unpacked once for the four.
+//
+// Q4_0 matrices that chainOrder picks (8k rows) take q4_0x8DotAVX2 /
+// q4_0x8DotAVXVNNI for every M: eight weight rows a pass, each row's lane
+// sums added across lanes by VPHADDD so that row r's block sum lands in
+// lane r and the chain acc = fma(Σ, dw·dx, acc) runs for eight outputs
+// in one ymm.
 
 // q256Rows is how many weight rows one kernel call streams per activation
 // row: for K = 5632 Q8_0, 16 rows are 96 KB, reused from L2 by every row.
@@ -127,6 +133,12 @@ func qmm256(dst, x []float32, M int, w *Matrix, vnni bool) bool {
 		if vnni {
 			kern, kern4 = q4_0DotAVXVNNI, q4_0Dot4AVXVNNI
 		}
+		if chainOrder(w) {
+			kern, kern4 = q4_0x8DotAVX2, nil
+			if vnni {
+				kern = q4_0x8DotAVXVNNI
+			}
+		}
 	case tensor.Q5_0:
 		kern = q5_0DotAVX2
 		if vnni {
@@ -155,6 +167,18 @@ func qmm256(dst, x []float32, M int, w *Matrix, vnni bool) bool {
 	default:
 		return false
 	}
+	// VPMADDUBSW's sign trick (Q8_0 without VNNI) cannot take a −128.
+	return qmmRows(dst, x, M, w, kern, kern4, w.DType == tensor.Q8_0 && !vnni)
+}
+
+// qmmRows is MatMulQ with a kernel that streams weight rows against one
+// activation row (kern) and, if not nil, one that serves four (kern4);
+// chainOrder's kernels take the rows eight at a time, which the q256Rows
+// chunks keep whole when w.Rows is a multiple of 8. With no128 it declines
+// (false, nothing written) activations that quantize to a −128.
+func qmmRows(dst, x []float32, M int, w *Matrix,
+	kern func(w *byte, rb, nrows int, xa *byte, nb int, out *float32),
+	kern4 func(w *byte, rb, nrows int, xa *byte, arb, nb int, out *float32, ldo int), no128 bool) bool {
 	K, N := w.Cols, w.Rows
 	at := ActDType(w.DType)
 	bs, bb := int(at.BlockSize()), int(at.BlockBytes())
@@ -163,7 +187,7 @@ func qmm256(dst, x []float32, M int, w *Matrix, vnni bool) bool {
 	qa := quantizeRows(x, M, K, at)
 	defer putBytes(qa)
 	xa := *qa
-	if w.DType == tensor.Q8_0 && !vnni && hasMinus128(xa) {
+	if no128 && hasMinus128(xa) {
 		return false
 	}
 	rb := w.RowBytes()
@@ -194,3 +218,12 @@ func hasMinus128(qa []byte) bool {
 	}
 	return false
 }
+
+//go:noescape
+func q4_0x8DotAVX2(w *byte, rb, nrows int, xa *byte, nb int, out *float32)
+
+//go:noescape
+func q4_0x8DotAVXVNNI(w *byte, rb, nrows int, xa *byte, nb int, out *float32)
+
+//go:noescape
+func q4_0x8DotVNNI512(w *byte, rb, nrows int, xa *byte, nb int, out *float32)

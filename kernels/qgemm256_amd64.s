@@ -1,6 +1,7 @@
 //go:build !noasm
 
 #include "textflag.h"
+#include "f16rows_amd64.h"
 
 // MatMulQ kernels for AVX2 (and AVX-VNNI's VEX-encoded VPDPBUSD); the
 // layouts and the reasoning are in qgemm256_amd64.go. Each kernel streams
@@ -361,6 +362,113 @@ GLOBL q2const<>(SB), RODATA|NOPTR, $0x130
 	VPDPBUSDY(6, 4, 7) \
 	VPDPBUSDY(6, 14, 8) \
 	VPSUBD  Y8, Y7, Y7
+
+// The Q4_0 chain kernels (chainOrder): eight weight rows against one
+// activation row, every output accumulated as llama.cpp's repacked Q4_0
+// kernels accumulate it, acc = fma(float32(Σ (q−8)·x), dw·dx, acc) block
+// after block, with the eight rows in the eight lanes of Y0. Rows r and
+// r+4 share a ymm: their 16 nibble bytes side by side, so that the low
+// nibbles (elements 0–15 of both rows) meet the activations' first half
+// broadcast to both 128-bit lanes (Y11) and the high ones the second half
+// (Y12). Each row's lanes are exact int32 sums as in the Q4_0 dot
+// kernels; two rounds of VPHADDD over the four vectors leave row r's
+// whole block sum in lane r. The eight scales are gathered as binary16
+// words by VPINSRW and widened by VCVTPH2PS. Rows: SI + r·rb and
+// R13 = SI + 4rb (+ 0, rb, 2rb, DX = 3rb); activations R9; Y8 the block's
+// offset term (AVX2: the int16 pairs of 8·x, both halves added; VNNI: the
+// int32 lanes −8·Σ x), Y13 int16 ones (AVX2) or −1 (VNNI), Y14 0x08, Y15
+// 0x0f. R14 prefetches the next eight rows, which are contiguous: 144
+// bytes (eight rows' share) a block.
+
+// C8NIB unpacks the nibbles of rows M1 and M2 to Y4 (low) and Y5 (high).
+#define C8NIB(M1, M2) \
+	VMOVDQU     M1, X4 \
+	VINSERTI128 $1, M2, Y4, Y4 \
+	VPSRLW      $4, Y4, Y5 \
+	VPAND       Y15, Y4, Y4 \
+	VPAND       Y15, Y5, Y5
+
+#define C8PREAVX2 \
+	VPMADDUBSW Y11, Y14, Y8 \
+	VPMADDUBSW Y12, Y14, Y9 \
+	VPADDW     Y9, Y8, Y8
+
+#define C8ROWAVX2(M1, M2, L, LN) \
+	C8NIB(M1, M2) \
+	VPMADDUBSW Y11, Y4, L \
+	VPMADDUBSW Y12, Y5, Y5 \
+	VPADDW     Y5, L, L \
+	VPSUBW     Y8, L, L \
+	VPMADDWD   Y13, L, L
+
+#define C8PREVNNI \
+	C8PREAVX2 \
+	VPMADDWD Y13, Y8, Y8
+
+// AVX-VNNI (VEX): L = −8·Σ x + Σ u·x.
+#define C8ROWAVXVNNI(M1, M2, L, LN) \
+	C8NIB(M1, M2) \
+	VMOVDQA Y8, L \
+	VPDPBUSDY(11, 4, LN) \
+	VPDPBUSDY(12, 5, LN)
+
+// AVX-512 VNNI (EVEX, 256-bit).
+#define C8ROWVNNI512(M1, M2, L, LN) \
+	C8NIB(M1, M2) \
+	VMOVDQA  Y8, L \
+	VPDPBUSD Y11, Y4, L \
+	VPDPBUSD Y12, Y5, L
+
+#define C8BLK(ROW, PRE) \
+	PREFETCHT0     (R14) \
+	PREFETCHT0     64(R14) \
+	PREFETCHT0     128(R14) \
+	ADDQ           $144, R14 \
+	VBROADCASTI128 2(R9), Y11 \
+	VBROADCASTI128 18(R9), Y12 \
+	PRE \
+	ROW(2(SI), 2(R13), Y1, 1) \
+	ROW(2(SI)(BX*1), 2(R13)(BX*1), Y3, 3) \
+	VPHADDD        Y3, Y1, Y1 \
+	ROW(2(SI)(BX*2), 2(R13)(BX*2), Y3, 3) \
+	ROW(2(SI)(DX*1), 2(R13)(DX*1), Y6, 6) \
+	VPHADDD        Y6, Y3, Y3 \
+	VPHADDD        Y3, Y1, Y1 \
+	VCVTDQ2PS      Y1, Y1 \
+	F16ROWS8(SI, R13, X9) \
+	VCVTPH2PS      X9, Y9 \
+	MOVWLZX        (R9), AX \
+	VBROADCASTSS   (R12)(AX*4), Y10 \
+	VMULPS         Y10, Y9, Y9 \
+	VFMADD231PS    Y1, Y9, Y0 \
+	ADDQ           $18, SI \
+	ADDQ           $18, R13 \
+	ADDQ           $34, R9 \
+	DECQ           CX
+
+#define C8START \
+	MOVQ         w+0(FP), DI \
+	MOVQ         rb+8(FP), BX \
+	MOVQ         nrows+16(FP), R11 \
+	MOVQ         out+40(FP), R8 \
+	LEAQ         ·f16Table(SB), R12 \
+	LEAQ         (BX)(BX*2), DX \
+	VPBROADCASTD q2const<>+0x00(SB), Y15 \
+	VPBROADCASTD q2const<>+0x04(SB), Y14
+
+#define C8GROUP \
+	MOVQ   DI, SI \
+	LEAQ   (DI)(BX*4), R13 \
+	LEAQ   (DI)(BX*8), R14 \
+	MOVQ   xa+24(FP), R9 \
+	MOVQ   nb+32(FP), CX \
+	VXORPS Y0, Y0, Y0
+
+#define C8STORE \
+	VMOVUPS Y0, (R8) \
+	ADDQ    $32, R8 \
+	LEAQ    (DI)(BX*8), DI \
+	SUBQ    $8, R11
 
 // func q8_0DotAVX2(w *byte, rb, nrows int, xa *byte, nb int, out *float32)
 //
@@ -2042,5 +2150,70 @@ q2qloop:
 	ADDQ         $34, DI
 	DECQ         CX
 	JNZ          q2qloop
+	VZEROUPPER
+	RET
+
+// func q4_0x8DotAVX2(w *byte, rb, nrows int, xa *byte, nb int, out *float32)
+//
+// out[r] = dotQ4_0Chain of weight row r < nrows (a multiple of 8; rows rb
+// bytes apart, nb ≥ 1 blocks) with the Q8_0 activation row xa.
+TEXT ·q4_0x8DotAVX2(SB), NOSPLIT, $0-48
+	C8START
+	VPBROADCASTD q2const<>+0x08(SB), Y13
+
+c8agroup:
+	CMPQ R11, $8
+	JLT  c8adone
+	C8GROUP
+
+c8ablk:
+	C8BLK(C8ROWAVX2, C8PREAVX2)
+	JNZ c8ablk
+	C8STORE
+	JMP c8agroup
+
+c8adone:
+	VZEROUPPER
+	RET
+
+// func q4_0x8DotAVXVNNI(w *byte, rb, nrows int, xa *byte, nb int, out *float32)
+TEXT ·q4_0x8DotAVXVNNI(SB), NOSPLIT, $0-48
+	C8START
+	VPCMPEQB Y13, Y13, Y13
+
+c8vgroup:
+	CMPQ R11, $8
+	JLT  c8vdone
+	C8GROUP
+
+c8vblk:
+	C8BLK(C8ROWAVXVNNI, C8PREVNNI)
+	JNZ c8vblk
+	C8STORE
+	JMP c8vgroup
+
+c8vdone:
+	VZEROUPPER
+	RET
+
+// func q4_0x8DotVNNI512(w *byte, rb, nrows int, xa *byte, nb int, out *float32)
+//
+// The same with AVX-512 VNNI's EVEX VPDPBUSD on 256-bit registers.
+TEXT ·q4_0x8DotVNNI512(SB), NOSPLIT, $0-48
+	C8START
+	VPCMPEQB Y13, Y13, Y13
+
+c8zgroup:
+	CMPQ R11, $8
+	JLT  c8zdone
+	C8GROUP
+
+c8zblk:
+	C8BLK(C8ROWVNNI512, C8PREVNNI)
+	JNZ c8zblk
+	C8STORE
+	JMP c8zgroup
+
+c8zdone:
 	VZEROUPPER
 	RET

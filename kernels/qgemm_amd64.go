@@ -47,6 +47,15 @@ import (
 // activations widened to int16 (VPDPWSSD) into 16 partial sums, two per
 // lane. The other types take the tile path, whose weight preparation is in
 // plain Go for Q5_0, Q4_1, Q5_1, Q2_K, Q3_K and Q5_K (correct, slower).
+//
+// Q4_0 matrices that chainOrder picks (8k rows) sum each output in one
+// float32 chain per block instead of eight lanes: for M ≥ 4 the same tile
+// (q0ChainGemmVNNI), the eight lanes of a weight row added into one int32
+// per block — started at the block's whole correction, which
+// q0PrepQ4_0ChainVNNI stores — in four partial sums, then one FMA; for
+// M < 4, q4_0x16DotVNNI512: 16 rows a pass, their lane sums added across
+// lanes into one zmm (row r in lane r) per block, so the chain runs for
+// 16 outputs at once.
 
 // Register-tile and panel geometry.
 const (
@@ -69,6 +78,9 @@ const (
 func q0GemmVNNI(w *byte, wstride, doff int, xp *byte, nb int, out *float32, ldc, nj, ni int, pf *byte)
 
 //go:noescape
+func q0ChainGemmVNNI(w *byte, wstride, doff int, xp *byte, nb int, out *float32, ldc, nj, ni int, pf *byte)
+
+//go:noescape
 func q1GemmVNNI(w *byte, wstride, doff int, xp *byte, nb int, out *float32, ldc, nj, ni int, pf *byte)
 
 //go:noescape
@@ -79,6 +91,12 @@ func q0PrepQ8_0VNNI(dst *byte, w *byte, nb int)
 
 //go:noescape
 func q0PrepQ4_0VNNI(dst *byte, w *byte, nb int)
+
+//go:noescape
+func q0PrepQ4_0ChainVNNI(dst *byte, w *byte, nb int)
+
+//go:noescape
+func q4_0x16DotVNNI512(w *byte, rb, nrows int, xa *byte, nb int, out *float32)
 
 //go:noescape
 func q8_0M1VNNI(w *byte, rb, nrows int, xq *byte, xc *int32, xd *float32, nb int, out *float32)
@@ -113,6 +131,9 @@ func qmmVNNI(dst, x []float32, M int, w *Matrix) bool {
 	default:
 		return false
 	}
+	if chainOrder(w) && M < qGemmMinRows {
+		return qmmRows(dst, x, M, w, q4_0ChainVNNI512, nil, false)
+	}
 	if M < qGemmMinRows {
 		if m1 := m1Kernel(w.DType); m1 != nil {
 			qm1VNNI(m1, dst, x, M, w)
@@ -121,6 +142,19 @@ func qmmVNNI(dst, x []float32, M int, w *Matrix) bool {
 	}
 	qgemmVNNI(dst, x, M, w)
 	return true
+}
+
+// q4_0ChainVNNI512 runs q4_0x16DotVNNI512 on the first nrows &^ 15 rows
+// and q4_0x8DotVNNI512 on a remaining 8.
+func q4_0ChainVNNI512(w *byte, rb, nrows int, xa *byte, nb int, out *float32) {
+	n16 := nrows &^ 15
+	if n16 > 0 {
+		q4_0x16DotVNNI512(w, rb, n16, xa, nb, out)
+	}
+	if n16 < nrows {
+		q4_0x8DotVNNI512((*byte)(unsafe.Add(unsafe.Pointer(w), n16*rb)), rb, nrows-n16, xa, nb,
+			(*float32)(unsafe.Add(unsafe.Pointer(out), 4*n16)))
+	}
 }
 
 // m1Kernel returns the decode kernel for t, nil when there is none (the
@@ -231,6 +265,10 @@ func qgemmVNNI(dst, x []float32, M int, w *Matrix) {
 	})
 	nblocks := (N + mr - 1) / mr
 	prep := prepFunc(t)
+	if chainOrder(w) {
+		kern = q0ChainGemmVNNI
+		prep = func(dst, w []byte, nb int) { q0PrepQ4_0ChainVNNI(&dst[0], &w[0], nb) }
+	}
 	wrb := w.RowBytes()
 	for g := 0; g < panels; g += qPanelGroup {
 		gp := min(qPanelGroup, panels-g)

@@ -1,6 +1,7 @@
 //go:build !noasm
 
 #include "textflag.h"
+#include "f16rows_amd64.h"
 
 // MatMulQ kernels for AVX-512 VNNI (+BW, VL); layouts and the reasoning in
 // qgemm_amd64.go. Every kernel forms ggml's exact int32 lane sums with
@@ -51,6 +52,21 @@ GLOBL qgconst<>(SB), RODATA|NOPTR, $0xa0
 	STEP(l, R8, Z29, Z25, A1) \
 	STEP(l, R9, Z30, Z26, A2)
 
+// CLANE3 adds lane l of the activations times three chain-prepared weight
+// rows to the int32 partial block sums A, B, C (four per row, Z3–Z6,
+// Z7–Z10, Z11–Z14, so that no VPDPBUSD waits on the one before).
+#define CLANE3(l, A, B, C) \
+	VMOVDQU32     (64*l)(SI), Z27 \
+	VPDPBUSD.BCST (4*l)(DI), Z27, A \
+	VPDPBUSD.BCST (4*l)(R8), Z27, B \
+	VPDPBUSD.BCST (4*l)(R9), Z27, C
+
+// CSUM4 leaves A+B+C+D in A.
+#define CSUM4(A, B, C, D) \
+	VPADDD B, A, A \
+	VPADDD D, C, C \
+	VPADDD C, A, A
+
 #define LANE2(l, A0, A1) \
 	VMOVDQU32 (64*l)(SI), Z27 \
 	STEP(l, DI, Z28, Z24, A0) \
@@ -65,6 +81,44 @@ GLOBL qgconst<>(SB), RODATA|NOPTR, $0xa0
 	VADDPS a7, a3, TMP2 \
 	VADDPS TMP2, TMP1, TMP1 \
 	VADDPS TMP1, OUT, OUT
+
+// GEMM3START loads the arguments of the three-row tile kernels: weight
+// rows DI, R8, R9, their scales R10, R11, R12, the panel SI, nb CX, the
+// output DX and the prefetch cursor R13. GEMM3BLOCK starts a block: two
+// lines prefetched, the three rows' dw·dx for the 16 panel rows in
+// Z24–Z26. GEMM3NEXT steps the cursors a block.
+#define GEMM3START \
+	MOVQ w+0(FP), DI \
+	MOVQ wstride+8(FP), AX \
+	MOVQ doff+16(FP), BX \
+	MOVQ xp+24(FP), SI \
+	MOVQ nb+32(FP), CX \
+	MOVQ out+40(FP), DX \
+	LEAQ (DI)(AX*1), R8 \
+	LEAQ (R8)(AX*1), R9 \
+	LEAQ (DI)(BX*1), R10 \
+	LEAQ (R8)(BX*1), R11 \
+	LEAQ (R9)(BX*1), R12 \
+	MOVQ pf+72(FP), R13
+
+#define GEMM3BLOCK \
+	PREFETCHT0  (R13) \
+	PREFETCHT0  64(R13) \
+	ADDQ        $128, R13 \
+	VMOVUPS     512(SI), Z31 \
+	VMULPS.BCST (R10), Z31, Z24 \
+	VMULPS.BCST (R11), Z31, Z25 \
+	VMULPS.BCST (R12), Z31, Z26
+
+#define GEMM3NEXT \
+	ADDQ $576, SI \
+	ADDQ $64, DI \
+	ADDQ $64, R8 \
+	ADDQ $64, R9 \
+	ADDQ $4, R10 \
+	ADDQ $4, R11 \
+	ADDQ $4, R12 \
+	DECQ CX
 
 // GEMMOUTSETUP loads the scatter indices j·ldc into Z30, the mask of the
 // nj valid panel rows into BX and ni into R11 (the loop is done with them).
@@ -90,6 +144,39 @@ GLOBL qgconst<>(SB), RODATA|NOPTR, $0xa0
 	VPDPBUSD Y0, Y7, Y1 \
 	VPSUBD   Y1, Y6, Y1 \
 	VMOVDQU  Y1, 32(DI)
+
+// P4START, P4UNPACK and P4NEXT make the loop of the Q4_0 weight-row
+// preparations: DI the prepared blocks, SI the Q4_0 blocks, R9 the scales after
+// them; P4UNPACK writes q = nibble − 8 (low nibbles first) from Y0.
+#define P4START \
+	MOVQ         dst+0(FP), DI \
+	MOVQ         w+8(FP), SI \
+	MOVQ         nb+16(FP), CX \
+	LEAQ         ·f16Table(SB), R8 \
+	MOVQ         CX, R9 \
+	SHLQ         $6, R9 \
+	ADDQ         DI, R9 \
+	VPBROADCASTD qgconst<>+0x00(SB), Y7 \
+	VPBROADCASTD qgconst<>+0x04(SB), Y5 \
+	VPBROADCASTD qgconst<>+0x08(SB), Y4 \
+	VPXORD       Y6, Y6, Y6
+
+#define P4UNPACK \
+	VMOVDQU     (2)(SI), X0 \
+	VPSRLW      $4, X0, X1 \
+	VINSERTI128 $1, X1, Y0, Y0 \
+	VPAND       Y5, Y0, Y0 \
+	VPSUBB      Y4, Y0, Y0 \
+	VMOVDQU     Y0, (DI)
+
+#define P4NEXT \
+	MOVWLZX (SI), AX \
+	MOVL    (R8)(AX*4), AX \
+	MOVL    AX, (R9) \
+	ADDQ    $18, SI \
+	ADDQ    $64, DI \
+	ADDQ    $4, R9 \
+	DECQ    CX
 
 // The decode kernels (M = 1): rows r (lanes 0–7) and r+1 (lanes 8–15) of
 // one zmm, unsigned weights W, the activation block X (signed) broadcast
@@ -410,6 +497,47 @@ GLOBL qgconst<>(SB), RODATA|NOPTR, $0xa0
 	VADDPS       T, X, X \
 	VPERMILPS    $0xb1, X, T \
 	VADDSS       T, X, X
+// The 16-row Q4_0 chain decode kernel (chainOrder; q4_0x16DotVNNI512):
+// rows r and r+4 share a zmm as LOADQ4 lays two rows out (Z1–Z4: rows 0–7
+// as (0,4), (1,5), (2,6), (3,7); Z5–Z8: rows 8–15 likewise), each
+// accumulating its lanes from the block's −8·Σ4 x corrections (Z21) by
+// VPDPBUSD with the activations broadcast to both halves (Z20). C16REDUCE
+// then adds every row's eight lanes: unpacking dwords, then qwords, leaves
+// in each 128-bit quarter four rows' partial sums, and the last fold of the
+// quarters puts row r in lane r. Scales: the 16 rows' binary16 words
+// gathered by VPINSRW (faster here than a VPGATHERDD) and widened.
+#define C16ROW(M1, M2, V) \
+	VMOVDQU32    M1, X23 \
+	VINSERTI32X4 $1, M2, Y23, Y23 \
+	VSHUFI64X2   $0x50, Z23, Z23, Z23 \
+	VPSRLVW      Z30, Z23, Z23 \
+	VPANDD       Z29, Z23, Z23 \
+	VMOVDQA32    Z21, V \
+	VPDPBUSD     Z20, Z23, V
+
+// C16PAIR leaves the dword sums of A, B (interleaved) in A.
+#define C16PAIR(A, B) \
+	VPUNPCKLDQ B, A, Z9 \
+	VPUNPCKHDQ B, A, Z10 \
+	VPADDD     Z10, Z9, A
+
+#define C16QUAD(A, B) \
+	VPUNPCKLQDQ B, A, Z9 \
+	VPUNPCKHQDQ B, A, Z10 \
+	VPADDD      Z10, Z9, A
+
+#define C16REDUCE \
+	C16PAIR(Z1, Z2) \
+	C16PAIR(Z3, Z4) \
+	C16PAIR(Z5, Z6) \
+	C16PAIR(Z7, Z8) \
+	C16QUAD(Z1, Z3) \
+	C16QUAD(Z5, Z7) \
+	VSHUFI32X4 $0x88, Z5, Z1, Z9 \
+	VSHUFI32X4 $0xdd, Z5, Z1, Z10 \
+	VPADDD     Z10, Z9, Z1
+
+
 
 // func q0GemmVNNI(w *byte, wstride, doff int, xp *byte, nb int, out *float32, ldc, nj, ni int, pf *byte)
 //
@@ -419,18 +547,7 @@ GLOBL qgconst<>(SB), RODATA|NOPTR, $0xa0
 // from pf on are prefetched per block (the raw weights the next tile will
 // prepare; the loads have room to spare).
 TEXT ·q0GemmVNNI(SB), NOSPLIT, $0-80
-	MOVQ w+0(FP), DI
-	MOVQ wstride+8(FP), AX
-	MOVQ doff+16(FP), BX
-	MOVQ xp+24(FP), SI
-	MOVQ nb+32(FP), CX
-	MOVQ out+40(FP), DX
-	LEAQ (DI)(AX*1), R8
-	LEAQ (R8)(AX*1), R9
-	LEAQ (DI)(BX*1), R10
-	LEAQ (R8)(BX*1), R11
-	LEAQ (R9)(BX*1), R12
-	MOVQ pf+72(FP), R13
+	GEMM3START
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -457,13 +574,7 @@ TEXT ·q0GemmVNNI(SB), NOSPLIT, $0-80
 	VPXORD Z23, Z23, Z23
 
 g0loop:
-	PREFETCHT0  (R13)
-	PREFETCHT0  64(R13)
-	ADDQ        $128, R13
-	VMOVUPS     512(SI), Z31
-	VMULPS.BCST (R10), Z31, Z24
-	VMULPS.BCST (R11), Z31, Z25
-	VMULPS.BCST (R12), Z31, Z26
+	GEMM3BLOCK
 	LANE3(0, Z0, Z8, Z16)
 	LANE3(1, Z1, Z9, Z17)
 	LANE3(2, Z2, Z10, Z18)
@@ -472,14 +583,7 @@ g0loop:
 	LANE3(5, Z5, Z13, Z21)
 	LANE3(6, Z6, Z14, Z22)
 	LANE3(7, Z7, Z15, Z23)
-	ADDQ $576, SI
-	ADDQ $64, DI
-	ADDQ $64, R8
-	ADDQ $64, R9
-	ADDQ $4, R10
-	ADDQ $4, R11
-	ADDQ $4, R12
-	DECQ CX
+	GEMM3NEXT
 	JNZ  g0loop
 
 	GEMMOUTSETUP
@@ -497,6 +601,69 @@ g0loop:
 	GEMMOUT(Z24)
 
 g0done:
+	VZEROUPPER
+	RET
+
+// func q0ChainGemmVNNI(w *byte, wstride, doff int, xp *byte, nb int, out *float32, ldc, nj, ni int, pf *byte)
+//
+// q0GemmVNNI in chainOrder's order, for Q4_0 rows prepared with their
+// block's whole correction −128·Σq in the first lane slot
+// (q0PrepQ4_0ChainVNNI), four partial sums per row (CLANE3):
+// per block and weight row one int32 T = corr + Σ over all eight lanes of
+// (x+128)·q = Σ x·q for the 16 activation rows, then
+// acc = fma(float(T), dw·dx, acc); no lanes to add at the end.
+TEXT ·q0ChainGemmVNNI(SB), NOSPLIT, $0-80
+	GEMM3START
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+
+c0loop:
+	GEMM3BLOCK
+	VPBROADCASTD  32(DI), Z3
+	VPBROADCASTD  32(R8), Z7
+	VPBROADCASTD  32(R9), Z11
+	CLANE3(0, Z3, Z7, Z11)
+	VPXORD        Z4, Z4, Z4
+	VPXORD        Z8, Z8, Z8
+	VPXORD        Z12, Z12, Z12
+	CLANE3(1, Z4, Z8, Z12)
+	VPXORD        Z5, Z5, Z5
+	VPXORD        Z9, Z9, Z9
+	VPXORD        Z13, Z13, Z13
+	CLANE3(2, Z5, Z9, Z13)
+	VPXORD        Z6, Z6, Z6
+	VPXORD        Z10, Z10, Z10
+	VPXORD        Z14, Z14, Z14
+	CLANE3(3, Z6, Z10, Z14)
+	CLANE3(4, Z3, Z7, Z11)
+	CLANE3(5, Z4, Z8, Z12)
+	CLANE3(6, Z5, Z9, Z13)
+	CLANE3(7, Z6, Z10, Z14)
+	CSUM4(Z3, Z4, Z5, Z6)
+	CSUM4(Z7, Z8, Z9, Z10)
+	CSUM4(Z11, Z12, Z13, Z14)
+	VCVTDQ2PS     Z3, Z28
+	VCVTDQ2PS     Z7, Z29
+	VCVTDQ2PS     Z11, Z30
+	VFMADD231PS   Z28, Z24, Z0
+	VFMADD231PS   Z29, Z25, Z1
+	VFMADD231PS   Z30, Z26, Z2
+	GEMM3NEXT
+	JNZ  c0loop
+
+	GEMMOUTSETUP
+	GEMMOUT(Z0)
+	CMPQ R11, $2
+	JLT  c0done
+	ADDQ $4, DX
+	GEMMOUT(Z1)
+	CMPQ R11, $3
+	JLT  c0done
+	ADDQ $4, DX
+	GEMMOUT(Z2)
+
+c0done:
 	VZEROUPPER
 	RET
 
@@ -614,34 +781,37 @@ p8loop:
 //
 // Prepares one Q4_0 weight row: q = nibble − 8, low nibbles first.
 TEXT ·q0PrepQ4_0VNNI(SB), NOSPLIT, $0-24
-	MOVQ         dst+0(FP), DI
-	MOVQ         w+8(FP), SI
-	MOVQ         nb+16(FP), CX
-	LEAQ         ·f16Table(SB), R8
-	MOVQ         CX, R9
-	SHLQ         $6, R9
-	ADDQ         DI, R9
-	VPBROADCASTD qgconst<>+0x00(SB), Y7
-	VPBROADCASTD qgconst<>+0x04(SB), Y5
-	VPBROADCASTD qgconst<>+0x08(SB), Y4
-	VPXORD       Y6, Y6, Y6
+	P4START
 
 p4loop:
-	VMOVDQU    (2)(SI), X0
-	VPSRLW     $4, X0, X1
-	VINSERTI128 $1, X1, Y0, Y0
-	VPAND      Y5, Y0, Y0
-	VPSUBB     Y4, Y0, Y0
-	VMOVDQU    Y0, (DI)
+	P4UNPACK
 	PREPCORR
-	MOVWLZX    (SI), AX
-	MOVL       (R8)(AX*4), AX
-	MOVL       AX, (R9)
-	ADDQ       $18, SI
-	ADDQ       $64, DI
-	ADDQ       $4, R9
-	DECQ       CX
-	JNZ        p4loop
+	P4NEXT
+	JNZ p4loop
+	VZEROUPPER
+	RET
+
+// func q0PrepQ4_0ChainVNNI(dst *byte, w *byte, nb int)
+//
+// q0PrepQ4_0VNNI for q0ChainGemmVNNI: the block's whole correction
+// −128·Σq in the first lane slot (the other seven are not read).
+TEXT ·q0PrepQ4_0ChainVNNI(SB), NOSPLIT, $0-24
+	P4START
+
+pc4loop:
+	P4UNPACK
+	VPXORD       Y1, Y1, Y1
+	VPDPBUSD     Y0, Y7, Y1
+	VEXTRACTI128 $1, Y1, X2
+	VPADDD       X2, X1, X1
+	VPSHUFD      $0x4e, X1, X2
+	VPADDD       X2, X1, X1
+	VPSHUFD      $0xb1, X1, X2
+	VPADDD       X2, X1, X1
+	VPSUBD       X1, X6, X1
+	VMOVD        X1, 32(DI)
+	P4NEXT
+	JNZ pc4loop
 	VZEROUPPER
 	RET
 
@@ -742,6 +912,81 @@ q4m1blk1:
 	M1REDUCE(Z0)
 
 q4m1done:
+	VZEROUPPER
+	RET
+
+// func q4_0x16DotVNNI512(w *byte, rb, nrows int, xa *byte, nb int, out *float32)
+//
+// out[r] = dotQ4_0Chain of weight row r < nrows (a multiple of 16; rows
+// rb bytes apart, nb ≥ 1 blocks) with the Q8_0 activation row xa, 16 rows
+// at a time (C16ROW, C16REDUCE). While it works on a group it prefetches
+// the next one, which is contiguous: 288 bytes (16 rows' share) a block.
+TEXT ·q4_0x16DotVNNI512(SB), NOSPLIT, $0-48
+	MOVQ         w+0(FP), SI
+	MOVQ         rb+8(FP), BX
+	MOVQ         nrows+16(FP), R11
+	MOVQ         out+40(FP), R8
+	LEAQ         ·f16Table(SB), R12
+	LEAQ         (BX)(BX*2), DX
+	VPBROADCASTD qgconst<>+0x04(SB), Z29
+	VMOVDQU32    qgconst<>+0x10(SB), Z30
+	VPBROADCASTD qgconst<>+0x08(SB), Z14
+	VPTERNLOGD   $0xff, Z13, Z13, Z13
+
+c16group:
+	CMPQ   R11, $16
+	JLT    c16done
+	LEAQ   (SI)(BX*4), R13
+	LEAQ   (SI)(BX*8), R14
+	LEAQ   (R14)(BX*4), DI
+	LEAQ   (R14)(BX*8), R10
+	MOVQ   xa+24(FP), R9
+	MOVQ   nb+32(FP), CX
+	VPXORD Z0, Z0, Z0
+
+c16blk:
+	PREFETCHT0      (R10)
+	PREFETCHT0      64(R10)
+	PREFETCHT0      128(R10)
+	PREFETCHT0      192(R10)
+	PREFETCHT0      256(R10)
+	ADDQ            $288, R10
+	VBROADCASTI64X4 2(R9), Z20
+	VPMADDUBSW      Z20, Z14, Z21
+	VPMADDWD        Z13, Z21, Z21
+	C16ROW(2(SI), 2(R13), Z1)
+	C16ROW(2(SI)(BX*1), 2(R13)(BX*1), Z2)
+	C16ROW(2(SI)(BX*2), 2(R13)(BX*2), Z3)
+	C16ROW(2(SI)(DX*1), 2(R13)(DX*1), Z4)
+	C16ROW(2(R14), 2(DI), Z5)
+	C16ROW(2(R14)(BX*1), 2(DI)(BX*1), Z6)
+	C16ROW(2(R14)(BX*2), 2(DI)(BX*2), Z7)
+	C16ROW(2(R14)(DX*1), 2(DI)(DX*1), Z8)
+	C16REDUCE
+	VCVTDQ2PS       Z1, Z1
+	F16ROWS8(SI, R13, X27)
+	F16ROWS8(R14, DI, X26)
+	VINSERTI32X4    $1, X26, Y27, Y27
+	VCVTPH2PS       Y27, Z27
+	MOVWLZX         (R9), AX
+	VMULPS.BCST     (R12)(AX*4), Z27, Z27
+	VFMADD231PS     Z1, Z27, Z0
+	ADDQ            $18, SI
+	ADDQ            $18, R13
+	ADDQ            $18, R14
+	ADDQ            $18, DI
+	ADDQ            $34, R9
+	DECQ            CX
+	JNZ             c16blk
+
+	VMOVUPS Z0, (R8)
+	ADDQ    $64, R8
+	IMUL3Q  $15, BX, AX
+	ADDQ    AX, SI
+	SUBQ    $16, R11
+	JMP     c16group
+
+c16done:
 	VZEROUPPER
 	RET
 

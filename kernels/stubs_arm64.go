@@ -84,6 +84,12 @@ func qdotQ8_0NEON(w, a *byte, nb int) float32
 func qdotQ4_0NEON(w, a *byte, nb int) float32
 
 //go:noescape
+func qdotQ4_0ChainSDOT(w, a *byte, nb int) float32
+
+//go:noescape
+func qdotQ4_0ChainNEON(w, a *byte, nb int) float32
+
+//go:noescape
 func qdotQ5_0SDOT(w, a *byte, nb int) float32
 
 //go:noescape
@@ -104,7 +110,7 @@ func qdotQ5_1NEON(w, a *byte, nb int) float32
 // neonSet returns the NEON set with the given name and integer dots for
 // the 32-element block types; both sets take the k-quants' lane sums in
 // NEON.
-func neonSet(name string, qdot map[tensor.DType]func(w, a *byte, nb int) float32) *simdSet {
+func neonSet(name string, qdot map[tensor.DType]func(w, a *byte, nb int) float32, chain func(w, a *byte, nb int) float32) *simdSet {
 	for _, t := range []tensor.DType{tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K} {
 		qdot[t] = qdotK(t)
 	}
@@ -125,7 +131,8 @@ func neonSet(name string, qdot map[tensor.DType]func(w, a *byte, nb int) float32
 			tensor.Q4_1: decQ4_1NEON, tensor.Q5_0: decQ5_0NEON, tensor.Q5_1: decQ5_1NEON,
 			tensor.Q4_K: decQ4_KRowNEON, tensor.Q6_K: decQ6_KRowNEON,
 		},
-		qdot: qdot,
+		qdot:      qdot,
+		qdotChain: chain,
 	}
 }
 
@@ -133,11 +140,11 @@ var (
 	neonDotSet = neonSet("neon-dotprod", map[tensor.DType]func(w, a *byte, nb int) float32{
 		tensor.Q8_0: qdotQ8_0SDOT, tensor.Q4_0: qdotQ4_0SDOT, tensor.Q5_0: qdotQ5_0SDOT,
 		tensor.Q4_1: qdotQ4_1SDOT, tensor.Q5_1: qdotQ5_1SDOT,
-	})
+	}, qdotQ4_0ChainSDOT)
 	neonPlainSet = neonSet("neon", map[tensor.DType]func(w, a *byte, nb int) float32{
 		tensor.Q8_0: qdotQ8_0NEON, tensor.Q4_0: qdotQ4_0NEON, tensor.Q5_0: qdotQ5_0NEON,
 		tensor.Q4_1: qdotQ4_1NEON, tensor.Q5_1: qdotQ5_1NEON,
-	})
+	}, qdotQ4_0ChainNEON)
 )
 
 // simdSets lists the sets this CPU can run, best first: with the
