@@ -501,22 +501,25 @@ GLOBL qgconst<>(SB), RODATA|NOPTR, $0xa0
 	VPERMILPS    $0xb1, X, T \
 	VADDSS       T, X, X
 // The 16-row Q4_0 chain decode kernel (chainOrder; q4_0x16DotVNNI512):
-// rows r and r+4 share a zmm as LOADQ4 lays two rows out (Z1–Z4: rows 0–7
-// as (0,4), (1,5), (2,6), (3,7); Z5–Z8: rows 8–15 likewise), each
-// accumulating its lanes from the block's −8·Σ4 x corrections (Z21) by
-// VPDPBUSD with the activations broadcast to both halves (Z20). C16REDUCE
-// then adds every row's eight lanes: unpacking dwords, then qwords, leaves
-// in each 128-bit quarter four rows' partial sums, and the last fold of the
-// quarters puts row r in lane r. Scales: the 16 rows' binary16 words
-// gathered by VPINSRW (faster here than a VPGATHERDD) and widened.
-#define C16ROW(M1, M2, V) \
-	VMOVDQU32    M1, X23 \
-	VINSERTI32X4 $1, M2, Y23, Y23 \
-	VSHUFI64X2   $0x50, Z23, Z23, Z23 \
-	VPSRLVW      Z30, Z23, Z23 \
+// rows i, i+4, i+8 and i+12 share Z1+i (i < 4), one per 128-bit quarter:
+// their 16 nibble bytes side by side, so that the low nibbles (elements
+// 0–15 of the four rows) meet x[0:16] broadcast to every quarter (Z20) and
+// the high ones x[16:32] (Z22); each row's four lanes start at the block's
+// −8·Σx corrections (Z21). C16REDUCE adds every row's lanes: unpacking
+// dwords, then qwords, leaves row i+4q's sum in lane 4q+i, i.e. row r in
+// lane r. Scales: the 16 rows' binary16 words gathered by VPINSRW (faster
+// here than a VPGATHERDD) and widened.
+#define C16ROW(M0, M4, M8, M12, V) \
+	VMOVDQU32    M0, X23 \
+	VINSERTI32X4 $1, M4, Y23, Y23 \
+	VINSERTI32X4 $2, M8, Z23, Z23 \
+	VINSERTI32X4 $3, M12, Z23, Z23 \
+	VPSRLW       $4, Z23, Z24 \
 	VPANDD       Z29, Z23, Z23 \
+	VPANDD       Z29, Z24, Z24 \
 	VMOVDQA32    Z21, V \
-	VPDPBUSD     Z20, Z23, V
+	VPDPBUSD     Z20, Z23, V \
+	VPDPBUSD     Z22, Z24, V
 
 // C16PAIR leaves the dword sums of A, B (interleaved) in A.
 #define C16PAIR(A, B) \
@@ -524,23 +527,12 @@ GLOBL qgconst<>(SB), RODATA|NOPTR, $0xa0
 	VPUNPCKHDQ B, A, Z10 \
 	VPADDD     Z10, Z9, A
 
-#define C16QUAD(A, B) \
-	VPUNPCKLQDQ B, A, Z9 \
-	VPUNPCKHQDQ B, A, Z10 \
-	VPADDD      Z10, Z9, A
-
 #define C16REDUCE \
 	C16PAIR(Z1, Z2) \
 	C16PAIR(Z3, Z4) \
-	C16PAIR(Z5, Z6) \
-	C16PAIR(Z7, Z8) \
-	C16QUAD(Z1, Z3) \
-	C16QUAD(Z5, Z7) \
-	VSHUFI32X4 $0x88, Z5, Z1, Z9 \
-	VSHUFI32X4 $0xdd, Z5, Z1, Z10 \
-	VPADDD     Z10, Z9, Z1
-
-
+	VPUNPCKLQDQ Z3, Z1, Z9 \
+	VPUNPCKHQDQ Z3, Z1, Z10 \
+	VPADDD      Z10, Z9, Z1
 
 // func q0GemmVNNI(w *byte, wstride, doff int, xp *byte, nb int, out *float32, ldc, nj, ni int, pf *byte)
 //
@@ -934,7 +926,6 @@ TEXT ·q4_0x16DotVNNI512(SB), NOSPLIT, $0-48
 	LEAQ         ·f16Table(SB), R12
 	LEAQ         (BX)(BX*2), DX
 	VPBROADCASTD qgconst<>+0x04(SB), Z29
-	VMOVDQU32    qgconst<>+0x10(SB), Z30
 	VPBROADCASTD qgconst<>+0x08(SB), Z14
 	VPTERNLOGD   $0xff, Z13, Z13, Z13
 
@@ -956,17 +947,16 @@ c16blk:
 	PREFETCHT0      192(R10)
 	PREFETCHT0      256(R10)
 	ADDQ            $288, R10
-	VBROADCASTI64X4 2(R9), Z20
+	VBROADCASTI32X4 2(R9), Z20
+	VBROADCASTI32X4 18(R9), Z22
 	VPMADDUBSW      Z20, Z14, Z21
+	VPMADDUBSW      Z22, Z14, Z25
+	VPADDW          Z25, Z21, Z21
 	VPMADDWD        Z13, Z21, Z21
-	C16ROW(2(SI), 2(R13), Z1)
-	C16ROW(2(SI)(BX*1), 2(R13)(BX*1), Z2)
-	C16ROW(2(SI)(BX*2), 2(R13)(BX*2), Z3)
-	C16ROW(2(SI)(DX*1), 2(R13)(DX*1), Z4)
-	C16ROW(2(R14), 2(DI), Z5)
-	C16ROW(2(R14)(BX*1), 2(DI)(BX*1), Z6)
-	C16ROW(2(R14)(BX*2), 2(DI)(BX*2), Z7)
-	C16ROW(2(R14)(DX*1), 2(DI)(DX*1), Z8)
+	C16ROW(2(SI), 2(R13), 2(R14), 2(DI), Z1)
+	C16ROW(2(SI)(BX*1), 2(R13)(BX*1), 2(R14)(BX*1), 2(DI)(BX*1), Z2)
+	C16ROW(2(SI)(BX*2), 2(R13)(BX*2), 2(R14)(BX*2), 2(DI)(BX*2), Z3)
+	C16ROW(2(SI)(DX*1), 2(R13)(DX*1), 2(R14)(DX*1), 2(DI)(DX*1), Z4)
 	C16REDUCE
 	VCVTDQ2PS       Z1, Z1
 	F16ROWS8(SI, R13, X27)
