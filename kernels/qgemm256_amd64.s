@@ -58,7 +58,41 @@ DATA q2const<>+0x120(SB)/4, $0x10101010 // Q5 high bit, Q5_0 zero point
 DATA q2const<>+0x124(SB)/4, $0x03030303 // 2-bit mask
 DATA q2const<>+0x128(SB)/4, $0x04040404 // Q3_K high bit, zero point
 DATA q2const<>+0x12c(SB)/4, $0x000f000f // Q2_K scale mask (int16)
-GLOBL q2const<>(SB), RODATA|NOPTR, $0x130
+// VPSHUFB masks that broadcast int16 word k (k = 0..7) of both 128-bit
+// lanes to all of its words: the Q4_K / Q5_K sub-block scale sc(k).
+DATA q2const<>+0x140(SB)/8, $0x0100010001000100
+DATA q2const<>+0x148(SB)/8, $0x0100010001000100
+DATA q2const<>+0x150(SB)/8, $0x0100010001000100
+DATA q2const<>+0x158(SB)/8, $0x0100010001000100
+DATA q2const<>+0x160(SB)/8, $0x0302030203020302
+DATA q2const<>+0x168(SB)/8, $0x0302030203020302
+DATA q2const<>+0x170(SB)/8, $0x0302030203020302
+DATA q2const<>+0x178(SB)/8, $0x0302030203020302
+DATA q2const<>+0x180(SB)/8, $0x0504050405040504
+DATA q2const<>+0x188(SB)/8, $0x0504050405040504
+DATA q2const<>+0x190(SB)/8, $0x0504050405040504
+DATA q2const<>+0x198(SB)/8, $0x0504050405040504
+DATA q2const<>+0x1a0(SB)/8, $0x0706070607060706
+DATA q2const<>+0x1a8(SB)/8, $0x0706070607060706
+DATA q2const<>+0x1b0(SB)/8, $0x0706070607060706
+DATA q2const<>+0x1b8(SB)/8, $0x0706070607060706
+DATA q2const<>+0x1c0(SB)/8, $0x0908090809080908
+DATA q2const<>+0x1c8(SB)/8, $0x0908090809080908
+DATA q2const<>+0x1d0(SB)/8, $0x0908090809080908
+DATA q2const<>+0x1d8(SB)/8, $0x0908090809080908
+DATA q2const<>+0x1e0(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA q2const<>+0x1e8(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA q2const<>+0x1f0(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA q2const<>+0x1f8(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA q2const<>+0x200(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA q2const<>+0x208(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA q2const<>+0x210(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA q2const<>+0x218(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA q2const<>+0x220(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA q2const<>+0x228(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA q2const<>+0x230(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA q2const<>+0x238(SB)/8, $0x0f0e0f0e0f0e0f0e
+GLOBL q2const<>(SB), RODATA|NOPTR, $0x240
 
 // VPDPBUSDY(s, u, d) is the VEX-encoded (AVX-VNNI) VPDPBUSD Ys, Yu, Yd:
 // Yd.int32[l] += Σ_{t<4} Yu.uint8[4l+t] · Ys.int8[4l+t]. The assembler
@@ -470,6 +504,41 @@ GLOBL q2const<>(SB), RODATA|NOPTR, $0x130
 	LEAQ    (DI)(BX*8), DI \
 	SUBQ    $8, R11
 
+// K4UTMP is ggml's utmp shuffle of a Q4_K / Q5_K super-block's 12 scale
+// bytes at 4(SI): it leaves the 6-bit scales sc0..3 in AX, sc4..7 in DX,
+// the mins mn0..3 in BX and mn4..7 in TMP (CX scratch). The kernels keep
+// them in registers: a vector load of bytes that separate narrower stores
+// wrote waits for the stores to retire instead of taking them from the
+// store buffer.
+#define K4UTMP(TMP) \
+	MOVL 4(SI), AX \
+	MOVL 8(SI), BX \
+	MOVL 12(SI), DX \
+	MOVL BX, CX \
+	SHRL $6, CX \
+	ANDL $0x03030303, CX \
+	SHLL $4, CX \
+	MOVL DX, TMP \
+	SHRL $4, TMP \
+	ANDL $0x0f0f0f0f, TMP \
+	ORL  CX, TMP \
+	ANDL $0x3f3f3f3f, BX \
+	MOVL AX, CX \
+	SHRL $6, CX \
+	ANDL $0x03030303, CX \
+	SHLL $4, CX \
+	ANDL $0x0f0f0f0f, DX \
+	ORL  CX, DX \
+	ANDL $0x3f3f3f3f, AX
+
+// K4SCY widens K4UTMP's scales (AX, DX) to eight int16 in X and copies
+// them to both 128-bit lanes of Y, for VPSHUFB's per-lane broadcasts.
+#define K4SCY(X, Y) \
+	VMOVD       AX, X \
+	VPINSRD     $1, DX, X, X \
+	VPMOVZXBW   X, X \
+	VINSERTI128 $1, X, Y, Y
+
 // func q8_0DotAVX2(w *byte, rb, nrows int, xa *byte, nb int, out *float32)
 //
 // out[r] = ggml's Q8_0·Q8_0 dot of weight row r < nrows (rows rb bytes
@@ -765,7 +834,8 @@ q4xvdone:
 // K4GROUP adds the lanes of Q4_K group j (32 bytes of quants: low nibbles
 // are elements 64j..64j+31 with scale sc(2j), high nibbles the next 32
 // with sc(2j+1)) to Y2: VPMADDUBSW of the nibbles by the Q8_K quants
-// (pairs ≤ 15·128·2), then VPMADDWD by the broadcast scale.
+// (pairs ≤ 15·128·2), then VPMADDWD by the scale, broadcast by VPSHUFB
+// from the eight int16 scales in both halves of Y7.
 #define K4GROUP(j) \
 	VMOVDQU      (16+32*j)(SI), Y3 \
 	VPSRLW       $4, Y3, Y4 \
@@ -773,12 +843,8 @@ q4xvdone:
 	VPAND        Y15, Y4, Y4 \
 	VPMADDUBSW   (4+64*j)(R9), Y3, Y3 \
 	VPMADDUBSW   (36+64*j)(R9), Y4, Y4 \
-	MOVBLZX      (2*j)(SP), AX \
-	VMOVD        AX, X5 \
-	VPBROADCASTW X5, Y5 \
-	MOVBLZX      (2*j+1)(SP), AX \
-	VMOVD        AX, X6 \
-	VPBROADCASTW X6, Y6 \
+	VPSHUFB      q2const<>+(0x140+64*j)(SB), Y7, Y5 \
+	VPSHUFB      q2const<>+(0x160+64*j)(SB), Y7, Y6 \
 	VPMADDWD     Y5, Y3, Y3 \
 	VPMADDWD     Y6, Y4, Y4 \
 	VPADDD       Y3, Y2, Y2 \
@@ -787,9 +853,9 @@ q4xvdone:
 // func q4_KDotAVX2(w *byte, rb, nrows int, xa *byte, nsb int, out *float32)
 //
 // out[r] = ggml's Q4_K·Q8_K dot of weight row r < nrows (rows rb bytes
-// apart, nsb super-blocks) with the Q8_K activation row xa. Frame: the
-// unpacked scales sc0..7 and mins mn0..7 at 0(SP).
-TEXT ·q4_KDotAVX2(SB), NOSPLIT, $16-48
+// apart, nsb super-blocks) with the Q8_K activation row xa. The unpacked
+// scales sc0..7 go to X7 (then both halves of Y7), the mins mn0..7 to X8.
+TEXT ·q4_KDotAVX2(SB), NOSPLIT, $0-48
 	MOVQ         w+0(FP), DI
 	MOVQ         nrows+16(FP), R11
 	MOVQ         out+40(FP), R8
@@ -808,29 +874,10 @@ k4row:
 
 k4sb:
 	// ggml's utmp shuffle of the 12 scale bytes into sc0..7, mn0..7.
-	MOVL 4(SI), AX
-	MOVL 8(SI), BX
-	MOVL 12(SI), DX
-	MOVL BX, CX
-	SHRL $6, CX
-	ANDL $0x03030303, CX
-	SHLL $4, CX
-	MOVL DX, R13
-	SHRL $4, R13
-	ANDL $0x0f0f0f0f, R13
-	ORL  CX, R13
-	MOVL R13, 12(SP)              // mn4..7
-	ANDL $0x3f3f3f3f, BX
-	MOVL BX, 8(SP)                // mn0..3
-	MOVL AX, CX
-	SHRL $6, CX
-	ANDL $0x03030303, CX
-	SHLL $4, CX
-	ANDL $0x0f0f0f0f, DX
-	ORL  CX, DX
-	MOVL DX, 4(SP)                // sc4..7
-	ANDL $0x3f3f3f3f, AX
-	MOVL AX, 0(SP)                // sc0..3
+	K4UTMP(R13)
+	VMOVD   BX, X8                // mn0..3
+	VPINSRD $1, R13, X8, X8       // mn4..7
+	K4SCY(X7, Y7)
 	VPXOR Y2, Y2, Y2
 	K4GROUP(0)
 	K4GROUP(1)
@@ -844,7 +891,7 @@ k4sb:
 	VBROADCASTSS X3, Y3
 	VFMADD231PS  Y2, Y3, Y0
 	// accm = fma(−(dx·dmin), mn·S pairs, accm); S = pair sums of bsums
-	VPMOVZXBW    8(SP), X4
+	VPMOVZXBW    X8, X4
 	VMOVDQU      260(R9), X5
 	VMOVDQU      276(R9), X6
 	VPHADDW      X6, X5, X5
@@ -969,8 +1016,8 @@ k6done:
 // out[r] = ggml's Q5_K·Q8_K dot of weight row r with the activation row
 // xa: q4_KDotAVX2 with each nibble's fifth bit from qh (shifted to 0x10),
 // and the min term summed into one float, summs = fma(−(dx·dmin), Σ mn·S,
-// summs). Frame: sc0..7, mn0..7.
-TEXT ·q5_KDotAVX2(SB), NOSPLIT, $16-48
+// summs). The scales go to Y9 (K4SCY), the mins to X8.
+TEXT ·q5_KDotAVX2(SB), NOSPLIT, $0-48
 	MOVQ         w+0(FP), DI
 	MOVQ         nrows+16(FP), R11
 	MOVQ         out+40(FP), R8
@@ -990,29 +1037,10 @@ k5row:
 
 k5sb:
 	// ggml's utmp shuffle of the 12 scale bytes into sc0..7, mn0..7.
-	MOVL 4(SI), AX
-	MOVL 8(SI), BX
-	MOVL 12(SI), DX
-	MOVL BX, CX
-	SHRL $6, CX
-	ANDL $0x03030303, CX
-	SHLL $4, CX
-	MOVL DX, R13
-	SHRL $4, R13
-	ANDL $0x0f0f0f0f, R13
-	ORL  CX, R13
-	MOVL R13, 12(SP)              // mn4..7
-	ANDL $0x3f3f3f3f, BX
-	MOVL BX, 8(SP)                // mn0..3
-	MOVL AX, CX
-	SHRL $6, CX
-	ANDL $0x03030303, CX
-	SHLL $4, CX
-	ANDL $0x0f0f0f0f, DX
-	ORL  CX, DX
-	MOVL DX, 4(SP)                // sc4..7
-	ANDL $0x3f3f3f3f, AX
-	MOVL AX, 0(SP)                // sc0..3
+	K4UTMP(R13)
+	VMOVD   BX, X8                // mn0..3
+	VPINSRD $1, R13, X8, X8       // mn4..7
+	K4SCY(X9, Y9)
 	VMOVDQU 16(SI), Y7            // qh
 	VPXOR   Y2, Y2, Y2
 	// group 0: high bits 0 and 1 of qh
@@ -1028,12 +1056,8 @@ k5sb:
 	VPOR         Y5, Y4, Y4
 	VPMADDUBSW   (4+64*0)(R9), Y3, Y3
 	VPMADDUBSW   (36+64*0)(R9), Y4, Y4
-	MOVBLZX      (2*0)(SP), AX
-	VMOVD        AX, X5
-	VPBROADCASTW X5, Y5
-	MOVBLZX      (2*0+1)(SP), AX
-	VMOVD        AX, X6
-	VPBROADCASTW X6, Y6
+	VPSHUFB      q2const<>+(0x140+64*0)(SB), Y9, Y5
+	VPSHUFB      q2const<>+(0x160+64*0)(SB), Y9, Y6
 	VPMADDWD     Y5, Y3, Y3
 	VPMADDWD     Y6, Y4, Y4
 	VPADDD       Y3, Y2, Y2
@@ -1051,12 +1075,8 @@ k5sb:
 	VPOR         Y5, Y4, Y4
 	VPMADDUBSW   (4+64*1)(R9), Y3, Y3
 	VPMADDUBSW   (36+64*1)(R9), Y4, Y4
-	MOVBLZX      (2*1)(SP), AX
-	VMOVD        AX, X5
-	VPBROADCASTW X5, Y5
-	MOVBLZX      (2*1+1)(SP), AX
-	VMOVD        AX, X6
-	VPBROADCASTW X6, Y6
+	VPSHUFB      q2const<>+(0x140+64*1)(SB), Y9, Y5
+	VPSHUFB      q2const<>+(0x160+64*1)(SB), Y9, Y6
 	VPMADDWD     Y5, Y3, Y3
 	VPMADDWD     Y6, Y4, Y4
 	VPADDD       Y3, Y2, Y2
@@ -1074,12 +1094,8 @@ k5sb:
 	VPOR         Y5, Y4, Y4
 	VPMADDUBSW   (4+64*2)(R9), Y3, Y3
 	VPMADDUBSW   (36+64*2)(R9), Y4, Y4
-	MOVBLZX      (2*2)(SP), AX
-	VMOVD        AX, X5
-	VPBROADCASTW X5, Y5
-	MOVBLZX      (2*2+1)(SP), AX
-	VMOVD        AX, X6
-	VPBROADCASTW X6, Y6
+	VPSHUFB      q2const<>+(0x140+64*2)(SB), Y9, Y5
+	VPSHUFB      q2const<>+(0x160+64*2)(SB), Y9, Y6
 	VPMADDWD     Y5, Y3, Y3
 	VPMADDWD     Y6, Y4, Y4
 	VPADDD       Y3, Y2, Y2
@@ -1097,12 +1113,8 @@ k5sb:
 	VPOR         Y5, Y4, Y4
 	VPMADDUBSW   (4+64*3)(R9), Y3, Y3
 	VPMADDUBSW   (36+64*3)(R9), Y4, Y4
-	MOVBLZX      (2*3)(SP), AX
-	VMOVD        AX, X5
-	VPBROADCASTW X5, Y5
-	MOVBLZX      (2*3+1)(SP), AX
-	VMOVD        AX, X6
-	VPBROADCASTW X6, Y6
+	VPSHUFB      q2const<>+(0x140+64*3)(SB), Y9, Y5
+	VPSHUFB      q2const<>+(0x160+64*3)(SB), Y9, Y6
 	VPMADDWD     Y5, Y3, Y3
 	VPMADDWD     Y6, Y4, Y4
 	VPADDD       Y3, Y2, Y2
@@ -1113,7 +1125,7 @@ k5sb:
 	VMULSS       (R9), X3, X3
 	VBROADCASTSS X3, Y3
 	VFMADD231PS  Y2, Y3, Y0
-	VPMOVZXBW    8(SP), X4
+	VPMOVZXBW    X8, X4
 	VMOVDQU      260(R9), X5
 	VMOVDQU      276(R9), X6
 	VPHADDW      X6, X5, X5
@@ -1262,8 +1274,8 @@ k2done:
 // out[r] = ggml's Q3_K·Q8_K dot of weight row r with the activation row
 // xa. Chunk k of half n: u = 2-bit field k of qs[32n..] | (hmask bit
 // 4n+k)·4, weight (u − 4)·(scale − 32); (u·x pairs) − (4·x pairs) is
-// exact in int16. Frame: the 16 6-bit scales (ggml's aux shuffle).
-TEXT ·q3_KDotAVX2(SB), NOSPLIT, $16-48
+// exact in int16. The 16 6-bit scales (ggml's aux shuffle) are kept in X10.
+TEXT ·q3_KDotAVX2(SB), NOSPLIT, $0-48
 	MOVQ         w+0(FP), DI
 	MOVQ         nrows+16(FP), R11
 	MOVQ         out+40(FP), R8
@@ -1292,7 +1304,7 @@ k3sb:
 	MOVL AX, R13
 	ANDL $0x0f0f0f0f, R13
 	ORL  CX, R13
-	MOVL R13, 0(SP)
+	VMOVD   R13, X10               // sc0..3
 	MOVL DX, CX
 	SHRL $2, CX
 	ANDL $0x03030303, CX
@@ -1300,7 +1312,7 @@ k3sb:
 	MOVL BX, R13
 	ANDL $0x0f0f0f0f, R13
 	ORL  CX, R13
-	MOVL R13, 4(SP)
+	VPINSRD $1, R13, X10, X10      // sc4..7
 	MOVL DX, CX
 	SHRL $4, CX
 	ANDL $0x03030303, CX
@@ -1308,19 +1320,19 @@ k3sb:
 	SHRL $4, AX
 	ANDL $0x0f0f0f0f, AX
 	ORL  CX, AX
-	MOVL AX, 8(SP)
+	VPINSRD $2, AX, X10, X10       // sc8..11
 	SHRL $6, DX
 	ANDL $0x03030303, DX
 	SHLL $4, DX
 	SHRL $4, BX
 	ANDL $0x0f0f0f0f, BX
 	ORL  DX, BX
-	MOVL BX, 12(SP)
+	VPINSRD $3, BX, X10, X10       // sc12..15
 	VMOVDQU (SI), Y8               // hmask
 	VPXOR   Y2, Y2, Y2
 	// half 0
 	VMOVDQU     (32+32*0)(SI), Y9
-	VPMOVZXBW   (8*0)(SP), X4
+	VPMOVZXBW   X10, X4
 	VPSUBW      X12, X4, X4
 	VINSERTI128 $1, X4, Y4, Y4
 	VMOVDQU     Y9, Y5
@@ -1373,7 +1385,8 @@ k3sb:
 	VPADDD      Y5, Y2, Y2
 	// half 1
 	VMOVDQU     (32+32*1)(SI), Y9
-	VPMOVZXBW   (8*1)(SP), X4
+	VPUNPCKHQDQ X10, X10, X4
+	VPMOVZXBW   X4, X4
 	VPSUBW      X12, X4, X4
 	VINSERTI128 $1, X4, Y4, Y4
 	VMOVDQU     Y9, Y5
@@ -1449,8 +1462,8 @@ k3done:
 //
 // q4_KDotAVX2 for four activation rows (xa + m·arb, outputs out[m·ldo +
 // r]): each group's nibbles and scales are unpacked once for the four.
-// Frame: sc0..7 mn0..7 at 0, the four rows' accm at 16+16m, the
-// super-block count at 80.
+// Frame: sc0..7 at 0 (the mins mn0..7 are kept in X14), the four rows'
+// accm at 16+16m, the super-block count at 80.
 TEXT ·q4_KDot4AVX2(SB), NOSPLIT, $88-64
 	MOVQ         w+0(FP), DI
 	MOVQ         nrows+16(FP), R11
@@ -1481,29 +1494,11 @@ k4xrow:
 	VMOVUPS X8, 64(SP)
 
 k4xsb:
-	MOVL 4(SI), AX
-	MOVL 8(SI), BX
-	MOVL 12(SI), DX
-	MOVL BX, CX
-	SHRL $6, CX
-	ANDL $0x03030303, CX
-	SHLL $4, CX
-	MOVL DX, R12
-	SHRL $4, R12
-	ANDL $0x0f0f0f0f, R12
-	ORL  CX, R12
-	MOVL R12, 12(SP)              // mn4..7
-	ANDL $0x3f3f3f3f, BX
-	MOVL BX, 8(SP)                // mn0..3
-	MOVL AX, CX
-	SHRL $6, CX
-	ANDL $0x03030303, CX
-	SHLL $4, CX
-	ANDL $0x0f0f0f0f, DX
-	ORL  CX, DX
-	MOVL DX, 4(SP)               // sc4..7
-	ANDL $0x3f3f3f3f, AX
-	MOVL AX, 0(SP)                // sc0..3
+	K4UTMP(R12)
+	VMOVD   BX, X14               // mn0..3
+	VPINSRD $1, R12, X14, X14     // mn4..7
+	MOVL    DX, 4(SP)             // sc4..7
+	MOVL    AX, 0(SP)             // sc0..3
 	VPXOR Y0, Y0, Y0
 	VPXOR Y1, Y1, Y1
 	VPXOR Y2, Y2, Y2
@@ -1649,7 +1644,7 @@ k4xsb:
 	VMOVSS       (R12)(AX*4), X12          // dw
 	MOVWLZX      2(SI), AX
 	VMOVSS       (R12)(AX*4), X13          // dmin
-	VPMOVZXBW    8(SP), X14                // mn0..7
+	VPMOVZXBW    X14, X14                  // mn0..7
 	VCVTDQ2PS    Y0, Y0
 	VMULSS       (R9), X12, X8
 	VBROADCASTSS X8, Y8

@@ -1231,7 +1231,7 @@ TEXT ·qkPrepQ4_KVNNI(SB), NOSPLIT, $16-24
 	VPBROADCASTD AX, Z31
 
 p4kloop:
-	// ggml's utmp shuffle: scales sc0..7 then mins mn0..7 at 0(SP).
+	// ggml's utmp shuffle: scales sc0..7 at 0(SP), mins mn0..7 in X0.
 	MOVL 4(SI), AX                 // u0
 	MOVL 8(SI), BX                 // u1
 	MOVL 12(SI), DX                // u2
@@ -1255,9 +1255,9 @@ p4kloop:
 	ANDL $0x3f3f3f3f, AX           // u0'
 	MOVL AX, 0(SP)
 	MOVL R9, 4(SP)
-	MOVL R10, 8(SP)
-	MOVL R8, 12(SP)
-	VPMOVZXBW 8(SP), X0
+	VMOVD     R10, X0
+	VPINSRD   $1, R8, X0, X0
+	VPMOVZXBW X0, X0
 	VMOVDQU   X0, 512(DI)
 	VPXORD    X1, X1, X1
 	VMOVDQU   X1, 528(DI)
@@ -1315,7 +1315,7 @@ p6kloop:
 // out[r] = ggml's Q4_K·Q8_K dot of weight row r (rows rb bytes apart) with
 // one activation row given as its int16 values xw, per super-block scale
 // xd and 32-element sums xs (8 int16 per super-block). Frame: the
-// unpacked scales and mins at 0(SP), the super-block count at 16(SP).
+// unpacked scales at 0(SP), the super-block count at 16(SP).
 TEXT ·qkM1Q4_KVNNI(SB), NOSPLIT, $32-64
 	MOVQ         w+0(FP), DI
 	MOVQ         nrows+16(FP), R11
@@ -1338,7 +1338,9 @@ m1k4row:
 m1k4sb:
 	PREFETCHT0 1024(SI)
 	PREFETCHT0 1088(SI)
-	// ggml's utmp shuffle into sc0..7, mn0..7 at 0(SP).
+	// ggml's utmp shuffle into sc0..7 at 0(SP) and mn0..7 in X13 (a
+	// load of eight bytes that two four-byte stores wrote would wait for
+	// both instead of taking them from the store buffer).
 	MOVL 4(SI), AX
 	MOVL 8(SI), BX
 	MOVL 12(SI), DX
@@ -1350,9 +1352,9 @@ m1k4sb:
 	SHRL $4, R12
 	ANDL $0x0f0f0f0f, R12
 	ORL  CX, R12
-	MOVL R12, 12(SP)               // mn4..7
 	ANDL $0x3f3f3f3f, BX
-	MOVL BX, 8(SP)                 // mn0..3
+	VMOVD   BX, X13                // mn0..3
+	VPINSRD $1, R12, X13, X13      // mn4..7
 	MOVL AX, CX
 	SHRL $6, CX
 	ANDL $0x03030303, CX
@@ -1375,7 +1377,7 @@ m1k4sb:
 	VMULSS       (R9), X1, X1
 	VBROADCASTSS X1, Y1
 	VFMADD231PS  Y8, Y1, Y11
-	VPMOVZXBW    8(SP), X2
+	VPMOVZXBW    X13, X2
 	VPMADDWD     (R13), X2, X2
 	VCVTDQ2PS    X2, X2
 	MOVWLZX      2(SI), AX
