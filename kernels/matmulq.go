@@ -31,6 +31,7 @@ func MatMulQ(dst, x []float32, M int, w *Matrix) {
 	if M < 0 || len(x) < M*K || len(dst) < M*N {
 		panic(fmt.Sprintf("kernels: MatMulQ M=%d K=%d N=%d with len(x)=%d len(dst)=%d", M, K, N, len(x), len(dst)))
 	}
+	countStreamed(M, w)
 	at := ActDType(w.DType)
 	switch {
 	case at == tensor.F32:

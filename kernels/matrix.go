@@ -122,6 +122,7 @@ func MatMul(dst, x []float32, M int, w *Matrix) {
 		MatMulQ(dst, x, M, w)
 		return
 	}
+	countStreamed(M, w)
 	matMulF32(dst, x, M, w)
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bench-vs-llamacpp.sh: tfconv bench (reference mode and --match-llamacpp) side by side with llama-bench on
-# TinyLlama-1.1B-shaped random checkpoints (F32, Q8_0, Q4_0, Q4_K_M), alternating runs, medians and ratios, on
+# TinyLlama-1.1B-shaped random checkpoints (F32, Q8_0, Q4_0, Q4_K_M), alternating runs, medians and ratios (and, for
+# tfconv, the GB/s of weights its decode streamed against the read bandwidth it measured), on
 #   (a) this CPU as it is: tfconv against the llama.cpp build in LLAMA_BIN;
 #   (b) this CPU without AVX-512: tfconv under GODEBUG=cpu.avx512f=off (its AVX2 / AVX-VNNI kernels) against a
 #       llama.cpp built without AVX-512 in LLAMA_BIN_AVX2 (cmake -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON
@@ -55,7 +56,7 @@ for r in $(seq "$rounds"); do
         python3 -c 'import json,sys; d=json.load(sys.stdin); print(*sys.argv[1:3], "llama.cpp", *("%s=%f"%("pp" if x["n_prompt"] else "tg", x["avg_ts"]) for x in d))' "$mode" "$t" >>"$out"
       for numeric in "" --match-llamacpp; do
         GODEBUG=$godebug "$tfconv" bench "$m" --threads "$threads" --json $numeric 2>/dev/null |
-          python3 -c 'import json,sys; d=json.load(sys.stdin); print(*sys.argv[1:3], "tfconv"+sys.argv[3], "pp=%f"%d["prefill_tok_s"], "tg=%f"%d["decode_tok_s"])' "$mode" "$t" "$numeric" >>"$out"
+          python3 -c 'import json,sys; d=json.load(sys.stdin); print(*sys.argv[1:3], "tfconv"+sys.argv[3], "pp=%f"%d["prefill_tok_s"], "tg=%f"%d["decode_tok_s"], "gbs=%f"%d["decode_weight_gb_s"], "bw=%f"%d["read_bandwidth_gb_s"])' "$mode" "$t" "$numeric" >>"$out"
       done
     done
   done
@@ -70,8 +71,8 @@ for line in open(sys.argv[1]):
         k, v = x.split("=")
         runs[(mode, t, who)][k].append(float(v))
 cpu = {"a": "native", "b": "AVX-512 off"}
-print("| CPU | weights | program | prefill tok/s | decode tok/s | prefill ratio | decode ratio |")
-print("|---|---|---|---|---|---|---|")
+print("| CPU | weights | program | prefill tok/s | decode tok/s | prefill ratio | decode ratio | decode weights GB/s (of read bandwidth) |")
+print("|---|---|---|---|---|---|---|---|")
 for mode in ("a", "b"):
     for t in sys.argv[2].split():
         ref = {k: statistics.median(v) for k, v in runs[(mode, t, "llama.cpp")].items()}
@@ -80,6 +81,7 @@ for mode in ("a", "b"):
             if not med:
                 continue
             ratio = lambda k: "%.2f×" % (med[k] / ref[k]) if ref.get(k) else "n/a"
-            print("| %s | %s | %s | %.1f | %.2f | %s | %s |" % (cpu[mode], t.upper(), who.replace("--", " --"),
-                  med["pp"], med["tg"], ratio("pp"), ratio("tg")))
+            gbs = "%.1f (%.0f%% of %.1f)" % (med["gbs"], 100 * med["gbs"] / med["bw"], med["bw"]) if med.get("bw") else ""
+            print("| %s | %s | %s | %.1f | %.2f | %s | %s | %s |" % (cpu[mode], t.upper(), who.replace("--", " --"),
+                  med["pp"], med["tg"], ratio("pp"), ratio("tg"), gbs))
 PY

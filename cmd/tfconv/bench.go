@@ -21,6 +21,9 @@ type benchOptions struct {
 	json     bool
 	// matchLlamaCpp: model.LoadOptions.MatchLlamaCpp (--match-llamacpp).
 	matchLlamaCpp bool
+	// bandwidth: measure the machine's read bandwidth after the run
+	// (--bandwidth).
+	bandwidth bool
 }
 
 func newCmdBench(a *app) *cobra.Command {
@@ -31,7 +34,13 @@ func newCmdBench(a *app) *cobra.Command {
 		Long: `Bench loads a checkpoint and measures, after a warm-up run, the prefill rate over
 a prompt of --prompt tokens (one batched step, logits of the last position
 only) and the decode rate over --gen tokens generated one at a time with the
-KV cache. Token ids are a fixed pseudo-random sequence.`,
+KV cache. Token ids are a fixed pseudo-random sequence.
+
+Decode is bound by memory: each token streams every weight matrix once.
+Bench reports those bytes per token and the rate they streamed at, beside
+the machine's read bandwidth measured the same way (a 512 MiB float32
+matrix streamed by the same kernels and threads; --bandwidth=false skips
+it).`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.path = args[0]
@@ -43,6 +52,7 @@ KV cache. Token ids are a fixed pseudo-random sequence.`,
 	f.IntVar(&opts.gen, "gen", 32, "tokens generated for the decode measurement")
 	f.IntVar(&opts.threads, "threads", 0, "kernel threads (default: all CPUs)")
 	f.BoolVar(&opts.json, "json", false, "print JSON")
+	f.BoolVar(&opts.bandwidth, "bandwidth", true, "measure the machine's read bandwidth after the run (512 MiB, about a second)")
 	addProgressFlag(cmd, &opts.progress)
 	addMatchLlamaCppFlag(cmd, &opts.matchLlamaCpp)
 	return cmd
@@ -71,7 +81,21 @@ type benchJSON struct {
 	MatchLlamaCpp bool `json:"match_llamacpp"`
 	// Warnings: the run goes past the model's trained context.
 	Warnings []string `json:"warnings"`
+	// DecodeWeightBytes is the bytes of weight matrices one decoded token
+	// multiplied by (kernels.WeightBytesStreamed), DecodeWeightGBs the rate
+	// they streamed at (DecodeWeightBytes · decode_tok_s / 1e9); both 0
+	// without --gen.
+	DecodeWeightBytes int64   `json:"decode_weight_bytes_per_token"`
+	DecodeWeightGBs   float64 `json:"decode_weight_gb_s"`
+	// ReadBandwidthGBs is the machine's read bandwidth as the kernels see
+	// it (kernels.ReadBandwidth over 512 MiB, the same threads); 0 with
+	// --bandwidth=false.
+	ReadBandwidthGBs float64 `json:"read_bandwidth_gb_s"`
 }
+
+// readBandwidthBytes is the matrix bench streams to measure the read
+// bandwidth: well above any CPU's last-level cache.
+const readBandwidthBytes = 512 << 20
 
 // benchTokens is a fixed token sequence spread over the vocabulary.
 func benchTokens(n, vocab, salt int) []int {
@@ -83,8 +107,8 @@ func benchTokens(n, vocab, salt int) []int {
 }
 
 // benchRun prefills prompt tokens and decodes gen more, returning both
-// durations.
-func benchRun(m *model.Model, prompt, gen, salt int, meter *progress.Meter) (prefill, decode time.Duration, err error) {
+// durations and the weight bytes the decode streamed.
+func benchRun(m *model.Model, prompt, gen, salt int, meter *progress.Meter) (prefill, decode time.Duration, streamed int64, err error) {
 	cfg := m.Config()
 	toks := benchTokens(prompt, cfg.Vocab, salt)
 	s := m.NewSession()
@@ -93,20 +117,21 @@ func benchRun(m *model.Model, prompt, gen, salt int, meter *progress.Meter) (pre
 	switch {
 	case cfg.EncoderOnly:
 		_, err = m.Forward(model.Input{Tokens: toks}, nil)
-		return time.Since(t0), 0, err
+		return time.Since(t0), 0, 0, err
 	case cfg.EncoderDecoder:
 		if err = s.Encode(toks); err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 		logits, err = s.Step([]int{cfg.DecoderStart})
 	default:
 		logits, err = s.Step(toks)
 	}
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	prefill = time.Since(t0)
 	meter.Add(int64(prompt))
+	b0 := kernels.WeightBytesStreamed()
 	t0 = time.Now()
 	for i := 0; i < gen; i++ {
 		meter.Add(1)
@@ -117,10 +142,10 @@ func benchRun(m *model.Model, prompt, gen, salt int, meter *progress.Meter) (pre
 			}
 		}
 		if logits, err = s.Step([]int{next}); err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 	}
-	return prefill, time.Since(t0), nil
+	return prefill, time.Since(t0), kernels.WeightBytesStreamed() - b0, nil
 }
 
 func runBench(a *app, opts *benchOptions) error {
@@ -139,13 +164,13 @@ func runBench(a *app, opts *benchOptions) error {
 	}
 	fmt.Fprintf(a.err, "loaded %s (%s) in %.1fs\n", opts.path, cfg.Arch, time.Since(t0).Seconds())
 	// Warm-up (excluded): touches every weight once and grows the pools.
-	if _, _, err := benchRun(m, min(opts.prompt, 8), min(opts.gen, 2), 1, nil); err != nil {
+	if _, _, _, err := benchRun(m, min(opts.prompt, 8), min(opts.gen, 2), 1, nil); err != nil {
 		return err
 	}
 	// Progress (tokens done) prints at most every progress.Every: no
 	// measurable cost against a token's time.
 	meter := progress.New(a.progressOut(opts.progress), "bench", int64(opts.prompt+opts.gen), progress.Items, "tokens")
-	prefill, decode, err := benchRun(m, opts.prompt, opts.gen, 0, meter)
+	prefill, decode, streamed, err := benchRun(m, opts.prompt, opts.gen, 0, meter)
 	meter.Finish()
 	if err != nil {
 		return err
@@ -154,11 +179,23 @@ func runBench(a *app, opts *benchOptions) error {
 		PrefillTokS: float64(opts.prompt) / prefill.Seconds()}
 	if opts.gen > 0 && decode > 0 {
 		res.DecodeTokS = float64(opts.gen) / decode.Seconds()
+		res.DecodeWeightBytes = streamed / int64(opts.gen)
+		res.DecodeWeightGBs = float64(res.DecodeWeightBytes) * res.DecodeTokS / 1e9
+	}
+	if opts.bandwidth {
+		res.ReadBandwidthGBs = kernels.ReadBandwidth(readBandwidthBytes, 5) / 1e9
 	}
 	if opts.json {
 		return output.JSONLine(a.out, res)
 	}
 	fmt.Fprintf(a.out, "threads %d: prefill %d tokens %.2f tok/s, decode %d tokens %.2f tok/s\n",
 		res.Threads, opts.prompt, res.PrefillTokS, opts.gen, res.DecodeTokS)
+	if res.DecodeWeightBytes > 0 {
+		fmt.Fprintf(a.out, "decode streams %.3f GB of weights a token: %.1f GB/s", float64(res.DecodeWeightBytes)/1e9, res.DecodeWeightGBs)
+		if res.ReadBandwidthGBs > 0 {
+			fmt.Fprintf(a.out, ", %.0f%% of the %.1f GB/s read bandwidth", 100*res.DecodeWeightGBs/res.ReadBandwidthGBs, res.ReadBandwidthGBs)
+		}
+		fmt.Fprintln(a.out)
+	}
 	return nil
 }

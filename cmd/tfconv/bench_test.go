@@ -2,13 +2,16 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"path/filepath"
 	"testing"
+
+	"github.com/tfconv/tfconv/model"
 )
 
 func TestBenchCommand(t *testing.T) {
 	for _, m := range []string{filepath.Join("hf-tiny", "llama"), filepath.Join("hf-tiny", "t5"), filepath.Join("gguf", "llama-Q4_K_M.gguf")} {
-		stdout, stderr, code := runModelCmd(t, "bench", filepath.Join(modelTestdata, m), "--prompt", "16", "--gen", "4", "--threads", "1", "--json")
+		stdout, stderr, code := runModelCmd(t, "bench", filepath.Join(modelTestdata, m), "--prompt", "16", "--gen", "4", "--threads", "1", "--json", "--bandwidth=false")
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", m, code, stderr)
 		}
@@ -16,9 +19,42 @@ func TestBenchCommand(t *testing.T) {
 		if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 			t.Fatal(err)
 		}
-		if got.PrefillTokS <= 0 || got.DecodeTokS <= 0 || got.Threads != 1 || got.Prompt != 16 || got.Gen != 4 {
+		if got.PrefillTokS <= 0 || got.DecodeTokS <= 0 || got.Threads != 1 || got.Prompt != 16 || got.Gen != 4 ||
+			got.DecodeWeightBytes <= 0 || got.ReadBandwidthGBs != 0 {
 			t.Errorf("%s: %+v", m, got)
 		}
+		if want := float64(got.DecodeWeightBytes) * got.DecodeTokS / 1e9; math.Abs(got.DecodeWeightGBs-want) > 1e-9*want {
+			t.Errorf("%s: decode_weight_gb_s %g, bytes·tok/s %g", m, got.DecodeWeightGBs, want)
+		}
+	}
+	// A LLaMA decode step multiplies by every matrix once: all the 2-D
+	// tensors but the token embeddings, which it only reads a row of (this
+	// GGUF has its own output.weight).
+	p := filepath.Join(modelTestdata, "gguf", "llama-Q4_K_M.gguf")
+	mdl, err := model.Load(p, model.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want int64
+	for _, ti := range mdl.Tensors {
+		if len(ti.Shape) == 2 && ti.Name != "token_embd.weight" {
+			want += ti.Size
+		}
+	}
+	mdl.Close()
+	stdout, stderr, code := runModelCmd(t, "bench", p, "--prompt", "4", "--gen", "3", "--threads", "1", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var got benchJSON
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.DecodeWeightBytes != want {
+		t.Errorf("decode_weight_bytes_per_token %d, the GGUF's matrices hold %d", got.DecodeWeightBytes, want)
+	}
+	if !(got.ReadBandwidthGBs > 0) || math.IsInf(got.ReadBandwidthGBs, 0) {
+		t.Errorf("read_bandwidth_gb_s %g", got.ReadBandwidthGBs)
 	}
 	// 128 positions: a 200-token prompt does not fit.
 	if _, _, code := runModelCmd(t, "bench", filepath.Join(modelTestdata, "hf-tiny", "gpt2"), "--prompt", "200"); code != exitError {
