@@ -4,6 +4,8 @@ import (
 	"slices"
 	"sync/atomic"
 	"time"
+
+	"github.com/tfconv/tfconv/internal/hugepages"
 )
 
 // streamed counts the bytes of the weight matrices MatMul and MatMulQ
@@ -34,6 +36,10 @@ func ReadBandwidth(size int64, rounds int) float64 {
 	const cols = 4096
 	rows := max(1, int(size/(4*cols)))
 	w := make([]float32, rows*cols)
+	// Backed as the model's weights are (model.Load advises huge pages),
+	// so that TLB misses do not make the machine look slower than its
+	// weights stream.
+	hugepages.Advise(unsafeBytes(w))
 	for i := range w {
 		w[i] = float32(i & 7)
 	}

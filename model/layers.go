@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/tfconv/tfconv/checkpoint"
+	"github.com/tfconv/tfconv/internal/hugepages"
 	"github.com/tfconv/tfconv/kernels"
 	"github.com/tfconv/tfconv/quant"
 	"github.com/tfconv/tfconv/tensor"
@@ -190,7 +191,7 @@ func (l *loader) read(name string) (*checkpoint.Tensor, []byte) {
 	// The size comes from a header the checkpoint reader checked against
 	// the file's length.
 	b := make([]byte, t.Size)
-	adviseHugePages(b)
+	hugepages.Advise(b)
 	if _, err := io.ReadFull(t.Open(), b); err != nil {
 		l.fail(fmt.Errorf("model: %s: tensor %q: %w", t.File, name, err))
 		return nil, nil

@@ -1,6 +1,9 @@
 //go:build linux
 
-package model
+// Package hugepages asks the kernel for transparent huge pages under the
+// large buffers that the kernels stream: the model's weights, and the
+// matrix kernels.ReadBandwidth measures with.
+package hugepages
 
 import (
 	"unsafe"
@@ -11,7 +14,7 @@ import (
 // hugePage is the size of an x86-64 transparent huge page.
 const hugePage = 2 << 20
 
-// adviseHugePages asks the kernel to back the 2 MB-aligned interior of b
+// Advise asks the kernel to back the 2 MB-aligned interior of b
 // with transparent huge pages (madvise MADV_HUGEPAGE; it is only advice,
 // and a no-op where THP is off). Decoding streams every weight once per
 // token: with 4 KB pages that is a TLB miss every 4 KB, and under a
@@ -20,7 +23,7 @@ const hugePage = 2 << 20
 // tok/s over 5 alternating runs of `tfconv bench --prompt 16 --gen 96`.
 // b must be freshly allocated and not yet written, so that the first
 // writes fault huge pages in directly.
-func adviseHugePages(b []byte) {
+func Advise(b []byte) {
 	if len(b) < 2*hugePage {
 		return
 	}
