@@ -259,10 +259,19 @@ func BenchmarkMatMul(b *testing.B) {
 // to a small normal value: the speed does not depend on the values, and no
 // denormal or NaN reaches the FMA units.
 func BenchmarkDecode(b *testing.B) {
+	benchDecode(b, MatMul, []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0, tensor.Q4_1,
+		tensor.Q5_0, tensor.Q5_1, tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K})
+}
+
+// BenchmarkDecodeQ is BenchmarkDecode for MatMulQ (--match-llamacpp).
+func BenchmarkDecodeQ(b *testing.B) {
+	benchDecode(b, MatMulQ, []tensor.DType{tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.Q6_K})
+}
+
+func benchDecode(b *testing.B, mul func(dst, x []float32, M int, w *Matrix), types []tensor.DType) {
 	shapes := [][2]int{{2048, 2048}, {256, 2048}, {256, 2048}, {2048, 2048}, {5632, 2048}, {5632, 2048}, {2048, 5632}}
 	const minBytes = 160 << 20
-	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0, tensor.Q4_1,
-		tensor.Q5_0, tensor.Q5_1, tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K} {
+	for _, dt := range types {
 		for _, impl := range simdSets {
 			b.Run(fmt.Sprintf("%s/%s", impl.name, strings.ToLower(dt.String())), func(b *testing.B) {
 				r := rand.New(rand.NewPCG(9, 9))
@@ -282,7 +291,7 @@ func BenchmarkDecode(b *testing.B) {
 				withImpl(impl, func() {
 					for b.Loop() {
 						for _, w := range ws {
-							MatMul(dst, x, 1, w)
+							mul(dst, x, 1, w)
 						}
 					}
 				})

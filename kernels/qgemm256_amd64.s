@@ -1,7 +1,6 @@
 //go:build !noasm
 
 #include "textflag.h"
-#include "f16rows_amd64.h"
 
 // MatMulQ kernels for AVX2 (and AVX-VNNI's VEX-encoded VPDPBUSD); the
 // layouts and the reasoning are in qgemm256_amd64.go. Each kernel streams
@@ -413,6 +412,20 @@ GLOBL q2const<>(SB), RODATA|NOPTR, $0x240
 // int32 lanes −8·Σ x), Y13 int16 ones (AVX2) or −1 (VNNI), Y14 0x08, Y15
 // 0x0f. R14 prefetches the next eight rows, which are contiguous: 144
 // bytes (eight rows' share) a block.
+
+// F16ROWS8 gathers the binary16 words at A, A+rb, A+2rb, A+3rb, B, B+rb,
+// B+2rb, B+3rb (BX = rb, DX = 3rb) into the eight words of X, in that
+// order: the block scales of eight Q4_0 rows for the chain kernels
+// (C8BLK), widened next by VCVTPH2PS.
+#define F16ROWS8(A, B, X) \
+	VPINSRW $0, (A), X, X \
+	VPINSRW $1, (A)(BX*1), X, X \
+	VPINSRW $2, (A)(BX*2), X, X \
+	VPINSRW $3, (A)(DX*1), X, X \
+	VPINSRW $4, (B), X, X \
+	VPINSRW $5, (B)(BX*1), X, X \
+	VPINSRW $6, (B)(BX*2), X, X \
+	VPINSRW $7, (B)(DX*1), X, X
 
 // C8NIB unpacks the nibbles of rows M1 and M2 to Y4 (low) and Y5 (high).
 #define C8NIB(M1, M2) \

@@ -53,9 +53,10 @@ import (
 // (q0ChainGemmVNNI), the eight lanes of a weight row added into one int32
 // per block — started at the block's whole correction, which
 // q0PrepQ4_0ChainVNNI stores — in four partial sums, then one FMA; for
-// M < 4, q4_0x16DotVNNI512: 16 rows a pass, their lane sums added across
-// lanes into one zmm (row r in lane r) per block, so the chain runs for
-// 16 outputs at once.
+// M < 4, q4_0x8DotVNNI512, the AVX2 set's eight-row kernel
+// (qgemm256_amd64.go) with the EVEX VPDPBUSD on 256-bit registers. (A
+// 16-row zmm version was faster from cache but streamed from memory at
+// 36–41 GB/s against this one's 45: BenchmarkDecodeQ.)
 
 // Register-tile and panel geometry.
 const (
@@ -96,9 +97,6 @@ func q0PrepQ4_0VNNI(dst *byte, w *byte, nb int)
 func q0PrepQ4_0ChainVNNI(dst *byte, w *byte, nb int)
 
 //go:noescape
-func q4_0x16DotVNNI512(w *byte, rb, nrows int, xa *byte, nb int, out *float32)
-
-//go:noescape
 func q8_0M1VNNI(w *byte, rb, nrows int, xq *byte, xc *int32, xd *float32, nb int, out *float32)
 
 //go:noescape
@@ -132,7 +130,7 @@ func qmmVNNI(dst, x []float32, M int, w *Matrix) bool {
 		return false
 	}
 	if chainOrder(w) && M < qGemmMinRows {
-		return qmmRows(dst, x, M, w, q4_0ChainVNNI512, nil, false)
+		return qmmRows(dst, x, M, w, q4_0x8DotVNNI512, nil, false)
 	}
 	if M < qGemmMinRows {
 		if m1 := m1Kernel(w.DType); m1 != nil {
@@ -142,19 +140,6 @@ func qmmVNNI(dst, x []float32, M int, w *Matrix) bool {
 	}
 	qgemmVNNI(dst, x, M, w)
 	return true
-}
-
-// q4_0ChainVNNI512 runs q4_0x16DotVNNI512 on the first nrows &^ 15 rows
-// and q4_0x8DotVNNI512 on a remaining 8.
-func q4_0ChainVNNI512(w *byte, rb, nrows int, xa *byte, nb int, out *float32) {
-	n16 := nrows &^ 15
-	if n16 > 0 {
-		q4_0x16DotVNNI512(w, rb, n16, xa, nb, out)
-	}
-	if n16 < nrows {
-		q4_0x8DotVNNI512((*byte)(unsafe.Add(unsafe.Pointer(w), n16*rb)), rb, nrows-n16, xa, nb,
-			(*float32)(unsafe.Add(unsafe.Pointer(out), 4*n16)))
-	}
 }
 
 // m1Kernel returns the decode kernel for t, nil when there is none (the

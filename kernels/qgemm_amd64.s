@@ -1,7 +1,6 @@
 //go:build !noasm
 
 #include "textflag.h"
-#include "f16rows_amd64.h"
 
 // MatMulQ kernels for AVX-512 VNNI (+BW, VL); layouts and the reasoning in
 // qgemm_amd64.go. Every kernel forms ggml's exact int32 lane sums with
@@ -500,40 +499,6 @@ GLOBL qgconst<>(SB), RODATA|NOPTR, $0xa0
 	VADDPS       T, X, X \
 	VPERMILPS    $0xb1, X, T \
 	VADDSS       T, X, X
-// The 16-row Q4_0 chain decode kernel (chainOrder; q4_0x16DotVNNI512):
-// rows i, i+4, i+8 and i+12 share Z1+i (i < 4), one per 128-bit quarter:
-// their 16 nibble bytes side by side, so that the low nibbles (elements
-// 0–15 of the four rows) meet x[0:16] broadcast to every quarter (Z20) and
-// the high ones x[16:32] (Z22); each row's four lanes start at the block's
-// −8·Σx corrections (Z21). C16REDUCE adds every row's lanes: unpacking
-// dwords, then qwords, leaves row i+4q's sum in lane 4q+i, i.e. row r in
-// lane r. Scales: the 16 rows' binary16 words gathered by VPINSRW (faster
-// here than a VPGATHERDD) and widened.
-#define C16ROW(M0, M4, M8, M12, V) \
-	VMOVDQU32    M0, X23 \
-	VINSERTI32X4 $1, M4, Y23, Y23 \
-	VINSERTI32X4 $2, M8, Z23, Z23 \
-	VINSERTI32X4 $3, M12, Z23, Z23 \
-	VPSRLW       $4, Z23, Z24 \
-	VPANDD       Z29, Z23, Z23 \
-	VPANDD       Z29, Z24, Z24 \
-	VMOVDQA32    Z21, V \
-	VPDPBUSD     Z20, Z23, V \
-	VPDPBUSD     Z22, Z24, V
-
-// C16PAIR leaves the dword sums of A, B (interleaved) in A.
-#define C16PAIR(A, B) \
-	VPUNPCKLDQ B, A, Z9 \
-	VPUNPCKHDQ B, A, Z10 \
-	VPADDD     Z10, Z9, A
-
-#define C16REDUCE \
-	C16PAIR(Z1, Z2) \
-	C16PAIR(Z3, Z4) \
-	VPUNPCKLQDQ Z3, Z1, Z9 \
-	VPUNPCKHQDQ Z3, Z1, Z10 \
-	VPADDD      Z10, Z9, Z1
-
 // func q0GemmVNNI(w *byte, wstride, doff int, xp *byte, nb int, out *float32, ldc, nj, ni int, pf *byte)
 //
 // out[j*ldc+i] = ggml's dot of prepared weight row i (rows wstride bytes
@@ -909,79 +874,6 @@ q4m1blk1:
 	M1REDUCE(Z0)
 
 q4m1done:
-	VZEROUPPER
-	RET
-
-// func q4_0x16DotVNNI512(w *byte, rb, nrows int, xa *byte, nb int, out *float32)
-//
-// out[r] = dotQ4_0Chain of weight row r < nrows (a multiple of 16; rows
-// rb bytes apart, nb ≥ 1 blocks) with the Q8_0 activation row xa, 16 rows
-// at a time (C16ROW, C16REDUCE). While it works on a group it prefetches
-// the next one, which is contiguous: 288 bytes (16 rows' share) a block.
-TEXT ·q4_0x16DotVNNI512(SB), NOSPLIT, $0-48
-	MOVQ         w+0(FP), SI
-	MOVQ         rb+8(FP), BX
-	MOVQ         nrows+16(FP), R11
-	MOVQ         out+40(FP), R8
-	LEAQ         ·f16Table(SB), R12
-	LEAQ         (BX)(BX*2), DX
-	VPBROADCASTD qgconst<>+0x04(SB), Z29
-	VPBROADCASTD qgconst<>+0x08(SB), Z14
-	VPTERNLOGD   $0xff, Z13, Z13, Z13
-
-c16group:
-	CMPQ   R11, $16
-	JLT    c16done
-	LEAQ   (SI)(BX*4), R13
-	LEAQ   (SI)(BX*8), R14
-	LEAQ   (R14)(BX*4), DI
-	LEAQ   (R14)(BX*8), R10
-	MOVQ   xa+24(FP), R9
-	MOVQ   nb+32(FP), CX
-	VPXORD Z0, Z0, Z0
-
-c16blk:
-	PREFETCHT0      (R10)
-	PREFETCHT0      64(R10)
-	PREFETCHT0      128(R10)
-	PREFETCHT0      192(R10)
-	PREFETCHT0      256(R10)
-	ADDQ            $288, R10
-	VBROADCASTI32X4 2(R9), Z20
-	VBROADCASTI32X4 18(R9), Z22
-	VPMADDUBSW      Z20, Z14, Z21
-	VPMADDUBSW      Z22, Z14, Z25
-	VPADDW          Z25, Z21, Z21
-	VPMADDWD        Z13, Z21, Z21
-	C16ROW(2(SI), 2(R13), 2(R14), 2(DI), Z1)
-	C16ROW(2(SI)(BX*1), 2(R13)(BX*1), 2(R14)(BX*1), 2(DI)(BX*1), Z2)
-	C16ROW(2(SI)(BX*2), 2(R13)(BX*2), 2(R14)(BX*2), 2(DI)(BX*2), Z3)
-	C16ROW(2(SI)(DX*1), 2(R13)(DX*1), 2(R14)(DX*1), 2(DI)(DX*1), Z4)
-	C16REDUCE
-	VCVTDQ2PS       Z1, Z1
-	F16ROWS8(SI, R13, X27)
-	F16ROWS8(R14, DI, X26)
-	VINSERTI32X4    $1, X26, Y27, Y27
-	VCVTPH2PS       Y27, Z27
-	MOVWLZX         (R9), AX
-	VMULPS.BCST     (R12)(AX*4), Z27, Z27
-	VFMADD231PS     Z1, Z27, Z0
-	ADDQ            $18, SI
-	ADDQ            $18, R13
-	ADDQ            $18, R14
-	ADDQ            $18, DI
-	ADDQ            $34, R9
-	DECQ            CX
-	JNZ             c16blk
-
-	VMOVUPS Z0, (R8)
-	ADDQ    $64, R8
-	IMUL3Q  $15, BX, AX
-	ADDQ    AX, SI
-	SUBQ    $16, R11
-	JMP     c16group
-
-c16done:
 	VZEROUPPER
 	RET
 
