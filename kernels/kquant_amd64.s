@@ -103,6 +103,36 @@ GLOBL q4ktab<>(SB), RODATA|NOPTR, $64
 	VPINSRD $2, R10, X4, X4           \
 	VPINSRD $3, R8, X4, X4
 
+// Q4KDM512 unpacks the scales of the Q4_K / Q5_K super-block at DI as
+// float32: d·sc0..7 then dmin·mn0..7 in Z4, also stored at 0(SP).
+#define Q4KDM512 \
+	Q4KSCALES \
+	VPMOVZXBD    X4, Z4 \
+	VCVTDQ2PS    Z4, Z4 \
+	VPBROADCASTW (DI), Y5 \
+	VPBROADCASTW 2(DI), Y6 \
+	VINSERTI128  $1, X6, Y5, Y5 \
+	VCVTPH2PS    Y5, Z5 \
+	VMULPS       Z5, Z4, Z4 \
+	VMOVUPS      Z4, 0(SP)
+
+// Q4KDM256 is Q4KDM512 on 8-lane vectors: d·sc0..7 in Y5 (also stored at
+// 0(SP)), dmin·mn0..7 in Y6.
+#define Q4KDM256 \
+	Q4KSCALES \
+	VPMOVZXBD    X4, Y5 \
+	VPSRLDQ      $8, X4, X4 \
+	VPMOVZXBD    X4, Y6 \
+	VCVTDQ2PS    Y5, Y5 \
+	VCVTDQ2PS    Y6, Y6 \
+	VPBROADCASTW (DI), X7 \
+	VCVTPH2PS    X7, Y7 \
+	VMULPS       Y7, Y5, Y5 \
+	VPBROADCASTW 2(DI), X7 \
+	VCVTPH2PS    X7, Y7 \
+	VMULPS       Y7, Y6, Y6 \
+	VMOVUPS      Y5, 0(SP)
+
 // Q4KGROUP512 is 64-element group j: qo = 16+32j, xo = 256j, so = 8j.
 #define Q4KGROUP512(SINK, qo, xo, so) \
 	VPMOVZXBD    qo(DI), Z8         \
@@ -134,15 +164,7 @@ GLOBL q4ktab<>(SB), RODATA|NOPTR, $64
 
 // BLOCKQ4K512 is one Q4_K block with its weights sent to SINK.
 #define BLOCKQ4K512(SINK) \
-	Q4KSCALES \
-	VPMOVZXBD    X4, Z4 \
-	VCVTDQ2PS    Z4, Z4 \
-	VPBROADCASTW (DI), Y5 \
-	VPBROADCASTW 2(DI), Y6 \
-	VINSERTI128  $1, X6, Y5, Y5 \
-	VCVTPH2PS    Y5, Z5 \
-	VMULPS       Z5, Z4, Z4 \
-	VMOVUPS      Z4, 0(SP) \
+	Q4KDM512 \
 	Q4KGROUP512(SINK, 16, 0, 0) \
 	Q4KGROUP512(SINK, 48, 256, 8) \
 	Q4KGROUP512(SINK, 80, 512, 16) \
@@ -276,15 +298,7 @@ GLOBL q4ktab<>(SB), RODATA|NOPTR, $64
 
 // BLOCKQ5K512 is one Q5_K block with its weights sent to SINK.
 #define BLOCKQ5K512(SINK) \
-	Q4KSCALES \
-	VPMOVZXBD    X4, Z4 \
-	VCVTDQ2PS    Z4, Z4 \
-	VPBROADCASTW (DI), Y5 \
-	VPBROADCASTW 2(DI), Y6 \
-	VINSERTI128  $1, X6, Y5, Y5 \
-	VCVTPH2PS    Y5, Z5 \
-	VMULPS       Z5, Z4, Z4 \
-	VMOVUPS      Z4, 0(SP) \
+	Q4KDM512 \
 	VPMOVZXBD    16(DI), Z20 \
 	VPMOVZXBD    32(DI), Z21 \
 	Q5KGROUP512(SINK, 48, 0, 0) \
@@ -494,19 +508,7 @@ GLOBL q4ktab<>(SB), RODATA|NOPTR, $64
 // BLOCKQ4K256 is one Q4_K super-block at DI on 8-lane vectors (frame: the
 // 8 scales and 8 mins at 0(SP) and 32(SP)), x or the destination at SI.
 #define BLOCKQ4K256(SINK) \
-	Q4KSCALES \
-	VPMOVZXBD    X4, Y5 \
-	VPSRLDQ      $8, X4, X4 \
-	VPMOVZXBD    X4, Y6 \
-	VCVTDQ2PS    Y5, Y5 \
-	VCVTDQ2PS    Y6, Y6 \
-	VPBROADCASTW (DI), X7 \
-	VCVTPH2PS    X7, Y7 \
-	VMULPS       Y7, Y5, Y5 \
-	VPBROADCASTW 2(DI), X7 \
-	VCVTPH2PS    X7, Y7 \
-	VMULPS       Y7, Y6, Y6 \
-	VMOVUPS      Y5, 0(SP) \
+	Q4KDM256 \
 	VMOVUPS      Y6, 32(SP) \
 	Q4KHALF256(SINK, Q4KLOW, 16, 0, 0, 32) \
 	Q4KHALF256(SINK, Q4KHIGH, 16, 128, 4, 36) \
@@ -574,19 +576,7 @@ GLOBL q4ktab<>(SB), RODATA|NOPTR, $64
 // destination at SI (weight = float32(d·sc)·q − dmin·mn as Q4_K, q with
 // its fifth bit).
 #define BLOCKQ5K256(SINK) \
-	Q4KSCALES \
-	VPMOVZXBD    X4, Y5 \
-	VPSRLDQ      $8, X4, X4 \
-	VPMOVZXBD    X4, Y6 \
-	VCVTDQ2PS    Y5, Y5 \
-	VCVTDQ2PS    Y6, Y6 \
-	VPBROADCASTW (DI), X7 \
-	VCVTPH2PS    X7, Y7 \
-	VMULPS       Y7, Y5, Y5 \
-	VPBROADCASTW 2(DI), X7 \
-	VCVTPH2PS    X7, Y7 \
-	VMULPS       Y7, Y6, Y6 \
-	VMOVUPS      Y5, 0(SP) \
+	Q4KDM256 \
 	VMOVUPS      Y6, 32(SP) \
 	Q5KGROUP256(SINK, 0) \
 	Q5KGROUP256(SINK, 1) \
@@ -1441,15 +1431,7 @@ TEXT ·dotQ4_KSumsAVX512(SB), NOSPLIT, $64-36
 loop:
 	CMPQ          CX, $256
 	JLT           reduce
-	Q4KSCALES
-	VPMOVZXBD     X4, Z4
-	VCVTDQ2PS     Z4, Z4
-	VPBROADCASTW  (DI), Y5
-	VPBROADCASTW  2(DI), Y6
-	VINSERTI128   $1, X6, Y5, Y5
-	VCVTPH2PS     Y5, Z5
-	VMULPS        Z5, Z4, Z4
-	VMOVUPS       Z4, 0(SP)
+	Q4KDM512
 	VEXTRACTF32X8 $1, Z4, Y5
 	VFMADD231PS   (R11), Y5, Y14
 	Q4KSGROUP512(16, 0, 0, Z0, Z1)
@@ -1520,19 +1502,7 @@ TEXT ·dotQ4_KSumsAVX2(SB), NOSPLIT, $64-36
 loop:
 	CMPQ         CX, $256
 	JLT          reduce
-	Q4KSCALES
-	VPMOVZXBD    X4, Y5
-	VPSRLDQ      $8, X4, X4
-	VPMOVZXBD    X4, Y6
-	VCVTDQ2PS    Y5, Y5
-	VCVTDQ2PS    Y6, Y6
-	VPBROADCASTW (DI), X7
-	VCVTPH2PS    X7, Y7
-	VMULPS       Y7, Y5, Y5
-	VPBROADCASTW 2(DI), X7
-	VCVTPH2PS    X7, Y7
-	VMULPS       Y7, Y6, Y6
-	VMOVUPS      Y5, 0(SP)
+	Q4KDM256
 	VFMADD231PS  (R11), Y6, Y14
 	Q4KSGROUP256(16, 0, 0, Y0, Y1)
 	Q4KSGROUP256(48, 256, 8, Y2, Y3)

@@ -151,11 +151,12 @@ func chainOrder(w *Matrix) bool { return w.DType == tensor.Q4_0 && w.Rows%8 == 0
 // How the integer is formed does not matter (it is exact); the float32
 // chain is the order.
 func dotQ4_0Chain(w, a []byte, nb int) float32 {
+	wb := int(tensor.Q4_0.BlockBytes())
 	var acc float32
 	var q [32]int8
 	for b := 0; b < nb; b++ {
 		ablk := a[b*q8_0Bytes : (b+1)*q8_0Bytes]
-		dw, _ := unpack0(tensor.Q4_0, &q, w[b*18:(b+1)*18])
+		dw, _ := unpack0(tensor.Q4_0, &q, w[b*wb:(b+1)*wb])
 		var s int32
 		for j, v := range q {
 			s += int32(v) * int32(int8(ablk[2+j]))

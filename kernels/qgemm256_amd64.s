@@ -1,6 +1,7 @@
 //go:build !noasm
 
 #include "textflag.h"
+#include "k4utmp_amd64.h"
 
 // MatMulQ kernels for AVX2 (and AVX-VNNI's VEX-encoded VPDPBUSD); the
 // layouts and the reasoning are in qgemm256_amd64.go. Each kernel streams
@@ -516,33 +517,6 @@ GLOBL q2const<>(SB), RODATA|NOPTR, $0x240
 	ADDQ    $32, R8 \
 	LEAQ    (DI)(BX*8), DI \
 	SUBQ    $8, R11
-
-// K4UTMP is ggml's utmp shuffle of a Q4_K / Q5_K super-block's 12 scale
-// bytes at 4(SI): it leaves the 6-bit scales sc0..3 in AX, sc4..7 in DX,
-// the mins mn0..3 in BX and mn4..7 in TMP (CX scratch). The kernels keep
-// them in registers: a vector load of bytes that separate narrower stores
-// wrote waits for the stores to retire instead of taking them from the
-// store buffer.
-#define K4UTMP(TMP) \
-	MOVL 4(SI), AX \
-	MOVL 8(SI), BX \
-	MOVL 12(SI), DX \
-	MOVL BX, CX \
-	SHRL $6, CX \
-	ANDL $0x03030303, CX \
-	SHLL $4, CX \
-	MOVL DX, TMP \
-	SHRL $4, TMP \
-	ANDL $0x0f0f0f0f, TMP \
-	ORL  CX, TMP \
-	ANDL $0x3f3f3f3f, BX \
-	MOVL AX, CX \
-	SHRL $6, CX \
-	ANDL $0x03030303, CX \
-	SHLL $4, CX \
-	ANDL $0x0f0f0f0f, DX \
-	ORL  CX, DX \
-	ANDL $0x3f3f3f3f, AX
 
 // K4SCY widens K4UTMP's scales (AX, DX) to eight int16 in X and copies
 // them to both 128-bit lanes of Y, for VPSHUFB's per-lane broadcasts.

@@ -1,6 +1,7 @@
 //go:build !noasm
 
 #include "textflag.h"
+#include "k4utmp_amd64.h"
 
 // MatMulQ kernels for AVX-512 VNNI (+BW, VL); layouts and the reasoning in
 // qgemm_amd64.go. Every kernel forms ggml's exact int32 lane sums with
@@ -1230,32 +1231,12 @@ m1k4row:
 m1k4sb:
 	PREFETCHT0 1024(SI)
 	PREFETCHT0 1088(SI)
-	// ggml's utmp shuffle into sc0..7 at 0(SP) and mn0..7 in X13 (a
-	// load of eight bytes that two four-byte stores wrote would wait for
-	// both instead of taking them from the store buffer).
-	MOVL 4(SI), AX
-	MOVL 8(SI), BX
-	MOVL 12(SI), DX
-	MOVL BX, CX
-	SHRL $6, CX
-	ANDL $0x03030303, CX
-	SHLL $4, CX
-	MOVL DX, R12
-	SHRL $4, R12
-	ANDL $0x0f0f0f0f, R12
-	ORL  CX, R12
-	ANDL $0x3f3f3f3f, BX
+	// ggml's utmp shuffle: sc0..7 to 0(SP), mn0..7 to X13 (K4UTMP).
+	K4UTMP(R12)
 	VMOVD   BX, X13                // mn0..3
 	VPINSRD $1, R12, X13, X13      // mn4..7
-	MOVL AX, CX
-	SHRL $6, CX
-	ANDL $0x03030303, CX
-	SHLL $4, CX
-	ANDL $0x0f0f0f0f, DX
-	ORL  CX, DX
-	MOVL DX, 4(SP)                 // sc4..7
-	ANDL $0x3f3f3f3f, AX
-	MOVL AX, 0(SP)                 // sc0..3
+	MOVL    DX, 4(SP)              // sc4..7
+	MOVL    AX, 0(SP)              // sc0..3
 	VPXORD Z8, Z8, Z8
 	M1K4GROUP(0)
 	M1K4GROUP(1)

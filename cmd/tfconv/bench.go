@@ -38,9 +38,9 @@ KV cache. Token ids are a fixed pseudo-random sequence.
 
 Decode is bound by memory: each token streams every weight matrix once.
 Bench reports those bytes per token and the rate they streamed at, beside
-the machine's read bandwidth measured the same way (a 512 MiB float32
-matrix streamed by the same kernels and threads; --bandwidth=false skips
-it).`,
+the machine's read bandwidth measured the same way (a float32 matrix of
+` + readBandwidthSize + ` streamed by the same kernels and threads;
+--bandwidth=false skips it).`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.path = args[0]
@@ -52,7 +52,7 @@ it).`,
 	f.IntVar(&opts.gen, "gen", 32, "tokens generated for the decode measurement")
 	f.IntVar(&opts.threads, "threads", 0, "kernel threads (default: all CPUs)")
 	f.BoolVar(&opts.json, "json", false, "print JSON")
-	f.BoolVar(&opts.bandwidth, "bandwidth", true, "measure the machine's read bandwidth after the run (512 MiB, about a second)")
+	f.BoolVar(&opts.bandwidth, "bandwidth", true, "measure the machine's read bandwidth after the run ("+readBandwidthSize+", about a second)")
 	addProgressFlag(cmd, &opts.progress)
 	addMatchLlamaCppFlag(cmd, &opts.matchLlamaCpp)
 	return cmd
@@ -88,14 +88,17 @@ type benchJSON struct {
 	DecodeWeightBytes int64   `json:"decode_weight_bytes_per_token"`
 	DecodeWeightGBs   float64 `json:"decode_weight_gb_s"`
 	// ReadBandwidthGBs is the machine's read bandwidth as the kernels see
-	// it (kernels.ReadBandwidth over 512 MiB, the same threads); 0 with
-	// --bandwidth=false.
+	// it (kernels.ReadBandwidth over readBandwidthBytes, the same
+	// threads); 0 with --bandwidth=false.
 	ReadBandwidthGBs float64 `json:"read_bandwidth_gb_s"`
 }
 
 // readBandwidthBytes is the matrix bench streams to measure the read
 // bandwidth: well above any CPU's last-level cache.
 const readBandwidthBytes = 512 << 20
+
+// readBandwidthSize is readBandwidthBytes for the help texts.
+var readBandwidthSize = fmt.Sprintf("%d MiB", readBandwidthBytes>>20)
 
 // benchTokens is a fixed token sequence spread over the vocabulary.
 func benchTokens(n, vocab, salt int) []int {
