@@ -232,3 +232,30 @@ loop:
 
 done:
 	RET
+
+// func prefetchRows(p *byte, stride, rows, n int); rows ≥ 1, n ≥ 1
+//
+// PRFM PLDL2KEEP (into L2) every 64-byte line of n bytes at p, p+stride,
+// …, p+(rows-1)·stride: gemmSIMD's next weight block, fetched while the
+// microkernel works on this one.
+TEXT ·prefetchRows(SB), NOSPLIT, $0-32
+	MOVD p+0(FP), R0
+	MOVD stride+8(FP), R1
+	MOVD rows+16(FP), R2
+	MOVD n+24(FP), R3
+
+prow:
+	MOVD R0, R4
+	ADD  R3, R0, R5
+
+pline:
+	PRFM (R4), PLDL2KEEP
+	ADD  $64, R4
+	CMP  R5, R4
+	BLO  pline
+	SUB  $1, R5
+	PRFM (R5), PLDL2KEEP
+	ADD  R1, R0
+	SUBS $1, R2, R2
+	BNE  prow
+	RET

@@ -287,3 +287,30 @@ store:
 	VMOVUPS Y11, 352(DI)
 	VZEROUPPER
 	RET
+
+// ---------------------------------------------------------------- prefetch
+
+// func prefetchRows(p *byte, stride, rows, n int); rows ≥ 1, n ≥ 1
+//
+// PREFETCHT1 (into L2) every 64-byte line of n bytes at p, p+stride, …,
+// p+(rows-1)·stride: gemmSIMD's next weight block, fetched while the
+// microkernel works on this one.
+TEXT ·prefetchRows(SB), NOSPLIT, $0-32
+	MOVQ p+0(FP), SI
+	MOVQ stride+8(FP), DX
+	MOVQ rows+16(FP), CX
+	MOVQ n+24(FP), BX
+
+prow:
+	XORQ AX, AX
+
+pline:
+	PREFETCHT1 (SI)(AX*1)
+	ADDQ       $64, AX
+	CMPQ       AX, BX
+	JLT        pline
+	PREFETCHT1 -1(SI)(BX*1)
+	ADDQ       DX, SI
+	DECQ       CX
+	JNZ        prow
+	RET

@@ -205,6 +205,11 @@ func TestMatMul(t *testing.T) {
 					K := (40 + bs - 1) / bs * bs
 					w, deq := randMatrix(r, dt, 13, K)
 					checkMatMul(t, r, w, deq, pcBlock*32+45)
+					// Several k ranges (kcOuter), a ragged last row block:
+					// prefetchNext's every branch.
+					w, deq = randMatrix(r, dt, 29, (kcOuter/bs+2)*bs)
+					SetThreads(2)
+					checkMatMul(t, r, w, deq, 40)
 				}
 			})
 		})

@@ -41,6 +41,9 @@ func gemm12x32AVX512(w *byte, ldw int, xt *float32, kc int, c *float32, acc bool
 func gemm6x16AVX2(w *byte, ldw int, xt *float32, kc int, c *float32, acc bool)
 
 //go:noescape
+func prefetchRows(p *byte, stride, rows, n int)
+
+//go:noescape
 func dotAVX512(a *float32, b *byte, n int) float32
 
 //go:noescape

@@ -24,6 +24,9 @@ func axpyNEON(dst *float32, a float32, x *float32, n int)
 func gemm6x16NEON(w *byte, ldw int, xt *float32, kc int, c *float32, acc bool)
 
 //go:noescape
+func prefetchRows(p *byte, stride, rows, n int)
+
+//go:noescape
 func expNEON(x *float32, n int)
 
 //go:noescape
