@@ -263,3 +263,10 @@ var simdSets = func() []*simdSet {
 	}
 	return append(sets, avx2Set)
 }()
+
+// The peak loops of peak_amd64.s, for BenchmarkPeak only.
+
+func peakFMA512(n int)
+func peakFMA256(n int)
+func peakDPBUSD512(n int)
+func peakMADDUBSW256(n int)
