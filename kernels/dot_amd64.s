@@ -108,85 +108,13 @@ reduce:
 	VZEROUPPER
 	RET
 
-// Q8_0 block: 2-byte f16 scale d, then 32 int8 quants; weight = d·q, which
-// is exact in float32 (11-bit times 8-bit significand), so multiplying the
-// converted quants by d and then FMA-ing with x is the f32 product with the
-// dequantized weight.
-
-// func dotQ8_0AVX512(x *float32, q *byte, nb int) float32
-TEXT ·dotQ8_0AVX512(SB), NOSPLIT, $0-28
-	MOVQ   x+0(FP), DI
-	MOVQ   q+8(FP), SI
-	MOVQ   nb+16(FP), CX
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-
-loop2:
-	CMPQ CX, $2
-	JLT  loop1
-	VPBROADCASTW (SI), Y8
-	VCVTPH2PS    Y8, Z8
-	VPMOVSXBD    2(SI), Z9
-	VPMOVSXBD    18(SI), Z10
-	VCVTDQ2PS    Z9, Z9
-	VCVTDQ2PS    Z10, Z10
-	VMULPS       Z8, Z9, Z9
-	VMULPS       Z8, Z10, Z10
-	VFMADD231PS  (DI), Z9, Z0
-	VFMADD231PS  64(DI), Z10, Z1
-	VPBROADCASTW 34(SI), Y11
-	VCVTPH2PS    Y11, Z11
-	VPMOVSXBD    36(SI), Z12
-	VPMOVSXBD    52(SI), Z13
-	VCVTDQ2PS    Z12, Z12
-	VCVTDQ2PS    Z13, Z13
-	VMULPS       Z11, Z12, Z12
-	VMULPS       Z11, Z13, Z13
-	VFMADD231PS  128(DI), Z12, Z2
-	VFMADD231PS  192(DI), Z13, Z3
-	ADDQ         $68, SI
-	ADDQ         $256, DI
-	SUBQ         $2, CX
-	JMP          loop2
-
-loop1:
-	TESTQ CX, CX
-	JZ    reduce
-	VPBROADCASTW (SI), Y8
-	VCVTPH2PS    Y8, Z8
-	VPMOVSXBD    2(SI), Z9
-	VPMOVSXBD    18(SI), Z10
-	VCVTDQ2PS    Z9, Z9
-	VCVTDQ2PS    Z10, Z10
-	VMULPS       Z8, Z9, Z9
-	VMULPS       Z8, Z10, Z10
-	VFMADD231PS  (DI), Z9, Z0
-	VFMADD231PS  64(DI), Z10, Z1
-
-reduce:
-	VADDPS        Z1, Z0, Z0
-	VADDPS        Z3, Z2, Z2
-	VADDPS        Z2, Z0, Z0
-	VEXTRACTF64X4 $1, Z0, Y1
-	VADDPS        Y1, Y0, Y0
-	VEXTRACTF128  $1, Y0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0x4e, X0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0xb1, X0, X1
-	VADDSS        X1, X0, X0
-	VMOVSS        X0, ret+24(FP)
-	VZEROUPPER
-	RET
+// A Q8_0 block is a binary16 scale d followed by 32 int8 quants.
 
 // func dotQ8_0AVX2(x *float32, q *byte, nb int) float32
 TEXT ·dotQ8_0AVX2(SB), NOSPLIT, $0-28
 	MOVQ   x+0(FP), DI
 	MOVQ   q+8(FP), SI
 	MOVQ   nb+16(FP), CX
-	LEAQ   ·f16Table(SB), R8
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -195,8 +123,8 @@ TEXT ·dotQ8_0AVX2(SB), NOSPLIT, $0-28
 loop:
 	TESTQ CX, CX
 	JZ    reduce
-	MOVWLZX      (SI), AX
-	VBROADCASTSS (R8)(AX*4), Y8
+	VPBROADCASTW (SI), X8
+	VCVTPH2PS    X8, Y8
 	VPMOVSXBD    2(SI), Y9
 	VPMOVSXBD    10(SI), Y10
 	VPMOVSXBD    18(SI), Y11

@@ -307,7 +307,7 @@ func benchDecode(b *testing.B, mul func(dst, x []float32, M int, w *Matrix), typ
 }
 
 // randomBytesMatrix is an N×K matrix of random bytes whose f16 scale
-// fields (halfFields; every element for F16) hold 0.01 and whose f32 or
+// fields (halfFields) hold random values in [2⁻⁸, 2⁻⁶) and whose f32, f16 or
 // bf16 elements are in [-0.5, 0.5).
 func randomBytesMatrix(r *rand.Rand, dt tensor.DType, N, K int) *Matrix {
 	rb, _ := dt.ByteSize(int64(K))
@@ -333,7 +333,12 @@ func randomBytesMatrix(r *rand.Rand, dt tensor.DType, N, K int) *Matrix {
 		bb := int(dt.BlockBytes())
 		for o := 0; o < len(data); o += bb {
 			for _, f := range halfFields[dt] {
-				binary.LittleEndian.PutUint16(data[o+f:], 0x211f) // 0.01
+				// A scale in [2⁻⁸, 2⁻⁶) with a random mantissa: some two
+				// thousand distinct values, as in a real checkpoint's blocks
+				// (one value for all of them flattered every kernel that
+				// converts the scale through a table).
+				h := uint16(7+r.IntN(2))<<10 | uint16(r.IntN(1024))
+				binary.LittleEndian.PutUint16(data[o+f:], h)
 			}
 		}
 	}

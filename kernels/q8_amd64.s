@@ -3,20 +3,21 @@
 #include "textflag.h"
 
 // Q8_0 and half-precision kernels for AVX-512. A Q8_0 block is a binary16
-// scale d followed by 32 int8 quants. The scale is read through f16Table
-// (a scalar load and a broadcast load, no vector-port work), which leaves
-// the two vector ports to the sign extensions, conversions and FMAs that
-// bound these loops.
+// scale d followed by 32 int8 quants. The scale is broadcast as a word and
+// converted (VPBROADCASTW, VCVTPH2PS: exact, as quant.F16ToF32). A lookup
+// in a 256 KB table of every binary16's float32 was faster with one scale
+// for every block, as the benchmarks then had, and a fifth slower from
+// memory with a checkpoint's thousands of distinct scales, whose table
+// lines the streamed weights keep evicting.
 
-// func dotQ8_0TabAVX512(x *float32, q *byte, nb int) float32
+// func dotQ8_0AVX512(x *float32, q *byte, nb int) float32
 //
 // Σ_b d_b·(Σ_i q_bi·x_bi): the 32 products of a block are summed before
 // its scale multiplies them, one multiply per block instead of two.
-TEXT ·dotQ8_0TabAVX512(SB), NOSPLIT, $0-28
+TEXT ·dotQ8_0AVX512(SB), NOSPLIT, $0-28
 	MOVQ   x+0(FP), DI
 	MOVQ   q+8(FP), SI
 	MOVQ   nb+16(FP), CX
-	LEAQ   ·f16Table(SB), R8
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -27,10 +28,10 @@ loop4:
 	JLT          loop1
 	PREFETCHT0   4096(SI)
 	PREFETCHT0   4160(SI)
-	MOVWLZX      (SI), AX
-	MOVWLZX      34(SI), BX
-	MOVWLZX      68(SI), DX
-	MOVWLZX      102(SI), R9
+	VPBROADCASTW (SI), Y12
+	VPBROADCASTW 34(SI), Y13
+	VPBROADCASTW 68(SI), Y14
+	VPBROADCASTW 102(SI), Y15
 	VPMOVSXBD    2(SI), Z4
 	VPMOVSXBD    18(SI), Z5
 	VPMOVSXBD    36(SI), Z6
@@ -55,10 +56,10 @@ loop4:
 	VFMADD231PS  192(DI), Z7, Z6
 	VFMADD231PS  320(DI), Z9, Z8
 	VFMADD231PS  448(DI), Z11, Z10
-	VBROADCASTSS (R8)(AX*4), Z12
-	VBROADCASTSS (R8)(BX*4), Z13
-	VBROADCASTSS (R8)(DX*4), Z14
-	VBROADCASTSS (R8)(R9*4), Z15
+	VCVTPH2PS    Y12, Z12
+	VCVTPH2PS    Y13, Z13
+	VCVTPH2PS    Y14, Z14
+	VCVTPH2PS    Y15, Z15
 	VFMADD231PS  Z12, Z4, Z0
 	VFMADD231PS  Z13, Z6, Z1
 	VFMADD231PS  Z14, Z8, Z2
@@ -71,14 +72,14 @@ loop4:
 loop1:
 	TESTQ        CX, CX
 	JZ           reduce
-	MOVWLZX      (SI), AX
+	VPBROADCASTW (SI), Y12
 	VPMOVSXBD    2(SI), Z4
 	VPMOVSXBD    18(SI), Z5
 	VCVTDQ2PS    Z4, Z4
 	VCVTDQ2PS    Z5, Z5
 	VMULPS       (DI), Z4, Z4
 	VFMADD231PS  64(DI), Z5, Z4
-	VBROADCASTSS (R8)(AX*4), Z12
+	VCVTPH2PS    Y12, Z12
 	VFMADD231PS  Z12, Z4, Z0
 	ADDQ         $34, SI
 	ADDQ         $128, DI
@@ -108,7 +109,6 @@ TEXT ·decQ8_0AVX512(SB), NOSPLIT, $0-24
 	MOVQ dst+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ n+16(FP), CX
-	LEAQ ·f16Table(SB), R8
 	// R9 = the bytes of n elements: MatMul decodes a row in consecutive
 	// chunks of n, so (SI)(R9*1) is the same place in the next chunk,
 	// fetched while this one is decoded. Rows are read a few hundred
@@ -121,10 +121,10 @@ loop:
 	CMPQ         CX, $32
 	JLT          done
 	PREFETCHT0   (SI)(R9*1)
-	MOVWLZX      (SI), AX
+	VPBROADCASTW (SI), Y12
 	VPMOVSXBD    2(SI), Z4
 	VPMOVSXBD    18(SI), Z5
-	VBROADCASTSS (R8)(AX*4), Z12
+	VCVTPH2PS    Y12, Z12
 	VCVTDQ2PS    Z4, Z4
 	VCVTDQ2PS    Z5, Z5
 	VMULPS       Z12, Z4, Z4

@@ -177,12 +177,11 @@ TEXT ·dotI8AVX2(SB), NOSPLIT, $0-28
 	VPERMPS   Z15, lo, lo  \
 	VPERMPS   Z15, hi, hi
 
-// Q40BLK512(r, zd, lo, hi, acc) adds d·Σ(q−8)·x of the block at DI (x at SI)
-// to acc and steps DI, SI and CX past it (r: a scratch integer register;
-// R8 = &f16Table).
-#define Q40BLK512(r, zd, lo, hi, acc) \
-	MOVWLZX      (DI), r           \
-	VBROADCASTSS (R8)(r*4), zd     \
+// Q40BLK512(yd, zd, lo, hi, acc) adds d·Σ(q−8)·x of the block at DI (x at
+// SI) to acc and steps DI, SI and CX past it (yd: the Y register of zd).
+#define Q40BLK512(yd, zd, lo, hi, acc) \
+	VPBROADCASTW (DI), yd          \
+	VCVTPH2PS    yd, zd            \
 	Q40NIB512(DI, lo, hi)          \
 	VMULPS       (SI), lo, lo      \
 	VFMADD231PS  64(SI), hi, lo    \
@@ -197,7 +196,6 @@ TEXT ·dotQ4_0AVX512(SB), NOSPLIT, $0-28
 	MOVQ    w+8(FP), DI
 	MOVQ    n+16(FP), CX
 	VMOVUPS q40tab<>(SB), Z15
-	LEAQ    ·f16Table(SB), R8
 	VPXORD  Z0, Z0, Z0
 	VPXORD  Z1, Z1, Z1
 	VPXORD  Z2, Z2, Z2
@@ -210,10 +208,10 @@ TEXT ·dotQ4_0AVX512(SB), NOSPLIT, $0-28
 loop:
 	CMPQ         CX, $32
 	JLT          reduce
-	Q40BLK512(AX, Z8, Z9, Z10, Z0)
+	Q40BLK512(Y8, Z8, Z9, Z10, Z0)
 	CMPQ         CX, $32
 	JLT          reduce
-	Q40BLK512(BX, Z11, Z12, Z13, Z2)
+	Q40BLK512(Y11, Z11, Z12, Z13, Z2)
 	JMP          loop
 
 reduce:
@@ -244,7 +242,6 @@ TEXT ·dotQ4_0SumsAVX2(SB), NOSPLIT, $0-36
 	MOVQ         w+16(FP), DI
 	MOVQ         n+24(FP), CX
 	VPBROADCASTD rdconst<>+0x00(SB), Y15
-	LEAQ         ·f16Table(SB), R8
 	VXORPS       Y0, Y0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -254,8 +251,8 @@ TEXT ·dotQ4_0SumsAVX2(SB), NOSPLIT, $0-36
 loop:
 	CMPQ         CX, $32
 	JLT          reduce
-	MOVWLZX      (DI), AX
-	VBROADCASTSS (R8)(AX*4), Y8
+	VPBROADCASTW (DI), X8
+	VCVTPH2PS    X8, Y8
 	Q40NIB256(DI)
 	VCVTDQ2PS    Y9, Y9
 	VCVTDQ2PS    Y10, Y10
@@ -284,21 +281,21 @@ reduce:
 	RET
 
 // Q4_0 decoders for MatMul with M ≥ 2 (fillBlock): dst[i] = (q−8)·d, exact
-// in float32, with d read through f16Table as quant.Dequantize reads it.
+// in float32, with d converted exactly (VCVTPH2PS), as quant.Dequantize
+// converts it.
 
 // func decQ4_0AVX512(dst *float32, w *byte, n int); n%32 == 0
 TEXT ·decQ4_0AVX512(SB), NOSPLIT, $0-24
 	MOVQ    dst+0(FP), DI
 	MOVQ    w+8(FP), SI
 	MOVQ    n+16(FP), CX
-	LEAQ    ·f16Table(SB), R8
 	VMOVUPS q40tab<>(SB), Z15
 
 decloop:
 	CMPQ         CX, $32
 	JLT          decdone
-	MOVWLZX      (SI), AX
-	VBROADCASTSS (R8)(AX*4), Z8
+	VPBROADCASTW (SI), Y8
+	VCVTPH2PS    Y8, Z8
 	Q40NIB512(SI, Z4, Z5)
 	VMULPS       Z8, Z4, Z4
 	VMULPS       Z8, Z5, Z5
@@ -318,15 +315,14 @@ TEXT ·decQ4_0AVX2(SB), NOSPLIT, $0-24
 	MOVQ         dst+0(FP), DI
 	MOVQ         w+8(FP), SI
 	MOVQ         n+16(FP), CX
-	LEAQ         ·f16Table(SB), R8
 	VPBROADCASTD rdconst<>+0x00(SB), Y15
 	VPBROADCASTD rdconst<>+0x04(SB), Y14
 
 decloop:
 	CMPQ         CX, $32
 	JLT          decdone
-	MOVWLZX      (SI), AX
-	VBROADCASTSS (R8)(AX*4), Y8
+	VPBROADCASTW (SI), X8
+	VCVTPH2PS    X8, Y8
 	Q40NIB256(SI)
 	VPSUBD       Y14, Y9, Y9
 	VPSUBD       Y14, Y10, Y10

@@ -10,8 +10,10 @@ import (
 )
 
 // f16Table maps every binary16 bit pattern to its float32 value
-// (quant.F16ToF32), so that the Q8_0 kernels get a block's scale with two
-// loads instead of a broadcast and a conversion on the vector ports.
+// (quant.F16ToF32). MatMulQ's kernels read weight scales through it, with
+// two loads instead of a broadcast and a conversion on the vector ports;
+// the reference decode kernels convert with VCVTPH2PS instead, which from
+// memory is faster with a real checkpoint's scales (q8_amd64.s).
 var f16Table [1 << 16]float32
 
 func init() {
@@ -21,7 +23,7 @@ func init() {
 }
 
 //go:noescape
-func dotQ8_0TabAVX512(x *float32, q *byte, nb int) float32
+func dotQ8_0AVX512(x *float32, q *byte, nb int) float32
 
 //go:noescape
 func decQ8_0AVX512(dst *float32, w *byte, n int)
@@ -48,9 +50,6 @@ func dotAVX512(a *float32, b *byte, n int) float32
 
 //go:noescape
 func dotAVX2(a *float32, b *byte, n int) float32
-
-//go:noescape
-func dotQ8_0AVX512(x *float32, q *byte, nb int) float32
 
 //go:noescape
 func dotQ8_0AVX2(x *float32, q *byte, nb int) float32
@@ -192,7 +191,7 @@ var avx512Set = &simdSet{
 	name: "avx512",
 	mr:   12, nr: 32, gemm: gemm12x32AVX512,
 	lanes: 16, dot: dotAVX512,
-	dotQ8_0: dotQ8_0TabAVX512,
+	dotQ8_0: dotQ8_0AVX512,
 	axpy:    axpyAVX512,
 	exp:     expAVX512,
 	rowDot: map[tensor.DType]func(x *float32, w *byte, n int) float32{
