@@ -1,6 +1,7 @@
 //go:build !noasm
 
 #include "textflag.h"
+#include "k4utmp_amd64.h"
 
 // Fused decode-and-dot for the k-quants (256-element super-blocks): each
 // block's sub-block scales are computed once into the stack frame with the
@@ -76,31 +77,12 @@ GLOBL q4ktab<>(SB), RODATA|NOPTR, $64
 // takes the low nibbles of qs[32j:32j+32] as elements 0..31 (scale 2j) and
 // the high ones as 32..63 (scale 2j+1); weight = float32(d·sc)·q − dmin·mn.
 //
-// Q4KSCALES leaves the bytes sc0..sc7, mn0..mn7 in X4 (ggml's utmp trick).
+// Q4KSCALES leaves the bytes sc0..sc7, mn0..mn7 in X4 (K4UTMPR).
 #define Q4KSCALES \
-	MOVL    4(DI), AX                 \
-	MOVL    8(DI), BX                 \
-	MOVL    12(DI), DX                \
-	MOVL    DX, R8                    \
-	SHRL    $4, R8                    \
-	ANDL    $0x0f0f0f0f, R8           \
-	MOVL    BX, R9                    \
-	SHRL    $6, R9                    \
-	ANDL    $0x03030303, R9           \
-	SHLL    $4, R9                    \
-	ORL     R9, R8                    \
-	MOVL    BX, R10                   \
-	ANDL    $0x3f3f3f3f, R10          \
-	ANDL    $0x0f0f0f0f, DX           \
-	MOVL    AX, R9                    \
-	SHRL    $6, R9                    \
-	ANDL    $0x03030303, R9           \
-	SHLL    $4, R9                    \
-	ORL     R9, DX                    \
-	ANDL    $0x3f3f3f3f, AX           \
-	VMOVD   AX, X4                    \
-	VPINSRD $1, DX, X4, X4            \
-	VPINSRD $2, R10, X4, X4           \
+	K4UTMPR(DI, R8, R9)          \
+	VMOVD   AX, X4               \
+	VPINSRD $1, DX, X4, X4       \
+	VPINSRD $2, BX, X4, X4       \
 	VPINSRD $3, R8, X4, X4
 
 // Q4KDM512 unpacks the scales of the Q4_K / Q5_K super-block at DI as

@@ -113,6 +113,9 @@ TEXT ·decQ8_0AVX512(SB), NOSPLIT, $0-24
 	// chunks of n, so (SI)(R9*1) is the same place in the next chunk,
 	// fetched while this one is decoded. Rows are read a few hundred
 	// bytes at a time, too short for the hardware prefetcher to follow.
+	// gemmSIMD's prefetchNext has already asked for these lines into L2;
+	// this brings them on into L1 (without it, Q8_0 prefill fell from a
+	// median of 171.9 to 167.2 tok/s, 6 alternating rounds).
 	MOVQ CX, R9
 	SHRQ $5, R9
 	IMULQ $34, R9
