@@ -3,8 +3,8 @@ package imatrix
 import (
 	"fmt"
 
+	"github.com/tfconv/tfconv/eval"
 	"github.com/tfconv/tfconv/model"
-	"github.com/tfconv/tfconv/verify"
 )
 
 // DefaultCtx is llama-imatrix's default chunk length (-c 512).
@@ -42,11 +42,11 @@ func Compute(m *model.Model, text string, o Options) (*Matrix, error) {
 		// scored as part of the last chunk.
 		return nil, fmt.Errorf("imatrix: %s: its tokenizer adds EOS to a text, which llama-imatrix refuses", m.Path)
 	}
-	tokens, bos, err := verify.TextTokens(m, text)
+	tokens, bos, err := eval.TextTokens(m.Tokenizer(), m.Path, text)
 	if err != nil {
 		return nil, err
 	}
-	chunks, err := verify.Chunks(tokens, ctx, bos)
+	chunks, err := eval.Chunks(tokens, ctx, bos)
 	if err != nil {
 		return nil, fmt.Errorf("imatrix: %w", err)
 	}

@@ -11,7 +11,7 @@
 //     asserts) and cut into ⌊n/ctx⌋ chunks of ctx tokens (at least
 //     two; the tail is dropped), the first token of each chunk replaced by
 //     BOS, each chunk run from an empty cache in evaluations of at most 512
-//     tokens (llama.cpp's default micro-batch), as verify.Chunks cuts them
+//     tokens (llama.cpp's default micro-batch), as eval.Chunks cuts them
 //     for perplexity;
 //   - every multiply by a weight named blk.* is collected (output.weight
 //     too with ProcessOutput; a tied head, token_embd.weight, never), but a

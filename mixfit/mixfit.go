@@ -7,11 +7,11 @@ import (
 	"sort"
 
 	"github.com/tfconv/tfconv/checkpoint"
+	"github.com/tfconv/tfconv/eval"
 	"github.com/tfconv/tfconv/model"
 	"github.com/tfconv/tfconv/quant"
 	"github.com/tfconv/tfconv/quantize"
 	"github.com/tfconv/tfconv/tensor"
-	"github.com/tfconv/tfconv/verify"
 )
 
 // Ladder are the types a tensor may take (those its rows divide into
@@ -61,7 +61,7 @@ func Fit(c *checkpoint.Checkpoint, plan []quantize.Choice, opts Options) ([]quan
 		return nil, err
 	}
 	if opts.Text != "" {
-		if opts.Tokens, _, err = verify.TextTokens(m, opts.Text); err != nil {
+		if opts.Tokens, _, err = eval.TextTokens(m.Tokenizer(), m.Path, opts.Text); err != nil {
 			return nil, err
 		}
 	}
@@ -176,7 +176,7 @@ func run(m *model.Model, opts Options) ([][]float64, error) {
 			return nil, err
 		}
 		for _, row := range o.Logits {
-			out = append(out, verify.LogSoftmax(make([]float64, len(row)), row))
+			out = append(out, eval.LogSoftmax(make([]float64, len(row)), row))
 		}
 	}
 	return out, nil
@@ -228,7 +228,7 @@ func divergence(c *checkpoint.Checkpoint, ch quantize.Choice, t tensor.DType, ba
 	}
 	var s float64
 	for i := range base {
-		s += verify.KLD(base[i], lq[i])
+		s += eval.KLD(base[i], lq[i])
 	}
 	return s / float64(len(base)), nil
 }

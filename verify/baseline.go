@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 
+	"github.com/tfconv/tfconv/eval"
 	"github.com/tfconv/tfconv/kernels"
 	"github.com/tfconv/tfconv/tensor"
 )
@@ -94,7 +95,7 @@ func NewBaseline(tokens, decoderTokens []int, logits [][]float32, layers [][][]f
 		if cap(lp) < len(row) {
 			lp = make([]float64, len(row))
 		}
-		l := LogSoftmax(lp[:len(row)], row)
+		l := eval.LogSoftmax(lp[:len(row)], row)
 		top := kernels.TopK(row, k)
 		p := BaselinePosition{Top: top, Target: -1}
 		for _, id := range top {
@@ -251,7 +252,7 @@ func CompareBaseline(b *Baseline, logits [][]float32, layers [][][]float32) (Sum
 		if cap(lq) < len(row) {
 			lq = make([]float64, len(row))
 		}
-		q := LogSoftmax(lq[:len(row)], row)
+		q := eval.LogSoftmax(lq[:len(row)], row)
 		p := Position{Pos: t, Target: -1, RefTop: bp.Top[0], CandTop: kernels.Argmax(row)}
 		// KLD over the top-k bins plus one bin for the rest of the vocabulary.
 		var kld, restP, restQ, dot, nr, nc, sq float64

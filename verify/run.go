@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/tfconv/tfconv/eval"
 	"github.com/tfconv/tfconv/internal/progress"
 	"github.com/tfconv/tfconv/model"
 	"github.com/tfconv/tfconv/tensor"
@@ -238,15 +239,15 @@ func addAll(cmp *Comparer, ref, cand [][]float32, seq []int) error {
 // The per-layer comparison and the attention map are those of the first
 // chunk (a whole text's hidden states would not fit in memory).
 func compareText(rep *Report, ref, cand *model.Model, cmp *Comparer, o *Options) error {
-	tokens, bos, err := TextTokens(ref, o.Text)
+	tokens, bos, err := eval.TextTokens(ref.Tokenizer(), ref.Path, o.Text)
 	if err != nil {
 		return err
 	}
 	ctx := o.Ctx
 	if ctx <= 0 {
-		ctx = DefaultPerplexityCtx
+		ctx = eval.DefaultPerplexityCtx
 	}
-	chunks, err := Chunks(tokens, ctx, bos)
+	chunks, err := eval.Chunks(tokens, ctx, bos)
 	if err != nil {
 		return err
 	}
@@ -289,37 +290,18 @@ func compareText(rep *Report, ref, cand *model.Model, cmp *Comparer, o *Options)
 	return nil
 }
 
-// TextTokens tokenizes a perplexity text as llama-perplexity does (special
-// tokens added, so BOS first when the tokenizer adds it) and returns the BOS
-// that replaces each chunk's first token (-1 when the tokenizer adds none).
-func TextTokens(m *model.Model, text string) ([]int, int, error) {
-	tok := m.Tokenizer()
-	if tok == nil {
-		return nil, -1, fmt.Errorf("verify: %s carries no tokenizer, needed for a text", m.Path)
-	}
-	ids, err := tok.Encode(text, tokenizer.EncodeOptions{AddSpecial: true})
-	if err != nil {
-		return nil, -1, err
-	}
-	bos := -1
-	if tok.AddBOS && tok.BOS >= 0 {
-		bos = tok.BOS
-	}
-	return ids, bos, nil
-}
-
 // ModelPerplexity computes llama-perplexity's figure for a model over text
-// (see Chunks).
-func ModelPerplexity(m *model.Model, text string, ctx, maxChunks int, progress func(done, total int)) (*PerplexityResult, error) {
+// (see eval.Chunks).
+func ModelPerplexity(m *model.Model, text string, ctx, maxChunks int, progress func(done, total int)) (*eval.PerplexityResult, error) {
 	if c := m.Config(); c.EncoderOnly || c.EncoderDecoder {
 		return nil, fmt.Errorf("verify: perplexity needs a decoder-only model, %s is %s", m.Path, c.Arch)
 	}
-	tokens, bos, err := TextTokens(m, text)
+	tokens, bos, err := eval.TextTokens(m.Tokenizer(), m.Path, text)
 	if err != nil {
 		return nil, err
 	}
 	if ctx <= 0 {
-		ctx = DefaultPerplexityCtx
+		ctx = eval.DefaultPerplexityCtx
 	}
 	run := func(tokens []int) ([][]float32, error) {
 		out, err := m.Forward(model.Input{Tokens: tokens}, nil)
@@ -328,7 +310,7 @@ func ModelPerplexity(m *model.Model, text string, ctx, maxChunks int, progress f
 		}
 		return out.Logits, nil
 	}
-	return Perplexity(tokens, ctx, bos, maxChunks, run, progress)
+	return eval.Perplexity(tokens, ctx, bos, maxChunks, run, progress)
 }
 
 // finish applies the thresholds: the divergence rule on the layers, the

@@ -31,12 +31,15 @@ func TestImportDirection(t *testing.T) {
 		"synth":     {"tensor", "arch", "quant", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf"},
 		"check":     {"tensor", "quant", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/native", "formats/pytorch"},
 		"model":     {"tensor", "arch", "quant", "kernels", "checkpoint", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/native", "formats/pytorch"},
-		"imatrix": {"tensor", "arch", "quant", "kernels", "model", "verify", "convert", "checkpoint", "tokenizer",
+		// eval: log-softmax, KLD, perplexity and text chunking, below everything that scores a model.
+		"eval": {"tensor", "tokenizer", "formats/gguf"},
+		"imatrix": {"tensor", "arch", "quant", "kernels", "model", "eval", "checkpoint", "tokenizer",
 			"formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "formats/native", "formats/pytorch"},
-		"verify": {"tensor", "arch", "quant", "kernels", "model", "convert", "checkpoint", "tokenizer",
+		"verify": {"tensor", "arch", "quant", "kernels", "model", "eval", "convert", "checkpoint", "tokenizer",
 			"formats/safetensors", "formats/shardindex", "formats/gguf", "formats/native", "formats/pytorch"},
-		// mixfit measures quantize's choices with model and verify's divergence.
-		"mixfit": {"tensor", "arch", "quant", "kernels", "model", "verify", "convert", "quantize", "checkpoint", "tokenizer",
+		// mixfit measures quantize's choices with model and eval's divergence
+		// (convert only through quantize.File).
+		"mixfit": {"tensor", "arch", "quant", "kernels", "model", "eval", "convert", "quantize", "checkpoint", "tokenizer",
 			"formats/safetensors", "formats/shardindex", "formats/gguf", "formats/native", "formats/pytorch"},
 	}
 	for pkg, allowed := range rules {

@@ -2,8 +2,10 @@ package main
 
 import (
 	"fmt"
-	"github.com/tfconv/tfconv/internal/progress"
 	"os"
+
+	"github.com/tfconv/tfconv/eval"
+	"github.com/tfconv/tfconv/internal/progress"
 
 	"github.com/spf13/cobra"
 
@@ -45,7 +47,7 @@ negative log-likelihood), with its standard error as llama-perplexity prints it.
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.file, "file", "", "text file to score (required)")
-	f.IntVar(&opts.ctx, "ctx", verify.DefaultPerplexityCtx, "tokens per chunk")
+	f.IntVar(&opts.ctx, "ctx", eval.DefaultPerplexityCtx, "tokens per chunk")
 	f.IntVar(&opts.chunks, "chunks", 0, "score at most this many chunks (0: all)")
 	f.IntVar(&opts.threads, "threads", 0, "kernel threads (0: all CPUs)")
 	addMatchLlamaCppFlag(cmd, &opts.matchLlamaCpp)
@@ -80,7 +82,7 @@ func runPerplexity(a *app, opts *perplexityOptions) error {
 		return output.JSON(a.out, struct {
 			Model string `json:"model"`
 			File  string `json:"file"`
-			*verify.PerplexityResult
+			*eval.PerplexityResult
 			Warnings []string `json:"warnings"`
 		}{opts.model, opts.file, res, warnings})
 	}

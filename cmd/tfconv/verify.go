@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tfconv/tfconv/eval"
 	"github.com/tfconv/tfconv/internal/output"
 	"github.com/tfconv/tfconv/verify"
 )
@@ -96,7 +97,7 @@ Exit codes: 0 within the thresholds, 1 a threshold crossed, 2 input error.`,
 	f.StringVar(&opts.decoderTokens, "decoder-tokens", "", "decoder token ids (encoder-decoder models; default: the decoder start token)")
 	f.StringVar(&opts.prompt, "prompt", "", "input text, tokenized with the reference's tokenizer")
 	f.StringVar(&opts.promptFile, "prompt-file", "", "text file scored like llama-perplexity (chunks of --ctx tokens)")
-	f.IntVar(&opts.ctx, "ctx", verify.DefaultPerplexityCtx, "chunk size for --prompt-file")
+	f.IntVar(&opts.ctx, "ctx", eval.DefaultPerplexityCtx, "chunk size for --prompt-file")
 	f.IntVar(&opts.chunks, "chunks", 0, "compare at most this many chunks of --prompt-file (0: all)")
 	f.IntVar(&opts.topK, "topk", verify.DefaultTopK, "k of the top-k overlap and of --save-baseline")
 	f.BoolVar(&opts.json, "json", false, "print the report as JSON")

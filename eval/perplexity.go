@@ -1,4 +1,4 @@
-package verify
+package eval
 
 import (
 	"fmt"
@@ -35,10 +35,10 @@ type Chunk struct {
 // chunk's first token as it is (a tokenizer that does not add BOS).
 func Chunks(tokens []int, ctx, bos int) ([]Chunk, error) {
 	if ctx < 4 {
-		return nil, fmt.Errorf("verify: perplexity context %d is too small (at least 4)", ctx)
+		return nil, fmt.Errorf("eval: perplexity context %d is too small (at least 4)", ctx)
 	}
 	if len(tokens) < 2*ctx {
-		return nil, fmt.Errorf("verify: the text has %d tokens; perplexity at context %d needs at least %d", len(tokens), ctx, 2*ctx)
+		return nil, fmt.Errorf("eval: the text has %d tokens; perplexity at context %d needs at least %d", len(tokens), ctx, 2*ctx)
 	}
 	n := len(tokens) / ctx
 	out := make([]Chunk, n)
@@ -85,15 +85,15 @@ func Perplexity(tokens []int, ctx, bos, maxChunks int, run Logits, progress func
 	for ci, ch := range chunks {
 		logits, err := run(ch.Tokens)
 		if err != nil {
-			return nil, fmt.Errorf("verify: chunk %d: %w", ci, err)
+			return nil, fmt.Errorf("eval: chunk %d: %w", ci, err)
 		}
 		if len(logits) != len(ch.Tokens) {
-			return nil, fmt.Errorf("verify: chunk %d: model returned %d positions for %d tokens", ci, len(logits), len(ch.Tokens))
+			return nil, fmt.Errorf("eval: chunk %d: model returned %d positions for %d tokens", ci, len(logits), len(ch.Tokens))
 		}
 		for j := ch.First; j < len(ch.Tokens)-1; j++ {
 			t := ch.Tokens[j+1]
 			if t < 0 || t >= len(logits[j]) {
-				return nil, fmt.Errorf("verify: chunk %d: token %d outside the vocabulary of %d", ci, t, len(logits[j]))
+				return nil, fmt.Errorf("eval: chunk %d: token %d outside the vocabulary of %d", ci, t, len(logits[j]))
 			}
 			if cap(lp) < len(logits[j]) {
 				lp = make([]float64, len(logits[j]))
