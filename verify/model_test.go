@@ -15,8 +15,8 @@ import (
 	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/convert"
 	"github.com/tfconv/tfconv/internal/fixtures"
-	"github.com/tfconv/tfconv/internal/perturb"
 	"github.com/tfconv/tfconv/model"
+	"github.com/tfconv/tfconv/synth"
 )
 
 // Tolerances of the end-to-end tests.
@@ -91,11 +91,11 @@ func TestConvertedF32Identical(t *testing.T) {
 }
 
 // writePerturbed copies the HF checkpoint in dir with row `row` of tensor name
-// scaled by factor (internal/perturb).
+// scaled by factor (synth.Perturb).
 func writePerturbed(t *testing.T, dir, name string, row int, factor float32) string {
 	t.Helper()
 	out := t.TempDir()
-	if err := perturb.Write(dir, out, name, row, factor); err != nil {
+	if err := synth.Perturb(dir, out, name, row, factor); err != nil {
 		t.Fatal(err)
 	}
 	return out

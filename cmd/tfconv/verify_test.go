@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/tfconv/tfconv/internal/opencount"
-	"github.com/tfconv/tfconv/internal/perturb"
+	"github.com/tfconv/tfconv/synth"
 	"github.com/tfconv/tfconv/verify"
 )
 
@@ -19,11 +19,11 @@ const verifyTokens = "1,314,351,864,330,390,888,716,741,287,541,302,276,286,426,
 var verifyLlama = filepath.Join("..", "..", "testdata", "verify", "llama")
 
 // verifyPerturb copies the HF checkpoint in dir with row `row` of tensor name
-// scaled by factor (internal/perturb).
+// scaled by factor (synth.Perturb).
 func verifyPerturb(t *testing.T, dir, name string, row int, factor float32) string {
 	t.Helper()
 	out := t.TempDir()
-	if err := perturb.Write(dir, out, name, row, factor); err != nil {
+	if err := synth.Perturb(dir, out, name, row, factor); err != nil {
 		t.Fatal(err)
 	}
 	return out

@@ -1,26 +1,29 @@
-package perturb
+package synth
 
 import (
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 
-	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/formats/safetensors"
 	"github.com/tfconv/tfconv/tensor"
 )
 
-// Write copies the single-file safetensors checkpoint in dir (config.json and
-// its tensors) into out, an existing empty directory, with row `row` of the
-// F32 tensor name multiplied by factor.
-func Write(dir, out, name string, row int, factor float32) error {
-	c, err := checkpoint.Open(dir)
+// Perturb copies the single-file Hugging Face checkpoint in dir (config.json
+// and model.safetensors) into out, an existing empty directory, with row
+// `row` of the F32 tensor name multiplied by factor: a model damaged in one
+// known place, for the tests that check verify finds and locates the damage.
+// It goes through the project's own safetensors writer, so the copy differs
+// from the original in exactly that row.
+func Perturb(dir, out, name string, row int, factor float32) error {
+	src, err := safetensors.Open(filepath.Join(dir, "model.safetensors"))
 	if err != nil {
 		return err
 	}
-	defer c.Close()
+	defer src.Close()
 	cfg, err := os.ReadFile(filepath.Join(dir, "config.json"))
 	if err != nil {
 		return err
@@ -33,27 +36,28 @@ func Write(dir, out, name string, row int, factor float32) error {
 		return err
 	}
 	defer f.Close()
-	var infos []tensor.Info
-	for _, x := range c.Tensors {
-		infos = append(infos, x.Info)
+	infos := make([]tensor.Info, len(src.Tensors))
+	for i, x := range src.Tensors {
+		infos[i] = x.Info
 	}
-	w, err := safetensors.NewWriter(f, infos, c.Metadata)
+	w, err := safetensors.NewWriter(f, infos, src.Metadata)
 	if err != nil {
 		return err
 	}
 	found := false
-	for _, x := range c.Tensors {
-		raw, err := x.ReadAll()
+	for i := range src.Tensors {
+		x := &src.Tensors[i]
+		raw, err := io.ReadAll(x.Open())
 		if err != nil {
 			return err
 		}
 		if x.Name == name {
 			if x.DType != tensor.F32 {
-				return fmt.Errorf("perturb: %s is %v, want F32", name, x.DType)
+				return fmt.Errorf("synth: perturb: %s is %v, want F32", name, x.DType)
 			}
 			cols := int(x.Shape.RowLen())
 			if row < 0 || (row+1)*cols*4 > len(raw) {
-				return fmt.Errorf("perturb: %s has no row %d", name, row)
+				return fmt.Errorf("synth: perturb: %s has no row %d", name, row)
 			}
 			for i := row * cols; i < (row+1)*cols; i++ {
 				v := math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
@@ -73,7 +77,7 @@ func Write(dir, out, name string, row int, factor float32) error {
 		return err
 	}
 	if !found {
-		return fmt.Errorf("perturb: no tensor %s in %s", name, dir)
+		return fmt.Errorf("synth: perturb: no tensor %s in %s", name, dir)
 	}
 	return f.Close()
 }
