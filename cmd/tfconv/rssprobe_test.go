@@ -25,7 +25,11 @@ func TestMain(m *testing.M) {
 	if out := os.Getenv(rssProbeEnv); out != "" {
 		os.Exit(rssProbe(out, os.Args[1:]))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
 }
 
 // rssProbe runs args with this process's standard streams, writes
