@@ -106,11 +106,19 @@ func File(src, dst string, o FileOptions) (*FileReport, error) {
 	for _, f := range c.Files {
 		inputs = append(inputs, f.Path)
 	}
-	if err := CheckRequantize(c, o.Requantize); err != nil {
-		return nil, err
+	// Known before a conversion below decodes the quantized weights: the
+	// plan of a converted source (lost) has only f32 tensors.
+	source := SourceOf(c)
+	lost := (format == Safetensors) != c.HuggingFace()
+	if o.Target.Copy && c.HuggingFace() {
+		return nil, tensor.Unsupported("quantize: --type copy writes a GGUF or native file's tensors as they are; %s is a "+
+			"Hugging Face checkpoint: convert it with 'tfconv convert', or pick a type", src)
 	}
-	// Known before a conversion below decodes the quantized weights.
-	rep := &FileReport{MeasuredAgainst: MeasuredAgainst(QuantizedTypes(c)), Format: format}
+	if lost && format == Safetensors && !o.Requantize && source.Reencodes(tensor.F32, o.Target.Type, true) {
+		// Refused before the f32 conversion below spends time and disk.
+		return nil, requantizeError(src, source, "", o.Target.Type)
+	}
+	rep := &FileReport{MeasuredAgainst: MeasuredAgainst(source), Format: format}
 	// --keep-split: llama-quantize's shard names, one per input shard.
 	var shardNames []string
 	prefix := strings.TrimSuffix(dst, ".gguf")
@@ -195,8 +203,14 @@ func File(src, dst string, o FileOptions) (*FileReport, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := CheckRequantize(src, source, plan, lost, o.Requantize); err != nil {
+		return nil, err
+	}
 	if o.Refine != nil {
 		if plan, err = o.Refine(c, plan); err != nil {
+			return nil, err
+		}
+		if err := CheckRequantize(src, source, plan, lost, o.Requantize); err != nil {
 			return nil, err
 		}
 	}
