@@ -3,7 +3,6 @@ package quantize
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -54,29 +53,24 @@ type FileReport struct {
 	Format          Format
 }
 
-// OutputFormat is the format to, if given, else the one dst's name says: a
-// .tfn file is native, an existing directory is Hugging Face output,
-// anything else GGUF (llama-quantize writes whatever name it is given).
-// Hugging Face output is a directory, as convert writes it, so a name ending
-// in .safetensors is refused rather than guessed at.
+// OutputFormat is the format to, if given, else the one dst's name says,
+// guessed exactly as tfconv convert guesses it (convert.OutputFormat):
+// ".gguf" is GGUF, ".tfn" native, anything else a Hugging Face directory;
+// a name ending in .safetensors is refused rather than guessed at.
 func OutputFormat(dst, to string) (Format, error) {
-	ext := strings.ToLower(filepath.Ext(dst))
-	f := GGUF
+	var want convert.Format
 	if to != "" {
-		var err error
-		if f, err = ParseFormat(to); err != nil {
+		f, err := ParseFormat(to)
+		if err != nil {
 			return "", err
 		}
-	} else if ext == convert.NativeExt {
-		f = Native
-	} else if st, err := os.Stat(dst); ext == ".safetensors" || (err == nil && st.IsDir()) {
-		f = Safetensors
+		want = convert.Format(f)
 	}
-	if f == Safetensors && (ext == ".safetensors" || ext == ".gguf" || ext == convert.NativeExt) {
-		return "", fmt.Errorf("quantize: %s: safetensors output is a Hugging Face directory (config.json, "+
-			"model.safetensors, tokenizer files); give a directory name", dst)
+	f, err := convert.OutputFormat(dst, want)
+	if err != nil {
+		return "", err
 	}
-	return f, nil
+	return Format(f), nil
 }
 
 // File quantizes the checkpoint at src into dst: tfconv quantize SRC DST.

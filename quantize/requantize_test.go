@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tfconv/tfconv/checkpoint"
+	"github.com/tfconv/tfconv/convert"
 	"github.com/tfconv/tfconv/quant"
 	"github.com/tfconv/tfconv/tensor"
 )
@@ -185,5 +186,36 @@ func TestDequantizeAndCopy(t *testing.T) {
 	}
 	if _, err := File(gptq4, filepath.Join(dir, "c.gguf"), FileOptions{Options: Options{Target: copyT}}); err == nil {
 		t.Error("copy of a Hugging Face checkpoint accepted")
+	}
+}
+
+// Issue 29 item 10: quantize guesses the output format from DST exactly as
+// convert does: one function (convert.OutputFormat), the same answers.
+func TestOutputFormatAsConvert(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, c := range []struct {
+		dst, to string
+		want    Format // "": refused
+	}{
+		{"m.gguf", "", GGUF},
+		{"M.GGUF", "", GGUF},
+		{"m.tfn", "", Native},
+		{"model-q8", "", Safetensors}, // a folder to be, as convert makes it
+		{dir, "", Safetensors},
+		{"m.bin", "", Safetensors},
+		{"m.safetensors", "", ""},
+		{"m.bin", "gguf", GGUF},
+		{"m.gguf", "safetensors", ""},
+		{"m.gguf", "zip", ""},
+	} {
+		got, err := OutputFormat(c.dst, c.to)
+		if (err == nil) != (c.want != "") || got != c.want {
+			t.Errorf("OutputFormat(%q, %q) = %q, %v; want %q", c.dst, c.to, got, err, c.want)
+		}
+		conv, cerr := convert.OutputFormat(c.dst, convert.Format(c.to))
+		if (cerr == nil) != (err == nil) || string(conv) != string(got) {
+			t.Errorf("%q --to %q: quantize guesses %q (%v), convert %q (%v)", c.dst, c.to, got, err, conv, cerr)
+		}
 	}
 }
