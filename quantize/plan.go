@@ -37,7 +37,7 @@ type targetRecord struct {
 // they carry those file types.
 var targets = []targetRecord{
 	{Target{Name: "q8_0", Type: tensor.Q8_0, FileType: gguf.FileTypeQ8_0}, "+0.0026 ppl: practically lossless"},
-	{Target{Name: "q4_0", Type: tensor.Q4_0, FileType: gguf.FileTypeQ4_0}, "+0.47 ppl: legacy 4-bit, q4_k_m is better at its size"},
+	{Target{Name: "q4_0", Type: tensor.Q4_0, FileType: gguf.FileTypeQ4_0}, "+0.47 ppl: legacy 4-bit; q4_k_s loses less at about its size"},
 	{Target{Name: "q4_1", Type: tensor.Q4_1, FileType: gguf.FileTypeQ4_1}, "+0.45 ppl: legacy 4-bit with offsets"},
 	{Target{Name: "q5_0", Type: tensor.Q5_0, FileType: gguf.FileTypeQ5_0}, "+0.13 ppl: legacy 5-bit"},
 	{Target{Name: "q5_1", Type: tensor.Q5_1, FileType: gguf.FileTypeQ5_1}, "+0.11 ppl: legacy 5-bit with offsets"},
