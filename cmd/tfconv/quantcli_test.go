@@ -145,3 +145,23 @@ func TestQuantizeRequantizeRuleCLI(t *testing.T) {
 		t.Errorf("DST without extension: exit %d, stderr %q", code, errs)
 	}
 }
+
+// Issue 29 item 9: sizes take gguf-split's and convert_hf_to_gguf.py's
+// forms (decimal K, M, G) beside transformers' (KB, MB, GB) and the binary
+// KiB, MiB, GiB.
+func TestParseSizeForms(t *testing.T) {
+	t.Parallel()
+	for s, want := range map[string]int64{
+		"1G": 1e9, "500M": 500e6, "40K": 40e3, "2g": 2e9, "1GB": 1e9, "500MB": 500e6, "1GiB": 1 << 30,
+		"3MiB": 3 << 20, "4096": 4096, "10B": 10, "1.5G": 1.5e9,
+	} {
+		if got, err := parseSize("split-max-size", s); err != nil || got != want {
+			t.Errorf("parseSize(%q) = %d, %v; want %d", s, got, err, want)
+		}
+	}
+	for _, s := range []string{"", "G", "-1G", "0M", "lots", "1X", "1 T"} {
+		if got, err := parseSize("split-max-size", s); err == nil {
+			t.Errorf("parseSize(%q) = %d, want an error", s, got)
+		}
+	}
+}
