@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -162,6 +164,57 @@ func TestParseSizeForms(t *testing.T) {
 	for _, s := range []string{"", "G", "-1G", "0M", "lots", "1X", "1 T"} {
 		if got, err := parseSize("split-max-size", s); err == nil {
 			t.Errorf("parseSize(%q) = %d, want an error", s, got)
+		}
+	}
+}
+
+// Issue 29 item 9: llama.cpp's short flags, with llama.cpp's meanings
+// (-f a text file, -t threads, -c context, -o an output file), on the
+// existing long flags of every command where they apply.
+func TestLlamaCppShortFlags(t *testing.T) {
+	t.Parallel()
+	root := newRootCmd(&app{out: io.Discard, err: io.Discard})
+	for cmd, want := range map[string]map[string]string{
+		"perplexity": {"f": "file", "t": "threads", "c": "ctx"},
+		"bench":      {"t": "threads"},
+		"imatrix":    {"f": "file", "t": "threads", "c": "ctx-size", "o": "output-file"},
+		"quantize":   {"f": "calib", "t": "threads", "c": "calib-ctx", "o": "output"},
+		"run":        {"f": "file", "t": "threads", "o": "out"},
+		"generate":   {"f": "file", "t": "threads"},
+		"verify":     {"f": "prompt-file", "t": "threads", "c": "ctx"},
+	} {
+		c, _, err := root.Find([]string{cmd})
+		if err != nil || c.Name() != cmd {
+			t.Fatalf("%s: %v", cmd, err)
+		}
+		for short, long := range want {
+			if f := c.Flags().ShorthandLookup(short); f == nil || f.Name != long {
+				t.Errorf("%s -%s: %v, want --%s", cmd, short, f, long)
+			}
+		}
+	}
+}
+
+// run and generate read the prompt from -f FILE as from --prompt TEXT.
+func TestPromptFile(t *testing.T) {
+	t.Parallel()
+	model := "../../testdata/tiny-fortunes/tiny-fortunes-Q8_0.gguf"
+	text := "She said that they would go"
+	file := filepath.Join(t.TempDir(), "prompt.txt")
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range [][]string{{"run", model, "--json", "-t", "1"}, {"generate", model, "--max-new", "2", "--json"}} {
+		code, want, errs := run(t, append(cmd, "--prompt", text)...)
+		if code != 0 {
+			t.Fatalf("%v --prompt: exit %d: %s", cmd, code, errs)
+		}
+		code, got, errs := run(t, append(cmd, "-f", file)...)
+		if code != 0 || got != want {
+			t.Errorf("%v -f: exit %d: %s\n%.200s\nwant\n%.200s", cmd, code, errs, got, want)
+		}
+		if code, _, errs := run(t, append(cmd, "-f", file, "--prompt", text)...); code != 2 || !strings.Contains(errs, "not both") {
+			t.Errorf("%v -f and --prompt: exit %d: %s", cmd, code, errs)
 		}
 	}
 }
