@@ -214,7 +214,8 @@ type quantizeJSON struct {
 	BitsPerWeight float64              `json:"bits_per_weight"`
 	// MeasuredAgainst is what the errors compare the output with:
 	// "source weights", or "dequantized Q8_0 source weights" for a
-	// quantized source (--allow-requantize).
+	// quantized source (requantized with --allow-requantize, or
+	// dequantized).
 	MeasuredAgainst string `json:"measured_against"`
 }
 
