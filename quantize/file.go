@@ -104,6 +104,9 @@ func File(src, dst string, o FileOptions) (*FileReport, error) {
 	// plan of a converted source (lost) has only f32 tensors.
 	source := SourceOf(c)
 	lost := (format == Safetensors) != c.HuggingFace()
+	if o.Target.Copy && o.Refine != nil {
+		return nil, fmt.Errorf("quantize: --type copy writes every tensor as it is; --target-bpw would choose other types")
+	}
 	if o.Target.Copy && c.HuggingFace() {
 		return nil, tensor.Unsupported("quantize: --type copy writes a GGUF or native file's tensors as they are; %s is a "+
 			"Hugging Face checkpoint: convert it with 'tfconv convert', or pick a type", src)

@@ -365,6 +365,10 @@ func Plan(c *checkpoint.Checkpoint, opts Options) ([]Choice, error) {
 	if !opts.Target.Type.Valid() && !opts.Target.Copy {
 		return nil, fmt.Errorf("quantize: no target type")
 	}
+	if opts.Target.Copy && (len(opts.Overrides) > 0 || opts.EmbeddingType != tensor.Invalid || opts.OutputType != tensor.Invalid) {
+		return nil, fmt.Errorf("quantize: --type copy writes every tensor as it is; --tensor-type, --embedding-type and " +
+			"--output-tensor-type would change some: pick a type instead")
+	}
 	if opts.Target.FileType == gguf.FileTypeQ2_KS && opts.Imatrix == nil {
 		return nil, tensor.Unsupported("quantize: %s needs an importance matrix (--imatrix FILE, made by tfconv imatrix), as llama-quantize requires", opts.Target.Name)
 	}

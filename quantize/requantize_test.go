@@ -187,6 +187,10 @@ func TestDequantizeAndCopy(t *testing.T) {
 	if _, err := File(gptq4, filepath.Join(dir, "c.gguf"), FileOptions{Options: Options{Target: copyT}}); err == nil {
 		t.Error("copy of a Hugging Face checkpoint accepted")
 	}
+	o := Options{Target: copyT, OutputType: tensor.Q8_0}
+	if _, err := File(tinyQ8, filepath.Join(dir, "c.gguf"), FileOptions{Options: o, DryRun: true}); err == nil {
+		t.Error("copy with --output-tensor-type accepted")
+	}
 }
 
 // Issue 29 item 10: quantize guesses the output format from DST exactly as
