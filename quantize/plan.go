@@ -85,11 +85,20 @@ func TargetNames() []string {
 	return s
 }
 
-// ParseTarget looks up a --type name (case-insensitive).
+// ParseTarget looks up a --type name (case-insensitive) or, as
+// llama-quantize takes it too, a llama_ftype number ("15" is q4_k_m's).
 func ParseTarget(name string) (Target, error) {
 	for _, t := range targets {
 		if strings.EqualFold(t.Name, name) {
 			return t.Target, nil
+		}
+	}
+	if n, err := strconv.ParseUint(name, 10, 32); err == nil {
+		for _, t := range targets {
+			// int8 has no ftype (its 0 is not llama.cpp's ALL_F32), copy none.
+			if !t.Copy && t.Type != tensor.I8 && uint64(t.FileType) == n {
+				return t.Target, nil
+			}
 		}
 	}
 	return Target{}, fmt.Errorf("quantize: unknown type %q (one of %s)", name, strings.Join(TargetNames(), ", "))

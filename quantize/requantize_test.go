@@ -2,6 +2,7 @@ package quantize
 
 import (
 	"bytes"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -220,6 +221,22 @@ func TestOutputFormatAsConvert(t *testing.T) {
 		conv, cerr := convert.OutputFormat(c.dst, convert.Format(c.to))
 		if (cerr == nil) != (err == nil) || string(conv) != string(got) {
 			t.Errorf("%q --to %q: quantize guesses %q (%v), convert %q (%v)", c.dst, c.to, got, err, conv, cerr)
+		}
+	}
+}
+
+// llama-quantize takes a type by its llama_ftype number too.
+func TestParseTargetFileTypeNumber(t *testing.T) {
+	t.Parallel()
+	for num, want := range map[string]tensor.DType{"15": tensor.Q4_K, "7": tensor.Q8_0, "0": tensor.F32, "1": tensor.F16, "32": tensor.BF16, "18": tensor.Q6_K} {
+		got, err := ParseTarget(num)
+		if err != nil || got.Type != want || fmt.Sprint(uint32(got.FileType)) != num {
+			t.Errorf("ParseTarget(%q) = %+v, %v; want %v", num, got, err, want)
+		}
+	}
+	for _, bad := range []string{"4", "99", "-1"} {
+		if got, err := ParseTarget(bad); err == nil {
+			t.Errorf("ParseTarget(%q) = %+v", bad, got)
 		}
 	}
 }

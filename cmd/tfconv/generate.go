@@ -33,7 +33,7 @@ type generateOptions struct {
 func newCmdGenerate(a *app) *cobra.Command {
 	opts := &generateOptions{}
 	cmd := &cobra.Command{
-		Use:   "generate MODEL (--prompt TEXT | --tokens 1,2,3)",
+		Use:   "generate MODEL (--prompt TEXT | -f FILE | --tokens 1,2,3)",
 		Short: "Generate tokens: greedy, beam search or seeded sampling",
 		Long: `Generate continues a prompt (decoder-only models) or translates it
 (encoder-decoder models: the encoder reads the prompt, decoding starts from the

@@ -100,7 +100,8 @@ as it is, general.file_type kept) and an FP8 source (a published precision,
 like bf16) need no flag.
 
 llama-quantize's positional form works too: 'quantize SRC DST Q4_K_M 8' is
-'quantize SRC DST --type q4_k_m --threads 8' (type names in any case); -o
+'quantize SRC DST --type q4_k_m --threads 8' (type names in any case, or
+llama-quantize's ftype numbers: 15 is q4_k_m); -o
 DST may take DST's place. -t is --threads, -f --calib and -c --calib-ctx.
 
 Output (--to, else from DST as convert guesses it: .gguf is GGUF, .tfn

@@ -40,7 +40,7 @@ type modelRunOptions struct {
 func newCmdRun(a *app) *cobra.Command {
 	opts := &modelRunOptions{}
 	cmd := &cobra.Command{
-		Use:   "run MODEL (--tokens 1,2,3 | --prompt TEXT)",
+		Use:   "run MODEL (--tokens 1,2,3 | --prompt TEXT | -f FILE)",
 		Short: "Run a checkpoint on one sequence and print its logits (or hidden state)",
 		Long: `Run loads a checkpoint (Hugging Face directory, GGUF or native file) into the
 reference transformer, runs one sequence and prints the top-5 tokens of every
