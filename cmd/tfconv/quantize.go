@@ -101,8 +101,8 @@ like bf16) need no flag.
 
 llama-quantize's positional form works too: 'quantize SRC DST Q4_K_M 8' is
 'quantize SRC DST --type q4_k_m --threads 8' (type names in any case, or
-llama-quantize's ftype numbers: 15 is q4_k_m); -o
-DST may take DST's place. -t is --threads, -f --calib and -c --calib-ctx.
+llama-quantize's ftype numbers: 15 is q4_k_m); -o DST may take DST's place.
+-t is --threads, -f --calib and -c --calib-ctx.
 
 Output (--to, else from DST as convert guesses it: .gguf is GGUF, .tfn
 native, anything else a Hugging Face directory): GGUF (metadata kept in order,
