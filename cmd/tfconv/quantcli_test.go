@@ -195,13 +195,14 @@ func TestLlamaCppShortFlags(t *testing.T) {
 	}
 }
 
-// run and generate read the prompt from -f FILE as from --prompt TEXT.
+// run and generate read the prompt from -f FILE as from --prompt TEXT,
+// without the file's last newline, as llama.cpp's -f reads it.
 func TestPromptFile(t *testing.T) {
 	t.Parallel()
 	model := "../../testdata/tiny-fortunes/tiny-fortunes-Q8_0.gguf"
 	text := "She said that they would go"
 	file := filepath.Join(t.TempDir(), "prompt.txt")
-	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+	if err := os.WriteFile(file, []byte(text+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, cmd := range [][]string{{"run", model, "--json", "-t", "1"}, {"generate", model, "--max-new", "2", "--json"}} {

@@ -157,7 +157,8 @@ func modelInput(m *model.Model, tokens, prompt string) ([]int, error) {
 }
 
 // promptFromFile reads --file (llama.cpp's -f, a file holding the prompt)
-// into *prompt; giving both is an error.
+// into *prompt, without one trailing newline, as llama.cpp reads it;
+// giving both is an error.
 func promptFromFile(cmd string, prompt *string, file string) error {
 	if file == "" {
 		return nil
@@ -172,7 +173,7 @@ func promptFromFile(cmd string, prompt *string, file string) error {
 	if len(b) == 0 {
 		return fmt.Errorf("%s: --file %s is empty", cmd, file)
 	}
-	*prompt = string(b)
+	*prompt = strings.TrimSuffix(string(b), "\n")
 	return nil
 }
 
