@@ -146,7 +146,7 @@ type plan struct {
 // refused when it exists unless opts.Force, and is re-read afterwards to
 // check every tensor (Report.SelfCheck).
 func Run(src, dst string, opts Options) (*Report, error) {
-	if _, err := outputFormat(dst, opts.To); err != nil {
+	if _, err := OutputFormat(dst, opts.To); err != nil {
 		return nil, err
 	}
 	c, err := checkpoint.Open(src)
@@ -164,7 +164,7 @@ func Run(src, dst string, opts Options) (*Report, error) {
 // paths the output must not replace.
 func runOn(c *checkpoint.Checkpoint, src, dst string, opts Options, inputs []string) (*Report, error) {
 	start := time.Now()
-	to, err := outputFormat(dst, opts.To)
+	to, err := OutputFormat(dst, opts.To)
 	if err != nil {
 		return nil, err
 	}
@@ -297,8 +297,12 @@ func lossyWarnings(ts []TensorReport) []string {
 	return out
 }
 
-// outputFormat resolves Options.To against dst's name.
-func outputFormat(dst string, to Format) (Format, error) {
+// OutputFormat resolves to, the format asked for ("" when none), against
+// dst's name: ".gguf" is GGUF, NativeExt native, ".safetensors" a mistake
+// (Hugging Face output is a directory), anything else a Hugging Face
+// directory. It is the one guess of every command that writes a
+// checkpoint (convert, quantize).
+func OutputFormat(dst string, to Format) (Format, error) {
 	ext := strings.ToLower(filepath.Ext(dst))
 	if to == "" {
 		switch ext {

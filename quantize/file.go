@@ -3,7 +3,6 @@ package quantize
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -54,29 +53,24 @@ type FileReport struct {
 	Format          Format
 }
 
-// OutputFormat is the format to, if given, else the one dst's name says: a
-// .tfn file is native, an existing directory is Hugging Face output,
-// anything else GGUF (llama-quantize writes whatever name it is given).
-// Hugging Face output is a directory, as convert writes it, so a name ending
-// in .safetensors is refused rather than guessed at.
+// OutputFormat is the format to, if given, else the one dst's name says,
+// guessed exactly as tfconv convert guesses it (convert.OutputFormat):
+// ".gguf" is GGUF, ".tfn" native, anything else a Hugging Face directory;
+// a name ending in .safetensors is refused rather than guessed at.
 func OutputFormat(dst, to string) (Format, error) {
-	ext := strings.ToLower(filepath.Ext(dst))
-	f := GGUF
+	var want convert.Format
 	if to != "" {
-		var err error
-		if f, err = ParseFormat(to); err != nil {
+		f, err := ParseFormat(to)
+		if err != nil {
 			return "", err
 		}
-	} else if ext == convert.NativeExt {
-		f = Native
-	} else if st, err := os.Stat(dst); ext == ".safetensors" || (err == nil && st.IsDir()) {
-		f = Safetensors
+		want = convert.Format(f)
 	}
-	if f == Safetensors && (ext == ".safetensors" || ext == ".gguf" || ext == convert.NativeExt) {
-		return "", fmt.Errorf("quantize: %s: safetensors output is a Hugging Face directory (config.json, "+
-			"model.safetensors, tokenizer files); give a directory name", dst)
+	f, err := convert.OutputFormat(dst, want)
+	if err != nil {
+		return "", err
 	}
-	return f, nil
+	return Format(f), nil
 }
 
 // File quantizes the checkpoint at src into dst: tfconv quantize SRC DST.
@@ -106,11 +100,22 @@ func File(src, dst string, o FileOptions) (*FileReport, error) {
 	for _, f := range c.Files {
 		inputs = append(inputs, f.Path)
 	}
-	if err := CheckRequantize(c, o.Requantize); err != nil {
-		return nil, err
+	// Known before a conversion below decodes the quantized weights: the
+	// plan of a converted source (lost) has only f32 tensors.
+	source := SourceOf(c)
+	lost := (format == Safetensors) != c.HuggingFace()
+	if o.Target.Copy && o.Refine != nil {
+		return nil, fmt.Errorf("quantize: --type copy writes every tensor as it is; --target-bpw would choose other types")
 	}
-	// Known before a conversion below decodes the quantized weights.
-	rep := &FileReport{MeasuredAgainst: MeasuredAgainst(QuantizedTypes(c)), Format: format}
+	if o.Target.Copy && c.HuggingFace() {
+		return nil, tensor.Unsupported("quantize: --type copy writes a GGUF or native file's tensors as they are; %s is a "+
+			"Hugging Face checkpoint: convert it with 'tfconv convert', or pick a type", src)
+	}
+	if lost && format == Safetensors && !o.Requantize && source.Reencodes(tensor.F32, o.Target.Type, true) {
+		// Refused before the f32 conversion below spends time and disk.
+		return nil, requantizeError(src, source, "", o.Target.Type)
+	}
+	rep := &FileReport{MeasuredAgainst: MeasuredAgainst(source), Format: format}
 	// --keep-split: llama-quantize's shard names, one per input shard.
 	var shardNames []string
 	prefix := strings.TrimSuffix(dst, ".gguf")
@@ -195,8 +200,14 @@ func File(src, dst string, o FileOptions) (*FileReport, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := CheckRequantize(src, source, plan, lost, o.Requantize); err != nil {
+		return nil, err
+	}
 	if o.Refine != nil {
 		if plan, err = o.Refine(c, plan); err != nil {
+			return nil, err
+		}
+		if err := CheckRequantize(src, source, plan, lost, o.Requantize); err != nil {
 			return nil, err
 		}
 	}

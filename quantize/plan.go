@@ -19,47 +19,61 @@ type Target struct {
 	Name     string        // as the user spells it: "q4_k_m"
 	Type     tensor.DType  // base type of quantizable tensors (tensor.I8 for int8)
 	FileType gguf.FileType // llama.cpp llama_ftype; meaningful for GGUF output only
+	// Copy is llama-quantize's COPY: every tensor is written as it is, in
+	// its current type (Type is Invalid), and general.file_type is the
+	// input's.
+	Copy bool
+}
+
+// targetRecord is one --type: the Target and a few words on its quality, for
+// quantize --help (the ppl figures are the perplexity increases
+// llama-quantize's usage list gives for Llama-3-8B).
+type targetRecord struct {
+	Target
+	hint string
 }
 
 // Q3_K, Q4_K and Q5_K are llama-quantize aliases of the _M mixtures, so
 // they carry those file types.
-var targets = []Target{
-	{"q8_0", tensor.Q8_0, gguf.FileTypeQ8_0},
-	{"q4_0", tensor.Q4_0, gguf.FileTypeQ4_0},
-	{"q4_1", tensor.Q4_1, gguf.FileTypeQ4_1},
-	{"q5_0", tensor.Q5_0, gguf.FileTypeQ5_0},
-	{"q5_1", tensor.Q5_1, gguf.FileTypeQ5_1},
-	{"q2_k", tensor.Q2_K, gguf.FileTypeQ2_K},
-	{"q2_k_s", tensor.Q2_K, gguf.FileTypeQ2_KS},
-	{"q3_k", tensor.Q3_K, gguf.FileTypeQ3_KM},
-	{"q3_k_s", tensor.Q3_K, gguf.FileTypeQ3_KS},
-	{"q3_k_m", tensor.Q3_K, gguf.FileTypeQ3_KM},
-	{"q3_k_l", tensor.Q3_K, gguf.FileTypeQ3_KL},
-	{"q4_k", tensor.Q4_K, gguf.FileTypeQ4_KM},
-	{"q4_k_s", tensor.Q4_K, gguf.FileTypeQ4_KS},
-	{"q4_k_m", tensor.Q4_K, gguf.FileTypeQ4_KM},
-	{"q5_k", tensor.Q5_K, gguf.FileTypeQ5_KM},
-	{"q5_k_s", tensor.Q5_K, gguf.FileTypeQ5_KS},
-	{"q5_k_m", tensor.Q5_K, gguf.FileTypeQ5_KM},
-	{"q6_k", tensor.Q6_K, gguf.FileTypeQ6_K},
-	{"iq4_nl", tensor.IQ4_NL, gguf.FileTypeIQ4NL},
-	{"iq4_xs", tensor.IQ4_XS, gguf.FileTypeIQ4XS},
-	{"iq3_xxs", tensor.IQ3_XXS, gguf.FileTypeIQ3XXS},
-	{"iq3_xs", tensor.IQ3_S, gguf.FileTypeIQ3XS},
-	{"iq3_s", tensor.IQ3_S, gguf.FileTypeIQ3S},
-	{"iq3_m", tensor.IQ3_S, gguf.FileTypeIQ3M},
-	{"iq2_xxs", tensor.IQ2_XXS, gguf.FileTypeIQ2XXS},
-	{"iq2_xs", tensor.IQ2_XS, gguf.FileTypeIQ2XS},
-	{"iq2_s", tensor.IQ2_XS, gguf.FileTypeIQ2S},
-	{"iq2_m", tensor.IQ2_S, gguf.FileTypeIQ2M},
-	{"iq1_s", tensor.IQ1_S, gguf.FileTypeIQ1S},
-	{"iq1_m", tensor.IQ1_M, gguf.FileTypeIQ1M},
-	{"tq1_0", tensor.TQ1_0, gguf.FileTypeTQ1_0},
-	{"tq2_0", tensor.TQ2_0, gguf.FileTypeTQ2_0},
-	{"mxfp4_moe", tensor.MXFP4, gguf.FileTypeMXFP4MoE},
-	{"int8", tensor.I8, 0},
-	{"f16", tensor.F16, gguf.FileTypeF16},
-	{"bf16", tensor.BF16, gguf.FileTypeBF16},
+var targets = []targetRecord{
+	{Target{Name: "q8_0", Type: tensor.Q8_0, FileType: gguf.FileTypeQ8_0}, "+0.0026 ppl: practically lossless"},
+	{Target{Name: "q4_0", Type: tensor.Q4_0, FileType: gguf.FileTypeQ4_0}, "+0.47 ppl: legacy 4-bit; q4_k_s loses less at about its size"},
+	{Target{Name: "q4_1", Type: tensor.Q4_1, FileType: gguf.FileTypeQ4_1}, "+0.45 ppl: legacy 4-bit with offsets"},
+	{Target{Name: "q5_0", Type: tensor.Q5_0, FileType: gguf.FileTypeQ5_0}, "+0.13 ppl: legacy 5-bit"},
+	{Target{Name: "q5_1", Type: tensor.Q5_1, FileType: gguf.FileTypeQ5_1}, "+0.11 ppl: legacy 5-bit with offsets"},
+	{Target{Name: "q2_k", Type: tensor.Q2_K, FileType: gguf.FileTypeQ2_K}, "+3.52 ppl: very lossy, the smallest k-quant mixture"},
+	{Target{Name: "q2_k_s", Type: tensor.Q2_K, FileType: gguf.FileTypeQ2_KS}, "+3.18 ppl: very lossy; needs --imatrix"},
+	{Target{Name: "q3_k", Type: tensor.Q3_K, FileType: gguf.FileTypeQ3_KM}, "alias of q3_k_m"},
+	{Target{Name: "q3_k_s", Type: tensor.Q3_K, FileType: gguf.FileTypeQ3_KS}, "+1.63 ppl: large loss"},
+	{Target{Name: "q3_k_m", Type: tensor.Q3_K, FileType: gguf.FileTypeQ3_KM}, "+0.66 ppl: noticeable loss"},
+	{Target{Name: "q3_k_l", Type: tensor.Q3_K, FileType: gguf.FileTypeQ3_KL}, "+0.56 ppl: noticeable loss"},
+	{Target{Name: "q4_k", Type: tensor.Q4_K, FileType: gguf.FileTypeQ4_KM}, "alias of q4_k_m"},
+	{Target{Name: "q4_k_s", Type: tensor.Q4_K, FileType: gguf.FileTypeQ4_KS}, "+0.27 ppl: moderate loss"},
+	{Target{Name: "q4_k_m", Type: tensor.Q4_K, FileType: gguf.FileTypeQ4_KM}, "+0.18 ppl: the usual balance of size and quality"},
+	{Target{Name: "q5_k", Type: tensor.Q5_K, FileType: gguf.FileTypeQ5_KM}, "alias of q5_k_m"},
+	{Target{Name: "q5_k_s", Type: tensor.Q5_K, FileType: gguf.FileTypeQ5_KS}, "+0.10 ppl: small loss"},
+	{Target{Name: "q5_k_m", Type: tensor.Q5_K, FileType: gguf.FileTypeQ5_KM}, "+0.06 ppl: small loss"},
+	{Target{Name: "q6_k", Type: tensor.Q6_K, FileType: gguf.FileTypeQ6_K}, "+0.02 ppl: nearly lossless"},
+	{Target{Name: "iq4_nl", Type: tensor.IQ4_NL, FileType: gguf.FileTypeIQ4NL}, "non-linear 4-bit in 32-weight blocks; --imatrix helps"},
+	{Target{Name: "iq4_xs", Type: tensor.IQ4_XS, FileType: gguf.FileTypeIQ4XS}, "non-linear 4-bit in 256-weight blocks; --imatrix helps"},
+	{Target{Name: "iq3_xxs", Type: tensor.IQ3_XXS, FileType: gguf.FileTypeIQ3XXS}, "3-bit lattice; --imatrix helps"},
+	{Target{Name: "iq3_xs", Type: tensor.IQ3_S, FileType: gguf.FileTypeIQ3XS}, "3-bit lattice mixture"},
+	{Target{Name: "iq3_s", Type: tensor.IQ3_S, FileType: gguf.FileTypeIQ3S}, "3-bit lattice mixture"},
+	{Target{Name: "iq3_m", Type: tensor.IQ3_S, FileType: gguf.FileTypeIQ3M}, "3-bit lattice mixture, larger tensors where it matters"},
+	{Target{Name: "iq2_xxs", Type: tensor.IQ2_XXS, FileType: gguf.FileTypeIQ2XXS}, "2-bit lattice: large loss; needs --imatrix"},
+	{Target{Name: "iq2_xs", Type: tensor.IQ2_XS, FileType: gguf.FileTypeIQ2XS}, "2-bit lattice: large loss; needs --imatrix"},
+	{Target{Name: "iq2_s", Type: tensor.IQ2_XS, FileType: gguf.FileTypeIQ2S}, "2-bit lattice mixture: large loss; needs --imatrix"},
+	{Target{Name: "iq2_m", Type: tensor.IQ2_S, FileType: gguf.FileTypeIQ2M}, "2-bit lattice mixture: large loss; its IQ2_S tensors need --imatrix"},
+	{Target{Name: "iq1_s", Type: tensor.IQ1_S, FileType: gguf.FileTypeIQ1S}, "1-bit lattice: very large loss; needs --imatrix"},
+	{Target{Name: "iq1_m", Type: tensor.IQ1_M, FileType: gguf.FileTypeIQ1M}, "1-bit lattice: very large loss; needs --imatrix"},
+	{Target{Name: "tq1_0", Type: tensor.TQ1_0, FileType: gguf.FileTypeTQ1_0}, "ternary: only for models trained ternary (BitNet)"},
+	{Target{Name: "tq2_0", Type: tensor.TQ2_0, FileType: gguf.FileTypeTQ2_0}, "ternary: only for models trained ternary (BitNet)"},
+	{Target{Name: "mxfp4_moe", Type: tensor.MXFP4, FileType: gguf.FileTypeMXFP4MoE}, "MXFP4 experts, Q8_0 elsewhere (gpt-oss)"},
+	{Target{Name: "int8", Type: tensor.I8, FileType: 0}, "int8 per row with an f32 scale; safetensors and native only"},
+	{Target{Name: "f16", Type: tensor.F16, FileType: gguf.FileTypeF16}, "dequantizes; 16-bit float, values beyond ±65504 do not fit"},
+	{Target{Name: "bf16", Type: tensor.BF16, FileType: gguf.FileTypeBF16}, "dequantizes; 16-bit float with f32's range"},
+	{Target{Name: "f32", Type: tensor.F32, FileType: gguf.FileTypeF32}, "dequantizes exactly; 32-bit float"},
+	{Target{Name: "copy", Copy: true}, "llama-quantize's COPY: every tensor as it is, no quantizing"},
 }
 
 // TargetNames lists the names ParseTarget accepts, in help order.
@@ -71,14 +85,43 @@ func TargetNames() []string {
 	return s
 }
 
-// ParseTarget looks up a --type name (case-insensitive).
+// ParseTarget looks up a --type name (case-insensitive) or, as
+// llama-quantize takes it too, a llama_ftype number ("15" is q4_k_m's).
 func ParseTarget(name string) (Target, error) {
 	for _, t := range targets {
 		if strings.EqualFold(t.Name, name) {
-			return t, nil
+			return t.Target, nil
+		}
+	}
+	if n, err := strconv.ParseUint(name, 10, 32); err == nil {
+		for _, t := range targets {
+			// int8 has no ftype (its 0 is not llama.cpp's ALL_F32), copy none.
+			if !t.Copy && t.Type != tensor.I8 && uint64(t.FileType) == n {
+				return t.Target, nil
+			}
 		}
 	}
 	return Target{}, fmt.Errorf("quantize: unknown type %q (one of %s)", name, strings.Join(TargetNames(), ", "))
+}
+
+// TargetInfo describes one --type for quantize --help.
+type TargetInfo struct {
+	Target
+	// BitsPerWeight is the storage cost of Target.Type (tensor's block
+	// layout); a mixture gives some tensors more. 0 for copy.
+	BitsPerWeight float64
+	// Hint is a few words on the quality (ppl figures: the perplexity
+	// increase on Llama-3-8B that llama-quantize lists).
+	Hint string
+}
+
+// Targets lists every --type in help order.
+func Targets() []TargetInfo {
+	out := make([]TargetInfo, len(targets))
+	for i, t := range targets {
+		out[i] = TargetInfo{Target: t.Target, BitsPerWeight: t.Type.BitsPerElement(), Hint: t.hint}
+	}
+	return out
 }
 
 // ParseTensorType parses a single tensor type for --embedding-type,
@@ -328,8 +371,12 @@ func skipReason(name string, shape tensor.Shape, keepOutput bool) string {
 // from llama.cpp: the row-length fallback is applied under Pure too, where
 // llama.cpp c392e509 would abort.
 func Plan(c *checkpoint.Checkpoint, opts Options) ([]Choice, error) {
-	if !opts.Target.Type.Valid() {
+	if !opts.Target.Type.Valid() && !opts.Target.Copy {
 		return nil, fmt.Errorf("quantize: no target type")
+	}
+	if opts.Target.Copy && (len(opts.Overrides) > 0 || opts.EmbeddingType != tensor.Invalid || opts.OutputType != tensor.Invalid) {
+		return nil, fmt.Errorf("quantize: --type copy writes every tensor as it is; --tensor-type, --embedding-type and " +
+			"--output-tensor-type would change some: pick a type instead")
 	}
 	if opts.Target.FileType == gguf.FileTypeQ2_KS && opts.Imatrix == nil {
 		return nil, tensor.Unsupported("quantize: %s needs an importance matrix (--imatrix FILE, made by tfconv imatrix), as llama-quantize requires", opts.Target.Name)
@@ -404,6 +451,11 @@ func Plan(c *checkpoint.Checkpoint, opts Options) ([]Choice, error) {
 		ch := Choice{Tensor: t, Shard: shardOf[t.File]}
 		name := nameOf(t)
 		if isScale[t.Name] {
+			continue
+		}
+		if opts.Target.Copy {
+			ch.Type, ch.Copy, ch.Reason = t.DType, true, "copy"
+			out = append(out, ch)
 			continue
 		}
 		var scales func() ([]float32, error)

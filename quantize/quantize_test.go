@@ -280,7 +280,7 @@ func TestOptions(t *testing.T) {
 		}
 	}
 	// llama-quantize's ftypes LLAMA_FTYPE_MOSTLY_IQ1_S = 24, IQ1_M = 31.
-	for name, want := range map[string]Target{"IQ1_S": {"iq1_s", tensor.IQ1_S, 24}, "iq1_m": {"iq1_m", tensor.IQ1_M, 31}} {
+	for name, want := range map[string]Target{"IQ1_S": {Name: "iq1_s", Type: tensor.IQ1_S, FileType: 24}, "iq1_m": {Name: "iq1_m", Type: tensor.IQ1_M, FileType: 31}} {
 		if got, err := ParseTarget(name); err != nil || got != want {
 			t.Errorf("ParseTarget(%q) = %+v, %v; want %+v", name, got, err, want)
 		}

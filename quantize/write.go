@@ -57,8 +57,12 @@ func OutputMetadata(c *checkpoint.Checkpoint, t Target) tensor.Metadata {
 		}
 		m = append(m, kv)
 	}
+	ft := tensor.Uint32(uint32(t.FileType))
+	if v, ok := c.Metadata.Get(keyFileType); ok && t.Copy {
+		ft = v // llama-quantize's COPY keeps the input's file type
+	}
 	return append(m, tensor.KV{Key: keyQuantVersion, Value: tensor.Uint32(quantVersion)},
-		tensor.KV{Key: keyFileType, Value: tensor.Uint32(uint32(t.FileType))})
+		tensor.KV{Key: keyFileType, Value: ft})
 }
 
 // withKeys is m with each of extra removed and appended.
@@ -136,8 +140,13 @@ func CheckTarget(t Target, f Format) error {
 			return tensor.Unsupported("quantize: int8 with per-row scales has no GGUF type; use --to native or --to safetensors")
 		}
 	case Safetensors:
-		if t.Type != tensor.I8 && t.Type != tensor.F16 && t.Type != tensor.BF16 {
-			return tensor.Unsupported("quantize: safetensors holds f16, bf16 and int8 output, not %s; use --to gguf or native", t.Name)
+		switch {
+		case t.Copy:
+			return tensor.Unsupported("quantize: --type copy keeps each tensor's type, which a Hugging Face directory may not hold; " +
+				"write GGUF or native (DST ending .gguf or .tfn, or --to), or pick f32, f16, bf16 or int8")
+		case t.Type != tensor.I8 && t.Type != tensor.F16 && t.Type != tensor.BF16 && t.Type != tensor.F32:
+			return tensor.Unsupported("quantize: safetensors holds f32, f16, bf16 and int8 output, not %s; use --to gguf or native "+
+				"(or a DST ending .gguf or .tfn)", t.Name)
 		}
 	case Native:
 	default:

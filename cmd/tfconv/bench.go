@@ -50,7 +50,7 @@ the machine's read bandwidth measured the same way (a float32 matrix of
 	f := cmd.Flags()
 	f.IntVar(&opts.prompt, "prompt", 128, "prompt tokens for the prefill measurement")
 	f.IntVar(&opts.gen, "gen", 32, "tokens generated for the decode measurement")
-	f.IntVar(&opts.threads, "threads", 0, "kernel threads (default: all CPUs)")
+	f.IntVarP(&opts.threads, "threads", "t", 0, "kernel threads (default: all CPUs)")
 	f.BoolVar(&opts.json, "json", false, "print JSON")
 	f.BoolVar(&opts.bandwidth, "bandwidth", true, "measure the machine's read bandwidth after the run ("+readBandwidthSize+", about a second)")
 	addProgressFlag(cmd, &opts.progress)

@@ -94,21 +94,24 @@ none)}.`,
 	f.BoolVar(&opts.json, "json", false, "print the report as JSON")
 	f.StringVar(&opts.base, "base", "", "LoRA adapter SRC: the base model's Hugging Face directory (its config.json)")
 	f.StringVar(&opts.arch, "arch", "", "architecture override (default: config.json model_type or GGUF general.architecture)")
-	f.StringVar(&opts.maxShardSize, "max-shard-size", "5GB", "largest safetensors shard of Hugging Face output (e.g. 500MB, 2GB, 1GiB)")
-	f.StringVar(&opts.splitMaxSize, "split-max-size", "", "write GGUF output as a gguf-split set with at most this much tensor data per shard (e.g. 2GB): DST model.gguf gives model-00001-of-0000N.gguf, …")
+	f.StringVar(&opts.maxShardSize, "max-shard-size", "5GB", "largest safetensors shard of Hugging Face output (e.g. 500MB, 2GB, 2G, 1GiB)")
+	f.StringVar(&opts.splitMaxSize, "split-max-size", "", "write GGUF output as a gguf-split set with at most this much tensor data per shard (e.g. 2GB, or gguf-split's 2G, 500M): DST model.gguf gives model-00001-of-0000N.gguf, …")
 	addProgressFlag(cmd, &opts.progress)
 	return cmd
 }
 
-// parseSize parses "5GB", "500MB", "1GiB" or a byte count; units are
-// decimal (as transformers' max_shard_size) unless they say "i".
+// parseSize parses every size flag: "5GB", "500MB", "1GiB", gguf-split's
+// and convert_hf_to_gguf.py's "1G", "500M", "40K", or a byte count; units
+// are decimal (as transformers' max_shard_size and both llama.cpp tools
+// take them) unless they say "i".
 func parseSize(flag, s string) (int64, error) {
 	t := strings.TrimSpace(strings.ToUpper(s))
 	mult := int64(1)
 	for _, u := range []struct {
 		suffix string
 		mult   int64
-	}{{"KIB", 1 << 10}, {"MIB", 1 << 20}, {"GIB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1}} {
+	}{{"KIB", 1 << 10}, {"MIB", 1 << 20}, {"GIB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9},
+		{"K", 1e3}, {"M", 1e6}, {"G", 1e9}, {"B", 1}} {
 		if strings.HasSuffix(t, u.suffix) {
 			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
 			break
@@ -116,7 +119,7 @@ func parseSize(flag, s string) (int64, error) {
 	}
 	n, err := strconv.ParseFloat(t, 64)
 	if err != nil || n <= 0 || n*float64(mult) > 1<<62 {
-		return 0, fmt.Errorf("convert: --%s %q: want a positive size such as 5GB or 500MB", flag, s)
+		return 0, fmt.Errorf("convert: --%s %q: want a positive size such as 5GB, 500MB or 2G", flag, s)
 	}
 	return int64(n * float64(mult)), nil
 }

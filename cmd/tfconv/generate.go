@@ -14,6 +14,7 @@ type generateOptions struct {
 	path          string
 	tokens        string
 	prompt        string
+	promptFile    string
 	maxNew        int
 	minNew        int
 	beams         int
@@ -32,7 +33,7 @@ type generateOptions struct {
 func newCmdGenerate(a *app) *cobra.Command {
 	opts := &generateOptions{}
 	cmd := &cobra.Command{
-		Use:   "generate MODEL (--prompt TEXT | --tokens 1,2,3)",
+		Use:   "generate MODEL (--prompt TEXT | -f FILE | --tokens 1,2,3)",
 		Short: "Generate tokens: greedy, beam search or seeded sampling",
 		Long: `Generate continues a prompt (decoder-only models) or translates it
 (encoder-decoder models: the encoder reads the prompt, decoding starts from the
@@ -48,6 +49,7 @@ search with transformers' semantics (--length-penalty, --early-stopping);
 	f := cmd.Flags()
 	f.StringVar(&opts.tokens, "tokens", "", "comma-separated prompt token ids")
 	f.StringVar(&opts.prompt, "prompt", "", "prompt text, encoded with the checkpoint's tokenizer")
+	f.StringVarP(&opts.promptFile, "file", "f", "", "read the --prompt text from this file (llama.cpp's -f)")
 	f.IntVar(&opts.maxNew, "max-new", 32, "tokens to generate at most")
 	f.IntVar(&opts.minNew, "min-new", 0, "tokens to generate before EOS is allowed")
 	f.IntVar(&opts.beams, "beams", 1, "beam width (1 = no beam search)")
@@ -58,7 +60,7 @@ search with transformers' semantics (--length-penalty, --early-stopping);
 	f.Float64Var(&opts.topP, "top-p", 1, "sampling: keep the smallest set with this probability mass")
 	f.Uint64Var(&opts.seed, "seed", 0, "sampling seed")
 	f.BoolVar(&opts.noEOS, "no-eos", false, "never stop at the end-of-sequence token")
-	f.IntVar(&opts.threads, "threads", 0, "kernel threads (default: all CPUs)")
+	f.IntVarP(&opts.threads, "threads", "t", 0, "kernel threads (default: all CPUs)")
 	f.BoolVar(&opts.json, "json", false, "print JSON")
 	addMatchLlamaCppFlag(cmd, &opts.matchLlamaCpp)
 	return cmd
@@ -76,6 +78,9 @@ type generateJSON struct {
 func runGenerate(a *app, opts *generateOptions) error {
 	if opts.maxNew < 0 || opts.beams < 1 || opts.temperature < 0 || opts.topK < 0 || opts.topP <= 0 || opts.topP > 1 {
 		return fmt.Errorf("generate: --max-new ≥ 0, --beams ≥ 1, --temperature ≥ 0, --top-k ≥ 0 and 0 < --top-p ≤ 1")
+	}
+	if err := promptFromFile("generate", &opts.prompt, opts.promptFile); err != nil {
+		return err
 	}
 	m, err := model.Load(opts.path, model.LoadOptions{Threads: opts.threads, MatchLlamaCpp: opts.matchLlamaCpp})
 	if err != nil {

@@ -60,7 +60,7 @@ reads. Both are read by 'tfconv quantize --imatrix'.`,
 	f.IntVar(&opts.chunks, "chunks", 0, "process at most this many chunks (0: all)")
 	f.StringVar(&opts.format, "output-format", "", "gguf|dat (default: dat for a name ending in .dat, else gguf)")
 	f.BoolVar(&opts.processOutput, "process-output", false, "also collect output.weight")
-	f.IntVar(&opts.threads, "threads", 0, "kernel threads (0: all CPUs)")
+	f.IntVarP(&opts.threads, "threads", "t", 0, "kernel threads (0: all CPUs)")
 	addMatchLlamaCppFlag(cmd, &opts.matchLlamaCpp)
 	f.BoolVar(&opts.json, "json", false, "print a summary as JSON")
 	f.BoolVar(&opts.force, "force", false, "replace an existing output file")

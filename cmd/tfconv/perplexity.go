@@ -46,10 +46,10 @@ negative log-likelihood), with its standard error as llama-perplexity prints it.
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.file, "file", "", "text file to score (required)")
-	f.IntVar(&opts.ctx, "ctx", eval.DefaultPerplexityCtx, "tokens per chunk")
+	f.StringVarP(&opts.file, "file", "f", "", "text file to score (required)")
+	f.IntVarP(&opts.ctx, "ctx", "c", eval.DefaultPerplexityCtx, "tokens per chunk (context)")
 	f.IntVar(&opts.chunks, "chunks", 0, "score at most this many chunks (0: all)")
-	f.IntVar(&opts.threads, "threads", 0, "kernel threads (0: all CPUs)")
+	f.IntVarP(&opts.threads, "threads", "t", 0, "kernel threads (0: all CPUs)")
 	addMatchLlamaCppFlag(cmd, &opts.matchLlamaCpp)
 	f.BoolVar(&opts.json, "json", false, "print the result as JSON")
 	addProgressFlag(cmd, &opts.progress)

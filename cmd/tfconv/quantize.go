@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -41,12 +42,13 @@ type quantizeOptions struct {
 	calib         string
 	calibCtx      int
 	pruneLayers   string
+	output        string
 }
 
 func newCmdQuantize(a *app) *cobra.Command {
 	opts := &quantizeOptions{}
 	cmd := &cobra.Command{
-		Use:   "quantize SRC DST --type TYPE",
+		Use:   "quantize SRC DST [TYPE [NTHREADS]]",
 		Short: "Quantize a checkpoint with llama-quantize's policy and report the error",
 		Long: `Quantize reads any checkpoint tfconv opens and writes it with a lower precision,
 choosing a type per tensor as llama-quantize does: 1-D tensors, norms, position
@@ -87,16 +89,26 @@ against the input measured on the data (RMSE, max abs, SQNR in dB), and the
 totals, and what the error is measured against. --dry-run prints the report
 and writes nothing.
 
-A source that is already quantized (a ggml block type or int8 in any tensor)
-is refused unless --allow-requantize, as llama-quantize does: the losses add
-up, and the error is then measured against the dequantized source weights,
-not the originals (the report says so).
+The requantize rule: re-encoding a source that is already integer-quantized
+(a ggml block type Q*/IQ*/TQ*/MXFP4 or int8 in any tensor, or a GPTQ or AWQ
+checkpoint) into another quantized type needs --allow-requantize, as
+llama-quantize asks: the losses add up, and the error is then measured
+against the dequantized source weights, not the originals (the report says
+so). A same-type copy (a Q8_0 file to q8_0), dequantizing (--type f32, f16
+or bf16: one step, no flag), --type copy (llama-quantize's COPY: every tensor
+as it is, general.file_type kept) and an FP8 source (a published precision,
+like bf16) need no flag.
 
-Output (--to, else from DST: .tfn is native, an existing directory is
-Hugging Face, anything else GGUF): GGUF (metadata kept in order,
+llama-quantize's positional form works too: 'quantize SRC DST Q4_K_M 8' is
+'quantize SRC DST --type q4_k_m --threads 8' (type names in any case, or
+llama-quantize's ftype numbers: 15 is q4_k_m); -o DST may take DST's place.
+-t is --threads, -f --calib and -c --calib-ctx.
+
+Output (--to, else from DST as convert guesses it: .gguf is GGUF, .tfn
+native, anything else a Hugging Face directory): GGUF (metadata kept in order,
 general.file_type set to llama.cpp's ftype and moved last; not for int8,
 which ggml has no type for), native (.tfn), or safetensors for f16, bf16 and
-int8: a Hugging Face directory (config.json, tokenizer files and
+int8 (and f32): a Hugging Face directory (config.json, tokenizer files and
 generation_config.json copied beside model.safetensors). int8 is symmetric
 per row: an I8 tensor plus "<name>.scale", F32, one scale per row.
 A Hugging Face input is read for GGUF and native output as the f32 GGUF with
@@ -105,14 +117,17 @@ write, each tensor converted as it is quantized (no scratch file); a GGUF or
 native input is first converted to an f32 Hugging Face directory for
 safetensors output, in a scratch folder beside DST, which needs that much
 free disk.`,
-		Args: exactArgs(2),
+		Args: cobra.ArbitraryArgs, // quantizeArgs
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.src, opts.dst = args[0], args[1]
+			if err := quantizeArgs(cmd, opts, args); err != nil {
+				return err
+			}
 			return runQuantize(a, opts)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.typ, "type", "", "target type: "+strings.Join(quantize.TargetNames(), "|"))
+	f.StringVar(&opts.typ, "type", "", "target type (or as the third argument; the types are listed below): "+strings.Join(quantize.TargetNames(), "|"))
+	f.StringVarP(&opts.output, "output", "o", "", "output path, in place of the DST argument")
 	f.BoolVar(&opts.pure, "pure", false, "one type for every quantizable tensor (no mixture rules)")
 	f.StringArrayVar(&opts.tensorTypes, "tensor-type", nil, "PATTERN=TYPE override (regexp searched in the name; repeatable, first match wins)")
 	f.BoolVar(&opts.keepOutput, "keep-output", false, "leave output.weight as it is in the input")
@@ -121,22 +136,76 @@ free disk.`,
 	f.StringVar(&opts.embeddingType, "token-embedding-type", "", "llama-quantize's name of --embedding-type")
 	f.StringArrayVar(&opts.overrideKV, "override-kv", nil, "KEY=TYPE:VALUE set in the output (TYPE int, float, bool or str, as llama-quantize writes them; repeatable)")
 	f.StringVar(&opts.outputType, "output-tensor-type", "", "type of output.weight")
-	f.IntVar(&opts.threads, "threads", 0, "worker threads (0: all CPUs)")
+	f.IntVarP(&opts.threads, "threads", "t", 0, "worker threads (0: all CPUs; or as the fourth argument)")
 	f.BoolVar(&opts.dryRun, "dry-run", false, "measure and report, write nothing")
 	f.BoolVar(&opts.json, "json", false, "print the report as JSON")
 	addProgressFlag(cmd, &opts.progress)
 	f.BoolVar(&opts.force, "force", false, "replace an existing DST")
-	f.StringVar(&opts.to, "to", "", "output format: gguf|native|safetensors (default from DST's extension, else gguf)")
+	f.StringVar(&opts.to, "to", "", "output format: gguf|native|safetensors (default: from DST as convert guesses it: .gguf, .tfn, else a Hugging Face directory)")
 	f.StringVar(&opts.imatrix, "imatrix", "", "importance matrix (llama-imatrix's GGUF or legacy .dat, or tfconv imatrix's) to weigh the quantization error with")
 	f.StringArrayVar(&opts.include, "include-weights", nil, "use the importance matrix only for tensors whose name contains this (repeatable)")
 	f.StringArrayVar(&opts.exclude, "exclude-weights", nil, "do not use the importance matrix for tensors whose name contains this (repeatable)")
 	f.Float64Var(&opts.targetBPW, "target-bpw", 0, "choose the quantized tensors' types among the IQ2…Q8_0 types by measured sensitivity (each alone, KL divergence on --calib) so that the tensor data takes at most this many bits per weight")
-	f.StringVar(&opts.calib, "calib", "", "calibration text for --target-bpw")
-	f.IntVar(&opts.calibCtx, "calib-ctx", 128, "tokens per chunk of --calib")
+	f.StringVarP(&opts.calib, "calib", "f", "", "calibration text file for --target-bpw")
+	f.IntVarP(&opts.calibCtx, "calib-ctx", "c", 128, "tokens per chunk of --calib (context)")
 	f.StringVar(&opts.pruneLayers, "prune-layers", "", "comma-separated layers (blocks) to drop, e.g. 1,3; later blocks are renumbered and block_count lowered, as llama-quantize --prune-layers (GGUF and native output)")
 	f.BoolVar(&opts.keepSplit, "keep-split", false, "GGUF split set input: write one output shard per input shard, named DST-0000i-of-0000n.gguf (DST without .gguf), as llama-quantize --keep-split")
-	f.BoolVar(&opts.requantize, "allow-requantize", false, "quantize a source that is already quantized (block types or int8); the error is then measured against its dequantized weights")
+	f.BoolVar(&opts.requantize, "allow-requantize", false, "re-encode a source that is already integer-quantized (ggml block types, int8, GPTQ, AWQ) into another quantized type; the error is then measured against its dequantized weights")
+	cmd.Long += "\n\n" + quantizeTypeList()
 	return cmd
+}
+
+// quantizeTypeList is the --help list of the types, as llama-quantize's
+// usage lists them: each with the bits per weight of its base type (from
+// tensor's block layout) and a hint of its quality.
+func quantizeTypeList() string {
+	var b strings.Builder
+	b.WriteString("Types (bpw: bits per weight of the base type, which a mixture gives only\n" +
+		"some tensors; ppl: perplexity increase on Llama-3-8B as llama-quantize lists it):\n")
+	for _, t := range quantize.Targets() {
+		base, bpw := "", ""
+		if !t.Copy {
+			base, bpw = t.Type.String(), fmt.Sprintf("%5.2f", t.BitsPerWeight)
+		}
+		fmt.Fprintf(&b, "  %-9s %-7s %5s  %s\n", t.Name, base, bpw, t.Hint)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// quantizeArgs reads SRC DST [TYPE [NTHREADS]], llama-quantize's
+// positional form beside --type and --threads; with -o, DST is left out.
+// A value given both ways must agree.
+func quantizeArgs(cmd *cobra.Command, opts *quantizeOptions, args []string) error {
+	min := 2
+	if opts.output != "" {
+		min = 1
+	}
+	if len(args) < min || len(args) > min+2 {
+		return fmt.Errorf("quantize: expected 2 arguments SRC DST, or llama-quantize's SRC DST TYPE [NTHREADS] (DST left out with -o), "+
+			"got %d (usage: %s)", len(args), cmd.UseLine())
+	}
+	opts.src, opts.dst = args[0], opts.output
+	if opts.output == "" {
+		opts.dst = args[1]
+	}
+	rest := args[min:]
+	if len(rest) > 0 {
+		if opts.typ != "" && !strings.EqualFold(opts.typ, rest[0]) {
+			return fmt.Errorf("quantize: type given twice: --type %s and argument %s", opts.typ, rest[0])
+		}
+		opts.typ = rest[0]
+	}
+	if len(rest) > 1 {
+		n, err := strconv.Atoi(rest[1])
+		if err != nil || n <= 0 {
+			return fmt.Errorf("quantize: NTHREADS %q: want a positive number of threads", rest[1])
+		}
+		if cmd.Flags().Changed("threads") && opts.threads != n {
+			return fmt.Errorf("quantize: threads given twice: --threads %d and argument %d", opts.threads, n)
+		}
+		opts.threads = n
+	}
+	return nil
 }
 
 // quantizeJSON is the --json schema; fields are only ever added.
@@ -146,7 +215,8 @@ type quantizeJSON struct {
 	BitsPerWeight float64              `json:"bits_per_weight"`
 	// MeasuredAgainst is what the errors compare the output with:
 	// "source weights", or "dequantized Q8_0 source weights" for a
-	// quantized source (--allow-requantize).
+	// quantized source (requantized with --allow-requantize, or
+	// dequantized).
 	MeasuredAgainst string `json:"measured_against"`
 }
 
@@ -163,7 +233,7 @@ type quantizeTensorJSON struct {
 
 func runQuantize(a *app, opts *quantizeOptions) error {
 	if opts.typ == "" {
-		return fmt.Errorf("quantize: --type is required (one of %s)", strings.Join(quantize.TargetNames(), ", "))
+		return fmt.Errorf("quantize: --type is required, or TYPE after DST (one of %s)", strings.Join(quantize.TargetNames(), ", "))
 	}
 	target, err := quantize.ParseTarget(opts.typ)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"github.com/tfconv/tfconv/internal/output"
 	"io"
 	"math"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,6 +25,7 @@ type modelRunOptions struct {
 	path          string
 	tokens        string
 	prompt        string
+	promptFile    string
 	decoderTokens string
 	mask          string
 	decoderMask   string
@@ -38,7 +40,7 @@ type modelRunOptions struct {
 func newCmdRun(a *app) *cobra.Command {
 	opts := &modelRunOptions{}
 	cmd := &cobra.Command{
-		Use:   "run MODEL (--tokens 1,2,3 | --prompt TEXT)",
+		Use:   "run MODEL (--tokens 1,2,3 | --prompt TEXT | -f FILE)",
 		Short: "Run a checkpoint on one sequence and print its logits (or hidden state)",
 		Long: `Run loads a checkpoint (Hugging Face directory, GGUF or native file) into the
 reference transformer, runs one sequence and prints the top-5 tokens of every
@@ -65,13 +67,14 @@ input token, each below the model's type_vocab_size (default: all 0).`,
 	f := cmd.Flags()
 	f.StringVar(&opts.tokens, "tokens", "", "comma-separated token ids")
 	f.StringVar(&opts.prompt, "prompt", "", "text, encoded with the checkpoint's tokenizer")
+	f.StringVarP(&opts.promptFile, "file", "f", "", "read the --prompt text from this file (llama.cpp's -f)")
 	f.StringVar(&opts.decoderTokens, "decoder-tokens", "", "comma-separated decoder token ids (encoder-decoder models)")
 	f.StringVar(&opts.mask, "mask", "", "attention mask: one 1 (token) or 0 (padding) per input token, comma-separated")
 	f.StringVar(&opts.decoderMask, "decoder-mask", "", "decoder attention mask, one 1 or 0 per decoder token (encoder-decoder models)")
 	f.StringVar(&opts.tokenTypes, "token-types", "", "BERT token type (segment) ids, one per input token, comma-separated")
-	f.IntVar(&opts.threads, "threads", 0, "kernel threads (default: all CPUs)")
+	f.IntVarP(&opts.threads, "threads", "t", 0, "kernel threads (default: all CPUs)")
 	addMatchLlamaCppFlag(cmd, &opts.matchLlamaCpp)
-	f.StringVar(&opts.out, "out", "", "write the JSON result to this file")
+	f.StringVarP(&opts.out, "out", "o", "", "write the JSON result to this file")
 	f.BoolVar(&opts.force, "force", false, "replace an existing --out file")
 	f.BoolVar(&opts.json, "json", false, "print the JSON result on stdout")
 	return cmd
@@ -153,6 +156,27 @@ func modelInput(m *model.Model, tokens, prompt string) ([]int, error) {
 	return nil, errors.New("give --tokens or --prompt")
 }
 
+// promptFromFile reads --file (llama.cpp's -f, a file holding the prompt)
+// into *prompt, without one trailing newline, as llama.cpp reads it;
+// giving both is an error.
+func promptFromFile(cmd string, prompt *string, file string) error {
+	if file == "" {
+		return nil
+	}
+	if *prompt != "" {
+		return fmt.Errorf("%s: give --prompt or --file, not both", cmd)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return fmt.Errorf("%s: --file: %w", cmd, err)
+	}
+	if len(b) == 0 {
+		return fmt.Errorf("%s: --file %s is empty", cmd, file)
+	}
+	*prompt = strings.TrimSuffix(string(b), "\n")
+	return nil
+}
+
 // pieceName is a token id and, with a tokenizer, its text.
 func pieceName(t *tokenizer.Tokenizer, id int) string {
 	if t == nil {
@@ -162,6 +186,9 @@ func pieceName(t *tokenizer.Tokenizer, id int) string {
 }
 
 func runModelRun(a *app, opts *modelRunOptions) error {
+	if err := promptFromFile("run", &opts.prompt, opts.promptFile); err != nil {
+		return err
+	}
 	m, err := model.Load(opts.path, model.LoadOptions{Threads: opts.threads, MatchLlamaCpp: opts.matchLlamaCpp})
 	if err != nil {
 		return err
