@@ -261,6 +261,9 @@ func TestMalformedCorpus(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Run(name, func(t *testing.T) {
+			// Each file's commands are processes of their own: the files
+			// run side by side, as many at once as go test's -parallel.
+			t.Parallel()
 			cmds := map[string][]string{
 				"inspect":  {"inspect", path},
 				"tokenize": {"tokenize", path, "hello"},

@@ -92,11 +92,14 @@ func TestUlimitMalformedCorpus(t *testing.T) {
 		if !ok {
 			continue
 		}
-		code, stderr := runLimited(t, bin, "inspect", filepath.Join(malformedDir, name))
-		if crashed(stderr) || code != want {
-			t.Errorf("inspect %s under ulimit -v %d: exit %d (want %d)\n%s", name, addressSpaceLimit, code, want, stderr)
-		}
 		n++
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			code, stderr := runLimited(t, bin, "inspect", filepath.Join(malformedDir, name))
+			if crashed(stderr) || code != want {
+				t.Errorf("inspect %s under ulimit -v %d: exit %d (want %d)\n%s", name, addressSpaceLimit, code, want, stderr)
+			}
+		})
 	}
 	if n < 100 {
 		t.Fatalf("inspect ran on %d corpus files, want the whole corpus", n)
