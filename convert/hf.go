@@ -245,7 +245,7 @@ func createIn(dir string) func(name string) (io.WriteCloser, error) {
 
 // writeHF writes p as a Hugging Face directory at dst (WriteHFDir), tensors
 // in the order transformers saves them.
-func writeHF(dst string, force bool, p *plan, opts Options, prog *progress.Meter) error {
+func writeHF(dst string, force bool, p *plan, opts Options, prog *progress.Meter) (atomicfile.DirResult, error) {
 	infos := make([]tensor.Info, len(p.jobs))
 	byName := map[string]*job{}
 	for i, j := range p.jobs {
@@ -273,16 +273,22 @@ func writeHF(dst string, force bool, p *plan, opts Options, prog *progress.Meter
 // order, as model.safetensors or, above maxShardBytes (0:
 // DefaultMaxShardBytes), shards with model.safetensors.index.json. fill
 // writes the tensor bodies through next, one per tensor in the order of
-// infos. The directory is built in a temporary folder beside dst and renamed
-// into place (atomicfile.CreateDir), so dst appears whole or not at all,
-// on SIGINT too; an existing dst is replaced only with force.
+// infos. The files are built in a temporary folder beside dst and moved
+// into place (atomicfile.CreateDir), so they appear whole or not at all, on
+// SIGINT too. An existing dst that is not empty is written into only with
+// force, and then only the files written here are replaced, and an earlier
+// save's model*.safetensors files that this one does not write (other shard
+// counts, the index or the single file) are removed, as transformers'
+// save_pretrained removes stale shards; every other file and subfolder
+// stays. The result names the files replaced and removed.
 func WriteHFDir(dst string, force bool, files map[string][]byte, infos []tensor.Info, maxShardBytes int64,
-	fill func(next func(name string) (io.Writer, error)) error) (err error) {
+	fill func(next func(name string) (io.Writer, error)) error) (res atomicfile.DirResult, err error) {
 	d, err := atomicfile.CreateDir(dst, force)
 	if err != nil {
-		return err
+		return res, err
 	}
 	defer d.Abort()
+	d.SetStale(func(name string) bool { return safetensors.IsSetFile(hfWeightsBase, name) })
 	create := createIn(d.Name())
 	names := make([]string, 0, len(files))
 	for name := range files {
@@ -292,29 +298,37 @@ func WriteHFDir(dst string, force bool, files map[string][]byte, infos []tensor.
 	for _, name := range names {
 		w, err := create(name)
 		if err != nil {
-			return err
+			return res, err
 		}
 		if _, err := w.Write(files[name]); err != nil {
 			w.Close()
-			return err
+			return res, err
 		}
 		if err := w.Close(); err != nil {
-			return err
+			return res, err
 		}
 	}
 	if maxShardBytes <= 0 {
 		maxShardBytes = DefaultMaxShardBytes
 	}
-	sw, err := safetensors.NewShardedWriter(create, "model", maxShardBytes, infos, tensor.Metadata{{Key: "format", Value: tensor.String("pt")}})
+	sw, err := safetensors.NewShardedWriter(create, hfWeightsBase, maxShardBytes, infos, tensor.Metadata{{Key: "format", Value: tensor.String("pt")}})
 	if err != nil {
-		return err
+		return res, err
 	}
 	if err := fill(sw.Next); err != nil {
 		sw.Close()
-		return err
+		return res, err
 	}
 	if err := sw.Close(); err != nil {
-		return err
+		return res, err
 	}
-	return d.Commit()
+	if err := d.Commit(); err != nil {
+		return res, err
+	}
+	return d.Result(), nil
 }
+
+// hfWeightsBase is the base name of Hugging Face output's weight files
+// (model.safetensors, model-00001-of-00002.safetensors, …), as transformers
+// names them.
+const hfWeightsBase = "model"

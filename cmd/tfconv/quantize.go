@@ -148,6 +148,11 @@ type quantizeJSON struct {
 	// "source weights", or "dequantized Q8_0 source weights" for a
 	// quantized source (--allow-requantize).
 	MeasuredAgainst string `json:"measured_against"`
+	// Replaced and RemovedStale say what the output did to an existing DST
+	// (--force): the files replaced, and an earlier save's stale weight
+	// files removed from a Hugging Face folder. Empty lists when none.
+	Replaced     []string `json:"replaced"`
+	RemovedStale []string `json:"removed_stale"`
 }
 
 type quantizeTensorJSON struct {
@@ -243,13 +248,14 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 	if err != nil {
 		return err
 	}
-	return quantizePrint(a, opts, rep.Report, rep.MeasuredAgainst)
+	return quantizePrint(a, opts, rep)
 }
 
-func quantizePrint(a *app, opts *quantizeOptions, rep *quantize.Report, measured string) error {
+func quantizePrint(a *app, opts *quantizeOptions, frep *quantize.FileReport) error {
+	rep, measured := frep.Report, frep.MeasuredAgainst
 	if opts.json {
 		j := quantizeJSON{Tensors: []quantizeTensorJSON{}, TotalBytes: rep.TotalBytes, BitsPerWeight: rep.BitsPerWeight,
-			MeasuredAgainst: measured}
+			MeasuredAgainst: measured, Replaced: nonNil(frep.Replaced), RemovedStale: nonNil(frep.RemovedStale)}
 		for _, t := range rep.Tensors {
 			tj := quantizeTensorJSON{Name: t.Name, Type: t.Type.String(), Bytes: t.Bytes, RMSE: t.RMSE, MaxAbs: t.MaxAbs, Reason: t.Reason}
 			if !math.IsInf(t.SQNR, 0) && !math.IsNaN(t.SQNR) {
@@ -275,9 +281,19 @@ func quantizePrint(a *app, opts *quantizeOptions, rep *quantize.Report, measured
 	if opts.dryRun {
 		verb = "would write"
 	}
-	_, err := fmt.Fprintf(a.out, "%s %d tensors, %d bytes (%s), %.3f bits per weight; error measured against the %s\n",
-		verb, len(rep.Tensors), rep.TotalBytes, output.Bytes(rep.TotalBytes), rep.BitsPerWeight, measured)
-	return err
+	if _, err := fmt.Fprintf(a.out, "%s %d tensors, %d bytes (%s), %.3f bits per weight; error measured against the %s\n",
+		verb, len(rep.Tensors), rep.TotalBytes, output.Bytes(rep.TotalBytes), rep.BitsPerWeight, measured); err != nil {
+		return err
+	}
+	return printReplaced(a.out, opts.dst, frep.Replaced, frep.RemovedStale)
+}
+
+// nonNil makes a missing list an empty one, for --json.
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 // loadImatrix reads --imatrix as llama-quantize does: the importance per
