@@ -155,7 +155,7 @@ func runConvert(a *app, opts *convertOptions) error {
 	}
 	fmt.Fprintf(a.out, "converted %s → %s (%s, %s, %s): %d tensors, %s in %.2fs\n", rep.Source, rep.Output, rep.Format,
 		rep.Arch, rep.OutType, len(rep.Tensors), output.Bytes(rep.Bytes), rep.Seconds)
-	if err := printReplaced(a.out, rep.Output, rep.Replaced, rep.RemovedStale); err != nil {
+	if err := printReplaced(a.out, rep.Output, rep.Format == convert.Safetensors, rep.Replaced, rep.RemovedStale); err != nil {
 		return err
 	}
 	_, err = fmt.Fprintln(a.out, rep.SelfCheckLine)

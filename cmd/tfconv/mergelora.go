@@ -83,7 +83,7 @@ func runMergeLoRA(a *app, opts *mergeLoRAOptions) error {
 	fmt.Fprintf(a.out, "merged %s (rank %d, alpha %g, scale %g) into %s: %d weights changed\n", l.Adapter, l.Rank, l.Alpha, l.Scale, rep.Source, l.Merged)
 	fmt.Fprintf(a.out, "wrote %s (%s, %s, %s): %d tensors, %s in %.2fs\n", rep.Output, rep.Format, rep.Arch, rep.OutType,
 		len(rep.Tensors), output.Bytes(rep.Bytes), rep.Seconds)
-	if err := printReplaced(a.out, rep.Output, rep.Replaced, rep.RemovedStale); err != nil {
+	if err := printReplaced(a.out, rep.Output, rep.Format == convert.Safetensors, rep.Replaced, rep.RemovedStale); err != nil {
 		return err
 	}
 	_, err = fmt.Fprintln(a.out, rep.SelfCheckLine)

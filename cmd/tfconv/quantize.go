@@ -285,7 +285,7 @@ func quantizePrint(a *app, opts *quantizeOptions, frep *quantize.FileReport) err
 		verb, len(rep.Tensors), rep.TotalBytes, output.Bytes(rep.TotalBytes), rep.BitsPerWeight, measured); err != nil {
 		return err
 	}
-	return printReplaced(a.out, opts.dst, frep.Replaced, frep.RemovedStale)
+	return printReplaced(a.out, opts.dst, frep.Format == quantize.Safetensors, frep.Replaced, frep.RemovedStale)
 }
 
 // nonNil makes a missing list an empty one, for --json.

@@ -6,10 +6,14 @@ import (
 	"strings"
 )
 
-// printReplaced says what a forced write did to an existing DST: the files
-// it replaced and the stale ones of an earlier save it removed (nothing when
-// both lists are empty).
-func printReplaced(w io.Writer, dst string, replaced, removed []string) error {
+// printReplaced says what a forced write into an existing folder did: the
+// files it replaced and the stale ones of an earlier save it removed
+// (nothing when both lists are empty). A replaced file output goes without
+// saying; --json lists it.
+func printReplaced(w io.Writer, dst string, folder bool, replaced, removed []string) error {
+	if !folder {
+		return nil
+	}
 	if len(replaced) > 0 {
 		if _, err := fmt.Fprintf(w, "replaced in %s: %s\n", dst, strings.Join(replaced, ", ")); err != nil {
 			return err
