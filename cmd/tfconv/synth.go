@@ -91,6 +91,7 @@ func runSynth(a *app, opts *synthOptions) error {
 	}
 	var err error
 	var infos []tensor.Info
+	var res atomicfile.DirResult
 	switch to {
 	case "gguf":
 		if infos, err = synth.GGUFTensors(s, d); err != nil {
@@ -114,7 +115,7 @@ func runSynth(a *app, opts *synthOptions) error {
 		if err = checkOutDir(opts.out, opts.force); err != nil {
 			return err
 		}
-		if err = synth.WriteHF(opts.out, s, d, opts.seed); err != nil {
+		if res, err = synth.WriteHFDir(opts.out, opts.force, s, d, opts.seed); err != nil {
 			return err
 		}
 	default:
@@ -126,9 +127,11 @@ func runSynth(a *app, opts *synthOptions) error {
 		params += n
 		size += t.Size
 	}
-	_, err = fmt.Fprintf(a.out, "wrote %s: %s %s %s, %d tensors, %s parameters, %s of tensor data\n",
-		opts.out, to, s.Name, d, len(infos), output.Count(params), output.Bytes(size))
-	return err
+	if _, err = fmt.Fprintf(a.out, "wrote %s: %s %s %s, %d tensors, %s parameters, %s of tensor data\n",
+		opts.out, to, s.Name, d, len(infos), output.Count(params), output.Bytes(size)); err != nil {
+		return err
+	}
+	return printReplaced(a.out, opts.out, to == "safetensors", res.Replaced, res.Removed)
 }
 
 // checkOutDir refuses an existing non-empty folder (or a file) without
