@@ -56,7 +56,7 @@ computed when the writer reaches it (memory about one tensor).
 	f.StringVar(&opts.to, "to", "", "output format: gguf|safetensors|native (default from OUT)")
 	f.StringVar(&opts.outType, "outtype", "", "weight type: "+strings.Join(convert.OutTypes, "|")+" (default f16 for GGUF, auto otherwise)")
 	f.Float64Var(&opts.scale, "scale", 1, "multiplies the adapter's own scale (llama.cpp's --lora-scaled)")
-	f.BoolVar(&opts.force, "force", false, "replace an existing OUT")
+	f.BoolVar(&opts.force, "force", false, "replace an existing OUT (a folder: only the files the output has, others kept)")
 	f.BoolVar(&opts.json, "json", false, "print the report as JSON")
 	addProgressFlag(cmd, &opts.progress)
 	return cmd

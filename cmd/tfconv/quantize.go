@@ -104,7 +104,10 @@ llama.cpp's names and metadata that 'tfconv convert --outtype f32' would
 write, each tensor converted as it is quantized (no scratch file); a GGUF or
 native input is first converted to an f32 Hugging Face directory for
 safetensors output, in a scratch folder beside DST, which needs that much
-free disk.`,
+free disk. Into an existing folder --force writes as 'tfconv convert' does:
+the files the output has are replaced, an earlier save's stale
+model*.safetensors files removed, every other file kept, each one named;
+--json lists them as "replaced" and "removed_stale".`,
 		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.src, opts.dst = args[0], args[1]
@@ -125,7 +128,7 @@ free disk.`,
 	f.BoolVar(&opts.dryRun, "dry-run", false, "measure and report, write nothing")
 	f.BoolVar(&opts.json, "json", false, "print the report as JSON")
 	addProgressFlag(cmd, &opts.progress)
-	f.BoolVar(&opts.force, "force", false, "replace an existing DST")
+	f.BoolVar(&opts.force, "force", false, "replace an existing DST (a folder: only the files the output has, others kept)")
 	f.StringVar(&opts.to, "to", "", "output format: gguf|native|safetensors (default from DST's extension, else gguf)")
 	f.StringVar(&opts.imatrix, "imatrix", "", "importance matrix (llama-imatrix's GGUF or legacy .dat, or tfconv imatrix's) to weigh the quantization error with")
 	f.StringArrayVar(&opts.include, "include-weights", nil, "use the importance matrix only for tensors whose name contains this (repeatable)")
