@@ -116,7 +116,13 @@ func (d *Dir) swap() (aside string, err error) {
 		return "", nil
 	case err != nil:
 		return "", err
-	case !st.IsDir():
+	case st.Mode()&fs.ModeSymlink != 0:
+		// A link to a folder is written through, and stays a link.
+		if st, err = os.Stat(d.path); err != nil {
+			return "", fmt.Errorf("%s: a symbolic link to nothing usable: %w", d.path, err)
+		}
+	}
+	if !st.IsDir() {
 		return "", fmt.Errorf("%s: exists and is not a folder", d.path)
 	}
 	return d.merge()

@@ -262,3 +262,38 @@ func TestSweepKeepsAside(t *testing.T) {
 		t.Errorf("warnings do not name %s: %v", aside, msgs)
 	}
 }
+
+// A destination that is a symbolic link to a folder is written through and
+// stays a link; one to nothing is refused and kept.
+func TestDirThroughSymlink(t *testing.T) {
+	t.Parallel()
+	parent := t.TempDir()
+	target := filepath.Join(parent, "real")
+	writeFiles(t, target, map[string]string{"notes.md": "my notes", "config.json": "old"})
+	link := filepath.Join(parent, "hf")
+	if err := os.Symlink(target, link); err != nil {
+		t.Skip(err)
+	}
+	d, _ := CreateDir(link, true)
+	writeFiles(t, d.Name(), newSave)
+	if err := d.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Lstat(link); err != nil || st.Mode()&fs.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v %v", st, err)
+	}
+	want := map[string]string{".": "/", "notes.md": "my notes", "config.json": "new config", "model.safetensors": "new weights"}
+	if got := snapshot(t, target); !reflect.DeepEqual(got, want) {
+		t.Errorf("link target holds %v, want %v", got, want)
+	}
+	dangling := filepath.Join(parent, "gone")
+	os.Symlink(filepath.Join(parent, "nothing"), dangling)
+	d, _ = CreateDir(dangling, true)
+	writeFiles(t, d.Name(), newSave)
+	if err := d.Commit(); err == nil {
+		t.Error("Commit through a dangling link: no error")
+	}
+	if _, err := os.Lstat(dangling); err != nil {
+		t.Errorf("dangling link removed: %v", err)
+	}
+}
