@@ -130,6 +130,11 @@ func (d *Dir) swap() (aside string, err error) {
 
 // merge is swap into an existing folder; the lock is held.
 func (d *Dir) merge() (aside string, err error) {
+	defer func() {
+		if err != nil {
+			d.result = DirResult{}
+		}
+	}()
 	newEnts, err := os.ReadDir(d.tmp)
 	if err != nil {
 		return "", err
@@ -173,11 +178,6 @@ func (d *Dir) merge() (aside string, err error) {
 	}
 	slices.Sort(d.result.Replaced)
 	slices.Sort(d.result.Removed)
-	defer func() {
-		if err != nil {
-			d.result = DirResult{}
-		}
-	}()
 
 	if len(moveAside) > 0 {
 		dir, base := split(d.path)
@@ -195,10 +195,13 @@ func (d *Dir) merge() (aside string, err error) {
 				lost = append(lost, done[i].to)
 			}
 		}
-		if aside != "" && os.Remove(aside) != nil {
-			// A file that could not go back stays there, kept (sweepStale
-			// never removes a folder of this kind).
-			return "", fmt.Errorf("%w; could not put back %v: the previous files are in %s", err, lost, aside)
+		if aside != "" {
+			// Empty again unless a file could not go back; then it stays,
+			// unregistered (sweepStale never removes a folder of this kind).
+			os.Remove(aside)
+		}
+		if len(lost) > 0 {
+			return "", fmt.Errorf("%w; could not move back %v", err, lost)
 		}
 		return "", err
 	}

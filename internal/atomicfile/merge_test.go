@@ -147,6 +147,9 @@ func TestDirMergeRefusesFolderInTheWay(t *testing.T) {
 	if err := d.Commit(); err == nil || !strings.Contains(err.Error(), "config.json") {
 		t.Errorf("Commit over a folder named config.json: %v, want an error naming it", err)
 	}
+	if r := d.Result(); r.Replaced != nil || r.Removed != nil {
+		t.Errorf("Result %+v after a refused Commit", r)
+	}
 	if got := snapshot(t, dst); !reflect.DeepEqual(got, before) {
 		t.Errorf("folder changed by a refused Commit:\n%v\nwant\n%v", got, before)
 	}
