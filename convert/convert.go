@@ -126,6 +126,15 @@ type Report struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// LoRA is set by MergeLoRA: the adapter merged in.
 	LoRA *LoRAReport `json:"lora,omitempty"`
+	// Replaced names the files of an existing DST that the output replaced
+	// (--force): the one file, or in a Hugging Face folder the files of the
+	// same names as the new ones; every other file there was left alone.
+	Replaced []string `json:"replaced"`
+	// RemovedStale names the files removed from an existing Hugging Face
+	// folder because they belong to an earlier save of another shard count
+	// (model-*-of-*.safetensors, model.safetensors and its index) that the
+	// new output does not have.
+	RemovedStale []string `json:"removed_stale"`
 }
 
 // plan is a conversion worked out before any byte is written.
@@ -223,6 +232,10 @@ func runOn(c *checkpoint.Checkpoint, src, dst string, opts Options, inputs []str
 	}
 	prog := progress.New(opts.Progress, "convert", total, progress.Bytes, "")
 	check := dst
+	var replaced atomicfile.DirResult
+	if _, err := os.Lstat(dst); err == nil && to != Safetensors && opts.SplitMaxBytes == 0 {
+		replaced.Replaced = []string{filepath.Base(dst)}
+	}
 	switch {
 	case to == GGUF && opts.SplitMaxBytes > 0:
 		check, err = writeGGUFSplit(dst, opts.SplitMaxBytes, opts.Force, inputs, p, prog)
@@ -231,7 +244,7 @@ func runOn(c *checkpoint.Checkpoint, src, dst string, opts Options, inputs []str
 	case to == Native:
 		err = writeNative(dst, opts.Force, inputs, p, prog)
 	case to == Safetensors:
-		err = writeHF(dst, opts.Force, p, opts, prog)
+		replaced, err = writeHF(dst, opts.Force, p, opts, prog)
 	}
 	prog.Finish()
 	if err != nil {
@@ -242,7 +255,14 @@ func runOn(c *checkpoint.Checkpoint, src, dst string, opts Options, inputs []str
 		return nil, err
 	}
 	rep := &Report{Source: src, Output: check, Format: to, Arch: p.arch, OutType: p.outType,
-		Tensors: []TensorReport{}, Dropped: p.dropped, SelfCheck: "ok", SelfCheckLine: line, Warnings: p.warn}
+		Tensors: []TensorReport{}, Dropped: p.dropped, SelfCheck: "ok", SelfCheckLine: line, Warnings: p.warn,
+		Replaced: replaced.Replaced, RemovedStale: replaced.Removed}
+	if rep.Replaced == nil {
+		rep.Replaced = []string{}
+	}
+	if rep.RemovedStale == nil {
+		rep.RemovedStale = []string{}
+	}
 	if rep.Dropped == nil {
 		rep.Dropped = []Dropped{}
 	}
@@ -364,6 +384,13 @@ func CheckDest(dst string, to Format, force bool, inputs []string) error {
 		return fmt.Errorf("convert: %s is a file; Hugging Face output is a directory", dst)
 	}
 	if !force {
+		if st.IsDir() {
+			// A folder made for the output holds nothing to lose.
+			if ents, err := os.ReadDir(dst); err == nil && len(ents) == 0 {
+				return nil
+			}
+			return fmt.Errorf("convert: %s already exists and is not empty (use --force to write the model files into it; other files there are kept)", dst)
+		}
 		return fmt.Errorf("convert: %s already exists (use --force to replace it)", dst)
 	}
 	return nil

@@ -1,14 +1,10 @@
 package convert
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"github.com/tfconv/tfconv/internal/progress"
 	"io"
-	"os"
-	"path/filepath"
-	"sort"
 
 	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/formats/safetensors"
@@ -210,42 +206,9 @@ func planHFRecast(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 	return p, nil
 }
 
-// syncFile syncs before closing so that the directory rename publishes
-// complete files.
-type syncFile struct {
-	*os.File
-	bw *bufio.Writer
-}
-
-func (f *syncFile) Write(p []byte) (int, error) { return f.bw.Write(p) }
-
-func (f *syncFile) Close() error {
-	err := f.bw.Flush()
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.File.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-func createIn(dir string) func(name string) (io.WriteCloser, error) {
-	return func(name string) (io.WriteCloser, error) {
-		if name != filepath.Base(name) {
-			return nil, fmt.Errorf("convert: refusing to create %q outside the output directory", name)
-		}
-		f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if err != nil {
-			return nil, err
-		}
-		return &syncFile{File: f, bw: bufio.NewWriterSize(f, 1<<20)}, nil
-	}
-}
-
 // writeHF writes p as a Hugging Face directory at dst (WriteHFDir), tensors
 // in the order transformers saves them.
-func writeHF(dst string, force bool, p *plan, opts Options, prog *progress.Meter) error {
+func writeHF(dst string, force bool, p *plan, opts Options, prog *progress.Meter) (atomicfile.DirResult, error) {
 	infos := make([]tensor.Info, len(p.jobs))
 	byName := map[string]*job{}
 	for i, j := range p.jobs {
@@ -269,52 +232,19 @@ func writeHF(dst string, force bool, p *plan, opts Options, prog *progress.Meter
 }
 
 // WriteHFDir writes a Hugging Face directory at dst: the side files (base
-// name → contents, config.json among them) and the tensors infos, in that
-// order, as model.safetensors or, above maxShardBytes (0:
-// DefaultMaxShardBytes), shards with model.safetensors.index.json. fill
-// writes the tensor bodies through next, one per tensor in the order of
-// infos. The directory is built in a temporary folder beside dst and renamed
-// into place (atomicfile.CreateDir), so dst appears whole or not at all,
-// on SIGINT too; an existing dst is replaced only with force.
+// name → contents, config.json among them) and the tensors infos, as
+// model.safetensors or, above maxShardBytes (0: DefaultMaxShardBytes),
+// shards with model.safetensors.index.json, with transformers' "format":
+// "pt" metadata. fill writes the tensor bodies through next, one per tensor
+// in the order of infos. See safetensors.WriteFolder: dst appears whole or
+// not at all, on SIGINT too; into an existing folder (force) only the files
+// written here are replaced and an earlier save's stale weight files
+// removed, as transformers' save_pretrained removes stale shards; every
+// other file stays. The result names the files replaced and removed.
 func WriteHFDir(dst string, force bool, files map[string][]byte, infos []tensor.Info, maxShardBytes int64,
-	fill func(next func(name string) (io.Writer, error)) error) (err error) {
-	d, err := atomicfile.CreateDir(dst, force)
-	if err != nil {
-		return err
-	}
-	defer d.Abort()
-	create := createIn(d.Name())
-	names := make([]string, 0, len(files))
-	for name := range files {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		w, err := create(name)
-		if err != nil {
-			return err
-		}
-		if _, err := w.Write(files[name]); err != nil {
-			w.Close()
-			return err
-		}
-		if err := w.Close(); err != nil {
-			return err
-		}
-	}
+	fill func(next func(name string) (io.Writer, error)) error) (atomicfile.DirResult, error) {
 	if maxShardBytes <= 0 {
 		maxShardBytes = DefaultMaxShardBytes
 	}
-	sw, err := safetensors.NewShardedWriter(create, "model", maxShardBytes, infos, tensor.Metadata{{Key: "format", Value: tensor.String("pt")}})
-	if err != nil {
-		return err
-	}
-	if err := fill(sw.Next); err != nil {
-		sw.Close()
-		return err
-	}
-	if err := sw.Close(); err != nil {
-		return err
-	}
-	return d.Commit()
+	return safetensors.WriteFolder(dst, force, files, infos, maxShardBytes, tensor.Metadata{{Key: "format", Value: tensor.String("pt")}}, fill)
 }

@@ -51,6 +51,11 @@ type FileReport struct {
 	*Report
 	MeasuredAgainst string
 	Format          Format
+	// Replaced names the files of an existing DST the output replaced
+	// (--force): the file, or in a Hugging Face folder the files of the
+	// same names; RemovedStale the earlier save's weight files of another
+	// shard count removed from that folder (convert.WriteHFDir).
+	Replaced, RemovedStale []string
 }
 
 // OutputFormat is the format to, if given, else the one dst's name says,
@@ -219,7 +224,9 @@ func File(src, dst string, o FileOptions) (*FileReport, error) {
 	case o.DryRun:
 		rep.Report, err = Run(plan, nil, ropts)
 	case format == Safetensors:
-		rep.Report, err = writeHF(c, dst, o.Force, plan, ropts)
+		var res atomicfile.DirResult
+		rep.Report, res, err = writeHF(c, dst, o.Force, plan, ropts)
+		rep.Replaced, rep.RemovedStale = res.Replaced, res.Removed
 	case o.KeepSplit:
 		defer group.Abort()
 		create := func(name string) (io.WriteCloser, error) {
@@ -236,6 +243,9 @@ func File(src, dst string, o FileOptions) (*FileReport, error) {
 		var f *atomicfile.File
 		if f, err = atomicfile.Create(dst, o.Force, inputs...); err != nil {
 			return nil, err
+		}
+		if _, serr := os.Lstat(dst); serr == nil {
+			rep.Replaced = []string{filepath.Base(dst)}
 		}
 		defer f.Abort()
 		if rep.Report, err = Write(f.Stream(), c, plan, o.Target, format, ropts); err == nil {
@@ -260,23 +270,23 @@ func (keepOpen) Close() error { return nil }
 // writeHF writes the quantized Hugging Face checkpoint c as a Hugging Face
 // directory: its side files (config.json, tokenizer files,
 // generation_config.json) as they are, beside the quantized safetensors.
-func writeHF(c *checkpoint.Checkpoint, dst string, force bool, plan []Choice, ropts RunOptions) (*Report, error) {
+func writeHF(c *checkpoint.Checkpoint, dst string, force bool, plan []Choice, ropts RunOptions) (*Report, atomicfile.DirResult, error) {
 	files := map[string][]byte{}
 	for _, name := range c.AuxNames() {
 		b, err := c.ReadAux(name)
 		if err != nil {
-			return nil, err
+			return nil, atomicfile.DirResult{}, err
 		}
 		files[name] = b
 	}
 	var rep *Report
-	err := convert.WriteHFDir(dst, force, files, OutputInfos(plan), 0,
+	res, err := convert.WriteHFDir(dst, force, files, OutputInfos(plan), 0,
 		func(next func(string) (io.Writer, error)) error {
 			var err error
 			rep, err = Run(plan, sinkFunc(next), ropts)
 			return err
 		})
-	return rep, err
+	return rep, res, err
 }
 
 // sinkFunc makes a Sink of a function.

@@ -272,58 +272,39 @@ func HFTensors(s Shape, t tensor.DType) ([]tensor.Info, error) {
 	return infos(s.hfTensors(), t)
 }
 
-// WriteHF writes a Hugging Face checkpoint folder dir (created if missing):
-// config.json and model.safetensors, or model-0000i-of-0000n.safetensors
-// plus model.safetensors.index.json when the data exceeds MaxShardBytes.
-// Each file appears whole (temporary file, sync, rename) and replaces a file
-// of the same name.
+// WriteHF writes a Hugging Face checkpoint folder dir, as WriteHFDir with
+// force: into an existing folder it replaces the files of the same names.
 func WriteHF(dir string, s Shape, t tensor.DType, seed uint64) error {
+	_, err := WriteHFDir(dir, true, s, t, seed)
+	return err
+}
+
+// WriteHFDir writes a Hugging Face checkpoint folder dir: config.json and
+// model.safetensors, or model-0000i-of-0000n.safetensors plus
+// model.safetensors.index.json when the data exceeds MaxShardBytes
+// (safetensors.WriteFolder: the files appear whole or not at all; an
+// existing folder that is not empty is written into only with force, which
+// replaces the files of the same names and an earlier save's stale weight
+// files and keeps every other file). The result names the files replaced
+// and removed.
+func WriteHFDir(dir string, force bool, s Shape, t tensor.DType, seed uint64) (atomicfile.DirResult, error) {
 	ts, err := HFTensors(s, t)
 	if err != nil {
-		return err
+		return atomicfile.DirResult{}, err
 	}
 	cfg, err := HFConfig(s, t)
 	if err != nil {
-		return err
+		return atomicfile.DirResult{}, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("synth: %w", err)
-	}
-	create := func(name string) (io.WriteCloser, error) {
-		f, err := atomicfile.Create(filepath.Join(dir, name), true)
-		if err != nil {
-			return nil, err
-		}
-		return &committer{f}, nil
+	// The folder's parents are made as before (os.MkdirAll); the folder
+	// itself appears whole.
+	if err := os.MkdirAll(filepath.Dir(filepath.Clean(dir)), 0o755); err != nil {
+		return atomicfile.DirResult{}, fmt.Errorf("synth: %w", err)
 	}
 	meta := tensor.Metadata{{Key: "format", Value: tensor.String("pt")}}
-	sw, err := safetensors.NewShardedWriter(create, "model", MaxShardBytes, ts, meta)
-	if err != nil {
-		return err
-	}
-	if err := writeBodies(sw.Next, s.hfTensors(), ts, seed); err != nil {
-		sw.Close()
-		return err
-	}
-	if err := sw.Close(); err != nil {
-		return err
-	}
-	cw, err := create("config.json")
-	if err != nil {
-		return err
-	}
-	if _, err := cw.Write(cfg); err != nil {
-		cw.(*committer).f.Abort()
-		return fmt.Errorf("synth: config.json: %w", err)
-	}
-	return cw.Close()
+	return safetensors.WriteFolder(dir, force, map[string][]byte{"config.json": cfg}, ts, MaxShardBytes, meta,
+		func(next func(string) (io.Writer, error)) error { return writeBodies(next, s.hfTensors(), ts, seed) })
 }
-
-// committer makes Close commit an atomic file.
-type committer struct{ f *atomicfile.File }
-
-func (c *committer) Write(p []byte) (int, error) { return c.f.Write(p) }
-func (c *committer) Close() error                { return c.f.Commit() }
 
 // HFConfig returns the config.json WriteHF writes: the keys transformers
 // 4.43 writes for the architecture's model class.

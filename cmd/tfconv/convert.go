@@ -70,7 +70,14 @@ warning on stderr and flagged "lossy" in --json.
 
 Tensors are streamed one at a time; the output is written to a temporary
 file or directory beside DST (.DST.tmp-PID-N) and renamed into place; an
-existing DST is replaced only with --force; SRC is never modified. SIGINT
+existing DST is replaced only with --force; SRC is never modified. An
+existing DST folder is never removed: with --force the files the output has
+(config.json, generation_config.json, tokenizer files, the safetensors and
+their index) replace those of the same names, an earlier save's
+model*.safetensors files the new one does not have (another shard count, the
+index or the single file) are removed, as transformers' save_pretrained
+does, and every other file and subfolder stays; the output names the files
+replaced and removed. An empty folder is written into without --force. SIGINT
 and SIGTERM remove the temporary; one a killed run left is named on the
 next run to DST and removed when its process is gone (see the README). Afterwards the output is
 re-read and every tensor checked against the bytes converted (one line).
@@ -80,7 +87,8 @@ Progress goes to stderr when it is a terminal, or with --progress.
 "tensors": [{"name", "source_name", "dtype", "shape", "bytes",
 "source_dtype", "lossy"}], "dropped": [{"name", "reason"}], "bytes" (total
 tensor data), "seconds", "self_check": "ok", "warnings": [...] (omitted when
-none)}.`,
+none), "replaced": [file names of DST replaced, with --force],
+"removed_stale": [an earlier save's weight files removed from DST]}.`,
 		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.src, opts.dst = args[0], args[1]
@@ -90,7 +98,7 @@ none)}.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.to, "to", "", "output format: gguf|safetensors|native (default from DST)")
 	f.StringVar(&opts.outType, "outtype", "", "weight type: "+strings.Join(convert.OutTypes, "|")+" (default f16 for GGUF, auto otherwise)")
-	f.BoolVar(&opts.force, "force", false, "replace an existing DST")
+	f.BoolVar(&opts.force, "force", false, "replace an existing DST (a folder: only the files the output has, others kept)")
 	f.BoolVar(&opts.json, "json", false, "print the report as JSON")
 	f.StringVar(&opts.base, "base", "", "LoRA adapter SRC: the base model's Hugging Face directory (its config.json)")
 	f.StringVar(&opts.arch, "arch", "", "architecture override (default: config.json model_type or GGUF general.architecture)")
@@ -158,6 +166,9 @@ func runConvert(a *app, opts *convertOptions) error {
 	}
 	fmt.Fprintf(a.out, "converted %s → %s (%s, %s, %s): %d tensors, %s in %.2fs\n", rep.Source, rep.Output, rep.Format,
 		rep.Arch, rep.OutType, len(rep.Tensors), output.Bytes(rep.Bytes), rep.Seconds)
+	if err := printReplaced(a.out, rep.Output, rep.Format == convert.Safetensors, rep.Replaced, rep.RemovedStale); err != nil {
+		return err
+	}
 	_, err = fmt.Fprintln(a.out, rep.SelfCheckLine)
 	return err
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -130,4 +131,60 @@ func TestInterruptHFOutput(t *testing.T) {
 	if left := hfTemps(t, out, "hf"); len(left) != 1 || left[0] != live {
 		t.Errorf("temporary folders after --force: %v, want only %s", left, live)
 	}
+
+	os.Remove(live)
+
+	// Into the existing folder, which holds the user's files too: SIGINT
+	// leaves it exactly as it was; a finished --force replaces the model
+	// files and keeps the user's.
+	if err := os.WriteFile(filepath.Join(dst, "notes.md"), []byte("my notes"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Mkdir(filepath.Join(dst, "sub"), 0o755)
+	os.WriteFile(filepath.Join(dst, "sub", "x.txt"), []byte("x"), 0o644)
+	before := listing(t, dst)
+	cmd, errb := startUntilTemp(t, bin, out, "hf", "convert", "--force", src, dst)
+	cmd.Process.Signal(syscall.SIGINT)
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != exitSIGINT {
+		t.Errorf("SIGINT into an existing folder: exit %d: %s", code, errb)
+	}
+	if got := listing(t, dst); !slices.Equal(got, before) {
+		t.Errorf("SIGINT changed the existing folder:\n%v\nwant\n%v", got, before)
+	}
+	res = runBinary(t, bin, "convert", "--force", src, dst)
+	if res.code != 0 || !strings.Contains(res.stdout, "replaced in "+dst+": config.json, generation_config.json, merges.txt, model.safetensors, special_tokens_map.json") {
+		t.Errorf("--force into the folder: exit %d: %s%s", res.code, res.stdout, res.stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(dst, "notes.md")); err != nil || string(b) != "my notes" {
+		t.Errorf("notes.md after --force: %q %v", b, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dst, "sub", "x.txt")); err != nil || string(b) != "x" {
+		t.Errorf("sub/x.txt after --force: %q %v", b, err)
+	}
+	if left := hfTemps(t, out, "hf"); len(left) != 0 {
+		t.Errorf("temporaries after the forced runs: %v", left)
+	}
+}
+
+// listing names every entry under dir with its size, modification time and
+// inode: what a replacement would change.
+func listing(t *testing.T, dir string) []string {
+	t.Helper()
+	var l []string
+	err := filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		var ino uint64
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			ino = st.Ino
+		}
+		l = append(l, fmt.Sprintf("%s %d %d %d", p, fi.Size(), fi.ModTime().UnixNano(), ino))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }

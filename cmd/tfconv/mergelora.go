@@ -56,7 +56,7 @@ computed when the writer reaches it (memory about one tensor).
 	f.StringVar(&opts.to, "to", "", "output format: gguf|safetensors|native (default from OUT)")
 	f.StringVar(&opts.outType, "outtype", "", "weight type: "+strings.Join(convert.OutTypes, "|")+" (default f16 for GGUF, auto otherwise)")
 	f.Float64Var(&opts.scale, "scale", 1, "multiplies the adapter's own scale (llama.cpp's --lora-scaled)")
-	f.BoolVar(&opts.force, "force", false, "replace an existing OUT")
+	f.BoolVar(&opts.force, "force", false, "replace an existing OUT (a folder: only the files the output has, others kept)")
 	f.BoolVar(&opts.json, "json", false, "print the report as JSON")
 	addProgressFlag(cmd, &opts.progress)
 	return cmd
@@ -83,6 +83,9 @@ func runMergeLoRA(a *app, opts *mergeLoRAOptions) error {
 	fmt.Fprintf(a.out, "merged %s (rank %d, alpha %g, scale %g) into %s: %d weights changed\n", l.Adapter, l.Rank, l.Alpha, l.Scale, rep.Source, l.Merged)
 	fmt.Fprintf(a.out, "wrote %s (%s, %s, %s): %d tensors, %s in %.2fs\n", rep.Output, rep.Format, rep.Arch, rep.OutType,
 		len(rep.Tensors), output.Bytes(rep.Bytes), rep.Seconds)
+	if err := printReplaced(a.out, rep.Output, rep.Format == convert.Safetensors, rep.Replaced, rep.RemovedStale); err != nil {
+		return err
+	}
 	_, err = fmt.Fprintln(a.out, rep.SelfCheckLine)
 	return err
 }

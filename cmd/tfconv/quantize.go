@@ -116,7 +116,10 @@ llama.cpp's names and metadata that 'tfconv convert --outtype f32' would
 write, each tensor converted as it is quantized (no scratch file); a GGUF or
 native input is first converted to an f32 Hugging Face directory for
 safetensors output, in a scratch folder beside DST, which needs that much
-free disk.`,
+free disk. Into an existing folder --force writes as 'tfconv convert' does:
+the files the output has are replaced, an earlier save's stale
+model*.safetensors files removed, every other file kept, each one named;
+--json lists them as "replaced" and "removed_stale".`,
 		Args: cobra.ArbitraryArgs, // quantizeArgs
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := quantizeArgs(cmd, opts, args); err != nil {
@@ -140,7 +143,7 @@ free disk.`,
 	f.BoolVar(&opts.dryRun, "dry-run", false, "measure and report, write nothing")
 	f.BoolVar(&opts.json, "json", false, "print the report as JSON")
 	addProgressFlag(cmd, &opts.progress)
-	f.BoolVar(&opts.force, "force", false, "replace an existing DST")
+	f.BoolVar(&opts.force, "force", false, "replace an existing DST (a folder: only the files the output has, others kept)")
 	f.StringVar(&opts.to, "to", "", "output format: gguf|native|safetensors (default: from DST as convert guesses it: .gguf, .tfn, else a Hugging Face directory)")
 	f.StringVar(&opts.imatrix, "imatrix", "", "importance matrix (llama-imatrix's GGUF or legacy .dat, or tfconv imatrix's) to weigh the quantization error with")
 	f.StringArrayVar(&opts.include, "include-weights", nil, "use the importance matrix only for tensors whose name contains this (repeatable)")
@@ -218,6 +221,11 @@ type quantizeJSON struct {
 	// quantized source (requantized with --allow-requantize, or
 	// dequantized).
 	MeasuredAgainst string `json:"measured_against"`
+	// Replaced and RemovedStale say what the output did to an existing DST
+	// (--force): the files replaced, and an earlier save's stale weight
+	// files removed from a Hugging Face folder. Empty lists when none.
+	Replaced     []string `json:"replaced"`
+	RemovedStale []string `json:"removed_stale"`
 }
 
 type quantizeTensorJSON struct {
@@ -313,13 +321,14 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 	if err != nil {
 		return err
 	}
-	return quantizePrint(a, opts, rep.Report, rep.MeasuredAgainst)
+	return quantizePrint(a, opts, rep)
 }
 
-func quantizePrint(a *app, opts *quantizeOptions, rep *quantize.Report, measured string) error {
+func quantizePrint(a *app, opts *quantizeOptions, frep *quantize.FileReport) error {
+	rep, measured := frep.Report, frep.MeasuredAgainst
 	if opts.json {
 		j := quantizeJSON{Tensors: []quantizeTensorJSON{}, TotalBytes: rep.TotalBytes, BitsPerWeight: rep.BitsPerWeight,
-			MeasuredAgainst: measured}
+			MeasuredAgainst: measured, Replaced: nonNil(frep.Replaced), RemovedStale: nonNil(frep.RemovedStale)}
 		for _, t := range rep.Tensors {
 			tj := quantizeTensorJSON{Name: t.Name, Type: t.Type.String(), Bytes: t.Bytes, RMSE: t.RMSE, MaxAbs: t.MaxAbs, Reason: t.Reason}
 			if !math.IsInf(t.SQNR, 0) && !math.IsNaN(t.SQNR) {
@@ -345,9 +354,19 @@ func quantizePrint(a *app, opts *quantizeOptions, rep *quantize.Report, measured
 	if opts.dryRun {
 		verb = "would write"
 	}
-	_, err := fmt.Fprintf(a.out, "%s %d tensors, %d bytes (%s), %.3f bits per weight; error measured against the %s\n",
-		verb, len(rep.Tensors), rep.TotalBytes, output.Bytes(rep.TotalBytes), rep.BitsPerWeight, measured)
-	return err
+	if _, err := fmt.Fprintf(a.out, "%s %d tensors, %d bytes (%s), %.3f bits per weight; error measured against the %s\n",
+		verb, len(rep.Tensors), rep.TotalBytes, output.Bytes(rep.TotalBytes), rep.BitsPerWeight, measured); err != nil {
+		return err
+	}
+	return printReplaced(a.out, opts.dst, frep.Format == quantize.Safetensors, frep.Replaced, frep.RemovedStale)
+}
+
+// nonNil makes a missing list an empty one, for --json.
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 // loadImatrix reads --imatrix as llama-quantize does: the importance per

@@ -41,7 +41,9 @@ GGUF output (default, or --to gguf) carries llama.cpp's metadata for the
 architecture and a real tokenizer (LLaMA SentencePiece, GPT-2 BPE or BERT
 WordPiece), so llama.cpp loads it. Safetensors output (--to safetensors, or an
 OUT without the .gguf extension) is a Hugging Face folder: config.json and
-model.safetensors, sharded above 5 GB. 1-D tensors are always f32.
+model.safetensors, sharded above 5 GB; into an existing folder --force
+replaces the files synth writes and an earlier save's stale shards, and
+keeps every other file, as 'tfconv convert' does. 1-D tensors are always f32.
 
 Shapes: ` + strings.Join(names, ", ") + `.`,
 		Args: exactArgs(1),
@@ -56,7 +58,7 @@ Shapes: ` + strings.Join(names, ", ") + `.`,
 	f.StringVar(&opts.to, "to", "", "output format: gguf|safetensors (default: gguf when OUT ends in .gguf, else safetensors)")
 	f.Uint64Var(&opts.seed, "seed", 1, "random seed")
 	f.IntVar(&opts.layers, "layers", 0, "keep only the first N layers (same widths, a shallower model that fits in memory; 0: all)")
-	f.BoolVar(&opts.force, "force", false, "replace an existing OUT")
+	f.BoolVar(&opts.force, "force", false, "replace an existing OUT (a folder: only the files synth writes, others kept)")
 	return cmd
 }
 
@@ -91,6 +93,7 @@ func runSynth(a *app, opts *synthOptions) error {
 	}
 	var err error
 	var infos []tensor.Info
+	var res atomicfile.DirResult
 	switch to {
 	case "gguf":
 		if infos, err = synth.GGUFTensors(s, d); err != nil {
@@ -114,7 +117,7 @@ func runSynth(a *app, opts *synthOptions) error {
 		if err = checkOutDir(opts.out, opts.force); err != nil {
 			return err
 		}
-		if err = synth.WriteHF(opts.out, s, d, opts.seed); err != nil {
+		if res, err = synth.WriteHFDir(opts.out, opts.force, s, d, opts.seed); err != nil {
 			return err
 		}
 	default:
@@ -126,9 +129,11 @@ func runSynth(a *app, opts *synthOptions) error {
 		params += n
 		size += t.Size
 	}
-	_, err = fmt.Fprintf(a.out, "wrote %s: %s %s %s, %d tensors, %s parameters, %s of tensor data\n",
-		opts.out, to, s.Name, d, len(infos), output.Count(params), output.Bytes(size))
-	return err
+	if _, err = fmt.Fprintf(a.out, "wrote %s: %s %s %s, %d tensors, %s parameters, %s of tensor data\n",
+		opts.out, to, s.Name, d, len(infos), output.Count(params), output.Bytes(size)); err != nil {
+		return err
+	}
+	return printReplaced(a.out, opts.out, to == "safetensors", res.Replaced, res.Removed)
 }
 
 // checkOutDir refuses an existing non-empty folder (or a file) without

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 	"strconv"
 
@@ -305,4 +306,23 @@ func appendPythonJSONString(b []byte, s string) []byte {
 		}
 	}
 	return append(b, '"')
+}
+
+// shardName matches the shard file names PlanShards makes for some base:
+// base-NNNNN-of-NNNNN.safetensors.
+var shardName = regexp.MustCompile(`^(.+)-[0-9]{5}-of-[0-9]{5}\.safetensors$`)
+
+// IsSetFile reports whether name is a file of a checkpoint saved under base
+// with any number of shards: base.safetensors, its index
+// (base+IndexSuffix), or a shard base-NNNNN-of-NNNNN.safetensors. A folder
+// being written again holds one checkpoint, so such a file that the new save
+// does not write is stale: transformers' save_pretrained removes the stale
+// shards of that pattern; the single file and the index are stale too, as a
+// loader prefers base.safetensors to the index.
+func IsSetFile(base, name string) bool {
+	if name == base+".safetensors" || name == base+IndexSuffix {
+		return true
+	}
+	m := shardName.FindStringSubmatch(name)
+	return m != nil && m[1] == base
 }

@@ -3,7 +3,9 @@
 // destination's folder, which is synced and renamed over the destination
 // only on Commit. It also refuses to write over an input (compared by file
 // identity, so symlinks and hard links are caught) or over an existing file
-// unless forced.
+// unless forced. An existing destination folder is never removed: a forced
+// Dir replaces only the files it holds (and the stale ones SetStale names),
+// and keeps every other file there.
 //
 // Every temporary is named after its destination and the process writing
 // it: ".<dst>.tmp-<pid>-<random>". A signal handler removes the pending

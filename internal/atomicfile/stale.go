@@ -65,7 +65,11 @@ var tempSuffix = regexp.MustCompile(`^(?:([0-9]+)-)?[0-9]+$`)
 //     force when not modified since this process started, else kept;
 //   - ".old-" folders hold the previous destination that a forced
 //     replacement moved aside; while path does not exist they are its only
-//     copy, so they are kept then whatever the rest says.
+//     copy, so they are kept then whatever the rest says;
+//   - ".aside-" folders hold files of an existing destination folder that a
+//     replacement moved aside (Dir.Commit) and was killed before it put them
+//     back or deleted them: they may be the only copy, so they are always
+//     kept.
 //
 // Failing to read the folder is not an error: the sweep only reports.
 func sweepStale(path string, force bool) {
@@ -78,7 +82,7 @@ func sweepStale(path string, force bool) {
 	dstExists := dstErr == nil
 	for _, e := range ents {
 		name, kind, rest := e.Name(), "", ""
-		for _, k := range []string{"tmp", "old"} {
+		for _, k := range []string{"tmp", "old", "aside"} {
 			if r, ok := strings.CutPrefix(name, "."+base+"."+k+"-"); ok {
 				kind, rest = k, r
 			}
@@ -94,6 +98,8 @@ func sweepStale(path string, force bool) {
 		pid, _ := strconv.Atoi(m[1])
 		untouched := !modifiedSince(full, start)
 		switch {
+		case kind == "aside":
+			warnf("kept %s: it holds files of %s that an interrupted replacement moved aside; move them back if you need them, or remove it", full, path)
 		case kind == "old" && !dstExists:
 			warnf("kept %s: it holds the previous %s, moved aside by a replacement that was interrupted; rename it back if you need it", full, path)
 		case pid > 0 && pid != os.Getpid() && processAlive(pid):
