@@ -335,3 +335,31 @@ func TestDryRunWritesNothing(t *testing.T) {
 		t.Errorf("dry run onto an existing file: %v", err)
 	}
 }
+
+// TestDefaultOutputInCurrentDir: DST omitted is the converter's default
+// name in the current directory (never beside the input, which a Hub cache
+// snapshot is).
+func TestDefaultOutputInCurrentDir(t *testing.T) {
+	src, err := filepath.Abs(llama3HF)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	t.Chdir(dir)
+	rep, err := Run(src, "", Options{OutType: OutQ8_0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Output != "Hf-202K-Q8_0.gguf" {
+		t.Errorf("output %q, want Hf-202K-Q8_0.gguf", rep.Output)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "Hf-202K-Q8_0.gguf")); err != nil {
+		t.Error(err)
+	}
+	if _, err := Run(src, "", Options{OutType: OutQ8_0}); err == nil || !strings.Contains(err.Error(), "--force") {
+		t.Errorf("second run onto the default name: %v", err)
+	}
+	if _, err := Run(src, "", Options{To: Safetensors}); err == nil {
+		t.Error("Hugging Face output without DST accepted")
+	}
+}
