@@ -213,8 +213,11 @@ func runOn(c *checkpoint.Checkpoint, src, dst string, opts Options, inputs []str
 	if opts.SplitMaxBytes > 0 && to != GGUF {
 		return nil, fmt.Errorf("convert: a split size applies to GGUF output only (Hugging Face output is sharded by --max-shard-size)")
 	}
-	if (opts.VocabOnly || opts.MetadataFile != "") && (to != GGUF || c.Source == checkpoint.GGUF || c.LoRAConfig != nil) {
-		return nil, fmt.Errorf("convert: --vocab-only and --metadata apply to Hugging Face → GGUF conversion (as convert_hf_to_gguf.py's)")
+	if (opts.VocabOnly || opts.MetadataFile != "" || opts.ModelName != "") && (to != GGUF || c.Source == checkpoint.GGUF || c.LoRAConfig != nil) {
+		return nil, fmt.Errorf("convert: --vocab-only, --metadata and --model-name apply to Hugging Face → GGUF conversion (as convert_hf_to_gguf.py's)")
+	}
+	if opts.VocabOnly && opts.SplitMaxBytes > 0 {
+		return nil, fmt.Errorf("convert: --vocab-only writes no tensors; a split size does not apply")
 	}
 	// A split set's shard names are checked when they are known.
 	if !named && !templated {

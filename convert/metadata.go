@@ -3,6 +3,7 @@ package convert
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -170,6 +171,10 @@ func (m *authorship) override(path string) ([]string, error) {
 	var raw map[string]json.RawMessage
 	d := json.NewDecoder(bytes.NewReader(b))
 	if err := d.Decode(&raw); err != nil {
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) {
+			return nil, fmt.Errorf("convert: --metadata %s: not a JSON object: %w (byte offset %d)", path, err, max(syn.Offset-1, 0))
+		}
 		return nil, fmt.Errorf("convert: --metadata %s: not a JSON object: %w", path, err)
 	}
 	bad := func(key, want string, v json.RawMessage) error {

@@ -210,6 +210,15 @@ func TestModelNameAndMetadataFile(t *testing.T) {
 	if _, err := Run(snap, t.TempDir(), Options{To: GGUF, MetadataFile: bad}); err == nil || !strings.Contains(err.Error(), `"general.version"`) || !strings.Contains(err.Error(), bad) {
 		t.Errorf("a number for general.version: err %v, want one naming the file and key", err)
 	}
+	os.WriteFile(bad, []byte(`{"general.name": "x",}`), 0o644)
+	if _, err := Run(snap, t.TempDir(), Options{To: GGUF, MetadataFile: bad}); err == nil || !strings.Contains(err.Error(), "byte offset 21") {
+		t.Errorf("malformed JSON: err %v, want one giving the byte offset", err)
+	}
+	// A GGUF source keeps its own general.* keys: the flags are refused,
+	// not ignored.
+	if _, err := Run(rep.Output, filepath.Join(t.TempDir(), "o.gguf"), Options{ModelName: "x"}); err == nil {
+		t.Error("--model-name on a GGUF source accepted")
+	}
 }
 
 // TestVocabOnly: --vocab-only writes a GGUF our reader loads, without
@@ -268,6 +277,9 @@ func TestVocabOnly(t *testing.T) {
 	}
 	if _, err := Run(llama3HF, filepath.Join(dir, "x"), Options{VocabOnly: true, To: Safetensors}); err == nil {
 		t.Error("--vocab-only to Hugging Face output accepted")
+	}
+	if _, err := Run(llama3HF, filepath.Join(dir, "s.gguf"), Options{VocabOnly: true, SplitMaxBytes: 1000}); err == nil {
+		t.Error("--vocab-only with a split size accepted (the converter refuses to split a vocabulary)")
 	}
 }
 
