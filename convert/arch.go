@@ -86,6 +86,33 @@ func Supported() []string {
 	return out
 }
 
+// SupportedModel is one architecture convert writes as GGUF: its GGUF
+// name and the config.json "architectures" classes and model_type values
+// that convert to it.
+type SupportedModel struct {
+	GGUF       string   `json:"gguf"`
+	HFClasses  []string `json:"hf_classes"`
+	ModelTypes []string `json:"model_types"`
+}
+
+// SupportedModels lists the registered architectures (Supported's order)
+// with the Hugging Face names that convert to each, as
+// convert_hf_to_gguf.py --print-supported-models lists its classes.
+func SupportedModels() []SupportedModel {
+	var out []SupportedModel
+	for _, name := range Supported() {
+		m := SupportedModel{GGUF: name, HFClasses: []string{}, ModelTypes: registry[name].ModelTypes()}
+		if f, ok := registry[name].(family); ok {
+			m.HFClasses = f.f.HFClasses
+		}
+		if m.ModelTypes == nil {
+			m.ModelTypes = []string{}
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
 // Lookup returns the architecture for a GGUF general.architecture value or a
 // config.json model_type. An unknown name is an error listing the supported
 // ones.

@@ -8,11 +8,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/tfconv/tfconv/checkpoint"
+	"github.com/tfconv/tfconv/formats/gguf"
+	"github.com/tfconv/tfconv/formats/safetensors"
 	"github.com/tfconv/tfconv/internal/atomicfile"
 	"github.com/tfconv/tfconv/tensor"
 )
@@ -87,6 +89,19 @@ type Options struct {
 	// directory, of which only config.json is read. "" falls back to the
 	// adapter's base_model_name_or_path when that is a local directory.
 	Base string
+	// ModelName sets general.name (convert_hf_to_gguf.py's --model-name),
+	// and with it the default output name.
+	ModelName string
+	// MetadataFile is convert_hf_to_gguf.py's --metadata: a JSON object of
+	// general.* keys (MetadataKeys) that override what the converter
+	// derives from the source (Hugging Face → GGUF only).
+	MetadataFile string
+	// VocabOnly writes the GGUF without tensors: the vocabulary and every
+	// metadata key (convert_hf_to_gguf.py's --vocab-only).
+	VocabOnly bool
+	// DryRun works the conversion out, checks DST, and reports what would be
+	// written (Report.Files) without writing anything.
+	DryRun bool
 }
 
 // TensorReport describes one output tensor.
@@ -135,6 +150,11 @@ type Report struct {
 	// (model-*-of-*.safetensors, model.safetensors and its index) that the
 	// new output does not have.
 	RemovedStale []string `json:"removed_stale"`
+	// Files are the files written (for Hugging Face output, those of the
+	// directory), or with DryRun the files that would be.
+	Files []string `json:"files,omitempty"`
+	// DryRun is set when nothing was written (Options.DryRun).
+	DryRun bool `json:"dry_run,omitempty"`
 }
 
 // plan is a conversion worked out before any byte is written.
@@ -148,12 +168,18 @@ type plan struct {
 	files   map[string][]byte // side files (HF output, native aux)
 	warn    []string
 	native  *checkpoint.Checkpoint // native output: the source, for its header
+	name    *authorship            // GGUF output from Hugging Face: general.* about the model
 }
 
 // Run converts the checkpoint at src (anything checkpoint.Open reads) into
 // dst. The source is only read. The output appears whole or not at all, is
 // refused when it exists unless opts.Force, and is re-read afterwards to
 // check every tensor (Report.SelfCheck).
+//
+// DST "" (or an existing directory, or a name ending in a path separator,
+// when the output is GGUF) gets the name convert_hf_to_gguf.py gives its
+// output by default (DefaultName) in that directory ("" is the current
+// one); "{ftype}" in DST's name becomes the file type ("f16"), as there.
 func Run(src, dst string, opts Options) (*Report, error) {
 	if _, err := OutputFormat(dst, opts.To); err != nil {
 		return nil, err
@@ -177,6 +203,9 @@ func runOn(c *checkpoint.Checkpoint, src, dst string, opts Options, inputs []str
 	if err != nil {
 		return nil, err
 	}
+	// A name the plan decides: DST is then checked once it is known.
+	namedIn, named := defaultDir(dst, to)
+	templated := !named && strings.Contains(filepath.Base(dst), "{")
 	for _, f := range c.Files {
 		inputs = append(inputs, f.Path)
 	}
@@ -193,13 +222,17 @@ func runOn(c *checkpoint.Checkpoint, src, dst string, opts Options, inputs []str
 	if opts.SplitMaxBytes > 0 && to != GGUF {
 		return nil, fmt.Errorf("convert: a split size applies to GGUF output only (Hugging Face output is sharded by --max-shard-size)")
 	}
+	if (opts.VocabOnly || opts.MetadataFile != "" || opts.ModelName != "") && (to != GGUF || c.Source == checkpoint.GGUF || c.LoRAConfig != nil) {
+		return nil, fmt.Errorf("convert: --vocab-only, --metadata and --model-name apply to Hugging Face → GGUF conversion (as convert_hf_to_gguf.py's)")
+	}
+	if opts.VocabOnly && opts.SplitMaxBytes > 0 {
+		return nil, fmt.Errorf("convert: --vocab-only writes no tensors; a split size does not apply")
+	}
 	// A split set's shard names are checked when they are known.
-	if opts.SplitMaxBytes == 0 {
-		if err := CheckDest(dst, to, opts.Force, inputs); err != nil {
+	if !named && !templated {
+		if err := checkDestEarly(dst, to, opts, inputs); err != nil {
 			return nil, err
 		}
-	} else if err := atomicfile.CheckFolder(dst); err != nil {
-		return nil, fmt.Errorf("convert: %w", err)
 	}
 	var p *plan
 	switch {
@@ -225,6 +258,30 @@ func runOn(c *checkpoint.Checkpoint, src, dst string, opts Options, inputs []str
 		if err := checkGGUFJobs(src, p.jobs); err != nil {
 			return nil, err
 		}
+	}
+	if named || templated {
+		if p.name == nil {
+			return nil, fmt.Errorf("convert: give DST: the default output name is convert_hf_to_gguf.py's, for Hugging Face → GGUF conversion")
+		}
+		if named {
+			dst = filepath.Join(namedIn, defaultName(p, opts.VocabOnly))
+		} else {
+			dst = filepath.Join(filepath.Dir(dst), fillTemplate(filepath.Base(dst), p.outType))
+		}
+		if err := checkDestEarly(dst, to, opts, inputs); err != nil {
+			return nil, err
+		}
+	}
+	files, err := outputFiles(dst, to, p, opts, inputs)
+	if err != nil {
+		return nil, err
+	}
+	if opts.DryRun {
+		rep := newReport(src, dst, to, p, files)
+		rep.DryRun, rep.SelfCheck = true, "dry run"
+		rep.SelfCheckLine = "dry run: nothing written"
+		rep.Seconds = time.Since(start).Seconds()
+		return rep, nil
 	}
 	var total int64
 	for _, j := range p.jobs {
@@ -254,15 +311,35 @@ func runOn(c *checkpoint.Checkpoint, src, dst string, opts Options, inputs []str
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Source: src, Output: check, Format: to, Arch: p.arch, OutType: p.outType,
-		Tensors: []TensorReport{}, Dropped: p.dropped, SelfCheck: "ok", SelfCheckLine: line, Warnings: p.warn,
-		Replaced: replaced.Replaced, RemovedStale: replaced.Removed}
-	if rep.Replaced == nil {
-		rep.Replaced = []string{}
+	rep := newReport(src, check, to, p, files)
+	rep.SelfCheck, rep.SelfCheckLine = "ok", line
+	if replaced.Replaced != nil {
+		rep.Replaced = replaced.Replaced
 	}
-	if rep.RemovedStale == nil {
-		rep.RemovedStale = []string{}
+	if replaced.Removed != nil {
+		rep.RemovedStale = replaced.Removed
 	}
+	rep.Seconds = time.Since(start).Seconds()
+	return rep, nil
+}
+
+// checkDestEarly is CheckDest, or for a split set (whose shard names are
+// known once planned) a check of its folder.
+func checkDestEarly(dst string, to Format, opts Options, inputs []string) error {
+	if opts.SplitMaxBytes == 0 {
+		return CheckDest(dst, to, opts.Force, inputs)
+	}
+	if err := atomicfile.CheckFolder(dst); err != nil {
+		return fmt.Errorf("convert: %w", err)
+	}
+	return nil
+}
+
+// newReport is the report of plan p written (or to be written) to out.
+func newReport(src, out string, to Format, p *plan, files []string) *Report {
+	rep := &Report{Source: src, Output: out, Format: to, Arch: p.arch, OutType: p.outType,
+		Tensors: []TensorReport{}, Dropped: p.dropped, Warnings: p.warn, Files: files,
+		Replaced: []string{}, RemovedStale: []string{}}
 	if rep.Dropped == nil {
 		rep.Dropped = []Dropped{}
 	}
@@ -273,8 +350,86 @@ func runOn(c *checkpoint.Checkpoint, src, dst string, opts Options, inputs []str
 		rep.Bytes += j.out.Size
 	}
 	rep.Warnings = append(rep.Warnings, lossyWarnings(rep.Tensors)...)
-	rep.Seconds = time.Since(start).Seconds()
-	return rep, nil
+	return rep
+}
+
+// defaultDir reports whether GGUF output to dst is to be named as
+// convert_hf_to_gguf.py names it by default, and in which directory: dst
+// "" (the current directory), an existing directory, or a name ending in a
+// path separator.
+func defaultDir(dst string, to Format) (string, bool) {
+	if to != GGUF {
+		return "", false
+	}
+	if dst == "" {
+		return ".", true
+	}
+	if strings.HasSuffix(dst, string(filepath.Separator)) || strings.HasSuffix(dst, "/") {
+		return dst, true
+	}
+	if st, err := os.Stat(dst); err == nil && st.IsDir() {
+		return dst, true
+	}
+	return "", false
+}
+
+// defaultName is the file name convert_hf_to_gguf.py gives a conversion's
+// output when --outfile names no file (gguf-py's naming_convention):
+// "TinyLlama-1.1B-Chat-v1.0-F16.gguf" from TinyLlama-1.1B-Chat-v1.0,
+// "Hf-2.1M-F16.gguf" from a directory "hf"; with vocabOnly
+// "<name>-vocab.gguf".
+func defaultName(p *plan, vocabOnly bool) string {
+	if vocabOnly {
+		return namingConvention(p.name, "", "", "vocab") + ".gguf"
+	}
+	return namingConvention(p.name, p.name.sizeLabel, p.outType, "") + ".gguf"
+}
+
+// outputFiles lists the files a conversion writes to dst: the GGUF or
+// native file, a split set's shards, or a Hugging Face directory's files.
+// Existing shards of a split set are refused here without force, before
+// anything is written.
+func outputFiles(dst string, to Format, p *plan, opts Options, inputs []string) ([]string, error) {
+	infos := make([]tensor.Info, len(p.jobs))
+	for i, j := range p.jobs {
+		infos[i] = tensor.Info{Name: j.out.Name, DType: j.out.DType, Shape: j.out.Shape}
+	}
+	switch {
+	case to == GGUF && opts.SplitMaxBytes > 0:
+		sw, err := gguf.NewSplitWriter(strings.TrimSuffix(dst, ".gguf"), opts.SplitMaxBytes, p.meta, infos, nil)
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range sw.Names() {
+			if err := CheckDest(name, GGUF, opts.Force, inputs); err != nil {
+				return nil, err
+			}
+		}
+		return sw.Names(), nil
+	case to == Safetensors:
+		maxShard := opts.MaxShardBytes
+		if maxShard <= 0 {
+			maxShard = DefaultMaxShardBytes
+		}
+		plan, err := safetensors.PlanShards("model", maxShard, safetensors.ReferenceOrder(infos))
+		if err != nil {
+			return nil, err
+		}
+		var files []string
+		for name := range p.files {
+			files = append(files, name)
+		}
+		files = append(files, plan.Files...)
+		if len(plan.Files) > 1 {
+			files = append(files, "model"+safetensors.IndexSuffix)
+		}
+		sort.Strings(files)
+		for i, f := range files {
+			files[i] = filepath.Join(dst, f)
+		}
+		return files, nil
+	}
+	return []string{dst}, nil
 }
 
 // lossless reports whether dtype out holds every value of dtype src: the
@@ -323,6 +478,13 @@ func lossyWarnings(ts []TensorReport) []string {
 // directory. It is the one guess of every command that writes a
 // checkpoint (convert, quantize).
 func OutputFormat(dst string, to Format) (Format, error) {
+	if dst == "" {
+		// convert_hf_to_gguf.py's habit: the output named by default.
+		if to == "" || to == GGUF {
+			return GGUF, nil
+		}
+		return "", fmt.Errorf("convert: give DST: only GGUF output is named by default")
+	}
 	ext := strings.ToLower(filepath.Ext(dst))
 	if to == "" {
 		switch ext {
@@ -413,65 +575,6 @@ func finishJobs(jobs []*job) error {
 		}
 	}
 	return nil
-}
-
-// modelName is general.name as convert_hf_to_gguf.py derives it when the
-// model has no README or name in config.json: the directory name made a
-// title (gguf-py Metadata.id_to_title: "-" becomes a space, lower-case words
-// are title-cased unless they look like versions or numbers).
-func modelName(c *checkpoint.Checkpoint) string {
-	dir := c.Path
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		dir = filepath.Dir(dir)
-	}
-	abs, err := filepath.Abs(dir)
-	if err == nil {
-		dir = abs
-	}
-	var words []string
-	for _, w := range strings.Fields(strings.ReplaceAll(filepath.Base(dir), "-", " ")) {
-		if w == strings.ToLower(w) && strings.ToUpper(w) != w && !looksVersion(w) {
-			w = pyTitle(w)
-		}
-		words = append(words, w)
-	}
-	return strings.Join(words, " ")
-}
-
-func looksVersion(w string) bool {
-	if w[0] >= '0' && w[0] <= '9' {
-		return true
-	}
-	if w[0] != 'v' || len(w) < 2 {
-		return false
-	}
-	for _, r := range w[1:] {
-		if r != '.' && (r < '0' || r > '9') {
-			return false
-		}
-	}
-	return w[1] != '.'
-}
-
-// pyTitle is Python's str.title: a letter after a non-letter is upper-cased,
-// every other letter lower-cased.
-func pyTitle(s string) string {
-	var b strings.Builder
-	prev := false
-	for _, r := range s {
-		if unicode.IsLetter(r) {
-			if prev {
-				r = unicode.ToLower(r)
-			} else {
-				r = unicode.ToUpper(r)
-			}
-			prev = true
-		} else {
-			prev = false
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 // sizeLabel is gguf-py's model_weight_count_rounded_notation: the parameter

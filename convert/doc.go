@@ -31,12 +31,17 @@
 // ones become F32), so GGUF → HF → GGUF loses nothing; every tensor written
 // in a type that cannot hold its source's values is reported (lossless).
 //
-// Metadata equals the converter's key for key and in order, except
-// general.name (ProvenanceKeys): both derive it from the source directory's
-// name, so it differs whenever the directories' names do. llama.cpp also
-// splits names such as "TinyLlama-1.1B-Chat-v1.0" into general.basename,
-// .finetune, .version and reads a model card; tfconv does not, so for such
-// directories those extra general.* keys are missing.
+// Metadata equals the converter's key for key and in order, except the
+// ProvenanceKeys (general.name, and .organization, .basename, .finetune,
+// .version when the name yields them): both derive them from config.json's
+// _name_or_path or the source directory's name as gguf-py's Metadata.load
+// does (metadata.go: "TinyLlama-1.1B-Chat-v1.0" gives basename TinyLlama,
+// size label 1.1B, finetune Chat, version v1.0), so they differ whenever the
+// directories' names do; a Hugging Face cache snapshot stands for its
+// repository, not its commit hash. The --metadata override file and
+// --model-name apply on top, and GGUF output given no file name is named
+// with the converter's naming convention. The model card (README.md front
+// matter), which llama.cpp also reads, is not read.
 //
 // A PEFT LoRA adapter (checkpoint.LoRA) converts to the GGUF adapter
 // llama.cpp's convert_lora_to_gguf.py writes (lora.go: the weight's GGUF

@@ -185,13 +185,21 @@ func TestEmptyFolderAndFolderForFile(t *testing.T) {
 	}
 	compareTensors(t, empty, shippedTinyLlama, nil)
 
+	// A folder where a GGUF file is asked for is never replaced: the file
+	// goes into it under convert_hf_to_gguf.py's default name (DefaultName),
+	// as that converter's --outfile DIR does, and the folder's files stay.
 	folder := filepath.Join(tmp, "x.gguf")
 	writeTree(t, folder, map[string]string{"notes.md": "my notes"})
-	if _, err := Run(shippedTinyLlama, folder, Options{Force: true}); err == nil || !strings.Contains(err.Error(), "is a directory") {
-		t.Errorf("GGUF output over a folder with --force: %v", err)
+	rep, err = Run(shippedTinyLlama, folder, Options{Force: true})
+	if err != nil {
+		t.Fatalf("GGUF output into a folder with --force: %v", err)
 	}
-	if got := readTree(t, folder); got["notes.md"] != "my notes" {
-		t.Errorf("folder in the way changed: %v", got)
+	if filepath.Dir(rep.Output) != folder {
+		t.Errorf("GGUF output into folder %s written to %s", folder, rep.Output)
+	}
+	got := readTree(t, folder)
+	if got["notes.md"] != "my notes" || got[filepath.Base(rep.Output)] == "" || len(got) != 3 { // ".", notes.md, the GGUF
+		t.Errorf("folder in the way holds %d entries, want notes.md and %s", len(got), filepath.Base(rep.Output))
 	}
 
 	// A forced file output replaces that file only, and says so.

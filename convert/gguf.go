@@ -31,9 +31,12 @@ const (
 
 // ProvenanceKeys are the GGUF keys that describe where a file came from
 // rather than what the model is; they are derived from the source's
-// directory name (general.name) and may legitimately differ between two
-// conversions of the same model.
-var ProvenanceKeys = []string{keyName}
+// directory name (or Hub cache repository) as convert_hf_to_gguf.py
+// derives them, and may legitimately differ between two conversions of the
+// same model from differently named folders. general.name is always
+// written; the others when the name yields them ("TinyLlama-1.1B-Chat-v1.0":
+// basename TinyLlama, finetune Chat, version v1.0).
+var ProvenanceKeys = []string{keyName, "general.organization", "general.basename", "general.finetune", "general.version"}
 
 // ggufFileType is llama.cpp's LlamaFileType for an outtype.
 func ggufFileType(outType string) (uint32, tensor.DType, error) {
@@ -144,10 +147,22 @@ func planToGGUF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 			rest = append(rest, kv)
 		}
 	}
-	md = append(md,
-		tensor.KV{Key: keyType, Value: tensor.String("model")},
-		tensor.KV{Key: keyName, Value: tensor.String(modelName(c))},
-		tensor.KV{Key: keySizeLabel, Value: tensor.String(ggufSizeLabel(outs))})
+	if opts.VocabOnly {
+		// write_vocab: no tensors, so no parameter count.
+		p.jobs, outs = nil, nil
+	}
+	var total int64
+	for _, t := range outs {
+		total += t.NumElements()
+	}
+	who, warn, err := loadAuthorship(c, cfg, opts, total, func() string { return ggufSizeLabel(outs) })
+	if err != nil {
+		return nil, err
+	}
+	p.warn = append(p.warn, warn...)
+	p.name = who
+	md = append(md, tensor.KV{Key: keyType, Value: tensor.String("model")})
+	md = append(md, who.kvs()...)
 	md = append(md, rest...)
 	tok, err := tokenizer.FromSource(c.Sides())
 	switch {

@@ -3,6 +3,7 @@ package quantize
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"

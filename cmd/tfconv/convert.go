@@ -22,12 +22,17 @@ type convertOptions struct {
 	splitMaxSize string
 	progress     bool
 	base         string
+	modelName    string
+	metadata     string
+	vocabOnly    bool
+	dryRun       bool
+	listModels   bool
 }
 
 func newCmdConvert(a *app) *cobra.Command {
 	opts := &convertOptions{}
 	cmd := &cobra.Command{
-		Use:   "convert SRC DST",
+		Use:   "convert SRC [DST]",
 		Short: "Convert between Hugging Face safetensors, GGUF and native, architecture-aware",
 		Long: `Convert turns a Hugging Face checkpoint into a GGUF that llama.cpp loads, a GGUF
 back into a Hugging Face directory that transformers loads, and either into
@@ -49,6 +54,26 @@ all metadata; every shard split.no, split.count, split.tensors.count); any
 shard of a set is a valid SRC. Native
 output is a lossless repack of SRC (same names and metadata, side files
 embedded); a native file converts onwards exactly like its source.
+
+general.name and the other general.* keys about the model are
+derived as convert_hf_to_gguf.py derives them (without reading the model
+card): from config.json's _name_or_path, else the folder's name — a
+Hugging Face cache snapshot (…/models--ORG--NAME/snapshots/HASH) counts as
+ORG/NAME, not HASH —, "TinyLlama-1.1B-Chat-v1.0" giving basename,
+size label, finetune and version. --metadata FILE overrides them with the
+converter's override JSON ({"general.name": "…", "general.version": "…",
+"general.license": "…", "general.tags": […], "general.base_models":
+[{"name": …}], …}); --model-name sets general.name over both. DST may be
+omitted (the current directory) or, with --to gguf, be an existing
+directory: the file is then named as the converter names it,
+{basename or name}-{size label}-{finetune}-{version}-{FILE TYPE}.gguf
+(Hf-2.1M-F16.gguf from a folder "hf"); {ftype} or {FTYPE} in DST's name
+becomes the file type. --vocab-only writes the GGUF without tensors
+(vocabulary and every other key; named …-vocab.gguf by default).
+--dry-run prints the tensors, types, shapes and files the conversion would
+write, after checking DST, and writes nothing. --print-supported-models
+lists the architectures convert writes as GGUF with the config.json
+classes and model types that convert to each.
 
 A PEFT LoRA adapter directory (adapter_config.json with
 adapter_model.safetensors or .bin) converts to the GGUF LoRA adapter that
@@ -86,12 +111,38 @@ Progress goes to stderr when it is a terminal, or with --progress.
 --json prints: {"source", "output", "format", "arch", "outtype",
 "tensors": [{"name", "source_name", "dtype", "shape", "bytes",
 "source_dtype", "lossy"}], "dropped": [{"name", "reason"}], "bytes" (total
-tensor data), "seconds", "self_check": "ok", "warnings": [...] (omitted when
-none), "replaced": [file names of DST replaced, with --force],
-"removed_stale": [an earlier save's weight files removed from DST]}.`,
-		Args: exactArgs(2),
+tensor data), "seconds", "self_check": "ok" ("dry run" with --dry-run),
+"warnings": [...] (omitted when none), "files": [the files written, or
+that --dry-run would write], "dry_run": true (--dry-run only),
+"replaced": [file names of DST replaced, with --force], "removed_stale": [an
+earlier save's weight files removed from DST]}.
+--print-supported-models --json prints [{"gguf", "hf_classes",
+"model_types"}].
+
+Examples:
+  tfconv convert ./TinyLlama-1.1B-Chat-v1.0 model.gguf
+  tfconv convert ~/.cache/huggingface/hub/models--Qwen--Qwen2.5-0.5B/snapshots/*/ --outtype bf16
+  tfconv convert ./model out/ --to gguf --metadata meta.json --model-name "My Model"
+  tfconv convert ./model vocab.gguf --vocab-only
+  tfconv convert ./model model.gguf --split-max-size 2GB --dry-run
+  tfconv convert model.gguf ./hf-out`,
+		Args: func(c *cobra.Command, args []string) error {
+			if opts.listModels {
+				return nil
+			}
+			if len(args) < 1 || len(args) > 2 {
+				return fmt.Errorf("%s: expected 1 or 2 arguments, got %d (usage: %s)", c.Name(), len(args), c.UseLine())
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.src, opts.dst = args[0], args[1]
+			if opts.listModels {
+				return printSupportedModels(a, opts.json)
+			}
+			opts.src = args[0]
+			if len(args) == 2 {
+				opts.dst = args[1]
+			}
 			return runConvert(a, opts)
 		},
 	}
@@ -104,8 +155,27 @@ none), "replaced": [file names of DST replaced, with --force],
 	f.StringVar(&opts.arch, "arch", "", "architecture override (default: config.json model_type or GGUF general.architecture)")
 	f.StringVar(&opts.maxShardSize, "max-shard-size", "5GB", "largest safetensors shard of Hugging Face output (e.g. 500MB, 2GB, 2G, 1GiB)")
 	f.StringVar(&opts.splitMaxSize, "split-max-size", "", "write GGUF output as a gguf-split set with at most this much tensor data per shard (e.g. 2GB, or gguf-split's 2G, 500M): DST model.gguf gives model-00001-of-0000N.gguf, …")
+	f.StringVar(&opts.modelName, "model-name", "", "general.name of GGUF output, and the default output name (convert_hf_to_gguf.py's --model-name)")
+	f.StringVar(&opts.metadata, "metadata", "", "JSON file of general.* keys overriding those derived from SRC (convert_hf_to_gguf.py's --metadata)")
+	f.BoolVar(&opts.vocabOnly, "vocab-only", false, "write the GGUF without tensors: vocabulary and metadata only")
+	f.BoolVar(&opts.dryRun, "dry-run", false, "print the tensors, types and files the conversion would write; write nothing")
+	f.BoolVar(&opts.listModels, "print-supported-models", false, "list the architectures convert writes as GGUF and the Hugging Face classes of each")
 	addProgressFlag(cmd, &opts.progress)
 	return cmd
+}
+
+// printSupportedModels lists convert's registry: GGUF name, config.json
+// classes and model types.
+func printSupportedModels(a *app, asJSON bool) error {
+	models := convert.SupportedModels()
+	if asJSON {
+		return output.JSON(a.out, models)
+	}
+	tb := output.NewTable("gguf architecture", "hugging face classes", "model types")
+	for _, m := range models {
+		tb.Row(m.GGUF, strings.Join(m.HFClasses, ", "), strings.Join(m.ModelTypes, ", "))
+	}
+	return tb.Render(a.out)
 }
 
 // parseSize parses every size flag: "5GB", "500MB", "1GiB", gguf-split's
@@ -138,7 +208,8 @@ func runConvert(a *app, opts *convertOptions) error {
 		return err
 	}
 	copts := convert.Options{To: convert.Format(strings.ToLower(opts.to)), OutType: strings.ToLower(opts.outType),
-		Force: opts.force, Arch: opts.arch, MaxShardBytes: maxShard, Base: opts.base}
+		Force: opts.force, Arch: opts.arch, MaxShardBytes: maxShard, Base: opts.base,
+		ModelName: opts.modelName, MetadataFile: opts.metadata, VocabOnly: opts.vocabOnly, DryRun: opts.dryRun}
 	if opts.splitMaxSize != "" {
 		if copts.SplitMaxBytes, err = parseSize("split-max-size", opts.splitMaxSize); err != nil {
 			return err
@@ -163,6 +234,21 @@ func runConvert(a *app, opts *convertOptions) error {
 		if err := tb.Render(a.out); err != nil {
 			return err
 		}
+	}
+	if rep.DryRun {
+		tb := output.NewTable("tensor", "source", "type", "shape", "bytes")
+		for _, t := range rep.Tensors {
+			tb.Row(t.Name, t.SourceName, t.DType, t.Shape, t.Bytes)
+		}
+		if err := tb.Render(a.out); err != nil {
+			return err
+		}
+		for _, f := range rep.Files {
+			fmt.Fprintln(a.out, "would write", f)
+		}
+		_, err := fmt.Fprintf(a.out, "would convert %s → %s (%s, %s, %s): %d tensors, %s; nothing written (dry run)\n", rep.Source, rep.Output,
+			rep.Format, rep.Arch, rep.OutType, len(rep.Tensors), output.Bytes(rep.Bytes))
+		return err
 	}
 	fmt.Fprintf(a.out, "converted %s → %s (%s, %s, %s): %d tensors, %s in %.2fs\n", rep.Source, rep.Output, rep.Format,
 		rep.Arch, rep.OutType, len(rep.Tensors), output.Bytes(rep.Bytes), rep.Seconds)

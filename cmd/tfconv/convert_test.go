@@ -130,7 +130,7 @@ func TestConvertUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"convert", convertSample}, "expected 2 argument"},
+		{[]string{"convert"}, "expected 1 or 2 arguments"},
 		{[]string{"convert", "--outtype", "q4_0", convertSample, filepath.Join(tmp, "a.gguf")}, "q4_0"},
 		{[]string{"convert", "--arch", "mamba", convertSample, filepath.Join(tmp, "b.gguf")}, "supported: " + strings.Join(convert.Supported(), ", ")},
 		{[]string{"convert", "--to", "onnx", convertSample, filepath.Join(tmp, "c")}, "onnx"},
