@@ -1,0 +1,192 @@
+package tokenizer
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ardanlabs/jinja"
+)
+
+// Message is one turn of a conversation, as apply_chat_template takes it.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// ChatOptions controls RenderChat.
+type ChatOptions struct {
+	// AddGenerationPrompt ends the text with the header of an assistant
+	// turn (apply_chat_template's add_generation_prompt).
+	AddGenerationPrompt bool
+	// Now is strftime_now's clock; nil is time.Now.
+	Now func() time.Time
+}
+
+// ErrNoChatTemplate: the tokenizer carries no chat template.
+var ErrNoChatTemplate = errors.New("tokenizer: the checkpoint has no chat template (tokenizer_config.json chat_template, GGUF tokenizer.chat_template)")
+
+// RenderChat renders a Jinja chat template over messages as transformers'
+// apply_chat_template(..., tokenize=False) does (v4.57,
+// utils/chat_template_utils.py): jinja2's sandbox with trim_blocks and
+// lstrip_blocks, the loopcontrols extension, raise_exception,
+// strftime_now, tojson without ASCII escaping, and as variables messages,
+// tools (None), documents (None), add_generation_prompt and the special
+// tokens (bos_token, eos_token, …, as special_tokens_map gives them: only
+// the ones that are set). The jinja package implements that environment;
+// strftime_now is ours so that its clock can be set.
+func RenderChat(template string, messages []Message, special map[string]any, opts ChatOptions) (string, error) {
+	tpl, err := jinja.Compile(template)
+	if err != nil {
+		return "", fmt.Errorf("tokenizer: chat template: %w", err)
+	}
+	msgs := make([]jinja.Value, len(messages))
+	for i, m := range messages {
+		d := jinja.NewDict()
+		d.AsDict().Set("role", jinja.NewString(m.Role))
+		d.AsDict().Set("content", jinja.NewString(m.Content))
+		msgs[i] = d
+	}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	vars := map[string]jinja.Value{}
+	for k, v := range special {
+		vars[k] = jinja.FromGoValue(v)
+	}
+	vars["messages"] = jinja.NewList(msgs)
+	vars["tools"] = jinja.None()
+	vars["documents"] = jinja.None()
+	vars["add_generation_prompt"] = jinja.NewBool(opts.AddGenerationPrompt)
+	vars["strftime_now"] = jinja.NewCallable("strftime_now", func(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, error) {
+		if len(args) != 1 || !args[0].IsString() {
+			return jinja.Undefined(), errors.New("strftime_now takes one format string")
+		}
+		return jinja.NewString(strftime(now(), args[0].AsString())), nil
+	})
+	s, err := tpl.RenderValues(vars)
+	if err != nil {
+		return "", fmt.Errorf("tokenizer: chat template: %w", err)
+	}
+	return s, nil
+}
+
+// strftime formats t as Python's datetime.strftime does in the C locale,
+// for the directives chat templates use; other directives are kept as
+// written, as glibc does with unknown ones.
+func strftime(t time.Time, format string) string {
+	var b strings.Builder
+	for i := 0; i < len(format); i++ {
+		c := format[i]
+		if c != '%' || i+1 == len(format) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch format[i] {
+		case 'Y':
+			b.WriteString(strconv.Itoa(t.Year()))
+		case 'y':
+			fmt.Fprintf(&b, "%02d", t.Year()%100)
+		case 'm':
+			fmt.Fprintf(&b, "%02d", int(t.Month()))
+		case 'd':
+			fmt.Fprintf(&b, "%02d", t.Day())
+		case 'e':
+			fmt.Fprintf(&b, "%2d", t.Day())
+		case 'j':
+			fmt.Fprintf(&b, "%03d", t.YearDay())
+		case 'H':
+			fmt.Fprintf(&b, "%02d", t.Hour())
+		case 'I':
+			fmt.Fprintf(&b, "%02d", (t.Hour()+11)%12+1)
+		case 'M':
+			fmt.Fprintf(&b, "%02d", t.Minute())
+		case 'S':
+			fmt.Fprintf(&b, "%02d", t.Second())
+		case 'p':
+			b.WriteString(map[bool]string{false: "AM", true: "PM"}[t.Hour() >= 12])
+		case 'B':
+			b.WriteString(t.Month().String())
+		case 'b', 'h':
+			b.WriteString(t.Month().String()[:3])
+		case 'A':
+			b.WriteString(t.Weekday().String())
+		case 'a':
+			b.WriteString(t.Weekday().String()[:3])
+		case 'w':
+			b.WriteString(strconv.Itoa(int(t.Weekday())))
+		case 'F':
+			b.WriteString(t.Format("2006-01-02"))
+		case 'T':
+			b.WriteString(t.Format("15:04:05"))
+		case '%':
+			b.WriteByte('%')
+		default:
+			b.WriteByte('%')
+			b.WriteByte(format[i])
+		}
+	}
+	return b.String()
+}
+
+// specialKindNames are transformers' SPECIAL_TOKENS_ATTRIBUTES that name
+// one token, in its order, with the kind each is stored under here.
+var specialKindNames = []struct{ attr, kind string }{
+	{"bos_token", "bos"}, {"eos_token", "eos"}, {"unk_token", "unk"}, {"sep_token", "sep"},
+	{"pad_token", "pad"}, {"cls_token", "cls"}, {"mask_token", "mask"},
+}
+
+// SpecialTokens returns the special tokens the way transformers'
+// special_tokens_map hands them to a chat template: the text of each one
+// the tokenizer has (bos_token, eos_token, unk_token, sep_token,
+// pad_token, cls_token, mask_token), absent ones left out.
+func (t *Tokenizer) SpecialTokens() map[string]any {
+	out := map[string]any{}
+	for _, s := range specialKindNames {
+		id := *t.specialID(s.kind)
+		if id < 0 || id >= len(t.tokens) {
+			continue
+		}
+		if text := t.tokenText(id); text != "" {
+			out[s.attr] = text
+		}
+	}
+	return out
+}
+
+// tokenText is the text a token stands for: special and user-defined
+// tokens as written, others decoded.
+func (t *Tokenizer) tokenText(id int) string {
+	switch t.types[id] {
+	case TypeControl, TypeUserDefined, TypeUnknown:
+		return t.tokens[id]
+	}
+	if t.model == BPE {
+		return byteDecode(t.tokens[id])
+	}
+	return strings.ReplaceAll(t.tokens[id], "▁", " ")
+}
+
+// ApplyChatTemplate renders the tokenizer's default chat template over
+// messages (RenderChat, with the tokenizer's special tokens) and encodes
+// the text as apply_chat_template(tokenize=True) does: special tokens in
+// the text are parsed, and none is added (add_special_tokens=False; the
+// template writes BOS itself when the model wants one).
+func (t *Tokenizer) ApplyChatTemplate(messages []Message, opts ChatOptions) (string, []int, error) {
+	if len(t.chat) == 0 || t.chat[0].Name != "" {
+		return "", nil, ErrNoChatTemplate
+	}
+	text, err := RenderChat(t.chat[0].Template, messages, t.SpecialTokens(), opts)
+	if err != nil {
+		return "", nil, err
+	}
+	ids, err := t.Encode(text, EncodeOptions{ParseSpecial: true})
+	if err != nil {
+		return "", nil, err
+	}
+	return text, ids, nil
+}
