@@ -177,8 +177,16 @@ func (t *Tokenizer) tokenText(id int) string {
 // the text are parsed, and none is added (add_special_tokens=False; the
 // template writes BOS itself when the model wants one).
 func (t *Tokenizer) ApplyChatTemplate(messages []Message, opts ChatOptions) (string, []int, error) {
-	if len(t.chat) == 0 || t.chat[0].Name != "" {
+	if len(t.chat) == 0 {
 		return "", nil, ErrNoChatTemplate
+	}
+	if t.chat[0].Name != "" {
+		var names []string
+		for _, c := range t.chat {
+			names = append(names, c.Name)
+		}
+		// transformers' get_chat_template refuses this too.
+		return "", nil, fmt.Errorf("tokenizer: the checkpoint's chat templates (%s) include no default one", strings.Join(names, ", "))
 	}
 	text, err := RenderChat(t.chat[0].Template, messages, t.SpecialTokens(), opts)
 	if err != nil {
