@@ -75,7 +75,10 @@ func TestGenerateChat(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var got generateJSON
+	var got struct {
+		Prompt     []int  `json:"prompt"`
+		ChatPrompt string `json:"chat_prompt"`
+	}
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 		t.Fatal(err)
 	}
@@ -108,11 +111,15 @@ func TestGenerateChat(t *testing.T) {
 func TestGenerateRandomSeed(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(modelTestdata, "hf-tiny", "llama")
-	sample := func(extra ...string) (generateJSON, string) {
+	type sampled struct {
+		Tokens []int   `json:"tokens"`
+		Seed   *uint64 `json:"seed"`
+	}
+	sample := func(extra ...string) (sampled, string) {
 		t.Helper()
 		args := append([]string{"generate", dir, "--tokens", "1,15,250", "--max-new", "12", "--no-eos", "--temperature", "5", "--json"}, extra...)
 		stdout, stderr, code := runModelCmd(t, args...)
-		var g generateJSON
+		var g sampled
 		if code != 0 || json.Unmarshal([]byte(stdout), &g) != nil || g.Seed == nil {
 			t.Fatalf("%v: exit %d, %q, %s", extra, code, stdout, stderr)
 		}
