@@ -26,7 +26,7 @@ type ChatOptions struct {
 }
 
 // ErrNoChatTemplate: the tokenizer carries no chat template.
-var ErrNoChatTemplate = errors.New("tokenizer: the checkpoint has no chat template (tokenizer_config.json chat_template, GGUF tokenizer.chat_template)")
+var ErrNoChatTemplate = errors.New("tokenizer: the checkpoint has no chat template (chat_template in tokenizer_config.json, chat_template.jinja, tokenizer.chat_template in a GGUF)")
 
 // RenderChat renders a Jinja chat template over messages as transformers'
 // apply_chat_template(..., tokenize=False) does (v4.57,

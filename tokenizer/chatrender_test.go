@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -97,3 +98,82 @@ func TestStrftime(t *testing.T) {
 		}
 	}
 }
+
+// TestApplyChatTemplateGGUF: a tokenizer read back from the GGUF metadata
+// of an HF one gives the template the same special tokens and the chat the
+// same ids, and ApplyChatTemplate adds no BOS though the tokenizer adds one
+// to plain text (apply_chat_template encodes with add_special_tokens=False).
+func TestApplyChatTemplateGGUF(t *testing.T) {
+	t.Parallel()
+	hf, err := LoadFile("../testdata/arch/mistral/hf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gg, err := FromMetadata(hf.GGUFMetadata(), "m.gguf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := []Message{{Role: "system", Content: "Be brief."}, {Role: "user", Content: "Hi"}}
+	want := map[string]any{"bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>"}
+	var first []int
+	for i, tk := range []*Tokenizer{hf, gg} {
+		if got := tk.SpecialTokens(); len(got) != len(want) || got["bos_token"] != want["bos_token"] || got["eos_token"] != want["eos_token"] || got["unk_token"] != want["unk_token"] {
+			t.Errorf("source %d: special tokens %v, want %v", i, got, want)
+		}
+		text, ids, err := tk.ApplyChatTemplate(msgs, ChatOptions{AddGenerationPrompt: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if text != "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n" {
+			t.Errorf("source %d: rendered %q", i, text)
+		}
+		if !tk.AddBOS || ids[0] == tk.BOS {
+			t.Errorf("source %d: ids %v begin with BOS %d", i, ids, tk.BOS)
+		}
+		if first == nil {
+			first = ids
+		} else if !slices.Equal(ids, first) {
+			t.Errorf("GGUF ids %v, HF ids %v", ids, first)
+		}
+	}
+}
+
+// TestChatTemplateFiles: a template saved beside tokenizer_config.json
+// (chat_template.jinja, as transformers 4.43+ saves it, or a processor's
+// chat_template.json) is the tokenizer's when tokenizer_config.json has
+// none, as gguf-py reads it.
+func TestChatTemplateFiles(t *testing.T) {
+	t.Parallel()
+	const tpl = "{% for m in messages %}[{{ m.role }}] {{ m.content }}\n{% endfor %}{{ eos_token }}"
+	src := "../testdata/arch/mistral/hf"
+	for _, side := range []struct{ name, body string }{
+		{"chat_template.jinja", tpl},
+		{"chat_template.json", `{"chat_template": ` + strconvQuote(tpl) + `}`},
+	} {
+		dir := t.TempDir()
+		for _, f := range []string{"tokenizer.model", "special_tokens_map.json", "config.json"} {
+			b, err := os.ReadFile(filepath.Join(src, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(dir, f), b, 0o644)
+		}
+		var cfg map[string]any
+		b, _ := os.ReadFile(filepath.Join(src, "tokenizer_config.json"))
+		json.Unmarshal(b, &cfg)
+		delete(cfg, "chat_template")
+		b, _ = json.Marshal(cfg)
+		os.WriteFile(filepath.Join(dir, "tokenizer_config.json"), b, 0o644)
+		os.WriteFile(filepath.Join(dir, side.name), []byte(side.body), 0o644)
+		tk, err := LoadFile(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, _, err := tk.ApplyChatTemplate([]Message{{Role: "user", Content: "Hi"}}, ChatOptions{})
+		if err != nil || text != "[user] Hi\n</s>" {
+			t.Errorf("%s: rendered %q, %v", side.name, text, err)
+		}
+	}
+}
+
+func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }

@@ -135,6 +135,11 @@ func readHFConfig(src Source) (*hfConfig, error) {
 			}
 		}
 	}
+	if c.chat == nil {
+		if err := c.readChatTemplateFiles(src); err != nil {
+			return nil, err
+		}
+	}
 	b, err := readAux(src, "config.json", maxConfigFile)
 	if err != nil {
 		return nil, err
@@ -177,6 +182,33 @@ func readHFConfig(src Source) (*hfConfig, error) {
 		}
 	}
 	return c, nil
+}
+
+// readChatTemplateFiles reads the chat template that transformers 4.43+
+// saves beside tokenizer_config.json instead of in it: chat_template.jinja,
+// else the "chat_template" of chat_template.json (a processor's), as
+// gguf-py's SpecialVocab falls back to them when tokenizer_config.json has
+// none. (Named templates in additional_chat_templates/ are not read.)
+func (c *hfConfig) readChatTemplateFiles(src Source) error {
+	b, err := readAux(src, "chat_template.jinja", maxConfigFile)
+	if err != nil {
+		return err
+	}
+	if b != nil {
+		c.chat = []ChatTemplate{{Template: string(b)}}
+		return nil
+	}
+	if b, err = readAux(src, "chat_template.json", maxConfigFile); err != nil || b == nil {
+		return err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return jsonErr("chat_template.json", err)
+	}
+	if raw, ok := m["chat_template"]; ok {
+		c.chat = parseChatTemplate(raw)
+	}
+	return nil
 }
 
 // fromHF builds a tokenizer from HF files: tokenizer.json if present, else
