@@ -135,7 +135,9 @@ func runGenerate(a *app, opts *generateOptions) error {
 	var seed *uint64
 	if opts.temperature > 0 {
 		if !opts.seedSet {
-			opts.seed = rand.Uint64()
+			// 32 bits, as llama.cpp draws its seeds: short to type, and
+			// exact in every JSON reader (jq's numbers are doubles).
+			opts.seed = uint64(rand.Uint32())
 			fmt.Fprintf(a.err, "tfconv: sampling with seed %d (--seed %d repeats this run)\n", opts.seed, opts.seed)
 		}
 		seed = &opts.seed
