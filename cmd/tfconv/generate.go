@@ -51,9 +51,10 @@ random seed is drawn and printed on stderr (and in --json), so that
 characters at a time.
 
 --chat applies the model's chat template (tokenizer_config.json's
-chat_template, or tokenizer.chat_template in a GGUF) as transformers'
-apply_chat_template renders it with add_generation_prompt=True: --prompt is
-the user's message and --system TEXT a system message before it.`,
+chat_template or chat_template.jinja beside it, tokenizer.chat_template in a
+GGUF) as transformers' apply_chat_template renders it with
+add_generation_prompt=True: --prompt is the user's message and --system TEXT
+a system message before it.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.path = args[0]
