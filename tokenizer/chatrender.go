@@ -133,27 +133,29 @@ func strftime(t time.Time, format string) string {
 	return b.String()
 }
 
-// specialKindNames are transformers' SPECIAL_TOKENS_ATTRIBUTES that name
-// one token, in its order, with the kind each is stored under here.
-var specialKindNames = []struct{ attr, kind string }{
-	{"bos_token", "bos"}, {"eos_token", "eos"}, {"unk_token", "unk"}, {"sep_token", "sep"},
-	{"pad_token", "pad"}, {"cls_token", "cls"}, {"mask_token", "mask"},
-}
-
 // SpecialTokens returns the special tokens the way transformers'
 // special_tokens_map hands them to a chat template: the text of each one
 // the tokenizer has (bos_token, eos_token, unk_token, sep_token,
-// pad_token, cls_token, mask_token), absent ones left out.
+// pad_token, cls_token, mask_token), absent ones left out, and
+// additional_special_tokens, the list of strings an HF source names (a GGUF
+// does not record it).
 func (t *Tokenizer) SpecialTokens() map[string]any {
 	out := map[string]any{}
-	for _, s := range specialKindNames {
-		id := *t.specialID(s.kind)
+	for _, sk := range specialKinds {
+		id := *t.specialID(sk.kind)
 		if id < 0 || id >= len(t.tokens) {
 			continue
 		}
 		if text := t.tokenText(id); text != "" {
-			out[s.attr] = text
+			out[sk.kind+"_token"] = text
 		}
+	}
+	if len(t.additional) > 0 {
+		list := make([]any, len(t.additional))
+		for i, s := range t.additional {
+			list[i] = s
+		}
+		out["additional_special_tokens"] = list
 	}
 	return out
 }

@@ -177,3 +177,33 @@ func TestChatTemplateFiles(t *testing.T) {
 }
 
 func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// TestSpecialTokensAdditional: additional_special_tokens (strings or
+// AddedToken objects) reach the template as a list of strings, as
+// special_tokens_map gives them.
+func TestSpecialTokensAdditional(t *testing.T) {
+	t.Parallel()
+	src := "../testdata/arch/mistral/hf"
+	dir := t.TempDir()
+	for _, f := range []string{"tokenizer.model", "tokenizer_config.json", "config.json"} {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, f), b, 0o644)
+	}
+	os.WriteFile(filepath.Join(dir, "special_tokens_map.json"), []byte(`{"bos_token": "<s>", "eos_token": "</s>",
+		"additional_special_tokens": ["<start_of_turn>", {"content": "<end_of_turn>", "special": true}]}`), 0o644)
+	tk, err := LoadFile(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := RenderChat("{{ additional_special_tokens | join('|') }} {{ bos_token }}{{ eos_token }}", nil, tk.SpecialTokens(), ChatOptions{})
+	if err != nil || got != "<start_of_turn>|<end_of_turn> <s></s>" {
+		t.Errorf("rendered %q, %v", got, err)
+	}
+	plain, _ := LoadFile(src)
+	if _, ok := plain.SpecialTokens()["additional_special_tokens"]; ok {
+		t.Errorf("additional_special_tokens set without a list in the files: %v", plain.SpecialTokens())
+	}
+}

@@ -63,6 +63,8 @@ type hfConfig struct {
 	addedJSON map[string]int
 	lower     *bool
 	chat      []ChatTemplate
+	// additional is additional_special_tokens (token texts).
+	additional []string
 }
 
 type addedToken struct {
@@ -109,6 +111,22 @@ func readHFConfig(src Source) (*hfConfig, error) {
 				if json.Unmarshal(raw, &v) == nil {
 					c.add[sk.kind] = v
 				}
+			}
+		}
+		if raw, ok := m["additional_special_tokens"]; ok {
+			var list []json.RawMessage
+			var texts []string
+			if json.Unmarshal(raw, &list) == nil {
+				for _, e := range list {
+					if s, ok := tokenText(e); ok {
+						texts = append(texts, s)
+					}
+				}
+			}
+			// transformers takes special_tokens_map.json's list when
+			// tokenizer_config.json's is empty.
+			if len(texts) > 0 {
+				c.additional = texts
 			}
 		}
 		if raw, ok := m["chat_template"]; ok && name == "tokenizer_config.json" {
@@ -277,6 +295,7 @@ func fromHF(src Source) (*Tokenizer, error) {
 func (t *Tokenizer) applyConfig(cfg *hfConfig, tjAdded []addedToken) {
 	t.ggufIDs = nil
 	t.chat = cfg.chat
+	t.additional = cfg.additional
 	seen := map[string]bool{}
 	// gguf-py resolves the token texts of tokenizer_config.json only
 	// through tokenizer.json's added_tokens, then falls back to config.json.
