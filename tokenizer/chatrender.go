@@ -67,11 +67,56 @@ func RenderChat(template string, messages []Message, special map[string]any, opt
 		}
 		return jinja.NewString(strftime(now(), args[0].AsString())), nil
 	})
+	vars["range"] = jinja.NewCallable("range", sandboxRange)
 	s, err := tpl.RenderValues(vars)
 	if err != nil {
 		return "", fmt.Errorf("tokenizer: chat template: %w", err)
 	}
 	return s, nil
+}
+
+// maxRange is jinja2's sandbox.MAX_RANGE: transformers renders in the
+// sandbox, whose range() refuses more items, and a template read from a
+// model file must not make us allocate without bound.
+const maxRange = 100000
+
+// sandboxRange is Python's range(stop) / range(start, stop[, step]) with
+// the sandbox's limit on its length.
+func sandboxRange(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, error) {
+	var n [3]int64
+	for i, a := range args {
+		if i == 3 || !a.IsInt() {
+			return jinja.Undefined(), errors.New("range takes one to three integers")
+		}
+		n[i] = a.AsInt()
+	}
+	start, stop, step := int64(0), n[0], int64(1)
+	switch len(args) {
+	case 0:
+		return jinja.Undefined(), errors.New("range takes one to three integers")
+	case 2:
+		start, stop = n[0], n[1]
+	case 3:
+		start, stop, step = n[0], n[1], n[2]
+	}
+	if step == 0 {
+		return jinja.Undefined(), errors.New("range() arg 3 must not be zero")
+	}
+	var count int64
+	switch {
+	case step > 0 && stop > start:
+		count = (stop - start + step - 1) / step
+	case step < 0 && stop < start:
+		count = (start - stop - step - 1) / -step
+	}
+	if count > maxRange || count < 0 {
+		return jinja.Undefined(), fmt.Errorf("range too big: the sandbox blocks ranges larger than %d", maxRange)
+	}
+	items := make([]jinja.Value, count)
+	for i := range items {
+		items[i] = jinja.NewInt(start + int64(i)*step)
+	}
+	return jinja.NewList(items), nil
 }
 
 // strftime formats t as Python's datetime.strftime does in the C locale,

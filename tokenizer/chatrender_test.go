@@ -207,3 +207,28 @@ func TestSpecialTokensAdditional(t *testing.T) {
 		t.Errorf("additional_special_tokens set without a list in the files: %v", plain.SpecialTokens())
 	}
 }
+
+// TestChatRange: range() is Python's, and refuses more than jinja2's
+// sandbox allows (MAX_RANGE), so a template from a model file cannot make
+// us allocate without bound.
+func TestChatRange(t *testing.T) {
+	t.Parallel()
+	for tpl, want := range map[string]string{
+		"{% for i in range(3) %}{{ i }}{% endfor %}":          "012",
+		"{% for i in range(5, 0, -2) %}{{ i }}{% endfor %}":   "531",
+		"{% for i in range(2, 9, 3) %}{{ i }}{% endfor %}":    "258",
+		"{% for i in range(4, 2) %}{{ i }}{% endfor %}.":      ".",
+		"{{ range(100000) | length }}":                        "100000",
+		"{% for i in range(-1, -4, -1) %}{{ i }}{% endfor %}": "-1-2-3",
+	} {
+		got, err := RenderChat(tpl, nil, nil, ChatOptions{})
+		if err != nil || got != want {
+			t.Errorf("%s: %q, %v; want %q", tpl, got, err, want)
+		}
+	}
+	for _, tpl := range []string{"{{ range(100001) | length }}", "{{ range(0, 10000000000000, 1) | length }}", "{{ range(1, 2, 0) }}"} {
+		if got, err := RenderChat(tpl, nil, nil, ChatOptions{}); err == nil {
+			t.Errorf("%s: %q, want an error", tpl, got)
+		}
+	}
+}
