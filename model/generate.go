@@ -37,6 +37,13 @@ type GenerateOptions struct {
 	EOS       *int
 	NoEOS     bool
 	ForcedEOS *int
+
+	// OnToken, when set, is called with each new token as soon as it is
+	// chosen, before the next one is computed (greedy and sampling; beam
+	// search knows its tokens only at the end, so it calls OnToken for
+	// each of the winner's tokens then). An error stops generation and is
+	// returned.
+	OnToken func(id int) error
 }
 
 // Generation is what Generate produced.
@@ -94,7 +101,15 @@ func (m *Model) Generate(prompt []int, opts GenerateOptions) (*Generation, error
 		if opts.Temperature > 0 {
 			return nil, errors.New("model: generate: beam sampling is not supported")
 		}
-		return g.beam(s, start, logits)
+		gen, err := g.beam(s, start, logits)
+		if err == nil && opts.OnToken != nil {
+			for _, id := range gen.Tokens[len(start):] {
+				if err := opts.OnToken(id); err != nil {
+					return nil, err
+				}
+			}
+		}
+		return gen, err
 	}
 	return g.sample(s, start, logits)
 }
@@ -157,6 +172,11 @@ func (g *generator) sample(s *Session, tokens []int, logits []float32) (*Generat
 		}
 		out.Score += float64(logSoftmax(logits)[next])
 		out.Tokens = append(out.Tokens, next)
+		if o.OnToken != nil {
+			if err := o.OnToken(next); err != nil {
+				return nil, err
+			}
+		}
 		if next == g.eos || len(out.Tokens) >= g.maxLen {
 			break
 		}

@@ -380,3 +380,41 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("wrong n_embd: %v", err)
 	}
 }
+
+// TestGenerateOnToken: OnToken sees each new token in order, for greedy
+// decoding as it goes (an error from it stops generation there) and for
+// beam search the winner's tokens at the end.
+func TestGenerateOnToken(t *testing.T) {
+	t.Parallel()
+	m, err := Load(filepath.Join(testdata, "hf-tiny", "llama"), LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt := []int{1, 15, 250, 999, 3, 87}
+	for _, beams := range []int{1, 3} {
+		var seen []int
+		o := GenerateOptions{MaxNewTokens: 6, NoEOS: true, NumBeams: beams, OnToken: func(id int) error {
+			seen = append(seen, id)
+			return nil
+		}}
+		g, err := m.Generate(prompt, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(seen, g.Tokens[len(prompt):]) {
+			t.Errorf("beams %d: OnToken saw %v, generated %v", beams, seen, g.Tokens[len(prompt):])
+		}
+	}
+	stop := errors.New("stop")
+	calls := 0
+	_, err = m.Generate(prompt, GenerateOptions{MaxNewTokens: 6, NoEOS: true, OnToken: func(int) error {
+		calls++
+		if calls == 2 {
+			return stop
+		}
+		return nil
+	}})
+	if !errors.Is(err, stop) || calls != 2 {
+		t.Errorf("an OnToken error after 2 tokens: %v after %d calls", err, calls)
+	}
+}

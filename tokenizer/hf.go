@@ -63,6 +63,8 @@ type hfConfig struct {
 	addedJSON map[string]int
 	lower     *bool
 	chat      []ChatTemplate
+	// additional is additional_special_tokens (token texts).
+	additional []string
 }
 
 type addedToken struct {
@@ -111,6 +113,22 @@ func readHFConfig(src Source) (*hfConfig, error) {
 				}
 			}
 		}
+		if raw, ok := m["additional_special_tokens"]; ok {
+			var list []json.RawMessage
+			var texts []string
+			if json.Unmarshal(raw, &list) == nil {
+				for _, e := range list {
+					if s, ok := tokenText(e); ok {
+						texts = append(texts, s)
+					}
+				}
+			}
+			// transformers takes special_tokens_map.json's list when
+			// tokenizer_config.json's is empty.
+			if len(texts) > 0 {
+				c.additional = texts
+			}
+		}
 		if raw, ok := m["chat_template"]; ok && name == "tokenizer_config.json" {
 			c.chat = parseChatTemplate(raw)
 		}
@@ -133,6 +151,11 @@ func readHFConfig(src Source) (*hfConfig, error) {
 				v.ID = id
 				c.added[id] = v
 			}
+		}
+	}
+	if c.chat == nil {
+		if err := c.readChatTemplateFiles(src); err != nil {
+			return nil, err
 		}
 	}
 	b, err := readAux(src, "config.json", maxConfigFile)
@@ -177,6 +200,33 @@ func readHFConfig(src Source) (*hfConfig, error) {
 		}
 	}
 	return c, nil
+}
+
+// readChatTemplateFiles reads the chat template that transformers 4.43+
+// saves beside tokenizer_config.json instead of in it: chat_template.jinja,
+// else the "chat_template" of chat_template.json (a processor's), as
+// gguf-py's SpecialVocab falls back to them when tokenizer_config.json has
+// none. (Named templates in additional_chat_templates/ are not read.)
+func (c *hfConfig) readChatTemplateFiles(src Source) error {
+	b, err := readAux(src, "chat_template.jinja", maxConfigFile)
+	if err != nil {
+		return err
+	}
+	if b != nil {
+		c.chat = []ChatTemplate{{Template: string(b)}}
+		return nil
+	}
+	if b, err = readAux(src, "chat_template.json", maxConfigFile); err != nil || b == nil {
+		return err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return jsonErr("chat_template.json", err)
+	}
+	if raw, ok := m["chat_template"]; ok {
+		c.chat = parseChatTemplate(raw)
+	}
+	return nil
 }
 
 // fromHF builds a tokenizer from HF files: tokenizer.json if present, else
@@ -245,6 +295,7 @@ func fromHF(src Source) (*Tokenizer, error) {
 func (t *Tokenizer) applyConfig(cfg *hfConfig, tjAdded []addedToken) {
 	t.ggufIDs = nil
 	t.chat = cfg.chat
+	t.additional = cfg.additional
 	seen := map[string]bool{}
 	// gguf-py resolves the token texts of tokenizer_config.json only
 	// through tokenizer.json's added_tokens, then falls back to config.json.

@@ -76,8 +76,9 @@ type Tokenizer struct {
 	tokenTypeCount                          int      // BERT's type_vocab_size, 0 if unknown
 	ggufIDs                                 []string // special kinds whose ids the source gave, in order
 
-	chat     []ChatTemplate // chat templates, the default first
-	preRegex string         // vocab.preRegex, until identifyPre names the pre-tokenizer
+	chat       []ChatTemplate // chat templates, the default first
+	additional []string       // HF additional_special_tokens, for chat templates
+	preRegex   string         // vocab.preRegex, until identifyPre names the pre-tokenizer
 
 	ignoreMerges bool // LLaMA 3: a word that is a token is not merged
 	pretok       *preTokenizer
