@@ -26,6 +26,7 @@ var Rules = []Rule{
 	{"inf-in-weights", Warning, "a float tensor holds +Inf or -Inf values"},
 	{"polyglot", Warning, "the bytes after the data section start another format's file (GGUF, native, safetensors)"},
 	{"io-error", Error, "a read failed part-way (the file changed or the device failed)"},
+	{"not-a-checkpoint", Error, "the file is no checkpoint of any format: empty, an HTML page (a Hub blob/ URL saved), text, JSON, an imatrix .dat"},
 	{"int8-scale", Error, "an I8 tensor's \"<name>.scale\" is not F32 with one value per row (or one in all), so its values cannot be decoded"},
 	{"int8-no-scale", Warning, "an I8 weight matrix has no \"<name>.scale\": tfconv reads int8 weights only with their per-row scales"},
 

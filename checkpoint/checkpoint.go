@@ -310,7 +310,8 @@ func (c *Checkpoint) Config() (map[string]any, error) {
 // shard of a split set opens the whole set) or a native file. The format is
 // decided from the file's first bytes, not its name; only an index file (a
 // JSON object) goes by its name: one ending in .bin.index.json lists PyTorch
-// shards.
+// shards. A file that is no checkpoint (empty, an HTML page, text, JSON, an
+// imatrix) is refused with an error saying what it is (sniff.NotCheckpoint).
 func Open(path string) (*Checkpoint, error) {
 	opencount.Note(path)
 	if IsRemote(path) {
@@ -326,14 +327,11 @@ func Open(path string) (*Checkpoint, error) {
 	if filepath.Base(path) == LoRAConfigName {
 		return openLoRA(filepath.Dir(path))
 	}
-	head := make([]byte, sniff.HeadLen)
-	f, err := os.Open(path)
+	kind, err := sniff.File(path)
 	if err != nil {
 		return nil, err
 	}
-	n, _ := io.ReadFull(f, head)
-	f.Close()
-	switch sniff.Format(head[:n], path) {
+	switch kind {
 	case sniff.GGUF:
 		return openGGUF(path)
 	case sniff.Native:

@@ -566,7 +566,7 @@ func corpus(t *testing.T) []corpusCase {
 	}
 
 	// safetensors: truncation at each section.
-	stc("st-empty", "truncation", nil, "st-truncated")
+	stc("st-empty", "truncation", nil, "not-a-checkpoint")
 	stc("st-trunc-length", "truncation", st[:5], "st-truncated")
 	stc("st-trunc-header", "truncation", st[:40], "st-header-length")
 	stc("st-trunc-after-header", "truncation", st[:len(st)-24], "st-out-of-bounds")
