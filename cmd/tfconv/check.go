@@ -24,7 +24,9 @@ func newCmdCheck(a *app) *cobra.Command {
 model.safetensors.index.json), a PyTorch .bin file or sharded set, a GGUF file
 or split set, or a native .tfn file against its specification and tfconv's stricter rules. Unlike the other
 commands it does not stop at the first defect: it lists every finding with a
-stable rule id, its severity, the byte offset and the tensor or key. Every
+stable rule id, its severity, the byte offset (from the start of the file, as
+inspect --tensors and gguf-dump count them; GGUF data offsets in messages too)
+and the tensor or key. Every
 float tensor is decoded to look for NaN and Inf; native files have every
 checksum verified. PyTorch pickles are walked, never run: every global
 outside the allow-list is a pytorch-global finding.
@@ -85,7 +87,7 @@ func runCheck(a *app, opts *checkOptions) error {
 		}
 	} else {
 		multi := len(rep.Files) > 1
-		header := []string{"severity", "rule", "offset", "item", "message"}
+		header := []string{"severity", "rule", "file offset", "item", "message"}
 		if multi {
 			header = append([]string{"file"}, header...)
 		}

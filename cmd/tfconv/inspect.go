@@ -58,7 +58,7 @@ sequences) and an estimate of the compute buffer for a physical batch of
 			return runInspect(a, opts)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.tensors, "tensors", false, "list every tensor (name, dtype, shape, parameters, bytes, offset)")
+	cmd.Flags().BoolVar(&opts.tensors, "tensors", false, "list every tensor (name, dtype, shape, parameters, bytes, offset from the start of its file)")
 	cmd.Flags().BoolVar(&opts.metadata, "metadata", false, "list the metadata entries")
 	cmd.Flags().BoolVar(&opts.full, "full", false, "print long metadata arrays whole")
 	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON (schema in the README)")
@@ -273,7 +273,7 @@ func inspectPrint(w io.Writer, opts *inspectOptions, c *checkpoint.Checkpoint, s
 
 	if opts.tensors {
 		fmt.Fprintln(w)
-		tt := output.NewTable("name", "dtype", "shape", "parameters", "bytes", "offset")
+		tt := output.NewTable("name", "dtype", "shape", "parameters", "bytes", "file offset")
 		for _, x := range c.Tensors {
 			tt.Row(x.Name, x.DType, x.Shape, x.NumElements(), x.Size, x.Offset)
 		}
