@@ -1,7 +1,6 @@
 package checkpoint
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"github.com/tfconv/tfconv/formats/safetensors"
 	"github.com/tfconv/tfconv/formats/shardindex"
 	"github.com/tfconv/tfconv/internal/httprange"
+	"github.com/tfconv/tfconv/internal/sniff"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -43,12 +43,16 @@ func openRemoteURL(path, u string) (*Checkpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	head := make([]byte, 16)
+	head := make([]byte, min(sniff.HeadLen, r.Size()))
 	if _, err := r.ReadAt(head, 0); err != nil && !errors.Is(err, io.EOF) {
 		return nil, err
 	}
-	switch {
-	case bytes.HasPrefix(head, []byte("GGUF")):
+	kind := sniff.Format(head, u)
+	if err := sniff.NotCheckpoint(kind, head, path); err != nil {
+		return nil, err
+	}
+	switch kind {
+	case sniff.GGUF:
 		f, err := gguf.NewFile(r, r.Size())
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
@@ -60,7 +64,7 @@ func openRemoteURL(path, u string) (*Checkpoint, error) {
 			c.add(&Tensor{Info: t.Info, File: path, open: func() io.Reader { return t.Open() }, section: t.Open})
 		}
 		return c, nil
-	case bytes.HasPrefix(bytes.TrimLeft(head, " \t\r\n"), []byte("{")):
+	case sniff.SafetensorsIndex, sniff.PyTorchIndex:
 		return openRemoteIndex(path, r)
 	}
 	f, err := safetensors.NewFile(r, r.Size())
