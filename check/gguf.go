@@ -89,6 +89,28 @@ func ggufMessage(p *gguf.Problem, size int64) string {
 	return p.Msg
 }
 
+// ggufRule is the rule id of a walk problem.
+func ggufRule(p *gguf.Problem) string {
+	if rule, ok := ggufRules[p.Code]; ok {
+		return rule
+	}
+	return "gguf-rejected"
+}
+
+// GGUFLint is check's finding for a lint the GGUF reader accepted
+// (gguf.File.Lints: a tensor with a 0 dimension, an array of arrays), with
+// the rule id, severity and message check reports it under, so that a
+// command that opens the file without checking it (inspect) can warn in
+// check's words.
+func GGUFLint(p *gguf.Problem) Finding {
+	rule := ggufRule(p)
+	sev := Error
+	if r, ok := ruleByID[rule]; ok {
+		sev = r.Severity
+	}
+	return Finding{Rule: rule, Severity: sev, File: p.File, Offset: p.Offset, Item: p.Item, Message: ggufMessage(p, -1)}
+}
+
 // ggufResult is what checkGGUFFile learned, for split-set checks.
 type ggufResult struct {
 	names []string
@@ -104,10 +126,7 @@ func checkGGUFFile(r *Report, path string, res *ggufResult) error {
 	}
 	defer f.Close()
 	h, err := gguf.Walk(f, size, gguf.WalkOptions{Name: path, SkipArrays: true, Problem: func(p *gguf.Problem) {
-		rule, ok := ggufRules[p.Code]
-		if !ok {
-			rule = "gguf-rejected"
-		}
+		rule := ggufRule(p)
 		item := p.Item
 		if p.Code == gguf.CodeTruncated || p.Code == gguf.CodeIO {
 			item = "" // check has always named the field, not the key or tensor

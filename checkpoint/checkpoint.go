@@ -82,6 +82,10 @@ type Checkpoint struct {
 	// directory with adapter_config.json); Tensors are then the adapter's
 	// lora_A/lora_B factors, paired by LoRA.
 	LoRAConfig *LoRAConfig
+	// Lints are what a GGUF reader accepted but ggml refuses or never
+	// writes (a tensor with a 0 dimension, an array of arrays), every
+	// shard's in order; check.GGUFLint words them as check does.
+	Lints []*gguf.Problem
 
 	dir string                     // HF directory holding side files, or ""
 	aux map[string]*native.AuxFile // side files embedded in a native file
@@ -457,6 +461,7 @@ func openGGUF(path string) (*Checkpoint, error) {
 		c.closers = append(c.closers, s)
 		for _, f := range s.Files {
 			c.Files = append(c.Files, File{Path: f.Name, Size: f.Size})
+			c.Lints = append(c.Lints, f.Lints...)
 		}
 		for fi, f := range s.Files {
 			for i := range f.Tensors {
@@ -473,7 +478,7 @@ func openGGUF(path string) (*Checkpoint, error) {
 		return nil, err
 	}
 	c := &Checkpoint{Path: path, Format: GGUF, Source: GGUF, Metadata: f.Metadata, SourceInfo: ggufInfo(f),
-		Files: []File{{Path: path, Size: f.Size}}}
+		Files: []File{{Path: path, Size: f.Size}}, Lints: f.Lints}
 	c.closers = append(c.closers, f)
 	for i := range f.Tensors {
 		t := &f.Tensors[i]

@@ -58,7 +58,10 @@ func openRemoteURL(path, u string) (*Checkpoint, error) {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		c := &Checkpoint{Path: path, Format: GGUF, Source: GGUF, Metadata: f.Metadata, SourceInfo: ggufInfo(f),
-			Files: []File{{Path: path, Size: r.Size()}}, remote: r, remotes: []*remote{r}}
+			Files: []File{{Path: path, Size: r.Size()}}, remote: r, remotes: []*remote{r}, Lints: f.Lints}
+		for _, p := range c.Lints {
+			p.File = path
+		}
 		for i := range f.Tensors {
 			t := &f.Tensors[i]
 			c.add(&Tensor{Info: t.Info, File: path, open: func() io.Reader { return t.Open() }, section: t.Open})
@@ -107,6 +110,10 @@ func openRemoteSplit(path, u string) (*Checkpoint, error) {
 		remote: remotes[0], remotes: remotes}
 	for fi, f := range s.Files {
 		c.Files = append(c.Files, File{Path: remotes[fi].URL(), Size: remotes[fi].Size()})
+		for _, p := range f.Lints {
+			p.File = remotes[fi].URL()
+			c.Lints = append(c.Lints, p)
+		}
 		for i := range f.Tensors {
 			t := &f.Tensors[i]
 			c.add(&Tensor{Info: t.Info, File: remotes[fi].URL(), open: func() io.Reader { return t.Open() }, section: t.Open})

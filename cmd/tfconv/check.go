@@ -72,6 +72,10 @@ type checkFindingJSON struct {
 	File     string `json:"file"`
 }
 
+func findingJSON(f check.Finding) checkFindingJSON {
+	return checkFindingJSON{Rule: f.Rule, Severity: string(f.Severity), Offset: f.Offset, Item: f.Item, Message: f.Message, File: f.File}
+}
+
 func runCheck(a *app, opts *checkOptions) error {
 	rep, err := check.Check(opts.path)
 	if err != nil {
@@ -80,7 +84,7 @@ func runCheck(a *app, opts *checkOptions) error {
 	if opts.json {
 		j := checkJSON{Path: rep.Path, Format: rep.Format, Files: rep.Files, Findings: []checkFindingJSON{}, OK: rep.OK()}
 		for _, f := range rep.Findings {
-			j.Findings = append(j.Findings, checkFindingJSON{Rule: f.Rule, Severity: string(f.Severity), Offset: f.Offset, Item: f.Item, Message: f.Message, File: f.File})
+			j.Findings = append(j.Findings, findingJSON(f))
 		}
 		if err := output.JSON(a.out, j); err != nil {
 			return err

@@ -95,6 +95,10 @@ type Header struct {
 	// the previous one's padded end, the first at 0), else -1. A file
 	// shorter than DataEnd is truncated (CodeDataTruncated).
 	DataEnd int64
+	// Lints are the lints a strict walk passed over (a lenient walk hands
+	// them to WalkOptions.Problem instead): what the format allows but ggml
+	// refuses or never writes, such as a 0 dimension.
+	Lints []*Problem
 }
 
 // TensorInfo is one tensor info as read. Info.Offset is left 0: placing the
@@ -164,7 +168,8 @@ type walker struct {
 	off     int64
 	item    string // `key "k"` or `tensor "t"` while inside one
 	opt     WalkOptions
-	badBool bool // a bad bool was reported in the current key's value
+	lints   []*Problem // a strict walk's lints (Header.Lints)
+	badBool bool       // a bad bool was reported in the current key's value
 	b       [8]byte
 }
 
@@ -180,6 +185,7 @@ func (w *walker) flag(p *Problem) error {
 	p.Format, p.File, p.Item = "gguf", w.opt.Name, w.item
 	if w.opt.Problem == nil {
 		if p.Lint {
+			w.lints = append(w.lints, p)
 			return nil
 		}
 		return &p.FormatError
@@ -572,6 +578,7 @@ func Walk(r io.ReaderAt, size int64, opt WalkOptions) (*Header, error) {
 	if err == nil {
 		err = w.dataEnd(h)
 	}
+	h.Lints = w.lints
 	if s, ok := err.(stopped); ok {
 		err = &s.p.FormatError
 	}
