@@ -1,11 +1,15 @@
 package model
 
 import (
+	"io"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tfconv/tfconv/formats/gguf"
+	"github.com/tfconv/tfconv/tensor"
 )
 
 // TestGGUFWithoutVocabSize: llama.cpp reads "<arch>.vocab_size" as optional
@@ -42,4 +46,52 @@ func TestGGUFWithoutVocabSize(t *testing.T) {
 		t.Errorf("logits without llama.vocab_size differ from those with it")
 	}
 
+	// The vocabulary's length is the size, as llama.cpp's n_vocab: a file
+	// whose tokens are one short of token_embd's rows is refused, naming
+	// the tensor, as llama.cpp refuses its shape.
+	f, err := gguf.Open(noKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	md := slices.Clone(f.Metadata)
+	v, _ := md.Get("tokenizer.ggml.tokens")
+	a, _ := v.Array()
+	toks := make([]string, a.Len()-1)
+	for i := range toks {
+		toks[i], _ = a.Index(i).Str()
+	}
+	md.Set("tokenizer.ggml.tokens", tensor.ArrayOf(toks))
+	infos := make([]tensor.Info, len(f.Tensors))
+	for i, x := range f.Tensors {
+		infos[i] = x.Info
+	}
+	short := filepath.Join(dir, "short-vocab.gguf")
+	out, err := os.Create(short)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := gguf.NewWriter(out, md, infos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range f.Tensors {
+		body, err := w.Next(x.Name)
+		if err == nil {
+			_, err = io.Copy(body, x.Open())
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Load(short, LoadOptions{})
+	if err == nil || !strings.Contains(err.Error(), `"token_embd.weight"`) || !strings.Contains(err.Error(), "999") {
+		t.Errorf("Load of a 999-token vocabulary over 1000 embedding rows: %v; want token_embd.weight's shape refused", err)
+	}
 }

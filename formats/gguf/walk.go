@@ -211,7 +211,6 @@ func problem(code Code, off int64, format string, args ...any) *Problem {
 	return p
 }
 
-func (w *walker) lenient() bool    { return w.opt.Problem != nil }
 func (w *walker) remaining() int64 { return w.size - w.off }
 
 // read fills p (its length small enough to be a field, or already checked
@@ -650,9 +649,8 @@ func (w *walker) header(h *Header) error {
 			p.Need, p.Left = h.Alignment, w.size-w.off
 			return w.flag(p)
 		}
-		if w.lenient() {
-			return w.zeros(h.InfoEnd, h.DataOffset)
-		}
+		// A lint either way: the strict walk keeps it in Header.Lints.
+		return w.zeros(h.InfoEnd, h.DataOffset)
 	}
 	return nil
 }
