@@ -152,12 +152,7 @@ func checkFile(r *Report, path string, head []byte) (*Report, error) {
 		// Not a format check reads: one finding saying what the file is.
 		r.Format = "none"
 		r.Files = append(r.Files, path)
-		var fe *tensor.FormatError
-		msg := nc.Error()
-		if errors.As(nc, &fe) {
-			msg = fe.Msg
-		}
-		r.add("not-a-checkpoint", path, -1, "", "%s", msg)
+		r.notCheckpoint(path, nc)
 		return r, nil
 	}
 	switch kind {
@@ -201,6 +196,16 @@ func checkFile(r *Report, path string, head []byte) (*Report, error) {
 		return a.Offset < b.Offset
 	})
 	return r, nil
+}
+
+// notCheckpoint reports sniff's error for a file that is no checkpoint.
+func (r *Report) notCheckpoint(path string, nc error) {
+	var fe *tensor.FormatError
+	msg := nc.Error()
+	if errors.As(nc, &fe) {
+		msg = fe.Msg
+	}
+	r.add("not-a-checkpoint", path, -1, "", "%s", msg)
 }
 
 func fileIndex(files []string, f string) int {

@@ -321,6 +321,28 @@ func Open(path string) (*Checkpoint, error) {
 	if IsRemote(path) {
 		return openRemote(path)
 	}
+	c, err := openLocal(path)
+	if err != nil {
+		return nil, explain(err)
+	}
+	return c, nil
+}
+
+// explain turns a format error about a file that is no checkpoint at all
+// (a folder's model.safetensors or an index's shard that is an HTML page,
+// empty, text) into what internal/sniff says the file is.
+func explain(err error) error {
+	var fe *tensor.FormatError
+	if !errors.As(err, &fe) || fe.File == "" {
+		return err
+	}
+	if k, serr := sniff.File(fe.File); serr != nil && !k.Checkpoint() {
+		return serr
+	}
+	return err
+}
+
+func openLocal(path string) (*Checkpoint, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err

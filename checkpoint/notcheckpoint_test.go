@@ -29,3 +29,34 @@ func TestOpenNotCheckpoint(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenFolderNotCheckpoint: a folder whose model.safetensors, or a shard
+// its index names, is an HTML page (each file downloaded from its blob/
+// URL) says which file is the page, not a safetensors header length.
+func TestOpenFolderNotCheckpoint(t *testing.T) {
+	t.Parallel()
+	page := []byte("<!DOCTYPE html>\n<html><body>model.safetensors · ORG/REPO at main</body></html>\n")
+	single := t.TempDir()
+	sharded := t.TempDir()
+	files := map[string][]byte{
+		filepath.Join(single, "config.json"):                       []byte(`{"model_type": "llama"}`),
+		filepath.Join(single, "model.safetensors"):                 page,
+		filepath.Join(sharded, "model.safetensors.index.json"):     []byte(`{"metadata": {}, "weight_map": {"a": "model-00001-of-00001.safetensors"}}`),
+		filepath.Join(sharded, "model-00001-of-00001.safetensors"): page,
+	}
+	for p, b := range files {
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct{ open, bad string }{
+		{single, "model.safetensors"},
+		{sharded, "model-00001-of-00001.safetensors"},
+		{filepath.Join(sharded, "model.safetensors.index.json"), "model-00001-of-00001.safetensors"},
+	} {
+		_, err := Open(c.open)
+		if err == nil || !strings.Contains(err.Error(), c.bad+": not a safetensors file: it starts with '<!DO', an HTML page") {
+			t.Errorf("Open(%s): %v; want %s named as an HTML page", c.open, err, c.bad)
+		}
+	}
+}
