@@ -267,8 +267,27 @@ func (f *Family) GGUFMetadata(c Config, fileType uint32) (tensor.Metadata, error
 	return md, nil
 }
 
+// keyVocabSize is the "<arch>.vocab_size" param, which convert_hf_to_gguf.py
+// writes for some families but llama.cpp reads as optional.
+const keyVocabSize = "vocab_size"
+
+// vocabSize is the vocabulary size of a GGUF without "<arch>.vocab_size", as
+// llama.cpp's llama_model::load_hparams takes it: the length of
+// tokenizer.ggml.tokens, else (a file without a vocabulary) the rows of
+// token_embd.weight. llama.cpp then requires token_embd to have that many
+// rows; the model loader checks the same.
+func vocabSize(md tensor.Metadata, emb tensor.Info) int64 {
+	if v, ok := md.Get("tokenizer.ggml.tokens"); ok {
+		if a, ok := v.Array(); ok && a.Len() > 0 {
+			return int64(a.Len())
+		}
+	}
+	return emb.Shape[0]
+}
+
 // HFConfig builds the config.json entries of the params from GGUF metadata
-// (the tensors, special ids and tied-ness are the caller's).
+// (the tensors, special ids and tied-ness are the caller's, and so is
+// vocab_size when the GGUF lacks it: HFConfigOf fills all of them).
 func (f *Family) HFConfig(md tensor.Metadata) (Config, error) {
 	c := Config{"architectures": []string{f.HFClass}, "model_type": f.ModelType}
 	for k, v := range f.HFConst {
@@ -281,7 +300,9 @@ func (f *Family) HFConfig(md tensor.Metadata) (Config, error) {
 		}
 		v, ok := m.Get(p.Key)
 		if !ok {
-			if p.Need == Required && p.Derive == nil {
+			// vocab_size is optional in a GGUF: llama.cpp takes the
+			// vocabulary's length then, and HFConfigOf does the same.
+			if p.Need == Required && p.Derive == nil && p.Key != keyVocabSize {
 				return nil, fmt.Errorf("arch: GGUF metadata has no %s.%s", f.Name, p.Key)
 			}
 			continue
@@ -424,7 +445,7 @@ func (f *Family) HFConfigOf(md tensor.Metadata, in []tensor.Info) (Config, error
 		return nil, fmt.Errorf("arch: %s: missing tensor %q", f.Name, "token_embd.weight")
 	}
 	if _, ok := c["vocab_size"]; !ok {
-		c["vocab_size"] = emb.Shape[0]
+		c["vocab_size"] = vocabSize(md, emb)
 	}
 	for _, k := range f.ShapeKeys {
 		t, ok := byName[k.Tensor]

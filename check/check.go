@@ -47,7 +47,7 @@ func (f Finding) String() string {
 // Report is the result of checking one checkpoint.
 type Report struct {
 	Path     string
-	Format   string   // "safetensors", "gguf", "native" or "pytorch"
+	Format   string   // "safetensors", "gguf", "native", "pytorch", or "none" (not-a-checkpoint)
 	Files    []string // every file read (shards in order)
 	Findings []Finding
 
@@ -147,7 +147,15 @@ func checkRemote(path string) (*Report, error) {
 // format.
 func checkFile(r *Report, path string, head []byte) (*Report, error) {
 	var err error
-	switch sniff.Format(head, path) {
+	kind := sniff.Format(head, path)
+	if nc := sniff.NotCheckpoint(kind, head, path); nc != nil {
+		// Not a format check reads: one finding saying what the file is.
+		r.Format = "none"
+		r.Files = append(r.Files, path)
+		r.notCheckpoint(path, nc)
+		return r, nil
+	}
+	switch kind {
 	case sniff.GGUF:
 		r.Format = "gguf"
 		if _, _, _, ok := gguf.ParseSplitName(path); ok {
@@ -188,6 +196,16 @@ func checkFile(r *Report, path string, head []byte) (*Report, error) {
 		return a.Offset < b.Offset
 	})
 	return r, nil
+}
+
+// notCheckpoint reports sniff's error for a file that is no checkpoint.
+func (r *Report) notCheckpoint(path string, nc error) {
+	var fe *tensor.FormatError
+	msg := nc.Error()
+	if errors.As(nc, &fe) {
+		msg = fe.Msg
+	}
+	r.add("not-a-checkpoint", path, -1, "", "%s", msg)
 }
 
 func fileIndex(files []string, f string) int {

@@ -18,6 +18,7 @@ import (
 var ggufRules = map[gguf.Code]string{
 	gguf.CodeTruncated:       "gguf-truncated",
 	gguf.CodeDataStart:       "gguf-truncated",
+	gguf.CodeDataTruncated:   "gguf-truncated",
 	gguf.CodeIO:              "io-error",
 	gguf.CodeMagic:           "gguf-version",
 	gguf.CodeVersion:         "gguf-version",
@@ -88,6 +89,28 @@ func ggufMessage(p *gguf.Problem, size int64) string {
 	return p.Msg
 }
 
+// ggufRule is the rule id of a walk problem.
+func ggufRule(p *gguf.Problem) string {
+	if rule, ok := ggufRules[p.Code]; ok {
+		return rule
+	}
+	return "gguf-rejected"
+}
+
+// GGUFLint is check's finding for a lint the GGUF reader accepted
+// (gguf.File.Lints: a tensor with a 0 dimension, an array of arrays), with
+// the rule id, severity and message check reports it under, so that a
+// command that opens the file without checking it (inspect) can warn in
+// check's words.
+func GGUFLint(p *gguf.Problem) Finding {
+	rule := ggufRule(p)
+	sev := Error
+	if r, ok := ruleByID[rule]; ok {
+		sev = r.Severity
+	}
+	return Finding{Rule: rule, Severity: sev, File: p.File, Offset: p.Offset, Item: p.Item, Message: ggufMessage(p, -1)}
+}
+
 // ggufResult is what checkGGUFFile learned, for split-set checks.
 type ggufResult struct {
 	names []string
@@ -103,10 +126,7 @@ func checkGGUFFile(r *Report, path string, res *ggufResult) error {
 	}
 	defer f.Close()
 	h, err := gguf.Walk(f, size, gguf.WalkOptions{Name: path, SkipArrays: true, Problem: func(p *gguf.Problem) {
-		rule, ok := ggufRules[p.Code]
-		if !ok {
-			rule = "gguf-rejected"
-		}
+		rule := ggufRule(p)
 		item := p.Item
 		if p.Code == gguf.CodeTruncated || p.Code == gguf.CodeIO {
 			item = "" // check has always named the field, not the key or tensor
@@ -163,6 +183,10 @@ func ggufLayout(r *Report, path string, f io.ReaderAt, size int64, h *gguf.Heade
 	var infos []tensor.Info
 	var next int64 // where ggml expects the next tensor
 	inOrder := true
+	// A truncated file was reported once by the walk (gguf-truncated): the
+	// tensors it cuts are not each out of bounds, nor is the part of one
+	// that remains trailing bytes.
+	truncated := h.DataEnd > size
 	for i := range entries {
 		e := &entries[i]
 		item := tensorItem(e.Name)
@@ -176,7 +200,13 @@ func ggufLayout(r *Report, path string, f io.ReaderAt, size int64, h *gguf.Heade
 		abs, err := tensor.AddInt64(dataOff, int64(min(e.Rel, 1<<63-1)))
 		end, err2 := tensor.AddInt64(abs, e.Size)
 		if err != nil || err2 != nil || e.Rel > 1<<62 || end > size {
-			r.add("gguf-out-of-bounds", path, e.OffsetPos, item, "data at offset %d + %d bytes runs past the end of the %d-byte file", e.Rel, e.Size, size)
+			switch {
+			case truncated:
+			case err != nil || e.Rel > 1<<62:
+				r.add("gguf-out-of-bounds", path, e.OffsetPos, item, "data offset %d in the header (from the data section at file offset %d) + %d bytes runs past the end of the %d-byte file", e.Rel, dataOff, e.Size, size)
+			default:
+				r.add("gguf-out-of-bounds", path, e.OffsetPos, item, "data at file offset %d + %d bytes runs past the end of the %d-byte file", abs, e.Size, size)
+			}
 			inOrder = false
 			continue
 		}
@@ -204,14 +234,14 @@ func ggufLayout(r *Report, path string, f io.ReaderAt, size int64, h *gguf.Heade
 		padded, _ := tensor.AlignUp(cursor, align)
 		switch {
 		case p.begin < cursor:
-			r.add("gguf-overlap", path, p.e.OffsetPos, item, "data [%d,%d) overlaps tensor %q, which ends at %d", p.begin, p.end, prev.Name, cursor)
+			r.add("gguf-overlap", path, p.e.OffsetPos, item, "data at file bytes [%d,%d) overlaps tensor %q, which ends at %d", dataOff+p.begin, dataOff+p.end, prev.Name, dataOff+cursor)
 			holeOrOverlap = true
 		case p.begin > padded:
 			after := "the start of the data section"
 			if prev != nil {
 				after = "tensor " + strconv.Quote(prev.Name)
 			}
-			r.add("gguf-hole", path, dataOff+padded, item, "data-section bytes [%d,%d) between %s and this tensor belong to no tensor", padded, p.begin, after)
+			r.add("gguf-hole", path, dataOff+padded, item, "file bytes [%d,%d) between %s and this tensor belong to no tensor", dataOff+padded, dataOff+p.begin, after)
 			holeOrOverlap = true
 		}
 		if p.end >= cursor {
@@ -225,7 +255,7 @@ func ggufLayout(r *Report, path string, f io.ReaderAt, size int64, h *gguf.Heade
 	if len(entries) == 0 {
 		end = dataOff
 	}
-	if pe, err := tensor.AlignUp(end, align); err == nil && size > pe {
+	if pe, err := tensor.AlignUp(end, align); err == nil && size > pe && !truncated {
 		what := "the metadata"
 		if prev != nil {
 			what = "tensor " + strconv.Quote(prev.Name) + " and its padding"

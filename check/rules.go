@@ -26,6 +26,7 @@ var Rules = []Rule{
 	{"inf-in-weights", Warning, "a float tensor holds +Inf or -Inf values"},
 	{"polyglot", Warning, "the bytes after the data section start another format's file (GGUF, native, safetensors)"},
 	{"io-error", Error, "a read failed part-way (the file changed or the device failed)"},
+	{"not-a-checkpoint", Error, "the file is no checkpoint of any format: empty, an HTML page (a Hub blob/ URL saved), text, JSON, an imatrix .dat"},
 	{"int8-scale", Error, "an I8 tensor's \"<name>.scale\" is not F32 with one value per row (or one in all), so its values cannot be decoded"},
 	{"int8-no-scale", Warning, "an I8 weight matrix has no \"<name>.scale\": tfconv reads int8 weights only with their per-row scales"},
 
@@ -58,7 +59,7 @@ var Rules = []Rule{
 	{"idx-unlisted-tensor", Error, "a shard holds a tensor weight_map does not list (or lists in another shard)"},
 
 	// GGUF.
-	{"gguf-truncated", Error, "the file ends inside the header, or the data section starts past its end"},
+	{"gguf-truncated", Error, "the file ends inside the header, the data section starts past its end, or the file is shorter than its tensors' data (one finding: expected N bytes, got M)"},
 	{"gguf-version", Error, "version 0, 1 (32-bit counts) or newer than 3"},
 	{"gguf-big-endian", Error, "a big-endian GGUF (its version reads as 0x02000000 or 0x03000000)"},
 	{"gguf-count", Error, "the tensor or key-value count cannot fit in the bytes left"},
@@ -81,7 +82,7 @@ var Rules = []Rule{
 	{"gguf-hole", Error, "data-section bytes beyond alignment padding belong to no tensor"},
 	{"gguf-overlap", Error, "two tensors' byte ranges overlap"},
 	{"gguf-order", Error, "tensor data is not in tensor-info order (ggml requires each to follow the previous one)"},
-	{"gguf-out-of-bounds", Error, "a tensor's data runs past the end of the file"},
+	{"gguf-out-of-bounds", Error, "a tensor's data runs past the end of the file, in a layout other than ggml's (else the file is gguf-truncated)"},
 	{"gguf-trailing-bytes", Error, "bytes follow the last tensor's padded data"},
 	{"gguf-padding", Warning, "alignment padding holds non-zero bytes"},
 	{"gguf-vocab-rows", Error, "token_embd or output has a row count other than tokenizer.ggml.tokens' length: llama.cpp refuses the shape"},

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/tfconv/tfconv/formats/safetensors"
+	"github.com/tfconv/tfconv/internal/sniff"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -160,6 +161,15 @@ func checkSafetensorsFile(r *Report, path string) ([]string, []tensor.Info, erro
 		return nil, nil, err
 	}
 	defer f.Close()
+	// A shard that is no checkpoint at all (an HTML page saved under its
+	// name) says what it is rather than reading as a header length.
+	head := make([]byte, min(sniff.HeadLen, size))
+	if _, err := f.ReadAt(head, 0); err == nil {
+		if nc := sniff.NotCheckpoint(sniff.Format(head, path), head, path); nc != nil {
+			r.notCheckpoint(path, nc)
+			return nil, nil, nil
+		}
+	}
 	entries, dataOff := walkSafetensors(r, path, f, size)
 	var infos []tensor.Info
 	if dataOff >= 0 {

@@ -82,6 +82,10 @@ type Checkpoint struct {
 	// directory with adapter_config.json); Tensors are then the adapter's
 	// lora_A/lora_B factors, paired by LoRA.
 	LoRAConfig *LoRAConfig
+	// Lints are what a GGUF reader accepted but ggml refuses or never
+	// writes (a tensor with a 0 dimension, an array of arrays), every
+	// shard's in order; check.GGUFLint words them as check does.
+	Lints []*gguf.Problem
 
 	dir string                     // HF directory holding side files, or ""
 	aux map[string]*native.AuxFile // side files embedded in a native file
@@ -310,12 +314,35 @@ func (c *Checkpoint) Config() (map[string]any, error) {
 // shard of a split set opens the whole set) or a native file. The format is
 // decided from the file's first bytes, not its name; only an index file (a
 // JSON object) goes by its name: one ending in .bin.index.json lists PyTorch
-// shards.
+// shards. A file that is no checkpoint (empty, an HTML page, text, JSON, an
+// imatrix) is refused with an error saying what it is (sniff.NotCheckpoint).
 func Open(path string) (*Checkpoint, error) {
 	opencount.Note(path)
 	if IsRemote(path) {
 		return openRemote(path)
 	}
+	c, err := openLocal(path)
+	if err != nil {
+		return nil, explain(err)
+	}
+	return c, nil
+}
+
+// explain turns a format error about a file that is no checkpoint at all
+// (a folder's model.safetensors or an index's shard that is an HTML page,
+// empty, text) into what internal/sniff says the file is.
+func explain(err error) error {
+	var fe *tensor.FormatError
+	if !errors.As(err, &fe) || fe.File == "" {
+		return err
+	}
+	if k, serr := sniff.File(fe.File); serr != nil && !k.Checkpoint() {
+		return serr
+	}
+	return err
+}
+
+func openLocal(path string) (*Checkpoint, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
@@ -326,14 +353,11 @@ func Open(path string) (*Checkpoint, error) {
 	if filepath.Base(path) == LoRAConfigName {
 		return openLoRA(filepath.Dir(path))
 	}
-	head := make([]byte, sniff.HeadLen)
-	f, err := os.Open(path)
+	kind, err := sniff.File(path)
 	if err != nil {
 		return nil, err
 	}
-	n, _ := io.ReadFull(f, head)
-	f.Close()
-	switch sniff.Format(head[:n], path) {
+	switch kind {
 	case sniff.GGUF:
 		return openGGUF(path)
 	case sniff.Native:
@@ -459,6 +483,7 @@ func openGGUF(path string) (*Checkpoint, error) {
 		c.closers = append(c.closers, s)
 		for _, f := range s.Files {
 			c.Files = append(c.Files, File{Path: f.Name, Size: f.Size})
+			c.Lints = append(c.Lints, f.Lints...)
 		}
 		for fi, f := range s.Files {
 			for i := range f.Tensors {
@@ -475,7 +500,7 @@ func openGGUF(path string) (*Checkpoint, error) {
 		return nil, err
 	}
 	c := &Checkpoint{Path: path, Format: GGUF, Source: GGUF, Metadata: f.Metadata, SourceInfo: ggufInfo(f),
-		Files: []File{{Path: path, Size: f.Size}}}
+		Files: []File{{Path: path, Size: f.Size}}, Lints: f.Lints}
 	c.closers = append(c.closers, f)
 	for i := range f.Tensors {
 		t := &f.Tensors[i]

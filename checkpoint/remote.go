@@ -1,7 +1,6 @@
 package checkpoint
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"github.com/tfconv/tfconv/formats/safetensors"
 	"github.com/tfconv/tfconv/formats/shardindex"
 	"github.com/tfconv/tfconv/internal/httprange"
+	"github.com/tfconv/tfconv/internal/sniff"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -43,24 +43,31 @@ func openRemoteURL(path, u string) (*Checkpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	head := make([]byte, 16)
+	head := make([]byte, min(sniff.HeadLen, r.Size()))
 	if _, err := r.ReadAt(head, 0); err != nil && !errors.Is(err, io.EOF) {
 		return nil, err
 	}
-	switch {
-	case bytes.HasPrefix(head, []byte("GGUF")):
+	kind := sniff.Format(head, u)
+	if err := sniff.NotCheckpoint(kind, head, path); err != nil {
+		return nil, err
+	}
+	switch kind {
+	case sniff.GGUF:
 		f, err := gguf.NewFile(r, r.Size())
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		c := &Checkpoint{Path: path, Format: GGUF, Source: GGUF, Metadata: f.Metadata, SourceInfo: ggufInfo(f),
-			Files: []File{{Path: path, Size: r.Size()}}, remote: r, remotes: []*remote{r}}
+			Files: []File{{Path: path, Size: r.Size()}}, remote: r, remotes: []*remote{r}, Lints: f.Lints}
+		for _, p := range c.Lints {
+			p.File = path
+		}
 		for i := range f.Tensors {
 			t := &f.Tensors[i]
 			c.add(&Tensor{Info: t.Info, File: path, open: func() io.Reader { return t.Open() }, section: t.Open})
 		}
 		return c, nil
-	case bytes.HasPrefix(bytes.TrimLeft(head, " \t\r\n"), []byte("{")):
+	case sniff.SafetensorsIndex, sniff.PyTorchIndex:
 		return openRemoteIndex(path, r)
 	}
 	f, err := safetensors.NewFile(r, r.Size())
@@ -103,6 +110,10 @@ func openRemoteSplit(path, u string) (*Checkpoint, error) {
 		remote: remotes[0], remotes: remotes}
 	for fi, f := range s.Files {
 		c.Files = append(c.Files, File{Path: remotes[fi].URL(), Size: remotes[fi].Size()})
+		for _, p := range f.Lints {
+			p.File = remotes[fi].URL()
+			c.Lints = append(c.Lints, p)
+		}
 		for i := range f.Tensors {
 			t := &f.Tensors[i]
 			c.add(&Tensor{Info: t.Info, File: remotes[fi].URL(), open: func() io.Reader { return t.Open() }, section: t.Open})

@@ -24,7 +24,9 @@ func newCmdCheck(a *app) *cobra.Command {
 model.safetensors.index.json), a PyTorch .bin file or sharded set, a GGUF file
 or split set, or a native .tfn file against its specification and tfconv's stricter rules. Unlike the other
 commands it does not stop at the first defect: it lists every finding with a
-stable rule id, its severity, the byte offset and the tensor or key. Every
+stable rule id, its severity, the byte offset (from the start of the file, as
+inspect --tensors and gguf-dump count them; GGUF data offsets in messages too)
+and the tensor or key. Every
 float tensor is decoded to look for NaN and Inf; native files have every
 checksum verified. PyTorch pickles are walked, never run: every global
 outside the allow-list is a pytorch-global finding.
@@ -70,6 +72,10 @@ type checkFindingJSON struct {
 	File     string `json:"file"`
 }
 
+func findingJSON(f check.Finding) checkFindingJSON {
+	return checkFindingJSON{Rule: f.Rule, Severity: string(f.Severity), Offset: f.Offset, Item: f.Item, Message: f.Message, File: f.File}
+}
+
 func runCheck(a *app, opts *checkOptions) error {
 	rep, err := check.Check(opts.path)
 	if err != nil {
@@ -78,14 +84,14 @@ func runCheck(a *app, opts *checkOptions) error {
 	if opts.json {
 		j := checkJSON{Path: rep.Path, Format: rep.Format, Files: rep.Files, Findings: []checkFindingJSON{}, OK: rep.OK()}
 		for _, f := range rep.Findings {
-			j.Findings = append(j.Findings, checkFindingJSON{Rule: f.Rule, Severity: string(f.Severity), Offset: f.Offset, Item: f.Item, Message: f.Message, File: f.File})
+			j.Findings = append(j.Findings, findingJSON(f))
 		}
 		if err := output.JSON(a.out, j); err != nil {
 			return err
 		}
 	} else {
 		multi := len(rep.Files) > 1
-		header := []string{"severity", "rule", "offset", "item", "message"}
+		header := []string{"severity", "rule", "file offset", "item", "message"}
 		if multi {
 			header = append([]string{"file"}, header...)
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tfconv/tfconv/formats/gguf"
 	"github.com/tfconv/tfconv/internal/output"
+	"github.com/tfconv/tfconv/internal/sniff"
 )
 
 type editOptions struct {
@@ -78,6 +79,11 @@ func runEdit(a *app, opts *editOptions) error {
 			return err
 		}
 		eo.Set = append(eo.Set, gguf.Assignment{Key: gguf.KeyChatTemplate, Value: tpl, Type: "string"})
+	}
+	// A file that is no checkpoint at all is named for what it is (an HTML
+	// page, text, empty) rather than only "not a GGUF file".
+	if _, err := sniff.File(opts.path); err != nil {
+		return err
 	}
 	rep, err := gguf.Edit(opts.path, eo)
 	if err != nil {

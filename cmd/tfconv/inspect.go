@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/tfconv/tfconv/check"
 	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/convert"
 	"github.com/tfconv/tfconv/internal/output"
@@ -58,7 +59,7 @@ sequences) and an estimate of the compute buffer for a physical batch of
 			return runInspect(a, opts)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.tensors, "tensors", false, "list every tensor (name, dtype, shape, parameters, bytes, offset)")
+	cmd.Flags().BoolVar(&opts.tensors, "tensors", false, "list every tensor (name, dtype, shape, parameters, bytes, offset from the start of its file)")
 	cmd.Flags().BoolVar(&opts.metadata, "metadata", false, "list the metadata entries")
 	cmd.Flags().BoolVar(&opts.full, "full", false, "print long metadata arrays whole")
 	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON (schema in the README)")
@@ -90,6 +91,10 @@ type inspectJSON struct {
 	SideFiles     []string           `json:"side_files"`
 	Support       *supportJSON       `json:"support,omitempty"`
 	Memory        *checkpoint.Memory `json:"memory,omitempty"`
+	// Warnings are check's findings on what the reader accepted but
+	// llama.cpp refuses (a GGUF tensor with a 0 dimension), as check
+	// --json gives them.
+	Warnings []checkFindingJSON `json:"warnings"`
 }
 
 // supportJSON says what tfconv does with the checkpoint's architecture,
@@ -154,6 +159,18 @@ func runInspect(a *app, opts *inspectOptions) error {
 		if mem, err = s.EstimateMemory(mo); err != nil {
 			return fmt.Errorf("inspect: %s: %w", opts.path, err)
 		}
+	}
+	// What the reader accepts but llama.cpp refuses, in check's words.
+	for _, p := range c.Lints {
+		f := check.GGUFLint(p)
+		where := f.File
+		if f.Offset >= 0 {
+			where += fmt.Sprintf(": offset %d", f.Offset)
+		}
+		if f.Item != "" {
+			where += ": " + f.Item
+		}
+		fmt.Fprintf(a.err, "tfconv: inspect: warning: %s: %s (check reports %s %s)\n", where, f.Message, f.Severity, f.Rule)
 	}
 	defer func() {
 		if n, ok := c.Fetched(); ok {
@@ -273,7 +290,7 @@ func inspectPrint(w io.Writer, opts *inspectOptions, c *checkpoint.Checkpoint, s
 
 	if opts.tensors {
 		fmt.Fprintln(w)
-		tt := output.NewTable("name", "dtype", "shape", "parameters", "bytes", "offset")
+		tt := output.NewTable("name", "dtype", "shape", "parameters", "bytes", "file offset")
 		for _, x := range c.Tensors {
 			tt.Row(x.Name, x.DType, x.Shape, x.NumElements(), x.Size, x.Offset)
 		}
@@ -304,6 +321,10 @@ func inspectWriteJSON(a *app, opts *inspectOptions, c *checkpoint.Checkpoint, s 
 		MetadataTypes: make(map[string]string, len(c.Metadata)),
 		SideFiles:     c.AuxNames(),
 		Support:       support(s.Architecture),
+		Warnings:      []checkFindingJSON{},
+	}
+	for _, p := range c.Lints {
+		j.Warnings = append(j.Warnings, findingJSON(check.GGUFLint(p)))
 	}
 	if j.SideFiles == nil {
 		j.SideFiles = []string{}

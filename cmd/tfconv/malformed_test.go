@@ -569,7 +569,7 @@ func corpus(t *testing.T) []corpusCase {
 	}
 
 	// safetensors: truncation at each section.
-	stc("st-empty", "truncation", nil, "st-truncated")
+	stc("st-empty", "truncation", nil, "not-a-checkpoint")
 	stc("st-trunc-length", "truncation", st[:5], "st-truncated")
 	stc("st-trunc-header", "truncation", st[:40], "st-header-length")
 	stc("st-trunc-after-header", "truncation", st[:len(st)-24], "st-out-of-bounds")
@@ -650,7 +650,7 @@ func corpus(t *testing.T) []corpusCase {
 	ggc("gguf-trunc-kv-string", "truncation", ggWith(0, 1, func(g *gg) { g.kvStr("general.name", "corpus") }, nil, 32, nil)[:24+8+12+4+8+3], "gguf-string-length")
 	ggc("gguf-trunc-tensor-info", "truncation", ggOne[:24+38+30], "gguf-truncated")
 	ggc("gguf-trunc-padding", "truncation", ggv[:len(ggv)-64-4], "gguf-truncated")
-	ggc("gguf-trunc-data", "truncation", ggv[:len(ggv)-5], "gguf-out-of-bounds")
+	ggc("gguf-trunc-data", "truncation", ggv[:len(ggv)-5], "gguf-truncated")
 	// Versions and endianness.
 	ggc("gguf-version-0", "wrong types", put32(ggv, 4, 0), "gguf-version")
 	ggc("gguf-version-1", "wrong types", put32(ggv, 4, 1), "gguf-version")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/internal/output"
+	"github.com/tfconv/tfconv/internal/sniff"
 	"github.com/tfconv/tfconv/tensor"
 	"github.com/tfconv/tfconv/tokenizer"
 )
@@ -139,7 +140,13 @@ func openTokenizer(path string) (*tokenizer.Tokenizer, error) {
 	}
 	base := filepath.Base(path)
 	switch strings.ToLower(filepath.Ext(base)) {
-	case ".gguf", ".model", ".json", ".txt":
+	case ".gguf":
+		// An HTML page or an empty file saved as .gguf says so.
+		if _, err := sniff.File(path); err != nil {
+			return nil, err
+		}
+		return tokenizer.LoadFile(path)
+	case ".model", ".json", ".txt":
 		return tokenizer.LoadFile(path)
 	}
 	return loadTokenizer(path)

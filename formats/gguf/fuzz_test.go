@@ -110,7 +110,7 @@ func FuzzWalk(f *testing.F) {
 
 // walksAgree is FuzzWalk's property.
 func walksAgree(t *testing.T, data []byte) {
-	_, strictErr := Walk(bytes.NewReader(data), int64(len(data)), WalkOptions{})
+	strict, strictErr := Walk(bytes.NewReader(data), int64(len(data)), WalkOptions{})
 	var all [2][]Problem
 	var ends [2]error
 	var heads [2]*Header
@@ -133,6 +133,23 @@ func walksAgree(t *testing.T, data []byte) {
 		t.Fatalf("strict walk fails (%v), the lenient walk finds nothing", strictErr)
 	case strictErr != nil && strictErr.Error() != first.Error():
 		t.Fatalf("strict walk: %v\nlenient walk's first: %v", strictErr, first.Error())
+	}
+	// The strict walk keeps the lints the lenient one reports before its
+	// first defect (Header.Lints, which inspect shows).
+	var lints []string
+	for _, p := range all[0] {
+		if !p.Lint {
+			break
+		}
+		lints = append(lints, p.Error())
+	}
+	if len(strict.Lints) != len(lints) {
+		t.Fatalf("strict walk kept %d lints, the lenient walk found %d before its first defect", len(strict.Lints), len(lints))
+	}
+	for i, p := range strict.Lints {
+		if p.Error() != lints[i] {
+			t.Fatalf("lint %d: strict %v, lenient %v", i, p.Error(), lints[i])
+		}
 	}
 	if (ends[0] == nil) != (ends[1] == nil) || len(all[0]) != len(all[1]) {
 		t.Fatalf("SkipArrays changes the walk: %v vs %v, %d vs %d problems", ends[0], ends[1], len(all[0]), len(all[1]))

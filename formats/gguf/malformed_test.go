@@ -298,8 +298,9 @@ var badCases = []badCase{
 		return header(1, 0).tinfo("a", 0, 32, 4).pad(32).data(64).b, 24 + 9 + 4 + 8 + 4
 	}, false, `tensor "a"`, "data offset 32, want 0"},
 	{"data past end", func() ([]byte, int64) {
-		return header(1, 0).tinfo("a", 0, 0, 16).pad(32).data(63).b, 24 + 9 + 4 + 8 + 4
-	}, false, `tensor "a"`, "extends past the end of the file"},
+		b := header(1, 0).tinfo("a", 0, 0, 16).pad(32).data(63).b
+		return b, int64(len(b))
+	}, false, `tensor "a"`, "truncated: expected 128 bytes, got 127"}, // a 64-byte header, 64 bytes of data
 	{"data section past end", func() ([]byte, int64) {
 		h := header(1, 0).tinfo("a", 0, 0, 0)
 		return h.b, h.off()

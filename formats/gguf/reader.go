@@ -44,6 +44,10 @@ type File struct {
 	DataOffset int64           // absolute offset of the data section
 	Metadata   tensor.Metadata // every key-value pair in file order; tensor.Kind numbering is gguf_type
 	Tensors    []Tensor        // in file (tensor-info) order
+	// Lints are what the reader accepts but ggml refuses or never writes
+	// (a tensor with a 0 dimension, an array of arrays), in file order:
+	// Walk's lint problems, which check reports under its own rule ids.
+	Lints []*Problem
 
 	closer io.Closer
 }
@@ -111,7 +115,7 @@ func parse(r io.ReaderAt, size int64, name string) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &File{Size: size, Version: h.Version, Alignment: h.Alignment, DataOffset: h.DataOffset, Metadata: h.Metadata}
+	f := &File{Size: size, Version: h.Version, Alignment: h.Alignment, DataOffset: h.DataOffset, Metadata: h.Metadata, Lints: h.Lints}
 	errAt := func(off int64, item, format string, args ...any) error {
 		return &tensor.FormatError{Format: "gguf", File: name, Offset: off, Item: item, Msg: fmt.Sprintf(format, args...)}
 	}

@@ -43,6 +43,7 @@ const (
 	CodeBlockSize                       // go on: ne[0] not a multiple of the type's block size
 	CodeDataStart                       // stop: the data section starts past the end of the file (Need: the alignment)
 	CodePadding                         // lint: a non-zero byte in the padding before the data section (N)
+	CodeDataTruncated                   // go on: the file ends inside a well-laid-out data section (Need: the size it needs, Left: its size)
 )
 
 // A Problem is one defect found by Walk. Its FormatError is what the strict
@@ -89,6 +90,15 @@ type Header struct {
 	Tensors    []TensorInfo // in tensor-info order
 	InfoEnd    int64        // offset just past the last tensor info
 	DataOffset int64        // InfoEnd padded to the alignment when there are tensors
+	// DataEnd is the file offset where the last tensor's data ends when
+	// every tensor is usable and laid out as ggml lays them out (each at
+	// the previous one's padded end, the first at 0), else -1. A file
+	// shorter than DataEnd is truncated (CodeDataTruncated).
+	DataEnd int64
+	// Lints are the lints a strict walk passed over (a lenient walk hands
+	// them to WalkOptions.Problem instead): what the format allows but ggml
+	// refuses or never writes, such as a 0 dimension.
+	Lints []*Problem
 }
 
 // TensorInfo is one tensor info as read. Info.Offset is left 0: placing the
@@ -158,7 +168,8 @@ type walker struct {
 	off     int64
 	item    string // `key "k"` or `tensor "t"` while inside one
 	opt     WalkOptions
-	badBool bool // a bad bool was reported in the current key's value
+	lints   []*Problem // a strict walk's lints (Header.Lints)
+	badBool bool       // a bad bool was reported in the current key's value
 	b       [8]byte
 }
 
@@ -174,6 +185,7 @@ func (w *walker) flag(p *Problem) error {
 	p.Format, p.File, p.Item = "gguf", w.opt.Name, w.item
 	if w.opt.Problem == nil {
 		if p.Lint {
+			w.lints = append(w.lints, p)
 			return nil
 		}
 		return &p.FormatError
@@ -199,7 +211,6 @@ func problem(code Code, off int64, format string, args ...any) *Problem {
 	return p
 }
 
-func (w *walker) lenient() bool    { return w.opt.Problem != nil }
 func (w *walker) remaining() int64 { return w.size - w.off }
 
 // read fills p (its length small enough to be a field, or already checked
@@ -561,7 +572,12 @@ func Walk(r io.ReaderAt, size int64, opt WalkOptions) (*Header, error) {
 		return h, w.flag(problem(CodeSize, -1, "negative file size %d", size))
 	}
 	w.br = bufio.NewReaderSize(io.NewSectionReader(r, 0, size), 1<<16)
+	h.DataEnd = -1
 	err := w.header(h)
+	if err == nil {
+		err = w.dataEnd(h)
+	}
+	h.Lints = w.lints
 	if s, ok := err.(stopped); ok {
 		err = &s.p.FormatError
 	}
@@ -633,11 +649,61 @@ func (w *walker) header(h *Header) error {
 			p.Need, p.Left = h.Alignment, w.size-w.off
 			return w.flag(p)
 		}
-		if w.lenient() {
-			return w.zeros(h.InfoEnd, h.DataOffset)
-		}
+		// A lint either way: the strict walk keeps it in Header.Lints.
+		return w.zeros(h.InfoEnd, h.DataOffset)
 	}
 	return nil
+}
+
+// dataEnd sets h.DataEnd from a layout as ggml writes it and reports a file
+// that ends before it as one truncation, rather than one out-of-bounds
+// tensor after another (and the last whole tensor's cut successor as
+// trailing bytes). A layout ggml would refuse for its own sake (a gap, an
+// overlap, an unusable tensor) leaves DataEnd at -1: its offsets are not
+// trusted to say how long the file should be.
+func (w *walker) dataEnd(h *Header) error {
+	if len(h.Tensors) == 0 {
+		return nil
+	}
+	var next, end int64 // relative to the data section
+	for _, e := range h.Tensors {
+		if !e.Usable || e.Rel != uint64(next) {
+			return nil
+		}
+		var err error
+		if end, err = tensor.AddInt64(next, e.Size); err != nil {
+			return nil
+		}
+		padded, err := tensor.AlignUp(e.Size, h.Alignment)
+		if err == nil {
+			next, err = tensor.AddInt64(next, padded)
+		}
+		if err != nil {
+			return nil
+		}
+	}
+	abs, err := tensor.AddInt64(h.DataOffset, end)
+	if err != nil {
+		return nil
+	}
+	h.DataEnd = abs
+	if abs <= w.size {
+		return nil
+	}
+	// The first tensor whose data the end of the file cuts.
+	cut := 0
+	for i, e := range h.Tensors {
+		if h.DataOffset+int64(e.Rel)+e.Size > w.size {
+			cut = i
+			break
+		}
+	}
+	w.item = "tensor " + strconv.Quote(h.Tensors[cut].Name)
+	defer func() { w.item = "" }()
+	p := problem(CodeDataTruncated, w.size, "truncated: expected %d bytes, got %d (the data of %d of the %d tensors, from this one on, is cut or missing)",
+		abs, w.size, len(h.Tensors)-cut, len(h.Tensors))
+	p.Need, p.Left = abs, w.size
+	return w.flag(p)
 }
 
 // metadata reads the n key-value pairs.
