@@ -17,7 +17,7 @@ import (
 	"github.com/tfconv/tfconv/formats/pytorch"
 	"github.com/tfconv/tfconv/formats/safetensors"
 	"github.com/tfconv/tfconv/internal/httprange"
-	"github.com/tfconv/tfconv/internal/sniff"
+	"github.com/tfconv/tfconv/sniff"
 	"github.com/tfconv/tfconv/tensor"
 )
 

@@ -10,7 +10,7 @@ import (
 	"strconv"
 
 	"github.com/tfconv/tfconv/formats/safetensors"
-	"github.com/tfconv/tfconv/internal/sniff"
+	"github.com/tfconv/tfconv/sniff"
 	"github.com/tfconv/tfconv/tensor"
 )
 

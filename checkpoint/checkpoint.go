@@ -16,7 +16,7 @@ import (
 	"github.com/tfconv/tfconv/formats/pytorch"
 	"github.com/tfconv/tfconv/formats/safetensors"
 	"github.com/tfconv/tfconv/internal/opencount"
-	"github.com/tfconv/tfconv/internal/sniff"
+	"github.com/tfconv/tfconv/sniff"
 	"github.com/tfconv/tfconv/tensor"
 )
 

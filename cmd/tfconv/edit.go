@@ -7,7 +7,7 @@ import (
 
 	"github.com/tfconv/tfconv/formats/gguf"
 	"github.com/tfconv/tfconv/internal/output"
-	"github.com/tfconv/tfconv/internal/sniff"
+	"github.com/tfconv/tfconv/sniff"
 )
 
 type editOptions struct {

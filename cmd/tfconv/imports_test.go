@@ -20,27 +20,29 @@ func TestImportDirection(t *testing.T) {
 		"formats/native":      {"tensor"},
 		"formats/pytorch":     {"tensor", "formats/shardindex"},
 		"quant":               {"tensor"},
+		// sniff orders the formats' magics, above them all.
+		"sniff": {"tensor", "formats/gguf", "formats/imatrixdat", "formats/native", "formats/pytorch", "formats/shardindex"},
 		// checkpoint decodes GPTQ/AWQ packed layers with quant's codec (checkpoint/packed.go)
 		// and reads a family's graph facts for the memory estimate (checkpoint/memory.go).
-		"checkpoint": {"tensor", "arch", "quant", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "formats/native", "formats/pytorch"},
+		"checkpoint": {"tensor", "arch", "quant", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch"},
 		// quantize.File reads a Hugging Face source through convert's GGUF view (convert.Source).
-		"quantize":  {"tensor", "arch", "quant", "checkpoint", "convert", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "formats/native", "formats/pytorch"},
+		"quantize":  {"tensor", "arch", "quant", "checkpoint", "convert", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch"},
 		"tokenizer": {"tensor", "formats/gguf"},
 		"kernels":   {"tensor", "quant"},
-		"convert":   {"tensor", "arch", "quant", "checkpoint", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "formats/native", "formats/pytorch"},
+		"convert":   {"tensor", "arch", "quant", "checkpoint", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch"},
 		"synth":     {"tensor", "arch", "quant", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf"},
-		"check":     {"tensor", "quant", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "formats/native", "formats/pytorch"},
-		"model":     {"tensor", "arch", "quant", "kernels", "checkpoint", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "formats/native", "formats/pytorch"},
+		"check":     {"tensor", "quant", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch"},
+		"model":     {"tensor", "arch", "quant", "kernels", "checkpoint", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch"},
 		// eval: log-softmax, KLD, perplexity and text chunking, below everything that scores a model.
 		"eval": {"tensor", "tokenizer", "formats/gguf"},
 		"imatrix": {"tensor", "arch", "quant", "kernels", "model", "eval", "checkpoint", "tokenizer",
-			"formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "formats/native", "formats/pytorch"},
+			"formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch"},
 		"verify": {"tensor", "arch", "quant", "kernels", "model", "eval", "convert", "checkpoint", "tokenizer",
-			"formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "formats/native", "formats/pytorch"},
+			"formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch"},
 		// mixfit measures quantize's choices with model and eval's divergence
 		// (convert only through quantize.File).
 		"mixfit": {"tensor", "arch", "quant", "kernels", "model", "eval", "convert", "quantize", "checkpoint", "tokenizer",
-			"formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "formats/native", "formats/pytorch"},
+			"formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch"},
 	}
 	// One go list for every package of the module: each line is a package
 	// and everything it depends on, directly or not.
@@ -58,7 +60,7 @@ func TestImportDirection(t *testing.T) {
 	// internal/ is the floor below the formats: its packages import only
 	// tensor and each other.
 	for rel := range deps {
-		if strings.HasPrefix(rel, "internal/") && rel != "internal/sniff" { // sniff orders the formats' magics; moves up (issue 30)
+		if strings.HasPrefix(rel, "internal/") {
 			rules[rel] = []string{"tensor"}
 		}
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/internal/output"
-	"github.com/tfconv/tfconv/internal/sniff"
+	"github.com/tfconv/tfconv/sniff"
 	"github.com/tfconv/tfconv/tensor"
 	"github.com/tfconv/tfconv/tokenizer"
 )

@@ -4,7 +4,9 @@
 // (gguf.Sniff, native.Magic, pytorch.Sniff, imatrixdat.Sniff); this package
 // only orders them, and says what a file that is no checkpoint is instead
 // (NotCheckpoint): an HTML page saved under a model's name, a text file, an
-// empty file, a JSON file, an importance matrix.
+// empty file, a JSON file, an importance matrix. It is the floor between the
+// format packages, which never import each other, and checkpoint and check,
+// which import it.
 package sniff
 
 import (
