@@ -49,7 +49,7 @@ func TestFormat(t *testing.T) {
 func TestNotCheckpoint(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	imatrix, err := os.ReadFile("../../testdata/imatrix/tiny-fortunes.dat")
+	imatrix, err := os.ReadFile("../testdata/imatrix/tiny-fortunes.dat")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestNotCheckpoint(t *testing.T) {
 		}
 	}
 	// A checkpoint is not refused.
-	if k, err := File("../../testdata/gguf/llama-Q4_0.gguf"); err != nil || k != GGUF {
+	if k, err := File("../testdata/gguf/llama-Q4_0.gguf"); err != nil || k != GGUF {
 		t.Errorf("File(llama-Q4_0.gguf) = %d, %v; want GGUF", k, err)
 	}
 }
