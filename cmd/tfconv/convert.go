@@ -12,16 +12,17 @@ import (
 )
 
 type convertOptions struct {
-	src, dst     string
-	to           string
-	outType      string
-	force        bool
-	json         bool
-	arch         string
-	maxShardSize string
-	splitMaxSize string
-	progress     bool
-	base         string
+	src, dst      string
+	to            string
+	outType       string
+	force         bool
+	json          bool
+	arch          string
+	maxShardSize  string
+	splitMaxSize  string
+	progress      bool
+	base          string
+	allowOverflow bool
 }
 
 func newCmdConvert(a *app) *cobra.Command {
@@ -66,7 +67,11 @@ its type and quantized tensors become f32, so nothing is lost (config.json's
 torch_dtype is the type most parameters have); f32, f16 or bf16 casts every
 tensor. A tensor written in a type that cannot hold every value of its
 source (f16 from f32, anything from a quantized type but f32) is named in a
-warning on stderr and flagged "lossy" in --json.
+warning on stderr and flagged "lossy" in --json. A value beyond the range of
+its output type (an f16 weight past 65504, which the cast would make ±Inf)
+is an error naming the tensor, how many values and the largest, and nothing
+is written: --outtype bf16 or f32 holds them; --allow-overflow writes them
+as ±Inf and names the tensors and counts in a warning ("overflow" in --json).
 
 Tensors are streamed one at a time; the output is written to a temporary
 file or directory beside DST (.DST.tmp-PID-N) and renamed into place; an
@@ -78,7 +83,8 @@ Progress goes to stderr when it is a terminal, or with --progress.
 
 --json prints: {"source", "output", "format", "arch", "outtype",
 "tensors": [{"name", "source_name", "dtype", "shape", "bytes",
-"source_dtype", "lossy"}], "dropped": [{"name", "reason"}], "bytes" (total
+"source_dtype", "lossy", "overflow", "overflow_max_abs" (the last two only
+with --allow-overflow, when values became ±Inf)}], "dropped": [{"name", "reason"}], "bytes" (total
 tensor data), "seconds", "self_check": "ok", "warnings": [...] (omitted when
 none)}.`,
 		Args: exactArgs(2),
@@ -96,6 +102,7 @@ none)}.`,
 	f.StringVar(&opts.arch, "arch", "", "architecture override (default: config.json model_type or GGUF general.architecture)")
 	f.StringVar(&opts.maxShardSize, "max-shard-size", "5GB", "largest safetensors shard of Hugging Face output (e.g. 500MB, 2GB, 1GiB)")
 	f.StringVar(&opts.splitMaxSize, "split-max-size", "", "write GGUF output as a gguf-split set with at most this much tensor data per shard (e.g. 2GB): DST model.gguf gives model-00001-of-0000N.gguf, …")
+	f.BoolVar(&opts.allowOverflow, "allow-overflow", false, "write values beyond the output type's range (f16: 65504) as ±Inf instead of failing; the tensors and counts are reported")
 	addProgressFlag(cmd, &opts.progress)
 	return cmd
 }
@@ -127,7 +134,7 @@ func runConvert(a *app, opts *convertOptions) error {
 		return err
 	}
 	copts := convert.Options{To: convert.Format(strings.ToLower(opts.to)), OutType: strings.ToLower(opts.outType),
-		Force: opts.force, Arch: opts.arch, MaxShardBytes: maxShard, Base: opts.base}
+		Force: opts.force, Arch: opts.arch, MaxShardBytes: maxShard, Base: opts.base, AllowOverflow: opts.allowOverflow}
 	if opts.splitMaxSize != "" {
 		if copts.SplitMaxBytes, err = parseSize("split-max-size", opts.splitMaxSize); err != nil {
 			return err
