@@ -41,7 +41,7 @@ func (e *OverflowError) Add(o *OverflowError) {
 	e.MaxAbs = max(e.MaxAbs, o.MaxAbs)
 }
 
-// blockCheckAbove is the magnitude below which no block type's f16 scales
+// blockCheckAbove is the magnitude up to which no block type's f16 scales
 // can overflow, so its blocks need no decoding to check: every ggml
 // quantizer derives a block's scales from the block's largest magnitude
 // divided by a level count (≥ 1) or a grid value, times at most a small
@@ -50,49 +50,71 @@ func (e *OverflowError) Add(o *OverflowError) {
 const blockCheckAbove = 1024
 
 // overflow checks the encoding dst of src as type t (see OverflowError).
+// An F16 or BF16 output is scanned for an all-ones exponent, four values a
+// word, and only when one is found is each value looked at; a block type's
+// input is scanned for a magnitude past blockCheckAbove (or a non-finite
+// one), and only then decoded. On one core of the benchmark machine the
+// scans take 21 GB/s of F16 input and 8.6 GB/s for a block type (the
+// F16C encode itself 34 GB/s), far above what a checkpoint is read at.
 func overflow(dst []byte, src []float32, t tensor.DType) *OverflowError {
-	var e OverflowError
-	note := func(x float32) {
-		e.Count++
-		e.MaxAbs = max(e.MaxAbs, float32(math.Abs(float64(x))))
-	}
-	finite := func(x float32) bool { return math.Float32bits(x)&0x7f800000 != 0x7f800000 }
 	switch t {
 	case tensor.F32:
 		return nil
 	case tensor.F16, tensor.BF16:
-		exp := uint16(0x7c00)
+		// Each 16-bit lane of ((w & exp) + low) has its top bit set when
+		// the lane's exponent is all ones (±Inf or NaN), with no carry
+		// into the next lane.
+		exp, low := uint64(0x7c007c007c007c00), uint64(0x0400040004000400)
 		if t == tensor.BF16 {
-			exp = 0x7f80
+			exp, low = 0x7f807f807f807f80, 0x0080008000800080
 		}
-		for i, x := range src {
-			if binary.LittleEndian.Uint16(dst[2*i:])&exp == exp && finite(x) {
-				note(x)
-			}
+		var acc uint64
+		b := dst[:2*len(src)]
+		i := 0
+		for ; i+8 <= len(b); i += 8 {
+			acc |= binary.LittleEndian.Uint64(b[i:])&exp + low
 		}
+		for ; i < len(b); i += 2 {
+			acc |= uint64(binary.LittleEndian.Uint16(b[i:]))&exp + low
+		}
+		if acc&0x8000800080008000 == 0 {
+			return nil
+		}
+		e16 := uint16(exp)
+		return count(t, src, func(i int) bool { return binary.LittleEndian.Uint16(dst[2*i:])&e16 == e16 })
 	default:
-		var amax float32
+		// The top bit of |x|'s bits + (2³¹ − 1 − bits(blockCheckAbove))
+		// is set when |x| > blockCheckAbove (or x is ±Inf or NaN).
+		const add = 1<<31 - 1 - 0x44800000 // 0x44800000: float32 1024
+		var acc uint32
 		for _, x := range src {
-			if a := float32(math.Abs(float64(x))); a > amax && finite(x) {
-				amax = a
-			}
+			acc |= math.Float32bits(x)&0x7fffffff + add
 		}
-		if amax <= blockCheckAbove {
+		if acc>>31 == 0 {
 			return nil
 		}
 		y := make([]float32, len(src))
 		if Dequantize(y, dst, t) != nil {
 			return nil
 		}
-		for i, x := range src {
-			if !finite(y[i]) && finite(x) {
-				note(x)
-			}
+		return count(t, src, func(i int) bool { return !finite(y[i]) })
+	}
+}
+
+// count returns the overflow of the finite values src[i] for which bad(i)
+// says the encoding is not finite, or nil when there is none.
+func count(t tensor.DType, src []float32, bad func(i int) bool) *OverflowError {
+	e := OverflowError{DType: t}
+	for i, x := range src {
+		if finite(x) && bad(i) {
+			e.Count++
+			e.MaxAbs = max(e.MaxAbs, float32(math.Abs(float64(x))))
 		}
 	}
 	if e.Count == 0 {
 		return nil
 	}
-	e.DType = t
 	return &e
 }
+
+func finite(x float32) bool { return math.Float32bits(x)&0x7f800000 != 0x7f800000 }
