@@ -270,6 +270,11 @@ type Copy struct {
 	GGUF, Of string // full names
 	UnlessHF string // no copy when the checkpoint has this HF tensor (an untied head)
 	Reason   string // why GGUF → HF drops it
+	// HF is the Hugging Face tensor GGUF → HF writes the copy as when its
+	// bytes are not Of's (an untied head, or a head quantized to another
+	// type), with tie_word_embeddings false; a copy equal to Of byte for
+	// byte is dropped and the head tied.
+	HF string
 }
 
 // Generated is a GGUF tensor computed from the config (Llama 3's

@@ -53,7 +53,7 @@ var Bloom = register(&Family{
 		{GGUF: "blk.{bid}.ffn_down", HF: []string{"h.{bid}.mlp.dense_4h_to_h"}, Shape: []Dim{DimHidden, DimFFN}},
 	}, true), Tensor{GGUF: "output", HF: []string{"lm_head"}, Shape: []Dim{DimVocab, DimHidden}, Optional: true}),
 	Copies: []Copy{{GGUF: "output.weight", Of: "token_embd.weight", UnlessHF: "lm_head.weight",
-		Reason: "copy of token_embd.weight that llama.cpp writes; BLOOM ties its head to the embedding"}},
+		Reason: "copy of token_embd.weight that llama.cpp writes; BLOOM ties its head to the embedding", HF: "lm_head.weight"}},
 	HFConst: map[string]any{"tie_word_embeddings": true, "apply_residual_connection_post_layernorm": false},
 	Graph:   Graph{Norm: LayerNorm, FFN: Plain, Activation: "bloom_gelu"},
 })

@@ -58,7 +58,7 @@ var GPT2 = register(&Family{
 	},
 	ShapeKeys: []ShapeKey{{Key: "n_positions", Tensor: "position_embd.weight", Axis: 0}},
 	Copies: []Copy{{GGUF: "output.weight", Of: "token_embd.weight",
-		Reason: "copy of token_embd.weight that llama.cpp writes; transformers ties lm_head to wte"}},
+		Reason: "copy of token_embd.weight that llama.cpp writes; transformers ties lm_head to wte", HF: "lm_head.weight"}},
 	Drops: []Drop{
 		{Suffix: ".attn.bias", Reason: "causal-mask buffer, not a weight"},
 		{Suffix: ".attn.masked_bias", Reason: "causal-mask buffer, not a weight"},

@@ -23,7 +23,7 @@ var Rules = []Rule{
 	// Shared.
 	{"dup-tensor-name", Error, "two tensors have the same name (in one file, or across the shards of a set)"},
 	{"nan-in-weights", Error, "a float tensor holds NaN values"},
-	{"inf-in-weights", Warning, "a float tensor holds +Inf or -Inf values"},
+	{"inf-in-weights", Error, "a float tensor holds +Inf or -Inf values (a cast past the type's range: f16 beyond 65504)"},
 	{"polyglot", Warning, "the bytes after the data section start another format's file (GGUF, native, safetensors)"},
 	{"io-error", Error, "a read failed part-way (the file changed or the device failed)"},
 	{"not-a-checkpoint", Error, "the file is no checkpoint of any format: empty, an HTML page (a Hub blob/ URL saved), text, JSON, an imatrix .dat"},

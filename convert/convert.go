@@ -84,6 +84,12 @@ type Options struct {
 	SplitMaxBytes int64
 	// Progress, when set, receives a progress line (bytes, rate).
 	Progress io.Writer
+	// AllowOverflow writes values beyond the range of a tensor's output
+	// type (an f16 weight past 65504, a block scale past f16's range) as
+	// ±Inf or NaN, as the cast gives them, and reports them
+	// (TensorReport.Overflow, a warning). Without it such a value is an
+	// error naming the tensor, and the output is not written.
+	AllowOverflow bool
 	// Base is the base model of a PEFT LoRA adapter being converted to a
 	// GGUF adapter (convert_lora_to_gguf.py's --base): a Hugging Face
 	// directory, of which only config.json is read. "" falls back to the
@@ -116,6 +122,11 @@ type TensorReport struct {
 	// Lossy is set when DType cannot hold every value of SourceDType, so
 	// the output may differ from the source (see lossless).
 	Lossy bool `json:"lossy"`
+	// Overflow counts the finite source values beyond DType's range that
+	// were written as ±Inf or NaN (only with Options.AllowOverflow), and
+	// OverflowMaxAbs is the largest of their magnitudes.
+	Overflow       int64   `json:"overflow,omitempty"`
+	OverflowMaxAbs float32 `json:"overflow_max_abs,omitempty"`
 }
 
 // Report is what a conversion did. Its JSON form is the --json output of
@@ -283,6 +294,9 @@ func runOn(c *checkpoint.Checkpoint, src, dst string, opts Options, inputs []str
 		rep.Seconds = time.Since(start).Seconds()
 		return rep, nil
 	}
+	for _, j := range p.jobs {
+		j.allowOverflow = opts.AllowOverflow
+	}
 	var total int64
 	for _, j := range p.jobs {
 		total += j.out.Size
@@ -346,10 +360,12 @@ func newReport(src, out string, to Format, p *plan, files []string) *Report {
 	for _, j := range p.jobs {
 		rep.Tensors = append(rep.Tensors, TensorReport{Name: j.out.Name, SourceName: j.src.Name,
 			DType: j.out.DType.String(), Shape: j.out.Shape, Bytes: j.out.Size,
-			SourceDType: j.src.DType.String(), Lossy: !lossless(j.src.DType, j.out.DType)})
+			SourceDType: j.src.DType.String(), Lossy: !lossless(j.src.DType, j.out.DType),
+			Overflow: j.overflow.Count, OverflowMaxAbs: j.overflow.MaxAbs})
 		rep.Bytes += j.out.Size
 	}
 	rep.Warnings = append(rep.Warnings, lossyWarnings(rep.Tensors)...)
+	rep.Warnings = append(rep.Warnings, overflowWarnings(rep.Tensors)...)
 	return rep
 }
 
@@ -470,6 +486,30 @@ func lossyWarnings(ts []TensorReport) []string {
 		out = append(out, w)
 	}
 	return out
+}
+
+// overflowWarnings names the tensors whose values beyond their type's range
+// were written as ±Inf (Options.AllowOverflow), one line for all.
+func overflowWarnings(ts []TensorReport) []string {
+	var n int64
+	var largest float32
+	var names []string
+	for _, t := range ts {
+		if t.Overflow > 0 {
+			n += t.Overflow
+			largest = max(largest, t.OverflowMaxAbs)
+			names = append(names, fmt.Sprintf("%s: %d", t.Name, t.Overflow))
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	list := strings.Join(names[:min(len(names), 5)], ", ")
+	if len(names) > 5 {
+		list += ", …"
+	}
+	return []string{fmt.Sprintf("overflow (--allow-overflow): %d value(s) beyond their type's range written as ±Inf in %d tensor(s) (%s); largest magnitude %g",
+		n, len(names), list, largest)}
 }
 
 // OutputFormat resolves to, the format asked for ("" when none), against

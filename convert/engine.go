@@ -27,6 +27,10 @@ type job struct {
 	// ggufBF16 selects gguf-py's NaN rule for BF16 output (see encode).
 	ggufBF16 bool
 	sum      uint32 // CRC-32C of the bytes written, for the self-check
+	// allowOverflow writes values beyond the output type's range as ±Inf
+	// (Options.AllowOverflow) instead of failing; overflow counts them.
+	allowOverflow bool
+	overflow      quant.OverflowError
 }
 
 // chunkElems is how many elements the streaming path converts per step: a
@@ -41,10 +45,12 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // stays at the largest tensor that needs a transform (or one chunk).
 type engine struct {
 	progress *progress.Meter
-	raw      []byte
-	f32a     []float32
-	f32b     []float32
-	outBuf   []byte
+	// ov tallies the tensor being written's overflowing values.
+	ov     quant.OverflowError
+	raw    []byte
+	f32a   []float32
+	f32b   []float32
+	outBuf []byte
 }
 
 func grow[T any](b []T, n int) []T {
@@ -54,10 +60,14 @@ func grow[T any](b []T, n int) []T {
 	return b[:n]
 }
 
-// write streams j's data into w.
+// write streams j's data into w. Values beyond the output type's range are
+// counted while the tensor is encoded (the one pass it needs); unless j
+// allows them, the error comes once the whole tensor is counted, and the
+// caller abandons the output.
 func (e *engine) write(w io.Writer, j *job) error {
 	h := crc32.New(castagnoli)
 	dst := io.MultiWriter(w, h, e.progress)
+	e.ov = quant.OverflowError{}
 	var err error
 	switch {
 	case j.src.DType == j.out.DType && j.m.Transform == nil:
@@ -67,9 +77,14 @@ func (e *engine) write(w io.Writer, j *job) error {
 	default:
 		err = e.whole(dst, j)
 	}
+	if err == nil && e.ov.Count > 0 && !j.allowOverflow {
+		ov := e.ov
+		err = fmt.Errorf("%w; --outtype bf16 or --outtype f32 holds them (--allow-overflow writes them as ±Inf)", &ov)
+	}
 	if err != nil {
 		return fmt.Errorf("convert: tensor %q (from %q): %w", j.out.Name, j.src.Name, err)
 	}
+	j.overflow = e.ov
 	j.sum = h.(hash.Hash32).Sum32()
 	return nil
 }
@@ -134,7 +149,10 @@ func (e *engine) encodeWrite(w io.Writer, src []float32, j *job) error {
 		return err
 	}
 	e.outBuf = grow(e.outBuf, int(nb))
-	if err := encode(e.outBuf, src, j.out.DType, j.ggufBF16); err != nil {
+	err = encode(e.outBuf, src, j.out.DType, j.ggufBF16)
+	if ov := (*quant.OverflowError)(nil); errors.As(err, &ov) {
+		e.ov.Add(ov)
+	} else if err != nil {
 		return err
 	}
 	_, err = w.Write(e.outBuf)
@@ -146,8 +164,12 @@ func (e *engine) encodeWrite(w io.Writer, src []float32, j *job) error {
 // mantissa bits are kept and the quiet bit set, where PyTorch (and
 // quant.EncodeBF16Bytes) write the canonical 0x7FC0. Other values round
 // to nearest even in both.
+//
+// Finite values beyond t's range are an *quant.OverflowError, with dst
+// written in full.
 func encode(dst []byte, src []float32, t tensor.DType, ggufRule bool) error {
-	if err := quant.Quantize(dst, src, t); err != nil {
+	err := quant.Quantize(dst, src, t)
+	if ov := (*quant.OverflowError)(nil); err != nil && !errors.As(err, &ov) {
 		return err
 	}
 	if t == tensor.BF16 && ggufRule {
@@ -159,7 +181,7 @@ func encode(dst []byte, src []float32, t tensor.DType, ggufRule bool) error {
 			}
 		}
 	}
-	return nil
+	return err
 }
 
 // checksum returns the CRC-32C of a tensor's bytes as stored.

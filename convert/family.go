@@ -1,7 +1,9 @@
 package convert
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
@@ -416,6 +418,77 @@ func (a family) configFromData(c *checkpoint.Checkpoint, cfg Config) error {
 		}
 	}
 	return nil
+}
+
+// untieCopies makes GGUF → HF agree with the tensors about a tied head.
+// ToHF drops each copy (GPT-2's and BLOOM's output.weight); here a copy
+// equal to its original byte for byte (dtype, shape and data) stays dropped
+// and is left out of the infos config.json is built from, so the head is
+// tied (tie_word_embeddings true), and the drop says so; any other is
+// written as the family's Copy.HF (lm_head.weight), with the head untied.
+func (a family) untieCopies(c *checkpoint.Checkpoint, maps []Mapping, dropped []Dropped, infos []tensor.Info) (
+	[]Mapping, []Dropped, []tensor.Info, error) {
+	var kept []Dropped
+	tied := map[string]bool{}
+	for _, d := range dropped {
+		cp, ok := a.copyByName(d.Name)
+		if !ok || d.TiedTo == "" {
+			kept = append(kept, d)
+			continue
+		}
+		t, ok1 := c.Tensor(d.Name)
+		of, ok2 := c.Tensor(cp.Of)
+		if !ok1 || !ok2 {
+			kept = append(kept, d)
+			continue
+		}
+		same, err := sameTensor(t, of)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("convert: comparing %q with %q: %w", d.Name, cp.Of, err)
+		}
+		switch {
+		case same:
+			d.Reason += "; equal to it byte for byte, so config.json ties them (tie_word_embeddings true)"
+			kept = append(kept, d)
+			tied[d.Name] = true
+		case cp.HF != "":
+			maps = append(maps, Mapping{Name: cp.HF, Source: d.Name, Shape: t.Shape.Clone()})
+		default:
+			return nil, nil, nil, tensor.Unsupported("convert: %s: tensor %q differs from %q, and the family has no Hugging Face name for an untied head",
+				a.f.Name, d.Name, cp.Of)
+		}
+	}
+	var cfgInfos []tensor.Info
+	for _, ti := range infos {
+		if !tied[ti.Name] {
+			cfgInfos = append(cfgInfos, ti)
+		}
+	}
+	return maps, kept, cfgInfos, nil
+}
+
+// sameTensor reports whether a and b have the same dtype, shape and bytes.
+func sameTensor(a, b *checkpoint.Tensor) (bool, error) {
+	if a.DType != b.DType || !a.Shape.Equal(b.Shape) || a.Size != b.Size {
+		return false, nil
+	}
+	ra, rb := a.Open(), b.Open()
+	const chunk = 1 << 20
+	ba, bb := make([]byte, chunk), make([]byte, chunk)
+	for off := int64(0); off < a.Size; {
+		n := min(chunk, a.Size-off)
+		if _, err := io.ReadFull(ra, ba[:n]); err != nil {
+			return false, err
+		}
+		if _, err := io.ReadFull(rb, bb[:n]); err != nil {
+			return false, err
+		}
+		if !bytes.Equal(ba[:n], bb[:n]) {
+			return false, nil
+		}
+		off += n
+	}
+	return true, nil
 }
 
 func (a family) copyByName(name string) (arch.Copy, bool) {

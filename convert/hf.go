@@ -94,12 +94,18 @@ func planToHF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfgInfos := infos
+	if f, ok := arch.(family); ok {
+		if maps, dropped, cfgInfos, err = f.untieCopies(c, maps, dropped, infos); err != nil {
+			return nil, err
+		}
+	}
 	p := &plan{format: Safetensors, arch: arch.Name(), outType: types.name, dropped: dropped, files: map[string][]byte{}}
 	dtype := func(_ Mapping, src *checkpoint.Tensor) tensor.DType { return types.of(src.DType) }
 	if p.jobs, err = jobsFor(c, maps, dropped, dtype); err != nil {
 		return nil, err
 	}
-	cfg, err := arch.HFConfig(c.Metadata, infos)
+	cfg, err := arch.HFConfig(c.Metadata, cfgInfos)
 	if err != nil {
 		return nil, err
 	}

@@ -3,11 +3,13 @@ package convert
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/tfconv/tfconv/arch"
 	"github.com/tfconv/tfconv/checkpoint"
@@ -252,6 +254,7 @@ func MergeLoRA(base, adapter, dst string, opts MergeOptions) (*Report, error) {
 		}
 	}
 	repl := map[string]*checkpoint.Tensor{}
+	ov := mergeOverflow{byName: map[string]quant.OverflowError{}}
 	for i := range l.Pairs {
 		pr := &l.Pairs[i]
 		want := pr.Shape()
@@ -275,7 +278,7 @@ func MergeLoRA(base, adapter, dst string, opts MergeOptions) (*Report, error) {
 		default:
 			return nil, tensor.Unsupported("merge-lora: tensor %q of the base %s is %v; merge into a float (f32, f16, bf16) base", name, base, t.DType)
 		}
-		repl[name] = mergedTensor(t, pr, scale*pr.Scale, tf)
+		repl[name] = mergedTensor(t, pr, scale*pr.Scale, tf, opts.AllowOverflow, &ov)
 	}
 	view, err := b.WithTensors(repl)
 	if err != nil {
@@ -284,6 +287,16 @@ func MergeLoRA(base, adapter, dst string, opts MergeOptions) (*Report, error) {
 	rep, err := runOn(view, base, dst, opts.Options, []string{base, adapter})
 	if err != nil {
 		return nil, err
+	}
+	// A merged weight that overflowed the base's dtype is ±Inf in the
+	// view already: the report takes its count from the merge.
+	if len(ov.byName) > 0 {
+		for i := range rep.Tensors {
+			if o, ok := ov.byName[rep.Tensors[i].SourceName]; ok {
+				rep.Tensors[i].Overflow, rep.Tensors[i].OverflowMaxAbs = o.Count, o.MaxAbs
+			}
+		}
+		rep.Warnings = append(rep.Warnings, overflowWarnings(rep.Tensors)...)
 	}
 	rep.LoRA = &LoRAReport{Adapter: adapter, Rank: ad.LoRAConfig.R, Alpha: ad.LoRAConfig.Alpha, RSLoRA: ad.LoRAConfig.RSLoRA,
 		Scale: scale * l.Pairs[0].Scale, Merged: len(l.Pairs)}
@@ -300,10 +313,19 @@ type LoRAReport struct {
 	Merged  int     `json:"merged"` // weights changed
 }
 
+// mergeOverflow records the merged weights whose values went beyond the
+// base's dtype (allowed by Options.AllowOverflow), by base tensor name.
+type mergeOverflow struct {
+	mu     sync.Mutex
+	byName map[string]quant.OverflowError
+}
+
 // mergedTensor is base weight t with pr merged in, computed when read: the
 // base's dtype and shape, W' = W + s·(B·A) with tf applied to B·A (the
-// GGUF row layout) first.
-func mergedTensor(t *checkpoint.Tensor, pr *checkpoint.LoRAPair, s float64, tf func(dst, src []float32)) *checkpoint.Tensor {
+// GGUF row layout) first. A merged value beyond the base's dtype is an
+// error unless allow, when it is recorded in ov.
+func mergedTensor(t *checkpoint.Tensor, pr *checkpoint.LoRAPair, s float64, tf func(dst, src []float32),
+	allow bool, ov *mergeOverflow) *checkpoint.Tensor {
 	return checkpoint.LazyTensor(t.Info, t.File, func() ([]byte, error) {
 		w, err := readF32(t)
 		if err != nil {
@@ -329,7 +351,16 @@ func mergedTensor(t *checkpoint.Tensor, pr *checkpoint.LoRAPair, s float64, tf f
 			w[i] += d[i]
 		}
 		buf := make([]byte, t.Size)
-		if err := quant.Quantize(buf, w, t.DType); err != nil {
+		err = quant.Quantize(buf, w, t.DType)
+		if o := (*quant.OverflowError)(nil); errors.As(err, &o) {
+			if !allow {
+				return nil, fmt.Errorf("tensor %q: the merged weights do not fit the base's %v: %w; merge into an f32 or bf16 copy of the base "+
+					"(tfconv convert BASE --outtype f32), or --allow-overflow writes them as ±Inf", t.Name, t.DType, err)
+			}
+			ov.mu.Lock()
+			ov.byName[t.Name] = *o
+			ov.mu.Unlock()
+		} else if err != nil {
 			return nil, fmt.Errorf("tensor %q: %w", t.Name, err)
 		}
 		return buf, nil

@@ -26,6 +26,7 @@ func Source(c *checkpoint.Checkpoint, opts Options) (*checkpoint.Checkpoint, err
 	}
 	tensors := make([]*checkpoint.Tensor, len(p.jobs))
 	for i, j := range p.jobs {
+		j.allowOverflow = opts.AllowOverflow
 		info := tensor.Info{Name: j.out.Name, DType: j.out.DType, Shape: j.out.Shape}
 		if info.Size, err = info.DType.ShapeBytes(info.Shape); err != nil {
 			return nil, fmt.Errorf("convert: tensor %q: %w", info.Name, err)

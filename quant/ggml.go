@@ -86,8 +86,22 @@ func Dequantize(dst []float32, src []byte, t tensor.DType) error {
 // tensor.ErrUnsupported, as does any other dtype.
 //
 // NaN and Inf inputs produce blocks ggml would also produce garbage from;
-// they are not an error and never panic.
+// they are not an error and never panic. Finite inputs that the encoding
+// turns into ±Inf or NaN (an F16 value past 65504, a block scale past f16's
+// range) are: dst is still written in full and the error is an
+// *OverflowError, which a caller may let through.
 func Quantize(dst []byte, src []float32, t tensor.DType) error {
+	if err := quantize(dst, src, t); err != nil {
+		return err
+	}
+	if e := overflow(dst, src, t); e != nil {
+		return e
+	}
+	return nil
+}
+
+// quantize is Quantize without the overflow check.
+func quantize(dst []byte, src []float32, t tensor.DType) error {
 	n, err := checkSizes(len(src), len(dst), t, "Quantize")
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package quant
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"testing"
@@ -60,8 +61,11 @@ func TestQuantizeIQ3NonFinite(t *testing.T) {
 	for _, dt := range []tensor.DType{tensor.IQ3_XXS, tensor.IQ3_S} {
 		for _, w := range [][]float32{nil, qw} {
 			dst := make([]byte, 2*int(dt.BlockBytes()))
-			if err := QuantizeRows(dst, x, dt, 512, w); err != nil {
-				t.Fatal(err)
+			// ±3e38 may overflow the blocks' f16 scales: reported, dst
+			// written.
+			var oe *OverflowError
+			if err := QuantizeRows(dst, x, dt, 512, w); err != nil && (!errors.As(err, &oe) || oe.MaxAbs != 3e38) {
+				t.Fatalf("%v: %v, want nil or an overflow of largest magnitude 3e38", dt, err)
 			}
 		}
 	}

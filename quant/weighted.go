@@ -21,7 +21,8 @@ import (
 // IQ4_XS, IQ3_XXS and IQ3_S (iq3.go), IQ2_XXS, IQ2_XS and IQ2_S (iq2.go),
 // IQ1_S and IQ1_M (iq1.go; rows passed together share ggml's state across
 // rows, see iq1Row).
-// With nil weights it is Quantize. Types whose
+// With nil weights it is Quantize, and overflow is reported as Quantize
+// reports it (*OverflowError, dst written in full). Types whose
 // ggml quantizer ignores the weights (F32, F16, BF16, Q8_0, TQ1_0 and TQ2_0
 // — quantize_tq1_0/tq2_0 leave quant_weights unused — and MXFP4, whose
 // quantize_mxfp4 in llama.cpp after c392e509 drops them) ignore them here
@@ -29,11 +30,19 @@ import (
 // matching tensor.ErrUnsupported rather than a result llama-quantize would
 // not give.
 func QuantizeRows(dst []byte, src []float32, t tensor.DType, rowLen int, weights []float32) error {
-	if weights == nil {
-		return Quantize(dst, src, t)
+	if err := quantizeRows(dst, src, t, rowLen, weights); err != nil {
+		return err
 	}
-	if ignoresWeights(t) {
-		return Quantize(dst, src, t)
+	if e := overflow(dst, src, t); e != nil {
+		return e
+	}
+	return nil
+}
+
+// quantizeRows is QuantizeRows without the overflow check.
+func quantizeRows(dst []byte, src []float32, t tensor.DType, rowLen int, weights []float32) error {
+	if weights == nil || ignoresWeights(t) {
+		return quantize(dst, src, t)
 	}
 	if isIQ2(t) {
 		if err := checkRows(len(src), len(dst), t, rowLen, len(weights)); err != nil {

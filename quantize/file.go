@@ -29,6 +29,9 @@ type FileOptions struct {
 	// Requantize allows a source that is already quantized
 	// (llama-quantize --allow-requantize).
 	Requantize bool
+	// AllowOverflow writes values beyond a tensor's type as ±Inf
+	// (RunOptions.AllowOverflow).
+	AllowOverflow bool
 	// DryRun measures and reports; nothing is written.
 	DryRun bool
 	// Threads is the worker count for the rows of one tensor (0: GOMAXPROCS).
@@ -220,7 +223,7 @@ func File(src, dst string, o FileOptions) (*FileReport, error) {
 	if err := Check(c, plan, o.Target, format); err != nil {
 		return nil, err
 	}
-	ropts := RunOptions{Threads: o.Threads, Metadata: metadata, Progress: o.Progress}
+	ropts := RunOptions{Threads: o.Threads, Metadata: metadata, Progress: o.Progress, AllowOverflow: o.AllowOverflow}
 	switch {
 	case o.DryRun:
 		rep.Report, err = Run(plan, nil, ropts)

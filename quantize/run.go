@@ -2,9 +2,11 @@ package quantize
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -25,6 +27,12 @@ type TensorReport struct {
 	// SQNR is 10·log10(Σx² / Σ(x−y)²) in dB; +Inf when the output is exact.
 	SQNR   float64
 	Reason string
+	// Overflow counts the finite input values beyond Type's range (an f16
+	// value past 65504, a block scale past f16's) written as ±Inf or NaN,
+	// with RunOptions.AllowOverflow; OverflowMaxAbs is the largest of
+	// their magnitudes.
+	Overflow       int64
+	OverflowMaxAbs float32
 }
 
 // Report is the outcome of Run.
@@ -52,6 +60,10 @@ type RunOptions struct {
 	// general.file_type, each key removed first and appended, as
 	// llama-quantize sets its --imatrix keys (ImatrixMetadata).
 	Metadata tensor.Metadata
+	// AllowOverflow writes values beyond a tensor's type as ±Inf and counts
+	// them (TensorReport.Overflow); without it they are an error naming
+	// the tensor, once it is all counted.
+	AllowOverflow bool
 }
 
 // OutputInfos lists the tensors Run writes for plan, in order: each choice,
@@ -149,6 +161,7 @@ func consume(plan []Choice, sink Sink, opts RunOptions, free chan<- *buffers, or
 		j.st.sig += c.st.sig
 		j.st.noise += c.st.noise
 		j.st.maxAbs = max(j.st.maxAbs, c.st.maxAbs) // NaN if either is
+		j.ov.Add(&c.ov)
 		if c.buf != nil {
 			free <- c.buf
 		}
@@ -156,6 +169,13 @@ func consume(plan []Choice, sink Sink, opts RunOptions, free chan<- *buffers, or
 			continue
 		}
 		tr := j.tr
+		if j.ov.Count > 0 {
+			if !opts.AllowOverflow {
+				return nil, fmt.Errorf("quantize: tensor %q: %w; --tensor-type '%s=f32' (or bf16) holds them (--allow-overflow writes them as ±Inf)",
+					j.ch.Tensor.Name, &j.ov, regexp.QuoteMeta(j.ch.Tensor.Name))
+			}
+			tr.Overflow, tr.OverflowMaxAbs = j.ov.Count, j.ov.MaxAbs
+		}
 		if j.ch.Copy {
 			tr.SQNR = math.Inf(1)
 		} else {
@@ -230,10 +250,11 @@ type job struct {
 	// outRowBytes; the importance entry changes every matRows rows.
 	rowLen, rows, matRows   int64
 	inRowBytes, outRowBytes int64
-	viewed                  bool      // F32 input quantized in place
-	inScales                []float32 // int8 input: its row scales
-	scales                  []float32 // int8 output: its row scales
-	st                      stats     // summed by the writer, in order
+	viewed                  bool                // F32 input quantized in place
+	inScales                []float32           // int8 input: its row scales
+	scales                  []float32           // int8 output: its row scales
+	st                      stats               // summed by the writer, in order
+	ov                      quant.OverflowError // summed by the writer
 }
 
 // chunk is rows [r0, r1) of a job, or bytes of a copied tensor.
@@ -244,6 +265,7 @@ type chunk struct {
 	buf         *buffers
 	out         []byte // what the writer writes
 	st          stats
+	ov          quant.OverflowError // values beyond the output type, counted
 	err         error
 	done        chan struct{}
 }
@@ -438,7 +460,10 @@ func (c *chunk) process() error {
 				m := (c.r0 + r) / j.matRows
 				w = imp[m*j.rowLen : (m+1)*j.rowLen]
 			}
-			if err := quant.QuantizeRows(or, xr, dt, int(j.rowLen), w); err != nil {
+			err := quant.QuantizeRows(or, xr, dt, int(j.rowLen), w)
+			if ov := (*quant.OverflowError)(nil); errors.As(err, &ov) {
+				c.ov.Add(ov) // the writer decides, once the tensor is counted
+			} else if err != nil {
 				return fmt.Errorf("quantize: tensor %q: %w", j.ch.Tensor.Name, err)
 			}
 			if err := quant.Dequantize(y, or, dt); err != nil {

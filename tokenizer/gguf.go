@@ -140,6 +140,7 @@ func FromMetadata(md tensor.Metadata, file string) (*Tokenizer, error) {
 			*p = -1
 		}
 	}
+	t.ggufIDs = []string{} // the file's own keys, none if it has none
 	for _, sk := range specialKinds {
 		val, ok := md.Get(sk.key)
 		if !ok {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -50,9 +51,12 @@ func jsonErr(file string, err error) error {
 // hfConfig is what tokenizer_config.json, special_tokens_map.json and
 // config.json say about special tokens.
 type hfConfig struct {
-	tokens    map[string]string // kind → token text ("bos" → "<s>")
-	ids       map[string]int    // kind → id from config.json *_token_id
-	add       map[string]bool   // "bos"/"eos" → add_*_token
+	tokens map[string]string // kind → token text ("bos" → "<s>"), from either file
+	// tcTokens are the token texts of tokenizer_config.json alone: the
+	// only ones gguf-py's SpecialVocab reads.
+	tcTokens  map[string]string
+	ids       map[string]int  // kind → id from config.json *_token_id (JSON integers ≥ 0 only)
+	add       map[string]bool // "bos"/"eos" → add_*_token of tokenizer_config.json (JSON booleans only)
 	added     map[int]addedToken
 	typeVocab int // config.json type_vocab_size
 	// vocabSize is config.json's vocab_size: the embedding's rows, which
@@ -74,17 +78,20 @@ type addedToken struct {
 }
 
 func readHFConfig(src Source) (*hfConfig, error) {
-	c := &hfConfig{tokens: map[string]string{}, ids: map[string]int{}, add: map[string]bool{}, added: map[int]addedToken{}}
+	c := &hfConfig{tokens: map[string]string{}, tcTokens: map[string]string{}, ids: map[string]int{}, add: map[string]bool{},
+		added: map[int]addedToken{}}
+	// tokenText is a token entry as SpecialVocab takes it: a string, or an
+	// object whose content is a string; null or anything else is no token.
 	tokenText := func(raw json.RawMessage) (string, bool) {
-		var s string
+		var s *string
 		if json.Unmarshal(raw, &s) == nil {
-			return s, true
+			return derefOK(s)
 		}
 		var o struct {
 			Content *string `json:"content"`
 		}
-		if json.Unmarshal(raw, &o) == nil && o.Content != nil {
-			return *o.Content, true
+		if json.Unmarshal(raw, &o) == nil {
+			return derefOK(o.Content)
 		}
 		return "", false
 	}
@@ -104,12 +111,18 @@ func readHFConfig(src Source) (*hfConfig, error) {
 			if raw, ok := m[sk.kind+"_token"]; ok {
 				if s, ok := tokenText(raw); ok {
 					c.tokens[sk.kind] = s
+					if name == "tokenizer_config.json" {
+						c.tcTokens[sk.kind] = s
+					}
 				}
 			}
-			if raw, ok := m["add_"+sk.kind+"_token"]; ok {
-				var v bool
-				if json.Unmarshal(raw, &v) == nil {
-					c.add[sk.kind] = v
+			// transformers and gguf-py take add_bos_token/add_eos_token
+			// from tokenizer_config.json only, and only a JSON boolean
+			// (null is unset, not false).
+			if raw, ok := m["add_"+sk.kind+"_token"]; ok && name == "tokenizer_config.json" {
+				var v *bool
+				if json.Unmarshal(raw, &v) == nil && v != nil {
+					c.add[sk.kind] = *v
 				}
 			}
 		}
@@ -167,11 +180,16 @@ func readHFConfig(src Source) (*hfConfig, error) {
 		if err := json.Unmarshal(b, &m); err != nil {
 			return nil, jsonErr("config.json", err)
 		}
+		// SpecialVocab takes a *_token_id only when it is a JSON integer:
+		// null (Phi-3's, OLMo's pad_token_id), a list (Llama 3.1's
+		// eos_token_id) or a float set nothing. A negative id makes
+		// gguf-py refuse the whole conversion; tfconv sets nothing for it
+		// either, as it never names a token.
 		for _, sk := range specialKinds {
 			if raw, ok := m[sk.kind+"_token_id"]; ok {
-				var id int
-				if json.Unmarshal(raw, &id) == nil {
-					c.ids[sk.kind] = id
+				var id *int
+				if json.Unmarshal(raw, &id) == nil && id != nil && *id >= 0 {
+					c.ids[sk.kind] = *id
 				}
 			}
 		}
@@ -293,25 +311,30 @@ func fromHF(src Source) (*Tokenizer, error) {
 // applyConfig sets the special tokens and add-BOS/EOS flags the way
 // transformers and gguf-py's SpecialVocab read them.
 func (t *Tokenizer) applyConfig(cfg *hfConfig, tjAdded []addedToken) {
-	t.ggufIDs = nil
 	t.chat = cfg.chat
 	t.additional = cfg.additional
 	seen := map[string]bool{}
-	// gguf-py resolves the token texts of tokenizer_config.json only
-	// through tokenizer.json's added_tokens, then falls back to config.json.
+	// gguf-py resolves the token texts of tokenizer_config.json (not
+	// special_tokens_map.json) only through the first of tokenizer.json's
+	// added_tokens with that content, then falls back to config.json; an
+	// id past the vocabulary is skipped. (gguf-py writes such an id when
+	// the converter gives SpecialVocab no n_vocab, as its GPT-2 path does;
+	// llama.cpp ignores it on load and tfconv writes no key for it.)
+	t.ggufIDs = []string{}
 	for _, sk := range specialKinds {
-		text, ok := cfg.tokens[sk.kind]
+		text, ok := cfg.tcTokens[sk.kind]
 		if !ok {
 			continue
 		}
-		for _, a := range tjAdded {
-			if a.Content == text && a.ID >= 0 && a.ID < len(t.tokens) {
-				*t.specialID(sk.kind) = a.ID
-				seen[sk.kind] = true
-				if sk.kind != "cls" {
-					t.ggufIDs = append(t.ggufIDs, sk.kind)
-				}
-				break
+		i := slices.IndexFunc(tjAdded, func(a addedToken) bool { return a.Content == text })
+		if i < 0 {
+			continue
+		}
+		if a := tjAdded[i]; a.ID >= 0 && a.ID < len(t.tokens) {
+			*t.specialID(sk.kind) = a.ID
+			seen[sk.kind] = true
+			if sk.kind != "cls" {
+				t.ggufIDs = append(t.ggufIDs, sk.kind)
 			}
 		}
 	}
@@ -511,3 +534,12 @@ func sortedAdded(m map[int]addedToken) []addedToken {
 // errNoTokenizer reports a source without any vocabulary file. It matches
 // fs.ErrNotExist; LoadFile adds the directory it looked in.
 var errNoTokenizer = fmt.Errorf("no tokenizer found (tokenizer.json, tokenizer.model, vocab.json + merges.txt or vocab.txt): %w", fs.ErrNotExist)
+
+// derefOK returns *p and whether p is set.
+func derefOK[T any](p *T) (T, bool) {
+	if p == nil {
+		var zero T
+		return zero, false
+	}
+	return *p, true
+}

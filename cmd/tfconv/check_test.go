@@ -40,9 +40,15 @@ func TestCheckCommand(t *testing.T) {
 		t.Errorf("report header: %+v", rep)
 	}
 	// Warnings only: exit 0, shown in the table.
-	code, out, _ = run(t, "check", filepath.Join(malformedDir, "ok-st-inf.safetensors"))
-	if code != exitOK || !strings.Contains(out, "inf-in-weights") || !strings.Contains(out, "1 warning(s)") {
+	code, out, _ = run(t, "check", filepath.Join(malformedDir, "ok-st-unpadded-header.safetensors"))
+	if code != exitOK || !strings.Contains(out, "st-header-unaligned") || !strings.Contains(out, "1 warning(s)") {
 		t.Errorf("warnings only: exit %d, %q", code, out)
+	}
+	// Inf weights (what an overflowing f16 cast leaves) are an error, as
+	// NaN ones are.
+	code, out, _ = run(t, "check", filepath.Join(malformedDir, "ok-st-inf.safetensors"))
+	if code != exitFound || !strings.Contains(out, "error") || !strings.Contains(out, "inf-in-weights") {
+		t.Errorf("Inf weights: exit %d, %q", code, out)
 	}
 	// Unreadable: exit 2.
 	if code, _, _ := run(t, "check", filepath.Join(t.TempDir(), "nope.gguf")); code != exitError {

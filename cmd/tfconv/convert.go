@@ -27,6 +27,7 @@ type convertOptions struct {
 	vocabOnly    bool
 	dryRun       bool
 	listModels   bool
+	allowOverflow bool
 }
 
 func newCmdConvert(a *app) *cobra.Command {
@@ -91,7 +92,11 @@ its type and quantized tensors become f32, so nothing is lost (config.json's
 torch_dtype is the type most parameters have); f32, f16 or bf16 casts every
 tensor. A tensor written in a type that cannot hold every value of its
 source (f16 from f32, anything from a quantized type but f32) is named in a
-warning on stderr and flagged "lossy" in --json.
+warning on stderr and flagged "lossy" in --json. A value beyond the range of
+its output type (an f16 weight past 65504, which the cast would make ±Inf)
+is an error naming the tensor, how many values and the largest, and nothing
+is written: --outtype bf16 or f32 holds them; --allow-overflow writes them
+as ±Inf and names the tensors and counts in a warning ("overflow" in --json).
 
 Tensors are streamed one at a time; the output is written to a temporary
 file or directory beside DST (.DST.tmp-PID-N) and renamed into place; an
@@ -110,7 +115,8 @@ Progress goes to stderr when it is a terminal, or with --progress.
 
 --json prints: {"source", "output", "format", "arch", "outtype",
 "tensors": [{"name", "source_name", "dtype", "shape", "bytes",
-"source_dtype", "lossy"}], "dropped": [{"name", "reason"}], "bytes" (total
+"source_dtype", "lossy", "overflow", "overflow_max_abs" (the last two only
+with --allow-overflow, when values became ±Inf)}], "dropped": [{"name", "reason"}], "bytes" (total
 tensor data), "seconds", "self_check": "ok" ("dry run" with --dry-run),
 "warnings": [...] (omitted when none), "files": [the files written, or
 that --dry-run would write], "dry_run": true (--dry-run only),
@@ -160,6 +166,7 @@ Examples:
 	f.BoolVar(&opts.vocabOnly, "vocab-only", false, "write the GGUF without tensors: vocabulary and metadata only")
 	f.BoolVar(&opts.dryRun, "dry-run", false, "print the tensors, types and files the conversion would write; write nothing")
 	f.BoolVar(&opts.listModels, "print-supported-models", false, "list the architectures convert writes as GGUF and the Hugging Face classes of each")
+	f.BoolVar(&opts.allowOverflow, "allow-overflow", false, "write values beyond the output type's range (f16: 65504) as ±Inf instead of failing; the tensors and counts are reported")
 	addProgressFlag(cmd, &opts.progress)
 	return cmd
 }
@@ -209,7 +216,8 @@ func runConvert(a *app, opts *convertOptions) error {
 	}
 	copts := convert.Options{To: convert.Format(strings.ToLower(opts.to)), OutType: strings.ToLower(opts.outType),
 		Force: opts.force, Arch: opts.arch, MaxShardBytes: maxShard, Base: opts.base,
-		ModelName: opts.modelName, MetadataFile: opts.metadata, VocabOnly: opts.vocabOnly, DryRun: opts.dryRun}
+		ModelName: opts.modelName, MetadataFile: opts.metadata, VocabOnly: opts.vocabOnly, DryRun: opts.dryRun,
+		AllowOverflow: opts.allowOverflow}
 	if opts.splitMaxSize != "" {
 		if copts.SplitMaxBytes, err = parseSize("split-max-size", opts.splitMaxSize); err != nil {
 			return err

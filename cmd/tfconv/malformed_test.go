@@ -780,7 +780,8 @@ func corpus(t *testing.T) []corpusCase {
 	ok("ok-st-zero-element.safetensors", "valid", stFile(`{"a":{"dtype":"F32","shape":[0,4],"data_offsets":[0,0]},"b":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}`, seq32(1)))
 	ok("ok-st-scalar.safetensors", "valid", stFile(`{"a":{"dtype":"F32","shape":[],"data_offsets":[0,4]}}`, seq32(1)))
 	ok("ok-st-unicode-names.safetensors", "valid", stFile(`{"模型.层.0":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"😀\u00e9":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}`, seq32(2)))
-	ok("ok-st-inf.safetensors", "valid", stFile(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}`, f32s(1, inf32)), "inf-in-weights")
+	add(corpusCase{name: "ok-st-inf.safetensors", class: "valid", valid: true, data: stFile(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}`, f32s(1, inf32)),
+		rules: []string{"inf-in-weights"}, exit: map[string]int{"check": 1}, note: "Inf weights are readable; check reports them as an error"})
 	add(corpusCase{name: "ok-st-nan.safetensors", class: "valid", valid: true, data: stFile(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}`, f32s(nan32, 1)),
 		rules: []string{"nan-in-weights"}, exit: map[string]int{"check": 1}, note: "NaN weights are readable; check reports them as an error"})
 	ok("ok-st-unpadded-header.safetensors", "valid", stRaw(uint64(len(`{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}`)), `{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}`, []byte{7}), "st-header-unaligned")
@@ -794,7 +795,8 @@ func corpus(t *testing.T) []corpusCase {
 		data:  ggWith(2, 0, nil, func(g *gg) { g.tinfo("a", ggmlF32, 0, 4, 0).tinfo("b", ggmlF32, 0, 8) }, 32, seq32(8)),
 		rules: []string{"gguf-zero-dim"}, exit: map[string]int{"check": 1, "quantize": 2, "convert": 2}, note: zeroDimNote})
 	ok("ok-gguf-unicode-names.gguf", "valid", ggWith(1, 1, func(g *gg) { g.kvStr("général.名前", "ü") }, func(g *gg) { g.tinfo("層.0.😀", ggmlF32, 0, 8) }, 32, seq32(8)))
-	ok("ok-gguf-inf-f16.gguf", "valid", ggWith(1, 0, nil, func(g *gg) { g.tinfo("a", ggmlF16, 0, 16) }, 32, append([]byte{0x00, 0x7c, 0x00, 0xfc}, make([]byte, 28)...)), "inf-in-weights")
+	add(corpusCase{name: "ok-gguf-inf-f16.gguf", class: "valid", valid: true, data: ggWith(1, 0, nil, func(g *gg) { g.tinfo("a", ggmlF16, 0, 16) }, 32, append([]byte{0x00, 0x7c, 0x00, 0xfc}, make([]byte, 28)...)),
+		rules: []string{"inf-in-weights"}, exit: map[string]int{"check": 1}, note: "Inf weights are readable; check reports them as an error"})
 	add(corpusCase{name: "ok-gguf-nan-f16.gguf", class: "valid", valid: true, data: ggWith(1, 0, nil, func(g *gg) { g.tinfo("a", ggmlF16, 0, 16) }, 32, append([]byte{0x01, 0x7e}, make([]byte, 30)...)),
 		rules: []string{"nan-in-weights"}, exit: map[string]int{"check": 1}, note: "NaN weights are readable; check reports them as an error"})
 	ok("ok-gguf-nested-array.gguf", "valid", ggWith(0, 1, func(g *gg) { g.str("k").u32(ggArr).u32(ggArr).u64(1).u32(ggU8).u64(2).raw(1, 2) }, nil, 32, nil), "gguf-nested-array")

@@ -18,6 +18,7 @@ type mergeLoRAOptions struct {
 	force              bool
 	json               bool
 	progress           bool
+	allowOverflow      bool
 }
 
 func newCmdMergeLoRA(a *app) *cobra.Command {
@@ -42,7 +43,9 @@ modules_to_save are refused by name.
 OUT and --to, --outtype, --force are as for 'tfconv convert' (a .gguf file,
 a .tfn file or a Hugging Face directory; GGUF from a Hugging Face base is
 convert_hf_to_gguf.py's layout). The merge streams: each merged weight is
-computed when the writer reaches it (memory about one tensor).
+computed when the writer reaches it (memory about one tensor). A merged value
+beyond the range of the base's dtype (f16: 65504) is an error naming the
+tensor unless --allow-overflow, which writes it as ±Inf and reports it.
 
 --json prints convert's report with "lora": {"adapter", "rank", "alpha",
 "rslora", "scale", "merged"}.`,
@@ -58,6 +61,7 @@ computed when the writer reaches it (memory about one tensor).
 	f.Float64Var(&opts.scale, "scale", 1, "multiplies the adapter's own scale (llama.cpp's --lora-scaled)")
 	f.BoolVar(&opts.force, "force", false, "replace an existing OUT (a folder: only the files the output has, others kept)")
 	f.BoolVar(&opts.json, "json", false, "print the report as JSON")
+	f.BoolVar(&opts.allowOverflow, "allow-overflow", false, "write merged values beyond the base dtype's range (f16: 65504) as ±Inf instead of failing; the tensors and counts are reported")
 	addProgressFlag(cmd, &opts.progress)
 	return cmd
 }
@@ -68,7 +72,7 @@ func runMergeLoRA(a *app, opts *mergeLoRAOptions) error {
 	}
 	mo := convert.MergeOptions{Scale: opts.scale, Options: convert.Options{To: convert.Format(strings.ToLower(opts.to)),
 		OutType: strings.ToLower(opts.outType), Force: opts.force, MaxShardBytes: convert.DefaultMaxShardBytes,
-		Progress: a.progressOut(opts.progress)}}
+		Progress: a.progressOut(opts.progress), AllowOverflow: opts.allowOverflow}}
 	rep, err := convert.MergeLoRA(opts.base, opts.adapter, opts.dst, mo)
 	if err != nil {
 		return err

@@ -43,6 +43,7 @@ type quantizeOptions struct {
 	calibCtx      int
 	pruneLayers   string
 	output        string
+	allowOverflow bool
 }
 
 func newCmdQuantize(a *app) *cobra.Command {
@@ -104,6 +105,12 @@ llama-quantize's positional form works too: 'quantize SRC DST Q4_K_M 8' is
 llama-quantize's ftype numbers: 15 is q4_k_m); -o DST may take DST's place.
 -t is --threads, -f --calib and -c --calib-ctx.
 
+A value beyond the range of its tensor's type (an f16 value past 65504, a
+block whose f16 scale overflows) is an error naming the tensor, how many
+values and the largest, and nothing is written; --tensor-type NAME=f32 (or
+bf16) keeps that tensor wide, and --allow-overflow writes them as ±Inf and
+reports the tensors and counts ("overflow" in --json).
+
 Output (--to, else from DST as convert guesses it: .gguf is GGUF, .tfn
 native, anything else a Hugging Face directory): GGUF (metadata kept in order,
 general.file_type set to llama.cpp's ftype and moved last; not for int8,
@@ -153,6 +160,7 @@ model*.safetensors files removed, every other file kept, each one named;
 	f.IntVarP(&opts.calibCtx, "calib-ctx", "c", 128, "tokens per chunk of --calib (context)")
 	f.StringVar(&opts.pruneLayers, "prune-layers", "", "comma-separated layers (blocks) to drop, e.g. 1,3; later blocks are renumbered and block_count lowered, as llama-quantize --prune-layers (GGUF and native output)")
 	f.BoolVar(&opts.keepSplit, "keep-split", false, "GGUF split set input: write one output shard per input shard, named DST-0000i-of-0000n.gguf (DST without .gguf), as llama-quantize --keep-split")
+	f.BoolVar(&opts.allowOverflow, "allow-overflow", false, "write values beyond a tensor type's range (f16: 65504) as ±Inf instead of failing; the tensors and counts are reported")
 	f.BoolVar(&opts.requantize, "allow-requantize", false, "re-encode a source that is already integer-quantized (ggml block types, int8, GPTQ, AWQ) into another quantized type; the error is then measured against its dequantized weights")
 	cmd.Long += "\n\n" + quantizeTypeList()
 	return cmd
@@ -237,6 +245,10 @@ type quantizeTensorJSON struct {
 	// SQNRdB is null when the output is exact (infinite SQNR).
 	SQNRdB *float64 `json:"sqnr_db"`
 	Reason string   `json:"reason"`
+	// Overflow counts the values written as ±Inf (--allow-overflow), and
+	// OverflowMaxAbs is the largest of their magnitudes.
+	Overflow       int64   `json:"overflow,omitempty"`
+	OverflowMaxAbs float32 `json:"overflow_max_abs,omitempty"`
 }
 
 func runQuantize(a *app, opts *quantizeOptions) error {
@@ -253,7 +265,8 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 	fo := quantize.FileOptions{
 		Options: quantize.Options{Target: target, Pure: opts.pure, KeepOutput: opts.keepOutput, KeepSplit: opts.keepSplit},
 		To:      opts.to, Force: opts.force, Requantize: opts.requantize, DryRun: opts.dryRun, Threads: opts.threads,
-		Note: func(msg string) { fmt.Fprintln(a.err, msg) },
+		AllowOverflow: opts.allowOverflow,
+		Note:          func(msg string) { fmt.Fprintln(a.err, msg) },
 	}
 	for _, s := range opts.tensorTypes {
 		o, err := quantize.ParseOverride(s)
@@ -326,11 +339,18 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 
 func quantizePrint(a *app, opts *quantizeOptions, frep *quantize.FileReport) error {
 	rep, measured := frep.Report, frep.MeasuredAgainst
+	for _, t := range rep.Tensors {
+		if t.Overflow > 0 {
+			fmt.Fprintf(a.err, "tfconv: warning: overflow (--allow-overflow): tensor %q: %d value(s) beyond %v's range written as ±Inf (largest magnitude %g)\n",
+				t.Name, t.Overflow, t.Type, t.OverflowMaxAbs)
+		}
+	}
 	if opts.json {
 		j := quantizeJSON{Tensors: []quantizeTensorJSON{}, TotalBytes: rep.TotalBytes, BitsPerWeight: rep.BitsPerWeight,
 			MeasuredAgainst: measured, Replaced: nonNil(frep.Replaced), RemovedStale: nonNil(frep.RemovedStale)}
 		for _, t := range rep.Tensors {
-			tj := quantizeTensorJSON{Name: t.Name, Type: t.Type.String(), Bytes: t.Bytes, RMSE: t.RMSE, MaxAbs: t.MaxAbs, Reason: t.Reason}
+			tj := quantizeTensorJSON{Name: t.Name, Type: t.Type.String(), Bytes: t.Bytes, RMSE: t.RMSE, MaxAbs: t.MaxAbs, Reason: t.Reason,
+				Overflow: t.Overflow, OverflowMaxAbs: t.OverflowMaxAbs}
 			if !math.IsInf(t.SQNR, 0) && !math.IsNaN(t.SQNR) {
 				v := t.SQNR
 				tj.SQNRdB = &v
