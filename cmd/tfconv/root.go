@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tfconv/tfconv/internal/atomicfile"
+	"github.com/tfconv/tfconv/internal/progress"
 )
 
 // Exit codes shared by every command (documented in the README).
@@ -44,7 +45,8 @@ type app struct {
 
 // Main runs tfconv with the given arguments and returns the exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
-	defer handleSignals()()
+	stderr = progress.NewLine(stderr) // a message ends any progress line first
+	defer handleSignals(stderr)()
 	defer atomicfile.SetWarn(func(msg string) { fmt.Fprintln(stderr, "tfconv: warning:", msg) })()
 	a := &app{out: stdout, err: stderr}
 	root := newRootCmd(a)

@@ -16,8 +16,9 @@ import (
 )
 
 // IsTerminal reports whether w is a terminal.
+// A writer that wraps a file (progress.Line) says so with an Fd method.
 func IsTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+	f, ok := w.(interface{ Fd() uintptr })
 	if !ok {
 		return false
 	}
@@ -141,7 +142,7 @@ func (t *Table) fitWidths(width int) []int {
 // TerminalWidth is the width in columns of the terminal w writes to: the
 // window size the kernel reports, else $COLUMNS, else 0 (unknown).
 func TerminalWidth(w io.Writer) int {
-	if f, ok := w.(*os.File); ok {
+	if f, ok := w.(interface{ Fd() uintptr }); ok {
 		if n := windowWidth(f.Fd()); n > 0 {
 			return n
 		}
