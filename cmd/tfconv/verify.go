@@ -71,8 +71,13 @@ pair, the coarser weight type of the two models:
   f16    1e-5          0.98       1e-5
   bf16   2e-4          0.95       2e-4
   q8_0   2e-3          0.90       2e-3    (Q8_0, Q8_K, I8, F8)
-  q4     0.25          0.40       0.3     (every type below 8 bits)
---pair NAME picks a row; --max-kld, --min-top1 and --layer-nmse override one
+  q4     0.25          0.40       0.3     (4.5 bits: Q4_0, Q4_K, IQ4_NL)
+Every type below 8 bits has limits of its own, derived from its bits per
+weight through q4's and q8_0's (the KLD and NMSE limits log-linearly, top-1
+linearly; at most 3 nats, at least 0.05, NMSE at most 1): q6_k 0.021 / 0.66 /
+0.023, q5_k 0.075 / 0.53 / 0.087, q3_k 0.90 / 0.27 / 1, q2_k 2.4 / 0.17 / 1,
+iq2_xxs and iq1_s 3 / 0.10 and 0.05 / 1; the pair is the coarsest type's.
+--pair NAME picks a row or a type (--pair iq2_xxs); --max-kld, --min-top1 and --layer-nmse override one
 limit. A block departs when its NMSE exceeds the layer limit, or when it
 multiplies the previous block's NMSE by 10 or more while above 1% of the limit;
 first_divergent_layer is the first such block (null when none).
@@ -109,7 +114,7 @@ Exit codes: 0 within the thresholds, 1 a threshold crossed, 2 input error.`,
 	f.Float64Var(&opts.maxKLD, "max-kld", 0, "maximum mean KLD (default: the precision pair's)")
 	f.Float64Var(&opts.minTop1, "min-top1", 0, "minimum top-1 agreement (default: the precision pair's)")
 	f.Float64Var(&opts.layerNMSE, "layer-nmse", 0, "maximum per-block hidden-state NMSE (default: the precision pair's)")
-	f.StringVar(&opts.pair, "pair", "", "use the default thresholds of this precision pair: f32|f16|bf16|q8_0|q4")
+	f.StringVar(&opts.pair, "pair", "", "use the default thresholds of this precision pair (f32|f16|bf16|q8_0|q4) or weight type (q6_k, iq2_xxs, …)")
 	f.IntVar(&opts.threads, "threads", 0, "kernel threads (0: all CPUs)")
 	f.BoolVar(&opts.force, "force", false, "replace existing --report / --save-baseline files")
 	f.BoolVar(&opts.positions, "positions", false, "print the per-position table")
