@@ -42,3 +42,32 @@ func TestProgressFlag(t *testing.T) {
 		os.Remove(filepath.Join(tmp, "q.gguf"))
 	}
 }
+
+// TestProgressCountsBytes: quantize and diff, which read the tensors'
+// bytes, count their progress in bytes (of the whole source: the sample is
+// 3.7 MiB of tensors) and end the line with the time taken.
+func TestProgressCountsBytes(t *testing.T) {
+	t.Parallel()
+	tiny := "../../testdata/tiny-fortunes/tiny-fortunes-Q8_0.gguf"
+	for _, c := range []struct {
+		label string
+		args  []string
+	}{
+		{"quantize", []string{"quantize", tiny, filepath.Join(t.TempDir(), "q.gguf"), "--type", "q4_0", "--allow-requantize"}},
+		{"diff", []string{"diff", tiny, tiny}},
+	} {
+		code, _, errOut := run(t, append(c.args, "--progress")...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", c.label, code, errOut)
+		}
+		lines := strings.Split(errOut, "\r")
+		last := strings.TrimSpace(lines[len(lines)-1])
+		total := "3.7 MiB" // the sample's tensor bytes, 3895552
+		if c.label == "diff" {
+			total = "7.4 MiB" // both files' tensors
+		}
+		if !strings.HasPrefix(last, c.label+": "+total+" / "+total+" (100.0%)") || !strings.Contains(last, " in ") {
+			t.Errorf("%s: last progress line %q, want %s counted in bytes and the time taken", c.label, last, total)
+		}
+	}
+}

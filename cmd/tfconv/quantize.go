@@ -239,15 +239,15 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 				Progress: func(done, total int64) { cal.Set(done, total) }})
 		}
 	}
-	// One progress line on a terminal (or with --progress); piped stderr
-	// stays clean. It starts with the first tensor, so that its rate and
-	// ETA leave out the calibration before it.
+	// One progress line on a terminal (or with --progress), in bytes of
+	// the source read; piped stderr stays clean. It starts with the first
+	// tensor, so that its rate and ETA leave out the calibration before it.
 	var meter *progress.Meter
-	fo.Progress = func(i, n int, name string) {
+	fo.ProgressBytes = func(done, total int64) {
 		if meter == nil {
-			meter = progress.New(a.progressOut(opts.progress), "quantize", int64(n), progress.Items, "tensors")
+			meter = progress.New(a.progressOut(opts.progress), "quantize", total, progress.Bytes, "")
 		}
-		meter.Set(int64(i), int64(n))
+		meter.Set(done, total)
 	}
 	rep, err := quantize.File(opts.src, opts.dst, fo)
 	meter.Finish()
