@@ -27,6 +27,7 @@ type generateOptions struct {
 	threads       int
 	json          bool
 	matchLlamaCpp bool // model.LoadOptions.MatchLlamaCpp (--match-llamacpp)
+	progress      bool // the load's progress line (model.LoadOptions.Progress)
 }
 
 func newCmdGenerate(a *app) *cobra.Command {
@@ -61,6 +62,7 @@ search with transformers' semantics (--length-penalty, --early-stopping);
 	f.IntVar(&opts.threads, "threads", 0, "kernel threads (default: all CPUs)")
 	f.BoolVar(&opts.json, "json", false, "print JSON")
 	addMatchLlamaCppFlag(cmd, &opts.matchLlamaCpp)
+	addProgressFlag(cmd, &opts.progress)
 	return cmd
 }
 
@@ -77,7 +79,7 @@ func runGenerate(a *app, opts *generateOptions) error {
 	if opts.maxNew < 0 || opts.beams < 1 || opts.temperature < 0 || opts.topK < 0 || opts.topP <= 0 || opts.topP > 1 {
 		return fmt.Errorf("generate: --max-new ≥ 0, --beams ≥ 1, --temperature ≥ 0, --top-k ≥ 0 and 0 < --top-p ≤ 1")
 	}
-	m, err := model.Load(opts.path, model.LoadOptions{Threads: opts.threads, MatchLlamaCpp: opts.matchLlamaCpp})
+	m, err := model.Load(opts.path, model.LoadOptions{Threads: opts.threads, MatchLlamaCpp: opts.matchLlamaCpp, Progress: a.progressOut(opts.progress)})
 	if err != nil {
 		return err
 	}

@@ -43,8 +43,8 @@ func TestProgressFlag(t *testing.T) {
 	}
 }
 
-// TestProgressCountsBytes: quantize, diff and check, which read the
-// tensors' bytes, count their progress in bytes (of the whole source: the sample is
+// TestProgressCountsBytes: quantize, diff, check and every model load,
+// which read the tensors' bytes, count their progress in bytes (of the whole source: the sample is
 // 3.7 MiB of tensors) and end the line with the time taken.
 func TestProgressCountsBytes(t *testing.T) {
 	t.Parallel()
@@ -56,6 +56,8 @@ func TestProgressCountsBytes(t *testing.T) {
 		{"quantize", []string{"quantize", tiny, filepath.Join(t.TempDir(), "q.gguf"), "--type", "q4_0", "--allow-requantize"}},
 		{"diff", []string{"diff", tiny, tiny}},
 		{"check", []string{"check", tiny}},
+		{"load", []string{"run", tiny, "--tokens", "1,15"}}, // reading the weights
+		{"load", []string{"generate", tiny, "--tokens", "1,15", "--max-new", "1"}},
 	} {
 		code, _, errOut := run(t, append(c.args, "--progress")...)
 		if code != 0 {

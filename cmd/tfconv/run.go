@@ -30,6 +30,7 @@ type modelRunOptions struct {
 	tokenTypes    string
 	threads       int
 	matchLlamaCpp bool // model.LoadOptions.MatchLlamaCpp (--match-llamacpp)
+	progress      bool // the load's progress line (model.LoadOptions.Progress)
 	out           string
 	force         bool
 	json          bool
@@ -71,6 +72,7 @@ input token, each below the model's type_vocab_size (default: all 0).`,
 	f.StringVar(&opts.tokenTypes, "token-types", "", "BERT token type (segment) ids, one per input token, comma-separated")
 	f.IntVar(&opts.threads, "threads", 0, "kernel threads (default: all CPUs)")
 	addMatchLlamaCppFlag(cmd, &opts.matchLlamaCpp)
+	addProgressFlag(cmd, &opts.progress)
 	f.StringVar(&opts.out, "out", "", "write the JSON result to this file")
 	f.BoolVar(&opts.force, "force", false, "replace an existing --out file")
 	f.BoolVar(&opts.json, "json", false, "print the JSON result on stdout")
@@ -162,7 +164,7 @@ func pieceName(t *tokenizer.Tokenizer, id int) string {
 }
 
 func runModelRun(a *app, opts *modelRunOptions) error {
-	m, err := model.Load(opts.path, model.LoadOptions{Threads: opts.threads, MatchLlamaCpp: opts.matchLlamaCpp})
+	m, err := model.Load(opts.path, model.LoadOptions{Threads: opts.threads, MatchLlamaCpp: opts.matchLlamaCpp, Progress: a.progressOut(opts.progress)})
 	if err != nil {
 		return err
 	}
