@@ -56,6 +56,7 @@ func TestProgressCountsBytes(t *testing.T) {
 		{"quantize", []string{"quantize", tiny, filepath.Join(t.TempDir(), "q.gguf"), "--type", "q4_0", "--allow-requantize"}},
 		{"diff", []string{"diff", tiny, tiny}},
 		{"check", []string{"check", tiny}},
+		{"edit", []string{"edit", tiny, "--set", "general.name=x", "--out", filepath.Join(t.TempDir(), "e.gguf")}},
 		{"load", []string{"run", tiny, "--tokens", "1,15"}}, // reading the weights
 		{"load", []string{"generate", tiny, "--tokens", "1,15", "--max-new", "1"}},
 	} {
@@ -66,8 +67,8 @@ func TestProgressCountsBytes(t *testing.T) {
 		lines := strings.Split(errOut, "\r")
 		last := strings.TrimSpace(lines[len(lines)-1])
 		total := "3.7 MiB" // the sample's tensor bytes, 3895552
-		if c.label == "diff" {
-			total = "7.4 MiB" // both files' tensors
+		if c.label == "diff" || c.label == "edit" {
+			total = "7.4 MiB" // both files' tensors; edit copies, then reads the copy back
 		}
 		if !strings.HasPrefix(last, c.label+": "+total+" / "+total+" (100.0%)") || !strings.Contains(last, " in ") {
 			t.Errorf("%s: last progress line %q, want %s counted in bytes and the time taken", c.label, last, total)
