@@ -156,9 +156,14 @@ func ggufAdapter(c *Checkpoint) *AdapterSummary {
 		if len(t.Shape) == 2 && (a.Rank == 0 || t.Shape[0] > a.Rank) {
 			a.Rank = t.Shape[0]
 		}
-		if _, _, ok := LayerOf(w); ok {
-			w = w[strings.Index(w, ".")+1:] // blk.N.attn_q.weight → N.attn_q.weight
-			w = w[strings.Index(w, ".")+1:] // → attn_q.weight
+		if _, _, ok := LayerOf(w); ok { // blk.N.attn_q.weight, enc.blk.N.… → attn_q.weight
+			parts := strings.Split(w, ".")
+			for i, p := range parts {
+				if _, err := strconv.Atoi(p); err == nil {
+					w = strings.Join(parts[i+1:], ".")
+					break
+				}
+			}
 		}
 		targets[strings.TrimSuffix(w, ".weight")] = true
 	}
