@@ -12,6 +12,7 @@ import (
 	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/convert"
 	"github.com/tfconv/tfconv/imatrix"
+	"github.com/tfconv/tfconv/internal/httprange"
 	"github.com/tfconv/tfconv/internal/output"
 	"github.com/tfconv/tfconv/model"
 	"github.com/tfconv/tfconv/tensor"
@@ -186,8 +187,9 @@ func runInspect(a *app, opts *inspectOptions) error {
 		}
 	}()
 	var im *imatrix.Matrix
-	if s.Type == "imatrix" {
-		// imatrix owns that format's parsing; the summary is its own.
+	if s.Type == "imatrix" && !httprange.IsRemote(opts.path) {
+		// imatrix owns that format's parsing; the summary is its own (it
+		// reads the counts: an imatrix is a few MB).
 		if im, err = imatrix.Open(opts.path); err != nil {
 			return fmt.Errorf("inspect: %w", err)
 		}
@@ -220,6 +222,8 @@ func inspectPrint(w io.Writer, opts *inspectOptions, c *checkpoint.Checkpoint, s
 	switch {
 	case im != nil:
 		inspectImatrixRows(t, im)
+	case s.Type == "imatrix": // a URL: only the header was fetched
+		t.Row("entries", fmt.Sprintf("%d tensors (an in_sum2 and a counts tensor per weight)", s.Tensors))
 	case s.Projector != nil:
 		inspectProjectorRows(t, s)
 	default:
