@@ -242,6 +242,12 @@ func GGUFTensors(s Shape, t tensor.DType) ([]tensor.Info, error) {
 // (F32, F16, BF16 or Q8_0; 1-D tensors are F32) and values drawn from seed.
 // The output is deterministic. w is not closed.
 func WriteGGUF(w io.Writer, s Shape, t tensor.DType, seed uint64) error {
+	return WriteGGUFProgress(w, s, t, seed, nil)
+}
+
+// WriteGGUFProgress is WriteGGUF that also writes every tensor byte to
+// progress (a progress meter: it counts them), when not nil.
+func WriteGGUFProgress(w io.Writer, s Shape, t tensor.DType, seed uint64, progress io.Writer) error {
 	meta, err := GGUFMetadata(s, t)
 	if err != nil {
 		return err
@@ -255,7 +261,7 @@ func WriteGGUF(w io.Writer, s Shape, t tensor.DType, seed uint64) error {
 	if err != nil {
 		return err
 	}
-	if err := writeBodies(gw.Next, specs, ts, seed); err != nil {
+	if err := writeBodies(counted(gw.Next, progress), specs, ts, seed); err != nil {
 		return err
 	}
 	return gw.Close()
@@ -278,6 +284,12 @@ func HFTensors(s Shape, t tensor.DType) ([]tensor.Info, error) {
 // Each file appears whole (temporary file, sync, rename) and replaces a file
 // of the same name.
 func WriteHF(dir string, s Shape, t tensor.DType, seed uint64) error {
+	return WriteHFProgress(dir, s, t, seed, nil)
+}
+
+// WriteHFProgress is WriteHF that also writes every tensor byte to
+// progress (a progress meter: it counts them), when not nil.
+func WriteHFProgress(dir string, s Shape, t tensor.DType, seed uint64, progress io.Writer) error {
 	ts, err := HFTensors(s, t)
 	if err != nil {
 		return err
@@ -301,7 +313,7 @@ func WriteHF(dir string, s Shape, t tensor.DType, seed uint64) error {
 	if err != nil {
 		return err
 	}
-	if err := writeBodies(sw.Next, s.hfTensors(), ts, seed); err != nil {
+	if err := writeBodies(counted(sw.Next, progress), s.hfTensors(), ts, seed); err != nil {
 		sw.Close()
 		return err
 	}
@@ -317,6 +329,20 @@ func WriteHF(dir string, s Shape, t tensor.DType, seed uint64) error {
 		return fmt.Errorf("synth: config.json: %w", err)
 	}
 	return cw.Close()
+}
+
+// counted is next with each body also written to progress (nil: next).
+func counted(next func(string) (io.Writer, error), progress io.Writer) func(string) (io.Writer, error) {
+	if progress == nil {
+		return next
+	}
+	return func(name string) (io.Writer, error) {
+		w, err := next(name)
+		if err != nil {
+			return nil, err
+		}
+		return io.MultiWriter(w, progress), nil
+	}
 }
 
 // committer makes Close commit an atomic file.
