@@ -9,6 +9,10 @@ import "github.com/spf13/cobra"
 // setExamples fills them in once the commands are built. A command that
 // sets its own Example keeps it.
 var examples = map[string]string{
+	"tfconv": `  tfconv convert ./Qwen2.5-0.5B-Instruct qwen2.5-0.5b-f16.gguf
+  tfconv quantize qwen2.5-0.5b-f16.gguf qwen2.5-0.5b-Q4_K_M.gguf --type q4_k_m
+  tfconv verify qwen2.5-0.5b-f16.gguf qwen2.5-0.5b-Q4_K_M.gguf
+  tfconv inspect qwen2.5-0.5b-Q4_K_M.gguf`,
 	"inspect": `  tfconv inspect Llama-3.2-1B-Instruct-Q4_K_M.gguf
   tfconv inspect ./Qwen2.5-0.5B-Instruct --tensors
   tfconv inspect model.gguf --ctx 8192 --kv-type q8_0
@@ -57,10 +61,10 @@ var examples = map[string]string{
   tfconv edit model.gguf --delete general.url`,
 }
 
-// setExamples gives each command of root its entry of examples, unless it
-// has an Example of its own.
+// setExamples gives root and each of its commands its entry of examples
+// (root's under "tfconv"), unless it has an Example of its own.
 func setExamples(root *cobra.Command) {
-	for _, c := range root.Commands() {
+	for _, c := range append(root.Commands(), root) {
 		if c.Example == "" {
 			c.Example = examples[c.Name()]
 		}
