@@ -104,9 +104,15 @@ func (s *Summary) ggufKind(c *Checkpoint) {
 	switch s.Type {
 	case "mmproj":
 		p := &ProjectorSummary{}
+		// clip-impl.h's KEY_PROJ_TYPE; a projector of mixed modalities
+		// names one per encoder instead.
 		p.ProjectorType, _ = m.Str("clip.projector_type")
-		if p.ProjectorType == "" {
-			p.ProjectorType, _ = m.Str("clip.vision.projector_type")
+		for _, k := range []string{"clip.vision.projector_type", "clip.audio.projector_type"} {
+			if v, ok := m.Str(k); ok && p.ProjectorType == "" {
+				p.ProjectorType = v
+			} else if ok && v != p.ProjectorType {
+				p.ProjectorType += " + " + v
+			}
 		}
 		if v, ok := m.Get("clip.has_vision_encoder"); ok {
 			p.HasVision, _ = v.BoolValue()
