@@ -17,6 +17,7 @@ import (
 	"github.com/tfconv/tfconv/formats/pytorch"
 	"github.com/tfconv/tfconv/formats/safetensors"
 	"github.com/tfconv/tfconv/internal/httprange"
+	"github.com/tfconv/tfconv/internal/progress"
 	"github.com/tfconv/tfconv/sniff"
 	"github.com/tfconv/tfconv/tensor"
 )
@@ -53,7 +54,36 @@ type Report struct {
 
 	counts map[[2]string]int // findings per file and rule, for MaxPerRule
 	remote bool              // files are URLs, read with HTTP range requests
+
+	// meter counts the tensor bytes scanned against those known so far
+	// (a shard's are added when the shard is opened); nil: silent.
+	meter           *progress.Meter
+	scanned, toScan int64
 }
+
+// expect adds the bytes of infos to those the scan will read.
+func (r *Report) expect(infos ...tensor.Info) {
+	for _, t := range infos {
+		r.toScan += t.Size
+	}
+	r.meter.Set(r.scanned, r.toScan)
+}
+
+// didScan counts n bytes read by the scan.
+func (r *Report) didScan(n int64) {
+	r.scanned += n
+	r.meter.Set(r.scanned, r.toScan)
+}
+
+// Options tune CheckWith.
+type Options struct {
+	// Progress, when not nil, receives a progress line of the bytes the
+	// scan for NaN, Inf and checksums reads (every tensor's), with ETA.
+	Progress io.Writer
+}
+
+// Check is CheckWith without options.
+func Check(path string) (*Report, error) { return CheckWith(path, Options{}) }
 
 // OK reports whether no finding is an error (warnings are allowed).
 func (r *Report) OK() bool {
@@ -75,13 +105,19 @@ func (r *Report) HasRule(id string) bool {
 	return false
 }
 
-// Check validates the checkpoint at path (see the package doc for what it
+// CheckWith validates the checkpoint at path (see the package doc for what it
 // reads) and returns every finding. The error is for files that cannot be
 // read at all (missing, unreadable, a directory without a checkpoint);
 // defects of the content are findings, never errors.
-func Check(path string) (*Report, error) {
+func CheckWith(path string, o Options) (*Report, error) {
+	meter := progress.New(o.Progress, "check", 0, progress.Bytes, "")
+	defer meter.Finish()
+	return checkPath(path, meter)
+}
+
+func checkPath(path string, meter *progress.Meter) (*Report, error) {
 	if httprange.IsRemote(path) {
-		return checkRemote(path)
+		return checkRemote(path, meter)
 	}
 	st, err := os.Stat(path)
 	if err != nil {
@@ -93,7 +129,7 @@ func Check(path string) (*Report, error) {
 			safetensors.AdapterName, pytorch.AdapterName} {
 			p := filepath.Join(path, name)
 			if _, err := os.Stat(p); err == nil {
-				r, err := Check(p)
+				r, err := checkPath(p, meter)
 				if r != nil {
 					r.Path = path
 				}
@@ -116,18 +152,18 @@ func Check(path string) (*Report, error) {
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
 		return nil, fmt.Errorf("check: %s: %w", path, err)
 	}
-	return checkFile(&Report{Path: path}, path, head[:n])
+	return checkFile(&Report{Path: path, meter: meter}, path, head[:n])
 }
 
 // checkRemote checks a file or set read over HTTP (URLs as inspect takes
 // them): the same walk, each file read with range requests. A bare
 // hf://ORG/REPO checks its model.safetensors, else its index.
-func checkRemote(path string) (*Report, error) {
+func checkRemote(path string, meter *progress.Meter) (*Report, error) {
 	u, _, err := httprange.Locate(path, safetensors.FolderNames)
 	if err != nil {
 		return nil, fmt.Errorf("check: %w", err)
 	}
-	r := &Report{Path: path, remote: true}
+	r := &Report{Path: path, remote: true, meter: meter}
 	if _, _, _, ok := gguf.ParseSplitName(u); ok {
 		// Every shard is read by the split walk itself.
 		return checkFile(r, u, []byte("GGUF"))

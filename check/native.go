@@ -36,6 +36,10 @@ func checkNative(r *Report, path string) error {
 	}
 	checkInt8Scales(r, placed(path, infos))
 	var s scanner
+	r.expect(infos...)
+	for _, a := range nf.Aux {
+		r.expect(tensor.Info{Size: a.Size})
+	}
 	for _, a := range nf.Aux {
 		h := crc32.New(castagnoli)
 		info := tensor.Info{Name: a.Name, Offset: a.Offset, Size: a.Size}

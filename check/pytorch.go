@@ -49,6 +49,9 @@ func checkPyTorch(r *Report, path string) ([]placedInfo, error) {
 	var s scanner
 	var infos []tensor.Info
 	for i := range pf.Tensors {
+		r.expect(pf.Tensors[i].Info)
+	}
+	for i := range pf.Tensors {
 		t := &pf.Tensors[i]
 		infos = append(infos, t.Info)
 		// The scan reads at Info.Offset; a view that is not one run of

@@ -61,6 +61,7 @@ func (s *scanner) scanTensor(r *Report, file string, rd io.ReaderAt, info tensor
 			}
 			return fmt.Errorf("reading %s at %d: %w", tensorItem(info.Name), info.Offset+done, err)
 		}
+		r.didScan(n)
 		if crc != nil {
 			crc.Write(b)
 		}
@@ -104,6 +105,7 @@ func (s *scanner) scanTensor(r *Report, file string, rd io.ReaderAt, info tensor
 // scanAll scans every tensor; a read error stops the scan as one finding.
 func scanAll(r *Report, file string, rd io.ReaderAt, infos []tensor.Info) {
 	var s scanner
+	r.expect(infos...)
 	for _, info := range infos {
 		if err := s.scanTensor(r, file, rd, info, nil); err != nil {
 			r.add("io-error", file, info.Offset, tensorItem(info.Name), "%v", err)

@@ -2,12 +2,14 @@ package checkpoint
 
 import (
 	"encoding/json"
-	"github.com/tfconv/tfconv/arch"
+	"math"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/tfconv/tfconv/arch"
+	"github.com/tfconv/tfconv/formats/gguf"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -60,8 +62,125 @@ type Summary struct {
 	// weights are listed (and counted above) as the float weights they
 	// read as.
 	Quantized *QuantizedSummary `json:"quantized,omitempty"`
-	// Adapter describes a PEFT LoRA adapter (nil for a model).
+	// Adapter describes a PEFT LoRA adapter (nil for a model), or a GGUF
+	// one (general.type "adapter").
 	Adapter *AdapterSummary `json:"adapter,omitempty"`
+	// Type is what a GGUF holds (general.type): "model", "adapter",
+	// "imatrix" or "mmproj" (also said of a file whose architecture is
+	// "clip", as older multimodal projectors are); "" when it does not say.
+	Type string `json:"type,omitempty"`
+	// FileType is a GGUF's general.file_type as llama.h names it
+	// ("Q4_K_M"); "" when the file has none.
+	FileType string `json:"file_type,omitempty"`
+	// Projector describes a multimodal projector (mmproj) GGUF.
+	Projector *ProjectorSummary `json:"projector,omitempty"`
+}
+
+// ProjectorSummary is what the clip.* keys of a multimodal projector GGUF
+// (llama.cpp's mmproj files, tools/mtmd) say; 0 or "" when absent.
+type ProjectorSummary struct {
+	ProjectorType string `json:"projector_type"` // clip.projector_type: "mlp", "ldp", "resampler", "gemma3", …
+	HasVision     bool   `json:"has_vision_encoder"`
+	HasAudio      bool   `json:"has_audio_encoder"`
+	ImageSize     int64  `json:"image_size,omitempty"`     // clip.vision.image_size
+	PatchSize     int64  `json:"patch_size,omitempty"`     // clip.vision.patch_size
+	VisionLayers  int64  `json:"vision_layers,omitempty"`  // clip.vision.block_count
+	VisionWidth   int64  `json:"vision_width,omitempty"`   // clip.vision.embedding_length
+	ProjectionDim int64  `json:"projection_dim,omitempty"` // clip.vision.projection_dim
+	AudioLayers   int64  `json:"audio_layers,omitempty"`   // clip.audio.block_count
+}
+
+// ggufKind fills Type, FileType, Projector and a GGUF adapter's Adapter
+// from a GGUF's metadata and tensor names.
+func (s *Summary) ggufKind(c *Checkpoint) {
+	m := c.Metadata
+	s.Type, _ = m.Str("general.type")
+	if a, _ := m.Str("general.architecture"); a == "clip" && (s.Type == "" || s.Type == "model") {
+		s.Type = "mmproj"
+	}
+	if ft, ok := m.Int("general.file_type"); ok && ft >= 0 && ft <= math.MaxUint32 {
+		s.FileType = gguf.FileType(ft).String()
+	}
+	switch s.Type {
+	case "mmproj":
+		p := &ProjectorSummary{}
+		// clip-impl.h's KEY_PROJ_TYPE; a projector of mixed modalities
+		// names one per encoder instead.
+		p.ProjectorType, _ = m.Str("clip.projector_type")
+		for _, k := range []string{"clip.vision.projector_type", "clip.audio.projector_type"} {
+			if v, ok := m.Str(k); ok && p.ProjectorType == "" {
+				p.ProjectorType = v
+			} else if ok && v != p.ProjectorType {
+				p.ProjectorType += " + " + v
+			}
+		}
+		if v, ok := m.Get("clip.has_vision_encoder"); ok {
+			p.HasVision, _ = v.BoolValue()
+		}
+		if v, ok := m.Get("clip.has_audio_encoder"); ok {
+			p.HasAudio, _ = v.BoolValue()
+		}
+		p.ImageSize, _ = m.Int("clip.vision.image_size")
+		p.PatchSize, _ = m.Int("clip.vision.patch_size")
+		p.VisionLayers, _ = m.Int("clip.vision.block_count")
+		p.VisionWidth, _ = m.Int("clip.vision.embedding_length")
+		p.ProjectionDim, _ = m.Int("clip.vision.projection_dim")
+		p.AudioLayers, _ = m.Int("clip.audio.block_count")
+		s.Projector = p
+	case "adapter":
+		if s.Adapter == nil {
+			s.Adapter = ggufAdapter(c)
+		}
+	}
+}
+
+// ggufAdapter summarizes a LoRA GGUF (convert_lora_to_gguf.py's layout):
+// adapter.type, adapter.lora.alpha, the base model from general.base_model.*
+// and one "W.lora_a" / "W.lora_b" pair per adapted weight W, whose lora_a
+// is [rank, in].
+func ggufAdapter(c *Checkpoint) *AdapterSummary {
+	m := c.Metadata
+	a := &AdapterSummary{Targets: []string{}}
+	a.Type, _ = m.Str("adapter.type")
+	if v, ok := m.Get("adapter.lora.alpha"); ok {
+		a.Alpha, _ = v.Float()
+	}
+	a.BaseModel, _ = m.Str("general.base_model.0.repo_url")
+	if name, ok := m.Str("general.base_model.0.name"); ok {
+		if org, ok := m.Str("general.base_model.0.organization"); ok {
+			name = org + "/" + name
+		}
+		a.BaseModel = name
+	}
+	targets := map[string]bool{}
+	for _, t := range c.Tensors {
+		w, ok := strings.CutSuffix(t.Name, ".lora_a")
+		if !ok {
+			continue
+		}
+		a.Pairs++
+		if len(t.Shape) == 2 && (a.Rank == 0 || t.Shape[0] > a.Rank) {
+			a.Rank = t.Shape[0]
+		}
+		if _, _, ok := LayerOf(w); ok { // blk.N.attn_q.weight, enc.blk.N.… → attn_q.weight
+			parts := strings.Split(w, ".")
+			for i, p := range parts {
+				if _, err := strconv.Atoi(p); err == nil {
+					w = strings.Join(parts[i+1:], ".")
+					break
+				}
+			}
+		}
+		targets[strings.TrimSuffix(w, ".weight")] = true
+	}
+	for t := range targets {
+		a.Targets = append(a.Targets, t)
+	}
+	sort.Strings(a.Targets)
+	if a.Rank > 0 {
+		a.Scale = a.Alpha / float64(a.Rank)
+	}
+	return a
 }
 
 // AdapterSummary describes a PEFT LoRA adapter from its adapter_config.json
@@ -267,6 +386,9 @@ func Summarize(c *Checkpoint) (*Summary, error) {
 	}
 	if s.Architecture == "" || s.Hidden == 0 {
 		s.fromGGUF(c.Metadata)
+	}
+	if c.Format == GGUF {
+		s.ggufKind(c)
 	}
 	// What the names say, where the configuration is silent.
 	if s.Layers == 0 {

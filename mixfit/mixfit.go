@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/tfconv/tfconv/checkpoint"
@@ -32,6 +33,11 @@ type Options struct {
 	// BitsPerWeight, when Budget is 0, sets it: this many bits for each
 	// weight of the plan (tfconv quantize --target-bpw).
 	BitsPerWeight float64
+	// Progress, when set, is called as the measurements go: before the
+	// first with done 0, then after each (one run of the model over the
+	// calibration text: the unquantized model's, then one per tensor and
+	// type tried), with the number there are in all.
+	Progress func(done, total int64)
 }
 
 type option struct {
@@ -68,10 +74,24 @@ func Fit(c *checkpoint.Checkpoint, plan []quantize.Choice, opts Options) ([]quan
 	if opts.Ctx <= 0 || len(opts.Tokens) < 2 {
 		return nil, fmt.Errorf("mixfit: need a calibration text of 2 tokens or more and a chunk size")
 	}
+	var done, trials int64
+	for _, ch := range plan {
+		if !ch.Copy && ch.Type.Quantized() {
+			trials += int64(len(ladderFor(ch)))
+		}
+	}
+	step := func() {
+		if opts.Progress != nil {
+			opts.Progress(done, 1+trials)
+		}
+		done++
+	}
+	step()
 	base, err := run(m, opts)
 	if err != nil {
 		return nil, err
 	}
+	step()
 	out := append([]quantize.Choice(nil), plan...)
 	var fixed int64
 	type cand struct {
@@ -91,14 +111,8 @@ func Fit(c *checkpoint.Checkpoint, plan []quantize.Choice, opts Options) ([]quan
 			fixed += b
 			continue
 		}
-		rowLen := ch.Tensor.Shape.RowLen()
 		var os []option
-		seen := map[tensor.DType]bool{}
-		for _, t := range Ladder {
-			if rowLen%t.BlockSize() != 0 || seen[t] || (needsWeights(t) && int64(len(ch.Importance)) != rowLen) {
-				continue
-			}
-			seen[t] = true
+		for _, t := range ladderFor(ch) {
 			b, err := t.ShapeBytes(ch.Tensor.Shape)
 			if err != nil {
 				return nil, err
@@ -107,6 +121,7 @@ func Fit(c *checkpoint.Checkpoint, plan []quantize.Choice, opts Options) ([]quan
 			if err != nil {
 				return nil, err
 			}
+			step()
 			os = append(os, option{t: t, bytes: b, kld: k})
 		}
 		if len(os) == 0 {
@@ -154,6 +169,21 @@ func Fit(c *checkpoint.Checkpoint, plan []quantize.Choice, opts Options) ([]quan
 		}
 	}
 	return out, nil
+}
+
+// ladderFor are the types of Ladder ch's tensor may take: those its rows
+// divide into blocks, and those needing an importance matrix only when ch
+// has one for every column.
+func ladderFor(ch quantize.Choice) []tensor.DType {
+	rowLen := ch.Tensor.Shape.RowLen()
+	var ts []tensor.DType
+	for _, t := range Ladder {
+		if rowLen%t.BlockSize() != 0 || slices.Contains(ts, t) || (needsWeights(t) && int64(len(ch.Importance)) != rowLen) {
+			continue
+		}
+		ts = append(ts, t)
+	}
+	return ts
 }
 
 // logProbs loads the model in c and runs it (run).

@@ -106,3 +106,33 @@ func TestHull(t *testing.T) {
 		}
 	}
 }
+
+// TestFitProgress: Fit reports its model runs as it goes (quantize
+// --target-bpw's calibration printed nothing for minutes): 0 of N first,
+// then one step per run, ending at N of N.
+func TestFitProgress(t *testing.T) {
+	c, plan := planFor(t)
+	toks := make([]int, 33)
+	for i := range toks {
+		toks[i] = (i*37 + 11) % 1000
+	}
+	planned, _ := dataBytes(t, plan)
+	var calls [][2]int64
+	_, err := Fit(c, plan, Options{Tokens: toks, Ctx: 32, Budget: planned,
+		Progress: func(done, total int64) { calls = append(calls, [2]int64{done, total}) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) < 3 {
+		t.Fatalf("%d progress calls: %v", len(calls), calls)
+	}
+	total := calls[0][1]
+	for i, c := range calls {
+		if c[0] != int64(i) || c[1] != total {
+			t.Fatalf("call %d: %d of %d, want %d of %d (all: %v)", i, c[0], c[1], i, total, calls)
+		}
+	}
+	if last := calls[len(calls)-1]; last[0] != total {
+		t.Errorf("last call %d of %d: not finished", last[0], last[1])
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/internal/hugepages"
+	"github.com/tfconv/tfconv/internal/progress"
 	"github.com/tfconv/tfconv/kernels"
 	"github.com/tfconv/tfconv/quant"
 	"github.com/tfconv/tfconv/tensor"
@@ -166,6 +167,8 @@ type loader struct {
 	// mats are the weight matrices loaded so far (LoadOptions.MatchLlamaCpp
 	// sets their RoundActivations).
 	mats []*kernels.Matrix
+	// meter counts the bytes read (nil: silent).
+	meter *progress.Meter
 }
 
 func (l *loader) fail(err error) {
@@ -196,6 +199,7 @@ func (l *loader) read(name string) (*checkpoint.Tensor, []byte) {
 		l.fail(fmt.Errorf("model: %s: tensor %q: %w", t.File, name, err))
 		return nil, nil
 	}
+	l.meter.Add(t.Size)
 	return t, b
 }
 

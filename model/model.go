@@ -3,12 +3,14 @@ package model
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"sort"
 	"strings"
 
 	spec "github.com/tfconv/tfconv/arch"
 	"github.com/tfconv/tfconv/checkpoint"
+	"github.com/tfconv/tfconv/internal/progress"
 	"github.com/tfconv/tfconv/kernels"
 	"github.com/tfconv/tfconv/tensor"
 	"github.com/tfconv/tfconv/tokenizer"
@@ -77,6 +79,9 @@ type LoadOptions struct {
 	// logits then follow llama.cpp's (the fixtures' README bounds its own
 	// build-to-build variation) instead of transformers'.
 	MatchLlamaCpp bool
+	// Progress, when not nil, receives a progress line of the weight bytes
+	// read ("load: …", with ETA): a large checkpoint takes a while to read.
+	Progress io.Writer
 }
 
 // Input is one sequence to run.
@@ -204,7 +209,16 @@ func LoadCheckpoint(c *checkpoint.Checkpoint, opts LoadOptions) (*Model, error) 
 	if opts.Threads > 0 {
 		kernels.SetThreads(opts.Threads)
 	}
-	m, mats, err := loadFrom(c)
+	var total int64
+	for _, t := range c.Tensors {
+		total += t.Size
+	}
+	meter := progress.New(opts.Progress, "load", total, progress.Bytes, "")
+	m, mats, err := loadFrom(c, meter)
+	if err == nil {
+		meter.Set(total, total) // the tensors it did not read are not needed
+	}
+	meter.Finish()
 	if err != nil {
 		return nil, err
 	}
@@ -225,8 +239,8 @@ func LoadCheckpoint(c *checkpoint.Checkpoint, opts LoadOptions) (*Model, error) 
 
 // loadFrom loads the model in c and returns it with every weight matrix
 // it loaded.
-func loadFrom(c *checkpoint.Checkpoint) (*Model, []*kernels.Matrix, error) {
-	l := &loader{c: c}
+func loadFrom(c *checkpoint.Checkpoint, meter *progress.Meter) (*Model, []*kernels.Matrix, error) {
+	l := &loader{c: c, meter: meter}
 	if c.Format == checkpoint.GGUF || c.Source == checkpoint.GGUF {
 		m, err := loadGGUF(l)
 		return m, l.mats, err

@@ -44,6 +44,9 @@ type FileOptions struct {
 	Refine func(c *checkpoint.Checkpoint, plan []Choice) ([]Choice, error)
 	// Progress is called before each tensor and once at the end with i == n.
 	Progress func(i, n int, name string)
+	// ProgressBytes, when set, is called at the same moments with the
+	// source bytes of the tensors before this one and of them all.
+	ProgressBytes func(done, total int64)
 	// Note, when set, receives one line about a conversion File made of the
 	// source before quantizing it.
 	Note func(msg string)
@@ -223,7 +226,7 @@ func File(src, dst string, o FileOptions) (*FileReport, error) {
 	if err := Check(c, plan, o.Target, format); err != nil {
 		return nil, err
 	}
-	ropts := RunOptions{Threads: o.Threads, Metadata: metadata, Progress: o.Progress, AllowOverflow: o.AllowOverflow}
+	ropts := RunOptions{Threads: o.Threads, Metadata: metadata, Progress: o.progress(plan), AllowOverflow: o.AllowOverflow}
 	switch {
 	case o.DryRun:
 		rep.Report, err = Run(plan, nil, ropts)
@@ -259,10 +262,30 @@ func File(src, dst string, o FileOptions) (*FileReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.Progress != nil {
-		o.Progress(len(plan), len(plan), "")
+	if ropts.Progress != nil {
+		ropts.Progress(len(plan), len(plan), "")
 	}
 	return rep, nil
+}
+
+// progress is the callback Run gets: Progress and ProgressBytes, the
+// latter from the source bytes of plan's tensors; nil when neither is set.
+func (o *FileOptions) progress(plan []Choice) func(i, n int, name string) {
+	if o.Progress == nil && o.ProgressBytes == nil {
+		return nil
+	}
+	before := make([]int64, len(plan)+1) // before[i]: bytes of plan[:i]
+	for i, ch := range plan {
+		before[i+1] = before[i] + ch.Tensor.Size
+	}
+	return func(i, n int, name string) {
+		if o.Progress != nil {
+			o.Progress(i, n, name)
+		}
+		if o.ProgressBytes != nil && i >= 0 && i <= len(plan) {
+			o.ProgressBytes(before[i], before[len(plan)])
+		}
+	}
 }
 
 // keepOpen is a shard being written: its Close leaves the file to the

@@ -28,13 +28,13 @@ func TestWriteHFDirIntoExistingFolder(t *testing.T) {
 		}
 	}
 	s := small(GPT2)
-	if _, err := WriteHFDir(dir, false, s, tensor.F32, 1); !errors.Is(err, atomicfile.ErrExists) {
+	if _, err := WriteHFDir(dir, false, s, tensor.F32, 1, nil); !errors.Is(err, atomicfile.ErrExists) {
 		t.Errorf("without force: %v, want ErrExists", err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "config.json")); string(b) != "old" {
 		t.Errorf("refused write changed config.json to %q", b)
 	}
-	res, err := WriteHFDir(dir, true, s, tensor.F32, 1)
+	res, err := WriteHFDir(dir, true, s, tensor.F32, 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -242,6 +242,12 @@ func GGUFTensors(s Shape, t tensor.DType) ([]tensor.Info, error) {
 // (F32, F16, BF16 or Q8_0; 1-D tensors are F32) and values drawn from seed.
 // The output is deterministic. w is not closed.
 func WriteGGUF(w io.Writer, s Shape, t tensor.DType, seed uint64) error {
+	return WriteGGUFProgress(w, s, t, seed, nil)
+}
+
+// WriteGGUFProgress is WriteGGUF that also writes every tensor byte to
+// progress (a progress meter: it counts them), when not nil.
+func WriteGGUFProgress(w io.Writer, s Shape, t tensor.DType, seed uint64, progress io.Writer) error {
 	meta, err := GGUFMetadata(s, t)
 	if err != nil {
 		return err
@@ -255,7 +261,7 @@ func WriteGGUF(w io.Writer, s Shape, t tensor.DType, seed uint64) error {
 	if err != nil {
 		return err
 	}
-	if err := writeBodies(gw.Next, specs, ts, seed); err != nil {
+	if err := writeBodies(counted(gw.Next, progress), specs, ts, seed); err != nil {
 		return err
 	}
 	return gw.Close()
@@ -275,7 +281,7 @@ func HFTensors(s Shape, t tensor.DType) ([]tensor.Info, error) {
 // WriteHF writes a Hugging Face checkpoint folder dir, as WriteHFDir with
 // force: into an existing folder it replaces the files of the same names.
 func WriteHF(dir string, s Shape, t tensor.DType, seed uint64) error {
-	_, err := WriteHFDir(dir, true, s, t, seed)
+	_, err := WriteHFDir(dir, true, s, t, seed, nil)
 	return err
 }
 
@@ -285,9 +291,10 @@ func WriteHF(dir string, s Shape, t tensor.DType, seed uint64) error {
 // (safetensors.WriteFolder: the files appear whole or not at all; an
 // existing folder that is not empty is written into only with force, which
 // replaces the files of the same names and an earlier save's stale weight
-// files and keeps every other file). The result names the files replaced
-// and removed.
-func WriteHFDir(dir string, force bool, s Shape, t tensor.DType, seed uint64) (atomicfile.DirResult, error) {
+// files and keeps every other file). Every tensor byte is also written to
+// progress (a progress meter: it counts them) when it is not nil. The
+// result names the files replaced and removed.
+func WriteHFDir(dir string, force bool, s Shape, t tensor.DType, seed uint64, progress io.Writer) (atomicfile.DirResult, error) {
 	ts, err := HFTensors(s, t)
 	if err != nil {
 		return atomicfile.DirResult{}, err
@@ -303,7 +310,21 @@ func WriteHFDir(dir string, force bool, s Shape, t tensor.DType, seed uint64) (a
 	}
 	meta := tensor.Metadata{{Key: "format", Value: tensor.String("pt")}}
 	return safetensors.WriteFolder(dir, force, map[string][]byte{"config.json": cfg}, ts, MaxShardBytes, meta,
-		func(next func(string) (io.Writer, error)) error { return writeBodies(next, s.hfTensors(), ts, seed) })
+		func(next func(string) (io.Writer, error)) error { return writeBodies(counted(next, progress), s.hfTensors(), ts, seed) })
+}
+
+// counted is next with each body also written to progress (nil: next).
+func counted(next func(string) (io.Writer, error), progress io.Writer) func(string) (io.Writer, error) {
+	if progress == nil {
+		return next
+	}
+	return func(name string) (io.Writer, error) {
+		w, err := next(name)
+		if err != nil {
+			return nil, err
+		}
+		return io.MultiWriter(w, progress), nil
+	}
 }
 
 // HFConfig returns the config.json WriteHF writes: the keys transformers

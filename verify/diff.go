@@ -169,10 +169,22 @@ func DiffProgress(a, b *checkpoint.Checkpoint, ca, cb Canonicalizer, w io.Writer
 		byB[t.Name] = t
 	}
 	seen := make(map[string]bool, len(ta))
-	meter := progress.New(w, "diff", int64(len(ta)), progress.Items, "tensors")
+	// The bytes of both tensors of each pair, which the comparison reads.
+	pairBytes := func(x CanonicalTensor) int64 {
+		n := x.Tensor.Size
+		if y, ok := byB[x.Name]; ok {
+			n += y.Tensor.Size
+		}
+		return n
+	}
+	var total int64
+	for _, x := range ta {
+		total += pairBytes(x)
+	}
+	meter := progress.New(w, "diff", total, progress.Bytes, "")
 	defer meter.Finish()
 	for _, x := range ta {
-		meter.Add(1)
+		meter.Add(pairBytes(x))
 		if seen[x.Name] {
 			return nil, fmt.Errorf("verify: %s: two tensors map to %q", a.Path, x.Name)
 		}

@@ -30,11 +30,11 @@ func Files(ref, cand string, o FileOptions) (*Report, error) {
 			return nil, err
 		}
 	}
-	mr, err := model.Load(ref, model.LoadOptions{Threads: o.Threads})
+	mr, err := model.Load(ref, model.LoadOptions{Threads: o.Threads, Progress: o.Progress})
 	if err != nil {
 		return nil, err
 	}
-	mc, err := model.Load(cand, model.LoadOptions{Threads: o.Threads})
+	mc, err := model.Load(cand, model.LoadOptions{Threads: o.Threads, Progress: o.Progress})
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +58,7 @@ func FilesBaseline(baseline, path string, o FileOptions) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := model.Load(path, model.LoadOptions{Threads: o.Threads})
+	m, err := model.Load(path, model.LoadOptions{Threads: o.Threads, Progress: o.Progress})
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +76,7 @@ func SaveBaseline(path, dst string, o FileOptions) (*Baseline, error) {
 	if err := atomicfile.CheckDest(dst, o.Force, path); err != nil {
 		return nil, err
 	}
-	m, err := model.Load(path, model.LoadOptions{Threads: o.Threads})
+	m, err := model.Load(path, model.LoadOptions{Threads: o.Threads, Progress: o.Progress})
 	if err != nil {
 		return nil, err
 	}

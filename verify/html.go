@@ -13,7 +13,7 @@ import (
 const (
 	plotW, plotH       = 900, 280
 	plotL, plotR       = 70, 20 // left and right margins (axis labels)
-	plotT, plotB       = 20, 45 // top and bottom margins
+	plotT, plotB       = 20, 58 // top and bottom margins (ticks, token labels, axis name)
 	heatSize           = 380    // side of one attention heat map
 	logFloor           = 1e-12  // values below are drawn at the floor of a log axis
 	maxHeatmapPosition = 256    // larger attention maps are not drawn (one rect per cell)
@@ -43,6 +43,8 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}
 .pass{color:#11772d;font-weight:600} .fail{color:#b3001b;font-weight:600} .dep{background:#fde2e4}
 .maps{display:flex;gap:24px;flex-wrap:wrap} figure{margin:0} figcaption{font-size:14px;text-align:center}
 svg text{font:12px system-ui,sans-serif;fill:#333} code{font-size:13px}
+svg text.tok{font-size:9px}
+.prompt{white-space:pre-wrap;margin:4px 0 12px;padding:6px 12px;border-left:3px solid #ccc;background:#fafafa;max-height:12em;overflow:auto}
 </style></head><body>
 `, e(r.Ref), e(r.Cand))
 	ref := r.Ref
@@ -56,6 +58,16 @@ svg text{font:12px system-ui,sans-serif;fill:#333} code{font-size:13px}
 	} else {
 		p(`<p class="fail">FAIL: %s</p>`, e(strings.Join(r.Failures, "; ")))
 	}
+	if r.Prompt != "" {
+		what := "Input"
+		switch {
+		case r.DefaultPrompt:
+			what = "Input (tfconv's built-in text: no --tokens, --prompt or --prompt-file was given)"
+		case r.Chunks > 0:
+			what = fmt.Sprintf("Input (the first of %d chunks)", r.Chunks)
+		}
+		p("<p>%s:</p>\n<blockquote class=prompt>%s</blockquote>\n", what, e(r.Prompt))
+	}
 	th := r.Thresholds
 	p("<p>Thresholds (%s): mean KLD ≤ %g, top-1 ≥ %g, layer NMSE ≤ %g. First divergent layer: <b>%s</b>.</p>\n",
 		e(th.Pair), th.MaxKLD, th.MinTop1, th.LayerNMSE, firstLayerText(r.FirstDivergentLayer))
@@ -66,15 +78,15 @@ svg text{font:12px system-ui,sans-serif;fill:#333} code{font-size:13px}
 		row("max |Δlogit|", fmt.Sprintf("%.6g", r.MaxAbs))
 		row("RMS Δlogit", fmt.Sprintf("%.6g", r.RMS))
 		row("cosine mean / min", fmt.Sprintf("%.8f / %.8f", r.CosineMean, r.CosineMin))
-		row("mean KLD", fmt.Sprintf("%.6g ± %.3g", r.KLD.Mean, r.KLD.MeanErr))
+		row("mean KLD", PlusMinus(r.KLD.Mean, r.KLD.MeanErr, r.Summary.Positions, "%.6g", "%.3g"))
 		row("KLD median / p90 / p95", fmt.Sprintf("%.6g / %.6g / %.6g", r.KLD.Median, r.KLD.P90, r.KLD.P95))
 		row("KLD p99 / p99.9 / max", fmt.Sprintf("%.6g / %.6g / %.6g", r.KLD.P99, r.KLD.P999, r.KLD.Max))
-		row("same top token", fmt.Sprintf("%.3f ± %.3f %%", 100*r.Top1, 100*r.Top1Err))
+		row("same top token", PlusMinus(100*r.Top1, 100*r.Top1Err, r.Summary.Positions, "%.3f", "%.3f")+" %")
 		row(fmt.Sprintf("top-%d overlap", r.TopK), fmt.Sprintf("%.3f %%", 100*r.TopKOverlap))
 		row("Δp of the reference top token, mean / RMS", fmt.Sprintf("%.4f / %.4f %%", 100*r.DeltaP.Mean, 100*r.DeltaPRMS))
 		if pp := r.PPL; pp != nil {
 			row("perplexity ref / cand", fmt.Sprintf("%.4f / %.4f", pp.Ref, pp.Cand))
-			row("PPL(cand)/PPL(ref)", fmt.Sprintf("%.6f ± %.6f", pp.Ratio, pp.Ratio*pp.LnRatioErr))
+			row("PPL(cand)/PPL(ref)", PlusMinus(pp.Ratio, pp.Ratio*pp.LnRatioErr, pp.Count, "%.6f", "%.6f"))
 		}
 		p("</table>\n")
 
@@ -85,10 +97,10 @@ svg text{font:12px system-ui,sans-serif;fill:#333} code{font-size:13px}
 		means, per := windowMeans(vals, maxBars)
 		if per == 1 {
 			p("<h2>KL divergence per position</h2>\n")
-			logBars(b, means, "position", "KLD (nats, log scale)", nil, 0, 1)
+			logBars(b, means, "position", "KLD (nats, log scale)", nil, 0, 1, positionLabels(r.Positions))
 		} else {
 			p("<h2>KL divergence along the input (mean of every %d positions)</h2>\n", per)
-			logBars(b, means, "position", "mean KLD (nats, log scale)", nil, 0, per)
+			logBars(b, means, "position", "mean KLD (nats, log scale)", nil, 0, per, nil)
 		}
 		p("<h2>Distribution of the KL divergence (%d positions)</h2>\n", len(vals))
 		histogram(b, vals)
@@ -102,7 +114,7 @@ svg text{font:12px system-ui,sans-serif;fill:#333} code{font-size:13px}
 			vals[i] = l.NMSE
 			mark[i] = l.Departs
 		}
-		logBars(b, vals, "layer", "NMSE (log scale)", mark, r.Thresholds.LayerNMSE, 1)
+		logBars(b, vals, "layer", "NMSE (log scale)", mark, r.Thresholds.LayerNMSE, 1, nil)
 		p("<p>Red bars: blocks that depart (see the divergence rule); dashed line: the layer limit %g.</p>\n", r.Thresholds.LayerNMSE)
 		p("<table><tr><th>layer</th><th>cosine</th><th>NMSE</th><th>max abs</th></tr>\n")
 		for _, l := range r.Layers {
@@ -137,9 +149,13 @@ svg text{font:12px system-ui,sans-serif;fill:#333} code{font-size:13px}
 				}
 			}
 		}
-		heatmap(b, a.Ref, hi, "reference: "+r.Ref, [3]int{23, 64, 140})
-		heatmap(b, a.Cand, hi, "candidate: "+r.Cand, [3]int{23, 64, 140})
-		heatmap(b, diff, dmax, fmt.Sprintf("|candidate − reference| (max %.3g)", dmax), [3]int{179, 0, 27})
+		var toks []string // the input tokens, when the positions are they
+		if l := positionLabels(r.Positions); len(l) == len(a.Ref) && r.Chunks == 0 {
+			toks = l
+		}
+		heatmap(b, a.Ref, hi, "reference: "+r.Ref, [3]int{23, 64, 140}, toks)
+		heatmap(b, a.Cand, hi, "candidate: "+r.Cand, [3]int{23, 64, 140}, toks)
+		heatmap(b, diff, dmax, fmt.Sprintf("|candidate − reference| (max %.3g)", dmax), [3]int{179, 0, 27}, toks)
 		p("</div>\n")
 	}
 	p("<p style=\"margin-top:32px;color:#777;font-size:13px\">KLD is KL(ref ‖ cand) per position with log-softmax in float64, as llama-perplexity --kl-divergence defines it; NMSE is Σ(cand−ref)²/Σref² over all positions and features of a block's output.</p>\n</body></html>\n")
@@ -227,7 +243,7 @@ func histogram(w io.Writer, vals []float64) {
 
 // logBars draws values as bars on a log10 axis; marked bars are red, and a
 // limit > 0 is drawn as a dashed line. Bar i stands for x from i·per.
-func logBars(w io.Writer, vals []float64, xlabel, ylabel string, mark []bool, limit float64, per int) {
+func logBars(w io.Writer, vals []float64, xlabel, ylabel string, mark []bool, limit float64, per int, labels []string) {
 	lo, hi := math.Inf(1), 0.0
 	for _, v := range vals {
 		if v > 0 {
@@ -279,8 +295,12 @@ func logBars(w io.Writer, vals []float64, xlabel, ylabel string, mark []bool, li
 		if v <= 0 {
 			h = 0
 		}
-		fmt.Fprintf(w, `<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="%s"><title>%s %d: %.4g</title></rect>`+"\n",
-			x+bw*0.1, top, math.Max(bw*0.8, 0.5), h, color, xlabel, i*per, v)
+		label := ""
+		if i < len(labels) && labels[i] != "" {
+			label = " " + labels[i]
+		}
+		fmt.Fprintf(w, `<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="%s"><title>%s %d%s: %.4g</title></rect>`+"\n",
+			x+bw*0.1, top, math.Max(bw*0.8, 0.5), h, color, xlabel, i*per, html.EscapeString(label), v)
 	}
 	if limit > 0 {
 		fmt.Fprintf(w, `<line x1="%d" x2="%g" y1="%.1f" y2="%.1f" stroke="#c8102e" stroke-dasharray="6 4" stroke-width="1.5"/>`+"\n", plotL, plotL+iw, y(limit), y(limit))
@@ -292,6 +312,9 @@ func logBars(w io.Writer, vals []float64, xlabel, ylabel string, mark []bool, li
 	}
 	for i := 0; i < n; i += every {
 		fmt.Fprintf(w, `<text x="%.1f" y="%d" text-anchor="middle">%d</text>`+"\n", plotL+bw*(float64(i)+0.5), plotT+int(ih)+16, i*per)
+		if i < len(labels) && labels[i] != "" {
+			fmt.Fprintf(w, `<text x="%.1f" y="%d" text-anchor="middle" class=tok>%s</text>`+"\n", plotL+bw*(float64(i)+0.5), plotT+int(ih)+29, html.EscapeString(shortLabel(labels[i])))
+		}
 	}
 	fmt.Fprintf(w, `<text x="%g" y="%d" text-anchor="middle">%s</text>`+"\n", plotL+iw/2, plotH-6, xlabel)
 	fmt.Fprintf(w, `<text x="14" y="%g" text-anchor="middle" transform="rotate(-90 14 %g)">%s</text>`+"\n", plotT+ih/2, plotT+ih/2, html.EscapeString(ylabel))
@@ -299,14 +322,50 @@ func logBars(w io.Writer, vals []float64, xlabel, ylabel string, mark []bool, li
 }
 
 // heatmap draws m[i][j] as a grid shaded from white (0) to rgb (hi).
-func heatmap(w io.Writer, m [][]float32, hi float64, caption string, rgb [3]int) {
+// positionLabels are the tokens at the positions, for a plot's x axis: the
+// input token where known, else the one predicted next; nil when the
+// report has no token texts.
+func positionLabels(ps []Position) []string {
+	var out []string
+	any := false
+	for _, p := range ps {
+		l := p.TokenText
+		if l == "" && p.TargetText != "" {
+			l = "→" + p.TargetText
+		}
+		any = any || l != ""
+		out = append(out, l)
+	}
+	if !any {
+		return nil
+	}
+	return out
+}
+
+// shortLabel keeps an axis label to 8 characters.
+func shortLabel(s string) string {
+	if r := []rune(s); len(r) > 8 {
+		return string(r[:7]) + "…"
+	}
+	return s
+}
+
+// heatmap draws m; labels, when given and the cells are tall enough to
+// read them, name the rows (queries) and columns (keys) by their tokens.
+func heatmap(w io.Writer, m [][]float32, hi float64, caption string, rgb [3]int, labels []string) {
 	n := len(m)
 	if n == 0 {
 		return
 	}
 	cols := len(m[0])
 	cell := float64(heatSize) / math.Max(float64(n), float64(cols))
-	const pad = 30
+	pad := 30.0
+	if cell < 9 || len(labels) < max(n, cols) {
+		labels = nil
+	}
+	if labels != nil {
+		pad = 80
+	}
 	W, H := pad+cell*float64(cols)+4, pad+cell*float64(n)+4
 	fmt.Fprintf(w, `<figure><svg width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" role="img" aria-label="%s">`+"\n", W, H, W, H, html.EscapeString(caption))
 	fmt.Fprintf(w, `<text x="%g" y="12" text-anchor="middle">key →</text><text x="10" y="%g" text-anchor="middle" transform="rotate(-90 10 %g)">query →</text>`+"\n",
@@ -325,6 +384,16 @@ func heatmap(w io.Writer, m [][]float32, hi float64, caption string, rgb [3]int)
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, `<rect x="%d" y="%d" width="%.2f" height="%.2f" fill="none" stroke="#999"/>`+"\n", pad, pad, cell*float64(cols), cell*float64(n))
+	for i := 0; labels != nil && i < max(n, cols); i++ {
+		c := pad + cell*(float64(i)+0.5)
+		l := html.EscapeString(shortLabel(labels[i]))
+		if i < n {
+			fmt.Fprintf(w, `<text x="%g" y="%.1f" text-anchor="end" dominant-baseline="middle" class=tok>%s</text>`, pad-3, c, l)
+		}
+		if i < cols {
+			fmt.Fprintf(w, `<text x="%.1f" y="%g" text-anchor="start" dominant-baseline="middle" transform="rotate(-90 %.1f %g)" class=tok>%s</text>`, c, pad-3, c, pad-3, l)
+		}
+	}
+	fmt.Fprintf(w, `<rect x="%g" y="%g" width="%.2f" height="%.2f" fill="none" stroke="#999"/>`+"\n", pad, pad, cell*float64(cols), cell*float64(n))
 	fmt.Fprintf(w, "</svg><figcaption>%s</figcaption></figure>\n", html.EscapeString(caption))
 }

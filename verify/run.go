@@ -1,10 +1,12 @@
 package verify
 
 import (
+	_ "embed"
 	"fmt"
 	"io"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/tfconv/tfconv/eval"
 	"github.com/tfconv/tfconv/internal/progress"
@@ -15,7 +17,8 @@ import (
 
 // Options are the inputs of a comparison.
 type Options struct {
-	// Exactly one of Tokens, Prompt and Text is used, in that order.
+	// Exactly one of Tokens, Prompt and Text is used, in that order;
+	// DefaultText when none is given.
 	Tokens        []int
 	DecoderTokens []int  // encoder-decoder models; default: the decoder start token
 	Prompt        string // tokenized with the reference's tokenizer (special tokens added)
@@ -55,8 +58,14 @@ type Report struct {
 	RefTypes  []string `json:"ref_types"`
 	CandTypes []string `json:"cand_types"`
 	Tokens    []int    `json:"tokens,omitempty"`
-	Chunks    int      `json:"chunks,omitempty"` // chunks of Text compared
-	Ctx       int      `json:"ctx,omitempty"`
+	// Prompt is the input as text: --prompt, or the tokens (the first
+	// chunk of a text) decoded by the tokenizer; "" without one.
+	Prompt string `json:"prompt,omitempty"`
+	// DefaultPrompt is set when no input was given and the built-in text
+	// (DefaultText) was compared.
+	DefaultPrompt bool `json:"default_prompt,omitempty"`
+	Chunks        int  `json:"chunks,omitempty"` // chunks of Text compared
+	Ctx           int  `json:"ctx,omitempty"`
 	Summary
 	// PPLRatio is PPL(cand)/PPL(ref) where the inputs gave next-token
 	// targets, else null.
@@ -125,6 +134,24 @@ func (o *Options) thresholds(ref, cand []tensor.DType) Thresholds {
 	return th
 }
 
+// DefaultText is the input verify compares on when given none: a short
+// paragraph of prose with a little French, German and Spanish, numbers and
+// code, so that several kinds of token are exercised (embedded from
+// default_text.txt).
+//
+//go:embed default_text.txt
+var DefaultText string
+
+// useDefaultText makes o compare on DefaultText when it has no input, and
+// reports whether it did.
+func (o *Options) useDefaultText() bool {
+	if len(o.Tokens) > 0 || o.Prompt != "" || o.Text != "" {
+		return false
+	}
+	o.Prompt = strings.TrimSpace(DefaultText)
+	return true
+}
+
 // inputs resolves the token inputs of o for model m.
 func inputs(m *model.Model, o *Options) (tokens, dec []int, err error) {
 	cfg := m.Config()
@@ -165,7 +192,7 @@ func Compare(ref, cand *model.Model, o Options) (*Report, error) {
 	if rc.Layers != cc.Layers {
 		return nil, fmt.Errorf("verify: %s has %d blocks, %s has %d", ref.Path, rc.Layers, cand.Path, cc.Layers)
 	}
-	rep := &Report{Ref: ref.Path, Cand: cand.Path}
+	rep := &Report{Ref: ref.Path, Cand: cand.Path, DefaultPrompt: o.useDefaultText()}
 	rt, ct := WeightTypes(ref.Tensors), WeightTypes(cand.Tensors)
 	rep.RefTypes, rep.CandTypes = typeNames(rt), typeNames(ct)
 	th := o.thresholds(rt, ct)
@@ -214,8 +241,36 @@ func Compare(ref, cand *model.Model, o Options) (*Report, error) {
 	}
 	rep.Summary = cmp.Summary()
 	rep.Positions = cmp.Positions()
+	var seq []int
+	if rep.Chunks == 0 && !rc.EncoderDecoder {
+		seq = rep.Tokens
+	}
+	rep.label(ref.Tokenizer(), o.Prompt, seq)
 	rep.finish(th)
 	return rep, nil
+}
+
+// label gives the positions their tokens' text, and the report its prompt
+// (prompt, or the tokens decoded); seq, when given, are the inputs at the
+// positions. Nothing without a tokenizer.
+func (r *Report) label(tok *tokenizer.Tokenizer, prompt string, seq []int) {
+	r.Prompt = prompt
+	if tok == nil {
+		return
+	}
+	if r.Prompt == "" && len(r.Tokens) > 0 {
+		r.Prompt, _ = tok.Decode(r.Tokens)
+	}
+	for i := range r.Positions {
+		p := &r.Positions[i]
+		p.RefTopText, p.CandTopText = tok.Piece(p.RefTop), tok.Piece(p.CandTop)
+		if p.Target >= 0 {
+			p.TargetText = tok.Piece(p.Target)
+		}
+		if p.Pos < len(seq) {
+			p.TokenText = tok.Piece(seq[p.Pos])
+		}
+	}
 }
 
 // addAll adds every position; seq[t+1] is the target of position t.
@@ -345,6 +400,7 @@ func MakeBaseline(m *model.Model, o Options) (*Baseline, error) {
 	if m.Config().EncoderOnly {
 		return nil, fmt.Errorf("verify: baselines need a model with logits; %s is encoder-only", m.Path)
 	}
+	o.useDefaultText()
 	tokens, dec, err := inputs(m, &o)
 	if err != nil {
 		return nil, err
@@ -379,6 +435,11 @@ func CompareToBaseline(b *Baseline, cand *model.Model, o Options) (*Report, erro
 		return nil, err
 	}
 	rep.Summary, rep.Positions, rep.Layers = sum, pos, layers
+	var seq []int
+	if len(b.DecoderTokens) == 0 {
+		seq = b.Tokens
+	}
+	rep.label(cand.Tokenizer(), "", seq)
 	rep.finish(th)
 	return rep, nil
 }

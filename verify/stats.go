@@ -28,6 +28,14 @@ type Position struct {
 	// target).
 	RefNLL  float64 `json:"ref_nll,omitempty"`
 	CandNLL float64 `json:"cand_nll,omitempty"`
+	// The tokens' vocabulary pieces as the tokenizer stores them ("▁the"),
+	// where the reference (or, against a baseline, the candidate) has a
+	// tokenizer: the input token at this position (not for chunked text),
+	// both models' top tokens and the target.
+	TokenText   string `json:"token_text,omitempty"`
+	RefTopText  string `json:"ref_top_text,omitempty"`
+	CandTopText string `json:"cand_top_text,omitempty"`
+	TargetText  string `json:"target_text,omitempty"`
 }
 
 // Comparer accumulates per-position comparisons of two models' logits and
@@ -337,4 +345,15 @@ func pplStats(n int, r, r2, c, c2, rc float64) *PPLStats {
 		st.LnRatioErr = math.Sqrt(v)
 	}
 	return st
+}
+
+// PlusMinus writes v ± e, each with its own format ("%.6g", "%.3g"), as the
+// reports print a mean and its standard error over n values; with
+// minCountForError values or fewer no spread is computed (llama.cpp reports
+// none either), and it says "± n/a" rather than a misleading "± 0".
+func PlusMinus(v, e float64, n int, vf, ef string) string {
+	if n <= minCountForError {
+		return fmt.Sprintf(vf, v) + " ± n/a"
+	}
+	return fmt.Sprintf(vf, v) + " ± " + fmt.Sprintf(ef, e)
 }

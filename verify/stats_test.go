@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/tfconv/tfconv/tensor"
 )
 
 // Tolerances of the hand computations below: the values are exact
@@ -141,8 +143,9 @@ func TestThresholdPairs(t *testing.T) {
 		{"F32", "F16", "f16"},
 		{"BF16", "F16", "bf16"},
 		{"F32", "Q8_0", "q8_0"},
-		{"F32", "Q6_K", "q4"},
-		{"Q8_0", "Q4_K", "q4"},
+		{"F32", "Q6_K", "q6_k"},
+		{"Q8_0", "Q4_K", "q4_k"},
+		{"Q6_K", "IQ2_XXS", "iq2_xxs"},
 	}
 	for _, c := range cases {
 		got := PairFor(ParseTypes([]string{c.ref}), ParseTypes([]string{c.cand}))
@@ -152,6 +155,56 @@ func TestThresholdPairs(t *testing.T) {
 	}
 	if _, err := NamedThresholds("q3"); err == nil {
 		t.Error("unknown pair accepted")
+	}
+}
+
+// TestThresholdsForEveryType: every weight type has default thresholds of
+// its own; those below 8 bits are derived from the bits per weight through
+// the q4 (4.5 bits) and q8_0 (8.5 bits) anchors, so a 4.5-bit type gets
+// q4's limits, the limits loosen monotonically as the bits fall, and the
+// IQ types are covered (they all shared q4's before).
+func TestThresholdsForEveryType(t *testing.T) {
+	t.Parallel()
+	for _, d := range []tensor.DType{tensor.Q4_0, tensor.Q4_K, tensor.IQ4_NL} {
+		got := ForType(d)
+		if got.MaxKLD != ThresholdsQ4.MaxKLD || got.MinTop1 != ThresholdsQ4.MinTop1 || got.LayerNMSE != ThresholdsQ4.LayerNMSE {
+			t.Errorf("%v (4.5 bits): %+v, want q4's limits", d, got)
+		}
+	}
+	// Q6_K: 6.5625 bits, x = 0.515625 of the way from q4 to q8_0.
+	q6 := ForType(tensor.Q6_K)
+	wantKLD := 0.25 * math.Pow(2e-3/0.25, 0.515625)
+	if q6.Pair != "q6_k" || !near(q6.MaxKLD, wantKLD, 1e-12) || !near(q6.MinTop1, 0.40+0.50*0.515625, 1e-12) ||
+		!near(q6.LayerNMSE, 0.3*math.Pow(2e-3/0.3, 0.515625), 1e-12) {
+		t.Errorf("Q6_K: %+v (want max KLD %g)", q6, wantKLD)
+	}
+	if q6.MaxKLD < 0.02 || q6.MaxKLD > 0.022 {
+		t.Errorf("Q6_K max KLD %g, want about 0.021", q6.MaxKLD)
+	}
+	order := []tensor.DType{tensor.Q6_K, tensor.Q5_K, tensor.Q4_K, tensor.IQ4_XS, tensor.Q3_K, tensor.IQ3_XXS,
+		tensor.Q2_K, tensor.IQ2_XS, tensor.IQ2_XXS, tensor.IQ1_M, tensor.IQ1_S}
+	prev := ThresholdsQ8_0
+	for _, d := range order {
+		th := ForType(d)
+		if th.Pair != strings.ToLower(d.String()) {
+			t.Errorf("%v: pair %q", d, th.Pair)
+		}
+		if th.MaxKLD < prev.MaxKLD || th.MinTop1 > prev.MinTop1 || th.LayerNMSE < prev.LayerNMSE {
+			t.Errorf("%v (%g bits): %+v not looser than %s's %+v", d, d.BitsPerElement(), th, prev.Pair, prev)
+		}
+		if th.MaxKLD > 3 || th.MinTop1 < 0.05 || th.LayerNMSE > 1 {
+			t.Errorf("%v: %+v beyond the caps", d, th)
+		}
+		prev = th
+	}
+	if th := ForType(tensor.IQ1_S); th.MaxKLD != 3 || th.MinTop1 != 0.05 || th.LayerNMSE != 1 {
+		t.Errorf("IQ1_S (%g bits): %+v, want the caps", tensor.IQ1_S.BitsPerElement(), th)
+	}
+	if th, err := NamedThresholds("iq2_xxs"); err != nil || th != ForType(tensor.IQ2_XXS) {
+		t.Errorf("--pair iq2_xxs: %+v, %v", th, err)
+	}
+	if th := ForType(tensor.Q8_K); th != ThresholdsQ8_0 {
+		t.Errorf("Q8_K: %+v, want q8_0's", th)
 	}
 }
 

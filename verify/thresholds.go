@@ -2,6 +2,7 @@ package verify
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/tfconv/tfconv/tensor"
@@ -64,12 +65,71 @@ var (
 	ThresholdsQ4 = Thresholds{Pair: "q4", MaxKLD: 0.25, MinTop1: 0.40, LayerNMSE: 0.3}
 )
 
-// precisionRank orders the pairs from finest to coarsest.
-var precisionRank = map[string]int{"f32": 0, "f16": 1, "bf16": 2, "q8_0": 3, "q4": 4}
+// The anchors of the derived thresholds: the bits per weight at which
+// ThresholdsQ4 and ThresholdsQ8_0 were measured (Q4_0/Q4_K and Q8_0).
+const (
+	anchorQ4Bits  = 4.5
+	anchorQ8Bits  = 8.5
+	minTop1Floor  = 0.05 // a 1–2-bit model still agrees on some top tokens; below this, noise
+	maxLayerNMSE  = 1.0  // an NMSE of 1 is an error as large as the signal
+	maxDerivedKLD = 3.0  // nats; a wrong tensor gives several more (see ForType)
+)
+
+// ForType returns the default thresholds of models whose coarsest weight
+// type is d. F32/F64, F16, BF16 and the 8-bit types (Q8_0, Q8_K, I8, FP8)
+// have the pairs above; every type below 8 bits (Q6_K down to IQ1_S, the
+// ternary and FP4/FP6 types) gets limits derived from its bits per weight b
+// through the two measured anchors, q4 at 4.5 bits and q8_0 at 8.5:
+//
+//	max KLD    = q4.MaxKLD · (q8_0.MaxKLD/q4.MaxKLD)^((b−4.5)/4)     (≤ 3 nats)
+//	layer NMSE = q4.LayerNMSE · (q8_0.LayerNMSE/q4.LayerNMSE)^((b−4.5)/4) (≤ 1)
+//	min top-1  = q4.MinTop1 + (q8_0.MinTop1 − q4.MinTop1)·(b−4.5)/4   (≥ 0.05)
+//
+// — a quantization error that grows by a constant factor for each bit
+// taken away (3.3× per bit for the KLD), as llama.cpp's published KLDs of
+// the k-quants do. Measured against the HF float32 tiny-fortunes on 4
+// chunks of val.txt (252 positions; quantized from the f16 GGUF with the
+// repo's imatrix), each sits 8–30× under its derived limit:
+//
+//	type    bits    mean KLD  limit   top-1  limit  max layer NMSE  limit
+//	Q6_K    6.5625  8.5e-4    0.021   0.984  0.66   5.4e-4          0.023
+//	Q5_K_M  5.5     2.6e-3    0.075   0.968  0.53   2.0e-3          0.087
+//	Q3_K_S  3.4375  0.043     0.90    0.853  0.27   0.041           1
+//	Q2_K    2.625   0.133     2.4     0.802  0.17   0.106           1
+//	IQ3_XXS 3.0625  0.073     1.4     0.813  0.22   0.055           1
+//	IQ2_XXS 2.0625  0.249     3       0.706  0.10   0.192           1
+//	IQ1_S   1.5625  0.387     3       0.639  0.05   0.318           1
+//
+// (the 3-nat cap leaves 8–12× to the 1–2-bit types; a swapped or zeroed
+// tensor costs several nats).
+// The pair's name is the type's lower-case name ("q6_k", "iq2_xxs").
+func ForType(d tensor.DType) Thresholds {
+	switch p := PairOf(d); p {
+	case "f32", "f16", "bf16", "q8_0":
+		t, _ := NamedThresholds(p)
+		return t
+	}
+	b := d.BitsPerElement()
+	switch d {
+	case tensor.F4:
+		b = 4
+	case tensor.F6_E2M3, tensor.F6_E3M2:
+		b = 6
+	}
+	q4, q8 := ThresholdsQ4, ThresholdsQ8_0
+	x := (b - anchorQ4Bits) / (anchorQ8Bits - anchorQ4Bits)
+	return Thresholds{
+		Pair:      strings.ToLower(d.String()),
+		MaxKLD:    min(maxDerivedKLD, q4.MaxKLD*math.Pow(q8.MaxKLD/q4.MaxKLD, x)),
+		MinTop1:   min(q8.MinTop1, max(minTop1Floor, q4.MinTop1+(q8.MinTop1-q4.MinTop1)*x)),
+		LayerNMSE: min(maxLayerNMSE, q4.LayerNMSE*math.Pow(q8.LayerNMSE/q4.LayerNMSE, x)),
+	}
+}
 
 // PairOf names the precision class of one weight dtype: "f32" for F32/F64
 // (and non-float types, which are not weights), "f16", "bf16", "q8_0" for
-// the 8-bit block types and I8, "q4" for every coarser type.
+// the 8-bit block types and I8, "q4" for every coarser type (whose
+// thresholds ForType derives from its bits per weight).
 func PairOf(d tensor.DType) string {
 	switch d {
 	case tensor.F16:
@@ -87,21 +147,22 @@ func PairOf(d tensor.DType) string {
 }
 
 // PairFor returns the default thresholds for comparing models whose weight
-// dtypes are ref and cand: those of the coarsest type found in either.
+// dtypes are ref and cand: those of the coarsest type found in either
+// (ForType; the loosest limits, which grow as the bits fall).
 func PairFor(ref, cand []tensor.DType) Thresholds {
-	worst := "f32"
+	worst := ThresholdsF32
 	for _, ds := range [][]tensor.DType{ref, cand} {
 		for _, d := range ds {
-			if p := PairOf(d); precisionRank[p] > precisionRank[worst] {
-				worst = p
+			if t := ForType(d); t.MaxKLD > worst.MaxKLD {
+				worst = t
 			}
 		}
 	}
-	t, _ := NamedThresholds(worst)
-	return t
+	return worst
 }
 
-// NamedThresholds returns the default thresholds of a pair name.
+// NamedThresholds returns the default thresholds of a pair name: f32, f16,
+// bf16, q8_0, q4, or a weight type's name (ForType: "q6_k", "iq2_xxs").
 func NamedThresholds(name string) (Thresholds, error) {
 	switch strings.ToLower(name) {
 	case "f32":
@@ -115,5 +176,8 @@ func NamedThresholds(name string) (Thresholds, error) {
 	case "q4":
 		return ThresholdsQ4, nil
 	}
-	return Thresholds{}, fmt.Errorf("verify: unknown precision pair %q (want f32, f16, bf16, q8_0 or q4)", name)
+	if d, ok := tensor.Parse(name); ok && d.Float() {
+		return ForType(d), nil
+	}
+	return Thresholds{}, fmt.Errorf("verify: unknown precision pair %q (want f32, f16, bf16, q8_0, q4 or a weight type such as q6_k or iq2_xxs)", name)
 }

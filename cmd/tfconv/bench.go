@@ -156,7 +156,7 @@ func runBench(a *app, opts *benchOptions) error {
 		return fmt.Errorf("bench: --prompt must be ≥ 1 and --gen ≥ 0")
 	}
 	t0 := time.Now()
-	m, err := model.Load(opts.path, model.LoadOptions{Threads: opts.threads, MatchLlamaCpp: opts.matchLlamaCpp})
+	m, err := model.Load(opts.path, model.LoadOptions{Threads: opts.threads, MatchLlamaCpp: opts.matchLlamaCpp, Progress: a.progressOut(opts.progress)})
 	if err != nil {
 		return err
 	}

@@ -11,8 +11,9 @@ import (
 )
 
 type checkOptions struct {
-	path string
-	json bool
+	path     string
+	json     bool
+	progress bool
 }
 
 func newCmdCheck(a *app) *cobra.Command {
@@ -43,6 +44,7 @@ Rules (severity, id, meaning):
 		},
 	}
 	cmd.Flags().BoolVar(&opts.json, "json", false, `print {"path","format","findings":[{"rule","severity","offset","item","message","file"}],"ok"}`)
+	addProgressFlag(cmd, &opts.progress)
 	return cmd
 }
 
@@ -77,7 +79,7 @@ func findingJSON(f check.Finding) checkFindingJSON {
 }
 
 func runCheck(a *app, opts *checkOptions) error {
-	rep, err := check.Check(opts.path)
+	rep, err := check.CheckWith(opts.path, check.Options{Progress: a.progressOut(opts.progress)})
 	if err != nil {
 		return err
 	}

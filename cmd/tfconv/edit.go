@@ -7,6 +7,7 @@ import (
 
 	"github.com/tfconv/tfconv/formats/gguf"
 	"github.com/tfconv/tfconv/internal/output"
+	"github.com/tfconv/tfconv/internal/progress"
 	"github.com/tfconv/tfconv/sniff"
 )
 
@@ -19,6 +20,7 @@ type editOptions struct {
 	force        bool
 	inPlace      bool
 	json         bool
+	progress     bool
 }
 
 func newCmdEdit(a *app) *cobra.Command {
@@ -61,6 +63,7 @@ Exit codes: 0 edited, 2 refused or input error.`,
 	f.BoolVar(&opts.force, "force", false, "replace an existing --out file")
 	f.BoolVar(&opts.inPlace, "in-place", false, "overwrite FILE's header bytes only (not atomic; needs the header to keep its size)")
 	f.BoolVar(&opts.json, "json", false, "print the report as JSON")
+	addProgressFlag(cmd, &opts.progress)
 	return cmd
 }
 
@@ -85,7 +88,19 @@ func runEdit(a *app, opts *editOptions) error {
 	if _, err := sniff.File(opts.path); err != nil {
 		return err
 	}
+	// Copying and re-reading every tensor byte takes a while on a large
+	// file: one progress line in bytes.
+	var meter *progress.Meter
+	if out := a.progressOut(opts.progress); out != nil {
+		eo.Progress = func(done, total int64) {
+			if meter == nil {
+				meter = progress.New(out, "edit", total, progress.Bytes, "")
+			}
+			meter.Set(done, total)
+		}
+	}
 	rep, err := gguf.Edit(opts.path, eo)
+	meter.Finish()
 	if err != nil {
 		return err
 	}

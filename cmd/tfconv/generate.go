@@ -35,6 +35,7 @@ type generateOptions struct {
 	threads       int
 	json          bool
 	matchLlamaCpp bool // model.LoadOptions.MatchLlamaCpp (--match-llamacpp)
+	progress      bool // the load's progress line (model.LoadOptions.Progress)
 }
 
 func newCmdGenerate(a *app) *cobra.Command {
@@ -82,6 +83,7 @@ a system message before it.`,
 	f.IntVarP(&opts.threads, "threads", "t", 0, "kernel threads (default: all CPUs)")
 	f.BoolVar(&opts.json, "json", false, "print JSON")
 	addMatchLlamaCppFlag(cmd, &opts.matchLlamaCpp)
+	addProgressFlag(cmd, &opts.progress)
 	return cmd
 }
 
@@ -111,7 +113,7 @@ func runGenerate(a *app, opts *generateOptions) error {
 	if opts.system != "" && !opts.chat {
 		return errors.New("generate: --system needs --chat")
 	}
-	m, err := model.Load(opts.path, model.LoadOptions{Threads: opts.threads, MatchLlamaCpp: opts.matchLlamaCpp})
+	m, err := model.Load(opts.path, model.LoadOptions{Threads: opts.threads, MatchLlamaCpp: opts.matchLlamaCpp, Progress: a.progressOut(opts.progress)})
 	if err != nil {
 		return err
 	}

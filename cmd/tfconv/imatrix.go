@@ -109,7 +109,7 @@ func runImatrix(a *app, opts *imatrixOptions) error {
 	if err != nil {
 		return fmt.Errorf("imatrix: %w", err)
 	}
-	m, err := model.Load(opts.model, model.LoadOptions{Threads: opts.threads, MatchLlamaCpp: opts.matchLlamaCpp})
+	m, err := model.Load(opts.model, model.LoadOptions{Threads: opts.threads, MatchLlamaCpp: opts.matchLlamaCpp, Progress: a.progressOut(opts.progress)})
 	if err != nil {
 		return err
 	}

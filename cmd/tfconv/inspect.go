@@ -12,6 +12,8 @@ import (
 	"github.com/tfconv/tfconv/check"
 	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/convert"
+	"github.com/tfconv/tfconv/imatrix"
+	"github.com/tfconv/tfconv/internal/httprange"
 	"github.com/tfconv/tfconv/internal/output"
 	"github.com/tfconv/tfconv/model"
 	"github.com/tfconv/tfconv/tensor"
@@ -94,7 +96,31 @@ type inspectJSON struct {
 	// Warnings are check's findings on what the reader accepted but
 	// llama.cpp refuses (a GGUF tensor with a 0 dimension), as check
 	// --json gives them.
-	Warnings []checkFindingJSON `json:"warnings"`
+	Warnings []checkFindingJSON  `json:"warnings"`
+	Imatrix  *inspectImatrixJSON `json:"imatrix,omitempty"`
+}
+
+// inspectImatrixJSON summarizes an importance matrix (general.type "imatrix").
+type inspectImatrixJSON struct {
+	Datasets   []string `json:"datasets"`
+	ChunkCount int      `json:"chunk_count"`
+	ChunkSize  int      `json:"chunk_size"`
+	Entries    int      `json:"entries"`
+}
+
+func imatrixSummary(im *imatrix.Matrix) *inspectImatrixJSON {
+	if im == nil {
+		return nil
+	}
+	return &inspectImatrixJSON{Datasets: im.Datasets, ChunkCount: im.ChunkCount, ChunkSize: im.ChunkSize, Entries: len(im.Entries)}
+}
+
+// contextKey names where the trained context length came from.
+func contextKey(s *checkpoint.Summary) string {
+	if s.Format == checkpoint.GGUF {
+		return s.Architecture + ".context_length"
+	}
+	return "config.json max_position_embeddings"
 }
 
 // supportJSON says what tfconv does with the checkpoint's architecture,
@@ -177,83 +203,48 @@ func runInspect(a *app, opts *inspectOptions) error {
 			fmt.Fprintf(a.err, "tfconv: inspect: fetched %d of %d bytes (%.3f%%) with range requests\n", n, s.FileSize, 100*float64(n)/float64(max(s.FileSize, 1)))
 		}
 	}()
-	if opts.json {
-		return inspectWriteJSON(a, opts, c, s, mem)
+	var im *imatrix.Matrix
+	if s.Type == "imatrix" && !httprange.IsRemote(opts.path) {
+		// imatrix owns that format's parsing; the summary is its own (it
+		// reads the counts: an imatrix is a few MB).
+		if im, err = imatrix.Open(opts.path); err != nil {
+			return fmt.Errorf("inspect: %w", err)
+		}
 	}
-	return inspectPrint(a.out, opts, c, s, mem)
+	if mem != nil && s.Context > 0 && opts.ctx > s.Context {
+		fmt.Fprintf(a.err, "tfconv: inspect: warning: --ctx %d exceeds the %d positions the model was trained on (%s); quality past them is not what the model learnt, unless RoPE scaling is set up for it\n",
+			opts.ctx, s.Context, contextKey(s))
+	}
+	if opts.json {
+		return inspectWriteJSON(a, opts, c, s, mem, im)
+	}
+	return inspectPrint(a.out, opts, c, s, mem, im)
 }
 
 // inspectPrint writes the human report: the summary, the dtype and layer
 // tables, and with --tensors / --metadata those lists.
-func inspectPrint(w io.Writer, opts *inspectOptions, c *checkpoint.Checkpoint, s *checkpoint.Summary, mem *checkpoint.Memory) error {
+func inspectPrint(w io.Writer, opts *inspectOptions, c *checkpoint.Checkpoint, s *checkpoint.Summary, mem *checkpoint.Memory, im *imatrix.Matrix) error {
 	fmt.Fprintf(w, "%s: %s", opts.path, s.Format)
 	if s.Source != "" {
 		fmt.Fprintf(w, " (from %s)", s.Source)
 	}
 	fmt.Fprintln(w)
 	t := output.NewTable("property", "value")
-	if ad := s.Adapter; ad != nil {
-		scale := fmt.Sprintf("alpha/rank = %g", ad.Scale)
-		if ad.RSLoRA {
-			scale = fmt.Sprintf("alpha/√rank = %g (rsLoRA)", ad.Scale)
-		}
-		targets := strings.Join(ad.Targets, ", ")
-		if ad.TargetsRegex {
-			targets = "regex " + targets
-		}
-		t.Row("adapter", "PEFT LoRA")
-		t.Row("rank / alpha", fmt.Sprintf("%d / %g", ad.Rank, ad.Alpha))
-		t.Row("scale", scale)
-		t.Row("targets", orDash(targets))
-		t.Row("weights adapted", ad.Pairs)
-		t.Row("base model", orDash(ad.BaseModel))
-		if ad.Unsupported != "" {
-			t.Row("tfconv support", "no: "+ad.Unsupported)
-		}
+	if s.Type != "" {
+		t.Row("type", inspectTypeText(s.Type))
 	}
-	t.Row("architecture", orDash(s.Architecture))
-	if sup := support(s.Architecture); sup != nil {
-		t.Row("tfconv support", fmt.Sprintf("convert %s, run %s", yesNo(sup.Convert), yesNo(sup.Run)))
+	if s.FileType != "" {
+		t.Row("file type", s.FileType)
 	}
-	layers := intOrDash(int64(s.Layers))
-	if s.EncoderLayers > 0 || s.DecoderLayers > 0 {
-		layers = fmt.Sprintf("%d (encoder %d, decoder %d)", s.Layers, s.EncoderLayers, s.DecoderLayers)
-	}
-	t.Row("layers", layers)
-	t.Row("hidden size", intOrDash(s.Hidden))
-	t.Row("heads / kv heads", fmt.Sprintf("%s / %s", intOrDash(s.Heads), intOrDash(s.KVHeads)))
-	t.Row("vocab", intOrDash(s.Vocab))
-	t.Row("context", intOrDash(s.Context))
-	t.Row("parameters", fmt.Sprintf("%d (%s)", s.Params, output.Count(s.Params)))
-	if s.Experts > 0 {
-		t.Row("experts", fmt.Sprintf("%d, %d used per token", s.Experts, s.ExpertsUsed))
-		t.Row("expert parameters", fmt.Sprintf("%d (%s), %s of weights", s.ExpertParams, output.Count(s.ExpertParams), output.Bytes(s.ExpertBytes)))
-		if s.ActiveParams > 0 {
-			t.Row("active parameters", fmt.Sprintf("%d (%s) per token", s.ActiveParams, output.Count(s.ActiveParams)))
-		}
-	}
-	t.Row("tensors", s.Tensors)
-	t.Row("tensor bytes", fmt.Sprintf("%d (%s)", s.TensorBytes, output.Bytes(s.TensorBytes)))
-	t.Row("bits per weight", fmt.Sprintf("%.3f", s.BitsPerWeight))
-	t.Row("file size", fmt.Sprintf("%d (%s) in %d file(s)", s.FileSize, output.Bytes(s.FileSize), s.Files))
-	if q := s.Quantized; q != nil {
-		row := fmt.Sprintf("%s: %s; %d weights listed as the floats they dequantize to", q.Method, q.Scheme, q.Layers)
-		if q.Dropped > 0 {
-			row += fmt.Sprintf("; %d activation scales left out", q.Dropped)
-		}
-		t.Row("quantized weights", row)
-	}
-	if mem != nil {
-		t.Row("context (KV cache)", fmt.Sprintf("%d positions (cache of %d), %s", mem.Context, mem.KVSize, mem.KVType))
-		t.Row("KV cache", fmt.Sprintf("%d (%s): K %s, V %s", mem.KVBytes, output.Bytes(mem.KVBytes), output.Bytes(mem.KBytes), output.Bytes(mem.VBytes)))
-		t.Row("weights + KV cache", fmt.Sprintf("%d (%s)", mem.TotalBytes, output.Bytes(mem.TotalBytes)))
-		t.Row("output buffer", fmt.Sprintf("%d (%s): logits of %d sequence(s)", mem.OutputBytes, output.Bytes(mem.OutputBytes), mem.Parallel))
-		attn := "scores materialised"
-		if mem.FlashAttention {
-			attn = "flash attention"
-		}
-		t.Row("compute buffer (estimate)", fmt.Sprintf("%d (%s): batch of %d tokens, %s", mem.ComputeBytes, output.Bytes(mem.ComputeBytes), mem.UBatch, attn))
-		t.Row("total to run", fmt.Sprintf("%d (%s)", mem.RunBytes, output.Bytes(mem.RunBytes)))
+	switch {
+	case im != nil:
+		inspectImatrixRows(t, im)
+	case s.Type == "imatrix": // a URL: only the header was fetched
+		t.Row("entries", fmt.Sprintf("%d tensors (an in_sum2 and a counts tensor per weight)", s.Tensors))
+	case s.Projector != nil:
+		inspectProjectorRows(t, s)
+	default:
+		inspectModelRows(t, s, mem)
 	}
 	if err := t.Render(w); err != nil {
 		return err
@@ -314,8 +305,138 @@ func inspectPrint(w io.Writer, opts *inspectOptions, c *checkpoint.Checkpoint, s
 	return nil
 }
 
-func inspectWriteJSON(a *app, opts *inspectOptions, c *checkpoint.Checkpoint, s *checkpoint.Summary, mem *checkpoint.Memory) error {
-	j := inspectJSON{Path: opts.path, Summary: s, Memory: mem,
+// inspectModelRows are the summary rows of a model (or a LoRA adapter).
+func inspectModelRows(t *output.Table, s *checkpoint.Summary, mem *checkpoint.Memory) {
+	if ad := s.Adapter; ad != nil {
+		scale := fmt.Sprintf("alpha/rank = %g", ad.Scale)
+		if ad.RSLoRA {
+			scale = fmt.Sprintf("alpha/√rank = %g (rsLoRA)", ad.Scale)
+		}
+		targets := strings.Join(ad.Targets, ", ")
+		if ad.TargetsRegex {
+			targets = "regex " + targets
+		}
+		kind := "PEFT LoRA"
+		if s.Format == checkpoint.GGUF {
+			kind = "LoRA GGUF (llama.cpp --lora)"
+		}
+		t.Row("adapter", kind)
+		t.Row("rank / alpha", fmt.Sprintf("%d / %g", ad.Rank, ad.Alpha))
+		t.Row("scale", scale)
+		t.Row("targets", orDash(targets))
+		t.Row("weights adapted", ad.Pairs)
+		t.Row("base model", orDash(ad.BaseModel))
+		if ad.Unsupported != "" {
+			t.Row("tfconv support", "no: "+ad.Unsupported)
+		}
+	}
+	t.Row("architecture", orDash(s.Architecture))
+	if sup := support(s.Architecture); sup != nil {
+		t.Row("tfconv support", fmt.Sprintf("convert %s, run %s", yesNo(sup.Convert), yesNo(sup.Run)))
+	}
+	layers := intOrDash(int64(s.Layers))
+	if s.EncoderLayers > 0 || s.DecoderLayers > 0 {
+		layers = fmt.Sprintf("%d (encoder %d, decoder %d)", s.Layers, s.EncoderLayers, s.DecoderLayers)
+	}
+	t.Row("layers", layers)
+	if s.Type != "adapter" { // an adapter GGUF states none of these
+		t.Row("hidden size", intOrDash(s.Hidden))
+		t.Row("heads / kv heads", fmt.Sprintf("%s / %s", intOrDash(s.Heads), intOrDash(s.KVHeads)))
+		t.Row("vocab", intOrDash(s.Vocab))
+		t.Row("context", intOrDash(s.Context))
+	}
+	t.Row("parameters", fmt.Sprintf("%d (%s)", s.Params, output.Count(s.Params)))
+	if s.Experts > 0 {
+		t.Row("experts", fmt.Sprintf("%d, %d used per token", s.Experts, s.ExpertsUsed))
+		t.Row("expert parameters", fmt.Sprintf("%d (%s), %s of weights", s.ExpertParams, output.Count(s.ExpertParams), output.Bytes(s.ExpertBytes)))
+		if s.ActiveParams > 0 {
+			t.Row("active parameters", fmt.Sprintf("%d (%s) per token", s.ActiveParams, output.Count(s.ActiveParams)))
+		}
+	}
+	t.Row("tensors", s.Tensors)
+	t.Row("tensor bytes", fmt.Sprintf("%d (%s)", s.TensorBytes, output.Bytes(s.TensorBytes)))
+	t.Row("bits per weight", fmt.Sprintf("%.3f", s.BitsPerWeight))
+	t.Row("file size", fmt.Sprintf("%d (%s) in %d file(s)", s.FileSize, output.Bytes(s.FileSize), s.Files))
+	if q := s.Quantized; q != nil {
+		row := fmt.Sprintf("%s: %s; %d weights listed as the floats they dequantize to", q.Method, q.Scheme, q.Layers)
+		if q.Dropped > 0 {
+			row += fmt.Sprintf("; %d activation scales left out", q.Dropped)
+		}
+		t.Row("quantized weights", row)
+	}
+	if mem != nil {
+		t.Row("context (KV cache)", fmt.Sprintf("%d positions (cache of %d), %s", mem.Context, mem.KVSize, mem.KVType))
+		t.Row("KV cache", fmt.Sprintf("%d (%s): K %s, V %s", mem.KVBytes, output.Bytes(mem.KVBytes), output.Bytes(mem.KBytes), output.Bytes(mem.VBytes)))
+		t.Row("weights + KV cache", fmt.Sprintf("%d (%s)", mem.TotalBytes, output.Bytes(mem.TotalBytes)))
+		t.Row("output buffer", fmt.Sprintf("%d (%s): logits of %d sequence(s)", mem.OutputBytes, output.Bytes(mem.OutputBytes), mem.Parallel))
+		attn := "scores materialised"
+		if mem.FlashAttention {
+			attn = "flash attention"
+		}
+		t.Row("compute buffer (estimate)", fmt.Sprintf("%d (%s): batch of %d tokens, %s", mem.ComputeBytes, output.Bytes(mem.ComputeBytes), mem.UBatch, attn))
+		t.Row("total to run", fmt.Sprintf("%d (%s)", mem.RunBytes, output.Bytes(mem.RunBytes)))
+	}
+}
+
+// inspectTypeText says what general.type means.
+func inspectTypeText(typ string) string {
+	switch typ {
+	case "model":
+		return "model"
+	case "adapter":
+		return "adapter (LoRA: applied to a base model, not run alone)"
+	case "imatrix":
+		return "imatrix (importance matrix for quantize --imatrix, not a model)"
+	case "mmproj":
+		return "mmproj (multimodal projector: the vision/audio encoder beside a language model)"
+	}
+	return typ
+}
+
+// inspectImatrixRows are the summary rows of an importance matrix.
+func inspectImatrixRows(t *output.Table, im *imatrix.Matrix) {
+	t.Row("datasets", orDash(strings.Join(im.Datasets, ", ")))
+	chunks := "-"
+	if im.ChunkCount > 0 {
+		chunks = fmt.Sprint(im.ChunkCount)
+		if im.ChunkSize > 0 {
+			chunks += fmt.Sprintf(" of %d tokens", im.ChunkSize)
+		}
+	}
+	t.Row("chunks", chunks)
+	t.Row("entries", fmt.Sprintf("%d weights", len(im.Entries)))
+	if len(im.Entries) > 0 {
+		t.Row("first / last entry", im.Entries[0].Name+" / "+im.Entries[len(im.Entries)-1].Name)
+	}
+}
+
+// inspectProjectorRows are the summary rows of a multimodal projector.
+func inspectProjectorRows(t *output.Table, s *checkpoint.Summary) {
+	p := s.Projector
+	t.Row("projector type", orDash(p.ProjectorType))
+	var enc []string
+	if p.HasVision {
+		enc = append(enc, "vision")
+	}
+	if p.HasAudio {
+		enc = append(enc, "audio")
+	}
+	t.Row("encoders", orDash(strings.Join(enc, ", ")))
+	t.Row("image size", intOrDash(p.ImageSize))
+	t.Row("patch size", intOrDash(p.PatchSize))
+	t.Row("vision layers", intOrDash(p.VisionLayers))
+	t.Row("vision width", intOrDash(p.VisionWidth))
+	t.Row("projection dim", intOrDash(p.ProjectionDim))
+	if p.AudioLayers > 0 {
+		t.Row("audio layers", p.AudioLayers)
+	}
+	t.Row("parameters", fmt.Sprintf("%d (%s)", s.Params, output.Count(s.Params)))
+	t.Row("tensors", s.Tensors)
+	t.Row("file size", fmt.Sprintf("%d (%s) in %d file(s)", s.FileSize, output.Bytes(s.FileSize), s.Files))
+}
+
+func inspectWriteJSON(a *app, opts *inspectOptions, c *checkpoint.Checkpoint, s *checkpoint.Summary, mem *checkpoint.Memory, im *imatrix.Matrix) error {
+	j := inspectJSON{Path: opts.path, Summary: s, Memory: mem, Imatrix: imatrixSummary(im),
 		Tensors:       make([]tensorJSON, 0, len(c.Tensors)),
 		Metadata:      make(map[string]any, len(c.Metadata)),
 		MetadataTypes: make(map[string]string, len(c.Metadata)),

@@ -64,7 +64,7 @@ func runPerplexity(a *app, opts *perplexityOptions) error {
 	if err != nil {
 		return fmt.Errorf("perplexity: %w", err)
 	}
-	m, err := model.Load(opts.model, model.LoadOptions{Threads: opts.threads, MatchLlamaCpp: opts.matchLlamaCpp})
+	m, err := model.Load(opts.model, model.LoadOptions{Threads: opts.threads, MatchLlamaCpp: opts.matchLlamaCpp, Progress: a.progressOut(opts.progress)})
 	if err != nil {
 		return err
 	}

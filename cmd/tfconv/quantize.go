@@ -322,13 +322,24 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 			return err
 		}
 		fo.Refine = func(c *checkpoint.Checkpoint, plan []quantize.Choice) ([]quantize.Choice, error) {
-			return mixfit.Fit(c, plan, mixfit.Options{Text: string(text), Ctx: opts.calibCtx, BitsPerWeight: opts.targetBPW})
+			// Minutes of model runs: a line of their own, ended before
+			// the tensors' starts.
+			cal := progress.New(a.progressOut(opts.progress), "calibrate --target-bpw", 0, progress.Items, "model runs")
+			defer cal.Finish()
+			return mixfit.Fit(c, plan, mixfit.Options{Text: string(text), Ctx: opts.calibCtx, BitsPerWeight: opts.targetBPW,
+				Progress: func(done, total int64) { cal.Set(done, total) }})
 		}
 	}
-	// One progress line on a terminal (or with --progress); piped stderr
-	// stays clean.
-	meter := progress.New(a.progressOut(opts.progress), "quantize", 0, progress.Items, "tensors")
-	fo.Progress = func(i, n int, name string) { meter.Set(int64(i), int64(n)) }
+	// One progress line on a terminal (or with --progress), in bytes of
+	// the source read; piped stderr stays clean. It starts with the first
+	// tensor, so that its rate and ETA leave out the calibration before it.
+	var meter *progress.Meter
+	fo.ProgressBytes = func(done, total int64) {
+		if meter == nil {
+			meter = progress.New(a.progressOut(opts.progress), "quantize", total, progress.Bytes, "")
+		}
+		meter.Set(done, total)
+	}
 	rep, err := quantize.File(opts.src, opts.dst, fo)
 	meter.Finish()
 	if err != nil {

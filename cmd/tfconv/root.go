@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tfconv/tfconv/internal/atomicfile"
+	"github.com/tfconv/tfconv/internal/progress"
 )
 
 // Exit codes shared by every command (documented in the README).
@@ -44,7 +45,8 @@ type app struct {
 
 // Main runs tfconv with the given arguments and returns the exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
-	defer handleSignals()()
+	stderr = progress.NewLine(stderr) // a message ends any progress line first
+	defer handleSignals(stderr)()
 	defer atomicfile.SetWarn(func(msg string) { fmt.Fprintln(stderr, "tfconv: warning:", msg) })()
 	a := &app{out: stdout, err: stderr}
 	root := newRootCmd(a)
@@ -90,12 +92,45 @@ func errorText(cmd, root *cobra.Command, err error) string {
 }
 
 func versionString() string {
-	v := version
+	bi, _ := debug.ReadBuildInfo()
+	return versionText(version, bi)
+}
+
+// versionText is --version's text: the version (set by -ldflags, else the
+// module's, else "(devel)"), the VCS revision the binary was built from
+// with "+dirty" when the tree had changes (go build stamps vcs.revision and
+// vcs.modified), the Go version and the platform. bi may be nil.
+func versionText(v string, bi *debug.BuildInfo) string {
 	if v == "" {
 		v = "(devel)"
-		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		if bi != nil && bi.Main.Version != "" {
 			v = bi.Main.Version
 		}
+	}
+	rev, dirty, when := "", false, ""
+	if bi != nil {
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			case "vcs.time":
+				when = s.Value
+			}
+		}
+	}
+	if rev != "" {
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		if dirty {
+			rev += "+dirty"
+		}
+		if when != "" {
+			rev += " " + when
+		}
+		v += " revision " + rev
 	}
 	return fmt.Sprintf("%s (%s %s/%s)", v, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
@@ -131,6 +166,7 @@ Exit codes: 0 success, 1 a check found a difference, 2 usage or input error.`,
 		newCmdImatrix(a),
 		newCmdEdit(a),
 	)
+	setExamples(root)
 	return root
 }
 

@@ -32,6 +32,7 @@ type modelRunOptions struct {
 	tokenTypes    string
 	threads       int
 	matchLlamaCpp bool // model.LoadOptions.MatchLlamaCpp (--match-llamacpp)
+	progress      bool // the load's progress line (model.LoadOptions.Progress)
 	out           string
 	force         bool
 	json          bool
@@ -74,6 +75,7 @@ input token, each below the model's type_vocab_size (default: all 0).`,
 	f.StringVar(&opts.tokenTypes, "token-types", "", "BERT token type (segment) ids, one per input token, comma-separated")
 	f.IntVarP(&opts.threads, "threads", "t", 0, "kernel threads (default: all CPUs)")
 	addMatchLlamaCppFlag(cmd, &opts.matchLlamaCpp)
+	addProgressFlag(cmd, &opts.progress)
 	f.StringVarP(&opts.out, "out", "o", "", "write the JSON result to this file")
 	f.BoolVar(&opts.force, "force", false, "replace an existing --out file")
 	f.BoolVar(&opts.json, "json", false, "print the JSON result on stdout")
@@ -189,7 +191,7 @@ func runModelRun(a *app, opts *modelRunOptions) error {
 	if err := promptFromFile("run", &opts.prompt, opts.promptFile); err != nil {
 		return err
 	}
-	m, err := model.Load(opts.path, model.LoadOptions{Threads: opts.threads, MatchLlamaCpp: opts.matchLlamaCpp})
+	m, err := model.Load(opts.path, model.LoadOptions{Threads: opts.threads, MatchLlamaCpp: opts.matchLlamaCpp, Progress: a.progressOut(opts.progress)})
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -19,8 +20,9 @@ const (
 // folders of pending outputs (internal/atomicfile) before exiting, so an
 // interrupted write leaves neither a partial destination (it never had one)
 // nor a hidden temporary beside it. It returns a function that uninstalls the
-// handler, for Main's callers that are not the process (tests).
-func handleSignals() (stop func()) {
+// handler, for Main's callers that are not the process (tests). The
+// message goes to stderr, which ends an open progress line first.
+func handleSignals(stderr io.Writer) (stop func()) {
 	ch := make(chan os.Signal, 1)
 	done := make(chan struct{})
 	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
@@ -32,7 +34,7 @@ func handleSignals() (stop func()) {
 			if s == syscall.SIGTERM {
 				code = exitSIGTERM
 			}
-			fmt.Fprintf(os.Stderr, "tfconv: %v: stopped; removed %d unfinished output(s)\n", s, n)
+			fmt.Fprintf(stderr, "tfconv: %v: stopped; removed %d unfinished output(s)\n", s, n)
 			os.Exit(code)
 		case <-done:
 		}

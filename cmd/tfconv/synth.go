@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,18 +11,20 @@ import (
 
 	"github.com/tfconv/tfconv/internal/atomicfile"
 	"github.com/tfconv/tfconv/internal/output"
+	"github.com/tfconv/tfconv/internal/progress"
 	"github.com/tfconv/tfconv/synth"
 	"github.com/tfconv/tfconv/tensor"
 )
 
 type synthOptions struct {
-	like   string
-	out    string
-	typ    string
-	to     string
-	seed   uint64
-	layers int
-	force  bool
+	like     string
+	out      string
+	typ      string
+	to       string
+	seed     uint64
+	layers   int
+	force    bool
+	progress bool
 }
 
 func newCmdSynth(a *app) *cobra.Command {
@@ -59,6 +62,7 @@ Shapes: ` + strings.Join(names, ", ") + `.`,
 	f.Uint64Var(&opts.seed, "seed", 1, "random seed")
 	f.IntVar(&opts.layers, "layers", 0, "keep only the first N layers (same widths, a shallower model that fits in memory; 0: all)")
 	f.BoolVar(&opts.force, "force", false, "replace an existing OUT (a folder: only the files synth writes, others kept)")
+	addProgressFlag(cmd, &opts.progress)
 	return cmd
 }
 
@@ -94,6 +98,15 @@ func runSynth(a *app, opts *synthOptions) error {
 	var err error
 	var infos []tensor.Info
 	var res atomicfile.DirResult
+	// A full-size shape is gigabytes of random numbers: one progress line
+	// in bytes of tensor data.
+	meterFor := func(infos []tensor.Info) *progress.Meter {
+		var total int64
+		for _, t := range infos {
+			total += t.Size
+		}
+		return progress.New(a.progressOut(opts.progress), "synth", total, progress.Bytes, "")
+	}
 	switch to {
 	case "gguf":
 		if infos, err = synth.GGUFTensors(s, d); err != nil {
@@ -104,7 +117,10 @@ func runSynth(a *app, opts *synthOptions) error {
 			return err
 		}
 		defer f.Abort()
-		if err = synth.WriteGGUF(f, s, d, opts.seed); err != nil {
+		meter := meterFor(infos)
+		err = synth.WriteGGUFProgress(f, s, d, opts.seed, meterWriter(meter))
+		meter.Finish()
+		if err != nil {
 			return err
 		}
 		if err = f.Commit(); err != nil {
@@ -117,7 +133,10 @@ func runSynth(a *app, opts *synthOptions) error {
 		if err = checkOutDir(opts.out, opts.force); err != nil {
 			return err
 		}
-		if res, err = synth.WriteHFDir(opts.out, opts.force, s, d, opts.seed); err != nil {
+		meter := meterFor(infos)
+		res, err = synth.WriteHFDir(opts.out, opts.force, s, d, opts.seed, meterWriter(meter))
+		meter.Finish()
+		if err != nil {
 			return err
 		}
 	default:
@@ -134,6 +153,15 @@ func runSynth(a *app, opts *synthOptions) error {
 		return err
 	}
 	return printReplaced(a.out, opts.out, to == "safetensors", res.Replaced, res.Removed)
+}
+
+// meterWriter is m as an io.Writer, or nil (not a nil *Meter in an
+// interface) for no meter.
+func meterWriter(m *progress.Meter) io.Writer {
+	if m == nil {
+		return nil
+	}
+	return m
 }
 
 // checkOutDir refuses an existing non-empty folder (or a file) without

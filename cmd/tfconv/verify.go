@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -57,7 +58,11 @@ block whose error jumps is named.
 Inputs: --tokens 1,2,3, --prompt "text" (tokenized by REF's tokenizer), or
 --prompt-file FILE, scored like 'llama-perplexity -c CTX': BOS first, chunks of
 --ctx tokens each starting with BOS, the second half of each chunk compared
-(per-layer comparison and attention maps from the first chunk).
+(per-layer comparison and attention maps from the first chunk). With none of
+them, a built-in paragraph (prose with a little French, German and Spanish,
+numbers and code) is compared, and the output says so. Standard errors need
+more than 10 positions (as llama-perplexity's); with fewer they are "n/a".
+--positions and the HTML report show each token's piece beside its id.
 
 Baselines for CI: 'verify MODEL --save-baseline golden.json --prompt …' stores
 the inputs, the top-k log-probabilities per position and the hidden states of the
@@ -72,8 +77,13 @@ pair, the coarser weight type of the two models:
   f16    1e-5          0.98       1e-5
   bf16   2e-4          0.95       2e-4
   q8_0   2e-3          0.90       2e-3    (Q8_0, Q8_K, I8, F8)
-  q4     0.25          0.40       0.3     (every type below 8 bits)
---pair NAME picks a row; --max-kld, --min-top1 and --layer-nmse override one
+  q4     0.25          0.40       0.3     (4.5 bits: Q4_0, Q4_K, IQ4_NL)
+Every type below 8 bits has limits of its own, derived from its bits per
+weight through q4's and q8_0's (the KLD and NMSE limits log-linearly, top-1
+linearly; at most 3 nats, at least 0.05, NMSE at most 1): q6_k 0.021 / 0.66 /
+0.023, q5_k 0.075 / 0.53 / 0.087, q3_k 0.90 / 0.27 / 1, q2_k 2.4 / 0.17 / 1,
+iq2_xxs and iq1_s 3 / 0.10 and 0.05 / 1; the pair is the coarsest type's.
+--pair NAME picks a row or a type (--pair iq2_xxs); --max-kld, --min-top1 and --layer-nmse override one
 limit. A block departs when its NMSE exceeds the layer limit, or when it
 multiplies the previous block's NMSE by 10 or more while above 1% of the limit;
 first_divergent_layer is the first such block (null when none).
@@ -110,7 +120,7 @@ Exit codes: 0 within the thresholds, 1 a threshold crossed, 2 input error.`,
 	f.Float64Var(&opts.maxKLD, "max-kld", 0, "maximum mean KLD (default: the precision pair's)")
 	f.Float64Var(&opts.minTop1, "min-top1", 0, "minimum top-1 agreement (default: the precision pair's)")
 	f.Float64Var(&opts.layerNMSE, "layer-nmse", 0, "maximum per-block hidden-state NMSE (default: the precision pair's)")
-	f.StringVar(&opts.pair, "pair", "", "use the default thresholds of this precision pair: f32|f16|bf16|q8_0|q4")
+	f.StringVar(&opts.pair, "pair", "", "use the default thresholds of this precision pair (f32|f16|bf16|q8_0|q4) or weight type (q6_k, iq2_xxs, …)")
 	f.IntVarP(&opts.threads, "threads", "t", 0, "kernel threads (0: all CPUs)")
 	f.BoolVar(&opts.force, "force", false, "replace existing --report / --save-baseline files")
 	f.BoolVar(&opts.positions, "positions", false, "print the per-position table")
@@ -163,7 +173,7 @@ func runVerify(a *app, cmd *cobra.Command, opts *verifyOptions) error {
 		return fmt.Errorf("verify: give only one of --tokens, --prompt and --prompt-file")
 	}
 	if opts.baseline == "" && nIn == 0 {
-		return fmt.Errorf("verify: no input: give --tokens, --prompt or --prompt-file")
+		fmt.Fprintf(a.err, "verify: no --tokens, --prompt or --prompt-file: comparing on tfconv's built-in text (%d bytes of prose, a little French, German and Spanish, numbers and code)\n", len(strings.TrimSpace(verify.DefaultText)))
 	}
 	if opts.baseline != "" && nIn > 0 {
 		return fmt.Errorf("verify: --baseline runs the baseline's own inputs; drop --tokens/--prompt/--prompt-file")
@@ -249,6 +259,21 @@ func verifyThresholds(cmd *cobra.Command, opts *verifyOptions) (*verify.Threshol
 	}, nil
 }
 
+// tokenCell is a token id with its text quoted beside it, as tokenize
+// prints pieces (`446 "▁The"`); the id alone without a text, the text alone
+// for id -1.
+func tokenCell(id int, text string) string {
+	switch {
+	case id < 0 && text == "":
+		return "-"
+	case id < 0:
+		return strconv.Quote(text)
+	case text == "":
+		return strconv.Itoa(id)
+	}
+	return strconv.Itoa(id) + " " + strconv.Quote(text)
+}
+
 // verifyPrint writes the human report.
 func verifyPrint(w io.Writer, r *verify.Report, positions bool) error {
 	ref := r.Ref
@@ -261,22 +286,25 @@ func verifyPrint(w io.Writer, r *verify.Report, positions bool) error {
 	} else {
 		fmt.Fprintf(w, "inputs: %d tokens, %d positions\n", len(r.Tokens), r.Summary.Positions)
 	}
+	if r.DefaultPrompt {
+		fmt.Fprintf(w, "input: tfconv's built-in text (no --tokens, --prompt or --prompt-file given): %q\n", r.Prompt)
+	}
 	fmt.Fprintln(w)
-	if r.Summary.Positions > 0 {
+	if n := r.Summary.Positions; n > 0 {
 		t := output.NewTable("statistic", "value")
 		t.Row("max |Δlogit|", fmt.Sprintf("%.6g", r.MaxAbs))
 		t.Row("RMS Δlogit", fmt.Sprintf("%.6g", r.RMS))
 		t.Row("cosine (mean / min)", fmt.Sprintf("%.8f / %.8f", r.CosineMean, r.CosineMin))
-		t.Row("mean KLD", fmt.Sprintf("%.6g ± %.3g", r.KLD.Mean, r.KLD.MeanErr))
+		t.Row("mean KLD", verify.PlusMinus(r.KLD.Mean, r.KLD.MeanErr, n, "%.6g", "%.3g"))
 		t.Row("KLD median / p90 / p95", fmt.Sprintf("%.6g / %.6g / %.6g", r.KLD.Median, r.KLD.P90, r.KLD.P95))
 		t.Row("KLD p99 / p99.9 / max", fmt.Sprintf("%.6g / %.6g / %.6g", r.KLD.P99, r.KLD.P999, r.KLD.Max))
-		t.Row("same top token", fmt.Sprintf("%.3f ± %.3f %%", 100*r.Top1, 100*r.Top1Err))
+		t.Row("same top token", verify.PlusMinus(100*r.Top1, 100*r.Top1Err, n, "%.3f", "%.3f")+" %")
 		t.Row(fmt.Sprintf("top-%d overlap", r.TopK), fmt.Sprintf("%.3f %%", 100*r.TopKOverlap))
 		t.Row("Δp of ref top token (mean / RMS)", fmt.Sprintf("%.4f / %.4f %%", 100*r.DeltaP.Mean, 100*r.DeltaPRMS))
 		if p := r.PPL; p != nil {
-			t.Row("PPL ref", fmt.Sprintf("%.4f ± %.4f", p.Ref, p.RefErr))
-			t.Row("PPL cand", fmt.Sprintf("%.4f ± %.4f", p.Cand, p.CandErr))
-			t.Row("PPL(cand)/PPL(ref)", fmt.Sprintf("%.6f ± %.6f", p.Ratio, p.Ratio*p.LnRatioErr))
+			t.Row("PPL ref", verify.PlusMinus(p.Ref, p.RefErr, p.Count, "%.4f", "%.4f"))
+			t.Row("PPL cand", verify.PlusMinus(p.Cand, p.CandErr, p.Count, "%.4f", "%.4f"))
+			t.Row("PPL(cand)/PPL(ref)", verify.PlusMinus(p.Ratio, p.Ratio*p.LnRatioErr, p.Count, "%.6f", "%.6f"))
 		}
 		if err := t.Render(w); err != nil {
 			return err
@@ -298,9 +326,10 @@ func verifyPrint(w io.Writer, r *verify.Report, positions bool) error {
 		fmt.Fprintln(w)
 	}
 	if positions && len(r.Positions) > 0 {
-		pt := output.NewTable("pos", "max abs", "KLD", "ref top", "cand top", "top-k overlap", "Δp")
+		pt := output.NewTable("pos", "token", "max abs", "KLD", "ref top", "cand top", "top-k overlap", "Δp")
 		for _, p := range r.Positions {
-			pt.Row(p.Pos, fmt.Sprintf("%.4g", p.MaxAbs), fmt.Sprintf("%.4g", p.KLD), p.RefTop, p.CandTop,
+			pt.Row(p.Pos, tokenCell(-1, p.TokenText), fmt.Sprintf("%.4g", p.MaxAbs), fmt.Sprintf("%.4g", p.KLD),
+				tokenCell(p.RefTop, p.RefTopText), tokenCell(p.CandTop, p.CandTopText),
 				fmt.Sprintf("%.2f", p.TopKOverlap), fmt.Sprintf("%+.4f", p.DeltaP))
 		}
 		if err := pt.Render(w); err != nil {

@@ -139,7 +139,7 @@ func TestVerifyUsageErrors(t *testing.T) {
 	golden := filepath.Join(t.TempDir(), "bad.json")
 	os.WriteFile(golden, []byte(`{"format":"nope"}`), 0o644)
 	for _, args := range [][]string{
-		{"verify", verifyLlama, verifyLlama},                                   // no input
+		{"verify", verifyLlama, verifyLlama},                                   // no input, and no tokenizer for the built-in text
 		{"verify", verifyLlama},                                                // no mode
 		{"verify", verifyLlama, verifyLlama, "--tokens", "1,x"},                // bad ids
 		{"verify", verifyLlama, "nonexistent", "--tokens", "1"},                // missing file

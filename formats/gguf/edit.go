@@ -84,6 +84,25 @@ type EditOptions struct {
 	// is not atomic: a crash during the header write can leave a broken
 	// header, which is why it is not the default.
 	InPlace bool
+	// Progress, when set, is called as tensor data is copied and hashed,
+	// with the bytes done and the bytes there are in all (each tensor is
+	// read twice: copied, then read back from the output and hashed).
+	Progress func(done, total int64)
+}
+
+// progressWriter counts the bytes written through it for a Progress
+// callback (nil: it counts for nobody).
+type progressWriter struct {
+	report      func(done, total int64)
+	done, total int64
+}
+
+func (p *progressWriter) Write(b []byte) (int, error) {
+	if p != nil && p.report != nil {
+		p.done += int64(len(b))
+		p.report(p.done, p.total)
+	}
+	return len(b), nil
 }
 
 // Change is one key set by Edit. Old is nil for a key that was added.
@@ -436,10 +455,14 @@ func Edit(path string, opts EditOptions) (*EditReport, error) {
 	if rep.Deleted == nil {
 		rep.Deleted = []string{}
 	}
+	prog := &progressWriter{report: opts.Progress}
+	for _, t := range f.Tensors {
+		prog.total += 2 * t.Size
+	}
 	if opts.InPlace {
-		err = editInPlace(f, path, hdr, rep)
+		err = editInPlace(f, path, hdr, rep, prog)
 	} else {
-		err = rewriteEdited(f, path, opts, meta, infos, rep)
+		err = rewriteEdited(f, path, opts, meta, infos, rep, prog)
 	}
 	if err != nil {
 		return nil, err
@@ -449,12 +472,12 @@ func Edit(path string, opts EditOptions) (*EditReport, error) {
 }
 
 // hashTensors returns the sha256 of every tensor's data.
-func hashTensors(f *File) ([][sha256.Size]byte, error) {
+func hashTensors(f *File, prog *progressWriter) ([][sha256.Size]byte, error) {
 	sums := make([][sha256.Size]byte, len(f.Tensors))
 	h := sha256.New()
 	for i := range f.Tensors {
 		h.Reset()
-		if _, err := io.Copy(h, f.Tensors[i].Open()); err != nil {
+		if _, err := io.Copy(io.MultiWriter(h, prog), f.Tensors[i].Open()); err != nil {
 			return nil, fmt.Errorf("gguf: tensor %q: %w", f.Tensors[i].Name, err)
 		}
 		h.Sum(sums[i][:0])
@@ -464,11 +487,11 @@ func hashTensors(f *File) ([][sha256.Size]byte, error) {
 
 // compareTensors checks that out lists the tensors of in, with the same
 // dtype, shape and data hash.
-func compareTensors(in *File, inSums [][sha256.Size]byte, out *File, outName string) error {
+func compareTensors(in *File, inSums [][sha256.Size]byte, out *File, outName string, prog *progressWriter) error {
 	if len(out.Tensors) != len(in.Tensors) {
 		return fmt.Errorf("gguf: %s: %d tensors after the edit, %d before", outName, len(out.Tensors), len(in.Tensors))
 	}
-	outSums, err := hashTensors(out)
+	outSums, err := hashTensors(out, prog)
 	if err != nil {
 		return fmt.Errorf("%s: %w", outName, err)
 	}
@@ -481,13 +504,13 @@ func compareTensors(in *File, inSums [][sha256.Size]byte, out *File, outName str
 	return nil
 }
 
-func editInPlace(f *File, path string, hdr []byte, rep *EditReport) error {
+func editInPlace(f *File, path string, hdr []byte, rep *EditReport, prog *progressWriter) error {
 	if int64(len(hdr)) != f.DataOffset {
 		return fmt.Errorf("gguf: %s: --in-place: the new header takes %d bytes with its padding, the data section starts at %d; "+
 			"an in-place edit must keep every data offset (GGUF cannot describe extra padding), so write a new file instead (drop --in-place): %w",
 			path, len(hdr), f.DataOffset, ErrRefused)
 	}
-	sums, err := hashTensors(f)
+	sums, err := hashTensors(f, prog)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
@@ -512,7 +535,7 @@ func editInPlace(f *File, path string, hdr []byte, rep *EditReport) error {
 		return fmt.Errorf("gguf: %s: reading back after the edit: %w", path, err)
 	}
 	defer g.Close()
-	return compareTensors(f, sums, g, path)
+	return compareTensors(f, sums, g, path, prog)
 }
 
 // countingWriter counts the bytes that pass.
@@ -527,7 +550,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func rewriteEdited(f *File, path string, opts EditOptions, meta tensor.Metadata, infos []tensor.Info, rep *EditReport) error {
+func rewriteEdited(f *File, path string, opts EditOptions, meta tensor.Metadata, infos []tensor.Info, rep *EditReport, prog *progressWriter) error {
 	var (
 		out *atomicfile.File
 		err error
@@ -566,7 +589,7 @@ func rewriteEdited(f *File, path string, opts EditOptions, meta tensor.Metadata,
 			return err
 		}
 		h.Reset()
-		if _, err := io.Copy(io.MultiWriter(body, h), t.Open()); err != nil {
+		if _, err := io.Copy(io.MultiWriter(body, h, prog), t.Open()); err != nil {
 			return fmt.Errorf("gguf: %s: tensor %q: %w", rep.Out, t.Name, err)
 		}
 		h.Sum(sums[i][:0])
@@ -585,7 +608,7 @@ func rewriteEdited(f *File, path string, opts EditOptions, meta tensor.Metadata,
 	if !g.Metadata.Equal(meta) {
 		return fmt.Errorf("gguf: %s: the metadata read back differs from what was written", rep.Out)
 	}
-	if err := compareTensors(f, sums, g, rep.Out); err != nil {
+	if err := compareTensors(f, sums, g, rep.Out, prog); err != nil {
 		return err
 	}
 	if opts.Out == "" {

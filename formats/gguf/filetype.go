@@ -1,6 +1,10 @@
 package gguf
 
-import "github.com/tfconv/tfconv/tensor"
+import (
+	"fmt"
+
+	"github.com/tfconv/tfconv/tensor"
+)
 
 // FileType is llama.cpp's llama_ftype (include/llama.h), the value of
 // general.file_type: what most tensors of a file are, or which of
@@ -84,4 +88,32 @@ func FileTypeOf(d tensor.DType) (FileType, bool) {
 		return FileTypeQ6_K, true
 	}
 	return 0, false
+}
+
+// fileTypeNames are llama.h's LLAMA_FTYPE_* names without the
+// "LLAMA_FTYPE_MOSTLY_" (or "LLAMA_FTYPE_") prefix, the way llama.cpp's
+// tools and gguf-dump users name a file's type; 4–6 and 33–35 are types
+// llama.cpp has since removed, which older files still carry.
+var fileTypeNames = map[FileType]string{
+	FileTypeF32: "ALL_F32", FileTypeF16: "F16", FileTypeQ4_0: "Q4_0", FileTypeQ4_1: "Q4_1",
+	4: "Q4_1_SOME_F16", 5: "Q4_2", 6: "Q4_3",
+	FileTypeQ8_0: "Q8_0", FileTypeQ5_0: "Q5_0", FileTypeQ5_1: "Q5_1", FileTypeQ2_K: "Q2_K",
+	FileTypeQ3_KS: "Q3_K_S", FileTypeQ3_KM: "Q3_K_M", FileTypeQ3_KL: "Q3_K_L",
+	FileTypeQ4_KS: "Q4_K_S", FileTypeQ4_KM: "Q4_K_M", FileTypeQ5_KS: "Q5_K_S", FileTypeQ5_KM: "Q5_K_M",
+	FileTypeQ6_K: "Q6_K", FileTypeIQ2XXS: "IQ2_XXS", FileTypeIQ2XS: "IQ2_XS", FileTypeQ2_KS: "Q2_K_S",
+	FileTypeIQ3XS: "IQ3_XS", FileTypeIQ3XXS: "IQ3_XXS", FileTypeIQ1S: "IQ1_S", FileTypeIQ4NL: "IQ4_NL",
+	FileTypeIQ3S: "IQ3_S", FileTypeIQ3M: "IQ3_M", FileTypeIQ2S: "IQ2_S", FileTypeIQ2M: "IQ2_M",
+	FileTypeIQ4XS: "IQ4_XS", FileTypeIQ1M: "IQ1_M", FileTypeBF16: "BF16",
+	33: "Q4_0_4_4", 34: "Q4_0_4_8", 35: "Q4_0_8_8",
+	FileTypeTQ1_0: "TQ1_0", FileTypeTQ2_0: "TQ2_0", FileTypeMXFP4MoE: "MXFP4_MOE",
+	1024: "GUESSED",
+}
+
+// String is the type's llama.h name ("Q4_K_M", "ALL_F32"), or
+// "unknown (N)" for a value llama.h does not define.
+func (f FileType) String() string {
+	if s, ok := fileTypeNames[f]; ok {
+		return s
+	}
+	return fmt.Sprintf("unknown (%d)", uint32(f))
 }

@@ -6,15 +6,19 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mattn/go-isatty"
 	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
 )
 
 // IsTerminal reports whether w is a terminal.
+// A writer that wraps a file (progress.Line) says so with an Fd method.
 func IsTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+	f, ok := w.(interface{ Fd() uintptr })
 	if !ok {
 		return false
 	}
@@ -42,20 +46,11 @@ func (t *Table) Row(cells ...any) {
 // Len returns the number of rows.
 func (t *Table) Len() int { return len(t.rows) }
 
-// Render writes the table: boxed on a terminal, tab-separated otherwise (a
-// header line, then one line per row).
+// Render writes the table: boxed on a terminal, as wide as the terminal at
+// most, tab-separated otherwise (a header line, then one line per row).
 func (t *Table) Render(w io.Writer) error {
 	if IsTerminal(w) {
-		tw := tablewriter.NewWriter(w)
-		h := make([]any, len(t.header))
-		for i, s := range t.header {
-			h[i] = s
-		}
-		tw.Header(h...)
-		if err := tw.Bulk(t.rows); err != nil {
-			return err
-		}
-		return tw.Render()
+		return t.RenderBoxed(w, TerminalWidth(w))
 	}
 	var b strings.Builder
 	b.WriteString(strings.Join(t.header, "\t"))
@@ -66,6 +61,96 @@ func (t *Table) Render(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// RenderBoxed writes the boxed form whatever w is, at most width columns
+// wide (0: no limit): cells wrap at spaces, and words longer than their
+// column break; headers stay whole. The headers are printed as written — tablewriter's header
+// auto-format would turn "SQNR dB" into "SQNR D B" and "bits/weight" into
+// "BITS/WEIGHT".
+func (t *Table) RenderBoxed(w io.Writer, width int) error {
+	opts := []tablewriter.Option{
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+	}
+	if cols := t.fitWidths(width); cols != nil {
+		m := tw.NewMapper[int, int]()
+		for i, c := range cols {
+			m[i] = c + 2 // tablewriter's widths include the cell's padding
+		}
+		opts = append(opts, tablewriter.WithColumnWidths(m), tablewriter.WithRowAutoWrap(tw.WrapBreak))
+	}
+	tbl := tablewriter.NewTable(w, opts...)
+	h := make([]any, len(t.header))
+	for i, s := range t.header {
+		h[i] = s
+	}
+	tbl.Header(h...)
+	if err := tbl.Bulk(t.rows); err != nil {
+		return err
+	}
+	return tbl.Render()
+}
+
+// fitWidths returns the content width of each column such that the boxed
+// table is at most width columns wide, or nil when it fits as it is (or
+// width is 0). The widest columns give way first, and no column becomes
+// narrower than its header (nor 4), so headers stay whole; when even that
+// does not fit, the table is as narrow as its headers allow.
+func (t *Table) fitWidths(width int) []int {
+	if width <= 0 {
+		return nil
+	}
+	n := len(t.header)
+	cols, floor := make([]int, n), make([]int, n)
+	for i, h := range t.header {
+		floor[i] = max(utf8.RuneCountInString(h), 4)
+		cols[i] = utf8.RuneCountInString(h)
+	}
+	for _, r := range t.rows {
+		for i, c := range r {
+			if i < n {
+				for _, line := range strings.Split(c, "\n") {
+					cols[i] = max(cols[i], utf8.RuneCountInString(line))
+				}
+			}
+		}
+	}
+	total := 3*n + 1 // "│ " before each cell, " " after it, the last "│"
+	for _, c := range cols {
+		total += c
+	}
+	if total <= width {
+		return nil
+	}
+	for total > width {
+		widest := -1
+		for i := range cols {
+			if cols[i] > floor[i] && (widest < 0 || cols[i] > cols[widest]) {
+				widest = i
+			}
+		}
+		if widest < 0 {
+			break
+		}
+		cols[widest]--
+		total--
+	}
+	return cols
+}
+
+// TerminalWidth is the width in columns of the terminal w writes to: the
+// window size the kernel reports, else $COLUMNS, else 0 (unknown).
+func TerminalWidth(w io.Writer) int {
+	if f, ok := w.(interface{ Fd() uintptr }); ok {
+		if n := windowWidth(f.Fd()); n > 0 {
+			return n
+		}
+	}
+	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	return 0
 }
 
 // JSON writes v as indented JSON followed by a newline. A nil slice is

@@ -90,12 +90,33 @@ func (m *Meter) print(now time.Time) {
 	if m.total > 0 {
 		pct = 100 * float64(m.done) / float64(m.total)
 	}
+	var line string
 	switch m.unit {
 	case Bytes:
-		fmt.Fprintf(m.w, "\r%s: %s / %s (%5.1f%%) %s/s   ", m.label, mib(m.done), mib(m.total), pct, mib(int64(rate)))
+		line = fmt.Sprintf("\r%s: %s / %s (%5.1f%%) %s/s", m.label, mib(m.done), mib(m.total), pct, mib(int64(rate)))
 	default:
-		fmt.Fprintf(m.w, "\r%s: %d/%d %s (%5.1f%%) %.1f/s   ", m.label, m.done, m.total, m.what, pct, rate)
+		line = fmt.Sprintf("\r%s: %d/%d %s (%5.1f%%) %.1f/s", m.label, m.done, m.total, m.what, pct, rate)
 	}
+	line += " " + eta(m.done, m.total, now.Sub(m.start), m.finished) + "   "
+	if l, ok := m.w.(*Line); ok {
+		l.progress(line)
+		return
+	}
+	io.WriteString(m.w, line)
+}
+
+// eta says how long the rest will take at the rate so far ("ETA 3m12s"),
+// or, once finished, how long it all took ("in 3m12s"); "ETA ?" until a
+// first part is done.
+func eta(done, total int64, spent time.Duration, finished bool) string {
+	if finished || (total > 0 && done >= total) {
+		return "in " + spent.Round(time.Second/10).String()
+	}
+	if done <= 0 || total <= 0 {
+		return "ETA ?"
+	}
+	left := time.Duration(float64(spent) * float64(total-done) / float64(done))
+	return "ETA " + left.Round(time.Second).String()
 }
 
 // Finish prints the last state and ends the line (once).
@@ -110,7 +131,62 @@ func (m *Meter) Finish() {
 	}
 	m.finished = true
 	m.print(time.Now())
+	if l, ok := m.w.(*Line); ok {
+		l.end()
+		return
+	}
 	fmt.Fprintln(m.w)
 }
 
 func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+
+// Line is the stream progress lines and messages share (a command's
+// stderr): a message written to it while a meter's line is open first ends
+// that line, so that "tfconv: warning: …" never lands after a half-drawn
+// "quantize: 12/40 tensors". Meters that write to a Line mark their line
+// open; Finish ends it. It is safe for concurrent use.
+type Line struct {
+	mu   sync.Mutex
+	w    io.Writer
+	open bool
+}
+
+// NewLine wraps w.
+func NewLine(w io.Writer) *Line { return &Line{w: w} }
+
+// Write ends an open progress line with a newline, then writes b.
+func (l *Line) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.endLocked()
+	return l.w.Write(b)
+}
+
+// Fd is the file descriptor of the wrapped writer when it is a file (so
+// that terminal checks see through the Line), else an invalid one.
+func (l *Line) Fd() uintptr {
+	if f, ok := l.w.(interface{ Fd() uintptr }); ok {
+		return f.Fd()
+	}
+	return ^uintptr(0)
+}
+
+func (l *Line) progress(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	io.WriteString(l.w, s)
+	l.open = true
+}
+
+func (l *Line) end() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.endLocked()
+}
+
+func (l *Line) endLocked() {
+	if l.open {
+		l.open = false
+		io.WriteString(l.w, "\n")
+	}
+}
