@@ -168,6 +168,11 @@ func (m *authorship) override(path string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("convert: --metadata: %w", err)
 	}
+	return m.overrideJSON(path, b)
+}
+
+// overrideJSON is override on the file's bytes b (path names it in errors).
+func (m *authorship) overrideJSON(path string, b []byte) ([]string, error) {
 	var raw map[string]json.RawMessage
 	d := json.NewDecoder(bytes.NewReader(b))
 	if err := d.Decode(&raw); err != nil {
