@@ -229,26 +229,3 @@ func infoByName(in []tensor.Info) map[string]tensor.Info {
 	}
 	return m
 }
-
-// permuteRows returns llama.cpp's rotary row permutation for a [rows, cols]
-// matrix of heads heads: within each head of d rows, row j·d/2+i (j ∈ {0,1})
-// goes to row 2i+j. inverse undoes it.
-func permuteRows(heads, rows, cols int, inverse bool) func(dst, src []float32) {
-	d := rows / heads
-	half := d / 2
-	return func(dst, src []float32) {
-		for h := 0; h < heads; h++ {
-			for i := 0; i < half; i++ {
-				for j := 0; j < 2; j++ {
-					hfRow := h*d + j*half + i
-					ggRow := h*d + 2*i + j
-					from, to := hfRow, ggRow
-					if inverse {
-						from, to = ggRow, hfRow
-					}
-					copy(dst[to*cols:(to+1)*cols], src[from*cols:(from+1)*cols])
-				}
-			}
-		}
-	}
-}

@@ -37,57 +37,6 @@ func heads(nHead, nKV int64) (q, k int64) {
 	return nHead, nKV
 }
 
-// layoutTransform returns the transform of one tensor for a layout change
-// (inverse: GGUF → HF), with the shape of the input.
-func layoutTransform(l arch.Layout, name string, shape tensor.Shape, qh, kh int64, inverse bool) (func(dst, src []float32), tensor.Shape, error) {
-	switch l {
-	case arch.LayoutPermuteQ, arch.LayoutPermuteK:
-		h := qh
-		if l == arch.LayoutPermuteK {
-			h = kh
-		}
-		if len(shape) < 1 || len(shape) > 2 {
-			return nil, nil, fmt.Errorf("convert: tensor %q: shape %v: want 1 or 2 dimensions", name, shape)
-		}
-		rows, cols := shape[0], int64(1)
-		if len(shape) == 2 {
-			cols = shape[1]
-		}
-		if h <= 0 || rows%(2*h) != 0 {
-			return nil, nil, fmt.Errorf("convert: tensor %q: %d rows do not split into %d heads of even size", name, rows, h)
-		}
-		return permuteRows(int(h), int(rows), int(cols), inverse), shape.Clone(), nil
-	case arch.LayoutNormPlusOne:
-		d := float32(1)
-		if inverse {
-			d = -1
-		}
-		return func(dst, src []float32) {
-			for i, v := range src {
-				dst[i] = v + d
-			}
-		}, shape.Clone(), nil
-	case arch.LayoutQKVGroups:
-		rows, cols := int64(0), int64(1)
-		if len(shape) >= 1 {
-			rows = shape[0]
-		}
-		if len(shape) == 2 {
-			cols = shape[1]
-		}
-		if len(shape) < 1 || len(shape) > 2 || qh <= 0 || kh <= 0 || qh%kh != 0 || rows%(qh+2*kh) != 0 {
-			return nil, nil, fmt.Errorf("convert: tensor %q: shape %v does not split into q, k, v of %d/%d heads", name, shape, qh, kh)
-		}
-		return regroupQKV(int(qh), int(kh), int(rows/(qh+2*kh)), int(cols), inverse), shape.Clone(), nil
-	case arch.LayoutTranspose:
-		if len(shape) != 2 {
-			return nil, nil, fmt.Errorf("convert: tensor %q: shape %v: want a matrix", name, shape)
-		}
-		return transpose(int(shape[0]), int(shape[1])), tensor.Shape{shape[1], shape[0]}, nil
-	}
-	return nil, shape.Clone(), nil
-}
-
 // mapFamily maps in through f's schema in one direction.
 func (a family) mapFamily(in []tensor.Info, toGGUF bool, qh, kh, experts int64) ([]Mapping, []Dropped, error) {
 	var out []Mapping
@@ -153,7 +102,7 @@ func (a family) mapFamily(in []tensor.Info, toGGUF bool, qh, kh, experts int64) 
 			}
 			aliased[m.Name(true)] = ti.Name
 		}
-		tf, shape, err := layoutTransform(m.Layout(), ti.Name, ti.Shape, qh, kh, !toGGUF)
+		tf, shape, err := m.Layout().Transform(ti.Name, ti.Shape, qh, kh, !toGGUF)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -329,32 +278,6 @@ func (a family) generatedByName(name string) (arch.Generated, bool) {
 		}
 	}
 	return arch.Generated{}, false
-}
-
-// regroupQKV returns the row regrouping of a fused QKV projection of heads
-// query and groups key/value heads of d rows each (cols columns): Hugging
-// Face's group g holds heads/groups query heads, then one key and one value
-// head; llama.cpp's layout is every query head, every key head, every value
-// head. inverse undoes it.
-func regroupQKV(heads, groups, d, cols int, inverse bool) func(dst, src []float32) {
-	per := heads / groups
-	return func(dst, src []float32) {
-		move := func(hf, gg int) {
-			from, to := hf*d, gg*d
-			if inverse {
-				from, to = to, from
-			}
-			copy(dst[to*cols:(to+d)*cols], src[from*cols:(from+d)*cols])
-		}
-		for g := 0; g < groups; g++ {
-			base := g * (per + 2)
-			for j := 0; j < per; j++ {
-				move(base+j, g*per+j)
-			}
-			move(base+per, heads+g)
-			move(base+per+1, heads+groups+g)
-		}
-	}
 }
 
 // vocabMetadata applies the family's own tokenizer settings to the

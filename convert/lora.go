@@ -51,7 +51,7 @@ func loraTarget(a Arch, cfg Config, hfName string, shape tensor.Shape) (string, 
 	if err != nil {
 		return "", nil, fmt.Errorf("convert: %w", err)
 	}
-	tf, _, err := layoutTransform(m.Layout(), hfName, shape, qh, kh, false)
+	tf, _, err := m.Layout().Transform(hfName, shape, qh, kh, false)
 	if err != nil {
 		return "", nil, err
 	}
