@@ -1,7 +1,6 @@
 package convert
 
 import (
-	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,30 +13,6 @@ import (
 )
 
 const shippedTinyLlama = "../testdata/convert/hf-tiny-llama"
-
-func TestNames(t *testing.T) {
-	for _, c := range []struct{ arch, hf, gguf string }{
-		{"llama", "model.layers.3.self_attn.q_proj.weight", "blk.3.attn_q.weight"},
-		{"llama", "lm_head.weight", "output.weight"},
-		{"gpt2", "transformer.h.11.attn.c_attn.bias", "blk.11.attn_qkv.bias"},
-		{"bert", "encoder.layer.0.output.LayerNorm.weight", "blk.0.layer_output_norm.weight"},
-		{"t5", "encoder.block.1.layer.1.DenseReluDense.wo.weight", "enc.blk.1.ffn_down.weight"},
-		{"t5", "decoder.block.0.layer.1.EncDecAttention.q.weight", "dec.blk.0.cross_attn_q.weight"},
-	} {
-		if g, ok := GGUFName(c.arch, c.hf); !ok || g != c.gguf {
-			t.Errorf("GGUFName(%s, %s) = %q %v, want %q", c.arch, c.hf, g, ok, c.gguf)
-		}
-		if h, ok := HFName(c.arch, c.gguf); !ok || h != c.hf {
-			t.Errorf("HFName(%s, %s) = %q %v, want %q", c.arch, c.gguf, h, ok, c.hf)
-		}
-	}
-	if _, ok := GGUFName("llama", "model.layers.0.self_attn.rotary_emb.inv_freq"); ok {
-		t.Error("inv_freq has a GGUF name")
-	}
-	if _, err := Lookup("mamba"); err == nil || !strings.Contains(err.Error(), "llama") || !errors.Is(err, tensor.ErrUnsupported) {
-		t.Errorf("unknown arch error: %v", err)
-	}
-}
 
 func TestSizeLabelAndName(t *testing.T) {
 	// The fixture READMEs' general.size_label for 2124800, 2086144 and
