@@ -226,9 +226,9 @@ func (fl familyLoader) norm(role spec.Role, layer, d int, eps float32, main bool
 // familyConfig returns the config of the checkpoint in Hugging Face's
 // terms: config.json itself, or the one the family derives from the GGUF
 // metadata.
-func familyConfig(l *loader, f *spec.Family, hc hfConfig, hf bool) (spec.Config, error) {
+func familyConfig(l *loader, f *spec.Family, hc spec.Config, hf bool) (spec.Config, error) {
 	if hf {
-		return spec.Config(hc), nil
+		return hc, nil
 	}
 	infos := make([]tensor.Info, len(l.c.Tensors))
 	for i, t := range l.c.Tensors {
@@ -242,7 +242,7 @@ func familyConfig(l *loader, f *spec.Family, hc hfConfig, hf bool) (spec.Config,
 }
 
 // loadDecoder loads a family model from HF names (hf) or GGUF names.
-func loadDecoder(l *loader, f *spec.Family, hc hfConfig, hf bool) (*Model, error) {
+func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, error) {
 	c, err := familyConfig(l, f, hc, hf)
 	if err != nil {
 		return nil, err
@@ -302,7 +302,7 @@ func loadDecoder(l *loader, f *spec.Family, hc hfConfig, hf bool) (*Model, error
 		cfg.RopeDim = int(pct * float64(cfg.HeadDim))
 	}
 	actName := g.Activation
-	if s := hc.str("hidden_activation", "hidden_act"); hf && s != "" {
+	if s, _ := hc.Str("hidden_activation", "hidden_act"); hf && s != "" {
 		if cfg.Activation, err = hfActivation(s); err != nil {
 			return nil, err
 		}
@@ -349,7 +349,7 @@ func loadDecoder(l *loader, f *spec.Family, hc hfConfig, hf bool) (*Model, error
 		switch {
 		case g.Sliding.SlidingLayer(i, pattern):
 			m.windows[i] = window
-		case f == spec.Llama && hf && hc.str("model_type") == "mistral":
+		case f == spec.Llama && hf && hc["model_type"] == "mistral":
 			// transformers' Mistral masks keys beyond the window in
 			// every layer; llama.cpp's llama graph has no window.
 			m.windows[i] = window
