@@ -291,11 +291,41 @@ type Generated struct {
 // Role names the GGUF form of a tensor: "blk.{bid}.attn_q".
 type Role = string
 
-// Lookup errors wrap tensor.ErrUnsupported.
+// families are the registered families, in registration order.
 var families []*Family
 
-// register adds f; called from the families' files.
+// register adds f; called from the families' files. A second family with
+// the same GGUF name, config.json model_type (the two share ByName's one
+// namespace, case aside) or "architectures" class panics, as
+// archive/zip.RegisterDecompressor does on a second method: which of the
+// two a lookup returned would depend on the order of the files.
 func register(f *Family) *Family {
+	names := map[string]string{}   // lower-cased GGUF name or model_type → the family that has it
+	classes := map[string]string{} // HF class → the family that has it
+	for _, g := range families {
+		names[strings.ToLower(g.Name)] = g.Name
+		for _, t := range g.ModelTypes {
+			names[strings.ToLower(t)] = g.Name
+		}
+		for _, c := range g.HFClasses {
+			classes[c] = g.Name
+		}
+	}
+	for _, n := range append([]string{f.Name}, f.ModelTypes...) {
+		if g, ok := names[strings.ToLower(n)]; ok {
+			panic(fmt.Sprintf("arch: family %q registered twice: %q is already the name or a model_type of %s", f.Name, n, g))
+		}
+	}
+	seen := map[string]bool{}
+	for _, n := range f.HFClasses {
+		if g, ok := classes[n]; ok {
+			panic(fmt.Sprintf("arch: family %q registered twice: config.json class %q already converts to %s", f.Name, n, g))
+		}
+		if seen[n] {
+			panic(fmt.Sprintf("arch: family %q lists config.json class %q twice", f.Name, n))
+		}
+		seen[n] = true
+	}
 	families = append(families, f)
 	return f
 }
