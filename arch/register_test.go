@@ -28,14 +28,14 @@ func TestRegisterTwicePanics(t *testing.T) {
 			defer func() {
 				r := recover()
 				if r == nil || !strings.Contains(fmt.Sprint(r), c.want) {
-					t.Errorf("register(%+v): panic %v, want one saying %s", *c.f, r, c.want)
+					t.Errorf("register(%q): panic %v, want one saying %s", c.f.Name, r, c.want)
 				}
 			}()
 			register(c.f)
 		}()
 		if len(families) != n {
 			families = families[:n]
-			t.Errorf("register(%+v) added the family", *c.f)
+			t.Errorf("register(%q) added the family", c.f.Name)
 		}
 	}
 }
