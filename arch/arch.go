@@ -291,11 +291,41 @@ type Generated struct {
 // Role names the GGUF form of a tensor: "blk.{bid}.attn_q".
 type Role = string
 
-// Lookup errors wrap tensor.ErrUnsupported.
+// families are the registered families, in registration order.
 var families []*Family
 
-// register adds f; called from the families' files.
+// register adds f; called from the families' files. A second family with
+// the same GGUF name, config.json model_type (the two share ByName's one
+// namespace, case aside) or "architectures" class panics, as
+// archive/zip.RegisterDecompressor does on a second method: which of the
+// two a lookup returned would depend on the order of the files.
 func register(f *Family) *Family {
+	names := map[string]string{}   // lower-cased GGUF name or model_type → the family that has it
+	classes := map[string]string{} // HF class → the family that has it
+	for _, g := range families {
+		names[strings.ToLower(g.Name)] = g.Name
+		for _, t := range g.ModelTypes {
+			names[strings.ToLower(t)] = g.Name
+		}
+		for _, c := range g.HFClasses {
+			classes[c] = g.Name
+		}
+	}
+	for _, n := range append([]string{f.Name}, f.ModelTypes...) {
+		if g, ok := names[strings.ToLower(n)]; ok {
+			panic(fmt.Sprintf("arch: family %q registered twice: %q is already the name or a model_type of %s", f.Name, n, g))
+		}
+	}
+	seen := map[string]bool{}
+	for _, n := range f.HFClasses {
+		if g, ok := classes[n]; ok {
+			panic(fmt.Sprintf("arch: family %q registered twice: config.json class %q already converts to %s", f.Name, n, g))
+		}
+		if seen[n] {
+			panic(fmt.Sprintf("arch: family %q lists config.json class %q twice", f.Name, n))
+		}
+		seen[n] = true
+	}
 	families = append(families, f)
 	return f
 }
@@ -354,6 +384,83 @@ func ForConfig(c Config) (*Family, bool) {
 		return ByName(mt)
 	}
 	return nil, false
+}
+
+// Supported lists the GGUF architecture names of the families that have a
+// GGUF form (NoGGUF unset), sorted: what convert writes as GGUF.
+func Supported() []string {
+	var out []string
+	for _, f := range Families() {
+		if f.NoGGUF == "" {
+			out = append(out, f.Name)
+		}
+	}
+	return out
+}
+
+// Lookup returns the family with a GGUF form for a GGUF
+// general.architecture value or a config.json model_type. An unknown name
+// is an error listing the supported ones, a family without a GGUF form one
+// saying why; both wrap tensor.ErrUnsupported.
+func Lookup(name string) (*Family, error) {
+	f, ok := ByName(name)
+	switch {
+	case ok && f.NoGGUF == "":
+		return f, nil
+	case ok:
+		// A family tfconv reads and repacks (native, safetensors) but that
+		// llama.cpp has no GGUF architecture for: inventing names and keys
+		// would make files nothing loads.
+		return nil, tensor.Unsupported("arch: %s: %s; convert it to native (--to native) or safetensors instead (GGUF architectures: %s)",
+			name, f.NoGGUF, strings.Join(Supported(), ", "))
+	}
+	return nil, tensor.Unsupported("arch: unknown architecture %q (supported: %s)", name, strings.Join(Supported(), ", "))
+}
+
+// LookupConfig is Lookup for a config.json: its "architectures" class
+// first, as convert_hf_to_gguf.py chooses (MistralForCausalLM converts as
+// llama), then its model_type.
+func LookupConfig(c Config) (*Family, error) {
+	if f, ok := ForConfig(c); ok {
+		return Lookup(f.Name)
+	}
+	mt, _ := c.Str("model_type")
+	return Lookup(mt)
+}
+
+// GGUFName returns the GGUF name of the Hugging Face tensor hfName in
+// architecture arch (a GGUF architecture name or HF model_type), as
+// llama.cpp's converter names it: "model.layers.3.self_attn.q_proj.weight"
+// → "blk.3.attn_q.weight". ok is false for tensors that have no GGUF
+// counterpart (dropped buffers, unknown names). It is the matching other
+// tools (tfconv diff, quantize's rules on Hugging Face output) use to pair
+// HF and GGUF tensors; note that some pairs also differ in layout (LLaMA's
+// Q/K rows are permuted, GPT-2's Conv1D weights are transposed), which the
+// name alone does not say.
+func GGUFName(arch, hfName string) (string, bool) {
+	f, err := Lookup(arch)
+	if err != nil {
+		return "", false
+	}
+	m, ok := f.FromHF(hfName)
+	if !ok {
+		return "", false
+	}
+	return m.Name(true), true
+}
+
+// HFName is the inverse of GGUFName: "blk.3.attn_q.weight" →
+// "model.layers.3.self_attn.q_proj.weight".
+func HFName(arch, ggufName string) (string, bool) {
+	f, err := Lookup(arch)
+	if err != nil {
+		return "", false
+	}
+	m, ok := f.FromGGUF(ggufName)
+	if !ok {
+		return "", false
+	}
+	return m.Name(false), true
 }
 
 // SplitName cuts name into its pattern ("{bid}" for the first all-digit

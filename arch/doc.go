@@ -1,7 +1,13 @@
 // Package arch states each model architecture once, as data, for every
-// consumer: convert derives the Hugging Face ↔ GGUF tensor names, layout
-// changes and metadata keys from it, model loads weights by role through
-// it, and synth draws shapes from it.
+// consumer, with the code that gives the data its meaning: a Family maps
+// Hugging Face tensors to GGUF ones and back (ToGGUF, ToHF: names, shapes,
+// drops, stacks, copies), a Layout applies its change to values
+// (Transform), and the metadata keys are derived both ways (GGUFMetadata,
+// HFConfigOf). convert writes the mapping's tensors, verify pairs a GGUF's
+// tensors with Hugging Face's through it, model loads weights by role
+// through it, and synth draws shapes from it. Registering a family twice
+// (a GGUF name, model_type or config.json class another already has)
+// panics at init.
 //
 // A Family holds
 //
@@ -18,7 +24,8 @@
 //   - Drops: Hugging Face tensors left out of the GGUF on purpose, with the
 //     reason (buffers, a tied head the converter skips).
 //
-// The package sits below convert, model and synth and imports only tensor.
+// The package sits below convert, verify, model and synth and imports only
+// tensor.
 // One file per family (llama.go, qwen2.go, gemma2.go, falcon.go, …); the
 // shared llama-shaped schema and parameter builders are in decoder.go.
 // Adding a llama-shaped family is one file here plus its fixture under

@@ -70,10 +70,15 @@ func (c Config) Bool(key string) (v, ok bool) {
 	return v, ok
 }
 
-// Str returns the string at key.
-func (c Config) Str(key string) (string, bool) {
-	s, ok := c[key].(string)
-	return s, ok
+// Str returns the first string of keys ("hidden_activation",
+// "hidden_act": the first key a family's config uses).
+func (c Config) Str(keys ...string) (string, bool) {
+	for _, k := range keys {
+		if s, ok := c[k].(string); ok {
+			return s, true
+		}
+	}
+	return "", false
 }
 
 // Map returns the object at key (rope_scaling).

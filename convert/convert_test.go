@@ -1,11 +1,9 @@
 package convert
 
 import (
-	"errors"
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -15,65 +13,6 @@ import (
 )
 
 const shippedTinyLlama = "../testdata/convert/hf-tiny-llama"
-
-// TestPermuteRowsByHand checks the Q/K permutation on a case worked out
-// from llama.cpp's definition, reshape(n_head, 2, d/2, …).swapaxes(1, 2):
-// one head of 4 rows goes from [r0 r1 r2 r3] to [r0 r2 r1 r3]; with two
-// heads of 4 each head is permuted on its own.
-func TestPermuteRowsByHand(t *testing.T) {
-	src := []float32{0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7} // 8 rows × 2 cols
-	dst := make([]float32, len(src))
-	permuteRows(2, 8, 2, false)(dst, src)
-	want := []float32{0, 0, 2, 2, 1, 1, 3, 3, 4, 4, 6, 6, 5, 5, 7, 7}
-	if !slices.Equal(dst, want) {
-		t.Fatalf("permuted %v, want %v", dst, want)
-	}
-	back := make([]float32, len(src))
-	permuteRows(2, 8, 2, true)(back, dst)
-	if !slices.Equal(back, src) {
-		t.Fatalf("inverse gave %v", back)
-	}
-	// Head dimension 8: [0..7] → [0 4 1 5 2 6 3 7].
-	src8 := []float32{0, 1, 2, 3, 4, 5, 6, 7}
-	dst8 := make([]float32, 8)
-	permuteRows(1, 8, 1, false)(dst8, src8)
-	if want := []float32{0, 4, 1, 5, 2, 6, 3, 7}; !slices.Equal(dst8, want) {
-		t.Fatalf("permuted %v, want %v", dst8, want)
-	}
-}
-
-func TestTranspose(t *testing.T) {
-	src := []float32{1, 2, 3, 4, 5, 6} // [2,3]
-	dst := make([]float32, 6)
-	transpose(2, 3)(dst, src)
-	if want := []float32{1, 4, 2, 5, 3, 6}; !slices.Equal(dst, want) {
-		t.Fatalf("transposed %v, want %v", dst, want)
-	}
-}
-
-func TestNames(t *testing.T) {
-	for _, c := range []struct{ arch, hf, gguf string }{
-		{"llama", "model.layers.3.self_attn.q_proj.weight", "blk.3.attn_q.weight"},
-		{"llama", "lm_head.weight", "output.weight"},
-		{"gpt2", "transformer.h.11.attn.c_attn.bias", "blk.11.attn_qkv.bias"},
-		{"bert", "encoder.layer.0.output.LayerNorm.weight", "blk.0.layer_output_norm.weight"},
-		{"t5", "encoder.block.1.layer.1.DenseReluDense.wo.weight", "enc.blk.1.ffn_down.weight"},
-		{"t5", "decoder.block.0.layer.1.EncDecAttention.q.weight", "dec.blk.0.cross_attn_q.weight"},
-	} {
-		if g, ok := GGUFName(c.arch, c.hf); !ok || g != c.gguf {
-			t.Errorf("GGUFName(%s, %s) = %q %v, want %q", c.arch, c.hf, g, ok, c.gguf)
-		}
-		if h, ok := HFName(c.arch, c.gguf); !ok || h != c.hf {
-			t.Errorf("HFName(%s, %s) = %q %v, want %q", c.arch, c.gguf, h, ok, c.hf)
-		}
-	}
-	if _, ok := GGUFName("llama", "model.layers.0.self_attn.rotary_emb.inv_freq"); ok {
-		t.Error("inv_freq has a GGUF name")
-	}
-	if _, err := Lookup("mamba"); err == nil || !strings.Contains(err.Error(), "llama") || !errors.Is(err, tensor.ErrUnsupported) {
-		t.Errorf("unknown arch error: %v", err)
-	}
-}
 
 func TestSizeLabelAndName(t *testing.T) {
 	// The fixture READMEs' general.size_label for 2124800, 2086144 and

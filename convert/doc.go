@@ -7,7 +7,7 @@
 // Data flow, one tensor at a time (memory: one chunk, or the largest tensor
 // that needs a transpose or permutation):
 //
-//	checkpoint.Open(SRC) ──► Arch.ToGGUF / Arch.ToHF ──► []Mapping ──► plan (dtype per tensor)
+//	checkpoint.Open(SRC) ──► Family.ToGGUF / ToHF ──► []Mapping ──► plan (dtype per tensor)
 //	                                                                    │
 //	source tensor ─► read ─► float32 ─► Transform ─► encode (f32/f16/bf16/q8_0) ─► writer.Next ─► DST (temp, sync, rename)
 //	                                                                                     │
@@ -17,8 +17,10 @@
 // config.json ↔ GGUF keys, the tensor names, the layout changes (LLaMA's
 // Q/K row permutation, GPT-2's Conv1D transposes, fused QKV regrouping,
 // Gemma's norm + 1), the tensors dropped on purpose with the reason, tied
-// copies and generated tensors (Llama 3's rope_freqs). family.go applies
-// it in both directions. Marian and BART have no llama.cpp architecture:
+// copies and generated tensors (Llama 3's rope_freqs). arch applies it in
+// both directions too (Family.ToGGUF, ToHF, Layout.Transform); family.go
+// holds the part that reads or makes tensor data (the generated tensors,
+// config.json entries read off them, whether a copy is really one). Marian and BART have no llama.cpp architecture:
 // GGUF output is refused for them, and native or safetensors output
 // repacks them as they are.
 //

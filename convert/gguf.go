@@ -82,7 +82,7 @@ func planToGGUF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 		return nil, fmt.Errorf("convert: %s has no config.json; it is needed to know the architecture and hyper-parameters", c.Path)
 	}
 	cfg := Config(raw)
-	arch, err := lookupConfig(cfg, opts.Arch)
+	fam, err := lookupConfig(cfg, opts.Arch)
 	if err != nil {
 		return nil, err
 	}
@@ -112,21 +112,19 @@ func planToGGUF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 		}
 		infos[i] = t.Info
 	}
-	maps, dropped, err := arch.ToGGUF(cfg, infos)
+	maps, dropped, err := fam.ToGGUF(cfg, infos)
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{format: GGUF, arch: arch.Name(), outType: outType, dropped: dropped}
+	p := &plan{format: GGUF, arch: fam.Name, outType: outType, dropped: dropped}
 	if p.jobs, err = jobsFor(c, maps, dropped, func(m Mapping, _ *checkpoint.Tensor) tensor.DType { return GGUFTensorType(m.Name, m.Shape, want) }); err != nil {
 		return nil, err
 	}
-	if f, ok := arch.(family); ok {
-		gen, err := f.generated(cfg)
-		if err != nil {
-			return nil, err
-		}
-		p.jobs = append(gen, p.jobs...)
+	gen, err := generated(fam, cfg)
+	if err != nil {
+		return nil, err
 	}
+	p.jobs = append(gen, p.jobs...)
 	for _, j := range p.jobs {
 		j.ggufBF16 = true
 	}
@@ -134,14 +132,14 @@ func planToGGUF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 	for i, j := range p.jobs {
 		outs[i] = j.out
 	}
-	archKV, err := arch.GGUFMetadata(cfg, ft)
+	archKV, err := fam.GGUFMetadata(cfg, ft)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("convert: %w", err)
 	}
-	md := tensor.Metadata{{Key: keyArch, Value: tensor.String(arch.Name())}}
+	md := tensor.Metadata{{Key: keyArch, Value: tensor.String(fam.Name)}}
 	var rest tensor.Metadata
 	for _, kv := range archKV {
-		if f, ok := arch.(family); ok && f.f.Early(kv.Key) {
+		if fam.Early(kv.Key) {
 			md = append(md, kv)
 		} else {
 			rest = append(rest, kv)
@@ -167,11 +165,7 @@ func planToGGUF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 	tok, err := tokenizer.FromSource(c.Sides())
 	switch {
 	case err == nil:
-		tmd := tok.GGUFMetadata()
-		if f, ok := arch.(family); ok {
-			tmd = vocabMetadata(f.f.Vocab, tmd)
-		}
-		md = append(md, tmd...)
+		md = append(md, fam.Vocab.Apply(tok.GGUFMetadata())...)
 	case errors.Is(err, fs.ErrNotExist):
 		p.warn = append(p.warn, "no tokenizer files: the GGUF has no tokenizer.ggml.* keys and llama.cpp will not load it without a vocabulary")
 	default:

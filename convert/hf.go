@@ -3,12 +3,13 @@ package convert
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/tfconv/tfconv/internal/progress"
 	"io"
 
+	"github.com/tfconv/tfconv/arch"
 	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/formats/safetensors"
 	"github.com/tfconv/tfconv/internal/atomicfile"
+	"github.com/tfconv/tfconv/internal/progress"
 	"github.com/tfconv/tfconv/tensor"
 	"github.com/tfconv/tfconv/tokenizer"
 )
@@ -78,7 +79,7 @@ func planToHF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 	if archName == "" {
 		archName, _ = c.Metadata.Str(keyArch)
 	}
-	arch, err := Lookup(archName)
+	fam, err := arch.Lookup(archName)
 	if err != nil {
 		return nil, err
 	}
@@ -90,38 +91,34 @@ func planToHF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 	for i, t := range c.Tensors {
 		infos[i] = t.Info
 	}
-	maps, dropped, err := arch.ToHF(c.Metadata, infos)
+	maps, dropped, err := fam.ToHF(c.Metadata, infos)
 	if err != nil {
 		return nil, err
 	}
-	cfgInfos := infos
-	if f, ok := arch.(family); ok {
-		if maps, dropped, cfgInfos, err = f.untieCopies(c, maps, dropped, infos); err != nil {
-			return nil, err
-		}
+	maps, dropped, cfgInfos, err := untieCopies(fam, c, maps, dropped, infos)
+	if err != nil {
+		return nil, err
 	}
-	p := &plan{format: Safetensors, arch: arch.Name(), outType: types.name, dropped: dropped, files: map[string][]byte{}}
+	p := &plan{format: Safetensors, arch: fam.Name, outType: types.name, dropped: dropped, files: map[string][]byte{}}
 	dtype := func(_ Mapping, src *checkpoint.Tensor) tensor.DType { return types.of(src.DType) }
 	if p.jobs, err = jobsFor(c, maps, dropped, dtype); err != nil {
 		return nil, err
 	}
-	cfg, err := arch.HFConfig(c.Metadata, cfgInfos)
+	cfg, err := fam.HFConfigOf(c.Metadata, cfgInfos)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("convert: %w", err)
 	}
-	if f, ok := arch.(family); ok {
-		if err := f.configFromData(c, cfg); err != nil {
-			return nil, err
-		}
+	if err := configFromData(fam, c, cfg); err != nil {
+		return nil, err
 	}
 	cfg["torch_dtype"] = torchDType[types.torch]
 	if p.files["config.json"], err = marshalConfig(cfg); err != nil {
 		return nil, err
 	}
-	if f, ok := arch.(family); ok && f.f.HFWarning != "" {
-		p.warn = append(p.warn, f.f.HFWarning)
+	if fam.HFWarning != "" {
+		p.warn = append(p.warn, fam.HFWarning)
 	}
-	if gen := generationConfig(arch, cfg); gen != nil {
+	if gen := generationConfig(fam, cfg); gen != nil {
 		p.files["generation_config.json"] = gen
 	}
 	if tokenizer.HasMetadata(c.Metadata) {
@@ -145,8 +142,8 @@ func planToHF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 // generationConfig is the generation_config.json transformers derives from
 // config.json for a causal LM (what save_pretrained writes when the model
 // has no separate one), or nil for encoders.
-func generationConfig(arch Arch, cfg Config) []byte {
-	if f, ok := arch.(family); ok && f.f.Graph.EncoderOnly {
+func generationConfig(f *arch.Family, cfg Config) []byte {
+	if f.Graph.EncoderOnly {
 		return nil
 	}
 	g := Config{"_from_model_config": true}

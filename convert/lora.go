@@ -26,17 +26,13 @@ const (
 // loraTarget is where one adapted weight goes in GGUF: its name and the
 // layout change of its rows (llama.cpp's Q/K permutation, fused QKV
 // regrouping), built for a matrix of the given shape.
-func loraTarget(a Arch, cfg Config, hfName string, shape tensor.Shape) (string, func(dst, src []float32), error) {
-	f, ok := a.(family)
-	if !ok {
-		return "", nil, tensor.Unsupported("convert: %s: LoRA adapters are converted for the families of package arch only", a.Name())
-	}
-	if r := f.f.DropReason(hfName); r != "" {
+func loraTarget(f *arch.Family, cfg Config, hfName string, shape tensor.Shape) (string, func(dst, src []float32), error) {
+	if r := f.DropReason(hfName); r != "" {
 		return "", nil, tensor.Unsupported("convert: the adapter changes %q, which GGUF leaves out (%s)", hfName, r)
 	}
-	m, ok := f.f.FromHF(hfName)
+	m, ok := f.FromHF(hfName)
 	if !ok {
-		return "", nil, tensor.Unsupported("convert: %s: the adapter changes %q, which has no GGUF name", f.f.Name, hfName)
+		return "", nil, tensor.Unsupported("convert: %s: the adapter changes %q, which has no GGUF name", f.Name, hfName)
 	}
 	if m.Tensor.Stack != 0 {
 		return "", nil, tensor.Unsupported("convert: the adapter changes %q, which GGUF stacks with others (experts): not supported", hfName)
@@ -47,11 +43,11 @@ func loraTarget(a Arch, cfg Config, hfName string, shape tensor.Shape) (string, 
 		// A transpose or an offset would not carry over to the factors.
 		return "", nil, tensor.Unsupported("convert: the adapter changes %q, whose GGUF layout is not a row reordering", hfName)
 	}
-	qh, kh, err := f.f.HeadCounts(arch.Config(cfg))
+	qh, kh, err := f.HeadCounts(arch.Config(cfg))
 	if err != nil {
 		return "", nil, fmt.Errorf("convert: %w", err)
 	}
-	tf, _, err := layoutTransform(m.Layout(), hfName, shape, qh, kh, false)
+	tf, _, err := m.Layout().Transform(hfName, shape, qh, kh, false)
 	if err != nil {
 		return "", nil, err
 	}
@@ -151,7 +147,7 @@ func planLoRAToGGUF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 			return nil, err
 		}
 	}
-	p := &plan{format: GGUF, arch: a.Name(), outType: outType}
+	p := &plan{format: GGUF, arch: a.Name, outType: outType}
 	for i := range l.Pairs {
 		pr := &l.Pairs[i]
 		name, tf, err := loraTarget(a, cfg, pr.Base, pr.B.Shape)
@@ -182,7 +178,7 @@ func planLoRAToGGUF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 			"writes it), so that llama.cpp's alpha/rank scale equals PEFT's alpha/√rank", alpha, c.LoRAConfig.Alpha))
 	}
 	p.meta = tensor.Metadata{
-		{Key: keyArch, Value: tensor.String(a.Name())},
+		{Key: keyArch, Value: tensor.String(a.Name)},
 		{Key: keyType, Value: tensor.String("adapter")},
 		{Key: keyAdapterType, Value: tensor.String("lora")},
 		{Key: keyName, Value: tensor.String(modelName(c))},
@@ -235,22 +231,22 @@ func MergeLoRA(base, adapter, dst string, opts MergeOptions) (*Report, error) {
 		scale = 1
 	}
 	// For a GGUF base, each weight's GGUF name and row layout.
-	var ga Arch
+	var ga *arch.Family
 	var gcfg Config
 	if !b.HuggingFace() {
 		if b.Source != checkpoint.GGUF {
 			return nil, tensor.Unsupported("merge-lora: %s: the base must be a Hugging Face checkpoint or a GGUF", base)
 		}
 		name, _ := b.Metadata.Str(keyArch)
-		if ga, err = Lookup(name); err != nil {
+		if ga, err = arch.Lookup(name); err != nil {
 			return nil, err
 		}
 		infos := make([]tensor.Info, len(b.Tensors))
 		for i, t := range b.Tensors {
 			infos[i] = t.Info
 		}
-		if gcfg, err = ga.HFConfig(b.Metadata, infos); err != nil {
-			return nil, err
+		if gcfg, err = ga.HFConfigOf(b.Metadata, infos); err != nil {
+			return nil, fmt.Errorf("merge-lora: %s: %w", base, err)
 		}
 	}
 	repl := map[string]*checkpoint.Tensor{}

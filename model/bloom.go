@@ -57,8 +57,10 @@ type bloom struct {
 	cfg    *Config
 	w      bloomWeights
 	slopes []float32 // [heads] ALiBi slopes m_h
-	// interleaved is the Hugging Face per-head QKV layout (false: GGUF's).
-	interleaved bool
+	// regroup, when set, is arch's layout change of the fused QKV applied
+	// to one output row: Hugging Face's per-head [head][q,k,v] to GGUF's
+	// [q | k | v].
+	regroup func(dst, src []float32)
 	// postLNResidual is apply_residual_connection_post_layernorm: the
 	// residual branch starts from the LayerNorm output instead of its input.
 	postLNResidual bool
@@ -143,12 +145,21 @@ func loadBloomFamily(fl familyLoader, c spec.Config) (*Model, error) {
 		return nil, fl.err
 	}
 	postLN, _ := c.Bool("apply_residual_connection_post_layernorm")
-	return newBloom(cfg, w, fl.hf, postLN && fl.hf), nil
+	var regroup func(dst, src []float32)
+	if t, ok := fl.f.Tensor("blk.{bid}.attn_qkv"); ok && fl.hf {
+		var err error
+		regroup, _, err = t.Layout.Transform(fl.name("blk.{bid}.attn_qkv", 0, ".weight"), tensor.Shape{int64(3 * d)},
+			int64(cfg.Heads), int64(cfg.Heads), false)
+		if err != nil {
+			return nil, fmt.Errorf("model: %s: %w", fl.c.Path, err)
+		}
+	}
+	return newBloom(cfg, w, regroup, postLN && fl.hf), nil
 }
 
-func newBloom(cfg Config, w bloomWeights, interleaved, postLNResidual bool) *Model {
+func newBloom(cfg Config, w bloomWeights, regroup func(dst, src []float32), postLNResidual bool) *Model {
 	m := &Model{cfg: cfg}
-	m.impl = &bloom{cfg: &m.cfg, w: w, slopes: alibiSlopes(cfg.Heads), interleaved: interleaved, postLNResidual: postLNResidual}
+	m.impl = &bloom{cfg: &m.cfg, w: w, slopes: alibiSlopes(cfg.Heads), regroup: regroup, postLNResidual: postLNResidual}
 	return m
 }
 
@@ -251,23 +262,23 @@ func (m *bloom) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidden
 	return h, lmHead(h, T, d, w.Output, lastOnly, nil), nil
 }
 
-// splitQKV copies the fused projection [T][3d] into q, k, v [T][d].
+// splitQKV copies the fused projection [T][3d] into q, k, v [T][d]
+// (regrouped first when it comes in Hugging Face's per-head order).
 func (m *bloom) splitQKV(q, k, v, qkv []float32, T int) {
-	d, D := m.cfg.DModel, m.cfg.HeadDim
+	d := m.cfg.DModel
+	var grouped []float32
+	if m.regroup != nil {
+		grouped = make([]float32, 3*d)
+	}
 	for t := 0; t < T; t++ {
 		row := qkv[t*3*d : (t+1)*3*d]
-		if !m.interleaved {
-			copy(q[t*d:(t+1)*d], row[:d])
-			copy(k[t*d:(t+1)*d], row[d:2*d])
-			copy(v[t*d:(t+1)*d], row[2*d:])
-			continue
+		if grouped != nil {
+			m.regroup(grouped, row)
+			row = grouped
 		}
-		for h := 0; h < m.cfg.Heads; h++ {
-			src, dst := row[h*3*D:], t*d+h*D
-			copy(q[dst:dst+D], src[:D])
-			copy(k[dst:dst+D], src[D:2*D])
-			copy(v[dst:dst+D], src[2*D:3*D])
-		}
+		copy(q[t*d:(t+1)*d], row[:d])
+		copy(k[t*d:(t+1)*d], row[d:2*d])
+		copy(v[t*d:(t+1)*d], row[2*d:])
 	}
 }
 

@@ -42,9 +42,12 @@ type decoder struct {
 	// (1 where the family has none; attnScale defaults to 1/√head_dim).
 	embScale, resScale, attnScale, logitScale float32
 	// parallel: attention and feed-forward both read the block's input and
-	// are added together (GPT-NeoX, StableLM's option). regroupQKV: the
-	// fused QKV output comes per head ([head][q,k,v]) and is regrouped.
-	parallel, regroupQKV bool
+	// are added together (GPT-NeoX, StableLM's option).
+	parallel bool
+	// regroupQKV, when set, is the family's layout change applied to one
+	// fused QKV output row: Hugging Face's grouped order
+	// ([kv group][queries, k, v]) to GGUF's [q | k | v].
+	regroupQKV func(dst, src []float32)
 	// attnCap, finalCap: Gemma 2's soft-caps (0: none). clampQKV: OLMo's
 	// clip of q, k and v (0: none).
 	attnCap, finalCap, clampQKV float32
@@ -206,9 +209,13 @@ func (fl familyLoader) norm(role spec.Role, layer, d int, eps float32, main bool
 	n.W = fl.vector(fl.name(role, layer, ".weight"), d)
 	n.B = fl.optVector(fl.name(role, layer, ".bias"), d)
 	if t, _ := fl.f.Tensor(role); fl.hf && t.Layout == spec.LayoutNormPlusOne {
-		for i := range n.W {
-			n.W[i]++
+		// The GGUF convention, as the converter writes it.
+		plusOne, _, err := t.Layout.Transform(fl.name(role, layer, ".weight"), tensor.Shape{int64(len(n.W))}, 0, 0, false)
+		if err != nil {
+			fl.fail(err)
+			return nil
 		}
+		plusOne(n.W, n.W)
 	}
 	if n.RMS {
 		n.B = nil
@@ -219,9 +226,9 @@ func (fl familyLoader) norm(role spec.Role, layer, d int, eps float32, main bool
 // familyConfig returns the config of the checkpoint in Hugging Face's
 // terms: config.json itself, or the one the family derives from the GGUF
 // metadata.
-func familyConfig(l *loader, f *spec.Family, hc hfConfig, hf bool) (spec.Config, error) {
+func familyConfig(l *loader, f *spec.Family, hc spec.Config, hf bool) (spec.Config, error) {
 	if hf {
-		return spec.Config(hc), nil
+		return hc, nil
 	}
 	infos := make([]tensor.Info, len(l.c.Tensors))
 	for i, t := range l.c.Tensors {
@@ -235,7 +242,7 @@ func familyConfig(l *loader, f *spec.Family, hc hfConfig, hf bool) (spec.Config,
 }
 
 // loadDecoder loads a family model from HF names (hf) or GGUF names.
-func loadDecoder(l *loader, f *spec.Family, hc hfConfig, hf bool) (*Model, error) {
+func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, error) {
 	c, err := familyConfig(l, f, hc, hf)
 	if err != nil {
 		return nil, err
@@ -295,7 +302,7 @@ func loadDecoder(l *loader, f *spec.Family, hc hfConfig, hf bool) (*Model, error
 		cfg.RopeDim = int(pct * float64(cfg.HeadDim))
 	}
 	actName := g.Activation
-	if s := hc.str("hidden_activation", "hidden_act"); hf && s != "" {
+	if s, _ := hc.Str("hidden_activation", "hidden_act"); hf && s != "" {
 		if cfg.Activation, err = hfActivation(s); err != nil {
 			return nil, err
 		}
@@ -342,7 +349,7 @@ func loadDecoder(l *loader, f *spec.Family, hc hfConfig, hf bool) (*Model, error
 		switch {
 		case g.Sliding.SlidingLayer(i, pattern):
 			m.windows[i] = window
-		case f == spec.Llama && hf && hc.str("model_type") == "mistral":
+		case f == spec.Llama && hf && hc["model_type"] == "mistral":
 			// transformers' Mistral masks keys beyond the window in
 			// every layer; llama.cpp's llama graph has no window.
 			m.windows[i] = window
@@ -403,8 +410,14 @@ func loadDecoder(l *loader, f *spec.Family, hc hfConfig, hf bool) (*Model, error
 		}
 		if fl.inSchema("blk.{bid}.attn_qkv") {
 			b.QKV = fl.lin("blk.{bid}.attn_qkv", i, qd+2*kd, d)
-			t, _ := f.Tensor("blk.{bid}.attn_qkv")
-			m.regroupQKV = hf && t.Layout == spec.LayoutQKVGroups
+			if t, _ := f.Tensor("blk.{bid}.attn_qkv"); hf && i == 0 {
+				// The projection's output row is regrouped as the
+				// converter regroups the weight's rows.
+				if m.regroupQKV, _, err = t.Layout.Transform(fl.name("blk.{bid}.attn_qkv", i, ".weight"),
+					tensor.Shape{int64(qd + 2*kd)}, int64(cfg.Heads), int64(cfg.KVHeads), false); err != nil {
+					return nil, fmt.Errorf("model: %s: %w", fl.c.Path, err)
+				}
+			}
 		} else {
 			b.Q = fl.lin("blk.{bid}.attn_q", i, qd, d)
 			b.K = fl.lin("blk.{bid}.attn_k", i, kd, d)
@@ -583,17 +596,15 @@ func (m *decoder) splitQKV(q, k, v, qkv []float32, T int) {
 	H, G, D := c.Heads, c.KVHeads, c.HeadDim
 	qd, kd := H*D, G*D
 	w := qd + 2*kd
-	per := H / G
+	var grouped []float32
+	if m.regroupQKV != nil {
+		grouped = make([]float32, w)
+	}
 	for t := 0; t < T; t++ {
 		row := qkv[t*w : (t+1)*w]
-		if m.regroupQKV {
-			for g := 0; g < G; g++ {
-				grp := row[g*(per+2)*D : (g+1)*(per+2)*D]
-				copy(q[t*qd+g*per*D:t*qd+(g+1)*per*D], grp[:per*D])
-				copy(k[t*kd+g*D:t*kd+(g+1)*D], grp[per*D:(per+1)*D])
-				copy(v[t*kd+g*D:t*kd+(g+1)*D], grp[(per+1)*D:])
-			}
-			continue
+		if grouped != nil {
+			m.regroupQKV(grouped, row)
+			row = grouped
 		}
 		copy(q[t*qd:(t+1)*qd], row[:qd])
 		copy(k[t*kd:(t+1)*kd], row[qd:qd+kd])

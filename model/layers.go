@@ -1,7 +1,6 @@
 package model
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -412,34 +411,6 @@ func shapeIs(s tensor.Shape, rows, cols int) bool {
 		return s[0] == int64(cols)
 	}
 	return len(s) == 2 && s[0] == int64(rows) && s[1] == int64(cols)
-}
-
-// hfConfig is a parsed config.json.
-type hfConfig map[string]any
-
-// num returns the first of keys that holds a number.
-func (h hfConfig) num(keys ...string) (float64, bool) {
-	for _, k := range keys {
-		switch v := h[k].(type) {
-		case json.Number:
-			f, err := v.Float64()
-			if err == nil {
-				return f, true
-			}
-		case float64:
-			return v, true
-		}
-	}
-	return 0, false
-}
-
-func (h hfConfig) str(keys ...string) string {
-	for _, k := range keys {
-		if s, ok := h[k].(string); ok {
-			return s
-		}
-	}
-	return ""
 }
 
 // checkDims rejects configurations the forward pass cannot run.

@@ -252,7 +252,7 @@ func loadFrom(c *checkpoint.Checkpoint, meter *progress.Meter) (*Model, []*kerne
 	if hc == nil {
 		return nil, nil, fmt.Errorf("model: %s: no config.json (needed to know the architecture of a Hugging Face checkpoint)", c.Path)
 	}
-	m, err := loadHF(l, hfConfig(hc))
+	m, err := loadHF(l, spec.Config(hc))
 	return m, l.mats, err
 }
 
@@ -278,7 +278,7 @@ var ownForward = map[string]func(familyLoader, spec.Config) (*Model, error){
 }
 
 // loadFamily loads a family of package arch from either naming.
-func loadFamily(l *loader, f *spec.Family, hc hfConfig, hf bool) (*Model, error) {
+func loadFamily(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, error) {
 	load, ok := ownForward[f.Name]
 	if !ok {
 		return loadDecoder(l, f, hc, hf)
@@ -296,9 +296,6 @@ func loadFamily(l *loader, f *spec.Family, hc hfConfig, hf bool) (*Model, error)
 func Architectures() (hf, gguf []string) {
 	seen := map[string]bool{}
 	for _, f := range spec.Families() {
-		if f.NoGGUF == "" {
-			gguf = append(gguf, f.Name)
-		}
 		for _, t := range f.ModelTypes {
 			if !seen[t] {
 				seen[t] = true
@@ -307,15 +304,15 @@ func Architectures() (hf, gguf []string) {
 		}
 	}
 	sort.Strings(hf)
-	sort.Strings(gguf)
-	return hf, gguf
+	return hf, spec.Supported()
 }
 
-func loadHF(l *loader, hc hfConfig) (*Model, error) {
-	f, ok := spec.ForConfig(spec.Config(hc))
+func loadHF(l *loader, hc spec.Config) (*Model, error) {
+	f, ok := spec.ForConfig(hc)
 	if !ok {
 		hf, _ := Architectures()
-		return nil, tensor.Unsupported("model: %s: config.json model_type %q is not supported (runs: %s)", l.c.Path, hc.str("model_type"), strings.Join(hf, ", "))
+		mt, _ := hc.Str("model_type")
+		return nil, tensor.Unsupported("model: %s: config.json model_type %q is not supported (runs: %s)", l.c.Path, mt, strings.Join(hf, ", "))
 	}
 	m, err := loadFamily(l, f, hc, true)
 	if err != nil {

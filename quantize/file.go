@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tfconv/tfconv/arch"
 	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/convert"
 	"github.com/tfconv/tfconv/formats/gguf"
@@ -203,8 +204,8 @@ func File(src, dst string, o FileOptions) (*FileReport, error) {
 	if format == Safetensors && popts.GGUFName == nil {
 		// llama.cpp's rules read GGUF names.
 		if cfg, err := c.Config(); err == nil && cfg != nil {
-			if arch, ok := cfg["model_type"].(string); ok {
-				popts.GGUFName = func(name string) (string, bool) { return convert.GGUFName(arch, name) }
+			if mt, ok := cfg["model_type"].(string); ok {
+				popts.GGUFName = func(name string) (string, bool) { return arch.GGUFName(mt, name) }
 			}
 		}
 	}

@@ -3,15 +3,15 @@ package verify
 import (
 	"fmt"
 
+	"github.com/tfconv/tfconv/arch"
 	"github.com/tfconv/tfconv/checkpoint"
-	"github.com/tfconv/tfconv/convert"
 	"github.com/tfconv/tfconv/tensor"
 )
 
 // ConvertNames is the Canonicalizer tfconv diff uses: the canonical form is
 // the Hugging Face one. A checkpoint with GGUF names (a GGUF file, or a
-// native file converted from one) is mapped through the convert package's
-// policy for its architecture (convert.Lookup(arch).ToHF): HF names, HF
+// native file converted from one) is mapped through its family's
+// mapping (arch.Lookup(name).ToHF, what convert applies): HF names, HF
 // shapes, and the element rearrangements the converter applies (LLaMA's
 // Q/K row permutation undone, GPT-2's transposes). Checkpoints with HF names
 // keep them, except the buffers the converter drops on purpose (which
@@ -21,11 +21,11 @@ func ConvertNames(c *checkpoint.Checkpoint) ([]CanonicalTensor, error) {
 	if c.Format != checkpoint.GGUF && c.Source != checkpoint.GGUF {
 		return hfNames(c)
 	}
-	arch, ok := c.Metadata.Str("general.architecture")
+	name, ok := c.Metadata.Str("general.architecture")
 	if !ok {
 		return nil, fmt.Errorf("verify: %s: GGUF metadata has no general.architecture", c.Path)
 	}
-	a, err := convert.Lookup(arch)
+	a, err := arch.Lookup(name)
 	if err != nil {
 		return nil, fmt.Errorf("verify: %s: %w", c.Path, err)
 	}
@@ -45,7 +45,7 @@ func ConvertNames(c *checkpoint.Checkpoint) ([]CanonicalTensor, error) {
 		}
 		t, ok := c.Tensor(m.Source)
 		if !ok {
-			return nil, fmt.Errorf("verify: %s: the %s mapping names tensor %q, which the file does not have", c.Path, arch, m.Source)
+			return nil, fmt.Errorf("verify: %s: the %s mapping names tensor %q, which the file does not have", c.Path, name, m.Source)
 		}
 		if m.Parts > 0 {
 			// One expert (or head) of a stacked GGUF tensor.
@@ -60,7 +60,7 @@ func ConvertNames(c *checkpoint.Checkpoint) ([]CanonicalTensor, error) {
 }
 
 // hfNames lists an HF-named checkpoint's tensors without those the
-// converter drops on purpose; when the architecture is unknown to convert,
+// converter drops on purpose; when the architecture has no GGUF form,
 // every tensor is kept.
 func hfNames(c *checkpoint.Checkpoint) ([]CanonicalTensor, error) {
 	all, err := IdentityNames(c)
@@ -72,11 +72,11 @@ func hfNames(c *checkpoint.Checkpoint) ([]CanonicalTensor, error) {
 		return all, nil
 	}
 	mt, _ := cfg["model_type"].(string)
-	a, err := convert.Lookup(mt)
+	a, err := arch.Lookup(mt)
 	if err != nil {
 		return all, nil
 	}
-	_, dropped, err := a.ToGGUF(convert.Config(cfg), weightInfos(c))
+	_, dropped, err := a.ToGGUF(arch.Config(cfg), weightInfos(c))
 	if err != nil {
 		return all, nil
 	}
@@ -104,7 +104,8 @@ func weightInfos(c *checkpoint.Checkpoint) []tensor.Info {
 }
 
 // archOf is the architecture of c under its GGUF name: general.architecture,
-// or the one convert chooses for its config.json; "" when unknown.
+// or the one convert chooses for its config.json (arch.LookupConfig); ""
+// when unknown.
 func archOf(c *checkpoint.Checkpoint) string {
 	if a, ok := c.Metadata.Str("general.architecture"); ok {
 		return a
@@ -113,12 +114,12 @@ func archOf(c *checkpoint.Checkpoint) string {
 	if err != nil || cfg == nil {
 		return ""
 	}
-	a, err := convert.LookupConfig(convert.Config(cfg))
+	a, err := arch.LookupConfig(arch.Config(cfg))
 	if err != nil {
 		if mt, ok := cfg["model_type"].(string); ok {
 			return mt
 		}
 		return ""
 	}
-	return a.Name()
+	return a.Name
 }

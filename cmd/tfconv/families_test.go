@@ -56,7 +56,7 @@ func familiesTable() string {
 		if f, ok := arch.ByName(n); ok {
 			classes = "`" + strings.Join(f.HFClasses, "`, `") + "` (" + strings.Join(f.ModelTypes, ", ") + ")"
 		}
-		_, err := convert.Lookup(n)
+		_, err := arch.Lookup(n)
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", n, classes, mark(err == nil), mark(run))
 	}
 	return b.String()

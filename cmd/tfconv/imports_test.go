@@ -1,7 +1,10 @@
 package main
 
 import (
+	"go/parser"
+	"go/token"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -25,7 +28,9 @@ func TestImportDirection(t *testing.T) {
 		// checkpoint decodes GPTQ/AWQ packed layers with quant's codec (checkpoint/packed.go)
 		// and reads a family's graph facts for the memory estimate (checkpoint/memory.go).
 		"checkpoint": {"tensor", "arch", "quant", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch"},
-		// quantize.File reads a Hugging Face source through convert's GGUF view (convert.Source).
+		// quantize.File reads a Hugging Face source through convert's GGUF view (convert.Source)
+		// and converts a GGUF to a scratch Hugging Face folder for safetensors output
+		// (convert.Run); its GGUF names come from arch.
 		"quantize":  {"tensor", "arch", "quant", "checkpoint", "convert", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch"},
 		"tokenizer": {"tensor", "formats/gguf"},
 		"kernels":   {"tensor", "quant"},
@@ -37,7 +42,8 @@ func TestImportDirection(t *testing.T) {
 		"eval": {"tensor", "tokenizer", "formats/gguf"},
 		"imatrix": {"tensor", "arch", "quant", "kernels", "model", "eval", "checkpoint", "tokenizer",
 			"formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch"},
-		"verify": {"tensor", "arch", "quant", "kernels", "model", "eval", "convert", "checkpoint", "tokenizer",
+		// verify pairs HF and GGUF tensors through arch's mapping, not convert.
+		"verify": {"tensor", "arch", "quant", "kernels", "model", "eval", "checkpoint", "tokenizer",
 			"formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch"},
 		// mixfit measures quantize's choices with model and eval's divergence
 		// (convert only through quantize.File).
@@ -80,6 +86,24 @@ func TestImportDirection(t *testing.T) {
 			}
 			if rel, found := strings.CutPrefix(dep, mod); found && !ok[rel] && !strings.HasPrefix(rel, "internal/") {
 				t.Errorf("%s imports %s, against the import direction", pkg, rel)
+			}
+		}
+	}
+}
+
+// TestInspectWithoutConvert holds inspect's code to arch for the family
+// lookup: inspect reads files, and the converter is no part of that (go
+// list cannot tell, cmd/tfconv being one package).
+func TestInspectWithoutConvert(t *testing.T) {
+	t.Parallel()
+	for _, file := range []string{"inspect.go"} {
+		f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, im := range f.Imports {
+			if p, _ := strconv.Unquote(im.Path.Value); strings.HasSuffix(p, "/tfconv/convert") {
+				t.Errorf("%s imports %s", file, p)
 			}
 		}
 	}

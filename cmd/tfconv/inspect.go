@@ -9,9 +9,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/tfconv/tfconv/arch"
 	"github.com/tfconv/tfconv/check"
 	"github.com/tfconv/tfconv/checkpoint"
-	"github.com/tfconv/tfconv/convert"
 	"github.com/tfconv/tfconv/imatrix"
 	"github.com/tfconv/tfconv/internal/httprange"
 	"github.com/tfconv/tfconv/internal/output"
@@ -130,12 +130,13 @@ type supportJSON struct {
 	Run     bool `json:"run"`     // run, generate, verify, perplexity
 }
 
-// support looks the architecture up in convert's and model's registries.
+// support looks the architecture up in arch's families (a GGUF form:
+// convert writes it) and model's loaders.
 func support(archName string) *supportJSON {
 	if archName == "" {
 		return nil
 	}
-	_, err := convert.Lookup(archName)
+	_, err := arch.Lookup(archName)
 	hf, gguf := model.Architectures()
 	return &supportJSON{Convert: err == nil, Run: slices.Contains(hf, archName) || slices.Contains(gguf, archName)}
 }

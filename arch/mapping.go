@@ -1,0 +1,318 @@
+package arch
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/tfconv/tfconv/tensor"
+)
+
+// Mapping is one output tensor and how it is made from one input tensor.
+type Mapping struct {
+	Name   string       // output name
+	Source string       // input tensor name
+	Shape  tensor.Shape // output shape, row-major
+	// Transform rearranges the elements (dst and src have the same
+	// length; src is laid out in the input's shape). nil: copied as is.
+	Transform func(dst, src []float32)
+	// Copy marks an output that duplicates an input already used by
+	// another Mapping (GPT-2's output.weight is a copy of the embedding).
+	Copy bool
+	// Stack, when set, are the inputs stacked along a new outermost
+	// dimension into this output, in order (Source is the first).
+	Stack []string
+	// Parts > 0: the output is part Part of Parts of Source, cut along its
+	// outermost dimension (the inverse of Stack).
+	Part, Parts int
+}
+
+// Dropped is an input tensor left out of the output on purpose.
+type Dropped struct {
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
+	// TiedTo names the tensor this one is a copy of (a tied head written
+	// twice), when that is why it is dropped.
+	TiedTo string `json:"tied_to,omitempty"`
+}
+
+// ToGGUF maps the Hugging Face tensors in to GGUF tensors for config c: the
+// output tensors in write order (each naming the HF tensor it is made
+// from, with the layout change of its role) and the HF tensors dropped on
+// purpose, with the reason. A tensor the family does not know is an error
+// naming it, and so is a required tensor missing. The generated tensors
+// (Generated) are not among the outputs: their values are the caller's to
+// make.
+func (f *Family) ToGGUF(c Config, in []tensor.Info) ([]Mapping, []Dropped, error) {
+	qh, kh, err := f.HeadCounts(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	out, dropped, err := f.mapTensors(in, true, qh, kh, f.Experts(c))
+	if err != nil {
+		return nil, nil, err
+	}
+	have := map[string]bool{}
+	for _, m := range out {
+		have[m.Name] = true
+	}
+	for _, n := range f.Required(int(f.Layers(c)), func(n string) bool { return have[n] }) {
+		if !have[n] {
+			return nil, nil, fmt.Errorf("arch: %s: missing tensor %q", f.Name, n)
+		}
+	}
+	return out, dropped, nil
+}
+
+// ToHF is the inverse of ToGGUF for a GGUF of metadata md. The copies
+// (Copies) and generated tensors are dropped with their reasons; whether a
+// copy is really one, and what a generated tensor says in config.json,
+// takes their data, which is the caller's to read.
+func (f *Family) ToHF(md tensor.Metadata, in []tensor.Info) ([]Mapping, []Dropped, error) {
+	nHead, err := mdInt(md, f.Name+".attention.head_count")
+	if err != nil {
+		return nil, nil, err
+	}
+	nKV, _ := mdInt(md, f.Name+".attention.head_count_kv")
+	if nKV <= 0 {
+		nKV = nHead // LlamaModel.permute's K head count
+	}
+	experts, _ := mdInt(md, f.Name+".expert_count")
+	return f.mapTensors(in, false, nHead, nKV, experts)
+}
+
+// mdInt reads an integer GGUF KV.
+func mdInt(md tensor.Metadata, key string) (int64, error) {
+	v, ok := md.Get(key)
+	if !ok {
+		return 0, fmt.Errorf("arch: GGUF metadata has no %s", key)
+	}
+	i, ok := v.Int()
+	if !ok {
+		return 0, fmt.Errorf("arch: GGUF metadata %s is %v, not an integer", key, v.Kind())
+	}
+	return i, nil
+}
+
+// mapTensors maps in through f's schema in one direction, with the head
+// counts qh, kh and the expert count the layouts and stacks split by.
+func (f *Family) mapTensors(in []tensor.Info, toGGUF bool, qh, kh, experts int64) ([]Mapping, []Dropped, error) {
+	var out []Mapping
+	var dropped []Dropped
+	aliased := map[string]string{} // GGUF name → the HF tensor converted to it
+	stacks := stacker{}
+	var renames map[string]string
+	if !toGGUF && f.HFRename != nil {
+		names := make(map[string]bool, len(in))
+		for _, t := range in {
+			names[t.Name] = true
+		}
+		renames = f.HFRename(Config{}, func(n string) bool { return names[n] })
+	}
+	for _, ti := range in {
+		if toGGUF {
+			if r := f.DropReason(ti.Name); r != "" {
+				dropped = append(dropped, Dropped{Name: ti.Name, Reason: r})
+				continue
+			}
+		}
+		if !toGGUF {
+			if c, ok := f.CopyOf(ti.Name); ok {
+				dropped = append(dropped, Dropped{Name: ti.Name, Reason: c.Reason, TiedTo: c.Of})
+				continue
+			}
+			if g, ok := f.generated(ti.Name); ok {
+				// The caller states it in config.json (or fails).
+				dropped = append(dropped, Dropped{Name: ti.Name, Reason: g.Reason})
+				continue
+			}
+		}
+		var m Match
+		var ok bool
+		if toGGUF {
+			m, ok = f.FromHF(ti.Name)
+		} else {
+			m, ok = f.FromGGUF(ti.Name)
+		}
+		if !ok {
+			return nil, nil, tensor.Unsupported("arch: %s: unexpected tensor %q: no mapping for it", f.Name, ti.Name)
+		}
+		if m.Tensor.Stack != 0 {
+			n := stackCount(m.Tensor.Stack, qh, kh, experts)
+			if toGGUF {
+				if err := stacks.add(m, ti, n); err != nil {
+					return nil, nil, err
+				}
+				if mp, done := stacks.take(m); done {
+					out = append(out, mp)
+				}
+				continue
+			}
+			if len(ti.Shape) < 2 || ti.Shape[0] != n {
+				return nil, nil, fmt.Errorf("arch: %s: tensor %q has shape %v: want %d stacked parts", f.Name, ti.Name, ti.Shape, n)
+			}
+			for x := 0; x < int(n); x++ {
+				name := f.TensorPartName(m.Tensor.GGUF, m.Layer, x, m.Suffix)
+				out = append(out, Mapping{Name: name, Source: ti.Name, Shape: ti.Shape[1:].Clone(), Part: x, Parts: int(n)})
+			}
+			continue
+		}
+		if toGGUF && m.Tensor.Aliases {
+			if first, ok := aliased[m.Name(true)]; ok {
+				dropped = append(dropped, Dropped{Name: ti.Name, Reason: "tied copy of " + first + ", which is converted"})
+				continue
+			}
+			aliased[m.Name(true)] = ti.Name
+		}
+		tf, shape, err := m.Layout().Transform(ti.Name, ti.Shape, qh, kh, !toGGUF)
+		if err != nil {
+			return nil, nil, err
+		}
+		name := m.Name(toGGUF)
+		if hf, ok := renames[m.Tensor.GGUF]; ok && !toGGUF {
+			name = strings.Replace(hf, "{bid}", strconv.Itoa(m.Layer), 1) + m.Suffix
+		}
+		out = append(out, Mapping{Name: name, Source: ti.Name, Shape: shape, Transform: tf})
+		if toGGUF {
+			for _, c := range f.Copies {
+				if c.Of == name && (c.UnlessHF == "" || !hasName(in, c.UnlessHF)) {
+					out = append(out, Mapping{Name: c.GGUF, Source: ti.Name, Shape: shape.Clone(), Transform: tf, Copy: true})
+				}
+			}
+		}
+	}
+	if err := stacks.complete(f.Name); err != nil {
+		return nil, nil, err
+	}
+	return out, dropped, nil
+}
+
+// stackCount is the number of parts of a stacked role.
+func stackCount(d Dim, qh, kh, experts int64) int64 {
+	switch d {
+	case DimKVHeads:
+		return kh
+	case DimExperts:
+		return experts
+	}
+	return qh
+}
+
+// stacker gathers the HF parts of stacked roles (one tensor per head or
+// expert) until all have come; the stacked GGUF tensor is written where
+// its last part is met, as llama.cpp's converter writes it.
+type stacker map[string]*stack // by GGUF name
+
+type stack struct {
+	names []string // HF names by index
+	shape tensor.Shape
+	done  bool // written
+}
+
+func (s stacker) add(m Match, ti tensor.Info, n int64) error {
+	key := m.Name(true)
+	if m.Index < 0 || int64(m.Index) >= n {
+		return fmt.Errorf("arch: tensor %q: index %d out of %d parts of %q", ti.Name, m.Index, n, key)
+	}
+	if m.Layout() != LayoutSame {
+		return fmt.Errorf("arch: tensor %q: a stacked role cannot change layout", ti.Name)
+	}
+	st := s[key]
+	if st == nil {
+		st = &stack{names: make([]string, n), shape: ti.Shape.Clone()}
+		s[key] = st
+	}
+	if st.names[m.Index] != "" {
+		return fmt.Errorf("arch: tensors %q and %q are both part %d of %q", st.names[m.Index], ti.Name, m.Index, key)
+	}
+	if !ti.Shape.Equal(st.shape) {
+		return fmt.Errorf("arch: tensor %q has shape %v, the other parts of %q %v", ti.Name, ti.Shape, key, st.shape)
+	}
+	st.names[m.Index] = ti.Name
+	return nil
+}
+
+// take returns the mapping of m's stack once every part has come.
+func (s stacker) take(m Match) (Mapping, bool) {
+	key := m.Name(true)
+	st := s[key]
+	for _, p := range st.names {
+		if p == "" {
+			return Mapping{}, false
+		}
+	}
+	st.done = true
+	shape := append(tensor.Shape{int64(len(st.names))}, st.shape...)
+	return Mapping{Name: key, Source: st.names[0], Stack: st.names, Shape: shape}, true
+}
+
+// complete fails on a stack with parts missing.
+func (s stacker) complete(family string) error {
+	for key, st := range s {
+		if st.done {
+			continue
+		}
+		var missing []int
+		for i, p := range st.names {
+			if p == "" {
+				missing = append(missing, i)
+			}
+		}
+		return fmt.Errorf("arch: %s: %q lacks parts %v of %d", family, key, missing, len(st.names))
+	}
+	return nil
+}
+
+// CopyOf returns the Copy that writes GGUF tensor name, if it is one.
+func (f *Family) CopyOf(name string) (Copy, bool) {
+	for _, c := range f.Copies {
+		if c.GGUF == name {
+			return c, true
+		}
+	}
+	return Copy{}, false
+}
+
+func (f *Family) generated(name string) (Generated, bool) {
+	for _, g := range f.Generated {
+		if g.GGUF == name {
+			return g, true
+		}
+	}
+	return Generated{}, false
+}
+
+func hasName(in []tensor.Info, name string) bool {
+	for _, t := range in {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Apply applies the family's own tokenizer settings to the tokenizer's
+// GGUF keys md: fixed special ids after the tokenizer's own, and
+// add_space_prefix (last, as the converters write it) overridden or left
+// out.
+func (r VocabRules) Apply(md tensor.Metadata) tensor.Metadata {
+	const keySpace = "tokenizer.ggml.add_space_prefix"
+	space, hasSpace := md.Get(keySpace)
+	out := make(tensor.Metadata, 0, len(md)+len(r.SpecialIDs)+1)
+	for _, kv := range md {
+		if kv.Key != keySpace {
+			out = append(out, kv)
+		}
+	}
+	for _, s := range r.SpecialIDs {
+		out.Set("tokenizer.ggml."+s.Kind+"_token_id", tensor.Uint32(s.ID))
+	}
+	switch {
+	case r.NoAddSpacePrefix:
+	case r.AddSpacePrefix != nil:
+		out = append(out, tensor.KV{Key: keySpace, Value: tensor.Bool(*r.AddSpacePrefix)})
+	case hasSpace:
+		out = append(out, tensor.KV{Key: keySpace, Value: space})
+	}
+	return out
+}
