@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 
 	"github.com/tfconv/tfconv/kernels"
@@ -84,14 +85,18 @@ func (m *Model) Generate(prompt []int, opts GenerateOptions) (*Generation, error
 	if opts.EOS != nil {
 		eos = *opts.EOS
 	}
+	stops := c.StopIDs
+	if opts.EOS != nil {
+		stops = nil
+	}
 	if opts.NoEOS {
-		eos = -1
+		eos, stops = -1, nil
 	}
 	forced := c.ForcedEOS
 	if opts.ForcedEOS != nil {
 		forced = *opts.ForcedEOS
 	}
-	g := &generator{m: m, opts: opts, eos: eos, forced: forced, promptLen: len(start),
+	g := &generator{m: m, opts: opts, eos: eos, stops: stops, forced: forced, promptLen: len(start),
 		maxLen: len(start) + opts.MaxNewTokens}
 	logits, err := s.Step(start)
 	if err != nil {
@@ -118,6 +123,7 @@ type generator struct {
 	m         *Model
 	opts      GenerateOptions
 	eos       int
+	stops     []int // other ids that end a sequence as eos does (Config.StopIDs)
 	forced    int
 	promptLen int
 	maxLen    int
@@ -127,8 +133,12 @@ type generator struct {
 // of curLen tokens: min_new_tokens masks EOS, forced_eos_token_id forces
 // EOS at the last position.
 func (g *generator) process(scores []float32, curLen int) {
-	if g.eos >= 0 && g.eos < len(scores) && curLen-g.promptLen < g.opts.MinNewTokens {
-		scores[g.eos] = float32(math.Inf(-1))
+	if curLen-g.promptLen < g.opts.MinNewTokens {
+		for _, id := range append([]int{g.eos}, g.stops...) {
+			if id >= 0 && id < len(scores) {
+				scores[id] = float32(math.Inf(-1))
+			}
+		}
 	}
 	if g.forced >= 0 && g.forced < len(scores) && curLen == g.maxLen-1 {
 		for i := range scores {
@@ -136,6 +146,11 @@ func (g *generator) process(scores []float32, curLen int) {
 		}
 		scores[g.forced] = 0
 	}
+}
+
+// isEOS reports whether id ends a sequence.
+func (g *generator) isEOS(id int) bool {
+	return id >= 0 && (id == g.eos || slices.Contains(g.stops, id))
 }
 
 // logSoftmax returns log(softmax(x)) in float32, computed in float64.
@@ -177,7 +192,7 @@ func (g *generator) sample(s *Session, tokens []int, logits []float32) (*Generat
 				return nil, err
 			}
 		}
-		if next == g.eos || len(out.Tokens) >= g.maxLen {
+		if g.isEOS(next) || len(out.Tokens) >= g.maxLen {
 			break
 		}
 		var err error
@@ -352,7 +367,7 @@ func (g *generator) beam(s *Session, start []int, logits []float32) (*Generation
 		cands = cands[:min(2*nb, len(cands))]
 		var next []cand
 		for rank, c := range cands {
-			if g.eos >= 0 && c.tok == g.eos {
+			if g.isEOS(c.tok) {
 				if rank >= nb {
 					continue
 				}

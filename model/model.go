@@ -1,10 +1,13 @@
 package model
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -54,11 +57,16 @@ type Config struct {
 	// of the token-type embedding; 0 for models without one.
 	TypeVocab int `json:"type_vocab,omitempty"`
 
-	BOS          int `json:"bos"`                     // -1 when absent
-	EOS          int `json:"eos"`                     // -1 when absent
-	PAD          int `json:"pad"`                     // -1 when absent
-	DecoderStart int `json:"decoder_start,omitempty"` // encoder-decoder: first decoder token
-	ForcedEOS    int `json:"forced_eos"`              // -1 when absent: EOS forced at the last generated position
+	BOS int `json:"bos"` // -1 when absent
+	EOS int `json:"eos"` // -1 when absent
+	// StopIDs are the other ids that end a generation as EOS does:
+	// transformers' eos_token_id when it is a list (Llama 3.1's [128001,
+	// 128008, 128009]: EOS is the first), llama.cpp's end-of-turn and
+	// end-of-message tokens of a GGUF (endOfGeneration).
+	StopIDs      []int `json:"stop_ids,omitempty"`
+	PAD          int   `json:"pad"`                     // -1 when absent
+	DecoderStart int   `json:"decoder_start,omitempty"` // encoder-decoder: first decoder token
+	ForcedEOS    int   `json:"forced_eos"`              // -1 when absent: EOS forced at the last generated position
 
 	EncoderDecoder bool   `json:"encoder_decoder,omitempty"`
 	EncoderOnly    bool   `json:"encoder_only,omitempty"`
@@ -243,6 +251,9 @@ func loadFrom(c *checkpoint.Checkpoint, meter *progress.Meter) (*Model, []*kerne
 	l := &loader{c: c, meter: meter}
 	if c.Format == checkpoint.GGUF || c.Source == checkpoint.GGUF {
 		m, err := loadGGUF(l)
+		if err == nil {
+			endOfGeneration(m, c, nil)
+		}
 		return m, l.mats, err
 	}
 	hc, err := c.Config()
@@ -253,7 +264,79 @@ func loadFrom(c *checkpoint.Checkpoint, meter *progress.Meter) (*Model, []*kerne
 		return nil, nil, fmt.Errorf("model: %s: no config.json (needed to know the architecture of a Hugging Face checkpoint)", c.Path)
 	}
 	m, err := loadHF(l, spec.Config(hc))
+	if err == nil {
+		endOfGeneration(m, c, spec.Config(hc))
+	}
 	return m, l.mats, err
+}
+
+// endOfGeneration sets the ids that end a generation. A Hugging Face
+// checkpoint (hc, its config.json) stops where transformers' generate()
+// does: at every id of eos_token_id, an int or a list, taken from
+// generation_config.json when that states it (generate() reads it first),
+// else from config.json; the first is Config.EOS. A GGUF also stops at
+// llama.cpp's end-of-turn and end-of-message tokens (tokenizer.ggml.
+// eot_token_id, eom_token_id), as llama.cpp's generation does.
+func endOfGeneration(m *Model, c *checkpoint.Checkpoint, hc spec.Config) {
+	cfg := &m.cfg
+	var ids []int
+	if hc == nil {
+		for _, k := range []string{"tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id"} {
+			if id := mdInt(c.Metadata, k, -1); id >= 0 {
+				ids = append(ids, id)
+			}
+		}
+		if cfg.EOS < 0 && len(ids) > 0 {
+			cfg.EOS, ids = ids[0], ids[1:]
+		}
+	} else {
+		ids = eosList(c, hc)
+		if len(ids) == 0 {
+			return
+		}
+		cfg.EOS, ids = ids[0], ids[1:]
+	}
+	cfg.StopIDs = nil
+	for _, id := range ids {
+		if id != cfg.EOS && id >= 0 && (cfg.Vocab == 0 || id < cfg.Vocab) && !slices.Contains(cfg.StopIDs, id) {
+			cfg.StopIDs = append(cfg.StopIDs, id)
+		}
+	}
+}
+
+// eosList reads eos_token_id, an int or a list of ints, from
+// generation_config.json, else from config.json (hc); nil when neither
+// states one.
+func eosList(c *checkpoint.Checkpoint, hc spec.Config) []int {
+	ids := func(v any) []int {
+		var out []int
+		add := func(x any) {
+			if n, ok := x.(json.Number); ok {
+				if i, err := n.Int64(); err == nil && i >= 0 && i < 1<<31 {
+					out = append(out, int(i))
+				}
+			}
+		}
+		if list, ok := v.([]any); ok {
+			for _, x := range list {
+				add(x)
+			}
+		} else {
+			add(v)
+		}
+		return out
+	}
+	if b, err := c.ReadAux("generation_config.json"); err == nil {
+		var gc map[string]any
+		d := json.NewDecoder(bytes.NewReader(b))
+		d.UseNumber()
+		if d.Decode(&gc) == nil {
+			if v, ok := gc["eos_token_id"]; ok {
+				return ids(v)
+			}
+		}
+	}
+	return ids(hc["eos_token_id"])
 }
 
 // matchLlamaCpp switches m to LoadOptions.MatchLlamaCpp: every matrix

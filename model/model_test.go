@@ -1,7 +1,9 @@
 package model
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -416,5 +418,86 @@ func TestGenerateOnToken(t *testing.T) {
 	}})
 	if !errors.Is(err, stop) || calls != 2 {
 		t.Errorf("an OnToken error after 2 tokens: %v after %d calls", err, calls)
+	}
+}
+
+// TestGenerateStopsAtEveryEOS: an eos_token_id list (Llama 3.1's form) ends
+// a generation at any of its ids, as transformers' generate() does, and
+// generation_config.json's eos_token_id wins over config.json's.
+func TestGenerateStopsAtEveryEOS(t *testing.T) {
+	t.Parallel()
+	src := filepath.Join(testdata, "hf-tiny", "llama")
+	m, err := Load(src, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt := []int{1, 15, 250, 999, 3, 87}
+	free, err := m.Generate(prompt, GenerateOptions{MaxNewTokens: 8, NoEOS: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := free.Tokens[len(prompt):]
+	// The first generated token that does not occur before it: the run must
+	// stop exactly there.
+	at := -1
+	for i := 1; i < len(gen); i++ {
+		if !slices.Contains(gen[:i], gen[i]) {
+			at = i
+			break
+		}
+	}
+	if at < 0 {
+		t.Fatalf("generated %v: no token to stop at", gen)
+	}
+	stopAt := func(t *testing.T, config, generation string) []int {
+		t.Helper()
+		dir := t.TempDir()
+		for _, f := range []string{"config.json", "model.safetensors"} {
+			b, err := os.ReadFile(filepath.Join(src, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f == "config.json" {
+				var cfg map[string]any
+				if err := json.Unmarshal(b, &cfg); err != nil {
+					t.Fatal(err)
+				}
+				var v any
+				if err := json.Unmarshal([]byte(config), &v); err != nil {
+					t.Fatal(err)
+				}
+				cfg["eos_token_id"] = v
+				if b, err = json.Marshal(cfg); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if generation != "" {
+			if err := os.WriteFile(filepath.Join(dir, "generation_config.json"), []byte(generation), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		m, err := Load(dir, LoadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := m.Generate(prompt, GenerateOptions{MaxNewTokens: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g.Tokens[len(prompt):]
+	}
+	want := gen[:at+1]
+	if got := stopAt(t, fmt.Sprintf("[998, %d]", gen[at]), ""); !slices.Equal(got, want) {
+		t.Errorf("config.json eos_token_id [998, %d]: generated %v, want %v", gen[at], got, want)
+	}
+	if got := stopAt(t, "998", fmt.Sprintf(`{"eos_token_id": [997, %d]}`, gen[at])); !slices.Equal(got, want) {
+		t.Errorf("generation_config.json eos_token_id [997, %d] over config.json's 998: generated %v, want %v", gen[at], got, want)
+	}
+	if got := stopAt(t, "null", ""); !slices.Equal(got, gen) {
+		t.Errorf("no eos_token_id: generated %v, want all 8 of %v", got, gen)
 	}
 }
