@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -261,7 +262,8 @@ func (c *Checkpoint) AuxNames() []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, n := range SideFiles {
-		if _, ok := c.aux[n]; ok {
+		_, over := c.auxOverride[n]
+		if _, ok := c.aux[n]; ok || over {
 			out = append(out, n)
 			seen[n] = true
 			continue
@@ -568,5 +570,15 @@ func Assemble(path string, format Format, meta tensor.Metadata, tensors []*Tenso
 	for _, t := range tensors {
 		c.add(t)
 	}
+	return c
+}
+
+// AssembleDir is Assemble for a Hugging Face directory's view: files are
+// the side files (base name → contents: config.json, tokenizer files) it
+// holds beside the weights, read by ReadAux and listed by AuxNames as a
+// folder's would be (those of SideFiles).
+func AssembleDir(path string, meta tensor.Metadata, tensors []*Tensor, files map[string][]byte) *Checkpoint {
+	c := Assemble(path, Safetensors, meta, tensors)
+	c.auxOverride = maps.Clone(files)
 	return c
 }
