@@ -48,6 +48,10 @@ type Type struct {
 	// keeps the names of the numbers.
 	FileType    uint32
 	HasFileType bool
+	// Fallback is the type llama-quantize writes instead for a tensor whose
+	// rows are not a whole number of blocks (llama.cpp c392e509,
+	// llama_tensor_get_type's fallback table), or tensor.Invalid.
+	Fallback tensor.DType
 	// Write says where tfconv may write the type besides what its layout
 	// allows (any GGUF type to GGUF, any safetensors dtype to safetensors,
 	// anything to native).
@@ -200,7 +204,11 @@ func init() {
 				}
 				return nil
 			},
-			Decode: plain(4, func(b []byte) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(b)) })},
+			Decode: func(dst []float32, src []byte) {
+				for i := range dst {
+					dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))
+				}
+			}},
 		{DType: tensor.F16, FileType: 1, HasFileType: true, Write: tt | ot, IgnoresWeights: true, RowDot: tensor.F16,
 			Encode: func(dst []byte, src []float32) error { EncodeF16Bytes(dst, src); return nil },
 			Decode: func(dst []float32, src []byte) { DecodeF16Bytes(dst, src) }},
@@ -239,35 +247,35 @@ func init() {
 			Encode: blocks(quantMXFP4, tensor.MXFP4), Decode: unblocks(dequantMXFP4, tensor.MXFP4)},
 
 		// 256-element super-blocks.
-		{DType: tensor.Q2_K, FileType: 10, HasFileType: true, Write: tt, RowDot: tensor.Q8_K,
+		{DType: tensor.Q2_K, Fallback: tensor.IQ4_NL, FileType: 10, HasFileType: true, Write: tt, RowDot: tensor.Q8_K,
 			Encode: blocks(quantQ2_K, tensor.Q2_K), Decode: unblocks(dequantQ2_K, tensor.Q2_K), EncodeRows: rows(superBlocks(quantQ2_KW, 84), tensor.Q2_K)},
-		{DType: tensor.Q3_K, Write: tt, RowDot: tensor.Q8_K,
+		{DType: tensor.Q3_K, Fallback: tensor.IQ4_NL, Write: tt, RowDot: tensor.Q8_K,
 			Encode: blocks(quantQ3_K, tensor.Q3_K), Decode: unblocks(dequantQ3_K, tensor.Q3_K), EncodeRows: rows(superBlocks(quantQ3_KW, 110), tensor.Q3_K)},
-		{DType: tensor.Q4_K, Write: tt, RowDot: tensor.Q8_K,
+		{DType: tensor.Q4_K, Fallback: tensor.Q5_0, Write: tt, RowDot: tensor.Q8_K,
 			Encode:     func(dst []byte, src []float32) error { quantRowsQ45K(dst, src, q4KSearch, &active); return nil },
 			Decode:     unblocks(dequantQ4_K, tensor.Q4_K),
 			EncodeRows: rows(func(b []byte, x, qw []float32) { quantRowQ45KW(b, x, qw, q4KWSearch, &active) }, tensor.Q4_K)},
-		{DType: tensor.Q5_K, Write: tt, RowDot: tensor.Q8_K,
+		{DType: tensor.Q5_K, Fallback: tensor.Q5_1, Write: tt, RowDot: tensor.Q8_K,
 			Encode:     func(dst []byte, src []float32) error { quantRowsQ45K(dst, src, q5KSearch, &active); return nil },
 			Decode:     unblocks(dequantQ5_K, tensor.Q5_K),
 			EncodeRows: rows(func(b []byte, x, qw []float32) { quantRowQ45KW(b, x, qw, q5KWSearch, &active) }, tensor.Q5_K)},
-		{DType: tensor.Q6_K, FileType: 18, HasFileType: true, Write: tt, RowDot: tensor.Q8_K,
+		{DType: tensor.Q6_K, Fallback: tensor.Q8_0, FileType: 18, HasFileType: true, Write: tt, RowDot: tensor.Q8_K,
 			Encode: blocks(quantQ6_K, tensor.Q6_K), Decode: unblocks(dequantQ6_K, tensor.Q6_K), EncodeRows: rows(superBlocks(quantQ6_KW, 210), tensor.Q6_K)},
 		{DType: tensor.Q8_K, Encode: blocks(quantQ8_K, tensor.Q8_K), Decode: unblocks(dequantQ8_K, tensor.Q8_K)},
-		{DType: tensor.IQ4_XS, Write: tt, RowDot: tensor.Q8_K,
+		{DType: tensor.IQ4_XS, Fallback: tensor.IQ4_NL, Write: tt, RowDot: tensor.Q8_K,
 			Encode: blocks(quantIQ4_XS, tensor.IQ4_XS), Decode: unblocks(dequantIQ4_XS, tensor.IQ4_XS), EncodeRows: rows(superBlocks(quantIQ4_XSW, 136), tensor.IQ4_XS)},
-		{DType: tensor.IQ3_XXS, Write: tt, RowDot: tensor.Q8_K,
+		{DType: tensor.IQ3_XXS, Fallback: tensor.IQ4_NL, Write: tt, RowDot: tensor.Q8_K,
 			Encode: blocks(quantIQ3_XXS, tensor.IQ3_XXS), Decode: unblocks(dequantIQ3_XXS, tensor.IQ3_XXS), EncodeRows: rows(iq3Rows(quantIQ3_XXSW, 98), tensor.IQ3_XXS)},
-		{DType: tensor.IQ3_S, Write: tt, RowDot: tensor.Q8_K,
+		{DType: tensor.IQ3_S, Fallback: tensor.IQ4_NL, Write: tt, RowDot: tensor.Q8_K,
 			Encode: blocks(quantIQ3_S, tensor.IQ3_S), Decode: unblocks(dequantIQ3_S, tensor.IQ3_S), EncodeRows: rows(iq3Rows(quantIQ3_SW, 110), tensor.IQ3_S)},
-		{DType: tensor.IQ2_XXS, NeedsImatrix: true, RowDot: tensor.Q8_K, Decode: unblocks(dequantIQ2_XXS, tensor.IQ2_XXS), EncodeRows: iq2xxsRows},
-		{DType: tensor.IQ2_XS, NeedsImatrix: true, RowDot: tensor.Q8_K, Decode: unblocks(dequantIQ2_XS, tensor.IQ2_XS), EncodeRows: iq2xsRows},
-		{DType: tensor.IQ2_S, NeedsImatrix: true, RowDot: tensor.Q8_K, Encode: iq2s, Decode: unblocks(dequantIQ2_S, tensor.IQ2_S), EncodeRows: iq2sRows},
-		{DType: tensor.IQ1_S, NeedsImatrix: true, RowDot: tensor.Q8_K, Decode: unblocks(dequantIQ1_S, tensor.IQ1_S), EncodeRows: iq1sRows},
-		{DType: tensor.IQ1_M, NeedsImatrix: true, RowDot: tensor.Q8_K, Encode: iq1m, Decode: unblocks(dequantIQ1_M, tensor.IQ1_M), EncodeRows: iq1mRows},
+		{DType: tensor.IQ2_XXS, Fallback: tensor.IQ4_NL, NeedsImatrix: true, RowDot: tensor.Q8_K, Decode: unblocks(dequantIQ2_XXS, tensor.IQ2_XXS), EncodeRows: iq2xxsRows},
+		{DType: tensor.IQ2_XS, Fallback: tensor.IQ4_NL, NeedsImatrix: true, RowDot: tensor.Q8_K, Decode: unblocks(dequantIQ2_XS, tensor.IQ2_XS), EncodeRows: iq2xsRows},
+		{DType: tensor.IQ2_S, Fallback: tensor.IQ4_NL, NeedsImatrix: true, RowDot: tensor.Q8_K, Encode: iq2s, Decode: unblocks(dequantIQ2_S, tensor.IQ2_S), EncodeRows: iq2sRows},
+		{DType: tensor.IQ1_S, Fallback: tensor.IQ4_NL, NeedsImatrix: true, RowDot: tensor.Q8_K, Decode: unblocks(dequantIQ1_S, tensor.IQ1_S), EncodeRows: iq1sRows},
+		{DType: tensor.IQ1_M, Fallback: tensor.IQ4_NL, NeedsImatrix: true, RowDot: tensor.Q8_K, Encode: iq1m, Decode: unblocks(dequantIQ1_M, tensor.IQ1_M), EncodeRows: iq1mRows},
 		// quantize_tq1_0/tq2_0 leave quant_weights unused.
-		{DType: tensor.TQ1_0, IgnoresWeights: true, Encode: blocks(quantTQ1_0, tensor.TQ1_0), Decode: unblocks(dequantTQ1_0, tensor.TQ1_0)},
-		{DType: tensor.TQ2_0, IgnoresWeights: true, Encode: blocks(quantTQ2_0, tensor.TQ2_0), Decode: unblocks(dequantTQ2_0, tensor.TQ2_0)},
+		{DType: tensor.TQ1_0, Fallback: tensor.Q4_0, IgnoresWeights: true, Encode: blocks(quantTQ1_0, tensor.TQ1_0), Decode: unblocks(dequantTQ1_0, tensor.TQ1_0)},
+		{DType: tensor.TQ2_0, Fallback: tensor.Q4_0, IgnoresWeights: true, Encode: blocks(quantTQ2_0, tensor.TQ2_0), Decode: unblocks(dequantTQ2_0, tensor.TQ2_0)},
 	} {
 		Register(t)
 	}

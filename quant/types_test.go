@@ -35,6 +35,9 @@ func TestTypesMatchTensorTable(t *testing.T) {
 		if r.Write&(TensorType|OutType) != 0 && r.Encode == nil {
 			t.Errorf("%v: named for output but has no encoder without importance weights", d)
 		}
+		if f := r.Fallback; f != tensor.Invalid && (Lookup(f) == nil || Lookup(f).Encode == nil || f.BlockSize() >= d.BlockSize()) {
+			t.Errorf("%v: fallback %v is no encodable type of smaller blocks", d, f)
+		}
 		if r.NeedsImatrix && r.EncodeRows == nil {
 			t.Errorf("%v: needs an imatrix but has no weighted encoder", d)
 		}

@@ -575,23 +575,14 @@ func Plan(c *checkpoint.Checkpoint, opts Options) ([]Choice, error) {
 	return withScales, nil
 }
 
-// fallback is llama.cpp c392e509's table for a row length the block size
-// does not divide. Q2_K, Q3_K and IQ4_XS go to IQ4_NL there, encoded as
-// ggml's quantize_iq4_nl (quant.QuantizeRows, with the tensor's importance
-// matrix entry when there is one).
+// fallback is llama.cpp c392e509's type for a row length the block size
+// of t does not divide: t's record's (quant.Type.Fallback). Q2_K, Q3_K and
+// IQ4_XS go to IQ4_NL there, encoded as ggml's quantize_iq4_nl
+// (quant.QuantizeRows, with the tensor's importance matrix entry when there
+// is one).
 func fallback(t tensor.DType) tensor.DType {
-	switch t {
-	case tensor.TQ1_0, tensor.TQ2_0:
-		return tensor.Q4_0
-	case tensor.IQ2_XXS, tensor.IQ2_XS, tensor.IQ2_S, tensor.IQ3_XXS, tensor.IQ3_S, tensor.IQ1_S, tensor.IQ1_M,
-		tensor.Q2_K, tensor.Q3_K, tensor.IQ4_XS:
-		return tensor.IQ4_NL
-	case tensor.Q4_K:
-		return tensor.Q5_0
-	case tensor.Q5_K:
-		return tensor.Q5_1
-	case tensor.Q6_K:
-		return tensor.Q8_0
+	if r := quant.Lookup(t); r != nil {
+		return r.Fallback
 	}
 	return tensor.Invalid
 }
