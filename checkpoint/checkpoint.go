@@ -146,6 +146,29 @@ func LazyTensor(info tensor.Info, file string, compute func() ([]byte, error)) *
 		}}
 }
 
+// StreamTensor is a tensor whose bytes are produced as they are read: each
+// Open calls open for a fresh reader of exactly info.Size bytes (a
+// conversion that streams, convert.Source). Section, for random access,
+// reads the whole tensor into memory first.
+func StreamTensor(info tensor.Info, file string, open func() io.Reader) *Tensor {
+	readAll := func() ([]byte, error) {
+		b := make([]byte, info.Size)
+		if _, err := io.ReadFull(open(), b); err != nil {
+			return nil, fmt.Errorf("checkpoint: tensor %q: %w", info.Name, err)
+		}
+		return b, nil
+	}
+	return &Tensor{Info: info, File: file,
+		open: func() io.Reader { return &lazyReader{open: open} },
+		section: func() *io.SectionReader {
+			b, err := readAll()
+			if err != nil {
+				return io.NewSectionReader(errReader{err}, 0, info.Size)
+			}
+			return io.NewSectionReader(bytes.NewReader(b), 0, int64(len(b)))
+		}}
+}
+
 func computedReader(run func() ([]byte, error)) io.Reader {
 	b, err := run()
 	if err != nil {

@@ -1,8 +1,8 @@
 package convert
 
 import (
-	"bytes"
 	"fmt"
+	"io"
 	"slices"
 
 	"github.com/tfconv/tfconv/checkpoint"
@@ -69,7 +69,8 @@ func hfSource(c *checkpoint.Checkpoint, opts Options) (*checkpoint.Checkpoint, e
 	return checkpoint.AssembleDir(c.Path, slices.Clone(hfMetadata), ts, p.files), nil
 }
 
-// lazyTensors are the outputs of jobs, each converted when it is read.
+// lazyTensors are the outputs of jobs, each converted as it is read
+// (engine.reader): about one chunk in memory at a time.
 func lazyTensors(jobs []*job, opts Options) ([]*checkpoint.Tensor, error) {
 	tensors := make([]*checkpoint.Tensor, len(jobs))
 	for i, j := range jobs {
@@ -79,14 +80,7 @@ func lazyTensors(jobs []*job, opts Options) ([]*checkpoint.Tensor, error) {
 		if info.Size, err = info.DType.ShapeBytes(info.Shape); err != nil {
 			return nil, fmt.Errorf("convert: tensor %q: %w", info.Name, err)
 		}
-		tensors[i] = checkpoint.LazyTensor(info, j.src.File, func() ([]byte, error) {
-			var buf bytes.Buffer
-			buf.Grow(int(info.Size))
-			if err := (&engine{}).write(&buf, j); err != nil {
-				return nil, err
-			}
-			return buf.Bytes(), nil
-		})
+		tensors[i] = checkpoint.StreamTensor(info, j.src.File, func() io.Reader { return (&engine{}).reader(j) })
 	}
 	return tensors, nil
 }
