@@ -44,12 +44,20 @@ import (
 // BF16 as listed above, and F32 (no conversion) for every other dtype. It
 // is quant's record of t (quant.Type.RowDot): the record says which types
 // have a row-dot kernel here.
-func ActDType(t tensor.DType) tensor.DType {
-	if r := quant.Lookup(t); r != nil && r.RowDot != tensor.Invalid {
-		return r.RowDot
+func ActDType(t tensor.DType) tensor.DType { return actDTypes[t] }
+
+// actDTypes is ActDType for every dtype, read from quant's records once.
+var actDTypes = func() (a [256]tensor.DType) {
+	for i := range a {
+		a[i] = tensor.F32
 	}
-	return tensor.F32
-}
+	for _, r := range quant.Types() {
+		if r.RowDot != tensor.Invalid {
+			a[r.DType] = r.RowDot
+		}
+	}
+	return a
+}()
 
 // Block sizes of the activation types, in bytes.
 const (

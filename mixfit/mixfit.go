@@ -23,7 +23,7 @@ var Ladder = []tensor.DType{tensor.IQ2_XXS, tensor.IQ2_XS, tensor.IQ2_S, tensor.
 
 // needsWeights are the types ggml encodes only with an importance matrix
 // (quant's record has no encoder without: IQ2_XXS, IQ2_XS, IQ1_S).
-func needsWeights(t tensor.DType) bool { r := quant.Lookup(t); return r != nil && r.Encode == nil }
+func needsWeights(t tensor.DType) bool { r, ok := quant.Lookup(t); return ok && r.Encode == nil }
 
 // Options for Fit.
 type Options struct {

@@ -84,15 +84,21 @@ func Register(t Type) {
 	registry[t.DType] = &t
 }
 
-// Lookup returns the record of d, or nil when quant has none.
-func Lookup(d tensor.DType) *Type { return registry[d] }
+// Lookup returns a copy of the record of d; ok is false when quant has
+// none.
+func Lookup(d tensor.DType) (t Type, ok bool) {
+	if r := registry[d]; r != nil {
+		return *r, true
+	}
+	return Type{}, false
+}
 
-// Types returns every registered record in dtype order.
-func Types() []*Type {
-	var out []*Type
+// Types returns copies of every registered record, in dtype order.
+func Types() []Type {
+	var out []Type
 	for _, t := range registry {
 		if t != nil {
-			out = append(out, t)
+			out = append(out, *t)
 		}
 	}
 	return out

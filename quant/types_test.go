@@ -15,13 +15,13 @@ import (
 func TestTypesMatchTensorTable(t *testing.T) {
 	t.Parallel()
 	for _, d := range tensor.All() {
-		if _, ggml := d.GGMLType(); ggml && d.Quantized() && (Lookup(d) == nil || Lookup(d).Decode == nil) {
+		if r, ok := Lookup(d); d.Quantized() && (!ok || r.Decode == nil) {
 			t.Errorf("ggml type %v has no record with a decoder", d)
 		}
 	}
 	for _, r := range Types() {
 		d := r.DType
-		if Lookup(d) != r {
+		if l, ok := Lookup(d); !ok || l.DType != d || l.FileType != r.FileType || l.Write != r.Write {
 			t.Errorf("%v: Lookup does not return its record", d)
 		}
 		if (r.Encode != nil || r.EncodeRows != nil) && r.Decode == nil {
@@ -35,7 +35,7 @@ func TestTypesMatchTensorTable(t *testing.T) {
 		if r.Write&(TensorType|OutType) != 0 && r.Encode == nil {
 			t.Errorf("%v: named for output but has no encoder without importance weights", d)
 		}
-		if f := r.Fallback; f != tensor.Invalid && (Lookup(f) == nil || Lookup(f).Encode == nil || f.BlockSize() >= d.BlockSize()) {
+		if f := r.Fallback; f != tensor.Invalid && (registry[f] == nil || registry[f].Encode == nil || f.BlockSize() >= d.BlockSize()) {
 			t.Errorf("%v: fallback %v is no encodable type of smaller blocks", d, f)
 		}
 		if r.NeedsImatrix && r.EncodeRows == nil {
@@ -140,7 +140,7 @@ func TestRegisterTwicePanics(t *testing.T) {
 			Register(Type{DType: d})
 		}()
 	}
-	if Lookup(tensor.Q4_K).Encode == nil {
+	if r, _ := Lookup(tensor.Q4_K); r.Encode == nil {
 		t.Error("the refused registration replaced Q4_K's record")
 	}
 }

@@ -153,8 +153,8 @@ func ParseTensorType(name string) (tensor.DType, error) {
 // writableType: quant's record of d lets quantize's per-tensor options
 // name it (quant.TensorType).
 func writableType(d tensor.DType) bool {
-	r := quant.Lookup(d)
-	return r != nil && r.Write&quant.TensorType != 0
+	r, ok := quant.Lookup(d)
+	return ok && r.Write&quant.TensorType != 0
 }
 
 // Override is one --tensor-type rule. As in llama-quantize, Pattern is a
@@ -581,10 +581,8 @@ func Plan(c *checkpoint.Checkpoint, opts Options) ([]Choice, error) {
 // (quant.QuantizeRows, with the tensor's importance matrix entry when there
 // is one).
 func fallback(t tensor.DType) tensor.DType {
-	if r := quant.Lookup(t); r != nil {
-		return r.Fallback
-	}
-	return tensor.Invalid
+	r, _ := quant.Lookup(t) // Invalid for a type without a record
+	return r.Fallback
 }
 
 // needsImatrix is llama-quantize's refusal of the very-low-bit types for a
@@ -593,7 +591,7 @@ func fallback(t tensor.DType) tensor.DType {
 // IQ2_S, IQ1_S, IQ1_M), IQ1_M except for token_embd.weight and
 // output.weight.
 func needsImatrix(name string, t tensor.DType) bool {
-	if r := quant.Lookup(t); r == nil || !r.NeedsImatrix {
+	if r, _ := quant.Lookup(t); !r.NeedsImatrix {
 		return false
 	}
 	return t != tensor.IQ1_M || name != "token_embd.weight" && name != "output.weight"

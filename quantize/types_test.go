@@ -18,8 +18,8 @@ func TestTargetsFollowTypeRecords(t *testing.T) {
 		if tg.Copy || tg.Type == tensor.I8 {
 			continue
 		}
-		r := quant.Lookup(tg.Type)
-		if r == nil || r.Encode == nil && r.EncodeRows == nil {
+		r, ok := quant.Lookup(tg.Type)
+		if !ok || r.Encode == nil && r.EncodeRows == nil {
 			t.Errorf("--type %s: %v has no encoder", tg.Name, tg.Type)
 			continue
 		}
