@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -145,6 +146,29 @@ func LazyTensor(info tensor.Info, file string, compute func() ([]byte, error)) *
 		}}
 }
 
+// StreamTensor is a tensor whose bytes are produced as they are read: each
+// Open calls open for a fresh reader of exactly info.Size bytes (a
+// conversion that streams, convert.Source). Section, for random access,
+// reads the whole tensor into memory first.
+func StreamTensor(info tensor.Info, file string, open func() io.Reader) *Tensor {
+	readAll := func() ([]byte, error) {
+		b := make([]byte, info.Size)
+		if _, err := io.ReadFull(open(), b); err != nil {
+			return nil, fmt.Errorf("checkpoint: tensor %q: %w", info.Name, err)
+		}
+		return b, nil
+	}
+	return &Tensor{Info: info, File: file,
+		open: func() io.Reader { return &lazyReader{open: open} },
+		section: func() *io.SectionReader {
+			b, err := readAll()
+			if err != nil {
+				return io.NewSectionReader(errReader{err}, 0, info.Size)
+			}
+			return io.NewSectionReader(bytes.NewReader(b), 0, int64(len(b)))
+		}}
+}
+
 func computedReader(run func() ([]byte, error)) io.Reader {
 	b, err := run()
 	if err != nil {
@@ -261,7 +285,8 @@ func (c *Checkpoint) AuxNames() []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, n := range SideFiles {
-		if _, ok := c.aux[n]; ok {
+		_, over := c.auxOverride[n]
+		if _, ok := c.aux[n]; ok || over {
 			out = append(out, n)
 			seen[n] = true
 			continue
@@ -568,5 +593,15 @@ func Assemble(path string, format Format, meta tensor.Metadata, tensors []*Tenso
 	for _, t := range tensors {
 		c.add(t)
 	}
+	return c
+}
+
+// AssembleDir is Assemble for a Hugging Face directory's view: files are
+// the side files (base name → contents: config.json, tokenizer files) it
+// holds beside the weights, read by ReadAux and listed by AuxNames as a
+// folder's would be (those of SideFiles).
+func AssembleDir(path string, meta tensor.Metadata, tensors []*Tensor, files map[string][]byte) *Checkpoint {
+	c := Assemble(path, Safetensors, meta, tensors)
+	c.auxOverride = maps.Clone(files)
 	return c
 }

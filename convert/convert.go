@@ -16,6 +16,7 @@ import (
 	"github.com/tfconv/tfconv/formats/gguf"
 	"github.com/tfconv/tfconv/formats/safetensors"
 	"github.com/tfconv/tfconv/internal/atomicfile"
+	"github.com/tfconv/tfconv/quant"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -50,8 +51,17 @@ const (
 	OutQ8_0 = "q8_0"
 )
 
-// OutTypes lists the --outtype values.
-var OutTypes = []string{OutF32, OutF16, OutBF16, OutQ8_0, OutAuto}
+// OutTypes lists the --outtype values: the types quant's records name for
+// it (quant.OutTypes), then OutAuto.
+var OutTypes = outTypes()
+
+func outTypes() []string {
+	var s []string
+	for _, d := range quant.OutTypes() {
+		s = append(s, strings.ToLower(d.String()))
+	}
+	return append(s, OutAuto)
+}
 
 // Options control a conversion.
 type Options struct {

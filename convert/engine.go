@@ -308,3 +308,100 @@ func mismatch(name, file string, sum, want uint32) error {
 	return &mismatchError{fmt.Sprintf("convert: self-check: tensor %q: bytes in %s differ from what was written (crc32c %08x, want %08x)",
 		name, file, sum, want)}
 }
+
+// reader is write as a reader: j's output bytes, converted as they are
+// read — one chunk at a time where write streams (no transform), the whole
+// tensor where a transform needs it, the source's bytes themselves where
+// nothing changes — so a reader of the output holds about one chunk (or one
+// transformed tensor) at a time. The overflow rule is write's, its error
+// coming at the end of the tensor.
+func (e *engine) reader(j *job) io.Reader {
+	if j.src.DType == j.out.DType && j.m.Transform == nil {
+		return io.LimitReader(j.src.Open(), j.src.Size)
+	}
+	return &jobReader{e: e, j: j, total: j.out.NumElements()}
+}
+
+// jobReader is engine.reader's converting reader.
+type jobReader struct {
+	e           *engine
+	j           *job
+	src         io.Reader // the source tensor, opened at the first chunk
+	done, total int64     // elements converted, of the tensor's
+	buf         []byte    // converted bytes not yet read
+	err         error
+}
+
+func (r *jobReader) Read(p []byte) (int, error) {
+	for len(r.buf) == 0 {
+		if r.err != nil {
+			return 0, r.err
+		}
+		if r.done == r.total {
+			r.err = io.EOF
+			if e := r.e.ov; e.Count > 0 && !r.j.allowOverflow {
+				r.err = r.fail(fmt.Errorf("%w; --outtype bf16 or --outtype f32 holds them (--allow-overflow writes them as ±Inf)", &e))
+			}
+			continue
+		}
+		var out captureWriter
+		if r.j.m.Transform != nil {
+			r.err = r.e.whole(&out, r.j)
+			r.done = r.total
+		} else {
+			r.err = r.next(&out)
+		}
+		if r.err == io.EOF {
+			r.err = io.ErrUnexpectedEOF // the source ended early
+		}
+		r.err = r.fail(r.err)
+		r.buf = out
+	}
+	n := copy(p, r.buf)
+	r.buf = r.buf[n:]
+	return n, nil
+}
+
+// next converts the next chunk of elements, as engine.stream does.
+func (r *jobReader) next(w io.Writer) error {
+	if r.src == nil {
+		r.src = r.j.src.Open()
+	}
+	n := min(int64(chunkElems), r.total-r.done)
+	inBytes, err := r.j.src.DType.ByteSize(n)
+	if err != nil {
+		return err
+	}
+	e := r.e
+	e.raw = grow(e.raw, int(inBytes))
+	if _, err := io.ReadFull(r.src, e.raw); err != nil {
+		return err
+	}
+	e.f32a = grow(e.f32a, int(n))
+	if err := quant.Dequantize(e.f32a, e.raw, r.j.src.DType); err != nil {
+		return err
+	}
+	r.done += n
+	return e.encodeWrite(w, e.f32a, r.j)
+}
+
+func (r *jobReader) fail(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("convert: tensor %q (from %q): %w", r.j.out.Name, r.j.src.Name, err)
+}
+
+// captureWriter keeps what is written to it: the engine's output buffer
+// itself for its one write per chunk (the buffer is reused only for the
+// next chunk, converted once this one is read), a copy for more writes.
+type captureWriter []byte
+
+func (c *captureWriter) Write(p []byte) (int, error) {
+	if len(*c) == 0 {
+		*c = p
+	} else {
+		*c = append((*c)[:len(*c):len(*c)], p...)
+	}
+	return len(p), nil
+}

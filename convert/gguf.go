@@ -13,6 +13,7 @@ import (
 	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/formats/gguf"
 	"github.com/tfconv/tfconv/internal/atomicfile"
+	"github.com/tfconv/tfconv/quant"
 	"github.com/tfconv/tfconv/tensor"
 	"github.com/tfconv/tfconv/tokenizer"
 )
@@ -38,14 +39,16 @@ const (
 // basename TinyLlama, finetune Chat, version v1.0).
 var ProvenanceKeys = []string{keyName, "general.organization", "general.basename", "general.finetune", "general.version"}
 
-// ggufFileType is llama.cpp's LlamaFileType for an outtype.
+// ggufFileType is llama.cpp's LlamaFileType for an outtype: one of the
+// types quant's records name for --outtype (quant.OutType).
 func ggufFileType(outType string) (uint32, tensor.DType, error) {
-	d, ok := map[string]tensor.DType{OutF32: tensor.F32, OutF16: tensor.F16, OutQ8_0: tensor.Q8_0, OutBF16: tensor.BF16}[outType]
-	if !ok {
-		return 0, 0, tensor.Unsupported("convert: unknown --outtype %q (one of %s)", outType, strings.Join(OutTypes, ", "))
+	for _, d := range quant.OutTypes() {
+		if strings.ToLower(d.String()) == outType {
+			ft, _ := quant.FileTypeOf(d)
+			return ft, d, nil
+		}
 	}
-	ft, _ := gguf.FileTypeOf(d)
-	return uint32(ft), d, nil
+	return 0, 0, tensor.Unsupported("convert: unknown --outtype %q (one of %s)", outType, strings.Join(OutTypes, ", "))
 }
 
 // GGUFTensorType is the type convert_hf_to_gguf.py gives a GGUF tensor for

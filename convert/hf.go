@@ -249,5 +249,9 @@ func WriteHFDir(dst string, force bool, files map[string][]byte, infos []tensor.
 	if maxShardBytes <= 0 {
 		maxShardBytes = DefaultMaxShardBytes
 	}
-	return safetensors.WriteFolder(dst, force, files, infos, maxShardBytes, tensor.Metadata{{Key: "format", Value: tensor.String("pt")}}, fill)
+	return safetensors.WriteFolder(dst, force, files, infos, maxShardBytes, hfMetadata, fill)
 }
+
+// hfMetadata is the __metadata__ of the safetensors files of Hugging Face
+// output: transformers' "format": "pt".
+var hfMetadata = tensor.Metadata{{Key: "format", Value: tensor.String("pt")}}

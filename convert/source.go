@@ -1,10 +1,12 @@
 package convert
 
 import (
-	"bytes"
 	"fmt"
+	"io"
+	"slices"
 
 	"github.com/tfconv/tfconv/checkpoint"
+	"github.com/tfconv/tfconv/formats/safetensors"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -13,7 +15,16 @@ import (
 // metadata and tensors (names, dtypes, shapes, bytes), each converted when
 // it is read, so one tensor is in memory at a time. quantize reads a
 // Hugging Face checkpoint through it instead of a converted file on disk.
+//
+// With opts.To Safetensors it is the other way round: c is a GGUF (or a
+// native file made from one) and the view is the Hugging Face directory Run
+// would write from it (names mapped back, layouts undone, config.json and
+// the tokenizer files as side files, tensors in the order the directory's
+// safetensors file would hold them), again one tensor converted at a time.
 func Source(c *checkpoint.Checkpoint, opts Options) (*checkpoint.Checkpoint, error) {
+	if opts.To == Safetensors {
+		return hfSource(c, opts)
+	}
 	if !c.HuggingFace() || c.LoRAConfig != nil {
 		return nil, fmt.Errorf("convert: %s: a GGUF view is made of a Hugging Face model checkpoint", c.Path)
 	}
@@ -24,21 +35,52 @@ func Source(c *checkpoint.Checkpoint, opts Options) (*checkpoint.Checkpoint, err
 	if err := checkGGUFJobs(c.Path, p.jobs); err != nil {
 		return nil, err
 	}
-	tensors := make([]*checkpoint.Tensor, len(p.jobs))
+	tensors, err := lazyTensors(p.jobs, opts)
+	if err != nil {
+		return nil, err
+	}
+	return checkpoint.Assemble(c.Path, checkpoint.GGUF, p.meta, tensors), nil
+}
+
+// hfSource is Source's Hugging Face view of a GGUF checkpoint c.
+func hfSource(c *checkpoint.Checkpoint, opts Options) (*checkpoint.Checkpoint, error) {
+	if c.Source != checkpoint.GGUF || c.LoRAConfig != nil {
+		return nil, fmt.Errorf("convert: %s: a Hugging Face view is made of a GGUF model checkpoint", c.Path)
+	}
+	p, err := planToHF(c, opts)
+	if err != nil {
+		return nil, err
+	}
+	// writeHF's order, which a reader of the folder reads back.
+	infos := make([]tensor.Info, len(p.jobs))
+	byName := map[string]*job{}
 	for i, j := range p.jobs {
+		infos[i] = tensor.Info{Name: j.out.Name, DType: j.out.DType, Shape: j.out.Shape}
+		byName[j.out.Name] = j
+	}
+	jobs := make([]*job, len(infos))
+	for i, in := range safetensors.ReferenceOrder(infos) {
+		jobs[i] = byName[in.Name]
+	}
+	ts, err := lazyTensors(jobs, opts)
+	if err != nil {
+		return nil, err
+	}
+	return checkpoint.AssembleDir(c.Path, slices.Clone(hfMetadata), ts, p.files), nil
+}
+
+// lazyTensors are the outputs of jobs, each converted as it is read
+// (engine.reader): about one chunk in memory at a time.
+func lazyTensors(jobs []*job, opts Options) ([]*checkpoint.Tensor, error) {
+	tensors := make([]*checkpoint.Tensor, len(jobs))
+	for i, j := range jobs {
 		j.allowOverflow = opts.AllowOverflow
 		info := tensor.Info{Name: j.out.Name, DType: j.out.DType, Shape: j.out.Shape}
+		var err error
 		if info.Size, err = info.DType.ShapeBytes(info.Shape); err != nil {
 			return nil, fmt.Errorf("convert: tensor %q: %w", info.Name, err)
 		}
-		tensors[i] = checkpoint.LazyTensor(info, j.src.File, func() ([]byte, error) {
-			var buf bytes.Buffer
-			buf.Grow(int(info.Size))
-			if err := (&engine{}).write(&buf, j); err != nil {
-				return nil, err
-			}
-			return buf.Bytes(), nil
-		})
+		tensors[i] = checkpoint.StreamTensor(info, j.src.File, func() io.Reader { return (&engine{}).reader(j) })
 	}
-	return checkpoint.Assemble(c.Path, checkpoint.GGUF, p.meta, tensors), nil
+	return tensors, nil
 }

@@ -41,23 +41,23 @@ import (
 
 // ActDType returns the dtype llama.cpp's CPU backend converts activations to
 // before multiplying them by weights of dtype t: Q8_0, Q8_1, Q8_K, F16 or
-// BF16 as listed above, and F32 (no conversion) for every other dtype.
-func ActDType(t tensor.DType) tensor.DType {
-	switch t {
-	case tensor.Q4_0, tensor.Q5_0, tensor.Q8_0:
-		return tensor.Q8_0
-	case tensor.Q4_1, tensor.Q5_1:
-		return tensor.Q8_1
-	case tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.IQ4_XS,
-		tensor.IQ3_XXS, tensor.IQ3_S:
-		return tensor.Q8_K
-	case tensor.IQ2_XXS, tensor.IQ2_XS, tensor.IQ2_S, tensor.IQ1_S, tensor.IQ1_M:
-		return tensor.Q8_K
-	case tensor.F16, tensor.BF16:
-		return t
+// BF16 as listed above, and F32 (no conversion) for every other dtype. It
+// is quant's record of t (quant.Type.RowDot): the record says which types
+// have a row-dot kernel here.
+func ActDType(t tensor.DType) tensor.DType { return actDTypes[t] }
+
+// actDTypes is ActDType for every dtype, read from quant's records once.
+var actDTypes = func() (a [256]tensor.DType) {
+	for i := range a {
+		a[i] = tensor.F32
 	}
-	return tensor.F32
-}
+	for _, r := range quant.Types() {
+		if r.RowDot != tensor.Invalid {
+			a[r.DType] = r.RowDot
+		}
+	}
+	return a
+}()
 
 // Block sizes of the activation types, in bytes.
 const (

@@ -21,8 +21,9 @@ var Ladder = []tensor.DType{tensor.IQ2_XXS, tensor.IQ2_XS, tensor.IQ2_S, tensor.
 	tensor.Q3_K, tensor.IQ4_XS, tensor.Q4_0, tensor.Q4_K, tensor.Q4_1, tensor.Q5_0, tensor.Q5_K, tensor.Q5_1, tensor.Q6_K,
 	tensor.Q8_0}
 
-// needsWeights are the types ggml encodes only with an importance matrix.
-func needsWeights(t tensor.DType) bool { return t == tensor.IQ2_XXS || t == tensor.IQ2_XS }
+// needsWeights are the types ggml encodes only with an importance matrix
+// (quant's record has no encoder without: IQ2_XXS, IQ2_XS, IQ1_S).
+func needsWeights(t tensor.DType) bool { r, ok := quant.Lookup(t); return ok && r.Encode == nil }
 
 // Options for Fit.
 type Options struct {

@@ -34,6 +34,18 @@
 // quantize's error measure, has an AVX2 form. Q2_K and Q3_K with
 // importance weights search in plain Go.
 //
+// # One record per type
+//
+// Every type quant encodes or decodes has one Type record (types.go),
+// registered once (Register panics on a second one): its codec, its
+// weighted codec, whether it ignores or needs importance weights, the
+// activation type of its row-dot kernel in kernels, its GGUF file type,
+// llama-quantize's fallback for rows its blocks do not divide and where it
+// may be named for output. Its layout is tensor's table. CanQuantize,
+// CanDequantize, CanQuantizeWeighted, FileTypeOf, OutTypes, TensorTypes,
+// and the lists quantize, convert and kernels use, are read from the
+// records: a new type is a row in tensor's table, its record and its codec.
+//
 // # ggml blocks
 //
 // Dequantize handles every ggml type and Quantize the ones llama-quantize

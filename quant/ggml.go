@@ -27,50 +27,11 @@ func Dequantize(dst []float32, src []byte, t tensor.DType) error {
 	if err != nil {
 		return err
 	}
-	dst = dst[:n]
-	switch t {
-	case tensor.F32:
-		for i := range dst {
-			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))
-		}
-	case tensor.F16:
-		DecodeF16Bytes(dst, src)
-	case tensor.BF16:
-		DecodeBF16Bytes(dst, src)
-	case tensor.F64:
-		for i := range dst {
-			dst[i] = float32(math.Float64frombits(binary.LittleEndian.Uint64(src[8*i:])))
-		}
-	case tensor.I8:
-		for i := range dst {
-			dst[i] = float32(int8(src[i]))
-		}
-	case tensor.I16:
-		for i := range dst {
-			dst[i] = float32(int16(binary.LittleEndian.Uint16(src[2*i:])))
-		}
-	case tensor.I32:
-		for i := range dst {
-			dst[i] = float32(int32(binary.LittleEndian.Uint32(src[4*i:])))
-		}
-	case tensor.I64:
-		for i := range dst {
-			dst[i] = float32(int64(binary.LittleEndian.Uint64(src[8*i:])))
-		}
-	case tensor.F8_E4M3, tensor.F8_E5M2, tensor.F8_E4M3FNUZ, tensor.F8_E5M2FNUZ, tensor.F8_E8M0:
-		DecodeFP8(dst, src, t)
-	case tensor.Q8_0:
-		active.dequantQ8_0(dst, src)
-	default:
-		f := dequantizers[t]
-		if f == nil {
-			return tensor.Unsupported("quant: cannot dequantize %v", t)
-		}
-		bs, bb := int(t.BlockSize()), int(t.BlockBytes())
-		for i, o := 0, 0; o < len(src); i, o = i+bs, o+bb {
-			f(dst[i:i+bs], src[o:o+bb])
-		}
+	r := registry[t]
+	if r == nil || r.Decode == nil {
+		return tensor.Unsupported("quant: cannot dequantize %v", t)
 	}
+	r.Decode(dst[:n], src)
 	return nil
 }
 
@@ -106,56 +67,18 @@ func quantize(dst []byte, src []float32, t tensor.DType) error {
 	if err != nil {
 		return err
 	}
-	src = src[:n]
-	switch t {
-	case tensor.F32:
-		for i, f := range src {
-			binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(f))
-		}
-	case tensor.F16:
-		EncodeF16Bytes(dst, src)
-	case tensor.BF16:
-		EncodeBF16Bytes(dst, src)
-	case tensor.Q8_0:
-		active.quantQ8_0(dst, src)
-	case tensor.IQ2_S:
-		return quantizeIQ2Rows(dst, src, t, qkK, nil)
-	case tensor.IQ1_M:
-		return quantizeIQ1Rows(dst, src, t, qkK, nil)
-	case tensor.Q4_K:
-		quantRowsQ45K(dst, src, q4KSearch, &active)
-	case tensor.Q5_K:
-		quantRowsQ45K(dst, src, q5KSearch, &active)
-	default:
-		f := quantizers[t]
-		if f == nil {
-			return tensor.Unsupported("quant: cannot quantize to %v", t)
-		}
-		bs, bb := int(t.BlockSize()), int(t.BlockBytes())
-		for i, o := 0, 0; i < len(src); i, o = i+bs, o+bb {
-			f(dst[o:o+bb], src[i:i+bs])
-		}
+	r := registry[t]
+	if r == nil || r.Encode == nil {
+		return tensor.Unsupported("quant: cannot quantize to %v", t)
 	}
-	return nil
+	return r.Encode(dst, src[:n])
 }
 
 // CanQuantize reports whether Quantize accepts t.
-func CanQuantize(t tensor.DType) bool {
-	switch t {
-	case tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.IQ2_S, tensor.IQ1_M:
-		return true
-	}
-	return t.Valid() && quantizers[t] != nil
-}
+func CanQuantize(t tensor.DType) bool { r := registry[t]; return r != nil && r.Encode != nil }
 
 // CanDequantize reports whether Dequantize accepts t.
-func CanDequantize(t tensor.DType) bool {
-	switch t {
-	case tensor.F32, tensor.F16, tensor.BF16, tensor.F64, tensor.I8, tensor.I16, tensor.I32, tensor.I64, tensor.Q8_0:
-		return true
-	}
-	return t.Valid() && (dequantizers[t] != nil || IsFP8(t))
-}
+func CanDequantize(t tensor.DType) bool { r := registry[t]; return r != nil && r.Decode != nil }
 
 // checkSizes validates nElem elements against nBytes bytes of type t and
 // returns the element count.
@@ -181,52 +104,6 @@ type blockFunc func(dst []float32, src []byte)
 
 // encodeFunc encodes one block (dst: BlockBytes, src: BlockSize elements).
 type encodeFunc func(dst []byte, src []float32)
-
-var dequantizers [64]blockFunc
-var quantizers [64]encodeFunc
-
-func init() {
-	dequantizers[tensor.Q4_0] = dequantQ4_0
-	dequantizers[tensor.Q4_1] = dequantQ4_1
-	dequantizers[tensor.Q5_0] = dequantQ5_0
-	dequantizers[tensor.Q5_1] = dequantQ5_1
-	dequantizers[tensor.Q8_1] = dequantQ8_1
-	dequantizers[tensor.Q2_K] = dequantQ2_K
-	dequantizers[tensor.Q3_K] = dequantQ3_K
-	dequantizers[tensor.Q4_K] = dequantQ4_K
-	dequantizers[tensor.Q5_K] = dequantQ5_K
-	dequantizers[tensor.Q6_K] = dequantQ6_K
-	dequantizers[tensor.Q8_K] = dequantQ8_K
-	dequantizers[tensor.IQ2_XXS] = dequantIQ2_XXS
-	dequantizers[tensor.IQ2_XS] = dequantIQ2_XS
-	dequantizers[tensor.IQ3_XXS] = dequantIQ3_XXS
-	dequantizers[tensor.IQ1_S] = dequantIQ1_S
-	dequantizers[tensor.IQ4_NL] = dequantIQ4_NL
-	dequantizers[tensor.IQ3_S] = dequantIQ3_S
-	dequantizers[tensor.IQ2_S] = dequantIQ2_S
-	dequantizers[tensor.IQ4_XS] = dequantIQ4_XS
-	dequantizers[tensor.IQ1_M] = dequantIQ1_M
-	dequantizers[tensor.TQ1_0] = dequantTQ1_0
-	dequantizers[tensor.TQ2_0] = dequantTQ2_0
-	dequantizers[tensor.MXFP4] = dequantMXFP4
-
-	quantizers[tensor.Q4_0] = quantQ4_0
-	quantizers[tensor.Q4_1] = quantQ4_1
-	quantizers[tensor.Q5_0] = quantQ5_0
-	quantizers[tensor.Q5_1] = quantQ5_1
-	quantizers[tensor.Q8_1] = quantQ8_1
-	quantizers[tensor.Q2_K] = quantQ2_K
-	quantizers[tensor.Q3_K] = quantQ3_K
-	quantizers[tensor.Q4_K] = quantQ4_K
-	quantizers[tensor.Q5_K] = quantQ5_K
-	quantizers[tensor.Q6_K] = quantQ6_K
-	quantizers[tensor.Q8_K] = quantQ8_K
-	quantizers[tensor.TQ1_0] = quantTQ1_0
-	quantizers[tensor.TQ2_0] = quantTQ2_0
-	quantizers[tensor.MXFP4] = quantMXFP4
-	quantizers[tensor.IQ4_NL] = quantIQ4_NL
-	quantizers[tensor.IQ4_XS] = quantIQ4_XS
-}
 
 func half(b []byte) float32       { return F16ToF32(binary.LittleEndian.Uint16(b)) }
 func putHalf(b []byte, f float32) { binary.LittleEndian.PutUint16(b, F32ToF16(f)) }

@@ -4,16 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"sync"
-
-	"github.com/tfconv/tfconv/tensor"
 )
-
-func init() {
-	quantizers[tensor.IQ3_XXS] = quantIQ3_XXS
-	quantizers[tensor.IQ3_S] = quantIQ3_S
-	weightedQuantizers[tensor.IQ3_XXS] = iq3Rows(quantIQ3_XXSW, 98)
-	weightedQuantizers[tensor.IQ3_S] = iq3Rows(quantIQ3_SW, 110)
-}
 
 // The 3-bit lattice encoders: ggml's quantize_row_iq3_xxs_impl (IQ3_XXS,
 // a grid of 256 points) and quantize_row_iq3_s_impl (IQ3_S, 512 points),

@@ -41,34 +41,17 @@ func QuantizeRows(dst []byte, src []float32, t tensor.DType, rowLen int, weights
 
 // quantizeRows is QuantizeRows without the overflow check.
 func quantizeRows(dst []byte, src []float32, t tensor.DType, rowLen int, weights []float32) error {
-	if weights == nil || ignoresWeights(t) {
+	r := registry[t]
+	if weights == nil || r != nil && r.IgnoresWeights {
 		return quantize(dst, src, t)
 	}
-	if isIQ2(t) {
-		if err := checkRows(len(src), len(dst), t, rowLen, len(weights)); err != nil {
-			return err
-		}
-		return quantizeIQ2Rows(dst, src, t, rowLen, weights)
-	}
-	if isIQ1(t) {
-		if err := checkRows(len(src), len(dst), t, rowLen, len(weights)); err != nil {
-			return err
-		}
-		return quantizeIQ1Rows(dst, src, t, rowLen, weights)
-	}
-	f := weightedQuantizers[t]
-	if f == nil || !t.Valid() {
+	if r == nil || r.EncodeRows == nil {
 		return tensor.Unsupported("quant: cannot quantize to %v with importance weights", t)
 	}
 	if err := checkRows(len(src), len(dst), t, rowLen, len(weights)); err != nil {
 		return err
 	}
-	bs, bb := int(t.BlockSize()), int(t.BlockBytes())
-	rowBytes := rowLen / bs * bb
-	for r := 0; r < len(src)/rowLen; r++ {
-		f(dst[r*rowBytes:(r+1)*rowBytes], src[r*rowLen:(r+1)*rowLen], weights)
-	}
-	return nil
+	return r.EncodeRows(dst, src, rowLen, weights)
 }
 
 // checkRows validates QuantizeRows' sizes: nElem elements in rows of
@@ -90,40 +73,12 @@ func checkRows(nElem, nBytes int, t tensor.DType, rowLen, nWeights int) error {
 // CanQuantizeWeighted reports whether QuantizeRows takes importance
 // weights for t.
 func CanQuantizeWeighted(t tensor.DType) bool {
-	return ignoresWeights(t) || t.Valid() && (weightedQuantizers[t] != nil || isIQ2(t) || isIQ1(t))
-}
-
-// ignoresWeights reports whether ggml's quantizer for t takes importance
-// weights and does not use them.
-func ignoresWeights(t tensor.DType) bool {
-	switch t {
-	case tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.TQ1_0, tensor.TQ2_0, tensor.MXFP4:
-		return true
-	}
-	return false
+	r := registry[t]
+	return r != nil && (r.IgnoresWeights || r.EncodeRows != nil)
 }
 
 // rowFunc encodes one row x into b with importance qw.
 type rowFunc func(b []byte, x, qw []float32)
-
-var weightedQuantizers = map[tensor.DType]rowFunc{
-	tensor.Q4_0: quantRowQ4_0W,
-	tensor.Q4_1: quantRowQ4_1W,
-	tensor.Q5_0: quantRowQ5_0W,
-	tensor.Q5_1: quantRowQ5_1W,
-	tensor.Q2_K: superBlocks(quantQ2_KW, 84),
-	tensor.Q3_K: superBlocks(quantQ3_KW, 110),
-	tensor.Q4_K: func(b []byte, x, qw []float32) { quantRowQ45KW(b, x, qw, q4KWSearch, &active) },
-	tensor.Q5_K: func(b []byte, x, qw []float32) { quantRowQ45KW(b, x, qw, q5KWSearch, &active) },
-	tensor.Q6_K: superBlocks(quantQ6_KW, 210),
-	// llama-quantize's fallback for Q2_K/Q3_K rows not a multiple of 256.
-	tensor.IQ4_NL: func(b []byte, x, qw []float32) {
-		for i := 0; i < len(x)/qk; i++ {
-			quantIQ4_NLW(b[18*i:18*i+18], x[qk*i:qk*i+qk], qw[qk*i:qk*i+qk])
-		}
-	},
-	tensor.IQ4_XS: superBlocks(quantIQ4_XSW, 136),
-}
 
 // superBlocks applies a 256-element block quantizer along a row.
 func superBlocks(f func(b []byte, x, qw []float32), bytes int) rowFunc {

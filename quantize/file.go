@@ -91,8 +91,9 @@ func OutputFormat(dst, to string) (Format, error) {
 // not at all (a --keep-split set: every shard or none). A Hugging Face
 // source is read for GGUF and native output through convert's f32 GGUF view
 // (convert.Source: what convert --outtype f32 would write, tensor by tensor,
-// no file); a GGUF or native source for safetensors output is converted to
-// an f32 Hugging Face directory first, in a scratch folder beside dst.
+// no file); a GGUF or native source for safetensors output likewise through
+// convert's f32 Hugging Face view (names mapped back, layouts undone,
+// config.json and tokenizer files made), no scratch folder.
 func File(src, dst string, o FileOptions) (*FileReport, error) {
 	format := o.Format
 	if format == "" {
@@ -167,20 +168,10 @@ func File(src, dst string, o FileOptions) (*FileReport, error) {
 		}
 		note("quantize: %s read with GGUF names and metadata (as tfconv convert --outtype f32 would write them)", src)
 	case toHF && !c.HuggingFace():
-		tmp, err := atomicfile.TempDir(dst)
-		if err != nil {
-			return nil, fmt.Errorf("quantize: scratch folder for the f32 conversion: %w", err)
-		}
-		defer atomicfile.RemoveTempDir(tmp)
-		mid := filepath.Join(tmp, "hf")
-		if _, err := convert.Run(src, mid, convert.Options{To: convert.Safetensors, OutType: convert.OutF32}); err != nil {
+		if c, err = convert.Source(c, convert.Options{To: convert.Safetensors, OutType: convert.OutF32}); err != nil {
 			return nil, err
 		}
-		if c, err = checkpoint.Open(mid); err != nil {
-			return nil, err
-		}
-		defer c.Close()
-		note("quantize: %s converted to Hugging Face names and metadata first (tfconv convert --outtype f32)", src)
+		note("quantize: %s read with Hugging Face names and metadata (as tfconv convert --outtype f32 would write them)", src)
 	}
 	metadata := o.Metadata
 	if len(o.PruneLayers) > 0 {

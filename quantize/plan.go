@@ -10,6 +10,7 @@ import (
 
 	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/formats/gguf"
+	"github.com/tfconv/tfconv/quant"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -33,15 +34,18 @@ type targetRecord struct {
 	hint string
 }
 
-// Q3_K, Q4_K and Q5_K are llama-quantize aliases of the _M mixtures, so
-// they carry those file types.
+// The targets are llama-quantize's ftypes, most of them mixtures (a file
+// type of their own, a base type and rules for the rest). A target of one
+// type with a file type of its own (single) takes both from quant's record
+// of the type. Q3_K, Q4_K and Q5_K are llama-quantize aliases of the _M
+// mixtures, so they carry those file types.
 var targets = []targetRecord{
-	{Target{Name: "q8_0", Type: tensor.Q8_0, FileType: gguf.FileTypeQ8_0}, "+0.0026 ppl: practically lossless"},
-	{Target{Name: "q4_0", Type: tensor.Q4_0, FileType: gguf.FileTypeQ4_0}, "+0.47 ppl: legacy 4-bit; q4_k_s loses less at about its size"},
-	{Target{Name: "q4_1", Type: tensor.Q4_1, FileType: gguf.FileTypeQ4_1}, "+0.45 ppl: legacy 4-bit with offsets"},
-	{Target{Name: "q5_0", Type: tensor.Q5_0, FileType: gguf.FileTypeQ5_0}, "+0.13 ppl: legacy 5-bit"},
-	{Target{Name: "q5_1", Type: tensor.Q5_1, FileType: gguf.FileTypeQ5_1}, "+0.11 ppl: legacy 5-bit with offsets"},
-	{Target{Name: "q2_k", Type: tensor.Q2_K, FileType: gguf.FileTypeQ2_K}, "+3.52 ppl: very lossy, the smallest k-quant mixture"},
+	{single(tensor.Q8_0), "+0.0026 ppl: practically lossless"},
+	{single(tensor.Q4_0), "+0.47 ppl: legacy 4-bit; q4_k_s loses less at about its size"},
+	{single(tensor.Q4_1), "+0.45 ppl: legacy 4-bit with offsets"},
+	{single(tensor.Q5_0), "+0.13 ppl: legacy 5-bit"},
+	{single(tensor.Q5_1), "+0.11 ppl: legacy 5-bit with offsets"},
+	{single(tensor.Q2_K), "+3.52 ppl: very lossy, the smallest k-quant mixture"},
 	{Target{Name: "q2_k_s", Type: tensor.Q2_K, FileType: gguf.FileTypeQ2_KS}, "+3.18 ppl: very lossy; needs --imatrix"},
 	{Target{Name: "q3_k", Type: tensor.Q3_K, FileType: gguf.FileTypeQ3_KM}, "alias of q3_k_m"},
 	{Target{Name: "q3_k_s", Type: tensor.Q3_K, FileType: gguf.FileTypeQ3_KS}, "+1.63 ppl: large loss"},
@@ -53,7 +57,7 @@ var targets = []targetRecord{
 	{Target{Name: "q5_k", Type: tensor.Q5_K, FileType: gguf.FileTypeQ5_KM}, "alias of q5_k_m"},
 	{Target{Name: "q5_k_s", Type: tensor.Q5_K, FileType: gguf.FileTypeQ5_KS}, "+0.10 ppl: small loss"},
 	{Target{Name: "q5_k_m", Type: tensor.Q5_K, FileType: gguf.FileTypeQ5_KM}, "+0.06 ppl: small loss"},
-	{Target{Name: "q6_k", Type: tensor.Q6_K, FileType: gguf.FileTypeQ6_K}, "+0.02 ppl: nearly lossless"},
+	{single(tensor.Q6_K), "+0.02 ppl: nearly lossless"},
 	{Target{Name: "iq4_nl", Type: tensor.IQ4_NL, FileType: gguf.FileTypeIQ4NL}, "non-linear 4-bit in 32-weight blocks; --imatrix helps"},
 	{Target{Name: "iq4_xs", Type: tensor.IQ4_XS, FileType: gguf.FileTypeIQ4XS}, "non-linear 4-bit in 256-weight blocks; --imatrix helps"},
 	{Target{Name: "iq3_xxs", Type: tensor.IQ3_XXS, FileType: gguf.FileTypeIQ3XXS}, "3-bit lattice; --imatrix helps"},
@@ -70,10 +74,20 @@ var targets = []targetRecord{
 	{Target{Name: "tq2_0", Type: tensor.TQ2_0, FileType: gguf.FileTypeTQ2_0}, "ternary: only for models trained ternary (BitNet)"},
 	{Target{Name: "mxfp4_moe", Type: tensor.MXFP4, FileType: gguf.FileTypeMXFP4MoE}, "MXFP4 experts, Q8_0 elsewhere (gpt-oss)"},
 	{Target{Name: "int8", Type: tensor.I8, FileType: 0}, "int8 per row with an f32 scale; safetensors and native only"},
-	{Target{Name: "f16", Type: tensor.F16, FileType: gguf.FileTypeF16}, "dequantizes; 16-bit float, values beyond ±65504 do not fit"},
-	{Target{Name: "bf16", Type: tensor.BF16, FileType: gguf.FileTypeBF16}, "dequantizes; 16-bit float with f32's range"},
-	{Target{Name: "f32", Type: tensor.F32, FileType: gguf.FileTypeF32}, "dequantizes exactly; 32-bit float"},
+	{single(tensor.F16), "dequantizes; 16-bit float, values beyond ±65504 do not fit"},
+	{single(tensor.BF16), "dequantizes; 16-bit float with f32's range"},
+	{single(tensor.F32), "dequantizes exactly; 32-bit float"},
 	{Target{Name: "copy", Copy: true}, "llama-quantize's COPY: every tensor as it is, no quantizing"},
+}
+
+// single is the target of one type d: its lower-case name and the file
+// type quant's record gives d.
+func single(d tensor.DType) Target {
+	ft, ok := quant.FileTypeOf(d)
+	if !ok {
+		panic(fmt.Sprintf("quantize: %v has no file type of its own", d))
+	}
+	return Target{Name: strings.ToLower(d.String()), Type: d, FileType: gguf.FileType(ft)}
 }
 
 // TargetNames lists the names ParseTarget accepts, in help order.
@@ -136,14 +150,11 @@ func ParseTensorType(name string) (tensor.DType, error) {
 	return d, nil
 }
 
+// writableType: quant's record of d lets quantize's per-tensor options
+// name it (quant.TensorType).
 func writableType(d tensor.DType) bool {
-	switch d {
-	case tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0, tensor.Q4_1, tensor.Q5_0, tensor.Q5_1,
-		tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.IQ4_NL, tensor.IQ4_XS,
-		tensor.IQ3_XXS, tensor.IQ3_S, tensor.MXFP4:
-		return true
-	}
-	return false
+	r, ok := quant.Lookup(d)
+	return ok && r.Write&quant.TensorType != 0
 }
 
 // Override is one --tensor-type rule. As in llama-quantize, Pattern is a
@@ -564,39 +575,26 @@ func Plan(c *checkpoint.Checkpoint, opts Options) ([]Choice, error) {
 	return withScales, nil
 }
 
-// fallback is llama.cpp c392e509's table for a row length the block size
-// does not divide. Q2_K, Q3_K and IQ4_XS go to IQ4_NL there, encoded as
-// ggml's quantize_iq4_nl (quant.QuantizeRows, with the tensor's importance
-// matrix entry when there is one).
+// fallback is llama.cpp c392e509's type for a row length the block size
+// of t does not divide: t's record's (quant.Type.Fallback). Q2_K, Q3_K and
+// IQ4_XS go to IQ4_NL there, encoded as ggml's quantize_iq4_nl
+// (quant.QuantizeRows, with the tensor's importance matrix entry when there
+// is one).
 func fallback(t tensor.DType) tensor.DType {
-	switch t {
-	case tensor.TQ1_0, tensor.TQ2_0:
-		return tensor.Q4_0
-	case tensor.IQ2_XXS, tensor.IQ2_XS, tensor.IQ2_S, tensor.IQ3_XXS, tensor.IQ3_S, tensor.IQ1_S, tensor.IQ1_M,
-		tensor.Q2_K, tensor.Q3_K, tensor.IQ4_XS:
-		return tensor.IQ4_NL
-	case tensor.Q4_K:
-		return tensor.Q5_0
-	case tensor.Q5_K:
-		return tensor.Q5_1
-	case tensor.Q6_K:
-		return tensor.Q8_0
-	}
-	return tensor.Invalid
+	r, _ := quant.Lookup(t) // Invalid for a type without a record
+	return r.Fallback
 }
 
 // needsImatrix is llama-quantize's refusal of the very-low-bit types for a
 // tensor that has no importance matrix entry ("the result will be
-// garbage"): IQ2_XXS, IQ2_XS, IQ2_S and IQ1_S, and IQ1_M except for
-// token_embd.weight and output.weight.
+// garbage"): the types whose record says NeedsImatrix (IQ2_XXS, IQ2_XS,
+// IQ2_S, IQ1_S, IQ1_M), IQ1_M except for token_embd.weight and
+// output.weight.
 func needsImatrix(name string, t tensor.DType) bool {
-	switch t {
-	case tensor.IQ2_XXS, tensor.IQ2_XS, tensor.IQ2_S, tensor.IQ1_S:
-		return true
-	case tensor.IQ1_M:
-		return name != "token_embd.weight" && name != "output.weight"
+	if r, _ := quant.Lookup(t); !r.NeedsImatrix {
+		return false
 	}
-	return false
+	return t != tensor.IQ1_M || name != "token_embd.weight" && name != "output.weight"
 }
 
 // state carries llama.cpp's running counters (quantize_state_impl).

@@ -131,8 +131,8 @@ func repeat[T any](v T, n int) []T {
 func fileType(t tensor.DType) (uint32, error) {
 	switch t {
 	case tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0:
-		ft, _ := gguf.FileTypeOf(t)
-		return uint32(ft), nil
+		ft, _ := quant.FileTypeOf(t)
+		return ft, nil
 	}
 	return 0, tensor.Unsupported("synth: type %s: want f32, f16, bf16 or q8_0", t)
 }
@@ -310,7 +310,9 @@ func WriteHFDir(dir string, force bool, s Shape, t tensor.DType, seed uint64, pr
 	}
 	meta := tensor.Metadata{{Key: "format", Value: tensor.String("pt")}}
 	return safetensors.WriteFolder(dir, force, map[string][]byte{"config.json": cfg}, ts, MaxShardBytes, meta,
-		func(next func(string) (io.Writer, error)) error { return writeBodies(counted(next, progress), s.hfTensors(), ts, seed) })
+		func(next func(string) (io.Writer, error)) error {
+			return writeBodies(counted(next, progress), s.hfTensors(), ts, seed)
+		})
 }
 
 // counted is next with each body also written to progress (nil: next).

@@ -121,9 +121,9 @@ per row: an I8 tensor plus "<name>.scale", F32, one scale per row.
 A Hugging Face input is read for GGUF and native output as the f32 GGUF with
 llama.cpp's names and metadata that 'tfconv convert --outtype f32' would
 write, each tensor converted as it is quantized (no scratch file); a GGUF or
-native input is first converted to an f32 Hugging Face directory for
-safetensors output, in a scratch folder beside DST, which needs that much
-free disk. Into an existing folder --force writes as 'tfconv convert' does:
+native input is read for safetensors output as the f32 Hugging Face
+directory 'tfconv convert --outtype f32' would write, likewise tensor by
+tensor (no scratch folder). Into an existing folder --force writes as 'tfconv convert' does:
 the files the output has are replaced, an earlier save's stale
 model*.safetensors files removed, every other file kept, each one named;
 --json lists them as "replaced" and "removed_stale".`,

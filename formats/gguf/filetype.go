@@ -2,8 +2,6 @@ package gguf
 
 import (
 	"fmt"
-
-	"github.com/tfconv/tfconv/tensor"
 )
 
 // FileType is llama.cpp's llama_ftype (include/llama.h), the value of
@@ -61,34 +59,6 @@ const (
 	FileTypeIQ1S FileType = 24
 	FileTypeIQ1M FileType = 31
 )
-
-// FileTypeOf is the file type of a file whose tensors are all (but the
-// 1-D ones) of type d, for the types that have one of their own.
-func FileTypeOf(d tensor.DType) (FileType, bool) {
-	switch d {
-	case tensor.F32:
-		return FileTypeF32, true
-	case tensor.F16:
-		return FileTypeF16, true
-	case tensor.BF16:
-		return FileTypeBF16, true
-	case tensor.Q4_0:
-		return FileTypeQ4_0, true
-	case tensor.Q4_1:
-		return FileTypeQ4_1, true
-	case tensor.Q5_0:
-		return FileTypeQ5_0, true
-	case tensor.Q5_1:
-		return FileTypeQ5_1, true
-	case tensor.Q8_0:
-		return FileTypeQ8_0, true
-	case tensor.Q2_K:
-		return FileTypeQ2_K, true
-	case tensor.Q6_K:
-		return FileTypeQ6_K, true
-	}
-	return 0, false
-}
 
 // fileTypeNames are llama.h's LLAMA_FTYPE_* names without the
 // "LLAMA_FTYPE_MOSTLY_" (or "LLAMA_FTYPE_") prefix, the way llama.cpp's
