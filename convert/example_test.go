@@ -11,6 +11,7 @@ import (
 
 	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/convert"
+	"github.com/tfconv/tfconv/quantize"
 )
 
 // Run converts a Hugging Face checkpoint (a tiny GPT-2 written by
@@ -64,4 +65,39 @@ func ExampleRun() {
 	// Output:
 	// gguf gpt2 f16 29 tensors, self-check ok
 	// 29 of 29 tensors equal llama.cpp's, in its order
+}
+
+// Quantize is the whole of tfconv quantize SRC DST: open the source (any
+// checkpoint tfconv reads; a Hugging Face folder streams through convert's
+// GGUF view, no scratch file), check the destination, plan, quantize and
+// commit the output whole. Here the output is the Q4_K_M file
+// llama-quantize wrote for the same tiny BERT, byte for byte.
+func ExampleQuantize() {
+	target, err := quantize.ParseTarget("q4_k_m")
+	if err != nil {
+		log.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	dst := dir + "/bert-Q4_K_M.gguf"
+	rep, err := convert.Quantize("../testdata/quantize/bert-f32.gguf", dst, convert.QuantizeOptions{Options: quantize.Options{Target: target}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%d tensors, %.2f bits per weight, errors measured against the %s\n", len(rep.Tensors), rep.BitsPerWeight, rep.MeasuredAgainst)
+	out, err := os.ReadFile(dst)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var expected map[string]map[string]struct{ SHA256 string } // llama-quantize's files, by model and type
+	if b, err := os.ReadFile("../testdata/quantize/expected.json"); err != nil || json.Unmarshal(b, &expected) != nil {
+		log.Fatal("testdata/quantize/expected.json: ", err)
+	}
+	fmt.Println("same bytes as llama-quantize:", fmt.Sprintf("%x", sha256.Sum256(out)) == expected["bert"]["Q4_K_M"].SHA256)
+	// Output:
+	// 37 tensors, 5.74 bits per weight, errors measured against the source weights
+	// same bytes as llama-quantize: true
 }

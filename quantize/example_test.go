@@ -48,37 +48,6 @@ func ExampleWrite() {
 	// same bytes as llama-quantize: true
 }
 
-// File is the whole of tfconv quantize SRC DST: open the source (any
-// checkpoint tfconv reads; a Hugging Face folder streams through convert's
-// GGUF view, no scratch file), check the destination, plan, quantize and
-// commit the output whole. Here the output is the Q4_K_M file
-// llama-quantize wrote for the same tiny BERT, byte for byte.
-func ExampleFile() {
-	target, err := quantize.ParseTarget("q4_k_m")
-	if err != nil {
-		log.Fatal(err)
-	}
-	dir, err := os.MkdirTemp("", "example")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	dst := dir + "/bert-Q4_K_M.gguf"
-	rep, err := quantize.File("../testdata/quantize/bert-f32.gguf", dst, quantize.FileOptions{Options: quantize.Options{Target: target}})
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Printf("%d tensors, %.2f bits per weight, errors measured against the %s\n", len(rep.Tensors), rep.BitsPerWeight, rep.MeasuredAgainst)
-	out, err := os.ReadFile(dst)
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println("same bytes as llama-quantize:", fmt.Sprintf("%x", sha256.Sum256(out)) == llamaQuantizeSHA256("bert", "Q4_K_M"))
-	// Output:
-	// 37 tensors, 5.74 bits per weight, errors measured against the source weights
-	// same bytes as llama-quantize: true
-}
-
 // llamaQuantizeSHA256 is the SHA-256 of llama-quantize's file of model in
 // type, as testdata/quantize/expected.json records it.
 func llamaQuantizeSHA256(model, typ string) string {

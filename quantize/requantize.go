@@ -98,13 +98,16 @@ func CheckRequantize(path string, src Source, plan []Choice, lost, allow bool) e
 	}
 	for _, ch := range plan {
 		if !ch.Copy && src.Reencodes(ch.Tensor.DType, ch.Type, lost) {
-			return requantizeError(path, src, ch.Tensor.Name, ch.Type)
+			return RequantizeError(path, src, ch.Tensor.Name, ch.Type)
 		}
 	}
 	return nil
 }
 
-func requantizeError(path string, src Source, name string, to tensor.DType) error {
+// RequantizeError is the refusal of re-encoding the quantized source at path
+// as to without --allow-requantize; name, when not "", is the first tensor
+// it would re-encode.
+func RequantizeError(path string, src Source, name string, to tensor.DType) error {
 	what := ""
 	if name != "" {
 		what = fmt.Sprintf(" (tensor %q)", name)

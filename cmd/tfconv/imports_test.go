@@ -28,13 +28,13 @@ func TestImportDirection(t *testing.T) {
 		// checkpoint decodes GPTQ/AWQ packed layers with quant's codec (checkpoint/packed.go)
 		// and reads a family's graph facts for the memory estimate (checkpoint/memory.go).
 		"checkpoint": {"tensor", "arch", "quant", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch"},
-		// quantize.File reads a Hugging Face source through convert's GGUF view (convert.Source)
-		// and converts a GGUF to a scratch Hugging Face folder for safetensors output
-		// (convert.Run); its GGUF names come from arch.
-		"quantize":  {"tensor", "arch", "quant", "checkpoint", "convert", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch"},
+		// quantize is llama-quantize's policy and the streaming quantizer over
+		// tensors; quantizing a file (convert.Quantize) is convert's, which reads
+		// a checkpoint through its converted views. GGUF names come from arch.
+		"quantize":  {"tensor", "arch", "quant", "checkpoint", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch"},
 		"tokenizer": {"tensor", "formats/gguf"},
 		"kernels":   {"tensor", "quant"},
-		"convert":   {"tensor", "arch", "quant", "checkpoint", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch"},
+		"convert":   {"tensor", "arch", "quant", "quantize", "checkpoint", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch"},
 		"synth":     {"tensor", "arch", "quant", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf"},
 		"check":     {"tensor", "quant", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch"},
 		"model":     {"tensor", "arch", "quant", "kernels", "checkpoint", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch"},
@@ -45,9 +45,8 @@ func TestImportDirection(t *testing.T) {
 		// verify pairs HF and GGUF tensors through arch's mapping, not convert.
 		"verify": {"tensor", "arch", "quant", "kernels", "model", "eval", "checkpoint", "tokenizer",
 			"formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch"},
-		// mixfit measures quantize's choices with model and eval's divergence
-		// (convert only through quantize.File).
-		"mixfit": {"tensor", "arch", "quant", "kernels", "model", "eval", "convert", "quantize", "checkpoint", "tokenizer",
+		// mixfit measures quantize's choices with model and eval's divergence.
+		"mixfit": {"tensor", "arch", "quant", "kernels", "model", "eval", "quantize", "checkpoint", "tokenizer",
 			"formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch"},
 	}
 	// One go list for every package of the module: each line is a package

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tfconv/tfconv/checkpoint"
+	"github.com/tfconv/tfconv/convert"
 	"github.com/tfconv/tfconv/imatrix"
 	"github.com/tfconv/tfconv/internal/output"
 	"github.com/tfconv/tfconv/internal/progress"
@@ -262,7 +263,7 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 	if opts.threads < 0 {
 		return fmt.Errorf("quantize: --threads %d: must be >= 0", opts.threads)
 	}
-	fo := quantize.FileOptions{
+	fo := convert.QuantizeOptions{
 		Options: quantize.Options{Target: target, Pure: opts.pure, KeepOutput: opts.keepOutput, KeepSplit: opts.keepSplit},
 		To:      opts.to, Force: opts.force, Requantize: opts.requantize, DryRun: opts.dryRun, Threads: opts.threads,
 		AllowOverflow: opts.allowOverflow,
@@ -288,7 +289,7 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 		}
 		*p.dst = d
 	}
-	if fo.Format, err = quantize.OutputFormat(opts.dst, opts.to); err != nil {
+	if fo.Format, err = convert.QuantizeFormat(opts.dst, opts.to); err != nil {
 		return err
 	}
 	if opts.pruneLayers != "" {
@@ -340,7 +341,7 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 		}
 		meter.Set(done, total)
 	}
-	rep, err := quantize.File(opts.src, opts.dst, fo)
+	rep, err := convert.Quantize(opts.src, opts.dst, fo)
 	meter.Finish()
 	if err != nil {
 		return err
@@ -348,7 +349,7 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 	return quantizePrint(a, opts, rep)
 }
 
-func quantizePrint(a *app, opts *quantizeOptions, frep *quantize.FileReport) error {
+func quantizePrint(a *app, opts *quantizeOptions, frep *convert.QuantizeReport) error {
 	rep, measured := frep.Report, frep.MeasuredAgainst
 	for _, t := range rep.Tensors {
 		if t.Overflow > 0 {

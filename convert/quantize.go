@@ -1,4 +1,4 @@
-package quantize
+package convert
 
 import (
 	"fmt"
@@ -10,18 +10,18 @@ import (
 
 	"github.com/tfconv/tfconv/arch"
 	"github.com/tfconv/tfconv/checkpoint"
-	"github.com/tfconv/tfconv/convert"
+	"github.com/tfconv/tfconv/quantize"
 	"github.com/tfconv/tfconv/formats/gguf"
 	"github.com/tfconv/tfconv/internal/atomicfile"
 	"github.com/tfconv/tfconv/tensor"
 )
 
-// FileOptions are the choices of File beyond the plan's.
-type FileOptions struct {
-	Options
+// QuantizeOptions are the choices of Quantize beyond the plan's (quantize.Options).
+type QuantizeOptions struct {
+	quantize.Options
 	// Format of the output; "" takes it from the destination's name
-	// (OutputFormat).
-	Format Format
+	// (QuantizeFormat).
+	Format quantize.Format
 	// To is the format asked for by name (tfconv quantize --to); used
 	// when Format is "".
 	To string
@@ -31,78 +31,78 @@ type FileOptions struct {
 	// (llama-quantize --allow-requantize).
 	Requantize bool
 	// AllowOverflow writes values beyond a tensor's type as ±Inf
-	// (RunOptions.AllowOverflow).
+	// (quantize.RunOptions.AllowOverflow).
 	AllowOverflow bool
 	// DryRun measures and reports; nothing is written.
 	DryRun bool
 	// Threads is the worker count for the rows of one tensor (0: GOMAXPROCS).
 	Threads int
 	// Metadata is set in the GGUF and native output after
-	// general.file_type, in order (RunOptions.Metadata).
+	// general.file_type, in order (quantize.RunOptions.Metadata).
 	Metadata tensor.Metadata
 	// Refine, when set, re-chooses the plan's types before anything is
 	// written (tfconv quantize --target-bpw passes mixfit.Fit here).
-	Refine func(c *checkpoint.Checkpoint, plan []Choice) ([]Choice, error)
+	Refine func(c *checkpoint.Checkpoint, plan []quantize.Choice) ([]quantize.Choice, error)
 	// Progress is called before each tensor and once at the end with i == n.
 	Progress func(i, n int, name string)
 	// ProgressBytes, when set, is called at the same moments with the
 	// source bytes of the tensors before this one and of them all.
 	ProgressBytes func(done, total int64)
-	// Note, when set, receives one line about a conversion File made of the
+	// Note, when set, receives one line about a conversion Quantize made of the
 	// source before quantizing it.
 	Note func(msg string)
 }
 
-// FileReport is File's result: the per-tensor report and what the errors
-// in it are measured against (MeasuredAgainst).
-type FileReport struct {
-	*Report
+// QuantizeReport is Quantize's result: the per-tensor report and what the errors
+// in it are measured against (quantize.MeasuredAgainst).
+type QuantizeReport struct {
+	*quantize.Report
 	MeasuredAgainst string
-	Format          Format
+	Format          quantize.Format
 	// Replaced names the files of an existing DST the output replaced
 	// (--force): the file, or in a Hugging Face folder the files of the
 	// same names; RemovedStale the earlier save's weight files of another
-	// shard count removed from that folder (convert.WriteHFDir).
+	// shard count removed from that folder (WriteHFDir).
 	Replaced, RemovedStale []string
 }
 
-// OutputFormat is the format to, if given, else the one dst's name says,
-// guessed exactly as tfconv convert guesses it (convert.OutputFormat):
+// QuantizeFormat is the format to, if given, else the one dst's name says,
+// guessed exactly as tfconv convert guesses it (OutputFormat):
 // ".gguf" is GGUF, ".tfn" native, anything else a Hugging Face directory;
 // a name ending in .safetensors is refused rather than guessed at.
-func OutputFormat(dst, to string) (Format, error) {
-	var want convert.Format
+func QuantizeFormat(dst, to string) (quantize.Format, error) {
+	var want Format
 	if to != "" {
-		f, err := ParseFormat(to)
+		f, err := quantize.ParseFormat(to)
 		if err != nil {
 			return "", err
 		}
-		want = convert.Format(f)
+		want = Format(f)
 	}
-	f, err := convert.OutputFormat(dst, want)
+	f, err := OutputFormat(dst, want)
 	if err != nil {
 		return "", err
 	}
-	return Format(f), nil
+	return quantize.Format(f), nil
 }
 
-// File quantizes the checkpoint at src into dst: tfconv quantize SRC DST.
+// Quantize quantizes the checkpoint at src into dst: tfconv quantize SRC DST.
 // The destination is checked before any data is read and appears whole or
 // not at all (a --keep-split set: every shard or none). A Hugging Face
 // source is read for GGUF and native output through convert's f32 GGUF view
-// (convert.Source: what convert --outtype f32 would write, tensor by tensor,
+// (Source: what convert --outtype f32 would write, tensor by tensor,
 // no file); a GGUF or native source for safetensors output likewise through
 // convert's f32 Hugging Face view (names mapped back, layouts undone,
 // config.json and tokenizer files made), no scratch folder.
-func File(src, dst string, o FileOptions) (*FileReport, error) {
+func Quantize(src, dst string, o QuantizeOptions) (*QuantizeReport, error) {
 	format := o.Format
 	if format == "" {
 		var err error
-		if format, err = OutputFormat(dst, o.To); err != nil {
+		if format, err = QuantizeFormat(dst, o.To); err != nil {
 			return nil, err
 		}
 	}
-	if err := CheckTarget(o.Target, format); err != nil {
+	if err := quantize.CheckTarget(o.Target, format); err != nil {
 		return nil, err
 	}
 	c, err := checkpoint.Open(src)
@@ -116,26 +116,26 @@ func File(src, dst string, o FileOptions) (*FileReport, error) {
 	}
 	// Known before a conversion below decodes the quantized weights: the
 	// plan of a converted source (lost) has only f32 tensors.
-	source := SourceOf(c)
-	lost := (format == Safetensors) != c.HuggingFace()
+	source := quantize.SourceOf(c)
+	lost := (format == quantize.Safetensors) != c.HuggingFace()
 	if o.Target.Copy && o.Refine != nil {
 		return nil, fmt.Errorf("quantize: --type copy writes every tensor as it is; --target-bpw would choose other types")
 	}
 	if o.Target.Copy && c.HuggingFace() {
-		return nil, tensor.Unsupported("quantize: --type copy writes a GGUF or native file's tensors as they are; %s is a "+
+		return nil, tensor.Unsupported("quantize: --type copy writes a quantize.GGUF or native file's tensors as they are; %s is a "+
 			"Hugging Face checkpoint: convert it with 'tfconv convert', or pick a type", src)
 	}
-	if lost && format == Safetensors && !o.Requantize && source.Reencodes(tensor.F32, o.Target.Type, true) {
+	if lost && format == quantize.Safetensors && !o.Requantize && source.Reencodes(tensor.F32, o.Target.Type, true) {
 		// Refused before the f32 conversion below spends time and disk.
-		return nil, requantizeError(src, source, "", o.Target.Type)
+		return nil, quantize.RequantizeError(src, source, "", o.Target.Type)
 	}
-	rep := &FileReport{MeasuredAgainst: MeasuredAgainst(source), Format: format}
+	rep := &QuantizeReport{MeasuredAgainst: quantize.MeasuredAgainst(source), Format: format}
 	// --keep-split: llama-quantize's shard names, one per input shard.
 	var shardNames []string
 	prefix := strings.TrimSuffix(dst, ".gguf")
 	if o.KeepSplit {
-		if format != GGUF || c.Format != checkpoint.GGUF {
-			return nil, fmt.Errorf("quantize: --keep-split reads and writes GGUF (a split set's shards), not %s to %s", c.Format, format)
+		if format != quantize.GGUF || c.Format != checkpoint.GGUF {
+			return nil, fmt.Errorf("quantize: --keep-split reads and writes quantize.GGUF (a split set's shards), not %s to %s", c.Format, format)
 		}
 		for i := range c.Files {
 			shardNames = append(shardNames, gguf.SplitPath(prefix, i, len(c.Files)))
@@ -146,8 +146,8 @@ func File(src, dst string, o FileOptions) (*FileReport, error) {
 	switch {
 	case o.KeepSplit:
 		group, err = atomicfile.NewGroup(shardNames, o.Force, inputs...)
-	case format == Safetensors:
-		err = convert.CheckDest(dst, convert.Safetensors, o.Force, inputs)
+	case format == quantize.Safetensors:
+		err = CheckDest(dst, Safetensors, o.Force, inputs)
 	default:
 		err = atomicfile.CheckDest(dst, o.Force, inputs...)
 	}
@@ -161,14 +161,14 @@ func File(src, dst string, o FileOptions) (*FileReport, error) {
 	}
 	// Hugging Face output is made from a Hugging Face checkpoint, GGUF and
 	// native output from a GGUF one.
-	switch toHF := format == Safetensors; {
+	switch toHF := format == quantize.Safetensors; {
 	case !toHF && c.HuggingFace():
-		if c, err = convert.Source(c, convert.Options{To: convert.GGUF, OutType: convert.OutF32}); err != nil {
+		if c, err = Source(c, Options{To: GGUF, OutType: OutF32}); err != nil {
 			return nil, err
 		}
-		note("quantize: %s read with GGUF names and metadata (as tfconv convert --outtype f32 would write them)", src)
+		note("quantize: %s read with quantize.GGUF names and metadata (as tfconv convert --outtype f32 would write them)", src)
 	case toHF && !c.HuggingFace():
-		if c, err = convert.Source(c, convert.Options{To: convert.Safetensors, OutType: convert.OutF32}); err != nil {
+		if c, err = Source(c, Options{To: Safetensors, OutType: OutF32}); err != nil {
 			return nil, err
 		}
 		note("quantize: %s read with Hugging Face names and metadata (as tfconv convert --outtype f32 would write them)", src)
@@ -176,15 +176,15 @@ func File(src, dst string, o FileOptions) (*FileReport, error) {
 	metadata := o.Metadata
 	if len(o.PruneLayers) > 0 {
 		switch {
-		case format == Safetensors:
-			return nil, fmt.Errorf("quantize: --prune-layers writes GGUF or native output (block names and block_count), not safetensors")
+		case format == quantize.Safetensors:
+			return nil, fmt.Errorf("quantize: --prune-layers writes quantize.GGUF or native output (block names and block_count), not safetensors")
 		case o.Refine != nil:
 			return nil, fmt.Errorf("quantize: --prune-layers and --target-bpw do not go together (the fit measures the unpruned model)")
 		}
-		// c is File's own: its metadata becomes the pruned one, in which
-		// block_count is still the input's for Plan's rules; the new one is
+		// c is Quantize's own: its metadata becomes the pruned one, in which
+		// block_count is still the input's for quantize.Plan's rules; the new one is
 		// set after every other key, as llama-quantize sets it.
-		pruned, blocks, err := PruneMetadata(c.Metadata, o.PruneLayers)
+		pruned, blocks, err := quantize.PruneMetadata(c.Metadata, o.PruneLayers)
 		if err != nil {
 			return nil, err
 		}
@@ -192,7 +192,7 @@ func File(src, dst string, o FileOptions) (*FileReport, error) {
 		metadata = append(slices.Clone(metadata), blocks)
 	}
 	popts := o.Options
-	if format == Safetensors && popts.GGUFName == nil {
+	if format == quantize.Safetensors && popts.GGUFName == nil {
 		// llama.cpp's rules read GGUF names.
 		if cfg, err := c.Config(); err == nil && cfg != nil {
 			if mt, ok := cfg["model_type"].(string); ok {
@@ -200,31 +200,31 @@ func File(src, dst string, o FileOptions) (*FileReport, error) {
 			}
 		}
 	}
-	plan, err := Plan(c, popts)
+	plan, err := quantize.Plan(c, popts)
 	if err != nil {
 		return nil, err
 	}
-	if err := CheckRequantize(src, source, plan, lost, o.Requantize); err != nil {
+	if err := quantize.CheckRequantize(src, source, plan, lost, o.Requantize); err != nil {
 		return nil, err
 	}
 	if o.Refine != nil {
 		if plan, err = o.Refine(c, plan); err != nil {
 			return nil, err
 		}
-		if err := CheckRequantize(src, source, plan, lost, o.Requantize); err != nil {
+		if err := quantize.CheckRequantize(src, source, plan, lost, o.Requantize); err != nil {
 			return nil, err
 		}
 	}
-	if err := Check(c, plan, o.Target, format); err != nil {
+	if err := quantize.Check(c, plan, o.Target, format); err != nil {
 		return nil, err
 	}
-	ropts := RunOptions{Threads: o.Threads, Metadata: metadata, Progress: o.progress(plan), AllowOverflow: o.AllowOverflow}
+	ropts := quantize.RunOptions{Threads: o.Threads, Metadata: metadata, Progress: o.progress(plan), AllowOverflow: o.AllowOverflow}
 	switch {
 	case o.DryRun:
-		rep.Report, err = Run(plan, nil, ropts)
-	case format == Safetensors:
+		rep.Report, err = quantize.Run(plan, nil, ropts)
+	case format == quantize.Safetensors:
 		var res atomicfile.DirResult
-		rep.Report, res, err = writeHF(c, dst, o.Force, plan, ropts)
+		rep.Report, res, err = writeQuantizedHF(c, dst, o.Force, plan, ropts)
 		rep.Replaced, rep.RemovedStale = res.Replaced, res.Removed
 	case o.KeepSplit:
 		defer group.Abort()
@@ -233,9 +233,9 @@ func File(src, dst string, o FileOptions) (*FileReport, error) {
 			if err != nil {
 				return nil, err
 			}
-			return keepOpen{f.Stream()}, nil // Commit closes the stream, syncs and closes the file
+			return keepOpenShard{f.Stream()}, nil // Commit closes the stream, syncs and closes the file
 		}
-		if rep.Report, err = WriteSplit(prefix, create, c, plan, o.Target, ropts); err == nil {
+		if rep.Report, err = quantize.WriteSplit(prefix, create, c, plan, o.Target, ropts); err == nil {
 			err = group.Commit()
 		}
 	default:
@@ -247,7 +247,7 @@ func File(src, dst string, o FileOptions) (*FileReport, error) {
 			rep.Replaced = []string{filepath.Base(dst)}
 		}
 		defer f.Abort()
-		if rep.Report, err = Write(f.Stream(), c, plan, o.Target, format, ropts); err == nil {
+		if rep.Report, err = quantize.Write(f.Stream(), c, plan, o.Target, format, ropts); err == nil {
 			err = f.Commit()
 		}
 	}
@@ -260,9 +260,9 @@ func File(src, dst string, o FileOptions) (*FileReport, error) {
 	return rep, nil
 }
 
-// progress is the callback Run gets: Progress and ProgressBytes, the
+// progress is the callback quantize.Run gets: Progress and ProgressBytes, the
 // latter from the source bytes of plan's tensors; nil when neither is set.
-func (o *FileOptions) progress(plan []Choice) func(i, n int, name string) {
+func (o *QuantizeOptions) progress(plan []quantize.Choice) func(i, n int, name string) {
 	if o.Progress == nil && o.ProgressBytes == nil {
 		return nil
 	}
@@ -280,16 +280,16 @@ func (o *FileOptions) progress(plan []Choice) func(i, n int, name string) {
 	}
 }
 
-// keepOpen is a shard being written: its Close leaves the file to the
+// keepOpenShard is a shard being written: its Close leaves the file to the
 // Group's Commit.
-type keepOpen struct{ io.Writer }
+type keepOpenShard struct{ io.Writer }
 
-func (keepOpen) Close() error { return nil }
+func (keepOpenShard) Close() error { return nil }
 
 // writeHF writes the quantized Hugging Face checkpoint c as a Hugging Face
 // directory: its side files (config.json, tokenizer files,
 // generation_config.json) as they are, beside the quantized safetensors.
-func writeHF(c *checkpoint.Checkpoint, dst string, force bool, plan []Choice, ropts RunOptions) (*Report, atomicfile.DirResult, error) {
+func writeQuantizedHF(c *checkpoint.Checkpoint, dst string, force bool, plan []quantize.Choice, ropts quantize.RunOptions) (*quantize.Report, atomicfile.DirResult, error) {
 	files := map[string][]byte{}
 	for _, name := range c.AuxNames() {
 		b, err := c.ReadAux(name)
@@ -298,11 +298,11 @@ func writeHF(c *checkpoint.Checkpoint, dst string, force bool, plan []Choice, ro
 		}
 		files[name] = b
 	}
-	var rep *Report
-	res, err := convert.WriteHFDir(dst, force, files, OutputInfos(plan), 0,
+	var rep *quantize.Report
+	res, err := WriteHFDir(dst, force, files, quantize.OutputInfos(plan), 0,
 		func(next func(string) (io.Writer, error)) error {
 			var err error
-			rep, err = Run(plan, sinkFunc(next), ropts)
+			rep, err = quantize.Run(plan, sinkFunc(next), ropts)
 			return err
 		})
 	return rep, res, err

@@ -1,4 +1,4 @@
-package quantize_test
+package convert_test
 
 import (
 	"crypto/sha256"
@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/tfconv/tfconv/convert"
 	"github.com/tfconv/tfconv/quantize"
 )
 
@@ -33,13 +34,13 @@ func TestQuantizeGGUFToSafetensorsStreams(t *testing.T) {
 		// At every progress call (the output's own temporary folder is
 		// open then) at most one entry besides DST: that folder.
 		most, calls := 0, 0
-		o := quantize.FileOptions{Options: quantize.Options{Target: target}, Format: quantize.Safetensors}
+		o := convert.QuantizeOptions{Options: quantize.Options{Target: target}, Format: quantize.Safetensors}
 		o.Progress = func(int, int, string) {
 			calls++
 			ents, _ := os.ReadDir(dir)
 			most = max(most, len(ents))
 		}
-		if _, err := quantize.File(tc.src, dst, o); err != nil {
+		if _, err := convert.Quantize(tc.src, dst, o); err != nil {
 			t.Fatalf("%s: %v", tc.src, err)
 		}
 		if calls == 0 || most != 1 {
