@@ -389,6 +389,16 @@ func headDim(c Config) (int64, error) {
 	return h / n, nil
 }
 
+// rotaryDims is RotaryDims of headDim(c): the rotated dimensions of a
+// head, which LongRoPE's factor lists halve.
+func rotaryDims(c Config) (int, error) {
+	d, err := headDim(c)
+	if err != nil {
+		return 0, err
+	}
+	return RotaryDims(c, int(d)), nil
+}
+
 // ropeDimension is LlamaModel's rope.dimension_count: head_dim, or
 // hidden_size / num_attention_heads.
 func ropeDimension() Param {

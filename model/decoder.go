@@ -290,10 +290,7 @@ func loadDecoder(l *loader, f *spec.Family, hc hfConfig, hf bool) (*Model, error
 	cfg.ExpertFFN = geti(int64(cfg.FFN), "moe_intermediate_size")
 	cfg.SharedFFN = geti(0, "shared_expert_intermediate_size")
 	cfg.HeadDim = geti(int64(d/max(heads, 1)), "head_dim")
-	cfg.RopeDim = cfg.HeadDim
-	if pct, ok := c.Float("rotary_pct", "partial_rotary_factor", "rope_pct"); ok {
-		cfg.RopeDim = int(pct * float64(cfg.HeadDim))
-	}
+	cfg.RopeDim = spec.RotaryDims(spec.Config(c), cfg.HeadDim)
 	actName := g.Activation
 	if s := hc.str("hidden_activation", "hidden_act"); hf && s != "" {
 		if cfg.Activation, err = hfActivation(s); err != nil {
