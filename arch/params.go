@@ -76,6 +76,27 @@ func (c Config) Str(key string) (string, bool) {
 	return s, ok
 }
 
+// Ints returns the list of integers at key (ok false when absent or
+// null; an error when it is something else).
+func (c Config) Ints(key string) ([]int64, bool, error) {
+	if !c.Has(key) {
+		return nil, false, nil
+	}
+	list, ok := c[key].([]any)
+	if !ok {
+		return nil, false, errUnsupported("config.json: %s is not a list", key)
+	}
+	out := make([]int64, len(list))
+	for i, v := range list {
+		n, ok := Config{"v": v}.Int("v")
+		if !ok {
+			return nil, false, errUnsupported("config.json: %s[%d] is %v, not an integer", key, i, v)
+		}
+		out[i] = n
+	}
+	return out, true, nil
+}
+
 // Map returns the object at key (rope_scaling).
 func (c Config) Map(key string) (Config, bool) {
 	m, ok := c[key].(map[string]any)

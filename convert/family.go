@@ -2,8 +2,11 @@ package convert
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"strconv"
 	"strings"
 
@@ -11,6 +14,7 @@ import (
 	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/quant"
 	"github.com/tfconv/tfconv/tensor"
+	"github.com/tfconv/tfconv/tokenizer"
 )
 
 // family converts an architecture stated as data in package arch: the
@@ -359,9 +363,10 @@ func regroupQKV(heads, groups, d, cols int, inverse bool) func(dst, src []float3
 
 // vocabMetadata applies the family's own tokenizer settings to the
 // tokenizer's GGUF keys: fixed special ids after the tokenizer's own, and
-// add_space_prefix (last, as the converters write it) overridden or left
-// out.
-func vocabMetadata(r arch.VocabRules, md tensor.Metadata) tensor.Metadata {
+// add_space_prefix (last, as the converters write it) overridden, taken
+// from tokenizer_config.json's add_prefix_space (cfgPrefix, nil when it
+// states none) or left out.
+func vocabMetadata(r arch.VocabRules, md tensor.Metadata, cfgPrefix *bool) tensor.Metadata {
 	const keySpace = "tokenizer.ggml.add_space_prefix"
 	space, hasSpace := md.Get(keySpace)
 	out := make(tensor.Metadata, 0, len(md)+len(r.SpecialIDs)+1)
@@ -377,6 +382,8 @@ func vocabMetadata(r arch.VocabRules, md tensor.Metadata) tensor.Metadata {
 	case r.NoAddSpacePrefix:
 	case r.AddSpacePrefix != nil:
 		out = append(out, tensor.KV{Key: keySpace, Value: tensor.Bool(*r.AddSpacePrefix)})
+	case r.SpacePrefixFromConfig && cfgPrefix != nil:
+		out = append(out, tensor.KV{Key: keySpace, Value: tensor.Bool(*cfgPrefix)})
 	case hasSpace:
 		out = append(out, tensor.KV{Key: keySpace, Value: space})
 	}
@@ -507,4 +514,23 @@ func hasName(in []tensor.Info, name string) bool {
 		}
 	}
 	return false
+}
+
+// configAddPrefixSpace is tokenizer_config.json's add_prefix_space, nil
+// when the file or the key is absent or null.
+func configAddPrefixSpace(src tokenizer.Source) (*bool, error) {
+	b, err := src.ReadAux("tokenizer_config.json")
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var tc struct {
+		AddPrefixSpace *bool `json:"add_prefix_space"`
+	}
+	if err := json.Unmarshal(b, &tc); err != nil {
+		return nil, fmt.Errorf("convert: tokenizer_config.json: %w", err)
+	}
+	return tc.AddPrefixSpace, nil
 }

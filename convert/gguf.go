@@ -169,7 +169,13 @@ func planToGGUF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 	case err == nil:
 		tmd := tok.GGUFMetadata()
 		if f, ok := arch.(family); ok {
-			tmd = vocabMetadata(f.f.Vocab, tmd)
+			var prefix *bool
+			if f.f.Vocab.SpacePrefixFromConfig {
+				if prefix, err = configAddPrefixSpace(c.Sides()); err != nil {
+					return nil, err
+				}
+			}
+			tmd = vocabMetadata(f.f.Vocab, tmd, prefix)
 		}
 		md = append(md, tmd...)
 	case errors.Is(err, fs.ErrNotExist):

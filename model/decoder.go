@@ -31,6 +31,9 @@ type decoder struct {
 	// invFreqLocal those of the sliding-window layers (Gemma 3's local
 	// base; the same slice elsewhere).
 	invFreq, invFreqLocal []float32
+	// rope[l]: layer l rotates its queries and keys (SmolLM3 leaves every
+	// fourth out).
+	rope []bool
 	// invFreqLong are LongRoPE's frequencies for a sequence past longAfter
 	// positions (nil: none); ropeScale multiplies cos and sin (1: none).
 	invFreqLong []float32
@@ -346,6 +349,17 @@ func loadDecoder(l *loader, f *spec.Family, hc hfConfig, hf bool) (*Model, error
 		}
 	}
 
+	var noRope []int64
+	if hf {
+		if noRope, _, err = spec.Config(c).Ints("no_rope_layers"); err != nil {
+			return nil, fmt.Errorf("model: %s: %w", l.c.Path, err)
+		}
+	}
+	m.rope = make([]bool, cfg.Layers)
+	for i := range m.rope {
+		m.rope[i] = g.RopeLayer(i, noRope)
+	}
+
 	if g.LocalRopeBase {
 		base := getf(10000, "rope_local_base_freq")
 		if !hf {
@@ -471,7 +485,7 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 			// context (llama.cpp decides by its context size).
 			inv = m.invFreqLong
 		}
-		for t := 0; t < T; t++ {
+		for t := 0; t < T && m.rope[l]; t++ {
 			kernels.RoPEFreqScaled(q[t*qd:(t+1)*qd], H, D, inv, pos0+t, c.RopeNeox, m.ropeScale)
 			kernels.RoPEFreqScaled(k[t*kd:(t+1)*kd], G, D, inv, pos0+t, c.RopeNeox, m.ropeScale)
 		}

@@ -145,6 +145,12 @@ FAMILIES = {
                       sliding_window=None, pad_token_id=999, bos_token_id=999, eos_token_id=999,
                       tie_word_embeddings=True),
                  "bpe", "gpt-2", False),
+    # SmolLM3's form (transformers 4.54+; the newer llama.cpp): LLaMA with no RoPE in every fourth layer
+    # (no_rope_layers, from no_rope_layer_interval 4), 4 layers so that layer 3 is one; tied embeddings, GQA 4/2.
+    "smollm3": ("SmolLM3Config", "SmolLM3ForCausalLM",
+                dict(BASE, num_hidden_layers=4, num_key_value_heads=2, rope_theta=5000000.0, use_sliding_window=False,
+                     pad_token_id=999, bos_token_id=999, eos_token_id=999, tie_word_embeddings=True),
+                "bpe", "gpt-2", False),
     "gpt_neox": ("GPTNeoXConfig", "GPTNeoXForCausalLM",
                  dict(BASE, rotary_pct=0.25, use_parallel_residual=True, tie_word_embeddings=False,
                       bos_token_id=999, eos_token_id=999),
@@ -196,7 +202,7 @@ FAMILIES = {
 # Families whose transformers class (or form of it) is newer than v4.43.4 and whose converter is the newer llama.cpp
 # ($NEW_LLAMACPP, $NEW_LOGITS_DUMP): family -> the transformers version (major, minor) at least needed. They run
 # in the Debian trixie chroot of README.md (transformers v4.57.6, torch 2.6).
-NEWER = {"phi4mini": (4, 57)}
+NEWER = {"phi4mini": (4, 57), "smollm3": (4, 57)}
 
 
 def f32(x):
