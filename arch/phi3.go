@@ -32,6 +32,15 @@ var Phi3 = register(&Family{
 			Derive: func(c Config) (tensor.Value, bool, error) {
 				w, _ := c.Int("sliding_window")
 				return tensor.Uint32(uint32(w)), true, nil
+			},
+			// The converter writes 0 for null (no window); transformers
+			// 4.57 reads a sliding_window of 0 as a window of nothing.
+			Inverse: func(c Config, v tensor.Value, _ Meta) {
+				if w, _ := v.Int(); w > 0 {
+					c["sliding_window"] = w
+				} else {
+					c["sliding_window"] = nil
+				}
 			}},
 		{Key: "rope.scaling.attn_factor", Kind: tensor.KindFloat32, Early: true,
 			Derive: func(c Config) (tensor.Value, bool, error) {
