@@ -18,6 +18,9 @@ tfconv's code is never run. Usage, from the repository root (paths of the tool t
   PYTHONPATH=testdata/arch/pyshim:<transformers v4.43.4>/src /usr/bin/python3 testdata/arch/gen_fixtures.py \
       <llama.cpp tree> <logits-dump binary> <shared/fixtures> [FAMILY ...]
 
+The families in NEWER (phi4mini, smollm3) need transformers v4.57.6 and the newer llama.cpp ($NEW_LLAMACPP,
+$NEW_LOGITS_DUMP); README.md gives the Debian trixie chroot command that runs them.
+
 Numbers are written as the shortest decimal that reads back as the same float32 (numpy's repr).
 """
 
