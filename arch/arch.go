@@ -125,6 +125,21 @@ type Graph struct {
 	// Hugging Face does; false when the converter permuted Q/K rows
 	// (LayoutPermuteQ) and ggml rotates adjacent pairs.
 	NeoxRopeGGUF bool
+	// NoRopeStep: every NoRopeStep-th layer (i+1 a multiple of it) applies
+	// no rotary position at all (SmolLM3: 4, which llama.cpp fixes in its
+	// graph); 0 when every layer rotates. On Hugging Face input
+	// config.json's no_rope_layers (1 rotates, 0 does not) decides.
+	NoRopeStep int
+}
+
+// RopeLayer reports whether layer i of n rotates its queries and keys:
+// no_rope_layers[i] != 0 when the list (config.json) has n entries, else
+// the family's NoRopeStep.
+func (g Graph) RopeLayer(i int, noRopeLayers []int64) bool {
+	if noRopeLayers != nil {
+		return i < len(noRopeLayers) && noRopeLayers[i] != 0
+	}
+	return g.NoRopeStep <= 0 || (i+1)%g.NoRopeStep != 0
 }
 
 // VocabRules are a family's own tokenizer.ggml.* settings.
@@ -133,6 +148,10 @@ type VocabRules struct {
 	// false); NoAddSpacePrefix leaves the key out (Phi-3).
 	AddSpacePrefix   *bool
 	NoAddSpacePrefix bool
+	// SpacePrefixFromConfig: tokenizer_config.json's add_prefix_space, when
+	// stated, is written as add_space_prefix (the newer converter's
+	// LlamaModel.set_vocab does so; c392e509's did not).
+	SpacePrefixFromConfig bool
 	// SpecialIDs are token ids the converter sets by family ("eot" → 107
 	// for Gemma), written after the tokenizer's own.
 	SpecialIDs []SpecialID

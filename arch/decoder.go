@@ -112,28 +112,47 @@ func noRopeScaling() Param {
 		}}
 }
 
-// partialRotary is rope.dimension_count as int(factor · hidden/heads),
-// factor read from keys (rotary_pct, partial_rotary_factor, rope_pct);
-// GGUF → HF writes the factor back under keys[0].
-func partialRotary(keys ...string) Param {
+// rotaryKeys are the names config.json gives the share of a head's
+// dimensions that RoPE turns: transformers' partial_rotary_factor (StableLM,
+// Phi-4-mini, GLM-4, ...), GPT-NeoX's rotary_pct, StableLM 1's rope_pct.
+// First present wins.
+var rotaryKeys = []string{"rotary_pct", "partial_rotary_factor", "rope_pct"}
+
+// RotaryDims is the number of dimensions of a head of headDim that RoPE
+// turns: int(factor · headDim) for the factor config.json states under
+// rotaryKeys, headDim when it states none. (convert_hf_to_gguf.py rounds
+// Phi-3's as int(factor · hidden) // heads and StableLM's as
+// int(factor · (hidden // heads)); with hidden a multiple of heads, as every
+// family here checks, both are this.)
+func RotaryDims(c Config, headDim int) int {
+	if f, ok := c.Float(rotaryKeys...); ok {
+		return int(f * float64(headDim))
+	}
+	return headDim
+}
+
+// partialRotary is rope.dimension_count as RotaryDims of hidden/heads,
+// the factor required under one of keys when need is Required, 1 when
+// absent otherwise; GGUF → HF writes the factor back under keys[0] (when
+// it is not 1).
+func partialRotary(need Need, keys ...string) Param {
 	return Param{Key: "rope.dimension_count", Kind: tensor.KindUint32, Need: Required,
 		Derive: func(c Config) (tensor.Value, bool, error) {
-			f, ok := c.Float(keys...)
-			if !ok {
+			if _, ok := c.Float(keys...); !ok && need == Required {
 				return tensor.Value{}, false, errUnsupported("config.json: no %v", keys)
 			}
-			h, _ := c.Int("hidden_size")
-			n, _ := c.Int("num_attention_heads")
+			h, _ := c.Int("hidden_size", "n_embd")
+			n, _ := c.Int("num_attention_heads", "n_head")
 			if n <= 0 {
 				return tensor.Value{}, false, errUnsupported("config.json: no num_attention_heads")
 			}
-			return tensor.Uint32(uint32(f * float64(h/n))), true, nil
+			return tensor.Uint32(uint32(RotaryDims(c, int(h/n)))), true, nil
 		},
 		Inverse: func(c Config, v tensor.Value, m Meta) {
 			rd, _ := v.Int()
 			h, _ := m.Int("embedding_length")
 			n, _ := m.Int("attention.head_count")
-			if n > 0 && h/n > 0 {
+			if n > 0 && h/n > 0 && (need == Required || rd != h/n) {
 				c[keys[0]] = jsonValue(tensor.Float64(float64(rd) / float64(h/n)))
 			}
 		}}

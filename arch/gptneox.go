@@ -14,7 +14,7 @@ var GPTNeoX = register(&Family{
 		u32("embedding_length", Required, "hidden_size"),
 		u32("block_count", Required, "num_hidden_layers"),
 		u32("feed_forward_length", Required, "intermediate_size"),
-		partialRotary("rotary_pct"),
+		partialRotary(Required, "rotary_pct"),
 		u32("attention.head_count", Required, "num_attention_heads"),
 		parallelResidual(),
 		f32p("attention.layer_norm_epsilon", Required, "layer_norm_eps"),

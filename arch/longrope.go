@@ -93,11 +93,11 @@ func longRopeTensor(name, key string, pick func(LongRope) []float32) Generated {
 	return Generated{GGUF: name + ".weight",
 		Reason: "LongRoPE factors: config.json's rope_scaling." + key + " holds them",
 		Make: func(c Config) ([]float32, error) {
-			d, err := headDim(c)
+			d, err := rotaryDims(c)
 			if err != nil {
 				return nil, err
 			}
-			r, ok, err := LongRopeOf(c, int(d))
+			r, ok, err := LongRopeOf(c, d)
 			if err != nil || !ok {
 				return nil, err
 			}

@@ -293,9 +293,10 @@ func hasName(in []tensor.Info, name string) bool {
 
 // Apply applies the family's own tokenizer settings to the tokenizer's
 // GGUF keys md: fixed special ids after the tokenizer's own, and
-// add_space_prefix (last, as the converters write it) overridden or left
-// out.
-func (r VocabRules) Apply(md tensor.Metadata) tensor.Metadata {
+// add_space_prefix (last, as the converters write it) overridden, taken
+// from tokenizer_config.json's add_prefix_space (cfgPrefix, nil when it
+// states none; SpacePrefixFromConfig) or left out.
+func (r VocabRules) Apply(md tensor.Metadata, cfgPrefix *bool) tensor.Metadata {
 	const keySpace = "tokenizer.ggml.add_space_prefix"
 	space, hasSpace := md.Get(keySpace)
 	out := make(tensor.Metadata, 0, len(md)+len(r.SpecialIDs)+1)
@@ -311,6 +312,8 @@ func (r VocabRules) Apply(md tensor.Metadata) tensor.Metadata {
 	case r.NoAddSpacePrefix:
 	case r.AddSpacePrefix != nil:
 		out = append(out, tensor.KV{Key: keySpace, Value: tensor.Bool(*r.AddSpacePrefix)})
+	case r.SpacePrefixFromConfig && cfgPrefix != nil:
+		out = append(out, tensor.KV{Key: keySpace, Value: tensor.Bool(*cfgPrefix)})
 	case hasSpace:
 		out = append(out, tensor.KV{Key: keySpace, Value: space})
 	}

@@ -81,6 +81,27 @@ func (c Config) Str(keys ...string) (string, bool) {
 	return "", false
 }
 
+// Ints returns the list of integers at key (ok false when absent or
+// null; an error when it is something else).
+func (c Config) Ints(key string) ([]int64, bool, error) {
+	if !c.Has(key) {
+		return nil, false, nil
+	}
+	list, ok := c[key].([]any)
+	if !ok {
+		return nil, false, errUnsupported("config.json: %s is not a list", key)
+	}
+	out := make([]int64, len(list))
+	for i, v := range list {
+		n, ok := Config{"v": v}.Int("v")
+		if !ok {
+			return nil, false, errUnsupported("config.json: %s[%d] is %v, not an integer", key, i, v)
+		}
+		out[i] = n
+	}
+	return out, true, nil
+}
+
 // Map returns the object at key (rope_scaling).
 func (c Config) Map(key string) (Config, bool) {
 	m, ok := c[key].(map[string]any)
@@ -392,6 +413,16 @@ func headDim(c Config) (int64, error) {
 		return 0, fmt.Errorf("arch: config.json: no head_dim, and no hidden_size / num_attention_heads")
 	}
 	return h / n, nil
+}
+
+// rotaryDims is RotaryDims of headDim(c): the rotated dimensions of a
+// head, which LongRoPE's factor lists halve.
+func rotaryDims(c Config) (int, error) {
+	d, err := headDim(c)
+	if err != nil {
+		return 0, err
+	}
+	return RotaryDims(c, int(d)), nil
 }
 
 // ropeDimension is LlamaModel's rope.dimension_count: head_dim, or

@@ -5,7 +5,8 @@ import "github.com/tfconv/tfconv/tensor"
 // Phi3 is Phi-3 (mini, medium): the llama shape with Q, K and V fused in
 // one projection (attn_qkv: rows Q, then K, then V) and the gate and up
 // projections fused (ffn_up: rows gate, then up), a sliding-window size
-// stated (0 when none), and no Q/K permutation. LongRoPE (the 128k and
+// stated (0 when none), and no Q/K permutation; Phi-4-mini rotates part
+// of each head (partial_rotary_factor). LongRoPE (the 128k and
 // 3.5 models) becomes the rope_factors_long/short tensors and an
 // attention factor.
 var Phi3 = register(&Family{
@@ -23,29 +24,31 @@ var Phi3 = register(&Family{
 		u32("attention.head_count", Required, "num_attention_heads", "n_head"),
 		u32("attention.head_count_kv", Required, "num_key_value_heads", "n_head_kv"),
 		f32p("attention.layer_norm_rms_epsilon", Required, "rms_norm_eps"),
-		{Key: "rope.dimension_count", Kind: tensor.KindUint32, Need: Required,
-			Derive: func(c Config) (tensor.Value, bool, error) {
-				h, _ := c.Int("hidden_size", "n_embd")
-				n, _ := c.Int("num_attention_heads", "n_head")
-				if n <= 0 {
-					return tensor.Value{}, false, errUnsupported("config.json: no num_attention_heads")
-				}
-				return tensor.Uint32(uint32(h / n)), true, nil
-			}, Inverse: func(Config, tensor.Value, Meta) {}},
+		// Phi-4-mini turns 3/4 of each head (partial_rotary_factor 0.75).
+		partialRotary(Optional, "partial_rotary_factor"),
 		f32p("rope.freq_base", Required, "rope_theta"),
 		{Key: FileType},
 		{Key: "attention.sliding_window", HF: []string{"sliding_window"}, Kind: tensor.KindUint32,
 			Derive: func(c Config) (tensor.Value, bool, error) {
 				w, _ := c.Int("sliding_window")
 				return tensor.Uint32(uint32(w)), true, nil
+			},
+			// The converter writes 0 for null (no window); transformers
+			// 4.57 reads a sliding_window of 0 as a window of nothing.
+			Inverse: func(c Config, v tensor.Value, _ Meta) {
+				if w, _ := v.Int(); w > 0 {
+					c["sliding_window"] = w
+				} else {
+					c["sliding_window"] = nil
+				}
 			}},
 		{Key: "rope.scaling.attn_factor", Kind: tensor.KindFloat32, Early: true,
 			Derive: func(c Config) (tensor.Value, bool, error) {
-				d, err := headDim(c)
+				d, err := rotaryDims(c)
 				if err != nil {
 					return tensor.Value{}, false, err
 				}
-				r, ok, err := LongRopeOf(c, int(d))
+				r, ok, err := LongRopeOf(c, d)
 				if err != nil || !ok {
 					return tensor.Value{}, false, err
 				}

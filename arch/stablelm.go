@@ -15,7 +15,7 @@ var StableLM = register(&Family{
 		u32("embedding_length", Required, "hidden_size"),
 		u32("block_count", Required, "num_hidden_layers"),
 		u32("feed_forward_length", Required, "intermediate_size"),
-		partialRotary("partial_rotary_factor", "rope_pct"),
+		partialRotary(Required, "partial_rotary_factor", "rope_pct"),
 		u32("attention.head_count", Required, "num_attention_heads"),
 		u32("attention.head_count_kv", Required, "num_key_value_heads"),
 		parallelResidual(),

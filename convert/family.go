@@ -2,13 +2,17 @@ package convert
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 
 	"github.com/tfconv/tfconv/arch"
 	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/quant"
 	"github.com/tfconv/tfconv/tensor"
+	"github.com/tfconv/tfconv/tokenizer"
 )
 
 // generated returns the tensors the family computes from cfg, as jobs
@@ -130,4 +134,23 @@ func sameTensor(a, b *checkpoint.Tensor) (bool, error) {
 		off += n
 	}
 	return true, nil
+}
+
+// configAddPrefixSpace is tokenizer_config.json's add_prefix_space, nil
+// when the file or the key is absent or null.
+func configAddPrefixSpace(src tokenizer.Source) (*bool, error) {
+	b, err := src.ReadAux("tokenizer_config.json")
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var tc struct {
+		AddPrefixSpace *bool `json:"add_prefix_space"`
+	}
+	if err := json.Unmarshal(b, &tc); err != nil {
+		return nil, fmt.Errorf("convert: tokenizer_config.json: %w", err)
+	}
+	return tc.AddPrefixSpace, nil
 }

@@ -168,7 +168,13 @@ func planToGGUF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 	tok, err := tokenizer.FromSource(c.Sides())
 	switch {
 	case err == nil:
-		md = append(md, fam.Vocab.Apply(tok.GGUFMetadata())...)
+		var prefix *bool
+		if fam.Vocab.SpacePrefixFromConfig {
+			if prefix, err = configAddPrefixSpace(c.Sides()); err != nil {
+				return nil, err
+			}
+		}
+		md = append(md, fam.Vocab.Apply(tok.GGUFMetadata(), prefix)...)
 	case errors.Is(err, fs.ErrNotExist):
 		p.warn = append(p.warn, "no tokenizer files: the GGUF has no tokenizer.ggml.* keys and llama.cpp will not load it without a vocabulary")
 	default:

@@ -31,6 +31,9 @@ type decoder struct {
 	// invFreqLocal those of the sliding-window layers (Gemma 3's local
 	// base; the same slice elsewhere).
 	invFreq, invFreqLocal []float32
+	// rope[l]: layer l rotates its queries and keys (SmolLM3 leaves every
+	// fourth out).
+	rope []bool
 	// invFreqLong are LongRoPE's frequencies for a sequence past longAfter
 	// positions (nil: none); ropeScale multiplies cos and sin (1: none).
 	invFreqLong []float32
@@ -297,10 +300,7 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 	cfg.ExpertFFN = geti(int64(cfg.FFN), "moe_intermediate_size")
 	cfg.SharedFFN = geti(0, "shared_expert_intermediate_size")
 	cfg.HeadDim = geti(int64(d/max(heads, 1)), "head_dim")
-	cfg.RopeDim = cfg.HeadDim
-	if pct, ok := c.Float("rotary_pct", "partial_rotary_factor", "rope_pct"); ok {
-		cfg.RopeDim = int(pct * float64(cfg.HeadDim))
-	}
+	cfg.RopeDim = spec.RotaryDims(spec.Config(c), cfg.HeadDim)
 	actName := g.Activation
 	if s, _ := hc.Str("hidden_activation", "hidden_act"); hf && s != "" {
 		if cfg.Activation, err = hfActivation(s); err != nil {
@@ -354,6 +354,17 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 			// every layer; llama.cpp's llama graph has no window.
 			m.windows[i] = window
 		}
+	}
+
+	var noRope []int64
+	if hf {
+		if noRope, _, err = spec.Config(c).Ints("no_rope_layers"); err != nil {
+			return nil, fmt.Errorf("model: %s: %w", l.c.Path, err)
+		}
+	}
+	m.rope = make([]bool, cfg.Layers)
+	for i := range m.rope {
+		m.rope[i] = g.RopeLayer(i, noRope)
 	}
 
 	if g.LocalRopeBase {
@@ -487,7 +498,7 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 			// context (llama.cpp decides by its context size).
 			inv = m.invFreqLong
 		}
-		for t := 0; t < T; t++ {
+		for t := 0; t < T && m.rope[l]; t++ {
 			kernels.RoPEFreqScaled(q[t*qd:(t+1)*qd], H, D, inv, pos0+t, c.RopeNeox, m.ropeScale)
 			kernels.RoPEFreqScaled(k[t*kd:(t+1)*kd], G, D, inv, pos0+t, c.RopeNeox, m.ropeScale)
 		}

@@ -18,6 +18,9 @@ tfconv's code is never run. Usage, from the repository root (paths of the tool t
   PYTHONPATH=testdata/arch/pyshim:<transformers v4.43.4>/src /usr/bin/python3 testdata/arch/gen_fixtures.py \
       <llama.cpp tree> <logits-dump binary> <shared/fixtures> [FAMILY ...]
 
+The families in NEWER (phi4mini, smollm3) need transformers v4.57.6 and the newer llama.cpp ($NEW_LLAMACPP,
+$NEW_LOGITS_DUMP); README.md gives the Debian trixie chroot command that runs them.
+
 Numbers are written as the shortest decimal that reads back as the same float32 (numpy's repr).
 """
 
@@ -134,6 +137,23 @@ FAMILIES = {
                            sliding_window=None, pad_token_id=0, bos_token_id=1, eos_token_id=2,
                            tie_word_embeddings=False),
                       "spm", None, False),
+    # Phi-4-mini's form (transformers 4.49+; the newer llama.cpp): RoPE on 3/4 of each head (partial_rotary_factor
+    # 0.75: 12 of 16 dimensions), so the LongRoPE factor lists have 6 entries; tied embeddings; its GPT2Tokenizer
+    # (byte-level BPE) with vocab_size 1024 past the tokenizer's 1000; pad = bos = eos.
+    "phi4mini": ("Phi3Config", "Phi3ForCausalLM",
+                 dict(BASE, vocab_size=1024, num_key_value_heads=2, partial_rotary_factor=0.75,
+                      original_max_position_embeddings=8,
+                      rope_scaling={"type": "longrope", "short_factor": [1.0, 1.02, 1.1, 1.3, 1.6, 2.0],
+                                    "long_factor": [1.0, 1.5, 2.5, 4.5, 8.0, 16.0]},
+                      sliding_window=None, pad_token_id=999, bos_token_id=999, eos_token_id=999,
+                      tie_word_embeddings=True),
+                 "bpe", "gpt-2", False),
+    # SmolLM3's form (transformers 4.54+; the newer llama.cpp): LLaMA with no RoPE in every fourth layer
+    # (no_rope_layers, from no_rope_layer_interval 4), 4 layers so that layer 3 is one; tied embeddings, GQA 4/2.
+    "smollm3": ("SmolLM3Config", "SmolLM3ForCausalLM",
+                dict(BASE, num_hidden_layers=4, num_key_value_heads=2, rope_theta=5000000.0, use_sliding_window=False,
+                     pad_token_id=999, bos_token_id=999, eos_token_id=999, tie_word_embeddings=True),
+                "bpe", "gpt-2", False),
     "gpt_neox": ("GPTNeoXConfig", "GPTNeoXForCausalLM",
                  dict(BASE, rotary_pct=0.25, use_parallel_residual=True, tie_word_embeddings=False,
                       bos_token_id=999, eos_token_id=999),
@@ -180,6 +200,12 @@ FAMILIES = {
                     tie_word_embeddings=False),
                "spm", None, False),
 }
+
+
+# Families whose transformers class (or form of it) is newer than v4.43.4 and whose converter is the newer llama.cpp
+# ($NEW_LLAMACPP, $NEW_LOGITS_DUMP): family -> the transformers version (major, minor) at least needed. They run
+# in the Debian trixie chroot of README.md (transformers v4.57.6, torch 2.6).
+NEWER = {"phi4mini": (4, 57), "smollm3": (4, 57)}
 
 
 def f32(x):
@@ -266,8 +292,9 @@ def convert(llamacpp, hf, out, outtype, pre):
     # fixtures hold none, so placeholder attributes let the module import.
     code = ("import sys, torch; sys.argv = sys.argv[1:]; sys.path.insert(0, %r); sys.path.insert(0, %r); "
             "[setattr(torch, n, torch.float32) for n in ('float8_e4m3fn', 'float8_e5m2') if not hasattr(torch, n)]; "
-            "import transformers, functools; _ft = transformers.AutoTokenizer.from_pretrained.__func__; "
-            "transformers.AutoTokenizer.from_pretrained = classmethod(functools.partialmethod(_ft, use_fast=False)).__get__(None, transformers.AutoTokenizer); "
+            # (a plain function on the class: Python 3.13 no longer chains classmethod over other descriptors)
+            "import transformers; _ft = transformers.AutoTokenizer.from_pretrained; "
+            "transformers.AutoTokenizer.from_pretrained = lambda *a, **k: _ft(*a, **dict(k, use_fast=False)); "
             "transformers.PreTrainedTokenizer.vocab = property(lambda self: self.get_vocab()); "
             "import convert_hf_to_gguf as c; "
             # c392e509 defines the method on Model; newer trees on conversion.base.TextModel.
@@ -284,6 +311,11 @@ def convert(llamacpp, hf, out, outtype, pre):
 
 def make(family, llamacpp, dump_bin, shared):
     cfg_cls, model_cls, kw, tok, pre, chat = FAMILIES[family]
+    if family in NEWER:
+        have = tuple(int(x) for x in transformers.__version__.split(".")[:2])
+        if have < NEWER[family]:
+            raise RuntimeError(f"{family} needs transformers >= {NEWER[family]}, this is {transformers.__version__}")
+        llamacpp, dump_bin = os.environ["NEW_LLAMACPP"], os.environ["NEW_LOGITS_DUMP"]
     seed = zlib.crc32(family.encode())  # stable whatever other families are added
     torch.manual_seed(seed)
     config = getattr(transformers, cfg_cls)(**kw)
@@ -320,8 +352,11 @@ def make(family, llamacpp, dump_bin, shared):
     dump(os.path.join(gg, f"{family}-f32.logits.json"), {"tokens": lc["tokens"], "logits": f32(lc["logits"])})
     diff = float(np.max(np.abs(np.asarray(lc["logits"], np.float32) - logits.numpy())))
     print(f"{family}: llama.cpp f32 vs transformers max|d| = {diff:.3g}")
-    return {"family": family, "class": model_cls, "llamacpp_vs_transformers_max_abs": diff, "convert": cmds,
-            "pre": pre}
+    res = {"family": family, "class": model_cls, "llamacpp_vs_transformers_max_abs": diff, "convert": cmds,
+           "pre": pre}
+    if family in NEWER:
+        res.update(converter="newer", transformers=transformers.__version__, torch=torch.__version__)
+    return res
 
 
 # Families whose transformers class is newer than v4.43.4 (Granite: 4.45, OLMo 2: 4.47). Their checkpoints are

@@ -1,0 +1,57 @@
+package convert
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestNoRopeLayersOtherPattern: SmolLM3's GGUF cannot say which layers
+// skip RoPE (llama.cpp's graph fixes every fourth), so a config.json whose
+// no_rope_layers follow another pattern is refused, naming the key, rather
+// than converted into a model that computes something else. The fixture's
+// own list converts.
+func TestNoRopeLayersOtherPattern(t *testing.T) {
+	t.Parallel()
+	src := "../testdata/arch/smollm3/hf"
+	for _, tc := range []struct {
+		name   string
+		layers []int
+		ok     bool
+	}{
+		{"fixture", []int{1, 1, 1, 0}, true},
+		{"second", []int{1, 0, 1, 1}, false},
+		{"none", []int{1, 1, 1, 1}, false},
+		{"short", []int{1, 1, 1}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := hubSnapshot(t, src, "x/smollm3")
+			b, err := os.ReadFile(filepath.Join(src, "config.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var cfg map[string]any
+			if err := json.Unmarshal(b, &cfg); err != nil {
+				t.Fatal(err)
+			}
+			cfg["no_rope_layers"] = tc.layers
+			b, _ = json.Marshal(cfg)
+			p := filepath.Join(dir, "config.json")
+			if err := os.Remove(p); err != nil { // a link to the fixture's
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err = Run(dir, filepath.Join(t.TempDir(), "out.gguf"), Options{OutType: OutF32})
+			switch {
+			case tc.ok && err != nil:
+				t.Fatal(err)
+			case !tc.ok && (err == nil || !strings.Contains(err.Error(), "no_rope_layers")):
+				t.Fatalf("err = %v, want a refusal naming no_rope_layers", err)
+			}
+		})
+	}
+}
