@@ -10,9 +10,9 @@ import (
 
 	"github.com/tfconv/tfconv/arch"
 	"github.com/tfconv/tfconv/checkpoint"
-	"github.com/tfconv/tfconv/quantize"
 	"github.com/tfconv/tfconv/formats/gguf"
 	"github.com/tfconv/tfconv/internal/atomicfile"
+	"github.com/tfconv/tfconv/quantize"
 	"github.com/tfconv/tfconv/tensor"
 )
 

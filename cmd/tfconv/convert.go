@@ -12,21 +12,21 @@ import (
 )
 
 type convertOptions struct {
-	src, dst     string
-	to           string
-	outType      string
-	force        bool
-	json         bool
-	arch         string
-	maxShardSize string
-	splitMaxSize string
-	progress     bool
-	base         string
-	modelName    string
-	metadata     string
-	vocabOnly    bool
-	dryRun       bool
-	listModels   bool
+	src, dst      string
+	to            string
+	outType       string
+	force         bool
+	json          bool
+	arch          string
+	maxShardSize  string
+	splitMaxSize  string
+	progress      bool
+	base          string
+	modelName     string
+	metadata      string
+	vocabOnly     bool
+	dryRun        bool
+	listModels    bool
 	allowOverflow bool
 }
 
