@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tfconv/tfconv/internal/fixtures"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -26,30 +27,6 @@ func writeTree(t *testing.T, dir string, files map[string]string) {
 			t.Fatal(err)
 		}
 	}
-}
-
-// readTree returns every file under dir (relative name → contents) and
-// every folder (name → "/").
-func readTree(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	m := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		if e.IsDir() {
-			m[rel] = "/"
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		m[rel] = string(b)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
 }
 
 // tinyGGUF converts the shipped tiny LLaMA to an f32 GGUF in dir.
@@ -85,7 +62,7 @@ func TestForceIntoFolderKeepsOtherFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := readTree(t, dst)
+	got := fixtures.Tree(t, dst)
 	for name, content := range mine {
 		if got[name] != content {
 			t.Errorf("%s: %q after --force, want it kept as %q", name, got[name], content)
@@ -115,7 +92,7 @@ func TestForceIntoFolderKeepsOtherFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got = readTree(t, dst)
+	got = fixtures.Tree(t, dst)
 	for name, content := range mine {
 		if got[name] != content {
 			t.Errorf("sharded save: %s: %q, want it kept as %q", name, got[name], content)
@@ -145,7 +122,7 @@ func TestForceFailedWriteKeepsFolder(t *testing.T) {
 	dst := filepath.Join(tmp, "hf")
 	writeTree(t, dst, map[string]string{"notes.md": "my notes", "sub/x.txt": "x", "config.json": "old config",
 		"model.safetensors": "old weights"})
-	before := readTree(t, dst)
+	before := fixtures.Tree(t, dst)
 	infos := []tensor.Info{{Name: "w", DType: tensor.F32, Shape: tensor.Shape{4}}}
 	injected := errors.New("injected write failure")
 	_, err := WriteHFDir(dst, true, map[string][]byte{"config.json": []byte("{}")}, infos, 0,
@@ -160,7 +137,7 @@ func TestForceFailedWriteKeepsFolder(t *testing.T) {
 	if !errors.Is(err, injected) {
 		t.Fatalf("WriteHFDir: %v, want the injected error", err)
 	}
-	if got := readTree(t, dst); !reflect.DeepEqual(got, before) {
+	if got := fixtures.Tree(t, dst); !reflect.DeepEqual(got, before) {
 		t.Errorf("folder after a failed write:\n%v\nwant it as it was:\n%v", got, before)
 	}
 	if ents, _ := os.ReadDir(tmp); len(ents) != 1 {
@@ -197,7 +174,7 @@ func TestEmptyFolderAndFolderForFile(t *testing.T) {
 	if filepath.Dir(rep.Output) != folder {
 		t.Errorf("GGUF output into folder %s written to %s", folder, rep.Output)
 	}
-	got := readTree(t, folder)
+	got := fixtures.Tree(t, folder)
 	if got["notes.md"] != "my notes" || got[filepath.Base(rep.Output)] == "" || len(got) != 3 { // ".", notes.md, the GGUF
 		t.Errorf("folder in the way holds %d entries, want notes.md and %s", len(got), filepath.Base(rep.Output))
 	}

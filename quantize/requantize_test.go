@@ -7,13 +7,6 @@ import (
 	"github.com/tfconv/tfconv/tensor"
 )
 
-const (
-	tinyQ8 = "../testdata/tiny-fortunes/tiny-fortunes-Q8_0.gguf"
-	gptq4  = "../testdata/gptq/gptq-4bit-actorder"
-	awq4   = "../testdata/gptq/awq-4bit"
-	fp8    = "../testdata/fp8/ct-channel"
-)
-
 // The rule itself, type by type.
 func TestSourceReencodes(t *testing.T) {
 	t.Parallel()

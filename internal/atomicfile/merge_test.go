@@ -9,31 +9,9 @@ import (
 	"sort"
 	"strings"
 	"testing"
-)
 
-// snapshot maps every path under root (relative) to its contents ("/" for
-// a folder).
-func snapshot(t *testing.T, root string) map[string]string {
-	t.Helper()
-	m := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		if e.IsDir() {
-			m[rel] = "/"
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		m[rel] = string(b)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
+	"github.com/tfconv/tfconv/internal/fixtures"
+)
 
 func writeFiles(t *testing.T, dir string, files map[string]string) {
 	t.Helper()
@@ -88,7 +66,7 @@ func TestDirMergeKeepsOtherFiles(t *testing.T) {
 	want := map[string]string{".": "/", "sub": "/",
 		"notes.md": "my notes", "sub/x.txt": "x", "modelcard-of-mine.safetensors.txt": userFolder["modelcard-of-mine.safetensors.txt"],
 		"config.json": "new config", "model.safetensors": "new weights"}
-	if got := snapshot(t, dst); !reflect.DeepEqual(got, want) {
+	if got := fixtures.Tree(t, dst); !reflect.DeepEqual(got, want) {
 		t.Errorf("after the forced Commit the folder holds\n%v\nwant\n%v", got, want)
 	}
 	r := d.Result()
@@ -116,7 +94,7 @@ func TestDirExistingWithoutForce(t *testing.T) {
 	if err := d.Commit(); !errors.Is(err, ErrExists) {
 		t.Errorf("Commit into a non-empty folder without force: %v, want ErrExists", err)
 	}
-	if got, want := snapshot(t, dst), map[string]string{".": "/", "notes.md": "my notes"}; !reflect.DeepEqual(got, want) {
+	if got, want := fixtures.Tree(t, dst), map[string]string{".": "/", "notes.md": "my notes"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("refused folder holds %v, want %v", got, want)
 	}
 	empty := filepath.Join(parent, "empty")
@@ -126,7 +104,7 @@ func TestDirExistingWithoutForce(t *testing.T) {
 	if err := d.Commit(); err != nil {
 		t.Fatalf("Commit into an empty folder: %v", err)
 	}
-	if got := snapshot(t, empty); got["model.safetensors"] != "new weights" || len(got) != 3 {
+	if got := fixtures.Tree(t, empty); got["model.safetensors"] != "new weights" || len(got) != 3 {
 		t.Errorf("empty folder after Commit holds %v", got)
 	}
 	if ents, _ := os.ReadDir(parent); len(ents) != 2 {
@@ -140,7 +118,7 @@ func TestDirMergeRefusesFolderInTheWay(t *testing.T) {
 	t.Parallel()
 	dst := filepath.Join(t.TempDir(), "hf")
 	writeFiles(t, dst, map[string]string{"config.json/mine.txt": "mine", "model-00001-of-00002.safetensors": "old"})
-	before := snapshot(t, dst)
+	before := fixtures.Tree(t, dst)
 	d, _ := CreateDir(dst, true)
 	d.SetStale(shardLike)
 	writeFiles(t, d.Name(), newSave)
@@ -150,7 +128,7 @@ func TestDirMergeRefusesFolderInTheWay(t *testing.T) {
 	if r := d.Result(); r.Replaced != nil || r.Removed != nil {
 		t.Errorf("Result %+v after a refused Commit", r)
 	}
-	if got := snapshot(t, dst); !reflect.DeepEqual(got, before) {
+	if got := fixtures.Tree(t, dst); !reflect.DeepEqual(got, before) {
 		t.Errorf("folder changed by a refused Commit:\n%v\nwant\n%v", got, before)
 	}
 }
@@ -166,7 +144,7 @@ func TestDirMergeFailureRestores(t *testing.T) {
 		dst := filepath.Join(parent, "hf")
 		writeFiles(t, dst, map[string]string{"notes.md": "my notes", "sub/x.txt": "x", "config.json": "old config",
 			"model-00001-of-00003.safetensors": "1", "model-00002-of-00003.safetensors": "2", "model-00003-of-00003.safetensors": "3"})
-		before := snapshot(t, dst)
+		before := fixtures.Tree(t, dst)
 		d, err := CreateDir(dst, true)
 		if err != nil {
 			t.Fatal(err)
@@ -191,7 +169,7 @@ func TestDirMergeFailureRestores(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "injected") {
 			t.Errorf("rename %d failing: Commit gave %v", failAt, err)
 		}
-		if got := snapshot(t, dst); !reflect.DeepEqual(got, before) {
+		if got := fixtures.Tree(t, dst); !reflect.DeepEqual(got, before) {
 			t.Errorf("rename %d failing: the folder holds\n%v\nwant it as it was\n%v", failAt, got, before)
 		}
 		var left []string
@@ -220,7 +198,7 @@ func TestCreateOverFolderRefused(t *testing.T) {
 	if _, err := NewGroup([]string{dst}, true); err == nil {
 		t.Errorf("NewGroup over a folder with force: no error")
 	}
-	if got := snapshot(t, dst); got["notes.md"] != "my notes" {
+	if got := fixtures.Tree(t, dst); got["notes.md"] != "my notes" {
 		t.Errorf("folder changed: %v", got)
 	}
 }
@@ -240,7 +218,7 @@ func TestCreateForceReplacesOnlyTheFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{".": "/", "sub": "/", "m.gguf": "new", "notes.md": "my notes", "sub/x.txt": "x"}
-	if got := snapshot(t, dir); !reflect.DeepEqual(got, want) {
+	if got := fixtures.Tree(t, dir); !reflect.DeepEqual(got, want) {
 		t.Errorf("folder holds %v, want %v", got, want)
 	}
 }
@@ -253,12 +231,12 @@ func TestSweepKeepsAside(t *testing.T) {
 	dst := filepath.Join(dir, "hf")
 	aside := filepath.Join(dir, ".hf.aside-2147483000-1")
 	writeFiles(t, dir, map[string]string{"hf/config.json": "new", ".hf.aside-2147483000-1/config.json": "old"})
-	old := snapshot(t, aside)
+	old := fixtures.Tree(t, aside)
 	// SetWarn is global: not parallel.
 	restore := SetWarn(func(m string) { msgs = append(msgs, m) })
 	sweepStale(dst, true)
 	restore()
-	if got := snapshot(t, aside); !reflect.DeepEqual(got, old) {
+	if got := fixtures.Tree(t, aside); !reflect.DeepEqual(got, old) {
 		t.Errorf("moved-aside folder changed by the sweep: %v", got)
 	}
 	if !strings.Contains(strings.Join(msgs, "\n"), "kept "+aside) {
@@ -286,7 +264,7 @@ func TestDirThroughSymlink(t *testing.T) {
 		t.Errorf("the link was replaced: %v %v", st, err)
 	}
 	want := map[string]string{".": "/", "notes.md": "my notes", "config.json": "new config", "model.safetensors": "new weights"}
-	if got := snapshot(t, target); !reflect.DeepEqual(got, want) {
+	if got := fixtures.Tree(t, target); !reflect.DeepEqual(got, want) {
 		t.Errorf("link target holds %v, want %v", got, want)
 	}
 	dangling := filepath.Join(parent, "gone")
