@@ -130,6 +130,10 @@ type Graph struct {
 	// graph); 0 when every layer rotates. On Hugging Face input
 	// config.json's no_rope_layers (1 rotates, 0 does not) decides.
 	NoRopeStep int
+	// PreFFNNormPostAttention: the norm before the feed-forward is named
+	// blk.N.post_attention_norm in GGUF (Seed-OSS: the newer converter's
+	// tensor map has no ffn_norm for it), not a post-norm of attention.
+	PreFFNNormPostAttention bool
 }
 
 // RopeLayer reports whether layer i of n rotates its queries and keys:

@@ -392,6 +392,12 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 			// feed-forward.
 			attnNorm, ffnNorm = "blk.{bid}.attn_norm_2", "blk.{bid}.attn_norm"
 		}
+		postAttnNorm := "blk.{bid}.post_attention_norm"
+		if g.PreFFNNormPostAttention {
+			// Seed-OSS: the GGUF's post_attention_norm is the pre-FFN
+			// norm, and there is no post-norm of attention.
+			ffnNorm, postAttnNorm = postAttnNorm, ""
+		}
 		qn, kn := qd, kd
 		if g.QKNormPerHead {
 			qn, kn = cfg.HeadDim, cfg.HeadDim
@@ -401,7 +407,7 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 			QNorm:        fl.norm("blk.{bid}.attn_q_norm", i, qn, cfg.Eps, false),
 			KNorm:        fl.norm("blk.{bid}.attn_k_norm", i, kn, cfg.Eps, false),
 			O:            fl.lin("blk.{bid}.attn_output", i, d, qd),
-			PostAttnNorm: fl.norm("blk.{bid}.post_attention_norm", i, d, cfg.Eps, false),
+			PostAttnNorm: fl.norm(spec.Role(postAttnNorm), i, d, cfg.Eps, false),
 			FFNNorm:      fl.norm(ffnNorm, i, d, cfg.Eps, !m.parallel && !g.NoPreNorm),
 			Gate:         fl.optDense("blk.{bid}.ffn_gate", i, cfg.FFN, d),
 			Up:           fl.optDense("blk.{bid}.ffn_up", i, upRows, d),

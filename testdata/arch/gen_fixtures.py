@@ -18,7 +18,7 @@ tfconv's code is never run. Usage, from the repository root (paths of the tool t
   PYTHONPATH=testdata/arch/pyshim:<transformers v4.43.4>/src /usr/bin/python3 testdata/arch/gen_fixtures.py \
       <llama.cpp tree> <logits-dump binary> <shared/fixtures> [FAMILY ...]
 
-The families in NEWER (phi4mini, smollm3) need transformers v4.57.6 and the newer llama.cpp ($NEW_LLAMACPP,
+The families in NEWER (phi4mini, smollm3, seedoss) need transformers v4.57.6 and the newer llama.cpp ($NEW_LLAMACPP,
 $NEW_LOGITS_DUMP); README.md gives the Debian trixie chroot command that runs them.
 
 Numbers are written as the shortest decimal that reads back as the same float32 (numpy's repr).
@@ -154,6 +154,14 @@ FAMILIES = {
                 dict(BASE, num_hidden_layers=4, num_key_value_heads=2, rope_theta=5000000.0, use_sliding_window=False,
                      pad_token_id=999, bos_token_id=999, eos_token_id=999, tie_word_embeddings=True),
                 "bpe", "gpt-2", False),
+    # Seed-OSS's form (transformers 4.57; the newer llama.cpp): Qwen2's block (Q/K/V biases, NEOX rotation) with
+    # head_dim 32 so that the query width 128 is not hidden_size, no output-projection bias (attention_out_bias),
+    # untied embeddings, GQA 4/2.
+    "seedoss": ("SeedOssConfig", "SeedOssForCausalLM",
+                dict(BASE, num_key_value_heads=2, head_dim=32, rope_theta=10000000.0, attention_bias=True,
+                     attention_out_bias=False, pad_token_id=999, bos_token_id=999, eos_token_id=999,
+                     tie_word_embeddings=False),
+                "bpe", "gpt-2", False),
     "gpt_neox": ("GPTNeoXConfig", "GPTNeoXForCausalLM",
                  dict(BASE, rotary_pct=0.25, use_parallel_residual=True, tie_word_embeddings=False,
                       bos_token_id=999, eos_token_id=999),
@@ -205,7 +213,7 @@ FAMILIES = {
 # Families whose transformers class (or form of it) is newer than v4.43.4 and whose converter is the newer llama.cpp
 # ($NEW_LLAMACPP, $NEW_LOGITS_DUMP): family -> the transformers version (major, minor) at least needed. They run
 # in the Debian trixie chroot of README.md (transformers v4.57.6, torch 2.6).
-NEWER = {"phi4mini": (4, 57), "smollm3": (4, 57)}
+NEWER = {"phi4mini": (4, 57), "smollm3": (4, 57), "seedoss": (4, 57)}
 
 
 def f32(x):
