@@ -15,20 +15,6 @@ import (
 	"github.com/tfconv/tfconv/tensor"
 )
 
-// writeTree writes files (relative name → contents) under dir.
-func writeTree(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // tinyGGUF converts the shipped tiny LLaMA to an f32 GGUF in dir.
 func tinyGGUF(t *testing.T, dir string) string {
 	t.Helper()
@@ -50,8 +36,8 @@ func TestForceIntoFolderKeepsOtherFiles(t *testing.T) {
 	g := tinyGGUF(t, tmp)
 	dst := filepath.Join(tmp, "hf")
 	mine := map[string]string{"notes.md": "my notes", "sub/x.txt": "x", "adapter_model.safetensors": "not ours"}
-	writeTree(t, dst, mine)
-	writeTree(t, dst, map[string]string{"config.json": "old config",
+	fixtures.WriteTree(t, dst, mine)
+	fixtures.WriteTree(t, dst, map[string]string{"config.json": "old config",
 		"model-00001-of-00003.safetensors": "1", "model-00002-of-00003.safetensors": "2",
 		"model-00003-of-00003.safetensors": "3", "model.safetensors.index.json": "{}"})
 
@@ -120,7 +106,7 @@ func TestForceFailedWriteKeepsFolder(t *testing.T) {
 	t.Parallel()
 	tmp := t.TempDir()
 	dst := filepath.Join(tmp, "hf")
-	writeTree(t, dst, map[string]string{"notes.md": "my notes", "sub/x.txt": "x", "config.json": "old config",
+	fixtures.WriteTree(t, dst, map[string]string{"notes.md": "my notes", "sub/x.txt": "x", "config.json": "old config",
 		"model.safetensors": "old weights"})
 	before := fixtures.Tree(t, dst)
 	infos := []tensor.Info{{Name: "w", DType: tensor.F32, Shape: tensor.Shape{4}}}
@@ -166,7 +152,7 @@ func TestEmptyFolderAndFolderForFile(t *testing.T) {
 	// goes into it under convert_hf_to_gguf.py's default name (DefaultName),
 	// as that converter's --outfile DIR does, and the folder's files stay.
 	folder := filepath.Join(tmp, "x.gguf")
-	writeTree(t, folder, map[string]string{"notes.md": "my notes"})
+	fixtures.WriteTree(t, folder, map[string]string{"notes.md": "my notes"})
 	rep, err = Run(shippedTinyLlama, folder, Options{Force: true})
 	if err != nil {
 		t.Fatalf("GGUF output into a folder with --force: %v", err)

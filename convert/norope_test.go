@@ -27,25 +27,8 @@ func TestNoRopeLayersOtherPattern(t *testing.T) {
 		{"short", []int{1, 1, 1}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := hubSnapshot(t, src, "x/smollm3")
-			b, err := os.ReadFile(filepath.Join(src, "config.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var cfg map[string]any
-			if err := json.Unmarshal(b, &cfg); err != nil {
-				t.Fatal(err)
-			}
-			cfg["no_rope_layers"] = tc.layers
-			b, _ = json.Marshal(cfg)
-			p := filepath.Join(dir, "config.json")
-			if err := os.Remove(p); err != nil { // a link to the fixture's
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			_, err = Run(dir, filepath.Join(t.TempDir(), "out.gguf"), Options{OutType: OutF32})
+			dir := withConfig(t, src, "x/smollm3", "no_rope_layers", tc.layers)
+			_, err := Run(dir, filepath.Join(t.TempDir(), "out.gguf"), Options{OutType: OutF32})
 			switch {
 			case tc.ok && err != nil:
 				t.Fatal(err)
@@ -54,4 +37,30 @@ func TestNoRopeLayersOtherPattern(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withConfig copies the Hugging Face fixture src into a Hub-cache-shaped
+// folder (hubSnapshot, as repo) whose config.json has key set to v, and
+// returns that folder.
+func withConfig(t *testing.T, src, repo, key string, v any) string {
+	t.Helper()
+	dir := hubSnapshot(t, src, repo)
+	b, err := os.ReadFile(filepath.Join(src, "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfg[key] = v
+	b, _ = json.Marshal(cfg)
+	p := filepath.Join(dir, "config.json")
+	if err := os.Remove(p); err != nil { // a link to the fixture's
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

@@ -1,8 +1,6 @@
 package convert
 
 import (
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,25 +24,8 @@ func TestSeedOssRopeScaling(t *testing.T) {
 			"high_freq_factor": 4.0, "original_max_position_embeddings": 64}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := hubSnapshot(t, src, "x/seedoss")
-			b, err := os.ReadFile(filepath.Join(src, "config.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var cfg map[string]any
-			if err := json.Unmarshal(b, &cfg); err != nil {
-				t.Fatal(err)
-			}
-			cfg["rope_scaling"] = tc.rs
-			b, _ = json.Marshal(cfg)
-			p := filepath.Join(dir, "config.json")
-			if err := os.Remove(p); err != nil { // a link to the fixture's
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			_, err = Run(dir, filepath.Join(t.TempDir(), "out.gguf"), Options{OutType: OutF32})
+			dir := withConfig(t, src, "x/seedoss", "rope_scaling", tc.rs)
+			_, err := Run(dir, filepath.Join(t.TempDir(), "out.gguf"), Options{OutType: OutF32})
 			switch {
 			case tc.ok && err != nil:
 				t.Fatal(err)

@@ -13,19 +13,6 @@ import (
 	"github.com/tfconv/tfconv/internal/fixtures"
 )
 
-func writeFiles(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // shardLike is the stale matcher of the tests: an earlier save's shards.
 func shardLike(name string) bool {
 	return name == "model.safetensors" || strings.HasPrefix(name, "model-") || name == "model.safetensors.index.json"
@@ -53,13 +40,13 @@ func TestDirMergeKeepsOtherFiles(t *testing.T) {
 	t.Parallel()
 	parent := t.TempDir()
 	dst := filepath.Join(parent, "hf")
-	writeFiles(t, dst, userFolder)
+	fixtures.WriteTree(t, dst, userFolder)
 	d, err := CreateDir(dst, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	d.SetStale(shardLike)
-	writeFiles(t, d.Name(), newSave)
+	fixtures.WriteTree(t, d.Name(), newSave)
 	if err := d.Commit(); err != nil {
 		t.Fatal(err)
 	}
@@ -88,9 +75,9 @@ func TestDirExistingWithoutForce(t *testing.T) {
 	t.Parallel()
 	parent := t.TempDir()
 	dst := filepath.Join(parent, "hf")
-	writeFiles(t, dst, map[string]string{"notes.md": "my notes"})
+	fixtures.WriteTree(t, dst, map[string]string{"notes.md": "my notes"})
 	d, _ := CreateDir(dst, false)
-	writeFiles(t, d.Name(), newSave)
+	fixtures.WriteTree(t, d.Name(), newSave)
 	if err := d.Commit(); !errors.Is(err, ErrExists) {
 		t.Errorf("Commit into a non-empty folder without force: %v, want ErrExists", err)
 	}
@@ -100,7 +87,7 @@ func TestDirExistingWithoutForce(t *testing.T) {
 	empty := filepath.Join(parent, "empty")
 	os.Mkdir(empty, 0o755)
 	d, _ = CreateDir(empty, false)
-	writeFiles(t, d.Name(), newSave)
+	fixtures.WriteTree(t, d.Name(), newSave)
 	if err := d.Commit(); err != nil {
 		t.Fatalf("Commit into an empty folder: %v", err)
 	}
@@ -117,11 +104,11 @@ func TestDirExistingWithoutForce(t *testing.T) {
 func TestDirMergeRefusesFolderInTheWay(t *testing.T) {
 	t.Parallel()
 	dst := filepath.Join(t.TempDir(), "hf")
-	writeFiles(t, dst, map[string]string{"config.json/mine.txt": "mine", "model-00001-of-00002.safetensors": "old"})
+	fixtures.WriteTree(t, dst, map[string]string{"config.json/mine.txt": "mine", "model-00001-of-00002.safetensors": "old"})
 	before := fixtures.Tree(t, dst)
 	d, _ := CreateDir(dst, true)
 	d.SetStale(shardLike)
-	writeFiles(t, d.Name(), newSave)
+	fixtures.WriteTree(t, d.Name(), newSave)
 	if err := d.Commit(); err == nil || !strings.Contains(err.Error(), "config.json") {
 		t.Errorf("Commit over a folder named config.json: %v, want an error naming it", err)
 	}
@@ -142,7 +129,7 @@ func TestDirMergeFailureRestores(t *testing.T) {
 	for failAt := 1; failAt <= 7; failAt++ {
 		parent := t.TempDir()
 		dst := filepath.Join(parent, "hf")
-		writeFiles(t, dst, map[string]string{"notes.md": "my notes", "sub/x.txt": "x", "config.json": "old config",
+		fixtures.WriteTree(t, dst, map[string]string{"notes.md": "my notes", "sub/x.txt": "x", "config.json": "old config",
 			"model-00001-of-00003.safetensors": "1", "model-00002-of-00003.safetensors": "2", "model-00003-of-00003.safetensors": "3"})
 		before := fixtures.Tree(t, dst)
 		d, err := CreateDir(dst, true)
@@ -150,7 +137,7 @@ func TestDirMergeFailureRestores(t *testing.T) {
 			t.Fatal(err)
 		}
 		d.SetStale(shardLike)
-		writeFiles(t, d.Name(), newSave)
+		fixtures.WriteTree(t, d.Name(), newSave)
 		n := 0
 		rename = func(from, to string) error {
 			if n++; n == failAt {
@@ -191,7 +178,7 @@ func TestDirMergeFailureRestores(t *testing.T) {
 func TestCreateOverFolderRefused(t *testing.T) {
 	t.Parallel()
 	dst := filepath.Join(t.TempDir(), "m.gguf")
-	writeFiles(t, dst, map[string]string{"notes.md": "my notes"})
+	fixtures.WriteTree(t, dst, map[string]string{"notes.md": "my notes"})
 	if _, err := Create(dst, true); err == nil || !strings.Contains(err.Error(), "is a directory") {
 		t.Errorf("Create over a folder with force: %v", err)
 	}
@@ -208,7 +195,7 @@ func TestCreateForceReplacesOnlyTheFile(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	dst := filepath.Join(dir, "m.gguf")
-	writeFiles(t, dir, map[string]string{"m.gguf": "old", "notes.md": "my notes", "sub/x.txt": "x"})
+	fixtures.WriteTree(t, dir, map[string]string{"m.gguf": "old", "notes.md": "my notes", "sub/x.txt": "x"})
 	f, err := Create(dst, true)
 	if err != nil {
 		t.Fatal(err)
@@ -230,7 +217,7 @@ func TestSweepKeepsAside(t *testing.T) {
 	dir := t.TempDir()
 	dst := filepath.Join(dir, "hf")
 	aside := filepath.Join(dir, ".hf.aside-2147483000-1")
-	writeFiles(t, dir, map[string]string{"hf/config.json": "new", ".hf.aside-2147483000-1/config.json": "old"})
+	fixtures.WriteTree(t, dir, map[string]string{"hf/config.json": "new", ".hf.aside-2147483000-1/config.json": "old"})
 	old := fixtures.Tree(t, aside)
 	// SetWarn is global: not parallel.
 	restore := SetWarn(func(m string) { msgs = append(msgs, m) })
@@ -250,13 +237,13 @@ func TestDirThroughSymlink(t *testing.T) {
 	t.Parallel()
 	parent := t.TempDir()
 	target := filepath.Join(parent, "real")
-	writeFiles(t, target, map[string]string{"notes.md": "my notes", "config.json": "old"})
+	fixtures.WriteTree(t, target, map[string]string{"notes.md": "my notes", "config.json": "old"})
 	link := filepath.Join(parent, "hf")
 	if err := os.Symlink(target, link); err != nil {
 		t.Skip(err)
 	}
 	d, _ := CreateDir(link, true)
-	writeFiles(t, d.Name(), newSave)
+	fixtures.WriteTree(t, d.Name(), newSave)
 	if err := d.Commit(); err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +257,7 @@ func TestDirThroughSymlink(t *testing.T) {
 	dangling := filepath.Join(parent, "gone")
 	os.Symlink(filepath.Join(parent, "nothing"), dangling)
 	d, _ = CreateDir(dangling, true)
-	writeFiles(t, d.Name(), newSave)
+	fixtures.WriteTree(t, d.Name(), newSave)
 	if err := d.Commit(); err == nil {
 		t.Error("Commit through a dangling link: no error")
 	}
