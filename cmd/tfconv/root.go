@@ -182,6 +182,7 @@ Exit codes: 0 success, 1 a check found a difference, 2 usage or input error.`,
 		newCmdPerplexity(a),
 		newCmdImatrix(a),
 		newCmdEdit(a),
+		newCmdCard(a),
 	)
 	setExamples(root)
 	return root
