@@ -134,6 +134,10 @@ type Graph struct {
 	// blk.N.post_attention_norm in GGUF (Seed-OSS: the newer converter's
 	// tensor map has no ffn_norm for it), not a post-norm of attention.
 	PreFFNNormPostAttention bool
+	// PairRopeHF: the Hugging Face form rotates adjacent pairs of each head
+	// too (GLM's interleaved rope: ERNIE 4.5), as ggml's normal rope does,
+	// so the converter permutes no Q/K rows and both forms run one rotation.
+	PairRopeHF bool
 }
 
 // RopeLayer reports whether layer i of n rotates its queries and keys:

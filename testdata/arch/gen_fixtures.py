@@ -18,7 +18,7 @@ tfconv's code is never run. Usage, from the repository root (paths of the tool t
   PYTHONPATH=testdata/arch/pyshim:<transformers v4.43.4>/src /usr/bin/python3 testdata/arch/gen_fixtures.py \
       <llama.cpp tree> <logits-dump binary> <shared/fixtures> [FAMILY ...]
 
-The families in NEWER (phi4mini, smollm3, seedoss) need transformers v4.57.6 and the newer llama.cpp ($NEW_LLAMACPP,
+The families in NEWER (phi4mini, smollm3, seedoss, ernie4_5, ...) need transformers v4.57.6 and the newer llama.cpp ($NEW_LLAMACPP,
 $NEW_LOGITS_DUMP); README.md gives the Debian trixie chroot command that runs them.
 
 Numbers are written as the shortest decimal that reads back as the same float32 (numpy's repr).
@@ -162,6 +162,13 @@ FAMILIES = {
                      attention_out_bias=False, pad_token_id=999, bos_token_id=999, eos_token_id=999,
                      tie_word_embeddings=False),
                 "bpe", "gpt-2", False),
+    # Ernie 4.5's dense form (transformers 4.54; the newer llama.cpp): LLaMA's block rotating adjacent pairs (GLM's
+    # interleaved rope, which ggml's normal rope is: no Q/K permutation), head_dim 16 stated, tied, GQA 4/2; the
+    # SentencePiece tokenizer with tokenizer_config.json's add_prefix_space.
+    "ernie4_5": ("Ernie4_5Config", "Ernie4_5ForCausalLM",
+                 dict(BASE, num_key_value_heads=2, head_dim=16, rope_theta=500000.0, use_bias=False,
+                      tie_word_embeddings=True, pad_token_id=0, bos_token_id=1, eos_token_id=2),
+                 "spm", None, False),
     "gpt_neox": ("GPTNeoXConfig", "GPTNeoXForCausalLM",
                  dict(BASE, rotary_pct=0.25, use_parallel_residual=True, tie_word_embeddings=False,
                       bos_token_id=999, eos_token_id=999),
@@ -213,7 +220,7 @@ FAMILIES = {
 # Families whose transformers class (or form of it) is newer than v4.43.4 and whose converter is the newer llama.cpp
 # ($NEW_LLAMACPP, $NEW_LOGITS_DUMP): family -> the transformers version (major, minor) at least needed. They run
 # in the Debian trixie chroot of README.md (transformers v4.57.6, torch 2.6).
-NEWER = {"phi4mini": (4, 57), "smollm3": (4, 57), "seedoss": (4, 57)}
+NEWER = {"phi4mini": (4, 57), "smollm3": (4, 57), "seedoss": (4, 57), "ernie4_5": (4, 57)}
 
 
 def f32(x):
