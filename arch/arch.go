@@ -903,7 +903,10 @@ func (f *Family) HeadCounts(c Config) (q, kv int64, err error) {
 
 // Experts is the expert count of config c (0: a dense model).
 func (f *Family) Experts(c Config) int64 {
-	n, _ := c.Int("num_local_experts", "num_experts", "n_routed_experts")
+	n, ok := f.ParamInt(c, "expert_count")
+	if !ok {
+		n, _ = c.Int("num_local_experts", "num_experts", "n_routed_experts")
+	}
 	return max(n, 0)
 }
 

@@ -169,6 +169,17 @@ FAMILIES = {
                  dict(BASE, num_key_value_heads=2, head_dim=16, rope_theta=500000.0, use_bias=False,
                       tie_word_embeddings=True, pad_token_id=0, bos_token_id=1, eos_token_id=2),
                  "spm", None, False),
+    # Ernie 4.5's mixture (21B-A3B's form): 3 layers, layer 0 dense (moe_layer_start_index 1), then 4 experts of
+    # width 32, 2 used (moe_k), chosen by softmax + e_score_correction_bias (redrawn non-zero), weighted by the
+    # renormalised softmax, beside 2 shared experts (one MLP of width 64 = intermediate_size / num_key_value_heads,
+    # the width the converter writes); untied.
+    "ernie4_5moe": ("Ernie4_5_MoeConfig", "Ernie4_5_MoeForCausalLM",
+                    dict(BASE, num_hidden_layers=3, num_key_value_heads=2, head_dim=16, rope_theta=500000.0,
+                         use_bias=False, tie_word_embeddings=False, moe_num_experts=4, moe_k=2,
+                         moe_intermediate_size=32, moe_num_shared_experts=2, moe_layer_start_index=1,
+                         moe_layer_end_index=-1, moe_layer_interval=1, pad_token_id=0, bos_token_id=1,
+                         eos_token_id=2),
+                    "spm", None, False),
     "gpt_neox": ("GPTNeoXConfig", "GPTNeoXForCausalLM",
                  dict(BASE, rotary_pct=0.25, use_parallel_residual=True, tie_word_embeddings=False,
                       bos_token_id=999, eos_token_id=999),
@@ -220,7 +231,7 @@ FAMILIES = {
 # Families whose transformers class (or form of it) is newer than v4.43.4 and whose converter is the newer llama.cpp
 # ($NEW_LLAMACPP, $NEW_LOGITS_DUMP): family -> the transformers version (major, minor) at least needed. They run
 # in the Debian trixie chroot of README.md (transformers v4.57.6, torch 2.6).
-NEWER = {"phi4mini": (4, 57), "smollm3": (4, 57), "seedoss": (4, 57), "ernie4_5": (4, 57)}
+NEWER = {"phi4mini": (4, 57), "smollm3": (4, 57), "seedoss": (4, 57), "ernie4_5": (4, 57), "ernie4_5moe": (4, 57)}
 
 
 def f32(x):
