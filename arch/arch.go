@@ -144,6 +144,9 @@ type Graph struct {
 	// too (GLM's interleaved rope: ERNIE 4.5), as ggml's normal rope does,
 	// so the converter permutes no Q/K rows and both forms run one rotation.
 	PairRopeHF bool
+	// QKNormAfterRope: the per-head Q/K norms apply to the rotated queries
+	// and keys (Hunyuan), not before the rotation (Qwen3).
+	QKNormAfterRope bool
 }
 
 // RopeLayer reports whether layer i of n rotates its queries and keys:
@@ -169,7 +172,14 @@ type VocabRules struct {
 	// SpecialIDs are token ids the converter sets by family ("eot" → 107
 	// for Gemma), written after the tokenizer's own.
 	SpecialIDs []SpecialID
+	// IDsFromConfig are special ids the converter takes from config.json
+	// keys over the tokenizer's own (Hunyuan: eod_token_id as EOS).
+	IDsFromConfig []ConfigID
 }
+
+// ConfigID is a special token id read from a config.json key ("eos" ←
+// eod_token_id).
+type ConfigID struct{ Kind, Key string }
 
 // SpecialID is one fixed special token id ("eot" → tokenizer.ggml.eot_token_id).
 type SpecialID struct {

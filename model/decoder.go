@@ -493,7 +493,7 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 			obs.apply(&b.K, k, h, T)
 			obs.apply(&b.V, v, h, T)
 		}
-		if b.QNorm != nil {
+		if b.QNorm != nil && !m.g.QKNormAfterRope {
 			b.QNorm.apply(q, q, len(q)/len(b.QNorm.W), len(b.QNorm.W))
 			b.KNorm.apply(k, k, len(k)/len(b.KNorm.W), len(b.KNorm.W))
 		}
@@ -515,6 +515,10 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 		for t := 0; t < T && m.layers[l].Rope; t++ {
 			kernels.RoPEFreqScaled(q[t*qd:(t+1)*qd], H, D, inv, pos0+t, c.RopeNeox, m.ropeScale)
 			kernels.RoPEFreqScaled(k[t*kd:(t+1)*kd], G, D, inv, pos0+t, c.RopeNeox, m.ropeScale)
+		}
+		if b.QNorm != nil && m.g.QKNormAfterRope {
+			b.QNorm.apply(q, q, len(q)/len(b.QNorm.W), len(b.QNorm.W))
+			b.KNorm.apply(k, k, len(k)/len(b.KNorm.W), len(b.KNorm.W))
 		}
 		K, V := s.cache.add(l, k, v)
 		attend(att, q, K, V, T, pos0+T, reach(kernels.AttentionParams{Heads: H, KVHeads: G, HeadDim: D,
@@ -673,6 +677,13 @@ func grow(b []float32, n int) []float32 {
 func ropeFrequencies(fl familyLoader, c spec.Config, cfg *Config, m *decoder) ([]float32, error) {
 	path := fl.c.Path
 	m.ropeScale = 1
+	// Hunyuan's alpha scaling: its base, from config.json or as
+	// GGUF → HF states it again from rope.freq_base.
+	if base, ok, err := spec.NTKAlphaBaseOf(c); err != nil {
+		return nil, fmt.Errorf("model: %s: %w", path, err)
+	} else if ok {
+		return kernels.RoPEInvFreq(base, cfg.RopeDim), nil
+	}
 	if fl.hf {
 		r, ok, err := spec.Llama3RopeOf(c)
 		if err != nil {

@@ -180,6 +180,15 @@ FAMILIES = {
                          moe_layer_end_index=-1, moe_layer_interval=1, pad_token_id=0, bos_token_id=1,
                          eos_token_id=2),
                     "spm", None, False),
+    # Hunyuan's dense form (transformers 4.56; the newer llama.cpp): per-head RMSNorms of Q and K after the rotation,
+    # NEOX rotation, head_dim 16 stated, tied, GQA 4/2; the NTK "alpha" scaling as Hunyuan's checkpoints state it
+    # (rope_scaling dynamic, alpha 1000: base 1e4 · 1000^(16/14)) with the context the converter asserts (32768);
+    # eod_token_id left at the class's default 3 (the converter writes it as EOS).
+    "hunyuan": ("HunYuanDenseV1Config", "HunYuanDenseV1ForCausalLM",
+                dict(BASE, num_key_value_heads=2, head_dim=16, rope_theta=10000.0, max_position_embeddings=32768,
+                     rope_scaling={"type": "dynamic", "alpha": 1000.0, "factor": 1.0}, attention_bias=False,
+                     tie_word_embeddings=True, pad_token_id=0, bos_token_id=999, eos_token_id=999),
+                "bpe", "gpt-2", False),
     "gpt_neox": ("GPTNeoXConfig", "GPTNeoXForCausalLM",
                  dict(BASE, rotary_pct=0.25, use_parallel_residual=True, tie_word_embeddings=False,
                       bos_token_id=999, eos_token_id=999),
@@ -231,7 +240,7 @@ FAMILIES = {
 # Families whose transformers class (or form of it) is newer than v4.43.4 and whose converter is the newer llama.cpp
 # ($NEW_LLAMACPP, $NEW_LOGITS_DUMP): family -> the transformers version (major, minor) at least needed. They run
 # in the Debian trixie chroot of README.md (transformers v4.57.6, torch 2.6).
-NEWER = {"phi4mini": (4, 57), "smollm3": (4, 57), "seedoss": (4, 57), "ernie4_5": (4, 57), "ernie4_5moe": (4, 57)}
+NEWER = {"phi4mini": (4, 57), "smollm3": (4, 57), "seedoss": (4, 57), "ernie4_5": (4, 57), "ernie4_5moe": (4, 57), "hunyuan": (4, 57)}
 
 
 def f32(x):
