@@ -189,6 +189,15 @@ FAMILIES = {
                      rope_scaling={"type": "dynamic", "alpha": 1000.0, "factor": 1.0}, attention_bias=False,
                      tie_word_embeddings=True, pad_token_id=0, bos_token_id=999, eos_token_id=999),
                 "bpe", "gpt-2", False),
+    # EXAONE 4's form (transformers 4.54; the newer llama.cpp): no pre-norms, RMSNorms after attention and after the
+    # MLP, per-head Q/K RMSNorms before the rotation; 4 layers by sliding_window_pattern 4: layers 0-2 attend within
+    # a window of 4 and rotate, layer 3 attends globally without RoPE (transformers' rule when sliding_window is set;
+    # llama.cpp's graph applies it at 64 layers only, so its logits differ here by design); head_dim 16, tied.
+    "exaone4": ("Exaone4Config", "Exaone4ForCausalLM",
+                dict(BASE, num_hidden_layers=4, num_key_value_heads=2, head_dim=16, rope_theta=1000000.0,
+                     sliding_window=4, sliding_window_pattern=4, tie_word_embeddings=True, pad_token_id=0,
+                     bos_token_id=999, eos_token_id=999),
+                "bpe", "gpt-2", False),
     "gpt_neox": ("GPTNeoXConfig", "GPTNeoXForCausalLM",
                  dict(BASE, rotary_pct=0.25, use_parallel_residual=True, tie_word_embeddings=False,
                       bos_token_id=999, eos_token_id=999),
@@ -240,7 +249,7 @@ FAMILIES = {
 # Families whose transformers class (or form of it) is newer than v4.43.4 and whose converter is the newer llama.cpp
 # ($NEW_LLAMACPP, $NEW_LOGITS_DUMP): family -> the transformers version (major, minor) at least needed. They run
 # in the Debian trixie chroot of README.md (transformers v4.57.6, torch 2.6).
-NEWER = {"phi4mini": (4, 57), "smollm3": (4, 57), "seedoss": (4, 57), "ernie4_5": (4, 57), "ernie4_5moe": (4, 57), "hunyuan": (4, 57)}
+NEWER = {"phi4mini": (4, 57), "smollm3": (4, 57), "seedoss": (4, 57), "ernie4_5": (4, 57), "ernie4_5moe": (4, 57), "hunyuan": (4, 57), "exaone4": (4, 57)}
 
 
 def f32(x):
