@@ -140,6 +140,13 @@ type Graph struct {
 	// blk.N.post_attention_norm in GGUF (Seed-OSS: the newer converter's
 	// tensor map has no ffn_norm for it), not a post-norm of attention.
 	PreFFNNormPostAttention bool
+	// PairRopeHF: the Hugging Face form rotates adjacent pairs of each head
+	// too (GLM's interleaved rope: ERNIE 4.5), as ggml's normal rope does,
+	// so the converter permutes no Q/K rows and both forms run one rotation.
+	PairRopeHF bool
+	// QKNormAfterRope: the per-head Q/K norms apply to the rotated queries
+	// and keys (Hunyuan), not before the rotation (Qwen3).
+	QKNormAfterRope bool
 }
 
 // RopeLayer reports whether layer i of n rotates its queries and keys:
@@ -165,7 +172,14 @@ type VocabRules struct {
 	// SpecialIDs are token ids the converter sets by family ("eot" → 107
 	// for Gemma), written after the tokenizer's own.
 	SpecialIDs []SpecialID
+	// IDsFromConfig are special ids the converter takes from config.json
+	// keys over the tokenizer's own (Hunyuan: eod_token_id as EOS).
+	IDsFromConfig []ConfigID
 }
+
+// ConfigID is a special token id read from a config.json key ("eos" ←
+// eod_token_id).
+type ConfigID struct{ Kind, Key string }
 
 // SpecialID is one fixed special token id ("eot" → tokenizer.ggml.eot_token_id).
 type SpecialID struct {
@@ -899,7 +913,10 @@ func (f *Family) HeadCounts(c Config) (q, kv int64, err error) {
 
 // Experts is the expert count of config c (0: a dense model).
 func (f *Family) Experts(c Config) int64 {
-	n, _ := c.Int("num_local_experts", "num_experts", "n_routed_experts")
+	n, ok := f.ParamInt(c, "expert_count")
+	if !ok {
+		n, _ = c.Int("num_local_experts", "num_experts", "n_routed_experts")
+	}
 	return max(n, 0)
 }
 

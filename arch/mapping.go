@@ -2,6 +2,7 @@ package arch
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -295,8 +296,9 @@ func hasName(in []tensor.Info, name string) bool {
 // GGUF keys md: fixed special ids after the tokenizer's own, and
 // add_space_prefix (last, as the converters write it) overridden, taken
 // from tokenizer_config.json's add_prefix_space (cfgPrefix, nil when it
-// states none; SpacePrefixFromConfig) or left out.
-func (r VocabRules) Apply(md tensor.Metadata, cfgPrefix *bool) tensor.Metadata {
+// states none; SpacePrefixFromConfig) or left out; the ids IDsFromConfig
+// names in config.json (cfg) set over the tokenizer's own.
+func (r VocabRules) Apply(md tensor.Metadata, cfgPrefix *bool, cfg Config) tensor.Metadata {
 	const keySpace = "tokenizer.ggml.add_space_prefix"
 	space, hasSpace := md.Get(keySpace)
 	out := make(tensor.Metadata, 0, len(md)+len(r.SpecialIDs)+1)
@@ -307,6 +309,11 @@ func (r VocabRules) Apply(md tensor.Metadata, cfgPrefix *bool) tensor.Metadata {
 	}
 	for _, s := range r.SpecialIDs {
 		out.Set("tokenizer.ggml."+s.Kind+"_token_id", tensor.Uint32(s.ID))
+	}
+	for _, s := range r.IDsFromConfig {
+		if id, ok := cfg.Int(s.Key); ok && id >= 0 && id <= math.MaxUint32 {
+			out.Set("tokenizer.ggml."+s.Kind+"_token_id", tensor.Uint32(uint32(id)))
+		}
 	}
 	switch {
 	case r.NoAddSpacePrefix:

@@ -524,6 +524,11 @@ func (s *Summary) fromConfig(cfg map[string]any) {
 	// The feed-forward widths, from the keys the family's converter reads
 	// (package arch owns them).
 	if f, ok := arch.ForConfig(arch.Config(cfg)); ok {
+		// ERNIE 4.5 names its expert counts moe_num_experts and moe_k.
+		s.Experts = f.Experts(arch.Config(cfg))
+		if n, ok := f.ParamInt(arch.Config(cfg), "expert_used_count"); ok {
+			s.ExpertsUsed = n
+		}
 		s.FFNLength, _ = f.ParamInt(arch.Config(cfg), "feed_forward_length")
 		s.ExpertFFNLength, _ = f.ParamInt(arch.Config(cfg), "expert_feed_forward_length")
 	}

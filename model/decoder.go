@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	spec "github.com/tfconv/tfconv/arch"
 	"github.com/tfconv/tfconv/kernels"
@@ -88,6 +89,10 @@ type decoderBlock struct {
 	Experts    []expert
 	Shared     expert
 	SharedGate linear
+	// ProbsB [experts] is added to the router probabilities to choose the
+	// experts, not to weight them (ERNIE 4.5's e_score_correction_bias);
+	// nil when the layer has none.
+	ProbsB []float32
 }
 
 // expert is one feed-forward of a mixture: down(act(gate(x)) ⊙ up(x)).
@@ -276,7 +281,7 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 	heads := int(qh)
 	cfg := Config{Arch: f.Name, Layers: geti(0, "num_hidden_layers", "n_layer"), DModel: d, Heads: heads,
 		KVHeads: int(kvh), FFN: geti(int64(4*d), "ffn_hidden_size", "intermediate_size"),
-		RopeTheta: getf(10000, "rope_theta"), RopeNeox: hf || g.NeoxRopeGGUF,
+		RopeTheta: getf(10000, "rope_theta"), RopeNeox: (hf && !g.PairRopeHF) || g.NeoxRopeGGUF,
 		BOS: geti(-1, "bos_token_id"), EOS: geti(-1, "eos_token_id"), PAD: geti(-1, "pad_token_id"), ForcedEOS: -1}
 	if !hf {
 		cfg.BOS = mdInt(l.c.Metadata, "tokenizer.ggml.bos_token_id", -1)
@@ -294,10 +299,19 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 		cfg.Eps = float32(getf(1e-5, "layer_norm_eps", "norm_epsilon", "layer_norm_epsilon"))
 	}
 	cfg.Context = geti(0, "max_position_embeddings", "n_positions", "seq_length")
-	cfg.Experts = geti(0, "num_local_experts", "num_experts")
+	// The expert counts from the keys the family's converter reads them
+	// from (ERNIE 4.5: moe_num_experts, moe_k).
+	cfg.Experts = int(max(f.Experts(c), 0))
 	cfg.ExpertsUsed = geti(0, "num_experts_per_tok")
+	if n, ok := f.ParamInt(c, "expert_used_count"); ok && n > 0 && n < 1<<31 {
+		cfg.ExpertsUsed = int(n)
+	}
 	cfg.ExpertFFN = geti(int64(cfg.FFN), "moe_intermediate_size")
 	cfg.SharedFFN = geti(0, "shared_expert_intermediate_size")
+	if n := geti(0, "moe_num_shared_experts"); cfg.SharedFFN == 0 && n > 0 {
+		// ERNIE 4.5: the shared experts are one MLP n times an expert's width.
+		cfg.SharedFFN = n * cfg.ExpertFFN
+	}
 	cfg.HeadDim = geti(int64(d/max(heads, 1)), "head_dim")
 	cfg.RopeDim = spec.RotaryDims(spec.Config(c), cfg.HeadDim)
 	actName := g.Activation
@@ -363,6 +377,9 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 		TokenEmbd: fl.matrix(fl.name("token_embd", -1, ".weight"), cfg.Vocab, d),
 		FinalNorm: fl.norm("output_norm", -1, d, cfg.Eps, true),
 	}
+	// A pattern that makes some layers mixtures (ERNIE 4.5's) says which;
+	// otherwise a layer is one when it has a router.
+	statesMoE := slices.ContainsFunc(m.layers, func(l spec.Layer) bool { return l.MoE })
 	for i := 0; i < cfg.Layers; i++ {
 		upRows := cfg.FFN
 		if g.FusedGateUp {
@@ -405,8 +422,16 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 				S := cfg.SharedFFN
 				b.Shared = expert{Gate: fl.lin("blk.{bid}.ffn_gate_shexp", i, S, d), Up: fl.lin("blk.{bid}.ffn_up_shexp", i, S, d),
 					Down: fl.lin("blk.{bid}.ffn_down_shexp", i, d, S)}
-				b.SharedGate = fl.lin("blk.{bid}.ffn_gate_inp_shexp", i, 1, d)
+				// Qwen2-MoE gates the shared expert; ERNIE 4.5 adds it as it is.
+				b.SharedGate = fl.optLin("blk.{bid}.ffn_gate_inp_shexp", i, 1, d)
 			}
+			if fl.inSchema("blk.{bid}.exp_probs_b") {
+				b.ProbsB = fl.optVector(fl.name("blk.{bid}.exp_probs_b", i, ".bias"), cfg.Experts)
+			}
+		}
+		if statesMoE && m.layers[i].MoE != (b.Router.W != nil) {
+			return nil, fmt.Errorf("model: %s: layer %d: the config makes it a mixture: %v, but its router %s is present: %v",
+				l.c.Path, i, m.layers[i].MoE, fl.name("blk.{bid}.ffn_gate_inp", i, ".weight"), b.Router.W != nil)
 		}
 		if fl.inSchema("blk.{bid}.attn_qkv") {
 			b.QKV = fl.lin("blk.{bid}.attn_qkv", i, qd+2*kd, d)
@@ -468,7 +493,7 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 			obs.apply(&b.K, k, h, T)
 			obs.apply(&b.V, v, h, T)
 		}
-		if b.QNorm != nil {
+		if b.QNorm != nil && !m.g.QKNormAfterRope {
 			b.QNorm.apply(q, q, len(q)/len(b.QNorm.W), len(b.QNorm.W))
 			b.KNorm.apply(k, k, len(k)/len(b.KNorm.W), len(b.KNorm.W))
 		}
@@ -490,6 +515,10 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 		for t := 0; t < T && m.layers[l].Rope; t++ {
 			kernels.RoPEFreqScaled(q[t*qd:(t+1)*qd], H, D, inv, pos0+t, c.RopeNeox, m.ropeScale)
 			kernels.RoPEFreqScaled(k[t*kd:(t+1)*kd], G, D, inv, pos0+t, c.RopeNeox, m.ropeScale)
+		}
+		if b.QNorm != nil && m.g.QKNormAfterRope {
+			b.QNorm.apply(q, q, len(q)/len(b.QNorm.W), len(b.QNorm.W))
+			b.KNorm.apply(k, k, len(k)/len(b.KNorm.W), len(b.KNorm.W))
 		}
 		K, V := s.cache.add(l, k, v)
 		attend(att, q, K, V, T, pos0+T, reach(kernels.AttentionParams{Heads: H, KVHeads: G, HeadDim: D,
@@ -648,6 +677,13 @@ func grow(b []float32, n int) []float32 {
 func ropeFrequencies(fl familyLoader, c spec.Config, cfg *Config, m *decoder) ([]float32, error) {
 	path := fl.c.Path
 	m.ropeScale = 1
+	// Hunyuan's alpha scaling: its base, from config.json or as
+	// GGUF → HF states it again from rope.freq_base.
+	if base, ok, err := spec.NTKAlphaBaseOf(c); err != nil {
+		return nil, fmt.Errorf("model: %s: %w", path, err)
+	} else if ok {
+		return kernels.RoPEInvFreq(base, cfg.RopeDim), nil
+	}
 	if fl.hf {
 		r, ok, err := spec.Llama3RopeOf(c)
 		if err != nil {
@@ -771,7 +807,7 @@ func (m *decoder) moe(dst, h []float32, b *decoderBlock, T int, obs Observer) er
 	for t := 0; t < T; t++ {
 		p := probs[t*n : (t+1)*n]
 		kernels.Softmax(p)
-		chosen := kernels.TopK(p, k)
+		chosen := chooseExperts(p, b.ProbsB, k, 1, 1)
 		var sum float32
 		for _, e := range chosen {
 			sum += p[e]
@@ -799,9 +835,14 @@ func (m *decoder) moe(dst, h []float32, b *decoderBlock, T int, obs Observer) er
 	kernels.Mul(g, u)
 	obs.apply(&b.Shared.Down, y, g, T)
 	sg := make([]float32, T)
-	obs.apply(&b.SharedGate, sg, h, T)
+	if b.SharedGate.W != nil {
+		obs.apply(&b.SharedGate, sg, h, T)
+	}
 	for t := 0; t < T; t++ {
-		s := float32(1 / (1 + math.Exp(-float64(sg[t]))))
+		s := float32(1)
+		if b.SharedGate.W != nil {
+			s = float32(1 / (1 + math.Exp(-float64(sg[t]))))
+		}
 		out := dst[t*d : (t+1)*d]
 		for j, v := range y[t*d : (t+1)*d] {
 			out[j] += s * v

@@ -388,7 +388,7 @@ func (m *deepseek2) moe(dst, h []float32, b *deepseek2Block, T int) error {
 		} else {
 			kernels.Softmax(p)
 		}
-		chosen := m.choose(p, b.ProbsB, k)
+		chosen := chooseExperts(p, b.ProbsB, k, m.groups, m.topGroups)
 		var sum float32
 		for _, e := range chosen {
 			sum += p[e]
@@ -418,11 +418,12 @@ func (m *deepseek2) moe(dst, h []float32, b *deepseek2Block, T int) error {
 	return nil
 }
 
-// choose returns the k experts a token with router scores p goes to: the
-// k best scores, or of the scores plus bias (DeepSeek-V3), within the best
-// topGroups groups by the sum of each group's two best biased scores, the
-// others' scores taken as 0 (as DeepSeek's masked_fill does).
-func (m *deepseek2) choose(p, bias []float32, k int) []int {
+// chooseExperts returns the k experts a token with router scores p goes
+// to: the k best scores, or of the scores plus bias (DeepSeek-V3, ERNIE
+// 4.5), within the best topGroups of groups groups (groups > 1) by the sum
+// of each group's two best biased scores, the others' scores taken as 0 (as
+// DeepSeek's masked_fill does). The weights are the caller's, from p.
+func chooseExperts(p, bias []float32, k, groups, topGroups int) []int {
 	if bias == nil {
 		return kernels.TopK(p, k)
 	}
@@ -430,14 +431,14 @@ func (m *deepseek2) choose(p, bias []float32, k int) []int {
 	for i := range p {
 		sel[i] = p[i] + bias[i]
 	}
-	if m.groups > 1 {
-		per := len(p) / m.groups
-		gs := make([]float32, m.groups)
+	if groups > 1 {
+		per := len(p) / groups
+		gs := make([]float32, groups)
 		for g := range gs {
 			two := kernels.TopK(sel[g*per:(g+1)*per], 2)
 			gs[g] = sel[g*per+two[0]] + sel[g*per+two[1]]
 		}
-		keep := kernels.TopK(gs, m.topGroups)
+		keep := kernels.TopK(gs, topGroups)
 		for g := range gs {
 			if !slices.Contains(keep, g) {
 				clear(sel[g*per : (g+1)*per])

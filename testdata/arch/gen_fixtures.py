@@ -18,7 +18,7 @@ tfconv's code is never run. Usage, from the repository root (paths of the tool t
   PYTHONPATH=testdata/arch/pyshim:<transformers v4.43.4>/src /usr/bin/python3 testdata/arch/gen_fixtures.py \
       <llama.cpp tree> <logits-dump binary> <shared/fixtures> [FAMILY ...]
 
-The families in NEWER (phi4mini, smollm3, seedoss) need transformers v4.57.6 and the newer llama.cpp ($NEW_LLAMACPP,
+The families in NEWER (phi4mini, smollm3, seedoss, ernie4_5, ...) need transformers v4.57.6 and the newer llama.cpp ($NEW_LLAMACPP,
 $NEW_LOGITS_DUMP); README.md gives the Debian trixie chroot command that runs them.
 
 Numbers are written as the shortest decimal that reads back as the same float32 (numpy's repr).
@@ -162,6 +162,42 @@ FAMILIES = {
                      attention_out_bias=False, pad_token_id=999, bos_token_id=999, eos_token_id=999,
                      tie_word_embeddings=False),
                 "bpe", "gpt-2", False),
+    # Ernie 4.5's dense form (transformers 4.54; the newer llama.cpp): LLaMA's block rotating adjacent pairs (GLM's
+    # interleaved rope, which ggml's normal rope is: no Q/K permutation), head_dim 16 stated, tied, GQA 4/2; the
+    # SentencePiece tokenizer with tokenizer_config.json's add_prefix_space.
+    "ernie4_5": ("Ernie4_5Config", "Ernie4_5ForCausalLM",
+                 dict(BASE, num_key_value_heads=2, head_dim=16, rope_theta=500000.0, use_bias=False,
+                      tie_word_embeddings=True, pad_token_id=0, bos_token_id=1, eos_token_id=2),
+                 "spm", None, False),
+    # Ernie 4.5's mixture (21B-A3B's form): 3 layers, layer 0 dense (moe_layer_start_index 1), then 4 experts of
+    # width 32, 2 used (moe_k), chosen by softmax + e_score_correction_bias (redrawn non-zero), weighted by the
+    # renormalised softmax, beside 2 shared experts (one MLP of width 64 = intermediate_size / num_key_value_heads,
+    # the width the converter writes); untied.
+    "ernie4_5moe": ("Ernie4_5_MoeConfig", "Ernie4_5_MoeForCausalLM",
+                    dict(BASE, num_hidden_layers=3, num_key_value_heads=2, head_dim=16, rope_theta=500000.0,
+                         use_bias=False, tie_word_embeddings=False, moe_num_experts=4, moe_k=2,
+                         moe_intermediate_size=32, moe_num_shared_experts=2, moe_layer_start_index=1,
+                         moe_layer_end_index=-1, moe_layer_interval=1, pad_token_id=0, bos_token_id=1,
+                         eos_token_id=2),
+                    "spm", None, False),
+    # Hunyuan's dense form (transformers 4.56; the newer llama.cpp): per-head RMSNorms of Q and K after the rotation,
+    # NEOX rotation, head_dim 16 stated, tied, GQA 4/2; the NTK "alpha" scaling as Hunyuan's checkpoints state it
+    # (rope_scaling dynamic, alpha 1000: base 1e4 · 1000^(16/14)) with the context the converter asserts (32768);
+    # eod_token_id left at the class's default 3 (the converter writes it as EOS).
+    "hunyuan": ("HunYuanDenseV1Config", "HunYuanDenseV1ForCausalLM",
+                dict(BASE, num_key_value_heads=2, head_dim=16, rope_theta=10000.0, max_position_embeddings=32768,
+                     rope_scaling={"type": "dynamic", "alpha": 1000.0, "factor": 1.0}, attention_bias=False,
+                     tie_word_embeddings=True, pad_token_id=0, bos_token_id=999, eos_token_id=999),
+                "bpe", "gpt-2", False),
+    # EXAONE 4's form (transformers 4.54; the newer llama.cpp): no pre-norms, RMSNorms after attention and after the
+    # MLP, per-head Q/K RMSNorms before the rotation; 4 layers by sliding_window_pattern 4: layers 0-2 attend within
+    # a window of 4 and rotate, layer 3 attends globally without RoPE (transformers' rule when sliding_window is set;
+    # llama.cpp's graph applies it at 64 layers only, so its logits differ here by design); head_dim 16, tied.
+    "exaone4": ("Exaone4Config", "Exaone4ForCausalLM",
+                dict(BASE, num_hidden_layers=4, num_key_value_heads=2, head_dim=16, rope_theta=1000000.0,
+                     sliding_window=4, sliding_window_pattern=4, tie_word_embeddings=True, pad_token_id=0,
+                     bos_token_id=999, eos_token_id=999),
+                "bpe", "gpt-2", False),
     "gpt_neox": ("GPTNeoXConfig", "GPTNeoXForCausalLM",
                  dict(BASE, rotary_pct=0.25, use_parallel_residual=True, tie_word_embeddings=False,
                       bos_token_id=999, eos_token_id=999),
@@ -213,7 +249,7 @@ FAMILIES = {
 # Families whose transformers class (or form of it) is newer than v4.43.4 and whose converter is the newer llama.cpp
 # ($NEW_LLAMACPP, $NEW_LOGITS_DUMP): family -> the transformers version (major, minor) at least needed. They run
 # in the Debian trixie chroot of README.md (transformers v4.57.6, torch 2.6).
-NEWER = {"phi4mini": (4, 57), "smollm3": (4, 57), "seedoss": (4, 57)}
+NEWER = {"phi4mini": (4, 57), "smollm3": (4, 57), "seedoss": (4, 57), "ernie4_5": (4, 57), "ernie4_5moe": (4, 57), "hunyuan": (4, 57), "exaone4": (4, 57)}
 
 
 def f32(x):
