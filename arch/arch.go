@@ -130,6 +130,10 @@ type Graph struct {
 	// graph); 0 when every layer rotates. On Hugging Face input
 	// config.json's no_rope_layers (1 rotates, 0 does not) decides.
 	NoRopeStep int
+	// AdjacentRopeHF: the Hugging Face form rotates adjacent pairs of each
+	// head's rotated part (GLM-4's interleaved rotary), as the GGUF form
+	// does; the converter does not permute Q/K (NeoxRopeGGUF false).
+	AdjacentRopeHF bool
 	// PreFFNNormPostAttention: the norm before the feed-forward is named
 	// blk.N.post_attention_norm in GGUF (Seed-OSS: the newer converter's
 	// tensor map has no ffn_norm for it), not a post-norm of attention.
@@ -159,6 +163,18 @@ type VocabRules struct {
 	// SpecialIDs are token ids the converter sets by family ("eot" → 107
 	// for Gemma), written after the tokenizer's own.
 	SpecialIDs []SpecialID
+	// SpecialTokens are special token kinds the converter takes from an
+	// added token found by its text (GLM-4's eot is "<|user|>"), each set
+	// only when the tokenizer files state none of that kind, after the
+	// tokenizer's own ids in this order; a tokenizer without the token is
+	// refused, as the converter fails on it.
+	SpecialTokens []SpecialToken
+}
+
+// SpecialToken is a special token kind set from the token of that text
+// ("eot", "<|user|>" → tokenizer.ggml.eot_token_id).
+type SpecialToken struct {
+	Kind, Text string
 }
 
 // SpecialID is one fixed special token id ("eot" → tokenizer.ggml.eot_token_id).

@@ -277,7 +277,7 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 	heads := int(qh)
 	cfg := Config{Arch: f.Name, Layers: geti(0, "num_hidden_layers", "n_layer"), DModel: d, Heads: heads,
 		KVHeads: int(kvh), FFN: geti(int64(4*d), "ffn_hidden_size", "intermediate_size"),
-		RopeTheta: getf(10000, "rope_theta"), RopeNeox: hf || g.NeoxRopeGGUF,
+		RopeTheta: getf(10000, "rope_theta"), RopeNeox: (hf && !g.AdjacentRopeHF) || (!hf && g.NeoxRopeGGUF),
 		BOS: geti(-1, "bos_token_id"), EOS: geti(-1, "eos_token_id"), PAD: geti(-1, "pad_token_id"), ForcedEOS: -1}
 	if !hf {
 		cfg.BOS = mdInt(l.c.Metadata, "tokenizer.ggml.bos_token_id", -1)
