@@ -18,7 +18,7 @@ tfconv's code is never run. Usage, from the repository root (paths of the tool t
   PYTHONPATH=testdata/arch/pyshim:<transformers v4.43.4>/src /usr/bin/python3 testdata/arch/gen_fixtures.py \
       <llama.cpp tree> <logits-dump binary> <shared/fixtures> [FAMILY ...]
 
-The families in NEWER (phi4mini, smollm3, seedoss) need transformers v4.57.6 and the newer llama.cpp ($NEW_LLAMACPP,
+The families in NEWER (phi4mini, smollm3, seedoss, glm4) need transformers v4.57.6 and the newer llama.cpp ($NEW_LLAMACPP,
 $NEW_LOGITS_DUMP); README.md gives the Debian trixie chroot command that runs them.
 
 Numbers are written as the shortest decimal that reads back as the same float32 (numpy's repr).
@@ -162,6 +162,16 @@ FAMILIES = {
                      attention_out_bias=False, pad_token_id=999, bos_token_id=999, eos_token_id=999,
                      tie_word_embeddings=False),
                 "bpe", "gpt-2", False),
+    # GLM-4's form (Glm4ForCausalLM, GLM-4-0414; transformers 4.52+; the newer llama.cpp's "glm4"): a norm after
+    # attention and after the MLP besides the pre-norms, the gate and up projections fused (gate_up_proj), Q/K/V
+    # biases, half of each head rotated (partial_rotary_factor 0.5) in adjacent pairs, GQA 4/2, untied. The
+    # converter looks up <|endoftext|> and <|user|> among the added tokens (eos/bos/unk, eot), so the trimmed
+    # tokenizer gets <|user|> as id 1000 (EXTRA_TOKENS) and vocab_size is 1024 (padded).
+    "glm4": ("Glm4Config", "Glm4ForCausalLM",
+             dict(BASE, vocab_size=1024, num_key_value_heads=2, head_dim=16, partial_rotary_factor=0.5,
+                  attention_bias=True, rope_theta=10000.0, pad_token_id=999, bos_token_id=None, eos_token_id=999,
+                  tie_word_embeddings=False),
+             "bpe", "gpt-2", False),
     "gpt_neox": ("GPTNeoXConfig", "GPTNeoXForCausalLM",
                  dict(BASE, rotary_pct=0.25, use_parallel_residual=True, tie_word_embeddings=False,
                       bos_token_id=999, eos_token_id=999),
@@ -213,7 +223,11 @@ FAMILIES = {
 # Families whose transformers class (or form of it) is newer than v4.43.4 and whose converter is the newer llama.cpp
 # ($NEW_LLAMACPP, $NEW_LOGITS_DUMP): family -> the transformers version (major, minor) at least needed. They run
 # in the Debian trixie chroot of README.md (transformers v4.57.6, torch 2.6).
-NEWER = {"phi4mini": (4, 57), "smollm3": (4, 57), "seedoss": (4, 57)}
+NEWER = {"phi4mini": (4, 57), "smollm3": (4, 57), "seedoss": (4, 57), "glm4": (4, 57)}
+
+# Added tokens a family's converter looks up by content, appended after the trimmed vocabulary (special, ids from
+# 1000 on; the config's vocab_size leaves room for them).
+EXTRA_TOKENS = {"glm4": ["<|user|>"]}
 
 
 def f32(x):
@@ -265,6 +279,29 @@ def copy_tokenizer(kind, shared, dst, chat):
         with open(p, "w") as f:
             json.dump(tc, f, indent=2)
             f.write("\n")
+
+
+def add_tokens(dst, contents):
+    """Appends special added tokens to the copied tokenizer (tokenizer_config.json's added_tokens_decoder and
+    tokenizer.json's added_tokens), in the form transformers saves them."""
+    p = os.path.join(dst, "tokenizer_config.json")
+    with open(p) as f:
+        tc = json.load(f)
+    q = os.path.join(dst, "tokenizer.json")
+    with open(q, encoding="utf-8") as f:
+        tj = json.load(f)
+    for i, c in enumerate(contents):
+        tid = 1000 + i
+        tc["added_tokens_decoder"][str(tid)] = {"content": c, "lstrip": False, "normalized": False, "rstrip": False,
+                                                "single_word": False, "special": True}
+        tj["added_tokens"].append({"id": tid, "content": c, "single_word": False, "lstrip": False, "rstrip": False,
+                                   "normalized": False, "special": True})
+    with open(p, "w") as f:
+        json.dump(tc, f, indent=2)
+        f.write("\n")
+    with open(q, "w", encoding="utf-8") as f:
+        json.dump(tj, f, ensure_ascii=False, indent=2)
+        f.write("\n")
 
 
 def write_tokenizer_json(dst):
@@ -335,6 +372,8 @@ def make(family, llamacpp, dump_bin, shared):
     shutil.rmtree(root, ignore_errors=True)
     model.save_pretrained(hf)
     copy_tokenizer(tok, shared, hf, chat)
+    if family in EXTRA_TOKENS:
+        add_tokens(hf, EXTRA_TOKENS[family])
 
     # Reload what was saved, so the references are those of the files.
     model = getattr(transformers, model_cls).from_pretrained(hf, attn_implementation="eager").eval()
