@@ -127,6 +127,10 @@ type Graph struct {
 	// 1 (Mixtral); config.json's norm_topk_prob, when present, decides for
 	// Hugging Face input.
 	MoENormTopK bool
+	// MoESigmoid: a mixture's router scores are sigmoids, not a softmax
+	// (GLM-4.5, whose config.json states no scoring_func); scoring_func,
+	// when present, decides.
+	MoESigmoid bool
 	// NeoxRopeGGUF: the GGUF form rotates halves (ggml's NEOX rope), as
 	// Hugging Face does; false when the converter permuted Q/K rows
 	// (LayoutPermuteQ) and ggml rotates adjacent pairs.
@@ -742,6 +746,7 @@ const (
 	DimKVA                      // kv_lora_rank + qk_rope: the latent and the shared rotated key
 	DimKVB                      // heads · (qk_nope + v_head_dim): keys and values from the latent
 	DimVO                       // heads · v_head_dim: the attention output's width
+	DimHidden2                  // 2 · hidden: GLM-4.5's MTP projection of [embedding; hidden state]
 )
 
 // Dims are the sizes of one model.
@@ -785,6 +790,8 @@ func (d Dims) size(x Dim) int64 {
 		return d.ExpertFFN
 	case DimSharedFFN:
 		return d.SharedFFN
+	case DimHidden2:
+		return 2 * d.Hidden
 	case DimOne:
 		return 1
 	case DimQK:

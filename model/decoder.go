@@ -53,8 +53,10 @@ type decoder struct {
 	// attnCap, finalCap: Gemma 2's soft-caps (0: none). clampQKV: OLMo's
 	// clip of q, k and v (0: none).
 	attnCap, finalCap, clampQKV float32
-	// normTopK: a mixture renormalises its top-k routing weights.
-	normTopK bool
+	// route: how a mixture weighs its experts (softmax or sigmoid scores,
+	// renormalised or not, scaled by routed_scaling_factor, chosen within
+	// expert groups).
+	route routing
 }
 
 type decoderWeights struct {
@@ -83,11 +85,15 @@ type decoderBlock struct {
 	// Router [experts][d] and Experts replace Gate/Up/Down in a mixture
 	// of experts (Mixtral); Router.W is nil in a dense layer. Shared is
 	// the expert every token uses (Qwen2-MoE), scaled by
-	// sigmoid(SharedGate·x) ([1][d]); its Down.W is nil when there is none.
+	// sigmoid(SharedGate·x) ([1][d]; W nil: unscaled, GLM-4.5's); its
+	// Down.W is nil when there is none. ProbsB [experts] is added to the
+	// router scores to choose the experts (e_score_correction_bias); nil
+	// when the layer has none.
 	Router     linear
 	Experts    []expert
 	Shared     expert
 	SharedGate linear
+	ProbsB     []float32
 }
 
 // expert is one feed-forward of a mixture: down(act(gate(x)) ⊙ up(x)).
@@ -294,10 +300,10 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 		cfg.Eps = float32(getf(1e-5, "layer_norm_eps", "norm_epsilon", "layer_norm_epsilon"))
 	}
 	cfg.Context = geti(0, "max_position_embeddings", "n_positions", "seq_length")
-	cfg.Experts = geti(0, "num_local_experts", "num_experts")
+	cfg.Experts = geti(0, "num_local_experts", "num_experts", "n_routed_experts")
 	cfg.ExpertsUsed = geti(0, "num_experts_per_tok")
 	cfg.ExpertFFN = geti(int64(cfg.FFN), "moe_intermediate_size")
-	cfg.SharedFFN = geti(0, "shared_expert_intermediate_size")
+	cfg.SharedFFN = geti(int64(geti(0, "n_shared_experts")*cfg.ExpertFFN), "shared_expert_intermediate_size")
 	cfg.HeadDim = geti(int64(d/max(heads, 1)), "head_dim")
 	cfg.RopeDim = spec.RotaryDims(spec.Config(c), cfg.HeadDim)
 	actName := g.Activation
@@ -328,9 +334,8 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 	if v, ok := c.Float("query_pre_attn_scalar"); ok {
 		m.attnScale = float32(math.Pow(v, -0.5))
 	}
-	m.normTopK = g.MoENormTopK
-	if v, ok := c.Bool("norm_topk_prob"); ok {
-		m.normTopK = v
+	if err := m.routing(c, g, &cfg, l.c.Path); err != nil {
+		return nil, err
 	}
 	m.parallel = g.Parallel
 	for _, k := range []string{"use_parallel_residual", "parallel_attn"} {
@@ -405,8 +410,11 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 				S := cfg.SharedFFN
 				b.Shared = expert{Gate: fl.lin("blk.{bid}.ffn_gate_shexp", i, S, d), Up: fl.lin("blk.{bid}.ffn_up_shexp", i, S, d),
 					Down: fl.lin("blk.{bid}.ffn_down_shexp", i, d, S)}
-				b.SharedGate = fl.lin("blk.{bid}.ffn_gate_inp_shexp", i, 1, d)
+				if fl.has(fl.name("blk.{bid}.ffn_gate_inp_shexp", i, ".weight")) {
+					b.SharedGate = fl.lin("blk.{bid}.ffn_gate_inp_shexp", i, 1, d)
+				}
 			}
+			b.ProbsB = fl.optVector(fl.name("blk.{bid}.exp_probs_b", i, ".bias"), cfg.Experts)
 		}
 		if fl.inSchema("blk.{bid}.attn_qkv") {
 			b.QKV = fl.lin("blk.{bid}.attn_qkv", i, qd+2*kd, d)
@@ -756,11 +764,13 @@ func (fl familyLoader) mixture(layer int, cfg Config, d int) (linear, []expert, 
 	return router, ex, nil
 }
 
-// moe is a sparse mixture block: each token's router probabilities
-// softmax(W_r·h), its top ExpertsUsed (renormalised to sum 1 where the
-// family does: Mixtral, not Qwen2-MoE), and the sum of those experts'
-// outputs weighted by them; then the shared expert's output scaled by
-// sigmoid(W_sg·h), when the layer has one. Tokens are gathered per expert
+// moe is a sparse mixture block: each token's router scores
+// softmax(W_r·h) (or sigmoids: GLM-4.5), its top ExpertsUsed (chosen with
+// the layer's score bias and expert groups when it has them; renormalised
+// to sum 1 where the family does: Mixtral, not Qwen2-MoE; scaled by
+// routed_scaling_factor; see routing), and the sum of those experts'
+// outputs weighted by them; then the shared expert's output, scaled by
+// sigmoid(W_sg·h) when the layer has that gate (Qwen2-MoE). Tokens are gathered per expert
 // and the experts taken in index order, as transformers adds them. obs sees
 // the multiplies, an expert's with its index.
 func (m *decoder) moe(dst, h []float32, b *decoderBlock, T int, obs Observer) error {
@@ -768,21 +778,7 @@ func (m *decoder) moe(dst, h []float32, b *decoderBlock, T int, obs Observer) er
 	probs := make([]float32, T*n)
 	obs.apply(&b.Router, probs, h, T)
 	weight := make([]float32, T*n) // token × expert → routing weight (0: not chosen)
-	for t := 0; t < T; t++ {
-		p := probs[t*n : (t+1)*n]
-		kernels.Softmax(p)
-		chosen := kernels.TopK(p, k)
-		var sum float32
-		for _, e := range chosen {
-			sum += p[e]
-		}
-		if !m.normTopK {
-			sum = 1
-		}
-		for _, e := range chosen {
-			weight[t*n+e] = p[e] / sum
-		}
-	}
+	m.route.weights(weight, probs, b.ProbsB, T, n, k)
 	if err := runExperts(dst, h, b.Experts, weight, T, d, F, m.cfg.Activation, obs); err != nil {
 		return err
 	}
@@ -798,6 +794,10 @@ func (m *decoder) moe(dst, h []float32, b *decoderBlock, T int, obs Observer) er
 	}
 	kernels.Mul(g, u)
 	obs.apply(&b.Shared.Down, y, g, T)
+	if b.SharedGate.W == nil {
+		kernels.Add(dst[:T*d], y)
+		return nil
+	}
 	sg := make([]float32, T)
 	obs.apply(&b.SharedGate, sg, h, T)
 	for t := 0; t < T; t++ {
@@ -806,6 +806,46 @@ func (m *decoder) moe(dst, h []float32, b *decoderBlock, T int, obs Observer) er
 		for j, v := range y[t*d : (t+1)*d] {
 			out[j] += s * v
 		}
+	}
+	return nil
+}
+
+// routing reads a mixture's routing from config c: the family's score
+// function (Graph.MoESigmoid; config.json's scoring_func decides when
+// present), norm_topk_prob (Graph.MoENormTopK when absent),
+// routed_scaling_factor (1) applied after the renormalisation as llama.cpp
+// applies it, and n_group/topk_group (1: no groups).
+func (m *decoder) routing(c spec.Config, g spec.Graph, cfg *Config, path string) error {
+	r := &m.route
+	r.sigmoid = g.MoESigmoid
+	switch s, _ := c.Str("scoring_func"); s {
+	case "":
+	case "softmax":
+		r.sigmoid = false
+	case "sigmoid":
+		r.sigmoid = true
+	default:
+		return tensor.Unsupported("model: %s: scoring_func %q is not supported (softmax, sigmoid)", path, s)
+	}
+	r.normTopK = g.MoENormTopK
+	if v, ok := c.Bool("norm_topk_prob"); ok {
+		r.normTopK = v
+	}
+	r.scaleAfterNorm, r.scale = true, 1
+	if v, ok := c.Float("routed_scaling_factor"); ok {
+		r.scale = float32(v)
+	}
+	r.groups, r.topGroups = 1, 1
+	if v, ok := c.Int("n_group"); ok {
+		r.groups = int(v)
+	}
+	if v, ok := c.Int("topk_group"); ok {
+		r.topGroups = int(v)
+	}
+	if cfg.Experts > 0 && (r.groups <= 0 || r.topGroups <= 0 || r.topGroups > r.groups || cfg.Experts%r.groups != 0 ||
+		(r.groups > 1 && cfg.Experts/r.groups < 2)) {
+		return fmt.Errorf("model: %s: %d experts in %d groups (%d chosen): want groups of at least 2 experts",
+			path, cfg.Experts, r.groups, r.topGroups)
 	}
 	return nil
 }
