@@ -18,7 +18,7 @@ tfconv's code is never run. Usage, from the repository root (paths of the tool t
   PYTHONPATH=testdata/arch/pyshim:<transformers v4.43.4>/src /usr/bin/python3 testdata/arch/gen_fixtures.py \
       <llama.cpp tree> <logits-dump binary> <shared/fixtures> [FAMILY ...]
 
-The families in NEWER (phi4mini, smollm3, seedoss, glm4, glm4moe) need transformers v4.57.6 and the newer llama.cpp ($NEW_LLAMACPP,
+The families in NEWER (phi4mini, smollm3, seedoss, glm4, glm4moe, glm4moe-groups) need transformers v4.57.6 and the newer llama.cpp ($NEW_LLAMACPP,
 $NEW_LOGITS_DUMP); README.md gives the Debian trixie chroot command that runs them.
 
 Numbers are written as the shortest decimal that reads back as the same float32 (numpy's repr).
@@ -188,6 +188,16 @@ FAMILIES = {
                      num_nextn_predict_layers=1, rms_norm_eps=1e-5, rope_theta=1000000.0, pad_token_id=999,
                      bos_token_id=None, eos_token_id=999, tie_word_embeddings=False),
                 "bpe", "gpt-2", False),
+    # glm4moe's form with its experts in 4 groups of 2, the tokens' experts chosen within the best 2 groups
+    # (n_group 4, topk_group 2: GGUF expert_group_count, expert_group_used_count), as GLM-4.5's class allows.
+    "glm4moe-groups": ("Glm4MoeConfig", "Glm4MoeForCausalLM",
+                       dict(BASE, vocab_size=1024, num_hidden_layers=3, num_key_value_heads=2, head_dim=32,
+                            partial_rotary_factor=0.5, attention_bias=True, use_qk_norm=True, moe_intermediate_size=32,
+                            n_routed_experts=8, num_experts_per_tok=2, n_shared_experts=1, first_k_dense_replace=1,
+                            routed_scaling_factor=2.5, norm_topk_prob=True, n_group=4, topk_group=2,
+                            num_nextn_predict_layers=1, rms_norm_eps=1e-5, rope_theta=1000000.0, pad_token_id=999,
+                            bos_token_id=None, eos_token_id=999, tie_word_embeddings=False),
+                       "bpe", "gpt-2", False),
     "gpt_neox": ("GPTNeoXConfig", "GPTNeoXForCausalLM",
                  dict(BASE, rotary_pct=0.25, use_parallel_residual=True, tie_word_embeddings=False,
                       bos_token_id=999, eos_token_id=999),
@@ -239,11 +249,13 @@ FAMILIES = {
 # Families whose transformers class (or form of it) is newer than v4.43.4 and whose converter is the newer llama.cpp
 # ($NEW_LLAMACPP, $NEW_LOGITS_DUMP): family -> the transformers version (major, minor) at least needed. They run
 # in the Debian trixie chroot of README.md (transformers v4.57.6, torch 2.6).
-NEWER = {"phi4mini": (4, 57), "smollm3": (4, 57), "seedoss": (4, 57), "glm4": (4, 57), "glm4moe": (4, 57)}
+NEWER = {"phi4mini": (4, 57), "smollm3": (4, 57), "seedoss": (4, 57), "glm4": (4, 57), "glm4moe": (4, 57),
+         "glm4moe-groups": (4, 57)}
 
 # Added tokens a family's converter looks up by content, appended after the trimmed vocabulary (special, ids from
 # 1000 on; the config's vocab_size leaves room for them).
-EXTRA_TOKENS = {"glm4": ["<|user|>"], "glm4moe": ["[gMASK]", "<|user|>", "<|observation|>"]}
+EXTRA_TOKENS = {"glm4": ["<|user|>"], "glm4moe": ["[gMASK]", "<|user|>", "<|observation|>"],
+                "glm4moe-groups": ["[gMASK]", "<|user|>", "<|observation|>"]}
 
 
 def f32(x):
