@@ -127,6 +127,10 @@ type Graph struct {
 	// 1 (Mixtral); config.json's norm_topk_prob, when present, decides for
 	// Hugging Face input.
 	MoENormTopK bool
+	// MoESigmoid: a mixture's router scores are sigmoids, not a softmax
+	// (GLM-4.5, whose config.json states no scoring_func); scoring_func,
+	// when present, decides.
+	MoESigmoid bool
 	// NeoxRopeGGUF: the GGUF form rotates halves (ggml's NEOX rope), as
 	// Hugging Face does; false when the converter permuted Q/K rows
 	// (LayoutPermuteQ) and ggml rotates adjacent pairs.
@@ -136,14 +140,15 @@ type Graph struct {
 	// graph); 0 when every layer rotates. On Hugging Face input
 	// config.json's no_rope_layers (1 rotates, 0 does not) decides.
 	NoRopeStep int
+	// AdjacentRopeHF: the Hugging Face form rotates adjacent pairs of each
+	// head's rotated part (GLM-4's and ERNIE 4.5's interleaved rotary), as
+	// the GGUF form does; the converter does not permute Q/K (NeoxRopeGGUF
+	// false).
+	AdjacentRopeHF bool
 	// PreFFNNormPostAttention: the norm before the feed-forward is named
 	// blk.N.post_attention_norm in GGUF (Seed-OSS: the newer converter's
 	// tensor map has no ffn_norm for it), not a post-norm of attention.
 	PreFFNNormPostAttention bool
-	// PairRopeHF: the Hugging Face form rotates adjacent pairs of each head
-	// too (GLM's interleaved rope: ERNIE 4.5), as ggml's normal rope does,
-	// so the converter permutes no Q/K rows and both forms run one rotation.
-	PairRopeHF bool
 	// QKNormAfterRope: the per-head Q/K norms apply to the rotated queries
 	// and keys (Hunyuan), not before the rotation (Qwen3).
 	QKNormAfterRope bool
@@ -175,6 +180,18 @@ type VocabRules struct {
 	// IDsFromConfig are special ids the converter takes from config.json
 	// keys over the tokenizer's own (Hunyuan: eod_token_id as EOS).
 	IDsFromConfig []ConfigID
+	// SpecialTokens are special token kinds the converter takes from an
+	// added token found by its text (GLM-4's eot is "<|user|>"), each set
+	// only when the tokenizer files state none of that kind, after the
+	// tokenizer's own ids in this order; a tokenizer without the token is
+	// refused, as the converter fails on it.
+	SpecialTokens []SpecialToken
+}
+
+// SpecialToken is a special token kind set from the token of that text
+// ("eot", "<|user|>" → tokenizer.ggml.eot_token_id).
+type SpecialToken struct {
+	Kind, Text string
 }
 
 // ConfigID is a special token id read from a config.json key ("eos" ←
@@ -740,6 +757,7 @@ const (
 	DimKVA                      // kv_lora_rank + qk_rope: the latent and the shared rotated key
 	DimKVB                      // heads · (qk_nope + v_head_dim): keys and values from the latent
 	DimVO                       // heads · v_head_dim: the attention output's width
+	DimHidden2                  // 2 · hidden: GLM-4.5's MTP projection of [embedding; hidden state]
 )
 
 // Dims are the sizes of one model.
@@ -783,6 +801,8 @@ func (d Dims) size(x Dim) int64 {
 		return d.ExpertFFN
 	case DimSharedFFN:
 		return d.SharedFFN
+	case DimHidden2:
+		return 2 * d.Hidden
 	case DimOne:
 		return 1
 	case DimQK:

@@ -19,7 +19,7 @@ var Ernie45 = register(&Family{
 	Drops:   []Drop{rotaryBuffer},
 	HFConst: map[string]any{"hidden_act": "silu", "use_bias": false},
 	Vocab:   VocabRules{SpacePrefixFromConfig: true},
-	Graph:   Graph{Norm: RMSNorm, FFN: Gated, Activation: "silu", PairRopeHF: true},
+	Graph:   Graph{Norm: RMSNorm, FFN: Gated, Activation: "silu", AdjacentRopeHF: true},
 })
 
 // ernieNoBias refuses config.json's use_bias true: llama.cpp's ERNIE 4.5
@@ -72,7 +72,7 @@ var Ernie45MoE = register(&Family{
 	// layer (-1), as the converter requires of the checkpoint.
 	HFConst: map[string]any{"hidden_act": "silu", "use_bias": false, "moe_layer_end_index": -1},
 	Vocab:   VocabRules{SpacePrefixFromConfig: true},
-	Graph:   Graph{Norm: RMSNorm, FFN: Gated, Activation: "silu", PairRopeHF: true, MoENormTopK: true},
+	Graph:   Graph{Norm: RMSNorm, FFN: Gated, Activation: "silu", AdjacentRopeHF: true, MoENormTopK: true},
 })
 
 // ernieMoEPattern: layer i is a mixture when it is moe_layer_start_index or

@@ -298,9 +298,13 @@ func hasName(in []tensor.Info, name string) bool {
 // from tokenizer_config.json's add_prefix_space (cfgPrefix, nil when it
 // states none; SpacePrefixFromConfig) or left out; the ids IDsFromConfig
 // names in config.json (cfg) set over the tokenizer's own.
-func (r VocabRules) Apply(md tensor.Metadata, cfgPrefix *bool, cfg Config) tensor.Metadata {
+func (r VocabRules) Apply(md tensor.Metadata, cfgPrefix *bool, cfg Config) (tensor.Metadata, error) {
 	const keySpace = "tokenizer.ggml.add_space_prefix"
 	space, hasSpace := md.Get(keySpace)
+	md, err := r.specialTokens(md)
+	if err != nil {
+		return nil, err
+	}
 	out := make(tensor.Metadata, 0, len(md)+len(r.SpecialIDs)+1)
 	for _, kv := range md {
 		if kv.Key != keySpace {
@@ -324,5 +328,56 @@ func (r VocabRules) Apply(md tensor.Metadata, cfgPrefix *bool, cfg Config) tenso
 	case hasSpace:
 		out = append(out, tensor.KV{Key: keySpace, Value: space})
 	}
-	return out
+	return out, nil
+}
+
+// specialTokens sets r.SpecialTokens' kinds the tokenizer's keys md lack
+// to the id of their text in tokenizer.ggml.tokens, after the last special
+// id md states (where the converter's SpecialVocab adds them).
+func (r VocabRules) specialTokens(md tensor.Metadata) (tensor.Metadata, error) {
+	if len(r.SpecialTokens) == 0 {
+		return md, nil
+	}
+	v, _ := md.Get("tokenizer.ggml.tokens")
+	toks, _ := v.Array()
+	var add []tensor.KV
+	for _, s := range r.SpecialTokens {
+		key := "tokenizer.ggml." + s.Kind + "_token_id"
+		if _, ok := md.Get(key); ok || hasKey(add, key) {
+			continue
+		}
+		id := -1
+		for i := 0; i < toks.Len(); i++ {
+			if t, _ := toks.Index(i).Str(); t == s.Text {
+				id = i
+				break
+			}
+		}
+		if id < 0 {
+			return nil, errUnsupported("tokenizer: no token %q, which the converter reads as the %s token", s.Text, s.Kind)
+		}
+		add = append(add, tensor.KV{Key: key, Value: tensor.Uint32(uint32(id))})
+	}
+	at := 0
+	for i, kv := range md {
+		if strings.HasPrefix(kv.Key, "tokenizer.ggml.") && strings.HasSuffix(kv.Key, "_token_id") {
+			at = i + 1
+		}
+	}
+	if at == 0 {
+		at = len(md)
+	}
+	out := make(tensor.Metadata, 0, len(md)+len(add))
+	out = append(out, md[:at]...)
+	out = append(out, add...)
+	return append(out, md[at:]...), nil
+}
+
+func hasKey(kvs []tensor.KV, key string) bool {
+	for _, kv := range kvs {
+		if kv.Key == key {
+			return true
+		}
+	}
+	return false
 }

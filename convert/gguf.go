@@ -174,7 +174,11 @@ func planToGGUF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 				return nil, err
 			}
 		}
-		md = append(md, fam.Vocab.Apply(tok.GGUFMetadata(), prefix, cfg)...)
+		vmd, err := fam.Vocab.Apply(tok.GGUFMetadata(), prefix, cfg)
+		if err != nil {
+			return nil, err
+		}
+		md = append(md, vmd...)
 	case errors.Is(err, fs.ErrNotExist):
 		p.warn = append(p.warn, "no tokenizer files: the GGUF has no tokenizer.ggml.* keys and llama.cpp will not load it without a vocabulary")
 	default:

@@ -54,8 +54,10 @@ type decoder struct {
 	// attnCap, finalCap: Gemma 2's soft-caps (0: none). clampQKV: OLMo's
 	// clip of q, k and v (0: none).
 	attnCap, finalCap, clampQKV float32
-	// normTopK: a mixture renormalises its top-k routing weights.
-	normTopK bool
+	// route: how a mixture weighs its experts (softmax or sigmoid scores,
+	// renormalised or not, scaled by routed_scaling_factor, chosen within
+	// expert groups).
+	route routing
 }
 
 type decoderWeights struct {
@@ -84,7 +86,10 @@ type decoderBlock struct {
 	// Router [experts][d] and Experts replace Gate/Up/Down in a mixture
 	// of experts (Mixtral); Router.W is nil in a dense layer. Shared is
 	// the expert every token uses (Qwen2-MoE), scaled by
-	// sigmoid(SharedGate·x) ([1][d]); its Down.W is nil when there is none.
+	// sigmoid(SharedGate·x) ([1][d]; W nil: unscaled, GLM-4.5's); its
+	// Down.W is nil when there is none. ProbsB [experts] is added to the
+	// router scores to choose the experts (e_score_correction_bias); nil
+	// when the layer has none.
 	Router     linear
 	Experts    []expert
 	Shared     expert
@@ -281,7 +286,7 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 	heads := int(qh)
 	cfg := Config{Arch: f.Name, Layers: geti(0, "num_hidden_layers", "n_layer"), DModel: d, Heads: heads,
 		KVHeads: int(kvh), FFN: geti(int64(4*d), "ffn_hidden_size", "intermediate_size"),
-		RopeTheta: getf(10000, "rope_theta"), RopeNeox: (hf && !g.PairRopeHF) || g.NeoxRopeGGUF,
+		RopeTheta: getf(10000, "rope_theta"), RopeNeox: (hf && !g.AdjacentRopeHF) || (!hf && g.NeoxRopeGGUF),
 		BOS: geti(-1, "bos_token_id"), EOS: geti(-1, "eos_token_id"), PAD: geti(-1, "pad_token_id"), ForcedEOS: -1}
 	if !hf {
 		cfg.BOS = mdInt(l.c.Metadata, "tokenizer.ggml.bos_token_id", -1)
@@ -308,8 +313,9 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 	}
 	cfg.ExpertFFN = geti(int64(cfg.FFN), "moe_intermediate_size")
 	cfg.SharedFFN = geti(0, "shared_expert_intermediate_size")
-	if n := geti(0, "moe_num_shared_experts"); cfg.SharedFFN == 0 && n > 0 {
-		// ERNIE 4.5: the shared experts are one MLP n times an expert's width.
+	if n := geti(0, "n_shared_experts", "moe_num_shared_experts"); cfg.SharedFFN == 0 && n > 0 {
+		// DeepSeek, GLM-4.5 and ERNIE 4.5: the shared experts are one MLP n
+		// times an expert's width.
 		cfg.SharedFFN = n * cfg.ExpertFFN
 	}
 	cfg.HeadDim = geti(int64(d/max(heads, 1)), "head_dim")
@@ -342,9 +348,8 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 	if v, ok := c.Float("query_pre_attn_scalar"); ok {
 		m.attnScale = float32(math.Pow(v, -0.5))
 	}
-	m.normTopK = g.MoENormTopK
-	if v, ok := c.Bool("norm_topk_prob"); ok {
-		m.normTopK = v
+	if err := m.routing(c, g, &cfg, l.c.Path); err != nil {
+		return nil, err
 	}
 	m.parallel = g.Parallel
 	for _, k := range []string{"use_parallel_residual", "parallel_attn"} {
@@ -792,11 +797,13 @@ func (fl familyLoader) mixture(layer int, cfg Config, d int) (linear, []expert, 
 	return router, ex, nil
 }
 
-// moe is a sparse mixture block: each token's router probabilities
-// softmax(W_r·h), its top ExpertsUsed (renormalised to sum 1 where the
-// family does: Mixtral, not Qwen2-MoE), and the sum of those experts'
-// outputs weighted by them; then the shared expert's output scaled by
-// sigmoid(W_sg·h), when the layer has one. Tokens are gathered per expert
+// moe is a sparse mixture block: each token's router scores
+// softmax(W_r·h) (or sigmoids: GLM-4.5), its top ExpertsUsed (chosen with
+// the layer's score bias and expert groups when it has them; renormalised
+// to sum 1 where the family does: Mixtral, not Qwen2-MoE; scaled by
+// routed_scaling_factor; see routing), and the sum of those experts'
+// outputs weighted by them; then the shared expert's output, scaled by
+// sigmoid(W_sg·h) when the layer has that gate (Qwen2-MoE). Tokens are gathered per expert
 // and the experts taken in index order, as transformers adds them. obs sees
 // the multiplies, an expert's with its index.
 func (m *decoder) moe(dst, h []float32, b *decoderBlock, T int, obs Observer) error {
@@ -804,21 +811,7 @@ func (m *decoder) moe(dst, h []float32, b *decoderBlock, T int, obs Observer) er
 	probs := make([]float32, T*n)
 	obs.apply(&b.Router, probs, h, T)
 	weight := make([]float32, T*n) // token × expert → routing weight (0: not chosen)
-	for t := 0; t < T; t++ {
-		p := probs[t*n : (t+1)*n]
-		kernels.Softmax(p)
-		chosen := chooseExperts(p, b.ProbsB, k, 1, 1)
-		var sum float32
-		for _, e := range chosen {
-			sum += p[e]
-		}
-		if !m.normTopK {
-			sum = 1
-		}
-		for _, e := range chosen {
-			weight[t*n+e] = p[e] / sum
-		}
-	}
+	m.route.weights(weight, probs, b.ProbsB, T, n, k)
 	if err := runExperts(dst, h, b.Experts, weight, T, d, F, m.cfg.Activation, obs); err != nil {
 		return err
 	}
@@ -834,19 +827,58 @@ func (m *decoder) moe(dst, h []float32, b *decoderBlock, T int, obs Observer) er
 	}
 	kernels.Mul(g, u)
 	obs.apply(&b.Shared.Down, y, g, T)
-	sg := make([]float32, T)
-	if b.SharedGate.W != nil {
-		obs.apply(&b.SharedGate, sg, h, T)
+	if b.SharedGate.W == nil {
+		kernels.Add(dst[:T*d], y)
+		return nil
 	}
+	sg := make([]float32, T)
+	obs.apply(&b.SharedGate, sg, h, T)
 	for t := 0; t < T; t++ {
-		s := float32(1)
-		if b.SharedGate.W != nil {
-			s = float32(1 / (1 + math.Exp(-float64(sg[t]))))
-		}
+		s := float32(1 / (1 + math.Exp(-float64(sg[t]))))
 		out := dst[t*d : (t+1)*d]
 		for j, v := range y[t*d : (t+1)*d] {
 			out[j] += s * v
 		}
+	}
+	return nil
+}
+
+// routing reads a mixture's routing from config c: the family's score
+// function (Graph.MoESigmoid; config.json's scoring_func decides when
+// present), norm_topk_prob (Graph.MoENormTopK when absent),
+// routed_scaling_factor (1) applied after the renormalisation as llama.cpp
+// applies it, and n_group/topk_group (1: no groups).
+func (m *decoder) routing(c spec.Config, g spec.Graph, cfg *Config, path string) error {
+	r := &m.route
+	r.sigmoid = g.MoESigmoid
+	switch s, _ := c.Str("scoring_func"); s {
+	case "":
+	case "softmax":
+		r.sigmoid = false
+	case "sigmoid":
+		r.sigmoid = true
+	default:
+		return tensor.Unsupported("model: %s: scoring_func %q is not supported (softmax, sigmoid)", path, s)
+	}
+	r.normTopK = g.MoENormTopK
+	if v, ok := c.Bool("norm_topk_prob"); ok {
+		r.normTopK = v
+	}
+	r.scaleAfterNorm, r.scale = true, 1
+	if v, ok := c.Float("routed_scaling_factor"); ok {
+		r.scale = float32(v)
+	}
+	r.groups, r.topGroups = 1, 1
+	if v, ok := c.Int("n_group"); ok {
+		r.groups = int(v)
+	}
+	if v, ok := c.Int("topk_group"); ok {
+		r.topGroups = int(v)
+	}
+	if cfg.Experts > 0 && (r.groups <= 0 || r.topGroups <= 0 || r.topGroups > r.groups || cfg.Experts%r.groups != 0 ||
+		(r.groups > 1 && cfg.Experts/r.groups < 2)) {
+		return fmt.Errorf("model: %s: %d experts in %d groups (%d chosen): want groups of at least 2 experts",
+			path, cfg.Experts, r.groups, r.topGroups)
 	}
 	return nil
 }

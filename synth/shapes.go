@@ -146,6 +146,15 @@ var shapes = []Shape{
 		Added: []string{"<|endoftext|>", "<|assistant|>", "<|placeholder1|>", "<|placeholder2|>", "<|placeholder3|>",
 			"<|placeholder4|>", "<|system|>", "<|end|>", "<|placeholder5|>", "<|placeholder6|>", "<|user|>"},
 		Config: map[string]any{"original_max_position_embeddings": 4096, "sliding_window": 2047}},
+	// zai-org/GLM-4-9B-0414: Q/K/V biases, fused gate/up, norms after
+	// attention and after the MLP, half of each head rotated, 151,552 rows
+	// (GPT-2's vocabulary holds <|endoftext|>; the converter reads eot
+	// from the added <|user|>).
+	{Name: "glm4-9b", Arch: "glm4", Layers: 40, Hidden: 4096, Heads: 32, KVHeads: 2, HeadDim: 128, FFN: 13696,
+		Vocab: 151552, Context: 32768, RopeBase: 10000, NormEps: 1e-5, Tokenizer: VocabGPT2,
+		Biases: []string{"blk.{bid}.attn_q", "blk.{bid}.attn_k", "blk.{bid}.attn_v"},
+		Added:  []string{"<|user|>"},
+		Config: map[string]any{"partial_rotary_factor": 0.5, "attention_bias": true}},
 }
 
 // Shapes returns the built-in shapes.

@@ -28,6 +28,9 @@ var publishedParams = map[string]int64{
 	"gemma-2b":       2_506_172_416,
 	"phi3-mini-4k":   3_821_079_552,
 	"mixtral-8x7b":   46_702_792_704,
+	// llama.cpp's n_params for GLM-4.6V-Flash's text model, the same
+	// glm4 shape (its model card rounds to 9.4B).
+	"glm4-9b": 9_400_279_040,
 }
 
 func TestShapesParams(t *testing.T) {

@@ -18,7 +18,7 @@ tfconv's code is never run. Usage, from the repository root (paths of the tool t
   PYTHONPATH=testdata/arch/pyshim:<transformers v4.43.4>/src /usr/bin/python3 testdata/arch/gen_fixtures.py \
       <llama.cpp tree> <logits-dump binary> <shared/fixtures> [FAMILY ...]
 
-The families in NEWER (phi4mini, smollm3, seedoss, ernie4_5, ...) need transformers v4.57.6 and the newer llama.cpp ($NEW_LLAMACPP,
+The families in NEWER (phi4mini, smollm3, seedoss and the other 2025–26 families) need transformers v4.57.6 and the newer llama.cpp ($NEW_LLAMACPP,
 $NEW_LOGITS_DUMP); README.md gives the Debian trixie chroot command that runs them.
 
 Numbers are written as the shortest decimal that reads back as the same float32 (numpy's repr).
@@ -198,6 +198,42 @@ FAMILIES = {
                      sliding_window=4, sliding_window_pattern=4, tie_word_embeddings=True, pad_token_id=0,
                      bos_token_id=999, eos_token_id=999),
                 "bpe", "gpt-2", False),
+    # GLM-4's form (Glm4ForCausalLM, GLM-4-0414; transformers 4.52+; the newer llama.cpp's "glm4"): a norm after
+    # attention and after the MLP besides the pre-norms, the gate and up projections fused (gate_up_proj), Q/K/V
+    # biases, half of each head rotated (partial_rotary_factor 0.5) in adjacent pairs, GQA 4/2, untied. The
+    # converter looks up <|endoftext|> and <|user|> among the added tokens (eos/bos/unk, eot), so the trimmed
+    # tokenizer gets <|user|> as id 1000 (EXTRA_TOKENS) and vocab_size is 1024 (padded).
+    "glm4": ("Glm4Config", "Glm4ForCausalLM",
+             dict(BASE, vocab_size=1024, num_key_value_heads=2, head_dim=16, partial_rotary_factor=0.5,
+                  attention_bias=True, rope_theta=10000.0, pad_token_id=999, bos_token_id=None, eos_token_id=999,
+                  tie_word_embeddings=False),
+             "bpe", "gpt-2", False),
+    # GLM-4.5's form (Glm4MoeForCausalLM; transformers 4.56+; the newer llama.cpp's "glm4moe"): 3 layers, layer 0
+    # dense (first_k_dense_replace 1), then 8 routed experts of width 32, 2 used per token: sigmoid scores,
+    # chosen by score + e_score_correction_bias (a buffer, redrawn non-zero here), renormalised and scaled by 2.5,
+    # beside one shared expert; head_dim 32 (query width 128 != hidden 64), half of each head rotated (NEOX
+    # halves), per-head Q/K RMSNorm (use_qk_norm, GLM-4.5's 355B form), Q/K/V biases, one MTP layer stated
+    # (num_nextn_predict_layers: transformers builds none, add_mtp_layers adds its tensors; the converter counts it
+    # in block_count and llama.cpp loads but does not run it). GLM-4.5's
+    # own n_group = topk_group = 1. Its converter looks up [gMASK], <|user|> and <|observation|> (bos, eot, eom).
+    "glm4moe": ("Glm4MoeConfig", "Glm4MoeForCausalLM",
+                dict(BASE, vocab_size=1024, num_hidden_layers=3, num_key_value_heads=2, head_dim=32,
+                     partial_rotary_factor=0.5, attention_bias=True, use_qk_norm=True, moe_intermediate_size=32,
+                     n_routed_experts=8, num_experts_per_tok=2, n_shared_experts=1, first_k_dense_replace=1,
+                     routed_scaling_factor=2.5, norm_topk_prob=True, n_group=1, topk_group=1,
+                     num_nextn_predict_layers=1, rms_norm_eps=1e-5, rope_theta=1000000.0, pad_token_id=999,
+                     bos_token_id=None, eos_token_id=999, tie_word_embeddings=False),
+                "bpe", "gpt-2", False),
+    # glm4moe's form with its experts in 4 groups of 2, the tokens' experts chosen within the best 2 groups
+    # (n_group 4, topk_group 2: GGUF expert_group_count, expert_group_used_count), as GLM-4.5's class allows.
+    "glm4moe-groups": ("Glm4MoeConfig", "Glm4MoeForCausalLM",
+                       dict(BASE, vocab_size=1024, num_hidden_layers=3, num_key_value_heads=2, head_dim=32,
+                            partial_rotary_factor=0.5, attention_bias=True, use_qk_norm=True, moe_intermediate_size=32,
+                            n_routed_experts=8, num_experts_per_tok=2, n_shared_experts=1, first_k_dense_replace=1,
+                            routed_scaling_factor=2.5, norm_topk_prob=True, n_group=4, topk_group=2,
+                            num_nextn_predict_layers=1, rms_norm_eps=1e-5, rope_theta=1000000.0, pad_token_id=999,
+                            bos_token_id=None, eos_token_id=999, tie_word_embeddings=False),
+                       "bpe", "gpt-2", False),
     "gpt_neox": ("GPTNeoXConfig", "GPTNeoXForCausalLM",
                  dict(BASE, rotary_pct=0.25, use_parallel_residual=True, tie_word_embeddings=False,
                       bos_token_id=999, eos_token_id=999),
@@ -249,7 +285,13 @@ FAMILIES = {
 # Families whose transformers class (or form of it) is newer than v4.43.4 and whose converter is the newer llama.cpp
 # ($NEW_LLAMACPP, $NEW_LOGITS_DUMP): family -> the transformers version (major, minor) at least needed. They run
 # in the Debian trixie chroot of README.md (transformers v4.57.6, torch 2.6).
-NEWER = {"phi4mini": (4, 57), "smollm3": (4, 57), "seedoss": (4, 57), "ernie4_5": (4, 57), "ernie4_5moe": (4, 57), "hunyuan": (4, 57), "exaone4": (4, 57)}
+NEWER = {"phi4mini": (4, 57), "smollm3": (4, 57), "seedoss": (4, 57), "ernie4_5": (4, 57), "ernie4_5moe": (4, 57),
+         "hunyuan": (4, 57), "exaone4": (4, 57), "glm4": (4, 57), "glm4moe": (4, 57), "glm4moe-groups": (4, 57)}
+
+# Added tokens a family's converter looks up by content, appended after the trimmed vocabulary (special, ids from
+# 1000 on; the config's vocab_size leaves room for them).
+EXTRA_TOKENS = {"glm4": ["<|user|>"], "glm4moe": ["[gMASK]", "<|user|>", "<|observation|>"],
+                "glm4moe-groups": ["[gMASK]", "<|user|>", "<|observation|>"]}
 
 
 def f32(x):
@@ -301,6 +343,57 @@ def copy_tokenizer(kind, shared, dst, chat):
         with open(p, "w") as f:
             json.dump(tc, f, indent=2)
             f.write("\n")
+
+
+def add_tokens(dst, contents):
+    """Appends special added tokens to the copied tokenizer (tokenizer_config.json's added_tokens_decoder and
+    tokenizer.json's added_tokens), in the form transformers saves them."""
+    p = os.path.join(dst, "tokenizer_config.json")
+    with open(p) as f:
+        tc = json.load(f)
+    q = os.path.join(dst, "tokenizer.json")
+    with open(q, encoding="utf-8") as f:
+        tj = json.load(f)
+    for i, c in enumerate(contents):
+        tid = 1000 + i
+        tc["added_tokens_decoder"][str(tid)] = {"content": c, "lstrip": False, "normalized": False, "rstrip": False,
+                                                "single_word": False, "special": True}
+        tj["added_tokens"].append({"id": tid, "content": c, "single_word": False, "lstrip": False, "rstrip": False,
+                                   "normalized": False, "special": True})
+    with open(p, "w") as f:
+        json.dump(tc, f, indent=2)
+        f.write("\n")
+    with open(q, "w", encoding="utf-8") as f:
+        json.dump(tj, f, ensure_ascii=False, indent=2)
+        f.write("\n")
+
+
+def add_mtp_layers(model, config, hf, seed):
+    """GLM-4.5's checkpoints carry num_nextn_predict_layers multi-token-prediction layers after the decoder's
+    (model.layers.N: a decoder layer of the class plus eh_proj, enorm, hnorm and shared_head.norm), which
+    transformers builds none of and skips on load, but which the converter writes and llama.cpp requires. They are
+    made here from the class's own decoder layer, redrawn as randomize() does, and added to model.safetensors."""
+    from safetensors.torch import load_file, save_file
+    path = os.path.join(hf, "model.safetensors")
+    sd = load_file(path)
+    layer_cls = type(model.model.layers[-1])
+    g = torch.Generator().manual_seed(seed + 2)
+    d = config.hidden_size
+    with torch.no_grad():
+        for i in range(config.num_hidden_layers, config.num_hidden_layers + config.num_nextn_predict_layers):
+            layer = layer_cls(config, i)
+            for name, p in sorted(layer.state_dict().items()):
+                if p.dim() == 2:
+                    p.copy_(torch.randn(p.shape, generator=g) * p.shape[1] ** -0.5)
+                elif name.endswith("bias"):
+                    p.copy_(torch.randn(p.shape, generator=g) * 0.2)
+                else:
+                    p.copy_(1.0 + torch.randn(p.shape, generator=g) * 0.2)
+                sd[f"model.layers.{i}.{name}"] = p.contiguous()
+            sd[f"model.layers.{i}.eh_proj.weight"] = torch.randn((d, 2 * d), generator=g) * (2 * d) ** -0.5
+            for n in ("enorm", "hnorm", "shared_head.norm"):
+                sd[f"model.layers.{i}.{n}.weight"] = 1.0 + torch.randn(d, generator=g) * 0.2
+    save_file(sd, path, metadata={"format": "pt"})
 
 
 def write_tokenizer_json(dst):
@@ -366,11 +459,21 @@ def make(family, llamacpp, dump_bin, shared):
     config._attn_implementation = "eager"
     model = getattr(transformers, model_cls)(config).eval()
     randomize(model, seed)
+    with torch.no_grad():
+        # GLM-4.5's routing bias is a buffer (randomize redraws parameters): redrawn like a bias.
+        g = torch.Generator().manual_seed(seed + 1)
+        for name, b in sorted(model.named_buffers()):
+            if name.endswith("e_score_correction_bias"):
+                b.copy_(torch.randn(b.shape, generator=g) * 0.2)
     root = os.path.join(HERE, family)
     hf = os.path.join(root, "hf")
     shutil.rmtree(root, ignore_errors=True)
     model.save_pretrained(hf)
+    if getattr(config, "num_nextn_predict_layers", 0):
+        add_mtp_layers(model, config, hf, seed)
     copy_tokenizer(tok, shared, hf, chat)
+    if family in EXTRA_TOKENS:
+        add_tokens(hf, EXTRA_TOKENS[family])
 
     # Reload what was saved, so the references are those of the files.
     model = getattr(transformers, model_cls).from_pretrained(hf, attn_implementation="eager").eval()
