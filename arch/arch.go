@@ -121,6 +121,12 @@ type Graph struct {
 	// 1 (Mixtral); config.json's norm_topk_prob, when present, decides for
 	// Hugging Face input.
 	MoENormTopK bool
+	// MoESigmoid: a mixture's router scores are sigmoids, not a softmax
+	// (dots.llm1, MiniMax-M2: their classes have no other); config.json's
+	// scoring_func, when present, decides (GGUF expert_gating_func). The
+	// choice bias (exp_probs_b), expert groups (n_group, topk_group) and
+	// routed_scaling_factor apply wherever the checkpoint states them.
+	MoESigmoid bool
 	// NeoxRopeGGUF: the GGUF form rotates halves (ggml's NEOX rope), as
 	// Hugging Face does; false when the converter permuted Q/K rows
 	// (LayoutPermuteQ) and ggml rotates adjacent pairs.

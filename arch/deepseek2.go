@@ -68,21 +68,7 @@ var DeepSeek2 = register(&Family{
 		u32("expert_shared_count", Required, "n_shared_experts"),
 		f32p("expert_weights_scale", Required, "routed_scaling_factor"),
 		Param{Key: "expert_weights_norm", HF: []string{"norm_topk_prob"}, Kind: tensor.KindBool, Need: Required},
-		Param{Key: "expert_gating_func", HF: []string{"scoring_func"}, Kind: tensor.KindUint32, Need: Required,
-			Derive: func(c Config) (tensor.Value, bool, error) {
-				s, _ := c.Str("scoring_func")
-				for i, name := range gatingFuncs {
-					if name != "" && name == s {
-						return tensor.Uint32(uint32(i)), true, nil
-					}
-				}
-				return tensor.Value{}, false, errUnsupported("config.json: scoring_func %q (softmax or sigmoid)", s)
-			},
-			Inverse: func(c Config, v tensor.Value, _ Meta) {
-				if i, ok := v.Int(); ok && i > 0 && i < int64(len(gatingFuncs)) {
-					c["scoring_func"] = gatingFuncs[i]
-				}
-			}},
+		gatingFunc(Required),
 		u32("rope.dimension_count", Required, "qk_rope_head_dim"),
 		yarnType(),
 		yarnValue("rope.scaling.factor", tensor.KindFloat32, "factor", 1),
@@ -110,10 +96,6 @@ var DeepSeek2 = register(&Family{
 		"nor YaRN's beta_fast/beta_slow/mscale (written as 32, 1 and mscale_all_dim, what llama.cpp computes with)",
 	Graph: Graph{Norm: RMSNorm, FFN: Gated, Activation: "silu"},
 })
-
-// gatingFuncs are llama.cpp's expert_gating_func values (index) by
-// config.json scoring_func.
-var gatingFuncs = []string{"", "softmax", "sigmoid"}
 
 // deepseek2Tensors is the llama-shaped schema with MLA's projections in
 // place of Q/K/V.

@@ -54,8 +54,8 @@ type decoder struct {
 	// attnCap, finalCap: Gemma 2's soft-caps (0: none). clampQKV: OLMo's
 	// clip of q, k and v (0: none).
 	attnCap, finalCap, clampQKV float32
-	// normTopK: a mixture renormalises its top-k routing weights.
-	normTopK bool
+	// route is a mixture's routing (softmax top-k by default).
+	route routing
 }
 
 type decoderWeights struct {
@@ -84,11 +84,15 @@ type decoderBlock struct {
 	// Router [experts][d] and Experts replace Gate/Up/Down in a mixture
 	// of experts (Mixtral); Router.W is nil in a dense layer. Shared is
 	// the expert every token uses (Qwen2-MoE), scaled by
-	// sigmoid(SharedGate·x) ([1][d]); its Down.W is nil when there is none.
+	// sigmoid(SharedGate·x) ([1][d]) when the family has that gate; its
+	// Down.W is nil when there is none. ProbsB [experts] is the choice bias
+	// added to the router scores (DeepSeek-V3's e_score_correction_bias);
+	// nil without.
 	Router     linear
 	Experts    []expert
 	Shared     expert
 	SharedGate linear
+	ProbsB     []float32
 }
 
 // expert is one feed-forward of a mixture: down(act(gate(x)) ⊙ up(x)).
@@ -295,10 +299,12 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 		cfg.Eps = float32(getf(1e-5, "layer_norm_eps", "norm_epsilon", "layer_norm_epsilon"))
 	}
 	cfg.Context = geti(0, "max_position_embeddings", "n_positions", "seq_length")
-	cfg.Experts = geti(0, "num_local_experts", "num_experts")
+	cfg.Experts = geti(0, "num_local_experts", "num_experts", "n_routed_experts")
 	cfg.ExpertsUsed = geti(0, "num_experts_per_tok")
 	cfg.ExpertFFN = geti(int64(cfg.FFN), "moe_intermediate_size")
-	cfg.SharedFFN = geti(0, "shared_expert_intermediate_size")
+	// The shared expert: its own width, or n_shared_experts experts' widths
+	// as one (DeepSeek-V3's form).
+	cfg.SharedFFN = geti(int64(geti(0, "n_shared_experts")*cfg.ExpertFFN), "shared_expert_intermediate_size")
 	cfg.HeadDim = geti(int64(d/max(heads, 1)), "head_dim")
 	cfg.RopeDim = spec.RotaryDims(spec.Config(c), cfg.HeadDim)
 	actName := g.Activation
@@ -329,9 +335,8 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 	if v, ok := c.Float("query_pre_attn_scalar"); ok {
 		m.attnScale = float32(math.Pow(v, -0.5))
 	}
-	m.normTopK = g.MoENormTopK
-	if v, ok := c.Bool("norm_topk_prob"); ok {
-		m.normTopK = v
+	if m.route, err = routingOf(c, g, cfg.Experts, g.MoENormTopK, l.c.Path); err != nil {
+		return nil, err
 	}
 	m.parallel = g.Parallel
 	for _, k := range []string{"use_parallel_residual", "parallel_attn"} {
@@ -422,7 +427,10 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 				S := cfg.SharedFFN
 				b.Shared = expert{Gate: fl.lin("blk.{bid}.ffn_gate_shexp", i, S, d), Up: fl.lin("blk.{bid}.ffn_up_shexp", i, S, d),
 					Down: fl.lin("blk.{bid}.ffn_down_shexp", i, d, S)}
-				b.SharedGate = fl.lin("blk.{bid}.ffn_gate_inp_shexp", i, 1, d)
+				b.SharedGate = fl.optLin("blk.{bid}.ffn_gate_inp_shexp", i, 1, d)
+			}
+			if fl.inSchema("blk.{bid}.exp_probs_b") {
+				b.ProbsB = fl.optVector(fl.name("blk.{bid}.exp_probs_b", i, ".bias"), cfg.Experts)
 			}
 		}
 		if fl.inSchema("blk.{bid}.attn_qkv") {
@@ -773,11 +781,12 @@ func (fl familyLoader) mixture(layer int, cfg Config, d int) (linear, []expert, 
 	return router, ex, nil
 }
 
-// moe is a sparse mixture block: each token's router probabilities
-// softmax(W_r·h), its top ExpertsUsed (renormalised to sum 1 where the
-// family does: Mixtral, not Qwen2-MoE), and the sum of those experts'
-// outputs weighted by them; then the shared expert's output scaled by
-// sigmoid(W_sg·h), when the layer has one. Tokens are gathered per expert
+// moe is a sparse mixture block: each token's router scores W_r·h routed
+// to its top ExpertsUsed (routing: softmax, renormalised to sum 1 where
+// the family does, Mixtral, not Qwen2-MoE; or DeepSeek-V3's biased sigmoid
+// choice), and the sum of those experts' outputs weighted by them; then
+// the shared expert's output, scaled by sigmoid(W_sg·h) where the family
+// has that gate, when the layer has one. Tokens are gathered per expert
 // and the experts taken in index order, as transformers adds them. obs sees
 // the multiplies, an expert's with its index.
 func (m *decoder) moe(dst, h []float32, b *decoderBlock, T int, obs Observer) error {
@@ -785,21 +794,7 @@ func (m *decoder) moe(dst, h []float32, b *decoderBlock, T int, obs Observer) er
 	probs := make([]float32, T*n)
 	obs.apply(&b.Router, probs, h, T)
 	weight := make([]float32, T*n) // token × expert → routing weight (0: not chosen)
-	for t := 0; t < T; t++ {
-		p := probs[t*n : (t+1)*n]
-		kernels.Softmax(p)
-		chosen := kernels.TopK(p, k)
-		var sum float32
-		for _, e := range chosen {
-			sum += p[e]
-		}
-		if !m.normTopK {
-			sum = 1
-		}
-		for _, e := range chosen {
-			weight[t*n+e] = p[e] / sum
-		}
-	}
+	m.route.weights(weight, probs, b.ProbsB, T, n, k)
 	if err := runExperts(dst, h, b.Experts, weight, T, d, F, m.cfg.Activation, obs); err != nil {
 		return err
 	}
@@ -815,6 +810,10 @@ func (m *decoder) moe(dst, h []float32, b *decoderBlock, T int, obs Observer) er
 	}
 	kernels.Mul(g, u)
 	obs.apply(&b.Shared.Down, y, g, T)
+	if b.SharedGate.W == nil {
+		kernels.Add(dst[:T*d], y)
+		return nil
+	}
 	sg := make([]float32, T)
 	obs.apply(&b.SharedGate, sg, h, T)
 	for t := 0; t < T; t++ {

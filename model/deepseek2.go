@@ -3,7 +3,6 @@ package model
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	spec "github.com/tfconv/tfconv/arch"
 	"github.com/tfconv/tfconv/kernels"
@@ -50,16 +49,10 @@ type deepseek2 struct {
 	// 1 when equal, as in its checkpoints and whenever read from GGUF).
 	ropeScale float32
 	attnScale float32
-	// sigmoid: router scores are sigmoids, not a softmax. normTopK
-	// renormalises the chosen weights; scaleAfterNorm multiplies them by
-	// routeScale even then (llama.cpp's rule, and DeepSeek-V3's; V2's code
-	// scales only weights it did not renormalise).
-	sigmoid, normTopK, scaleAfterNorm bool
-	routeScale                        float32
-	// groups, topGroups: DeepSeek-V3's noaux_tc choice, within the
-	// topGroups of groups expert groups ranked by the sum of their two best
-	// biased scores (groups 0: among all experts, greedy).
-	groups, topGroups int
+	// route is the experts' routing: softmax or sigmoid scores, V3's
+	// choice bias within expert groups (topk_method noaux_tc), the
+	// renormalisation and routed_scaling_factor.
+	route routing
 }
 
 type deepseek2Weights struct {
@@ -155,31 +148,22 @@ func loadDeepSeek2(fl familyLoader, c spec.Config) (*Model, error) {
 		return nil, err
 	}
 	m.DenseLead = geti(0, "first_k_dense_replace")
-	switch tm, _ := c.Str("topk_method"); tm {
+	mt, _ := c.Str("model_type")
+	if m.route, err = routingOf(c, fl.f.Graph, cfg.Experts, false, path); err != nil {
+		return nil, err
+	}
+	// DeepSeek's code renormalises only more than one expert.
+	m.route.normTopK = m.route.normTopK && cfg.ExpertsUsed > 1
+	// DeepSeek-V2's code scales only weights it did not renormalise; V3's
+	// and llama.cpp's scale them all.
+	m.route.scaleAfterNorm = !fl.hf || mt == "deepseek_v3"
+	tm, _ := c.Str("topk_method")
+	switch tm {
 	case "", "greedy":
+		m.route.groups = 0 // greedy: among all experts, whatever n_group says
 	case "noaux_tc":
-		m.groups, m.topGroups = geti(1, "n_group"), geti(1, "topk_group")
-		if m.groups <= 0 || m.topGroups <= 0 || m.topGroups > m.groups || cfg.Experts%m.groups != 0 || cfg.Experts/m.groups < 2 {
-			return nil, fmt.Errorf("model: %s: deepseek2 config: %d experts in %d groups (%d chosen): want at least 2 experts per group",
-				path, cfg.Experts, m.groups, m.topGroups)
-		}
 	default:
 		return nil, tensor.Unsupported("model: %s: deepseek2 topk_method %q is not supported (greedy, noaux_tc)", path, tm)
-	}
-	switch s, _ := c.Str("scoring_func"); s {
-	case "", "softmax":
-	case "sigmoid":
-		m.sigmoid = true
-	default:
-		return nil, tensor.Unsupported("model: %s: deepseek2 scoring_func %q is not supported", path, s)
-	}
-	m.normTopK, _ = c.Bool("norm_topk_prob")
-	m.normTopK = m.normTopK && cfg.ExpertsUsed > 1
-	mt, _ := c.Str("model_type")
-	m.scaleAfterNorm = !fl.hf || mt == "deepseek_v3"
-	m.routeScale = 1
-	if v, ok := c.Float("routed_scaling_factor"); ok {
-		m.routeScale = float32(v)
 	}
 	if err := m.rope(c, theta, path); err != nil {
 		return nil, err
@@ -220,7 +204,7 @@ func loadDeepSeek2(fl familyLoader, c spec.Config) (*Model, error) {
 				return nil, err
 			}
 			b.ProbsB = fl.optVector(fl.name("blk.{bid}.exp_probs_b", i, ".bias"), cfg.Experts)
-			if m.groups > 0 && b.ProbsB == nil {
+			if tm == "noaux_tc" && b.ProbsB == nil {
 				return nil, fmt.Errorf("model: %s: layer %d: topk_method noaux_tc without %s", path, i, fl.name("blk.{bid}.exp_probs_b", i, ".bias"))
 			}
 			if S := cfg.SharedFFN; S > 0 {
@@ -376,34 +360,9 @@ func (m *deepseek2) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hi
 func (m *deepseek2) moe(dst, h []float32, b *deepseek2Block, T int) error {
 	c := m.cfg
 	d, n, k := c.DModel, len(b.Experts), c.ExpertsUsed
-	scores := make([]float32, T*n)
+	scores, weight := make([]float32, T*n), make([]float32, T*n)
 	b.Router.apply(scores, h, T)
-	weight := make([]float32, T*n)
-	for t := 0; t < T; t++ {
-		p := scores[t*n : (t+1)*n]
-		if m.sigmoid {
-			for i, x := range p {
-				p[i] = float32(1 / (1 + math.Exp(-float64(x))))
-			}
-		} else {
-			kernels.Softmax(p)
-		}
-		chosen := m.choose(p, b.ProbsB, k)
-		var sum float32
-		for _, e := range chosen {
-			sum += p[e]
-		}
-		for _, e := range chosen {
-			wt := p[e]
-			if m.normTopK {
-				wt /= sum + 1e-20
-			}
-			if !m.normTopK || m.scaleAfterNorm {
-				wt *= m.routeScale
-			}
-			weight[t*n+e] = wt
-		}
-	}
+	m.route.weights(weight, scores, b.ProbsB, T, n, k)
 	if err := runExperts(dst, h, b.Experts, weight, T, d, c.ExpertFFN, c.Activation, nil); err != nil {
 		return err
 	}
@@ -416,35 +375,6 @@ func (m *deepseek2) moe(dst, h []float32, b *deepseek2Block, T int) error {
 	}
 	kernels.Add(dst[:T*d], y)
 	return nil
-}
-
-// choose returns the k experts a token with router scores p goes to: the
-// k best scores, or of the scores plus bias (DeepSeek-V3), within the best
-// topGroups groups by the sum of each group's two best biased scores, the
-// others' scores taken as 0 (as DeepSeek's masked_fill does).
-func (m *deepseek2) choose(p, bias []float32, k int) []int {
-	if bias == nil {
-		return kernels.TopK(p, k)
-	}
-	sel := make([]float32, len(p))
-	for i := range p {
-		sel[i] = p[i] + bias[i]
-	}
-	if m.groups > 1 {
-		per := len(p) / m.groups
-		gs := make([]float32, m.groups)
-		for g := range gs {
-			two := kernels.TopK(sel[g*per:(g+1)*per], 2)
-			gs[g] = sel[g*per+two[0]] + sel[g*per+two[1]]
-		}
-		keep := kernels.TopK(gs, m.topGroups)
-		for g := range gs {
-			if !slices.Contains(keep, g) {
-				clear(sel[g*per : (g+1)*per])
-			}
-		}
-	}
-	return kernels.TopK(sel, k)
 }
 
 // swiglu sets dst[T][d] to down(act(gate·h) ⊙ up·h), F wide inside.
