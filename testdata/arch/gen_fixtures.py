@@ -18,7 +18,7 @@ tfconv's code is never run. Usage, from the repository root (paths of the tool t
   PYTHONPATH=testdata/arch/pyshim:<transformers v4.43.4>/src /usr/bin/python3 testdata/arch/gen_fixtures.py \
       <llama.cpp tree> <logits-dump binary> <shared/fixtures> [FAMILY ...]
 
-The families in NEWER (phi4mini, smollm3, seedoss) need transformers v4.57.6 and the newer llama.cpp ($NEW_LLAMACPP,
+The families in NEWER (phi4mini, smollm3, seedoss, dots1) need transformers v4.57.6 and the newer llama.cpp ($NEW_LLAMACPP,
 $NEW_LOGITS_DUMP); README.md gives the Debian trixie chroot command that runs them.
 
 Numbers are written as the shortest decimal that reads back as the same float32 (numpy's repr).
@@ -162,6 +162,20 @@ FAMILIES = {
                      attention_out_bias=False, pad_token_id=999, bos_token_id=999, eos_token_id=999,
                      tie_word_embeddings=False),
                 "bpe", "gpt-2", False),
+    # dots.llm1's form (transformers 4.57; the newer llama.cpp): Qwen3's attention (per-head Q/K RMSNorm, no
+    # biases) over DeepSeek-V3's mixture: 3 layers, layer 0 dense, then 8 routed experts of width 32 in 4 groups,
+    # 2 used per token: sigmoid scores (scoring_func, which the converter reads for expert_gating_func), chosen by
+    # score + e_score_correction_bias (a buffer, redrawn non-zero) within the best 2 groups, renormalised and
+    # scaled by 2.5, beside one shared expert; untied; 4 key/value heads (llama.cpp's dots1 sizes attn_k and attn_v
+    # by the query head count, as dots.llm1 has). Dots1Config's default sliding_window 4096 with max_window_layers
+    # 62 makes every layer full attention, as in the published checkpoints.
+    "dots1": ("Dots1Config", "Dots1ForCausalLM",
+              dict(BASE, num_hidden_layers=3, num_key_value_heads=4, n_routed_experts=8, num_experts_per_tok=2,
+                   moe_intermediate_size=32, n_shared_experts=1, n_group=4, topk_group=2, first_k_dense_replace=1,
+                   norm_topk_prob=True, routed_scaling_factor=2.5, scoring_func="sigmoid", rope_theta=10000000.0,
+                   rms_norm_eps=1e-6, pad_token_id=999, bos_token_id=999, eos_token_id=999,
+                   tie_word_embeddings=False),
+              "bpe", "gpt-2", False),
     "gpt_neox": ("GPTNeoXConfig", "GPTNeoXForCausalLM",
                  dict(BASE, rotary_pct=0.25, use_parallel_residual=True, tie_word_embeddings=False,
                       bos_token_id=999, eos_token_id=999),
@@ -213,7 +227,7 @@ FAMILIES = {
 # Families whose transformers class (or form of it) is newer than v4.43.4 and whose converter is the newer llama.cpp
 # ($NEW_LLAMACPP, $NEW_LOGITS_DUMP): family -> the transformers version (major, minor) at least needed. They run
 # in the Debian trixie chroot of README.md (transformers v4.57.6, torch 2.6).
-NEWER = {"phi4mini": (4, 57), "smollm3": (4, 57), "seedoss": (4, 57)}
+NEWER = {"phi4mini": (4, 57), "smollm3": (4, 57), "seedoss": (4, 57), "dots1": (4, 57)}
 
 
 def f32(x):
@@ -233,7 +247,8 @@ def dump(path, obj):
 
 def randomize(model, seed):
     """Redraws every parameter so activations are O(1): matrices (embeddings and heads included) N(0, 1/fan_in),
-    norm weights 1 + N(0, 0.2²) (Gemma's, stored as w with (1 + w) applied, N(0, 0.2²)), biases N(0, 0.2²)."""
+    norm weights 1 + N(0, 0.2²) (Gemma's, stored as w with (1 + w) applied, N(0, 0.2²)), biases N(0, 0.2²), and
+    DeepSeek-V3's expert-choice bias buffer (e_score_correction_bias) N(0, 0.2²)."""
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for name, p in sorted(model.named_parameters()):
@@ -247,6 +262,11 @@ def randomize(model, seed):
             else:
                 base = 0.0 if type(model).__name__.startswith("Gemma") else 1.0
                 p.copy_(base + torch.randn(p.shape, generator=g) * 0.2)
+        # DeepSeek-V3's expert-choice bias is a buffer in transformers' classes (dots.llm1's), zero when made:
+        # redrawn as a bias, so that the choice it makes is tested.
+        for name, b in sorted(model.named_buffers()):
+            if name.endswith("e_score_correction_bias"):
+                b.copy_(torch.randn(b.shape, generator=g) * 0.2)
 
 
 def copy_tokenizer(kind, shared, dst, chat):
