@@ -335,7 +335,7 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 	if v, ok := c.Float("query_pre_attn_scalar"); ok {
 		m.attnScale = float32(math.Pow(v, -0.5))
 	}
-	if m.route, err = routingOf(c, g, cfg.Experts, g.MoENormTopK, l.c.Path); err != nil {
+	if m.route, err = routingOf(c, f, cfg.Experts, g.MoENormTopK, l.c.Path); err != nil {
 		return nil, err
 	}
 	m.parallel = g.Parallel

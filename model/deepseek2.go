@@ -149,7 +149,7 @@ func loadDeepSeek2(fl familyLoader, c spec.Config) (*Model, error) {
 	}
 	m.DenseLead = geti(0, "first_k_dense_replace")
 	mt, _ := c.Str("model_type")
-	if m.route, err = routingOf(c, fl.f.Graph, cfg.Experts, false, path); err != nil {
+	if m.route, err = routingOf(c, fl.f, cfg.Experts, false, path); err != nil {
 		return nil, err
 	}
 	// DeepSeek's code renormalises only more than one expert.

@@ -34,13 +34,14 @@ type routing struct {
 	groups, topGroups int
 }
 
-// routingOf reads a mixture's routing from config.json c (or the one a
-// family derives from GGUF keys): scoring_func (sigmoid, softmax; absent:
-// the family's Graph.MoESigmoid), norm_topk_prob (absent: normTopK),
-// routed_scaling_factor, and n_group/topk_group, which need at least two
-// experts a group.
-func routingOf(c spec.Config, g spec.Graph, experts int, normTopK bool, path string) (routing, error) {
-	r := routing{sigmoid: g.MoESigmoid, normTopK: normTopK, scaleAfterNorm: true, scale: 1}
+// routingOf reads family f's mixture routing from config.json c (or the
+// one f derives from GGUF keys): scoring_func (sigmoid, softmax; absent:
+// f's Graph.MoESigmoid), norm_topk_prob (absent: normTopK),
+// routed_scaling_factor where f's GGUF carries it (expert_weights_scale:
+// MiniMax-M2's class and graph never scale), and n_group/topk_group, which
+// need at least two experts a group.
+func routingOf(c spec.Config, f *spec.Family, experts int, normTopK bool, path string) (routing, error) {
+	r := routing{sigmoid: f.Graph.MoESigmoid, normTopK: normTopK, scaleAfterNorm: true, scale: 1}
 	switch s, _ := c.Str("scoring_func"); s {
 	case "":
 	case "softmax":
@@ -53,7 +54,7 @@ func routingOf(c spec.Config, g spec.Graph, experts int, normTopK bool, path str
 	if v, ok := c.Bool("norm_topk_prob"); ok {
 		r.normTopK = v
 	}
-	if v, ok := c.Float("routed_scaling_factor"); ok {
+	if v, ok := c.Float("routed_scaling_factor"); ok && f.HasParam("expert_weights_scale") {
 		r.scale = float32(v)
 	}
 	groups, ok1 := c.Int("n_group")

@@ -433,7 +433,46 @@ HANDMADE = {
                       num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32, norm_topk_prob=True,
                       decoder_sparse_step=1, mlp_only_layers=[], output_router_logits=False, router_aux_loss_coef=0.001),
                  "qwen3moe", "bpe", "gpt-2"),
+    # MiniMax-M2 (GGUF "minimax-m2"; the newer llama.cpp): transformers v4.57.6 has no MiniMaxM2ForCausalLM and
+    # the publisher's own modeling_minimax_m2.py is not in the stored copies of GitHub (only later transformers'
+    # modular file, and third-party ports), so it is written here in the names and config.json keys the
+    # publisher's class saves. RMSNorms over the whole Q and K projections (use_qk_norm), head_dim 32 (query width
+    # 128 over hidden 64) of which rotary_dim 16 rotate, GQA 4/2; every layer a mixture (block_sparse_moe) of 4
+    # experts w1/w2/w3 of width intermediate_size 32, 2 used: sigmoid scores chosen by score +
+    # e_score_correction_bias, renormalised; untied.
+    "minimax-m2": ("MiniMaxM2ForCausalLM", "minimax_m2",
+                   dict(num_key_value_heads=2, head_dim=32, rotary_dim=16, intermediate_size=32, num_local_experts=4,
+                        num_experts_per_tok=2, scoring_func="sigmoid", use_routing_bias=True, use_qk_norm=True,
+                        qk_norm_type="per_layer", rope_theta=5000000.0, rms_norm_eps=1e-6, router_jitter_noise=0.0,
+                        output_router_logits=False, router_aux_loss_coef=0.001, tie_word_embeddings=False),
+                   "minimax_m2", "bpe", "gpt-2"),
 }
+
+
+def minimax_m2_tensors(sd, cfg, g):
+    """MiniMax-M2's blocks: RMSNorms over the whole Q and K projections (q_norm [heads·head_dim], k_norm
+    [kv_heads·head_dim]) and the dense MLP replaced by block_sparse_moe: a router (gate), num_local_experts
+    experts (experts.N.w1 gate, w3 up, w2 down) of width intermediate_size, all N(0, 1/fan_in), and the
+    expert-choice bias e_score_correction_bias N(0, 0.2²)."""
+    out = {}
+    d, f, n, hd = cfg["hidden_size"], cfg["intermediate_size"], cfg["num_local_experts"], cfg["head_dim"]
+    for name, t in sd.items():
+        if ".mlp." in name:
+            continue
+        out[name] = t
+        if name.endswith("input_layernorm.weight"):
+            prefix = name[: -len("input_layernorm.weight")]
+            out[prefix + "self_attn.q_norm.weight"] = 1 + torch.randn(cfg["num_attention_heads"] * hd, generator=g) * 0.2
+            out[prefix + "self_attn.k_norm.weight"] = 1 + torch.randn(cfg["num_key_value_heads"] * hd, generator=g) * 0.2
+            m = prefix + "block_sparse_moe."
+            out[m + "gate.weight"] = torch.randn(n, d, generator=g) * d ** -0.5
+            out[m + "e_score_correction_bias"] = torch.randn(n, generator=g) * 0.2
+            for x in range(n):
+                e = m + f"experts.{x}."
+                out[e + "w1.weight"] = torch.randn(f, d, generator=g) * d ** -0.5
+                out[e + "w3.weight"] = torch.randn(f, d, generator=g) * d ** -0.5
+                out[e + "w2.weight"] = torch.randn(d, f, generator=g) * f ** -0.5
+    return out
 
 
 def moe_experts(out, prefix, d, f, n, g):
@@ -550,6 +589,9 @@ def make_handmade(family, llamacpp, dump_bin, shared):
     elif edit == "gemma3":
         sd = gemma3_tensors(sd, cfg, g)
         llamacpp, dump_bin = os.environ["NEW_LLAMACPP"], os.environ["NEW_LOGITS_DUMP"]
+    elif edit == "minimax_m2":
+        sd = minimax_m2_tensors(sd, cfg, g)
+        llamacpp, dump_bin = os.environ["NEW_LLAMACPP"], os.environ["NEW_LOGITS_DUMP"]
     root = os.path.join(HERE, family)
     hf = os.path.join(root, "hf")
     shutil.rmtree(root, ignore_errors=True)
@@ -559,7 +601,8 @@ def make_handmade(family, llamacpp, dump_bin, shared):
     config = dict(architectures=[cls], model_type=model_type, hidden_act="silu", attention_dropout=0.0,
                   bos_token_id=1 if tok == "spm" else 999, eos_token_id=2 if tok == "spm" else 999, pad_token_id=0,
                   initializer_range=0.02, rope_scaling=None,
-                  torch_dtype="float32", use_cache=True, transformers_version="4.43.4 (config written by hand)")
+                  torch_dtype="float32", use_cache=True,
+                  transformers_version=transformers.__version__ + " (config written by hand)")
     config.update(cfg)
     with open(os.path.join(hf, "config.json"), "w") as f:
         json.dump(config, f, indent=2, sort_keys=True)
