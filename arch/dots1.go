@@ -20,7 +20,7 @@ var Dots1 = register(&Family{
 	ModelTypes: []string{"dots1"},
 	HFClass:    "Dots1ForCausalLM", ModelType: "dots1",
 	Params: withParams(routedParams(baseParams(), "n_routed_experts"),
-		noRopeScaling(), fullAttentionOnly(),
+		noRopeScaling(), fullAttention(dots1Pattern),
 		u32("expert_feed_forward_length", Required, "moe_intermediate_size"),
 		u32("leading_dense_block_count", Required, "first_k_dense_replace"),
 		u32("expert_shared_count", Required, "n_shared_experts"),
@@ -39,16 +39,63 @@ var Dots1 = register(&Family{
 	// such (Dots1Config would otherwise slide past max_window_layers).
 	HFRename: func(c Config, _ func(string) bool) map[string]string {
 		n, _ := c.Int("num_hidden_layers")
-		types := make([]string, max(n, 0))
+		types := make([]any, max(n, 0))
 		for i := range types {
-			types[i] = "full_attention"
+			types[i] = FullAttention.String()
 		}
 		c["layer_types"] = types
 		return nil
 	},
 	Graph: Graph{Norm: RMSNorm, FFN: Gated, Activation: "silu", QKNormPerHead: true, NeoxRopeGGUF: true,
 		MoESigmoid: true},
+	Pattern: dots1Pattern,
 })
+
+// dots1Pattern is Dots1Config's: layer_types when config.json states it,
+// else sliding_window (default 4096; null: none) from layer
+// max_window_layers (default 62) on; the sliding layers attend within
+// sliding_window. Every layer rotates; the layers from
+// first_k_dense_replace on are mixtures.
+func dots1Pattern(c Config, n int) ([]Layer, error) {
+	types, ok, err := LayerTypes(c)
+	if err != nil {
+		return nil, err
+	}
+	window, hasWindow := int64(4096), true
+	if _, present := c["sliding_window"]; present {
+		window, hasWindow = c.Int("sliding_window")
+	}
+	if !ok {
+		from, ok := c.Int("max_window_layers")
+		if !ok {
+			from = 62
+		}
+		types = make([]Mixer, n)
+		for i := range types {
+			if hasWindow && int64(i) >= from {
+				types[i] = SlidingAttention
+			}
+		}
+	}
+	if len(types) != n {
+		return nil, errUnsupported("config.json: layer_types has %d entries for %d layers", len(types), n)
+	}
+	first, _ := c.Int("first_k_dense_replace")
+	out := make([]Layer, n)
+	for i, m := range types {
+		out[i] = Layer{Mixer: m, Rope: true, MoE: int64(i) >= first && c.Has("n_routed_experts")}
+		switch m {
+		case SlidingAttention:
+			if !hasWindow || window <= 0 || window >= 1<<31 {
+				return nil, errUnsupported("config.json: layer_types[%d] is sliding_attention without a sliding_window", i)
+			}
+			out[i].Window = int(window)
+		case ChunkedAttention:
+			return nil, errUnsupported("config.json: layer_types[%d] is chunked_attention, which dots1 has not", i)
+		}
+	}
+	return out, nil
+}
 
 // expProbsB is the per-expert choice bias (GGUF exp_probs_b.bias) under the
 // Hugging Face name hf + "_bias" (a buffer or parameter beside the router).
@@ -74,28 +121,4 @@ func routedParams(base []Param, experts string) []Param {
 		out = append(out, p)
 	}
 	return out
-}
-
-// fullAttentionOnly refuses a config.json whose layer_types has a layer
-// other than full attention: transformers' dots1 then masks keys beyond
-// sliding_window there, and the GGUF (llama.cpp's dots1 has no window)
-// would not.
-func fullAttentionOnly() Param {
-	return Param{Key: "layer_types", Kind: tensor.KindString,
-		Derive: func(c Config) (tensor.Value, bool, error) {
-			if !c.Has("layer_types") {
-				return tensor.Value{}, false, nil
-			}
-			list, ok := c["layer_types"].([]any)
-			if !ok {
-				return tensor.Value{}, false, errUnsupported("config.json: layer_types is not a list")
-			}
-			for i, v := range list {
-				if v != "full_attention" {
-					return tensor.Value{}, false, errUnsupported("config.json: layer_types[%d] is %v: the GGUF has no sliding window", i, v)
-				}
-			}
-			return tensor.Value{}, false, nil
-		},
-		Inverse: func(Config, tensor.Value, Meta) {}}
 }

@@ -17,7 +17,7 @@ var MiniMaxM2 = register(&Family{
 	HFClasses:  []string{"MiniMaxM2ForCausalLM"},
 	ModelTypes: []string{"minimax_m2"},
 	HFClass:    "MiniMaxM2ForCausalLM", ModelType: "minimax_m2",
-	Params: withParams(routedParams(baseParams(), "num_local_experts"), noRopeScaling(),
+	Params: withParams(routedParams(baseParams(), "num_local_experts"), noRopeScaling(), fullAttention(minimaxM2Pattern),
 		u32("expert_feed_forward_length", Required, "intermediate_size"),
 		u32("rope.dimension_count", Required, "rotary_dim")),
 	Tensors: append(moeTensors(append(decoderTensors(false, LayoutSame),
@@ -36,6 +36,16 @@ var MiniMaxM2 = register(&Family{
 		c["use_routing_bias"] = has("blk.0.exp_probs_b.bias")
 		return nil
 	},
-	Graph: Graph{Norm: RMSNorm, FFN: Gated, Activation: "silu", NeoxRopeGGUF: true, MoESigmoid: true,
-		MoENormTopK: true},
+	Graph: minimaxM2Graph,
+	// The publisher's class (Mixtral's model) masks keys beyond
+	// sliding_window, when set, in every layer; llama.cpp's graph has no
+	// window, so such a config.json is refused on conversion.
+	Pattern: minimaxM2Pattern,
 })
+
+var minimaxM2Graph = Graph{Norm: RMSNorm, FFN: Gated, Activation: "silu", NeoxRopeGGUF: true, MoESigmoid: true,
+	MoENormTopK: true}
+
+func minimaxM2Pattern(c Config, n int) ([]Layer, error) {
+	return windowEveryLayer(minimaxM2Graph, c, n)
+}
