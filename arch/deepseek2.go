@@ -41,7 +41,7 @@ import (
 var DeepSeek2 = register(&Family{
 	Name:       "deepseek2",
 	HFClasses:  []string{"DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM"},
-	ModelTypes: []string{"deepseek_v2", "deepseek_v3"},
+	ModelTypes: []string{"deepseek_v2", "deepseek_v3", "kimi_k2"},
 	HFClass:    "DeepseekV2ForCausalLM", ModelType: "deepseek_v2",
 	Params: withParams(without(without(without(baseParams(), "expert_count"), "attention.key_length"), "attention.value_length"),
 		u32("leading_dense_block_count", Required, "first_k_dense_replace"),
@@ -124,7 +124,11 @@ func deepseek2Tensors() []Tensor {
 }
 
 // yarnType is rope.scaling.type for DeepSeek's rope_scaling: "yarn" when
-// it has a factor; other types are refused (the converter would drop them).
+// it has a factor; other types are refused (the converter would drop them),
+// and so is a yarn whose ramp or cos/sin scale this GGUF form cannot say:
+// it keeps neither beta_fast/beta_slow (llama.cpp computes with 32 and 1)
+// nor mscale (taken equal to mscale_all_dim, DeepSeek's default mscale
+// being 1). Kimi K2's beta_fast 1 is such a one.
 func yarnType() Param {
 	return Param{Key: "rope.scaling.type", Kind: tensor.KindString,
 		Derive: func(c Config) (tensor.Value, bool, error) {
@@ -135,6 +139,21 @@ func yarnType() Param {
 			typ, _ := rs.Str("type")
 			if _, ok := rs.Float("factor"); typ != "yarn" || !ok {
 				return tensor.Value{}, false, errUnsupported("rope_scaling %v (only yarn with a factor is supported)", map[string]any(rs))
+			}
+			for _, k := range []struct {
+				key  string
+				want float64
+			}{{"beta_fast", 32}, {"beta_slow", 1}} {
+				if v, ok := rs.Float(k.key); ok && v != k.want {
+					return tensor.Value{}, false, errUnsupported("config.json: rope_scaling.%s %v: the deepseek2 GGUF keeps no YaRN ramp (llama.cpp computes with beta_fast 32, beta_slow 1)", k.key, v)
+				}
+			}
+			ms, ok := rs.Float("mscale")
+			if !ok {
+				ms = 1
+			}
+			if all, ok := rs.Float("mscale_all_dim"); ok && ms != all {
+				return tensor.Value{}, false, errUnsupported("config.json: rope_scaling.mscale %v ≠ mscale_all_dim %v: the deepseek2 GGUF keeps mscale_all_dim only", ms, all)
 			}
 			return tensor.String("yarn"), true, nil
 		},
