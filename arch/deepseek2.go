@@ -43,7 +43,7 @@ var DeepSeek2 = register(&Family{
 	HFClasses:  []string{"DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM"},
 	ModelTypes: []string{"deepseek_v2", "deepseek_v3", "kimi_k2"},
 	HFClass:    "DeepseekV2ForCausalLM", ModelType: "deepseek_v2",
-	Params: withParams(without(without(without(baseParams(), "expert_count"), "attention.key_length"), "attention.value_length"),
+	Params: append(withParams(without(without(without(baseParams(), "expert_count"), "attention.key_length"), "attention.value_length"),
 		u32("leading_dense_block_count", Required, "first_k_dense_replace"),
 		u32("vocab_size", Required, "vocab_size"),
 		u32("attention.q_lora_rank", Optional, "q_lora_rank"),
@@ -59,10 +59,19 @@ var DeepSeek2 = register(&Family{
 			},
 			Inverse: func(c Config, v tensor.Value, m Meta) {
 				k, _ := v.Int()
+				if mla, ok := m.Int("attention.key_length_mla"); ok {
+					k = mla // the newer converter's form: key_length is the latent's
+				}
 				rope, _ := m.Int("rope.dimension_count")
 				c["qk_nope_head_dim"] = k - rope
 			}},
-		u32("attention.value_length", Required, "v_head_dim"),
+		Param{Key: "attention.value_length", HF: []string{"v_head_dim"}, Kind: tensor.KindUint32, Need: Required,
+			Inverse: func(c Config, v tensor.Value, m Meta) {
+				if mla, ok := m.Int("attention.value_length_mla"); ok {
+					v = tensor.Uint32(uint32(mla))
+				}
+				c["v_head_dim"] = jsonValue(v)
+			}},
 		u32("expert_feed_forward_length", Required, "moe_intermediate_size"),
 		u32("expert_count", Required, "n_routed_experts"),
 		u32("expert_shared_count", Required, "n_shared_experts"),
@@ -74,6 +83,9 @@ var DeepSeek2 = register(&Family{
 		yarnValue("rope.scaling.factor", tensor.KindFloat32, "factor", 1),
 		yarnValue("rope.scaling.original_context_length", tensor.KindUint32, "original_max_position_embeddings", 1),
 		yarnValue("rope.scaling.yarn_log_multiplier", tensor.KindFloat32, "mscale_all_dim", 0.1)),
+		// Read from the newer converter's GGUFs, never written: the form
+		// written here (c392e509's) keeps no expert groups.
+		readOnly(expertGroups()...)...),
 	Tensors: moeTensors(deepseek2Tensors(), moeLayout{router: "mlp.gate", experts: "mlp.experts.{xid}.",
 		gate: "gate_proj", down: "down_proj", up: "up_proj", ffn: DimExpertFFN,
 		shared: "mlp.shared_experts.", sharedFFN: DimSharedFFN}),
@@ -165,9 +177,16 @@ func yarnType() Param {
 			n, _ := m.Int("rope.scaling.original_context_length")
 			lm, _ := m.Float("rope.scaling.yarn_log_multiplier")
 			ms := mscaleOf(float32(lm))
-			c["rope_scaling"] = map[string]any{"type": "yarn", "factor": F32(float32(f)),
+			rs := map[string]any{"type": "yarn", "factor": F32(float32(f)),
 				"original_max_position_embeddings": n, "mscale": ms, "mscale_all_dim": ms,
 				"beta_fast": 32, "beta_slow": 1}
+			// The newer converter keeps the ramp (Kimi K2's beta_fast 1).
+			for key, gguf := range map[string]string{"beta_fast": "rope.scaling.yarn_beta_fast", "beta_slow": "rope.scaling.yarn_beta_slow"} {
+				if b, ok := m.Float(gguf); ok {
+					rs[key] = F32(float32(b))
+				}
+			}
+			c["rope_scaling"] = rs
 		}}
 }
 
@@ -247,4 +266,15 @@ func (y YaRN) MScale() float64 {
 	}
 	m := 1 + y.LogMul*math.Log(y.Factor)
 	return m * m
+}
+
+// readOnly returns ps never written to a GGUF (their Derive says absent)
+// but read back from one on GGUF → HF: keys of another converter's form.
+func readOnly(ps ...Param) []Param {
+	out := make([]Param, len(ps))
+	for i, p := range ps {
+		p.Derive = func(Config) (tensor.Value, bool, error) { return tensor.Value{}, false, nil }
+		out[i] = p
+	}
+	return out
 }

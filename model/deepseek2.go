@@ -180,7 +180,7 @@ func loadDeepSeek2(fl familyLoader, c spec.Config) (*Model, error) {
 			AttnNorm: fl.norm("blk.{bid}.attn_norm", i, d, eps, true),
 			KVA:      fl.lin("blk.{bid}.attn_kv_a_mqa", i, cl+r, d),
 			KVANorm:  fl.norm("blk.{bid}.attn_kv_a_norm", i, cl, eps, true),
-			KVB:      fl.lin("blk.{bid}.attn_kv_b", i, H*(n+v), cl),
+			KVB:      fl.kvb(i, H, n, v, cl),
 			O:        fl.lin("blk.{bid}.attn_output", i, d, H*v),
 			FFNNorm:  fl.norm("blk.{bid}.ffn_norm", i, d, eps, true),
 		}
@@ -388,4 +388,31 @@ func swiglu(dst, h []float32, e *expert, T, F int, act string) error {
 	kernels.Mul(g, u)
 	e.Down.apply(dst, g, T)
 	return nil
+}
+
+// kvb loads layer i's W_kvb [H·(n+v)][c]: attn_kv_b itself (Hugging Face,
+// and c392e509's GGUF form), or rebuilt from the newer converter's split
+// of it, attn_k_b [H][c][n] (each head's key rows, transposed, for the
+// absorbed form) and attn_v_b [H][v][c].
+func (fl familyLoader) kvb(i, H, n, v, c int) linear {
+	kn, vn := fmt.Sprintf("blk.%d.attn_k_b.weight", i), fmt.Sprintf("blk.%d.attn_v_b.weight", i)
+	if fl.hf || !fl.has(kn) {
+		return fl.lin("blk.{bid}.attn_kv_b", i, H*(n+v), c)
+	}
+	kb := fl.shaped(kn, tensor.Shape{int64(H), int64(c), int64(n)})
+	vb := fl.shaped(vn, tensor.Shape{int64(H), int64(v), int64(c)})
+	if kb == nil || vb == nil {
+		return linear{}
+	}
+	w := make([]float32, H*(n+v)*c)
+	for h := 0; h < H; h++ {
+		for j := 0; j < n; j++ {
+			row := w[(h*(n+v)+j)*c : (h*(n+v)+j+1)*c]
+			for ci := range row {
+				row[ci] = kb[(h*c+ci)*n+j]
+			}
+		}
+		copy(w[(h*(n+v)+n)*c:(h+1)*(n+v)*c], vb[h*v*c:(h+1)*v*c])
+	}
+	return linear{W: kernels.F32Matrix(H*(n+v), c, w), Name: fmt.Sprintf("blk.%d.attn_kv_b.weight", i)}
 }

@@ -752,6 +752,30 @@ def make_deepseek(family, llamacpp, dump_bin, shared):
             "convert": [cmd], "pre": "gpt-2", "seed": seed}
 
 
+# Fixtures whose hf/ (made above by c392e509's generation) the newer llama.cpp ($NEW_LLAMACPP, $NEW_LOGITS_DUMP)
+# also converts, to gguf/F-newer-f32.gguf with its logits: its DeepSeek-2 form differs from c392e509's (the
+# key/value expansion split into attn_k_b/attn_v_b, expert groups kept), and the family reads both. Asked for
+# as "F+newer"; hf/ is not rewritten.
+NEWER_GGUF = {"deepseek3"}
+
+
+def make_newer_gguf(family):
+    llamacpp, dump_bin = os.environ["NEW_LLAMACPP"], os.environ["NEW_LOGITS_DUMP"]
+    root = os.path.join(HERE, family)
+    out = os.path.join(root, "gguf", f"{family}-newer-f32.gguf")
+    cmd = convert(llamacpp, os.path.join(root, "hf"), out, "f32", "gpt-2")
+    lc = json.loads(subprocess.run([dump_bin, out, ",".join(map(str, INPUT_IDS))], check=True, capture_output=True,
+                                   text=True).stdout)
+    dump(os.path.join(root, "gguf", f"{family}-newer-f32.logits.json"),
+         {"tokens": lc["tokens"], "logits": f32(lc["logits"])})
+    with open(os.path.join(root, "hf", "reference.json")) as f:
+        ref = np.asarray(json.load(f)["logits"], np.float32)
+    diff = float(np.max(np.abs(np.asarray(lc["logits"], np.float32) - ref)))
+    print(f"{family}: newer llama.cpp f32 (its own conversion) vs transformers max|d| = {diff:.3g}")
+    return {"family": family, "convert": [cmd], "converter": "newer", "llamacpp_vs_transformers_max_abs": diff,
+            "pre": "gpt-2", "transformers": transformers.__version__, "torch": torch.__version__}
+
+
 def main():
     llamacpp, dump_bin, shared = sys.argv[1:4]
     fams = sys.argv[4:] or sorted(FAMILIES) + sorted(HANDMADE) + sorted(DEEPSEEK)
@@ -761,6 +785,9 @@ def main():
         with open(summary_path) as f:
             summary = json.load(f)
     for fam in fams:
+        if fam.endswith("+newer") and fam[: -len("+newer")] in NEWER_GGUF:
+            summary[fam] = make_newer_gguf(fam[: -len("+newer")])
+            continue
         summary[fam] = (make_handmade if fam in HANDMADE else make_deepseek if fam in DEEPSEEK else make)(
             fam, llamacpp, dump_bin, shared)
     with open(summary_path, "w") as f:
