@@ -128,8 +128,11 @@ type Graph struct {
 	// Hugging Face input.
 	MoENormTopK bool
 	// MoESigmoid: a mixture's router scores are sigmoids, not a softmax
-	// (GLM-4.5, whose config.json states no scoring_func); scoring_func,
-	// when present, decides.
+	// (GLM-4.5, dots.llm1, MiniMax-M2: their config.json states none);
+	// config.json's scoring_func, when present, decides (GGUF
+	// expert_gating_func). The choice bias (exp_probs_b), expert groups
+	// (n_group, topk_group) and routed_scaling_factor apply wherever the
+	// checkpoint states them.
 	MoESigmoid bool
 	// NeoxRopeGGUF: the GGUF form rotates halves (ggml's NEOX rope), as
 	// Hugging Face does; false when the converter permuted Q/K rows

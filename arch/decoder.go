@@ -119,12 +119,16 @@ func noRopeScaling() Param {
 var rotaryKeys = []string{"rotary_pct", "partial_rotary_factor", "rope_pct"}
 
 // RotaryDims is the number of dimensions of a head of headDim that RoPE
-// turns: int(factor · headDim) for the factor config.json states under
-// rotaryKeys, headDim when it states none. (convert_hf_to_gguf.py rounds
-// Phi-3's as int(factor · hidden) // heads and StableLM's as
-// int(factor · (hidden // heads)); with hidden a multiple of heads, as every
-// family here checks, both are this.)
+// turns: config.json's rotary_dim when it states the count itself
+// (MiniMax-M2; at most headDim), else int(factor · headDim) for the factor
+// it states under rotaryKeys, headDim when it states none.
+// (convert_hf_to_gguf.py rounds Phi-3's as int(factor · hidden) // heads
+// and StableLM's as int(factor · (hidden // heads)); with hidden a multiple
+// of heads, as every family here checks, both are this.)
 func RotaryDims(c Config, headDim int) int {
+	if d, ok := c.Int("rotary_dim"); ok && d > 0 && d <= int64(headDim) {
+		return int(d)
+	}
 	if f, ok := c.Float(rotaryKeys...); ok {
 		return int(f * float64(headDim))
 	}

@@ -41,9 +41,9 @@ import (
 var DeepSeek2 = register(&Family{
 	Name:       "deepseek2",
 	HFClasses:  []string{"DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM"},
-	ModelTypes: []string{"deepseek_v2", "deepseek_v3"},
+	ModelTypes: []string{"deepseek_v2", "deepseek_v3", "kimi_k2"},
 	HFClass:    "DeepseekV2ForCausalLM", ModelType: "deepseek_v2",
-	Params: withParams(without(without(without(baseParams(), "expert_count"), "attention.key_length"), "attention.value_length"),
+	Params: append(withParams(without(without(without(baseParams(), "expert_count"), "attention.key_length"), "attention.value_length"),
 		u32("leading_dense_block_count", Required, "first_k_dense_replace"),
 		u32("vocab_size", Required, "vocab_size"),
 		u32("attention.q_lora_rank", Optional, "q_lora_rank"),
@@ -59,35 +59,33 @@ var DeepSeek2 = register(&Family{
 			},
 			Inverse: func(c Config, v tensor.Value, m Meta) {
 				k, _ := v.Int()
+				if mla, ok := m.Int("attention.key_length_mla"); ok {
+					k = mla // the newer converter's form: key_length is the latent's
+				}
 				rope, _ := m.Int("rope.dimension_count")
 				c["qk_nope_head_dim"] = k - rope
 			}},
-		u32("attention.value_length", Required, "v_head_dim"),
+		Param{Key: "attention.value_length", HF: []string{"v_head_dim"}, Kind: tensor.KindUint32, Need: Required,
+			Inverse: func(c Config, v tensor.Value, m Meta) {
+				if mla, ok := m.Int("attention.value_length_mla"); ok {
+					v = tensor.Uint32(uint32(mla))
+				}
+				c["v_head_dim"] = jsonValue(v)
+			}},
 		u32("expert_feed_forward_length", Required, "moe_intermediate_size"),
 		u32("expert_count", Required, "n_routed_experts"),
 		u32("expert_shared_count", Required, "n_shared_experts"),
 		f32p("expert_weights_scale", Required, "routed_scaling_factor"),
 		Param{Key: "expert_weights_norm", HF: []string{"norm_topk_prob"}, Kind: tensor.KindBool, Need: Required},
-		Param{Key: "expert_gating_func", HF: []string{"scoring_func"}, Kind: tensor.KindUint32, Need: Required,
-			Derive: func(c Config) (tensor.Value, bool, error) {
-				s, _ := c.Str("scoring_func")
-				for i, name := range gatingFuncs {
-					if name != "" && name == s {
-						return tensor.Uint32(uint32(i)), true, nil
-					}
-				}
-				return tensor.Value{}, false, errUnsupported("config.json: scoring_func %q (softmax or sigmoid)", s)
-			},
-			Inverse: func(c Config, v tensor.Value, _ Meta) {
-				if i, ok := v.Int(); ok && i > 0 && i < int64(len(gatingFuncs)) {
-					c["scoring_func"] = gatingFuncs[i]
-				}
-			}},
+		gatingFunc(Required),
 		u32("rope.dimension_count", Required, "qk_rope_head_dim"),
 		yarnType(),
 		yarnValue("rope.scaling.factor", tensor.KindFloat32, "factor", 1),
 		yarnValue("rope.scaling.original_context_length", tensor.KindUint32, "original_max_position_embeddings", 1),
 		yarnValue("rope.scaling.yarn_log_multiplier", tensor.KindFloat32, "mscale_all_dim", 0.1)),
+		// Read from the newer converter's GGUFs, never written: the form
+		// written here (c392e509's) keeps no expert groups.
+		readOnly(expertGroups()...)...),
 	Tensors: moeTensors(deepseek2Tensors(), moeLayout{router: "mlp.gate", experts: "mlp.experts.{xid}.",
 		gate: "gate_proj", down: "down_proj", up: "up_proj", ffn: DimExpertFFN,
 		shared: "mlp.shared_experts.", sharedFFN: DimSharedFFN}),
@@ -110,10 +108,6 @@ var DeepSeek2 = register(&Family{
 		"nor YaRN's beta_fast/beta_slow/mscale (written as 32, 1 and mscale_all_dim, what llama.cpp computes with)",
 	Graph: Graph{Norm: RMSNorm, FFN: Gated, Activation: "silu"},
 })
-
-// gatingFuncs are llama.cpp's expert_gating_func values (index) by
-// config.json scoring_func.
-var gatingFuncs = []string{"", "softmax", "sigmoid"}
 
 // deepseek2Tensors is the llama-shaped schema with MLA's projections in
 // place of Q/K/V.
@@ -142,7 +136,11 @@ func deepseek2Tensors() []Tensor {
 }
 
 // yarnType is rope.scaling.type for DeepSeek's rope_scaling: "yarn" when
-// it has a factor; other types are refused (the converter would drop them).
+// it has a factor; other types are refused (the converter would drop them),
+// and so is a yarn whose ramp or cos/sin scale this GGUF form cannot say:
+// it keeps neither beta_fast/beta_slow (llama.cpp computes with 32 and 1)
+// nor mscale (taken equal to mscale_all_dim, DeepSeek's default mscale
+// being 1). Kimi K2's beta_fast 1 is such a one.
 func yarnType() Param {
 	return Param{Key: "rope.scaling.type", Kind: tensor.KindString,
 		Derive: func(c Config) (tensor.Value, bool, error) {
@@ -154,6 +152,21 @@ func yarnType() Param {
 			if _, ok := rs.Float("factor"); typ != "yarn" || !ok {
 				return tensor.Value{}, false, errUnsupported("rope_scaling %v (only yarn with a factor is supported)", map[string]any(rs))
 			}
+			for _, k := range []struct {
+				key  string
+				want float64
+			}{{"beta_fast", 32}, {"beta_slow", 1}} {
+				if v, ok := rs.Float(k.key); ok && v != k.want {
+					return tensor.Value{}, false, errUnsupported("config.json: rope_scaling.%s %v: the deepseek2 GGUF keeps no YaRN ramp (llama.cpp computes with beta_fast 32, beta_slow 1)", k.key, v)
+				}
+			}
+			ms, ok := rs.Float("mscale")
+			if !ok {
+				ms = 1
+			}
+			if all, ok := rs.Float("mscale_all_dim"); ok && ms != all {
+				return tensor.Value{}, false, errUnsupported("config.json: rope_scaling.mscale %v ≠ mscale_all_dim %v: the deepseek2 GGUF keeps mscale_all_dim only", ms, all)
+			}
 			return tensor.String("yarn"), true, nil
 		},
 		Inverse: func(c Config, v tensor.Value, m Meta) {
@@ -164,9 +177,16 @@ func yarnType() Param {
 			n, _ := m.Int("rope.scaling.original_context_length")
 			lm, _ := m.Float("rope.scaling.yarn_log_multiplier")
 			ms := mscaleOf(float32(lm))
-			c["rope_scaling"] = map[string]any{"type": "yarn", "factor": F32(float32(f)),
+			rs := map[string]any{"type": "yarn", "factor": F32(float32(f)),
 				"original_max_position_embeddings": n, "mscale": ms, "mscale_all_dim": ms,
 				"beta_fast": 32, "beta_slow": 1}
+			// The newer converter keeps the ramp (Kimi K2's beta_fast 1).
+			for key, gguf := range map[string]string{"beta_fast": "rope.scaling.yarn_beta_fast", "beta_slow": "rope.scaling.yarn_beta_slow"} {
+				if b, ok := m.Float(gguf); ok {
+					rs[key] = F32(float32(b))
+				}
+			}
+			c["rope_scaling"] = rs
 		}}
 }
 
@@ -246,4 +266,15 @@ func (y YaRN) MScale() float64 {
 	}
 	m := 1 + y.LogMul*math.Log(y.Factor)
 	return m * m
+}
+
+// readOnly returns ps never written to a GGUF (their Derive says absent)
+// but read back from one on GGUF → HF: keys of another converter's form.
+func readOnly(ps ...Param) []Param {
+	out := make([]Param, len(ps))
+	for i, p := range ps {
+		p.Derive = func(Config) (tensor.Value, bool, error) { return tensor.Value{}, false, nil }
+		out[i] = p
+	}
+	return out
 }

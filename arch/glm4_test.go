@@ -20,7 +20,7 @@ func TestSpecialTokensByText(t *testing.T) {
 		{Key: "tokenizer.ggml.eos_token_id", Value: tensor.Uint32(2)},
 		{Key: "tokenizer.ggml.add_bos_token", Value: tensor.Bool(false)},
 	}
-	out, err := Glm4.Vocab.Apply(md, nil)
+	out, err := Glm4.Vocab.Apply(md, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestSpecialTokensByText(t *testing.T) {
 	}
 
 	md[0].Value = tensor.ArrayOf([]string{"a", "b", "<|endoftext|>"})
-	_, err = Glm4.Vocab.Apply(md, nil)
+	_, err = Glm4.Vocab.Apply(md, nil, nil)
 	if !errors.Is(err, tensor.ErrUnsupported) || !strings.Contains(err.Error(), "<|user|>") {
 		t.Errorf("err = %v, want a refusal naming <|user|>", err)
 	}

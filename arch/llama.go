@@ -85,13 +85,49 @@ var Llama = register(&Family{
 // beyond it, while the GGUF (whose llama graph has no window, and whose
 // rebuilt config says llama) attends fully.
 func mistralWindow(c Config, n int) ([]Layer, error) {
-	ls, err := DefaultPattern(llamaGraph, c, n)
-	if w, _ := c.Int("sliding_window"); err == nil && c["model_type"] == "mistral" && w > 0 && w < 1<<31 {
+	if c["model_type"] == "mistral" {
+		return windowEveryLayer(llamaGraph, c, n)
+	}
+	return DefaultPattern(llamaGraph, c, n)
+}
+
+// windowEveryLayer is the pattern of transformers' Mistral-derived classes
+// (Mistral, Mixtral, MiniMax-M2): config.json's sliding_window, when set,
+// holds in every layer.
+func windowEveryLayer(g Graph, c Config, n int) ([]Layer, error) {
+	ls, err := DefaultPattern(g, c, n)
+	if w, _ := c.Int("sliding_window"); err == nil && w > 0 && w < 1<<31 {
 		for i := range ls {
 			ls[i].Mixer, ls[i].Window = SlidingAttention, int(w)
 		}
 	}
 	return ls, err
+}
+
+// fullAttention refuses a config.json whose pattern (the family's
+// pattern) has a layer that is not full attention, for the families whose
+// GGUF graph has no window: the GGUF would attend to keys the checkpoint
+// masks.
+func fullAttention(pattern func(Config, int) ([]Layer, error)) Param {
+	return Param{Key: "sliding_window", Kind: tensor.KindUint32,
+		Derive: func(c Config) (tensor.Value, bool, error) {
+			n, _ := c.Int("num_hidden_layers")
+			if n < 0 || n > 1<<16 {
+				return tensor.Value{}, false, errUnsupported("config.json: num_hidden_layers %d out of range", n)
+			}
+			ls, err := pattern(c, int(n))
+			if err != nil {
+				return tensor.Value{}, false, err
+			}
+			for i, l := range ls {
+				if l.Mixer != FullAttention {
+					return tensor.Value{}, false, errUnsupported("config.json: layer %d is %s (layer_types, sliding_window %v): the GGUF graph has no window",
+						i, l.Mixer, c["sliding_window"])
+				}
+			}
+			return tensor.Value{}, false, nil
+		},
+		Inverse: func(Config, tensor.Value, Meta) {}}
 }
 
 var llamaGraph = Graph{Norm: RMSNorm, FFN: Gated, Activation: "silu", MoENormTopK: true}

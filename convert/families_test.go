@@ -63,8 +63,10 @@ func TestFamiliesGGUFToHF(t *testing.T) {
 		"final_logit_softcapping", "query_pre_attn_scalar", "clip_qkv", "tie_word_embeddings", "vocab_size",
 		"max_position_embeddings", "use_qkv_bias", "use_bias", "attention_bias", "sliding_window"}
 	// What a GGUF cannot say: Mistral's sliding window (llama.cpp's llama
-	// graph has none, so the HF output computes what llama.cpp computes).
-	lost := map[string]map[string]bool{"mistral": {"sliding_window": true}}
+	// graph has none, so the HF output computes what llama.cpp computes);
+	// dots1's: its layers are all full attention (layer_types), and
+	// llama.cpp's dots1 has no window.
+	lost := map[string]map[string]bool{"mistral": {"sliding_window": true}, "dots1": {"sliding_window": true}}
 	// What the converter writes instead of config.json's value: Falcon's
 	// context, always 2048.
 	replaced := map[string]map[string]bool{"falcon-mqa": {"max_position_embeddings": true},

@@ -94,10 +94,7 @@ type decoderBlock struct {
 	Experts    []expert
 	Shared     expert
 	SharedGate linear
-	// ProbsB [experts] is added to the router probabilities to choose the
-	// experts, not to weight them (ERNIE 4.5's e_score_correction_bias);
-	// nil when the layer has none.
-	ProbsB []float32
+	ProbsB     []float32
 }
 
 // expert is one feed-forward of a mixture: down(act(gate(x)) ⊙ up(x)).
@@ -348,7 +345,7 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 	if v, ok := c.Float("query_pre_attn_scalar"); ok {
 		m.attnScale = float32(math.Pow(v, -0.5))
 	}
-	if err := m.routing(c, g, &cfg, l.c.Path); err != nil {
+	if m.route, err = routingOf(c, f, cfg.Experts, g.MoENormTopK, l.c.Path); err != nil {
 		return nil, err
 	}
 	m.parallel = g.Parallel
@@ -839,46 +836,6 @@ func (m *decoder) moe(dst, h []float32, b *decoderBlock, T int, obs Observer) er
 		for j, v := range y[t*d : (t+1)*d] {
 			out[j] += s * v
 		}
-	}
-	return nil
-}
-
-// routing reads a mixture's routing from config c: the family's score
-// function (Graph.MoESigmoid; config.json's scoring_func decides when
-// present), norm_topk_prob (Graph.MoENormTopK when absent),
-// routed_scaling_factor (1) applied after the renormalisation as llama.cpp
-// applies it, and n_group/topk_group (1: no groups).
-func (m *decoder) routing(c spec.Config, g spec.Graph, cfg *Config, path string) error {
-	r := &m.route
-	r.sigmoid = g.MoESigmoid
-	switch s, _ := c.Str("scoring_func"); s {
-	case "":
-	case "softmax":
-		r.sigmoid = false
-	case "sigmoid":
-		r.sigmoid = true
-	default:
-		return tensor.Unsupported("model: %s: scoring_func %q is not supported (softmax, sigmoid)", path, s)
-	}
-	r.normTopK = g.MoENormTopK
-	if v, ok := c.Bool("norm_topk_prob"); ok {
-		r.normTopK = v
-	}
-	r.scaleAfterNorm, r.scale = true, 1
-	if v, ok := c.Float("routed_scaling_factor"); ok {
-		r.scale = float32(v)
-	}
-	r.groups, r.topGroups = 1, 1
-	if v, ok := c.Int("n_group"); ok {
-		r.groups = int(v)
-	}
-	if v, ok := c.Int("topk_group"); ok {
-		r.topGroups = int(v)
-	}
-	if cfg.Experts > 0 && (r.groups <= 0 || r.topGroups <= 0 || r.topGroups > r.groups || cfg.Experts%r.groups != 0 ||
-		(r.groups > 1 && cfg.Experts/r.groups < 2)) {
-		return fmt.Errorf("model: %s: %d experts in %d groups (%d chosen): want groups of at least 2 experts",
-			path, cfg.Experts, r.groups, r.topGroups)
 	}
 	return nil
 }

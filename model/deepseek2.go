@@ -49,11 +49,9 @@ type deepseek2 struct {
 	// 1 when equal, as in its checkpoints and whenever read from GGUF).
 	ropeScale float32
 	attnScale float32
-	// route: softmax or sigmoid scores (scoring_func), renormalised
-	// (norm_topk_prob) and scaled by routed_scaling_factor even then
-	// (scaleAfterNorm: llama.cpp's rule, and DeepSeek-V3's; V2's code scales
-	// only weights it did not renormalise); DeepSeek-V3's noaux_tc choice
-	// within expert groups (groups 0: among all experts, greedy).
+	// route is the experts' routing: softmax or sigmoid scores, V3's
+	// choice bias within expert groups (topk_method noaux_tc), the
+	// renormalisation and routed_scaling_factor.
 	route routing
 }
 
@@ -150,32 +148,22 @@ func loadDeepSeek2(fl familyLoader, c spec.Config) (*Model, error) {
 		return nil, err
 	}
 	m.DenseLead = geti(0, "first_k_dense_replace")
-	switch tm, _ := c.Str("topk_method"); tm {
+	mt, _ := c.Str("model_type")
+	if m.route, err = routingOf(c, fl.f, cfg.Experts, false, path); err != nil {
+		return nil, err
+	}
+	// DeepSeek's code renormalises only more than one expert.
+	m.route.normTopK = m.route.normTopK && cfg.ExpertsUsed > 1
+	// DeepSeek-V2's code scales only weights it did not renormalise; V3's
+	// and llama.cpp's scale them all.
+	m.route.scaleAfterNorm = !fl.hf || mt == "deepseek_v3"
+	tm, _ := c.Str("topk_method")
+	switch tm {
 	case "", "greedy":
+		m.route.groups = 0 // greedy: among all experts, whatever n_group says
 	case "noaux_tc":
-		r := &m.route
-		r.groups, r.topGroups = geti(1, "n_group"), geti(1, "topk_group")
-		if r.groups <= 0 || r.topGroups <= 0 || r.topGroups > r.groups || cfg.Experts%r.groups != 0 || cfg.Experts/r.groups < 2 {
-			return nil, fmt.Errorf("model: %s: deepseek2 config: %d experts in %d groups (%d chosen): want at least 2 experts per group",
-				path, cfg.Experts, r.groups, r.topGroups)
-		}
 	default:
 		return nil, tensor.Unsupported("model: %s: deepseek2 topk_method %q is not supported (greedy, noaux_tc)", path, tm)
-	}
-	switch s, _ := c.Str("scoring_func"); s {
-	case "", "softmax":
-	case "sigmoid":
-		m.route.sigmoid = true
-	default:
-		return nil, tensor.Unsupported("model: %s: deepseek2 scoring_func %q is not supported", path, s)
-	}
-	m.route.normTopK, _ = c.Bool("norm_topk_prob")
-	m.route.normTopK = m.route.normTopK && cfg.ExpertsUsed > 1
-	mt, _ := c.Str("model_type")
-	m.route.scaleAfterNorm = !fl.hf || mt == "deepseek_v3"
-	m.route.scale = 1
-	if v, ok := c.Float("routed_scaling_factor"); ok {
-		m.route.scale = float32(v)
 	}
 	if err := m.rope(c, theta, path); err != nil {
 		return nil, err
@@ -192,7 +180,7 @@ func loadDeepSeek2(fl familyLoader, c spec.Config) (*Model, error) {
 			AttnNorm: fl.norm("blk.{bid}.attn_norm", i, d, eps, true),
 			KVA:      fl.lin("blk.{bid}.attn_kv_a_mqa", i, cl+r, d),
 			KVANorm:  fl.norm("blk.{bid}.attn_kv_a_norm", i, cl, eps, true),
-			KVB:      fl.lin("blk.{bid}.attn_kv_b", i, H*(n+v), cl),
+			KVB:      fl.kvb(i, H, n, v, cl),
 			O:        fl.lin("blk.{bid}.attn_output", i, d, H*v),
 			FFNNorm:  fl.norm("blk.{bid}.ffn_norm", i, d, eps, true),
 		}
@@ -216,7 +204,7 @@ func loadDeepSeek2(fl familyLoader, c spec.Config) (*Model, error) {
 				return nil, err
 			}
 			b.ProbsB = fl.optVector(fl.name("blk.{bid}.exp_probs_b", i, ".bias"), cfg.Experts)
-			if m.route.groups > 0 && b.ProbsB == nil {
+			if tm == "noaux_tc" && b.ProbsB == nil {
 				return nil, fmt.Errorf("model: %s: layer %d: topk_method noaux_tc without %s", path, i, fl.name("blk.{bid}.exp_probs_b", i, ".bias"))
 			}
 			if S := cfg.SharedFFN; S > 0 {
@@ -372,9 +360,8 @@ func (m *deepseek2) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hi
 func (m *deepseek2) moe(dst, h []float32, b *deepseek2Block, T int) error {
 	c := m.cfg
 	d, n, k := c.DModel, len(b.Experts), c.ExpertsUsed
-	scores := make([]float32, T*n)
+	scores, weight := make([]float32, T*n), make([]float32, T*n)
 	b.Router.apply(scores, h, T)
-	weight := make([]float32, T*n)
 	m.route.weights(weight, scores, b.ProbsB, T, n, k)
 	if err := runExperts(dst, h, b.Experts, weight, T, d, c.ExpertFFN, c.Activation, nil); err != nil {
 		return err
@@ -401,4 +388,31 @@ func swiglu(dst, h []float32, e *expert, T, F int, act string) error {
 	kernels.Mul(g, u)
 	e.Down.apply(dst, g, T)
 	return nil
+}
+
+// kvb loads layer i's W_kvb [H·(n+v)][c]: attn_kv_b itself (Hugging Face,
+// and c392e509's GGUF form), or rebuilt from the newer converter's split
+// of it, attn_k_b [H][c][n] (each head's key rows, transposed, for the
+// absorbed form) and attn_v_b [H][v][c].
+func (fl familyLoader) kvb(i, H, n, v, c int) linear {
+	kn, vn := fmt.Sprintf("blk.%d.attn_k_b.weight", i), fmt.Sprintf("blk.%d.attn_v_b.weight", i)
+	if fl.hf || !fl.has(kn) {
+		return fl.lin("blk.{bid}.attn_kv_b", i, H*(n+v), c)
+	}
+	kb := fl.shaped(kn, tensor.Shape{int64(H), int64(c), int64(n)})
+	vb := fl.shaped(vn, tensor.Shape{int64(H), int64(v), int64(c)})
+	if kb == nil || vb == nil {
+		return linear{}
+	}
+	w := make([]float32, H*(n+v)*c)
+	for h := 0; h < H; h++ {
+		for j := 0; j < n; j++ {
+			row := w[(h*(n+v)+j)*c : (h*(n+v)+j+1)*c]
+			for ci := range row {
+				row[ci] = kb[(h*c+ci)*n+j]
+			}
+		}
+		copy(w[(h*(n+v)+n)*c:(h+1)*(n+v)*c], vb[h*v*c:(h+1)*v*c])
+	}
+	return linear{W: kernels.F32Matrix(H*(n+v), c, w), Name: fmt.Sprintf("blk.%d.attn_kv_b.weight", i)}
 }

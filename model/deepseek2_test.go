@@ -48,3 +48,36 @@ func TestDeepSeek2CachesLatent(t *testing.T) {
 		})
 	}
 }
+
+// TestDeepSeek2NewerGGUF runs the newer llama.cpp's own conversion of the
+// deepseek3 fixture (testdata/arch/README.md: W_kvb split into attn_k_b,
+// transposed per head, and attn_v_b; head_count_kv 1 and the latent's
+// key/value lengths beside key_length_mla/value_length_mla; the expert
+// groups kept): its logits must be that llama.cpp's and, since the groups
+// are kept now, transformers' too (c392e509's form of the same checkpoint
+// chooses among all experts, 4.0 away).
+func TestDeepSeek2NewerGGUF(t *testing.T) {
+	dir := "../testdata/arch/deepseek3"
+	var lc cppLogits
+	readJSON(t, filepath.Join(dir, "gguf", "deepseek3-newer-f32.logits.json"), &lc)
+	var ref reference
+	readJSON(t, filepath.Join(dir, "hf", "reference.json"), &ref)
+	m, err := Load(filepath.Join(dir, "gguf", "deepseek3-newer-f32.gguf"), LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := m.Forward(Input{Tokens: ref.InputIDs}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []struct {
+		what   string
+		logits [][]float32
+	}{{"the newer llama.cpp", lc.Logits}, {"transformers", ref.Logits}} {
+		d, _ := maxDiff(t, out.Logits, w.logits, nil)
+		t.Logf("max |Δ| %.3g against %s", d, w.what)
+		if d > maxLogitDiffF32 {
+			t.Errorf("logits differ from %s's by %.3g (> %g)", w.what, d, maxLogitDiffF32)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 
 	spec "github.com/tfconv/tfconv/arch"
 	"github.com/tfconv/tfconv/checkpoint"
@@ -348,6 +349,26 @@ func (l *loader) vector(name string, n int) []float32 {
 		return nil
 	}
 	return out
+}
+
+// shaped is vector for a tensor that must have exactly shape (outermost
+// first): its values decoded to float32.
+func (l *loader) shaped(name string, shape tensor.Shape) []float32 {
+	t, ok := l.c.Tensor(name)
+	if !ok {
+		l.fail(fmt.Errorf("model: %s: missing tensor %q", l.c.Path, name))
+		return nil
+	}
+	if !slices.Equal(t.Shape, shape) {
+		l.fail(fmt.Errorf("model: %s: tensor %q has shape %v, want %v", t.File, name, t.Shape, shape))
+		return nil
+	}
+	n, err := shape.NumElements()
+	if err != nil {
+		l.fail(fmt.Errorf("model: %s: tensor %q: %w", t.File, name, err))
+		return nil
+	}
+	return l.vector(name, int(n))
 }
 
 // int8Scales returns one scale per row of the I8 weight t (rows rows): the

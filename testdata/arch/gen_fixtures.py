@@ -234,6 +234,20 @@ FAMILIES = {
                             num_nextn_predict_layers=1, rms_norm_eps=1e-5, rope_theta=1000000.0, pad_token_id=999,
                             bos_token_id=None, eos_token_id=999, tie_word_embeddings=False),
                        "bpe", "gpt-2", False),
+    # dots.llm1's form (transformers 4.57; the newer llama.cpp): Qwen3's attention (per-head Q/K RMSNorm, no
+    # biases) over DeepSeek-V3's mixture: 3 layers, layer 0 dense, then 8 routed experts of width 32 in 4 groups,
+    # 2 used per token: sigmoid scores (scoring_func, which the converter reads for expert_gating_func), chosen by
+    # score + e_score_correction_bias (a buffer, redrawn non-zero) within the best 2 groups, renormalised and
+    # scaled by 2.5, beside one shared expert; untied; 4 key/value heads (llama.cpp's dots1 sizes attn_k and attn_v
+    # by the query head count, as dots.llm1 has). Dots1Config's default sliding_window 4096 with max_window_layers
+    # 62 makes every layer full attention, as in the published checkpoints.
+    "dots1": ("Dots1Config", "Dots1ForCausalLM",
+              dict(BASE, num_hidden_layers=3, num_key_value_heads=4, n_routed_experts=8, num_experts_per_tok=2,
+                   moe_intermediate_size=32, n_shared_experts=1, n_group=4, topk_group=2, first_k_dense_replace=1,
+                   norm_topk_prob=True, routed_scaling_factor=2.5, scoring_func="sigmoid", rope_theta=10000000.0,
+                   rms_norm_eps=1e-6, pad_token_id=999, bos_token_id=999, eos_token_id=999,
+                   tie_word_embeddings=False),
+              "bpe", "gpt-2", False),
     "gpt_neox": ("GPTNeoXConfig", "GPTNeoXForCausalLM",
                  dict(BASE, rotary_pct=0.25, use_parallel_residual=True, tie_word_embeddings=False,
                       bos_token_id=999, eos_token_id=999),
@@ -286,7 +300,8 @@ FAMILIES = {
 # ($NEW_LLAMACPP, $NEW_LOGITS_DUMP): family -> the transformers version (major, minor) at least needed. They run
 # in the Debian trixie chroot of README.md (transformers v4.57.6, torch 2.6).
 NEWER = {"phi4mini": (4, 57), "smollm3": (4, 57), "seedoss": (4, 57), "ernie4_5": (4, 57), "ernie4_5moe": (4, 57),
-         "hunyuan": (4, 57), "exaone4": (4, 57), "glm4": (4, 57), "glm4moe": (4, 57), "glm4moe-groups": (4, 57)}
+         "hunyuan": (4, 57), "exaone4": (4, 57), "glm4": (4, 57), "glm4moe": (4, 57), "glm4moe-groups": (4, 57),
+         "dots1": (4, 57)}
 
 # Added tokens a family's converter looks up by content, appended after the trimmed vocabulary (special, ids from
 # 1000 on; the config's vocab_size leaves room for them).
@@ -311,7 +326,8 @@ def dump(path, obj):
 
 def randomize(model, seed):
     """Redraws every parameter so activations are O(1): matrices (embeddings and heads included) N(0, 1/fan_in),
-    norm weights 1 + N(0, 0.2²) (Gemma's, stored as w with (1 + w) applied, N(0, 0.2²)), biases N(0, 0.2²)."""
+    norm weights 1 + N(0, 0.2²) (Gemma's, stored as w with (1 + w) applied, N(0, 0.2²)), biases N(0, 0.2²), and
+    DeepSeek-V3's expert-choice bias buffer (e_score_correction_bias) N(0, 0.2²)."""
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for name, p in sorted(model.named_parameters()):
@@ -325,6 +341,11 @@ def randomize(model, seed):
             else:
                 base = 0.0 if type(model).__name__.startswith("Gemma") else 1.0
                 p.copy_(base + torch.randn(p.shape, generator=g) * 0.2)
+        # DeepSeek-V3's expert-choice bias is a buffer in transformers' classes (dots.llm1's), zero when made:
+        # redrawn as a bias, so that the choice it makes is tested.
+        for name, b in sorted(model.named_buffers()):
+            if name.endswith("e_score_correction_bias"):
+                b.copy_(torch.randn(b.shape, generator=g) * 0.2)
 
 
 def copy_tokenizer(kind, shared, dst, chat):
@@ -552,7 +573,46 @@ HANDMADE = {
                       num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32, norm_topk_prob=True,
                       decoder_sparse_step=1, mlp_only_layers=[], output_router_logits=False, router_aux_loss_coef=0.001),
                  "qwen3moe", "bpe", "gpt-2"),
+    # MiniMax-M2 (GGUF "minimax-m2"; the newer llama.cpp): transformers v4.57.6 has no MiniMaxM2ForCausalLM and
+    # the publisher's own modeling_minimax_m2.py is not in the stored copies of GitHub (only later transformers'
+    # modular file, and third-party ports), so it is written here in the names and config.json keys the
+    # publisher's class saves. RMSNorms over the whole Q and K projections (use_qk_norm), head_dim 32 (query width
+    # 128 over hidden 64) of which rotary_dim 16 rotate, GQA 4/2; every layer a mixture (block_sparse_moe) of 4
+    # experts w1/w2/w3 of width intermediate_size 32, 2 used: sigmoid scores chosen by score +
+    # e_score_correction_bias, renormalised; untied.
+    "minimax-m2": ("MiniMaxM2ForCausalLM", "minimax_m2",
+                   dict(num_key_value_heads=2, head_dim=32, rotary_dim=16, intermediate_size=32, num_local_experts=4,
+                        num_experts_per_tok=2, scoring_func="sigmoid", use_routing_bias=True, use_qk_norm=True,
+                        qk_norm_type="per_layer", rope_theta=5000000.0, rms_norm_eps=1e-6, router_jitter_noise=0.0,
+                        output_router_logits=False, router_aux_loss_coef=0.001, tie_word_embeddings=False),
+                   "minimax_m2", "bpe", "gpt-2"),
 }
+
+
+def minimax_m2_tensors(sd, cfg, g):
+    """MiniMax-M2's blocks: RMSNorms over the whole Q and K projections (q_norm [heads·head_dim], k_norm
+    [kv_heads·head_dim]) and the dense MLP replaced by block_sparse_moe: a router (gate), num_local_experts
+    experts (experts.N.w1 gate, w3 up, w2 down) of width intermediate_size, all N(0, 1/fan_in), and the
+    expert-choice bias e_score_correction_bias N(0, 0.2²)."""
+    out = {}
+    d, f, n, hd = cfg["hidden_size"], cfg["intermediate_size"], cfg["num_local_experts"], cfg["head_dim"]
+    for name, t in sd.items():
+        if ".mlp." in name:
+            continue
+        out[name] = t
+        if name.endswith("input_layernorm.weight"):
+            prefix = name[: -len("input_layernorm.weight")]
+            out[prefix + "self_attn.q_norm.weight"] = 1 + torch.randn(cfg["num_attention_heads"] * hd, generator=g) * 0.2
+            out[prefix + "self_attn.k_norm.weight"] = 1 + torch.randn(cfg["num_key_value_heads"] * hd, generator=g) * 0.2
+            m = prefix + "block_sparse_moe."
+            out[m + "gate.weight"] = torch.randn(n, d, generator=g) * d ** -0.5
+            out[m + "e_score_correction_bias"] = torch.randn(n, generator=g) * 0.2
+            for x in range(n):
+                e = m + f"experts.{x}."
+                out[e + "w1.weight"] = torch.randn(f, d, generator=g) * d ** -0.5
+                out[e + "w3.weight"] = torch.randn(f, d, generator=g) * d ** -0.5
+                out[e + "w2.weight"] = torch.randn(d, f, generator=g) * f ** -0.5
+    return out
 
 
 def moe_experts(out, prefix, d, f, n, g):
@@ -669,6 +729,9 @@ def make_handmade(family, llamacpp, dump_bin, shared):
     elif edit == "gemma3":
         sd = gemma3_tensors(sd, cfg, g)
         llamacpp, dump_bin = os.environ["NEW_LLAMACPP"], os.environ["NEW_LOGITS_DUMP"]
+    elif edit == "minimax_m2":
+        sd = minimax_m2_tensors(sd, cfg, g)
+        llamacpp, dump_bin = os.environ["NEW_LLAMACPP"], os.environ["NEW_LOGITS_DUMP"]
     root = os.path.join(HERE, family)
     hf = os.path.join(root, "hf")
     shutil.rmtree(root, ignore_errors=True)
@@ -678,7 +741,8 @@ def make_handmade(family, llamacpp, dump_bin, shared):
     config = dict(architectures=[cls], model_type=model_type, hidden_act="silu", attention_dropout=0.0,
                   bos_token_id=1 if tok == "spm" else 999, eos_token_id=2 if tok == "spm" else 999, pad_token_id=0,
                   initializer_range=0.02, rope_scaling=None,
-                  torch_dtype="float32", use_cache=True, transformers_version="4.43.4 (config written by hand)")
+                  torch_dtype="float32", use_cache=True,
+                  transformers_version=transformers.__version__ + " (config written by hand)")
     config.update(cfg)
     with open(os.path.join(hf, "config.json"), "w") as f:
         json.dump(config, f, indent=2, sort_keys=True)
@@ -828,6 +892,30 @@ def make_deepseek(family, llamacpp, dump_bin, shared):
             "convert": [cmd], "pre": "gpt-2", "seed": seed}
 
 
+# Fixtures whose hf/ (made above by c392e509's generation) the newer llama.cpp ($NEW_LLAMACPP, $NEW_LOGITS_DUMP)
+# also converts, to gguf/F-newer-f32.gguf with its logits: its DeepSeek-2 form differs from c392e509's (the
+# key/value expansion split into attn_k_b/attn_v_b, expert groups kept), and the family reads both. Asked for
+# as "F+newer"; hf/ is not rewritten.
+NEWER_GGUF = {"deepseek3"}
+
+
+def make_newer_gguf(family):
+    llamacpp, dump_bin = os.environ["NEW_LLAMACPP"], os.environ["NEW_LOGITS_DUMP"]
+    root = os.path.join(HERE, family)
+    out = os.path.join(root, "gguf", f"{family}-newer-f32.gguf")
+    cmd = convert(llamacpp, os.path.join(root, "hf"), out, "f32", "gpt-2")
+    lc = json.loads(subprocess.run([dump_bin, out, ",".join(map(str, INPUT_IDS))], check=True, capture_output=True,
+                                   text=True).stdout)
+    dump(os.path.join(root, "gguf", f"{family}-newer-f32.logits.json"),
+         {"tokens": lc["tokens"], "logits": f32(lc["logits"])})
+    with open(os.path.join(root, "hf", "reference.json")) as f:
+        ref = np.asarray(json.load(f)["logits"], np.float32)
+    diff = float(np.max(np.abs(np.asarray(lc["logits"], np.float32) - ref)))
+    print(f"{family}: newer llama.cpp f32 (its own conversion) vs transformers max|d| = {diff:.3g}")
+    return {"family": family, "convert": [cmd], "converter": "newer", "llamacpp_vs_transformers_max_abs": diff,
+            "pre": "gpt-2", "transformers": transformers.__version__, "torch": torch.__version__}
+
+
 def main():
     llamacpp, dump_bin, shared = sys.argv[1:4]
     fams = sys.argv[4:] or sorted(FAMILIES) + sorted(HANDMADE) + sorted(DEEPSEEK)
@@ -837,6 +925,9 @@ def main():
         with open(summary_path) as f:
             summary = json.load(f)
     for fam in fams:
+        if fam.endswith("+newer") and fam[: -len("+newer")] in NEWER_GGUF:
+            summary[fam] = make_newer_gguf(fam[: -len("+newer")])
+            continue
         summary[fam] = (make_handmade if fam in HANDMADE else make_deepseek if fam in DEEPSEEK else make)(
             fam, llamacpp, dump_bin, shared)
     with open(summary_path, "w") as f:

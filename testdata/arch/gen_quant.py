@@ -10,7 +10,13 @@ ids: F/gguf/F-TYPE.reference.json. tfconv's code is never run. Usage, from the r
 
   DEEPSEEK_V2_CODE=<folder of DeepSeek-V2's modeling_deepseek.py> DEEPSEEK_V3_CODE=<DeepSeek-V3's> \\
   PYTHONPATH=testdata/arch/pyshim:<transformers v4.43.4>/src:<llama.cpp>/gguf-py /usr/bin/python3 \\
-      testdata/arch/gen_quant.py <llama-quantize binary>
+      testdata/arch/gen_quant.py <llama-quantize binary> [FAMILY ...]
+
+The families in NEWER (dots1) are quantized by the newer llama.cpp's llama-quantize (README: d32676d7) and run by
+transformers v4.57.6 in the Debian trixie chroot, with that tree's gguf-py on PYTHONPATH, and asked for by name:
+
+  chroot /work/ref/trixie sh -c "cd <repo> && PYTHONPATH=testdata/arch/pyshim-trixie:$TF/src:$L/gguf-py \
+      python3 testdata/arch/gen_quant.py $L/build/bin/llama-quantize dots1"
 """
 
 import json
@@ -36,6 +42,10 @@ torch.set_num_threads(1)
 # ("Unsupported tensor size encountered") and Q4_K_M falls back per tensor. Its model class is DeepSeek's own
 # (gen_fixtures.deepseek_module, from $DEEPSEEK_V2_CODE).
 FAMILIES = {"mixtral": ["Q4_0", "Q4_K_M"], "qwen2moe": ["Q4_0"], "deepseek2": ["Q4_K_M"], "deepseek3": ["Q4_K_M"]}
+
+# Families newer than c392e509 (their f32 GGUF is the newer converter's; gen_fixtures.py NEWER): quantized by the
+# newer llama-quantize, only when named. dots.llm1's expert groups are in its GGUF, so its reference keeps them.
+NEWER = {"dots1": ["Q4_K_M"]}
 
 
 def unpermute(w, n_head):
@@ -81,7 +91,8 @@ def hf_state(family, reader, cfg, hf_names):
 
 def main():
     quantize = sys.argv[1]
-    for fam, types in FAMILIES.items():
+    todo = {f: FAMILIES.get(f) or NEWER[f] for f in sys.argv[2:]} or FAMILIES
+    for fam, types in todo.items():
         hf = os.path.join(HERE, fam, "hf")
         with open(os.path.join(hf, "config.json")) as f:
             cfg = json.load(f)
