@@ -225,7 +225,8 @@ const (
 	// LayoutNormPlusOne adds 1 to a norm weight: Gemma multiplies by
 	// (1 + w), llama.cpp by the stored w (".weight" only).
 	LayoutNormPlusOne
-	// LayoutTranspose swaps the two dimensions (GPT-2's Conv1D).
+	// LayoutTranspose swaps the last two dimensions (GPT-2's Conv1D; each
+	// expert's matrix of Llama 4's stacked [expert][in][out] experts).
 	LayoutTranspose
 	// LayoutQKVGroups regroups a fused QKV projection's rows from Hugging
 	// Face's per-group interleave [kv group][heads/groups queries, k, v]
@@ -262,6 +263,12 @@ type Tensor struct {
 	// norms, and experts): GGUF holds them stacked along a new outermost
 	// dimension, index order. Shape is one part's.
 	Stack Dim
+	// Half, when 1 or 2, says Hugging Face keeps this role and one other
+	// side by side in one tensor, cut along its last dimension: this role
+	// is the first or the second half (Llama 4's experts.gate_up_proj:
+	// each expert's gate columns, then its up columns). Both roles name the
+	// same HF pattern; HF → GGUF writes both from it, GGUF → HF joins them.
+	Half int
 	// HFSuffix, when set, is what Hugging Face ends the name with instead
 	// of the ".weight"/".bias" suffix (DeepSeek-V3's
 	// "mlp.gate.e_score_correction_bias"); the family's SuffixAliases read
