@@ -136,6 +136,24 @@ type Graph struct {
 	// graph); 0 when every layer rotates. On Hugging Face input
 	// config.json's no_rope_layers (1 rotates, 0 does not) decides.
 	NoRopeStep int
+	// RopeAdjacentHF: the Hugging Face form rotates adjacent pairs of each
+	// head (Llama 4's complex-number rotary), as ggml's normal rope does,
+	// so the converter permutes nothing and neither form rotates halves.
+	RopeAdjacentHF bool
+	// QKL2Norm: the rotating layers scale each head of Q and K to unit
+	// root mean square after RoPE, without weights (Llama 4's L2 norm, eps
+	// rms_norm_eps); config.json's use_qk_norm, when stated, decides.
+	QKL2Norm bool
+	// AttnTempNoRope: the layers without RoPE multiply each query at
+	// position p by log(⌊(p+1)/floor_scale⌋+1)·attn_scale+1 (Llama 4's
+	// attention temperature tuning; config.json's floor_scale, attn_scale
+	// and attn_temperature_tuning).
+	AttnTempNoRope bool
+	// MoESigmoidInput: a mixture's router logits of the top-k experts pass
+	// a sigmoid (no softmax over all experts), and each weight scales the
+	// chosen expert's input rather than its output (Llama 4); a shared
+	// expert without a gate of its own is added as it is.
+	MoESigmoidInput bool
 	// PreFFNNormPostAttention: the norm before the feed-forward is named
 	// blk.N.post_attention_norm in GGUF (Seed-OSS: the newer converter's
 	// tensor map has no ffn_norm for it), not a post-norm of attention.

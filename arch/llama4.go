@@ -2,6 +2,7 @@ package arch
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/tfconv/tfconv/tensor"
 )
@@ -45,8 +46,65 @@ var Llama4 = register(&Family{
 	HFConst: map[string]any{"hidden_act": "silu", "attention_bias": false,
 		"attention_chunk_size": int64(llama4Chunk), "floor_scale": int64(llama4Chunk), "attn_scale": 0.1,
 		"attn_temperature_tuning": true, "no_rope_layer_interval": int64(4)},
-	Graph: Graph{Norm: RMSNorm, FFN: Gated, Activation: "silu", NoRopeStep: 4},
+	Graph:   llama4Graph,
+	Pattern: llama4Pattern,
 })
+
+var llama4Graph = Graph{Norm: RMSNorm, FFN: Gated, Activation: "silu", NoRopeStep: 4, RopeAdjacentHF: true,
+	QKL2Norm: true, AttnTempNoRope: true, MoESigmoidInput: true}
+
+// llama4Pattern: the layers rotate as no_rope_layers says (every fourth
+// without RoPE by default); layer_types, or else rotation, says which
+// attend within chunks of attention_chunk_size (8192 when unstated, as
+// llama.cpp fixes it) and which fully; the layers of moe_layers, or every
+// interleave_moe_layer_step-th, route to experts.
+func llama4Pattern(c Config, n int) ([]Layer, error) {
+	ls, err := DefaultPattern(llama4Graph, c, n)
+	if err != nil {
+		return nil, err
+	}
+	types, hasTypes, err := LayerTypes(c)
+	if err != nil {
+		return nil, err
+	}
+	if hasTypes && len(types) != n {
+		return nil, errUnsupported("config.json: layer_types has %d entries for %d layers", len(types), n)
+	}
+	moe, hasMoE, err := c.Ints("moe_layers")
+	if err != nil {
+		return nil, err
+	}
+	chunk, ok := c.Int("attention_chunk_size")
+	if !ok {
+		chunk = llama4Chunk
+	}
+	if chunk <= 0 || chunk >= 1<<31 {
+		return nil, errUnsupported("config.json: attention_chunk_size %d", chunk)
+	}
+	step, _ := c.Int("interleave_moe_layer_step")
+	for i := range ls {
+		mixer := FullAttention
+		if ls[i].Rope {
+			mixer = ChunkedAttention
+		}
+		if hasTypes {
+			mixer = types[i]
+		}
+		switch mixer {
+		case ChunkedAttention:
+			ls[i].Mixer, ls[i].Window = ChunkedAttention, int(chunk)
+		case FullAttention:
+		default:
+			return nil, errUnsupported("config.json: layer_types[%d] %s: Llama 4 has chunked and full attention only", i, mixer)
+		}
+		if hasMoE {
+			ls[i].MoE = slices.Contains(moe, int64(i))
+		} else {
+			ls[i].MoE = step > 0 && (i+1)%int(step) == 0
+		}
+	}
+	return ls, nil
+}
 
 // llama4Chunk is the chunk of local attention and the temperature floor
 // that llama.cpp's llama4 graph fixes.

@@ -215,6 +215,16 @@ func (f *Family) mapTensors(in []tensor.Info, toGGUF bool, qh, kh, experts int64
 	return out, dropped, nil
 }
 
+// HFTensorToGGUF maps one Hugging Face tensor of the family alone: the
+// GGUF tensors made from it (two for a role pair kept side by side,
+// Tensor.Half), each with its transform, for a runtime that reads the
+// Hugging Face form in the GGUF's (model's Llama 4 experts). Head
+// permutations are not applied (no head counts are given).
+func (f *Family) HFTensorToGGUF(ti tensor.Info) ([]Mapping, error) {
+	out, _, err := f.mapTensors([]tensor.Info{ti}, true, 0, 0, 0)
+	return out, err
+}
+
 // halves returns the two roles (Half 1 and 2) that share t's HF pattern.
 func (f *Family) halves(t *Tensor) ([2]*Tensor, error) {
 	var out [2]*Tensor

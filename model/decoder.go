@@ -55,6 +55,13 @@ type decoder struct {
 	attnCap, finalCap, clampQKV float32
 	// normTopK: a mixture renormalises its top-k routing weights.
 	normTopK bool
+	// qkL2 is the weightless per-head norm of Q and K in the rotating
+	// layers (Graph.QKL2Norm; nil: none).
+	qkL2 *norm
+	// tempFloor, tempScale: attention temperature tuning of the layers
+	// without RoPE (Graph.AttnTempNoRope; tempFloor 0: none).
+	tempFloor int
+	tempScale float32
 }
 
 type decoderWeights struct {
@@ -275,8 +282,8 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 	}
 	heads := int(qh)
 	cfg := Config{Arch: f.Name, Layers: geti(0, "num_hidden_layers", "n_layer"), DModel: d, Heads: heads,
-		KVHeads: int(kvh), FFN: geti(int64(4*d), "ffn_hidden_size", "intermediate_size"),
-		RopeTheta: getf(10000, "rope_theta"), RopeNeox: hf || g.NeoxRopeGGUF,
+		KVHeads: int(kvh), FFN: geti(int64(4*d), "intermediate_size_mlp", "ffn_hidden_size", "intermediate_size"),
+		RopeTheta: getf(10000, "rope_theta"), RopeNeox: (hf && !g.RopeAdjacentHF) || g.NeoxRopeGGUF,
 		BOS: geti(-1, "bos_token_id"), EOS: geti(-1, "eos_token_id"), PAD: geti(-1, "pad_token_id"), ForcedEOS: -1}
 	if !hf {
 		cfg.BOS = mdInt(l.c.Metadata, "tokenizer.ggml.bos_token_id", -1)
@@ -297,6 +304,11 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 	cfg.Experts = geti(0, "num_local_experts", "num_experts")
 	cfg.ExpertsUsed = geti(0, "num_experts_per_tok")
 	cfg.ExpertFFN = geti(int64(cfg.FFN), "moe_intermediate_size")
+	if _, ok := c.Int("intermediate_size_mlp"); ok {
+		// Llama 4: the dense layers' width is intermediate_size_mlp, the
+		// experts' (and the shared expert's) intermediate_size.
+		cfg.ExpertFFN = geti(0, "intermediate_size")
+	}
 	cfg.SharedFFN = geti(0, "shared_expert_intermediate_size")
 	cfg.HeadDim = geti(int64(d/max(heads, 1)), "head_dim")
 	cfg.RopeDim = spec.RotaryDims(spec.Config(c), cfg.HeadDim)
@@ -327,6 +339,15 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 	}
 	if v, ok := c.Float("query_pre_attn_scalar"); ok {
 		m.attnScale = float32(math.Pow(v, -0.5))
+	}
+	if use, ok := c.Bool("use_qk_norm"); g.QKL2Norm && (use || !ok) {
+		m.qkL2 = &norm{Eps: cfg.Eps, RMS: true, W: make([]float32, cfg.HeadDim)}
+		for i := range m.qkL2.W {
+			m.qkL2.W[i] = 1
+		}
+	}
+	if on, ok := c.Bool("attn_temperature_tuning"); g.AttnTempNoRope && (on || !ok) {
+		m.tempFloor, m.tempScale = geti(0, "floor_scale"), float32(getf(0, "attn_scale"))
 	}
 	m.normTopK = g.MoENormTopK
 	if v, ok := c.Bool("norm_topk_prob"); ok {
@@ -402,10 +423,13 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 				return nil, err
 			}
 			if fl.inSchema("blk.{bid}.ffn_down_shexp") && fl.has(fl.name("blk.{bid}.ffn_down_shexp", i, ".weight")) {
+				if cfg.SharedFFN == 0 {
+					cfg.SharedFFN = cfg.ExpertFFN // Llama 4's, as llama.cpp sizes it
+				}
 				S := cfg.SharedFFN
 				b.Shared = expert{Gate: fl.lin("blk.{bid}.ffn_gate_shexp", i, S, d), Up: fl.lin("blk.{bid}.ffn_up_shexp", i, S, d),
 					Down: fl.lin("blk.{bid}.ffn_down_shexp", i, d, S)}
-				b.SharedGate = fl.lin("blk.{bid}.ffn_gate_inp_shexp", i, 1, d)
+				b.SharedGate = fl.optLin("blk.{bid}.ffn_gate_inp_shexp", i, 1, d)
 			}
 		}
 		if fl.inSchema("blk.{bid}.attn_qkv") {
@@ -490,6 +514,16 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 		for t := 0; t < T && m.layers[l].Rope; t++ {
 			kernels.RoPEFreqScaled(q[t*qd:(t+1)*qd], H, D, inv, pos0+t, c.RopeNeox, m.ropeScale)
 			kernels.RoPEFreqScaled(k[t*kd:(t+1)*kd], G, D, inv, pos0+t, c.RopeNeox, m.ropeScale)
+		}
+		if m.qkL2 != nil && m.layers[l].Rope {
+			m.qkL2.apply(q, q, T*H, D)
+			m.qkL2.apply(k, k, T*G, D)
+		}
+		if m.tempFloor > 0 && !m.layers[l].Rope {
+			for t := 0; t < T; t++ {
+				f := float32(math.Log(math.Floor(float64(pos0+t+1)/float64(m.tempFloor))+1))*m.tempScale + 1
+				kernels.Scale(q[t*qd:(t+1)*qd], f)
+			}
 		}
 		K, V := s.cache.add(l, k, v)
 		attend(att, q, K, V, T, pos0+T, reach(kernels.AttentionParams{Heads: H, KVHeads: G, HeadDim: D,
@@ -735,6 +769,9 @@ func (fl familyLoader) mixture(layer int, cfg Config, d int) (linear, []expert, 
 		if !fl.hf {
 			return fl.stackedMatrices(fl.name(role, layer, ".weight"), n, rows, cols)
 		}
+		if t, _ := fl.f.Tensor(role); t.Stack == 0 {
+			return fl.hfStackedExperts(role, layer, n, rows, cols)
+		}
 		out := make([]*kernels.Matrix, n)
 		for x := range out {
 			out[x] = fl.matrix(fl.f.TensorPartName(role, layer, x, ".weight"), rows, cols)
@@ -756,6 +793,51 @@ func (fl familyLoader) mixture(layer int, cfg Config, d int) (linear, []expert, 
 	return router, ex, nil
 }
 
+// hfStackedExperts loads role's experts from a Hugging Face tensor that
+// holds all of them (Llama 4's [expert][in][out] experts.down_proj, and
+// gate_up_proj with two roles side by side), rearranged as the converter
+// rearranges it (arch.Family.HFTensorToGGUF), as float32 matrices.
+func (fl familyLoader) hfStackedExperts(role spec.Role, layer, n, rows, cols int) []*kernels.Matrix {
+	name := fl.name(role, layer, ".weight")
+	t, ok := fl.c.Tensor(name)
+	if !ok || fl.err != nil {
+		fl.fail(fmt.Errorf("model: %s: tensor %q missing", fl.c.Path, name))
+		return nil
+	}
+	maps, err := fl.f.HFTensorToGGUF(t.Info)
+	if err != nil {
+		fl.fail(fmt.Errorf("model: %s: %w", fl.c.Path, err))
+		return nil
+	}
+	want := fl.ggufName(role, layer)
+	for _, m := range maps {
+		if m.Name != want {
+			continue
+		}
+		if len(m.Shape) != 3 || m.Shape[0] != int64(n) || !shapeIs(m.Shape[1:], rows, cols) {
+			fl.fail(fmt.Errorf("model: %s: tensor %q gives %s as %v, want [%d %d %d]", fl.c.Path, name, want, m.Shape, n, rows, cols))
+			return nil
+		}
+		src := fl.vector(name, int(t.NumElements()))
+		if src == nil {
+			return nil
+		}
+		dst := src
+		if m.Transform != nil {
+			dst = make([]float32, n*rows*cols)
+			m.Transform(dst, src)
+		}
+		out := make([]*kernels.Matrix, n)
+		for x := range out {
+			out[x] = kernels.F32Matrix(rows, cols, dst[x*rows*cols:(x+1)*rows*cols])
+			fl.mats = append(fl.mats, out[x])
+		}
+		return out
+	}
+	fl.fail(fmt.Errorf("model: %s: tensor %q does not give %s", fl.c.Path, name, want))
+	return nil
+}
+
 // moe is a sparse mixture block: each token's router probabilities
 // softmax(W_r·h), its top ExpertsUsed (renormalised to sum 1 where the
 // family does: Mixtral, not Qwen2-MoE), and the sum of those experts'
@@ -770,6 +852,14 @@ func (m *decoder) moe(dst, h []float32, b *decoderBlock, T int, obs Observer) er
 	weight := make([]float32, T*n) // token × expert → routing weight (0: not chosen)
 	for t := 0; t < T; t++ {
 		p := probs[t*n : (t+1)*n]
+		if m.g.MoESigmoidInput {
+			// sigmoid of the top-k logits, scaling each chosen expert's
+			// input (runExperts).
+			for _, e := range kernels.TopK(p, k) {
+				weight[t*n+e] = float32(1 / (1 + math.Exp(-float64(p[e]))))
+			}
+			continue
+		}
 		kernels.Softmax(p)
 		chosen := kernels.TopK(p, k)
 		var sum float32
@@ -783,7 +873,7 @@ func (m *decoder) moe(dst, h []float32, b *decoderBlock, T int, obs Observer) er
 			weight[t*n+e] = p[e] / sum
 		}
 	}
-	if err := runExperts(dst, h, b.Experts, weight, T, d, F, m.cfg.Activation, obs); err != nil {
+	if err := runExperts(dst, h, b.Experts, weight, T, d, F, m.cfg.Activation, m.g.MoESigmoidInput, obs); err != nil {
 		return err
 	}
 	if b.Shared.Down.W == nil {
@@ -799,9 +889,14 @@ func (m *decoder) moe(dst, h []float32, b *decoderBlock, T int, obs Observer) er
 	kernels.Mul(g, u)
 	obs.apply(&b.Shared.Down, y, g, T)
 	sg := make([]float32, T)
-	obs.apply(&b.SharedGate, sg, h, T)
+	if b.SharedGate.W != nil {
+		obs.apply(&b.SharedGate, sg, h, T)
+	}
 	for t := 0; t < T; t++ {
-		s := float32(1 / (1 + math.Exp(-float64(sg[t]))))
+		s := float32(1)
+		if b.SharedGate.W != nil {
+			s = float32(1 / (1 + math.Exp(-float64(sg[t]))))
+		}
 		out := dst[t*d : (t+1)*d]
 		for j, v := range y[t*d : (t+1)*d] {
 			out[j] += s * v
@@ -813,9 +908,10 @@ func (m *decoder) moe(dst, h []float32, b *decoderBlock, T int, obs Observer) er
 // runExperts sets dst[T][d] to Σ_e weight[t][e]·expert_e(h[t]) over the
 // experts e a token is routed to (weight[t·n+e] ≠ 0): tokens are gathered
 // per expert and the experts taken in index order, as transformers adds
-// them; act is the gate's activation. obs sees the multiplies, each with its
-// expert's index.
-func runExperts(dst, h []float32, experts []expert, weight []float32, T, d, F int, act string, obs Observer) error {
+// them; act is the gate's activation. scaleInput: the weight multiplies the
+// expert's input instead of its output (Graph.MoESigmoidInput). obs sees
+// the multiplies, each with its expert's index.
+func runExperts(dst, h []float32, experts []expert, weight []float32, T, d, F int, act string, scaleInput bool, obs Observer) error {
 	n := len(experts)
 	clear(dst[:T*d])
 	var rows []int
@@ -834,6 +930,9 @@ func runExperts(dst, h []float32, experts []expert, weight []float32, T, d, F in
 		x, g, u, y = grow(x, R*d), grow(g, R*F), grow(u, R*F), grow(y, R*d)
 		for i, t := range rows {
 			copy(x[i*d:(i+1)*d], h[t*d:(t+1)*d])
+			if scaleInput {
+				kernels.Scale(x[i*d:(i+1)*d], weight[t*n+e])
+			}
 		}
 		ex := &experts[e]
 		obs.observe(&ex.Gate, x, R, e, n)
@@ -848,6 +947,9 @@ func runExperts(dst, h []float32, experts []expert, weight []float32, T, d, F in
 		ex.Down.apply(y, g, R)
 		for i, t := range rows {
 			w := weight[t*n+e]
+			if scaleInput {
+				w = 1
+			}
 			out := dst[t*d : (t+1)*d]
 			for j, v := range y[i*d : (i+1)*d] {
 				out[j] += v * w
