@@ -305,6 +305,9 @@ type Drop struct {
 	// Suffix, Prefix or Name selects the tensor (Name: the whole name).
 	Suffix, Prefix, Name string
 	Reason               string
+	// Warn: the conversion also says it in a warning (a part of the model
+	// left out, such as a vision tower), not only among the dropped.
+	Warn bool
 }
 
 // ShapeKey is a config.json entry equal to one dimension (outermost first)
@@ -636,13 +639,19 @@ func (f *Family) resolve(name string, hf bool) (Match, bool) {
 
 // DropReason says why the HF tensor name is left out of the GGUF, or "".
 func (f *Family) DropReason(name string) string {
+	d, _ := f.dropOf(name)
+	return d.Reason
+}
+
+// dropOf is the Drop that selects the HF tensor name.
+func (f *Family) dropOf(name string) (Drop, bool) {
 	for _, d := range f.Drops {
 		if (d.Name != "" && d.Name == name) || (d.Suffix != "" && strings.HasSuffix(name, d.Suffix)) ||
 			(d.Prefix != "" && strings.HasPrefix(name, d.Prefix)) {
-			return d.Reason
+			return d, true
 		}
 	}
-	return ""
+	return Drop{}, false
 }
 
 // Tensor returns the schema entry whose GGUF pattern is gguf.

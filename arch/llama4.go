@@ -28,8 +28,8 @@ import (
 // the key (llama4Fixed).
 var Llama4 = register(&Family{
 	Name:       "llama4",
-	HFClasses:  []string{"Llama4ForCausalLM"},
-	ModelTypes: []string{"llama4_text"},
+	HFClasses:  []string{"Llama4ForCausalLM", "Llama4ForConditionalGeneration"},
+	ModelTypes: []string{"llama4_text", "llama4"},
 	HFClass:    "Llama4ForCausalLM", ModelType: "llama4_text",
 	Params: withParams(withAfter(withAfter(without(without(baseParams(), "feed_forward_length"), "expert_count"),
 		"embedding_length", u32("feed_forward_length", Optional, "intermediate_size_mlp")),
@@ -39,7 +39,7 @@ var Llama4 = register(&Family{
 		u32("expert_feed_forward_length", Optional, "intermediate_size"),
 		llama4Fixed()),
 	Tensors:   llama4Tensors(),
-	Drops:     []Drop{rotaryBuffer},
+	Drops:     append([]Drop{rotaryBuffer}, llama4Vision...),
 	Generated: []Generated{ropeFreqs},
 	// The stacked experts are parameters without a ".weight" suffix.
 	SuffixAliases: map[string]string{"experts.gate_up_proj": "experts.gate_up.weight", "experts.down_proj": "experts.down.weight"},
@@ -110,9 +110,31 @@ func llama4Pattern(c Config, n int) ([]Layer, error) {
 // that llama.cpp's llama4 graph fixes.
 const llama4Chunk = 8192
 
+// llama4Vision is the vision tower of Llama4ForConditionalGeneration (the
+// class of the published checkpoints), which the text model's GGUF leaves
+// out as llama.cpp's converter does (its --mmproj file, issue 33, is not
+// written): dropped, and said in a warning.
+var llama4Vision = []Drop{
+	{Prefix: "vision_model.", Reason: visionLeftOut, Warn: true},
+	{Prefix: "multi_modal_projector.", Reason: visionLeftOut, Warn: true},
+}
+
+// visionLeftOut is the reason a multimodal checkpoint's vision tensors are
+// dropped from its text model's GGUF.
+const visionLeftOut = "vision tower: the GGUF is the text model; llama.cpp keeps the vision tower in a separate --mmproj GGUF, which tfconv does not write yet"
+
 // llama4Tensors: LLaMA's schema under feed_forward. names, unpermuted Q/K,
-// and the mixture's router, stacked experts and shared expert.
+// and the mixture's router, stacked experts and shared expert; each also
+// under the language_model. prefix of Llama4ForConditionalGeneration.
 func llama4Tensors() []Tensor {
+	ts := llama4TextTensors()
+	for i := range ts {
+		ts[i].HF = append(ts[i].HF, "language_model."+ts[i].HF[0])
+	}
+	return ts
+}
+
+func llama4TextTensors() []Tensor {
 	out := []Tensor{}
 	for _, t := range decoderTensors(false, LayoutSame) {
 		switch t.GGUF {

@@ -38,6 +38,30 @@ type Dropped struct {
 	// TiedTo names the tensor this one is a copy of (a tied head written
 	// twice), when that is why it is dropped.
 	TiedTo string `json:"tied_to,omitempty"`
+	// Warn: a part of the model left out (Drop.Warn), said in a warning.
+	Warn bool `json:"-"`
+}
+
+// DropWarnings are the warnings for the dropped tensors that are a part of
+// the model left out (Drop.Warn): one per reason, with the count and the
+// first tensor's name.
+func DropWarnings(dropped []Dropped) []string {
+	var reasons []string
+	count, first := map[string]int{}, map[string]string{}
+	for _, d := range dropped {
+		if !d.Warn {
+			continue
+		}
+		if count[d.Reason] == 0 {
+			reasons, first[d.Reason] = append(reasons, d.Reason), d.Name
+		}
+		count[d.Reason]++
+	}
+	out := make([]string, len(reasons))
+	for i, r := range reasons {
+		out[i] = fmt.Sprintf("%d tensors left out (%s, …): %s", count[r], first[r], r)
+	}
+	return out
 }
 
 // ToGGUF maps the Hugging Face tensors in to GGUF tensors for config c: the
@@ -116,8 +140,8 @@ func (f *Family) mapTensors(in []tensor.Info, toGGUF bool, qh, kh, experts int64
 	}
 	for _, ti := range in {
 		if toGGUF {
-			if r := f.DropReason(ti.Name); r != "" {
-				dropped = append(dropped, Dropped{Name: ti.Name, Reason: r})
+			if d, ok := f.dropOf(ti.Name); ok {
+				dropped = append(dropped, Dropped{Name: ti.Name, Reason: d.Reason, Warn: d.Warn})
 				continue
 			}
 		}

@@ -47,7 +47,8 @@ func withConfig(t *testing.T, src, repo, key string, v any) string {
 	return withConfigs(t, src, repo, map[string]any{key: v})
 }
 
-// withConfigs is withConfig with every key of kv set.
+// withConfigs is withConfig with every key of kv set (in text_config when
+// config.json nests the text model's there).
 func withConfigs(t *testing.T, src, repo string, kv map[string]any) string {
 	t.Helper()
 	dir := hubSnapshot(t, src, repo)
@@ -60,7 +61,11 @@ func withConfigs(t *testing.T, src, repo string, kv map[string]any) string {
 		t.Fatal(err)
 	}
 	for k, v := range kv {
-		cfg[k] = v
+		if tc, ok := cfg["text_config"].(map[string]any); ok {
+			tc[k] = v // the text model's key of a multimodal config.json
+		} else {
+			cfg[k] = v
+		}
 	}
 	b, _ = json.Marshal(cfg)
 	p := filepath.Join(dir, "config.json")
