@@ -114,25 +114,12 @@ const llama4Chunk = 8192
 // class of the published checkpoints), which the text model's GGUF leaves
 // out as llama.cpp's converter does (its --mmproj file, issue 33, is not
 // written): dropped, and said in a warning.
-var llama4Vision = []Drop{
-	{Prefix: "vision_model.", Reason: visionLeftOut, Warn: true},
-	{Prefix: "multi_modal_projector.", Reason: visionLeftOut, Warn: true},
-}
-
-// visionLeftOut is the reason a multimodal checkpoint's vision tensors are
-// dropped from its text model's GGUF.
-const visionLeftOut = "vision tower: the GGUF is the text model; llama.cpp keeps the vision tower in a separate --mmproj GGUF, which tfconv does not write yet"
+var llama4Vision = visionTower("vision_model.", "multi_modal_projector.")
 
 // llama4Tensors: LLaMA's schema under feed_forward. names, unpermuted Q/K,
 // and the mixture's router, stacked experts and shared expert; each also
 // under the language_model. prefix of Llama4ForConditionalGeneration.
-func llama4Tensors() []Tensor {
-	ts := llama4TextTensors()
-	for i := range ts {
-		ts[i].HF = append(ts[i].HF, "language_model."+ts[i].HF[0])
-	}
-	return ts
-}
+func llama4Tensors() []Tensor { return withTextPrefix(llama4TextTensors()) }
 
 func llama4TextTensors() []Tensor {
 	out := []Tensor{}

@@ -172,7 +172,7 @@ func TestFamiliesGGUFToHF(t *testing.T) {
 // textModelOf are the multimodal fixtures whose GGUF is their text model
 // alone: GGUF → HF gives the text model's class, whose tensors are the
 // original's under this prefix (the vision tower is not in the GGUF).
-var textModelOf = map[string]string{"llama4-vl": "language_model."}
+var textModelOf = map[string]string{"llama4-vl": "language_model.", "mistral3": "language_model."}
 
 // sameTextTensors checks that a holds exactly b's tensors under prefix,
 // named without it, byte for byte.

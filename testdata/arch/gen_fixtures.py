@@ -18,7 +18,7 @@ tfconv's code is never run. Usage, from the repository root (paths of the tool t
   PYTHONPATH=testdata/arch/pyshim:<transformers v4.43.4>/src /usr/bin/python3 testdata/arch/gen_fixtures.py \
       <llama.cpp tree> <logits-dump binary> <shared/fixtures> [FAMILY ...]
 
-The families in NEWER (phi4mini, smollm3, seedoss, llama4, llama4-vl) need transformers v4.57.6 and the newer llama.cpp ($NEW_LLAMACPP,
+The families in NEWER (phi4mini, smollm3, seedoss, llama4, llama4-vl, mistral3) need transformers v4.57.6 and the newer llama.cpp ($NEW_LLAMACPP,
 $NEW_LOGITS_DUMP); README.md gives the Debian trixie chroot command that runs them.
 
 Numbers are written as the shortest decimal that reads back as the same float32 (numpy's repr).
@@ -187,6 +187,20 @@ FAMILIES = {
                                           intermediate_size=32, vision_output_dim=32, image_size=28, patch_size=14,
                                           pixel_shuffle_ratio=0.5, projector_input_dim=32, projector_output_dim=32)),
                   "bpe", "gpt-2", False),
+    # Mistral 3's form (Mistral Small 3.1 / 3.2: transformers 4.50+; the newer llama.cpp, GGUF mistral3): the class the
+    # published checkpoints have, a Mistral text model under language_model. (text_config nested, model_type mistral)
+    # beside a tiny Pixtral vision tower; head_dim 32 so that the query width 128 is not hidden_size, as Mistral
+    # Small's 4096 is not its 5120; rope_theta 1e9, no window, untied, GQA 4/2. The tokenizer is GPT-2's trimmed BPE
+    # (Tekken is the tokenizer work's); the converter's text GGUF leaves the vision tower out.
+    "mistral3": ("Mistral3Config", "Mistral3ForConditionalGeneration",
+                 dict(text_config=dict(BASE, model_type="mistral", num_key_value_heads=2, head_dim=32,
+                                       rope_theta=1000000000.0, sliding_window=None, pad_token_id=999,
+                                       bos_token_id=999, eos_token_id=999, tie_word_embeddings=False),
+                      vision_config=dict(model_type="pixtral", hidden_size=16, intermediate_size=32,
+                                         num_hidden_layers=1, num_attention_heads=2, head_dim=8, image_size=28,
+                                         patch_size=14),
+                      spatial_merge_size=2, tie_word_embeddings=False),
+                 "bpe", "gpt-2", False),
     "gpt_neox": ("GPTNeoXConfig", "GPTNeoXForCausalLM",
                  dict(BASE, rotary_pct=0.25, use_parallel_residual=True, tie_word_embeddings=False,
                       bos_token_id=999, eos_token_id=999),
@@ -238,7 +252,8 @@ FAMILIES = {
 # Families whose transformers class (or form of it) is newer than v4.43.4 and whose converter is the newer llama.cpp
 # ($NEW_LLAMACPP, $NEW_LOGITS_DUMP): family -> the transformers version (major, minor) at least needed. They run
 # in the Debian trixie chroot of README.md (transformers v4.57.6, torch 2.6).
-NEWER = {"phi4mini": (4, 57), "smollm3": (4, 57), "seedoss": (4, 57), "llama4": (4, 57), "llama4-vl": (4, 57)}
+NEWER = {"phi4mini": (4, 57), "smollm3": (4, 57), "seedoss": (4, 57), "llama4": (4, 57), "llama4-vl": (4, 57),
+         "mistral3": (4, 57)}
 
 
 def f32(x):
