@@ -834,9 +834,9 @@ type Weight struct {
 // transformers: token embedding, the blocks (schema order), the rest. The
 // names are HF's (hf) or GGUF's; keep says which schema entries to include
 // (nil: the non-optional ones).
-func (f *Family) Weights(d Dims, layers int, hf bool, keep func(*Tensor) bool) []Weight {
+func (f *Family) Weights(d Dims, layers int, hf bool, keep func(t *Tensor, layer int) bool) []Weight {
 	if keep == nil {
-		keep = func(t *Tensor) bool { return !t.Optional }
+		keep = func(t *Tensor, _ int) bool { return !t.Optional }
 	}
 	var first, blocks, last []Weight
 	add := func(dst *[]Weight, t *Tensor, bid int) {
@@ -844,28 +844,37 @@ func (f *Family) Weights(d Dims, layers int, hf bool, keep func(*Tensor) bool) [
 		for i, x := range t.Shape {
 			shape[i] = d.size(x)
 		}
-		p := t.GGUF
+		p, suffix := t.GGUF, ".weight"
 		if hf {
-			if len(t.HF) == 0 {
-				return // a GGUF-only copy
+			if len(t.HF) == 0 || t.Half == 2 {
+				return // a GGUF-only copy, or the second half of the first's tensor
 			}
 			p = t.HF[0]
+			if t.HFSuffix != "" {
+				suffix = t.HFSuffix
+			}
+			if t.Half == 1 {
+				shape[len(shape)-1] *= 2 // both halves side by side
+			}
+		} else if t.Layout == LayoutTranspose && len(shape) >= 2 {
+			n := len(shape)
+			shape[n-2], shape[n-1] = shape[n-1], shape[n-2]
 		}
 		norm := strings.HasSuffix(t.GGUF, "norm")
 		switch {
 		case t.Stack != 0 && hf:
 			for x := int64(0); x < d.size(t.Stack); x++ {
-				*dst = append(*dst, Weight{Name: expandAt(p, bid, int(x)) + ".weight", Shape: shape.Clone(), Norm: norm, Tensor: t})
+				*dst = append(*dst, Weight{Name: expandAt(p, bid, int(x)) + suffix, Shape: shape.Clone(), Norm: norm, Tensor: t})
 			}
 			return
 		case t.Stack != 0:
 			shape = append(tensor.Shape{d.size(t.Stack)}, shape...)
 		}
-		*dst = append(*dst, Weight{Name: expand(p, bid) + ".weight", Shape: shape, Norm: norm, Tensor: t})
+		*dst = append(*dst, Weight{Name: expand(p, bid) + suffix, Shape: shape, Norm: norm, Tensor: t})
 	}
 	for i := range f.Tensors {
 		t := &f.Tensors[i]
-		if !keep(t) || strings.Contains(t.GGUF, "{bid}") {
+		if !keep(t, -1) || strings.Contains(t.GGUF, "{bid}") {
 			continue
 		}
 		if t.GGUF == "token_embd" {
@@ -877,7 +886,7 @@ func (f *Family) Weights(d Dims, layers int, hf bool, keep func(*Tensor) bool) [
 	for b := 0; b < layers; b++ {
 		for i := range f.Tensors {
 			t := &f.Tensors[i]
-			if keep(t) && strings.Contains(t.GGUF, "{bid}") {
+			if keep(t, b) && strings.Contains(t.GGUF, "{bid}") {
 				add(&blocks, t, b)
 			}
 		}

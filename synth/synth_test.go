@@ -28,6 +28,11 @@ var publishedParams = map[string]int64{
 	"gemma-2b":       2_506_172_416,
 	"phi3-mini-4k":   3_821_079_552,
 	"mixtral-8x7b":   46_702_792_704,
+	// Llama 4's text models, from their config.json's text_config (Meta's
+	// 109B and 400B count the vision tower too): Scout 48 layers of 16
+	// experts, Maverick 24 of 128 between 24 dense ones.
+	"llama4-scout-17b-16e":     107_769_861_120,
+	"llama4-maverick-17b-128e": 400_711_848_960,
 }
 
 func TestShapesParams(t *testing.T) {
