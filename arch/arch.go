@@ -144,10 +144,24 @@ type Graph struct {
 	// config.json's no_rope_layers (1 rotates, 0 does not) decides.
 	NoRopeStep int
 	// AdjacentRopeHF: the Hugging Face form rotates adjacent pairs of each
-	// head's rotated part (GLM-4's and ERNIE 4.5's interleaved rotary), as
-	// the GGUF form does; the converter does not permute Q/K (NeoxRopeGGUF
-	// false).
+	// head's rotated part (GLM-4's and ERNIE 4.5's interleaved rotary,
+	// Llama 4's complex-number rotary), as the GGUF form does; the converter
+	// does not permute Q/K (NeoxRopeGGUF false).
 	AdjacentRopeHF bool
+	// QKL2Norm: the rotating layers scale each head of Q and K to unit
+	// root mean square after RoPE, without weights (Llama 4's L2 norm, eps
+	// rms_norm_eps); config.json's use_qk_norm, when stated, decides.
+	QKL2Norm bool
+	// AttnTempNoRope: the layers without RoPE multiply each query at
+	// position p by log(⌊(p+1)/floor_scale⌋+1)·attn_scale+1 (Llama 4's
+	// attention temperature tuning; config.json's floor_scale, attn_scale
+	// and attn_temperature_tuning).
+	AttnTempNoRope bool
+	// MoEScaleInput: each chosen expert's routing weight scales the
+	// expert's input rather than its output (Llama 4, whose weights are the
+	// sigmoids of the top-k router logits: MoESigmoid, not renormalised);
+	// a shared expert without a gate of its own is added as it is.
+	MoEScaleInput bool
 	// PreFFNNormPostAttention: the norm before the feed-forward is named
 	// blk.N.post_attention_norm in GGUF (Seed-OSS: the newer converter's
 	// tensor map has no ffn_norm for it), not a post-norm of attention.
@@ -265,7 +279,8 @@ const (
 	// LayoutNormPlusOne adds 1 to a norm weight: Gemma multiplies by
 	// (1 + w), llama.cpp by the stored w (".weight" only).
 	LayoutNormPlusOne
-	// LayoutTranspose swaps the two dimensions (GPT-2's Conv1D).
+	// LayoutTranspose swaps the last two dimensions (GPT-2's Conv1D; each
+	// expert's matrix of Llama 4's stacked [expert][in][out] experts).
 	LayoutTranspose
 	// LayoutQKVGroups regroups a fused QKV projection's rows from Hugging
 	// Face's per-group interleave [kv group][heads/groups queries, k, v]
@@ -302,6 +317,12 @@ type Tensor struct {
 	// norms, and experts): GGUF holds them stacked along a new outermost
 	// dimension, index order. Shape is one part's.
 	Stack Dim
+	// Half, when 1 or 2, says Hugging Face keeps this role and one other
+	// side by side in one tensor, cut along its last dimension: this role
+	// is the first or the second half (Llama 4's experts.gate_up_proj:
+	// each expert's gate columns, then its up columns). Both roles name the
+	// same HF pattern; HF → GGUF writes both from it, GGUF → HF joins them.
+	Half int
 	// HFSuffix, when set, is what Hugging Face ends the name with instead
 	// of the ".weight"/".bias" suffix (DeepSeek-V3's
 	// "mlp.gate.e_score_correction_bias"); the family's SuffixAliases read
@@ -314,6 +335,9 @@ type Drop struct {
 	// Suffix, Prefix or Name selects the tensor (Name: the whole name).
 	Suffix, Prefix, Name string
 	Reason               string
+	// Warn: the conversion also says it in a warning (a part of the model
+	// left out, such as a vision tower), not only among the dropped.
+	Warn bool
 }
 
 // ShapeKey is a config.json entry equal to one dimension (outermost first)
@@ -645,13 +669,19 @@ func (f *Family) resolve(name string, hf bool) (Match, bool) {
 
 // DropReason says why the HF tensor name is left out of the GGUF, or "".
 func (f *Family) DropReason(name string) string {
+	d, _ := f.dropOf(name)
+	return d.Reason
+}
+
+// dropOf is the Drop that selects the HF tensor name.
+func (f *Family) dropOf(name string) (Drop, bool) {
 	for _, d := range f.Drops {
 		if (d.Name != "" && d.Name == name) || (d.Suffix != "" && strings.HasSuffix(name, d.Suffix)) ||
 			(d.Prefix != "" && strings.HasPrefix(name, d.Prefix)) {
-			return d.Reason
+			return d, true
 		}
 	}
-	return ""
+	return Drop{}, false
 }
 
 // Tensor returns the schema entry whose GGUF pattern is gguf.
@@ -837,9 +867,9 @@ type Weight struct {
 // transformers: token embedding, the blocks (schema order), the rest. The
 // names are HF's (hf) or GGUF's; keep says which schema entries to include
 // (nil: the non-optional ones).
-func (f *Family) Weights(d Dims, layers int, hf bool, keep func(*Tensor) bool) []Weight {
+func (f *Family) Weights(d Dims, layers int, hf bool, keep func(t *Tensor, layer int) bool) []Weight {
 	if keep == nil {
-		keep = func(t *Tensor) bool { return !t.Optional }
+		keep = func(t *Tensor, _ int) bool { return !t.Optional }
 	}
 	var first, blocks, last []Weight
 	add := func(dst *[]Weight, t *Tensor, bid int) {
@@ -847,28 +877,37 @@ func (f *Family) Weights(d Dims, layers int, hf bool, keep func(*Tensor) bool) [
 		for i, x := range t.Shape {
 			shape[i] = d.size(x)
 		}
-		p := t.GGUF
+		p, suffix := t.GGUF, ".weight"
 		if hf {
-			if len(t.HF) == 0 {
-				return // a GGUF-only copy
+			if len(t.HF) == 0 || t.Half == 2 {
+				return // a GGUF-only copy, or the second half of the first's tensor
 			}
 			p = t.HF[0]
+			if t.HFSuffix != "" {
+				suffix = t.HFSuffix
+			}
+			if t.Half == 1 {
+				shape[len(shape)-1] *= 2 // both halves side by side
+			}
+		} else if t.Layout == LayoutTranspose && len(shape) >= 2 {
+			n := len(shape)
+			shape[n-2], shape[n-1] = shape[n-1], shape[n-2]
 		}
 		norm := strings.HasSuffix(t.GGUF, "norm")
 		switch {
 		case t.Stack != 0 && hf:
 			for x := int64(0); x < d.size(t.Stack); x++ {
-				*dst = append(*dst, Weight{Name: expandAt(p, bid, int(x)) + ".weight", Shape: shape.Clone(), Norm: norm, Tensor: t})
+				*dst = append(*dst, Weight{Name: expandAt(p, bid, int(x)) + suffix, Shape: shape.Clone(), Norm: norm, Tensor: t})
 			}
 			return
 		case t.Stack != 0:
 			shape = append(tensor.Shape{d.size(t.Stack)}, shape...)
 		}
-		*dst = append(*dst, Weight{Name: expand(p, bid) + ".weight", Shape: shape, Norm: norm, Tensor: t})
+		*dst = append(*dst, Weight{Name: expand(p, bid) + suffix, Shape: shape, Norm: norm, Tensor: t})
 	}
 	for i := range f.Tensors {
 		t := &f.Tensors[i]
-		if !keep(t) || strings.Contains(t.GGUF, "{bid}") {
+		if !keep(t, -1) || strings.Contains(t.GGUF, "{bid}") {
 			continue
 		}
 		if t.GGUF == "token_embd" {
@@ -880,7 +919,7 @@ func (f *Family) Weights(d Dims, layers int, hf bool, keep func(*Tensor) bool) [
 	for b := 0; b < layers; b++ {
 		for i := range f.Tensors {
 			t := &f.Tensors[i]
-			if keep(t) && strings.Contains(t.GGUF, "{bid}") {
+			if keep(t, b) && strings.Contains(t.GGUF, "{bid}") {
 				add(&blocks, t, b)
 			}
 		}

@@ -55,10 +55,19 @@ func (l Layout) Transform(name string, shape tensor.Shape, qHeads, kHeads int64,
 		}
 		return regroupQKV(int(qHeads), int(kHeads), int(rows/(qHeads+2*kHeads)), int(cols), inverse), shape.Clone(), nil
 	case LayoutTranspose:
-		if len(shape) != 2 {
-			return nil, nil, fmt.Errorf("arch: tensor %q: shape %v: want a matrix", name, shape)
+		switch len(shape) {
+		case 2:
+			return transpose(int(shape[0]), int(shape[1])), tensor.Shape{shape[1], shape[0]}, nil
+		case 3:
+			n, r, c := int(shape[0]), int(shape[1]), int(shape[2])
+			one := transpose(r, c)
+			return func(dst, src []float32) {
+				for i := 0; i < n; i++ {
+					one(dst[i*r*c:(i+1)*r*c], src[i*r*c:(i+1)*r*c])
+				}
+			}, tensor.Shape{shape[0], shape[2], shape[1]}, nil
 		}
-		return transpose(int(shape[0]), int(shape[1])), tensor.Shape{shape[1], shape[0]}, nil
+		return nil, nil, fmt.Errorf("arch: tensor %q: shape %v: want a matrix or a stack of them", name, shape)
 	}
 	return nil, shape.Clone(), nil
 }

@@ -160,11 +160,13 @@ var ropeFreqs = Generated{GGUF: "rope_freqs.weight",
 	Invert: invertLlama3Factors}
 
 // llama3Published are the rope_scaling values of the published Llama 3.1,
-// 3.2 and 3.3 configs (factor 8 or 32; the rest shared).
+// 3.2 and 3.3 configs (factor 8 or 32; the rest shared) and Llama 4
+// Scout's (factor 16, low = high frequency factor 1).
 var llama3Published = []Llama3Rope{
 	{Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalContext: 8192},
 	{Factor: 32, LowFreqFactor: 1, HighFreqFactor: 4, OriginalContext: 8192},
 	{Factor: 16, LowFreqFactor: 1, HighFreqFactor: 4, OriginalContext: 8192},
+	{Factor: 16, LowFreqFactor: 1, HighFreqFactor: 1, OriginalContext: 8192},
 }
 
 // invertLlama3Factors finds the rope_scaling that gives exactly these
@@ -203,5 +205,5 @@ func invertLlama3Factors(values []float32, c Config) error {
 			return nil
 		}
 	}
-	return errUnsupported("rope_freqs %v match no llama3 rope_scaling (factor 8/16/32, low 1, high 4, original context 8192)", values)
+	return errUnsupported("rope_freqs %v match no llama3 rope_scaling (factor 8/16/32, low 1, high 4, original context 8192; Llama 4 Scout's factor 16, low 1, high 1)", values)
 }

@@ -26,6 +26,10 @@ type Mapping struct {
 	// Parts > 0: the output is part Part of Parts of Source, cut along its
 	// outermost dimension (the inverse of Stack).
 	Part, Parts int
+	// Half, 1 or 2, marks an output that is that half of Source along its
+	// last dimension (Tensor.Half): Transform's dst is half as long as its
+	// src, and two Mappings read Source.
+	Half int
 }
 
 // Dropped is an input tensor left out of the output on purpose.
@@ -35,6 +39,30 @@ type Dropped struct {
 	// TiedTo names the tensor this one is a copy of (a tied head written
 	// twice), when that is why it is dropped.
 	TiedTo string `json:"tied_to,omitempty"`
+	// Warn: a part of the model left out (Drop.Warn), said in a warning.
+	Warn bool `json:"-"`
+}
+
+// DropWarnings are the warnings for the dropped tensors that are a part of
+// the model left out (Drop.Warn): one per reason, with the count and the
+// first tensor's name.
+func DropWarnings(dropped []Dropped) []string {
+	var reasons []string
+	count, first := map[string]int{}, map[string]string{}
+	for _, d := range dropped {
+		if !d.Warn {
+			continue
+		}
+		if count[d.Reason] == 0 {
+			reasons, first[d.Reason] = append(reasons, d.Reason), d.Name
+		}
+		count[d.Reason]++
+	}
+	out := make([]string, len(reasons))
+	for i, r := range reasons {
+		out[i] = fmt.Sprintf("%d tensors left out (%s, …): %s", count[r], first[r], r)
+	}
+	return out
 }
 
 // ToGGUF maps the Hugging Face tensors in to GGUF tensors for config c: the
@@ -102,6 +130,7 @@ func (f *Family) mapTensors(in []tensor.Info, toGGUF bool, qh, kh, experts int64
 	var dropped []Dropped
 	aliased := map[string]string{} // GGUF name → the HF tensor converted to it
 	stacks := stacker{}
+	joins := map[string]*[2]tensor.Info{} // HF name → its GGUF halves met so far
 	var renames map[string]string
 	if !toGGUF && f.HFRename != nil {
 		names := make(map[string]bool, len(in))
@@ -112,8 +141,8 @@ func (f *Family) mapTensors(in []tensor.Info, toGGUF bool, qh, kh, experts int64
 	}
 	for _, ti := range in {
 		if toGGUF {
-			if r := f.DropReason(ti.Name); r != "" {
-				dropped = append(dropped, Dropped{Name: ti.Name, Reason: r})
+			if d, ok := f.dropOf(ti.Name); ok {
+				dropped = append(dropped, Dropped{Name: ti.Name, Reason: d.Reason, Warn: d.Warn})
 				continue
 			}
 		}
@@ -137,6 +166,24 @@ func (f *Family) mapTensors(in []tensor.Info, toGGUF bool, qh, kh, experts int64
 		}
 		if !ok {
 			return nil, nil, tensor.Unsupported("arch: %s: unexpected tensor %q: no mapping for it", f.Name, ti.Name)
+		}
+		if m.Tensor.Half != 0 {
+			if toGGUF {
+				ms, err := f.splitHalves(m, ti, qh, kh)
+				if err != nil {
+					return nil, nil, err
+				}
+				out = append(out, ms...)
+				continue
+			}
+			mp, done, err := joinHalves(joins, m, ti, qh, kh)
+			if err != nil {
+				return nil, nil, err
+			}
+			if done {
+				out = append(out, mp)
+			}
+			continue
 		}
 		if m.Tensor.Stack != 0 {
 			n := stackCount(m.Tensor.Stack, qh, kh, experts)
@@ -185,7 +232,123 @@ func (f *Family) mapTensors(in []tensor.Info, toGGUF bool, qh, kh, experts int64
 	if err := stacks.complete(f.Name); err != nil {
 		return nil, nil, err
 	}
+	for name, h := range joins {
+		if h[0].Name == "" || h[1].Name == "" {
+			return nil, nil, fmt.Errorf("arch: %s: %q lacks one of its two halves (has %q %q)", f.Name, name, h[0].Name, h[1].Name)
+		}
+	}
 	return out, dropped, nil
+}
+
+// HFTensorToGGUF maps one Hugging Face tensor of the family alone: the
+// GGUF tensors made from it (two for a role pair kept side by side,
+// Tensor.Half), each with its transform, for a runtime that reads the
+// Hugging Face form in the GGUF's (model's Llama 4 experts). Head
+// permutations are not applied (no head counts are given).
+func (f *Family) HFTensorToGGUF(ti tensor.Info) ([]Mapping, error) {
+	out, _, err := f.mapTensors([]tensor.Info{ti}, true, 0, 0, 0)
+	return out, err
+}
+
+// halves returns the two roles (Half 1 and 2) that share t's HF pattern.
+func (f *Family) halves(t *Tensor) ([2]*Tensor, error) {
+	var out [2]*Tensor
+	for i := range f.Tensors {
+		u := &f.Tensors[i]
+		if u.Half >= 1 && u.Half <= 2 && len(u.HF) > 0 && len(t.HF) > 0 && u.HF[0] == t.HF[0] {
+			out[u.Half-1] = u
+		}
+	}
+	if out[0] == nil || out[1] == nil {
+		return out, fmt.Errorf("arch: %s: the roles of %q are not two halves", f.Name, t.HF[0])
+	}
+	return out, nil
+}
+
+// splitHalves maps HF tensor ti, two roles side by side along its last
+// dimension, to the two GGUF tensors, first half first (as the converter
+// writes them), each with its role's layout change.
+func (f *Family) splitHalves(m Match, ti tensor.Info, qh, kh int64) ([]Mapping, error) {
+	roles, err := f.halves(m.Tensor)
+	if err != nil {
+		return nil, err
+	}
+	last := len(ti.Shape) - 1
+	if last < 1 || ti.Shape[last]%2 != 0 {
+		return nil, fmt.Errorf("arch: tensor %q has shape %v: its last dimension does not halve", ti.Name, ti.Shape)
+	}
+	w := int(ti.Shape[last] / 2)
+	half := ti.Shape.Clone()
+	half[last] = int64(w)
+	out := make([]Mapping, 2)
+	for h, role := range roles {
+		rm := Match{Tensor: role, Layer: m.Layer, Index: -1, Suffix: m.Suffix}
+		tf, shape, err := rm.Layout().Transform(ti.Name, half, qh, kh, false)
+		if err != nil {
+			return nil, err
+		}
+		cut := func(dst, src []float32) {
+			for r := 0; r < len(dst)/w; r++ {
+				copy(dst[r*w:(r+1)*w], src[(2*r+h)*w:(2*r+h+1)*w])
+			}
+		}
+		tfh := cut
+		if tf != nil {
+			tfh = func(dst, src []float32) {
+				tmp := make([]float32, len(dst))
+				cut(tmp, src)
+				tf(dst, tmp)
+			}
+		}
+		out[h] = Mapping{Name: rm.Name(true), Source: ti.Name, Shape: shape, Transform: tfh, Half: h + 1}
+	}
+	return out, nil
+}
+
+// joinHalves gathers the two GGUF halves of one HF tensor (Tensor.Half);
+// once both have come it returns the mapping that stacks them (first half
+// first) and interleaves them back along the last dimension, each with
+// its role's layout change undone.
+func joinHalves(joins map[string]*[2]tensor.Info, m Match, ti tensor.Info, qh, kh int64) (Mapping, bool, error) {
+	name := m.Name(false)
+	h := joins[name]
+	if h == nil {
+		h = &[2]tensor.Info{}
+		joins[name] = h
+	}
+	if m.Tensor.Half < 1 || m.Tensor.Half > 2 || h[m.Tensor.Half-1].Name != "" {
+		return Mapping{}, false, fmt.Errorf("arch: tensor %q: a second half %d of %q", ti.Name, m.Tensor.Half, name)
+	}
+	h[m.Tensor.Half-1] = ti
+	if h[0].Name == "" || h[1].Name == "" {
+		return Mapping{}, false, nil
+	}
+	if !h[0].Shape.Equal(h[1].Shape) {
+		return Mapping{}, false, fmt.Errorf("arch: tensors %q %v and %q %v are not halves of one tensor", h[0].Name, h[0].Shape, h[1].Name, h[1].Shape)
+	}
+	tf, half, err := m.Layout().Transform(ti.Name, h[0].Shape, qh, kh, true)
+	if err != nil {
+		return Mapping{}, false, err
+	}
+	last := len(half) - 1
+	w := int(half[last])
+	shape := half.Clone()
+	shape[last] *= 2
+	join := func(dst, src []float32) {
+		n := len(src) / 2
+		tmp := make([]float32, n)
+		for j := 0; j < 2; j++ {
+			part := src[j*n : (j+1)*n]
+			if tf != nil {
+				tf(tmp, part)
+				part = tmp
+			}
+			for r := 0; r < n/w; r++ {
+				copy(dst[(2*r+j)*w:(2*r+j+1)*w], part[r*w:(r+1)*w])
+			}
+		}
+	}
+	return Mapping{Name: name, Source: h[0].Name, Stack: []string{h[0].Name, h[1].Name}, Shape: shape, Transform: join}, true, nil
 }
 
 // stackCount is the number of parts of a stacked role.

@@ -35,8 +35,10 @@ func Llama3RopeOf(c Config) (Llama3Rope, bool, error) {
 	}
 	r := Llama3Rope{Factor: get("factor", 8), LowFreqFactor: get("low_freq_factor", 1),
 		HighFreqFactor: get("high_freq_factor", 4), OriginalContext: get("original_max_position_embeddings", 8192)}
-	if r.LowFreqFactor == r.HighFreqFactor || r.Factor <= 0 || r.OriginalContext <= 0 {
-		return Llama3Rope{}, false, fmt.Errorf("arch: rope_scaling %v: low_freq_factor equals high_freq_factor, or a factor is not positive", map[string]any(rs))
+	// Llama 4 Scout states low_freq_factor = high_freq_factor (1): one
+	// wavelength bound, so no frequency is blended.
+	if r.LowFreqFactor > r.HighFreqFactor || r.LowFreqFactor <= 0 || r.Factor <= 0 || r.OriginalContext <= 0 {
+		return Llama3Rope{}, false, fmt.Errorf("arch: rope_scaling %v: low_freq_factor above high_freq_factor, or a factor is not positive", map[string]any(rs))
 	}
 	return r, true, nil
 }

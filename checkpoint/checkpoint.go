@@ -328,7 +328,29 @@ func (c *Checkpoint) Config() (map[string]any, error) {
 	if err := d.Decode(&m); err != nil {
 		return nil, fmt.Errorf("checkpoint: config.json: %w", err)
 	}
-	return m, nil
+	return textModelConfig(m), nil
+}
+
+// textModelConfig reads the config.json of a model with a text model
+// nested beside another (Llama4ForConditionalGeneration, Mistral 3: its
+// text_config object) as the text model's, the way llama.cpp's converter
+// reads it: text_config's entries over the top level's. architectures
+// stays the top level's (the class of the checkpoint).
+func textModelConfig(m map[string]any) map[string]any {
+	tc, ok := m["text_config"].(map[string]any)
+	if !ok {
+		return m
+	}
+	out := make(map[string]any, len(m)+len(tc))
+	for k, v := range m {
+		out[k] = v
+	}
+	for k, v := range tc {
+		if k != "architectures" {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // Open opens the checkpoint at path: a directory (Hugging Face layout, or a

@@ -476,7 +476,8 @@ var hfExpert = regexp.MustCompile(`\.experts\.(\d+)\.`)
 
 // ExpertTensor reports whether a tensor holds routed experts' weights, and
 // how many experts it holds: GGUF's stacked "_exps." tensors (experts
-// outermost, as gguf-py counts them), or one Hugging Face expert's.
+// outermost, as gguf-py counts them), one Hugging Face expert's, or
+// Hugging Face's stacked ones.
 func ExpertTensor(name string, shape tensor.Shape) (experts int64, ok bool) {
 	if strings.Contains(name, "_exps.") {
 		if len(shape) >= 3 && shape[len(shape)-3] > 0 {
@@ -487,8 +488,16 @@ func ExpertTensor(name string, shape tensor.Shape) (experts int64, ok bool) {
 	if hfExpert.MatchString(name) {
 		return 1, true
 	}
+	if hfStackedExperts.MatchString(name) && len(shape) == 3 && shape[0] > 0 {
+		return shape[0], true
+	}
 	return 0, false
 }
+
+// hfStackedExperts matches Hugging Face's tensors that hold every expert
+// of a layer, experts outermost (Llama 4's feed_forward.experts.gate_up_proj
+// and down_proj, parameters without a ".weight").
+var hfStackedExperts = regexp.MustCompile(`\.experts\.(gate_up|gate|up|down)_proj$`)
 
 func (s *Summary) fromConfig(cfg map[string]any) {
 	s.Architecture = cfgString(cfg, "model_type")

@@ -129,12 +129,14 @@ func (e *engine) stream(w io.Writer, j *job) error {
 
 // whole reads the entire tensor, transforms it and writes it.
 func (e *engine) whole(w io.Writer, j *job) error {
-	n := j.out.NumElements()
+	// The input may hold more elements than the output (a half of a
+	// tensor cut in two: Mapping.Half).
+	n, in := j.out.NumElements(), j.src.NumElements()
 	e.raw = grow(e.raw, int(j.src.Size))
 	if _, err := io.ReadFull(j.src.Open(), e.raw); err != nil {
 		return err
 	}
-	e.f32a = grow(e.f32a, int(n))
+	e.f32a = grow(e.f32a, int(in))
 	if err := quant.Dequantize(e.f32a, e.raw, j.src.DType); err != nil {
 		return err
 	}

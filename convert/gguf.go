@@ -119,7 +119,7 @@ func planToGGUF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{format: GGUF, arch: fam.Name, outType: outType, dropped: dropped}
+	p := &plan{format: GGUF, arch: fam.Name, outType: outType, dropped: dropped, warn: arch.DropWarnings(dropped)}
 	if p.jobs, err = jobsFor(c, maps, dropped, func(m Mapping, _ *checkpoint.Tensor) tensor.DType { return GGUFTensorType(m.Name, m.Shape, want) }); err != nil {
 		return nil, err
 	}
@@ -230,6 +230,7 @@ func jobsFor(c *checkpoint.Checkpoint, maps []Mapping, dropped []Dropped, dtype 
 			if t, err = t.Part(m.Part, m.Parts); err != nil {
 				return nil, fmt.Errorf("convert: %w", err)
 			}
+		case m.Half == 2: // the first half counted it
 		default:
 			used[m.Source]++
 		}

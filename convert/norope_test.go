@@ -44,6 +44,13 @@ func TestNoRopeLayersOtherPattern(t *testing.T) {
 // returns that folder.
 func withConfig(t *testing.T, src, repo, key string, v any) string {
 	t.Helper()
+	return withConfigs(t, src, repo, map[string]any{key: v})
+}
+
+// withConfigs is withConfig with every key of kv set (in text_config when
+// config.json nests the text model's there).
+func withConfigs(t *testing.T, src, repo string, kv map[string]any) string {
+	t.Helper()
 	dir := hubSnapshot(t, src, repo)
 	b, err := os.ReadFile(filepath.Join(src, "config.json"))
 	if err != nil {
@@ -53,7 +60,13 @@ func withConfig(t *testing.T, src, repo, key string, v any) string {
 	if err := json.Unmarshal(b, &cfg); err != nil {
 		t.Fatal(err)
 	}
-	cfg[key] = v
+	for k, v := range kv {
+		if tc, ok := cfg["text_config"].(map[string]any); ok {
+			tc[k] = v // the text model's key of a multimodal config.json
+		} else {
+			cfg[k] = v
+		}
+	}
 	b, _ = json.Marshal(cfg)
 	p := filepath.Join(dir, "config.json")
 	if err := os.Remove(p); err != nil { // a link to the fixture's

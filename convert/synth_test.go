@@ -36,6 +36,9 @@ func TestSynthFamilies(t *testing.T) {
 		t.Run(s.Name, func(t *testing.T) {
 			small := s
 			small.Layers, small.Hidden, small.FFN, small.Context = 2, 64, 96, 64
+			if s.ExpertFFN > 0 {
+				small.ExpertFFN = 48
+			}
 			small.Heads, small.KVHeads = 4, 4*s.KVHeads/s.Heads
 			if small.KVHeads == 0 {
 				small.KVHeads = 1

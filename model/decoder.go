@@ -58,6 +58,13 @@ type decoder struct {
 	// renormalised or not, scaled by routed_scaling_factor, chosen within
 	// expert groups).
 	route routing
+	// qkL2 is the weightless per-head norm of Q and K in the rotating
+	// layers (Graph.QKL2Norm; nil: none).
+	qkL2 *norm
+	// tempFloor, tempScale: attention temperature tuning of the layers
+	// without RoPE (Graph.AttnTempNoRope; tempFloor 0: none).
+	tempFloor int
+	tempScale float32
 }
 
 type decoderWeights struct {
@@ -282,7 +289,7 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 	}
 	heads := int(qh)
 	cfg := Config{Arch: f.Name, Layers: geti(0, "num_hidden_layers", "n_layer"), DModel: d, Heads: heads,
-		KVHeads: int(kvh), FFN: geti(int64(4*d), "ffn_hidden_size", "intermediate_size"),
+		KVHeads: int(kvh), FFN: geti(int64(4*d), "intermediate_size_mlp", "ffn_hidden_size", "intermediate_size"),
 		RopeTheta: getf(10000, "rope_theta"), RopeNeox: (hf && !g.AdjacentRopeHF) || (!hf && g.NeoxRopeGGUF),
 		BOS: geti(-1, "bos_token_id"), EOS: geti(-1, "eos_token_id"), PAD: geti(-1, "pad_token_id"), ForcedEOS: -1}
 	if !hf {
@@ -309,6 +316,11 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 		cfg.ExpertsUsed = int(n)
 	}
 	cfg.ExpertFFN = geti(int64(cfg.FFN), "moe_intermediate_size")
+	if _, ok := c.Int("intermediate_size_mlp"); ok {
+		// Llama 4: the dense layers' width is intermediate_size_mlp, the
+		// experts' (and the shared expert's) intermediate_size.
+		cfg.ExpertFFN = geti(0, "intermediate_size")
+	}
 	cfg.SharedFFN = geti(0, "shared_expert_intermediate_size")
 	if n := geti(0, "n_shared_experts", "moe_num_shared_experts"); cfg.SharedFFN == 0 && n > 0 {
 		// DeepSeek, GLM-4.5 and ERNIE 4.5: the shared experts are one MLP n
@@ -344,6 +356,15 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 	}
 	if v, ok := c.Float("query_pre_attn_scalar"); ok {
 		m.attnScale = float32(math.Pow(v, -0.5))
+	}
+	if use, ok := c.Bool("use_qk_norm"); g.QKL2Norm && (use || !ok) {
+		m.qkL2 = &norm{Eps: cfg.Eps, RMS: true, W: make([]float32, cfg.HeadDim)}
+		for i := range m.qkL2.W {
+			m.qkL2.W[i] = 1
+		}
+	}
+	if on, ok := c.Bool("attn_temperature_tuning"); g.AttnTempNoRope && (on || !ok) {
+		m.tempFloor, m.tempScale = geti(0, "floor_scale"), float32(getf(0, "attn_scale"))
 	}
 	if m.route, err = routingOf(c, f, cfg.Experts, g.MoENormTopK, l.c.Path); err != nil {
 		return nil, err
@@ -421,6 +442,9 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 				return nil, err
 			}
 			if fl.inSchema("blk.{bid}.ffn_down_shexp") && fl.has(fl.name("blk.{bid}.ffn_down_shexp", i, ".weight")) {
+				if cfg.SharedFFN == 0 {
+					cfg.SharedFFN = cfg.ExpertFFN // Llama 4's, as llama.cpp sizes it
+				}
 				S := cfg.SharedFFN
 				b.Shared = expert{Gate: fl.lin("blk.{bid}.ffn_gate_shexp", i, S, d), Up: fl.lin("blk.{bid}.ffn_up_shexp", i, S, d),
 					Down: fl.lin("blk.{bid}.ffn_down_shexp", i, d, S)}
@@ -521,6 +545,16 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 		if b.QNorm != nil && m.g.QKNormAfterRope {
 			b.QNorm.apply(q, q, len(q)/len(b.QNorm.W), len(b.QNorm.W))
 			b.KNorm.apply(k, k, len(k)/len(b.KNorm.W), len(b.KNorm.W))
+		}
+		if m.qkL2 != nil && m.layers[l].Rope {
+			m.qkL2.apply(q, q, T*H, D)
+			m.qkL2.apply(k, k, T*G, D)
+		}
+		if m.tempFloor > 0 && !m.layers[l].Rope {
+			for t := 0; t < T; t++ {
+				f := float32(math.Log(math.Floor(float64(pos0+t+1)/float64(m.tempFloor))+1))*m.tempScale + 1
+				kernels.Scale(q[t*qd:(t+1)*qd], f)
+			}
 		}
 		K, V := s.cache.add(l, k, v)
 		attend(att, q, K, V, T, pos0+T, reach(kernels.AttentionParams{Heads: H, KVHeads: G, HeadDim: D,
@@ -773,6 +807,9 @@ func (fl familyLoader) mixture(layer int, cfg Config, d int) (linear, []expert, 
 		if !fl.hf {
 			return fl.stackedMatrices(fl.name(role, layer, ".weight"), n, rows, cols)
 		}
+		if t, _ := fl.f.Tensor(role); t.Stack == 0 {
+			return fl.hfStackedExperts(role, layer, n, rows, cols)
+		}
 		out := make([]*kernels.Matrix, n)
 		for x := range out {
 			out[x] = fl.matrix(fl.f.TensorPartName(role, layer, x, ".weight"), rows, cols)
@@ -794,6 +831,51 @@ func (fl familyLoader) mixture(layer int, cfg Config, d int) (linear, []expert, 
 	return router, ex, nil
 }
 
+// hfStackedExperts loads role's experts from a Hugging Face tensor that
+// holds all of them (Llama 4's [expert][in][out] experts.down_proj, and
+// gate_up_proj with two roles side by side), rearranged as the converter
+// rearranges it (arch.Family.HFTensorToGGUF), as float32 matrices.
+func (fl familyLoader) hfStackedExperts(role spec.Role, layer, n, rows, cols int) []*kernels.Matrix {
+	name := fl.name(role, layer, ".weight")
+	t, ok := fl.c.Tensor(name)
+	if !ok || fl.err != nil {
+		fl.fail(fmt.Errorf("model: %s: tensor %q missing", fl.c.Path, name))
+		return nil
+	}
+	maps, err := fl.f.HFTensorToGGUF(t.Info)
+	if err != nil {
+		fl.fail(fmt.Errorf("model: %s: %w", fl.c.Path, err))
+		return nil
+	}
+	want := fl.ggufName(role, layer)
+	for _, m := range maps {
+		if m.Name != want {
+			continue
+		}
+		if len(m.Shape) != 3 || m.Shape[0] != int64(n) || !shapeIs(m.Shape[1:], rows, cols) {
+			fl.fail(fmt.Errorf("model: %s: tensor %q gives %s as %v, want [%d %d %d]", fl.c.Path, name, want, m.Shape, n, rows, cols))
+			return nil
+		}
+		src := fl.vector(name, int(t.NumElements()))
+		if src == nil {
+			return nil
+		}
+		dst := src
+		if m.Transform != nil {
+			dst = make([]float32, n*rows*cols)
+			m.Transform(dst, src)
+		}
+		out := make([]*kernels.Matrix, n)
+		for x := range out {
+			out[x] = kernels.F32Matrix(rows, cols, dst[x*rows*cols:(x+1)*rows*cols])
+			fl.mats = append(fl.mats, out[x])
+		}
+		return out
+	}
+	fl.fail(fmt.Errorf("model: %s: tensor %q does not give %s", fl.c.Path, name, want))
+	return nil
+}
+
 // moe is a sparse mixture block: each token's router scores
 // softmax(W_r·h) (or sigmoids: GLM-4.5), its top ExpertsUsed (chosen with
 // the layer's score bias and expert groups when it has them; renormalised
@@ -809,7 +891,7 @@ func (m *decoder) moe(dst, h []float32, b *decoderBlock, T int, obs Observer) er
 	obs.apply(&b.Router, probs, h, T)
 	weight := make([]float32, T*n) // token × expert → routing weight (0: not chosen)
 	m.route.weights(weight, probs, b.ProbsB, T, n, k)
-	if err := runExperts(dst, h, b.Experts, weight, T, d, F, m.cfg.Activation, obs); err != nil {
+	if err := runExperts(dst, h, b.Experts, weight, T, d, F, m.cfg.Activation, m.g.MoEScaleInput, obs); err != nil {
 		return err
 	}
 	if b.Shared.Down.W == nil {
@@ -829,9 +911,14 @@ func (m *decoder) moe(dst, h []float32, b *decoderBlock, T int, obs Observer) er
 		return nil
 	}
 	sg := make([]float32, T)
-	obs.apply(&b.SharedGate, sg, h, T)
+	if b.SharedGate.W != nil {
+		obs.apply(&b.SharedGate, sg, h, T)
+	}
 	for t := 0; t < T; t++ {
-		s := float32(1 / (1 + math.Exp(-float64(sg[t]))))
+		s := float32(1)
+		if b.SharedGate.W != nil {
+			s = float32(1 / (1 + math.Exp(-float64(sg[t]))))
+		}
 		out := dst[t*d : (t+1)*d]
 		for j, v := range y[t*d : (t+1)*d] {
 			out[j] += s * v
@@ -843,9 +930,10 @@ func (m *decoder) moe(dst, h []float32, b *decoderBlock, T int, obs Observer) er
 // runExperts sets dst[T][d] to Σ_e weight[t][e]·expert_e(h[t]) over the
 // experts e a token is routed to (weight[t·n+e] ≠ 0): tokens are gathered
 // per expert and the experts taken in index order, as transformers adds
-// them; act is the gate's activation. obs sees the multiplies, each with its
-// expert's index.
-func runExperts(dst, h []float32, experts []expert, weight []float32, T, d, F int, act string, obs Observer) error {
+// them; act is the gate's activation. scaleInput: the weight multiplies the
+// expert's input instead of its output (Graph.MoEScaleInput). obs sees
+// the multiplies, each with its expert's index.
+func runExperts(dst, h []float32, experts []expert, weight []float32, T, d, F int, act string, scaleInput bool, obs Observer) error {
 	n := len(experts)
 	clear(dst[:T*d])
 	var rows []int
@@ -864,6 +952,9 @@ func runExperts(dst, h []float32, experts []expert, weight []float32, T, d, F in
 		x, g, u, y = grow(x, R*d), grow(g, R*F), grow(u, R*F), grow(y, R*d)
 		for i, t := range rows {
 			copy(x[i*d:(i+1)*d], h[t*d:(t+1)*d])
+			if scaleInput {
+				kernels.Scale(x[i*d:(i+1)*d], weight[t*n+e])
+			}
 		}
 		ex := &experts[e]
 		obs.observe(&ex.Gate, x, R, e, n)
@@ -878,6 +969,9 @@ func runExperts(dst, h []float32, experts []expert, weight []float32, T, d, F in
 		ex.Down.apply(y, g, R)
 		for i, t := range rows {
 			w := weight[t*n+e]
+			if scaleInput {
+				w = 1
+			}
 			out := dst[t*d : (t+1)*d]
 			for j, v := range y[i*d : (i+1)*d] {
 				out[j] += v * w

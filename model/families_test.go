@@ -22,8 +22,10 @@ func familyFixtures(t *testing.T) []string {
 // reads original_max_position_embeddings from the top level of config.json,
 // 8192 by default, where transformers reads rope_scaling's 64).
 // deepseek3 (llama.cpp c392e509 chooses DeepSeek-V3's experts among all
-// of them, transformers within the best groups: noaux_tc).
-var ggufAgrees = map[string]bool{"mistral": false, "llama3": false, "deepseek3": false}
+// of them, transformers within the best groups: noaux_tc), llama4
+// (llama.cpp's llama4 graph fixes chunks and the temperature floor at
+// 8192; the fixture's 4 make both matter in 12 tokens).
+var ggufAgrees = map[string]bool{"mistral": false, "llama3": false, "deepseek3": false, "llama4": false, "llama4-vl": false}
 
 // newerGELU are the hand-made GELU fixtures whose reference is the newer
 // llama.cpp (testdata/arch/README.md). Run as llama.cpp computes (its fp16

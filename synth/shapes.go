@@ -54,6 +54,11 @@ type Shape struct {
 	// layer's feed-forward is Experts experts of width FFN and a router,
 	// ExpertsUsed of them used per token.
 	Experts, ExpertsUsed int
+	// ExpertFFN is an expert's width when not FFN (Llama 4: its experts
+	// and shared expert are 8192 wide, its dense layers FFN 16384); which
+	// layers hold experts is the family's pattern (every layer when the
+	// family states none).
+	ExpertFFN int
 	// Added are the checkpoint's added special tokens, which follow the
 	// embedded vocabulary (control tokens, as the converter types them)
 	// before the padding: Phi-3's <|endoftext|> … <|user|>.
@@ -140,6 +145,26 @@ var shapes = []Shape{
 		Vocab: 32000, Context: 32768, RopeBase: 1000000, NormEps: 1e-5, Experts: 8, ExpertsUsed: 2,
 		Config: map[string]any{"architectures": []string{"MixtralForCausalLM"}, "model_type": "mixtral",
 			"num_local_experts": 8, "num_experts_per_tok": 2, "sliding_window": nil, "router_aux_loss_coef": 0.02}},
+	// meta-llama/Llama-4-Scout-17B-16E's text model (text_config): a mixture
+	// in every layer of 16 experts of width 8192, 1 used, beside a shared
+	// expert; three of four layers chunked with RoPE, the fourth global
+	// without; 202,048 embedding rows (the GPT-2 vocabulary padded to
+	// them). Its llama3 rope_scaling is left out (synth writes no
+	// generated rope_freqs tensor).
+	{Name: "llama4-scout-17b-16e", Arch: "llama4", Layers: 48, Hidden: 5120, Heads: 40, KVHeads: 8, HeadDim: 128,
+		FFN: 16384, ExpertFFN: 8192, Vocab: 202048, Context: 10485760, RopeBase: 500000, NormEps: 1e-5,
+		Experts: 16, ExpertsUsed: 1, Tokenizer: VocabGPT2,
+		Config: map[string]any{"num_local_experts": 16, "num_experts_per_tok": 1, "interleave_moe_layer_step": 1,
+			"router_aux_loss_coef": 0.001, "output_router_logits": false, "router_jitter_noise": 0.0}},
+	// meta-llama/Llama-4-Maverick-17B-128E's text model: 128 experts in
+	// every second layer (interleave_moe_layer_step 2), dense layers of
+	// 16384 between, no QK norms (128 experts), no rope scaling.
+	{Name: "llama4-maverick-17b-128e", Arch: "llama4", Layers: 48, Hidden: 5120, Heads: 40, KVHeads: 8, HeadDim: 128,
+		FFN: 16384, ExpertFFN: 8192, Vocab: 202048, Context: 1048576, RopeBase: 500000, NormEps: 1e-5,
+		Experts: 128, ExpertsUsed: 1, Tokenizer: VocabGPT2,
+		Config: map[string]any{"num_local_experts": 128, "num_experts_per_tok": 1, "interleave_moe_layer_step": 2,
+			"use_qk_norm": false, "router_aux_loss_coef": 0.001, "output_router_logits": false,
+			"router_jitter_noise": 0.0}},
 	// microsoft/Phi-3-mini-4k-instruct: fused QKV and gate/up, 32,064 rows.
 	{Name: "phi3-mini-4k", Arch: "phi3", Layers: 32, Hidden: 3072, Heads: 32, KVHeads: 32, FFN: 8192,
 		Vocab: 32064, Context: 4096, RopeBase: 10000, NormEps: 1e-5,
@@ -280,16 +305,19 @@ func (s Shape) ggufTensors() []spec {
 // role.
 func (s Shape) familyTensors(f *arch.Family, hf bool) []spec {
 	d := arch.Dims{Vocab: int64(s.Vocab), Hidden: int64(s.Hidden), Heads: int64(s.Heads), KVHeads: int64(s.KVHeads),
-		HeadDim: int64(s.headDim()), FFN: int64(s.FFN), Experts: int64(s.Experts), ExpertFFN: int64(s.FFN)}
+		HeadDim: int64(s.headDim()), FFN: int64(s.FFN), Experts: int64(s.Experts), ExpertFFN: int64(s.expertFFN()),
+		SharedFFN: int64(s.expertFFN())}
 	var ts []spec
-	moe := s.Experts > 0
-	keep := func(t *arch.Tensor) bool {
+	moe := s.moeLayers(f)
+	keep := func(t *arch.Tensor, layer int) bool {
+		inMoE := layer >= 0 && moe[layer]
 		switch {
 		case t.GGUF == "output":
 			return !s.Tied
-		case moe && (t.Stack == arch.DimExperts || t.GGUF == "blk.{bid}.ffn_gate_inp"):
-			return true
-		case moe && t.Unless != "":
+		case inMoE && (t.Stack == arch.DimExperts || t.GGUF == "blk.{bid}.ffn_gate_inp" ||
+			strings.Contains(t.GGUF, "_exps") || strings.Contains(t.GGUF, "_shexp")):
+			return true // the router, the experts, a shared expert
+		case inMoE && t.Unless != "":
 			return false // the dense feed-forward the experts replace
 		}
 		return !t.Optional
@@ -305,6 +333,31 @@ func (s Shape) familyTensors(f *arch.Family, hf bool) []spec {
 		}
 	}
 	return ts
+}
+
+// expertFFN is an expert's width.
+func (s Shape) expertFFN() int {
+	if s.ExpertFFN > 0 {
+		return s.ExpertFFN
+	}
+	return s.FFN
+}
+
+// moeLayers says which layers hold experts: none without experts, those of
+// the family's pattern when it names them, else every layer.
+func (s Shape) moeLayers(f *arch.Family) []bool {
+	out := make([]bool, s.Layers)
+	if s.Experts == 0 {
+		return out
+	}
+	// A pattern that names no expert layer is one that leaves MoE to the
+	// router's presence (arch.Layer.MoE): every layer then.
+	ls, err := f.LayerPattern(arch.Config(hfConfigMap(s)))
+	named := err == nil && len(ls) == s.Layers && slices.ContainsFunc(ls, func(l arch.Layer) bool { return l.MoE })
+	for i := range out {
+		out[i] = !named || ls[i].MoE
+	}
+	return out
 }
 
 // Architectures lists what Shape.Arch may name: gpt2, bert and the decoder

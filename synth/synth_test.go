@@ -31,6 +31,11 @@ var publishedParams = map[string]int64{
 	// llama.cpp's n_params for GLM-4.6V-Flash's text model, the same
 	// glm4 shape (its model card rounds to 9.4B).
 	"glm4-9b": 9_400_279_040,
+	// Llama 4's text models, from their config.json's text_config (Meta's
+	// 109B and 400B count the vision tower too): Scout 48 layers of 16
+	// experts, Maverick 24 of 128 between 24 dense ones.
+	"llama4-scout-17b-16e":     107_769_861_120,
+	"llama4-maverick-17b-128e": 400_711_848_960,
 }
 
 func TestShapesParams(t *testing.T) {

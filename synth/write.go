@@ -377,6 +377,17 @@ func hfConfigMap(s Shape) map[string]any {
 		for k, v := range f.HFConst {
 			c[k] = v
 		}
+		// The widths under the keys the family's converter reads them
+		// from (Llama 4: intermediate_size_mlp dense, intermediate_size an
+		// expert's).
+		for _, p := range f.Params {
+			switch {
+			case p.Key == "feed_forward_length" && len(p.HF) > 0:
+				c[p.HF[0]] = s.FFN
+			case p.Key == "expert_feed_forward_length" && len(p.HF) > 0 && s.ExpertFFN > 0:
+				c[p.HF[0]] = s.ExpertFFN
+			}
+		}
 		if f == arch.Llama {
 			// transformers 4.43's LlamaConfig.
 			c["attention_bias"], c["pretraining_tp"] = false, 1

@@ -185,12 +185,29 @@ func readHFConfig(src Source) (*hfConfig, error) {
 		// eos_token_id) or a float set nothing. A negative id makes
 		// gguf-py refuse the whole conversion; tfconv sets nothing for it
 		// either, as it never names a token.
+		// A multimodal config.json nests its text model's in text_config:
+		// SpecialVocab looks there for an id the top level lacks (or has
+		// null), and the converter reads vocab_size from the merged
+		// config (text_config's over the top level's).
+		var text map[string]json.RawMessage
+		if raw, ok := m["text_config"]; ok {
+			json.Unmarshal(raw, &text)
+		}
 		for _, sk := range specialKinds {
-			if raw, ok := m[sk.kind+"_token_id"]; ok {
+			raw, ok := m[sk.kind+"_token_id"]
+			if t, inText := text[sk.kind+"_token_id"]; inText && (!ok || string(raw) == "null") {
+				raw, ok = t, true
+			}
+			if ok {
 				var id *int
 				if json.Unmarshal(raw, &id) == nil && id != nil && *id >= 0 {
 					c.ids[sk.kind] = *id
 				}
+			}
+		}
+		for _, k := range []string{"type_vocab_size", "vocab_size"} {
+			if raw, ok := text[k]; ok {
+				m[k] = raw
 			}
 		}
 		if raw, ok := m["type_vocab_size"]; ok {

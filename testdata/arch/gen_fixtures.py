@@ -68,6 +68,20 @@ BASE = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_atte
 # Falcon's config has no intermediate_size (its MLP is 4·hidden) and the converter writes a context of 2048.
 FALCON = {k: v for k, v in BASE.items() if k != "intermediate_size"}
 
+# Llama 4's text model: 4 layers, a mixture in every second one (interleave_moe_layer_step 2: layers 1 and 3) of 4
+# experts of width 32 with one used per token (its sigmoid score scales the expert's input) beside a shared expert,
+# dense layers 128 wide (intermediate_size_mlp); layers 0-2 rotate and attend within chunks of 4 tokens
+# (attention_chunk_size < the 12 ids, so chunking matters) with weightless L2 norms of Q and K, layer 3 attends
+# globally without RoPE and with temperature tuning from position 3 on (floor_scale 4); Scout's llama3 rope_scaling
+# (low = high frequency factor 1), GQA 4/2, untied.
+LLAMA4_TEXT = dict(BASE, num_hidden_layers=4, intermediate_size=32, intermediate_size_mlp=128, num_key_value_heads=2,
+                   head_dim=16, num_local_experts=4, num_experts_per_tok=1, interleave_moe_layer_step=2,
+                   no_rope_layer_interval=4, attention_chunk_size=4, attn_temperature_tuning=True, floor_scale=4,
+                   attn_scale=0.1, use_qk_norm=True, rope_theta=500000.0,
+                   rope_scaling={"rope_type": "llama3", "factor": 16.0, "low_freq_factor": 1.0,
+                                 "high_freq_factor": 1.0, "original_max_position_embeddings": 8192},
+                   pad_token_id=999, bos_token_id=999, eos_token_id=999, tie_word_embeddings=False)
+
 # family -> (config class, model class, config kwargs, tokenizer kind, pre-tokenizer name for BPE, chat template).
 # Every BPE fixture carries GPT-2's trimmed vocabulary, so its pre-tokenizer is GPT-2's whatever the family.
 FAMILIES = {
@@ -248,6 +262,31 @@ FAMILIES = {
                    rms_norm_eps=1e-6, pad_token_id=999, bos_token_id=999, eos_token_id=999,
                    tie_word_embeddings=False),
               "bpe", "gpt-2", False),
+    # Llama 4's text model (transformers 4.51+; the newer llama.cpp): LLAMA4_TEXT above.
+    "llama4": ("Llama4TextConfig", "Llama4ForCausalLM", LLAMA4_TEXT, "bpe", "gpt-2", False),
+    # The class the published Llama 4 checkpoints have: the same text model under language_model. beside a tiny
+    # vision tower (vision_model., multi_modal_projector.), config.json's text_config nested; the converter's text
+    # GGUF (no --mmproj) leaves the vision tower out.
+    "llama4-vl": ("Llama4Config", "Llama4ForConditionalGeneration",
+                  dict(text_config=LLAMA4_TEXT, tie_word_embeddings=False,
+                       vision_config=dict(hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                                          intermediate_size=32, vision_output_dim=32, image_size=28, patch_size=14,
+                                          pixel_shuffle_ratio=0.5, projector_input_dim=32, projector_output_dim=32)),
+                  "bpe", "gpt-2", False),
+    # Mistral 3's form (Mistral Small 3.1 / 3.2: transformers 4.50+; the newer llama.cpp, GGUF mistral3): the class the
+    # published checkpoints have, a Mistral text model under language_model. (text_config nested, model_type mistral)
+    # beside a tiny Pixtral vision tower; head_dim 32 so that the query width 128 is not hidden_size, as Mistral
+    # Small's 4096 is not its 5120; rope_theta 1e9, no window, untied, GQA 4/2. The tokenizer is GPT-2's trimmed BPE
+    # (Tekken is the tokenizer work's); the converter's text GGUF leaves the vision tower out.
+    "mistral3": ("Mistral3Config", "Mistral3ForConditionalGeneration",
+                 dict(text_config=dict(BASE, model_type="mistral", num_key_value_heads=2, head_dim=32,
+                                       rope_theta=1000000000.0, sliding_window=None, pad_token_id=999,
+                                       bos_token_id=999, eos_token_id=999, tie_word_embeddings=False),
+                      vision_config=dict(model_type="pixtral", hidden_size=16, intermediate_size=32,
+                                         num_hidden_layers=1, num_attention_heads=2, head_dim=8, image_size=28,
+                                         patch_size=14),
+                      spatial_merge_size=2, tie_word_embeddings=False),
+                 "bpe", "gpt-2", False),
     "gpt_neox": ("GPTNeoXConfig", "GPTNeoXForCausalLM",
                  dict(BASE, rotary_pct=0.25, use_parallel_residual=True, tie_word_embeddings=False,
                       bos_token_id=999, eos_token_id=999),
@@ -301,7 +340,7 @@ FAMILIES = {
 # in the Debian trixie chroot of README.md (transformers v4.57.6, torch 2.6).
 NEWER = {"phi4mini": (4, 57), "smollm3": (4, 57), "seedoss": (4, 57), "ernie4_5": (4, 57), "ernie4_5moe": (4, 57),
          "hunyuan": (4, 57), "exaone4": (4, 57), "glm4": (4, 57), "glm4moe": (4, 57), "glm4moe-groups": (4, 57),
-         "dots1": (4, 57)}
+         "dots1": (4, 57), "llama4": (4, 57), "llama4-vl": (4, 57), "mistral3": (4, 57)}
 
 # Added tokens a family's converter looks up by content, appended after the trimmed vocabulary (special, ids from
 # 1000 on; the config's vocab_size leaves room for them).
@@ -331,7 +370,10 @@ def randomize(model, seed):
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for name, p in sorted(model.named_parameters()):
-            if p.dim() == 2:
+            if p.dim() == 3:
+                # stacked experts (Llama 4's [expert, in, out] gate_up_proj and down_proj): N(0, 1/fan_in)
+                p.copy_(torch.randn(p.shape, generator=g) * p.shape[1] ** -0.5)
+            elif p.dim() == 2:
                 # N(0, 1/fan_in) for every matrix, embeddings and heads
                 # too, so that the logits stay O(1) (a tied head is the
                 # embedding).
