@@ -182,14 +182,14 @@ FAMILIES = {
                 "spm", None, False),
     # Gemma 3n's other mechanisms at other widths, which llama.cpp cannot load (LLAMACPP_REFUSES): 4 layers
     # (sliding, full, sliding, full), the last 2 reusing the keys and values of layers 0 and 1
-    # (num_kv_shared_layers 2), sparsity in layers 0 and 3 only (0.95, 0.9), per-layer inputs of width 8, LAuReL
+    # (num_kv_shared_layers 2), sparsity in layers 0 and 3 only (0.95, 0.8), per-layer inputs of width 8, LAuReL
     # rank 4, active AltUp stream 1 (of the 4 the converter requires), final soft-cap 3, vocab_size 1000 for both
     # tables.
     "gemma3n-shared": ("Gemma3nTextConfig", "Gemma3nForCausalLM",
                        dict(BASE, num_hidden_layers=4, vocab_size_per_layer_input=1000, num_key_value_heads=1,
                             head_dim=16, hidden_size_per_layer_input=8, laurel_rank=4, altup_num_inputs=4,
                             altup_active_idx=1,
-                            num_kv_shared_layers=2, activation_sparsity_pattern=[0.95, 0.0, 0.0, 0.9],
+                            num_kv_shared_layers=2, activation_sparsity_pattern=[0.95, 0.0, 0.0, 0.8],
                             layer_types=["sliding_attention", "full_attention"] * 2, sliding_window=4,
                             final_logit_softcapping=3.0, rope_theta=1000000.0, rope_local_base_freq=10000.0,
                             rms_norm_eps=1e-6, hidden_activation="gelu_pytorch_tanh", pad_token_id=0,
