@@ -25,6 +25,9 @@ type Mapping struct {
 	// Parts > 0: the output is part Part of Parts of Source, cut along its
 	// outermost dimension (the inverse of Stack).
 	Part, Parts int
+	// PadRows > 0: the output is Source with that many zero rows appended
+	// along its outermost dimension (Tensor.PadTo).
+	PadRows int64
 }
 
 // Dropped is an input tensor left out of the output on purpose.
@@ -53,8 +56,14 @@ func (f *Family) ToGGUF(c Config, in []tensor.Info) ([]Mapping, []Dropped, error
 		return nil, nil, err
 	}
 	have := map[string]bool{}
-	for _, m := range out {
+	for i, m := range out {
 		have[m.Name] = true
+		if t, ok := f.FromHF(m.Source); ok && t.Tensor.PadTo != "" && len(m.Shape) > 0 {
+			if rows, ok := c.Int(t.Tensor.PadTo); ok && rows > m.Shape[0] {
+				out[i].PadRows = rows - m.Shape[0]
+				out[i].Shape[0] = rows
+			}
+		}
 	}
 	for _, n := range f.Required(int(f.Layers(c)), func(n string) bool { return have[n] }) {
 		if !have[n] {
@@ -139,6 +148,11 @@ func (f *Family) mapTensors(in []tensor.Info, toGGUF bool, qh, kh, experts int64
 		}
 		if m.Tensor.Stack != 0 {
 			n := stackCount(m.Tensor.Stack, qh, kh, experts)
+			if n == 0 {
+				// a stack no head or expert count sizes (AltUp's
+				// projections): as many parts as the input holds
+				n = f.partsIn(in, m, toGGUF, ti)
+			}
 			if toGGUF {
 				if err := stacks.add(m, ti, n); err != nil {
 					return nil, nil, err
@@ -187,15 +201,37 @@ func (f *Family) mapTensors(in []tensor.Info, toGGUF bool, qh, kh, experts int64
 	return out, dropped, nil
 }
 
-// stackCount is the number of parts of a stacked role.
+// stackCount is the number of parts of a stacked role; 0 when no head or
+// expert count sizes it (partsIn).
 func stackCount(d Dim, qh, kh, experts int64) int64 {
 	switch d {
 	case DimKVHeads:
 		return kh
 	case DimExperts:
 		return experts
+	case DimAltupExtra:
+		return 0
 	}
 	return qh
+}
+
+// partsIn is the part count of m's stack as the input states it: HF's
+// highest index + 1 among the tensors of m's role and layer, or the GGUF
+// tensor's outermost dimension.
+func (f *Family) partsIn(in []tensor.Info, m Match, toGGUF bool, ti tensor.Info) int64 {
+	if !toGGUF {
+		if len(ti.Shape) == 0 {
+			return 0
+		}
+		return ti.Shape[0]
+	}
+	var n int64
+	for _, t := range in {
+		if o, ok := f.FromHF(t.Name); ok && o.Tensor == m.Tensor && o.Layer == m.Layer && o.Suffix == m.Suffix {
+			n = max(n, int64(o.Index)+1)
+		}
+	}
+	return n
 }
 
 // stacker gathers the HF parts of stacked roles (one tensor per head or
