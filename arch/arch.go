@@ -523,6 +523,10 @@ func SplitName(name string) (pattern string, bid int, suffix string) {
 // the first part of a stacked role).
 func expand(pattern string, bid int) string { return expandAt(pattern, bid, 0) }
 
+// ExpandPart is pattern with layer bid and part xid put in (a stacked
+// role's name of one part).
+func ExpandPart(pattern string, bid, xid int) string { return expandAt(pattern, bid, xid) }
+
 // expandAt puts the layer number and the part index into a pattern.
 func expandAt(pattern string, bid, xid int) string {
 	pattern = strings.Replace(pattern, "{bid}", strconv.Itoa(bid), 1)

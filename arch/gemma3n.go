@@ -39,6 +39,7 @@ var Gemma3n = register(&Family{
 		noRopeScaling(),
 	),
 	Tensors: gemma3nTensors(),
+	Pattern: gemma3nPattern,
 	Drops: []Drop{rotaryBuffer, gemmaHead,
 		{Prefix: "model.vision_tower.", Reason: gemma3nTowers},
 		{Prefix: "model.audio_tower.", Reason: gemma3nTowers},
@@ -149,7 +150,7 @@ func withFFNList(params []Param) []Param {
 		}
 		params[i].Inverse = func(c Config, v tensor.Value, _ Meta) {
 			if a, ok := v.Array(); ok {
-				l := make([]int64, a.Len())
+				l := make([]any, a.Len())
 				for j := range l {
 					l[j], _ = a.Index(j).Int()
 				}
@@ -324,4 +325,30 @@ func slidingWindowPattern() Param {
 			}
 			c["layer_types"] = out
 		}}
+}
+
+// gemma3nPattern is config.json's layer_types, every layer rotating, the
+// sliding ones within sliding_window.
+func gemma3nPattern(c Config, n int) ([]Layer, error) {
+	types, ok, err := LayerTypes(c)
+	if err != nil {
+		return nil, err
+	}
+	if !ok || len(types) != n {
+		return nil, errUnsupported("config.json: layer_types has %d entries for %d layers", len(types), n)
+	}
+	window, _ := c.Int("sliding_window")
+	out := make([]Layer, n)
+	for i, t := range types {
+		out[i] = Layer{Mixer: t, Rope: true}
+		if t == SlidingAttention {
+			if window <= 0 || window >= 1<<31 {
+				return nil, errUnsupported("config.json: sliding_window %v for sliding layers", c["sliding_window"])
+			}
+			out[i].Window = int(window)
+		} else if t != FullAttention {
+			return nil, errUnsupported("config.json: layer_types[%d] %s: Gemma 3n has sliding and full layers", i, t)
+		}
+	}
+	return out, nil
 }
