@@ -328,7 +328,8 @@ func slidingWindowPattern() Param {
 }
 
 // gemma3nPattern is config.json's layer_types, every layer rotating, the
-// sliding ones within sliding_window.
+// sliding ones within sliding_window; the last num_kv_shared_layers share
+// the cache of the last earlier layer of their kind.
 func gemma3nPattern(c Config, n int) ([]Layer, error) {
 	types, ok, err := LayerTypes(c)
 	if err != nil {
@@ -348,6 +349,23 @@ func gemma3nPattern(c Config, n int) ([]Layer, error) {
 			out[i].Window = int(window)
 		} else if t != FullAttention {
 			return nil, errUnsupported("config.json: layer_types[%d] %s: Gemma 3n has sliding and full layers", i, t)
+		}
+	}
+	shared, _ := c.Int("num_kv_shared_layers")
+	if shared < 0 || shared >= int64(n) {
+		return nil, errUnsupported("config.json: num_kv_shared_layers %d of %d layers", shared, n)
+	}
+	first := n - int(shared)
+	for l := first; l < n && first > 0; l++ {
+		out[l].KVShared, out[l].KVFrom = true, -1
+		for j := first - 1; j >= 0; j-- {
+			if out[j].Mixer == out[l].Mixer {
+				out[l].KVFrom = j
+				break
+			}
+		}
+		if out[l].KVFrom < 0 {
+			return nil, errUnsupported("config.json: num_kv_shared_layers %d: layer %d has no earlier %s layer to share with", shared, l, out[l].Mixer)
 		}
 	}
 	return out, nil

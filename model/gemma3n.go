@@ -171,26 +171,11 @@ func loadGemma3n(fl familyLoader, c spec.Config) (*Model, error) {
 	for i, p := range sparsity {
 		m.zCut[i] = spec.NormalQuantile32(p)
 	}
-	shared := geti(0, "num_kv_shared_layers")
-	if shared >= L {
-		return nil, fmt.Errorf("model: %s: gemma3n config: num_kv_shared_layers %d of %d layers", path, shared, L)
-	}
 	m.kvFrom = make([]int, L)
-	first := L - shared
-	for l := range m.kvFrom {
+	for l, ly := range m.layers {
 		m.kvFrom[l] = l
-		if l < first || first == 0 {
-			continue
-		}
-		m.kvFrom[l] = -1
-		for j := first - 1; j >= 0; j-- {
-			if m.layers[j].Mixer == m.layers[l].Mixer {
-				m.kvFrom[l] = j
-				break
-			}
-		}
-		if m.kvFrom[l] < 0 {
-			return nil, fmt.Errorf("model: %s: gemma3n: layer %d shares keys and values with no earlier layer of its kind", path, l)
+		if ly.KVShared {
+			m.kvFrom[l] = ly.KVFrom
 		}
 	}
 	m.invGlobal = kernels.RoPEInvFreq(theta, cfg.HeadDim)
