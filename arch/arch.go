@@ -709,6 +709,17 @@ func (f *Family) Required(n int, has func(string) bool) []string {
 	return out
 }
 
+// NestedTextConfig refuses a config.json that keeps the text model's keys
+// under text_config (a multimodal class's, as google's Gemma 3n checkpoints
+// do): llama.cpp's converter lifts them to the top level, which tfconv does
+// not yet, so the error says that rather than naming a missing key.
+func NestedTextConfig(c Config) error {
+	if _, nested := c.Map("text_config"); nested && !c.Has("num_hidden_layers") {
+		return errUnsupported("config.json: the text model's hyper-parameters are under text_config (a multimodal checkpoint): not supported yet; the language model converts from a config.json with them at the top level")
+	}
+	return nil
+}
+
 // errUnsupported is returned for config values the family cannot convert.
 func errUnsupported(format string, args ...any) error {
 	return tensor.Unsupported("arch: "+format, args...)
@@ -917,6 +928,9 @@ func (f *Family) HeadCounts(c Config) (q, kv int64, err error) {
 	}
 	q, ok := c.Int(hk...)
 	if !ok || q <= 0 {
+		if err := NestedTextConfig(c); err != nil {
+			return 0, 0, err
+		}
 		return 0, 0, fmt.Errorf("arch: %s: config.json has no num_attention_heads", f.Name)
 	}
 	keys := f.KVHeads

@@ -89,6 +89,9 @@ func loadGemma3n(fl familyLoader, c spec.Config) (*Model, error) {
 		}
 		return v, nil
 	}
+	if err := spec.NestedTextConfig(c); err != nil {
+		return nil, fmt.Errorf("model: %s: %w", path, err)
+	}
 	m := &gemma3n{}
 	var err error
 	d, err := need("hidden_size", 1<<20)
