@@ -328,6 +328,11 @@ type Tensor struct {
 	// "mlp.gate.e_score_correction_bias"); the family's SuffixAliases read
 	// it as the GGUF suffix.
 	HFSuffix string
+	// PadTo, when set, is the config.json key of the row count the
+	// converter pads this table to with zero rows when Hugging Face's has
+	// fewer (Gemma 3n's embeddings: vocab_size, past the 262144 rows of the
+	// per-layer table). GGUF → HF keeps the padded rows.
+	PadTo string
 }
 
 // Drop is a Hugging Face tensor left out of the GGUF on purpose.
@@ -576,6 +581,10 @@ func SplitName(name string) (pattern string, bid int, suffix string) {
 // the first part of a stacked role).
 func expand(pattern string, bid int) string { return expandAt(pattern, bid, 0) }
 
+// ExpandPart is pattern with layer bid and part xid put in (a stacked
+// role's name of one part).
+func ExpandPart(pattern string, bid, xid int) string { return expandAt(pattern, bid, xid) }
+
 // expandAt puts the layer number and the part index into a pattern.
 func expandAt(pattern string, bid, xid int) string {
 	pattern = strings.Replace(pattern, "{bid}", strconv.Itoa(bid), 1)
@@ -659,6 +668,12 @@ func (f *Family) resolve(name string, hf bool) (Match, bool) {
 		if xpat, xid := splitIndex(pat); xid >= 0 {
 			if t, ok := find(xpat, true); ok {
 				return Match{Tensor: t, Layer: bid, Index: xid, Suffix: suffix}, true
+			}
+		}
+		// a stack outside the layers: its index is the name's first number
+		if xpat := strings.Replace(pat, "{bid}", "{xid}", 1); bid >= 0 && xpat != pat {
+			if t, ok := find(xpat, true); ok {
+				return Match{Tensor: t, Layer: -1, Index: bid, Suffix: suffix}, true
 			}
 		}
 	} else if t, ok := find(pat, true); ok {
@@ -758,6 +773,18 @@ func (f *Family) Required(n int, has func(string) bool) []string {
 	return out
 }
 
+// NestedTextConfig refuses a config.json that keeps the text model's keys
+// under text_config (a multimodal class's, as google's Gemma 3n checkpoints
+// do) where nothing has lifted them to the top level as llama.cpp's
+// converter does (checkpoint.Config does, for every reader through it), so
+// the error says that rather than naming a missing key.
+func NestedTextConfig(c Config) error {
+	if _, nested := c.Map("text_config"); nested && !c.Has("num_hidden_layers") {
+		return errUnsupported("config.json: the text model's hyper-parameters are under text_config (a multimodal checkpoint): not supported yet; the language model converts from a config.json with them at the top level")
+	}
+	return nil
+}
+
 // errUnsupported is returned for config values the family cannot convert.
 func errUnsupported(format string, args ...any) error {
 	return tensor.Unsupported("arch: "+format, args...)
@@ -768,29 +795,35 @@ type Dim uint8
 
 // The sizes tensor shapes are stated in.
 const (
-	DimVocab     Dim = iota + 1 // vocabulary
-	DimHidden                   // d_model
-	DimQ                        // heads · head_dim
-	DimKV                       // kv_heads · head_dim
-	DimFFN                      // feed-forward width
-	DimQKV                      // (heads + 2·kv_heads) · head_dim: a fused QKV projection
-	DimFFN2                     // 2 · feed-forward width: fused gate and up
-	DimHeadDim                  // one head (per-head Q/K norms)
-	DimContext                  // a learned position table's rows
-	DimTypes                    // token types (BERT's type_vocab_size)
-	DimHeads                    // the query head count (a stack of per-head tensors)
-	DimKVHeads                  // the key/value head count
-	DimExperts                  // the expert count (a stack of per-expert tensors, a router's rows)
-	DimExpertFFN                // one routed expert's feed-forward width (moe_intermediate_size)
-	DimSharedFFN                // the shared expert's feed-forward width
-	DimOne                      // 1 (the shared expert's scalar gate)
-	DimQK                       // heads · (qk_nope + qk_rope): MLA's query heads
-	DimQLora                    // MLA's query bottleneck (q_lora_rank)
-	DimKVLora                   // MLA's key/value latent (kv_lora_rank)
-	DimKVA                      // kv_lora_rank + qk_rope: the latent and the shared rotated key
-	DimKVB                      // heads · (qk_nope + v_head_dim): keys and values from the latent
-	DimVO                       // heads · v_head_dim: the attention output's width
-	DimHidden2                  // 2 · hidden: GLM-4.5's MTP projection of [embedding; hidden state]
+	DimVocab        Dim = iota + 1 // vocabulary
+	DimHidden                      // d_model
+	DimQ                           // heads · head_dim
+	DimKV                          // kv_heads · head_dim
+	DimFFN                         // feed-forward width
+	DimQKV                         // (heads + 2·kv_heads) · head_dim: a fused QKV projection
+	DimFFN2                        // 2 · feed-forward width: fused gate and up
+	DimHeadDim                     // one head (per-head Q/K norms)
+	DimContext                     // a learned position table's rows
+	DimTypes                       // token types (BERT's type_vocab_size)
+	DimHeads                       // the query head count (a stack of per-head tensors)
+	DimKVHeads                     // the key/value head count
+	DimExperts                     // the expert count (a stack of per-expert tensors, a router's rows)
+	DimExpertFFN                   // one routed expert's feed-forward width (moe_intermediate_size)
+	DimSharedFFN                   // the shared expert's feed-forward width
+	DimOne                         // 1 (the shared expert's scalar gate)
+	DimQK                          // heads · (qk_nope + qk_rope): MLA's query heads
+	DimQLora                       // MLA's query bottleneck (q_lora_rank)
+	DimKVLora                      // MLA's key/value latent (kv_lora_rank)
+	DimKVA                         // kv_lora_rank + qk_rope: the latent and the shared rotated key
+	DimKVB                         // heads · (qk_nope + v_head_dim): keys and values from the latent
+	DimVO                          // heads · v_head_dim: the attention output's width
+	DimPerLayer                    // one layer's share of the per-layer embeddings (hidden_size_per_layer_input)
+	DimPerLayerAll                 // layers · DimPerLayer: the per-layer embedding table's row
+	DimAltup                       // AltUp's streams (altup_num_inputs)
+	DimAltupSquared                // DimAltup²: AltUp's prediction coefficients
+	DimAltupExtra                  // DimAltup − 1: the streams made from the first (a stack of projections)
+	DimLaurel                      // LAuReL's rank (laurel_rank)
+	DimHidden2                     // 2 · hidden: GLM-4.5's MTP projection of [embedding; hidden state]
 )
 
 // Dims are the sizes of one model.
@@ -800,6 +833,9 @@ type Dims struct {
 	// MLA (DeepSeek-2): the query bottleneck, the key/value latent, and
 	// each head's position-free, rotated and value widths.
 	QLora, KVLora, Nope, Rope, V int64
+	// Gemma 3n: the layer count, one layer's per-layer embedding width,
+	// AltUp's streams and LAuReL's rank.
+	Layers, PerLayer, Altup, Laurel int64
 }
 
 func (d Dims) size(x Dim) int64 {
@@ -850,6 +886,18 @@ func (d Dims) size(x Dim) int64 {
 		return d.Heads * (d.Nope + d.V)
 	case DimVO:
 		return d.Heads * d.V
+	case DimPerLayer:
+		return d.PerLayer
+	case DimPerLayerAll:
+		return d.Layers * d.PerLayer
+	case DimAltup:
+		return d.Altup
+	case DimAltupSquared:
+		return d.Altup * d.Altup
+	case DimAltupExtra:
+		return d.Altup - 1
+	case DimLaurel:
+		return d.Laurel
 	}
 	return 0
 }
@@ -957,6 +1005,9 @@ func (f *Family) HeadCounts(c Config) (q, kv int64, err error) {
 	}
 	q, ok := c.Int(hk...)
 	if !ok || q <= 0 {
+		if err := NestedTextConfig(c); err != nil {
+			return 0, 0, err
+		}
 		return 0, 0, fmt.Errorf("arch: %s: config.json has no num_attention_heads", f.Name)
 	}
 	keys := f.KVHeads

@@ -30,6 +30,9 @@ type Mapping struct {
 	// last dimension (Tensor.Half): Transform's dst is half as long as its
 	// src, and two Mappings read Source.
 	Half int
+	// PadRows > 0: the output is Source with that many zero rows appended
+	// along its outermost dimension (Tensor.PadTo).
+	PadRows int64
 }
 
 // Dropped is an input tensor left out of the output on purpose.
@@ -82,8 +85,14 @@ func (f *Family) ToGGUF(c Config, in []tensor.Info) ([]Mapping, []Dropped, error
 		return nil, nil, err
 	}
 	have := map[string]bool{}
-	for _, m := range out {
+	for i, m := range out {
 		have[m.Name] = true
+		if t, ok := f.FromHF(m.Source); ok && t.Tensor.PadTo != "" && len(m.Shape) > 0 {
+			if rows, ok := c.Int(t.Tensor.PadTo); ok && rows > m.Shape[0] {
+				out[i].PadRows = rows - m.Shape[0]
+				out[i].Shape[0] = rows
+			}
+		}
 	}
 	for _, n := range f.Required(int(f.Layers(c)), func(n string) bool { return have[n] }) {
 		if !have[n] {
@@ -187,6 +196,11 @@ func (f *Family) mapTensors(in []tensor.Info, toGGUF bool, qh, kh, experts int64
 		}
 		if m.Tensor.Stack != 0 {
 			n := stackCount(m.Tensor.Stack, qh, kh, experts)
+			if n == 0 {
+				// a stack no head or expert count sizes (AltUp's
+				// projections): as many parts as the input holds
+				n = f.partsIn(in, m, toGGUF, ti)
+			}
 			if toGGUF {
 				if err := stacks.add(m, ti, n); err != nil {
 					return nil, nil, err
@@ -351,15 +365,37 @@ func joinHalves(joins map[string]*[2]tensor.Info, m Match, ti tensor.Info, qh, k
 	return Mapping{Name: name, Source: h[0].Name, Stack: []string{h[0].Name, h[1].Name}, Shape: shape, Transform: join}, true, nil
 }
 
-// stackCount is the number of parts of a stacked role.
+// stackCount is the number of parts of a stacked role; 0 when no head or
+// expert count sizes it (partsIn).
 func stackCount(d Dim, qh, kh, experts int64) int64 {
 	switch d {
 	case DimKVHeads:
 		return kh
 	case DimExperts:
 		return experts
+	case DimAltupExtra:
+		return 0
 	}
 	return qh
+}
+
+// partsIn is the part count of m's stack as the input states it: HF's
+// highest index + 1 among the tensors of m's role and layer, or the GGUF
+// tensor's outermost dimension.
+func (f *Family) partsIn(in []tensor.Info, m Match, toGGUF bool, ti tensor.Info) int64 {
+	if !toGGUF {
+		if len(ti.Shape) == 0 {
+			return 0
+		}
+		return ti.Shape[0]
+	}
+	var n int64
+	for _, t := range in {
+		if o, ok := f.FromHF(t.Name); ok && o.Tensor == m.Tensor && o.Layer == m.Layer && o.Suffix == m.Suffix {
+			n = max(n, int64(o.Index)+1)
+		}
+	}
+	return n
 }
 
 // stacker gathers the HF parts of stacked roles (one tensor per head or

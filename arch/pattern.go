@@ -51,6 +51,11 @@ type Layer struct {
 	// Pattern leave it false; the runtime then goes by the router's
 	// presence.
 	MoE bool
+	// KVShared: the layer attends over the cached keys and values of the
+	// earlier layer KVFrom instead of its own, and keeps no cache (Gemma
+	// 3n's last num_kv_shared_layers layers).
+	KVShared bool
+	KVFrom   int
 }
 
 // LayerPattern is the per-layer pattern of a model of config c (in Hugging

@@ -127,6 +127,11 @@ func (s *Summary) EstimateMemory(o MemoryOptions) (*Memory, error) {
 	if s.DecoderLayers > 0 {
 		layers = int64(s.DecoderLayers) // the encoder keeps no cache
 	}
+	for _, l := range s.LayerPattern {
+		if l.KVFrom != nil {
+			layers-- // it reads another layer's cache
+		}
+	}
 	if layers <= 0 || s.Heads <= 0 || s.Hidden <= 0 {
 		return nil, fmt.Errorf("checkpoint: %s: the layer count, head count and width are not all stated", s.Architecture)
 	}

@@ -94,3 +94,37 @@ func (c concatReaderAt) ReadAt(p []byte, off int64) (int, error) {
 	}
 	return n, nil
 }
+
+// PaddedRows is t with zero rows appended along its outermost dimension up
+// to rows: a table the other format keeps longer (Gemma 3n's embeddings,
+// padded to the vocabulary for tokens no text maps to). t's dtype must be
+// one whose zero is all zero bytes (the float types).
+func PaddedRows(t *Tensor, rows int64) (*Tensor, error) {
+	switch t.DType {
+	case tensor.F32, tensor.F16, tensor.BF16, tensor.F64:
+	default:
+		return nil, fmt.Errorf("checkpoint: tensor %q: cannot pad %v rows", t.Name, t.DType)
+	}
+	if len(t.Shape) == 0 || t.Shape[0] <= 0 || rows < t.Shape[0] || t.Size%t.Shape[0] != 0 {
+		return nil, fmt.Errorf("checkpoint: tensor %q (shape %v): cannot pad to %d rows", t.Name, t.Shape, rows)
+	}
+	pad := t.Size / t.Shape[0] * (rows - t.Shape[0])
+	size := t.Size + pad
+	shape := t.Shape.Clone()
+	shape[0] = rows
+	info := tensor.Info{Name: t.Name, DType: t.DType, Shape: shape, Size: size}
+	zeros := func() *io.SectionReader { return io.NewSectionReader(zeroReaderAt{}, 0, pad) }
+	return &Tensor{Info: info, File: t.File,
+		open: func() io.Reader { return io.MultiReader(&lazyReader{open: t.Open}, zeros()) },
+		section: func() *io.SectionReader {
+			return io.NewSectionReader(concatReaderAt{t.Section(), zeros()}, 0, size)
+		}}, nil
+}
+
+// zeroReaderAt reads zero bytes anywhere.
+type zeroReaderAt struct{}
+
+func (zeroReaderAt) ReadAt(p []byte, _ int64) (int, error) {
+	clear(p)
+	return len(p), nil
+}

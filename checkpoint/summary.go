@@ -90,6 +90,9 @@ type LayerKind struct {
 	Window int  `json:"window,omitempty"`
 	Rope   bool `json:"rope"`
 	MoE    bool `json:"moe"`
+	// KVFrom is the earlier layer whose cache the layer attends over, when
+	// it shares one; it keeps none of its own. nil: its own.
+	KVFrom *int `json:"kv_from,omitempty"`
 }
 
 // layerPattern fills LayerPattern from the family of c's architecture,
@@ -121,8 +124,11 @@ func (s *Summary) layerPattern(c *Checkpoint, cfg map[string]any, moe map[int]bo
 		return
 	}
 	for i, l := range ls {
-		s.LayerPattern = append(s.LayerPattern, LayerKind{Layer: i, Mixer: l.Mixer.String(), Window: l.Window,
-			Rope: l.Rope, MoE: l.MoE || moe[i]})
+		k := LayerKind{Layer: i, Mixer: l.Mixer.String(), Window: l.Window, Rope: l.Rope, MoE: l.MoE || moe[i]}
+		if l.KVShared {
+			k.KVFrom = &l.KVFrom
+		}
+		s.LayerPattern = append(s.LayerPattern, k)
 	}
 }
 

@@ -234,6 +234,12 @@ func jobsFor(c *checkpoint.Checkpoint, maps []Mapping, dropped []Dropped, dtype 
 		default:
 			used[m.Source]++
 		}
+		if m.PadRows > 0 {
+			var err error
+			if t, err = checkpoint.PaddedRows(t, t.Shape[0]+m.PadRows); err != nil {
+				return nil, fmt.Errorf("convert: %w", err)
+			}
+		}
 		jobs = append(jobs, &job{out: tensor.Info{Name: m.Name, DType: dtype(m, t), Shape: m.Shape}, src: t, m: m})
 	}
 	for _, t := range c.Tensors {

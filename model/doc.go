@@ -22,6 +22,8 @@
 //	deepseek2.go  DeepSeek-V2/V3: multi-head latent attention (decompressed;
 //	           the cache keeps the latent), YaRN, leading dense layers, routed
 //	           and shared experts (V3's biased, grouped choice)
+//	gemma3n.go Gemma 3n's text model: AltUp streams, LAuReL, per-layer
+//	           embeddings, gaussian top-k gate sparsity, key/value sharing
 //
 // Padding follows transformers' attention_mask (Input.Mask, and
 // Input.DecoderMask for encoder-decoder models): masked keys are left out

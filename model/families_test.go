@@ -47,7 +47,13 @@ const maxRelDiffNewerGELU = 2e-4
 // evaluated in float64, and ours 8.6e-6 (testdata/arch/README.md); the two
 // float32 runs then differ by up to 1.3e-5. deepseek2-short, the same form
 // at 2 layers, is held to maxLogitDiffF32.
-var maxLogitDiffDeep = map[string]float64{"deepseek2": 2e-5}
+//
+// gemma3n-shared: at its position 6 the logits are ill-conditioned (the
+// sparsity cut of layer 3 and the AltUp correction amplify rounding):
+// transformers' own weights scaled by 1 + 1e-7·N(0, 1) move them by 6.6e-5
+// there, by ≤ 5e-6 at positions 0-5; ours are 5.6e-5 from transformers'
+// float32 and 5.4e-5 from its float64 run, at the same positions.
+var maxLogitDiffDeep = map[string]float64{"deepseek2": 2e-5, "gemma3n-shared": 1e-4}
 
 // maxLogitDiffGGUFvsLlamaCpp bounds our run of a GGUF against llama.cpp's
 // own logits where both follow llama.cpp's graph but not transformers': the

@@ -351,13 +351,18 @@ func matchLlamaCpp(m *Model, mats []*kernels.Matrix) {
 	if act := strings.TrimPrefix(m.cfg.Activation, "gated-"); act == "gelu" || act == "gelu_tanh" || act == "bloom_gelu" {
 		m.cfg.Activation = strings.TrimSuffix(m.cfg.Activation, act) + "gelu_ggml"
 	}
+	// what else a family's own forward pass computes otherwise than
+	// llama.cpp's graph
+	if a, ok := m.impl.(interface{ matchLlamaCpp() }); ok {
+		a.matchLlamaCpp()
+	}
 }
 
 // ownForward are the families of package arch with a forward pass of their
 // own; every other family runs on the one decoder (decoder.go).
 var ownForward = map[string]func(familyLoader, spec.Config) (*Model, error){
 	"gpt2": loadGPT2, "bert": loadBert, "bloom": loadBloomFamily, "t5": loadT5,
-	"bart": loadBart, "marian": loadMarian, "deepseek2": loadDeepSeek2,
+	"bart": loadBart, "marian": loadMarian, "deepseek2": loadDeepSeek2, "gemma3n": loadGemma3n,
 }
 
 // loadFamily loads a family of package arch from either naming.

@@ -349,6 +349,13 @@ func nDims(s tensor.Shape) int {
 	return 1
 }
 
+// tokenEmbd reports whether name is a token embedding table as llama-quantize
+// (d32676d7) categorises it: token_embd.weight, and Gemma 3n's per-layer
+// table per_layer_token_embd.weight.
+func tokenEmbd(name string) bool {
+	return name == "token_embd.weight" || name == "per_layer_token_embd.weight"
+}
+
 // skipReason reports why llama-quantize would leave the tensor alone, or "".
 func skipReason(name string, shape tensor.Shape, keepOutput bool) string {
 	switch {
@@ -368,6 +375,9 @@ func skipReason(name string, shape tensor.Shape, keepOutput bool) string {
 		return "token-type embedding"
 	case strings.Contains(name, "ssm_conv1d.weight"), strings.Contains(name, "attn_rel_b.weight"),
 		strings.Contains(name, "time_mix_"):
+		return "small tensor llama.cpp keeps"
+	case strings.Contains(name, "altup"), strings.Contains(name, "laurel"), strings.Contains(name, "per_layer_model_proj"):
+		// Gemma 3n's, as llama.cpp d32676d7 keeps them
 		return "small tensor llama.cpp keeps"
 	}
 	return ""
@@ -518,7 +528,7 @@ func Plan(c *checkpoint.Checkpoint, opts Options) ([]Choice, error) {
 				typ = nt
 			}
 		}
-		if opts.EmbeddingType != tensor.Invalid && name == "token_embd.weight" {
+		if opts.EmbeddingType != tensor.Invalid && tokenEmbd(name) {
 			typ, reason = opts.EmbeddingType, "--embedding-type"
 		}
 		if opts.OutputType != tensor.Invalid && name == "output.weight" {
@@ -544,7 +554,7 @@ func Plan(c *checkpoint.Checkpoint, opts Options) ([]Choice, error) {
 			switch {
 			case int64(len(imp)) == rowLen*mats:
 				ch.Importance = imp
-			case name != "token_embd.weight":
+			case !tokenEmbd(name):
 				return nil, fmt.Errorf("quantize: tensor %q: imatrix size %d is different from tensor size %d",
 					t.Name, len(imp), rowLen*mats)
 			}
@@ -594,7 +604,7 @@ func needsImatrix(name string, t tensor.DType) bool {
 	if r, _ := quant.Lookup(t); !r.NeedsImatrix {
 		return false
 	}
-	return t != tensor.IQ1_M || name != "token_embd.weight" && name != "output.weight"
+	return t != tensor.IQ1_M || !tokenEmbd(name) && name != "output.weight"
 }
 
 // state carries llama.cpp's running counters (quantize_state_impl).
@@ -630,7 +640,7 @@ func (s *state) getType(name string, t tensor.DType, shape tensor.Shape) (tensor
 	falcon := h.arch == "falcon"
 	rowLen := shape.RowLen()
 	switch {
-	case name == "output.weight" || (!h.hasOutput && name == "token_embd.weight"):
+	case name == "output.weight" || (!h.hasOutput && tokenEmbd(name)):
 		if s.ftype == gguf.FileTypeMXFP4MoE {
 			return tensor.Q8_0, "output tensor"
 		}
@@ -651,7 +661,7 @@ func (s *state) getType(name string, t tensor.DType, shape tensor.Shape) (tensor
 			return tensor.MXFP4, "stacked experts"
 		}
 		return tensor.Q8_0, "not stacked experts"
-	case name == "token_embd.weight":
+	case tokenEmbd(name):
 		if s.ftype == gguf.FileTypeTQ1_0 || s.ftype == gguf.FileTypeTQ2_0 {
 			return tensor.Q4_K, "token_embd of a ternary model"
 		}

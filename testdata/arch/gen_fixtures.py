@@ -287,6 +287,39 @@ FAMILIES = {
                                          patch_size=14),
                       spatial_merge_size=2, tie_word_embeddings=False),
                  "bpe", "gpt-2", False),
+    # Gemma 3n's text model (transformers 4.53; the newer llama.cpp). That llama.cpp reads none of Gemma 3n's shape
+    # from the GGUF but the sizes of the usual keys: it fixes the per-layer input width at 256, LAuReL's rank at 64,
+    # 4 AltUp streams, active stream 0, sparsity of the feed-forward gate at 0.95 in layers 0-9, key/value sharing
+    # from layer 20 on, the final soft-cap at 30 and a full layer every fifth (it skips the converter's
+    # sliding_window_pattern array), and takes the standard deviation of the sparsity cut over n - 1 where
+    # transformers takes it over n. So this one has those widths and 2 layers, both sliding (window 4), both
+    # sparse, none sharing: the shape llama.cpp computes as transformers does but for that deviation. vocab_size
+    # 1024 over the 1000-piece tokenizer with a per-layer table of 1000 rows (vocab_size_per_layer_input; the
+    # converter pads it, as the published 262400 / 262144).
+    "gemma3n": ("Gemma3nTextConfig", "Gemma3nForCausalLM",
+                dict(BASE, vocab_size=1024, vocab_size_per_layer_input=1000, num_key_value_heads=2, head_dim=16,
+                     hidden_size_per_layer_input=256, laurel_rank=64, altup_num_inputs=4, altup_active_idx=0,
+                     num_kv_shared_layers=0, activation_sparsity_pattern=[0.95, 0.95],
+                     layer_types=["sliding_attention", "sliding_attention"], sliding_window=4,
+                     final_logit_softcapping=30.0, rope_theta=1000000.0, rope_local_base_freq=10000.0,
+                     rms_norm_eps=1e-6, hidden_activation="gelu_pytorch_tanh", pad_token_id=0, bos_token_id=1,
+                     eos_token_id=2),
+                "spm", None, False),
+    # Gemma 3n's other mechanisms at other widths, which llama.cpp cannot load (LLAMACPP_REFUSES): 4 layers
+    # (sliding, full, sliding, full), the last 2 reusing the keys and values of layers 0 and 1
+    # (num_kv_shared_layers 2), sparsity in layers 0 and 3 only (0.95, 0.8), per-layer inputs of width 8, LAuReL
+    # rank 4, active AltUp stream 1 (of the 4 the converter requires), final soft-cap 3, vocab_size 1000 for both
+    # tables.
+    "gemma3n-shared": ("Gemma3nTextConfig", "Gemma3nForCausalLM",
+                       dict(BASE, num_hidden_layers=4, vocab_size_per_layer_input=1000, num_key_value_heads=1,
+                            head_dim=16, hidden_size_per_layer_input=8, laurel_rank=4, altup_num_inputs=4,
+                            altup_active_idx=1,
+                            num_kv_shared_layers=2, activation_sparsity_pattern=[0.95, 0.0, 0.0, 0.8],
+                            layer_types=["sliding_attention", "full_attention"] * 2, sliding_window=4,
+                            final_logit_softcapping=3.0, rope_theta=1000000.0, rope_local_base_freq=10000.0,
+                            rms_norm_eps=1e-6, hidden_activation="gelu_pytorch_tanh", pad_token_id=0,
+                            bos_token_id=1, eos_token_id=2),
+                       "spm", None, False),
     "gpt_neox": ("GPTNeoXConfig", "GPTNeoXForCausalLM",
                  dict(BASE, rotary_pct=0.25, use_parallel_residual=True, tie_word_embeddings=False,
                       bos_token_id=999, eos_token_id=999),
@@ -340,12 +373,29 @@ FAMILIES = {
 # in the Debian trixie chroot of README.md (transformers v4.57.6, torch 2.6).
 NEWER = {"phi4mini": (4, 57), "smollm3": (4, 57), "seedoss": (4, 57), "ernie4_5": (4, 57), "ernie4_5moe": (4, 57),
          "hunyuan": (4, 57), "exaone4": (4, 57), "glm4": (4, 57), "glm4moe": (4, 57), "glm4moe-groups": (4, 57),
-         "dots1": (4, 57), "llama4": (4, 57), "llama4-vl": (4, 57), "mistral3": (4, 57)}
+         "dots1": (4, 57), "llama4": (4, 57), "llama4-vl": (4, 57), "mistral3": (4, 57), "gemma3n": (4, 57),
+         "gemma3n-shared": (4, 57)}
 
 # Added tokens a family's converter looks up by content, appended after the trimmed vocabulary (special, ids from
 # 1000 on; the config's vocab_size leaves room for them).
 EXTRA_TOKENS = {"glm4": ["<|user|>"], "glm4moe": ["[gMASK]", "<|user|>", "<|observation|>"],
                 "glm4moe-groups": ["[gMASK]", "<|user|>", "<|observation|>"]}
+# Tensor names transformers v4.57.6's save_pretrained gets wrong, put back to the published checkpoints' names.
+# Gemma3nForCausalLM saves under the multimodal model's prefix (model.language_model.), and its reverse mapping also
+# rewrites the "model" inside per_layer_model_projection; the converter cannot map that name, google's checkpoints
+# hold model.language_model.per_layer_model_projection.weight, and from_pretrained reads either.
+SAVED_NAME_FIXES = {
+    f: {"model.language_model.per_layer_model.language_model_projection.weight":
+        "model.language_model.per_layer_model_projection.weight"} for f in ("gemma3n", "gemma3n-shared")
+}
+
+
+def fix_saved_names(hf, renames):
+    from safetensors.torch import load_file, save_file
+    path = os.path.join(hf, "model.safetensors")
+    sd = load_file(path)
+    sd = {renames.get(k, k): v for k, v in sd.items()}
+    save_file(sd, path, metadata={"format": "pt"})
 
 
 def f32(x):
@@ -381,7 +431,9 @@ def randomize(model, seed):
             elif name.endswith("bias"):
                 p.copy_(torch.randn(p.shape, generator=g) * 0.2)
             else:
-                base = 0.0 if type(model).__name__.startswith("Gemma") else 1.0
+                # Gemma 3n's norms scale by w itself, as LLaMA's do
+                gemma = type(model).__name__.startswith("Gemma") and not type(model).__name__.startswith("Gemma3n")
+                base = 0.0 if gemma else 1.0
                 p.copy_(base + torch.randn(p.shape, generator=g) * 0.2)
         # DeepSeek-V3's expert-choice bias is a buffer in transformers' classes (dots.llm1's), zero when made:
         # redrawn as a bias, so that the choice it makes is tested.
@@ -534,6 +586,8 @@ def make(family, llamacpp, dump_bin, shared):
     model.save_pretrained(hf)
     if getattr(config, "num_nextn_predict_layers", 0):
         add_mtp_layers(model, config, hf, seed)
+    if family in SAVED_NAME_FIXES:
+        fix_saved_names(hf, SAVED_NAME_FIXES[family])
     copy_tokenizer(tok, shared, hf, chat)
     if family in EXTRA_TOKENS:
         add_tokens(hf, EXTRA_TOKENS[family])
@@ -556,9 +610,15 @@ def make(family, llamacpp, dump_bin, shared):
     cmds = []
     for outtype in ("f32",):
         cmds.append(convert(llamacpp, hf, os.path.join(gg, f"{family}-{outtype}.gguf"), outtype, pre))
-    out = subprocess.run([dump_bin, os.path.join(gg, f"{family}-f32.gguf"), ",".join(map(str, INPUT_IDS))],
-                         check=True, capture_output=True, text=True).stdout
-    lc = json.loads(out)
+    r = subprocess.run([dump_bin, os.path.join(gg, f"{family}-f32.gguf"), ",".join(map(str, INPUT_IDS))],
+                       capture_output=True, text=True)
+    if family in LLAMACPP_REFUSES:
+        assert r.returncode != 0, f"{family}: llama.cpp was expected to refuse it"
+        print(f"{family}: llama.cpp refuses it ({LLAMACPP_REFUSES[family]})")
+        return {"family": family, "class": model_cls, "llamacpp_refuses": LLAMACPP_REFUSES[family], "convert": cmds,
+                "pre": pre, "converter": "newer", "transformers": transformers.__version__, "torch": torch.__version__}
+    r.check_returncode()
+    lc = json.loads(r.stdout)
     dump(os.path.join(gg, f"{family}-f32.logits.json"), {"tokens": lc["tokens"], "logits": f32(lc["logits"])})
     diff = float(np.max(np.abs(np.asarray(lc["logits"], np.float32) - logits.numpy())))
     print(f"{family}: llama.cpp f32 vs transformers max|d| = {diff:.3g}")
@@ -854,8 +914,9 @@ DEEPSEEK = {
 # (27 layers carry it to ~9e-6 in transformers' own logits).
 DEEPSEEK["deepseek2-short"] = (dict(DEEPSEEK["deepseek2"][0], num_hidden_layers=2), "DEEPSEEK_V2_CODE")
 
-# Fixtures llama.cpp c392e509 refuses to load: no llama.cpp logits, and the refusal is checked when made.
-LLAMACPP_REFUSES = {"deepseek2-short": "DeepSeek-2 without query compression at other than 27 layers"}
+# Fixtures llama.cpp (c392e509, or the newer one for NEWER families) refuses to load: no llama.cpp logits, and the refusal is checked when made.
+LLAMACPP_REFUSES = {"deepseek2-short": "DeepSeek-2 without query compression at other than 27 layers",
+                    "gemma3n-shared": "the newer llama.cpp fixes Gemma 3n's per-layer input width at 256"}
 
 
 def deepseek_module(env):
