@@ -31,6 +31,9 @@ var examples = map[string]string{
 	"synth": `  tfconv synth --like tinyllama-1.1b tiny.gguf
   tfconv synth --like llama-7b llama7b-2layers.gguf --layers 2 --type q8_0
   tfconv synth --like gpt2-124m ./gpt2-synth --to safetensors`,
+	"card": `  tfconv card ./Qwen2.5-0.5B-Instruct-GGUF --base-model Qwen/Qwen2.5-0.5B-Instruct --license apache-2.0
+  tfconv card ./gguf-out --verify q4_k_m.verify.json --verify q8_0.verify.json --force
+  tfconv card ./gguf-out --quantized-by me --tag chat --json`,
 	"check": `  tfconv check model.gguf
   tfconv check ./Qwen2.5-0.5B-Instruct
   tfconv check model.safetensors --json`,

@@ -26,6 +26,12 @@ const (
 // empty the module version from the build info is used.
 var version = ""
 
+// revision, revisionTime and revisionModified ("true": the tree had
+// changes) are the VCS stamp set at build time (-X main.revision=SHA …) by
+// scripts/release.sh, for builds go cannot stamp itself (from a git
+// worktree, or with GOFLAGS=-buildvcs=false); go's own stamp wins.
+var revision, revisionTime, revisionModified = "", "", ""
+
 // errFound is returned (wrapped) by commands that checked something and found
 // a difference; Main turns it into exit code 1.
 var errFound = errors.New("difference found")
@@ -93,6 +99,17 @@ func errorText(cmd, root *cobra.Command, err error) string {
 
 func versionString() string {
 	bi, _ := debug.ReadBuildInfo()
+	if revision != "" && bi != nil {
+		stamped := false
+		for _, s := range bi.Settings {
+			stamped = stamped || s.Key == "vcs.revision"
+		}
+		if !stamped {
+			bi.Settings = append(bi.Settings, debug.BuildSetting{Key: "vcs.revision", Value: revision},
+				debug.BuildSetting{Key: "vcs.time", Value: revisionTime},
+				debug.BuildSetting{Key: "vcs.modified", Value: revisionModified})
+		}
+	}
 	return versionText(version, bi)
 }
 
@@ -165,6 +182,7 @@ Exit codes: 0 success, 1 a check found a difference, 2 usage or input error.`,
 		newCmdPerplexity(a),
 		newCmdImatrix(a),
 		newCmdEdit(a),
+		newCmdCard(a),
 	)
 	setExamples(root)
 	return root
