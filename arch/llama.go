@@ -135,29 +135,43 @@ var llamaGraph = Graph{Norm: RMSNorm, FFN: Gated, Activation: "silu", MoENormTop
 // ropeFreqs is LlamaModel's rope_freqs for llama3 rope scaling.
 var ropeFreqs = Generated{GGUF: "rope_freqs.weight",
 	Reason: "Llama 3 rope frequency factors: config.json's rope_scaling holds them",
-	Make: func(c Config) ([]float32, error) {
-		r, ok, err := Llama3RopeOf(c)
-		if err != nil || !ok {
-			return nil, err
-		}
-		// The converter (c392e509) reads the original context from the
-		// top level of config.json, default 8192, where transformers reads
-		// rope_scaling's; published Llama 3 configs agree on 8192.
+	Make:   func(c Config) ([]float32, error) { return llama3Freqs(c, false) },
+	Invert: invertLlama3Factors}
+
+// ropeFreqsNewer is the newer converter's rope_freqs (its LlamaModel, as
+// Llama 4 converts): the original context is rope_scaling's, else the top
+// level's, else 8192.
+var ropeFreqsNewer = Generated{GGUF: ropeFreqs.GGUF, Reason: ropeFreqs.Reason,
+	Make:   func(c Config) ([]float32, error) { return llama3Freqs(c, true) },
+	Invert: invertLlama3Factors}
+
+// llama3Freqs are the llama3 rope_freqs of config c (nil without llama3
+// rope scaling), the original context read as c392e509's converter reads
+// it (the top level of config.json, default 8192, where transformers reads
+// rope_scaling's; published Llama 3 configs agree on 8192) or, newer, as
+// the newer converter does.
+func llama3Freqs(c Config, newer bool) ([]float32, error) {
+	r, ok, err := Llama3RopeOf(c)
+	if err != nil || !ok {
+		return nil, err
+	}
+	rs, _ := c.Map("rope_scaling")
+	if _, inScaling := rs.Float("original_max_position_embeddings"); !newer || !inScaling {
 		r.OriginalContext = 8192
 		if v, ok := c.Float("original_max_position_embeddings"); ok {
 			r.OriginalContext = v
 		}
-		d, err := headDim(c)
-		if err != nil {
-			return nil, err
-		}
-		base, ok := c.Float("rope_theta")
-		if !ok {
-			base = 10000
-		}
-		return r.Factors(base, int(d)), nil
-	},
-	Invert: invertLlama3Factors}
+	}
+	d, err := headDim(c)
+	if err != nil {
+		return nil, err
+	}
+	base, ok := c.Float("rope_theta")
+	if !ok {
+		base = 10000
+	}
+	return r.Factors(base, int(d)), nil
+}
 
 // llama3Published are the rope_scaling values of the published Llama 3.1,
 // 3.2 and 3.3 configs (factor 8 or 32; the rest shared) and Llama 4

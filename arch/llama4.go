@@ -40,7 +40,7 @@ var Llama4 = register(&Family{
 		llama4Fixed()),
 	Tensors:   llama4Tensors(),
 	Drops:     append([]Drop{rotaryBuffer}, llama4Vision...),
-	Generated: []Generated{ropeFreqs},
+	Generated: []Generated{ropeFreqsNewer},
 	// The stacked experts are parameters without a ".weight" suffix.
 	SuffixAliases: map[string]string{"experts.gate_up_proj": "experts.gate_up.weight", "experts.down_proj": "experts.down.weight"},
 	HFConst: map[string]any{"hidden_act": "silu", "attention_bias": false,

@@ -47,6 +47,20 @@ func ConvertNames(c *checkpoint.Checkpoint) ([]CanonicalTensor, error) {
 		if !ok {
 			return nil, fmt.Errorf("verify: %s: the %s mapping names tensor %q, which the file does not have", c.Path, name, m.Source)
 		}
+		if len(m.Stack) > 0 {
+			// Several GGUF tensors joined into one HF tensor (Llama 4's
+			// gate and up experts into gate_up_proj).
+			parts := make([]*checkpoint.Tensor, len(m.Stack))
+			for i, n := range m.Stack {
+				if parts[i], ok = c.Tensor(n); !ok {
+					return nil, fmt.Errorf("verify: %s: the %s mapping names tensor %q, which the file does not have", c.Path, name, n)
+				}
+			}
+			var err error
+			if t, err = checkpoint.Stacked(m.Name, parts); err != nil {
+				return nil, fmt.Errorf("verify: %s: %w", c.Path, err)
+			}
+		}
 		if m.Parts > 0 {
 			// One expert (or head) of a stacked GGUF tensor.
 			var err error
