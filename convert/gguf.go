@@ -175,6 +175,9 @@ func planToGGUF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 			}
 		}
 		md = append(md, fam.Vocab.Apply(tok.GGUFMetadata(), prefix)...)
+		if n := tok.PreNote(); n != "" {
+			p.preNote = fmt.Sprintf("tokenizer.ggml.pre %q: %s", tok.Pre(), n)
+		}
 	case errors.Is(err, fs.ErrNotExist):
 		p.warn = append(p.warn, "no tokenizer files: the GGUF has no tokenizer.ggml.* keys and llama.cpp will not load it without a vocabulary")
 	default:

@@ -153,45 +153,63 @@ func (t *Tokenizer) setPre(name string) bool {
 		return false
 	}
 	t.pre, t.pretok = name, p
-	switch name {
-	case "llama3", "llama-v3", "llama-bpe", "falcon3":
-		t.ignoreMerges = true
-	default:
-		t.ignoreMerges = false
-	}
+	t.ignoreMerges = mergesIgnored(name)
 	return true
 }
 
 // identifyPre names a Hugging Face BPE tokenizer's pre-tokenizer as
-// convert_hf_to_gguf.py does, by the hash of chkText's ids: the name the
-// hash has, when it encodes with the pre-tokenizer read from the files;
-// otherwise the first supported name whose own rules give a hash that names
-// it (a tokenizer.json whose pre-tokenizer is a sequence tfconv does not
-// read directly, Falcon's or StarCoder's). A tokenizer no hash names (a
-// trimmed vocabulary, a new model) keeps what its files say.
+// convert_hf_to_gguf.py does, by the hash of chkText's ids, when the table
+// has the hash. Otherwise, for a tokenizer.json, the name is the one that
+// splits the test texts as the file's pre-tokenizer does (PreNote says
+// so); then the first supported name whose own rules give a hash that
+// names it. Splitting, not ids, is compared: a trimmed vocabulary has too
+// few tokens for ids to tell a changed regex from the original. A tokenizer.json that splits as no llama.cpp
+// pre-tokenizer does is refused, naming its regexes: a guessed name would
+// tokenize differently in llama.cpp.
 func (t *Tokenizer) identifyPre() error {
-	if err := t.namePre(); err != nil || t.preRegex == "" {
-		return err
+	if t.namePre() {
+		return nil
 	}
-	// The files' pre-tokenizer has a split tfconv does not read and no
-	// known hash names it: tokenizing with a guess would be wrong.
-	return unsupportedErr("tokenizer.json", "pre_tokenizer", fmt.Sprintf("pre-tokenizer regex %q is not supported", t.preRegex))
+	if t.hf == nil { // vocab.json and merges.txt: GPT-2's splitting
+		t.hashPre()
+		return nil
+	}
+	if name := equivalentPre(t.hf, t.hfIgnoreMerges, preTestTexts); name != "" {
+		t.setPre(name)
+		t.preNote = fmt.Sprintf("no chkhsh of llama.cpp's table names this tokenizer; its tokenizer.json pre-tokenizer splits %d test texts as llama.cpp's %q does", len(preTestTexts), name)
+		return nil
+	}
+	if t.hashPre() {
+		return nil
+	}
+	return unsupportedErr("tokenizer.json", "pre_tokenizer", fmt.Sprintf("no llama.cpp pre-tokenizer splits as this one (%s)", t.hf.describe()))
 }
 
-// namePre is identifyPre's search; it clears preRegex once a hash names
-// the pre-tokenizer.
-func (t *Tokenizer) namePre() error {
+// PreNote says how Pre was chosen when no known hash named it. "" when
+// the hash named it, or the input was a GGUF or vocab.json.
+func (t *Tokenizer) PreNote() string { return t.preNote }
+
+// namePre names the pre-tokenizer by the hash of the files' tokenization.
+func (t *Tokenizer) namePre() bool {
 	h, err := t.ChkHash()
 	if err != nil {
-		return nil
+		return false
 	}
-	if name := preForHash(h); name != "" {
-		if name != t.pre {
-			t.setPre(name)
-		}
-		t.preRegex = ""
-		return nil
+	name := preForHash(h)
+	if name == "" {
+		return false
 	}
+	if name != t.pre && !t.setPre(name) {
+		// The GGUF gets the converter's name; tfconv's Encode refuses,
+		// having no rules for it.
+		t.pre, t.pretok = name, nil
+	}
+	return true
+}
+
+// hashPre is the first supported name whose own rules give a hash that
+// names it (a pre-tokenizer tfconv cannot run as written).
+func (t *Tokenizer) hashPre() bool {
 	orig := t.pre
 	tried := map[string]bool{orig: true}
 	for _, e := range chkHashes {
@@ -200,10 +218,9 @@ func (t *Tokenizer) namePre() error {
 		}
 		tried[e.pre] = true
 		if h, err := t.ChkHash(); err == nil && preForHash(h) == e.pre {
-			t.preRegex = ""
-			return nil
+			return true
 		}
 	}
 	t.setPre(orig)
-	return nil
+	return false
 }

@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"slices"
 	"unicode"
 	"unicode/utf8"
 )
@@ -65,22 +66,60 @@ func (p *preTokenizer) split(s string) []string {
 	return words
 }
 
+// preAliases are tokenizer.ggml.pre names that llama.cpp (d32676d7,
+// src/llama-vocab.cpp) gives the same split regexes and the same merge rule
+// (ignore_merges) as the name they map to: tfconv tokenizes them alike.
+var preAliases = map[string]string{
+	"phi-2": "gpt-2", "jina-es": "gpt-2", "jina-de": "gpt-2", "gigachat": "gpt-2", "jina-v1-en": "gpt-2",
+	"jina-v2-es": "gpt-2", "jina-v2-de": "gpt-2", "jina-v2-code": "gpt-2", "roberta-bpe": "gpt-2",
+	"mpt": "gpt-2", "olmo": "gpt-2", "jais": "gpt-2", "a.x-4.0": "gpt-2", "mellum": "gpt-2", "modern-bert": "gpt-2",
+	"exaone4": "gpt-2", "trillion": "gpt-2", "granite-docling": "gpt-2",
+	"llama3": "llama-bpe", "llama-v3": "llama-bpe", "falcon3": "llama-bpe", "falcon-h1": "llama-bpe", "pixtral": "llama-bpe",
+	"midm-2.0": "llama-bpe", "lfm2": "llama-bpe", "jina-v5-nano": "llama-bpe",
+	"smaug-bpe": "dbrx", "chatglm-bpe": "dbrx", "glm4": "dbrx",
+	"stablelm2": "qwen2", "megrez": "qwen2", "deepseek-r1-qwen": "qwen2", "kormo": "qwen2", "f2llmv2": "qwen2",
+	"hunyuan": "qwen2", "solar-open": "qwen2", "grok-2": "qwen2",
+	"refact": "starcoder", "command-r": "starcoder", "smollm": "starcoder", "codeshell": "starcoder", "exaone": "starcoder",
+	"minerva-7b": "starcoder", "mellum2": "starcoder",
+	"poro-chat": "bloom", "gpt3-finnish": "bloom",
+	"": "default",
+}
+
+// preKinds are the names preTokenizerFor implements, one per kind of
+// splitting (aliases aside), in the order equivalentPre tries them.
+var preKinds = []string{"gpt-2", "llama-bpe", "dbrx", "qwen2", "starcoder", "falcon", "deepseek-llm", "deepseek-coder", "bloom", "viking", "default"}
+
+// preKind is the name in preKinds that tokenizes as name does, or "".
+func preKind(name string) string {
+	if a, ok := preAliases[name]; ok {
+		name = a
+	}
+	if slices.Contains(preKinds, name) {
+		return name
+	}
+	return ""
+}
+
+// mergesIgnored reports whether llama.cpp takes a word that is a token as
+// it is, before any merge, for pre-tokenizer name (ignore_merges).
+func mergesIgnored(name string) bool { return preKind(name) == "llama-bpe" }
+
 // preTokenizerFor returns the pre-tokenizer llama.cpp uses for a
 // tokenizer.ggml.pre name, or nil when it is not supported.
 func preTokenizerFor(name string) *preTokenizer {
+	kind := preKind(name)
 	var rules []rule
-	switch name {
-	case "", "default":
+	switch kind {
+	case "default":
 		rules = []rule{
 			matchRule(runOf(isPunctOrMathy)),
 			gpt2Rule,
 			matchRule(runOf(func(c rune, cl uint8) bool { return cl == clsNumber })),
 			matchRule(threeASCIIDigits),
 		}
-	case "gpt-2", "phi-2", "jina-es", "jina-de", "gigachat", "jina-v1-en", "jina-v2-es", "jina-v2-de",
-		"jina-v2-code", "roberta-bpe", "mpt", "olmo", "jais":
+	case "gpt-2":
 		rules = []rule{gpt2Rule}
-	case "starcoder", "refact", "command-r", "smollm", "codeshell", "exaone", "minerva-7b":
+	case "starcoder":
 		rules = []rule{matchRule(oneOf(func(c rune, cl uint8) bool { return cl == clsNumber })), gpt2Rule}
 	case "falcon":
 		rules = []rule{
@@ -88,9 +127,9 @@ func preTokenizerFor(name string) *preTokenizer {
 			gpt2Rule,
 			matchRule(threeASCIIDigits),
 		}
-	case "llama3", "llama-v3", "llama-bpe", "falcon3", "dbrx", "smaug-bpe", "chatglm-bpe":
+	case "llama-bpe", "dbrx":
 		rules = []rule{llama3Rule(3)}
-	case "qwen2", "stablelm2", "megrez", "deepseek-r1-qwen":
+	case "qwen2":
 		rules = []rule{llama3Rule(1)}
 	case "deepseek-coder":
 		rules = []rule{
@@ -109,7 +148,7 @@ func preTokenizerFor(name string) *preTokenizer {
 			matchRule(runOf(isDeepseekCJK)),
 			matchRule(runOf(func(c rune, cl uint8) bool { return cl == clsNumber })),
 		}
-	case "poro-chat", "bloom", "gpt3-finnish":
+	case "bloom":
 		rules = []rule{matchRule(bloomWord)}
 	case "viking":
 		rules = []rule{matchRule(bloomWord), matchRule(oneOf(func(c rune, cl uint8) bool { return cl == clsNumber }))}

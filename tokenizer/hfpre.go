@@ -1,0 +1,362 @@
+package tokenizer
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/dlclark/regexp2"
+)
+
+// hfPre is a tokenizer.json pre_tokenizer run as the tokenizers library
+// runs it: each step splits every piece the steps before it left. It is
+// what a byte-level BPE tokenizer.json says its splitting is, read whole,
+// so that equivalentPre can compare it with llama.cpp's by splitting texts.
+type hfPre struct {
+	steps   []hfStep
+	regexes []string // the Split patterns, in order, for messages
+	// refusal, when set, is a step no llama.cpp BPE pre-tokenizer has (a
+	// prefix space, a normalizer other than NFC); no name is equivalent.
+	refusal string
+}
+
+// hfStep finds the delimiters of one step in a piece (code point ranges,
+// possibly empty) and what becomes of them.
+type hfStep struct {
+	find     func(rs []rune) [][2]int
+	behavior string // tokenizers' SplitDelimiterBehavior
+	invert   bool
+}
+
+// gpt2Pattern is the split ByteLevel makes when use_regex is on.
+const gpt2Pattern = `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
+
+// hfPreStep is one pre_tokenizer entry of tokenizer.json.
+type hfPreStep struct {
+	Type           string      `json:"type"`
+	UseRegex       *bool       `json:"use_regex"`
+	AddPrefixSpace bool        `json:"add_prefix_space"`
+	Individual     bool        `json:"individual_digits"`
+	Behavior       string      `json:"behavior"`
+	Invert         bool        `json:"invert"`
+	Pretokenizers  []hfPreStep `json:"pretokenizers"`
+	Pattern        *struct {
+		Regex  *string `json:"Regex"`
+		String *string `json:"String"`
+	} `json:"pattern"`
+}
+
+// parseHFPre reads a byte-level BPE tokenizer.json's normalizer and
+// pre_tokenizer. Steps tfconv cannot run are an error naming them.
+func parseHFPre(normalizer, pre json.RawMessage) (*hfPre, error) {
+	const file = "tokenizer.json"
+	h := &hfPre{}
+	if r := hfNormalizerRefusal(normalizer); r != "" {
+		h.refusal = r
+	}
+	if len(pre) == 0 || string(pre) == "null" {
+		return h, nil
+	}
+	var p hfPreStep
+	if err := json.Unmarshal(pre, &p); err != nil {
+		return nil, jsonErr(file, err)
+	}
+	list := []hfPreStep{p}
+	if p.Type == "Sequence" {
+		list = p.Pretokenizers
+	}
+	for _, q := range list {
+		switch q.Type {
+		case "ByteLevel":
+			if q.AddPrefixSpace && h.refusal == "" {
+				h.refusal = "ByteLevel with add_prefix_space (llama.cpp adds no space before a BPE text)"
+			}
+			if q.UseRegex == nil || *q.UseRegex {
+				re, err := compileHFRegex(gpt2Pattern)
+				if err != nil {
+					return nil, err
+				}
+				h.steps = append(h.steps, hfStep{find: re, behavior: "Isolated"})
+			}
+		case "Split":
+			if q.Pattern == nil || (q.Pattern.Regex == nil && q.Pattern.String == nil) {
+				return nil, fmtErr(file, "pre_tokenizer", "a Split has no pattern")
+			}
+			pat := ""
+			if q.Pattern.Regex != nil {
+				pat = *q.Pattern.Regex
+			} else {
+				pat = regexp2.Escape(*q.Pattern.String)
+			}
+			re, err := compileHFRegex(pat)
+			if err != nil {
+				return nil, err
+			}
+			h.regexes = append(h.regexes, pat)
+			h.steps = append(h.steps, hfStep{find: re, behavior: q.Behavior, invert: q.Invert})
+		case "Digits":
+			find := runsOf(unicode.IsNumber)
+			if q.Individual {
+				find = eachOf(unicode.IsNumber)
+			}
+			h.steps = append(h.steps, hfStep{find: find, behavior: "Isolated"})
+		case "Punctuation":
+			b := q.Behavior
+			if b == "" {
+				b = "Isolated"
+			}
+			h.steps = append(h.steps, hfStep{find: eachOf(isHFPunct), behavior: b})
+		default:
+			return nil, unsupportedErr(file, "pre_tokenizer", fmt.Sprintf("pre-tokenizer step %q is not supported with a byte-level BPE", q.Type))
+		}
+	}
+	for _, s := range h.steps {
+		switch s.behavior {
+		case "Isolated", "Removed", "MergedWithPrevious", "MergedWithNext", "Contiguous":
+		default:
+			return nil, unsupportedErr(file, "pre_tokenizer", fmt.Sprintf("split behavior %q is not supported", s.behavior))
+		}
+	}
+	return h, nil
+}
+
+// hfNormalizerRefusal is "" for a normalizer that leaves the texts
+// llama.cpp is given as they are (none, or NFC: every test text is in NFC),
+// else the step that does not.
+func hfNormalizerRefusal(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var n struct {
+		Type        string            `json:"type"`
+		Normalizers []json.RawMessage `json:"normalizers"`
+	}
+	if json.Unmarshal(raw, &n) != nil {
+		return "an unreadable normalizer"
+	}
+	switch n.Type {
+	case "NFC":
+		return ""
+	case "Sequence":
+		for _, m := range n.Normalizers {
+			if r := hfNormalizerRefusal(m); r != "" {
+				return r
+			}
+		}
+		return ""
+	}
+	return fmt.Sprintf("normalizer %q (llama.cpp does not normalize a BPE text)", n.Type)
+}
+
+// compileHFRegex compiles a tokenizer.json pattern (Oniguruma syntax) with
+// regexp2, which has look-ahead and \p{…} classes as Oniguruma does.
+func compileHFRegex(pat string) (func([]rune) [][2]int, error) {
+	re, err := regexp2.Compile(pat, regexp2.None)
+	if err != nil {
+		return nil, unsupportedErr("tokenizer.json", "pre_tokenizer", fmt.Sprintf("regex %q: %v", pat, err))
+	}
+	return func(rs []rune) [][2]int {
+		var out [][2]int
+		m, err := re.FindRunesMatch(rs)
+		for err == nil && m != nil {
+			out = append(out, [2]int{m.Index, m.Index + m.Length})
+			m, err = re.FindNextMatch(m)
+		}
+		return out
+	}, nil
+}
+
+func runsOf(p func(rune) bool) func([]rune) [][2]int {
+	return func(rs []rune) [][2]int {
+		var out [][2]int
+		for i := 0; i < len(rs); {
+			if !p(rs[i]) {
+				i++
+				continue
+			}
+			j := i
+			for j < len(rs) && p(rs[j]) {
+				j++
+			}
+			out = append(out, [2]int{i, j})
+			i = j
+		}
+		return out
+	}
+}
+
+func eachOf(p func(rune) bool) func([]rune) [][2]int {
+	return func(rs []rune) [][2]int {
+		var out [][2]int
+		for i, r := range rs {
+			if p(r) {
+				out = append(out, [2]int{i, i + 1})
+			}
+		}
+		return out
+	}
+}
+
+// isHFPunct is the tokenizers library's punctuation: ASCII punctuation or
+// a Unicode P character.
+func isHFPunct(r rune) bool {
+	return (r < 128 && unicode.IsPrint(r) && !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != ' ') || unicode.IsPunct(r)
+}
+
+// split is the pieces text is cut into.
+func (h *hfPre) split(text string) []string {
+	pieces := [][]rune{[]rune(text)}
+	for _, s := range h.steps {
+		var next [][]rune
+		for _, p := range pieces {
+			next = append(next, s.apply(p)...)
+		}
+		pieces = next
+	}
+	out := make([]string, 0, len(pieces))
+	for _, p := range pieces {
+		if len(p) > 0 {
+			out = append(out, string(p))
+		}
+	}
+	return out
+}
+
+// apply cuts one piece at the step's delimiters, which become pieces of
+// their own, join a neighbour or go, as the behavior says.
+func (s hfStep) apply(rs []rune) [][]rune {
+	type seg struct {
+		a, b  int
+		match bool
+	}
+	var segs []seg
+	at := 0
+	for _, m := range s.find(rs) {
+		if m[0] > at {
+			segs = append(segs, seg{at, m[0], false})
+		}
+		if m[1] > m[0] {
+			segs = append(segs, seg{m[0], m[1], true})
+		}
+		at = m[1]
+	}
+	if at < len(rs) {
+		segs = append(segs, seg{at, len(rs), false})
+	}
+	if s.invert {
+		for i := range segs {
+			segs[i].match = !segs[i].match
+		}
+	}
+	var out []seg
+	switch s.behavior {
+	case "Isolated":
+		out = segs
+	case "Removed":
+		for _, g := range segs {
+			if !g.match {
+				out = append(out, g)
+			}
+		}
+	case "Contiguous":
+		for _, g := range segs {
+			if n := len(out); n > 0 && g.match && out[n-1].match {
+				out[n-1].b = g.b
+				continue
+			}
+			out = append(out, g)
+		}
+	case "MergedWithPrevious":
+		prevMatch := false
+		for _, g := range segs {
+			if n := len(out); n > 0 && g.match && !prevMatch {
+				out[n-1].b = g.b
+			} else {
+				out = append(out, g)
+			}
+			prevMatch = g.match
+		}
+	case "MergedWithNext":
+		nextMatch := false
+		for i := len(segs) - 1; i >= 0; i-- {
+			g := segs[i]
+			if n := len(out); n > 0 && g.match && !nextMatch {
+				out[n-1].a = g.a
+			} else {
+				out = append(out, g)
+			}
+			nextMatch = g.match
+		}
+		slices.Reverse(out)
+	}
+	pieces := make([][]rune, len(out))
+	for i, g := range out {
+		pieces[i] = rs[g.a:g.b]
+	}
+	return pieces
+}
+
+// preTestTexts are the texts equivalentPre splits both ways: the
+// converter's check text, the chat/code/multilingual shapes a tokenizer
+// meets, and the white-space, digit and contraction cases where the known
+// pre-tokenizers differ. Every text is in NFC.
+var preTestTexts = []string{
+	chkText,
+	"Hello world! The quick brown fox jumps over the lazy dog. I'm sure you'll see: DON'T, We'RE, it'S, they'd've.",
+	"Ünïcödé façade — naïve café; Straße ÆØÅ æøå. Привет, как дела? Γειά σου Κόσμε! مرحبا بالعالم. שלום עולם. नमस्ते दुनिया। สวัสดีชาวโลก 안녕하세요 세계 こんにちは世界、カタカナ。你好，世界！ 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 ﬁ ½ ² Ⅻ ٣٤٥ १२३",
+	"def main(argv: list[str]) -> int:\n\tfor i in range(10_000):\n\t\tif i % 3 == 0 and x[i] != y[-1]:\n\t\t\tprint(f\"{i:>4d}\", end='')  # comment\r\n    return 0x1F + 1e-3 * 123456789\n\nfunc (t *T) Run(ctx context.Context) error { return nil }\n// a/b/c.go:42:7 -- <div class=\"x\">&amp;</div> $HOME ~/.x ^_^ a|b a<=b>=c ++i --j `code` @decorator #[attr]\n",
+	"   leading spaces\tand\ttabs   \n\n\n  trailing   \n \r\n\r\n\u00a0nbsp\u3000ideographic\u2003em space \v\f end   ",
+	"1 12 123 1234 12345 123456 1234567 3.14159 1,000,000 2024-01-31 10:30pm $5.99 50% v1.2.3 ０１２３ 1st 2nd",
+	"''''\"\"\"``` ,,,... !!!??? ((([[[{{{}}}]]]))) ---=== *** /// \\\\ ::: ;;; ___ +++ ### @@@ ~~~ ||| <<<>>> ' s 't 'S 'T 'Re 'vE 'Ll 'D",
+	"🚀🚀 👨‍👩‍👧‍👦 🏳️‍🌈 ✅❌ 🦙 a🦙b 😀😁😂 ❤️ 1️⃣ e\u0301 (combining) ñ x\u20dd",
+	"'tis 'twas 'dunno 'sdeath 'mazing 'llama 'vest 'rest 'DOG 'Sup 'Til don'tcha y'all ma'am o'clock rock'n'roll 'd 'S I'dunno she'Deal it'sOK we'llama you'rebel they'veto I'mad don'tea",
+	"CamelCaseWords and snake_case_words, HTTPServer URLs like https://example.com/path?q=1&r=2#frag, emails a.b@c.io, ALLCAPS lowercase MiXeD",
+}
+
+// equivalentPre is the first name of preKinds whose splitting is the same
+// as h's on every test text, with the same merge rule (ignoreMerges, the
+// tokenizer.json model's ignore_merges); "" when none is.
+func equivalentPre(h *hfPre, ignoreMerges bool, texts []string) string {
+	if h.refusal != "" {
+		return ""
+	}
+	want := make([][]string, len(texts))
+	for i, s := range texts {
+		want[i] = h.split(s)
+	}
+	for _, name := range preKinds {
+		if name == "default" || mergesIgnored(name) != ignoreMerges {
+			continue
+		}
+		p := preTokenizerFor(name)
+		same := true
+		for i, s := range texts {
+			if !slices.Equal(p.split(s), want[i]) {
+				same = false
+				break
+			}
+		}
+		if same {
+			return name
+		}
+	}
+	return ""
+}
+
+// describe names h's splitting for a refusal.
+func (h *hfPre) describe() string {
+	var parts []string
+	for _, r := range h.regexes {
+		parts = append(parts, fmt.Sprintf("%q", r))
+	}
+	s := "split regexes " + strings.Join(parts, ", ")
+	if len(parts) == 0 {
+		s = "no split regex"
+	}
+	if h.refusal != "" {
+		s += "; " + h.refusal
+	}
+	return s
+}
