@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -299,21 +300,15 @@ func (s hfStep) apply(rs []rune) [][]rune {
 }
 
 // preTestTexts are the texts equivalentPre splits both ways: the
-// converter's check text, the chat/code/multilingual shapes a tokenizer
-// meets, and the white-space, digit and contraction cases where the known
-// pre-tokenizers differ. Every text is in NFC.
-var preTestTexts = []string{
-	chkText,
-	"Hello world! The quick brown fox jumps over the lazy dog. I'm sure you'll see: DON'T, We'RE, it'S, they'd've.",
-	"Ünïcödé façade — naïve café; Straße ÆØÅ æøå. Привет, как дела? Γειά σου Κόσμε! مرحبا بالعالم. שלום עולם. नमस्ते दुनिया। สวัสดีชาวโลก 안녕하세요 세계 こんにちは世界、カタカナ。你好，世界！ 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 ﬁ ½ ² Ⅻ ٣٤٥ १२३",
-	"def main(argv: list[str]) -> int:\n\tfor i in range(10_000):\n\t\tif i % 3 == 0 and x[i] != y[-1]:\n\t\t\tprint(f\"{i:>4d}\", end='')  # comment\r\n    return 0x1F + 1e-3 * 123456789\n\nfunc (t *T) Run(ctx context.Context) error { return nil }\n// a/b/c.go:42:7 -- <div class=\"x\">&amp;</div> $HOME ~/.x ^_^ a|b a<=b>=c ++i --j `code` @decorator #[attr]\n",
-	"   leading spaces\tand\ttabs   \n\n\n  trailing   \n \r\n\r\n\u00a0nbsp\u3000ideographic\u2003em space \v\f end   ",
-	"1 12 123 1234 12345 123456 1234567 3.14159 1,000,000 2024-01-31 10:30pm $5.99 50% v1.2.3 ０１２３ 1st 2nd",
-	"''''\"\"\"``` ,,,... !!!??? ((([[[{{{}}}]]]))) ---=== *** /// \\\\ ::: ;;; ___ +++ ### @@@ ~~~ ||| <<<>>> ' s 't 'S 'T 'Re 'vE 'Ll 'D",
-	"🚀🚀 👨‍👩‍👧‍👦 🏳️‍🌈 ✅❌ 🦙 a🦙b 😀😁😂 ❤️ 1️⃣ e\u0301 (combining) ñ x\u20dd",
-	"'tis 'twas 'dunno 'sdeath 'mazing 'llama 'vest 'rest 'DOG 'Sup 'Til don'tcha y'all ma'am o'clock rock'n'roll 'd 'S I'dunno she'Deal it'sOK we'llama you'rebel they'veto I'mad don'tea",
-	"CamelCaseWords and snake_case_words, HTTPServer URLs like https://example.com/path?q=1&r=2#frag, emails a.b@c.io, ALLCAPS lowercase MiXeD",
-}
+// converter's check text, then pre_test_texts.txt (texts separated by
+// llama.cpp's "\n__ggml_vocab_test__\n" lines): the chat, code and
+// multilingual shapes a tokenizer meets, and the white-space, digit and
+// contraction cases where the known pre-tokenizers differ. Every text is
+// in NFC.
+var preTestTexts = append([]string{chkText}, strings.Split(strings.TrimSuffix(preTestFile, "\n__ggml_vocab_test__\n"), "\n__ggml_vocab_test__\n")...)
+
+//go:embed pre_test_texts.txt
+var preTestFile string
 
 // equivalentPre is the first name of preKinds whose splitting is the same
 // as h's on every test text, with the same merge rule (ignoreMerges, the

@@ -77,6 +77,7 @@ var preAliases = map[string]string{
 	"llama3": "llama-bpe", "llama-v3": "llama-bpe", "falcon3": "llama-bpe", "falcon-h1": "llama-bpe", "pixtral": "llama-bpe",
 	"midm-2.0": "llama-bpe", "lfm2": "llama-bpe", "jina-v5-nano": "llama-bpe",
 	"smaug-bpe": "dbrx", "chatglm-bpe": "dbrx", "glm4": "dbrx",
+	"bailingmoe": "qwen2", "bailingmoe2": "qwen2", "llada-moe": "qwen2", "minicpm5": "llama-bpe",
 	"stablelm2": "qwen2", "megrez": "qwen2", "deepseek-r1-qwen": "qwen2", "kormo": "qwen2", "f2llmv2": "qwen2",
 	"hunyuan": "qwen2", "solar-open": "qwen2", "grok-2": "qwen2",
 	"refact": "starcoder", "command-r": "starcoder", "smollm": "starcoder", "codeshell": "starcoder", "exaone": "starcoder",
@@ -87,7 +88,7 @@ var preAliases = map[string]string{
 
 // preKinds are the names preTokenizerFor implements, one per kind of
 // splitting (aliases aside), in the order equivalentPre tries them.
-var preKinds = []string{"gpt-2", "llama-bpe", "dbrx", "qwen2", "starcoder", "falcon", "deepseek-llm", "deepseek-coder", "bloom", "viking", "default"}
+var preKinds = []string{"gpt-2", "llama-bpe", "dbrx", "qwen2", "qwen35", "starcoder", "falcon", "deepseek-llm", "deepseek-coder", "bloom", "viking", "default"}
 
 // preKind is the name in preKinds that tokenizes as name does, or "".
 func preKind(name string) string {
@@ -128,9 +129,11 @@ func preTokenizerFor(name string) *preTokenizer {
 			matchRule(threeASCIIDigits),
 		}
 	case "llama-bpe", "dbrx":
-		rules = []rule{llama3Rule(3)}
+		rules = []rule{llama3Rule(3, false)}
 	case "qwen2":
-		rules = []rule{llama3Rule(1)}
+		rules = []rule{llama3Rule(1, false)}
+	case "qwen35":
+		rules = []rule{llama3Rule(1, true)}
 	case "deepseek-coder":
 		rules = []rule{
 			matchRule(oneOf(isCRLF)),
@@ -387,7 +390,11 @@ func contraction(t *text, i, end int, fold bool) int {
 // llama3Rule is LLaMA 3's pattern (and, with maxDigits 1, Qwen2's)
 //
 //	(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
-func llama3Rule(maxDigits int) rule {
+//
+// With marks, combining marks count as letters (\p{L} above becomes
+// [\p{L}\p{M}]): Qwen3.5's pattern, with maxDigits 1.
+func llama3Rule(maxDigits int, marks bool) rule {
+	letter := func(k uint8) bool { return k == clsLetter || (marks && k == clsMark) }
 	return func(t *text, sp span, out []span) []span {
 		end := sp.b
 		cls := func(i int) uint8 {
@@ -416,9 +423,9 @@ func llama3Rule(maxDigits int) rule {
 				emit(pos)
 				continue
 			}
-			if !(c == '\r' || c == '\n' || k == clsNumber) && (k == clsLetter || cls(pos+1) == clsLetter) {
+			if !(c == '\r' || c == '\n' || k == clsNumber) && (letter(k) || letter(cls(pos+1))) {
 				pos++
-				for cls(pos) == clsLetter {
+				for letter(cls(pos)) {
 					pos++
 				}
 				emit(pos)
@@ -440,11 +447,11 @@ func llama3Rule(maxDigits int) rule {
 			if c == ' ' {
 				k2 = cls(pos + 1)
 			}
-			if k2 != 0 && k2 != clsSpace && k2 != clsLetter && k2 != clsNumber {
+			if k2 != 0 && k2 != clsSpace && !letter(k2) && k2 != clsNumber {
 				if c == ' ' {
 					pos++
 				}
-				for q := cls(pos); q != 0 && q != clsSpace && q != clsLetter && q != clsNumber; q = cls(pos) {
+				for q := cls(pos); q != 0 && q != clsSpace && !letter(q) && q != clsNumber; q = cls(pos) {
 					pos++
 				}
 				for r := at(pos); r == '\r' || r == '\n'; r = at(pos) {
