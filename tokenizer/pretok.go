@@ -77,6 +77,7 @@ var preAliases = map[string]string{
 	"llama3": "llama-bpe", "llama-v3": "llama-bpe", "falcon3": "llama-bpe", "falcon-h1": "llama-bpe", "pixtral": "llama-bpe",
 	"midm-2.0": "llama-bpe", "lfm2": "llama-bpe", "jina-v5-nano": "llama-bpe",
 	"smaug-bpe": "dbrx", "chatglm-bpe": "dbrx", "glm4": "dbrx",
+	"llama4": "gpt-4o", "kanana2": "gpt-4o", "talkie": "gpt-4o", "minimax-m2": "gpt-4o",
 	"bailingmoe": "qwen2", "bailingmoe2": "qwen2", "llada-moe": "qwen2", "minicpm5": "llama-bpe",
 	"stablelm2": "qwen2", "megrez": "qwen2", "deepseek-r1-qwen": "qwen2", "kormo": "qwen2", "f2llmv2": "qwen2",
 	"hunyuan": "qwen2", "solar-open": "qwen2", "grok-2": "qwen2",
@@ -88,7 +89,7 @@ var preAliases = map[string]string{
 
 // preKinds are the names preTokenizerFor implements, one per kind of
 // splitting (aliases aside), in the order equivalentPre tries them.
-var preKinds = []string{"gpt-2", "llama-bpe", "dbrx", "qwen2", "qwen35", "starcoder", "falcon", "deepseek-llm", "deepseek-coder", "bloom", "viking", "default"}
+var preKinds = []string{"gpt-2", "llama-bpe", "dbrx", "qwen2", "qwen35", "gpt-4o", "tekken", "seed-coder", "exaone-moe", "starcoder", "falcon", "deepseek-llm", "deepseek-coder", "bloom", "viking", "default"}
 
 // preKind is the name in preKinds that tokenizes as name does, or "".
 func preKind(name string) string {
@@ -103,7 +104,10 @@ func preKind(name string) string {
 
 // mergesIgnored reports whether llama.cpp takes a word that is a token as
 // it is, before any merge, for pre-tokenizer name (ignore_merges).
-func mergesIgnored(name string) bool { return preKind(name) == "llama-bpe" }
+func mergesIgnored(name string) bool {
+	k := preKind(name)
+	return k == "llama-bpe" || k == "tekken"
+}
 
 // preTokenizerFor returns the pre-tokenizer llama.cpp uses for a
 // tokenizer.ggml.pre name, or nil when it is not supported.
@@ -134,6 +138,8 @@ func preTokenizerFor(name string) *preTokenizer {
 		rules = []rule{llama3Rule(1, false)}
 	case "qwen35":
 		rules = []rule{llama3Rule(1, true)}
+	case "gpt-4o", "tekken", "seed-coder", "exaone-moe":
+		rules = []rule{regexRule(llamaRegexes[kind])}
 	case "deepseek-coder":
 		rules = []rule{
 			matchRule(oneOf(isCRLF)),
@@ -159,6 +165,49 @@ func preTokenizerFor(name string) *preTokenizer {
 		return nil
 	}
 	return &preTokenizer{name: name, rules: rules}
+}
+
+// llamaRegexes are the split regexes llama.cpp (d32676d7,
+// src/llama-vocab.cpp) gives these pre-tokenizers, in the form it runs them
+// (an upper- or lower-case letter is a letter not a-z or not A-Z): regexp2
+// runs them as llama.cpp does on every text of llamacpp_splits.json
+// (TestPreSplitsMatchLlamaCpp). GPT-4o's and Tekken's differ from the
+// tokenizer.json originals, which use \p{Lu} and \p{Ll}.
+var llamaRegexes = map[string]string{
+	"gpt-4o": `[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))*((?=[\p{L}])([^A-Z]))+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|` +
+		`[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))+((?=[\p{L}])([^A-Z]))*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|` +
+		`\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`,
+	"tekken": `[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))*((?=[\p{L}])([^A-Z]))+|[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))+((?=[\p{L}])([^A-Z]))*|` +
+		`\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`,
+	"seed-coder": `(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1}| ?[^\s\p{L}\p{N}\r\n]+|\s*[\r\n]+|\s+(?!\S)|\s+`,
+	"exaone-moe": `(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?(?:\p{L}\p{M}*(?: \p{L}\p{M}*)*)+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]?|\s*[\r\n]|\s+(?!\S)|\s+`,
+}
+
+// regexRule splits by a regex run by regexp2 (look-ahead, \p{…}), with
+// matchRule's semantics; an empty match cuts nothing.
+func regexRule(pat string) rule {
+	find, err := compileHFRegex(pat)
+	if err != nil {
+		panic(err) // llamaRegexes are constants, compiled by the tests
+	}
+	return func(t *text, sp span, out []span) []span {
+		gap := sp.a
+		for _, m := range find(t.rs[sp.a:sp.b]) {
+			a, b := sp.a+m[0], sp.a+m[1]
+			if a == b {
+				continue
+			}
+			if gap < a {
+				out = append(out, span{gap, a})
+			}
+			out = append(out, span{a, b})
+			gap = b
+		}
+		if gap < sp.b {
+			out = append(out, span{gap, sp.b})
+		}
+		return out
+	}
 }
 
 // matcher returns the length in code points of the match of a pattern at
