@@ -146,7 +146,7 @@ func TestUnknownHashPre(t *testing.T) {
 	for _, c := range readPreCases(t) {
 		cs[c.TableName] = c
 	}
-	for _, name := range []string{"llama-bpe", "qwen2", "qwen35", "deepseek-llm", "starcoder"} {
+	for _, name := range []string{"llama-bpe", "qwen2", "qwen35", "seed-coder", "starcoder"} {
 		c := cs[name]
 		tok, err := with(string(c.PreTokenizer), c.IgnoreMerges)
 		if err != nil {

@@ -287,9 +287,11 @@ func isPunctOrMathy(c rune, cl uint8) bool {
 
 func isCRLF(c rune, _ uint8) bool { return c == '\r' || c == '\n' }
 
-// isDeepseekCJK is [一-龥ࠀ-一가-퟿].
-func isDeepseekCJK(c rune, _ uint8) bool {
-	return (c >= 0x4E00 && c <= 0x9FA5) || (c >= 0x0800 && c <= 0x4E00) || (c >= 0xAC00 && c <= 0xD7FF)
+// isDeepseekCJK is [一-龥ࠀ-一가-퟿], white space aside: llama.cpp runs such
+// a regex with every white space past ASCII turned into \v (U+3000 and
+// U+2003 are in the range, and are not matched).
+func isDeepseekCJK(c rune, cl uint8) bool {
+	return cl != clsSpace && ((c >= 0x4E00 && c <= 0x9FA5) || (c >= 0x0800 && c <= 0x4E00) || (c >= 0xAC00 && c <= 0xD7FF))
 }
 
 // threeASCIIDigits is [0-9][0-9][0-9].
