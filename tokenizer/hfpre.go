@@ -50,13 +50,12 @@ type hfPreStep struct {
 }
 
 // parseHFPre reads a byte-level BPE tokenizer.json's normalizer and
-// pre_tokenizer. Steps tfconv cannot run are an error naming them.
+// pre_tokenizer. A step tfconv cannot run is a refusal (the hash may still
+// name the tokenizer); only unreadable JSON is an error.
 func parseHFPre(normalizer, pre json.RawMessage) (*hfPre, error) {
 	const file = "tokenizer.json"
 	h := &hfPre{}
-	if r := hfNormalizerRefusal(normalizer); r != "" {
-		h.refusal = r
-	}
+	h.refuse(hfNormalizerRefusal(normalizer))
 	if len(pre) == 0 || string(pre) == "null" {
 		return h, nil
 	}
@@ -71,8 +70,8 @@ func parseHFPre(normalizer, pre json.RawMessage) (*hfPre, error) {
 	for _, q := range list {
 		switch q.Type {
 		case "ByteLevel":
-			if q.AddPrefixSpace && h.refusal == "" {
-				h.refusal = "ByteLevel with add_prefix_space (llama.cpp adds no space before a BPE text)"
+			if q.AddPrefixSpace {
+				h.refuse("ByteLevel with add_prefix_space (llama.cpp adds no space before a BPE text)")
 			}
 			if q.UseRegex == nil || *q.UseRegex {
 				re, err := compileHFRegex(gpt2Pattern)
@@ -91,11 +90,12 @@ func parseHFPre(normalizer, pre json.RawMessage) (*hfPre, error) {
 			} else {
 				pat = regexp2.Escape(*q.Pattern.String)
 			}
+			h.regexes = append(h.regexes, pat)
 			re, err := compileHFRegex(pat)
 			if err != nil {
-				return nil, err
+				h.refuse(fmt.Sprintf("regex %q does not compile here (%v)", pat, err))
+				continue
 			}
-			h.regexes = append(h.regexes, pat)
 			h.steps = append(h.steps, hfStep{find: re, behavior: q.Behavior, invert: q.Invert})
 		case "Digits":
 			find := runsOf(unicode.IsNumber)
@@ -110,17 +110,24 @@ func parseHFPre(normalizer, pre json.RawMessage) (*hfPre, error) {
 			}
 			h.steps = append(h.steps, hfStep{find: eachOf(isHFPunct), behavior: b})
 		default:
-			return nil, unsupportedErr(file, "pre_tokenizer", fmt.Sprintf("pre-tokenizer step %q is not supported with a byte-level BPE", q.Type))
+			h.refuse(fmt.Sprintf("pre-tokenizer step %q is not read with a byte-level BPE", q.Type))
 		}
 	}
 	for _, s := range h.steps {
 		switch s.behavior {
 		case "Isolated", "Removed", "MergedWithPrevious", "MergedWithNext", "Contiguous":
 		default:
-			return nil, unsupportedErr(file, "pre_tokenizer", fmt.Sprintf("split behavior %q is not supported", s.behavior))
+			h.refuse(fmt.Sprintf("split behavior %q is not read", s.behavior))
 		}
 	}
 	return h, nil
+}
+
+// refuse records the first reason no llama.cpp name can split as h does.
+func (h *hfPre) refuse(why string) {
+	if h.refusal == "" {
+		h.refusal = why
+	}
 }
 
 // hfNormalizerRefusal is "" for a normalizer that leaves the texts
