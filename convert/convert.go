@@ -160,6 +160,10 @@ type Report struct {
 	// (no tokenizer, a pooler transformers will re-initialise, tensors
 	// rounded to a narrower type).
 	Warnings []string `json:"warnings,omitempty"`
+	// PreTokenizer says how a GGUF's tokenizer.ggml.pre was chosen when no
+	// hash of llama.cpp's table named the tokenizer: the name whose
+	// splitting is the tokenizer.json's (tokenizer.PreNote).
+	PreTokenizer string `json:"pre_tokenizer,omitempty"`
 	// LoRA is set by MergeLoRA: the adapter merged in.
 	LoRA *LoRAReport `json:"lora,omitempty"`
 	// Replaced names the files of an existing DST that the output replaced
@@ -188,6 +192,7 @@ type plan struct {
 	dropped []Dropped
 	files   map[string][]byte // side files (HF output, native aux)
 	warn    []string
+	preNote string                 // Report.PreTokenizer
 	native  *checkpoint.Checkpoint // native output: the source, for its header
 	name    *authorship            // GGUF output from Hugging Face: general.* about the model
 }
@@ -363,7 +368,7 @@ func checkDestEarly(dst string, to Format, opts Options, inputs []string) error 
 func newReport(src, out string, to Format, p *plan, files []string) *Report {
 	rep := &Report{Source: src, Output: out, Format: to, Arch: p.arch, OutType: p.outType,
 		Tensors: []TensorReport{}, Dropped: p.dropped, Warnings: p.warn, Files: files,
-		Replaced: []string{}, RemovedStale: []string{}}
+		Replaced: []string{}, RemovedStale: []string{}, PreTokenizer: p.preNote}
 	if rep.Dropped == nil {
 		rep.Dropped = []Dropped{}
 	}

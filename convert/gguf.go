@@ -179,6 +179,9 @@ func planToGGUF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 			return nil, err
 		}
 		md = append(md, vmd...)
+		if n := tok.PreNote(); n != "" {
+			p.preNote = fmt.Sprintf("tokenizer.ggml.pre %q: %s", tok.Pre(), n)
+		}
 	case errors.Is(err, fs.ErrNotExist):
 		p.warn = append(p.warn, "no tokenizer files: the GGUF has no tokenizer.ggml.* keys and llama.cpp will not load it without a vocabulary")
 	default:

@@ -2,8 +2,11 @@ package tokenizer
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tfconv/tfconv/formats/gguf"
@@ -101,6 +104,29 @@ func TestIdentifyPreFromTokenizerJSON(t *testing.T) {
 		}
 		if tok.Pre() != c.pre {
 			t.Errorf("%s: pre %q, want %q", c.vocab, tok.Pre(), c.pre)
+		}
+	}
+}
+
+// TestChkHashesAreTheReferences reads the converter's own table (llama.cpp
+// d32676d7's get_vocab_base_pre, copied unchanged into testdata/tokenizer)
+// and wants chkHashes to be it: every hash, its name, in its order.
+func TestChkHashesAreTheReferences(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "tokenizer", "get_vocab_base_pre-d32676d7.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`if chkhsh == "([0-9a-f]{64})":\n\s*# ref: \S+\n\s*res = "([^"]+)"`)
+	ms := re.FindAllStringSubmatch(string(b), -1)
+	if n := strings.Count(string(b), `chkhsh == "`); len(ms) != n || n < 90 {
+		t.Fatalf("%d entries read of %d in the file", len(ms), n)
+	}
+	if len(ms) != len(chkHashes) {
+		t.Errorf("table has %d entries, the reference %d", len(chkHashes), len(ms))
+	}
+	for i, m := range ms {
+		if i < len(chkHashes) && (chkHashes[i].hash != m[1] || chkHashes[i].pre != m[2]) {
+			t.Errorf("entry %d: %s %q, the reference %s %q", i, chkHashes[i].hash, chkHashes[i].pre, m[1], m[2])
 		}
 	}
 }

@@ -7,7 +7,13 @@
 //   - BPE: GPT-2's byte-level BPE. A pre-tokenizer, chosen by the name
 //     llama.cpp stores in tokenizer.ggml.pre ("gpt-2", "llama-bpe",
 //     "deepseek-coder", "falcon", ...), splits the text into words; each is
-//     merged by merge rank.
+//     merged by merge rank. From a tokenizer.json the name is the one
+//     llama.cpp's converter gives the hash of its tokenization of a check
+//     text (chkHashes, its table); when the table lacks the hash, it is the
+//     llama.cpp name whose splitting is the tokenizer.json pre_tokenizer's
+//     on a set of test texts (the pre_tokenizer run as the tokenizers
+//     library runs it, its regexes by regexp2), and when none splits alike
+//     the tokenizer is refused, naming the regexes.
 //   - SPM: SentencePiece as LLaMA uses it: a leading space, spaces as "▁",
 //     pairwise merges by score, <0xXX> byte fallback. Unigram SentencePiece
 //     models (T5) use the Viterbi search instead.

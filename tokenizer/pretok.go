@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"slices"
 	"unicode"
 	"unicode/utf8"
 )
@@ -65,22 +66,65 @@ func (p *preTokenizer) split(s string) []string {
 	return words
 }
 
+// preAliases are tokenizer.ggml.pre names that llama.cpp (d32676d7,
+// src/llama-vocab.cpp) gives the same split regexes and the same merge rule
+// (ignore_merges) as the name they map to: tfconv tokenizes them alike.
+var preAliases = map[string]string{
+	"phi-2": "gpt-2", "jina-es": "gpt-2", "jina-de": "gpt-2", "gigachat": "gpt-2", "jina-v1-en": "gpt-2",
+	"jina-v2-es": "gpt-2", "jina-v2-de": "gpt-2", "jina-v2-code": "gpt-2", "roberta-bpe": "gpt-2",
+	"mpt": "gpt-2", "olmo": "gpt-2", "jais": "gpt-2", "a.x-4.0": "gpt-2", "mellum": "gpt-2", "modern-bert": "gpt-2",
+	"exaone4": "gpt-2", "trillion": "gpt-2", "granite-docling": "gpt-2",
+	"llama3": "llama-bpe", "llama-v3": "llama-bpe", "falcon3": "llama-bpe", "falcon-h1": "llama-bpe", "pixtral": "llama-bpe",
+	"midm-2.0": "llama-bpe", "lfm2": "llama-bpe", "jina-v5-nano": "llama-bpe",
+	"smaug-bpe": "dbrx", "chatglm-bpe": "dbrx", "glm4": "dbrx",
+	"llama4": "gpt-4o", "kanana2": "gpt-4o", "talkie": "gpt-4o", "minimax-m2": "gpt-4o",
+	"bailingmoe": "qwen2", "bailingmoe2": "qwen2", "llada-moe": "qwen2", "minicpm5": "llama-bpe",
+	"stablelm2": "qwen2", "megrez": "qwen2", "deepseek-r1-qwen": "qwen2", "kormo": "qwen2", "f2llmv2": "qwen2",
+	"hunyuan": "qwen2", "solar-open": "qwen2", "grok-2": "qwen2",
+	"refact": "starcoder", "command-r": "starcoder", "smollm": "starcoder", "codeshell": "starcoder", "exaone": "starcoder",
+	"minerva-7b": "starcoder", "mellum2": "starcoder",
+	"poro-chat": "bloom", "gpt3-finnish": "bloom",
+	"": "default",
+}
+
+// preKinds are the names preTokenizerFor implements, one per kind of
+// splitting (aliases aside), in the order equivalentPre tries them.
+var preKinds = []string{"gpt-2", "llama-bpe", "dbrx", "qwen2", "qwen35", "gpt-4o", "tekken", "seed-coder", "exaone-moe", "starcoder", "falcon", "deepseek-llm", "deepseek-coder", "bloom", "viking", "default"}
+
+// preKind is the name in preKinds that tokenizes as name does, or "".
+func preKind(name string) string {
+	if a, ok := preAliases[name]; ok {
+		name = a
+	}
+	if slices.Contains(preKinds, name) {
+		return name
+	}
+	return ""
+}
+
+// mergesIgnored reports whether llama.cpp takes a word that is a token as
+// it is, before any merge, for pre-tokenizer name (ignore_merges).
+func mergesIgnored(name string) bool {
+	k := preKind(name)
+	return k == "llama-bpe" || k == "tekken"
+}
+
 // preTokenizerFor returns the pre-tokenizer llama.cpp uses for a
 // tokenizer.ggml.pre name, or nil when it is not supported.
 func preTokenizerFor(name string) *preTokenizer {
+	kind := preKind(name)
 	var rules []rule
-	switch name {
-	case "", "default":
+	switch kind {
+	case "default":
 		rules = []rule{
 			matchRule(runOf(isPunctOrMathy)),
 			gpt2Rule,
 			matchRule(runOf(func(c rune, cl uint8) bool { return cl == clsNumber })),
 			matchRule(threeASCIIDigits),
 		}
-	case "gpt-2", "phi-2", "jina-es", "jina-de", "gigachat", "jina-v1-en", "jina-v2-es", "jina-v2-de",
-		"jina-v2-code", "roberta-bpe", "mpt", "olmo", "jais":
+	case "gpt-2":
 		rules = []rule{gpt2Rule}
-	case "starcoder", "refact", "command-r", "smollm", "codeshell", "exaone", "minerva-7b":
+	case "starcoder":
 		rules = []rule{matchRule(oneOf(func(c rune, cl uint8) bool { return cl == clsNumber })), gpt2Rule}
 	case "falcon":
 		rules = []rule{
@@ -88,10 +132,14 @@ func preTokenizerFor(name string) *preTokenizer {
 			gpt2Rule,
 			matchRule(threeASCIIDigits),
 		}
-	case "llama3", "llama-v3", "llama-bpe", "falcon3", "dbrx", "smaug-bpe", "chatglm-bpe":
-		rules = []rule{llama3Rule(3)}
-	case "qwen2", "stablelm2", "megrez", "deepseek-r1-qwen":
-		rules = []rule{llama3Rule(1)}
+	case "llama-bpe", "dbrx":
+		rules = []rule{llama3Rule(3, false)}
+	case "qwen2":
+		rules = []rule{llama3Rule(1, false)}
+	case "qwen35":
+		rules = []rule{llama3Rule(1, true)}
+	case "gpt-4o", "tekken", "seed-coder", "exaone-moe":
+		rules = []rule{regexRule(llamaRegexes[kind])}
 	case "deepseek-coder":
 		rules = []rule{
 			matchRule(oneOf(isCRLF)),
@@ -109,7 +157,7 @@ func preTokenizerFor(name string) *preTokenizer {
 			matchRule(runOf(isDeepseekCJK)),
 			matchRule(runOf(func(c rune, cl uint8) bool { return cl == clsNumber })),
 		}
-	case "poro-chat", "bloom", "gpt3-finnish":
+	case "bloom":
 		rules = []rule{matchRule(bloomWord)}
 	case "viking":
 		rules = []rule{matchRule(bloomWord), matchRule(oneOf(func(c rune, cl uint8) bool { return cl == clsNumber }))}
@@ -117,6 +165,49 @@ func preTokenizerFor(name string) *preTokenizer {
 		return nil
 	}
 	return &preTokenizer{name: name, rules: rules}
+}
+
+// llamaRegexes are the split regexes llama.cpp (d32676d7,
+// src/llama-vocab.cpp) gives these pre-tokenizers, in the form it runs them
+// (an upper- or lower-case letter is a letter not a-z or not A-Z): regexp2
+// runs them as llama.cpp does on every text of llamacpp_splits.json
+// (TestPreSplitsMatchLlamaCpp). GPT-4o's and Tekken's differ from the
+// tokenizer.json originals, which use \p{Lu} and \p{Ll}.
+var llamaRegexes = map[string]string{
+	"gpt-4o": `[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))*((?=[\p{L}])([^A-Z]))+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|` +
+		`[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))+((?=[\p{L}])([^A-Z]))*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|` +
+		`\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`,
+	"tekken": `[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))*((?=[\p{L}])([^A-Z]))+|[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))+((?=[\p{L}])([^A-Z]))*|` +
+		`\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`,
+	"seed-coder": `(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1}| ?[^\s\p{L}\p{N}\r\n]+|\s*[\r\n]+|\s+(?!\S)|\s+`,
+	"exaone-moe": `(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?(?:\p{L}\p{M}*(?: \p{L}\p{M}*)*)+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]?|\s*[\r\n]|\s+(?!\S)|\s+`,
+}
+
+// regexRule splits by a regex run by regexp2 (look-ahead, \p{…}), with
+// matchRule's semantics; an empty match cuts nothing.
+func regexRule(pat string) rule {
+	find, err := compileHFRegex(pat)
+	if err != nil {
+		panic(err) // llamaRegexes are constants, compiled by the tests
+	}
+	return func(t *text, sp span, out []span) []span {
+		gap := sp.a
+		for _, m := range find(t.rs[sp.a:sp.b]) {
+			a, b := sp.a+m[0], sp.a+m[1]
+			if a == b {
+				continue
+			}
+			if gap < a {
+				out = append(out, span{gap, a})
+			}
+			out = append(out, span{a, b})
+			gap = b
+		}
+		if gap < sp.b {
+			out = append(out, span{gap, sp.b})
+		}
+		return out
+	}
 }
 
 // matcher returns the length in code points of the match of a pattern at
@@ -196,9 +287,11 @@ func isPunctOrMathy(c rune, cl uint8) bool {
 
 func isCRLF(c rune, _ uint8) bool { return c == '\r' || c == '\n' }
 
-// isDeepseekCJK is [一-龥ࠀ-一가-퟿].
-func isDeepseekCJK(c rune, _ uint8) bool {
-	return (c >= 0x4E00 && c <= 0x9FA5) || (c >= 0x0800 && c <= 0x4E00) || (c >= 0xAC00 && c <= 0xD7FF)
+// isDeepseekCJK is [一-龥ࠀ-一가-퟿], white space aside: llama.cpp runs such
+// a regex with every white space past ASCII turned into \v (U+3000 and
+// U+2003 are in the range, and are not matched).
+func isDeepseekCJK(c rune, cl uint8) bool {
+	return cl != clsSpace && ((c >= 0x4E00 && c <= 0x9FA5) || (c >= 0x0800 && c <= 0x4E00) || (c >= 0xAC00 && c <= 0xD7FF))
 }
 
 // threeASCIIDigits is [0-9][0-9][0-9].
@@ -348,7 +441,11 @@ func contraction(t *text, i, end int, fold bool) int {
 // llama3Rule is LLaMA 3's pattern (and, with maxDigits 1, Qwen2's)
 //
 //	(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
-func llama3Rule(maxDigits int) rule {
+//
+// With marks, combining marks count as letters (\p{L} above becomes
+// [\p{L}\p{M}]): Qwen3.5's pattern, with maxDigits 1.
+func llama3Rule(maxDigits int, marks bool) rule {
+	letter := func(k uint8) bool { return k == clsLetter || (marks && k == clsMark) }
 	return func(t *text, sp span, out []span) []span {
 		end := sp.b
 		cls := func(i int) uint8 {
@@ -377,9 +474,9 @@ func llama3Rule(maxDigits int) rule {
 				emit(pos)
 				continue
 			}
-			if !(c == '\r' || c == '\n' || k == clsNumber) && (k == clsLetter || cls(pos+1) == clsLetter) {
+			if !(c == '\r' || c == '\n' || k == clsNumber) && (letter(k) || letter(cls(pos+1))) {
 				pos++
-				for cls(pos) == clsLetter {
+				for letter(cls(pos)) {
 					pos++
 				}
 				emit(pos)
@@ -401,11 +498,11 @@ func llama3Rule(maxDigits int) rule {
 			if c == ' ' {
 				k2 = cls(pos + 1)
 			}
-			if k2 != 0 && k2 != clsSpace && k2 != clsLetter && k2 != clsNumber {
+			if k2 != 0 && k2 != clsSpace && !letter(k2) && k2 != clsNumber {
 				if c == ' ' {
 					pos++
 				}
-				for q := cls(pos); q != 0 && q != clsSpace && q != clsLetter && q != clsNumber; q = cls(pos) {
+				for q := cls(pos); q != 0 && q != clsSpace && !letter(q) && q != clsNumber; q = cls(pos) {
 					pos++
 				}
 				for r := at(pos); r == '\r' || r == '\n'; r = at(pos) {

@@ -76,9 +76,12 @@ type Tokenizer struct {
 	tokenTypeCount                          int      // BERT's type_vocab_size, 0 if unknown
 	ggufIDs                                 []string // special kinds whose ids the source gave, in order
 
-	chat       []ChatTemplate // chat templates, the default first
-	additional []string       // HF additional_special_tokens, for chat templates
-	preRegex   string         // vocab.preRegex, until identifyPre names the pre-tokenizer
+	chat           []ChatTemplate // chat templates, the default first
+	additional     []string       // HF additional_special_tokens, for chat templates
+	hf             *hfPre         // vocab.hf, until identifyPre names the pre-tokenizer
+	hfIgnoreMerges bool
+	preRegex       string // a pre-tokenizer identifyPre could not name
+	preNote        string // how identifyPre named it when no hash did
 
 	ignoreMerges bool // LLaMA 3: a word that is a token is not merged
 	pretok       *preTokenizer
@@ -139,9 +142,11 @@ type vocab struct {
 	types  []TokenType
 	scores []float32
 	merges []string
-	// preRegex is a tokenizer.json Split regex tfconv does not read: pre
-	// is then a guess that identifyPre must confirm.
-	preRegex string
+	// hf is a byte-level tokenizer.json's pre-tokenizer and
+	// hfIgnoreMerges its model's ignore_merges: pre is then a guess that
+	// identifyPre replaces.
+	hf             *hfPre
+	hfIgnoreMerges bool
 }
 
 // build checks a vocabulary and prepares the lookup tables. where names the
@@ -161,7 +166,7 @@ func build(v vocab, where string) (*Tokenizer, error) {
 		return nil, fmtErr(where, "scores", fmt.Sprintf("%d entries for %d tokens", len(v.scores), n))
 	}
 	t := &Tokenizer{
-		model: v.model, pre: v.pre, tokens: v.tokens, types: v.types, scores: v.scores, merges: v.merges, preRegex: v.preRegex,
+		model: v.model, pre: v.pre, tokens: v.tokens, types: v.types, scores: v.scores, merges: v.merges, hf: v.hf, hfIgnoreMerges: v.hfIgnoreMerges,
 		BOS: -1, EOS: -1, UNK: -1, SEP: -1, PAD: -1, MASK: -1, CLS: -1,
 	}
 	if t.types == nil {
@@ -346,6 +351,9 @@ func (t *Tokenizer) Encode(s string, opts EncodeOptions) ([]int, error) {
 			prevSpecial = false
 		}
 	case BPE:
+		if t.pretok == nil {
+			return nil, unsupportedErr("tokenizer", "tokenizer.ggml.pre", fmt.Sprintf("tfconv cannot split text as pre-tokenizer %q does", t.pre))
+		}
 		for _, f := range frags {
 			if f.token >= 0 {
 				out = append(out, f.token)

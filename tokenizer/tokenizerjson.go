@@ -6,14 +6,6 @@ import (
 	"strings"
 )
 
-// Pre-tokenizer patterns seen in tokenizer.json files, and the
-// tokenizer.ggml.pre name llama.cpp gives the tokenizers that use them.
-var knownSplitPatterns = map[string]string{
-	`'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`:                                          "gpt-2",
-	`(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`: "llama-bpe",
-	`(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`:      "qwen2",
-}
-
 type tjFile struct {
 	AddedTokens []struct {
 		ID      int    `json:"id"`
@@ -128,18 +120,21 @@ func parseTokenizerJSON(b []byte, cfg *hfConfig) (*Tokenizer, []addedToken, erro
 		if err != nil {
 			return nil, nil, err
 		}
-		pre, byteLevel, unknown, err := tjPreName(tj.PreTokenizer)
+		byteLevel, regex, err := tjPreKind(tj.PreTokenizer)
 		if err != nil {
 			return nil, nil, err
 		}
-		if unknown != "" && !byteLevel {
-			return nil, nil, unsupportedErr("tokenizer.json", "pre_tokenizer", fmt.Sprintf("pre-tokenizer regex %q is not supported", unknown))
+		if regex != "" && !byteLevel {
+			return nil, nil, unsupportedErr("tokenizer.json", "pre_tokenizer", fmt.Sprintf("pre-tokenizer regex %q is not supported without ByteLevel", regex))
 		}
 		if byteLevel {
-			if unknown != "" && pre == "" {
-				pre = "gpt-2" // a guess; identifyPre must confirm it or find the name
+			// identifyPre names the pre-tokenizer: by the hash, else the
+			// llama.cpp one that splits (or tokenizes) as the file's does.
+			h, err := parseHFPre(tj.Normalizer, tj.PreTokenizer)
+			if err != nil {
+				return nil, nil, err
 			}
-			v = vocab{model: BPE, pre: pre, tokens: tokens, types: types, merges: merges, preRegex: unknown}
+			v = vocab{model: BPE, pre: "gpt-2", tokens: tokens, types: types, merges: merges, hf: h, hfIgnoreMerges: tj.Model.IgnoreMerges}
 			break
 		}
 		// SentencePiece-style BPE (LLaMA, Mistral): "▁" for spaces and
@@ -188,9 +183,6 @@ func parseTokenizerJSON(b []byte, cfg *hfConfig) (*Tokenizer, []addedToken, erro
 		t.UNK = *tj.Model.UnkID
 	}
 	t.applyPostProcessor(tj.PostProcessor)
-	if t.model == BPE && (t.pre == "llama-bpe") {
-		t.ignoreMerges = true
-	}
 	return t, added, nil
 }
 
@@ -246,16 +238,15 @@ func parseTJMerges(raw json.RawMessage) ([]string, error) {
 	return out, nil
 }
 
-// tjPreName maps a pre_tokenizer to a tokenizer.ggml.pre name; byteLevel
-// says whether the model is byte-level; unknown is a Split regex tfconv
-// does not know (the name is then only a guess for identifyPre to test).
-func tjPreName(raw json.RawMessage) (pre string, byteLevel bool, unknown string, err error) {
+// tjPreKind reads whether a pre_tokenizer is byte-level, and its first
+// Split regex ("" for none).
+func tjPreKind(raw json.RawMessage) (byteLevel bool, regex string, err error) {
 	if len(raw) == 0 || string(raw) == "null" {
-		return "", false, "", nil
+		return false, "", nil
 	}
 	var p tjPre
 	if err := json.Unmarshal(raw, &p); err != nil {
-		return "", false, "", jsonErr("tokenizer.json", err)
+		return false, "", jsonErr("tokenizer.json", err)
 	}
 	list := []tjPre{p}
 	if p.Type == "Sequence" {
@@ -265,23 +256,13 @@ func tjPreName(raw json.RawMessage) (pre string, byteLevel bool, unknown string,
 		switch q.Type {
 		case "ByteLevel":
 			byteLevel = true
-			if (q.UseRegex == nil || *q.UseRegex) && pre == "" {
-				pre = "gpt-2"
-			}
 		case "Split":
-			if q.Pattern == nil || q.Pattern.Regex == nil {
-				continue
+			if q.Pattern != nil && q.Pattern.Regex != nil && regex == "" {
+				regex = *q.Pattern.Regex
 			}
-			name, ok := knownSplitPatterns[*q.Pattern.Regex]
-			if !ok {
-				unknown = *q.Pattern.Regex
-				continue
-			}
-			pre = name
-		case "Metaspace":
 		}
 	}
-	return pre, byteLevel, unknown, nil
+	return byteLevel, regex, nil
 }
 
 // tjPrependsSpace reports whether a SentencePiece-style tokenizer.json adds

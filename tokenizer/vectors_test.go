@@ -110,6 +110,27 @@ func TestVocabVectors(t *testing.T) {
 	}
 }
 
+// TestVocabVectorsD32676d7 is test-tokenizer-0 with the texts and ids of
+// llama.cpp d32676d7 (testdata/tokenizer/d32676d7; its vocabularies are
+// c392e509's, byte for byte, its texts one newer).
+func TestVocabVectorsD32676d7(t *testing.T) {
+	for _, name := range vocabNames {
+		t.Run(name, func(t *testing.T) {
+			tok := loadGGUFTokenizer(t, vocabPath(t, name))
+			texts, want := readVectors(t, filepath.Join("..", "testdata", "tokenizer", "d32676d7", "ggml-vocab-"+name+".gguf"))
+			for i, text := range texts {
+				got, err := tok.Encode(text, EncodeOptions{})
+				if err != nil {
+					t.Fatalf("text %d %q: %v", i, text, err)
+				}
+				if !slices.Equal(got, want[i]) {
+					t.Errorf("text %d %q:\n got %v\nwant %v", i, text, got, want[i])
+				}
+			}
+		})
+	}
+}
+
 func openGGUF(t *testing.T, path string) tensor.Metadata {
 	t.Helper()
 	f, err := gguf.Open(path)

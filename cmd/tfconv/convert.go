@@ -118,7 +118,10 @@ Progress goes to stderr when it is a terminal, or with --progress.
 "source_dtype", "lossy", "overflow", "overflow_max_abs" (the last two only
 with --allow-overflow, when values became ±Inf)}], "dropped": [{"name", "reason"}], "bytes" (total
 tensor data), "seconds", "self_check": "ok" ("dry run" with --dry-run),
-"warnings": [...] (omitted when none), "files": [the files written, or
+"warnings": [...] (omitted when none), "pre_tokenizer" (how
+tokenizer.ggml.pre was chosen when no hash of llama.cpp's table names the
+tokenizer: the name that splits the test texts as tokenizer.json does;
+omitted otherwise), "files": [the files written, or
 that --dry-run would write], "dry_run": true (--dry-run only),
 "replaced": [file names of DST replaced, with --force], "removed_stale": [an
 earlier save's weight files removed from DST]}.
@@ -230,6 +233,9 @@ func runConvert(a *app, opts *convertOptions) error {
 	}
 	for _, w := range rep.Warnings {
 		fmt.Fprintln(a.err, "tfconv: warning:", w)
+	}
+	if rep.PreTokenizer != "" {
+		fmt.Fprintln(a.err, "tfconv: note:", rep.PreTokenizer)
 	}
 	if opts.json {
 		return output.JSON(a.out, rep)
