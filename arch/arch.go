@@ -29,6 +29,9 @@ type Family struct {
 	Tensors []Tensor
 	// Drops are Hugging Face tensors left out on purpose.
 	Drops []Drop
+	// Packed are Hugging Face tensors that hold several GGUF tensors or a
+	// block type's data (gpt-oss's experts), read before Tensors.
+	Packed []Packed
 	// HFWarning is said on every GGUF → HF conversion (what the GGUF
 	// cannot give back).
 	HFWarning string

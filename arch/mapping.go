@@ -23,8 +23,16 @@ type Mapping struct {
 	// dimension into this output, in order (Source is the first).
 	Stack []string
 	// Parts > 0: the output is part Part of Parts of Source, cut along its
-	// outermost dimension (the inverse of Stack).
+	// outermost dimension (the inverse of Stack), or, when Interleaved,
+	// the rows r ≡ Part (mod Parts) of axis 1 (Packed's alternating
+	// roles).
 	Part, Parts int
+	Interleaved bool
+	// Blocks, when set, is the block type Source already holds (a Packed
+	// weight): Source is its packed values and Scales its scales, and the
+	// output is that type, the blocks copied, never dequantized.
+	Blocks tensor.DType
+	Scales string
 }
 
 // Dropped is an input tensor left out of the output on purpose.
@@ -109,8 +117,25 @@ func (f *Family) mapTensors(in []tensor.Info, toGGUF bool, qh, kh, experts int64
 		}
 		renames = f.HFRename(Config{}, func(n string) bool { return names[n] })
 	}
+	byName := make(map[string]tensor.Info, len(in))
+	for _, ti := range in {
+		byName[ti.Name] = ti
+	}
+	var blocks []Mapping // written first, as the converter's generate_extra_tensors writes them
 	for _, ti := range in {
 		if toGGUF {
+			if p, bid, part, ok := f.packedOf(ti.Name); ok {
+				ms, err := p.mappings(ti, bid, part, byName)
+				if err != nil {
+					return nil, nil, err
+				}
+				if part == BlocksSuffix {
+					blocks = append(blocks, ms...)
+				} else {
+					out = append(out, ms...)
+				}
+				continue
+			}
 			if r := f.DropReason(ti.Name); r != "" {
 				dropped = append(dropped, Dropped{Name: ti.Name, Reason: r})
 				continue
@@ -184,7 +209,7 @@ func (f *Family) mapTensors(in []tensor.Info, toGGUF bool, qh, kh, experts int64
 	if err := stacks.complete(f.Name); err != nil {
 		return nil, nil, err
 	}
-	return out, dropped, nil
+	return append(blocks, out...), dropped, nil
 }
 
 // stackCount is the number of parts of a stacked role.

@@ -74,6 +74,20 @@ func GGUFTensorType(name string, shape tensor.Shape, want tensor.DType) tensor.D
 	return want
 }
 
+// blockFileType is general.file_type of a GGUF written at file type ft
+// whose weights include blocks of type d copied from the checkpoint: the
+// newer converter calls an MXFP4 checkpoint's GGUF MOSTLY_MXFP4_MOE
+// whatever float type (f32, f16, bf16) its other tensors get.
+func blockFileType(d tensor.DType, ft uint32) (uint32, bool) {
+	switch gguf.FileType(ft) {
+	case gguf.FileTypeF32, gguf.FileTypeF16, gguf.FileTypeBF16:
+		if d == tensor.MXFP4 {
+			return uint32(gguf.FileTypeMXFP4MoE), true
+		}
+	}
+	return 0, false
+}
+
 // planToGGUF converts a Hugging Face checkpoint (or a native file made from
 // one) to GGUF as convert_hf_to_gguf.py does.
 func planToGGUF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
@@ -110,17 +124,33 @@ func planToGGUF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 	}
 	infos := make([]tensor.Info, len(c.Tensors))
 	for i, t := range c.Tensors {
-		if !t.DType.Float() || t.DType.Quantized() {
-			return nil, tensor.Unsupported("convert: tensor %q is %v; Hugging Face input must be float", t.Name, t.DType)
-		}
 		infos[i] = t.Info
 	}
 	maps, dropped, err := fam.ToGGUF(cfg, infos)
 	if err != nil {
 		return nil, err
 	}
+	blockParts := map[string]bool{} // the parts of block-stored weights, copied as they are
+	for _, m := range maps {
+		if m.Blocks != 0 {
+			blockParts[m.Source], blockParts[m.Scales] = true, true
+			if bft, ok := blockFileType(m.Blocks, ft); ok {
+				ft = bft
+			}
+		}
+	}
+	for _, t := range c.Tensors {
+		if !blockParts[t.Name] && (!t.DType.Float() || t.DType.Quantized()) {
+			return nil, tensor.Unsupported("convert: tensor %q is %v; Hugging Face input must be float", t.Name, t.DType)
+		}
+	}
 	p := &plan{format: GGUF, arch: fam.Name, outType: outType, dropped: dropped}
-	if p.jobs, err = jobsFor(c, maps, dropped, func(m Mapping, _ *checkpoint.Tensor) tensor.DType { return GGUFTensorType(m.Name, m.Shape, want) }); err != nil {
+	if p.jobs, err = jobsFor(c, maps, dropped, func(m Mapping, _ *checkpoint.Tensor) tensor.DType {
+		if m.Blocks != 0 {
+			return m.Blocks
+		}
+		return GGUFTensorType(m.Name, m.Shape, want)
+	}); err != nil {
 		return nil, err
 	}
 	gen, err := generated(fam, cfg)
@@ -217,6 +247,27 @@ func jobsFor(c *checkpoint.Checkpoint, maps []Mapping, dropped []Dropped, dtype 
 			var err error
 			if t, err = checkpoint.Stacked(m.Name, parts); err != nil {
 				return nil, fmt.Errorf("convert: %w", err)
+			}
+		case m.Blocks != 0:
+			sc, ok := c.Tensor(m.Scales)
+			if !ok {
+				return nil, fmt.Errorf("convert: missing tensor %q (needed for %q)", m.Scales, m.Name)
+			}
+			if m.Part == 0 {
+				used[m.Source]++
+				used[m.Scales]++
+			}
+			var err error
+			if t, err = blockCopy(m, t, sc); err != nil {
+				return nil, err
+			}
+		case m.Interleaved:
+			if m.Part == 0 {
+				used[m.Source]++
+			}
+			var err error
+			if t, err = interleavedPart(m, t); err != nil {
+				return nil, err
 			}
 		case m.Parts > 0:
 			if m.Part == 0 {

@@ -1,0 +1,102 @@
+package arch
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/tfconv/tfconv/tensor"
+)
+
+// Packed is a Hugging Face tensor that holds more than one GGUF tensor, or
+// holds a GGUF block type's data already quantized, or both (gpt-oss's
+// experts: mlp.experts.gate_up_proj has the gate and up rows alternating,
+// stored as MXFP4 blocks). The family lists it in Family.Packed; its GGUF
+// roles are in Family.Tensors as any other (what the model and GGUF → HF
+// read).
+type Packed struct {
+	// HF is the Hugging Face pattern up to the suffix
+	// ("model.layers.{bid}.mlp.experts.gate_up_proj").
+	HF string
+	// GGUF are the roles it holds, alternating along axis 1 (each
+	// expert's rows): row r goes to GGUF[r mod len(GGUF)]. One role: the
+	// tensor is that role whole.
+	GGUF []Role
+	// Blocks, when set, is the block type the weight is stored in: HF's
+	// HF+BlocksSuffix holds the packed values and HF+ScalesSuffix the
+	// shared scales, in the OCP microscaling layout (values two per byte,
+	// the even one in the low nibble; one scale byte per block), and the
+	// GGUF weight is that type, its blocks copied, never dequantized.
+	Blocks tensor.DType
+	// BiasSuffix is the suffix of the bias's HF name ("_bias"), split the
+	// same way; "" when there is none.
+	BiasSuffix string
+}
+
+// The suffixes of a block-stored weight's two parts.
+const (
+	BlocksSuffix = "_blocks"
+	ScalesSuffix = "_scales"
+)
+
+// packedOf finds the Packed entry and layer of an HF tensor name, and which
+// part of it the name is (BlocksSuffix, ScalesSuffix or the BiasSuffix).
+func (f *Family) packedOf(name string) (p *Packed, bid int, part string, ok bool) {
+	for i := range f.Packed {
+		p := &f.Packed[i]
+		for _, s := range []string{BlocksSuffix, ScalesSuffix, p.BiasSuffix} {
+			if s == "" || (p.Blocks == 0 && s != p.BiasSuffix) {
+				continue
+			}
+			base, found := strings.CutSuffix(name, s)
+			if !found {
+				continue
+			}
+			pat, b, _ := SplitName(base + ".weight")
+			if pat+".weight" == p.HF+".weight" {
+				return p, b, s, true
+			}
+		}
+	}
+	return nil, 0, "", false
+}
+
+// packedMappings maps the HF tensor ti, a part of Packed p at layer bid, to
+// GGUF: the block weight (named by its blocks part, reading the scales
+// part in) cut into p's roles, or the bias cut the same way. The scales
+// part maps to nothing (the blocks' mappings read it); byName gives the
+// other tensors' infos.
+func (p *Packed) mappings(ti tensor.Info, bid int, part string, byName map[string]tensor.Info) ([]Mapping, error) {
+	n := int64(len(p.GGUF))
+	hf := strings.Replace(p.HF, "{bid}", strconv.Itoa(bid), 1)
+	if part == ScalesSuffix {
+		if _, ok := byName[hf+BlocksSuffix]; !ok {
+			return nil, fmt.Errorf("arch: tensor %q has no %q beside it", ti.Name, hf+BlocksSuffix)
+		}
+		return nil, nil
+	}
+	if len(ti.Shape) < 2 || ti.Shape[1]%n != 0 {
+		return nil, fmt.Errorf("arch: tensor %q has shape %v: its rows do not split into %d", ti.Name, ti.Shape, n)
+	}
+	var out []Mapping
+	for k, role := range p.GGUF {
+		m := Mapping{Source: ti.Name, Part: k, Parts: int(n), Interleaved: true}
+		switch part {
+		case BlocksSuffix:
+			sc, ok := byName[hf+ScalesSuffix]
+			bs := int64(p.Blocks.BlockSize())
+			if !ok || len(ti.Shape) != 4 || len(sc.Shape) != 3 || !sc.Shape.Equal(ti.Shape[:3]) || ti.Shape[3]*2 != bs {
+				return nil, fmt.Errorf("arch: tensor %q (shape %v) and %q (%v) are not %v blocks and their scales",
+					ti.Name, ti.Shape, hf+ScalesSuffix, sc.Shape, p.Blocks)
+			}
+			m.Name = expand(role, bid) + ".weight"
+			m.Scales, m.Blocks = sc.Name, p.Blocks
+			m.Shape = tensor.Shape{ti.Shape[0], ti.Shape[1] / n, ti.Shape[2] * bs}
+		default:
+			m.Name = expand(role, bid) + ".bias"
+			m.Shape = append(tensor.Shape{ti.Shape[0], ti.Shape[1] / n}, ti.Shape[2:]...)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
