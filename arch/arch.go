@@ -80,6 +80,12 @@ type Family struct {
 	Vocab VocabRules
 	// Graph says how the forward pass is wired (model reads it).
 	Graph Graph
+	// Pattern, when set, states the family's layers from its config (in
+	// Hugging Face's terms; a GGUF's is rebuilt by the Params' Inverse, so
+	// every key it reads must have one): which attend fully, within a
+	// window or a chunk, which rotate, which route to experts. Nil is
+	// DefaultPattern of Graph. Read it through LayerPattern.
+	Pattern func(c Config, n int) ([]Layer, error)
 }
 
 // Graph is what the forward pass of a decoder-only family needs beyond its

@@ -76,8 +76,25 @@ var Llama = register(&Family{
 	},
 	HFConst:  map[string]any{"hidden_act": "silu", "mlp_bias": false},
 	BiasFlag: "attention_bias",
-	Graph:    Graph{Norm: RMSNorm, FFN: Gated, Activation: "silu", MoENormTopK: true},
+	Graph:    llamaGraph,
+	Pattern:  mistralWindow,
 })
+
+// mistralWindow is LLaMA's pattern, except that a Mistral config.json's
+// sliding_window holds in every layer: transformers' Mistral masks keys
+// beyond it, while the GGUF (whose llama graph has no window, and whose
+// rebuilt config says llama) attends fully.
+func mistralWindow(c Config, n int) ([]Layer, error) {
+	ls, err := DefaultPattern(llamaGraph, c, n)
+	if w, _ := c.Int("sliding_window"); err == nil && c["model_type"] == "mistral" && w > 0 && w < 1<<31 {
+		for i := range ls {
+			ls[i].Mixer, ls[i].Window = SlidingAttention, int(w)
+		}
+	}
+	return ls, err
+}
+
+var llamaGraph = Graph{Norm: RMSNorm, FFN: Gated, Activation: "silu", MoENormTopK: true}
 
 // ropeFreqs is LlamaModel's rope_freqs for llama3 rope scaling.
 var ropeFreqs = Generated{GGUF: "rope_freqs.weight",

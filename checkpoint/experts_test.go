@@ -83,3 +83,50 @@ func checkMixture(t *testing.T, fam string, hidden, ffn, layers, experts, used i
 		}
 	}
 }
+
+// TestSummaryLayerPattern checks inspect's per-layer pattern on fixtures
+// made by the reference tools, read from config.json and from llama.cpp's
+// GGUF alike: Gemma 3's sliding layers (all but every sixth, window 4),
+// SmolLM3's fourth layer without RoPE, DeepSeek-V3's dense first layer
+// (first_k_dense_replace 1) before its expert layers.
+func TestSummaryLayerPattern(t *testing.T) {
+	t.Parallel()
+	full := func(i int) LayerKind { return LayerKind{Layer: i, Mixer: "full_attention", Rope: true} }
+	sliding := func(i int) LayerKind {
+		return LayerKind{Layer: i, Mixer: "sliding_attention", Window: 4, Rope: true}
+	}
+	noRope := full(3)
+	noRope.Rope = false
+	moe := func(i int) LayerKind { l := full(i); l.MoE = true; return l }
+	gemma3 := []LayerKind{sliding(0), sliding(1), sliding(2), sliding(3), sliding(4), full(5)}
+	smollm3 := []LayerKind{full(0), full(1), full(2), noRope}
+	deepseek3 := []LayerKind{full(0), moe(1), moe(2)}
+	for _, tc := range []struct {
+		path string
+		want []LayerKind
+	}{
+		{"../testdata/arch/gemma3/hf", gemma3},
+		{"../testdata/arch/gemma3/gguf/gemma3-f32.gguf", gemma3},
+		{"../testdata/arch/smollm3/hf", smollm3},
+		{"../testdata/arch/smollm3/gguf/smollm3-f32.gguf", smollm3},
+		{"../testdata/arch/deepseek3/hf", deepseek3},
+	} {
+		c, err := Open(tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := Summarize(c)
+		c.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.LayerPattern) != len(tc.want) {
+			t.Fatalf("%s: %d layers in the pattern, want %d: %+v", tc.path, len(s.LayerPattern), len(tc.want), s.LayerPattern)
+		}
+		for i := range tc.want {
+			if s.LayerPattern[i] != tc.want[i] {
+				t.Errorf("%s: layer %d: %+v, want %+v", tc.path, i, s.LayerPattern[i], tc.want[i])
+			}
+		}
+	}
+}

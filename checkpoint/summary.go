@@ -74,6 +74,56 @@ type Summary struct {
 	FileType string `json:"file_type,omitempty"`
 	// Projector describes a multimodal projector (mmproj) GGUF.
 	Projector *ProjectorSummary `json:"projector,omitempty"`
+	// LayerPattern is what each layer of a decoder computes (the family's
+	// arch.Family.LayerPattern, MoE by the experts present); absent when
+	// the architecture is not a known decoder family.
+	LayerPattern []LayerKind `json:"layer_pattern,omitempty"`
+}
+
+// LayerKind is one layer of Summary.LayerPattern.
+type LayerKind struct {
+	Layer int `json:"layer"`
+	// Mixer is transformers' layer_types name: "full_attention",
+	// "sliding_attention", "chunked_attention".
+	Mixer string `json:"mixer"`
+	// Window is the sliding window or chunk size (0: none).
+	Window int  `json:"window,omitempty"`
+	Rope   bool `json:"rope"`
+	MoE    bool `json:"moe"`
+}
+
+// layerPattern fills LayerPattern from the family of c's architecture,
+// given config.json (cfg) or, without one, the GGUF metadata; moe are the
+// layers holding routed experts.
+func (s *Summary) layerPattern(c *Checkpoint, cfg map[string]any, moe map[int]bool) {
+	var (
+		f   *arch.Family
+		hc  arch.Config
+		err error
+	)
+	if cfg != nil {
+		hc = arch.Config(cfg)
+		f, err = arch.LookupConfig(hc)
+	} else if c.Format == GGUF && s.Type != "mmproj" && s.Type != "adapter" && s.Type != "imatrix" {
+		if f, err = arch.Lookup(s.Architecture); err == nil {
+			infos := make([]tensor.Info, len(c.Tensors))
+			for i, t := range c.Tensors {
+				infos[i] = t.Info
+			}
+			hc, err = f.HFConfigOf(c.Metadata, infos)
+		}
+	}
+	if f == nil || err != nil || f.Graph.EncoderOnly || f.Graph.EncoderDecoder {
+		return
+	}
+	ls, err := f.LayerPattern(hc)
+	if err != nil {
+		return
+	}
+	for i, l := range ls {
+		s.LayerPattern = append(s.LayerPattern, LayerKind{Layer: i, Mixer: l.Mixer.String(), Window: l.Window,
+			Rope: l.Rope, MoE: l.MoE || moe[i]})
+	}
 }
 
 // ProjectorSummary is what the clip.* keys of a multimodal projector GGUF
@@ -310,6 +360,7 @@ func Summarize(c *Checkpoint) (*Summary, error) {
 	}
 	layers := map[lkey]*LayerStat{}
 	layerDT := map[lkey]map[string]bool{}
+	moe := map[int]bool{}
 	for _, t := range c.Tensors {
 		n := t.NumElements()
 		s.Params += n
@@ -341,6 +392,9 @@ func Summarize(c *Checkpoint) (*Summary, error) {
 		ls.Params += n
 		ls.Bytes += t.Size
 		layerDT[k][t.DType.String()] = true
+		if _, ok := ExpertTensor(t.Name, t.Shape); ok && k.stack == "" && k.layer >= 0 {
+			moe[k.layer] = true
+		}
 	}
 	if s.Params > 0 {
 		s.BitsPerWeight = float64(s.TensorBytes) * 8 / float64(s.Params)
@@ -408,6 +462,9 @@ func Summarize(c *Checkpoint) (*Summary, error) {
 	}
 	if s.ExpertParams > 0 && s.Experts > 0 && s.ExpertsUsed > 0 && s.ExpertsUsed <= s.Experts {
 		s.ActiveParams = s.Params - s.ExpertParams + s.ExpertParams/s.Experts*s.ExpertsUsed
+	}
+	if s.Adapter == nil {
+		s.layerPattern(c, cfg, moe)
 	}
 	return s, nil
 }

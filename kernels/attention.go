@@ -22,6 +22,11 @@ type AttentionParams struct {
 	// QPos0+i-j < Window (Mistral, Gemma 2's local layers).
 	Window int
 
+	// Chunk, when > 0, splits positions into aligned chunks of Chunk:
+	// query i sees key j only if both lie in the same chunk, j ≥
+	// ⌊(QPos0+i)/Chunk⌋·Chunk (Llama 4's local layers).
+	Chunk int
+
 	// SoftCap, when > 0, soft-caps every scaled score s to
 	// SoftCap·tanh(s/SoftCap) before the bias and mask (Gemma 2).
 	SoftCap float32
@@ -77,6 +82,9 @@ func Attention(dst, q, k, v []float32, Tq, Tk int, p AttentionParams) {
 			kmin := 0
 			if p.Window > 0 {
 				kmin = max(0, p.QPos0+i-p.Window+1)
+			}
+			if p.Chunk > 0 {
+				kmin = max(kmin, (p.QPos0+i)/p.Chunk*p.Chunk)
 			}
 			for j0 := kmin; j0 < kmax; j0 += attnBlock {
 				nb := min(attnBlock, kmax-j0)

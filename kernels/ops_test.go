@@ -86,6 +86,10 @@ func attentionRef(q, k, v []float32, Tq, Tk int, p AttentionParams) []float64 {
 				if p.Causal && j > p.QPos0+i || p.KeyMask != nil && !p.KeyMask[j] {
 					continue
 				}
+				pos := p.QPos0 + i
+				if p.Window > 0 && pos-j >= p.Window || p.Chunk > 0 && j/p.Chunk != pos/p.Chunk {
+					continue
+				}
 				var s float64
 				for d := 0; d < D; d++ {
 					s += float64(q[(i*H+h)*D+d]) * float64(k[(j*G+g)*D+d])
@@ -123,7 +127,7 @@ func TestAttention(t *testing.T) {
 			for _, D := range []int{1, 8, 17, 64} {
 				for _, T := range [][2]int{{0, 5}, {1, 1}, {1, 17}, {7, 7}, {3, 33}, {17, 65}} {
 					Tq, Tk := T[0], T[1]
-					for variant := 0; variant < 4; variant++ {
+					for variant := 0; variant < 6; variant++ {
 						p := AttentionParams{Heads: 4, KVHeads: 2, HeadDim: D, Scale: float32(1 / math.Sqrt(float64(D)))}
 						switch variant {
 						case 1:
@@ -136,6 +140,10 @@ func TestAttention(t *testing.T) {
 						case 3:
 							p.Causal = true // QPos0 0: later queries see more keys than the first
 							p.Bias = func(h, i, j int) float32 { return -0.25 * float32(h+1) * float32(i-j) }
+						case 4:
+							p.Causal, p.QPos0, p.Window = true, Tk-Tq, 5 // a sliding window
+						case 5:
+							p.Causal, p.QPos0, p.Chunk = true, Tk-Tq, 4 // Llama 4's chunks
 						}
 						SetThreads(1 + variant%3)
 						q := randVec(r, Tq*4*D+1)[1:]

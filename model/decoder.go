@@ -31,16 +31,15 @@ type decoder struct {
 	// invFreqLocal those of the sliding-window layers (Gemma 3's local
 	// base; the same slice elsewhere).
 	invFreq, invFreqLocal []float32
-	// rope[l]: layer l rotates its queries and keys (SmolLM3 leaves every
-	// fourth out).
-	rope []bool
+	// layers is the per-layer pattern (arch.Family.LayerPattern): each
+	// layer's attention reach (full, sliding window, chunk), whether it
+	// rotates, whether it routes to experts.
+	layers []spec.Layer
 	// invFreqLong are LongRoPE's frequencies for a sequence past longAfter
 	// positions (nil: none); ropeScale multiplies cos and sin (1: none).
 	invFreqLong []float32
 	longAfter   int
 	ropeScale   float32
-	// windows[l] is layer l's sliding window (0: global attention).
-	windows []int
 	// embScale, resScale, attnScale, logitScale: the multipliers above
 	// (1 where the family has none; attnScale defaults to 1/√head_dim).
 	embScale, resScale, attnScale, logitScale float32
@@ -342,30 +341,14 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 	m.attnCap = float32(getf(0, "attn_logit_softcapping"))
 	m.finalCap = float32(getf(0, "final_logit_softcapping"))
 	m.clampQKV = float32(getf(0, "clip_qkv"))
-	window := geti(0, "sliding_window")
-	pattern := geti(6, "sliding_window_pattern")
-	m.windows = make([]int, cfg.Layers)
-	for i := range m.windows {
-		switch {
-		case g.Sliding.SlidingLayer(i, pattern):
-			m.windows[i] = window
-		case f == spec.Llama && hf && hc["model_type"] == "mistral":
-			// transformers' Mistral masks keys beyond the window in
-			// every layer; llama.cpp's llama graph has no window.
-			m.windows[i] = window
-		}
+	layers, err := f.LayerPattern(c)
+	if err != nil {
+		return nil, fmt.Errorf("model: %s: %w", l.c.Path, err)
 	}
-
-	var noRope []int64
-	if hf {
-		if noRope, _, err = spec.Config(c).Ints("no_rope_layers"); err != nil {
-			return nil, fmt.Errorf("model: %s: %w", l.c.Path, err)
-		}
+	if len(layers) != cfg.Layers {
+		return nil, fmt.Errorf("model: %s: %d layers in the pattern for %d", l.c.Path, len(layers), cfg.Layers)
 	}
-	m.rope = make([]bool, cfg.Layers)
-	for i := range m.rope {
-		m.rope[i] = g.RopeLayer(i, noRope)
-	}
+	m.layers = layers
 
 	if g.LocalRopeBase {
 		base := getf(10000, "rope_local_base_freq")
@@ -496,7 +479,7 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 		}
 		inv := m.invFreq
 		switch {
-		case m.windows[l] > 0:
+		case m.layers[l].Mixer == spec.SlidingAttention:
 			inv = m.invFreqLocal
 		case m.invFreqLong != nil && pos0+T > m.longAfter:
 			// transformers' rule: the whole forward call uses the long
@@ -504,13 +487,13 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 			// context (llama.cpp decides by its context size).
 			inv = m.invFreqLong
 		}
-		for t := 0; t < T && m.rope[l]; t++ {
+		for t := 0; t < T && m.layers[l].Rope; t++ {
 			kernels.RoPEFreqScaled(q[t*qd:(t+1)*qd], H, D, inv, pos0+t, c.RopeNeox, m.ropeScale)
 			kernels.RoPEFreqScaled(k[t*kd:(t+1)*kd], G, D, inv, pos0+t, c.RopeNeox, m.ropeScale)
 		}
 		K, V := s.cache.add(l, k, v)
-		attend(att, q, K, V, T, pos0+T, kernels.AttentionParams{Heads: H, KVHeads: G, HeadDim: D,
-			Scale: m.attnScale, Causal: true, QPos0: pos0, KeyMask: s.mask, Window: m.windows[l], SoftCap: m.attnCap}, tr, l)
+		attend(att, q, K, V, T, pos0+T, reach(kernels.AttentionParams{Heads: H, KVHeads: G, HeadDim: D,
+			Scale: m.attnScale, Causal: true, QPos0: pos0, KeyMask: s.mask, SoftCap: m.attnCap}, m.layers[l]), tr, l)
 		obs.apply(&b.O, o, att, T)
 		if m.parallel {
 			// x' = x + Attn(N₁(x)) + FFN(N₂(x)), N₂ = N₁ when the block

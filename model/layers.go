@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 
+	spec "github.com/tfconv/tfconv/arch"
 	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/internal/hugepages"
 	"github.com/tfconv/tfconv/internal/progress"
@@ -121,6 +122,18 @@ func attend(dst, q, k, v []float32, Tq, Tk int, p kernels.AttentionParams, tr *T
 	}
 }
 
+// reach limits p to the keys a layer of pattern l attends to: its sliding
+// window or its chunk.
+func reach(p kernels.AttentionParams, l spec.Layer) kernels.AttentionParams {
+	switch l.Mixer {
+	case spec.SlidingAttention:
+		p.Window = l.Window
+	case spec.ChunkedAttention:
+		p.Chunk = l.Window
+	}
+	return p
+}
+
 // attentionProbs returns the [Tq][Tk] softmax probabilities of head h,
 //
 //	P[i][j] = softmax_j(Scale·q[i,h]·k[j,g] + Bias(h,i,j)),
@@ -136,7 +149,7 @@ func attentionProbs(q, k []float32, Tq, Tk, h int, p kernels.AttentionParams) []
 		qv := q[(i*H+h)*D : (i*H+h+1)*D]
 		for j := range row {
 			masked := (p.Causal && j > p.QPos0+i) || (p.KeyMask != nil && !p.KeyMask[j]) ||
-				(p.Window > 0 && p.QPos0+i-j >= p.Window)
+				(p.Window > 0 && p.QPos0+i-j >= p.Window) || (p.Chunk > 0 && j < (p.QPos0+i)/p.Chunk*p.Chunk)
 			if masked {
 				row[j] = float32(math.Inf(-1))
 				continue

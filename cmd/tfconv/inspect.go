@@ -340,6 +340,9 @@ func inspectModelRows(t *output.Table, s *checkpoint.Summary, mem *checkpoint.Me
 		layers = fmt.Sprintf("%d (encoder %d, decoder %d)", s.Layers, s.EncoderLayers, s.DecoderLayers)
 	}
 	t.Row("layers", layers)
+	if row := layerPatternRow(s.LayerPattern); row != "" {
+		t.Row("layer pattern", row)
+	}
 	if s.Type != "adapter" { // an adapter GGUF states none of these
 		t.Row("hidden size", intOrDash(s.Hidden))
 		t.Row("heads / kv heads", fmt.Sprintf("%s / %s", intOrDash(s.Heads), intOrDash(s.KVHeads)))
@@ -540,4 +543,77 @@ func intOrDash(n int64) string {
 		return "-"
 	}
 	return fmt.Sprint(n)
+}
+
+// layerPatternRow says which layers differ in what they compute: each
+// attention reach with its layers, then the layers without RoPE and those
+// with experts; "" when every layer is alike.
+func layerPatternRow(ls []checkpoint.LayerKind) string {
+	if len(ls) == 0 {
+		return ""
+	}
+	var order []string
+	byKind := map[string][]int{}
+	var noRope, moe []int
+	for _, l := range ls {
+		k := l.Mixer
+		if l.Window > 0 {
+			k = fmt.Sprintf("%s (%d)", l.Mixer, l.Window)
+		}
+		if byKind[k] == nil {
+			order = append(order, k)
+		}
+		byKind[k] = append(byKind[k], l.Layer)
+		if !l.Rope {
+			noRope = append(noRope, l.Layer)
+		}
+		if l.MoE {
+			moe = append(moe, l.Layer)
+		}
+	}
+	if len(order) == 1 && (len(noRope) == 0 || len(noRope) == len(ls)) && (len(moe) == 0 || len(moe) == len(ls)) {
+		return ""
+	}
+	var parts []string
+	for _, k := range order {
+		parts = append(parts, k+": "+layerRanges(byKind[k]))
+	}
+	if len(noRope) > 0 {
+		parts = append(parts, "no RoPE: "+layerRanges(noRope))
+	}
+	if len(moe) > 0 {
+		parts = append(parts, "experts: "+layerRanges(moe))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// layerRanges writes ascending layer numbers as ranges: "0-3,5,7-9", or
+// "0-24/2" for every second layer from 0 to 24.
+func layerRanges(xs []int) string {
+	if n := len(xs); n > 2 && xs[1]-xs[0] > 1 {
+		step, even := xs[1]-xs[0], true
+		for i := 2; i < n && even; i++ {
+			even = xs[i]-xs[i-1] == step
+		}
+		if even {
+			return fmt.Sprintf("%d-%d/%d", xs[0], xs[n-1], step)
+		}
+	}
+	var b strings.Builder
+	for i := 0; i < len(xs); {
+		j := i
+		for j+1 < len(xs) && xs[j+1] == xs[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		if j > i {
+			fmt.Fprintf(&b, "%d-%d", xs[i], xs[j])
+		} else {
+			fmt.Fprintf(&b, "%d", xs[i])
+		}
+		i = j + 1
+	}
+	return b.String()
 }

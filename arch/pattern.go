@@ -1,0 +1,126 @@
+package arch
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Mixer is what mixes tokens in a layer: attention of some reach (and,
+// with the state-space families, a recurrence).
+type Mixer uint8
+
+// The token mixers.
+const (
+	// FullAttention attends to every earlier position.
+	FullAttention Mixer = iota
+	// SlidingAttention attends to the last Layer.Window positions (the
+	// query's own included).
+	SlidingAttention
+	// ChunkedAttention attends to the earlier positions of the query's own
+	// aligned chunk of Layer.Window positions (Llama 4's local layers).
+	ChunkedAttention
+)
+
+var mixerNames = [...]string{FullAttention: "full_attention", SlidingAttention: "sliding_attention",
+	ChunkedAttention: "chunked_attention"}
+
+// String is transformers' layer_types name of the mixer.
+func (m Mixer) String() string {
+	if int(m) < len(mixerNames) {
+		return mixerNames[m]
+	}
+	return fmt.Sprintf("mixer(%d)", m)
+}
+
+// Attention reports whether the mixer is an attention (it keeps a KV
+// cache).
+func (m Mixer) Attention() bool { return m <= ChunkedAttention }
+
+// Layer is what one layer of a model computes, as far as it differs from
+// the other layers of its family: the per-layer pattern. Model, inspect
+// and the memory estimate read a model's layers from Family.LayerPattern,
+// never from the family's own keys.
+type Layer struct {
+	Mixer Mixer
+	// Window is the sliding window (SlidingAttention) or the chunk size
+	// (ChunkedAttention); 0 otherwise.
+	Window int
+	// Rope: the layer rotates its queries and keys.
+	Rope bool
+	// MoE: the feed-forward is a mixture of experts. Families without a
+	// Pattern leave it false; the runtime then goes by the router's
+	// presence.
+	MoE bool
+}
+
+// LayerPattern is the per-layer pattern of a model of config c (in Hugging
+// Face's terms: config.json, or the one Family.HFConfigOf rebuilds from a
+// GGUF): the family's Pattern when it has one, else DefaultPattern.
+func (f *Family) LayerPattern(c Config) ([]Layer, error) {
+	n := f.Layers(c)
+	if n < 0 || n > 1<<16 {
+		return nil, fmt.Errorf("config.json: num_hidden_layers %d out of range", n)
+	}
+	if f.Pattern != nil {
+		ls, err := f.Pattern(c, int(n))
+		if err == nil && len(ls) != int(n) {
+			err = fmt.Errorf("arch: %s: pattern of %d layers for %d", f.Name, len(ls), n)
+		}
+		return ls, err
+	}
+	return DefaultPattern(f.Graph, c, int(n))
+}
+
+// DefaultPattern is the pattern the Graph states: the layers Graph.Sliding
+// picks attend within config.json's sliding_window (when it is positive),
+// and the layers Graph.RopeLayer names rotate (config.json's
+// no_rope_layers first).
+func DefaultPattern(g Graph, c Config, n int) ([]Layer, error) {
+	noRope, _, err := c.Ints("no_rope_layers")
+	if err != nil {
+		return nil, err
+	}
+	window, _ := c.Int("sliding_window")
+	p, ok := c.Int("sliding_window_pattern")
+	if !ok || p < 0 || p > 1<<16 {
+		p = 6
+	}
+	out := make([]Layer, n)
+	for i := range out {
+		out[i].Rope = g.RopeLayer(i, noRope)
+		if window > 0 && window < 1<<31 && g.Sliding.SlidingLayer(i, int(p)) {
+			out[i].Mixer, out[i].Window = SlidingAttention, int(window)
+		}
+	}
+	return out, nil
+}
+
+// LayerTypes reads transformers' config.json "layer_types" list (one entry
+// per layer: "full_attention", "sliding_attention", "chunked_attention");
+// ok is false when config.json has none. An entry of another kind is an
+// error naming it.
+func LayerTypes(c Config) (mixers []Mixer, ok bool, err error) {
+	raw, present := c["layer_types"]
+	if !present || raw == nil {
+		return nil, false, nil
+	}
+	list, isList := raw.([]any)
+	if !isList {
+		return nil, false, fmt.Errorf("config.json: layer_types is %T, not a list", raw)
+	}
+	out := make([]Mixer, len(list))
+	for i, v := range list {
+		s, _ := v.(string)
+		found := false
+		for m, name := range mixerNames {
+			if name == s {
+				out[i], found = Mixer(m), true
+				break
+			}
+		}
+		if !found {
+			return nil, false, errUnsupported("config.json: layer_types[%d] %q (known: %s)", i, v, strings.Join(mixerNames[:], ", "))
+		}
+	}
+	return out, true, nil
+}
