@@ -143,7 +143,14 @@ type Graph struct {
 	// blk.N.post_attention_norm in GGUF (Seed-OSS: the newer converter's
 	// tensor map has no ffn_norm for it), not a post-norm of attention.
 	PreFFNNormPostAttention bool
+	// ClampedGLU, when set, is the experts' gated unit in place of
+	// act(gate)·up (gpt-oss).
+	ClampedGLU *ClampedGLU
 }
+
+// ClampedGLU is gpt-oss's gated unit: with the gate g clamped above at
+// Limit and up u clamped to [-Limit, Limit], (u + 1)·g·σ(Alpha·g).
+type ClampedGLU struct{ Alpha, Limit float32 }
 
 // RopeLayer reports whether layer i of n rotates its queries and keys:
 // no_rope_layers[i] != 0 when the list (config.json) has n entries, else

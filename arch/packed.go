@@ -100,3 +100,24 @@ func (p *Packed) mappings(ti tensor.Info, bid int, part string, byName map[strin
 	}
 	return out, nil
 }
+
+// PackedMappings are the GGUF tensors the family's Packed entries make of
+// the Hugging Face tensors in (what ToGGUF maps them to; the model reads a
+// checkpoint's packed experts through them).
+func (f *Family) PackedMappings(in []tensor.Info) ([]Mapping, error) {
+	byName := make(map[string]tensor.Info, len(in))
+	for _, ti := range in {
+		byName[ti.Name] = ti
+	}
+	var out []Mapping
+	for _, ti := range in {
+		if p, bid, part, ok := f.packedOf(ti.Name); ok {
+			ms, err := p.mappings(ti, bid, part, byName)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, ms...)
+		}
+	}
+	return out, nil
+}

@@ -248,26 +248,16 @@ func jobsFor(c *checkpoint.Checkpoint, maps []Mapping, dropped []Dropped, dtype 
 			if t, err = checkpoint.Stacked(m.Name, parts); err != nil {
 				return nil, fmt.Errorf("convert: %w", err)
 			}
-		case m.Blocks != 0:
-			sc, ok := c.Tensor(m.Scales)
-			if !ok {
-				return nil, fmt.Errorf("convert: missing tensor %q (needed for %q)", m.Scales, m.Name)
-			}
+		case m.Blocks != 0 || m.Interleaved:
 			if m.Part == 0 {
 				used[m.Source]++
-				used[m.Scales]++
+				if m.Blocks != 0 {
+					used[m.Scales]++
+				}
 			}
 			var err error
-			if t, err = blockCopy(m, t, sc); err != nil {
-				return nil, err
-			}
-		case m.Interleaved:
-			if m.Part == 0 {
-				used[m.Source]++
-			}
-			var err error
-			if t, err = interleavedPart(m, t); err != nil {
-				return nil, err
+			if t, err = checkpoint.PackedTensor(c, m); err != nil {
+				return nil, fmt.Errorf("convert: %w", err)
 			}
 		case m.Parts > 0:
 			if m.Part == 0 {

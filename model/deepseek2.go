@@ -404,7 +404,7 @@ func (m *deepseek2) moe(dst, h []float32, b *deepseek2Block, T int) error {
 			weight[t*n+e] = wt
 		}
 	}
-	if err := runExperts(dst, h, b.Experts, weight, T, d, c.ExpertFFN, c.Activation, nil); err != nil {
+	if err := runExperts(dst, h, b.Experts, weight, T, d, c.ExpertFFN, c.Activation, nil, nil); err != nil {
 		return err
 	}
 	if b.Shared.Down.W == nil {

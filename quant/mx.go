@@ -57,3 +57,16 @@ func nibble(b []byte, i int) byte { return b[i/2] >> (4 * (i % 2)) & 0xf }
 
 // setNibble ORs value v in as value i of an OCP-packed block.
 func setNibble(b []byte, i int, v byte) { b[i/2] |= v << (4 * (i % 2)) }
+
+// MXFP4Ints decodes one ggml MXFP4 block b into its integer levels (ggml's
+// doubled E2M1 values, kvalues_mxfp4) and returns the block's half scale
+// 2^(e-128): value j is d·q[j]. kernels' dot products with Q8_0
+// activations (ggml_vec_dot_mxfp4_q8_0) read it.
+func MXFP4Ints(q *[32]int8, b []byte) (d float32) {
+	b = b[:17]
+	for j := range 16 {
+		q[j] = kvaluesFP4[b[1+j]&0xf]
+		q[j+16] = kvaluesFP4[b[1+j]>>4]
+	}
+	return e8m0Half(b[0])
+}

@@ -1,14 +1,33 @@
-package convert
+package checkpoint
 
 import (
 	"fmt"
 
-	"github.com/tfconv/tfconv/checkpoint"
+	"github.com/tfconv/tfconv/arch"
 	"github.com/tfconv/tfconv/quant"
 	"github.com/tfconv/tfconv/tensor"
 )
 
-// blockCopy is the block pass-through: the output tensor of m, a weight
+// PackedTensor is the tensor mapping m (one of arch.Family.Packed's) makes
+// of c's tensors: a block weight's rows copied as blocks (BlockCopy) or a
+// float tensor's alternating rows (InterleavedPart). Convert writes it;
+// model reads a Hugging Face checkpoint's packed experts through it.
+func PackedTensor(c *Checkpoint, m arch.Mapping) (*Tensor, error) {
+	t, ok := c.Tensor(m.Source)
+	if !ok {
+		return nil, fmt.Errorf("checkpoint: missing tensor %q (needed for %q)", m.Source, m.Name)
+	}
+	if m.Blocks == 0 {
+		return InterleavedPart(m, t)
+	}
+	sc, ok := c.Tensor(m.Scales)
+	if !ok {
+		return nil, fmt.Errorf("checkpoint: missing tensor %q (needed for %q)", m.Scales, m.Name)
+	}
+	return BlockCopy(m, t, sc)
+}
+
+// BlockCopy is the block pass-through: the output tensor of m, a weight
 // the checkpoint already holds as m.Blocks's blocks (values in the OCP
 // microscaling layout, tensor vals [n][rows][blocks][16], with their scale
 // bytes, tensor scales [n][rows][blocks]), as that GGUF type's blocks. Its
@@ -16,13 +35,13 @@ import (
 // dequantized or quantized again, so the engine copies them (the report's
 // source dtype equals its dtype). With m.Parts > 1 only the rows
 // r ≡ m.Part (mod m.Parts) are taken (gate and up rows alternate).
-func blockCopy(m Mapping, vals, scales *checkpoint.Tensor) (*checkpoint.Tensor, error) {
+func BlockCopy(m arch.Mapping, vals, scales *Tensor) (*Tensor, error) {
 	if m.Blocks != tensor.MXFP4 {
-		return nil, tensor.Unsupported("convert: tensor %q: %v blocks are not read from a checkpoint's own layout", m.Name, m.Blocks)
+		return nil, tensor.Unsupported("checkpoint: tensor %q: %v blocks are not read from a checkpoint's own layout", m.Name, m.Blocks)
 	}
 	if vals.DType != tensor.U8 || scales.DType != tensor.U8 || len(vals.Shape) != 4 || len(scales.Shape) != 3 ||
 		!scales.Shape.Equal(vals.Shape[:3]) || vals.Shape[3] != 16 {
-		return nil, fmt.Errorf("convert: %q (%v %v) and %q (%v %v) are not MXFP4 values and scales",
+		return nil, fmt.Errorf("checkpoint: %q (%v %v) and %q (%v %v) are not MXFP4 values and scales",
 			vals.Name, vals.DType, vals.Shape, scales.Name, scales.DType, scales.Shape)
 	}
 	n, rows, nb := int(vals.Shape[0]), int(vals.Shape[1]), int(vals.Shape[2])
@@ -30,13 +49,13 @@ func blockCopy(m Mapping, vals, scales *checkpoint.Tensor) (*checkpoint.Tensor, 
 	info := tensor.Info{Name: m.Name, DType: tensor.MXFP4, Shape: m.Shape.Clone()}
 	size, err := info.DType.ShapeBytes(info.Shape)
 	if err != nil {
-		return nil, fmt.Errorf("convert: tensor %q: %w", m.Name, err)
+		return nil, fmt.Errorf("checkpoint: tensor %q: %w", m.Name, err)
 	}
 	if want := int64(n) * int64(rows/parts) * int64(nb) * 17; size != want || rows%parts != 0 {
-		return nil, fmt.Errorf("convert: tensor %q: shape %v is not every %d-th row of %q %v", m.Name, m.Shape, parts, vals.Name, vals.Shape)
+		return nil, fmt.Errorf("checkpoint: tensor %q: shape %v is not every %d-th row of %q %v", m.Name, m.Shape, parts, vals.Name, vals.Shape)
 	}
 	info.Size = size
-	return checkpoint.LazyTensor(info, vals.File, func() ([]byte, error) {
+	return LazyTensor(info, vals.File, func() ([]byte, error) {
 		v, err := vals.ReadAll()
 		if err != nil {
 			return nil, err
@@ -61,19 +80,19 @@ func blockCopy(m Mapping, vals, scales *checkpoint.Tensor) (*checkpoint.Tensor, 
 	}), nil
 }
 
-// interleavedPart is the output tensor of m, the rows r ≡ m.Part (mod
+// InterleavedPart is the output tensor of m, the rows r ≡ m.Part (mod
 // m.Parts) of axis 1 of t (a float tensor [n][rows][...]), in t's dtype.
-func interleavedPart(m Mapping, t *checkpoint.Tensor) (*checkpoint.Tensor, error) {
+func InterleavedPart(m arch.Mapping, t *Tensor) (*Tensor, error) {
 	if len(t.Shape) < 2 || t.DType.Quantized() || m.Parts <= 0 || t.Shape[1]%int64(m.Parts) != 0 {
-		return nil, fmt.Errorf("convert: tensor %q (%v %v) does not split into %d alternating rows", t.Name, t.DType, t.Shape, m.Parts)
+		return nil, fmt.Errorf("checkpoint: tensor %q (%v %v) does not split into %d alternating rows", t.Name, t.DType, t.Shape, m.Parts)
 	}
 	n, rows := int(t.Shape[0]), int(t.Shape[1])
 	inner, err := t.DType.ShapeBytes(t.Shape[2:])
 	if err != nil {
-		return nil, fmt.Errorf("convert: tensor %q: %w", t.Name, err)
+		return nil, fmt.Errorf("checkpoint: tensor %q: %w", t.Name, err)
 	}
 	info := tensor.Info{Name: m.Name, DType: t.DType, Shape: m.Shape.Clone(), Size: int64(n*rows/m.Parts) * inner}
-	return checkpoint.LazyTensor(info, t.File, func() ([]byte, error) {
+	return LazyTensor(info, t.File, func() ([]byte, error) {
 		b, err := t.ReadAll()
 		if err != nil {
 			return nil, err
