@@ -36,6 +36,15 @@ var GptOss = register(&Family{
 	SuffixAliases: map[string]string{"self_attn.sinks": "self_attn.weight"},
 	Drops:         []Drop{rotaryBuffer},
 	HFConst:       map[string]any{"hidden_act": "silu", "attention_bias": true},
+	HFRename: func(c Config, has func(string) bool) map[string]string {
+		if has("blk.0.ffn_gate_exps.weight") {
+			// The experts are written back as MXFP4 blocks (Packed), as
+			// the published checkpoints keep them.
+			c["quantization_config"] = map[string]any{"quant_method": "mxfp4", "modules_to_not_convert": []string{
+				"model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens", "lm_head"}}
+		}
+		return nil
+	},
 	Graph: Graph{Norm: RMSNorm, FFN: Gated, Activation: "silu", NeoxRopeGGUF: true, PreFFNNormPostAttention: true,
 		MoENormTopK: true, ClampedGLU: &ClampedGLU{Alpha: 1.702, Limit: 7}},
 })

@@ -33,6 +33,11 @@ type Mapping struct {
 	// output is that type, the blocks copied, never dequantized.
 	Blocks tensor.DType
 	Scales string
+	// OCP, GGUF → HF: the output is this part (BlocksSuffix: the values,
+	// ScalesSuffix: the scales) of the Blocks-type blocks of Stack's
+	// tensors, their rows alternating along axis 1 (Interleaved), in the
+	// OCP layout a Packed weight has.
+	OCP string
 }
 
 // Dropped is an input tensor left out of the output on purpose.
@@ -121,6 +126,7 @@ func (f *Family) mapTensors(in []tensor.Info, toGGUF bool, qh, kh, experts int64
 	for _, ti := range in {
 		byName[ti.Name] = ti
 	}
+	unpack := unpacker{}
 	var blocks []Mapping // written first, as the converter's generate_extra_tensors writes them
 	for _, ti := range in {
 		if toGGUF {
@@ -142,6 +148,14 @@ func (f *Family) mapTensors(in []tensor.Info, toGGUF bool, qh, kh, experts int64
 			}
 		}
 		if !toGGUF {
+			if p, k, bid, suffix, ok := f.packedRole(ti.Name); ok {
+				ms, err := unpack.add(p, k, bid, suffix, ti)
+				if err != nil {
+					return nil, nil, err
+				}
+				out = append(out, ms...)
+				continue
+			}
 			if c, ok := f.CopyOf(ti.Name); ok {
 				dropped = append(dropped, Dropped{Name: ti.Name, Reason: c.Reason, TiedTo: c.Of})
 				continue
@@ -207,6 +221,9 @@ func (f *Family) mapTensors(in []tensor.Info, toGGUF bool, qh, kh, experts int64
 		}
 	}
 	if err := stacks.complete(f.Name); err != nil {
+		return nil, nil, err
+	}
+	if err := unpack.complete(f.Name); err != nil {
 		return nil, nil, err
 	}
 	return append(blocks, out...), dropped, nil

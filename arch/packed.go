@@ -121,3 +121,81 @@ func (f *Family) PackedMappings(in []tensor.Info) ([]Mapping, error) {
 	}
 	return out, nil
 }
+
+// packedRole finds the Packed entry holding GGUF tensor name: the entry,
+// the role's index among its GGUF roles, the layer and the suffix.
+func (f *Family) packedRole(name string) (p *Packed, k, bid int, suffix string, ok bool) {
+	pat, bid, suffix := SplitName(name)
+	for i := range f.Packed {
+		for k, r := range f.Packed[i].GGUF {
+			if r == pat && (suffix == ".weight" || (suffix == ".bias" && f.Packed[i].BiasSuffix != "")) {
+				return &f.Packed[i], k, bid, suffix, true
+			}
+		}
+	}
+	return nil, 0, 0, "", false
+}
+
+// unpacker gathers the GGUF tensors of Packed entries (GGUF → HF) until
+// every role of one has come, then maps them to the Hugging Face tensors.
+type unpacker map[string][]tensor.Info // by HF name + suffix: the roles' tensors, in role order
+
+// add records ti, role k of p at layer bid; once p's roles are all there it
+// returns the HF mappings: the block weight's values and scales (OCP
+// parts) or the bias, the roles' rows alternating again.
+func (u unpacker) add(p *Packed, k, bid int, suffix string, ti tensor.Info) ([]Mapping, error) {
+	hf := strings.Replace(p.HF, "{bid}", strconv.Itoa(bid), 1)
+	key := hf + suffix
+	if u[key] == nil {
+		u[key] = make([]tensor.Info, len(p.GGUF))
+	}
+	u[key][k] = ti
+	var names []string
+	for _, t := range u[key] {
+		if t.Name == "" {
+			return nil, nil
+		}
+		if !t.Shape.Equal(u[key][0].Shape) || len(t.Shape) < 2 {
+			return nil, fmt.Errorf("arch: tensors %q %v and %q %v do not alternate into %q", u[key][0].Name, u[key][0].Shape, t.Name, t.Shape, hf)
+		}
+		names = append(names, t.Name)
+	}
+	delete(u, key)
+	sh := u0(ti.Shape, len(names))
+	if suffix == ".bias" {
+		return []Mapping{{Name: hf + p.BiasSuffix, Source: names[0], Stack: names, Interleaved: true, Shape: sh}}, nil
+	}
+	if p.Blocks == 0 {
+		return nil, fmt.Errorf("arch: %q: a packed weight without a block type", hf)
+	}
+	bs := int64(p.Blocks.BlockSize())
+	if len(sh) != 3 || sh[2]%bs != 0 {
+		return nil, fmt.Errorf("arch: tensor %q has shape %v: not rows of %v blocks", ti.Name, ti.Shape, p.Blocks)
+	}
+	g := sh[2] / bs
+	return []Mapping{
+		{Name: hf + BlocksSuffix, Source: names[0], Stack: names, Interleaved: true, Blocks: p.Blocks, OCP: BlocksSuffix,
+			Shape: tensor.Shape{sh[0], sh[1], g, bs / 2}},
+		{Name: hf + ScalesSuffix, Source: names[0], Stack: names, Interleaved: true, Blocks: p.Blocks, OCP: ScalesSuffix,
+			Shape: tensor.Shape{sh[0], sh[1], g}},
+	}, nil
+}
+
+// u0 is shape with axis 1 n times as long.
+func u0(shape tensor.Shape, n int) tensor.Shape {
+	out := shape.Clone()
+	out[1] *= int64(n)
+	return out
+}
+
+// complete fails on a packed tensor with roles missing.
+func (u unpacker) complete(family string) error {
+	for key, ts := range u {
+		for k, t := range ts {
+			if t.Name == "" {
+				return fmt.Errorf("arch: %s: %q lacks its part %d", family, key, k)
+			}
+		}
+	}
+	return nil
+}

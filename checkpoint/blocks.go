@@ -13,6 +13,9 @@ import (
 // float tensor's alternating rows (InterleavedPart). Convert writes it;
 // model reads a Hugging Face checkpoint's packed experts through it.
 func PackedTensor(c *Checkpoint, m arch.Mapping) (*Tensor, error) {
+	if len(m.Stack) > 0 {
+		return unpackedTensor(c, m)
+	}
 	t, ok := c.Tensor(m.Source)
 	if !ok {
 		return nil, fmt.Errorf("checkpoint: missing tensor %q (needed for %q)", m.Source, m.Name)
@@ -102,6 +105,87 @@ func InterleavedPart(m arch.Mapping, t *Tensor) (*Tensor, error) {
 			for r := m.Part; r < rows; r += m.Parts {
 				off := int64(e*rows+r) * inner
 				out = append(out, b[off:off+inner]...)
+			}
+		}
+		return out, nil
+	}), nil
+}
+
+// unpackedTensor is PackedTensor's inverse (GGUF → HF): the rows of
+// m.Stack's tensors [n][rows][...] alternating again along axis 1, as
+// float (a bias) or, with m.OCP, as the OCP values or scales of their
+// m.Blocks blocks, moved back without dequantizing.
+func unpackedTensor(c *Checkpoint, m arch.Mapping) (*Tensor, error) {
+	parts := make([]*Tensor, len(m.Stack))
+	for i, name := range m.Stack {
+		t, ok := c.Tensor(name)
+		if !ok {
+			return nil, fmt.Errorf("checkpoint: missing tensor %q (needed for %q)", name, m.Name)
+		}
+		parts[i] = t
+		if len(t.Shape) < 2 || !t.Shape.Equal(parts[0].Shape) || t.DType != parts[0].DType {
+			return nil, fmt.Errorf("checkpoint: tensors %q (%v %v) and %q (%v %v) do not alternate into %q",
+				m.Stack[0], parts[0].DType, parts[0].Shape, name, t.DType, t.Shape, m.Name)
+		}
+	}
+	k := len(parts)
+	n, rows := int(parts[0].Shape[0]), int(parts[0].Shape[1])
+	dt := parts[0].DType
+	var rowBytes int64 // one row of one part
+	var outRow func(dst []byte, src []byte) []byte
+	info := tensor.Info{Name: m.Name, Shape: m.Shape.Clone()}
+	if m.OCP != "" {
+		if dt != m.Blocks || m.Blocks != tensor.MXFP4 {
+			return nil, tensor.Unsupported("checkpoint: %q is %v: its Hugging Face form %q holds %v blocks only", m.Stack[0], dt, m.Name, m.Blocks)
+		}
+		var err error
+		if rowBytes, err = dt.ShapeBytes(parts[0].Shape[2:]); err != nil {
+			return nil, err
+		}
+		nb := int(rowBytes / 17)
+		info.DType = tensor.U8
+		outRow = func(dst, src []byte) []byte {
+			v, s := make([]byte, 16*nb), make([]byte, nb)
+			if err := quant.OCPFromMXFP4(v, s, src); err != nil {
+				panic(err) // sizes checked above
+			}
+			if m.OCP == arch.ScalesSuffix {
+				return append(dst, s...)
+			}
+			return append(dst, v...)
+		}
+	} else {
+		if dt.Quantized() {
+			return nil, tensor.Unsupported("checkpoint: %q is %v: %q is written from float tensors only", m.Stack[0], dt, m.Name)
+		}
+		var err error
+		if rowBytes, err = dt.ShapeBytes(parts[0].Shape[2:]); err != nil {
+			return nil, err
+		}
+		info.DType = dt
+		outRow = func(dst, src []byte) []byte { return append(dst, src...) }
+	}
+	size, err := info.DType.ShapeBytes(info.Shape)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: tensor %q: %w", m.Name, err)
+	}
+	info.Size = size
+	return LazyTensor(info, parts[0].File, func() ([]byte, error) {
+		data := make([][]byte, k)
+		for i, p := range parts {
+			b, err := p.ReadAll()
+			if err != nil {
+				return nil, err
+			}
+			data[i] = b
+		}
+		out := make([]byte, 0, size)
+		for e := 0; e < n; e++ {
+			for r := 0; r < rows; r++ {
+				for i := range parts {
+					off := int64(e*rows+r) * rowBytes
+					out = outRow(out, data[i][off:off+rowBytes])
+				}
 			}
 		}
 		return out, nil

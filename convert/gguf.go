@@ -236,6 +236,26 @@ func jobsFor(c *checkpoint.Checkpoint, maps []Mapping, dropped []Dropped, dtype 
 		seen[m.Name] = true
 		switch {
 		case m.Copy:
+		case m.Blocks != 0 || m.Interleaved:
+			switch {
+			case len(m.Stack) > 0:
+				// GGUF → HF: the values and the scales read the same
+				// tensors; count them once.
+				if m.OCP != arch.ScalesSuffix {
+					for _, n := range m.Stack {
+						used[n]++
+					}
+				}
+			case m.Part == 0:
+				used[m.Source]++
+				if m.Blocks != 0 {
+					used[m.Scales]++
+				}
+			}
+			var err error
+			if t, err = checkpoint.PackedTensor(c, m); err != nil {
+				return nil, fmt.Errorf("convert: %w", err)
+			}
 		case len(m.Stack) > 0:
 			parts := make([]*checkpoint.Tensor, len(m.Stack))
 			for i, name := range m.Stack {
@@ -246,17 +266,6 @@ func jobsFor(c *checkpoint.Checkpoint, maps []Mapping, dropped []Dropped, dtype 
 			}
 			var err error
 			if t, err = checkpoint.Stacked(m.Name, parts); err != nil {
-				return nil, fmt.Errorf("convert: %w", err)
-			}
-		case m.Blocks != 0 || m.Interleaved:
-			if m.Part == 0 {
-				used[m.Source]++
-				if m.Blocks != 0 {
-					used[m.Scales]++
-				}
-			}
-			var err error
-			if t, err = checkpoint.PackedTensor(c, m); err != nil {
 				return nil, fmt.Errorf("convert: %w", err)
 			}
 		case m.Parts > 0:

@@ -3,6 +3,8 @@ package convert
 import (
 	"bytes"
 	"fmt"
+	"github.com/tfconv/tfconv/quantize"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -106,4 +108,34 @@ func read(t *testing.T, x *checkpoint.Tensor) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestGptOssMXFP4MoE: tfconv quantize --type mxfp4_moe of gpt-oss, from
+// llama.cpp's f32 GGUF and from the Hugging Face checkpoint (its experts
+// carried as MXFP4 blocks), is byte-identical to the newer llama-quantize's
+// MXFP4_MOE of that GGUF (testdata/arch/gptoss/gguf/gptoss-mxfp4_moe.gguf).
+func TestGptOssMXFP4MoE(t *testing.T) {
+	t.Parallel()
+	dir := "../testdata/arch/gptoss"
+	want, err := os.ReadFile(filepath.Join(dir, "gguf", "gptoss-mxfp4_moe.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	target, err := quantize.ParseTarget("mxfp4_moe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, src := range []string{filepath.Join(dir, "gguf", "gptoss-f32.gguf"), filepath.Join(dir, "hf")} {
+		dst := filepath.Join(t.TempDir(), "out.gguf")
+		if _, err := Quantize(src, dst, QuantizeOptions{Options: quantize.Options{Target: target}}); err != nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+		got, err := os.ReadFile(dst)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: quantize --type mxfp4_moe differs from llama-quantize's MXFP4_MOE (%d bytes, want %d)", src, len(got), len(want))
+		}
+	}
 }

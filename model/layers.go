@@ -165,7 +165,14 @@ func attentionProbs(q, k []float32, Tq, Tk, h int, p kernels.AttentionParams) []
 			}
 			row[j] = s
 		}
-		kernels.Softmax(row)
+		if p.Sinks != nil {
+			// The sink's share of the softmax goes to no key.
+			row = append(row, p.Sinks[h])
+			kernels.Softmax(row)
+			row = row[:Tk]
+		} else {
+			kernels.Softmax(row)
+		}
 		out[i] = row
 	}
 	return out
