@@ -116,6 +116,9 @@ func gptOssWindow() Param {
 	p := u32("attention.sliding_window", Optional, "sliding_window")
 	p.Derive = func(c Config) (tensor.Value, bool, error) {
 		n, _ := c.Int("num_hidden_layers")
+		if n < 0 || n > 1<<16 {
+			return tensor.Value{}, false, errUnsupported("config.json: num_hidden_layers %d out of range", n)
+		}
 		ls, err := gptOssPattern(c, int(n))
 		if err != nil {
 			return tensor.Value{}, false, err

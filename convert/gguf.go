@@ -145,6 +145,12 @@ func planToGGUF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 		}
 	}
 	p := &plan{format: GGUF, arch: fam.Name, outType: outType, dropped: dropped}
+	if y, _, ok, _ := arch.YaRNOf(cfg); ok && y.NoTruncate {
+		// Every published gpt-oss says so, and the converter writes it
+		// regardless: said, not refused.
+		p.warn = append(p.warn, "config.json: rope_scaling truncate false is not kept: GGUF has no such key, and llama.cpp "+
+			"floors and ceils YaRN's ramp bounds (transformers keeps them as computed)")
+	}
 	if p.jobs, err = jobsFor(c, maps, dropped, func(m Mapping, _ *checkpoint.Tensor) tensor.DType {
 		if m.Blocks != 0 {
 			return m.Blocks

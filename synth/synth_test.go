@@ -28,6 +28,8 @@ var publishedParams = map[string]int64{
 	"gemma-2b":       2_506_172_416,
 	"phi3-mini-4k":   3_821_079_552,
 	"mixtral-8x7b":   46_702_792_704,
+	"gpt-oss-20b":    20_914_757_184,
+	"gpt-oss-120b":   116_829_156_672,
 }
 
 func TestShapesParams(t *testing.T) {
