@@ -1,7 +1,9 @@
 package arch
 
 import (
+	"encoding/json"
 	"math"
+	"strings"
 
 	"github.com/tfconv/tfconv/tensor"
 )
@@ -75,6 +77,17 @@ func gptOssTensors() []Tensor {
 		Tensor{GGUF: "blk.{bid}.ffn_gate_exps", Shape: []Dim{DimExperts, DimExpertFFN, DimHidden}},
 		Tensor{GGUF: "blk.{bid}.ffn_up_exps", Shape: []Dim{DimExperts, DimExpertFFN, DimHidden}},
 		Tensor{GGUF: "blk.{bid}.ffn_down_exps", Shape: []Dim{DimExperts, DimHidden, DimExpertFFN}})
+}
+
+// floatJSON is F32 written with a decimal point (32.0, not 32):
+// transformers checks that rope_scaling's beta_fast and beta_slow are
+// floats.
+func floatJSON(x float32) json.Number {
+	n := F32(x)
+	if !strings.ContainsAny(string(n), ".eEnN") {
+		n += ".0"
+	}
+	return n
 }
 
 // gptOssPattern: config.json's layer_types (transformers' default and
@@ -216,7 +229,7 @@ func yarnParams() []Param {
 			}
 			rs := map[string]any{"rope_type": "yarn", "truncate": true}
 			f, _ := m.Float("rope.scaling.factor")
-			rs["factor"] = F32(float32(f))
+			rs["factor"] = floatJSON(float32(f))
 			if n, ok := m.Int("rope.scaling.original_context_length"); ok {
 				rs["original_max_position_embeddings"] = n
 			}
@@ -224,7 +237,7 @@ func yarnParams() []Param {
 				"rope.scaling.yarn_attn_factor": "attention_factor", "rope.scaling.yarn_beta_fast": "beta_fast",
 				"rope.scaling.yarn_beta_slow": "beta_slow"} {
 				if x, ok := m.Float(key); ok {
-					rs[hf] = F32(float32(x))
+					rs[hf] = floatJSON(float32(x))
 				}
 			}
 			c["rope_scaling"] = rs
