@@ -31,8 +31,9 @@ var GptOss = register(&Family{
 	Tensors: gptOssTensors(),
 	Packed: []Packed{
 		{HF: hfLayer + "mlp.experts.gate_up_proj", GGUF: []Role{"blk.{bid}.ffn_gate_exps", "blk.{bid}.ffn_up_exps"},
-			Blocks: tensor.MXFP4, BiasSuffix: "_bias"},
-		{HF: hfLayer + "mlp.experts.down_proj", GGUF: []Role{"blk.{bid}.ffn_down_exps"}, Blocks: tensor.MXFP4, BiasSuffix: "_bias"},
+			Blocks: tensor.MXFP4, BiasSuffix: "_bias", DenseTransposed: true},
+		{HF: hfLayer + "mlp.experts.down_proj", GGUF: []Role{"blk.{bid}.ffn_down_exps"}, Blocks: tensor.MXFP4, BiasSuffix: "_bias",
+			DenseTransposed: true},
 	},
 	// self_attn.sinks has no suffix in Hugging Face's form.
 	SuffixAliases: map[string]string{"self_attn.sinks": "self_attn.weight"},

@@ -28,6 +28,9 @@ type Mapping struct {
 	// roles).
 	Part, Parts int
 	Interleaved bool
+	// Transposed: the alternating rows are those of Source's transpose
+	// (its last two axes swapped; a dense Packed weight).
+	Transposed bool
 	// Blocks, when set, is the block type Source already holds (a Packed
 	// weight): Source is its packed values and Scales its scales, and the
 	// output is that type, the blocks copied, never dequantized.

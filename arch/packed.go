@@ -31,6 +31,11 @@ type Packed struct {
 	// BiasSuffix is the suffix of the bias's HF name ("_bias"), split the
 	// same way; "" when there is none.
 	BiasSuffix string
+	// DenseTransposed: the weight may also be stored unquantized under HF
+	// itself, [n][in][out], transposed (what transformers saves of a
+	// gpt-oss model it did not quantize); the GGUF roles take its
+	// transpose's alternating rows, in its float type.
+	DenseTransposed bool
 }
 
 // The suffixes of a block-stored weight's two parts.
@@ -44,6 +49,11 @@ const (
 func (f *Family) packedOf(name string) (p *Packed, bid int, part string, ok bool) {
 	for i := range f.Packed {
 		p := &f.Packed[i]
+		if p.DenseTransposed {
+			if pat, b, _ := SplitName(name + ".weight"); pat == p.HF {
+				return p, b, "", true
+			}
+		}
 		for _, s := range []string{BlocksSuffix, ScalesSuffix, p.BiasSuffix} {
 			if s == "" || (p.Blocks == 0 && s != p.BiasSuffix) {
 				continue
@@ -74,6 +84,18 @@ func (p *Packed) mappings(ti tensor.Info, bid int, part string, byName map[strin
 			return nil, fmt.Errorf("arch: tensor %q has no %q beside it", ti.Name, hf+BlocksSuffix)
 		}
 		return nil, nil
+	}
+	if part == "" {
+		// Dense, [n][in][out·len(GGUF)]: the roles are the transpose's rows.
+		if len(ti.Shape) != 3 || ti.Shape[2]%n != 0 {
+			return nil, fmt.Errorf("arch: tensor %q has shape %v: not [experts][in][out] with out split into %d", ti.Name, ti.Shape, n)
+		}
+		var out []Mapping
+		for k, role := range p.GGUF {
+			out = append(out, Mapping{Name: expand(role, bid) + ".weight", Source: ti.Name, Part: k, Parts: int(n),
+				Interleaved: true, Transposed: true, Shape: tensor.Shape{ti.Shape[0], ti.Shape[2] / n, ti.Shape[1]}})
+		}
+		return out, nil
 	}
 	if len(ti.Shape) < 2 || ti.Shape[1]%n != 0 {
 		return nil, fmt.Errorf("arch: tensor %q has shape %v: its rows do not split into %d", ti.Name, ti.Shape, n)

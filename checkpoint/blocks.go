@@ -86,6 +86,9 @@ func BlockCopy(m arch.Mapping, vals, scales *Tensor) (*Tensor, error) {
 // InterleavedPart is the output tensor of m, the rows r ≡ m.Part (mod
 // m.Parts) of axis 1 of t (a float tensor [n][rows][...]), in t's dtype.
 func InterleavedPart(m arch.Mapping, t *Tensor) (*Tensor, error) {
+	if m.Transposed {
+		return transposedPart(m, t)
+	}
 	if len(t.Shape) < 2 || t.DType.Quantized() || m.Parts <= 0 || t.Shape[1]%int64(m.Parts) != 0 {
 		return nil, fmt.Errorf("checkpoint: tensor %q (%v %v) does not split into %d alternating rows", t.Name, t.DType, t.Shape, m.Parts)
 	}
@@ -185,6 +188,42 @@ func unpackedTensor(c *Checkpoint, m arch.Mapping) (*Tensor, error) {
 				for i := range parts {
 					off := int64(e*rows+r) * rowBytes
 					out = outRow(out, data[i][off:off+rowBytes])
+				}
+			}
+		}
+		return out, nil
+	}), nil
+}
+
+// transposedPart is the output tensor of m: rows r ≡ m.Part (mod m.Parts)
+// of the transpose of each [in][out] matrix of t ([n][in][out], float), as
+// [n][out/m.Parts][in] in t's dtype.
+func transposedPart(m arch.Mapping, t *Tensor) (*Tensor, error) {
+	if len(t.Shape) != 3 || t.DType.Quantized() || m.Parts <= 0 || t.Shape[2]%int64(m.Parts) != 0 {
+		return nil, fmt.Errorf("checkpoint: tensor %q (%v %v) is not [n][in][out] with out split into %d", t.Name, t.DType, t.Shape, m.Parts)
+	}
+	n, in, outAll := int(t.Shape[0]), int(t.Shape[1]), int(t.Shape[2])
+	es, err := t.DType.ByteSize(1)
+	if err != nil {
+		return nil, err
+	}
+	e := int(es)
+	rows := outAll / m.Parts
+	info := tensor.Info{Name: m.Name, DType: t.DType, Shape: m.Shape.Clone(), Size: int64(n*rows*in) * es}
+	return LazyTensor(info, t.File, func() ([]byte, error) {
+		b, err := t.ReadAll()
+		if err != nil {
+			return nil, err
+		}
+		out := make([]byte, info.Size)
+		o := 0
+		for x := 0; x < n; x++ {
+			for r := 0; r < rows; r++ {
+				col := r*m.Parts + m.Part
+				for c := 0; c < in; c++ {
+					off := ((x*in+c)*outAll + col) * e
+					copy(out[o:o+e], b[off:off+e])
+					o += e
 				}
 			}
 		}
