@@ -29,6 +29,9 @@ type Family struct {
 	Tensors []Tensor
 	// Drops are Hugging Face tensors left out on purpose.
 	Drops []Drop
+	// Packed are Hugging Face tensors that hold several GGUF tensors or a
+	// block type's data (gpt-oss's experts), read before Tensors.
+	Packed []Packed
 	// HFWarning is said on every GGUF → HF conversion (what the GGUF
 	// cannot give back).
 	HFWarning string
@@ -169,7 +172,14 @@ type Graph struct {
 	// QKNormAfterRope: the per-head Q/K norms apply to the rotated queries
 	// and keys (Hunyuan), not before the rotation (Qwen3).
 	QKNormAfterRope bool
+	// ClampedGLU, when set, is the experts' gated unit in place of
+	// act(gate)·up (gpt-oss).
+	ClampedGLU *ClampedGLU
 }
+
+// ClampedGLU is gpt-oss's gated unit: with the gate g clamped above at
+// Limit and up u clamped to [-Limit, Limit], (u + 1)·g·σ(Alpha·g).
+type ClampedGLU struct{ Alpha, Limit float32 }
 
 // RopeLayer reports whether layer i of n rotates its queries and keys:
 // no_rope_layers[i] != 0 when the list (config.json) has n entries, else

@@ -229,6 +229,10 @@ type YaRN struct {
 	LogMul          float64 // 0.1 · mscale_all_dim
 	BetaFast        float64 // the ramp's bounds, in rotations over OriginalContext
 	BetaSlow        float64
+	// NoTruncate keeps the ramp's bounds as computed, where DeepSeek and
+	// ggml floor and ceil them (transformers' rope_scaling truncate
+	// false, as gpt-oss publishes it).
+	NoTruncate bool
 }
 
 // InvFreq is the inverse frequency of each of dim/2 rotated pairs with base
@@ -240,8 +244,11 @@ func (y YaRN) InvFreq(base float64, dim int) []float32 {
 	corr := func(rot float64) float64 {
 		return float64(dim) * math.Log(y.OriginalContext/(rot*2*math.Pi)) / (2 * math.Log(base))
 	}
-	low := math.Max(math.Floor(corr(y.BetaFast)), 0)
-	high := math.Min(math.Ceil(corr(y.BetaSlow)), float64(dim-1))
+	low, high := corr(y.BetaFast), corr(y.BetaSlow)
+	if !y.NoTruncate {
+		low, high = math.Floor(low), math.Ceil(high)
+	}
+	low, high = math.Max(low, 0), math.Min(high, float64(dim-1))
 	if low == high {
 		high += 0.001
 	}

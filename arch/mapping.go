@@ -24,7 +24,9 @@ type Mapping struct {
 	// dimension into this output, in order (Source is the first).
 	Stack []string
 	// Parts > 0: the output is part Part of Parts of Source, cut along its
-	// outermost dimension (the inverse of Stack).
+	// outermost dimension (the inverse of Stack), or, when Interleaved,
+	// the rows r ≡ Part (mod Parts) of axis 1 (Packed's alternating
+	// roles).
 	Part, Parts int
 	// Half, 1 or 2, marks an output that is that half of Source along its
 	// last dimension (Tensor.Half): Transform's dst is half as long as its
@@ -33,6 +35,20 @@ type Mapping struct {
 	// PadRows > 0: the output is Source with that many zero rows appended
 	// along its outermost dimension (Tensor.PadTo).
 	PadRows int64
+	Interleaved bool
+	// Transposed: the alternating rows are those of Source's transpose
+	// (its last two axes swapped; a dense Packed weight).
+	Transposed bool
+	// Blocks, when set, is the block type Source already holds (a Packed
+	// weight): Source is its packed values and Scales its scales, and the
+	// output is that type, the blocks copied, never dequantized.
+	Blocks tensor.DType
+	Scales string
+	// OCP, GGUF → HF: the output is this part (BlocksSuffix: the values,
+	// ScalesSuffix: the scales) of the Blocks-type blocks of Stack's
+	// tensors, their rows alternating along axis 1 (Interleaved), in the
+	// OCP layout a Packed weight has.
+	OCP string
 }
 
 // Dropped is an input tensor left out of the output on purpose.
@@ -148,14 +164,40 @@ func (f *Family) mapTensors(in []tensor.Info, toGGUF bool, qh, kh, experts int64
 		}
 		renames = f.HFRename(Config{}, func(n string) bool { return names[n] })
 	}
+	byName := make(map[string]tensor.Info, len(in))
+	for _, ti := range in {
+		byName[ti.Name] = ti
+	}
+	unpack := unpacker{}
+	var blocks []Mapping // written first, as the converter's generate_extra_tensors writes them
 	for _, ti := range in {
 		if toGGUF {
+			if p, bid, part, ok := f.packedOf(ti.Name); ok {
+				ms, err := p.mappings(ti, bid, part, byName)
+				if err != nil {
+					return nil, nil, err
+				}
+				if part == BlocksSuffix {
+					blocks = append(blocks, ms...)
+				} else {
+					out = append(out, ms...)
+				}
+				continue
+			}
 			if d, ok := f.dropOf(ti.Name); ok {
 				dropped = append(dropped, Dropped{Name: ti.Name, Reason: d.Reason, Warn: d.Warn})
 				continue
 			}
 		}
 		if !toGGUF {
+			if p, k, bid, suffix, ok := f.packedRole(ti.Name); ok {
+				ms, err := unpack.add(p, k, bid, suffix, ti)
+				if err != nil {
+					return nil, nil, err
+				}
+				out = append(out, ms...)
+				continue
+			}
 			if c, ok := f.CopyOf(ti.Name); ok {
 				dropped = append(dropped, Dropped{Name: ti.Name, Reason: c.Reason, TiedTo: c.Of})
 				continue
@@ -251,7 +293,10 @@ func (f *Family) mapTensors(in []tensor.Info, toGGUF bool, qh, kh, experts int64
 			return nil, nil, fmt.Errorf("arch: %s: %q lacks one of its two halves (has %q %q)", f.Name, name, h[0].Name, h[1].Name)
 		}
 	}
-	return out, dropped, nil
+	if err := unpack.complete(f.Name); err != nil {
+		return nil, nil, err
+	}
+	return append(blocks, out...), dropped, nil
 }
 
 // HFTensorToGGUF maps one Hugging Face tensor of the family alone: the

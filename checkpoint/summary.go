@@ -342,6 +342,53 @@ func LayerOf(name string) (stack string, layer int, ok bool) {
 	return "", 0, false
 }
 
+// countedTensors are the tensors a summary counts: c's, except that a
+// Hugging Face checkpoint's packed tensors (arch.Family.Packed: gpt-oss's
+// MXFP4 experts, uint8 values and scales) count as the tensors they hold,
+// as their GGUF form has them.
+func countedTensors(c *Checkpoint) []tensor.Info {
+	out := make([]tensor.Info, len(c.Tensors))
+	for i, t := range c.Tensors {
+		out[i] = t.Info
+	}
+	cfg, err := c.Config()
+	if err != nil || cfg == nil || !c.HuggingFace() {
+		return out
+	}
+	f, ok := arch.ForConfig(arch.Config(cfg))
+	if !ok || len(f.Packed) == 0 {
+		return out
+	}
+	maps, err := f.PackedMappings(out)
+	if err != nil || len(maps) == 0 {
+		return out
+	}
+	packed := map[string]bool{}
+	var made []tensor.Info
+	for _, m := range maps {
+		packed[m.Source] = true
+		dt := m.Blocks
+		if dt == 0 {
+			t, _ := c.Tensor(m.Source)
+			dt = t.DType
+		} else {
+			packed[m.Scales] = true
+		}
+		info := tensor.Info{Name: m.Name, DType: dt, Shape: m.Shape}
+		if info.Size, err = dt.ShapeBytes(m.Shape); err != nil {
+			return out
+		}
+		made = append(made, info)
+	}
+	kept := out[:0]
+	for _, t := range out {
+		if !packed[t.Name] {
+			kept = append(kept, t)
+		}
+	}
+	return append(kept, made...)
+}
+
 // Summarize computes the summary of an opened checkpoint.
 func Summarize(c *Checkpoint) (*Summary, error) {
 	s := &Summary{Format: c.Format, Source: c.Source, Tensors: len(c.Tensors), FileSize: c.Size(), Files: len(c.Files)}
@@ -367,7 +414,7 @@ func Summarize(c *Checkpoint) (*Summary, error) {
 	layers := map[lkey]*LayerStat{}
 	layerDT := map[lkey]map[string]bool{}
 	moe := map[int]bool{}
-	for _, t := range c.Tensors {
+	for _, t := range countedTensors(c) {
 		n := t.NumElements()
 		s.Params += n
 		s.TensorBytes += t.Size

@@ -137,6 +137,10 @@ type TensorReport struct {
 	// OverflowMaxAbs is the largest of their magnitudes.
 	Overflow       int64   `json:"overflow,omitempty"`
 	OverflowMaxAbs float32 `json:"overflow_max_abs,omitempty"`
+	// Copied is set when the tensor's blocks are the checkpoint's own,
+	// copied into the output type's block order (a block pass-through:
+	// gpt-oss's MXFP4 experts), never dequantized.
+	Copied bool `json:"copied,omitempty"`
 }
 
 // Report is what a conversion did. Its JSON form is the --json output of
@@ -376,7 +380,7 @@ func newReport(src, out string, to Format, p *plan, files []string) *Report {
 		rep.Tensors = append(rep.Tensors, TensorReport{Name: j.out.Name, SourceName: j.src.Name,
 			DType: j.out.DType.String(), Shape: j.out.Shape, Bytes: j.out.Size,
 			SourceDType: j.src.DType.String(), Lossy: !lossless(j.src.DType, j.out.DType),
-			Overflow: j.overflow.Count, OverflowMaxAbs: j.overflow.MaxAbs})
+			Overflow: j.overflow.Count, OverflowMaxAbs: j.overflow.MaxAbs, Copied: j.m.Blocks != 0})
 		rep.Bytes += j.out.Size
 	}
 	rep.Warnings = append(rep.Warnings, lossyWarnings(rep.Tensors)...)

@@ -74,6 +74,20 @@ func GGUFTensorType(name string, shape tensor.Shape, want tensor.DType) tensor.D
 	return want
 }
 
+// blockFileType is general.file_type of a GGUF written at file type ft
+// whose weights include blocks of type d copied from the checkpoint: the
+// newer converter calls an MXFP4 checkpoint's GGUF MOSTLY_MXFP4_MOE
+// whatever float type (f32, f16, bf16) its other tensors get.
+func blockFileType(d tensor.DType, ft uint32) (uint32, bool) {
+	switch gguf.FileType(ft) {
+	case gguf.FileTypeF32, gguf.FileTypeF16, gguf.FileTypeBF16:
+		if d == tensor.MXFP4 {
+			return uint32(gguf.FileTypeMXFP4MoE), true
+		}
+	}
+	return 0, false
+}
+
 // planToGGUF converts a Hugging Face checkpoint (or a native file made from
 // one) to GGUF as convert_hf_to_gguf.py does.
 func planToGGUF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
@@ -110,17 +124,39 @@ func planToGGUF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 	}
 	infos := make([]tensor.Info, len(c.Tensors))
 	for i, t := range c.Tensors {
-		if !t.DType.Float() || t.DType.Quantized() {
-			return nil, tensor.Unsupported("convert: tensor %q is %v; Hugging Face input must be float", t.Name, t.DType)
-		}
 		infos[i] = t.Info
 	}
 	maps, dropped, err := fam.ToGGUF(cfg, infos)
 	if err != nil {
 		return nil, err
 	}
+	blockParts := map[string]bool{} // the parts of block-stored weights, copied as they are
+	for _, m := range maps {
+		if m.Blocks != 0 {
+			blockParts[m.Source], blockParts[m.Scales] = true, true
+			if bft, ok := blockFileType(m.Blocks, ft); ok {
+				ft = bft
+			}
+		}
+	}
+	for _, t := range c.Tensors {
+		if !blockParts[t.Name] && (!t.DType.Float() || t.DType.Quantized()) {
+			return nil, tensor.Unsupported("convert: tensor %q is %v; Hugging Face input must be float", t.Name, t.DType)
+		}
+	}
 	p := &plan{format: GGUF, arch: fam.Name, outType: outType, dropped: dropped, warn: arch.DropWarnings(dropped)}
-	if p.jobs, err = jobsFor(c, maps, dropped, func(m Mapping, _ *checkpoint.Tensor) tensor.DType { return GGUFTensorType(m.Name, m.Shape, want) }); err != nil {
+	if y, _, ok, _ := arch.YaRNOf(cfg); ok && y.NoTruncate {
+		// Every published gpt-oss says so, and the converter writes it
+		// regardless: said, not refused.
+		p.warn = append(p.warn, "config.json: rope_scaling truncate false is not kept: GGUF has no such key, and llama.cpp "+
+			"floors and ceils YaRN's ramp bounds (transformers keeps them as computed)")
+	}
+	if p.jobs, err = jobsFor(c, maps, dropped, func(m Mapping, _ *checkpoint.Tensor) tensor.DType {
+		if m.Blocks != 0 {
+			return m.Blocks
+		}
+		return GGUFTensorType(m.Name, m.Shape, want)
+	}); err != nil {
 		return nil, err
 	}
 	gen, err := generated(fam, cfg)
@@ -213,6 +249,26 @@ func jobsFor(c *checkpoint.Checkpoint, maps []Mapping, dropped []Dropped, dtype 
 		seen[m.Name] = true
 		switch {
 		case m.Copy:
+		case m.Blocks != 0 || m.Interleaved:
+			switch {
+			case len(m.Stack) > 0:
+				// GGUF → HF: the values and the scales read the same
+				// tensors; count them once.
+				if m.OCP != arch.ScalesSuffix {
+					for _, n := range m.Stack {
+						used[n]++
+					}
+				}
+			case m.Part == 0:
+				used[m.Source]++
+				if m.Blocks != 0 {
+					used[m.Scales]++
+				}
+			}
+			var err error
+			if t, err = checkpoint.PackedTensor(c, m); err != nil {
+				return nil, fmt.Errorf("convert: %w", err)
+			}
 		case len(m.Stack) > 0:
 			parts := make([]*checkpoint.Tensor, len(m.Stack))
 			for i, name := range m.Stack {

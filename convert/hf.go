@@ -100,7 +100,12 @@ func planToHF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 		return nil, err
 	}
 	p := &plan{format: Safetensors, arch: fam.Name, outType: types.name, dropped: dropped, files: map[string][]byte{}}
-	dtype := func(_ Mapping, src *checkpoint.Tensor) tensor.DType { return types.of(src.DType) }
+	dtype := func(m Mapping, src *checkpoint.Tensor) tensor.DType {
+		if m.OCP != "" {
+			return tensor.U8 // a packed weight's values or scales, as Hugging Face keeps them
+		}
+		return types.of(src.DType)
+	}
 	if p.jobs, err = jobsFor(c, maps, dropped, dtype); err != nil {
 		return nil, err
 	}

@@ -39,12 +39,18 @@ type AttentionParams struct {
 	// (relative to the call, absolute QPos0+i) and key j: ALiBi slopes and
 	// T5's relative position buckets come in here.
 	Bias func(h, i, j int) float32
+
+	// Sinks, when non-nil, holds one learned logit per query head that
+	// joins every softmax's denominator as a key with no value (attention
+	// sinks, gpt-oss): weights exp(s_j)/(exp(Sinks[h]) + Σ exp(s_j)).
+	Sinks []float32
 }
 
 // Attention computes, for every query row i and head h,
 //
 //	dst[i,h] = Σ_j softmax_j(Scale·q[i,h]·k[j,g] + Bias(h,i,j))·v[j,g]
 //
+// (with Sinks, the softmax's denominator also has exp(Sinks[h]))
 // with g = h/(Heads/KVHeads), masked keys excluded. q and dst are
 // [Tq][Heads][HeadDim]; k and v are [Tk][KVHeads][HeadDim]. It never builds
 // the Tq×Tk score matrix: each (query, head) pair keeps a running maximum and
@@ -133,6 +139,22 @@ func Attention(dst, q, k, v []float32, Tq, Tk int, p AttentionParams) {
 						axpy(acc, sc[b], v[(j*G+g)*D:(j*G+g+1)*D])
 					}
 				}
+			}
+			if p.Sinks != nil {
+				// The sink joins the running maximum and sum as one more
+				// score whose value is zero.
+				sk := p.Sinks[h]
+				if sk > mx {
+					if mx != negInf {
+						c := float32(math.Exp(float64(mx - sk)))
+						sum *= c
+						for d := range acc {
+							acc[d] *= c
+						}
+					}
+					mx = sk
+				}
+				sum += float32(math.Exp(float64(sk - mx)))
 			}
 			if sum == 0 {
 				clear(out)

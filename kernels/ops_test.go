@@ -104,10 +104,16 @@ func attentionRef(q, k, v []float32, Tq, Tk int, p AttentionParams) []float64 {
 			if math.IsInf(mx, -1) {
 				continue // no visible key: zero output
 			}
+			if p.Sinks != nil {
+				mx = math.Max(mx, float64(p.Sinks[h]))
+			}
 			var sum float64
 			for j := range scores {
 				scores[j] = math.Exp(scores[j] - mx)
 				sum += scores[j]
+			}
+			if p.Sinks != nil {
+				sum += math.Exp(float64(p.Sinks[h]) - mx) // a key without a value
 			}
 			for j := range scores {
 				for d := 0; d < D; d++ {
@@ -127,7 +133,7 @@ func TestAttention(t *testing.T) {
 			for _, D := range []int{1, 8, 17, 64} {
 				for _, T := range [][2]int{{0, 5}, {1, 1}, {1, 17}, {7, 7}, {3, 33}, {17, 65}} {
 					Tq, Tk := T[0], T[1]
-					for variant := 0; variant < 6; variant++ {
+					for variant := 0; variant < 7; variant++ {
 						p := AttentionParams{Heads: 4, KVHeads: 2, HeadDim: D, Scale: float32(1 / math.Sqrt(float64(D)))}
 						switch variant {
 						case 1:
@@ -144,6 +150,10 @@ func TestAttention(t *testing.T) {
 							p.Causal, p.QPos0, p.Window = true, Tk-Tq, 5 // a sliding window
 						case 5:
 							p.Causal, p.QPos0, p.Chunk = true, Tk-Tq, 4 // Llama 4's chunks
+						case 6:
+							// gpt-oss's sinks, some above every score
+							p.Causal, p.QPos0, p.Window = true, Tk-Tq, 3
+							p.Sinks = []float32{-2, 0.5, 3, 8}
 						}
 						SetThreads(1 + variant%3)
 						q := randVec(r, Tq*4*D+1)[1:]

@@ -95,6 +95,8 @@ func unpack0(t tensor.DType, q *[32]int8, b []byte) (d, m float32) {
 			q[j+16] = int8(b[8+j]>>4 | byte(qh>>(j+16)&1)<<4)
 		}
 		return fp16(b), fp16(b[2:])
+	case tensor.MXFP4:
+		return quant.MXFP4Ints(q, b), 0
 	}
 	panic("kernels: unpack0 " + t.String())
 }

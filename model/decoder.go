@@ -99,6 +99,9 @@ type decoderBlock struct {
 	// when the layer has none.
 	Router     linear
 	Experts    []expert
+	// Sinks are the attention sinks' logits, one per head (gpt-oss); nil
+	// without.
+	Sinks      []float32
 	Shared     expert
 	SharedGate linear
 	ProbsB     []float32
@@ -122,6 +125,11 @@ type familyLoader struct {
 // the GGUF name.
 func (fl familyLoader) name(role spec.Role, layer int, suffix string) string {
 	names := fl.f.TensorName(role, layer, fl.hf, suffix)
+	if fl.hf && len(names) == 0 && len(fl.packed) > 0 {
+		// A role only a packed tensor holds (gpt-oss's experts): the
+		// packed view names it as GGUF does.
+		names = fl.f.TensorName(role, layer, false, suffix)
+	}
 	for _, n := range names {
 		if fl.has(n) {
 			return n
@@ -262,6 +270,11 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 	c, err := familyConfig(l, f, hc, hf)
 	if err != nil {
 		return nil, err
+	}
+	if hf && len(f.Packed) > 0 {
+		if err := l.packedView(f); err != nil {
+			return nil, err
+		}
 	}
 	fl := familyLoader{loader: l, f: f, hf: hf}
 	g := f.Graph
@@ -437,6 +450,9 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 			Down:         fl.optDense("blk.{bid}.ffn_down", i, d, cfg.FFN),
 			PostFFNNorm:  fl.norm("blk.{bid}.post_ffw_norm", i, d, cfg.Eps, false),
 		}
+		if fl.inSchema("blk.{bid}.attn_sinks") {
+			b.Sinks = fl.vector(fl.name("blk.{bid}.attn_sinks", i, ".weight"), cfg.Heads)
+		}
 		if fl.inSchema("blk.{bid}.ffn_gate_inp") && fl.has(fl.name("blk.{bid}.ffn_gate_inp", i, ".weight")) {
 			if b.Router, b.Experts, err = fl.mixture(i, cfg, d); err != nil {
 				return nil, err
@@ -558,7 +574,7 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 		}
 		K, V := s.cache.add(l, k, v)
 		attend(att, q, K, V, T, pos0+T, reach(kernels.AttentionParams{Heads: H, KVHeads: G, HeadDim: D,
-			Scale: m.attnScale, Causal: true, QPos0: pos0, KeyMask: s.mask, SoftCap: m.attnCap}, m.layers[l]), tr, l)
+			Scale: m.attnScale, Causal: true, QPos0: pos0, KeyMask: s.mask, SoftCap: m.attnCap, Sinks: b.Sinks}, m.layers[l]), tr, l)
 		obs.apply(&b.O, o, att, T)
 		if m.parallel {
 			// x' = x + Attn(N₁(x)) + FFN(N₂(x)), N₂ = N₁ when the block
@@ -690,6 +706,18 @@ func (m *decoder) residual(x, o []float32, post *norm, scratch []float32, T, d i
 	kernels.Add(x, o)
 }
 
+// clampedGLU sets g to gpt-oss's gated unit of gate g and up u (g clamped
+// above at Limit, u to ±Limit): (u + 1)·g·σ(Alpha·g), in float32 steps
+// as transformers computes it.
+func clampedGLU(g, u []float32, c *spec.ClampedGLU) {
+	for i, x := range g {
+		x = min(x, c.Limit)
+		y := min(max(u[i], -c.Limit), c.Limit)
+		sig := float32(1 / (1 + math.Exp(-float64(x*c.Alpha))))
+		g[i] = (y + 1) * (x * sig)
+	}
+}
+
 // clamp limits every element of x to [-c, c] (OLMo's clip_qkv).
 func clamp(x []float32, c float32) {
 	for i, v := range x {
@@ -728,6 +756,10 @@ func ropeFrequencies(fl familyLoader, c spec.Config, cfg *Config, m *decoder) ([
 		if ok {
 			return r.InvFreq(cfg.RopeTheta, cfg.RopeDim), nil
 		}
+		if y, af, ok, err := yarnOf(c, cfg.RopeTheta, cfg.RopeDim, path); ok || err != nil {
+			m.ropeScale = af
+			return y, err
+		}
 		if rs, ok := c.Map("rope_scaling"); ok {
 			lr, ok, err := spec.LongRopeOf(c, cfg.RopeDim)
 			if !ok || err != nil || fl.f != spec.Phi3 {
@@ -739,6 +771,15 @@ func ropeFrequencies(fl familyLoader, c spec.Config, cfg *Config, m *decoder) ([
 			return dividedFreq(cfg.RopeTheta, lr.Short), nil
 		}
 		return kernels.RoPEInvFreq(cfg.RopeTheta, cfg.RopeDim), nil
+	}
+	if typ, ok := fl.c.Metadata.Str(cfg.Arch + ".rope.scaling.type"); ok && typ == "yarn" {
+		// The config HFConfigOf rebuilt from the GGUF states it.
+		y, af, ok, err := yarnOf(c, cfg.RopeTheta, cfg.RopeDim, path)
+		if err == nil && !ok {
+			err = fmt.Errorf("model: %s: %s rope scaling yarn without its parameters", path, cfg.Arch)
+		}
+		m.ropeScale = af
+		return y, err
 	}
 	if typ, ok := fl.c.Metadata.Str(cfg.Arch + ".rope.scaling.type"); ok && typ != "none" {
 		return nil, tensor.Unsupported("model: %s: %s rope scaling %q is not supported", path, cfg.Arch, typ)
@@ -766,6 +807,19 @@ func ropeFrequencies(fl familyLoader, c spec.Config, cfg *Config, m *decoder) ([
 		}
 	}
 	return inv, nil
+}
+
+// yarnOf is config.json's yarn rope_scaling (spec.YaRNOf) as the rotary
+// frequencies and the factor on cos and sin, for the decoder's RopeDim.
+func yarnOf(c spec.Config, theta float64, dim int, path string) (inv []float32, attnFactor float32, ok bool, err error) {
+	y, af, ok, err := spec.YaRNOf(c)
+	if !ok || err != nil {
+		if err != nil {
+			err = fmt.Errorf("model: %s: %w", path, err)
+		}
+		return nil, 1, ok, err
+	}
+	return y.InvFreq(theta, dim), float32(af), true, nil
 }
 
 // dividedFreq returns 1/(factor_i · theta^(2i/d)), d = 2·len(factors), in
@@ -804,8 +858,8 @@ func (fl familyLoader) mixture(layer int, cfg Config, d int) (linear, []expert, 
 	router := fl.lin("blk.{bid}.ffn_gate_inp", layer, n, d)
 	F := cfg.ExpertFFN
 	mats := func(role spec.Role, rows, cols int) []*kernels.Matrix {
-		if !fl.hf {
-			return fl.stackedMatrices(fl.name(role, layer, ".weight"), n, rows, cols)
+		if name := fl.name(role, layer, ".weight"); !fl.hf || fl.packed[name] != nil {
+			return fl.stackedMatrices(name, n, rows, cols)
 		}
 		if t, _ := fl.f.Tensor(role); t.Stack == 0 {
 			return fl.hfStackedExperts(role, layer, n, rows, cols)
@@ -822,11 +876,32 @@ func (fl familyLoader) mixture(layer int, cfg Config, d int) (linear, []expert, 
 	if fl.err != nil {
 		return linear{}, nil, fl.err
 	}
+	// Stacked biases, where the experts have them (gpt-oss): [n][rows].
+	bias := func(role spec.Role, rows int) [][]float32 {
+		name := fl.name(role, layer, ".bias")
+		if name == "" || name == fl.name(role, layer, ".weight") || !fl.has(name) {
+			// none, or a suffix-less Hugging Face parameter (Llama 4's
+			// experts.gate_up_proj) that names the weight itself
+			return make([][]float32, n)
+		}
+		all := fl.vector(name, n*rows)
+		out := make([][]float32, n)
+		for x := range out {
+			if all != nil {
+				out[x] = all[x*rows : (x+1)*rows]
+			}
+		}
+		return out
+	}
+	gb, ub, db := bias("blk.{bid}.ffn_gate_exps", F), bias("blk.{bid}.ffn_up_exps", F), bias("blk.{bid}.ffn_down_exps", d)
+	if fl.err != nil {
+		return linear{}, nil, fl.err
+	}
 	ex := make([]expert, n)
 	for x := range ex {
-		ex[x] = expert{Gate: linear{W: gate[x], Name: fl.ggufName("blk.{bid}.ffn_gate_exps", layer)},
-			Up:   linear{W: up[x], Name: fl.ggufName("blk.{bid}.ffn_up_exps", layer)},
-			Down: linear{W: down[x], Name: fl.ggufName("blk.{bid}.ffn_down_exps", layer)}}
+		ex[x] = expert{Gate: linear{W: gate[x], B: gb[x], Name: fl.ggufName("blk.{bid}.ffn_gate_exps", layer)},
+			Up:   linear{W: up[x], B: ub[x], Name: fl.ggufName("blk.{bid}.ffn_up_exps", layer)},
+			Down: linear{W: down[x], B: db[x], Name: fl.ggufName("blk.{bid}.ffn_down_exps", layer)}}
 	}
 	return router, ex, nil
 }
@@ -891,7 +966,7 @@ func (m *decoder) moe(dst, h []float32, b *decoderBlock, T int, obs Observer) er
 	obs.apply(&b.Router, probs, h, T)
 	weight := make([]float32, T*n) // token × expert → routing weight (0: not chosen)
 	m.route.weights(weight, probs, b.ProbsB, T, n, k)
-	if err := runExperts(dst, h, b.Experts, weight, T, d, F, m.cfg.Activation, m.g.MoEScaleInput, obs); err != nil {
+	if err := runExperts(dst, h, b.Experts, weight, T, d, F, m.cfg.Activation, m.g.MoEScaleInput, m.g.ClampedGLU, obs); err != nil {
 		return err
 	}
 	if b.Shared.Down.W == nil {
@@ -930,10 +1005,11 @@ func (m *decoder) moe(dst, h []float32, b *decoderBlock, T int, obs Observer) er
 // runExperts sets dst[T][d] to Σ_e weight[t][e]·expert_e(h[t]) over the
 // experts e a token is routed to (weight[t·n+e] ≠ 0): tokens are gathered
 // per expert and the experts taken in index order, as transformers adds
-// them; act is the gate's activation. scaleInput: the weight multiplies the
+// them; act is the gate's activation, glu (when set) the clamped gated
+// unit in its place (gpt-oss). scaleInput: the weight multiplies the
 // expert's input instead of its output (Graph.MoEScaleInput). obs sees
 // the multiplies, each with its expert's index.
-func runExperts(dst, h []float32, experts []expert, weight []float32, T, d, F int, act string, scaleInput bool, obs Observer) error {
+func runExperts(dst, h []float32, experts []expert, weight []float32, T, d, F int, act string, scaleInput bool, glu *spec.ClampedGLU, obs Observer) error {
 	n := len(experts)
 	clear(dst[:T*d])
 	var rows []int
@@ -961,10 +1037,14 @@ func runExperts(dst, h []float32, experts []expert, weight []float32, T, d, F in
 		ex.Gate.apply(g, x, R)
 		obs.observe(&ex.Up, x, R, e, n)
 		ex.Up.apply(u, x, R)
-		if err := activate(g, act); err != nil {
-			return err
+		if glu != nil {
+			clampedGLU(g, u, glu)
+		} else {
+			if err := activate(g, act); err != nil {
+				return err
+			}
+			kernels.Mul(g, u)
 		}
-		kernels.Mul(g, u)
 		obs.observe(&ex.Down, g, R, e, n)
 		ex.Down.apply(y, g, R)
 		for i, t := range rows {

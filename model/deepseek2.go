@@ -363,7 +363,7 @@ func (m *deepseek2) moe(dst, h []float32, b *deepseek2Block, T int) error {
 	scores, weight := make([]float32, T*n), make([]float32, T*n)
 	b.Router.apply(scores, h, T)
 	m.route.weights(weight, scores, b.ProbsB, T, n, k)
-	if err := runExperts(dst, h, b.Experts, weight, T, d, c.ExpertFFN, c.Activation, false, nil); err != nil {
+	if err := runExperts(dst, h, b.Experts, weight, T, d, c.ExpertFFN, c.Activation, false, nil, nil); err != nil {
 		return err
 	}
 	if b.Shared.Down.W == nil {

@@ -166,7 +166,14 @@ func attentionProbs(q, k []float32, Tq, Tk, h int, p kernels.AttentionParams) []
 			}
 			row[j] = s
 		}
-		kernels.Softmax(row)
+		if p.Sinks != nil {
+			// The sink's share of the softmax goes to no key.
+			row = append(row, p.Sinks[h])
+			kernels.Softmax(row)
+			row = row[:Tk]
+		} else {
+			kernels.Softmax(row)
+		}
 		out[i] = row
 	}
 	return out
@@ -182,6 +189,41 @@ type loader struct {
 	mats []*kernels.Matrix
 	// meter counts the bytes read (nil: silent).
 	meter *progress.Meter
+	// packed are the GGUF-named tensors a Hugging Face checkpoint's packed
+	// tensors make (arch.Family.Packed: gpt-oss's experts), by name.
+	packed map[string]*checkpoint.Tensor
+}
+
+// packedView sets l.packed to the GGUF-named tensors family f's Packed
+// entries make of the checkpoint's (the MXFP4 experts of gpt-oss, their
+// blocks as the GGUF holds them).
+func (l *loader) packedView(f *spec.Family) error {
+	infos := make([]tensor.Info, len(l.c.Tensors))
+	for i, t := range l.c.Tensors {
+		infos[i] = t.Info
+	}
+	maps, err := f.PackedMappings(infos)
+	if err != nil {
+		return fmt.Errorf("model: %s: %w", l.c.Path, err)
+	}
+	l.packed = map[string]*checkpoint.Tensor{}
+	for _, m := range maps {
+		t, err := checkpoint.PackedTensor(l.c, m)
+		if err != nil {
+			return fmt.Errorf("model: %s: %w", l.c.Path, err)
+		}
+		l.packed[m.Name] = t
+	}
+	return nil
+}
+
+// tensor is the checkpoint's tensor name, or the packed view's
+// (loader.packed).
+func (l *loader) tensor(name string) (*checkpoint.Tensor, bool) {
+	if t, ok := l.packed[name]; ok {
+		return t, true
+	}
+	return l.c.Tensor(name)
 }
 
 func (l *loader) fail(err error) {
@@ -191,7 +233,7 @@ func (l *loader) fail(err error) {
 }
 
 func (l *loader) has(name string) bool {
-	_, ok := l.c.Tensor(name)
+	_, ok := l.tensor(name)
 	return ok
 }
 
@@ -199,7 +241,7 @@ func (l *loader) read(name string) (*checkpoint.Tensor, []byte) {
 	if l.err != nil {
 		return nil, nil
 	}
-	t, ok := l.c.Tensor(name)
+	t, ok := l.tensor(name)
 	if !ok {
 		l.fail(fmt.Errorf("model: %s: tensor %q missing", l.c.Path, name))
 		return nil, nil

@@ -248,8 +248,9 @@ func init() {
 					quantIQ4_NLW(b[18*i:18*i+18], x[qk*i:qk*i+qk], qw[qk*i:qk*i+qk])
 				}
 			}, tensor.IQ4_NL)},
-		// MXFP4: quantize_mxfp4 in llama.cpp after c392e509 drops the weights.
-		{DType: tensor.MXFP4, Write: tt, IgnoresWeights: true,
+		// MXFP4: quantize_mxfp4 in llama.cpp after c392e509 drops the weights;
+		// ggml's CPU dot product takes Q8_0 activations.
+		{DType: tensor.MXFP4, Write: tt, IgnoresWeights: true, RowDot: tensor.Q8_0,
 			Encode: blocks(quantMXFP4, tensor.MXFP4), Decode: unblocks(dequantMXFP4, tensor.MXFP4)},
 
 		// 256-element super-blocks.

@@ -98,6 +98,11 @@ func CheckRequantize(path string, src Source, plan []Choice, lost, allow bool) e
 	}
 	for _, ch := range plan {
 		if !ch.Copy && src.Reencodes(ch.Tensor.DType, ch.Type, lost) {
+			if !src.Quantized() && intQuantized(ch.Tensor.DType) {
+				// Blocks a conversion view copied from the checkpoint
+				// (gpt-oss's MXFP4 experts): name their type.
+				src.Types = []tensor.DType{ch.Tensor.DType}
+			}
 			return RequantizeError(path, src, ch.Tensor.Name, ch.Type)
 		}
 	}

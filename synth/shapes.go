@@ -180,6 +180,24 @@ var shapes = []Shape{
 		Biases: []string{"blk.{bid}.attn_q", "blk.{bid}.attn_k", "blk.{bid}.attn_v"},
 		Added:  []string{"<|user|>"},
 		Config: map[string]any{"partial_rotary_factor": 0.5, "attention_bias": true}},
+	// openai/gpt-oss-20b and openai/gpt-oss-120b: 32 and 128 experts of width
+	// 2880, 4 per token, biases on attention, router and experts, attention
+	// sinks, sliding window 128 in every other layer, YaRN (the experts MXFP4
+	// in the published checkpoints; synth writes the dtype asked for).
+	gptOss("gpt-oss-20b", 24, 32),
+	gptOss("gpt-oss-120b", 36, 128),
+}
+
+// gptOss is the shape of openai/gpt-oss with layers layers of experts
+// experts (the two published sizes share everything else).
+func gptOss(name string, layers, experts int) Shape {
+	return Shape{Name: name, Arch: "gpt-oss", Layers: layers, Hidden: 2880, Heads: 64, KVHeads: 8, HeadDim: 64, FFN: 2880,
+		Vocab: 201088, Context: 131072, RopeBase: 150000, NormEps: 1e-5, Experts: experts, ExpertsUsed: 4, Tokenizer: VocabGPT2,
+		Biases: []string{"blk.{bid}.attn_q", "blk.{bid}.attn_k", "blk.{bid}.attn_v", "blk.{bid}.attn_output",
+			"blk.{bid}.ffn_gate_inp", "blk.{bid}.ffn_gate_exps", "blk.{bid}.ffn_up_exps", "blk.{bid}.ffn_down_exps"},
+		Config: map[string]any{"sliding_window": 128, "num_local_experts": experts, "num_experts_per_tok": 4,
+			"rope_scaling": map[string]any{"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0,
+				"truncate": false, "original_max_position_embeddings": 4096}}}
 }
 
 // Shapes returns the built-in shapes.
@@ -329,7 +347,9 @@ func (s Shape) familyTensors(f *arch.Family, hf bool) []spec {
 		}
 		ts = append(ts, spec{w.Name, w.Shape, k})
 		if slices.Contains(s.Biases, w.Tensor.GGUF) {
-			ts = append(ts, spec{strings.TrimSuffix(w.Name, ".weight") + ".bias", w.Shape[:1].Clone(), bias})
+			// The weight's shape without its input dimension: [out], or
+			// [experts][out] for stacked experts.
+			ts = append(ts, spec{strings.TrimSuffix(w.Name, ".weight") + ".bias", w.Shape[:len(w.Shape)-1].Clone(), bias})
 		}
 	}
 	return ts
@@ -434,8 +454,14 @@ func (s Shape) hfTensors() []spec {
 // Params returns the parameter count of the HF checkpoint (what model cards
 // quote; GPT-2's tied head counted once).
 func (s Shape) Params() int64 {
+	ts := s.hfTensors()
+	if f, ok := s.family(); ok && len(f.Packed) > 0 {
+		// Packed Hugging Face tensors (gpt-oss's MXFP4 experts) hold as
+		// many values as the GGUF tensors they make.
+		ts = s.familyTensors(f, false)
+	}
 	var p int64
-	for _, t := range s.hfTensors() {
+	for _, t := range ts {
 		e, _ := t.shape.NumElements()
 		p += e
 	}

@@ -36,6 +36,8 @@ var publishedParams = map[string]int64{
 	// experts, Maverick 24 of 128 between 24 dense ones.
 	"llama4-scout-17b-16e":     107_769_861_120,
 	"llama4-maverick-17b-128e": 400_711_848_960,
+	"gpt-oss-20b":              20_914_757_184,
+	"gpt-oss-120b":             116_829_156_672,
 }
 
 func TestShapesParams(t *testing.T) {

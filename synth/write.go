@@ -275,6 +275,9 @@ func HFTensors(s Shape, t tensor.DType) ([]tensor.Info, error) {
 	if _, ok := t.SafetensorsName(); !ok || (t != tensor.F32 && t != tensor.F16 && t != tensor.BF16) {
 		return nil, tensor.Unsupported("synth: type %s: safetensors output wants f32, f16 or bf16", t)
 	}
+	if f, ok := s.family(); ok && len(f.Packed) > 0 {
+		return nil, tensor.Unsupported("synth: %s: its Hugging Face form packs tensors (%s keeps its experts as blocks): write GGUF", s.Name, f.Name)
+	}
 	return infos(s.hfTensors(), t)
 }
 

@@ -933,6 +933,131 @@ def deepseek_module(env):
     return pkg
 
 
+# gpt-oss (transformers 4.55; the newer llama.cpp): 2 layers, the first sliding (window 4 < 12 tokens), the second
+# full; attention sinks; 4 experts of width 64, 2 used (softmax over the chosen two), biases on router and experts;
+# YaRN (factor 4, original context 8, truncate false as published). Its experts are stored as MXFP4 blocks and E8M0
+# scales the way the published checkpoints are: transformers packs MXFP4 only on a GPU (Triton kernels), so the
+# float32 experts are packed by the Triton kernels' own pure-torch downcast_to_mxfp_torch (numerics_details/mxfp.py,
+# from the folder given in $MXFP_CODE; README names its commit), loaded from that file with a stand-in for
+# triton.cdiv, its one use of Triton. transformers then loads the packed checkpoint, dequantizing on the CPU.
+GPTOSS = dict(vocab_size=1000, hidden_size=64, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+              num_key_value_heads=2, head_dim=16, num_local_experts=4, num_experts_per_tok=2, sliding_window=4,
+              rope_theta=150000.0, max_position_embeddings=32, rms_norm_eps=1e-5,
+              rope_scaling={"rope_type": "yarn", "factor": 4.0, "beta_fast": 32.0, "beta_slow": 1.0, "truncate": False,
+                            "original_max_position_embeddings": 8},
+              layer_types=["sliding_attention", "full_attention"], tie_word_embeddings=False,
+              pad_token_id=999, bos_token_id=999, eos_token_id=999)
+GPTOSS_QUANT = {"modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router",
+                                           "model.embed_tokens", "lm_head"], "quant_method": "mxfp4"}
+
+
+def mxfp_downcast():
+    """downcast_to_mxfp_torch from the Triton kernels' mxfp.py in $MXFP_CODE, unmodified: the module's own source,
+    run with the names it imports from Triton replaced by stand-ins (triton.cdiv; MXFP_BLOCK_SIZE 32, which the
+    kernel module defines; the GPU kernels it imports are not used by this function)."""
+    import ast
+    import enum
+    import math
+    import types
+    import torch.nn.functional as F
+    path = os.path.join(os.environ["MXFP_CODE"], "mxfp.py")
+    with open(path) as f:
+        tree = ast.parse(f.read())
+    keep = {"DequantScaleRoundingMode", "right_shift_unsigned", "get_max_quant_val", "downcast_to_mxfp_torch"}
+    tree.body = [n for n in tree.body if getattr(n, "name", None) in keep]
+    triton = types.SimpleNamespace(cdiv=lambda a, b: -(-a // b))
+    env = {"Enum": enum.Enum, "torch": torch, "F": F, "math": math, "triton": triton, "MXFP_BLOCK_SIZE": 32}
+    exec(compile(tree, path, "exec"), env)
+    return env["downcast_to_mxfp_torch"]
+
+
+def mxfp4_pack(w, downcast):
+    """[E, in, out] experts (transformers' layout) as the published [E, out, in/32, 16] blocks and [E, out, in/32]
+    scales: packed along in, per output row."""
+    blocks, scales = downcast(w.transpose(1, 2).contiguous(), torch.uint8, axis=-1)
+    e, o, half = blocks.shape
+    return blocks.reshape(e, o, half // 16, 16).contiguous(), scales.contiguous()
+
+
+def make_gptoss(family, llamacpp, dump_bin, shared):
+    from safetensors.torch import load_file, save_file
+    have = tuple(int(x) for x in transformers.__version__.split(".")[:2])
+    if have < (4, 57):
+        raise RuntimeError(f"{family} needs transformers >= 4.57, this is {transformers.__version__}")
+    llamacpp, dump_bin = os.environ["NEW_LLAMACPP"], os.environ["NEW_LOGITS_DUMP"]
+    downcast = mxfp_downcast()
+    seed = zlib.crc32(family.encode())
+    torch.manual_seed(seed)
+    config = transformers.GptOssConfig(**GPTOSS)
+    config._attn_implementation = "eager"
+    model = transformers.GptOssForCausalLM(config).eval()
+    randomize(model, seed)
+    g = torch.Generator().manual_seed(seed + 1)
+    with torch.no_grad():
+        for name, p in sorted(model.named_parameters()):
+            if p.dim() == 3:  # experts [E, in, out]: N(0, 1/in)
+                p.copy_(torch.randn(p.shape, generator=g) * p.shape[1] ** -0.5)
+            elif "experts" in name or name.endswith("router.bias"):  # expert and router biases
+                p.copy_(torch.randn(p.shape, generator=g) * 0.2)
+            elif name.endswith("sinks"):  # one logit per head, some above the scores, some below
+                p.copy_(torch.randn(p.shape, generator=g))
+    root = os.path.join(HERE, family)
+    hf = os.path.join(root, "hf")
+    shutil.rmtree(root, ignore_errors=True)
+    model.save_pretrained(hf)
+    copy_tokenizer("bpe", shared, hf, False)
+    st = os.path.join(hf, "model.safetensors")
+    sd = load_file(st)
+    for k in sorted(sd):
+        if k.endswith("experts.gate_up_proj") or k.endswith("experts.down_proj"):
+            sd[k + "_blocks"], sd[k + "_scales"] = mxfp4_pack(sd.pop(k), downcast)
+    save_file(sd, st, metadata={"format": "pt"})
+    with open(os.path.join(hf, "config.json")) as f:
+        cj = json.load(f)
+    cj["quantization_config"] = GPTOSS_QUANT
+    with open(os.path.join(hf, "config.json"), "w") as f:
+        json.dump(cj, f, indent=2, sort_keys=True)
+        f.write("\n")
+
+    # The reference runs the saved checkpoint with its experts dequantized by transformers' own CPU function
+    # (integrations/mxfp4.py convert_moe_packed_tensors, what from_pretrained calls on a machine without a GPU;
+    # from_pretrained itself needs the accelerate package, which trixie lacks), in float32.
+    from transformers.integrations.mxfp4 import convert_moe_packed_tensors
+    sd = load_file(st)
+    for k in sorted(sd):
+        if k.endswith("_blocks"):
+            base = k[:-len("_blocks")]
+            sd[base] = convert_moe_packed_tensors(sd.pop(k), sd.pop(base + "_scales"), dtype=torch.float32)
+    cfg = transformers.GptOssConfig.from_pretrained(hf)
+    del cfg.quantization_config
+    cfg._attn_implementation = "eager"
+    model = transformers.GptOssForCausalLM(cfg).eval()
+    model.load_state_dict(sd, strict=True)
+    ids = torch.tensor([INPUT_IDS])
+    with torch.no_grad():
+        logits = model(ids).logits[0]
+        greedy = model.generate(ids[:, :PROMPT], max_new_tokens=NEW_TOKENS, min_new_tokens=NEW_TOKENS,
+                                do_sample=False, num_beams=1, eos_token_id=None, pad_token_id=0)[0].tolist()
+    versions = {"transformers": transformers.__version__, "torch": torch.__version__,
+                "model_class": "GptOssForCausalLM", "seed": seed, "attn_implementation": "eager", "threads": 1,
+                "experts": "MXFP4, packed by downcast_to_mxfp_torch ($MXFP_CODE), dequantized by transformers"}
+    dump(os.path.join(hf, "reference.json"), dict(versions, input_ids=INPUT_IDS, logits=f32(logits)))
+    dump(os.path.join(hf, "generate.json"), dict(versions, prompt_ids=INPUT_IDS[:PROMPT],
+                                                  max_new_tokens=NEW_TOKENS, greedy=greedy))
+    gg = os.path.join(root, "gguf")
+    os.makedirs(gg)
+    cmd = convert(llamacpp, hf, os.path.join(gg, f"{family}-f32.gguf"), "f32", "gpt-2")
+    out = subprocess.run([dump_bin, os.path.join(gg, f"{family}-f32.gguf"), ",".join(map(str, INPUT_IDS))],
+                         check=True, capture_output=True, text=True).stdout
+    lc = json.loads(out)
+    dump(os.path.join(gg, f"{family}-f32.logits.json"), {"tokens": lc["tokens"], "logits": f32(lc["logits"])})
+    diff = float(np.max(np.abs(np.asarray(lc["logits"], np.float32) - logits.numpy())))
+    print(f"{family}: llama.cpp f32 vs transformers max|d| = {diff:.3g}")
+    return {"family": family, "class": "GptOssForCausalLM", "llamacpp_vs_transformers_max_abs": diff,
+            "convert": [cmd], "pre": "gpt-2", "converter": "newer", "transformers": transformers.__version__,
+            "torch": torch.__version__, "seed": seed}
+
+
 def greedy_ids(model, ids):
     """Greedy decoding by recomputing the whole sequence each step (what generate() with do_sample=False
     computes); DeepSeek's prepare_inputs_for_generation predates this transformers' cache interface."""
@@ -1021,7 +1146,7 @@ def make_newer_gguf(family):
 
 def main():
     llamacpp, dump_bin, shared = sys.argv[1:4]
-    fams = sys.argv[4:] or sorted(FAMILIES) + sorted(HANDMADE) + sorted(DEEPSEEK)
+    fams = sys.argv[4:] or sorted(FAMILIES) + sorted(HANDMADE) + sorted(DEEPSEEK) + ["gptoss"]
     summary_path = os.path.join(HERE, "summary.json")
     summary = {}
     if os.path.exists(summary_path):
@@ -1031,8 +1156,8 @@ def main():
         if fam.endswith("+newer") and fam[: -len("+newer")] in NEWER_GGUF:
             summary[fam] = make_newer_gguf(fam[: -len("+newer")])
             continue
-        summary[fam] = (make_handmade if fam in HANDMADE else make_deepseek if fam in DEEPSEEK else make)(
-            fam, llamacpp, dump_bin, shared)
+        summary[fam] = (make_handmade if fam in HANDMADE else make_deepseek if fam in DEEPSEEK else
+                        make_gptoss if fam == "gptoss" else make)(fam, llamacpp, dump_bin, shared)
     with open(summary_path, "w") as f:
         json.dump(summary, f, indent=1, sort_keys=True)
         f.write("\n")
