@@ -2,11 +2,16 @@ package verify
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"html"
+	"html/template"
 	"io"
 	"math"
+	"strconv"
 	"strings"
+
+	"github.com/tfconv/tfconv/internal/page"
 )
 
 // Plot geometry, in SVG user units (pixels at 100 % zoom).
@@ -25,28 +30,39 @@ const (
 	histBins = 40
 )
 
-// WriteHTML writes r as a self-contained HTML page: the summary, the layer
-// table, and inline SVG plots of the KLD per position, the error per layer
-// and the attention maps of both models side by side. It uses no scripts
-// and no external resources.
-func WriteHTML(w io.Writer, r *Report) error {
-	b := bufio.NewWriter(w)
-	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
-	e := html.EscapeString
-	p(`<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>tfconv verify: %s vs %s</title>
-<style>
-body{font:15px/1.45 system-ui,sans-serif;margin:24px auto;max-width:960px;color:#1b1b1b;padding:0 12px}
-h1{font-size:22px;margin:0 0 4px} h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}
-table{border-collapse:collapse;margin:8px 0} td,th{padding:3px 12px;border-bottom:1px solid #eee;text-align:left}
-td.n{text-align:right;font-variant-numeric:tabular-nums}
+// verifyCSS is the report's own style, after the page shell's.
+const verifyCSS = `
 .pass{color:#11772d;font-weight:600} .fail{color:#b3001b;font-weight:600} .dep{background:#fde2e4}
 .maps{display:flex;gap:24px;flex-wrap:wrap} figure{margin:0} figcaption{font-size:14px;text-align:center}
-svg text{font:12px system-ui,sans-serif;fill:#333} code{font-size:13px}
+svg text{font:12px system-ui,sans-serif;fill:#333}
 svg text.tok{font-size:9px}
 .prompt{white-space:pre-wrap;margin:4px 0 12px;padding:6px 12px;border-left:3px solid #ccc;background:#fafafa;max-height:12em;overflow:auto}
-</style></head><body>
-`, e(r.Ref), e(r.Cand))
+`
+
+// pageData is what the report embeds as JSON: the figures of --json
+// that the page shows, under --json's names (the summary's fields are
+// top-level in --json, here under "summary").
+type pageData struct {
+	Summary             Summary    `json:"summary"`
+	Layers              []Layer    `json:"layers"`
+	FirstDivergentLayer *int       `json:"first_divergent_layer"`
+	Thresholds          Thresholds `json:"thresholds"`
+	Pass                bool       `json:"pass"`
+	// Labels are the tokens on the position axis ("" where none).
+	Labels []string `json:"labels"`
+}
+
+// WriteHTML writes r as a self-contained HTML page in the shell of
+// tfconv's pages (internal/page): the summary, the layer table, and
+// inline SVG plots of the KLD per position (its axis labelled with the
+// input's tokens), the error per layer and the attention maps of both
+// models side by side. No external resources; the figures shown are
+// marked with data-fig and data-value, and embedded as JSON.
+func WriteHTML(w io.Writer, r *Report) error {
+	var body bytes.Buffer
+	b := bufio.NewWriter(&body)
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	e := html.EscapeString
 	ref := r.Ref
 	if r.Baseline {
 		ref = "baseline of " + ref
@@ -75,13 +91,17 @@ svg text.tok{font-size:9px}
 	if r.Summary.Positions > 0 {
 		p("<h2>Summary over %d positions</h2>\n<table>\n", r.Summary.Positions)
 		row := func(k, v string) { p("<tr><th>%s</th><td class=n>%s</td></tr>\n", k, v) }
-		row("max |Δlogit|", fmt.Sprintf("%.6g", r.MaxAbs))
-		row("RMS Δlogit", fmt.Sprintf("%.6g", r.RMS))
-		row("cosine mean / min", fmt.Sprintf("%.8f / %.8f", r.CosineMean, r.CosineMin))
-		row("mean KLD", PlusMinus(r.KLD.Mean, r.KLD.MeanErr, r.Summary.Positions, "%.6g", "%.3g"))
+		frow := func(k, name string, v float64, text string) {
+			p("<tr><th>%s</th><td class=n%s>%s</td></tr>\n", k, fig(name, v), text)
+		}
+		frow("max |Δlogit|", "max_abs", r.MaxAbs, fmt.Sprintf("%.6g", r.MaxAbs))
+		frow("RMS Δlogit", "rms", r.RMS, fmt.Sprintf("%.6g", r.RMS))
+		row("cosine mean / min", fmt.Sprintf("<span%s>%.8f</span> / <span%s>%.8f</span>", fig("cosine_mean", r.CosineMean), r.CosineMean, fig("cosine_min", r.CosineMin), r.CosineMin))
+		frow("mean KLD", "kld.mean", r.KLD.Mean, PlusMinus(r.KLD.Mean, r.KLD.MeanErr, r.Summary.Positions, "%.6g", "%.3g"))
 		row("KLD median / p90 / p95", fmt.Sprintf("%.6g / %.6g / %.6g", r.KLD.Median, r.KLD.P90, r.KLD.P95))
 		row("KLD p99 / p99.9 / max", fmt.Sprintf("%.6g / %.6g / %.6g", r.KLD.P99, r.KLD.P999, r.KLD.Max))
-		row("same top token", PlusMinus(100*r.Top1, 100*r.Top1Err, r.Summary.Positions, "%.3f", "%.3f")+" %")
+		p("<tr><th>same top token</th><td class=n><span%s>%s</span> %%</td></tr>\n", fig("top1", r.Top1),
+			PlusMinus(100*r.Top1, 100*r.Top1Err, r.Summary.Positions, "%.3f", "%.3f"))
 		row(fmt.Sprintf("top-%d overlap", r.TopK), fmt.Sprintf("%.3f %%", 100*r.TopKOverlap))
 		row("Δp of the reference top token, mean / RMS", fmt.Sprintf("%.4f / %.4f %%", 100*r.DeltaP.Mean, 100*r.DeltaPRMS))
 		if pp := r.PPL; pp != nil {
@@ -122,7 +142,8 @@ svg text.tok{font-size:9px}
 			if l.Departs {
 				cls = ` class="dep"`
 			}
-			p("<tr%s><td class=n>%d</td><td class=n>%.8f</td><td class=n>%.3e</td><td class=n>%.4g</td></tr>\n", cls, l.Layer, l.Cosine, l.NMSE, l.MaxAbs)
+			p("<tr%s><td class=n>%d</td><td class=n%s>%.8f</td><td class=n%s>%.3e</td><td class=n%s>%.4g</td></tr>\n", cls, l.Layer,
+				fig("layer.cosine", l.Cosine), l.Cosine, fig("layer.nmse", l.NMSE), l.NMSE, fig("layer.max_abs", l.MaxAbs), l.MaxAbs)
 		}
 		p("</table>\n")
 	}
@@ -158,8 +179,36 @@ svg text.tok{font-size:9px}
 		heatmap(b, diff, dmax, fmt.Sprintf("|candidate − reference| (max %.3g)", dmax), [3]int{179, 0, 27}, toks)
 		p("</div>\n")
 	}
-	p("<p style=\"margin-top:32px;color:#777;font-size:13px\">KLD is KL(ref ‖ cand) per position with log-softmax in float64, as llama-perplexity --kl-divergence defines it; NMSE is Σ(cand−ref)²/Σref² over all positions and features of a block's output.</p>\n</body></html>\n")
-	return b.Flush()
+	p("<p style=\"margin-top:32px;color:#777;font-size:13px\">KLD is KL(ref ‖ cand) per position with log-softmax in float64, as llama-perplexity --kl-divergence defines it; NMSE is Σ(cand−ref)²/Σref² over all positions and features of a block's output.</p>\n")
+	if err := b.Flush(); err != nil {
+		return err
+	}
+	layers := r.Layers
+	if layers == nil {
+		layers = []Layer{}
+	}
+	labels := positionLabels(r.Positions)
+	if labels == nil {
+		labels = []string{}
+	}
+	var data any = pageData{Summary: r.Summary, Layers: layers, FirstDivergentLayer: r.FirstDivergentLayer,
+		Thresholds: r.Thresholds, Pass: r.Pass, Labels: labels}
+	if _, err := page.EncodeData(data); err != nil {
+		// A NaN or infinite figure (a model that overflowed) has no JSON
+		// form; the page shows it all the same, with no data embedded.
+		data = nil
+	}
+	return page.Write(w, page.Page{
+		Title: "tfconv verify: " + r.Ref + " vs " + r.Cand,
+		CSS:   verifyCSS,
+		Body:  template.HTML(body.String()),
+		Data:  data,
+	})
+}
+
+// fig is a figure's data-* attributes: its --json name and exact value.
+func fig(name string, v float64) string {
+	return fmt.Sprintf(` data-fig="%s" data-value="%s"`, name, strconv.FormatFloat(v, 'g', -1, 64))
 }
 
 func firstLayerText(l *int) string {
