@@ -90,7 +90,9 @@ to llama-quantize c392e509 with the same .dat); --include-weights and
 For every tensor the report gives the type, size and the error of the output
 against the input measured on the data (RMSE, max abs, SQNR in dB), and the
 totals, and what the error is measured against. --dry-run prints the report
-and writes nothing.
+and writes nothing. --report FILE also writes it as a self-contained HTML
+page: the types chosen, a layer × tensor-kind map of them, the error by layer
+and the tensors (sorted by a click, filtered by text).
 
 The requantize rule: re-encoding a source that is already integer-quantized
 (a ggml block type Q*/IQ*/TQ*/MXFP4 or int8 in any tensor, or a GPTQ or AWQ
