@@ -10,6 +10,12 @@ var P = (function () {
   }
   window.addEventListener("error", function (e) { fail(e.message || e); });
   window.addEventListener("unhandledrejection", function (e) { fail(e.reason); });
+  // A console error counts as a failure too (a test reads the attribute).
+  var consoleError = console.error;
+  console.error = function () {
+    fail(Array.prototype.join.call(arguments, " "));
+    return consoleError.apply(console, arguments);
+  };
 
   function data() {
     return JSON.parse(document.getElementById("page-data").textContent);
