@@ -35,7 +35,7 @@ const verifyCSS = `
 .pass{color:#11772d;font-weight:600} .fail{color:#b3001b;font-weight:600} .dep{background:#fde2e4}
 .maps{display:flex;gap:24px;flex-wrap:wrap} figure{margin:0} figcaption{font-size:14px;text-align:center}
 svg text{font:12px system-ui,sans-serif;fill:#333}
-svg text.tok{font-size:9px}
+svg text.tok{font-size:10px}
 .prompt{white-space:pre-wrap;margin:4px 0 12px;padding:6px 12px;border-left:3px solid #ccc;background:#fafafa;max-height:12em;overflow:auto}
 `
 
@@ -89,7 +89,7 @@ func WriteHTML(w io.Writer, r *Report) error {
 		e(th.Pair), th.MaxKLD, th.MinTop1, th.LayerNMSE, firstLayerText(r.FirstDivergentLayer))
 
 	if r.Summary.Positions > 0 {
-		p("<h2>Summary over %d positions</h2>\n<table>\n", r.Summary.Positions)
+		p("<h2>Summary over %d positions</h2>\n<div class=scroll><table>\n", r.Summary.Positions)
 		row := func(k, v string) { p("<tr><th>%s</th><td class=n>%s</td></tr>\n", k, v) }
 		frow := func(k, name string, v float64, text string) {
 			p("<tr><th>%s</th><td class=n%s>%s</td></tr>\n", k, fig(name, v), text)
@@ -108,7 +108,7 @@ func WriteHTML(w io.Writer, r *Report) error {
 			row("perplexity ref / cand", fmt.Sprintf("%.4f / %.4f", pp.Ref, pp.Cand))
 			row("PPL(cand)/PPL(ref)", PlusMinus(pp.Ratio, pp.Ratio*pp.LnRatioErr, pp.Count, "%.6f", "%.6f"))
 		}
-		p("</table>\n")
+		p("</table></div>\n")
 
 		vals := make([]float64, len(r.Positions))
 		for i, pos := range r.Positions {
@@ -136,7 +136,7 @@ func WriteHTML(w io.Writer, r *Report) error {
 		}
 		logBars(b, vals, "layer", "NMSE (log scale)", mark, r.Thresholds.LayerNMSE, 1, nil)
 		p("<p>Red bars: blocks that depart (see the divergence rule); dashed line: the layer limit %g.</p>\n", r.Thresholds.LayerNMSE)
-		p("<table><tr><th>layer</th><th>cosine</th><th>NMSE</th><th>max abs</th></tr>\n")
+		p("<div class=scroll><table><tr><th>layer</th><th>cosine</th><th>NMSE</th><th>max abs</th></tr>\n")
 		for _, l := range r.Layers {
 			cls := ""
 			if l.Departs {
@@ -145,7 +145,7 @@ func WriteHTML(w io.Writer, r *Report) error {
 			p("<tr%s><td class=n>%d</td><td class=n%s>%.8f</td><td class=n%s>%.3e</td><td class=n%s>%.4g</td></tr>\n", cls, l.Layer,
 				fig("layer.cosine", l.Cosine), l.Cosine, fig("layer.nmse", l.NMSE), l.NMSE, fig("layer.max_abs", l.MaxAbs), l.MaxAbs)
 		}
-		p("</table>\n")
+		p("</table></div>\n")
 	}
 
 	if a := r.Attention; a != nil && len(a.Ref) > 0 && len(a.Ref) <= maxHeatmapPosition {
@@ -269,7 +269,7 @@ func histogram(w io.Writer, vals []float64) {
 		peak = max(peak, counts[i])
 	}
 	iw, ih := float64(plotW-plotL-plotR), float64(plotH-plotT-plotB)
-	fmt.Fprintf(w, `<svg width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="KLD histogram">`+"\n", plotW, plotH, plotW, plotH)
+	fmt.Fprintf(w, `<div class=plot><svg width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="KLD histogram">`+"\n", plotW, plotH, plotW, plotH)
 	fmt.Fprintf(w, `<rect x="%d" y="%d" width="%g" height="%g" fill="#fafafa" stroke="#bbb"/>`+"\n", plotL, plotT, iw, ih)
 	bw := iw / histBins
 	for i, c := range counts {
@@ -284,7 +284,7 @@ func histogram(w io.Writer, vals []float64) {
 	fmt.Fprintf(w, `<text x="%d" y="%g" text-anchor="end" dominant-baseline="middle">%d</text>`+"\n", plotL-6, float64(plotT), peak)
 	fmt.Fprintf(w, `<text x="%g" y="%d" text-anchor="middle">KLD (nats, log-spaced bins)</text>`+"\n", plotL+iw/2, plotH-6)
 	fmt.Fprintf(w, `<text x="14" y="%g" text-anchor="middle" transform="rotate(-90 14 %g)">positions</text>`+"\n", plotT+ih/2, plotT+ih/2)
-	fmt.Fprintf(w, "</svg>\n")
+	fmt.Fprintf(w, "</svg></div>\n")
 	if zeros > 0 {
 		fmt.Fprintf(w, "<p>%d positions have a KLD of exactly 0 (not drawn).</p>\n", zeros)
 	}
@@ -320,7 +320,7 @@ func logBars(w io.Writer, vals []float64, xlabel, ylabel string, mark []bool, li
 		}
 		return plotT + ih*(1-(math.Log10(v)-d0)/(d1-d0))
 	}
-	fmt.Fprintf(w, `<svg width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="%s">`+"\n", plotW, plotH, plotW, plotH, html.EscapeString(ylabel))
+	fmt.Fprintf(w, `<div class=plot><svg width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="%s">`+"\n", plotW, plotH, plotW, plotH, html.EscapeString(ylabel))
 	fmt.Fprintf(w, `<rect x="%d" y="%d" width="%g" height="%g" fill="#fafafa" stroke="#bbb"/>`+"\n", plotL, plotT, iw, ih)
 	step := 1.0
 	if d1-d0 > 8 {
@@ -367,7 +367,7 @@ func logBars(w io.Writer, vals []float64, xlabel, ylabel string, mark []bool, li
 	}
 	fmt.Fprintf(w, `<text x="%g" y="%d" text-anchor="middle">%s</text>`+"\n", plotL+iw/2, plotH-6, xlabel)
 	fmt.Fprintf(w, `<text x="14" y="%g" text-anchor="middle" transform="rotate(-90 14 %g)">%s</text>`+"\n", plotT+ih/2, plotT+ih/2, html.EscapeString(ylabel))
-	fmt.Fprintf(w, "</svg>\n")
+	fmt.Fprintf(w, "</svg></div>\n")
 }
 
 // heatmap draws m[i][j] as a grid shaded from white (0) to rgb (hi).

@@ -37,9 +37,11 @@ var P = (function () {
     }
     return e;
   }
-  function section(title, parent) {
-    var s = el("section", null, el("h2", {text: title}));
-    (parent || document.getElementById("main")).appendChild(s);
+  // section(title, half): on a wide screen a grid page (main.grid) sets
+  // half sections two abreast.
+  function section(title, half) {
+    var s = el("section", {class: half ? "half" : null}, el("h2", {text: title}));
+    document.getElementById("main").appendChild(s);
     return s;
   }
   function bytes(n) {

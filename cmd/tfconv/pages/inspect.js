@@ -5,6 +5,7 @@
 (function () {
   var d = P.data(), j = d.inspect, el = P.el, fig = P.fig;
   var main = document.getElementById("main");
+  main.classList.add("grid");
 
   var cards = el("div", {class: "cards"});
   function card(name, value, text, label) {
@@ -17,7 +18,7 @@
   if (j.layers) card("layers", j.layers, undefined, "layers");
   main.appendChild(cards);
 
-  var s = P.section("Summary");
+  var s = P.section("Summary", true);
   function n(key) { return j[key] ? fig("span", key, j[key]) : "–"; }
   P.kv(s, [
     ["format", j.format + (j.source ? " (from " + j.source + ")" : "")],
@@ -38,7 +39,7 @@
   ]);
 
   if (d.memory_at.length) {
-    var m = P.section("Memory to run it (llama.cpp on the CPU, KV cache " + d.memory_at[0].kv_type + ")");
+    var m = P.section("Memory to run it (llama.cpp on the CPU, KV cache " + d.memory_at[0].kv_type + ")", true);
     P.table(m, [
       {key: "ctx", label: "context", num: true, fig: "memory.ctx"},
       {key: "weight_bytes", label: "weights", num: true, fig: "memory.weight_bytes", fmt: P.bytes},
@@ -52,7 +53,7 @@
   }
 
   if (j.layer_table && j.layer_table.length) {
-    var l = P.section("Parameters by layer");
+    var l = P.section("Parameters by layer", true);
     var maxP = Math.max.apply(null, j.layer_table.map(function (r) { return r.params; }));
     var rows = j.layer_table.map(function (r) {
       return {layer: r.layer < 0 ? "other" : (r.stack ? r.stack + "." : "") + r.layer, order: r.layer < 0 ? 1e9 : r.layer,
@@ -71,7 +72,7 @@
   }
 
   if (d.kinds.length) {
-    var k = P.section("Parameters by tensor kind (summed over the layers)");
+    var k = P.section("Parameters by tensor kind (summed over the layers)", true);
     P.table(k, [
       {key: "kind", label: "kind"},
       {key: "tensors", label: "tensors", num: true, fig: "kind.tensors"},
@@ -88,7 +89,7 @@
     P.typeMap(mp, cells, "map.dtype");
   }
 
-  var dt = P.section("Types");
+  var dt = P.section("Types", true);
   P.table(dt, [
     {key: "dtype", label: "dtype", fmt: function (v) { return el("span", null, P.swatch(v), v); }},
     {key: "tensors", label: "tensors", num: true, fig: "dtype.tensors"},

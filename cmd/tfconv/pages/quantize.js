@@ -4,6 +4,7 @@
 (function () {
   var d = P.data(), q = d.quantize, el = P.el, fig = P.fig;
   var main = document.getElementById("main");
+  main.classList.add("grid");
   function db(v) { return v === null ? "exact" : v.toFixed(2); }
 
   var cards = el("div", {class: "cards"});
@@ -23,7 +24,7 @@
     types[t.type].tensors++;
     types[t.type].bytes += t.bytes;
   });
-  var ty = P.section("Types chosen");
+  var ty = P.section("Types chosen", true);
   P.table(ty, [
     {key: "type", label: "type", fmt: function (v) { return el("span", null, P.swatch(v), v); }},
     {key: "tensors", label: "tensors", num: true, fig: "type.tensors"},
@@ -34,7 +35,7 @@
     return {layer: d.places[i].layer, kind: d.places[i].kind, type: t.type, name: t.name};
   });
   if (cells.some(function (c) { return c.layer !== ""; })) {
-    var mp = P.section("Types by layer and tensor kind");
+    var mp = P.section("Types by layer and tensor kind", true);
     P.typeMap(mp, cells, "map.type");
   }
 
