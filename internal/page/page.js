@@ -83,6 +83,8 @@ var P = (function () {
     return "hsl(" + h + ",55%,60%)";
   }
   function swatch(dt) { return el("span", {class: "swatch", style: "background:" + color(dt)}); }
+  // typed(dt): a type's name after its colour.
+  function typed(dt) { return el("span", {class: "nowrap"}, swatch(dt), dt); }
   function legend(dtypes) {
     var d = el("div", {class: "legend"});
     dtypes.forEach(function (t) { d.appendChild(el("span", null, swatch(t), t)); });
@@ -202,5 +204,5 @@ var P = (function () {
     if (!errors.length) document.documentElement.setAttribute("data-rendered", "ok");
   }
   return {data: data, el: el, section: section, bytes: bytes, count: count, num: num, fig: fig,
-    color: color, swatch: swatch, legend: legend, table: table, typeMap: typeMap, kv: kv, done: done, fail: fail};
+    color: color, swatch: swatch, typed: typed, legend: legend, table: table, typeMap: typeMap, kv: kv, done: done, fail: fail};
 })();

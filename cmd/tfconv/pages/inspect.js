@@ -42,13 +42,13 @@
     var m = P.section("Memory to run it (llama.cpp on the CPU, KV cache " + d.memory_at[0].kv_type + ")", true);
     P.table(m, [
       {key: "ctx", label: "context", num: true, fig: "memory.ctx"},
-      {key: "weight_bytes", label: "weights", num: true, fig: "memory.weight_bytes", fmt: P.bytes},
       {key: "kv_bytes", label: "KV cache", num: true, fig: "memory.kv_bytes", fmt: P.bytes},
       {key: "total_bytes", label: "weights + KV", num: true, fig: "memory.total_bytes", fmt: P.bytes},
       {key: "compute_bytes", label: "compute (est.)", num: true, fig: "memory.compute_bytes", fmt: P.bytes},
       {key: "run_total_bytes", label: "total to run", num: true, fig: "memory.run_total_bytes", fmt: P.bytes}
     ], d.memory_at);
-    m.appendChild(el("p", {class: "muted"}, "As inspect --ctx N prints them: batch " + d.memory_at[0].batch +
+    m.appendChild(el("p", {class: "muted"}, "Weights ", fig("span", "memory.weight_bytes", d.memory_at[0].weight_bytes,
+      P.bytes(d.memory_at[0].weight_bytes)), " at every context. As inspect --ctx N prints them: batch " + d.memory_at[0].batch +
       ", physical batch " + d.memory_at[0].ubatch + ", " + d.memory_at[0].parallel + " sequence(s)."));
   }
 
@@ -91,7 +91,7 @@
 
   var dt = P.section("Types", true);
   P.table(dt, [
-    {key: "dtype", label: "dtype", fmt: function (v) { return el("span", null, P.swatch(v), v); }},
+    {key: "dtype", label: "dtype", fmt: function (v) { return P.typed(v); }},
     {key: "tensors", label: "tensors", num: true, fig: "dtype.tensors"},
     {key: "params", label: "parameters", num: true, fig: "dtype.params"},
     {key: "bytes", label: "bytes", num: true, fig: "dtype.bytes"},
@@ -103,7 +103,7 @@
   var ts = P.section("Tensors (" + j.tensors.length + ")");
   P.table(ts, [
     {key: "name", label: "name"},
-    {key: "dtype", label: "dtype", fmt: function (v) { return el("span", null, P.swatch(v), v); }},
+    {key: "dtype", label: "dtype", fmt: function (v) { return P.typed(v); }},
     {key: "shape", label: "shape", fmt: function (v) { return "[" + v.join(", ") + "]"; },
       sortKey: function (r) { return r.params; }},
     {key: "params", label: "parameters", num: true, fig: "tensor.params"},

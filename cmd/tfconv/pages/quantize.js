@@ -26,7 +26,7 @@
   });
   var ty = P.section("Types chosen", true);
   P.table(ty, [
-    {key: "type", label: "type", fmt: function (v) { return el("span", null, P.swatch(v), v); }},
+    {key: "type", label: "type", fmt: function (v) { return P.typed(v); }},
     {key: "tensors", label: "tensors", num: true, fig: "type.tensors"},
     {key: "bytes", label: "bytes", num: true, fig: "type.bytes"}
   ], Object.keys(types).sort().map(function (k) { return types[k]; }));
@@ -66,7 +66,7 @@
   var ts = P.section("Tensors (" + q.tensors.length + ")");
   P.table(ts, [
     {key: "name", label: "tensor"},
-    {key: "type", label: "type", fmt: function (v) { return el("span", null, P.swatch(v), v); }},
+    {key: "type", label: "type", fmt: function (v) { return P.typed(v); }},
     {key: "bytes", label: "bytes", num: true, fig: "tensor.bytes"},
     {key: "rmse", label: "RMSE", num: true, fig: "tensor.rmse", fmt: function (v) { return v.toPrecision(3); }},
     {key: "max_abs", label: "max abs", num: true, fig: "tensor.max_abs", fmt: function (v) { return v.toPrecision(3); }},
