@@ -64,9 +64,12 @@ type renderedFig struct{ name, value, tensor string }
 var (
 	figTagRE  = regexp.MustCompile(`<[a-z]+\s[^>]*\bdata-fig="[^"]*"[^>]*>`)
 	figAttrRE = regexp.MustCompile(`([a-z-]+)="([^"]*)"`)
-	// Chromium logs console messages as "…:CONSOLE(line)] "text", source: …";
-	// uncaught exceptions begin "Uncaught".
-	consoleErrRE = regexp.MustCompile(`(?m)^.*(:ERROR:CONSOLE|CONSOLE.*"Uncaught|Uncaught [A-Za-z]*Error).*$`)
+	// Chromium 156 logs every console message, console.error and uncaught
+	// exceptions ("Uncaught TypeError: …") alike, as
+	// `[…:INFO:CONSOLE:1] "text", source: file:///… (1)`, with no level
+	// to tell an error by. The pages log nothing, so any console line
+	// from them fails.
+	consoleErrRE = regexp.MustCompile(`(?m)^.*:CONSOLE[:(].*$`)
 )
 
 func renderedFigs(dom string) []renderedFig {
@@ -348,4 +351,30 @@ func TestReportPagesInBrowser(t *testing.T) {
 			return v, ok
 		})
 	})
+}
+
+// The browser check's own parts: Chromium 156's console lines (copied from
+// its stderr on a page that calls console.error and then throws) are
+// caught, its other logging is not, and figures compare by value.
+func TestBrowserCheckParts(t *testing.T) {
+	logs := `[14179:14179:1128/014106.971031:INFO:CONSOLE:1] "boom-console", source: file:///tmp/bad.html (1)
+[14179:14179:1128/014106.976446:INFO:CONSOLE:1] "Uncaught TypeError: Cannot read properties of null (reading 'x')", source: file:///tmp/bad.html (1)
+[14179:14190:1128/014106.5:ERROR:bus.cc(407)] Failed to connect to the bus: Could not parse server address
+`
+	if n := len(consoleErrRE.FindAllString(logs, -1)); n != 2 {
+		t.Errorf("%d console lines caught, want 2", n)
+	}
+	figs := renderedFigs(`<td data-fig="tensor.bytes" data-value="1024" class="n">1,024</td><td style="background:#fff" title="a" data-fig="map.type" data-name="blk.0.a&amp;b" data-value="Q4_K"></td>`)
+	if len(figs) != 2 || figs[0] != (renderedFig{"tensor.bytes", "1024", ""}) || figs[1] != (renderedFig{"map.type", "Q4_K", "blk.0.a&b"}) {
+		t.Errorf("figures %+v", figs)
+	}
+	for _, c := range []struct {
+		got  string
+		want any
+		ok   bool
+	}{{"1e+21", 1e21, true}, {"0.1", 0.1, true}, {"0.1", 0.10000000000000002, false}, {"null", nil, true}, {"Q4_K", "Q4_K", true}, {"3", "3", true}, {"3", 4.0, false}} {
+		if sameFigure(c.got, c.want) != c.ok {
+			t.Errorf("sameFigure(%q, %v) = %v", c.got, c.want, !c.ok)
+		}
+	}
 }
