@@ -109,13 +109,14 @@ func sameFigure(got string, want any) bool {
 }
 
 // openPage renders path in headless Chromium: no console error or
-// uncaught exception, the shared script's data-rendered="ok", every
+// uncaught exception, the shared script's data-rendered="ok" and its
+// sort and filter self-test (page.js selftest) passed, every
 // figure equal to what want(name, n-th occurrence, tensor) gives, and
 // screenshots at each of screens into out.
 func openPage(t *testing.T, bin, path, out string, want func(name string, i int, tensor string) (any, bool)) {
 	t.Helper()
 	url := "file://" + path
-	dom, logs := headless(t, bin, "--dump-dom", url)
+	dom, logs := headless(t, bin, "--dump-dom", url+"#selftest")
 	if m := consoleErrRE.FindAllString(logs, -1); len(m) > 0 {
 		t.Errorf("%s: console errors:\n%s", filepath.Base(path), strings.Join(m, "\n"))
 	}
@@ -124,6 +125,12 @@ func openPage(t *testing.T, bin, path, out string, want func(name string, i int,
 	}
 	if !strings.Contains(dom, `data-rendered="ok"`) {
 		t.Errorf("%s: the page's scripts did not finish (no data-rendered=\"ok\")", filepath.Base(path))
+	}
+	selftest := regexp.MustCompile(`data-selftest="([^"]*)"`).FindStringSubmatch(dom)
+	if selftest == nil {
+		t.Errorf("%s: the sort and filter self-test did not run", filepath.Base(path))
+	} else {
+		t.Logf("%s: self-test: %s", filepath.Base(path), selftest[1])
 	}
 	figs := renderedFigs(dom)
 	seen := map[string]int{}

@@ -156,7 +156,57 @@ var P = (function () {
     }
     var wrap = el("div", {class: "scroll" + (opts.tall ? " tall" : "")}, t);
     parent.appendChild(wrap);
-    return {table: t, sortBy: sortBy, filter: input};
+    // reset puts the rows back in the data's order, unsorted and unfiltered.
+    function reset() {
+      state.col = -1;
+      trs.forEach(function (tr) { tr.hidden = false; body.appendChild(tr); });
+      Array.prototype.forEach.call(head.children, function (th) { th.removeAttribute("aria-sort"); });
+      if (input) input.value = "";
+    }
+    var api = {table: t, head: head, rows: trs, filter: input, reset: reset};
+    tables.push(api);
+    return api;
+  }
+  var tables = [];
+
+  // selftest (a page opened as FILE#selftest) clicks every sortable
+  // column holding figures twice and checks the rows' order, types the
+  // first row's first cell into each filter and checks what stays shown,
+  // then puts every table back as it was; data-selftest says how many
+  // sorts and filters it checked.
+  function selftest() {
+    var sorts = 0, filters = 0;
+    tables.forEach(function (tb, ti) {
+      Array.prototype.forEach.call(tb.head.children, function (th, ci) {
+        if (!tb.rows.length || !tb.rows[0].children[ci].hasAttribute("data-fig")) return;
+        [1, -1].forEach(function (dir) {
+          th.dispatchEvent(new MouseEvent("click", {bubbles: true}));
+          var vals = Array.prototype.map.call(tb.table.tBodies[0].rows, function (tr) {
+            var v = tr.children[ci].getAttribute("data-value");
+            return v === "null" ? null : parseFloat(v);
+          });
+          var want = th.getAttribute("aria-sort") === (dir > 0 ? "ascending" : "descending");
+          for (var i = 1; i < vals.length && want; i++) {
+            if (vals[i] === null || vals[i - 1] === null || isNaN(vals[i]) || isNaN(vals[i - 1])) continue;
+            want = dir * (vals[i] - vals[i - 1]) >= 0;
+          }
+          if (!want) fail("selftest: table " + ti + " column " + th.textContent + " not sorted " + (dir > 0 ? "up" : "down"));
+          sorts++;
+        });
+      });
+      if (tb.filter && tb.rows.length) {
+        var q = tb.rows[tb.rows.length - 1].children[0].textContent;
+        tb.filter.value = q;
+        tb.filter.dispatchEvent(new Event("input"));
+        var shown = tb.rows.filter(function (tr) { return !tr.hidden; });
+        if (!shown.length || shown.some(function (tr) { return tr.textContent.toLowerCase().indexOf(q.toLowerCase()) < 0; })) {
+          fail("selftest: filter " + JSON.stringify(q) + " shows " + shown.length + " rows");
+        }
+        filters++;
+      }
+      tb.reset();
+    });
+    document.documentElement.setAttribute("data-selftest", sorts + " sorts, " + filters + " filters");
   }
   // kv(parent, [[label, value node or text], ...]) is a two-column table.
   function kv(parent, rows) {
@@ -201,6 +251,7 @@ var P = (function () {
     parent.appendChild(el("div", {class: "scroll"}, t));
   }
   function done() {
+    if (location.hash === "#selftest") selftest();
     if (!errors.length) document.documentElement.setAttribute("data-rendered", "ok");
   }
   return {data: data, el: el, section: section, bytes: bytes, count: count, num: num, fig: fig,
