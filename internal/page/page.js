@@ -219,8 +219,8 @@ var P = (function () {
   }
   // typeMap(parent, cells, figName): a layer × tensor-kind grid, one cell
   // per tensor coloured by its type; cells [{layer, kind, type, name}]
-  // (layer "" : outside the layers, left out). Rows are kinds, columns
-  // layers, in the order given.
+  // (layer "" : outside the layers, left out). Rows are kinds in the
+  // order given, columns layers in order.
   function typeMap(parent, cells, figName) {
     var layers = [], kinds = [], seenL = {}, seenK = {}, at = {}, types = [], seenT = {};
     cells.forEach(function (c) {
@@ -231,6 +231,8 @@ var P = (function () {
       at[c.kind + "\u0000" + c.layer] = c;
     });
     if (!layers.length) { parent.appendChild(el("p", {class: "muted"}, "No tensors in numbered layers.")); return; }
+    // By stack, then by number ("decoder.10" after "decoder.9", "10" after "9").
+    layers.sort(function (a, b) { return a.localeCompare(b, "en", {numeric: true}); });
     parent.appendChild(legend(types));
     var t = el("table", {class: "map"});
     var head = el("tr", null, el("th", {class: "kind"}, "layer →"));
