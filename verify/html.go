@@ -2,11 +2,16 @@ package verify
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"html"
+	"html/template"
 	"io"
 	"math"
+	"strconv"
 	"strings"
+
+	"github.com/tfconv/tfconv/internal/page"
 )
 
 // Plot geometry, in SVG user units (pixels at 100 % zoom).
@@ -25,28 +30,39 @@ const (
 	histBins = 40
 )
 
-// WriteHTML writes r as a self-contained HTML page: the summary, the layer
-// table, and inline SVG plots of the KLD per position, the error per layer
-// and the attention maps of both models side by side. It uses no scripts
-// and no external resources.
-func WriteHTML(w io.Writer, r *Report) error {
-	b := bufio.NewWriter(w)
-	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
-	e := html.EscapeString
-	p(`<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>tfconv verify: %s vs %s</title>
-<style>
-body{font:15px/1.45 system-ui,sans-serif;margin:24px auto;max-width:960px;color:#1b1b1b;padding:0 12px}
-h1{font-size:22px;margin:0 0 4px} h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}
-table{border-collapse:collapse;margin:8px 0} td,th{padding:3px 12px;border-bottom:1px solid #eee;text-align:left}
-td.n{text-align:right;font-variant-numeric:tabular-nums}
+// verifyCSS is the report's own style, after the page shell's.
+const verifyCSS = `
 .pass{color:#11772d;font-weight:600} .fail{color:#b3001b;font-weight:600} .dep{background:#fde2e4}
 .maps{display:flex;gap:24px;flex-wrap:wrap} figure{margin:0} figcaption{font-size:14px;text-align:center}
-svg text{font:12px system-ui,sans-serif;fill:#333} code{font-size:13px}
-svg text.tok{font-size:9px}
+svg text{font:12px system-ui,sans-serif;fill:#333}
+svg text.tok{font-size:10px}
 .prompt{white-space:pre-wrap;margin:4px 0 12px;padding:6px 12px;border-left:3px solid #ccc;background:#fafafa;max-height:12em;overflow:auto}
-</style></head><body>
-`, e(r.Ref), e(r.Cand))
+`
+
+// pageData is what the report embeds as JSON: the figures of --json
+// that the page shows, under --json's names (the summary's fields are
+// top-level in --json, here under "summary").
+type pageData struct {
+	Summary             Summary    `json:"summary"`
+	Layers              []Layer    `json:"layers"`
+	FirstDivergentLayer *int       `json:"first_divergent_layer"`
+	Thresholds          Thresholds `json:"thresholds"`
+	Pass                bool       `json:"pass"`
+	// Labels are the tokens on the position axis ("" where none).
+	Labels []string `json:"labels"`
+}
+
+// WriteHTML writes r as a self-contained HTML page in the shell of
+// tfconv's pages (internal/page): the summary, the layer table, and
+// inline SVG plots of the KLD per position (its axis labelled with the
+// input's tokens), the error per layer and the attention maps of both
+// models side by side. No external resources; the figures shown are
+// marked with data-fig and data-value, and embedded as JSON.
+func WriteHTML(w io.Writer, r *Report) error {
+	var body bytes.Buffer
+	b := bufio.NewWriter(&body)
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	e := html.EscapeString
 	ref := r.Ref
 	if r.Baseline {
 		ref = "baseline of " + ref
@@ -73,22 +89,26 @@ svg text.tok{font-size:9px}
 		e(th.Pair), th.MaxKLD, th.MinTop1, th.LayerNMSE, firstLayerText(r.FirstDivergentLayer))
 
 	if r.Summary.Positions > 0 {
-		p("<h2>Summary over %d positions</h2>\n<table>\n", r.Summary.Positions)
+		p("<h2>Summary over %d positions</h2>\n<div class=scroll><table>\n", r.Summary.Positions)
 		row := func(k, v string) { p("<tr><th>%s</th><td class=n>%s</td></tr>\n", k, v) }
-		row("max |Δlogit|", fmt.Sprintf("%.6g", r.MaxAbs))
-		row("RMS Δlogit", fmt.Sprintf("%.6g", r.RMS))
-		row("cosine mean / min", fmt.Sprintf("%.8f / %.8f", r.CosineMean, r.CosineMin))
-		row("mean KLD", PlusMinus(r.KLD.Mean, r.KLD.MeanErr, r.Summary.Positions, "%.6g", "%.3g"))
+		frow := func(k, name string, v float64, text string) {
+			p("<tr><th>%s</th><td class=n%s>%s</td></tr>\n", k, fig(name, v), text)
+		}
+		frow("max |Δlogit|", "max_abs", r.MaxAbs, fmt.Sprintf("%.6g", r.MaxAbs))
+		frow("RMS Δlogit", "rms", r.RMS, fmt.Sprintf("%.6g", r.RMS))
+		row("cosine mean / min", fmt.Sprintf("<span%s>%.8f</span> / <span%s>%.8f</span>", fig("cosine_mean", r.CosineMean), r.CosineMean, fig("cosine_min", r.CosineMin), r.CosineMin))
+		frow("mean KLD", "kld.mean", r.KLD.Mean, PlusMinus(r.KLD.Mean, r.KLD.MeanErr, r.Summary.Positions, "%.6g", "%.3g"))
 		row("KLD median / p90 / p95", fmt.Sprintf("%.6g / %.6g / %.6g", r.KLD.Median, r.KLD.P90, r.KLD.P95))
 		row("KLD p99 / p99.9 / max", fmt.Sprintf("%.6g / %.6g / %.6g", r.KLD.P99, r.KLD.P999, r.KLD.Max))
-		row("same top token", PlusMinus(100*r.Top1, 100*r.Top1Err, r.Summary.Positions, "%.3f", "%.3f")+" %")
+		p("<tr><th>same top token</th><td class=n><span%s>%s</span> %%</td></tr>\n", fig("top1", r.Top1),
+			PlusMinus(100*r.Top1, 100*r.Top1Err, r.Summary.Positions, "%.3f", "%.3f"))
 		row(fmt.Sprintf("top-%d overlap", r.TopK), fmt.Sprintf("%.3f %%", 100*r.TopKOverlap))
 		row("Δp of the reference top token, mean / RMS", fmt.Sprintf("%.4f / %.4f %%", 100*r.DeltaP.Mean, 100*r.DeltaPRMS))
 		if pp := r.PPL; pp != nil {
 			row("perplexity ref / cand", fmt.Sprintf("%.4f / %.4f", pp.Ref, pp.Cand))
 			row("PPL(cand)/PPL(ref)", PlusMinus(pp.Ratio, pp.Ratio*pp.LnRatioErr, pp.Count, "%.6f", "%.6f"))
 		}
-		p("</table>\n")
+		p("</table></div>\n")
 
 		vals := make([]float64, len(r.Positions))
 		for i, pos := range r.Positions {
@@ -116,15 +136,16 @@ svg text.tok{font-size:9px}
 		}
 		logBars(b, vals, "layer", "NMSE (log scale)", mark, r.Thresholds.LayerNMSE, 1, nil)
 		p("<p>Red bars: blocks that depart (see the divergence rule); dashed line: the layer limit %g.</p>\n", r.Thresholds.LayerNMSE)
-		p("<table><tr><th>layer</th><th>cosine</th><th>NMSE</th><th>max abs</th></tr>\n")
+		p("<div class=scroll><table><tr><th>layer</th><th>cosine</th><th>NMSE</th><th>max abs</th></tr>\n")
 		for _, l := range r.Layers {
 			cls := ""
 			if l.Departs {
 				cls = ` class="dep"`
 			}
-			p("<tr%s><td class=n>%d</td><td class=n>%.8f</td><td class=n>%.3e</td><td class=n>%.4g</td></tr>\n", cls, l.Layer, l.Cosine, l.NMSE, l.MaxAbs)
+			p("<tr%s><td class=n>%d</td><td class=n%s>%.8f</td><td class=n%s>%.3e</td><td class=n%s>%.4g</td></tr>\n", cls, l.Layer,
+				fig("layer.cosine", l.Cosine), l.Cosine, fig("layer.nmse", l.NMSE), l.NMSE, fig("layer.max_abs", l.MaxAbs), l.MaxAbs)
 		}
-		p("</table>\n")
+		p("</table></div>\n")
 	}
 
 	if a := r.Attention; a != nil && len(a.Ref) > 0 && len(a.Ref) <= maxHeatmapPosition {
@@ -158,8 +179,36 @@ svg text.tok{font-size:9px}
 		heatmap(b, diff, dmax, fmt.Sprintf("|candidate − reference| (max %.3g)", dmax), [3]int{179, 0, 27}, toks)
 		p("</div>\n")
 	}
-	p("<p style=\"margin-top:32px;color:#777;font-size:13px\">KLD is KL(ref ‖ cand) per position with log-softmax in float64, as llama-perplexity --kl-divergence defines it; NMSE is Σ(cand−ref)²/Σref² over all positions and features of a block's output.</p>\n</body></html>\n")
-	return b.Flush()
+	p("<p style=\"margin-top:32px;color:#777;font-size:13px\">KLD is KL(ref ‖ cand) per position with log-softmax in float64, as llama-perplexity --kl-divergence defines it; NMSE is Σ(cand−ref)²/Σref² over all positions and features of a block's output.</p>\n")
+	if err := b.Flush(); err != nil {
+		return err
+	}
+	layers := r.Layers
+	if layers == nil {
+		layers = []Layer{}
+	}
+	labels := positionLabels(r.Positions)
+	if labels == nil {
+		labels = []string{}
+	}
+	var data any = pageData{Summary: r.Summary, Layers: layers, FirstDivergentLayer: r.FirstDivergentLayer,
+		Thresholds: r.Thresholds, Pass: r.Pass, Labels: labels}
+	if _, err := page.EncodeData(data); err != nil {
+		// A NaN or infinite figure (a model that overflowed) has no JSON
+		// form; the page shows it all the same, with no data embedded.
+		data = nil
+	}
+	return page.Write(w, page.Page{
+		Title: "tfconv verify: " + r.Ref + " vs " + r.Cand,
+		CSS:   verifyCSS,
+		Body:  template.HTML(body.String()),
+		Data:  data,
+	})
+}
+
+// fig is a figure's data-* attributes: its --json name and exact value.
+func fig(name string, v float64) string {
+	return fmt.Sprintf(` data-fig="%s" data-value="%s"`, name, strconv.FormatFloat(v, 'g', -1, 64))
 }
 
 func firstLayerText(l *int) string {
@@ -220,7 +269,7 @@ func histogram(w io.Writer, vals []float64) {
 		peak = max(peak, counts[i])
 	}
 	iw, ih := float64(plotW-plotL-plotR), float64(plotH-plotT-plotB)
-	fmt.Fprintf(w, `<svg width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="KLD histogram">`+"\n", plotW, plotH, plotW, plotH)
+	fmt.Fprintf(w, `<div class=plot><svg width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="KLD histogram">`+"\n", plotW, plotH, plotW, plotH)
 	fmt.Fprintf(w, `<rect x="%d" y="%d" width="%g" height="%g" fill="#fafafa" stroke="#bbb"/>`+"\n", plotL, plotT, iw, ih)
 	bw := iw / histBins
 	for i, c := range counts {
@@ -235,7 +284,7 @@ func histogram(w io.Writer, vals []float64) {
 	fmt.Fprintf(w, `<text x="%d" y="%g" text-anchor="end" dominant-baseline="middle">%d</text>`+"\n", plotL-6, float64(plotT), peak)
 	fmt.Fprintf(w, `<text x="%g" y="%d" text-anchor="middle">KLD (nats, log-spaced bins)</text>`+"\n", plotL+iw/2, plotH-6)
 	fmt.Fprintf(w, `<text x="14" y="%g" text-anchor="middle" transform="rotate(-90 14 %g)">positions</text>`+"\n", plotT+ih/2, plotT+ih/2)
-	fmt.Fprintf(w, "</svg>\n")
+	fmt.Fprintf(w, "</svg></div>\n")
 	if zeros > 0 {
 		fmt.Fprintf(w, "<p>%d positions have a KLD of exactly 0 (not drawn).</p>\n", zeros)
 	}
@@ -271,7 +320,7 @@ func logBars(w io.Writer, vals []float64, xlabel, ylabel string, mark []bool, li
 		}
 		return plotT + ih*(1-(math.Log10(v)-d0)/(d1-d0))
 	}
-	fmt.Fprintf(w, `<svg width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="%s">`+"\n", plotW, plotH, plotW, plotH, html.EscapeString(ylabel))
+	fmt.Fprintf(w, `<div class=plot><svg width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="%s">`+"\n", plotW, plotH, plotW, plotH, html.EscapeString(ylabel))
 	fmt.Fprintf(w, `<rect x="%d" y="%d" width="%g" height="%g" fill="#fafafa" stroke="#bbb"/>`+"\n", plotL, plotT, iw, ih)
 	step := 1.0
 	if d1-d0 > 8 {
@@ -318,7 +367,7 @@ func logBars(w io.Writer, vals []float64, xlabel, ylabel string, mark []bool, li
 	}
 	fmt.Fprintf(w, `<text x="%g" y="%d" text-anchor="middle">%s</text>`+"\n", plotL+iw/2, plotH-6, xlabel)
 	fmt.Fprintf(w, `<text x="14" y="%g" text-anchor="middle" transform="rotate(-90 14 %g)">%s</text>`+"\n", plotT+ih/2, plotT+ih/2, html.EscapeString(ylabel))
-	fmt.Fprintf(w, "</svg>\n")
+	fmt.Fprintf(w, "</svg></div>\n")
 }
 
 // heatmap draws m[i][j] as a grid shaded from white (0) to rgb (hi).

@@ -34,6 +34,8 @@ type inspectOptions struct {
 	batch    int64
 	ubatch   int64
 	parallel int64
+	report   string
+	force    bool
 }
 
 func newCmdInspect(a *app) *cobra.Command {
@@ -54,7 +56,11 @@ CPU: the weights and the KV cache (--kv-type f16, q8_0, q4_0 or f32) as its
 llama_kv_cache_init sizes them, the output buffer (logits for --parallel
 sequences) and an estimate of the compute buffer for a physical batch of
 --ubatch tokens (at most --batch and the context), as llama.cpp's -c, -ctk,
--b, -ub and -np set them.`,
+-b, -ub and -np set them.
+--report FILE also writes a self-contained HTML page (no network): the
+summary, memory at 2k, 8k, 32k and 128k positions (KV cache f16), parameters
+by layer and by tensor kind, a layer × tensor-kind map of types, and the
+tensors and metadata in tables sorted by a click and filtered by text.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.path = args[0]
@@ -70,6 +76,8 @@ sequences) and an estimate of the compute buffer for a physical batch of
 	cmd.Flags().Int64Var(&opts.batch, "batch", 2048, "logical batch for --ctx (llama.cpp -b, --batch-size)")
 	cmd.Flags().Int64Var(&opts.ubatch, "ubatch", 512, "physical batch for --ctx: the tokens of the compute graph (llama.cpp -ub, --ubatch-size)")
 	cmd.Flags().Int64Var(&opts.parallel, "parallel", 1, "sequences for --ctx, sharing the cache (llama.cpp -np)")
+	cmd.Flags().StringVar(&opts.report, "report", "", "write a self-contained HTML page to FILE (summary, memory at 2k-128k, parameters by layer and kind, a layer × kind map of types, tensors, metadata)")
+	cmd.Flags().BoolVar(&opts.force, "force", false, "replace an existing --report file")
 	cmd.Flags().SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
 		switch name { // llama.cpp's long names
 		case "batch-size":
@@ -215,6 +223,15 @@ func runInspect(a *app, opts *inspectOptions) error {
 	if mem != nil && s.Context > 0 && opts.ctx > s.Context {
 		fmt.Fprintf(a.err, "tfconv: inspect: warning: --ctx %d exceeds the %d positions the model was trained on (%s); quality past them is not what the model learnt, unless RoPE scaling is set up for it\n",
 			opts.ctx, s.Context, contextKey(s))
+	}
+	if opts.report != "" {
+		j, err := inspectData(opts, c, s, mem, im)
+		if err != nil {
+			return err
+		}
+		if err := writeInspectReport(opts.report, opts.force, inspectPage(j, s, opts)); err != nil {
+			return fmt.Errorf("inspect: %w", err)
+		}
 	}
 	if opts.json {
 		return inspectWriteJSON(a, opts, c, s, mem, im)
@@ -440,7 +457,16 @@ func inspectProjectorRows(t *output.Table, s *checkpoint.Summary) {
 }
 
 func inspectWriteJSON(a *app, opts *inspectOptions, c *checkpoint.Checkpoint, s *checkpoint.Summary, mem *checkpoint.Memory, im *imatrix.Matrix) error {
-	j := inspectJSON{Path: opts.path, Summary: s, Memory: mem, Imatrix: imatrixSummary(im),
+	j, err := inspectData(opts, c, s, mem, im)
+	if err != nil {
+		return err
+	}
+	return output.JSON(a.out, j)
+}
+
+// inspectData is what --json prints (and the --report page embeds).
+func inspectData(opts *inspectOptions, c *checkpoint.Checkpoint, s *checkpoint.Summary, mem *checkpoint.Memory, im *imatrix.Matrix) (*inspectJSON, error) {
+	j := &inspectJSON{Path: opts.path, Summary: s, Memory: mem, Imatrix: imatrixSummary(im),
 		Tensors:       make([]tensorJSON, 0, len(c.Tensors)),
 		Metadata:      make(map[string]any, len(c.Metadata)),
 		MetadataTypes: make(map[string]string, len(c.Metadata)),
@@ -468,10 +494,10 @@ func inspectWriteJSON(a *app, opts *inspectOptions, c *checkpoint.Checkpoint, s 
 	}
 	cfg, err := c.Config()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	j.Config = cfg
-	return output.JSON(a.out, j)
+	return j, nil
 }
 
 // typeName names a value's type: "uint32", "string", "array[string]".

@@ -45,6 +45,7 @@ type quantizeOptions struct {
 	pruneLayers   string
 	output        string
 	allowOverflow bool
+	report        string
 }
 
 func newCmdQuantize(a *app) *cobra.Command {
@@ -89,7 +90,9 @@ to llama-quantize c392e509 with the same .dat); --include-weights and
 For every tensor the report gives the type, size and the error of the output
 against the input measured on the data (RMSE, max abs, SQNR in dB), and the
 totals, and what the error is measured against. --dry-run prints the report
-and writes nothing.
+and writes nothing. --report FILE also writes it as a self-contained HTML
+page: the types chosen, a layer × tensor-kind map of them, the error by layer
+and the tensors (sorted by a click, filtered by text).
 
 The requantize rule: re-encoding a source that is already integer-quantized
 (a ggml block type Q*/IQ*/TQ*/MXFP4 or int8 in any tensor, or a GPTQ or AWQ
@@ -150,6 +153,7 @@ model*.safetensors files removed, every other file kept, each one named;
 	f.IntVarP(&opts.threads, "threads", "t", 0, "worker threads (0: all CPUs; or as the fourth argument)")
 	f.BoolVar(&opts.dryRun, "dry-run", false, "measure and report, write nothing")
 	f.BoolVar(&opts.json, "json", false, "print the report as JSON")
+	f.StringVar(&opts.report, "report", "", "write the report as a self-contained HTML page to FILE (each tensor's type, a layer × kind map of types, the error by layer)")
 	addProgressFlag(cmd, &opts.progress)
 	f.BoolVar(&opts.force, "force", false, "replace an existing DST (a folder: only the files the output has, others kept)")
 	f.StringVar(&opts.to, "to", "", "output format: gguf|native|safetensors (default: from DST as convert guesses it: .gguf, .tfn, else a Hugging Face directory)")
@@ -357,19 +361,17 @@ func quantizePrint(a *app, opts *quantizeOptions, frep *convert.QuantizeReport) 
 				t.Name, t.Overflow, t.Type, t.OverflowMaxAbs)
 		}
 	}
-	if opts.json {
-		j := quantizeJSON{Tensors: []quantizeTensorJSON{}, TotalBytes: rep.TotalBytes, BitsPerWeight: rep.BitsPerWeight,
-			MeasuredAgainst: measured, Replaced: nonNil(frep.Replaced), RemovedStale: nonNil(frep.RemovedStale)}
-		for _, t := range rep.Tensors {
-			tj := quantizeTensorJSON{Name: t.Name, Type: t.Type.String(), Bytes: t.Bytes, RMSE: t.RMSE, MaxAbs: t.MaxAbs, Reason: t.Reason,
-				Overflow: t.Overflow, OverflowMaxAbs: t.OverflowMaxAbs}
-			if !math.IsInf(t.SQNR, 0) && !math.IsNaN(t.SQNR) {
-				v := t.SQNR
-				tj.SQNRdB = &v
-			}
-			j.Tensors = append(j.Tensors, tj)
+	if opts.report != "" {
+		inputs := []string{opts.src}
+		if !opts.dryRun {
+			inputs = append(inputs, opts.dst)
 		}
-		return output.JSON(a.out, j)
+		if err := writeQuantizeReport(opts.report, opts.force, quantizePage(quantizeData(frep), opts.src, opts.typ), inputs...); err != nil {
+			return fmt.Errorf("quantize: %w", err)
+		}
+	}
+	if opts.json {
+		return output.JSON(a.out, quantizeData(frep))
 	}
 	tb := output.NewTable("tensor", "type", "bytes", "rmse", "max abs", "sqnr dB", "reason")
 	for _, t := range rep.Tensors {
@@ -391,6 +393,23 @@ func quantizePrint(a *app, opts *quantizeOptions, frep *convert.QuantizeReport) 
 		return err
 	}
 	return printReplaced(a.out, opts.dst, frep.Format == quantize.Safetensors, frep.Replaced, frep.RemovedStale)
+}
+
+// quantizeData is the --json report (and what the --report page embeds).
+func quantizeData(frep *convert.QuantizeReport) *quantizeJSON {
+	rep := frep.Report
+	j := &quantizeJSON{Tensors: []quantizeTensorJSON{}, TotalBytes: rep.TotalBytes, BitsPerWeight: rep.BitsPerWeight,
+		MeasuredAgainst: frep.MeasuredAgainst, Replaced: nonNil(frep.Replaced), RemovedStale: nonNil(frep.RemovedStale)}
+	for _, t := range rep.Tensors {
+		tj := quantizeTensorJSON{Name: t.Name, Type: t.Type.String(), Bytes: t.Bytes, RMSE: t.RMSE, MaxAbs: t.MaxAbs, Reason: t.Reason,
+			Overflow: t.Overflow, OverflowMaxAbs: t.OverflowMaxAbs}
+		if !math.IsInf(t.SQNR, 0) && !math.IsNaN(t.SQNR) {
+			v := t.SQNR
+			tj.SQNRdB = &v
+		}
+		j.Tensors = append(j.Tensors, tj)
+	}
+	return j
 }
 
 // nonNil makes a missing list an empty one, for --json.
