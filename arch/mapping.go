@@ -34,7 +34,7 @@ type Mapping struct {
 	Half int
 	// PadRows > 0: the output is Source with that many zero rows appended
 	// along its outermost dimension (Tensor.PadTo).
-	PadRows int64
+	PadRows     int64
 	Interleaved bool
 	// Transposed: the alternating rows are those of Source's transpose
 	// (its last two axes swapped; a dense Packed weight).

@@ -97,8 +97,8 @@ type decoderBlock struct {
 	// Down.W is nil when there is none. ProbsB [experts] is added to the
 	// router scores to choose the experts (e_score_correction_bias); nil
 	// when the layer has none.
-	Router     linear
-	Experts    []expert
+	Router  linear
+	Experts []expert
 	// Sinks are the attention sinks' logits, one per head (gpt-oss); nil
 	// without.
 	Sinks      []float32
