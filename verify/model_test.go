@@ -158,7 +158,8 @@ func TestPerturbedWeightFailsBaseline(t *testing.T) {
 	}
 	h := html.String()
 	if strings.Count(h, "<svg") != 6 || // KLD, its histogram, layers, 3 attention maps
-		strings.Contains(h, "<script") || !strings.Contains(h, "First divergent layer: <b>1</b>") ||
+		strings.Contains(h, "<script src") || strings.Contains(h, "<link") || strings.Contains(h, "http://") ||
+		!strings.Contains(h, "First divergent layer: <b>1</b>") ||
 		!strings.Contains(h, `class="fail"`) {
 		t.Errorf("HTML report: %d plots, or missing verdict", strings.Count(h, "<svg"))
 	}
