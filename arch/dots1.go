@@ -57,7 +57,7 @@ var Dots1 = register(&Family{
 // sliding_window. Every layer rotates; the layers from
 // first_k_dense_replace on are mixtures.
 func dots1Pattern(c Config, n int) ([]Layer, error) {
-	types, ok, err := LayerTypes(c)
+	types, ok, err := LayerTypes(c, n)
 	if err != nil {
 		return nil, err
 	}
@@ -76,9 +76,6 @@ func dots1Pattern(c Config, n int) ([]Layer, error) {
 				types[i] = SlidingAttention
 			}
 		}
-	}
-	if len(types) != n {
-		return nil, errUnsupported("config.json: layer_types has %d entries for %d layers", len(types), n)
 	}
 	first, _ := c.Int("first_k_dense_replace")
 	out := make([]Layer, n)

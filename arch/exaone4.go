@@ -23,7 +23,10 @@ var Exaone4 = register(&Family{
 	Params: withParams(without(baseParams(), "expert_count"),
 		u32("vocab_size", Required, "vocab_size"),
 		u32("attention.sliding_window", Optional, "sliding_window"),
-		exaone4SlidingPattern(), exaone4RopeScaling()),
+		slidingFlags(func(c Config) ([]bool, error) {
+			n, _ := c.Int("num_hidden_layers")
+			return exaone4Sliding(c, int(n))
+		}), exaone4RopeScaling()),
 	Pattern:   exaone4Pattern,
 	Tensors:   exaone4Tensors(),
 	Drops:     []Drop{rotaryBuffer},
@@ -45,22 +48,7 @@ var Exaone4 = register(&Family{
 	Graph: Graph{Norm: RMSNorm, FFN: Gated, Activation: "silu", NoPreNorm: true, QKNormPerHead: true, NeoxRopeGGUF: true},
 })
 
-func exaone4Tensors() []Tensor {
-	var out []Tensor
-	for _, t := range decoderTensors(false, LayoutSame) {
-		switch t.GGUF {
-		case "blk.{bid}.attn_norm", "blk.{bid}.ffn_norm":
-			continue
-		}
-		out = append(out, t)
-	}
-	return append(out,
-		Tensor{GGUF: "blk.{bid}.attn_q_norm", HF: []string{hfLayer + "self_attn.q_norm"}, Shape: []Dim{DimHeadDim}},
-		Tensor{GGUF: "blk.{bid}.attn_k_norm", HF: []string{hfLayer + "self_attn.k_norm"}, Shape: []Dim{DimHeadDim}},
-		Tensor{GGUF: "blk.{bid}.post_attention_norm", HF: []string{hfLayer + "post_attention_layernorm"}, Shape: []Dim{DimHidden}},
-		Tensor{GGUF: "blk.{bid}.post_ffw_norm", HF: []string{hfLayer + "post_feedforward_layernorm"}, Shape: []Dim{DimHidden}},
-	)
-}
+func exaone4Tensors() []Tensor { return postNormTensors(DimHeadDim, DimHeadDim) }
 
 // exaone4Sliding says which of n layers config.json makes sliding:
 // layer_types first, else sliding_window_pattern (an int p: all but every
@@ -71,14 +59,11 @@ func exaone4Sliding(c Config, n int) ([]bool, error) {
 		return nil, nil
 	}
 	out := make([]bool, n)
-	types, ok, err := LayerTypes(c)
+	types, ok, err := LayerTypes(c, n)
 	switch {
 	case err != nil:
 		return nil, err
 	case ok:
-		if len(types) != n {
-			return nil, errUnsupported("config.json: layer_types has %d entries for %d layers", len(types), n)
-		}
 		for i, t := range types {
 			out[i] = t == SlidingAttention
 		}
@@ -121,35 +106,6 @@ func exaone4Pattern(c Config, n int) ([]Layer, error) {
 		}
 	}
 	return out, nil
-}
-
-// exaone4SlidingPattern is attention.sliding_window_pattern, one flag per
-// layer (true: sliding), when config.json has a sliding_window; GGUF → HF
-// writes it back as layer_types.
-func exaone4SlidingPattern() Param {
-	return Param{Key: "attention.sliding_window_pattern", Kind: tensor.KindArray,
-		Derive: func(c Config) (tensor.Value, bool, error) {
-			n, _ := c.Int("num_hidden_layers")
-			sliding, err := exaone4Sliding(c, int(n))
-			if err != nil || sliding == nil {
-				return tensor.Value{}, false, err
-			}
-			return tensor.ArrayOf(sliding), true, nil
-		},
-		Inverse: func(c Config, v tensor.Value, _ Meta) {
-			a, ok := v.Array()
-			if !ok {
-				return
-			}
-			types := make([]any, a.Len())
-			for i := range types {
-				types[i] = FullAttention.String()
-				if b, _ := a.Index(i).BoolValue(); b {
-					types[i] = SlidingAttention.String()
-				}
-			}
-			c["layer_types"] = types
-		}}
 }
 
 // exaone4RopeScaling accepts no rope_scaling or llama3's (the rope_freqs

@@ -35,7 +35,7 @@ var Gemma3n = register(&Family{
 		u32("embedding_length_per_layer_input", Required, "hidden_size_per_layer_input"),
 		u32("attention.shared_kv_layers", Required, "num_kv_shared_layers"),
 		gemma3nSparsity(),
-		slidingWindowPattern(),
+		slidingFlags(gemma3nSliding),
 		noRopeScaling(),
 	),
 	Tensors: gemma3nTensors(),
@@ -290,65 +290,50 @@ func normalCDF32(s float32) float32 {
 	return p
 }
 
-// slidingWindowPattern is attention.sliding_window_pattern: config.json's
-// layer_types as one bool per layer (true: the layer slides).
-func slidingWindowPattern() Param {
-	return Param{Key: "attention.sliding_window_pattern", HF: []string{"layer_types"}, Kind: tensor.KindArray,
-		Derive: func(c Config) (tensor.Value, bool, error) {
-			types, ok := c["layer_types"].([]any)
-			if !ok {
-				return tensor.Value{}, false, errUnsupported("config.json: layer_types %v is not a list", c["layer_types"])
-			}
-			out := make([]bool, len(types))
-			for i, t := range types {
-				switch t {
-				case "sliding_attention":
-					out[i] = true
-				case "full_attention":
-				default:
-					return tensor.Value{}, false, errUnsupported("config.json: layer_types[%d] = %v", i, t)
-				}
-			}
-			return tensor.ArrayOf(out), true, nil
-		},
-		Inverse: func(c Config, v tensor.Value, _ Meta) {
-			a, ok := v.Array()
-			if !ok {
-				return
-			}
-			out := make([]any, a.Len())
-			for i := range out {
-				out[i] = "full_attention"
-				if b, _ := a.Index(i).BoolValue(); b {
-					out[i] = "sliding_attention"
-				}
-			}
-			c["layer_types"] = out
-		}}
+// gemma3nSliding is config.json's layer_types as one flag per layer
+// (true: the layer slides); Gemma 3n has sliding and full layers only.
+func gemma3nSliding(c Config) ([]bool, error) {
+	n, ok := c.Int("num_hidden_layers")
+	if !ok {
+		n = -1
+	}
+	types, ok, err := LayerTypes(c, int(n))
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, errUnsupported("config.json: no layer_types")
+	}
+	out := make([]bool, len(types))
+	for i, t := range types {
+		switch t {
+		case SlidingAttention:
+			out[i] = true
+		case FullAttention:
+		default:
+			return nil, errUnsupported("config.json: layer_types[%d] %s: Gemma 3n has sliding and full layers", i, t)
+		}
+	}
+	return out, nil
 }
 
 // gemma3nPattern is config.json's layer_types, every layer rotating, the
 // sliding ones within sliding_window; the last num_kv_shared_layers share
 // the cache of the last earlier layer of their kind.
 func gemma3nPattern(c Config, n int) ([]Layer, error) {
-	types, ok, err := LayerTypes(c)
+	sliding, err := gemma3nSliding(c) // n entries: Family.LayerPattern's n is num_hidden_layers
 	if err != nil {
 		return nil, err
 	}
-	if !ok || len(types) != n {
-		return nil, errUnsupported("config.json: layer_types has %d entries for %d layers", len(types), n)
-	}
 	window, _ := c.Int("sliding_window")
 	out := make([]Layer, n)
-	for i, t := range types {
-		out[i] = Layer{Mixer: t, Rope: true}
-		if t == SlidingAttention {
+	for i, s := range sliding {
+		out[i] = Layer{Mixer: FullAttention, Rope: true}
+		if s {
 			if window <= 0 || window >= 1<<31 {
 				return nil, errUnsupported("config.json: sliding_window %v for sliding layers", c["sliding_window"])
 			}
-			out[i].Window = int(window)
-		} else if t != FullAttention {
-			return nil, errUnsupported("config.json: layer_types[%d] %s: Gemma 3n has sliding and full layers", i, t)
+			out[i].Mixer, out[i].Window = SlidingAttention, int(window)
 		}
 	}
 	shared, _ := c.Int("num_kv_shared_layers")

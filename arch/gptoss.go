@@ -95,12 +95,9 @@ func floatJSON(x float32) json.Number {
 // llama.cpp's fixed pattern: even layers slide, odd ones attend fully),
 // sliding_window the window; every layer rotates and is a mixture.
 func gptOssPattern(c Config, n int) ([]Layer, error) {
-	types, ok, err := LayerTypes(c)
+	types, ok, err := LayerTypes(c, n)
 	if err != nil {
 		return nil, err
-	}
-	if ok && len(types) != n {
-		return nil, errUnsupported("config.json: layer_types has %d entries for %d layers", len(types), n)
 	}
 	w, _ := c.Int("sliding_window")
 	out := make([]Layer, n)

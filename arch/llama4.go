@@ -63,12 +63,9 @@ func llama4Pattern(c Config, n int) ([]Layer, error) {
 	if err != nil {
 		return nil, err
 	}
-	types, hasTypes, err := LayerTypes(c)
+	types, hasTypes, err := LayerTypes(c, n)
 	if err != nil {
 		return nil, err
-	}
-	if hasTypes && len(types) != n {
-		return nil, errUnsupported("config.json: layer_types has %d entries for %d layers", len(types), n)
 	}
 	moe, hasMoE, err := c.Ints("moe_layers")
 	if err != nil {

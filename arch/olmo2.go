@@ -16,7 +16,12 @@ var Olmo2 = register(&Family{
 	Graph:    Graph{Norm: RMSNorm, FFN: Gated, Activation: "silu", NoPreNorm: true, NeoxRopeGGUF: true},
 })
 
-func olmo2Tensors() []Tensor {
+func olmo2Tensors() []Tensor { return postNormTensors(DimQ, DimKV) }
+
+// postNormTensors is the decoder schema without pre-norms, with norms after
+// attention and after the MLP and RMSNorms of Q and K over q and k (the
+// whole projections, OLMo 2; each head, EXAONE 4).
+func postNormTensors(q, k Dim) []Tensor {
 	var out []Tensor
 	for _, t := range decoderTensors(false, LayoutSame) {
 		switch t.GGUF {
@@ -26,8 +31,8 @@ func olmo2Tensors() []Tensor {
 		out = append(out, t)
 	}
 	return append(out,
-		Tensor{GGUF: "blk.{bid}.attn_q_norm", HF: []string{hfLayer + "self_attn.q_norm"}, Shape: []Dim{DimQ}},
-		Tensor{GGUF: "blk.{bid}.attn_k_norm", HF: []string{hfLayer + "self_attn.k_norm"}, Shape: []Dim{DimKV}},
+		Tensor{GGUF: "blk.{bid}.attn_q_norm", HF: []string{hfLayer + "self_attn.q_norm"}, Shape: []Dim{q}},
+		Tensor{GGUF: "blk.{bid}.attn_k_norm", HF: []string{hfLayer + "self_attn.k_norm"}, Shape: []Dim{k}},
 		Tensor{GGUF: "blk.{bid}.post_attention_norm", HF: []string{hfLayer + "post_attention_layernorm"}, Shape: []Dim{DimHidden}},
 		Tensor{GGUF: "blk.{bid}.post_ffw_norm", HF: []string{hfLayer + "post_feedforward_layernorm"}, Shape: []Dim{DimHidden}},
 	)

@@ -3,6 +3,8 @@ package arch
 import (
 	"fmt"
 	"strings"
+
+	"github.com/tfconv/tfconv/tensor"
 )
 
 // Mixer is what mixes tokens in a layer: attention of some reach (and,
@@ -101,10 +103,11 @@ func DefaultPattern(g Graph, c Config, n int) ([]Layer, error) {
 }
 
 // LayerTypes reads transformers' config.json "layer_types" list (one entry
-// per layer: "full_attention", "sliding_attention", "chunked_attention");
-// ok is false when config.json has none. An entry of another kind is an
-// error naming it.
-func LayerTypes(c Config) (mixers []Mixer, ok bool, err error) {
+// per layer of n: "full_attention", "sliding_attention",
+// "chunked_attention"); ok is false when config.json has none. An entry of
+// another kind, or a list of another length than n (n ≥ 0), is an error
+// naming it.
+func LayerTypes(c Config, n int) (mixers []Mixer, ok bool, err error) {
 	raw, present := c["layer_types"]
 	if !present || raw == nil {
 		return nil, false, nil
@@ -112,6 +115,9 @@ func LayerTypes(c Config) (mixers []Mixer, ok bool, err error) {
 	list, isList := raw.([]any)
 	if !isList {
 		return nil, false, fmt.Errorf("config.json: layer_types is %T, not a list", raw)
+	}
+	if n >= 0 && len(list) != n {
+		return nil, false, errUnsupported("config.json: layer_types has %d entries for %d layers", len(list), n)
 	}
 	out := make([]Mixer, len(list))
 	for i, v := range list {
@@ -128,4 +134,33 @@ func LayerTypes(c Config) (mixers []Mixer, ok bool, err error) {
 		}
 	}
 	return out, true, nil
+}
+
+// slidingFlags is the GGUF key attention.sliding_window_pattern, one flag
+// per layer (true: the layer attends within the window), as sliding
+// derives it from config.json (nil: the key is not written); GGUF → HF
+// writes it back as layer_types.
+func slidingFlags(sliding func(c Config) ([]bool, error)) Param {
+	return Param{Key: "attention.sliding_window_pattern", HF: []string{"layer_types"}, Kind: tensor.KindArray,
+		Derive: func(c Config) (tensor.Value, bool, error) {
+			flags, err := sliding(c)
+			if err != nil || flags == nil {
+				return tensor.Value{}, false, err
+			}
+			return tensor.ArrayOf(flags), true, nil
+		},
+		Inverse: func(c Config, v tensor.Value, _ Meta) {
+			a, ok := v.Array()
+			if !ok {
+				return
+			}
+			types := make([]any, a.Len())
+			for i := range types {
+				types[i] = FullAttention.String()
+				if b, _ := a.Index(i).BoolValue(); b {
+					types[i] = SlidingAttention.String()
+				}
+			}
+			c["layer_types"] = types
+		}}
 }

@@ -66,18 +66,22 @@ func TestLayerPattern(t *testing.T) {
 
 func TestLayerTypes(t *testing.T) {
 	t.Parallel()
-	ms, ok, err := LayerTypes(config(t, `{"layer_types": ["sliding_attention", "full_attention", "chunked_attention"]}`))
+	ms, ok, err := LayerTypes(config(t, `{"layer_types": ["sliding_attention", "full_attention", "chunked_attention"]}`), 3)
 	if err != nil || !ok || len(ms) != 3 || ms[0] != SlidingAttention || ms[1] != FullAttention || ms[2] != ChunkedAttention {
 		t.Fatalf("LayerTypes = %v %v %v", ms, ok, err)
 	}
-	if _, ok, err := LayerTypes(config(t, `{}`)); ok || err != nil {
+	if _, ok, err := LayerTypes(config(t, `{}`), 3); ok || err != nil {
 		t.Fatalf("no layer_types: ok %v err %v", ok, err)
 	}
-	_, _, err = LayerTypes(config(t, `{"layer_types": ["full_attention", "mamba_x"]}`))
+	_, _, err = LayerTypes(config(t, `{"layer_types": ["full_attention", "mamba_x"]}`), 2)
 	if err == nil || !strings.Contains(err.Error(), `layer_types[1] "mamba_x"`) {
 		t.Fatalf("unknown kind: %v", err)
 	}
-	if _, _, err = LayerTypes(config(t, `{"layer_types": "full_attention"}`)); err == nil {
+	_, _, err = LayerTypes(config(t, `{"layer_types": ["full_attention"]}`), 2)
+	if err == nil || !strings.Contains(err.Error(), "layer_types has 1 entries for 2 layers") {
+		t.Fatalf("a list of another length: %v", err)
+	}
+	if _, _, err = LayerTypes(config(t, `{"layer_types": "full_attention"}`), 1); err == nil {
 		t.Fatal("a string for layer_types: no error")
 	}
 }
