@@ -38,12 +38,7 @@ var Dots1 = register(&Family{
 	// The GGUF has no window: every layer is full attention, stated as
 	// such (Dots1Config would otherwise slide past max_window_layers).
 	HFRename: func(c Config, _ func(string) bool) map[string]string {
-		n, _ := c.Int("num_hidden_layers")
-		types := make([]any, max(n, 0))
-		for i := range types {
-			types[i] = FullAttention.String()
-		}
-		c["layer_types"] = types
+		fullLayerTypes(c)
 		return nil
 	},
 	Graph: Graph{Norm: RMSNorm, FFN: Gated, Activation: "silu", QKNormPerHead: true, NeoxRopeGGUF: true,

@@ -35,14 +35,7 @@ var Exaone4 = register(&Family{
 	// says null (and every layer global, HFRename).
 	HFConst: map[string]any{"hidden_act": "silu", "sliding_window": nil},
 	HFRename: func(c Config, _ func(string) bool) map[string]string {
-		if _, ok := c["layer_types"]; !ok {
-			n, _ := c.Int("num_hidden_layers")
-			types := make([]any, max(n, 0))
-			for i := range types {
-				types[i] = FullAttention.String()
-			}
-			c["layer_types"] = types
-		}
+		fullLayerTypes(c)
 		return nil
 	},
 	Graph: Graph{Norm: RMSNorm, FFN: Gated, Activation: "silu", NoPreNorm: true, QKNormPerHead: true, NeoxRopeGGUF: true},
@@ -132,18 +125,4 @@ func exaone4RopeScaling() Param {
 // LlamaModel's factors, with the original context read inside rope_scaling
 // (Llama3RopeOf's reading, default 8192), as Exaone4Model reads it.
 var exaone4RopeFreqs = Generated{GGUF: ropeFreqs.GGUF, Reason: ropeFreqs.Reason, Invert: ropeFreqs.Invert,
-	Make: func(c Config) ([]float32, error) {
-		r, ok, err := Llama3RopeOf(c)
-		if err != nil || !ok {
-			return nil, err
-		}
-		d, err := headDim(c)
-		if err != nil {
-			return nil, err
-		}
-		base, ok := c.Float("rope_theta")
-		if !ok {
-			base = 10000
-		}
-		return r.Factors(base, int(d)), nil
-	}}
+	Make: func(c Config) ([]float32, error) { return llama3Freqs(c, contextScaling) }}

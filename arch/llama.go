@@ -135,28 +135,37 @@ var llamaGraph = Graph{Norm: RMSNorm, FFN: Gated, Activation: "silu", MoENormTop
 // ropeFreqs is LlamaModel's rope_freqs for llama3 rope scaling.
 var ropeFreqs = Generated{GGUF: "rope_freqs.weight",
 	Reason: "Llama 3 rope frequency factors: config.json's rope_scaling holds them",
-	Make:   func(c Config) ([]float32, error) { return llama3Freqs(c, false) },
+	Make:   func(c Config) ([]float32, error) { return llama3Freqs(c, contextTop) },
 	Invert: invertLlama3Factors}
 
 // ropeFreqsNewer is the newer converter's rope_freqs (its LlamaModel, as
 // Llama 4 converts): the original context is rope_scaling's, else the top
 // level's, else 8192.
 var ropeFreqsNewer = Generated{GGUF: ropeFreqs.GGUF, Reason: ropeFreqs.Reason,
-	Make:   func(c Config) ([]float32, error) { return llama3Freqs(c, true) },
+	Make:   func(c Config) ([]float32, error) { return llama3Freqs(c, contextScalingThenTop) },
 	Invert: invertLlama3Factors}
 
+// Where a converter reads llama3 rope scaling's original context from.
+type originalContext uint8
+
+const (
+	contextTop            originalContext = iota // config.json's top level, default 8192 (c392e509's LlamaModel)
+	contextScalingThenTop                        // rope_scaling's, else the top level's, else 8192 (the newer LlamaModel)
+	contextScaling                               // rope_scaling's, default 8192 (Llama3RopeOf's reading; Exaone4Model)
+)
+
 // llama3Freqs are the llama3 rope_freqs of config c (nil without llama3
-// rope scaling), the original context read as c392e509's converter reads
-// it (the top level of config.json, default 8192, where transformers reads
-// rope_scaling's; published Llama 3 configs agree on 8192) or, newer, as
-// the newer converter does.
-func llama3Freqs(c Config, newer bool) ([]float32, error) {
+// rope scaling), the original context read from where the converter reads
+// it (c392e509's reads the top level of config.json, default 8192, where
+// transformers reads rope_scaling's; published Llama 3 configs agree on
+// 8192).
+func llama3Freqs(c Config, from originalContext) ([]float32, error) {
 	r, ok, err := Llama3RopeOf(c)
 	if err != nil || !ok {
 		return nil, err
 	}
 	rs, _ := c.Map("rope_scaling")
-	if _, inScaling := rs.Float("original_max_position_embeddings"); !newer || !inScaling {
+	if _, inScaling := rs.Float("original_max_position_embeddings"); from == contextTop || from == contextScalingThenTop && !inScaling {
 		r.OriginalContext = 8192
 		if v, ok := c.Float("original_max_position_embeddings"); ok {
 			r.OriginalContext = v

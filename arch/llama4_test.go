@@ -12,11 +12,11 @@ func TestLlama3FreqsOriginalContext(t *testing.T) {
 	c := Config{"hidden_size": int64(64), "num_attention_heads": int64(4), "rope_theta": 500000.0,
 		"rope_scaling": map[string]any{"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
 			"high_freq_factor": 4.0, "original_max_position_embeddings": int64(64)}}
-	newer, err := llama3Freqs(c, true)
+	newer, err := llama3Freqs(c, contextScalingThenTop)
 	if err != nil {
 		t.Fatal(err)
 	}
-	old, err := llama3Freqs(c, false)
+	old, err := llama3Freqs(c, contextTop)
 	if err != nil {
 		t.Fatal(err)
 	}

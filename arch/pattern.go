@@ -164,3 +164,18 @@ func slidingFlags(sliding func(c Config) ([]bool, error)) Param {
 			c["layer_types"] = types
 		}}
 }
+
+// fullLayerTypes states every layer full attention in a config.json GGUF →
+// HF writes for a family whose GGUF has no window (its class would
+// otherwise slide by its defaults), unless layer_types is already there.
+func fullLayerTypes(c Config) {
+	if _, ok := c["layer_types"]; ok {
+		return
+	}
+	n, _ := c.Int("num_hidden_layers")
+	types := make([]any, max(n, 0))
+	for i := range types {
+		types[i] = FullAttention.String()
+	}
+	c["layer_types"] = types
+}
