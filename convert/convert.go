@@ -3,7 +3,6 @@ package convert
 import (
 	"errors"
 	"fmt"
-	"github.com/tfconv/tfconv/internal/progress"
 	"io"
 	"math"
 	"os"
@@ -11,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/tfconv/tfconv/internal/progress"
 
 	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/formats/gguf"

@@ -51,29 +51,6 @@ func ggufFileType(outType string) (uint32, tensor.DType, error) {
 	return 0, 0, tensor.Unsupported("convert: unknown --outtype %q (one of %s)", outType, strings.Join(OutTypes, ", "))
 }
 
-// GGUFTensorType is the type convert_hf_to_gguf.py gives a GGUF tensor for
-// the file type want: 1-D tensors, norms (*_norm.weight), position and
-// token-type embeddings, a mixture's router (ffn_gate_inp) and anything not
-// named *.weight stay F32, because
-// most of llama.cpp only handles F32 there; everything else gets want,
-// except that Q8_0 falls back to F16 when the rows are not whole 32-element
-// blocks (gguf-py raises QuantError and the converter falls back).
-func GGUFTensorType(name string, shape tensor.Shape, want tensor.DType) tensor.DType {
-	if len(shape) <= 1 || strings.HasSuffix(name, "_norm.weight") {
-		return tensor.F32
-	}
-	if name == "position_embd.weight" || name == "token_types.weight" || !strings.HasSuffix(name, ".weight") {
-		return tensor.F32
-	}
-	if pat, _, _ := arch.SplitName(name); pat == "blk.{bid}.ffn_gate_inp" {
-		return tensor.F32 // a mixture's router (not the shared expert's gate)
-	}
-	if want.Quantized() && shape[len(shape)-1]%want.BlockSize() != 0 {
-		return tensor.F16
-	}
-	return want
-}
-
 // blockFileType is general.file_type of a GGUF written at file type ft
 // whose weights include blocks of type d copied from the checkpoint: the
 // newer converter calls an MXFP4 checkpoint's GGUF MOSTLY_MXFP4_MOE
@@ -155,7 +132,7 @@ func planToGGUF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 		if m.Blocks != 0 {
 			return m.Blocks
 		}
-		return GGUFTensorType(m.Name, m.Shape, want)
+		return arch.GGUFTensorType(m.Name, m.Shape, want)
 	}); err != nil {
 		return nil, err
 	}

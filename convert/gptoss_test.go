@@ -3,10 +3,11 @@ package convert
 import (
 	"bytes"
 	"fmt"
-	"github.com/tfconv/tfconv/quantize"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/tfconv/tfconv/quantize"
 
 	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/quant"

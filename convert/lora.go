@@ -161,7 +161,7 @@ func planLoRAToGGUF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 		}{{pr.A, ".lora_a", nil}, {pr.B, ".lora_b", tf}} {
 			shape := squeeze(f.t.Shape)
 			out := tensor.Info{Name: name + f.sf, Shape: shape}
-			out.DType = GGUFTensorType(out.Name, shape, want)
+			out.DType = arch.GGUFTensorType(out.Name, shape, want)
 			if pr.A.DType != pr.B.DType && out.DType != tensor.F32 {
 				out.DType = tensor.F32 // the converter casts mismatched factors to float32
 			}

@@ -209,13 +209,18 @@ func GGUFMetadata(s Shape, t tensor.DType) (tensor.Metadata, error) {
 	return m, nil
 }
 
-// infos gives every spec its dtype: t for matrices, F32 for 1-D tensors, as
-// llama.cpp's converter and transformers' mixed dtypes never do otherwise.
-func infos(specs []spec, t tensor.DType) ([]tensor.Info, error) {
+// infos gives every spec its dtype: in GGUF (gguf), the type llama.cpp's
+// converter gives it (arch.GGUFTensorType: F32 for 1-D tensors, norms,
+// biases and routers, t for the rest); in safetensors, t for matrices and
+// F32 for 1-D tensors, as transformers' mixed dtypes have them.
+func infos(specs []spec, t tensor.DType, gguf bool) ([]tensor.Info, error) {
 	out := make([]tensor.Info, len(specs))
 	for i, sp := range specs {
 		d := t
-		if len(sp.shape) == 1 {
+		switch {
+		case gguf:
+			d = arch.GGUFTensorType(sp.name, sp.shape, t)
+		case len(sp.shape) == 1:
 			d = tensor.F32
 		}
 		size, err := d.ShapeBytes(sp.shape)
@@ -235,11 +240,12 @@ func GGUFTensors(s Shape, t tensor.DType) ([]tensor.Info, error) {
 	if _, err := fileType(t); err != nil {
 		return nil, err
 	}
-	return infos(s.ggufTensors(), t)
+	return infos(s.ggufTensors(), t, true)
 }
 
 // WriteGGUF streams a GGUF v3 checkpoint of shape s with matrices of type t
-// (F32, F16, BF16 or Q8_0; 1-D tensors are F32) and values drawn from seed.
+// (F32, F16, BF16 or Q8_0; 1-D tensors, norms, biases and routers F32, as
+// the converter writes them) and values drawn from seed.
 // The output is deterministic. w is not closed.
 func WriteGGUF(w io.Writer, s Shape, t tensor.DType, seed uint64) error {
 	return WriteGGUFProgress(w, s, t, seed, nil)
@@ -253,7 +259,7 @@ func WriteGGUFProgress(w io.Writer, s Shape, t tensor.DType, seed uint64, progre
 		return err
 	}
 	specs := s.ggufTensors()
-	ts, err := infos(specs, t)
+	ts, err := infos(specs, t, true)
 	if err != nil {
 		return err
 	}
@@ -278,7 +284,7 @@ func HFTensors(s Shape, t tensor.DType) ([]tensor.Info, error) {
 	if f, ok := s.family(); ok && len(f.Packed) > 0 {
 		return nil, tensor.Unsupported("synth: %s: its Hugging Face form packs tensors (%s keeps its experts as blocks): write GGUF", s.Name, f.Name)
 	}
-	return infos(s.hfTensors(), t)
+	return infos(s.hfTensors(), t, false)
 }
 
 // WriteHF writes a Hugging Face checkpoint folder dir, as WriteHFDir with

@@ -41,8 +41,10 @@ func TestSynthBertGGUF(t *testing.T) {
 	if len(c.Tensors) != 197 || params != 109_482_240-590_592 {
 		t.Errorf("%d tensors, %d parameters", len(c.Tensors), params)
 	}
-	// 12 layers × 6 matrices + 3 embeddings are Q8_0, the rest 1-D F32.
-	if types[tensor.Q8_0] != 75 || types[tensor.F32] != 122 {
+	// 12 layers × 6 matrices + the token embedding are Q8_0; the position
+	// and token-type embeddings stay F32 as the converter writes them
+	// (arch.GGUFTensorType), and the 1-D tensors.
+	if types[tensor.Q8_0] != 73 || types[tensor.F32] != 124 {
 		t.Errorf("types %v", types)
 	}
 	// An existing output is refused without --force.

@@ -1,0 +1,31 @@
+package arch
+
+import (
+	"strings"
+
+	"github.com/tfconv/tfconv/tensor"
+)
+
+// GGUFTensorType is the type convert_hf_to_gguf.py gives a GGUF tensor for
+// the file type want: 1-D tensors, norms (*_norm.weight), position and
+// token-type embeddings, a mixture's router (ffn_gate_inp) and anything not
+// named *.weight (biases, stacked expert biases included) stay F32, because
+// most of llama.cpp only handles F32 there; everything else gets want,
+// except that a block type falls back to F16 when the rows are not whole
+// blocks (gguf-py raises QuantError and the converter falls back). convert
+// and synth both write by it.
+func GGUFTensorType(name string, shape tensor.Shape, want tensor.DType) tensor.DType {
+	if len(shape) <= 1 || strings.HasSuffix(name, "_norm.weight") {
+		return tensor.F32
+	}
+	if name == "position_embd.weight" || name == "token_types.weight" || !strings.HasSuffix(name, ".weight") {
+		return tensor.F32
+	}
+	if pat, _, _ := SplitName(name); pat == "blk.{bid}.ffn_gate_inp" {
+		return tensor.F32 // a mixture's router (not the shared expert's gate)
+	}
+	if want.Quantized() && shape[len(shape)-1]%want.BlockSize() != 0 {
+		return tensor.F16
+	}
+	return want
+}
