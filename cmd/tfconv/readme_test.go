@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"github.com/tfconv/tfconv/synth"
 )
 
 // readmeSections splits the README's command reference into one section per
@@ -91,4 +92,15 @@ func mentionsFlag(text, flag string) bool {
 
 func isFlagChar(c byte) bool {
 	return c == '-' || c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+// TestREADMESynthShapes: the README's synth section names every shape
+// synth.Shapes() offers (the list there is written by hand).
+func TestREADMESynthShapes(t *testing.T) {
+	sec := readmeSections(t)["synth"]
+	for _, s := range synth.Shapes() {
+		if !strings.Contains(sec, "`"+s.Name+"`") {
+			t.Errorf("README's synth section does not name the shape %q", s.Name)
+		}
+	}
 }
