@@ -21,10 +21,35 @@ const (
 	// ChunkedAttention attends to the earlier positions of the query's own
 	// aligned chunk of Layer.Window positions (Llama 4's local layers).
 	ChunkedAttention
+
+	// The recurrent mixers keep a state of fixed size per sequence instead
+	// of a cache that grows with it.
+
+	// Mamba is Mamba-1's selective scan (a causal depthwise convolution,
+	// then an input-dependent Δ, B and C over a per-channel state).
+	Mamba
+	// Mamba2 is Mamba-2's state-space dual form (a scalar A per head,
+	// B and C shared within groups, a gated RMSNorm).
+	Mamba2
+	// GatedDeltaNet is the gated delta rule of linear attention
+	// (Qwen3-Next's linear_attention layers).
+	GatedDeltaNet
+	// RWKV7 is RWKV-7's time mix with token shift.
+	RWKV7
+	// ShortConv is a gated short causal convolution (LFM2's conv layers).
+	ShortConv
+
+	// NoMixer: the layer mixes no tokens; it is a feed-forward alone
+	// (Nemotron-H's MLP layers).
+	NoMixer
 )
 
+// mixerNames are the mixers' names in transformers' config.json
+// layer_types where it has one (Qwen3-Next's linear_attention, LFM2's
+// conv), else llama.cpp's.
 var mixerNames = [...]string{FullAttention: "full_attention", SlidingAttention: "sliding_attention",
-	ChunkedAttention: "chunked_attention"}
+	ChunkedAttention: "chunked_attention", Mamba: "mamba", Mamba2: "mamba2", GatedDeltaNet: "linear_attention",
+	RWKV7: "rwkv7", ShortConv: "conv", NoMixer: "none"}
 
 // String is transformers' layer_types name of the mixer.
 func (m Mixer) String() string {
@@ -37,6 +62,10 @@ func (m Mixer) String() string {
 // Attention reports whether the mixer is an attention (it keeps a KV
 // cache).
 func (m Mixer) Attention() bool { return m <= ChunkedAttention }
+
+// Recurrent reports whether the mixer carries a state from step to step
+// (its size independent of the sequence's length).
+func (m Mixer) Recurrent() bool { return m >= Mamba && m < NoMixer }
 
 // Layer is what one layer of a model computes, as far as it differs from
 // the other layers of its family: the per-layer pattern. Model, inspect
@@ -58,6 +87,10 @@ type Layer struct {
 	// 3n's last num_kv_shared_layers layers).
 	KVShared bool
 	KVFrom   int
+	// NoFFN: the layer has no feed-forward; its mixer's output is all it
+	// adds to the residual stream (Mamba's layers, Nemotron-H's mixer
+	// layers).
+	NoFFN bool
 }
 
 // LayerPattern is the per-layer pattern of a model of config c (in Hugging

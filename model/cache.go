@@ -8,14 +8,28 @@ import "fmt"
 // kv_lora_rank latent in K and its rotated key, qk_rope_head_dim wide, in
 // V instead). Len positions are complete; a step appends to every layer and
 // then advances Len.
+//
+// State holds the recurrent layers' state instead (arch.Mixer.Recurrent):
+// a fixed number of floats per layer, laid out by the layer's mixer, zero
+// before the first step.
 type Cache struct {
 	Len   int
 	Width int         // KVHeads·HeadDim
 	K, V  [][]float32 // [layer][Len·Width]
+	State [][]float32 // [layer][the mixer's stateSize]; nil for attention layers
 }
 
 func newCache(layers, width int) *Cache {
-	return &Cache{Width: width, K: make([][]float32, layers), V: make([][]float32, layers)}
+	return &Cache{Width: width, K: make([][]float32, layers), V: make([][]float32, layers),
+		State: make([][]float32, layers)}
+}
+
+// state returns layer l's recurrent state of n floats, zero the first time.
+func (c *Cache) state(l, n int) []float32 {
+	if len(c.State[l]) != n {
+		c.State[l] = make([]float32, n)
+	}
+	return c.State[l]
 }
 
 // add appends T rows of keys and values to layer l and returns that layer's
@@ -28,10 +42,14 @@ func (c *Cache) add(l int, k, v []float32) (K, V []float32) {
 
 // Clone returns an independent copy (beam search forks sequences).
 func (c *Cache) Clone() *Cache {
-	n := &Cache{Len: c.Len, Width: c.Width, K: make([][]float32, len(c.K)), V: make([][]float32, len(c.V))}
+	n := &Cache{Len: c.Len, Width: c.Width, K: make([][]float32, len(c.K)), V: make([][]float32, len(c.V)),
+		State: make([][]float32, len(c.State))}
 	for i := range c.K {
 		n.K[i] = append(make([]float32, 0, cap(c.K[i])), c.K[i]...)
 		n.V[i] = append(make([]float32, 0, cap(c.V[i])), c.V[i]...)
+	}
+	for i, st := range c.State {
+		n.State[i] = append([]float32(nil), st...)
 	}
 	return n
 }

@@ -101,7 +101,10 @@ type decoderBlock struct {
 	Experts []expert
 	// Sinks are the attention sinks' logits, one per head (gpt-oss); nil
 	// without.
-	Sinks      []float32
+	Sinks []float32
+	// Mix replaces the attention of a recurrent layer (its Q, K, V and O
+	// are then unset); nil in an attention layer.
+	Mix        recurrentMixer
 	Shared     expert
 	SharedGate linear
 	ProbsB     []float32
@@ -438,42 +441,38 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 		if g.QKNormPerHead {
 			qn, kn = cfg.HeadDim, cfg.HeadDim
 		}
+		lay := m.layers[i]
 		b := decoderBlock{
-			AttnNorm:     fl.norm(attnNorm, i, d, cfg.Eps, !g.NoPreNorm),
-			QNorm:        fl.norm("blk.{bid}.attn_q_norm", i, qn, cfg.Eps, false),
-			KNorm:        fl.norm("blk.{bid}.attn_k_norm", i, kn, cfg.Eps, false),
-			O:            fl.lin("blk.{bid}.attn_output", i, d, qd),
+			AttnNorm:     fl.norm(attnNorm, i, d, cfg.Eps, !g.NoPreNorm && lay.Mixer != spec.NoMixer),
 			PostAttnNorm: fl.norm(spec.Role(postAttnNorm), i, d, cfg.Eps, false),
-			FFNNorm:      fl.norm(ffnNorm, i, d, cfg.Eps, !m.parallel && !g.NoPreNorm),
-			Gate:         fl.optDense("blk.{bid}.ffn_gate", i, cfg.FFN, d),
-			Up:           fl.optDense("blk.{bid}.ffn_up", i, upRows, d),
-			Down:         fl.optDense("blk.{bid}.ffn_down", i, d, cfg.FFN),
+			FFNNorm:      fl.norm(ffnNorm, i, d, cfg.Eps, !m.parallel && !g.NoPreNorm && !lay.NoFFN),
 			PostFFNNorm:  fl.norm("blk.{bid}.post_ffw_norm", i, d, cfg.Eps, false),
 		}
+		if !lay.NoFFN {
+			b.Gate = fl.optDense("blk.{bid}.ffn_gate", i, cfg.FFN, d)
+			b.Up = fl.optDense("blk.{bid}.ffn_up", i, upRows, d)
+			b.Down = fl.optDense("blk.{bid}.ffn_down", i, d, cfg.FFN)
+		}
+		if !lay.Mixer.Attention() {
+			if lay.Mixer.Recurrent() {
+				if b.Mix, err = fl.recurrent(lay.Mixer, i, &cfg, c); err != nil {
+					return nil, err
+				}
+			}
+			if err := fl.moeLayer(&b, i, &cfg, d, lay, statesMoE); err != nil {
+				return nil, err
+			}
+			w.Blocks = append(w.Blocks, b)
+			continue
+		}
+		b.QNorm = fl.norm("blk.{bid}.attn_q_norm", i, qn, cfg.Eps, false)
+		b.KNorm = fl.norm("blk.{bid}.attn_k_norm", i, kn, cfg.Eps, false)
+		b.O = fl.lin("blk.{bid}.attn_output", i, d, qd)
 		if fl.inSchema("blk.{bid}.attn_sinks") {
 			b.Sinks = fl.vector(fl.name("blk.{bid}.attn_sinks", i, ".weight"), cfg.Heads)
 		}
-		if fl.inSchema("blk.{bid}.ffn_gate_inp") && fl.has(fl.name("blk.{bid}.ffn_gate_inp", i, ".weight")) {
-			if b.Router, b.Experts, err = fl.mixture(i, cfg, d); err != nil {
-				return nil, err
-			}
-			if fl.inSchema("blk.{bid}.ffn_down_shexp") && fl.has(fl.name("blk.{bid}.ffn_down_shexp", i, ".weight")) {
-				if cfg.SharedFFN == 0 {
-					cfg.SharedFFN = cfg.ExpertFFN // Llama 4's, as llama.cpp sizes it
-				}
-				S := cfg.SharedFFN
-				b.Shared = expert{Gate: fl.lin("blk.{bid}.ffn_gate_shexp", i, S, d), Up: fl.lin("blk.{bid}.ffn_up_shexp", i, S, d),
-					Down: fl.lin("blk.{bid}.ffn_down_shexp", i, d, S)}
-				// Qwen2-MoE gates the shared expert; ERNIE 4.5 adds it as it is.
-				b.SharedGate = fl.optLin("blk.{bid}.ffn_gate_inp_shexp", i, 1, d)
-			}
-			if fl.inSchema("blk.{bid}.exp_probs_b") {
-				b.ProbsB = fl.optVector(fl.name("blk.{bid}.exp_probs_b", i, ".bias"), cfg.Experts)
-			}
-		}
-		if statesMoE && m.layers[i].MoE != (b.Router.W != nil) {
-			return nil, fmt.Errorf("model: %s: layer %d: the config makes it a mixture: %v, but its router %s is present: %v",
-				l.c.Path, i, m.layers[i].MoE, fl.name("blk.{bid}.ffn_gate_inp", i, ".weight"), b.Router.W != nil)
+		if err := fl.moeLayer(&b, i, &cfg, d, lay, statesMoE); err != nil {
+			return nil, err
 		}
 		if fl.inSchema("blk.{bid}.attn_qkv") {
 			b.QKV = fl.lin("blk.{bid}.attn_qkv", i, qd+2*kd, d)
@@ -525,6 +524,13 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 	var gate, up, qkv, o2, hb []float32
 	for l := range w.Blocks {
 		b := &w.Blocks[l]
+		if !m.layers[l].Mixer.Attention() {
+			if gate, up, err = m.stateLayer(s, l, b, x, h, o, gate, up, T); err != nil {
+				return nil, nil, err
+			}
+			recordLayer(tr, x, d)
+			continue
+		}
 		b.AttnNorm.applyOrCopy(h, x, T, d)
 		if b.QKV.W != nil {
 			qkv = grow(qkv, T*(qd+2*kd))
@@ -596,12 +602,9 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 			continue
 		}
 		m.residual(x, o, b.PostAttnNorm, h, T, d)
-
-		b.FFNNorm.applyOrCopy(h, x, T, d)
-		if gate, up, err = m.ffn(o, h, b, gate, up, T, obs); err != nil {
+		if gate, up, err = m.feedForward(x, h, o, b, gate, up, l, T, obs); err != nil {
 			return nil, nil, err
 		}
-		m.residual(x, o, b.PostFFNNorm, h, T, d)
 		recordLayer(tr, x, d)
 	}
 	w.FinalNorm.apply(h, x, T, d)
@@ -623,6 +626,92 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 		kernels.SoftCap(logits, m.finalCap)
 	}
 	return h, logits, nil
+}
+
+// feedForward adds layer l's feed-forward of x (normed into h; o is its
+// output) to x, unless the layer has none (arch.Layer.NoFFN).
+func (m *decoder) feedForward(x, h, o []float32, b *decoderBlock, gate, up []float32, l, T int, obs Observer) ([]float32, []float32, error) {
+	if m.layers[l].NoFFN {
+		return gate, up, nil
+	}
+	d := m.cfg.DModel
+	b.FFNNorm.applyOrCopy(h, x, T, d)
+	gate, up, err := m.ffn(o, h, b, gate, up, T, obs)
+	if err != nil {
+		return gate, up, err
+	}
+	m.residual(x, o, b.PostFFNNorm, h, T, d)
+	return gate, up, nil
+}
+
+// stateLayer runs layer l when it does not attend: its recurrent mixer
+// (b.Mix, over its pre-norm of x, advancing the session's state of the
+// layer), or none (arch.NoMixer), then its feed-forward.
+func (m *decoder) stateLayer(s *Session, l int, b *decoderBlock, x, h, o, gate, up []float32, T int) ([]float32, []float32, error) {
+	d := m.cfg.DModel
+	if b.Mix != nil && s.mask != nil {
+		// A padding position would enter the state and every later one.
+		return gate, up, fmt.Errorf("model: %s: layer %d is recurrent (%s): a sequence with padding cannot run", m.cfg.Arch, l, m.layers[l].Mixer)
+	}
+	if b.Mix != nil {
+		b.AttnNorm.applyOrCopy(h, x, T, d)
+		if err := b.Mix.forward(o, h, s.cache.state(l, b.Mix.stateSize()), T, s.obs); err != nil {
+			return gate, up, err
+		}
+		m.residual(x, o, b.PostAttnNorm, h, T, d)
+	}
+	return m.feedForward(x, h, o, b, gate, up, l, T, s.obs)
+}
+
+// moeLayer loads layer i's mixture of experts into b when the layer has a
+// router, and checks the pattern's say (statesMoE: the pattern names the
+// mixture layers) against the router's presence.
+func (fl familyLoader) moeLayer(b *decoderBlock, i int, cfg *Config, d int, lay spec.Layer, statesMoE bool) error {
+	var err error
+	if !lay.NoFFN && fl.inSchema("blk.{bid}.ffn_gate_inp") && fl.has(fl.name("blk.{bid}.ffn_gate_inp", i, ".weight")) {
+		if b.Router, b.Experts, err = fl.mixture(i, *cfg, d); err != nil {
+			return err
+		}
+		if fl.inSchema("blk.{bid}.ffn_down_shexp") && fl.has(fl.name("blk.{bid}.ffn_down_shexp", i, ".weight")) {
+			if cfg.SharedFFN == 0 {
+				cfg.SharedFFN = cfg.ExpertFFN // Llama 4's, as llama.cpp sizes it
+			}
+			S := cfg.SharedFFN
+			b.Shared = expert{Gate: fl.lin("blk.{bid}.ffn_gate_shexp", i, S, d), Up: fl.lin("blk.{bid}.ffn_up_shexp", i, S, d),
+				Down: fl.lin("blk.{bid}.ffn_down_shexp", i, d, S)}
+			// Qwen2-MoE gates the shared expert; ERNIE 4.5 adds it as it is.
+			b.SharedGate = fl.optLin("blk.{bid}.ffn_gate_inp_shexp", i, 1, d)
+		}
+		if fl.inSchema("blk.{bid}.exp_probs_b") {
+			b.ProbsB = fl.optVector(fl.name("blk.{bid}.exp_probs_b", i, ".bias"), cfg.Experts)
+		}
+	}
+	if statesMoE && lay.MoE != (b.Router.W != nil) {
+		return fmt.Errorf("model: %s: layer %d: the config makes it a mixture: %v, but its router %s is present: %v",
+			fl.c.Path, i, lay.MoE, fl.name("blk.{bid}.ffn_gate_inp", i, ".weight"), b.Router.W != nil)
+	}
+	return nil
+}
+
+// recurrentMixer is the token mixer of a recurrent layer
+// (arch.Mixer.Recurrent): it carries a state of fixed size from step to
+// step instead of attending to a cache. Feeding a sequence at once and
+// token by token gives the same output.
+type recurrentMixer interface {
+	// stateSize is the floats of state one sequence keeps for the layer.
+	stateSize() int
+	// forward sets dst[T][d] to the mixer's output for its (normed) input
+	// h[T][d], reading and advancing state (stateSize floats, zero before
+	// the first step). obs sees the weight multiplies.
+	forward(dst, h, state []float32, T int, obs Observer) error
+}
+
+// recurrent loads layer i's recurrent mixer of kind.
+func (fl familyLoader) recurrent(kind spec.Mixer, i int, cfg *Config, c spec.Config) (recurrentMixer, error) {
+	switch kind {
+	default:
+		return nil, fmt.Errorf("model: %s: layer %d: %s layers cannot run yet", fl.c.Path, i, kind)
+	}
 }
 
 // ffn sets dst[T][d] to the feed-forward branch of h: W_down·(act(gate) ⊙
