@@ -327,12 +327,12 @@ type Tensor struct {
 	// norms, and experts): GGUF holds them stacked along a new outermost
 	// dimension, index order. Shape is one part's.
 	Stack Dim
-	// Half, when 1 or 2, says Hugging Face keeps this role and one other
-	// side by side in one tensor, cut along its last dimension: this role
-	// is the first or the second half (Llama 4's experts.gate_up_proj:
-	// each expert's gate columns, then its up columns). Both roles name the
-	// same HF pattern; HF → GGUF writes both from it, GGUF → HF joins them.
-	Half int
+	// Split, when set, says Hugging Face keeps this role and others of
+	// the family in one tensor, cut along one axis: HF → GGUF writes each
+	// role's part of it, GGUF → HF joins them back. Every role of the
+	// tensor names the same HF pattern and states its part's Shape (in
+	// Hugging Face's orientation, before the role's Layout).
+	Split *Split
 	// HFSuffix, when set, is what Hugging Face ends the name with instead
 	// of the ".weight"/".bias" suffix (DeepSeek-V3's
 	// "mlp.gate.e_score_correction_bias"); the family's SuffixAliases read
@@ -800,6 +800,26 @@ func errUnsupported(format string, args ...any) error {
 	return tensor.Unsupported("arch: "+format, args...)
 }
 
+// Split is how one Hugging Face tensor holds several GGUF roles (Tensor.Split).
+type Split struct {
+	// Part is the role's place among the tensor's parts, from 1.
+	Part int
+	// Last: the parts are cut along the tensor's last axis, each row
+	// holding every part's columns in turn (Llama 4's
+	// experts.gate_up_proj: an expert's gate columns, then its up
+	// columns). Otherwise along its first axis, which holds Groups runs of
+	// every part's rows in turn, and each part is written with the runs as
+	// a new outer axis (DeepSeek's kv_b_proj: per head, the key rows then
+	// the value rows; attn_k_b and attn_v_b are [heads][…][…]).
+	Last bool
+	// Groups is the number of runs along the first axis (DimHeads); 0:
+	// one, and the part keeps the tensor's rank.
+	Groups Dim
+	// Width is the config.json key of this part's width within a run
+	// (qk_nope_head_dim); "" when the parts are equal.
+	Width string
+}
+
 // Dim names one of a model's sizes.
 type Dim uint8
 
@@ -834,6 +854,8 @@ const (
 	DimAltupExtra                  // DimAltup − 1: the streams made from the first (a stack of projections)
 	DimLaurel                      // LAuReL's rank (laurel_rank)
 	DimHidden2                     // 2 · hidden: GLM-4.5's MTP projection of [embedding; hidden state]
+	DimNope                        // MLA's position-free key width of a head (qk_nope_head_dim)
+	DimVHead                       // MLA's value width of a head (v_head_dim)
 )
 
 // Dims are the sizes of one model.
@@ -896,6 +918,10 @@ func (d Dims) size(x Dim) int64 {
 		return d.Heads * (d.Nope + d.V)
 	case DimVO:
 		return d.Heads * d.V
+	case DimNope:
+		return d.Nope
+	case DimVHead:
+		return d.V
 	case DimPerLayer:
 		return d.PerLayer
 	case DimPerLayerAll:
@@ -937,15 +963,15 @@ func (f *Family) Weights(d Dims, layers int, hf bool, keep func(t *Tensor, layer
 		}
 		p, suffix := t.GGUF, ".weight"
 		if hf {
-			if len(t.HF) == 0 || t.Half == 2 {
-				return // a GGUF-only copy, or the second half of the first's tensor
+			if len(t.HF) == 0 || (t.Split != nil && t.Split.Part > 1) {
+				return // a GGUF-only copy, or a later part of the first part's tensor
 			}
 			p = t.HF[0]
 			if t.HFSuffix != "" {
 				suffix = t.HFSuffix
 			}
-			if t.Half == 1 {
-				shape[len(shape)-1] *= 2 // both halves side by side
+			if t.Split != nil {
+				shape = f.joinedShape(t, d.size)
 			}
 		} else if t.Layout == LayoutTranspose && len(shape) >= 2 {
 			n := len(shape)

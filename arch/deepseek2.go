@@ -34,58 +34,24 @@ import (
 // groups (llama.cpp c392e509 chooses among all experts).
 //
 // Rope: YaRN as DeepSeek applies it (rope_scaling type yarn): the
-// converter keeps factor, the original context and 0.1·mscale_all_dim
-// (yarn_log_multiplier); it drops beta_fast/beta_slow (llama.cpp uses 32
-// and 1, DeepSeek's values) and mscale (llama.cpp takes it equal to
-// mscale_all_dim, as DeepSeek's checkpoints state it).
+// converter keeps factor, the original context, the ramp (beta_fast,
+// beta_slow: Kimi K2's 1 and 32 differ from DeepSeek's) and
+// 0.1·mscale_all_dim (yarn_log_multiplier); it drops mscale (llama.cpp
+// takes it equal to mscale_all_dim, as DeepSeek's checkpoints state it).
+//
+// The GGUF is the newer converter's (llama.cpp d32676d7) form: MLA as
+// multi-query attention over the latent (head_count_kv 1, key_length
+// kv_lora_rank + qk_rope, value_length kv_lora_rank, the per-head widths in
+// key_length_mla and value_length_mla), kv_b_proj cut per head into
+// attn_k_b (each head's key rows, transposed) and attn_v_b, and the expert
+// groups kept. c392e509's form (attn_kv_b, per-head key and value lengths)
+// is read too.
 var DeepSeek2 = register(&Family{
 	Name:       "deepseek2",
 	HFClasses:  []string{"DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM"},
 	ModelTypes: []string{"deepseek_v2", "deepseek_v3", "kimi_k2"},
 	HFClass:    "DeepseekV2ForCausalLM", ModelType: "deepseek_v2",
-	Params: append(withParams(without(without(without(baseParams(), "expert_count"), "attention.key_length"), "attention.value_length"),
-		u32("leading_dense_block_count", Required, "first_k_dense_replace"),
-		u32("vocab_size", Required, "vocab_size"),
-		u32("attention.q_lora_rank", Optional, "q_lora_rank"),
-		u32("attention.kv_lora_rank", Required, "kv_lora_rank"),
-		Param{Key: "attention.key_length", Kind: tensor.KindUint32, Need: Required,
-			Derive: func(c Config) (tensor.Value, bool, error) {
-				nope, ok1 := c.Int("qk_nope_head_dim")
-				rope, ok2 := c.Int("qk_rope_head_dim")
-				if !ok1 || !ok2 || nope < 0 || rope < 0 || nope+rope > math.MaxUint32 {
-					return tensor.Value{}, false, errUnsupported("config.json: no qk_nope_head_dim or qk_rope_head_dim")
-				}
-				return tensor.Uint32(uint32(nope + rope)), true, nil
-			},
-			Inverse: func(c Config, v tensor.Value, m Meta) {
-				k, _ := v.Int()
-				if mla, ok := m.Int("attention.key_length_mla"); ok {
-					k = mla // the newer converter's form: key_length is the latent's
-				}
-				rope, _ := m.Int("rope.dimension_count")
-				c["qk_nope_head_dim"] = k - rope
-			}},
-		Param{Key: "attention.value_length", HF: []string{"v_head_dim"}, Kind: tensor.KindUint32, Need: Required,
-			Inverse: func(c Config, v tensor.Value, m Meta) {
-				if mla, ok := m.Int("attention.value_length_mla"); ok {
-					v = tensor.Uint32(uint32(mla))
-				}
-				c["v_head_dim"] = jsonValue(v)
-			}},
-		u32("expert_feed_forward_length", Required, "moe_intermediate_size"),
-		u32("expert_count", Required, "n_routed_experts"),
-		u32("expert_shared_count", Required, "n_shared_experts"),
-		f32p("expert_weights_scale", Required, "routed_scaling_factor"),
-		Param{Key: "expert_weights_norm", HF: []string{"norm_topk_prob"}, Kind: tensor.KindBool, Need: Required},
-		gatingFunc(Required),
-		u32("rope.dimension_count", Required, "qk_rope_head_dim"),
-		yarnType(),
-		yarnValue("rope.scaling.factor", tensor.KindFloat32, "factor", 1),
-		yarnValue("rope.scaling.original_context_length", tensor.KindUint32, "original_max_position_embeddings", 1),
-		yarnValue("rope.scaling.yarn_log_multiplier", tensor.KindFloat32, "mscale_all_dim", 0.1)),
-		// Read from the newer converter's GGUFs, never written: the form
-		// written here (c392e509's) keeps no expert groups.
-		readOnly(expertGroups()...)...),
+	Params: deepseek2Params(),
 	Tensors: moeTensors(deepseek2Tensors(), moeLayout{router: "mlp.gate", experts: "mlp.experts.{xid}.",
 		gate: "gate_proj", down: "down_proj", up: "up_proj", ffn: DimExpertFFN,
 		shared: "mlp.shared_experts.", sharedFFN: DimSharedFFN}),
@@ -104,10 +70,132 @@ var DeepSeek2 = register(&Family{
 	// V2-Lite's (greedy over one group).
 	HFConst: map[string]any{"hidden_act": "silu", "q_lora_rank": nil, "attention_bias": false,
 		"topk_method": "greedy", "n_group": 1, "topk_group": 1, "moe_layer_freq": 1},
-	HFWarning: "GGUF keeps no topk_method, n_group or topk_group (written as greedy routing, or V3's noaux_tc, over one group), " +
-		"nor YaRN's beta_fast/beta_slow/mscale (written as 32, 1 and mscale_all_dim, what llama.cpp computes with)",
+	HFWarning: "GGUF keeps no topk_method (written as greedy routing, or V3's noaux_tc), " +
+		"nor YaRN's mscale (written as mscale_all_dim, what llama.cpp computes with)",
 	Graph: Graph{Norm: RMSNorm, FFN: Gated, Activation: "silu"},
 })
+
+// deepseek2Params are the newer converter's keys: TextModel's (the experts
+// under n_routed_experts, their groups and scoring; the YaRN keys of
+// rope_scaling), then DeepseekV2Model's after general.file_type.
+func deepseek2Params() []Param {
+	var ps []Param
+	for _, p := range routedParams(baseParams(), "n_routed_experts") {
+		switch p.Key {
+		case "attention.head_count_kv":
+			ps = append(append(ps, mlaHeadCountKV(), deepseekYarnType()), yarnParams()[1:]...)
+			continue
+		case "attention.key_length":
+			p = mlaLatentLength(p.Key, true, true)
+		case "attention.value_length":
+			p = mlaLatentLength(p.Key, false, true)
+		}
+		ps = append(ps, p)
+	}
+	nope := func(c Config) (int64, int64, bool) {
+		n, ok1 := c.Int("qk_nope_head_dim")
+		r, ok2 := c.Int("qk_rope_head_dim")
+		return n, r, ok1 && ok2 && n >= 0 && r >= 0 && n+r <= math.MaxUint32
+	}
+	return append(ps,
+		u32("leading_dense_block_count", Required, "first_k_dense_replace"),
+		u32("vocab_size", Required, "vocab_size"),
+		u32("attention.q_lora_rank", Optional, "q_lora_rank"),
+		u32("attention.kv_lora_rank", Required, "kv_lora_rank"),
+		mlaLatentLength("attention.key_length", true, false),
+		mlaLatentLength("attention.value_length", false, false),
+		Param{Key: "attention.key_length_mla", Kind: tensor.KindUint32, Need: Optional,
+			Derive: func(c Config) (tensor.Value, bool, error) {
+				n, r, ok := nope(c)
+				if !ok {
+					return tensor.Value{}, false, errUnsupported("config.json: no qk_nope_head_dim or qk_rope_head_dim")
+				}
+				return tensor.Uint32(uint32(n + r)), true, nil
+			},
+			Inverse: func(Config, tensor.Value, Meta) {}}, // key_length's Inverse reads it
+		Param{Key: "attention.value_length_mla", HF: []string{"v_head_dim"}, Kind: tensor.KindUint32, Need: Optional,
+			Inverse: func(Config, tensor.Value, Meta) {}}, // value_length's Inverse reads it
+		u32("expert_feed_forward_length", Required, "moe_intermediate_size"),
+		u32("expert_shared_count", Required, "n_shared_experts"),
+		f32p("expert_weights_scale", Optional, "routed_scaling_factor"),
+		// written when true only
+		Param{Key: "expert_weights_norm", HF: []string{"norm_topk_prob"}, Kind: tensor.KindBool,
+			Derive: func(c Config) (tensor.Value, bool, error) {
+				if b, ok := c.Bool("norm_topk_prob"); ok && b {
+					return tensor.Bool(true), true, nil
+				}
+				return tensor.Value{}, false, nil
+			}},
+		u32("rope.dimension_count", Required, "qk_rope_head_dim"),
+		Param{Key: "rope.scaling.yarn_log_multiplier", Kind: tensor.KindFloat32, Inverse: func(Config, tensor.Value, Meta) {},
+			Derive: func(c Config) (tensor.Value, bool, error) {
+				rs, _ := c.Map("rope_scaling")
+				if m, ok := rs.Float("mscale_all_dim"); ok {
+					return numValue(tensor.KindFloat32, 0.1*m, []string{"rope_scaling.mscale_all_dim"})
+				}
+				return tensor.Value{}, false, nil
+			}})
+}
+
+// mlaHeadCountKV is head_count_kv 1: the converter writes MLA as
+// multi-query attention over the latent. GGUF → HF gives every query head
+// its key and value again (num_key_value_heads = num_attention_heads), or
+// keeps c392e509's count.
+func mlaHeadCountKV() Param {
+	return Param{Key: "attention.head_count_kv", Kind: tensor.KindUint32,
+		Derive: func(Config) (tensor.Value, bool, error) { return tensor.Uint32(1), true, nil },
+		Inverse: func(c Config, v tensor.Value, m Meta) {
+			n, _ := v.Int()
+			if _, mla := m.Int("attention.key_length_mla"); mla {
+				n, _ = m.Int("attention.head_count")
+			}
+			c["num_key_value_heads"] = n
+		}}
+}
+
+// mlaLatentLength is attention.key_length (key: the latent and the rotated
+// key, kv_lora_rank + qk_rope_head_dim) or value_length (the latent) of
+// the newer converter. Where transformers has the config's class (model
+// type deepseek_v2 or deepseek_v3, whose configs carry a head_dim) the
+// converter's TextModel wrote the key first, among its own keys (early),
+// and DeepseekV2Model overwrote its value in place; otherwise (Kimi K2's
+// kimi_k2, read from config.json alone) it comes after kv_lora_rank. GGUF
+// → HF reads the per-head widths: key_length_mla and value_length_mla, or
+// c392e509's key_length (qk_nope + qk_rope) and value_length (v_head_dim).
+func mlaLatentLength(key string, isKey, early bool) Param {
+	return Param{Key: key, Kind: tensor.KindUint32,
+		Derive: func(c Config) (tensor.Value, bool, error) {
+			mt, _ := c.Str("model_type")
+			_, hasHeadDim := c["head_dim"]
+			if (mt == "deepseek_v2" || mt == "deepseek_v3" || hasHeadDim) != early {
+				return tensor.Value{}, false, nil
+			}
+			lora, ok1 := c.Int("kv_lora_rank")
+			rope, ok2 := c.Int("qk_rope_head_dim")
+			if !ok1 || !ok2 || lora <= 0 || rope < 0 || lora+rope > math.MaxUint32 {
+				return tensor.Value{}, false, errUnsupported("config.json: no kv_lora_rank or qk_rope_head_dim")
+			}
+			if !isKey {
+				rope = 0
+			}
+			return tensor.Uint32(uint32(lora + rope)), true, nil
+		},
+		Inverse: func(c Config, v tensor.Value, m Meta) {
+			n, _ := v.Int()
+			if isKey {
+				if mla, ok := m.Int("attention.key_length_mla"); ok {
+					n = mla
+				}
+				rope, _ := m.Int("rope.dimension_count")
+				c["qk_nope_head_dim"] = n - rope
+				return
+			}
+			if mla, ok := m.Int("attention.value_length_mla"); ok {
+				n = mla
+			}
+			c["v_head_dim"] = n
+		}}
+}
 
 // deepseek2Tensors is the llama-shaped schema with MLA's projections in
 // place of Q/K/V.
@@ -130,35 +218,33 @@ func deepseek2Tensors() []Tensor {
 		Tensor{GGUF: "blk.{bid}.attn_q_b", HF: []string{a + "q_b_proj"}, Shape: []Dim{DimQK, DimQLora}, Optional: true},
 		Tensor{GGUF: "blk.{bid}.attn_kv_a_mqa", HF: []string{a + "kv_a_proj_with_mqa"}, Shape: []Dim{DimKVA, DimHidden}},
 		Tensor{GGUF: "blk.{bid}.attn_kv_a_norm", HF: []string{a + "kv_a_layernorm"}, Shape: []Dim{DimKVLora}},
-		Tensor{GGUF: "blk.{bid}.attn_kv_b", HF: []string{a + "kv_b_proj"}, Shape: []Dim{DimKVB, DimKVLora}},
+		// kv_b_proj is each head's qk_nope key rows then v_head_dim value
+		// rows: written cut in two per head, the keys transposed; c392e509
+		// wrote it whole (read back, never written).
+		Tensor{GGUF: "blk.{bid}.attn_k_b", HF: []string{a + "kv_b_proj"}, Shape: []Dim{DimHeads, DimNope, DimKVLora},
+			Layout: LayoutTranspose, Split: &Split{Part: 1, Groups: DimHeads, Width: "qk_nope_head_dim"}},
+		Tensor{GGUF: "blk.{bid}.attn_v_b", HF: []string{a + "kv_b_proj"}, Shape: []Dim{DimHeads, DimVHead, DimKVLora},
+			Split: &Split{Part: 2, Groups: DimHeads, Width: "v_head_dim"}},
+		Tensor{GGUF: "blk.{bid}.attn_kv_b", HF: []string{a + "kv_b_proj"}, Shape: []Dim{DimKVB, DimKVLora}, Optional: true},
 		Tensor{GGUF: "blk.{bid}.exp_probs_b", HF: []string{hfLayer + "mlp.gate.e_score_correction"}, HFSuffix: "_bias",
 			Shape: []Dim{DimExperts}, Optional: true})
 }
 
-// yarnType is rope.scaling.type for DeepSeek's rope_scaling: "yarn" when
-// it has a factor; other types are refused (the converter would drop them),
-// and so is a yarn whose ramp or cos/sin scale this GGUF form cannot say:
-// it keeps neither beta_fast/beta_slow (llama.cpp computes with 32 and 1)
-// nor mscale (taken equal to mscale_all_dim, DeepSeek's default mscale
-// being 1). Kimi K2's beta_fast 1 is such a one.
-func yarnType() Param {
+// deepseekYarnType is rope.scaling.type for DeepSeek's rope_scaling:
+// "yarn" when it has a factor; other types are refused (the converter would
+// drop them), and so is a yarn whose cos/sin scale the GGUF cannot say: it
+// keeps no mscale (taken equal to mscale_all_dim, DeepSeek's default
+// mscale being 1).
+func deepseekYarnType() Param {
 	return Param{Key: "rope.scaling.type", Kind: tensor.KindString,
 		Derive: func(c Config) (tensor.Value, bool, error) {
 			rs, ok := c.Map("rope_scaling")
 			if !ok {
 				return tensor.Value{}, false, nil
 			}
-			typ, _ := rs.Str("type")
+			typ, _ := rs.Str("rope_type", "type")
 			if _, ok := rs.Float("factor"); typ != "yarn" || !ok {
 				return tensor.Value{}, false, errUnsupported("rope_scaling %v (only yarn with a factor is supported)", map[string]any(rs))
-			}
-			for _, k := range []struct {
-				key  string
-				want float64
-			}{{"beta_fast", 32}, {"beta_slow", 1}} {
-				if v, ok := rs.Float(k.key); ok && v != k.want {
-					return tensor.Value{}, false, errUnsupported("config.json: rope_scaling.%s %v: the deepseek2 GGUF keeps no YaRN ramp (llama.cpp computes with beta_fast 32, beta_slow 1)", k.key, v)
-				}
 			}
 			ms, ok := rs.Float("mscale")
 			if !ok {

@@ -3,6 +3,7 @@ package arch
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -28,10 +29,10 @@ type Mapping struct {
 	// the rows r ≡ Part (mod Parts) of axis 1 (Packed's alternating
 	// roles).
 	Part, Parts int
-	// Half, 1 or 2, marks an output that is that half of Source along its
-	// last dimension (Tensor.Half): Transform's dst is half as long as its
-	// src, and two Mappings read Source.
-	Half int
+	// Cut > 0 marks an output that is part Cut of Source (Tensor.Split):
+	// Transform's dst is shorter than its src, and every part's Mapping
+	// reads Source.
+	Cut int
 	// PadRows > 0: the output is Source with that many zero rows appended
 	// along its outermost dimension (Tensor.PadTo).
 	PadRows     int64
@@ -96,7 +97,7 @@ func (f *Family) ToGGUF(c Config, in []tensor.Info) ([]Mapping, []Dropped, error
 	if err != nil {
 		return nil, nil, err
 	}
-	out, dropped, err := f.mapTensors(in, true, qh, kh, f.Experts(c))
+	out, dropped, err := f.mapTensors(in, true, qh, kh, f.Experts(c), c)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -132,7 +133,7 @@ func (f *Family) ToHF(md tensor.Metadata, in []tensor.Info) ([]Mapping, []Droppe
 		nKV = nHead // LlamaModel.permute's K head count
 	}
 	experts, _ := mdInt(md, f.Name+".expert_count")
-	return f.mapTensors(in, false, nHead, nKV, experts)
+	return f.mapTensors(in, false, nHead, nKV, experts, nil)
 }
 
 // mdInt reads an integer GGUF KV.
@@ -149,13 +150,14 @@ func mdInt(md tensor.Metadata, key string) (int64, error) {
 }
 
 // mapTensors maps in through f's schema in one direction, with the head
-// counts qh, kh and the expert count the layouts and stacks split by.
-func (f *Family) mapTensors(in []tensor.Info, toGGUF bool, qh, kh, experts int64) ([]Mapping, []Dropped, error) {
+// counts qh, kh and the expert count the layouts and stacks split by, and
+// (HF → GGUF) the config that sizes the parts of a Tensor.Split.
+func (f *Family) mapTensors(in []tensor.Info, toGGUF bool, qh, kh, experts int64, c Config) ([]Mapping, []Dropped, error) {
 	var out []Mapping
 	var dropped []Dropped
 	aliased := map[string]string{} // GGUF name → the HF tensor converted to it
 	stacks := stacker{}
-	joins := map[string]*[2]tensor.Info{} // HF name → its GGUF halves met so far
+	joins := map[string][]tensor.Info{} // HF name → its GGUF parts met so far (Tensor.Split)
 	var renames map[string]string
 	if !toGGUF && f.HFRename != nil {
 		names := make(map[string]bool, len(in))
@@ -218,16 +220,16 @@ func (f *Family) mapTensors(in []tensor.Info, toGGUF bool, qh, kh, experts int64
 		if !ok {
 			return nil, nil, tensor.Unsupported("arch: %s: unexpected tensor %q: no mapping for it", f.Name, ti.Name)
 		}
-		if m.Tensor.Half != 0 {
+		if m.Tensor.Split != nil {
 			if toGGUF {
-				ms, err := f.splitHalves(m, ti, qh, kh)
+				ms, err := f.splitParts(m, ti, qh, kh, c)
 				if err != nil {
 					return nil, nil, err
 				}
 				out = append(out, ms...)
 				continue
 			}
-			mp, done, err := joinHalves(joins, m, ti, qh, kh)
+			mp, done, err := f.joinParts(joins, m, ti, qh, kh)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -288,9 +290,11 @@ func (f *Family) mapTensors(in []tensor.Info, toGGUF bool, qh, kh, experts int64
 	if err := stacks.complete(f.Name); err != nil {
 		return nil, nil, err
 	}
-	for name, h := range joins {
-		if h[0].Name == "" || h[1].Name == "" {
-			return nil, nil, fmt.Errorf("arch: %s: %q lacks one of its two halves (has %q %q)", f.Name, name, h[0].Name, h[1].Name)
+	for name, parts := range joins {
+		for i, p := range parts {
+			if p.Name == "" {
+				return nil, nil, fmt.Errorf("arch: %s: %q lacks its part %d (Tensor.Split)", f.Name, name, i+1)
+			}
 		}
 	}
 	if err := unpack.complete(f.Name); err != nil {
@@ -300,114 +304,287 @@ func (f *Family) mapTensors(in []tensor.Info, toGGUF bool, qh, kh, experts int64
 }
 
 // HFTensorToGGUF maps one Hugging Face tensor of the family alone: the
-// GGUF tensors made from it (two for a role pair kept side by side,
-// Tensor.Half), each with its transform, for a runtime that reads the
+// GGUF tensors made from it (one per part of a Tensor.Split), each with its transform, for a runtime that reads the
 // Hugging Face form in the GGUF's (model's Llama 4 experts). Head
 // permutations are not applied (no head counts are given).
 func (f *Family) HFTensorToGGUF(ti tensor.Info) ([]Mapping, error) {
-	out, _, err := f.mapTensors([]tensor.Info{ti}, true, 0, 0, 0)
+	out, _, err := f.mapTensors([]tensor.Info{ti}, true, 0, 0, 0, nil)
 	return out, err
 }
 
-// halves returns the two roles (Half 1 and 2) that share t's HF pattern.
-func (f *Family) halves(t *Tensor) ([2]*Tensor, error) {
-	var out [2]*Tensor
+// splitRoles returns the roles that share t's HF tensor (Tensor.Split),
+// in part order.
+func (f *Family) splitRoles(t *Tensor) ([]*Tensor, error) {
+	var out []*Tensor
 	for i := range f.Tensors {
 		u := &f.Tensors[i]
-		if u.Half >= 1 && u.Half <= 2 && len(u.HF) > 0 && len(t.HF) > 0 && u.HF[0] == t.HF[0] {
-			out[u.Half-1] = u
+		if u.Split != nil && len(u.HF) > 0 && len(t.HF) > 0 && u.HF[0] == t.HF[0] {
+			for len(out) < u.Split.Part {
+				out = append(out, nil)
+			}
+			if u.Split.Part < 1 || out[u.Split.Part-1] != nil {
+				return nil, fmt.Errorf("arch: %s: %q: part %d stated twice or out of range", f.Name, t.HF[0], u.Split.Part)
+			}
+			out[u.Split.Part-1] = u
 		}
 	}
-	if out[0] == nil || out[1] == nil {
-		return out, fmt.Errorf("arch: %s: the roles of %q are not two halves", f.Name, t.HF[0])
+	if len(out) < 2 || slices.Contains(out, nil) {
+		return nil, fmt.Errorf("arch: %s: the roles of %q are not two or more numbered parts", f.Name, t.HF[0])
 	}
 	return out, nil
 }
 
-// splitHalves maps HF tensor ti, two roles side by side along its last
-// dimension, to the two GGUF tensors, first half first (as the converter
-// writes them), each with its role's layout change.
-func (f *Family) splitHalves(m Match, ti tensor.Info, qh, kh int64) ([]Mapping, error) {
-	roles, err := f.halves(m.Tensor)
+// joinedShape is the shape of the Hugging Face tensor the parts of t's
+// Split make, from their Shapes sized by size.
+func (f *Family) joinedShape(t *Tensor, size func(Dim) int64) tensor.Shape {
+	roles, err := f.splitRoles(t)
+	if err != nil {
+		return nil
+	}
+	part := func(u *Tensor) tensor.Shape {
+		s := make(tensor.Shape, len(u.Shape))
+		for i, x := range u.Shape {
+			s[i] = size(x)
+		}
+		return s
+	}
+	out := part(roles[0])
+	if len(out) == 0 {
+		return out
+	}
+	switch {
+	case t.Split.Last:
+		for _, u := range roles[1:] {
+			out[len(out)-1] += part(u)[len(out)-1]
+		}
+	case t.Split.Groups != 0 && len(out) >= 2:
+		w := int64(0)
+		for _, u := range roles {
+			w += part(u)[1]
+		}
+		out = append(tensor.Shape{out[0] * w}, out[2:]...)
+	default:
+		for _, u := range roles[1:] {
+			out[0] += part(u)[0]
+		}
+	}
+	return out
+}
+
+// cutPlan is how a Split tensor's elements fall into its parts: runs
+// repeats of every part in turn, part p spanning widths[p]·unit elements
+// of a run.
+type cutPlan struct {
+	runs, unit int
+	widths     []int
+}
+
+func (c cutPlan) offset(p int) int {
+	o := 0
+	for _, w := range c.widths[:p] {
+		o += w
+	}
+	return o * c.unit
+}
+
+func (c cutPlan) run() int { return c.offset(len(c.widths)) }
+
+// cut copies part p of src into dst.
+func (c cutPlan) cut(dst, src []float32, p int) {
+	w, off, run := c.widths[p]*c.unit, c.offset(p), c.run()
+	for r := 0; r < c.runs; r++ {
+		copy(dst[r*w:(r+1)*w], src[r*run+off:r*run+off+w])
+	}
+}
+
+// paste copies part p from src into its place in dst.
+func (c cutPlan) paste(dst, src []float32, p int) {
+	w, off, run := c.widths[p]*c.unit, c.offset(p), c.run()
+	for r := 0; r < c.runs; r++ {
+		copy(dst[r*run+off:r*run+off+w], src[r*w:(r+1)*w])
+	}
+}
+
+// elems is the element count of a shape read from a checked header.
+func elems(s tensor.Shape) int64 {
+	n := int64(1)
+	for _, x := range s {
+		n *= x
+	}
+	return n
+}
+
+// groupCount is the runs of a Split along the first axis.
+func groupCount(d Dim, qh, kh int64) int64 {
+	switch d {
+	case DimHeads:
+		return qh
+	case DimKVHeads:
+		return kh
+	}
+	return 1
+}
+
+// splitParts maps HF tensor ti, several roles in one (Tensor.Split), to
+// its GGUF tensors in part order (as the converter writes them), each with
+// its role's layout change. c sizes the parts whose Split names a Width.
+func (f *Family) splitParts(m Match, ti tensor.Info, qh, kh int64, c Config) ([]Mapping, error) {
+	roles, err := f.splitRoles(m.Tensor)
 	if err != nil {
 		return nil, err
 	}
-	last := len(ti.Shape) - 1
-	if last < 1 || ti.Shape[last]%2 != 0 {
-		return nil, fmt.Errorf("arch: tensor %q has shape %v: its last dimension does not halve", ti.Name, ti.Shape)
+	sp := m.Tensor.Split
+	axis := 0
+	if sp.Last {
+		axis = len(ti.Shape) - 1
 	}
-	w := int(ti.Shape[last] / 2)
-	half := ti.Shape.Clone()
-	half[last] = int64(w)
-	out := make([]Mapping, 2)
-	for h, role := range roles {
+	if len(ti.Shape) < 2 {
+		return nil, fmt.Errorf("arch: tensor %q has shape %v: not a tensor of %d parts", ti.Name, ti.Shape, len(roles))
+	}
+	groups := groupCount(sp.Groups, qh, kh)
+	if groups <= 0 || ti.Shape[axis]%groups != 0 {
+		return nil, fmt.Errorf("arch: tensor %q has shape %v: its axis %d is not %d runs of its parts", ti.Name, ti.Shape, axis, groups)
+	}
+	run := ti.Shape[axis] / groups
+	plan := cutPlan{widths: make([]int, len(roles))}
+	rest := run
+	for i, u := range roles {
+		switch {
+		case u.Split.Width != "":
+			w, ok := c.Int(u.Split.Width)
+			if !ok || w <= 0 || w > run {
+				return nil, errUnsupported("config.json: %s %d does not size a part of %q %v", u.Split.Width, w, ti.Name, ti.Shape)
+			}
+			plan.widths[i] = int(w)
+		case run%int64(len(roles)) != 0:
+			return nil, fmt.Errorf("arch: tensor %q has shape %v: its axis %d does not divide into %d parts", ti.Name, ti.Shape, axis, len(roles))
+		default:
+			plan.widths[i] = int(run) / len(roles)
+		}
+		rest -= int64(plan.widths[i])
+	}
+	if rest != 0 {
+		return nil, fmt.Errorf("arch: tensor %q has shape %v: its parts are %v wide, not %d", ti.Name, ti.Shape, plan.widths, run)
+	}
+	if sp.Last {
+		plan.runs, plan.unit = int(elems(ti.Shape[:axis])), 1
+	} else {
+		plan.runs, plan.unit = int(groups), int(elems(ti.Shape[1:]))
+	}
+	out := make([]Mapping, len(roles))
+	for p, role := range roles {
+		shape := ti.Shape.Clone()
+		if sp.Groups != 0 && !sp.Last {
+			shape = append(tensor.Shape{groups, int64(plan.widths[p])}, ti.Shape[1:]...)
+		} else {
+			shape[axis] = int64(plan.widths[p])
+		}
 		rm := Match{Tensor: role, Layer: m.Layer, Index: -1, Suffix: m.Suffix}
-		tf, shape, err := rm.Layout().Transform(ti.Name, half, qh, kh, false)
+		tf, oshape, err := rm.Layout().Transform(ti.Name, shape, qh, kh, false)
 		if err != nil {
 			return nil, err
 		}
-		cut := func(dst, src []float32) {
-			for r := 0; r < len(dst)/w; r++ {
-				copy(dst[r*w:(r+1)*w], src[(2*r+h)*w:(2*r+h+1)*w])
-			}
-		}
-		tfh := cut
+		p := p
+		cut := func(dst, src []float32) { plan.cut(dst, src, p) }
+		tfp := cut
 		if tf != nil {
-			tfh = func(dst, src []float32) {
+			tfp = func(dst, src []float32) {
 				tmp := make([]float32, len(dst))
-				cut(tmp, src)
+				plan.cut(tmp, src, p)
 				tf(dst, tmp)
 			}
 		}
-		out[h] = Mapping{Name: rm.Name(true), Source: ti.Name, Shape: shape, Transform: tfh, Half: h + 1}
+		out[p] = Mapping{Name: rm.Name(true), Source: ti.Name, Shape: oshape, Transform: tfp, Cut: p + 1}
 	}
 	return out, nil
 }
 
-// joinHalves gathers the two GGUF halves of one HF tensor (Tensor.Half);
-// once both have come it returns the mapping that stacks them (first half
-// first) and interleaves them back along the last dimension, each with
-// its role's layout change undone.
-func joinHalves(joins map[string]*[2]tensor.Info, m Match, ti tensor.Info, qh, kh int64) (Mapping, bool, error) {
-	name := m.Name(false)
-	h := joins[name]
-	if h == nil {
-		h = &[2]tensor.Info{}
-		joins[name] = h
-	}
-	if m.Tensor.Half < 1 || m.Tensor.Half > 2 || h[m.Tensor.Half-1].Name != "" {
-		return Mapping{}, false, fmt.Errorf("arch: tensor %q: a second half %d of %q", ti.Name, m.Tensor.Half, name)
-	}
-	h[m.Tensor.Half-1] = ti
-	if h[0].Name == "" || h[1].Name == "" {
-		return Mapping{}, false, nil
-	}
-	if !h[0].Shape.Equal(h[1].Shape) {
-		return Mapping{}, false, fmt.Errorf("arch: tensors %q %v and %q %v are not halves of one tensor", h[0].Name, h[0].Shape, h[1].Name, h[1].Shape)
-	}
-	tf, half, err := m.Layout().Transform(ti.Name, h[0].Shape, qh, kh, true)
+// joinParts gathers the GGUF parts of one HF tensor (Tensor.Split); once
+// all have come it returns the mapping that stacks them (in part order)
+// and puts each back in its place, its role's layout change undone.
+func (f *Family) joinParts(joins map[string][]tensor.Info, m Match, ti tensor.Info, qh, kh int64) (Mapping, bool, error) {
+	roles, err := f.splitRoles(m.Tensor)
 	if err != nil {
 		return Mapping{}, false, err
 	}
-	last := len(half) - 1
-	w := int(half[last])
-	shape := half.Clone()
-	shape[last] *= 2
-	join := func(dst, src []float32) {
-		n := len(src) / 2
-		tmp := make([]float32, n)
-		for j := 0; j < 2; j++ {
-			part := src[j*n : (j+1)*n]
-			if tf != nil {
-				tf(tmp, part)
-				part = tmp
-			}
-			for r := 0; r < n/w; r++ {
-				copy(dst[(2*r+j)*w:(2*r+j+1)*w], part[r*w:(r+1)*w])
-			}
+	name := m.Name(false)
+	parts := joins[name]
+	if parts == nil {
+		parts = make([]tensor.Info, len(roles))
+		joins[name] = parts
+	}
+	p := m.Tensor.Split.Part - 1
+	if parts[p].Name != "" {
+		return Mapping{}, false, fmt.Errorf("arch: tensor %q: a second part %d of %q", ti.Name, p+1, name)
+	}
+	parts[p] = ti
+	for _, x := range parts {
+		if x.Name == "" {
+			return Mapping{}, false, nil
 		}
 	}
-	return Mapping{Name: name, Source: h[0].Name, Stack: []string{h[0].Name, h[1].Name}, Shape: shape, Transform: join}, true, nil
+	sp := m.Tensor.Split
+	tfs := make([]func(dst, src []float32), len(roles))
+	hfShapes := make([]tensor.Shape, len(roles))
+	for i, role := range roles {
+		rm := Match{Tensor: role, Layer: m.Layer, Index: -1, Suffix: m.Suffix}
+		if tfs[i], hfShapes[i], err = rm.Layout().Transform(parts[i].Name, parts[i].Shape, qh, kh, true); err != nil {
+			return Mapping{}, false, err
+		}
+	}
+	// The parts agree on every axis but the cut one (and, with runs, on
+	// the runs).
+	first := hfShapes[0]
+	axis := 0
+	if sp.Last {
+		axis = len(first) - 1
+	} else if sp.Groups != 0 {
+		axis = 1
+	}
+	plan := cutPlan{widths: make([]int, len(roles))}
+	shape := first.Clone()
+	shape[axis] = 0
+	for i, s := range hfShapes {
+		if len(s) != len(first) || len(s) <= axis {
+			return Mapping{}, false, fmt.Errorf("arch: tensors %q %v and %q %v are not parts of one tensor", parts[0].Name, parts[0].Shape, parts[i].Name, parts[i].Shape)
+		}
+		for a := range s {
+			if a != axis && s[a] != first[a] {
+				return Mapping{}, false, fmt.Errorf("arch: tensors %q %v and %q %v are not parts of one tensor", parts[0].Name, parts[0].Shape, parts[i].Name, parts[i].Shape)
+			}
+		}
+		plan.widths[i] = int(s[axis])
+		shape[axis] += s[axis]
+	}
+	switch {
+	case sp.Last:
+		plan.runs, plan.unit = int(elems(first[:axis])), 1
+	case sp.Groups != 0:
+		plan.runs, plan.unit = int(first[0]), int(elems(first[2:]))
+		shape = append(tensor.Shape{first[0] * shape[1]}, shape[2:]...)
+	default:
+		plan.runs, plan.unit = 1, int(elems(first[1:]))
+	}
+	stack := make([]string, len(parts))
+	sizes := make([]int, len(parts))
+	for i, x := range parts {
+		stack[i] = x.Name
+		sizes[i] = int(elems(hfShapes[i]))
+	}
+	join := func(dst, src []float32) {
+		off := 0
+		for i, n := range sizes {
+			part := src[off : off+n]
+			if tfs[i] != nil {
+				tmp := make([]float32, n)
+				tfs[i](tmp, part)
+				part = tmp
+			}
+			plan.paste(dst, part, i)
+			off += n
+		}
+	}
+	return Mapping{Name: name, Source: parts[0].Name, Stack: stack, Shape: shape, Transform: join}, true, nil
 }
 
 // stackCount is the number of parts of a stacked role; 0 when no head or

@@ -129,8 +129,8 @@ func (e *engine) stream(w io.Writer, j *job) error {
 
 // whole reads the entire tensor, transforms it and writes it.
 func (e *engine) whole(w io.Writer, j *job) error {
-	// The input may hold more elements than the output (a half of a
-	// tensor cut in two: Mapping.Half).
+	// The input may hold more elements than the output (a part of a
+	// tensor cut in parts: Mapping.Cut).
 	n, in := j.out.NumElements(), j.src.NumElements()
 	e.raw = grow(e.raw, int(j.src.Size))
 	if _, err := io.ReadFull(j.src.Open(), e.raw); err != nil {

@@ -266,7 +266,7 @@ func jobsFor(c *checkpoint.Checkpoint, maps []Mapping, dropped []Dropped, dtype 
 			if t, err = t.Part(m.Part, m.Parts); err != nil {
 				return nil, fmt.Errorf("convert: %w", err)
 			}
-		case m.Half == 2: // the first half counted it
+		case m.Cut > 1: // the first part counted it
 		default:
 			used[m.Source]++
 		}

@@ -155,8 +155,13 @@ func loadDeepSeek2(fl familyLoader, c spec.Config) (*Model, error) {
 	// DeepSeek's code renormalises only more than one expert.
 	m.route.normTopK = m.route.normTopK && cfg.ExpertsUsed > 1
 	// DeepSeek-V2's code scales only weights it did not renormalise; V3's
-	// and llama.cpp's scale them all.
-	m.route.scaleAfterNorm = !fl.hf || mt == "deepseek_v3"
+	// (Kimi K2 runs it: model_type kimi_k2, DeepseekV3ForCausalLM) and
+	// llama.cpp's scale them all.
+	v3 := mt == "deepseek_v3"
+	if list, ok := c["architectures"].([]any); ok && len(list) > 0 {
+		v3 = v3 || list[0] == "DeepseekV3ForCausalLM"
+	}
+	m.route.scaleAfterNorm = !fl.hf || v3
 	tm, _ := c.Str("topk_method")
 	switch tm {
 	case "", "greedy":

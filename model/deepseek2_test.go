@@ -1,7 +1,11 @@
 package model
 
 import (
+	"encoding/json"
 	"math"
+	"os"
+
+	"github.com/tfconv/tfconv/convert"
 	"path/filepath"
 	"testing"
 )
@@ -79,5 +83,67 @@ func TestDeepSeek2NewerGGUF(t *testing.T) {
 		if d > maxLogitDiffF32 {
 			t.Errorf("logits differ from %s's by %.3g (> %g)", w.what, d, maxLogitDiffF32)
 		}
+	}
+}
+
+// TestKimiK2RampRuns: a Kimi-K2-shaped checkpoint (the deepseek3 fixture
+// with model_type kimi_k2) converted to GGUF runs to the logits tfconv
+// computes on the checkpoint itself, with the V3 routing Kimi K2 runs and
+// a YaRN ramp of its own: the ramp travels in
+// rope.scaling.yarn_beta_fast/slow. (Kimi K2's own 1 and 1 give the
+// fixture's 8 rotated dimensions the bounds DeepSeek's 32 and 1 give them;
+// 0.2 and 0.01 move both, and the logits with them.)
+func TestKimiK2RampRuns(t *testing.T) {
+	t.Parallel()
+	src := "../testdata/arch/deepseek3/hf"
+	var ref reference
+	readJSON(t, filepath.Join(src, "reference.json"), &ref)
+	run := func(path string) [][]float32 {
+		m, err := Load(path, LoadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := m.Forward(Input{Tokens: ref.InputIDs}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.Logits
+	}
+	dir := t.TempDir()
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Name() == "config.json" {
+			var c map[string]any
+			if err := json.Unmarshal(b, &c); err != nil {
+				t.Fatal(err)
+			}
+			c["model_type"] = "kimi_k2"
+			rs := c["rope_scaling"].(map[string]any)
+			rs["beta_fast"], rs["beta_slow"] = 0.2, 0.01
+			if b, err = json.Marshal(c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gg := filepath.Join(t.TempDir(), "kimi.gguf")
+	if _, err := convert.Run(dir, gg, convert.Options{OutType: convert.OutF32}); err != nil {
+		t.Fatal(err)
+	}
+	hf, gguf := run(dir), run(gg)
+	if d, _ := maxDiff(t, gguf, hf, nil); d > maxLogitDiffF32 {
+		t.Errorf("the GGUF's logits differ from the checkpoint's by %.3g (> %g)", d, maxLogitDiffF32)
+	}
+	if d, _ := maxDiff(t, hf, ref.Logits, nil); d < 1e-3 {
+		t.Errorf("the ramp changes the logits by %.3g only: it is not exercised", d)
 	}
 }

@@ -1123,8 +1123,10 @@ def make_deepseek(family, llamacpp, dump_bin, shared):
 # Fixtures whose hf/ (made above by c392e509's generation) the newer llama.cpp ($NEW_LLAMACPP, $NEW_LOGITS_DUMP)
 # also converts, to gguf/F-newer-f32.gguf with its logits: its DeepSeek-2 form differs from c392e509's (the
 # key/value expansion split into attn_k_b/attn_v_b, expert groups kept), and the family reads both. Asked for
-# as "F+newer"; hf/ is not rewritten.
-NEWER_GGUF = {"deepseek3"}
+# as "F+newer"; hf/ is not rewritten. The value says whether that llama.cpp runs the GGUF: it loads a DeepSeek-2
+# without query compression (q_lora_rank) only at V2-Lite's 27 layers, so deepseek2-short has the GGUF alone (for
+# the converter's bytes).
+NEWER_GGUF = {"deepseek2": True, "deepseek2-short": False, "deepseek3": True}
 
 
 def make_newer_gguf(family):
@@ -1132,6 +1134,9 @@ def make_newer_gguf(family):
     root = os.path.join(HERE, family)
     out = os.path.join(root, "gguf", f"{family}-newer-f32.gguf")
     cmd = convert(llamacpp, os.path.join(root, "hf"), out, "f32", "gpt-2")
+    if not NEWER_GGUF[family]:
+        return {"family": family, "convert": [cmd], "converter": "newer", "pre": "gpt-2",
+                "transformers": transformers.__version__, "torch": torch.__version__}
     lc = json.loads(subprocess.run([dump_bin, out, ",".join(map(str, INPUT_IDS))], check=True, capture_output=True,
                                    text=True).stdout)
     dump(os.path.join(root, "gguf", f"{family}-newer-f32.logits.json"),
