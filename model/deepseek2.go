@@ -45,6 +45,10 @@ type deepseek2 struct {
 	// DenseLead is how many leading layers are dense.
 	DenseLead int
 	invFreq   []float32
+	// yarn, theta: the rope's YaRN and base, kept for matchLlamaCpp (yarn
+	// nil: none).
+	yarn  *spec.YaRN
+	theta float64
 	// ropeScale multiplies cos and sin (DeepSeek's mscale/mscale_all_dim;
 	// 1 when equal, as in its checkpoints and whenever read from GGUF).
 	ropeScale float32
@@ -228,6 +232,20 @@ func loadDeepSeek2(fl familyLoader, c spec.Config) (*Model, error) {
 	return mod, nil
 }
 
+// matchLlamaCpp rotates with YaRN's ramp as llama.cpp does: it reads no
+// rope.scaling.yarn_beta_fast/slow from the GGUF (d32676d7's converter
+// writes them; its llama_model_load never reads them) and computes with its
+// defaults 32 and 1, whatever the checkpoint says (Kimi K2's 1 and 1 move
+// the ramp's lower bound on its 64 rotated dimensions from 19 to 8).
+func (m *deepseek2) matchLlamaCpp() {
+	if m.yarn == nil {
+		return
+	}
+	y := *m.yarn
+	y.BetaFast, y.BetaSlow = 32, 1
+	m.invFreq = y.InvFreq(m.theta, m.Rope)
+}
+
 // rope sets the rotary frequencies, YaRN's when rope_scaling says so, and
 // the softmax scale 1/√(n+r), times YaRN's mscale².
 func (m *deepseek2) rope(c spec.Config, theta float64, path string) error {
@@ -253,6 +271,7 @@ func (m *deepseek2) rope(c spec.Config, theta float64, path string) error {
 		return fmt.Errorf("model: %s: deepseek2 rope_scaling %v: a factor, context or beta is not positive", path, map[string]any(rs))
 	}
 	m.invFreq = y.InvFreq(theta, m.Rope)
+	m.yarn, m.theta = &y, theta
 	// cos and sin scale mscale(s, mscale)/mscale(s, mscale_all_dim).
 	ms := func(k float64) float64 {
 		if y.Factor <= 1 {

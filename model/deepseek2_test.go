@@ -92,14 +92,18 @@ func TestDeepSeek2NewerGGUF(t *testing.T) {
 // a YaRN ramp of its own: the ramp travels in
 // rope.scaling.yarn_beta_fast/slow. (Kimi K2's own 1 and 1 give the
 // fixture's 8 rotated dimensions the bounds DeepSeek's 32 and 1 give them;
-// 0.2 and 0.01 move both, and the logits with them.)
+// 0.2 and 0.01 move both, and the logits with them.) llama.cpp d32676d7
+// reads no ramp from a GGUF and rotates with 32 and 1 (it is 1.95 from
+// these logits, and 5.7e-6 from --match-llamacpp's, measured by hand with
+// its logits dump): under MatchLlamaCpp the GGUF runs as the same
+// checkpoint with DeepSeek's ramp does.
 func TestKimiK2RampRuns(t *testing.T) {
 	t.Parallel()
 	src := "../testdata/arch/deepseek3/hf"
 	var ref reference
 	readJSON(t, filepath.Join(src, "reference.json"), &ref)
-	run := func(path string) [][]float32 {
-		m, err := Load(path, LoadOptions{})
+	run := func(path string, match bool) [][]float32 {
+		m, err := Load(path, LoadOptions{MatchLlamaCpp: match})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,41 +113,51 @@ func TestKimiK2RampRuns(t *testing.T) {
 		}
 		return out.Logits
 	}
-	dir := t.TempDir()
-	entries, err := os.ReadDir(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+	// kimi writes the fixture with model_type kimi_k2 and the ramp's
+	// bounds fast, slow, and converts it: the folder and the GGUF.
+	kimi := func(fast, slow float64) (string, string) {
+		dir := t.TempDir()
+		entries, err := os.ReadDir(src)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if e.Name() == "config.json" {
-			var c map[string]any
-			if err := json.Unmarshal(b, &c); err != nil {
+		for _, e := range entries {
+			b, err := os.ReadFile(filepath.Join(src, e.Name()))
+			if err != nil {
 				t.Fatal(err)
 			}
-			c["model_type"] = "kimi_k2"
-			rs := c["rope_scaling"].(map[string]any)
-			rs["beta_fast"], rs["beta_slow"] = 0.2, 0.01
-			if b, err = json.Marshal(c); err != nil {
+			if e.Name() == "config.json" {
+				var c map[string]any
+				if err := json.Unmarshal(b, &c); err != nil {
+					t.Fatal(err)
+				}
+				c["model_type"] = "kimi_k2"
+				rs := c["rope_scaling"].(map[string]any)
+				rs["beta_fast"], rs["beta_slow"] = fast, slow
+				if b, err = json.Marshal(c); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
+		gg := filepath.Join(t.TempDir(), "kimi.gguf")
+		if _, err := convert.Run(dir, gg, convert.Options{OutType: convert.OutF32}); err != nil {
 			t.Fatal(err)
 		}
+		return dir, gg
 	}
-	gg := filepath.Join(t.TempDir(), "kimi.gguf")
-	if _, err := convert.Run(dir, gg, convert.Options{OutType: convert.OutF32}); err != nil {
-		t.Fatal(err)
-	}
-	hf, gguf := run(dir), run(gg)
+	dir, gg := kimi(0.2, 0.01)
+	hf, gguf := run(dir, false), run(gg, false)
 	if d, _ := maxDiff(t, gguf, hf, nil); d > maxLogitDiffF32 {
 		t.Errorf("the GGUF's logits differ from the checkpoint's by %.3g (> %g)", d, maxLogitDiffF32)
 	}
 	if d, _ := maxDiff(t, hf, ref.Logits, nil); d < 1e-3 {
 		t.Errorf("the ramp changes the logits by %.3g only: it is not exercised", d)
+	}
+	_, deepseek := kimi(32, 1)
+	if d, _ := maxDiff(t, run(gg, true), run(deepseek, false), nil); d != 0 {
+		t.Errorf("under MatchLlamaCpp the ramp's GGUF is %.3g from DeepSeek's ramp, want 0 (llama.cpp reads no ramp)", d)
 	}
 }
