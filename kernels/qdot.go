@@ -423,10 +423,52 @@ func dotK(t tensor.DType, w, a []byte, nb int, lanes func(W *[256]int16, a []byt
 // qdotGeneric returns the dot product of one weight row w (K elements of
 // dtype t) with one activation row a in ActDType(t) blocks.
 func qdotGeneric(t tensor.DType, w, a []byte, K int) float32 {
-	if ActDType(t) == tensor.Q8_K {
+	switch {
+	case ActDType(t) == tensor.Q8_K:
 		return dotKGeneric(t, w, a, K/256)
+	case t == tensor.MXFP4:
+		return dotMXFP4(w, a, K/32)
 	}
 	return dotQ0Generic(t, w, a, K/32)
+}
+
+// dotMXFP4 is ggml_vec_dot_mxfp4_q8_0 (AVX2) over nb blocks: the even and
+// the odd blocks in two accumulators, added before the horizontal sum, and
+// an odd last block added in scalar, its 32 products summed as one
+// integer (GCC contracts ggml's sumf += d·sumi):
+//
+//	acc1[l] = fma(d_2i, lane_l, acc1[l]);  acc2[l] = fma(d_2i+1, lane_l, acc2[l])
+//	result  = hsum8(acc1 + acc2) (+ d_last·Σ lanes of the last block)
+//
+// with d = dx·dw, dw the block's E8M0 half scale.
+func dotMXFP4(w, a []byte, nb int) float32 {
+	const wb = 17
+	var acc [2][8]float32
+	var q [32]int8
+	pairs := nb &^ 1
+	for b := 0; b < pairs; b++ {
+		ablk := a[b*q8_0Bytes : (b+1)*q8_0Bytes]
+		d := fp16(ablk) * quant.MXFP4Ints(&q, w[b*wb:(b+1)*wb])
+		s := lanes32(&q, ablk[2:])
+		acc := &acc[b&1]
+		for l := range acc {
+			acc[l] = fma32(d, float32(s[l]), acc[l])
+		}
+	}
+	for l := range acc[0] {
+		acc[0][l] += acc[1][l]
+	}
+	sum := hsum8(&acc[0])
+	if pairs < nb {
+		ablk := a[pairs*q8_0Bytes : (pairs+1)*q8_0Bytes]
+		d := fp16(ablk) * quant.MXFP4Ints(&q, w[pairs*wb:(pairs+1)*wb])
+		var si int32
+		for _, v := range lanes32(&q, ablk[2:]) {
+			si += v
+		}
+		sum = fma32(d, float32(si), sum)
+	}
+	return sum
 }
 
 // dotIQ1 is ggml_vec_dot_iq1_s_q8_K and ggml_vec_dot_iq1_m_q8_K (AVX2) over

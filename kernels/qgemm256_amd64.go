@@ -164,6 +164,9 @@ func qmm256(dst, x []float32, M int, w *Matrix, vnni bool) bool {
 		kern, kern4 = q4_KDotAVX2, q4_KDot4AVX2
 	case tensor.Q6_K:
 		kern, kern4 = q6_KDotAVX2, q6_KDot4AVX2
+	case tensor.MXFP4:
+		// ggml's AVX2 code, which AVX-512 builds run too.
+		kern = mxfp4DotAVX2
 	default:
 		return false
 	}

@@ -52,6 +52,7 @@ func TestQ256KernelsExtremes(t *testing.T) {
 		{tensor.Q4_K, q4_KDotAVX2, false, false},
 		{tensor.Q5_K, q5_KDotAVX2, false, false},
 		{tensor.Q6_K, q6_KDotAVX2, false, false},
+		{tensor.MXFP4, mxfp4DotAVX2, false, true}, // ggml's sign trick, as Q8_0's
 	}
 	for _, c := range cases {
 		if c.vnni && !vnni {
@@ -94,6 +95,8 @@ func TestQ256KernelsExtremes(t *testing.T) {
 						binary.LittleEndian.PutUint16(blk[108:], h())
 					case tensor.Q6_K:
 						binary.LittleEndian.PutUint16(blk[208:], h())
+					case tensor.MXFP4:
+						blk[0] = byte(120 + r.IntN(16)) // E8M0 2^-8 … 2^7
 					}
 				}
 			}

@@ -1,0 +1,47 @@
+//go:build !noasm
+
+package kernels
+
+import (
+	"unsafe"
+
+	"github.com/tfconv/tfconv/quant"
+)
+
+// e8m0HalfTable maps an MXFP4 block's E8M0 scale byte to its half scale
+// 2^(e−128) (quant.MXFP4Ints', ggml's GGML_E8M0_TO_FP32_HALF), for
+// mxfp4PairsAVX2.
+var e8m0HalfTable = func() (t [256]float32) {
+	var q [32]int8
+	b := make([]byte, 17)
+	for e := range t {
+		b[0] = byte(e)
+		t[e] = quant.MXFP4Ints(&q, b)
+	}
+	return t
+}()
+
+//go:noescape
+func mxfp4PairsAVX2(w *byte, rb, nrows int, xa *byte, pairs int, out *float32)
+
+// mxfp4DotAVX2 is the qmmRows kernel of MXFP4 weights: dotMXFP4 for nrows
+// rows, the pairs of blocks in assembly and an odd last block in Go.
+func mxfp4DotAVX2(w *byte, rb, nrows int, xa *byte, nb int, out *float32) {
+	mxfp4PairsAVX2(w, rb, nrows, xa, nb/2, out)
+	if nb%2 == 0 {
+		return
+	}
+	last := nb - 1
+	a := unsafe.Slice(xa, nb*q8_0Bytes)[last*q8_0Bytes:]
+	outs := unsafe.Slice(out, nrows)
+	for r := range outs {
+		row := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(w), r*rb)), nb*17)
+		var q [32]int8
+		d := fp16(a) * quant.MXFP4Ints(&q, row[last*17:])
+		var si int32
+		for _, v := range lanes32(&q, a[2:]) {
+			si += v
+		}
+		outs[r] = fma32(d, float32(si), outs[r])
+	}
+}
