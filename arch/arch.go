@@ -67,6 +67,10 @@ type Family struct {
 	// HFKVHeads, when set, is transformers' own key/value head count where
 	// it differs from what the converter reads (ok false: the same).
 	HFKVHeads func(c Config) (int64, bool)
+	// HFFFN, when set, is the dense feed-forward width transformers builds
+	// from config c where it is not intermediate_size as stated (LFM2
+	// adjusts it); ok false when c does not give one.
+	HFFFN func(c Config) (int64, bool)
 	// HFRename, when set, adjusts a GGUF → HF conversion by the tensors
 	// present: it may set config.json entries and returns HF patterns to
 	// use instead of the first (GGUF pattern → HF pattern).
@@ -175,6 +179,10 @@ type Graph struct {
 	// ClampedGLU, when set, is the experts' gated unit in place of
 	// act(gate)·up (gpt-oss).
 	ClampedGLU *ClampedGLU
+	// FinalNorm, when set, is the role of the norm after the last block in
+	// place of output_norm (LFM2's model.embedding_norm, which llama.cpp
+	// names token_embd_norm though it is applied last).
+	FinalNorm Role
 }
 
 // ClampedGLU is gpt-oss's gated unit: with the gate g clamped above at
@@ -298,6 +306,11 @@ const (
 	// (Falcon; GPT-NeoX is the case of one group per head: [head][q,k,v];
 	// weights and biases).
 	LayoutQKVGroups
+	// LayoutSqueeze drops the middle dimension of 1 of a depthwise
+	// convolution's Hugging Face weight [channels][1][taps] (nn.Conv1d with
+	// groups = channels): GGUF keeps [channels][taps]; the values do not
+	// move.
+	LayoutSqueeze
 )
 
 // Tensor is one weight role.
@@ -834,6 +847,8 @@ const (
 	DimAltupExtra                  // DimAltup − 1: the streams made from the first (a stack of projections)
 	DimLaurel                      // LAuReL's rank (laurel_rank)
 	DimHidden2                     // 2 · hidden: GLM-4.5's MTP projection of [embedding; hidden state]
+	DimHidden3                     // 3 · hidden: LFM2's short-convolution in_proj (B, C and x)
+	DimConvKernel                  // a causal convolution's taps (LFM2's conv_L_cache)
 )
 
 // Dims are the sizes of one model.
@@ -846,6 +861,8 @@ type Dims struct {
 	// Gemma 3n: the layer count, one layer's per-layer embedding width,
 	// AltUp's streams and LAuReL's rank.
 	Layers, PerLayer, Altup, Laurel int64
+	// ConvKernel: a causal convolution's taps (LFM2's conv_L_cache).
+	ConvKernel int64
 }
 
 func (d Dims) size(x Dim) int64 {
@@ -882,6 +899,10 @@ func (d Dims) size(x Dim) int64 {
 		return d.SharedFFN
 	case DimHidden2:
 		return 2 * d.Hidden
+	case DimHidden3:
+		return 3 * d.Hidden
+	case DimConvKernel:
+		return d.ConvKernel
 	case DimOne:
 		return 1
 	case DimQK:
@@ -950,6 +971,8 @@ func (f *Family) Weights(d Dims, layers int, hf bool, keep func(t *Tensor, layer
 		} else if t.Layout == LayoutTranspose && len(shape) >= 2 {
 			n := len(shape)
 			shape[n-2], shape[n-1] = shape[n-1], shape[n-2]
+		} else if t.Layout == LayoutSqueeze && len(shape) == 3 {
+			shape = tensor.Shape{shape[0], shape[2]}
 		}
 		norm := strings.HasSuffix(t.GGUF, "norm")
 		switch {
@@ -1001,6 +1024,16 @@ func (f *Family) ParamInt(c Config, key string) (int64, bool) {
 	for _, p := range f.Params {
 		if p.Key == key {
 			return c.Int(p.HF...)
+		}
+	}
+	return 0, false
+}
+
+// ParamFloat is ParamInt for a number that need not be whole.
+func (f *Family) ParamFloat(c Config, key string) (float64, bool) {
+	for _, p := range f.Params {
+		if p.Key == key {
+			return c.Float(p.HF...)
 		}
 	}
 	return 0, false
