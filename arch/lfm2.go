@@ -172,8 +172,9 @@ func lfm2ConvBias() Param {
 		Inverse: func(Config, tensor.Value, Meta) {}}
 }
 
-// lfm2Pattern: layer_types says which layers are short convolutions and
-// which attend (fully, with RoPE).
+// lfm2Pattern: layer_types says which layers are short convolutions
+// (keeping conv_L_cache−1 rows of hidden_size floats) and which attend
+// (fully, with RoPE).
 func lfm2Pattern(c Config, n int) ([]Layer, error) {
 	types, ok, err := LayerTypes(c, n)
 	if err != nil {
@@ -182,11 +183,17 @@ func lfm2Pattern(c Config, n int) ([]Layer, error) {
 	if !ok {
 		return nil, errUnsupported("config.json: no layer_types")
 	}
+	k, ok := c.Int("conv_L_cache")
+	d, ok2 := c.Int("hidden_size")
+	if !ok || !ok2 || k < 1 || k > 1<<10 || d <= 0 || d > 1<<24 {
+		return nil, errUnsupported("config.json: conv_L_cache and hidden_size missing or out of range")
+	}
 	out := make([]Layer, n)
 	for i, t := range types {
 		switch t {
 		case ShortConv:
-			out[i].Mixer = ShortConv
+			// the last L_cache−1 inputs of the convolution
+			out[i].Mixer, out[i].StateFloats = ShortConv, (k-1)*d
 		case FullAttention:
 			out[i].Mixer, out[i].Rope = FullAttention, true
 		default:

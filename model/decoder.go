@@ -467,6 +467,10 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 				if b.Mix, err = fl.recurrent(lay.Mixer, i, &cfg, c); err != nil {
 					return nil, err
 				}
+				if n := int64(b.Mix.stateSize()); lay.StateFloats != 0 && n != lay.StateFloats {
+					// the memory estimate counts the pattern's
+					return nil, fmt.Errorf("model: %s: layer %d: %s keeps %d floats of state, the pattern says %d", l.c.Path, i, lay.Mixer, n, lay.StateFloats)
+				}
 			}
 			if err := fl.moeLayer(&b, i, &cfg, d, lay, statesMoE); err != nil {
 				return nil, err
