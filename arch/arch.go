@@ -2,6 +2,7 @@ package arch
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -335,6 +336,11 @@ type Tensor struct {
 	// layer that has it (a mixture's router in place of the dense
 	// feed-forward): then this one is not required.
 	Unless Role
+	// Mixers, when set, are the layer mixers whose layers hold this role
+	// (by the family's Pattern): LFM2's short-convolution roles are only
+	// in its conv layers, its attention roles only in the others. Nil:
+	// every layer.
+	Mixers []Mixer
 	// Stack, when set, is how many tensors Hugging Face keeps for this
 	// role, one per index ({xid} in its patterns: StableLM's per-head
 	// norms, and experts): GGUF holds them stacked along a new outermost
@@ -774,9 +780,10 @@ func (m Match) Layout() Layout {
 }
 
 // Required lists the GGUF names of the non-optional weights for a model of
-// n layers; has says which GGUF names are present, for the roles another
-// one replaces (Tensor.Unless).
-func (f *Family) Required(n int, has func(string) bool) []string {
+// n layers of pattern (nil when not known: every role in every layer); has
+// says which GGUF names are present, for the roles another one replaces
+// (Tensor.Unless).
+func (f *Family) Required(n int, pattern []Layer, has func(string) bool) []string {
 	var out []string
 	for _, t := range f.Tensors {
 		if t.Optional {
@@ -787,6 +794,9 @@ func (f *Family) Required(n int, has func(string) bool) []string {
 				if t.Unless != "" && has(expand(t.Unless, b)+".weight") {
 					continue
 				}
+				if !t.InLayer(pattern, b) {
+					continue
+				}
 				out = append(out, expand(t.GGUF, b)+".weight")
 			}
 		} else {
@@ -794,6 +804,12 @@ func (f *Family) Required(n int, has func(string) bool) []string {
 		}
 	}
 	return out
+}
+
+// InLayer reports whether layer b of a model of pattern holds role t
+// (Tensor.Mixers; true when the pattern does not say).
+func (t *Tensor) InLayer(pattern []Layer, b int) bool {
+	return len(t.Mixers) == 0 || b < 0 || b >= len(pattern) || slices.Contains(t.Mixers, pattern[b].Mixer)
 }
 
 // NestedTextConfig refuses a config.json that keeps the text model's keys

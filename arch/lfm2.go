@@ -203,26 +203,26 @@ func lfm2Pattern(c Config, n int) ([]Layer, error) {
 	return out, nil
 }
 
-// lfm2Tensors: the attention roles are absent from a convolution layer
-// and the convolution's from an attention layer (Unless).
+// lfm2Tensors: the attention roles are in the attention layers only, the
+// convolution's in the conv layers (Tensor.Mixers).
 func lfm2Tensors() []Tensor {
 	d := []Dim{DimHidden}
-	const conv, attn = "blk.{bid}.shortconv.in_proj", "blk.{bid}.attn_q"
+	conv, attn := []Mixer{ShortConv}, []Mixer{FullAttention}
 	return []Tensor{
 		{GGUF: "token_embd", HF: []string{"model.embed_tokens"}, Shape: []Dim{DimVocab, DimHidden}},
 		{GGUF: "token_embd_norm", HF: []string{"model.embedding_norm"}, Shape: d},
 		{GGUF: "output", HF: []string{"lm_head"}, Shape: []Dim{DimVocab, DimHidden}, Optional: true},
 		{GGUF: "blk.{bid}.attn_norm", HF: []string{hfLayer + "operator_norm"}, Shape: d},
-		{GGUF: "blk.{bid}.attn_q", HF: []string{hfLayer + "self_attn.q_proj"}, Shape: []Dim{DimQ, DimHidden}, Unless: conv},
-		{GGUF: "blk.{bid}.attn_k", HF: []string{hfLayer + "self_attn.k_proj"}, Shape: []Dim{DimKV, DimHidden}, Unless: conv},
-		{GGUF: "blk.{bid}.attn_v", HF: []string{hfLayer + "self_attn.v_proj"}, Shape: []Dim{DimKV, DimHidden}, Unless: conv},
-		{GGUF: "blk.{bid}.attn_output", HF: []string{hfLayer + "self_attn.out_proj"}, Shape: []Dim{DimHidden, DimQ}, Unless: conv},
-		{GGUF: "blk.{bid}.attn_q_norm", HF: []string{hfLayer + "self_attn.q_layernorm"}, Shape: []Dim{DimHeadDim}, Unless: conv},
-		{GGUF: "blk.{bid}.attn_k_norm", HF: []string{hfLayer + "self_attn.k_layernorm"}, Shape: []Dim{DimHeadDim}, Unless: conv},
+		{GGUF: "blk.{bid}.attn_q", HF: []string{hfLayer + "self_attn.q_proj"}, Shape: []Dim{DimQ, DimHidden}, Mixers: attn},
+		{GGUF: "blk.{bid}.attn_k", HF: []string{hfLayer + "self_attn.k_proj"}, Shape: []Dim{DimKV, DimHidden}, Mixers: attn},
+		{GGUF: "blk.{bid}.attn_v", HF: []string{hfLayer + "self_attn.v_proj"}, Shape: []Dim{DimKV, DimHidden}, Mixers: attn},
+		{GGUF: "blk.{bid}.attn_output", HF: []string{hfLayer + "self_attn.out_proj"}, Shape: []Dim{DimHidden, DimQ}, Mixers: attn},
+		{GGUF: "blk.{bid}.attn_q_norm", HF: []string{hfLayer + "self_attn.q_layernorm"}, Shape: []Dim{DimHeadDim}, Mixers: attn},
+		{GGUF: "blk.{bid}.attn_k_norm", HF: []string{hfLayer + "self_attn.k_layernorm"}, Shape: []Dim{DimHeadDim}, Mixers: attn},
 		{GGUF: "blk.{bid}.shortconv.conv", HF: []string{hfLayer + "conv.conv"}, Shape: []Dim{DimHidden, DimOne, DimConvKernel},
-			Layout: LayoutSqueeze, Unless: attn},
-		{GGUF: conv, HF: []string{hfLayer + "conv.in_proj"}, Shape: []Dim{DimHidden3, DimHidden}, Unless: attn},
-		{GGUF: "blk.{bid}.shortconv.out_proj", HF: []string{hfLayer + "conv.out_proj"}, Shape: []Dim{DimHidden, DimHidden}, Unless: attn},
+			Layout: LayoutSqueeze, Mixers: conv},
+		{GGUF: "blk.{bid}.shortconv.in_proj", HF: []string{hfLayer + "conv.in_proj"}, Shape: []Dim{DimHidden3, DimHidden}, Mixers: conv},
+		{GGUF: "blk.{bid}.shortconv.out_proj", HF: []string{hfLayer + "conv.out_proj"}, Shape: []Dim{DimHidden, DimHidden}, Mixers: conv},
 		{GGUF: "blk.{bid}.ffn_norm", HF: []string{hfLayer + "ffn_norm"}, Shape: d},
 		{GGUF: "blk.{bid}.ffn_gate", HF: []string{hfLayer + "feed_forward.w1"}, Shape: []Dim{DimFFN, DimHidden}},
 		{GGUF: "blk.{bid}.ffn_up", HF: []string{hfLayer + "feed_forward.w3"}, Shape: []Dim{DimFFN, DimHidden}},
