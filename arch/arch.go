@@ -2,6 +2,7 @@ package arch
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -67,6 +68,10 @@ type Family struct {
 	// HFKVHeads, when set, is transformers' own key/value head count where
 	// it differs from what the converter reads (ok false: the same).
 	HFKVHeads func(c Config) (int64, bool)
+	// HFFFN, when set, is the dense feed-forward width transformers builds
+	// from config c where it is not intermediate_size as stated (LFM2
+	// adjusts it); ok false when c does not give one.
+	HFFFN func(c Config) (int64, bool)
 	// HFRename, when set, adjusts a GGUF → HF conversion by the tensors
 	// present: it may set config.json entries and returns HF patterns to
 	// use instead of the first (GGUF pattern → HF pattern).
@@ -175,6 +180,10 @@ type Graph struct {
 	// ClampedGLU, when set, is the experts' gated unit in place of
 	// act(gate)·up (gpt-oss).
 	ClampedGLU *ClampedGLU
+	// FinalNorm, when set, is the role of the norm after the last block in
+	// place of output_norm (LFM2's model.embedding_norm, which llama.cpp
+	// names token_embd_norm though it is applied last).
+	FinalNorm Role
 }
 
 // ClampedGLU is gpt-oss's gated unit: with the gate g clamped above at
@@ -298,6 +307,11 @@ const (
 	// (Falcon; GPT-NeoX is the case of one group per head: [head][q,k,v];
 	// weights and biases).
 	LayoutQKVGroups
+	// LayoutSqueeze drops the middle dimension of 1 of a depthwise
+	// convolution's Hugging Face weight [channels][1][taps] (nn.Conv1d with
+	// groups = channels): GGUF keeps [channels][taps]; the values do not
+	// move.
+	LayoutSqueeze
 )
 
 // Tensor is one weight role.
@@ -322,6 +336,11 @@ type Tensor struct {
 	// layer that has it (a mixture's router in place of the dense
 	// feed-forward): then this one is not required.
 	Unless Role
+	// Mixers, when set, are the layer mixers whose layers hold this role
+	// (by the family's Pattern): LFM2's short-convolution roles are only
+	// in its conv layers, its attention roles only in the others. Nil:
+	// every layer.
+	Mixers []Mixer
 	// Stack, when set, is how many tensors Hugging Face keeps for this
 	// role, one per index ({xid} in its patterns: StableLM's per-head
 	// norms, and experts): GGUF holds them stacked along a new outermost
@@ -761,9 +780,10 @@ func (m Match) Layout() Layout {
 }
 
 // Required lists the GGUF names of the non-optional weights for a model of
-// n layers; has says which GGUF names are present, for the roles another
-// one replaces (Tensor.Unless).
-func (f *Family) Required(n int, has func(string) bool) []string {
+// n layers of pattern (nil when not known: every role in every layer); has
+// says which GGUF names are present, for the roles another one replaces
+// (Tensor.Unless).
+func (f *Family) Required(n int, pattern []Layer, has func(string) bool) []string {
 	var out []string
 	for _, t := range f.Tensors {
 		if t.Optional {
@@ -774,6 +794,9 @@ func (f *Family) Required(n int, has func(string) bool) []string {
 				if t.Unless != "" && has(expand(t.Unless, b)+".weight") {
 					continue
 				}
+				if !t.InLayer(pattern, b) {
+					continue
+				}
 				out = append(out, expand(t.GGUF, b)+".weight")
 			}
 		} else {
@@ -781,6 +804,12 @@ func (f *Family) Required(n int, has func(string) bool) []string {
 		}
 	}
 	return out
+}
+
+// InLayer reports whether layer b of a model of pattern holds role t
+// (Tensor.Mixers; true when the pattern does not say).
+func (t *Tensor) InLayer(pattern []Layer, b int) bool {
+	return len(t.Mixers) == 0 || b < 0 || b >= len(pattern) || slices.Contains(t.Mixers, pattern[b].Mixer)
 }
 
 // NestedTextConfig refuses a config.json that keeps the text model's keys
@@ -856,6 +885,8 @@ const (
 	DimHidden2                     // 2 · hidden: GLM-4.5's MTP projection of [embedding; hidden state]
 	DimNope                        // MLA's position-free key width of a head (qk_nope_head_dim)
 	DimVHead                       // MLA's value width of a head (v_head_dim)
+	DimHidden3                     // 3 · hidden: LFM2's short-convolution in_proj (B, C and x)
+	DimConvKernel                  // a causal convolution's taps (LFM2's conv_L_cache)
 )
 
 // Dims are the sizes of one model.
@@ -868,6 +899,8 @@ type Dims struct {
 	// Gemma 3n: the layer count, one layer's per-layer embedding width,
 	// AltUp's streams and LAuReL's rank.
 	Layers, PerLayer, Altup, Laurel int64
+	// ConvKernel: a causal convolution's taps (LFM2's conv_L_cache).
+	ConvKernel int64
 }
 
 func (d Dims) size(x Dim) int64 {
@@ -904,6 +937,10 @@ func (d Dims) size(x Dim) int64 {
 		return d.SharedFFN
 	case DimHidden2:
 		return 2 * d.Hidden
+	case DimHidden3:
+		return 3 * d.Hidden
+	case DimConvKernel:
+		return d.ConvKernel
 	case DimOne:
 		return 1
 	case DimQK:
@@ -976,6 +1013,8 @@ func (f *Family) Weights(d Dims, layers int, hf bool, keep func(t *Tensor, layer
 		} else if t.Layout == LayoutTranspose && len(shape) >= 2 {
 			n := len(shape)
 			shape[n-2], shape[n-1] = shape[n-1], shape[n-2]
+		} else if t.Layout == LayoutSqueeze && len(shape) == 3 {
+			shape = tensor.Shape{shape[0], shape[2]}
 		}
 		norm := strings.HasSuffix(t.GGUF, "norm")
 		switch {
@@ -1027,6 +1066,16 @@ func (f *Family) ParamInt(c Config, key string) (int64, bool) {
 	for _, p := range f.Params {
 		if p.Key == key {
 			return c.Int(p.HF...)
+		}
+	}
+	return 0, false
+}
+
+// ParamFloat is ParamInt for a number that need not be whole.
+func (f *Family) ParamFloat(c Config, key string) (float64, bool) {
+	for _, p := range f.Params {
+		if p.Key == key {
+			return c.Float(p.HF...)
 		}
 	}
 	return 0, false

@@ -68,6 +68,17 @@ func (l Layout) Transform(name string, shape tensor.Shape, qHeads, kHeads int64,
 			}, tensor.Shape{shape[0], shape[2], shape[1]}, nil
 		}
 		return nil, nil, fmt.Errorf("arch: tensor %q: shape %v: want a matrix or a stack of them", name, shape)
+	case LayoutSqueeze:
+		if inverse {
+			if len(shape) != 2 {
+				return nil, nil, fmt.Errorf("arch: tensor %q: shape %v: want [channels taps]", name, shape)
+			}
+			return nil, tensor.Shape{shape[0], 1, shape[1]}, nil
+		}
+		if len(shape) != 3 || shape[1] != 1 {
+			return nil, nil, fmt.Errorf("arch: tensor %q: shape %v: want [channels 1 taps]", name, shape)
+		}
+		return nil, tensor.Shape{shape[0], shape[2]}, nil
 	}
 	return nil, shape.Clone(), nil
 }

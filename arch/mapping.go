@@ -111,7 +111,10 @@ func (f *Family) ToGGUF(c Config, in []tensor.Info) ([]Mapping, []Dropped, error
 			}
 		}
 	}
-	for _, n := range f.Required(int(f.Layers(c)), func(n string) bool { return have[n] }) {
+	// A config the pattern refuses is the params' to refuse (LFM2's
+	// layer_types); without a pattern every role is required.
+	pattern, _ := f.LayerPattern(c)
+	for _, n := range f.Required(int(f.Layers(c)), pattern, func(n string) bool { return have[n] }) {
 		if !have[n] {
 			return nil, nil, fmt.Errorf("arch: %s: missing tensor %q", f.Name, n)
 		}

@@ -91,6 +91,10 @@ type Layer struct {
 	// adds to the residual stream (Mamba's layers, Nemotron-H's mixer
 	// layers).
 	NoFFN bool
+	// StateFloats is the recurrent state one sequence keeps for the layer
+	// (a Recurrent mixer's; llama.cpp's n_embd_r + n_embd_s, f32): the
+	// family's Pattern states it, the memory estimate counts it.
+	StateFloats int64
 }
 
 // LayerPattern is the per-layer pattern of a model of config c (in Hugging
@@ -135,6 +139,16 @@ func DefaultPattern(g Graph, c Config, n int) ([]Layer, error) {
 	return out, nil
 }
 
+// ParseMixer is the mixer of name (Mixer.String's).
+func ParseMixer(name string) (Mixer, bool) {
+	for m, n := range mixerNames {
+		if n == name {
+			return Mixer(m), true
+		}
+	}
+	return 0, false
+}
+
 // LayerTypes reads transformers' config.json "layer_types" list (one entry
 // per layer of n: "full_attention", "sliding_attention",
 // "chunked_attention"); ok is false when config.json has none. An entry of
@@ -155,14 +169,8 @@ func LayerTypes(c Config, n int) (mixers []Mixer, ok bool, err error) {
 	out := make([]Mixer, len(list))
 	for i, v := range list {
 		s, _ := v.(string)
-		found := false
-		for m, name := range mixerNames {
-			if name == s {
-				out[i], found = Mixer(m), true
-				break
-			}
-		}
-		if !found {
+		var found bool
+		if out[i], found = ParseMixer(s); !found {
 			return nil, false, errUnsupported("config.json: layer_types[%d] %q (known: %s)", i, v, strings.Join(mixerNames[:], ", "))
 		}
 	}

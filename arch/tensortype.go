@@ -8,7 +8,8 @@ import (
 
 // GGUFTensorType is the type convert_hf_to_gguf.py gives a GGUF tensor for
 // the file type want: 1-D tensors, norms (*_norm.weight), position and
-// token-type embeddings, a mixture's router (ffn_gate_inp) and anything not
+// token-type embeddings, a mixture's router (ffn_gate_inp), LFM2's
+// convolution taps (shortconv.conv) and anything not
 // named *.weight (biases, stacked expert biases included) stay F32, because
 // most of llama.cpp only handles F32 there; everything else gets want,
 // except that a block type falls back to F16 when the rows are not whole
@@ -21,8 +22,11 @@ func GGUFTensorType(name string, shape tensor.Shape, want tensor.DType) tensor.D
 	if name == "position_embd.weight" || name == "token_types.weight" || !strings.HasSuffix(name, ".weight") {
 		return tensor.F32
 	}
-	if pat, _, _ := SplitName(name); pat == "blk.{bid}.ffn_gate_inp" {
+	switch pat, _, _ := SplitName(name); pat {
+	case "blk.{bid}.ffn_gate_inp":
 		return tensor.F32 // a mixture's router (not the shared expert's gate)
+	case "blk.{bid}.shortconv.conv":
+		return tensor.F32 // LFM2's convolution taps, small
 	}
 	if want.Quantized() && shape[len(shape)-1]%want.BlockSize() != 0 {
 		return tensor.F16

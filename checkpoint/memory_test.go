@@ -230,3 +230,108 @@ func TestComputeBufferAgainstLlamaCpp(t *testing.T) {
 	}
 	t.Logf("compute buffer: worst %.1f %% over %d real-width cases, worst %.2f MiB over %d fixture cases", 100*worstRel, real, worstAbs, fixtures)
 }
+
+// TestRecurrentMemoryMatchesLlamaCpp compares the memory estimate of the
+// hybrid fixtures with what llama.cpp d32676d7 reports
+// (testdata/arch/memory-recurrent.json, gen_memory.py --recurrent): the
+// attention layers' K and V cache (only they keep one: LFM2's one of four)
+// at three context lengths, and the recurrent layers' state, the same at
+// every context, for 1 to 256 sequences, at the two decimals of MiB it
+// prints. With more than one sequence d32676d7 gives each its own stream
+// of the cache (n_ctx / n_seq cells), where the estimate keeps
+// c392e509's one shared cache: the KV cache is compared for one sequence.
+func TestRecurrentMemoryMatchesLlamaCpp(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("../testdata/arch/memory-recurrent.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref struct {
+		Cases []struct {
+			File     string  `json:"file"`
+			Ctx      int64   `json:"ctx"`
+			KVType   string  `json:"kv_type"`
+			Parallel int64   `json:"parallel"`
+			KVCells  int64   `json:"kv_cells"`
+			KMiB     float64 `json:"k_mib"`
+			VMiB     float64 `json:"v_mib"`
+			RMiB     float64 `json:"r_mib"`
+			SMiB     float64 `json:"s_mib"`
+		} `json:"cases"`
+	}
+	if err := json.Unmarshal(b, &ref); err != nil {
+		t.Fatal(err)
+	}
+	const mib = 1 << 20
+	if len(ref.Cases) < 6 {
+		t.Fatalf("%d cases, want 6", len(ref.Cases))
+	}
+	for _, c := range ref.Cases {
+		ck, err := Open(filepath.Join("..", c.File))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := Summarize(ck)
+		ck.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		kv, _ := tensor.Parse(c.KVType)
+		m, err := s.EstimateMemory(MemoryOptions{Context: c.Ctx, KVType: kv, Parallel: c.Parallel})
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := fmt.Sprintf("%s ctx %d, %d sequences", filepath.Base(c.File), c.Ctx, c.Parallel)
+		checks := []struct {
+			what       string
+			ours, want float64
+		}{{"recurrent state", float64(m.RSBytes) / mib, c.RMiB + c.SMiB}}
+		if c.Parallel == 1 {
+			if m.KVSize != c.KVCells {
+				t.Errorf("%s: cache of %d positions, llama.cpp %d", name, m.KVSize, c.KVCells)
+			}
+			checks = append(checks, struct {
+				what       string
+				ours, want float64
+			}{"K cache", float64(m.KBytes) / mib, c.KMiB}, struct {
+				what       string
+				ours, want float64
+			}{"V cache", float64(m.VBytes) / mib, c.VMiB})
+		}
+		for _, x := range checks {
+			if math.Abs(x.ours-x.want) > 0.005+1e-9 {
+				t.Errorf("%s: %s %.4f MiB, llama.cpp %.2f", name, x.what, x.ours, x.want)
+			}
+		}
+		if m.RSBytes == 0 || m.TotalBytes != m.WeightBytes+m.KVBytes+m.RSBytes {
+			t.Errorf("%s: recurrent state %d bytes, total %d", name, m.RSBytes, m.TotalBytes)
+		}
+	}
+}
+
+// TestRecurrentLayerPattern: the summary of LFM2's fixture, in both forms,
+// states its layers as the config's layer_types does (the GGUF's from its
+// per-layer head_count_kv) with the short convolutions' state, and the
+// attention layers' key/value head count.
+func TestRecurrentLayerPattern(t *testing.T) {
+	t.Parallel()
+	for _, path := range []string{"../testdata/arch/lfm2/hf", "../testdata/arch/lfm2/gguf/lfm2-f32.gguf"} {
+		ck, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := Summarize(ck)
+		ck.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, l := range s.LayerPattern {
+			got = append(got, fmt.Sprintf("%s/%d", l.Mixer, l.StateFloats))
+		}
+		want := "[conv/128 conv/128 full_attention/0 conv/128]" // (conv_L_cache 3 − 1) · hidden 64
+		if fmt.Sprint(got) != want || s.KVHeads != 2 {
+			t.Errorf("%s: pattern %v, kv heads %d; want %s, 2", path, got, s.KVHeads, want)
+		}
+	}
+}

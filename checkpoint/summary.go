@@ -93,6 +93,10 @@ type LayerKind struct {
 	// KVFrom is the earlier layer whose cache the layer attends over, when
 	// it shares one; it keeps none of its own. nil: its own.
 	KVFrom *int `json:"kv_from,omitempty"`
+	// StateFloats is the recurrent state one sequence keeps for a
+	// recurrent layer (arch.Layer.StateFloats); such a layer keeps no KV
+	// cache.
+	StateFloats int64 `json:"state_floats,omitempty"`
 }
 
 // layerPattern fills LayerPattern from the family of c's architecture,
@@ -124,7 +128,8 @@ func (s *Summary) layerPattern(c *Checkpoint, cfg map[string]any, moe map[int]bo
 		return
 	}
 	for i, l := range ls {
-		k := LayerKind{Layer: i, Mixer: l.Mixer.String(), Window: l.Window, Rope: l.Rope, MoE: l.MoE || moe[i]}
+		k := LayerKind{Layer: i, Mixer: l.Mixer.String(), Window: l.Window, Rope: l.Rope, MoE: l.MoE || moe[i],
+			StateFloats: l.StateFloats}
 		if l.KVShared {
 			k.KVFrom = &l.KVFrom
 		}
@@ -614,6 +619,16 @@ func (s *Summary) fromGGUF(m tensor.Metadata) {
 	s.Hidden = get("embedding_length")
 	s.Heads = get("attention.head_count")
 	s.KVHeads = get("attention.head_count_kv")
+	if v, ok := m.Get(arch + ".attention.head_count_kv"); ok {
+		if a, ok := v.Array(); ok {
+			// one count per layer (LFM2's: 0 for its convolutions): the
+			// attention layers'
+			for i := 0; i < a.Len(); i++ {
+				n, _ := a.Index(i).Int()
+				s.KVHeads = max(s.KVHeads, n)
+			}
+		}
+	}
 	s.KeyLength = get("attention.key_length")
 	s.ValueLength = get("attention.value_length")
 	s.Context = get("context_length")

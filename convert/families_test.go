@@ -85,7 +85,11 @@ func TestFamiliesGGUFToHF(t *testing.T) {
 		"num_key_value_heads", "rms_norm_eps", "layer_norm_eps", "norm_epsilon", "rope_theta", "head_dim",
 		"partial_rotary_factor", "rotary_pct", "use_parallel_residual", "attn_logit_softcapping",
 		"final_logit_softcapping", "query_pre_attn_scalar", "clip_qkv", "tie_word_embeddings", "vocab_size",
-		"max_position_embeddings", "use_qkv_bias", "use_bias", "attention_bias", "sliding_window"}
+		"max_position_embeddings", "use_qkv_bias", "use_bias", "attention_bias", "sliding_window", "norm_eps",
+		"conv_L_cache", "conv_bias"}
+	// Keys only some families' configs hold, which GGUF → HF must give
+	// back: LFM2's layer pattern (the GGUF's per-layer head_count_kv).
+	familyKeys := map[string][]string{"lfm2": {"layer_types"}}
 	// What a GGUF cannot say: Mistral's sliding window (llama.cpp's llama
 	// graph has none, so the HF output computes what llama.cpp computes);
 	// dots1's: its layers are all full attention (layer_types), and
@@ -93,8 +97,11 @@ func TestFamiliesGGUFToHF(t *testing.T) {
 	lost := map[string]map[string]bool{"mistral": {"sliding_window": true}, "dots1": {"sliding_window": true}}
 	// What the converter writes instead of config.json's value: Falcon's
 	// context, always 2048.
+	// LFM2's intermediate_size: the GGUF keeps the width LFM2 adjusts it
+	// to, which comes back with block_auto_adjust_ff_dim false (the widths
+	// transformers builds are compared instead: Family.HFFFN).
 	replaced := map[string]map[string]bool{"falcon-mqa": {"max_position_embeddings": true},
-		"falcon-new": {"max_position_embeddings": true}}
+		"falcon-new": {"max_position_embeddings": true}, "lfm2": {"intermediate_size": true}}
 	var runs []string // fixture, or fixture+"-newer" for the newer converter's GGUF of it
 	for _, fam := range archFixtures(t) {
 		runs = append(runs, fam)
@@ -144,7 +151,14 @@ func TestFamiliesGGUFToHF(t *testing.T) {
 			}
 			oc, _ := a.Config()
 			wc, _ := b.Config()
-			for _, k := range keys {
+			if f.HFFFN != nil {
+				ow, ok1 := f.HFFFN(arch.Config(oc))
+				ww, ok2 := f.HFFFN(arch.Config(wc))
+				if !ok1 || !ok2 || ow != ww {
+					t.Errorf("feed-forward width as transformers builds it: %d (%v), original %d (%v)", ow, ok1, ww, ok2)
+				}
+			}
+			for _, k := range append(keys, familyKeys[fam]...) {
 				if lost[fam][k] {
 					continue
 				}

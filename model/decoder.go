@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -320,6 +321,9 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 			def = 1e-6
 		}
 		cfg.Eps = float32(getf(def, "rms_norm_eps"))
+		if v, ok := f.ParamFloat(c, "attention.layer_norm_rms_epsilon"); ok {
+			cfg.Eps = float32(v) // from the keys the family's converter reads (LFM2: norm_eps)
+		}
 	} else {
 		cfg.Eps = float32(getf(1e-5, "layer_norm_eps", "norm_epsilon", "layer_norm_epsilon"))
 	}
@@ -330,6 +334,11 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 	cfg.ExpertsUsed = geti(0, "num_experts_per_tok")
 	if n, ok := f.ParamInt(c, "expert_used_count"); ok && n > 0 && n < 1<<31 {
 		cfg.ExpertsUsed = int(n)
+	}
+	if hf && f.HFFFN != nil {
+		if n, ok := f.HFFFN(c); ok && n > 0 && n < 1<<31 {
+			cfg.FFN = int(n)
+		}
 	}
 	cfg.ExpertFFN = geti(int64(cfg.FFN), "moe_intermediate_size")
 	if _, ok := c.Int("intermediate_size_mlp"); ok {
@@ -414,7 +423,7 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 	qd, kd := cfg.Heads*cfg.HeadDim, cfg.KVHeads*cfg.HeadDim
 	w := decoderWeights{
 		TokenEmbd: fl.matrix(fl.name("token_embd", -1, ".weight"), cfg.Vocab, d),
-		FinalNorm: fl.norm("output_norm", -1, d, cfg.Eps, true),
+		FinalNorm: fl.norm(cmp.Or(g.FinalNorm, "output_norm"), -1, d, cfg.Eps, true),
 	}
 	// A pattern that makes some layers mixtures (ERNIE 4.5's) says which;
 	// otherwise a layer is one when it has a router.
@@ -457,6 +466,10 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 			if lay.Mixer.Recurrent() {
 				if b.Mix, err = fl.recurrent(lay.Mixer, i, &cfg, c); err != nil {
 					return nil, err
+				}
+				if n := int64(b.Mix.stateSize()); lay.StateFloats != 0 && n != lay.StateFloats {
+					// the memory estimate counts the pattern's
+					return nil, fmt.Errorf("model: %s: layer %d: %s keeps %d floats of state, the pattern says %d", l.c.Path, i, lay.Mixer, n, lay.StateFloats)
 				}
 			}
 			if err := fl.moeLayer(&b, i, &cfg, d, lay, statesMoE); err != nil {
@@ -709,6 +722,8 @@ type recurrentMixer interface {
 // recurrent loads layer i's recurrent mixer of kind.
 func (fl familyLoader) recurrent(kind spec.Mixer, i int, cfg *Config, c spec.Config) (recurrentMixer, error) {
 	switch kind {
+	case spec.ShortConv:
+		return fl.loadShortConv(i, cfg, c)
 	default:
 		return nil, fmt.Errorf("model: %s: layer %d: %s layers cannot run yet", fl.c.Path, i, kind)
 	}

@@ -373,7 +373,8 @@ func skipReason(name string, shape tensor.Shape, keepOutput bool) string {
 		return "position embedding"
 	case name == "token_types.weight":
 		return "token-type embedding"
-	case strings.Contains(name, "ssm_conv1d.weight"), strings.Contains(name, "attn_rel_b.weight"),
+	case strings.Contains(name, "ssm_conv1d.weight"), strings.Contains(name, "shortconv.conv.weight"),
+		strings.Contains(name, "attn_rel_b.weight"),
 		strings.Contains(name, "time_mix_"):
 		return "small tensor llama.cpp keeps"
 	case strings.Contains(name, "altup"), strings.Contains(name, "laurel"), strings.Contains(name, "per_layer_model_proj"):

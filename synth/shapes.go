@@ -165,6 +165,14 @@ var shapes = []Shape{
 		Config: map[string]any{"num_local_experts": 128, "num_experts_per_tok": 1, "interleave_moe_layer_step": 2,
 			"use_qk_norm": false, "router_aux_loss_coef": 0.001, "output_router_logits": false,
 			"router_jitter_noise": 0.0}},
+	// LiquidAI/LFM2-1.2B: short convolutions (3 taps) in 10 of its 16
+	// layers, attention (per-head Q/K norms) in layers 2, 5, 8, 10, 12 and
+	// 14; its block_ff_dim 12288 adjusted as LFM2 does to 8192 (stated
+	// here as intermediate_size with the adjusting off), tied head, 65,536
+	// rows (the GPT-2 vocabulary padded to them).
+	{Name: "lfm2-1.2b", Arch: "lfm2", Layers: 16, Hidden: 2048, Heads: 32, KVHeads: 8, FFN: 8192,
+		Vocab: 65536, Context: 128000, RopeBase: 1000000, NormEps: 1e-5, Tied: true, Tokenizer: VocabGPT2,
+		Config: map[string]any{"conv_L_cache": 3, "layer_types": lfm2Layers(16, 2, 5, 8, 10, 12, 14)}},
 	// microsoft/Phi-3-mini-4k-instruct: fused QKV and gate/up, 32,064 rows.
 	{Name: "phi3-mini-4k", Arch: "phi3", Layers: 32, Hidden: 3072, Heads: 32, KVHeads: 32, FFN: 8192,
 		Vocab: 32064, Context: 4096, RopeBase: 10000, NormEps: 1e-5,
@@ -325,11 +333,18 @@ func (s Shape) familyTensors(f *arch.Family, hf bool) []spec {
 	d := arch.Dims{Vocab: int64(s.Vocab), Hidden: int64(s.Hidden), Heads: int64(s.Heads), KVHeads: int64(s.KVHeads),
 		HeadDim: int64(s.headDim()), FFN: int64(s.FFN), Experts: int64(s.Experts), ExpertFFN: int64(s.expertFFN()),
 		SharedFFN: int64(s.expertFFN())}
+	hc := arch.Config(hfConfigMap(s))
+	if k, ok := hc.Int("conv_L_cache"); ok {
+		d.ConvKernel = k
+	}
 	var ts []spec
 	moe := s.moeLayers(f)
+	pattern, _ := f.LayerPattern(hc)
 	keep := func(t *arch.Tensor, layer int) bool {
 		inMoE := layer >= 0 && moe[layer]
 		switch {
+		case !t.InLayer(pattern, layer):
+			return false // another mixer's (LFM2's convolution or attention)
 		case t.GGUF == "output":
 			return !s.Tied
 		case inMoE && (t.Stack == arch.DimExperts || t.GGUF == "blk.{bid}.ffn_gate_inp" ||
@@ -353,6 +368,19 @@ func (s Shape) familyTensors(f *arch.Family, hf bool) []spec {
 		}
 	}
 	return ts
+}
+
+// lfm2Layers is LFM2's layer_types for n layers attending at attn, the
+// others short convolutions.
+func lfm2Layers(n int, attn ...int) []any {
+	out := make([]any, n)
+	for i := range out {
+		out[i] = arch.ShortConv.String()
+		if slices.Contains(attn, i) {
+			out[i] = arch.FullAttention.String()
+		}
+	}
+	return out
 }
 
 // expertFFN is an expert's width.

@@ -38,6 +38,9 @@ var publishedParams = map[string]int64{
 	"llama4-maverick-17b-128e": 400_711_848_960,
 	"gpt-oss-20b":              20_914_757_184,
 	"gpt-oss-120b":             116_829_156_672,
+	// LFM2-1.2B: its config.json's tensors counted (the model card's
+	// 1.17B).
+	"lfm2-1.2b": 1_170_340_608,
 }
 
 func TestShapesParams(t *testing.T) {

@@ -404,6 +404,10 @@ func hfConfigMap(s Shape) map[string]any {
 		for k, v := range s.Config {
 			c[k] = v
 		}
+		if types, ok := c["layer_types"].([]any); ok && len(types) > s.Layers {
+			// --layers keeps the first layers: their types
+			c["layer_types"] = slices.Clone(types[:s.Layers])
+		}
 	case s.Arch == GPT2:
 		c = map[string]any{
 			"architectures": []string{"GPT2LMHeadModel"}, "model_type": "gpt2",

@@ -168,6 +168,16 @@ FAMILIES = {
                 dict(BASE, num_hidden_layers=4, num_key_value_heads=2, rope_theta=5000000.0, use_sliding_window=False,
                      pad_token_id=999, bos_token_id=999, eos_token_id=999, tie_word_embeddings=True),
                 "bpe", "gpt-2", False),
+    # LFM2's form (transformers 4.54+; the newer llama.cpp): 4 layers, short gated convolutions (conv_L_cache 3)
+    # in layers 0, 1 and 3, attention with per-head Q/K RMSNorms in layer 2 (layer_types), GQA 4/2; the
+    # feed-forward width adjusted as LFM2 does (block_auto_adjust_ff_dim: ⌊2·200/3⌋ = 133, rounded up to a
+    # multiple of block_multiple_of 32: 160), norm_eps 1e-5, rope_theta 1e6, tied.
+    "lfm2": ("Lfm2Config", "Lfm2ForCausalLM",
+             dict(BASE, num_hidden_layers=4, intermediate_size=200, num_key_value_heads=2, rope_theta=1000000.0,
+                  norm_eps=1e-5, conv_L_cache=3, conv_bias=False, block_multiple_of=32, block_ffn_dim_multiplier=1.0,
+                  block_auto_adjust_ff_dim=True, layer_types=["conv", "conv", "full_attention", "conv"],
+                  pad_token_id=999, bos_token_id=999, eos_token_id=999, tie_word_embeddings=True),
+             "bpe", "gpt-2", False),
     # Seed-OSS's form (transformers 4.57; the newer llama.cpp): Qwen2's block (Q/K/V biases, NEOX rotation) with
     # head_dim 32 so that the query width 128 is not hidden_size, no output-projection bias (attention_out_bias),
     # untied embeddings, GQA 4/2.
@@ -371,7 +381,7 @@ FAMILIES = {
 # Families whose transformers class (or form of it) is newer than v4.43.4 and whose converter is the newer llama.cpp
 # ($NEW_LLAMACPP, $NEW_LOGITS_DUMP): family -> the transformers version (major, minor) at least needed. They run
 # in the Debian trixie chroot of README.md (transformers v4.57.6, torch 2.6).
-NEWER = {"phi4mini": (4, 57), "smollm3": (4, 57), "seedoss": (4, 57), "ernie4_5": (4, 57), "ernie4_5moe": (4, 57),
+NEWER = {"phi4mini": (4, 57), "smollm3": (4, 57), "lfm2": (4, 57), "seedoss": (4, 57), "ernie4_5": (4, 57), "ernie4_5moe": (4, 57),
          "hunyuan": (4, 57), "exaone4": (4, 57), "glm4": (4, 57), "glm4moe": (4, 57), "glm4moe-groups": (4, 57),
          "dots1": (4, 57), "llama4": (4, 57), "llama4-vl": (4, 57), "mistral3": (4, 57), "gemma3n": (4, 57),
          "gemma3n-shared": (4, 57)}

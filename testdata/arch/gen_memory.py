@@ -95,5 +95,38 @@ def main():
         fh.write("\n")
 
 
+# The hybrid and recurrent fixtures, measured by kv_report.cpp built against the newer llama.cpp (d32676d7, with
+# -DLLAMA_FLASH_ATTN_TYPE_DISABLED_NEW_API), whose log names the attention layers' cache llama_kv_cache and the
+# recurrent layers' state llama_memory_recurrent: written to memory-recurrent.json
+# (checkpoint.TestRecurrentMemoryMatchesLlamaCpp). Usage: gen_memory.py --recurrent <kv-report binary of d32676d7>
+RECURRENT = ["testdata/arch/lfm2/gguf/lfm2-f32.gguf"]
+
+
+def main_recurrent():
+    kv_report = sys.argv[2]
+    cases = []
+    for f in RECURRENT:
+        for n, nseq in [(512, 1), (4096, 1), (32768, 1), (4096, 4), (4096, 64), (4096, 256)]:
+            r = subprocess.run([kv_report, os.path.join(ROOT, f), str(n), "f16", "512", str(nseq)],
+                               capture_output=True, text=True)
+            log = r.stdout + r.stderr
+            kv = re.search(r"llama_kv_cache: size =\s*([\d.]+) MiB \(\s*(\d+) cells,\s*(\d+) layers.*K \((\w+)\):\s*([\d.]+) MiB, "
+                           r"V \((\w+)\):\s*([\d.]+) MiB", log)
+            rs = re.search(r"llama_memory_recurrent: size =\s*([\d.]+) MiB \(\s*(\d+) cells,.*R \((\w+)\):\s*([\d.]+) MiB, "
+                           r"S \((\w+)\):\s*([\d.]+) MiB", log)
+            if r.returncode != 0 or not kv or not rs:
+                raise RuntimeError(f"{f} {n} {nseq}:\n{log[-2000:]}")
+            cases.append({"file": f, "ctx": n, "kv_type": "f16", "parallel": nseq, "kv_cells": int(kv.group(2)),
+                          "kv_layers": int(kv.group(3)), "k_mib": float(kv.group(5)), "v_mib": float(kv.group(7)),
+                          "rs_cells": int(rs.group(2)), "r_mib": float(rs.group(4)), "s_mib": float(rs.group(6))})
+    with open(os.path.join(HERE, "memory-recurrent.json"), "w") as fh:
+        json.dump({"llama.cpp": "d32676d77426540327835040d5d3279728f0b4c8", "tool": "tools/kv_report.cpp",
+                   "cases": cases}, fh, indent=1)
+        fh.write("\n")
+
+
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) > 1 and sys.argv[1] == "--recurrent":
+        main_recurrent()
+    else:
+        main()

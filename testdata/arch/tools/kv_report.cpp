@@ -6,6 +6,9 @@
 // Build against a llama.cpp tree (as logits_dump.cpp):
 //   g++ -O2 -std=c++17 kv_report.cpp -I$LLAMA/include -I$LLAMA/ggml/include \
 //       -L$LLAMA/build/bin -lllama -lggml -lggml-base -Wl,-rpath,$LLAMA/build/bin -o kv-report
+// (for trees newer than mid-2025 add -DLLAMA_FLASH_ATTN_TYPE_DISABLED_NEW_API,
+// as for logits_dump.cpp; their log names the caches llama_kv_cache and
+// llama_memory_recurrent instead of "KV self size").
 // Run: kv-report MODEL.gguf N_CTX f16|q8_0|q4_0|f32 [N_UBATCH [N_SEQ]] 2>&1 |
 //          grep -E 'model buffer size|KV self size|output buffer size|compute buffer size'
 // (N_UBATCH, default 512, is the physical batch llama.cpp reserves its compute
@@ -34,7 +37,12 @@ int main(int argc, char **argv) {
     if (argc > 5) cp.n_seq_max = atoi(argv[5]);
     cp.n_threads = cp.n_threads_batch = 1;
     cp.type_k = cp.type_v = t;
-    cp.flash_attn = t != GGML_TYPE_F16 && t != GGML_TYPE_F32; // quantized V needs flash attention
+    const bool quantized = t != GGML_TYPE_F16 && t != GGML_TYPE_F32; // quantized V needs flash attention
+#ifdef LLAMA_FLASH_ATTN_TYPE_DISABLED_NEW_API
+    cp.flash_attn_type = quantized ? LLAMA_FLASH_ATTN_TYPE_ENABLED : LLAMA_FLASH_ATTN_TYPE_DISABLED;
+#else
+    cp.flash_attn = quantized;
+#endif
     llama_context *ctx = llama_init_from_model(model, cp);
     if (!ctx) return 1;
     llama_free(ctx);
