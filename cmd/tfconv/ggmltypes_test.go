@@ -147,13 +147,31 @@ func TestQuantizeGGMLTypes(t *testing.T) {
 }
 
 // checkGGMLTypesReaders: inspect lists the file's Q1_0 (and NVFP4)
-// tensors, and convert to safetensors dequantizes them to f32 that runs to
-// llama.cpp's logits of the quantized file within maxLogitDiffGGMLTypes.
+// tensors, convert to GGUF copies them, and convert to safetensors
+// dequantizes them to f32 that runs to llama.cpp's logits of the quantized
+// file within maxLogitDiffGGMLTypes.
 func checkGGMLTypesReaders(t *testing.T, name, file string, tokens []int, logits [][]float64) {
 	t.Helper()
 	code, out, errs := run(t, "inspect", file)
 	if code != 0 || !strings.Contains(out, "\nQ1_0\t") || strings.Contains(name, "NVFP4") != strings.Contains(out, "\nNVFP4\t") {
 		t.Errorf("%s: inspect: exit %d: %s%s", name, code, out, errs)
+	}
+	// GGUF → GGUF keeps every NVFP4 and Q1_0 block as it is: the file
+	// comes out byte for byte.
+	same := strings.TrimSuffix(file, ".gguf") + "-copy.gguf"
+	if code, _, errs := run(t, "convert", file, same); code != 0 {
+		t.Fatalf("%s: convert to GGUF: exit %d: %s", name, code, errs)
+	}
+	a, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(same)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(a) != string(b) {
+		t.Errorf("%s: convert GGUF → GGUF changed the file (%d → %d bytes)", name, len(a), len(b))
 	}
 	hf := strings.TrimSuffix(file, ".gguf") + "-hf"
 	if code, _, errs := run(t, "convert", file, hf, "--to", "safetensors"); code != 0 {
