@@ -50,8 +50,9 @@ func readGGMLVectors(t *testing.T) *ggmlVectors {
 	// The IQ types' dots, made later in the same layout by
 	// gen_iq4xs_vecdot.py (ggml-vectors-iq4xs.json), gen_iq2_vecdot.py
 	// (ggml-vectors-iq2.json), gen_iq3_vecdot.py (ggml-vectors-iq3.json)
-	// and gen_iq1_vecdot.py (ggml-vectors-iq1.json).
-	for _, name := range []string{"iq4xs", "iq2", "iq3", "iq1"} {
+	// and gen_iq1_vecdot.py (ggml-vectors-iq1.json); NVFP4's and Q1_0's by
+	// gen_nvfp4_q1_0_vecdot.py against llama.cpp d32676d7.
+	for _, name := range []string{"iq4xs", "iq2", "iq3", "iq1", "nvfp4-q1_0"} {
 		b, err = os.ReadFile(filepath.Join("..", "testdata", "kernels", "ggml-vectors-"+name+".json"))
 		if err != nil {
 			t.Fatal(err)

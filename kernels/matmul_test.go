@@ -162,7 +162,8 @@ func checkMatMul(t *testing.T, r *rand.Rand, w *Matrix, deq []float32, M int) {
 }
 
 var weightTypes = []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.I8, tensor.Q8_0, tensor.Q4_0,
-	tensor.Q4_1, tensor.Q5_0, tensor.Q5_1, tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K}
+	tensor.Q4_1, tensor.Q5_0, tensor.Q5_1, tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K,
+	tensor.NVFP4, tensor.Q1_0}
 
 // awkward straddle the vector widths (8, 16), the register tiles (6, 12 weight
 // rows; 16, 32 activation rows) and the unroll factors.

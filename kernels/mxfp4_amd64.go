@@ -39,7 +39,7 @@ func mxfp4DotAVX2(w *byte, rb, nrows int, xa *byte, nb int, out *float32) {
 		var q [32]int8
 		d := fp16(a) * quant.MXFP4Ints(&q, row[last*17:])
 		var si int32
-		for _, v := range lanes32(&q, a[2:]) {
+		for _, v := range lanesSign(q[:], a[2:]) {
 			si += v
 		}
 		outs[r] = fma32(d, float32(si), outs[r])

@@ -428,6 +428,10 @@ func qdotGeneric(t tensor.DType, w, a []byte, K int) float32 {
 		return dotKGeneric(t, w, a, K/256)
 	case t == tensor.MXFP4:
 		return dotMXFP4(w, a, K/32)
+	case t == tensor.Q1_0:
+		return dotQ1_0(w, a, K/128)
+	case t == tensor.NVFP4:
+		return dotNVFP4(w, a, K/64)
 	}
 	return dotQ0Generic(t, w, a, K/32)
 }
@@ -435,7 +439,8 @@ func qdotGeneric(t tensor.DType, w, a []byte, K int) float32 {
 // dotMXFP4 is ggml_vec_dot_mxfp4_q8_0 (AVX2) over nb blocks: the even and
 // the odd blocks in two accumulators, added before the horizontal sum, and
 // an odd last block added in scalar, its 32 products summed as one
-// integer (GCC contracts ggml's sumf += d·sumi):
+// integer (GCC contracts ggml's sumf += d·sumi), the products formed with
+// the sign trick as ggml's are (lanesSign):
 //
 //	acc1[l] = fma(d_2i, lane_l, acc1[l]);  acc2[l] = fma(d_2i+1, lane_l, acc2[l])
 //	result  = hsum8(acc1 + acc2) (+ d_last·Σ lanes of the last block)
@@ -449,7 +454,7 @@ func dotMXFP4(w, a []byte, nb int) float32 {
 	for b := 0; b < pairs; b++ {
 		ablk := a[b*q8_0Bytes : (b+1)*q8_0Bytes]
 		d := fp16(ablk) * quant.MXFP4Ints(&q, w[b*wb:(b+1)*wb])
-		s := lanes32(&q, ablk[2:])
+		s := lanesSign(q[:], ablk[2:])
 		acc := &acc[b&1]
 		for l := range acc {
 			acc[l] = fma32(d, float32(s[l]), acc[l])
@@ -463,12 +468,98 @@ func dotMXFP4(w, a []byte, nb int) float32 {
 		ablk := a[pairs*q8_0Bytes : (pairs+1)*q8_0Bytes]
 		d := fp16(ablk) * quant.MXFP4Ints(&q, w[pairs*wb:(pairs+1)*wb])
 		var si int32
-		for _, v := range lanes32(&q, ablk[2:]) {
+		for _, v := range lanesSign(q[:], ablk[2:]) {
 			si += v
 		}
 		sum = fma32(d, float32(si), sum)
 	}
 	return sum
+}
+
+// lanesSign returns the eight lane sums of |q|·sign(a, q) over 32 weights
+// q and int8 activations a, where sign(a, q) is a, -a or 0 as q is
+// positive, negative or zero, negated in int8 (VPSIGNB, or the
+// xor-and-subtract of ggml's Q1_0 kernel), so that -(-128) stays -128 as
+// it does in ggml's AVX2 code. |q| ≤ 12 keeps the pairwise int16 sums
+// (VPMADDUBSW) far from saturation.
+func lanesSign(q []int8, a []byte) (s [8]int32) {
+	q, a = q[:32], a[:32]
+	for l := range s {
+		var v int32
+		for t := 4 * l; t < 4*l+4; t++ {
+			x, y := q[t], int8(a[t])
+			switch {
+			case x < 0:
+				v += int32(-x) * int32(-y) // -y wraps for -128, as in ggml
+			case x > 0:
+				v += int32(x) * int32(y)
+			}
+		}
+		s[l] = v
+	}
+	return s
+}
+
+// dotQ1_0 is ggml_vec_dot_q1_0_q8_0 (AVX2) over nb Q1_0 blocks of 128,
+// each against four Q8_0 activation blocks k = 0..3 with scales dx_k and
+// lane sums s_k of the activations signed by the weight bits; dw is the
+// weight block's scale:
+//
+//	blk[l] = dx_0·s_0[l]; blk[l] = fma(dx_k, s_k[l], blk[l]) for k = 1..3
+//	acc[l] = fma(dw, blk[l], acc[l]);   result hsum8(acc)
+func dotQ1_0(w, a []byte, nb int) float32 {
+	var acc [8]float32
+	var q [128]int8
+	for b := 0; b < nb; b++ {
+		dw := quant.Q1_0Signs(&q, w[b*18:(b+1)*18])
+		var blk [8]float32
+		for k := range 4 {
+			ablk := a[(4*b+k)*q8_0Bytes : (4*b+k+1)*q8_0Bytes]
+			dx := fp16(ablk)
+			s := lanesSign(q[32*k:], ablk[2:])
+			for l := range blk {
+				if k == 0 {
+					blk[l] = dx * float32(s[l])
+				} else {
+					blk[l] = fma32(dx, float32(s[l]), blk[l])
+				}
+			}
+		}
+		for l := range acc {
+			acc[l] = fma32(dw, blk[l], acc[l])
+		}
+	}
+	return hsum8(&acc)
+}
+
+// dotNVFP4 is ggml_vec_dot_nvfp4_q8_0 (AVX2) over nb NVFP4 blocks of 64,
+// each against two Q8_0 activation blocks (scales dx_0, dx_1): lanes 0–3
+// of the first half's sums belong to sub-block 0, lanes 4–7 to sub-block
+// 1, and so on, each scaled by its sub-block's UE4M3 scale u_s times the
+// activation block's:
+//
+//	acc[l] = fma(u_{l/4}·dx_0, s_0[l], acc[l])
+//	acc[l] = fma(u_{2+l/4}·dx_1, s_1[l], acc[l]);   result hsum8(acc)
+func dotNVFP4(w, a []byte, nb int) float32 {
+	var acc [8]float32
+	var q [64]int8
+	for b := 0; b < nb; b++ {
+		u := quant.NVFP4Ints(&q, w[b*36:(b+1)*36])
+		for h := range 2 {
+			ablk := a[(2*b+h)*q8_0Bytes : (2*b+h+1)*q8_0Bytes]
+			dx := fp16(ablk)
+			lo, hi := u[2*h]*dx, u[2*h+1]*dx
+			s := lanesSign(q[32*h:], ablk[2:])
+			for l := range acc {
+				d := lo
+				if l >= 4 {
+					d = hi
+				}
+				acc[l] = fma32(d, float32(s[l]), acc[l])
+			}
+		}
+	}
+	return hsum8(&acc)
 }
 
 // dotIQ1 is ggml_vec_dot_iq1_s_q8_K and ggml_vec_dot_iq1_m_q8_K (AVX2) over

@@ -52,7 +52,7 @@ func TestQ256KernelsExtremes(t *testing.T) {
 		{tensor.Q4_K, q4_KDotAVX2, false, false},
 		{tensor.Q5_K, q5_KDotAVX2, false, false},
 		{tensor.Q6_K, q6_KDotAVX2, false, false},
-		{tensor.MXFP4, mxfp4DotAVX2, false, true}, // ggml's sign trick, as Q8_0's
+		{tensor.MXFP4, mxfp4DotAVX2, false, false},
 	}
 	for _, c := range cases {
 		if c.vnni && !vnni {

@@ -89,6 +89,15 @@
 //	  0   1                 17
 //	  | e | qs[16] nibbles  |
 //
+//	NVFP4 (64, 36): four 16-value sub-blocks, x = u(d[s])·v[q], u the
+//	UE4M3 scale halved, v the doubled E2M1 values (nvfp4.go)
+//	  0      4                                  36
+//	  | d[4] | qs[32] 8 bytes per sub-block     |
+//
+//	Q1_0 (128, 18): x = ±d, the sign bit j of qs (nvfp4.go)
+//	  0    2                 18
+//	  | d  | qs[16] bits     |
+//
 //	IQ4_NL (32, 18): x = d·v[q], v the 16 non-linear levels -127..113
 //	  0    2                 18
 //	  | d  | qs[16] nibbles  |

@@ -169,6 +169,8 @@ func FuzzDequantize(f *testing.F) {
 	f.Add([]byte{0, 0x3c, 1, 2, 3}, uint8(tensor.Q4_0))
 	f.Add(make([]byte, 210), uint8(tensor.Q6_K))
 	f.Add(repeat(0xff, 110), uint8(tensor.IQ3_S))
+	f.Add(repeat(0x7f, 36), uint8(tensor.NVFP4))
+	f.Add(repeat(0xff, 18), uint8(tensor.Q1_0))
 	f.Fuzz(func(t *testing.T, b []byte, d uint8) {
 		dt := tensor.DType(d)
 		if !dt.Valid() {

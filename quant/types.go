@@ -252,6 +252,16 @@ func init() {
 		// ggml's CPU dot product takes Q8_0 activations.
 		{DType: tensor.MXFP4, Write: tt, IgnoresWeights: true, RowDot: tensor.Q8_0,
 			Encode: blocks(quantMXFP4, tensor.MXFP4), Decode: unblocks(dequantMXFP4, tensor.MXFP4)},
+		// NVFP4 (64-element blocks of four 16-element sub-blocks) and Q1_0
+		// (128): llama.cpp 2026. quantize_nvfp4 drops the weights,
+		// quantize_q1_0 only walks the rows with them; both have no
+		// fallback type (llama-quantize aborts on a row they do not divide)
+		// and take Q8_0 activations. llama-quantize offers Q1_0 as a --type
+		// (LLAMA_FTYPE_MOSTLY_Q1_0 = 40), NVFP4 only per tensor.
+		{DType: tensor.NVFP4, Write: tt, IgnoresWeights: true, RowDot: tensor.Q8_0,
+			Encode: blocks(quantNVFP4, tensor.NVFP4), Decode: unblocks(dequantNVFP4, tensor.NVFP4)},
+		{DType: tensor.Q1_0, FileType: 40, HasFileType: true, Write: tt, IgnoresWeights: true, RowDot: tensor.Q8_0,
+			Encode: blocks(quantQ1_0, tensor.Q1_0), Decode: unblocks(dequantQ1_0, tensor.Q1_0)},
 
 		// 256-element super-blocks.
 		{DType: tensor.Q2_K, Fallback: tensor.IQ4_NL, FileType: 10, HasFileType: true, Write: tt, RowDot: tensor.Q8_K,

@@ -98,12 +98,12 @@ func TestTypesDerivedLists(t *testing.T) {
 	for _, d := range TensorTypes() {
 		names = append(names, d.String())
 	}
-	if got, want := strings.Join(names, " "), "F16 BF16 F32 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q2_K Q3_K Q4_K Q5_K Q6_K IQ3_XXS IQ4_NL IQ3_S IQ4_XS MXFP4"; got != want {
+	if got, want := strings.Join(names, " "), "F16 BF16 F32 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q2_K Q3_K Q4_K Q5_K Q6_K IQ3_XXS IQ4_NL IQ3_S IQ4_XS MXFP4 NVFP4 Q1_0"; got != want {
 		t.Errorf("TensorTypes = %s\nwant %s", got, want)
 	}
-	// llama.h's LLAMA_FTYPE_ALL_F32 … MOSTLY_Q6_K and MOSTLY_BF16.
+	// llama.h's LLAMA_FTYPE_ALL_F32 … MOSTLY_Q6_K, MOSTLY_BF16 and MOSTLY_Q1_0.
 	fts := map[tensor.DType]uint32{tensor.F32: 0, tensor.F16: 1, tensor.Q4_0: 2, tensor.Q4_1: 3, tensor.Q8_0: 7,
-		tensor.Q5_0: 8, tensor.Q5_1: 9, tensor.Q2_K: 10, tensor.Q6_K: 18, tensor.BF16: 32}
+		tensor.Q5_0: 8, tensor.Q5_1: 9, tensor.Q2_K: 10, tensor.Q6_K: 18, tensor.BF16: 32, tensor.Q1_0: 40}
 	for _, d := range tensor.All() {
 		ft, ok := FileTypeOf(d)
 		if want, has := fts[d]; ok != has || ft != want {
@@ -119,10 +119,10 @@ func TestTypesDerivedLists(t *testing.T) {
 			canW = append(canW, d.String())
 		}
 	}
-	if got, want := strings.Join(canQ, " "), "F16 BF16 F32 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q8_1 Q2_K Q3_K Q4_K Q5_K Q6_K Q8_K IQ3_XXS IQ4_NL IQ3_S IQ2_S IQ4_XS IQ1_M TQ1_0 TQ2_0 MXFP4"; got != want {
+	if got, want := strings.Join(canQ, " "), "F16 BF16 F32 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q8_1 Q2_K Q3_K Q4_K Q5_K Q6_K Q8_K IQ3_XXS IQ4_NL IQ3_S IQ2_S IQ4_XS IQ1_M TQ1_0 TQ2_0 MXFP4 NVFP4 Q1_0"; got != want {
 		t.Errorf("CanQuantize: %s\nwant %s", got, want)
 	}
-	if got, want := strings.Join(canW, " "), "F16 BF16 F32 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q2_K Q3_K Q4_K Q5_K Q6_K IQ2_XXS IQ2_XS IQ3_XXS IQ1_S IQ4_NL IQ3_S IQ2_S IQ4_XS IQ1_M TQ1_0 TQ2_0 MXFP4"; got != want {
+	if got, want := strings.Join(canW, " "), "F16 BF16 F32 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q2_K Q3_K Q4_K Q5_K Q6_K IQ2_XXS IQ2_XS IQ3_XXS IQ1_S IQ4_NL IQ3_S IQ2_S IQ4_XS IQ1_M TQ1_0 TQ2_0 MXFP4 NVFP4 Q1_0"; got != want {
 		t.Errorf("CanQuantizeWeighted: %s\nwant %s", got, want)
 	}
 }

@@ -72,6 +72,7 @@ var targets = []targetRecord{
 	{Target{Name: "iq1_m", Type: tensor.IQ1_M, FileType: gguf.FileTypeIQ1M}, "1-bit lattice: very large loss; needs --imatrix"},
 	{Target{Name: "tq1_0", Type: tensor.TQ1_0, FileType: gguf.FileTypeTQ1_0}, "ternary: only for models trained ternary (BitNet)"},
 	{Target{Name: "tq2_0", Type: tensor.TQ2_0, FileType: gguf.FileTypeTQ2_0}, "ternary: only for models trained ternary (BitNet)"},
+	{single(tensor.Q1_0), "1-bit signs with one scale per 128 weights: for models trained for it (llama.cpp 2026)"},
 	{Target{Name: "mxfp4_moe", Type: tensor.MXFP4, FileType: gguf.FileTypeMXFP4MoE}, "MXFP4 experts, Q8_0 elsewhere (gpt-oss)"},
 	{Target{Name: "int8", Type: tensor.I8, FileType: 0}, "int8 per row with an f32 scale; safetensors and native only"},
 	{single(tensor.F16), "dequantizes; 16-bit float, values beyond ±65504 do not fit"},

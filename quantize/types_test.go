@@ -37,8 +37,8 @@ func TestTargetsFollowTypeRecords(t *testing.T) {
 			t.Errorf("ParseTensorType(%v): %v; its record allows it: %v", d, err, want[d])
 		}
 	}
-	if len(want) != 18 {
-		t.Errorf("%d per-tensor types, want 18", len(want))
+	if len(want) != 20 { // 18, and NVFP4 and Q1_0 of llama.cpp 2026
+		t.Errorf("%d per-tensor types, want 20", len(want))
 	}
 	for _, name := range []string{"iq1_s.weight", "blk.0.ffn_down.weight"} {
 		for _, d := range []tensor.DType{tensor.IQ2_XXS, tensor.IQ2_XS, tensor.IQ2_S, tensor.IQ1_S, tensor.IQ1_M, tensor.Q4_K} {

@@ -78,6 +78,8 @@ const (
 	TQ1_0
 	TQ2_0
 	MXFP4
+	NVFP4
+	Q1_0
 
 	numDTypes
 )
@@ -143,6 +145,8 @@ var dtypes = [numDTypes]dtypeInfo{
 	TQ1_0:   {"TQ1_0", 256, 54, 34, false, true},
 	TQ2_0:   {"TQ2_0", 256, 66, 35, false, true},
 	MXFP4:   {"MXFP4", 32, 17, 39, false, true},
+	NVFP4:   {"NVFP4", 64, 36, 40, false, true},
+	Q1_0:    {"Q1_0", 128, 18, 41, false, true},
 }
 
 var (
@@ -200,7 +204,7 @@ func (d DType) BlockBytes() int64 {
 }
 
 // Quantized reports whether d is a ggml block type whose blocks carry scales
-// (Q*, IQ*, TQ*, MXFP4).
+// (Q*, IQ*, TQ*, MXFP4, NVFP4).
 func (d DType) Quantized() bool { return d.Valid() && d >= Q4_0 }
 
 // Float reports whether d holds floating-point values (plain or quantized).

@@ -22,6 +22,7 @@ var ggmlTable = []struct {
 	{22, "IQ2_S", 256, 82}, {23, "IQ4_XS", 256, 136}, {24, "I8", 1, 1}, {25, "I16", 1, 2},
 	{26, "I32", 1, 4}, {27, "I64", 1, 8}, {28, "F64", 1, 8}, {29, "IQ1_M", 256, 56},
 	{30, "BF16", 1, 2}, {34, "TQ1_0", 256, 54}, {35, "TQ2_0", 256, 66}, {39, "MXFP4", 32, 17},
+	{40, "NVFP4", 64, 36}, {41, "Q1_0", 128, 18},
 }
 
 func TestGGMLTypes(t *testing.T) {
@@ -38,7 +39,7 @@ func TestGGMLTypes(t *testing.T) {
 			t.Errorf("%s.GGMLType() = %d, %v", d, id, ok)
 		}
 	}
-	for _, removed := range []uint32{4, 5, 31, 32, 33, 36, 37, 38, 40, 1 << 31} {
+	for _, removed := range []uint32{4, 5, 31, 32, 33, 36, 37, 38, 43, 1 << 31} {
 		if d, ok := DTypeFromGGML(removed); ok {
 			t.Errorf("removed/unknown ggml id %d accepted as %s", removed, d)
 		}

@@ -65,7 +65,10 @@ mixtures iq2_xxs, iq2_xs, iq2_s (only with --imatrix), iq2_m (and iq3_xxs:
 an IQ2_S tensor needs its imatrix entry), and the 1-bit grid mixtures iq1_s
 and iq1_m (only with --imatrix). mxfp4_moe is newer llama-quantize's
 MXFP4_MOE (general.file_type 38): stacked expert tensors MXFP4, every other
-quantizable tensor Q8_0.
+quantizable tensor Q8_0. q1_0 is newer llama-quantize's Q1_0 (general.file_type
+40: a sign bit per weight, an f16 scale per 128); NVFP4, which newer
+llama-quantize offers only per tensor, is a --tensor-type, --embedding-type and
+--output-tensor-type type here too.
 
 --prune-layers 1,3 drops those blocks as newer llama-quantize does: their
 tensors are left out, later blocks are renumbered to close the gaps (blk.2

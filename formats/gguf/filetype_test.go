@@ -26,7 +26,7 @@ func TestRecordFileTypesNamed(t *testing.T) {
 			t.Errorf("%v's file type %d is named %s, want %s", r.DType, r.FileType, got, want)
 		}
 	}
-	if n != 10 {
-		t.Errorf("%d records carry a file type, want 10 (F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q6_K)", n)
+	if n != 11 {
+		t.Errorf("%d records carry a file type, want 11 (F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q6_K, Q1_0)", n)
 	}
 }

@@ -277,9 +277,9 @@ var badCases = []badCase{
 	{"ne[0] not a multiple of the block", func() ([]byte, int64) {
 		return header(1, 0).tinfo("t", 8, 0, 33, 2).pad(32).data(100).b, 24 + 9 + 4
 	}, false, `tensor "t"`, "ne[0]=33 is not a multiple of the Q8_0 block size 32"},
-	{"unknown type 40", func() ([]byte, int64) {
-		return header(1, 0).tinfo("t", 40, 0, 32).pad(32).data(64).b, 24 + 9 + 4 + 8
-	}, true, `tensor "t"`, "unknown ggml type id 40"},
+	{"unknown type 43", func() ([]byte, int64) {
+		return header(1, 0).tinfo("t", 43, 0, 32).pad(32).data(64).b, 24 + 9 + 4 + 8
+	}, true, `tensor "t"`, "unknown ggml type id 43"},
 	{"data offset misaligned", func() ([]byte, int64) {
 		h := header(1, 0).tinfo("t", 0, 16, 4).pad(32).data(64)
 		return h.b, 24 + 9 + 4 + 8 + 4

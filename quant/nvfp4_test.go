@@ -1,0 +1,150 @@
+package quant
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"testing"
+
+	"github.com/tfconv/tfconv/tensor"
+)
+
+// refCases is a file of testdata/quant/ggml in mxfp4.json's layout: rows
+// of float32, the bytes ggml's block encoder wrote for them, whether
+// ggml_quantize_chunk agreed without and with an importance matrix, and
+// ggml's decoding of those bytes.
+type refCases struct {
+	Commit string `json:"llama_cpp_commit"`
+	Cases  []struct {
+		Name             string `json:"name"`
+		Rows             int    `json:"rows"`
+		RowLen           int    `json:"row_len"`
+		Input            string `json:"input"`
+		Blocks           string `json:"blocks"`
+		ChunkSame        bool   `json:"chunk_same"`
+		ChunkImatrixSame bool   `json:"chunk_imatrix_same"`
+		Decoded          string `json:"decoded"`
+	} `json:"cases"`
+}
+
+// checkRefCases encodes every row of file as dt, without and with an
+// importance matrix, and requires ggml's bytes; then decodes ggml's bytes
+// and requires its floats bit for bit (NaN payloads included). It returns
+// the number of blocks checked.
+func checkRefCases(t *testing.T, file string, dt tensor.DType) int {
+	t.Helper()
+	b, err := os.ReadFile("../testdata/quant/ggml/" + file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fx refCases
+	if err := json.Unmarshal(b, &fx); err != nil {
+		t.Fatal(err)
+	}
+	if fx.Commit == "" {
+		t.Errorf("%s: no llama.cpp commit recorded", file)
+	}
+	bs, bb := int(dt.BlockSize()), int(dt.BlockBytes())
+	blocks := 0
+	for _, c := range fx.Cases {
+		x := f32s(unhex(t, c.Input))
+		want := unhex(t, c.Blocks)
+		wantY := f32s(unhex(t, c.Decoded))
+		if len(x) != c.Rows*c.RowLen || len(want) != len(x)/bs*bb || len(wantY) != len(x) {
+			t.Fatalf("%s %s: %d values, %d bytes, %d decoded for %d×%d", file, c.Name, len(x), len(want), len(wantY), c.Rows, c.RowLen)
+		}
+		if !c.ChunkSame || !c.ChunkImatrixSame {
+			t.Errorf("%s %s: ggml_quantize_chunk and the block encoder disagree in the fixture", file, c.Name)
+		}
+		// Rows whose f16 scale overflows (Q1_0's means past 65504) are
+		// reported (OverflowError) and written in full all the same.
+		var ovf *OverflowError
+		got := make([]byte, len(want))
+		if err := Quantize(got, x, dt); err != nil && !errors.As(err, &ovf) {
+			t.Fatal(err)
+		}
+		qw := make([]float32, c.RowLen)
+		for i := range qw {
+			qw[i] = float32(i%7) + 0.5
+		}
+		gotW := make([]byte, len(want))
+		if err := QuantizeRows(gotW, x, dt, c.RowLen, qw); err != nil && !errors.As(err, &ovf) {
+			t.Fatal(err)
+		}
+		bad := 0
+		for o := 0; o < len(want); o += bb {
+			if string(got[o:o+bb]) != string(want[o:o+bb]) || string(gotW[o:o+bb]) != string(want[o:o+bb]) {
+				if bad++; bad <= 3 {
+					t.Errorf("%v %s: block %d = %x (with an imatrix %x), ggml %x (input %v)", dt, c.Name, o/bb,
+						got[o:o+bb], gotW[o:o+bb], want[o:o+bb], x[o/bb*bs:o/bb*bs+bs])
+				}
+			}
+		}
+		blocks += len(want) / bb
+		y := make([]float32, len(x))
+		if err := Dequantize(y, want, dt); err != nil {
+			t.Fatal(err)
+		}
+		for i := range y {
+			if math.Float32bits(y[i]) != math.Float32bits(wantY[i]) {
+				t.Errorf("%v %s: decoded[%d] = %v, ggml %v", dt, c.Name, i, y[i], wantY[i])
+				break
+			}
+		}
+	}
+	return blocks
+}
+
+// TestNVFP4CasesMatchGGML: testdata/quant/ggml/nvfp4.json (gen_nvfp4_q1_0.py,
+// ggml of llama.cpp d32676d7: normal rows at three scales, outliers, and
+// edge rows — sub-block maxima on, just below and just above UE4M3 values,
+// the mantissa carry into the exponent, the 448 clamp, UE4M3 subnormals and
+// below, values halfway between FP4 levels, NaN and infinities).
+func TestNVFP4CasesMatchGGML(t *testing.T) {
+	t.Parallel()
+	if n := checkRefCases(t, "nvfp4.json", tensor.NVFP4); n != 18*256/64 {
+		t.Fatalf("%d blocks, want %d", n, 18*256/64)
+	}
+}
+
+// TestQ1_0CasesMatchGGML: testdata/quant/ggml/q1_0.json (the same script:
+// normal rows, outliers, zero and signed zeros, means past f16's range and
+// below its subnormals, a float32 sum that overflows, NaN).
+func TestQ1_0CasesMatchGGML(t *testing.T) {
+	t.Parallel()
+	if n := checkRefCases(t, "q1_0.json", tensor.Q1_0); n != 17*256/128 {
+		t.Fatalf("%d blocks, want %d", n, 17*256/128)
+	}
+}
+
+// Every UE4M3 byte decodes to what the format means (sign-less E4M3, bias
+// 7), halved, with ggml's two quirks: 0x7F (E4M3's NaN) is zero and the
+// top bit is not read; the encoder gives each value its byte back, except
+// that ggml saturates every value of exponent 15 (256 and up) to 0x7E,
+// 448.
+func TestUE4M3(t *testing.T) {
+	t.Parallel()
+	for x := 0; x < 256; x++ {
+		e, m := x>>3&15, float64(x&7)
+		want := math.Ldexp(m/8, -6) // subnormal
+		if e > 0 {
+			want = math.Ldexp(1+m/8, e-7)
+		}
+		if x == 0x7F {
+			want = 0
+		}
+		if got := ue4m3Half(uint8(x)); float64(got) != want/2 {
+			t.Errorf("ue4m3Half(%#x) = %g, want %g", x, got, want/2)
+		}
+		wantByte := uint8(x)
+		if e == 15 {
+			wantByte = 0x7E
+		}
+		if x < 0x80 && x != 0x7F {
+			if got := f32ToUE4M3(float32(want)); got != wantByte {
+				t.Errorf("f32ToUE4M3(%g) = %#x, want %#x", want, got, wantByte)
+			}
+		}
+	}
+}
