@@ -32,6 +32,21 @@ type Family struct {
 	// Packed are Hugging Face tensors that hold several GGUF tensors or a
 	// block type's data (gpt-oss's experts), read before Tensors.
 	Packed []Packed
+	// Splits are Hugging Face weights whose rows the converter regroups
+	// into several GGUF roles by config.json (RowSplit), read before
+	// Tensors.
+	Splits []RowSplit
+	// MTPNames, when set, renames the Hugging Face tensors of the
+	// multi-token-prediction layers kept apart from the decoder's
+	// (Qwen3-Next's mtp.*) to the layer names the schema states (layers
+	// from n, the decoder's layer count) and back (inverse); other names
+	// are returned as they are.
+	MTPNames func(name string, n int, inverse bool) string
+	// ConfigFromTensors, when set, states in c what config.json leaves to
+	// the tensors present (Qwen3-Next's MTP layer count, which its
+	// converter counts from the mtp.layers.N names), before the Params
+	// read c on HF → GGUF.
+	ConfigFromTensors func(c Config, names []string)
 	// HFWarning is said on every GGUF → HF conversion (what the GGUF
 	// cannot give back).
 	HFWarning string
@@ -172,6 +187,11 @@ type Graph struct {
 	// QKNormAfterRope: the per-head Q/K norms apply to the rotated queries
 	// and keys (Hunyuan), not before the rotation (Qwen3).
 	QKNormAfterRope bool
+	// QueryGate: the query projection gives each head its query and then
+	// as many gate values (Qwen3-Next's q_proj, twice heads · head_dim
+	// rows), and the attention's output is multiplied by their sigmoids
+	// before the output projection.
+	QueryGate bool
 	// ClampedGLU, when set, is the experts' gated unit in place of
 	// act(gate)·up (gpt-oss).
 	ClampedGLU *ClampedGLU
@@ -292,6 +312,13 @@ const (
 	// LayoutTranspose swaps the last two dimensions (GPT-2's Conv1D; each
 	// expert's matrix of Llama 4's stacked [expert][in][out] experts).
 	LayoutTranspose
+	// LayoutNegExp stores −exp(w) (Mamba's and Qwen3-Next's A_log as
+	// llama.cpp's ssm_a); the inverse is log(−w).
+	LayoutNegExp
+	// LayoutSqueeze drops the unit middle dimension of a depthwise
+	// convolution's [channels][1][kernel] weight (GGUF [channels][kernel]);
+	// the values do not move.
+	LayoutSqueeze
 	// LayoutQKVGroups regroups a fused QKV projection's rows from Hugging
 	// Face's per-group interleave [kv group][heads/groups queries, k, v]
 	// [head_dim] to [all q heads, all k heads, all v heads][head_dim]
@@ -338,6 +365,9 @@ type Tensor struct {
 	// "mlp.gate.e_score_correction_bias"); the family's SuffixAliases read
 	// it as the GGUF suffix.
 	HFSuffix string
+	// Bare: the name has no ".weight"/".bias" suffix in either form
+	// (A_log, GGUF ssm_a).
+	Bare bool
 	// PadTo, when set, is the config.json key of the row count the
 	// converter pads this table to with zero rows when Hugging Face's has
 	// fewer (Gemma 3n's embeddings: vocab_size, past the 262144 rows of the
@@ -650,13 +680,10 @@ func (f *Family) FromGGUF(name string) (Match, bool) { return f.resolve(name, fa
 
 func (f *Family) resolve(name string, hf bool) (Match, bool) {
 	pat, bid, suffix := SplitName(name)
-	if suffix == "" {
-		return Match{}, false
-	}
 	find := func(pat string, stacked bool) (*Tensor, bool) {
 		for i := range f.Tensors {
 			t := &f.Tensors[i]
-			if (t.Stack != 0) != stacked {
+			if (t.Stack != 0) != stacked || t.Bare != (suffix == "") {
 				continue
 			}
 			pats := t.HF
@@ -769,15 +796,19 @@ func (f *Family) Required(n int, has func(string) bool) []string {
 		if t.Optional {
 			continue
 		}
+		suffix := ".weight"
+		if t.Bare {
+			suffix = ""
+		}
 		if strings.Contains(t.GGUF, "{bid}") {
 			for b := 0; b < n; b++ {
 				if t.Unless != "" && has(expand(t.Unless, b)+".weight") {
 					continue
 				}
-				out = append(out, expand(t.GGUF, b)+".weight")
+				out = append(out, expand(t.GGUF, b)+suffix)
 			}
 		} else {
-			out = append(out, t.GGUF+".weight")
+			out = append(out, t.GGUF+suffix)
 		}
 	}
 	return out
@@ -834,6 +865,13 @@ const (
 	DimAltupExtra                  // DimAltup − 1: the streams made from the first (a stack of projections)
 	DimLaurel                      // LAuReL's rank (laurel_rank)
 	DimHidden2                     // 2 · hidden: GLM-4.5's MTP projection of [embedding; hidden state]
+	DimQGate                       // 2 · heads · head_dim: queries with their output gates (Qwen3-Next)
+	DimLinVHeads                   // the linear attention's value heads (Qwen3-Next's linear_num_value_heads)
+	DimLinBA                       // 2 · DimLinVHeads: the delta rule's β and decay inputs
+	DimLinVHead                    // one linear-attention value head (linear_value_head_dim)
+	DimLinValue                    // DimLinVHeads · DimLinVHead
+	DimLinConv                     // 2 · key heads · key head width + DimLinValue: the convolved q, k, v
+	DimConvKernel                  // the causal convolution's kernel width
 )
 
 // Dims are the sizes of one model.
@@ -846,6 +884,9 @@ type Dims struct {
 	// Gemma 3n: the layer count, one layer's per-layer embedding width,
 	// AltUp's streams and LAuReL's rank.
 	Layers, PerLayer, Altup, Laurel int64
+	// Linear attention (Qwen3-Next's gated DeltaNet): key and value head
+	// counts and widths, and the convolution's kernel.
+	LinKHeads, LinKHead, LinVHeads, LinVHead, ConvKernel int64
 }
 
 func (d Dims) size(x Dim) int64 {
@@ -882,6 +923,20 @@ func (d Dims) size(x Dim) int64 {
 		return d.SharedFFN
 	case DimHidden2:
 		return 2 * d.Hidden
+	case DimQGate:
+		return 2 * d.Heads * d.HeadDim
+	case DimLinVHeads:
+		return d.LinVHeads
+	case DimLinBA:
+		return 2 * d.LinVHeads
+	case DimLinVHead:
+		return d.LinVHead
+	case DimLinValue:
+		return d.LinVHeads * d.LinVHead
+	case DimLinConv:
+		return 2*d.LinKHeads*d.LinKHead + d.LinVHeads*d.LinVHead
+	case DimConvKernel:
+		return d.ConvKernel
 	case DimOne:
 		return 1
 	case DimQK:

@@ -630,7 +630,7 @@ func finishJobs(jobs []*job) error {
 		if err != nil {
 			return fmt.Errorf("convert: tensor %q: %w", j.src.Name, err)
 		}
-		if outN := j.out.NumElements(); outN != srcN && !(j.m.Half != 0 && 2*outN == srcN) {
+		if outN := j.out.NumElements(); outN != srcN && !(j.m.Half != 0 && 2*outN == srcN) && !(j.m.Cut > 0 && outN < srcN) {
 			return fmt.Errorf("convert: tensor %q: %d elements from %q with %d", j.out.Name, outN, j.src.Name, srcN)
 		}
 	}

@@ -1,17 +1,29 @@
 package model
 
 import (
+	"math"
 	"path/filepath"
 	"slices"
 	"testing"
 
 	spec "github.com/tfconv/tfconv/arch"
+	"github.com/tfconv/tfconv/kernels"
 )
+
+// maxStepByStepDiff bounds logits at once against token by token. The
+// SIMD kernels multiply one row (a step: gemv) and many (a prefill: gemm)
+// summing in different orders, which moves a fixture's logits by up to a
+// few 1e-6 through its layers whether or not they are recurrent (qwen3,
+// attention only: 2.7e-6; lfm2: 4.5e-6); under -tags noasm the two agree
+// exactly (0), and that is held to 1e-6. A state carried wrongly moves them
+// by far more (lfm2 with its convolution state dropped: see
+// TestShortConvSplits).
+var maxStepByStepDiff = map[bool]float64{false: 1e-5, true: 1e-6}
 
 // TestRecurrentStepByStep feeds every family fixture with recurrent layers
 // a sequence at once and token by token: the state carried from step to
-// step must give the same logits (≤ 1e-6), for every recurrent mixer kind
-// the fixtures hold.
+// step must give the same logits (maxStepByStepDiff), for every recurrent
+// mixer kind the fixtures hold.
 func TestRecurrentStepByStep(t *testing.T) {
 	t.Parallel()
 	tokens := []int{1, 7, 42, 3, 99, 5, 11, 260, 8, 13, 21, 34}
@@ -38,7 +50,7 @@ func TestRecurrentStepByStep(t *testing.T) {
 					t.Fatal(err)
 				}
 				for j, v := range got {
-					if diff := float64(v - all.Logits[i][j]); diff > 1e-6 || diff < -1e-6 {
+					if diff := float64(v - all.Logits[i][j]); math.Abs(diff) > maxStepByStepDiff[kernels.Implementation() == "generic"] {
 						t.Fatalf("position %d logit %d: %v token by token, %v at once", i, j, v, all.Logits[i][j])
 					}
 				}
