@@ -91,6 +91,10 @@ type Layer struct {
 	// adds to the residual stream (Mamba's layers, Nemotron-H's mixer
 	// layers).
 	NoFFN bool
+	// StateFloats is the recurrent state one sequence keeps for the layer
+	// (a Recurrent mixer's; llama.cpp's n_embd_r + n_embd_s, f32): the
+	// family's Pattern states it, the memory estimate counts it.
+	StateFloats int64
 }
 
 // LayerPattern is the per-layer pattern of a model of config c (in Hugging
@@ -133,6 +137,16 @@ func DefaultPattern(g Graph, c Config, n int) ([]Layer, error) {
 		}
 	}
 	return out, nil
+}
+
+// ParseMixer is the mixer of name (Mixer.String's).
+func ParseMixer(name string) (Mixer, bool) {
+	for m, n := range mixerNames {
+		if n == name {
+			return Mixer(m), true
+		}
+	}
+	return 0, false
 }
 
 // LayerTypes reads transformers' config.json "layer_types" list (one entry

@@ -169,6 +169,7 @@ func qwen3NextPattern(c Config, n int) ([]Layer, error) {
 		step = 1
 	}
 	experts, _ := c.Int("num_experts")
+	state := qwen3NextState(c)
 	out := make([]Layer, n)
 	for i := range out {
 		m := GatedDeltaNet
@@ -187,8 +188,28 @@ func qwen3NextPattern(c Config, n int) ([]Layer, error) {
 			}
 		}
 		out[i] = Layer{Mixer: m, Rope: m == FullAttention, MoE: moe}
+		if m == GatedDeltaNet {
+			out[i].StateFloats = state
+		}
 	}
 	return out, nil
+}
+
+// qwen3NextState is the floats of state one gated DeltaNet layer keeps per
+// sequence: the convolution's last linear_conv_kernel_dim − 1 inputs of q,
+// k and v, and the delta rule's linear_key_head_dim × linear_value_head_dim
+// matrix per value head (0 when config.json does not say).
+func qwen3NextState(c Config) int64 {
+	var s [5]int64
+	for i, k := range []string{"linear_num_key_heads", "linear_key_head_dim", "linear_num_value_heads", "linear_value_head_dim", "linear_conv_kernel_dim"} {
+		v, ok := c.Int(k)
+		if !ok || v <= 0 || v > 1<<16 {
+			return 0
+		}
+		s[i] = v
+	}
+	nk, hk, nv, hv, k := s[0], s[1], s[2], s[3], s[4]
+	return (k-1)*(2*nk*hk+nv*hv) + nv*hk*hv
 }
 
 // qwen3NextTensors: the decoder's roles with the query doubled by its gate,

@@ -23,6 +23,8 @@ func GGUFTensorType(name string, shape tensor.Shape, want tensor.DType) tensor.D
 	}
 	if pat, _, _ := SplitName(name); pat == "blk.{bid}.ffn_gate_inp" {
 		return tensor.F32 // a mixture's router (not the shared expert's gate)
+	} else if pat == "blk.{bid}.ssm_conv1d" {
+		return tensor.F32 // the recurrent mixers' depthwise convolution
 	}
 	if want.Quantized() && shape[len(shape)-1]%want.BlockSize() != 0 {
 		return tensor.F16

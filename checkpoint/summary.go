@@ -93,6 +93,10 @@ type LayerKind struct {
 	// KVFrom is the earlier layer whose cache the layer attends over, when
 	// it shares one; it keeps none of its own. nil: its own.
 	KVFrom *int `json:"kv_from,omitempty"`
+	// StateFloats is the recurrent state one sequence keeps for a
+	// recurrent layer (arch.Layer.StateFloats); such a layer keeps no KV
+	// cache.
+	StateFloats int64 `json:"state_floats,omitempty"`
 }
 
 // layerPattern fills LayerPattern from the family of c's architecture,
@@ -124,7 +128,8 @@ func (s *Summary) layerPattern(c *Checkpoint, cfg map[string]any, moe map[int]bo
 		return
 	}
 	for i, l := range ls {
-		k := LayerKind{Layer: i, Mixer: l.Mixer.String(), Window: l.Window, Rope: l.Rope, MoE: l.MoE || moe[i]}
+		k := LayerKind{Layer: i, Mixer: l.Mixer.String(), Window: l.Window, Rope: l.Rope, MoE: l.MoE || moe[i],
+			StateFloats: l.StateFloats}
 		if l.KVShared {
 			k.KVFrom = &l.KVFrom
 		}

@@ -388,7 +388,13 @@ func inspectModelRows(t *output.Table, s *checkpoint.Summary, mem *checkpoint.Me
 	if mem != nil {
 		t.Row("context (KV cache)", fmt.Sprintf("%d positions (cache of %d), %s", mem.Context, mem.KVSize, mem.KVType))
 		t.Row("KV cache", fmt.Sprintf("%d (%s): K %s, V %s", mem.KVBytes, output.Bytes(mem.KVBytes), output.Bytes(mem.KBytes), output.Bytes(mem.VBytes)))
-		t.Row("weights + KV cache", fmt.Sprintf("%d (%s)", mem.TotalBytes, output.Bytes(mem.TotalBytes)))
+		if mem.RSBytes > 0 {
+			t.Row("recurrent state", fmt.Sprintf("%d (%s): the recurrent layers' of %d sequence(s), whatever the context",
+				mem.RSBytes, output.Bytes(mem.RSBytes), mem.Parallel))
+			t.Row("weights + KV + state", fmt.Sprintf("%d (%s)", mem.TotalBytes, output.Bytes(mem.TotalBytes)))
+		} else {
+			t.Row("weights + KV cache", fmt.Sprintf("%d (%s)", mem.TotalBytes, output.Bytes(mem.TotalBytes)))
+		}
 		t.Row("output buffer", fmt.Sprintf("%d (%s): logits of %d sequence(s)", mem.OutputBytes, output.Bytes(mem.OutputBytes), mem.Parallel))
 		attn := "scores materialised"
 		if mem.FlashAttention {
@@ -590,7 +596,8 @@ func layerPatternRow(ls []checkpoint.LayerKind) string {
 			order = append(order, k)
 		}
 		byKind[k] = append(byKind[k], l.Layer)
-		if !l.Rope {
+		if m, ok := arch.ParseMixer(l.Mixer); !l.Rope && (!ok || m.Attention()) {
+			// a recurrent layer has no positions to rotate
 			noRope = append(noRope, l.Layer)
 		}
 		if l.MoE {
