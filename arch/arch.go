@@ -32,6 +32,11 @@ type Family struct {
 	// Packed are Hugging Face tensors that hold several GGUF tensors or a
 	// block type's data (gpt-oss's experts), read before Tensors.
 	Packed []Packed
+	// F32 are roles the family's converter keeps in float32 beyond
+	// GGUFTensorType's rule (Qwen3-Next's shared-expert gate
+	// ffn_gate_inp_shexp, which the newer converter keeps F32 and
+	// c392e509's, which the older families follow, did not).
+	F32 []Role
 	// Splits are Hugging Face weights whose rows the converter regroups
 	// into several GGUF roles by config.json (RowSplit), read before
 	// Tensors.

@@ -61,6 +61,7 @@ var Qwen3Next = register(&Family{
 	Tensors: qwen3NextTensors(),
 	Splits: []RowSplit{{HF: hfLayer + "linear_attn.in_proj_qkvz", GGUF: []Role{"blk.{bid}.attn_qkv", "blk.{bid}.attn_gate"},
 		Rows: qwen3NextQKVZ}},
+	F32:               []Role{"blk.{bid}.ffn_gate_inp_shexp"},
 	MTPNames:          qwen3NextMTPNames,
 	ConfigFromTensors: qwen3NextMTPCount,
 	SuffixAliases:     map[string]string{"dt_bias": "dt.bias"},

@@ -31,3 +31,16 @@ func GGUFTensorType(name string, shape tensor.Shape, want tensor.DType) tensor.D
 	}
 	return want
 }
+
+// TensorType is GGUFTensorType for a tensor of family f: its F32 roles
+// stay F32 as well.
+func (f *Family) TensorType(name string, shape tensor.Shape, want tensor.DType) tensor.DType {
+	if pat, _, _ := SplitName(name); len(f.F32) > 0 {
+		for _, r := range f.F32 {
+			if r == pat {
+				return tensor.F32
+			}
+		}
+	}
+	return GGUFTensorType(name, shape, want)
+}

@@ -144,7 +144,7 @@ func planToGGUF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 		if m.Blocks != 0 {
 			return m.Blocks
 		}
-		return arch.GGUFTensorType(m.Name, m.Shape, want)
+		return fam.TensorType(m.Name, m.Shape, want)
 	}); err != nil {
 		return nil, err
 	}
