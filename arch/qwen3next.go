@@ -56,6 +56,7 @@ var Qwen3Next = register(&Family{
 		u32("ssm.time_step_rank", Required, "linear_num_value_heads"),
 		qwen3NextInnerSize(),
 		qwen3NextInterval(),
+		qwen3NextAllMoE(),
 		headRotary(qwen3NextPartialRotary),
 		noRopeScaling()),
 	Tensors: qwen3NextTensors(),
@@ -108,6 +109,27 @@ func qwen3NextInterval() Param {
 			n, _ := v.Int()
 			c["full_attention_interval"] = n
 		}}
+}
+
+// qwen3NextAllMoE writes no key: it refuses a config.json whose layers are
+// not all mixtures (mlp_only_layers, decoder_sparse_step, num_experts),
+// which GGUF has no key for and llama.cpp's qwen3next does not run (it
+// loads a router in every layer).
+func qwen3NextAllMoE() Param {
+	return Param{Key: "expert_count.all_layers", Kind: tensor.KindUint32,
+		Derive: func(c Config) (tensor.Value, bool, error) {
+			ls, err := qwen3NextPattern(c, int(Qwen3NextLayers(c)))
+			if err != nil {
+				return tensor.Value{}, false, err
+			}
+			for i, l := range ls {
+				if !l.MoE {
+					return tensor.Value{}, false, errUnsupported("config.json: layer %d is dense (mlp_only_layers, decoder_sparse_step, num_experts): GGUF cannot say so, and llama.cpp's qwen3next runs a mixture in every layer", i)
+				}
+			}
+			return tensor.Value{}, false, nil
+		},
+		Inverse: func(Config, tensor.Value, Meta) {}}
 }
 
 func qwen3NextIntervalOf(c Config) (int64, error) {
