@@ -57,6 +57,7 @@ var Qwen3Next = register(&Family{
 		qwen3NextInnerSize(),
 		qwen3NextInterval(),
 		qwen3NextAllMoE(),
+		qwen3NextNormTopK(),
 		headRotary(qwen3NextPartialRotary),
 		noRopeScaling()),
 	Tensors: qwen3NextTensors(),
@@ -67,7 +68,7 @@ var Qwen3Next = register(&Family{
 	ConfigFromTensors: qwen3NextMTPCount,
 	SuffixAliases:     map[string]string{"dt_bias": "dt.bias"},
 	Drops:             []Drop{rotaryBuffer},
-	HFConst:           map[string]any{"hidden_act": "silu"},
+	HFConst:           map[string]any{"hidden_act": "silu", "norm_topk_prob": true},
 	BiasFlag:          "attention_bias",
 	Graph: Graph{Norm: RMSNorm, FFN: Gated, Activation: "silu", QKNormPerHead: true, NeoxRopeGGUF: true,
 		MoENormTopK: true, QueryGate: true, PreFFNNormPostAttention: true},
@@ -126,6 +127,20 @@ func qwen3NextAllMoE() Param {
 				if !l.MoE {
 					return tensor.Value{}, false, errUnsupported("config.json: layer %d is dense (mlp_only_layers, decoder_sparse_step, num_experts): GGUF cannot say so, and llama.cpp's qwen3next runs a mixture in every layer", i)
 				}
+			}
+			return tensor.Value{}, false, nil
+		},
+		Inverse: func(Config, tensor.Value, Meta) {}}
+}
+
+// qwen3NextNormTopK writes no key: it refuses norm_topk_prob false, which
+// GGUF has no key for in this family (llama.cpp's qwen3next always
+// renormalises the chosen experts' weights).
+func qwen3NextNormTopK() Param {
+	return Param{Key: "expert_weights_norm.always", Kind: tensor.KindBool,
+		Derive: func(c Config) (tensor.Value, bool, error) {
+			if on, ok := c.Bool("norm_topk_prob"); ok && !on {
+				return tensor.Value{}, false, errUnsupported("config.json: norm_topk_prob false: GGUF cannot say so, and llama.cpp's qwen3next renormalises the chosen experts' weights")
 			}
 			return tensor.Value{}, false, nil
 		},

@@ -46,6 +46,7 @@ func TestQwen3NextPattern(t *testing.T) {
 	}{
 		{"mlp_only_layers", []any{int64(1)}, "layer 1 is dense"},
 		{"decoder_sparse_step", int64(2), "layer 0 is dense"},
+		{"norm_topk_prob", false, "norm_topk_prob false"},
 		{"layer_types", []any{"full_attention", "linear_attention", "linear_attention", "full_attention"}, "layer_types[0]"},
 		{"layer_types", []any{"sliding_attention", "full_attention", "linear_attention", "full_attention"}, "sliding_attention"},
 	} {
