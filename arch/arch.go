@@ -33,6 +33,26 @@ type Family struct {
 	// Packed are Hugging Face tensors that hold several GGUF tensors or a
 	// block type's data (gpt-oss's experts), read before Tensors.
 	Packed []Packed
+	// F32 are roles the family's converter keeps in float32 beyond
+	// GGUFTensorType's rule (Qwen3-Next's shared-expert gate
+	// ffn_gate_inp_shexp, which the newer converter keeps F32 and
+	// c392e509's, which the older families follow, did not).
+	F32 []Role
+	// Splits are Hugging Face weights whose rows the converter regroups
+	// into several GGUF roles by config.json (RowSplit), read before
+	// Tensors.
+	Splits []RowSplit
+	// MTPNames, when set, renames the Hugging Face tensors of the
+	// multi-token-prediction layers kept apart from the decoder's
+	// (Qwen3-Next's mtp.*) to the layer names the schema states (layers
+	// from n, the decoder's layer count) and back (inverse); other names
+	// are returned as they are.
+	MTPNames func(name string, n int, inverse bool) string
+	// ConfigFromTensors, when set, states in c what config.json leaves to
+	// the tensors present (Qwen3-Next's MTP layer count, which its
+	// converter counts from the mtp.layers.N names), before the Params
+	// read c on HF → GGUF.
+	ConfigFromTensors func(c Config, names []string)
 	// HFWarning is said on every GGUF → HF conversion (what the GGUF
 	// cannot give back).
 	HFWarning string
@@ -177,6 +197,11 @@ type Graph struct {
 	// QKNormAfterRope: the per-head Q/K norms apply to the rotated queries
 	// and keys (Hunyuan), not before the rotation (Qwen3).
 	QKNormAfterRope bool
+	// QueryGate: the query projection gives each head its query and then
+	// as many gate values (Qwen3-Next's q_proj, twice heads · head_dim
+	// rows), and the attention's output is multiplied by their sigmoids
+	// before the output projection.
+	QueryGate bool
 	// ClampedGLU, when set, is the experts' gated unit in place of
 	// act(gate)·up (gpt-oss).
 	ClampedGLU *ClampedGLU
@@ -301,17 +326,19 @@ const (
 	// LayoutTranspose swaps the last two dimensions (GPT-2's Conv1D; each
 	// expert's matrix of Llama 4's stacked [expert][in][out] experts).
 	LayoutTranspose
+	// LayoutNegExp stores −exp(w) (Mamba's and Qwen3-Next's A_log as
+	// llama.cpp's ssm_a); the inverse is log(−w).
+	LayoutNegExp
+	// LayoutSqueeze drops the unit middle dimension of a depthwise
+	// convolution's [channels][1][kernel] weight (GGUF [channels][kernel]);
+	// the values do not move.
+	LayoutSqueeze
 	// LayoutQKVGroups regroups a fused QKV projection's rows from Hugging
 	// Face's per-group interleave [kv group][heads/groups queries, k, v]
 	// [head_dim] to [all q heads, all k heads, all v heads][head_dim]
 	// (Falcon; GPT-NeoX is the case of one group per head: [head][q,k,v];
 	// weights and biases).
 	LayoutQKVGroups
-	// LayoutSqueeze drops the middle dimension of 1 of a depthwise
-	// convolution's Hugging Face weight [channels][1][taps] (nn.Conv1d with
-	// groups = channels): GGUF keeps [channels][taps]; the values do not
-	// move.
-	LayoutSqueeze
 )
 
 // Tensor is one weight role.
@@ -357,6 +384,9 @@ type Tensor struct {
 	// "mlp.gate.e_score_correction_bias"); the family's SuffixAliases read
 	// it as the GGUF suffix.
 	HFSuffix string
+	// Bare: the name has no ".weight"/".bias" suffix in either form
+	// (A_log, GGUF ssm_a).
+	Bare bool
 	// PadTo, when set, is the config.json key of the row count the
 	// converter pads this table to with zero rows when Hugging Face's has
 	// fewer (Gemma 3n's embeddings: vocab_size, past the 262144 rows of the
@@ -669,13 +699,10 @@ func (f *Family) FromGGUF(name string) (Match, bool) { return f.resolve(name, fa
 
 func (f *Family) resolve(name string, hf bool) (Match, bool) {
 	pat, bid, suffix := SplitName(name)
-	if suffix == "" {
-		return Match{}, false
-	}
 	find := func(pat string, stacked bool) (*Tensor, bool) {
 		for i := range f.Tensors {
 			t := &f.Tensors[i]
-			if (t.Stack != 0) != stacked {
+			if (t.Stack != 0) != stacked || t.Bare != (suffix == "") {
 				continue
 			}
 			pats := t.HF
@@ -789,6 +816,10 @@ func (f *Family) Required(n int, pattern []Layer, has func(string) bool) []strin
 		if t.Optional {
 			continue
 		}
+		suffix := ".weight"
+		if t.Bare {
+			suffix = ""
+		}
 		if strings.Contains(t.GGUF, "{bid}") {
 			for b := 0; b < n; b++ {
 				if t.Unless != "" && has(expand(t.Unless, b)+".weight") {
@@ -797,10 +828,10 @@ func (f *Family) Required(n int, pattern []Layer, has func(string) bool) []strin
 				if !t.InLayer(pattern, b) {
 					continue
 				}
-				out = append(out, expand(t.GGUF, b)+".weight")
+				out = append(out, expand(t.GGUF, b)+suffix)
 			}
 		} else {
-			out = append(out, t.GGUF+".weight")
+			out = append(out, t.GGUF+suffix)
 		}
 	}
 	return out
@@ -886,7 +917,13 @@ const (
 	DimNope                        // MLA's position-free key width of a head (qk_nope_head_dim)
 	DimVHead                       // MLA's value width of a head (v_head_dim)
 	DimHidden3                     // 3 · hidden: LFM2's short-convolution in_proj (B, C and x)
-	DimConvKernel                  // a causal convolution's taps (LFM2's conv_L_cache)
+	DimQGate                       // 2 · heads · head_dim: queries with their output gates (Qwen3-Next)
+	DimLinVHeads                   // the linear attention's value heads (Qwen3-Next's linear_num_value_heads)
+	DimLinBA                       // 2 · DimLinVHeads: the delta rule's β and decay inputs
+	DimLinVHead                    // one linear-attention value head (linear_value_head_dim)
+	DimLinValue                    // DimLinVHeads · DimLinVHead
+	DimLinConv                     // 2 · key heads · key head width + DimLinValue: the convolved q, k, v
+	DimConvKernel                  // a causal convolution's taps (LFM2's conv_L_cache, the gated DeltaNet's kernel)
 )
 
 // Dims are the sizes of one model.
@@ -899,8 +936,10 @@ type Dims struct {
 	// Gemma 3n: the layer count, one layer's per-layer embedding width,
 	// AltUp's streams and LAuReL's rank.
 	Layers, PerLayer, Altup, Laurel int64
-	// ConvKernel: a causal convolution's taps (LFM2's conv_L_cache).
-	ConvKernel int64
+	// Linear attention (Qwen3-Next's gated DeltaNet): key and value head
+	// counts and widths; a causal convolution's taps (LFM2's
+	// conv_L_cache, the DeltaNet's kernel).
+	LinKHeads, LinKHead, LinVHeads, LinVHead, ConvKernel int64
 }
 
 func (d Dims) size(x Dim) int64 {
@@ -939,6 +978,18 @@ func (d Dims) size(x Dim) int64 {
 		return 2 * d.Hidden
 	case DimHidden3:
 		return 3 * d.Hidden
+	case DimQGate:
+		return 2 * d.Heads * d.HeadDim
+	case DimLinVHeads:
+		return d.LinVHeads
+	case DimLinBA:
+		return 2 * d.LinVHeads
+	case DimLinVHead:
+		return d.LinVHead
+	case DimLinValue:
+		return d.LinVHeads * d.LinVHead
+	case DimLinConv:
+		return 2*d.LinKHeads*d.LinKHead + d.LinVHeads*d.LinVHead
 	case DimConvKernel:
 		return d.ConvKernel
 	case DimOne:

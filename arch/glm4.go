@@ -35,7 +35,12 @@ const glmPartialRotary = 0.5
 // general.file_type: int(head_dim · partial_rotary_factor), head_dim
 // defaulting to hidden_size / num_attention_heads. GGUF → HF writes the
 // factor back.
-func glmRotary() Param {
+func glmRotary() Param { return headRotary(glmPartialRotary) }
+
+// headRotary is rope.dimension_count as head_dim (or hidden_size /
+// num_attention_heads) · partial_rotary_factor, def when config.json
+// states no factor; GGUF → HF writes the factor back.
+func headRotary(def float64) Param {
 	return Param{Key: "rope.dimension_count", Kind: tensor.KindUint32, Need: Required,
 		Derive: func(c Config) (tensor.Value, bool, error) {
 			d, err := headDim(c)
@@ -44,7 +49,7 @@ func glmRotary() Param {
 			}
 			f, ok := c.Float("partial_rotary_factor")
 			if !ok {
-				f = glmPartialRotary
+				f = def
 			}
 			return tensor.Uint32(uint32(int(float64(d) * f))), true, nil
 		},

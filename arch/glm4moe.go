@@ -86,16 +86,21 @@ func glm4MoeParams() []Param {
 // glmBlockCount is block_count as GLM-4.5's converter writes it:
 // num_hidden_layers plus num_nextn_predict_layers (the MTP layers, which
 // follow the decoder's). GGUF → HF takes nextn_predict_layers back off.
-func glmBlockCount() Param {
+func glmBlockCount() Param { return mtpBlockCount("num_nextn_predict_layers") }
+
+// mtpBlockCount is block_count as num_hidden_layers plus the MTP layers
+// config.json counts under key; GGUF → HF takes nextn_predict_layers back
+// off.
+func mtpBlockCount(key string) Param {
 	return Param{Key: "block_count", Kind: tensor.KindUint32, Need: Required,
 		Derive: func(c Config) (tensor.Value, bool, error) {
 			n, ok := c.Int("num_hidden_layers")
 			if !ok || n <= 0 {
 				return tensor.Value{}, false, errUnsupported("config.json: no num_hidden_layers")
 			}
-			x, _ := c.Int("num_nextn_predict_layers")
+			x, _ := c.Int(key)
 			if x < 0 || x > 1<<16 {
-				return tensor.Value{}, false, errUnsupported("config.json: num_nextn_predict_layers %d", x)
+				return tensor.Value{}, false, errUnsupported("config.json: %s %d", key, x)
 			}
 			return tensor.Uint32(uint32(n + x)), true, nil
 		},

@@ -2,6 +2,7 @@ package arch
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/tfconv/tfconv/tensor"
 )
@@ -42,6 +43,30 @@ func (l Layout) Transform(name string, shape tensor.Shape, qHeads, kHeads int64,
 				dst[i] = v + d
 			}
 		}, shape.Clone(), nil
+	case LayoutNegExp:
+		if inverse {
+			return func(dst, src []float32) {
+				for i, v := range src {
+					dst[i] = float32(math.Log(-float64(v)))
+				}
+			}, shape.Clone(), nil
+		}
+		return func(dst, src []float32) {
+			for i, v := range src {
+				dst[i] = -expf(v)
+			}
+		}, shape.Clone(), nil
+	case LayoutSqueeze:
+		if inverse {
+			if len(shape) != 2 {
+				return nil, nil, fmt.Errorf("arch: tensor %q: shape %v: want [channels, kernel]", name, shape)
+			}
+			return nil, tensor.Shape{shape[0], 1, shape[1]}, nil
+		}
+		if len(shape) != 3 || shape[1] != 1 {
+			return nil, nil, fmt.Errorf("arch: tensor %q: shape %v: want [channels, 1, kernel]", name, shape)
+		}
+		return nil, tensor.Shape{shape[0], shape[2]}, nil
 	case LayoutQKVGroups:
 		rows, cols := int64(0), int64(1)
 		if len(shape) >= 1 {
@@ -68,17 +93,6 @@ func (l Layout) Transform(name string, shape tensor.Shape, qHeads, kHeads int64,
 			}, tensor.Shape{shape[0], shape[2], shape[1]}, nil
 		}
 		return nil, nil, fmt.Errorf("arch: tensor %q: shape %v: want a matrix or a stack of them", name, shape)
-	case LayoutSqueeze:
-		if inverse {
-			if len(shape) != 2 {
-				return nil, nil, fmt.Errorf("arch: tensor %q: shape %v: want [channels taps]", name, shape)
-			}
-			return nil, tensor.Shape{shape[0], 1, shape[1]}, nil
-		}
-		if len(shape) != 3 || shape[1] != 1 {
-			return nil, nil, fmt.Errorf("arch: tensor %q: shape %v: want [channels 1 taps]", name, shape)
-		}
-		return nil, tensor.Shape{shape[0], shape[2]}, nil
 	}
 	return nil, shape.Clone(), nil
 }

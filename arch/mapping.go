@@ -29,14 +29,19 @@ type Mapping struct {
 	// the rows r ≡ Part (mod Parts) of axis 1 (Packed's alternating
 	// roles).
 	Part, Parts int
-	// Cut > 0 marks an output that is part Cut of Source (Tensor.Split):
-	// Transform's dst is shorter than its src, and every part's Mapping
-	// reads Source.
+	// Cut > 0 marks an output that is part Cut of Source (a Tensor.Split's
+	// part along an axis, or a RowSplit's rows): Transform picks it, dst
+	// shorter than src, and every part's Mapping reads Source, the one
+	// with Cut 1 first.
 	Cut int
 	// PadRows > 0: the output is Source with that many zero rows appended
 	// along its outermost dimension (Tensor.PadTo).
 	PadRows     int64
 	Interleaved bool
+	// Join: Stack's tensors are concatenated along their outermost
+	// dimension (which may differ), not stacked (a RowSplit's roles
+	// joined back).
+	Join bool
 	// Transposed: the alternating rows are those of Source's transpose
 	// (its last two axes swapped; a dense Packed weight).
 	Transposed bool
@@ -97,7 +102,28 @@ func (f *Family) ToGGUF(c Config, in []tensor.Info) ([]Mapping, []Dropped, error
 	if err != nil {
 		return nil, nil, err
 	}
-	out, dropped, err := f.mapTensors(in, true, qh, kh, f.Experts(c), c)
+	var orig map[string]string // renamed → the checkpoint's name
+	if f.MTPNames != nil {
+		in, orig = renamed(in, func(n string) string { return f.MTPNames(n, int(f.Layers(c)), false) })
+	}
+	out, dropped, err := f.mapTensorsOf(c, in, true, qh, kh, f.Experts(c))
+	if err == nil && orig != nil {
+		back := func(n string) string {
+			if o, ok := orig[n]; ok {
+				return o
+			}
+			return n
+		}
+		for i := range out {
+			out[i].Source, out[i].Scales = back(out[i].Source), back(out[i].Scales)
+			for j := range out[i].Stack {
+				out[i].Stack[j] = back(out[i].Stack[j])
+			}
+		}
+		for i := range dropped {
+			dropped[i].Name = back(dropped[i].Name)
+		}
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -136,7 +162,36 @@ func (f *Family) ToHF(md tensor.Metadata, in []tensor.Info) ([]Mapping, []Droppe
 		nKV = nHead // LlamaModel.permute's K head count
 	}
 	experts, _ := mdInt(md, f.Name+".expert_count")
-	return f.mapTensors(in, false, nHead, nKV, experts, nil)
+	var c Config
+	if len(f.Splits) > 0 || f.MTPNames != nil {
+		if c, err = f.HFConfig(md); err != nil {
+			return nil, nil, err
+		}
+	}
+	out, dropped, err := f.mapTensorsOf(c, in, false, nHead, nKV, experts)
+	if err != nil || f.MTPNames == nil {
+		return out, dropped, err
+	}
+	n := int(f.Layers(c))
+	for i := range out {
+		out[i].Name = f.MTPNames(out[i].Name, n, true)
+	}
+	return out, dropped, nil
+}
+
+// renamed is in with each tensor named by name(its name), and the
+// original of each name changed (the mappings made of them name the
+// renamed sources, which ToGGUF puts back).
+func renamed(in []tensor.Info, name func(string) string) ([]tensor.Info, map[string]string) {
+	out := make([]tensor.Info, len(in))
+	orig := map[string]string{}
+	for i, t := range in {
+		out[i] = t
+		if out[i].Name = name(t.Name); out[i].Name != t.Name {
+			orig[out[i].Name] = t.Name
+		}
+	}
+	return out, orig
 }
 
 // mdInt reads an integer GGUF KV.
@@ -153,9 +208,14 @@ func mdInt(md tensor.Metadata, key string) (int64, error) {
 }
 
 // mapTensors maps in through f's schema in one direction, with the head
-// counts qh, kh and the expert count the layouts and stacks split by, and
-// (HF → GGUF) the config that sizes the parts of a Tensor.Split.
-func (f *Family) mapTensors(in []tensor.Info, toGGUF bool, qh, kh, experts int64, c Config) ([]Mapping, []Dropped, error) {
+// counts qh, kh and the expert count the layouts and stacks split by.
+func (f *Family) mapTensors(in []tensor.Info, toGGUF bool, qh, kh, experts int64) ([]Mapping, []Dropped, error) {
+	return f.mapTensorsOf(nil, in, toGGUF, qh, kh, experts)
+}
+
+// mapTensorsOf is mapTensors for config c, which the RowSplits read (nil:
+// none is at hand).
+func (f *Family) mapTensorsOf(c Config, in []tensor.Info, toGGUF bool, qh, kh, experts int64) ([]Mapping, []Dropped, error) {
 	var out []Mapping
 	var dropped []Dropped
 	aliased := map[string]string{} // GGUF name → the HF tensor converted to it
@@ -174,8 +234,25 @@ func (f *Family) mapTensors(in []tensor.Info, toGGUF bool, qh, kh, experts int64
 		byName[ti.Name] = ti
 	}
 	unpack := unpacker{}
+	join := joiner{}
 	var blocks []Mapping // written first, as the converter's generate_extra_tensors writes them
 	for _, ti := range in {
+		if s, bid, ok := f.splitOf(ti.Name); ok && toGGUF {
+			ms, err := s.mappings(c, ti, bid)
+			if err != nil {
+				return nil, nil, err
+			}
+			out = append(out, ms...)
+			continue
+		}
+		if s, k, bid, ok := f.splitRole(ti.Name); ok && !toGGUF {
+			ms, err := join.add(c, s, k, bid, ti)
+			if err != nil {
+				return nil, nil, err
+			}
+			out = append(out, ms...)
+			continue
+		}
 		if toGGUF {
 			if p, bid, part, ok := f.packedOf(ti.Name); ok {
 				ms, err := p.mappings(ti, bid, part, byName)
@@ -303,6 +380,9 @@ func (f *Family) mapTensors(in []tensor.Info, toGGUF bool, qh, kh, experts int64
 	if err := unpack.complete(f.Name); err != nil {
 		return nil, nil, err
 	}
+	if err := join.complete(f.Name); err != nil {
+		return nil, nil, err
+	}
 	return append(blocks, out...), dropped, nil
 }
 
@@ -311,7 +391,7 @@ func (f *Family) mapTensors(in []tensor.Info, toGGUF bool, qh, kh, experts int64
 // Hugging Face form in the GGUF's (model's Llama 4 experts). Head
 // permutations are not applied (no head counts are given).
 func (f *Family) HFTensorToGGUF(ti tensor.Info) ([]Mapping, error) {
-	out, _, err := f.mapTensors([]tensor.Info{ti}, true, 0, 0, 0, nil)
+	out, _, err := f.mapTensors([]tensor.Info{ti}, true, 0, 0, 0)
 	return out, err
 }
 

@@ -8,8 +8,8 @@ import (
 
 // GGUFTensorType is the type convert_hf_to_gguf.py gives a GGUF tensor for
 // the file type want: 1-D tensors, norms (*_norm.weight), position and
-// token-type embeddings, a mixture's router (ffn_gate_inp), LFM2's
-// convolution taps (shortconv.conv) and anything not
+// token-type embeddings, a mixture's router (ffn_gate_inp), the recurrent
+// mixers' convolution taps (shortconv.conv, ssm_conv1d) and anything not
 // named *.weight (biases, stacked expert biases included) stay F32, because
 // most of llama.cpp only handles F32 there; everything else gets want,
 // except that a block type falls back to F16 when the rows are not whole
@@ -25,11 +25,24 @@ func GGUFTensorType(name string, shape tensor.Shape, want tensor.DType) tensor.D
 	switch pat, _, _ := SplitName(name); pat {
 	case "blk.{bid}.ffn_gate_inp":
 		return tensor.F32 // a mixture's router (not the shared expert's gate)
-	case "blk.{bid}.shortconv.conv":
-		return tensor.F32 // LFM2's convolution taps, small
+	case "blk.{bid}.shortconv.conv", "blk.{bid}.ssm_conv1d":
+		return tensor.F32 // the recurrent mixers' depthwise convolutions (LFM2's taps; the gated DeltaNet's)
 	}
 	if want.Quantized() && shape[len(shape)-1]%want.BlockSize() != 0 {
 		return tensor.F16
 	}
 	return want
+}
+
+// TensorType is GGUFTensorType for a tensor of family f: its F32 roles
+// stay F32 as well.
+func (f *Family) TensorType(name string, shape tensor.Shape, want tensor.DType) tensor.DType {
+	if pat, _, _ := SplitName(name); len(f.F32) > 0 {
+		for _, r := range f.F32 {
+			if r == pat {
+				return tensor.F32
+			}
+		}
+	}
+	return GGUFTensorType(name, shape, want)
 }

@@ -62,11 +62,11 @@ const (
 // context too; DeepSeek-2's latent attention caches the keys and values
 // expanded per head, (qk_nope + qk_rope) and v_head_dim elements a head, not
 // the latent that tfconv run keeps). Sequences share the one cache, so
-// Parallel does not change it. Only the attention layers keep one: a
-// recurrent layer (LFM2's short convolution, Mamba's) keeps a state of
-// LayerKind.StateFloats f32 per sequence instead, whatever the context, as
-// llama.cpp d32676d7's llama_memory_recurrent allocates it for max(1,
-// n_seq_max) sequences (its "RS buffer": RSBytes).
+// Parallel does not change it. A model with recurrent layers (hybrid
+// memory) keeps the cache for its decoder's attention layers only, and
+// each recurrent layer a state of LayerKind.StateFloats f32 per sequence
+// instead, whatever the context (llama.cpp d32676d7's
+// llama_memory_recurrent, its "RS buffer": RSBytes).
 //
 // The output buffer holds one position's logits (vocabulary floats) for
 // each sequence, as llama.cpp reserves it when the context is made.
@@ -132,15 +132,26 @@ func (s *Summary) EstimateMemory(o MemoryOptions) (*Memory, error) {
 	if s.DecoderLayers > 0 {
 		layers = int64(s.DecoderLayers) // the encoder keeps no cache
 	}
-	var rs int64
+	var rs, attn int64
+	hybrid := false
 	for _, l := range s.LayerPattern {
 		if l.KVFrom != nil {
 			layers-- // it reads another layer's cache
 		}
-		if m, ok := arch.ParseMixer(l.Mixer); ok && !m.Attention() {
-			layers-- // a recurrent layer keeps its state instead (or, with no mixer, nothing)
+		m, ok := arch.ParseMixer(l.Mixer)
+		switch {
+		case ok && m.Recurrent():
+			hybrid = true
 			rs += l.StateFloats * 4
+		case ok && m.Attention() && l.KVFrom == nil:
+			attn++
 		}
+	}
+	if hybrid {
+		// llama.cpp's hybrid memory: a KV cache for the decoder's
+		// attention layers only (not its recurrent layers, nor the MTP
+		// layers past them, which its main context never runs).
+		layers = attn
 	}
 	if layers < 0 || layers == 0 && rs == 0 || s.Heads <= 0 || s.Hidden <= 0 {
 		return nil, fmt.Errorf("checkpoint: %s: the layer count, head count and width are not all stated", s.Architecture)
@@ -172,9 +183,9 @@ func (s *Summary) EstimateMemory(o MemoryOptions) (*Memory, error) {
 	}
 	m := &Memory{Context: ctx, KVSize: size, KVType: strings.ToLower(kv.String()), KBytes: layers * kb, VBytes: layers * vb, WeightBytes: s.TensorBytes}
 	m.KVBytes = m.KBytes + m.VBytes
-	// llama_memory_recurrent keeps one f32 row of state per layer for each
-	// of max(1, n_seq_max) sequences, whatever the context.
-	m.RSBytes = rs * par
+	// llama_memory_recurrent keeps one f32 row of state per recurrent layer
+	// for each sequence, whatever the context.
+	m.RSBytes = rs * max(par, 1)
 	m.TotalBytes = m.WeightBytes + m.KVBytes + m.RSBytes
 
 	// llama_init_from_model's batch limits: a causal model's logical batch

@@ -42,6 +42,41 @@ func Stacked(name string, parts []*Tensor) (*Tensor, error) {
 		}}, nil
 }
 
+// Concat is parts joined along their outermost dimension, whose sizes may
+// differ (the rows of several GGUF tensors joined back into one Hugging
+// Face weight): the parts must agree in dtype and inner dimensions.
+func Concat(name string, parts []*Tensor) (*Tensor, error) {
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("checkpoint: tensor %q: nothing to join", name)
+	}
+	first := parts[0]
+	var size, rows int64
+	for _, p := range parts {
+		if p.DType != first.DType || len(p.Shape) == 0 || !p.Shape[1:].Equal(first.Shape[1:]) {
+			return nil, fmt.Errorf("checkpoint: tensor %q: cannot join %q (%v %v) with %q (%v %v)",
+				name, p.Name, p.DType, p.Shape, first.Name, first.DType, first.Shape)
+		}
+		size += p.Size
+		rows += p.Shape[0]
+	}
+	info := tensor.Info{Name: name, DType: first.DType, Shape: append(tensor.Shape{rows}, first.Shape[1:]...), Size: size}
+	return &Tensor{Info: info, File: first.File,
+		open: func() io.Reader {
+			rs := make([]io.Reader, len(parts))
+			for i, p := range parts {
+				rs[i] = &lazyReader{open: p.Open}
+			}
+			return io.MultiReader(rs...)
+		},
+		section: func() *io.SectionReader {
+			secs := make([]*io.SectionReader, len(parts))
+			for i, p := range parts {
+				secs[i] = p.Section()
+			}
+			return io.NewSectionReader(concatReaderAt(secs), 0, size)
+		}}, nil
+}
+
 // Part is part i of n of a tensor stacked along its outermost dimension
 // (shape[0] == n): the inverse of Stacked.
 func (t *Tensor) Part(i, n int) (*Tensor, error) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tfconv/tfconv/arch"
 	"github.com/tfconv/tfconv/checkpoint"
+	"github.com/tfconv/tfconv/tensor"
 )
 
 func archFixtures(t *testing.T) []string {
@@ -142,9 +143,20 @@ func TestFamiliesGGUFToHF(t *testing.T) {
 			if prefix, ok := textModelOf[fam]; ok {
 				sameTextTensors(t, a, b, prefix)
 			} else {
+				layers := int(f.Layers(arch.Config(wcfg)))
 				sameTensors(t, a, b, func(name string, data []byte) []byte {
+					if f.MTPNames != nil {
+						// Qwen3-Next's mtp.* are the layers after the decoder's.
+						name = f.MTPNames(name, layers, false)
+					}
 					if plusOne(f, name) {
 						return addOne(data)
+					}
+					if m, ok := f.FromHF(name); ok && m.Layout() == arch.LayoutNegExp {
+						// A_log is stored as −exp(A_log), which need not
+						// log back to the same float32; both runtimes use
+						// −exp(A_log), which must be the same.
+						return negExp(t, data)
 					}
 					return data
 				})
@@ -254,6 +266,26 @@ func normNum(v any) any {
 func plusOne(f *arch.Family, name string) bool {
 	m, ok := f.FromHF(name)
 	return ok && m.Layout() == arch.LayoutNormPlusOne
+}
+
+// negExp returns −exp(w) of each float32 in b as the converter computes
+// it (arch.LayoutNegExp), as bytes.
+func negExp(t *testing.T, b []byte) []byte {
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	tf, _, err := arch.LayoutNegExp.Transform("A_log", tensor.Shape{int64(len(v))}, 0, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]float32, len(v))
+	tf(out, v)
+	o := make([]byte, len(b))
+	for i, x := range out {
+		binary.LittleEndian.PutUint32(o[4*i:], math.Float32bits(x))
+	}
+	return o
 }
 
 // addOne returns 1+w of each float32 in b, as bytes.

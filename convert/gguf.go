@@ -103,6 +103,18 @@ func planToGGUF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 	for i, t := range c.Tensors {
 		infos[i] = t.Info
 	}
+	if fam.ConfigFromTensors != nil {
+		names := make([]string, len(infos))
+		for i, t := range infos {
+			names[i] = t.Name
+		}
+		own := make(Config, len(cfg)+1)
+		for k, v := range cfg {
+			own[k] = v
+		}
+		fam.ConfigFromTensors(own, names)
+		cfg = own
+	}
 	maps, dropped, err := fam.ToGGUF(cfg, infos)
 	if err != nil {
 		return nil, err
@@ -132,7 +144,7 @@ func planToGGUF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 		if m.Blocks != 0 {
 			return m.Blocks
 		}
-		return arch.GGUFTensorType(m.Name, m.Shape, want)
+		return fam.TensorType(m.Name, m.Shape, want)
 	}); err != nil {
 		return nil, err
 	}
@@ -255,7 +267,11 @@ func jobsFor(c *checkpoint.Checkpoint, maps []Mapping, dropped []Dropped, dtype 
 				used[name]++
 			}
 			var err error
-			if t, err = checkpoint.Stacked(m.Name, parts); err != nil {
+			join := checkpoint.Stacked
+			if m.Join {
+				join = checkpoint.Concat
+			}
+			if t, err = join(m.Name, parts); err != nil {
 				return nil, fmt.Errorf("convert: %w", err)
 			}
 		case m.Parts > 0:

@@ -275,8 +275,8 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 	if err != nil {
 		return nil, err
 	}
-	if hf && len(f.Packed) > 0 {
-		if err := l.packedView(f); err != nil {
+	if hf && (len(f.Packed) > 0 || len(f.Splits) > 0) {
+		if err := l.packedView(f, c); err != nil {
 			return nil, err
 		}
 	}
@@ -487,7 +487,12 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 		if err := fl.moeLayer(&b, i, &cfg, d, lay, statesMoE); err != nil {
 			return nil, err
 		}
-		if fl.inSchema("blk.{bid}.attn_qkv") {
+		if g.QueryGate {
+			// Each head's query, then its output gate.
+			b.Q = fl.lin("blk.{bid}.attn_q", i, 2*qd, d)
+			b.K = fl.lin("blk.{bid}.attn_k", i, kd, d)
+			b.V = fl.lin("blk.{bid}.attn_v", i, kd, d)
+		} else if fl.inSchema("blk.{bid}.attn_qkv") {
 			b.QKV = fl.lin("blk.{bid}.attn_qkv", i, qd+2*kd, d)
 			if t, _ := f.Tensor("blk.{bid}.attn_qkv"); hf && i == 0 {
 				// The projection's output row is regrouped as the
@@ -534,7 +539,7 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 	q, k, v := make([]float32, T*qd), make([]float32, T*kd), make([]float32, T*kd)
 	att := make([]float32, T*qd)
 	o := make([]float32, T*d)
-	var gate, up, qkv, o2, hb []float32
+	var gate, up, qkv, o2, hb, qg, qgate []float32
 	for l := range w.Blocks {
 		b := &w.Blocks[l]
 		if !m.layers[l].Mixer.Attention() {
@@ -549,6 +554,16 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 			qkv = grow(qkv, T*(qd+2*kd))
 			obs.apply(&b.QKV, qkv, h, T)
 			m.splitQKV(q, k, v, qkv, T)
+		} else if m.g.QueryGate {
+			qg = grow(qg, 2*T*qd)
+			obs.apply(&b.Q, qg, h, T)
+			qgate = grow(qgate, T*qd)
+			for r := 0; r < T*H; r++ {
+				copy(q[r*D:(r+1)*D], qg[2*r*D:(2*r+1)*D])
+				copy(qgate[r*D:(r+1)*D], qg[(2*r+1)*D:(2*r+2)*D])
+			}
+			obs.apply(&b.K, k, h, T)
+			obs.apply(&b.V, v, h, T)
 		} else {
 			obs.apply(&b.Q, q, h, T)
 			obs.apply(&b.K, k, h, T)
@@ -594,6 +609,11 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 		K, V := s.cache.add(l, k, v)
 		attend(att, q, K, V, T, pos0+T, reach(kernels.AttentionParams{Heads: H, KVHeads: G, HeadDim: D,
 			Scale: m.attnScale, Causal: true, QPos0: pos0, KeyMask: s.mask, SoftCap: m.attnCap, Sinks: b.Sinks}, m.layers[l]), tr, l)
+		if m.g.QueryGate {
+			for i, gv := range qgate[:T*qd] {
+				att[i] *= float32(1 / (1 + math.Exp(-float64(gv))))
+			}
+		}
 		obs.apply(&b.O, o, att, T)
 		if m.parallel {
 			// x' = x + Attn(N₁(x)) + FFN(N₂(x)), N₂ = N₁ when the block
@@ -724,6 +744,8 @@ func (fl familyLoader) recurrent(kind spec.Mixer, i int, cfg *Config, c spec.Con
 	switch kind {
 	case spec.ShortConv:
 		return fl.loadShortConv(i, cfg, c)
+	case spec.GatedDeltaNet:
+		return fl.deltaNet(i, cfg, c)
 	default:
 		return nil, fmt.Errorf("model: %s: layer %d: %s layers cannot run yet", fl.c.Path, i, kind)
 	}

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
@@ -197,7 +198,7 @@ type loader struct {
 // packedView sets l.packed to the GGUF-named tensors family f's Packed
 // entries make of the checkpoint's (the MXFP4 experts of gpt-oss, their
 // blocks as the GGUF holds them).
-func (l *loader) packedView(f *spec.Family) error {
+func (l *loader) packedView(f *spec.Family, c spec.Config) error {
 	infos := make([]tensor.Info, len(l.c.Tensors))
 	for i, t := range l.c.Tensors {
 		infos[i] = t.Info
@@ -213,6 +214,40 @@ func (l *loader) packedView(f *spec.Family) error {
 			return fmt.Errorf("model: %s: %w", l.c.Path, err)
 		}
 		l.packed[m.Name] = t
+	}
+	// The roles a RowSplit regroups (Qwen3-Next's in_proj_qkvz), their
+	// rows picked as the converter picks them, in float32.
+	splits, err := f.SplitMappings(c, infos)
+	if err != nil {
+		return fmt.Errorf("model: %s: %w", l.c.Path, err)
+	}
+	for _, m := range splits {
+		src, ok := l.c.Tensor(m.Source)
+		if !ok {
+			return fmt.Errorf("model: %s: missing tensor %q", l.c.Path, m.Source)
+		}
+		n, err := m.Shape.NumElements()
+		if err != nil {
+			return fmt.Errorf("model: %s: tensor %q: %w", l.c.Path, m.Name, err)
+		}
+		info := tensor.Info{Name: m.Name, DType: tensor.F32, Shape: m.Shape.Clone(), Size: 4 * n}
+		l.packed[m.Name] = checkpoint.LazyTensor(info, src.File, func() ([]byte, error) {
+			raw, err := io.ReadAll(src.Open())
+			if err != nil {
+				return nil, err
+			}
+			in := make([]float32, src.NumElements())
+			if err := quant.Dequantize(in, raw, src.DType); err != nil {
+				return nil, fmt.Errorf("tensor %q: %w", src.Name, err)
+			}
+			out := make([]float32, info.NumElements())
+			m.Transform(out, in)
+			b := make([]byte, 4*len(out))
+			for i, v := range out {
+				binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+			}
+			return b, nil
+		})
 	}
 	return nil
 }

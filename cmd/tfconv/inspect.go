@@ -389,8 +389,9 @@ func inspectModelRows(t *output.Table, s *checkpoint.Summary, mem *checkpoint.Me
 		t.Row("context (KV cache)", fmt.Sprintf("%d positions (cache of %d), %s", mem.Context, mem.KVSize, mem.KVType))
 		t.Row("KV cache", fmt.Sprintf("%d (%s): K %s, V %s", mem.KVBytes, output.Bytes(mem.KVBytes), output.Bytes(mem.KBytes), output.Bytes(mem.VBytes)))
 		if mem.RSBytes > 0 {
-			t.Row("recurrent state", fmt.Sprintf("%d (%s): %d sequence(s)", mem.RSBytes, output.Bytes(mem.RSBytes), mem.Parallel))
-			t.Row("weights + KV cache + state", fmt.Sprintf("%d (%s)", mem.TotalBytes, output.Bytes(mem.TotalBytes)))
+			t.Row("recurrent state", fmt.Sprintf("%d (%s): the recurrent layers' of %d sequence(s), whatever the context",
+				mem.RSBytes, output.Bytes(mem.RSBytes), mem.Parallel))
+			t.Row("weights + KV + state", fmt.Sprintf("%d (%s)", mem.TotalBytes, output.Bytes(mem.TotalBytes)))
 		} else {
 			t.Row("weights + KV cache", fmt.Sprintf("%d (%s)", mem.TotalBytes, output.Bytes(mem.TotalBytes)))
 		}
@@ -595,8 +596,9 @@ func layerPatternRow(ls []checkpoint.LayerKind) string {
 			order = append(order, k)
 		}
 		byKind[k] = append(byKind[k], l.Layer)
-		if m, _ := arch.ParseMixer(l.Mixer); !l.Rope && m.Attention() {
-			noRope = append(noRope, l.Layer) // rotation is the attention layers' to skip
+		if m, ok := arch.ParseMixer(l.Mixer); !l.Rope && (!ok || m.Attention()) {
+			// a recurrent layer has no positions to rotate
+			noRope = append(noRope, l.Layer)
 		}
 		if l.MoE {
 			moe = append(moe, l.Layer)

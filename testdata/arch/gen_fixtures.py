@@ -272,6 +272,22 @@ FAMILIES = {
                    rms_norm_eps=1e-6, pad_token_id=999, bos_token_id=999, eos_token_id=999,
                    tie_word_embeddings=False),
               "bpe", "gpt-2", False),
+    # Qwen3-Next (transformers 4.57; the newer llama.cpp), transformers' pure-torch path (fla and causal-conv1d are
+    # not installed): 2 layers, linear_attention (the gated DeltaNet: 2 key heads of 16 shared by 4 value heads of
+    # 16, convolution kernel 4) and full_attention (gated attention: q_proj doubled by a sigmoid output gate, head_dim
+    # 16 of which partial_rotary_factor 0.25 rotate, GQA 4/2, (1+w) RMSNorms over each query and key head)
+    # alternating by full_attention_interval 2; every layer a mixture of 4 experts of width 32, 2 used and
+    # renormalised, beside a shared expert of width 96 behind a sigmoid gate. One MTP layer (mtp.*), which the
+    # converter requires, is added by add_qwen3next_mtp.
+    "qwen3next": ("Qwen3NextConfig", "Qwen3NextForCausalLM",
+                  dict(BASE, num_hidden_layers=2, full_attention_interval=2, num_key_value_heads=2, head_dim=16,
+                       partial_rotary_factor=0.25, rope_theta=1000000.0, rms_norm_eps=1e-6, linear_conv_kernel_dim=4,
+                       linear_key_head_dim=16, linear_value_head_dim=16, linear_num_key_heads=2,
+                       linear_num_value_heads=4, decoder_sparse_step=1, mlp_only_layers=[], num_experts=4,
+                       num_experts_per_tok=2, moe_intermediate_size=32, shared_expert_intermediate_size=96,
+                       norm_topk_prob=True, output_router_logits=False, pad_token_id=999, bos_token_id=999,
+                       eos_token_id=999, tie_word_embeddings=False),
+                  "bpe", "gpt-2", False),
     # Llama 4's text model (transformers 4.51+; the newer llama.cpp): LLAMA4_TEXT above.
     "llama4": ("Llama4TextConfig", "Llama4ForCausalLM", LLAMA4_TEXT, "bpe", "gpt-2", False),
     # The class the published Llama 4 checkpoints have: the same text model under language_model. beside a tiny
@@ -384,7 +400,7 @@ FAMILIES = {
 NEWER = {"phi4mini": (4, 57), "smollm3": (4, 57), "lfm2": (4, 57), "seedoss": (4, 57), "ernie4_5": (4, 57), "ernie4_5moe": (4, 57),
          "hunyuan": (4, 57), "exaone4": (4, 57), "glm4": (4, 57), "glm4moe": (4, 57), "glm4moe-groups": (4, 57),
          "dots1": (4, 57), "llama4": (4, 57), "llama4-vl": (4, 57), "mistral3": (4, 57), "gemma3n": (4, 57),
-         "gemma3n-shared": (4, 57)}
+         "gemma3n-shared": (4, 57), "qwen3next": (4, 57)}
 
 # Added tokens a family's converter looks up by content, appended after the trimmed vocabulary (special, ids from
 # 1000 on; the config's vocab_size leaves room for them).
@@ -441,8 +457,10 @@ def randomize(model, seed):
             elif name.endswith("bias"):
                 p.copy_(torch.randn(p.shape, generator=g) * 0.2)
             else:
-                # Gemma 3n's norms scale by w itself, as LLaMA's do
+                # Gemma 3n's norms scale by w itself, as LLaMA's do; Qwen3-Next's RMSNorms apply 1 + w too,
+                # except the gated norm of its linear attention (linear_attn.norm)
                 gemma = type(model).__name__.startswith("Gemma") and not type(model).__name__.startswith("Gemma3n")
+                gemma = gemma or qwen3next_one_plus(model, name)
                 base = 0.0 if gemma else 1.0
                 p.copy_(base + torch.randn(p.shape, generator=g) * 0.2)
         # DeepSeek-V3's expert-choice bias is a buffer in transformers' classes (dots.llm1's), zero when made:
@@ -450,6 +468,55 @@ def randomize(model, seed):
         for name, b in sorted(model.named_buffers()):
             if name.endswith("e_score_correction_bias"):
                 b.copy_(torch.randn(b.shape, generator=g) * 0.2)
+
+
+def qwen3next_one_plus(model, name):
+    """Whether parameter name of model is one of Qwen3-Next's (1 + w) RMSNorm weights."""
+    return (type(model).__name__.startswith("Qwen3Next") and name.endswith("norm.weight")
+            and not name.endswith("linear_attn.norm.weight"))
+
+
+def redraw_qwen3next(model, seed):
+    """Qwen3-Next's gated DeltaNet, after randomize(): A_log N(-1, 0.2²) (a decay exp(-A·softplus(·)) that keeps
+    some of the state from step to step, where randomize's 1 + N forgets nearly all of it) and the depthwise
+    convolution's [channels, 1, kernel] weights N(0, 1/kernel) (randomize's stacked-expert rule reads their
+    fan-in as 1)."""
+    g = torch.Generator().manual_seed(seed + 3)
+    with torch.no_grad():
+        for name, p in sorted(model.named_parameters()):
+            if name.endswith("linear_attn.A_log"):
+                p.copy_(-1.0 + torch.randn(p.shape, generator=g) * 0.2)
+            elif name.endswith("linear_attn.conv1d.weight"):
+                p.copy_(torch.randn(p.shape, generator=g) * p.shape[2] ** -0.5)
+
+
+def add_qwen3next_mtp(model, config, hf, seed):
+    """Qwen3-Next's published checkpoints carry one multi-token-prediction layer under mtp.* (mtp.fc, its norms
+    pre_fc_norm_embedding and pre_fc_norm_hidden, mtp.norm and mtp.layers.0: a full-attention decoder layer of the
+    class with its mixture), which transformers builds none of and skips on load, and which d32676d7's converter
+    requires (its _QwenMtpMixin counts the layers from these names). Made here from the class's own decoder layer,
+    redrawn as randomize() does ((1 + w) norms N(0, 0.2²)), added to model.safetensors."""
+    from safetensors.torch import load_file, save_file
+    path = os.path.join(hf, "model.safetensors")
+    sd = load_file(path)
+    layer_cls = type(model.model.layers[-1])
+    full = config.layer_types.index("full_attention")
+    g = torch.Generator().manual_seed(seed + 2)
+    d = config.hidden_size
+    with torch.no_grad():
+        layer = layer_cls(config, full)
+        for name, p in sorted(layer.state_dict().items()):
+            if p.dim() == 2:
+                p.copy_(torch.randn(p.shape, generator=g) * p.shape[1] ** -0.5)
+            elif name.endswith("bias"):
+                p.copy_(torch.randn(p.shape, generator=g) * 0.2)
+            else:
+                p.copy_(torch.randn(p.shape, generator=g) * 0.2)
+            sd[f"mtp.layers.0.{name}"] = p.contiguous()
+        sd["mtp.fc.weight"] = torch.randn((d, 2 * d), generator=g) * (2 * d) ** -0.5
+        for n in ("pre_fc_norm_embedding", "pre_fc_norm_hidden", "norm"):
+            sd[f"mtp.{n}.weight"] = torch.randn(d, generator=g) * 0.2
+    save_file(sd, path, metadata={"format": "pt"})
 
 
 def copy_tokenizer(kind, shared, dst, chat):
@@ -584,6 +651,8 @@ def make(family, llamacpp, dump_bin, shared):
     config._attn_implementation = "eager"
     model = getattr(transformers, model_cls)(config).eval()
     randomize(model, seed)
+    if model_cls == "Qwen3NextForCausalLM":
+        redraw_qwen3next(model, seed)
     with torch.no_grad():
         # GLM-4.5's routing bias is a buffer (randomize redraws parameters): redrawn like a bias.
         g = torch.Generator().manual_seed(seed + 1)
@@ -596,6 +665,8 @@ def make(family, llamacpp, dump_bin, shared):
     model.save_pretrained(hf)
     if getattr(config, "num_nextn_predict_layers", 0):
         add_mtp_layers(model, config, hf, seed)
+    if model_cls == "Qwen3NextForCausalLM":
+        add_qwen3next_mtp(model, config, hf, seed)
     if family in SAVED_NAME_FIXES:
         fix_saved_names(hf, SAVED_NAME_FIXES[family])
     copy_tokenizer(tok, shared, hf, chat)
