@@ -119,6 +119,13 @@ type Options struct {
 	// DryRun works the conversion out, checks DST, and reports what would be
 	// written (Report.Files) without writing anything.
 	DryRun bool
+	// Part writes only the shards of one part of a split set (--part;
+	// SplitMaxBytes must be set).
+	Part Part
+
+	// planOnly: work the plan out and return it (Plan); nothing is
+	// checked at DST or written.
+	planOnly bool
 }
 
 // TensorReport describes one output tensor.
@@ -185,6 +192,11 @@ type Report struct {
 	Files []string `json:"files,omitempty"`
 	// DryRun is set when nothing was written (Options.DryRun).
 	DryRun bool `json:"dry_run,omitempty"`
+	// Part is --part K/N, when given.
+	Part string `json:"part,omitempty"`
+
+	plan   *plan        // planOnly: the plan
+	layout []gguf.Shard // planOnly: the GGUF files as planned
 }
 
 // plan is a conversion worked out before any byte is written.
@@ -259,8 +271,11 @@ func runOn(c *checkpoint.Checkpoint, src, dst string, opts Options, inputs []str
 	if opts.VocabOnly && opts.SplitMaxBytes > 0 {
 		return nil, fmt.Errorf("convert: --vocab-only writes no tensors; a split size does not apply")
 	}
+	if !opts.Part.Whole() && opts.SplitMaxBytes == 0 {
+		return nil, fmt.Errorf("convert: --part %s writes part of a split set: give --split-max-size", opts.Part)
+	}
 	// A split set's shard names are checked when they are known.
-	if !named && !templated {
+	if !named && !templated && !opts.planOnly {
 		if err := checkDestEarly(dst, to, opts, inputs); err != nil {
 			return nil, err
 		}
@@ -299,9 +314,17 @@ func runOn(c *checkpoint.Checkpoint, src, dst string, opts Options, inputs []str
 		} else {
 			dst = filepath.Join(filepath.Dir(dst), fillTemplate(filepath.Base(dst), p.outType))
 		}
-		if err := checkDestEarly(dst, to, opts, inputs); err != nil {
-			return nil, err
+		if !opts.planOnly {
+			if err := checkDestEarly(dst, to, opts, inputs); err != nil {
+				return nil, err
+			}
 		}
+	}
+	if opts.planOnly {
+		rep := newReport(src, dst, to, p, nil)
+		rep.plan = p
+		rep.layout, err = ggufLayout(dst, to, p, opts)
+		return rep, err
 	}
 	files, err := outputFiles(dst, to, p, opts, inputs)
 	if err != nil {
@@ -329,7 +352,7 @@ func runOn(c *checkpoint.Checkpoint, src, dst string, opts Options, inputs []str
 	}
 	switch {
 	case to == GGUF && opts.SplitMaxBytes > 0:
-		check, err = writeGGUFSplit(dst, opts.SplitMaxBytes, opts.Force, inputs, p, prog)
+		check, err = writeGGUFSplit(dst, opts.SplitMaxBytes, opts.Part, opts.Force, inputs, p, prog)
 	case to == GGUF:
 		err = writeGGUF(dst, opts.Force, inputs, p, prog)
 	case to == Native:
@@ -341,12 +364,21 @@ func runOn(c *checkpoint.Checkpoint, src, dst string, opts Options, inputs []str
 	if err != nil {
 		return nil, err
 	}
-	line, err := selfCheck(check, p.jobs)
+	var line string
+	if opts.Part.Whole() {
+		line, err = selfCheck(check, p.jobs)
+	} else {
+		line, err = selfCheckShards(files, p.jobs)
+	}
 	if err != nil {
 		return nil, err
 	}
+	if check == "" { // a part of a split set
+		check = dst
+	}
 	rep := newReport(src, check, to, p, files)
 	rep.SelfCheck, rep.SelfCheckLine = "ok", line
+	rep.Part = opts.Part.String()
 	if replaced.Replaced != nil {
 		rep.Replaced = replaced.Replaced
 	}
@@ -436,12 +468,14 @@ func outputFiles(dst string, to Format, p *plan, opts Options, inputs []string) 
 		if err != nil {
 			return nil, err
 		}
-		for _, name := range sw.Names() {
+		first, end := opts.Part.Range(len(sw.Names()))
+		names := sw.Names()[first:end]
+		for _, name := range names {
 			if err := CheckDest(name, GGUF, opts.Force, inputs); err != nil {
 				return nil, err
 			}
 		}
-		return sw.Names(), nil
+		return names, nil
 	case to == Safetensors:
 		maxShard := opts.MaxShardBytes
 		if maxShard <= 0 {

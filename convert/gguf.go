@@ -367,7 +367,10 @@ func writeGGUF(dst string, force bool, inputs []string, p *plan, prog *progress.
 // its destination; the renames happen only once all of them are written and
 // synced, so an interrupted run leaves no shard behind (a crash during the
 // renames themselves can leave a partial set, which OpenSplit then refuses).
-func writeGGUFSplit(dst string, maxBytes int64, force bool, inputs []string, p *plan, prog *progress.Meter) (string, error) {
+//
+// With a part, only that part's shards are written (SplitWriter.Range),
+// and "" is returned.
+func writeGGUFSplit(dst string, maxBytes int64, part Part, force bool, inputs []string, p *plan, prog *progress.Meter) (string, error) {
 	prefix := strings.TrimSuffix(dst, ".gguf")
 	infos := make([]tensor.Info, len(p.jobs))
 	for i, j := range p.jobs {
@@ -385,13 +388,24 @@ func writeGGUFSplit(dst string, maxBytes int64, force bool, inputs []string, p *
 	if err != nil {
 		return "", err
 	}
+	first, end := part.Range(len(sw.Names()))
+	if err := sw.Range(first, end); err != nil {
+		return "", err
+	}
 	// Refuse existing shards before writing any.
-	if g, err = atomicfile.NewGroup(sw.Names(), force, inputs...); err != nil {
+	if g, err = atomicfile.NewGroup(sw.Names()[first:end], force, inputs...); err != nil {
 		return "", err
 	}
 	defer g.Abort()
+	want := map[string]bool{}
+	for _, t := range sw.Pending() {
+		want[t.Name] = true
+	}
 	e := &engine{progress: prog}
 	for _, j := range p.jobs {
+		if !want[j.out.Name] {
+			continue
+		}
 		w, err := sw.Next(j.out.Name)
 		if err != nil {
 			return "", err
@@ -406,5 +420,32 @@ func writeGGUFSplit(dst string, maxBytes int64, force bool, inputs []string, p *
 	if err := g.Commit(); err != nil {
 		return "", err
 	}
+	if !part.Whole() {
+		return "", nil
+	}
 	return sw.Names()[0], nil
+}
+
+// ggufLayout is the GGUF files a conversion of p to dst writes, as planned:
+// each shard of a split set, or the one file.
+func ggufLayout(dst string, to Format, p *plan, opts Options) ([]gguf.Shard, error) {
+	if to != GGUF {
+		return nil, fmt.Errorf("convert: a plan is made for GGUF output, not %s", to)
+	}
+	infos := make([]tensor.Info, len(p.jobs))
+	for i, j := range p.jobs {
+		infos[i] = tensor.Info{Name: j.out.Name, DType: j.out.DType, Shape: j.out.Shape}
+	}
+	if opts.SplitMaxBytes > 0 {
+		sw, err := gguf.NewSplitWriter(strings.TrimSuffix(dst, ".gguf"), opts.SplitMaxBytes, p.meta, infos, nil)
+		if err != nil {
+			return nil, err
+		}
+		return sw.Shards(), nil
+	}
+	size, placed, err := gguf.FileSize(p.meta, infos)
+	if err != nil {
+		return nil, err
+	}
+	return []gguf.Shard{{Name: dst, Tensors: placed, Size: size}}, nil
 }
