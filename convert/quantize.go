@@ -82,6 +82,8 @@ type QuantizeReport struct {
 	layout []gguf.Shard
 	// plan is the quantization plan (planOnly).
 	plan []quantize.Choice
+	// viaConvert: the source was read through convert's f32 GGUF view.
+	viaConvert bool
 }
 
 // QuantizeFormat is the format to, if given, else the one dst's name says,
@@ -199,6 +201,7 @@ func Quantize(src, dst string, o QuantizeOptions) (*QuantizeReport, error) {
 			return nil, err
 		}
 		note("quantize: %s read with quantize.GGUF names and metadata (as tfconv convert --outtype f32 would write them)", src)
+		rep.viaConvert = true
 	case toHF && !c.HuggingFace():
 		if c, err = Source(c, Options{To: Safetensors, OutType: OutF32}); err != nil {
 			return nil, err
@@ -259,7 +262,9 @@ func Quantize(src, dst string, o QuantizeOptions) (*QuantizeReport, error) {
 			if err != nil {
 				return nil, err
 			}
-			return keepOpenShard{f.Stream()}, nil // Commit closes the stream, syncs and closes the file
+			// The SplitWriter closes the stream when the shard is done,
+			// which frees its buffers; Commit syncs and closes the file.
+			return f.Stream(), nil
 		}
 		if sw, err = quantize.NewSplitWriter(prefix, o.SplitMaxBytes, create, c, plan, o.Target, ropts); err != nil {
 			return nil, err
@@ -350,11 +355,6 @@ func (o *QuantizeOptions) progress(plan []quantize.Choice) func(i, n int, name s
 	}
 }
 
-// keepOpenShard is a shard being written: its Close leaves the file to the
-// Group's Commit.
-type keepOpenShard struct{ io.Writer }
-
-func (keepOpenShard) Close() error { return nil }
 
 // writeHF writes the quantized Hugging Face checkpoint c as a Hugging Face
 // directory: its side files (config.json, tokenizer files,
