@@ -31,11 +31,11 @@ type PlanOptions struct {
 // their types and byte sizes (exact: they are laid out by the code that
 // writes them), and the predicted peak memory, disk and time.
 type OutputPlan struct {
-	Source  string `json:"source"`
-	Command string `json:"command"` // "convert" or "quantize"
-	Type    string `json:"type"`    // the outtype or quantization type
-	Output  string `json:"output"`
-	Part    string `json:"part,omitempty"`
+	Source  string         `json:"source"`
+	Command string         `json:"command"` // "convert" or "quantize"
+	Type    string         `json:"type"`    // the outtype or quantization type
+	Output  string         `json:"output"`
+	Part    string         `json:"part,omitempty"`
 	Shards  []PlannedShard `json:"shards"`
 	Tensors int            `json:"tensors"`
 	// OutputBytes is the size of every file together; DiskBytes what this

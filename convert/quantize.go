@@ -355,7 +355,6 @@ func (o *QuantizeOptions) progress(plan []quantize.Choice) func(i, n int, name s
 	}
 }
 
-
 // writeHF writes the quantized Hugging Face checkpoint c as a Hugging Face
 // directory: its side files (config.json, tokenizer files,
 // generation_config.json) as they are, beside the quantized safetensors.
