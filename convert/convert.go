@@ -122,6 +122,12 @@ type Options struct {
 	// Part writes only the shards of one part of a split set (--part;
 	// SplitMaxBytes must be set).
 	Part Part
+	// Resume continues a split run that was killed or failed: the shards
+	// its record (DST.tfconv-resume) names and whose sha256 still matches
+	// are kept, and writing starts at the first other one (--resume).
+	Resume bool
+	// Note, when set, receives a line about what --resume kept.
+	Note func(string)
 
 	// planOnly: work the plan out and return it (Plan); nothing is
 	// checked at DST or written.
@@ -274,6 +280,9 @@ func runOn(c *checkpoint.Checkpoint, src, dst string, opts Options, inputs []str
 	if !opts.Part.Whole() && opts.SplitMaxBytes == 0 {
 		return nil, fmt.Errorf("convert: --part %s writes part of a split set: give --split-max-size", opts.Part)
 	}
+	if opts.Resume && (opts.SplitMaxBytes == 0 || to != GGUF) {
+		return nil, fmt.Errorf("convert: --resume continues a split GGUF run: give --split-max-size")
+	}
 	// A split set's shard names are checked when they are known.
 	if !named && !templated && !opts.planOnly {
 		if err := checkDestEarly(dst, to, opts, inputs); err != nil {
@@ -346,13 +355,23 @@ func runOn(c *checkpoint.Checkpoint, src, dst string, opts Options, inputs []str
 	}
 	prog := progress.New(opts.Progress, "convert", total, progress.Bytes, "")
 	check := dst
+	var partFiles []string
 	var replaced atomicfile.DirResult
 	if _, err := os.Lstat(dst); err == nil && to != Safetensors && opts.SplitMaxBytes == 0 {
 		replaced.Replaced = []string{filepath.Base(dst)}
 	}
 	switch {
 	case to == GGUF && opts.SplitMaxBytes > 0:
-		check, err = writeGGUFSplit(dst, opts.SplitMaxBytes, opts.Part, opts.Force, inputs, p, prog)
+		var written []string
+		var resumed bool
+		written, resumed, err = writeGGUFSplit(dst, c, opts, inputs, p, prog, opts.Note)
+		if opts.Part.Whole() && !resumed && len(written) > 0 {
+			check = written[0]
+		} else {
+			// A part, or a resumed set: the shards written now are
+			// checked one by one; the kept ones were by their sha256.
+			check, partFiles = "", written
+		}
 	case to == GGUF:
 		err = writeGGUF(dst, opts.Force, inputs, p, prog)
 	case to == Native:
@@ -365,10 +384,10 @@ func runOn(c *checkpoint.Checkpoint, src, dst string, opts Options, inputs []str
 		return nil, err
 	}
 	var line string
-	if opts.Part.Whole() {
+	if check != "" || opts.SplitMaxBytes == 0 {
 		line, err = selfCheck(check, p.jobs)
 	} else {
-		line, err = selfCheckShards(files, p.jobs)
+		line, err = selfCheckShards(partFiles, p.jobs)
 	}
 	if err != nil {
 		return nil, err
@@ -470,6 +489,9 @@ func outputFiles(dst string, to Format, p *plan, opts Options, inputs []string) 
 		}
 		first, end := opts.Part.Range(len(sw.Names()))
 		names := sw.Names()[first:end]
+		if !opts.DryRun {
+			return names, nil // openSplitOut checks them, knowing an earlier run's record
+		}
 		for _, name := range names {
 			if err := CheckDest(name, GGUF, opts.Force, inputs); err != nil {
 				return nil, err

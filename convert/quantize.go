@@ -57,6 +57,8 @@ type QuantizeOptions struct {
 	SplitMaxBytes int64
 	// Part writes only the shards of one part of a split set (--part).
 	Part Part
+	// Resume continues a split run that was killed or failed (Options.Resume).
+	Resume bool
 
 	// planOnly: work the plan out and return its layout (Plan); nothing
 	// is checked at DST, read or written.
@@ -158,6 +160,8 @@ func Quantize(src, dst string, o QuantizeOptions) (*QuantizeReport, error) {
 		return nil, fmt.Errorf("quantize: --split-max-size writes GGUF output as a gguf-split set, not %s", format)
 	case !o.Part.Whole() && !split:
 		return nil, fmt.Errorf("quantize: --part %s writes part of a split set: give --split-max-size (or --keep-split)", o.Part)
+	case o.Resume && !split:
+		return nil, fmt.Errorf("quantize: --resume continues a split GGUF run: give --split-max-size (or --keep-split)")
 	case !o.Part.Whole() && o.DryRun:
 		return nil, fmt.Errorf("quantize: --dry-run measures the whole model; --part does not go with it")
 	}
@@ -178,8 +182,9 @@ func Quantize(src, dst string, o QuantizeOptions) (*QuantizeReport, error) {
 	var err2 error
 	switch {
 	case o.planOnly || o.SplitMaxBytes > 0:
-	case o.KeepSplit:
+	case o.KeepSplit && !o.Resume:
 		_, err2 = atomicfile.NewGroup(shardNames, o.Force, inputs...)
+	case o.KeepSplit:
 	case format == quantize.Safetensors:
 		err2 = CheckDest(dst, Safetensors, o.Force, inputs)
 	default:
@@ -255,37 +260,37 @@ func Quantize(src, dst string, o QuantizeOptions) (*QuantizeReport, error) {
 	}
 	ropts := quantize.RunOptions{Threads: o.Threads, Metadata: metadata, Progress: o.progress(plan), AllowOverflow: o.AllowOverflow}
 	var sw *gguf.SplitWriter
-	var group *atomicfile.Group
+	var out *splitOut
 	if split {
-		create := func(name string) (io.WriteCloser, error) {
-			f, err := group.Create(name)
-			if err != nil {
-				return nil, err
-			}
-			// The SplitWriter closes the stream when the shard is done,
-			// which frees its buffers; Commit syncs and closes the file.
-			return f.Stream(), nil
-		}
+		create := func(name string) (io.WriteCloser, error) { return out.create(name) }
 		if sw, err = quantize.NewSplitWriter(prefix, o.SplitMaxBytes, create, c, plan, o.Target, ropts); err != nil {
 			return nil, err
 		}
 		first, end := o.Part.Range(len(sw.Names()))
-		if err := sw.Range(first, end); err != nil {
-			return nil, err
-		}
 		rep.Files = sw.Names()[first:end]
 		if o.planOnly {
+			if err := sw.Range(first, end); err != nil {
+				return nil, err
+			}
 			rep.layout, rep.plan = sw.Shards(), plan
 			return rep, nil
 		}
 		if !o.DryRun {
-			if group, err = atomicfile.NewGroup(rep.Files, o.Force, inputs...); err != nil {
-				return nil, err
-			}
 			for _, name := range rep.Files {
 				if _, serr := os.Lstat(name); serr == nil {
 					rep.Replaced = append(rep.Replaced, filepath.Base(name))
 				}
+			}
+			id := resumeIdentity("quantize", map[string]string{"type": o.Target.Name, "split-max-size": fmt.Sprint(o.SplitMaxBytes),
+				"keep-split": fmt.Sprint(o.KeepSplit), "part": o.Part.String()}, c, sw.Shards())
+			if out, err = openSplitOut(dst, o.Part, id, sw.Shards(), o.Resume, o.Force, inputs, o.Note); err != nil {
+				return nil, err
+			}
+			if err := sw.Range(out.start, out.end); err != nil {
+				return nil, err
+			}
+			if out.start > out.first {
+				rep.Replaced = nil
 			}
 		}
 	} else if o.planOnly {
@@ -308,9 +313,9 @@ func Quantize(src, dst string, o QuantizeOptions) (*QuantizeReport, error) {
 		rep.Report, res, err = writeQuantizedHF(c, dst, o.Force, plan, ropts)
 		rep.Replaced, rep.RemovedStale = res.Replaced, res.Removed
 	case split:
-		defer group.Abort()
+		defer out.abort()
 		if rep.Report, err = quantize.WriteSplit(sw, plan, ropts); err == nil {
-			err = group.Commit()
+			err = out.finish()
 		}
 	default:
 		var f *atomicfile.File

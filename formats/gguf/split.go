@@ -1,6 +1,7 @@
 package gguf
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -321,6 +322,10 @@ type Shard struct {
 	Tensors []tensor.Info
 	// Size is the file's size in bytes: header, padding, data.
 	Size int64
+	// HeaderSHA256 is the sha256 of the header (metadata and tensor
+	// infos, with its padding): two plans with the same one lay out the
+	// same shard.
+	HeaderSHA256 [32]byte
 }
 
 // Shards returns every shard as it will be written: name, tensors and
@@ -335,7 +340,7 @@ func (s *SplitWriter) Shards() []Shard {
 			padded, _ := tensor.AlignUp(t.Size, align)
 			size += padded
 		}
-		out[i] = Shard{Name: SplitPath(s.prefix, i, len(s.shards)), Tensors: ts, Size: size}
+		out[i] = Shard{Name: SplitPath(s.prefix, i, len(s.shards)), Tensors: ts, Size: size, HeaderSHA256: sha256.Sum256(hdr)}
 	}
 	return out
 }
