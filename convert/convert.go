@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -398,6 +399,25 @@ func runOn(c *checkpoint.Checkpoint, src, dst string, opts Options, inputs []str
 	rep := newReport(src, check, to, p, files)
 	rep.SelfCheck, rep.SelfCheckLine = "ok", line
 	rep.Part = opts.Part.String()
+	if !opts.Part.Whole() {
+		// The report is the part's: the tensors of its shards.
+		layout, err := ggufLayout(dst, to, p, opts)
+		if err != nil {
+			return nil, err
+		}
+		first, end := opts.Part.Range(len(layout))
+		in := map[string]bool{}
+		for _, sh := range layout[first:end] {
+			for _, t := range sh.Tensors {
+				in[t.Name] = true
+			}
+		}
+		rep.Tensors = slices.DeleteFunc(rep.Tensors, func(t TensorReport) bool { return !in[t.Name] })
+		rep.Bytes = 0
+		for _, t := range rep.Tensors {
+			rep.Bytes += t.Bytes
+		}
+	}
 	if replaced.Replaced != nil {
 		rep.Replaced = replaced.Replaced
 	}

@@ -53,7 +53,22 @@ func TestPlanMatchesRun(t *testing.T) {
 		if p.Command != tc.run[0] || p.PeakRAMBytes <= 0 {
 			t.Errorf("%v: command %q, peak RAM %d", tc.plan, p.Command, p.PeakRAMBytes)
 		}
-		mustRun(t, append([]string{tc.run[0], src, dst}, tc.run[1:]...)...)
+		runOut := mustRun(t, append([]string{tc.run[0], src, dst, "--json"}, tc.run[1:]...)...)
+		var rep struct {
+			Tensors []json.RawMessage `json:"tensors"`
+		}
+		if err := json.Unmarshal([]byte(runOut), &rep); err != nil {
+			t.Fatalf("%v: %v", tc.run, err)
+		}
+		planned := 0
+		for _, sh := range p.Shards {
+			if sh.Write {
+				planned += len(sh.Tensors)
+			}
+		}
+		if len(rep.Tensors) != planned {
+			t.Errorf("%v: the report lists %d tensors, the files written hold %d", tc.run, len(rep.Tensors), planned)
+		}
 		ents, _ := os.ReadDir(dir)
 		var disk int64
 		written := 0
