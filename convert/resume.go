@@ -171,7 +171,7 @@ func openSplitOut(dst string, part Part, id resumeRecord, layout []gguf.Shard, r
 	default:
 		var old resumeRecord
 		if err := json.Unmarshal(b, &old); err != nil || old.Tool != "tfconv" {
-			return nil, fmt.Errorf("convert: %s is not a tfconv resume record (%v); remove it or give --force to start over", record, err)
+			return nil, fmt.Errorf("convert: %s is not a tfconv resume record (%v), and tfconv replaces no file it did not write: move it away to start over", record, err)
 		}
 		for _, d := range old.Done {
 			ours[d.Name] = true
