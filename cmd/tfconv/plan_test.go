@@ -2,10 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/tfconv/tfconv/formats/gguf"
 )
@@ -112,4 +116,69 @@ func TestPlanMatchesRun(t *testing.T) {
 	if code == 0 || !strings.Contains(errOut, "give one") {
 		t.Errorf("--type with --outtype: exit %d, %q", code, errOut)
 	}
+}
+
+// TestPlanRemote: plan reads hf://ORG/REPO (a loopback server in the Hub's
+// URL layout) through the headers alone and plans the same files as for
+// the local folder; of the weights' file it fetches the header and the
+// remote reader's first read-ahead block, not the tensors (this file is
+// 791 KiB; a real shard's gigabytes are never read).
+func TestPlanRemote(t *testing.T) {
+	root := "../../testdata/arch/llama3/hf"
+	var fetched int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := strings.TrimPrefix(r.URL.Path, "/org/repo/resolve/main/")
+		f, err := os.Open(filepath.Join(root, filepath.FromSlash(p)))
+		if err != nil || p == r.URL.Path {
+			http.NotFound(w, r)
+			return
+		}
+		defer f.Close()
+		cw := &countingWriter{ResponseWriter: w}
+		http.ServeContent(cw, r, filepath.Base(p), time.Time{}, f)
+		if p == "model.safetensors" {
+			atomic.AddInt64(&fetched, cw.n)
+		}
+	}))
+	defer srv.Close()
+	t.Setenv("HF_ENDPOINT", srv.URL)
+	shards := func(out string) string {
+		var p struct {
+			Shards []struct {
+				Name  string `json:"name"`
+				Bytes int64  `json:"bytes"`
+			} `json:"shards"`
+		}
+		if err := json.Unmarshal([]byte(out), &p); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(p.Shards)
+		return string(b)
+	}
+	for _, flags := range [][]string{{"--type", "q4_k_m", "--split-max-size", "20K"}, {"--outtype", "bf16", "--split-max-size", "20K"}} {
+		local := mustRun(t, append([]string{"plan", root, "out.gguf", "--json"}, flags...)...)
+		atomic.StoreInt64(&fetched, 0)
+		remote := mustRun(t, append([]string{"plan", "hf://org/repo", "out.gguf", "--json"}, flags...)...)
+		if shards(local) != shards(remote) {
+			t.Errorf("%v: over hf:// %s, locally %s", flags, shards(remote), shards(local))
+		}
+		st, _ := os.Stat(filepath.Join(root, "model.safetensors"))
+		if n := atomic.LoadInt64(&fetched); n == 0 || n > st.Size()/2 {
+			t.Errorf("%v: fetched %d bytes for a plan; the weights are %d", flags, n, st.Size())
+		} else {
+			t.Logf("%v: %d of the weights' %d bytes fetched", flags, n, st.Size())
+		}
+	}
+}
+
+// countingWriter counts the body bytes written.
+type countingWriter struct {
+	http.ResponseWriter
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.ResponseWriter.Write(p)
+	c.n += int64(n)
+	return n, err
 }
