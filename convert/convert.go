@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -119,6 +120,19 @@ type Options struct {
 	// DryRun works the conversion out, checks DST, and reports what would be
 	// written (Report.Files) without writing anything.
 	DryRun bool
+	// Part writes only the shards of one part of a split set (--part;
+	// SplitMaxBytes must be set).
+	Part Part
+	// Resume continues a split run that was killed or failed: the shards
+	// its record (DST.tfconv-resume) names and whose sha256 still matches
+	// are kept, and writing starts at the first other one (--resume).
+	Resume bool
+	// Note, when set, receives a line about what --resume kept.
+	Note func(string)
+
+	// planOnly: work the plan out and return it (Plan); nothing is
+	// checked at DST or written.
+	planOnly bool
 }
 
 // TensorReport describes one output tensor.
@@ -185,6 +199,11 @@ type Report struct {
 	Files []string `json:"files,omitempty"`
 	// DryRun is set when nothing was written (Options.DryRun).
 	DryRun bool `json:"dry_run,omitempty"`
+	// Part is --part K/N, when given.
+	Part string `json:"part,omitempty"`
+
+	plan   *plan        // planOnly: the plan
+	layout []gguf.Shard // planOnly: the GGUF files as planned
 }
 
 // plan is a conversion worked out before any byte is written.
@@ -259,8 +278,14 @@ func runOn(c *checkpoint.Checkpoint, src, dst string, opts Options, inputs []str
 	if opts.VocabOnly && opts.SplitMaxBytes > 0 {
 		return nil, fmt.Errorf("convert: --vocab-only writes no tensors; a split size does not apply")
 	}
+	if !opts.Part.Whole() && opts.SplitMaxBytes == 0 {
+		return nil, fmt.Errorf("convert: --part %s writes part of a split set: give --split-max-size", opts.Part)
+	}
+	if opts.Resume && (opts.SplitMaxBytes == 0 || to != GGUF) {
+		return nil, fmt.Errorf("convert: --resume continues a split GGUF run: give --split-max-size")
+	}
 	// A split set's shard names are checked when they are known.
-	if !named && !templated {
+	if !named && !templated && !opts.planOnly {
 		if err := checkDestEarly(dst, to, opts, inputs); err != nil {
 			return nil, err
 		}
@@ -299,9 +324,17 @@ func runOn(c *checkpoint.Checkpoint, src, dst string, opts Options, inputs []str
 		} else {
 			dst = filepath.Join(filepath.Dir(dst), fillTemplate(filepath.Base(dst), p.outType))
 		}
-		if err := checkDestEarly(dst, to, opts, inputs); err != nil {
-			return nil, err
+		if !opts.planOnly {
+			if err := checkDestEarly(dst, to, opts, inputs); err != nil {
+				return nil, err
+			}
 		}
+	}
+	if opts.planOnly {
+		rep := newReport(src, dst, to, p, nil)
+		rep.plan = p
+		rep.layout, err = ggufLayout(dst, to, p, opts)
+		return rep, err
 	}
 	files, err := outputFiles(dst, to, p, opts, inputs)
 	if err != nil {
@@ -323,13 +356,23 @@ func runOn(c *checkpoint.Checkpoint, src, dst string, opts Options, inputs []str
 	}
 	prog := progress.New(opts.Progress, "convert", total, progress.Bytes, "")
 	check := dst
+	var partFiles []string
 	var replaced atomicfile.DirResult
 	if _, err := os.Lstat(dst); err == nil && to != Safetensors && opts.SplitMaxBytes == 0 {
 		replaced.Replaced = []string{filepath.Base(dst)}
 	}
 	switch {
 	case to == GGUF && opts.SplitMaxBytes > 0:
-		check, err = writeGGUFSplit(dst, opts.SplitMaxBytes, opts.Force, inputs, p, prog)
+		var written []string
+		var resumed bool
+		written, resumed, err = writeGGUFSplit(dst, c, opts, inputs, p, prog, opts.Note)
+		if opts.Part.Whole() && !resumed && len(written) > 0 {
+			check = written[0]
+		} else {
+			// A part, or a resumed set: the shards written now are
+			// checked one by one; the kept ones were by their sha256.
+			check, partFiles = "", written
+		}
 	case to == GGUF:
 		err = writeGGUF(dst, opts.Force, inputs, p, prog)
 	case to == Native:
@@ -341,12 +384,40 @@ func runOn(c *checkpoint.Checkpoint, src, dst string, opts Options, inputs []str
 	if err != nil {
 		return nil, err
 	}
-	line, err := selfCheck(check, p.jobs)
+	var line string
+	if check != "" || opts.SplitMaxBytes == 0 {
+		line, err = selfCheck(check, p.jobs)
+	} else {
+		line, err = selfCheckShards(partFiles, p.jobs)
+	}
 	if err != nil {
 		return nil, err
 	}
+	if check == "" { // a part of a split set
+		check = dst
+	}
 	rep := newReport(src, check, to, p, files)
 	rep.SelfCheck, rep.SelfCheckLine = "ok", line
+	rep.Part = opts.Part.String()
+	if !opts.Part.Whole() {
+		// The report is the part's: the tensors of its shards.
+		layout, err := ggufLayout(dst, to, p, opts)
+		if err != nil {
+			return nil, err
+		}
+		first, end := opts.Part.Range(len(layout))
+		in := map[string]bool{}
+		for _, sh := range layout[first:end] {
+			for _, t := range sh.Tensors {
+				in[t.Name] = true
+			}
+		}
+		rep.Tensors = slices.DeleteFunc(rep.Tensors, func(t TensorReport) bool { return !in[t.Name] })
+		rep.Bytes = 0
+		for _, t := range rep.Tensors {
+			rep.Bytes += t.Bytes
+		}
+	}
 	if replaced.Replaced != nil {
 		rep.Replaced = replaced.Replaced
 	}
@@ -436,12 +507,17 @@ func outputFiles(dst string, to Format, p *plan, opts Options, inputs []string) 
 		if err != nil {
 			return nil, err
 		}
-		for _, name := range sw.Names() {
+		first, end := opts.Part.Range(len(sw.Names()))
+		names := sw.Names()[first:end]
+		if !opts.DryRun {
+			return names, nil // openSplitOut checks them, knowing an earlier run's record
+		}
+		for _, name := range names {
 			if err := CheckDest(name, GGUF, opts.Force, inputs); err != nil {
 				return nil, err
 			}
 		}
-		return sw.Names(), nil
+		return names, nil
 	case to == Safetensors:
 		maxShard := opts.MaxShardBytes
 		if maxShard <= 0 {

@@ -10,6 +10,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/tfconv/tfconv/formats/gguf"
 	"github.com/tfconv/tfconv/internal/directio"
 	"github.com/tfconv/tfconv/internal/progress"
 
@@ -249,6 +250,40 @@ func selfCheck(path string, jobs []*job) (string, error) {
 		}
 	}
 	return fmt.Sprintf("self-check: ok, %d tensors re-read from the output, every byte as converted (crc32c)", len(jobs)), nil
+}
+
+// selfCheckShards is selfCheck for the shards of one part of a split set
+// (--part), which is no whole set to open: each shard is opened alone, and
+// every tensor in it must be one of jobs, with the bytes as converted.
+func selfCheckShards(files []string, jobs []*job) (string, error) {
+	byName := map[string]*job{}
+	for _, j := range jobs {
+		byName[j.out.Name] = j
+	}
+	n := 0
+	for _, file := range files {
+		f, err := gguf.Open(file)
+		if err != nil {
+			return "", fmt.Errorf("convert: self-check: %w", err)
+		}
+		var exts []*extent
+		for _, t := range f.Tensors {
+			j, ok := byName[t.Name]
+			if !ok || t.DType != j.out.DType || !t.Shape.Equal(j.out.Shape) {
+				f.Close()
+				return "", fmt.Errorf("convert: self-check: tensor %q in %s was not written there", t.Name, file)
+			}
+			if t.Size > 0 {
+				exts = append(exts, &extent{name: t.Name, off: t.Offset, end: t.Offset + t.Size, want: j.sum, h: crc32.New(castagnoli)})
+			}
+			n++
+		}
+		f.Close()
+		if err := checkExtents(file, exts); err != nil {
+			return "", err
+		}
+	}
+	return fmt.Sprintf("self-check: ok, %d tensors of %d shards re-read from the output, every byte as converted (crc32c)", n, len(files)), nil
 }
 
 // extent is one tensor's bytes in an output file and the CRC-32C they must

@@ -378,49 +378,81 @@ func writeGGUF(dst string, force bool, inputs []string, p *plan, prog *progress.
 	return f.Commit()
 }
 
-// writeGGUFSplit writes the plan as a gguf-split set named after dst and
-// returns the first shard's path. Every shard goes to a temporary file beside
-// its destination; the renames happen only once all of them are written and
-// synced, so an interrupted run leaves no shard behind (a crash during the
-// renames themselves can leave a partial set, which OpenSplit then refuses).
-func writeGGUFSplit(dst string, maxBytes int64, force bool, inputs []string, p *plan, prog *progress.Meter) (string, error) {
+// writeGGUFSplit writes the plan as a gguf-split set named after dst
+// (with opts.Part, that part's shards) and returns the shards it wrote. Each
+// shard goes to a temporary file beside its destination and is renamed
+// into place once written and synced, its sha256 first recorded in
+// DST.tfconv-resume (splitOut): an interrupted run leaves whole shards and
+// the record, from which --resume (opts.Resume) continues; the record goes
+// when the set is done. resumed reports whether shards of an earlier run
+// were kept.
+func writeGGUFSplit(dst string, c *checkpoint.Checkpoint, opts Options, inputs []string, p *plan, prog *progress.Meter, note func(string)) (written []string, resumed bool, err error) {
 	prefix := strings.TrimSuffix(dst, ".gguf")
 	infos := make([]tensor.Info, len(p.jobs))
 	for i, j := range p.jobs {
 		infos[i] = tensor.Info{Name: j.out.Name, DType: j.out.DType, Shape: j.out.Shape}
 	}
-	var g *atomicfile.Group
-	create := func(name string) (io.WriteCloser, error) {
-		f, err := g.Create(name)
-		if err != nil {
-			return nil, err
-		}
-		return f.Stream(), nil
-	}
-	sw, err := gguf.NewSplitWriter(prefix, maxBytes, p.meta, infos, create)
+	var out *splitOut
+	sw, err := gguf.NewSplitWriter(prefix, opts.SplitMaxBytes, p.meta, infos, func(name string) (io.WriteCloser, error) { return out.create(name) })
 	if err != nil {
-		return "", err
+		return nil, false, err
 	}
-	// Refuse existing shards before writing any.
-	if g, err = atomicfile.NewGroup(sw.Names(), force, inputs...); err != nil {
-		return "", err
+	id := resumeIdentity("convert", map[string]string{"outtype": p.outType, "split-max-size": fmt.Sprint(opts.SplitMaxBytes),
+		"arch": opts.Arch, "part": opts.Part.String()}, c, sw.Shards())
+	// Refuses existing shards before writing any.
+	if out, err = openSplitOut(dst, opts.Part, id, sw.Shards(), opts.Resume, opts.Force, inputs, note); err != nil {
+		return nil, false, err
 	}
-	defer g.Abort()
+	defer out.abort()
+	if err := sw.Range(out.start, out.end); err != nil {
+		return nil, false, err
+	}
+	want := map[string]bool{}
+	for _, t := range sw.Pending() {
+		want[t.Name] = true
+	}
 	e := &engine{progress: prog}
 	for _, j := range p.jobs {
+		if !want[j.out.Name] {
+			continue
+		}
 		w, err := sw.Next(j.out.Name)
 		if err != nil {
-			return "", err
+			return nil, false, err
 		}
 		if err := e.write(w, j); err != nil {
-			return "", err
+			return nil, false, err
 		}
 	}
 	if err := sw.Close(); err != nil {
-		return "", err
+		return nil, false, err
 	}
-	if err := g.Commit(); err != nil {
-		return "", err
+	if err := out.finish(); err != nil {
+		return nil, false, err
 	}
-	return sw.Names()[0], nil
+	return out.names[out.start:out.end], out.start > out.first, nil
+}
+
+// ggufLayout is the GGUF files a conversion of p to dst writes, as planned:
+// each shard of a split set, or the one file.
+func ggufLayout(dst string, to Format, p *plan, opts Options) ([]gguf.Shard, error) {
+	if to != GGUF {
+		return nil, fmt.Errorf("convert: a plan is made for GGUF output, not %s", to)
+	}
+	infos := make([]tensor.Info, len(p.jobs))
+	for i, j := range p.jobs {
+		infos[i] = tensor.Info{Name: j.out.Name, DType: j.out.DType, Shape: j.out.Shape}
+	}
+	if opts.SplitMaxBytes > 0 {
+		sw, err := gguf.NewSplitWriter(strings.TrimSuffix(dst, ".gguf"), opts.SplitMaxBytes, p.meta, infos, nil)
+		if err != nil {
+			return nil, err
+		}
+		return sw.Shards(), nil
+	}
+	size, placed, err := gguf.FileSize(p.meta, infos)
+	if err != nil {
+		return nil, err
+	}
+	return []gguf.Shard{{Name: dst, Tensors: placed, Size: size}}, nil
 }

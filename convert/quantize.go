@@ -51,6 +51,18 @@ type QuantizeOptions struct {
 	// Note, when set, receives one line about a conversion Quantize made of the
 	// source before quantizing it.
 	Note func(msg string)
+	// SplitMaxBytes, when positive, writes GGUF output as a gguf-split set
+	// of at most about this much tensor data per shard, laid out as
+	// tfconv convert --split-max-size lays it out (gguf.PlanSplit).
+	SplitMaxBytes int64
+	// Part writes only the shards of one part of a split set (--part).
+	Part Part
+	// Resume continues a split run that was killed or failed (Options.Resume).
+	Resume bool
+
+	// planOnly: work the plan out and return its layout (Plan); nothing
+	// is checked at DST, read or written.
+	planOnly bool
 }
 
 // QuantizeReport is Quantize's result: the per-tensor report and what the errors
@@ -64,6 +76,16 @@ type QuantizeReport struct {
 	// same names; RemovedStale the earlier save's weight files of another
 	// shard count removed from that folder (WriteHFDir).
 	Replaced, RemovedStale []string
+	// Files are the files written: DST, or a split set's shards (with
+	// Part, those of the part).
+	Files []string
+
+	// layout is the GGUF output's files as planned (planOnly).
+	layout []gguf.Shard
+	// plan is the quantization plan (planOnly).
+	plan []quantize.Choice
+	// viaConvert: the source was read through convert's f32 GGUF view.
+	viaConvert bool
 }
 
 // QuantizeFormat is the format to, if given, else the one dst's name says,
@@ -130,6 +152,19 @@ func Quantize(src, dst string, o QuantizeOptions) (*QuantizeReport, error) {
 		return nil, quantize.RequantizeError(src, source, "", o.Target.Type)
 	}
 	rep := &QuantizeReport{MeasuredAgainst: quantize.MeasuredAgainst(source), Format: format}
+	split := o.KeepSplit || o.SplitMaxBytes > 0
+	switch {
+	case o.KeepSplit && o.SplitMaxBytes > 0:
+		return nil, fmt.Errorf("quantize: --keep-split keeps the input's shards; --split-max-size makes new ones: give one")
+	case o.SplitMaxBytes > 0 && format != quantize.GGUF:
+		return nil, fmt.Errorf("quantize: --split-max-size writes GGUF output as a gguf-split set, not %s", format)
+	case !o.Part.Whole() && !split:
+		return nil, fmt.Errorf("quantize: --part %s writes part of a split set: give --split-max-size (or --keep-split)", o.Part)
+	case o.Resume && !split:
+		return nil, fmt.Errorf("quantize: --resume continues a split GGUF run: give --split-max-size (or --keep-split)")
+	case !o.Part.Whole() && o.DryRun:
+		return nil, fmt.Errorf("quantize: --dry-run measures the whole model; --part does not go with it")
+	}
 	// --keep-split: llama-quantize's shard names, one per input shard.
 	var shardNames []string
 	prefix := strings.TrimSuffix(dst, ".gguf")
@@ -137,22 +172,26 @@ func Quantize(src, dst string, o QuantizeOptions) (*QuantizeReport, error) {
 		if format != quantize.GGUF || c.Format != checkpoint.GGUF {
 			return nil, fmt.Errorf("quantize: --keep-split reads and writes quantize.GGUF (a split set's shards), not %s to %s", c.Format, format)
 		}
-		for i := range c.Files {
+		first, end := o.Part.Range(len(c.Files))
+		for i := first; i < end; i++ {
 			shardNames = append(shardNames, gguf.SplitPath(prefix, i, len(c.Files)))
 		}
 	}
-	// Refuse a bad destination before spending time on the data.
-	var group *atomicfile.Group
+	// Refuse a bad destination before spending time on the data; a
+	// --split-max-size set's names are known once the plan is.
+	var err2 error
 	switch {
+	case o.planOnly || o.SplitMaxBytes > 0:
+	case o.KeepSplit && !o.Resume:
+		_, err2 = atomicfile.NewGroup(shardNames, o.Force, inputs...)
 	case o.KeepSplit:
-		group, err = atomicfile.NewGroup(shardNames, o.Force, inputs...)
 	case format == quantize.Safetensors:
-		err = CheckDest(dst, Safetensors, o.Force, inputs)
+		err2 = CheckDest(dst, Safetensors, o.Force, inputs)
 	default:
-		err = atomicfile.CheckDest(dst, o.Force, inputs...)
+		err2 = atomicfile.CheckDest(dst, o.Force, inputs...)
 	}
-	if err != nil {
-		return nil, err
+	if err2 != nil {
+		return nil, err2
 	}
 	note := func(format string, args ...any) {
 		if o.Note != nil {
@@ -167,6 +206,7 @@ func Quantize(src, dst string, o QuantizeOptions) (*QuantizeReport, error) {
 			return nil, err
 		}
 		note("quantize: %s read with quantize.GGUF names and metadata (as tfconv convert --outtype f32 would write them)", src)
+		rep.viaConvert = true
 	case toHF && !c.HuggingFace():
 		if c, err = Source(c, Options{To: Safetensors, OutType: OutF32}); err != nil {
 			return nil, err
@@ -219,6 +259,52 @@ func Quantize(src, dst string, o QuantizeOptions) (*QuantizeReport, error) {
 		return nil, err
 	}
 	ropts := quantize.RunOptions{Threads: o.Threads, Metadata: metadata, Progress: o.progress(plan), AllowOverflow: o.AllowOverflow}
+	var sw *gguf.SplitWriter
+	var out *splitOut
+	if split {
+		create := func(name string) (io.WriteCloser, error) { return out.create(name) }
+		if sw, err = quantize.NewSplitWriter(prefix, o.SplitMaxBytes, create, c, plan, o.Target, ropts); err != nil {
+			return nil, err
+		}
+		first, end := o.Part.Range(len(sw.Names()))
+		rep.Files = sw.Names()[first:end]
+		if o.planOnly {
+			if err := sw.Range(first, end); err != nil {
+				return nil, err
+			}
+			rep.layout, rep.plan = sw.Shards(), plan
+			return rep, nil
+		}
+		if !o.DryRun {
+			for _, name := range rep.Files {
+				if _, serr := os.Lstat(name); serr == nil {
+					rep.Replaced = append(rep.Replaced, filepath.Base(name))
+				}
+			}
+			id := resumeIdentity("quantize", map[string]string{"type": o.Target.Name, "split-max-size": fmt.Sprint(o.SplitMaxBytes),
+				"keep-split": fmt.Sprint(o.KeepSplit), "part": o.Part.String()}, c, sw.Shards())
+			if out, err = openSplitOut(dst, o.Part, id, sw.Shards(), o.Resume, o.Force, inputs, o.Note); err != nil {
+				return nil, err
+			}
+			if err := sw.Range(out.start, out.end); err != nil {
+				return nil, err
+			}
+			if out.start > out.first {
+				rep.Replaced = nil
+			}
+		}
+	} else if o.planOnly {
+		if format != quantize.GGUF {
+			return nil, fmt.Errorf("quantize: a plan is made for GGUF output, not %s", format)
+		}
+		meta, infos := quantize.GGUFLayout(c, plan, o.Target, ropts)
+		size, placed, err := gguf.FileSize(meta, infos)
+		if err != nil {
+			return nil, err
+		}
+		rep.layout, rep.plan = []gguf.Shard{{Name: dst, Tensors: placed, Size: size}}, plan
+		return rep, nil
+	}
 	switch {
 	case o.DryRun:
 		rep.Report, err = quantize.Run(plan, nil, ropts)
@@ -226,17 +312,10 @@ func Quantize(src, dst string, o QuantizeOptions) (*QuantizeReport, error) {
 		var res atomicfile.DirResult
 		rep.Report, res, err = writeQuantizedHF(c, dst, o.Force, plan, ropts)
 		rep.Replaced, rep.RemovedStale = res.Replaced, res.Removed
-	case o.KeepSplit:
-		defer group.Abort()
-		create := func(name string) (io.WriteCloser, error) {
-			f, err := group.Create(name)
-			if err != nil {
-				return nil, err
-			}
-			return keepOpenShard{f.Stream()}, nil // Commit closes the stream, syncs and closes the file
-		}
-		if rep.Report, err = quantize.WriteSplit(prefix, create, c, plan, o.Target, ropts); err == nil {
-			err = group.Commit()
+	case split:
+		defer out.abort()
+		if rep.Report, err = quantize.WriteSplit(sw, plan, ropts); err == nil {
+			err = out.finish()
 		}
 	default:
 		var f *atomicfile.File
@@ -250,6 +329,7 @@ func Quantize(src, dst string, o QuantizeOptions) (*QuantizeReport, error) {
 		if rep.Report, err = quantize.Write(f.Stream(), c, plan, o.Target, format, ropts); err == nil {
 			err = f.Commit()
 		}
+		rep.Files = []string{dst}
 	}
 	if err != nil {
 		return nil, err
@@ -279,12 +359,6 @@ func (o *QuantizeOptions) progress(plan []quantize.Choice) func(i, n int, name s
 		}
 	}
 }
-
-// keepOpenShard is a shard being written: its Close leaves the file to the
-// Group's Commit.
-type keepOpenShard struct{ io.Writer }
-
-func (keepOpenShard) Close() error { return nil }
 
 // writeHF writes the quantized Hugging Face checkpoint c as a Hugging Face
 // directory: its side files (config.json, tokenizer files,

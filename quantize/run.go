@@ -498,3 +498,34 @@ func write(sink Sink, name string, b []byte) error {
 	}
 	return nil
 }
+
+// BufferBytes is the most memory Run's buffers take for plan with threads
+// workers (0: GOMAXPROCS): 2·threads+2 chunk slots, each grown to the
+// largest chunk any tensor needs — its input rows, their output, and the
+// decoded and re-decoded float32 values — or to copyChunk for a tensor
+// copied as it is. tfconv plan predicts peak memory with it.
+func BufferBytes(plan []Choice, threads int) int64 {
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	var slot int64
+	for _, ch := range plan {
+		t := ch.Tensor
+		if ch.Copy {
+			slot = max(slot, min(copyChunk, t.Size))
+			continue
+		}
+		rowLen := t.Shape.RowLen()
+		if rowLen <= 0 {
+			continue
+		}
+		elems := min(t.NumElements(), max(1, chunkElems/rowLen)*rowLen)
+		in, err1 := t.DType.ByteSize(elems)
+		out, err2 := ch.Type.ByteSize(elems)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		slot = max(slot, in+out+8*elems)
+	}
+	return int64(2*threads+2) * slot
+}

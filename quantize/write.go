@@ -172,7 +172,8 @@ func Write(w io.Writer, c *checkpoint.Checkpoint, plan []Choice, t Target, f For
 	var sink closer
 	switch f {
 	case GGUF:
-		gw, err := gguf.NewWriter(w, withKeys(OutputMetadata(c, t), opts.Metadata), ggmlDims(infos))
+		meta, ginfos := GGUFLayout(c, plan, t, opts)
+		gw, err := gguf.NewWriter(w, meta, ginfos)
 		if err != nil {
 			return nil, err
 		}
@@ -213,6 +214,12 @@ func Write(w io.Writer, c *checkpoint.Checkpoint, plan []Choice, t Target, f For
 		return nil, err
 	}
 	return rep, nil
+}
+
+// GGUFLayout is the metadata and tensors of plan's GGUF output, as Write
+// and NewSplitWriter declare them.
+func GGUFLayout(c *checkpoint.Checkpoint, plan []Choice, t Target, opts RunOptions) (tensor.Metadata, []tensor.Info) {
+	return withKeys(OutputMetadata(c, t), opts.Metadata), ggmlDims(OutputInfos(plan))
 }
 
 // ggmlDims drops the outermost dimensions of 1 from each shape (keeping
@@ -272,17 +279,22 @@ func ParseOverrideKV(s string) (tensor.KV, error) {
 	return tensor.KV{}, fmt.Errorf("quantize: --override-kv %q: type %q is not int, float, bool or str", s, typ)
 }
 
-// WriteSplit writes the quantized GGUF as llama-quantize --keep-split does:
-// one shard per input shard, named gguf.SplitPath(prefix, i, n), each with
-// the tensors of its input shard (plan made with Options.KeepSplit); the
-// first carries the metadata, every one split.no, split.count and
-// split.tensors.count when there is more than one. Shards are created
-// through create, in order.
-func WriteSplit(prefix string, create func(name string) (io.WriteCloser, error), c *checkpoint.Checkpoint, plan []Choice, t Target, opts RunOptions) (*Report, error) {
+// NewSplitWriter lays out plan's GGUF output as a split set named after
+// prefix, its shards created through create in order. With maxBytes 0 it
+// is llama-quantize --keep-split's: one shard per input shard, each with the
+// tensors of its input shard (plan made with Options.KeepSplit); the first
+// carries the metadata, every one split.no, split.count and
+// split.tensors.count when there is more than one. With maxBytes > 0 it is
+// gguf-split --split-max-size's (gguf.PlanSplit, the layout tfconv convert
+// --split-max-size writes).
+func NewSplitWriter(prefix string, maxBytes int64, create func(name string) (io.WriteCloser, error), c *checkpoint.Checkpoint, plan []Choice, t Target, opts RunOptions) (*gguf.SplitWriter, error) {
 	if err := Check(c, plan, t, GGUF); err != nil {
 		return nil, err
 	}
-	infos := ggmlDims(OutputInfos(plan))
+	meta, infos := GGUFLayout(c, plan, t, opts)
+	if maxBytes > 0 {
+		return gguf.NewSplitWriter(prefix, maxBytes, meta, infos, create)
+	}
 	n := 1
 	for _, ch := range plan {
 		n = max(n, ch.Shard+1)
@@ -294,11 +306,24 @@ func WriteSplit(prefix string, create func(name string) (io.WriteCloser, error),
 		}
 		shards[ch.Shard] = append(shards[ch.Shard], infos[i])
 	}
-	sw, err := gguf.NewSplitWriterShards(prefix, withKeys(OutputMetadata(c, t), opts.Metadata), shards, create)
-	if err != nil {
-		return nil, err
+	return gguf.NewSplitWriterShards(prefix, meta, shards, create)
+}
+
+// WriteSplit quantizes into sw (made by NewSplitWriter for plan) the
+// tensors of plan that sw takes: all of them, or those of the shards its
+// Range chose; the report covers those.
+func WriteSplit(sw *gguf.SplitWriter, plan []Choice, opts RunOptions) (*Report, error) {
+	want := map[string]bool{}
+	for _, in := range sw.Pending() {
+		want[in.Name] = true
 	}
-	rep, err := Run(plan, sw, opts)
+	var part []Choice
+	for _, ch := range plan {
+		if want[ch.Tensor.Name] {
+			part = append(part, ch)
+		}
+	}
+	rep, err := Run(part, sw, opts)
 	if err != nil {
 		sw.Close()
 		return nil, err

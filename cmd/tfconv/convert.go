@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 
@@ -20,6 +21,8 @@ type convertOptions struct {
 	arch          string
 	maxShardSize  string
 	splitMaxSize  string
+	part          string
+	resume        bool
 	progress      bool
 	base          string
 	modelName     string
@@ -170,6 +173,8 @@ Examples:
 	f.BoolVar(&opts.dryRun, "dry-run", false, "print the tensors, types and files the conversion would write; write nothing")
 	f.BoolVar(&opts.listModels, "print-supported-models", false, "list the architectures convert writes as GGUF and the Hugging Face classes of each")
 	f.BoolVar(&opts.allowOverflow, "allow-overflow", false, "write values beyond the output type's range (f16: 65504) as ±Inf instead of failing; the tensors and counts are reported")
+	f.StringVar(&opts.part, "part", "", "with --split-max-size: write only part K of N (K/N, K from 1) of the set's shards, contiguous ranges as 'tfconv plan' lists them; auto/N takes K from JOB_COMPLETION_INDEX (Kubernetes Indexed Job) or SLURM_ARRAY_TASK_ID−SLURM_ARRAY_TASK_MIN (Slurm array)")
+	f.BoolVar(&opts.resume, "resume", false, "with --split-max-size: continue a run that was killed or failed, keeping the shards its record DST.tfconv-resume names whose sha256 still matches")
 	addProgressFlag(cmd, &opts.progress)
 	return cmd
 }
@@ -226,6 +231,13 @@ func runConvert(a *app, opts *convertOptions) error {
 			return err
 		}
 	}
+	if opts.part != "" {
+		if copts.Part, err = convert.ParsePart(opts.part, os.Getenv); err != nil {
+			return err
+		}
+	}
+	copts.Resume = opts.resume
+	copts.Note = func(msg string) { fmt.Fprintln(a.err, "tfconv:", msg) }
 	copts.Progress = a.progressOut(opts.progress)
 	rep, err := convert.Run(opts.src, opts.dst, copts)
 	if err != nil {

@@ -34,6 +34,9 @@ var examples = map[string]string{
 	"card": `  tfconv card ./Qwen2.5-0.5B-Instruct-GGUF --base-model Qwen/Qwen2.5-0.5B-Instruct --license apache-2.0
   tfconv card ./gguf-out --verify q4_k_m.verify.json --verify q8_0.verify.json --force
   tfconv card ./gguf-out --quantized-by me --tag chat --json`,
+	"plan": `  tfconv plan ./Llama-3.1-8B --type q4_k_m --split-max-size 2GB
+  tfconv plan hf://moonshotai/Kimi-K2-Instruct --type q4_k_m --split-max-size 5GB --part 3/8 --json
+  tfconv plan ./Qwen2.5-7B-Instruct --outtype bf16`,
 	"check": `  tfconv check model.gguf
   tfconv check ./Qwen2.5-0.5B-Instruct
   tfconv check model.safetensors --json`,

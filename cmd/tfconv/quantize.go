@@ -39,6 +39,9 @@ type quantizeOptions struct {
 	exclude       []string
 	overrideKV    []string
 	keepSplit     bool
+	splitMaxSize  string
+	part          string
+	resume        bool
 	targetBPW     float64
 	calib         string
 	calibCtx      int
@@ -167,6 +170,9 @@ model*.safetensors files removed, every other file kept, each one named;
 	f.StringVarP(&opts.calib, "calib", "f", "", "calibration text file for --target-bpw")
 	f.IntVarP(&opts.calibCtx, "calib-ctx", "c", 128, "tokens per chunk of --calib (context)")
 	f.StringVar(&opts.pruneLayers, "prune-layers", "", "comma-separated layers (blocks) to drop, e.g. 1,3; later blocks are renumbered and block_count lowered, as llama-quantize --prune-layers (GGUF and native output)")
+	f.StringVar(&opts.splitMaxSize, "split-max-size", "", "write GGUF output as a gguf-split set with at most this much tensor data per shard, laid out as convert --split-max-size (e.g. 5GB, 2G, 500M)")
+	f.StringVar(&opts.part, "part", "", "with --split-max-size or --keep-split: write only part K of N (K/N, K from 1) of the set's shards; auto/N takes K from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID−SLURM_ARRAY_TASK_MIN")
+	f.BoolVar(&opts.resume, "resume", false, "with --split-max-size or --keep-split: continue a run that was killed or failed, keeping the shards its record DST.tfconv-resume names whose sha256 still matches")
 	f.BoolVar(&opts.keepSplit, "keep-split", false, "GGUF split set input: write one output shard per input shard, named DST-0000i-of-0000n.gguf (DST without .gguf), as llama-quantize --keep-split")
 	f.BoolVar(&opts.allowOverflow, "allow-overflow", false, "write values beyond a tensor type's range (f16: 65504) as ±Inf instead of failing; the tensors and counts are reported")
 	f.BoolVar(&opts.requantize, "allow-requantize", false, "re-encode a source that is already integer-quantized (ggml block types, int8, GPTQ, AWQ) into another quantized type; the error is then measured against its dequantized weights")
@@ -276,6 +282,17 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 		AllowOverflow: opts.allowOverflow,
 		Note:          func(msg string) { fmt.Fprintln(a.err, msg) },
 	}
+	if opts.splitMaxSize != "" {
+		if fo.SplitMaxBytes, err = parseSize("split-max-size", opts.splitMaxSize); err != nil {
+			return err
+		}
+	}
+	if opts.part != "" {
+		if fo.Part, err = convert.ParsePart(opts.part, os.Getenv); err != nil {
+			return err
+		}
+	}
+	fo.Resume = opts.resume
 	for _, s := range opts.tensorTypes {
 		o, err := quantize.ParseOverride(s)
 		if err != nil {

@@ -173,6 +173,7 @@ Exit codes: 0 success, 1 a check found a difference, 2 usage or input error.`,
 		newCmdConvert(a),
 		newCmdMergeLoRA(a),
 		newCmdQuantize(a),
+		newCmdPlan(a),
 		newCmdSynth(a),
 		newCmdTokenize(a),
 		newCmdCheck(a),
@@ -193,6 +194,16 @@ func exactArgs(n int) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		if len(args) != n {
 			return fmt.Errorf("%s: expected %d argument(s), got %d (usage: %s)", c.Name(), n, len(args), c.UseLine())
+		}
+		return nil
+	}
+}
+
+// rangeArgs is cobra.RangeArgs with a message that names the command's usage.
+func rangeArgs(lo, hi int) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) < lo || len(args) > hi {
+			return fmt.Errorf("%s: expected %d to %d arguments, got %d (usage: %s)", c.Name(), lo, hi, len(args), c.UseLine())
 		}
 		return nil
 	}

@@ -1,6 +1,7 @@
 package gguf
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -210,16 +211,34 @@ type SplitWriter struct {
 	wc     io.WriteCloser
 	next   int // index into the flat tensor order
 	order  []int
+	end    int // the flat index after the last tensor to write (Range)
 	err    error
 	// ggufSplit: gguf-split's keys (a set of one shard states them too,
 	// split.count last); otherwise llama-quantize --keep-split's
 	// (NewSplitWriterShards).
 	ggufSplit bool
+	// ranged: Range was called with shards [rangeFirst, rangeEnd).
+	ranged               bool
+	rangeFirst, rangeEnd int
 }
 
 // NewSplitWriter plans the shards; nothing is created until the first Next
 // (or Close, for a model without tensors).
 func NewSplitWriter(prefix string, maxBytes int64, meta tensor.Metadata, tensors []tensor.Info, create func(name string) (io.WriteCloser, error)) (*SplitWriter, error) {
+	shards, err := PlanSplit(maxBytes, tensors)
+	if err != nil {
+		return nil, err
+	}
+	return newSplitWriter(prefix, meta, shards, create, true)
+}
+
+// PlanSplit divides tensors, in order, into the shards of a split set of at
+// most about maxBytes of tensor data each, as gguf-split --split-max-size
+// does: a shard is started when the next tensor's data, padded to 32 bytes,
+// would take the current one past maxBytes; a tensor larger than maxBytes
+// gets a shard of its own. It is the one planner of a split GGUF's layout:
+// convert, quantize and tfconv plan all call it (through NewSplitWriter).
+func PlanSplit(maxBytes int64, tensors []tensor.Info) ([][]tensor.Info, error) {
 	if maxBytes <= 0 {
 		return nil, fmt.Errorf("gguf: split size %d is not positive", maxBytes)
 	}
@@ -242,7 +261,7 @@ func NewSplitWriter(prefix string, maxBytes int64, meta tensor.Metadata, tensors
 		cur = append(cur, t)
 		curBytes += padded
 	}
-	return newSplitWriter(prefix, meta, append(shards, cur), create, true)
+	return append(shards, cur), nil
 }
 
 // NewSplitWriterShards is NewSplitWriter with the shards given, as
@@ -275,7 +294,7 @@ func newSplitWriter(prefix string, meta tensor.Metadata, shards [][]tensor.Info,
 			base = append(base, kv)
 		}
 	}
-	s := &SplitWriter{prefix: prefix, create: create, meta: base, shards: shards, shard: -1, order: order, ggufSplit: ggufSplit}
+	s := &SplitWriter{prefix: prefix, create: create, meta: base, shards: shards, shard: -1, order: order, end: len(order), ggufSplit: ggufSplit}
 	// Validate every shard's header now, so that a bad input fails before
 	// any file exists.
 	for i := range shards {
@@ -291,6 +310,95 @@ func (s *SplitWriter) Names() []string {
 	out := make([]string, len(s.shards))
 	for i := range out {
 		out[i] = SplitPath(s.prefix, i, len(s.shards))
+	}
+	return out
+}
+
+// Shard is one file of a planned split set.
+type Shard struct {
+	Name string
+	// Tensors are the shard's, with Offset (from the start of its data
+	// section) and Size as the file holds them.
+	Tensors []tensor.Info
+	// Size is the file's size in bytes: header, padding, data.
+	Size int64
+	// HeaderSHA256 is the sha256 of the header (metadata and tensor
+	// infos, with its padding): two plans with the same one lay out the
+	// same shard.
+	HeaderSHA256 [32]byte
+}
+
+// Shards returns every shard as it will be written: name, tensors and
+// file size, exact to the byte.
+func (s *SplitWriter) Shards() []Shard {
+	out := make([]Shard, len(s.shards))
+	for i := range s.shards {
+		// newSplitWriter encoded every header already: no error here.
+		hdr, ts, align, _ := encodeHeader(s.shardMeta(i, len(s.order)), s.shards[i])
+		size := int64(len(hdr))
+		for _, t := range ts {
+			padded, _ := tensor.AlignUp(t.Size, align)
+			size += padded
+		}
+		out[i] = Shard{Name: SplitPath(s.prefix, i, len(s.shards)), Tensors: ts, Size: size, HeaderSHA256: sha256.Sum256(hdr)}
+	}
+	return out
+}
+
+// FileSize is the size in bytes of the GGUF file NewWriter writes for meta
+// and tensors, and the tensors with their offsets and sizes.
+func FileSize(meta tensor.Metadata, tensors []tensor.Info) (int64, []tensor.Info, error) {
+	hdr, ts, align, err := encodeHeader(meta, tensors)
+	if err != nil {
+		return 0, nil, err
+	}
+	size := int64(len(hdr))
+	for _, t := range ts {
+		padded, _ := tensor.AlignUp(t.Size, align)
+		size += padded
+	}
+	return size, ts, nil
+}
+
+// Range restricts the writer to shards [first, end) (from 0): only their
+// files are created, and Next takes only their tensors, in order, starting
+// with the first tensor of shard first; Close checks that they were all
+// written. Every shard is still laid out, named and keyed as in the whole
+// set, so the files are byte-identical to the same shards of a run that
+// writes them all (tfconv convert --part, --resume). Call it before Next.
+func (s *SplitWriter) Range(first, end int) error {
+	if first < 0 || end > len(s.shards) || first > end {
+		return fmt.Errorf("gguf: shard range [%d, %d) is not within the %d shards", first, end, len(s.shards))
+	}
+	if s.next != 0 || s.shard >= 0 {
+		return errors.New("gguf: Range after the first Next")
+	}
+	lo, hi := 0, 0
+	for i, sh := range s.shards {
+		if i < first {
+			lo += len(sh)
+		}
+		if i < end {
+			hi += len(sh)
+		}
+	}
+	s.next, s.end = lo, hi
+	s.rangeFirst, s.rangeEnd, s.ranged = first, end, true
+	return nil
+}
+
+// Pending lists the tensors Next will take, in order: all of them, or
+// those of the shards Range chose.
+func (s *SplitWriter) Pending() []tensor.Info {
+	var out []tensor.Info
+	k := 0
+	for _, sh := range s.shards {
+		for _, t := range sh {
+			if k >= s.next && k < s.end {
+				out = append(out, t)
+			}
+			k++
+		}
 	}
 	return out
 }
@@ -354,8 +462,8 @@ func (s *SplitWriter) Next(name string) (io.Writer, error) {
 	if s.err != nil {
 		return nil, s.err
 	}
-	if s.next >= len(s.order) {
-		return nil, fmt.Errorf("gguf: Next(%q): all %d declared tensors are written", name, len(s.order))
+	if s.next >= s.end {
+		return nil, fmt.Errorf("gguf: Next(%q): all %d declared tensors are written", name, s.end)
 	}
 	if i := s.order[s.next]; i != s.shard {
 		if s.err = s.openShard(i); s.err != nil {
@@ -376,14 +484,14 @@ func (s *SplitWriter) Close() error {
 	if s.err != nil {
 		return s.err
 	}
-	if s.shard < 0 && len(s.order) == 0 {
+	if s.shard < 0 && len(s.order) == 0 && (!s.ranged || s.rangeFirst == 0 && s.rangeEnd > 0) {
 		if s.err = s.openShard(0); s.err != nil {
 			return s.err
 		}
 	}
-	if s.next < len(s.order) {
+	if s.next < s.end {
 		s.finishShard()
-		s.err = fmt.Errorf("gguf: Close: %d of %d tensors not written", len(s.order)-s.next, len(s.order))
+		s.err = fmt.Errorf("gguf: Close: %d of %d tensors not written", s.end-s.next, s.end)
 		return s.err
 	}
 	s.err = s.finishShard()

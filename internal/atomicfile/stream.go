@@ -115,6 +115,12 @@ func (s *Stream) Close() error {
 	}
 	close(s.work)
 	<-s.done
+	// The buffers go now, not at Commit: a split set's Group keeps every
+	// shard's File until then, and 16 MiB a shard would add up.
+	s.cur = nil
+	for len(s.free) > 0 {
+		<-s.free
+	}
 	if s.err != nil {
 		return s.err
 	}
