@@ -129,8 +129,14 @@ func lfm2KVHeads() Param {
 			}
 			out := make([]int32, len(types))
 			for i, t := range types {
-				if t != ShortConv {
+				switch t {
+				case FullAttention:
 					out[i] = int32(kv)
+				case ShortConv:
+				default:
+					// transformers makes it a convolution, the converter
+					// an attention layer
+					return tensor.Value{}, false, errUnsupported("config.json: layer_types[%d] %q: LFM2 has conv and full_attention layers", i, t)
 				}
 			}
 			return tensor.ArrayOf(out), true, nil

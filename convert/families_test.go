@@ -89,8 +89,10 @@ func TestFamiliesGGUFToHF(t *testing.T) {
 		"max_position_embeddings", "use_qkv_bias", "use_bias", "attention_bias", "sliding_window", "norm_eps",
 		"conv_L_cache", "conv_bias"}
 	// Keys only some families' configs hold, which GGUF → HF must give
-	// back: LFM2's layer pattern (the GGUF's per-layer head_count_kv).
-	familyKeys := map[string][]string{"lfm2": {"layer_types"}}
+	// back: LFM2's layer pattern (the GGUF's per-layer head_count_kv) and
+	// LFM2-MoE's mixture.
+	familyKeys := map[string][]string{"lfm2": {"layer_types"}, "lfm2moe": {"layer_types", "num_experts",
+		"num_experts_per_tok", "moe_intermediate_size", "num_dense_layers", "norm_topk_prob", "use_expert_bias"}}
 	// What a GGUF cannot say: Mistral's sliding window (llama.cpp's llama
 	// graph has none, so the HF output computes what llama.cpp computes);
 	// dots1's: its layers are all full attention (layer_types), and

@@ -943,6 +943,70 @@ def make_handmade(family, llamacpp, dump_bin, shared):
             "converter": "newer" if "NEW_LLAMACPP" in os.environ and llamacpp == os.environ["NEW_LLAMACPP"] else "c392e509"}
 
 
+# LFM2-MoE (GGUF "lfm2moe"; the newer llama.cpp): transformers v4.57.6 has no Lfm2MoeForCausalLM (it came later),
+# so the checkpoint is written here in the names and config.json keys that class saves, from an Lfm2ForCausalLM's
+# redrawn weights (the same module names for the embedding, the short convolutions, the attention and the norms).
+# 4 layers (conv, full_attention, conv, conv), GQA 4/2; layer 0 dense (num_dense_layers 1, its MLP 128 wide),
+# layers 1-3 a mixture (feed_forward.gate, feed_forward.experts.N.w1/w3/w2 of width moe_intermediate_size 32) of 4
+# experts, 2 used: sigmoid scores chosen by score + feed_forward.expert_bias (N(0, 0.2²)), renormalised; tied (the
+# converter's lfm2moe has no output tensor).
+# llama.cpp's logits are the reference (no reference.json).
+LFM2MOE = dict(BASE, num_hidden_layers=4, intermediate_size=128, moe_intermediate_size=32, num_key_value_heads=2,
+               num_experts=4, num_experts_per_tok=2, num_dense_layers=1, norm_topk_prob=True, use_expert_bias=True,
+               routed_scaling_factor=1.0, rope_theta=1000000.0, norm_eps=1e-5, conv_L_cache=3, conv_bias=False,
+               layer_types=["conv", "full_attention", "conv", "conv"], tie_word_embeddings=True,
+               pad_token_id=999, bos_token_id=999, eos_token_id=999)
+
+
+def make_lfm2moe(family, llamacpp, dump_bin, shared):
+    llamacpp, dump_bin = os.environ["NEW_LLAMACPP"], os.environ["NEW_LOGITS_DUMP"]
+    seed = zlib.crc32(family.encode())
+    torch.manual_seed(seed)
+    g = torch.Generator().manual_seed(seed + 1)
+    cfg = dict(LFM2MOE)
+    dense = {k: v for k, v in cfg.items() if k not in ("moe_intermediate_size", "num_experts", "num_experts_per_tok",
+                                                       "num_dense_layers", "norm_topk_prob", "use_expert_bias",
+                                                       "routed_scaling_factor")}
+    model = transformers.Lfm2ForCausalLM(transformers.Lfm2Config(**dense, block_auto_adjust_ff_dim=False)).eval()
+    randomize(model, seed)
+    sd = {k: v.detach().clone().contiguous() for k, v in model.state_dict().items() if k != "lm_head.weight"}
+    d, f, n = cfg["hidden_size"], cfg["moe_intermediate_size"], cfg["num_experts"]
+    for i in range(cfg["num_dense_layers"], cfg["num_hidden_layers"]):
+        p = f"model.layers.{i}.feed_forward."
+        for w in ("w1", "w2", "w3"):
+            del sd[p + w + ".weight"]
+        sd[p + "gate.weight"] = torch.randn((n, d), generator=g) * d ** -0.5
+        sd[p + "expert_bias"] = torch.randn((n,), generator=g) * 0.2
+        for x in range(n):
+            sd[p + f"experts.{x}.w1.weight"] = torch.randn((f, d), generator=g) * d ** -0.5
+            sd[p + f"experts.{x}.w3.weight"] = torch.randn((f, d), generator=g) * d ** -0.5
+            sd[p + f"experts.{x}.w2.weight"] = torch.randn((d, f), generator=g) * f ** -0.5
+    root = os.path.join(HERE, family)
+    hf = os.path.join(root, "hf")
+    shutil.rmtree(root, ignore_errors=True)
+    os.makedirs(hf)
+    from safetensors.torch import save_file
+    save_file(sd, os.path.join(hf, "model.safetensors"), metadata={"format": "pt"})
+    config = dict(architectures=["Lfm2MoeForCausalLM"], model_type="lfm2_moe", initializer_range=0.02,
+                  torch_dtype="float32", use_cache=True,
+                  transformers_version=transformers.__version__ + " (config written by hand)")
+    config.update(cfg)
+    with open(os.path.join(hf, "config.json"), "w") as fh:
+        json.dump(config, fh, indent=2, sort_keys=True)
+        fh.write("\n")
+    copy_tokenizer("bpe", shared, hf, False)
+    gg = os.path.join(root, "gguf")
+    os.makedirs(gg)
+    cmd = convert(llamacpp, hf, os.path.join(gg, f"{family}-f32.gguf"), "f32", "gpt-2")
+    out = subprocess.run([dump_bin, os.path.join(gg, f"{family}-f32.gguf"), ",".join(map(str, INPUT_IDS))],
+                         check=True, capture_output=True, text=True).stdout
+    lc = json.loads(out)
+    dump(os.path.join(gg, f"{family}-f32.logits.json"), {"tokens": lc["tokens"], "logits": f32(lc["logits"])})
+    print(f"{family}: written by hand; llama.cpp's logits are the reference")
+    return {"family": family, "class": "Lfm2MoeForCausalLM", "handmade": True, "convert": [cmd], "seed": seed,
+            "converter": "newer"}
+
+
 # DeepSeek's model classes are not in transformers v4.43.4: DeepSeek publishes them beside its checkpoints
 # (modeling_deepseek.py, configuration_deepseek.py; README names the copy used). The folder holding the two
 # files is given in $DEEPSEEK_V2_CODE; they are imported unmodified as one package.
@@ -1232,7 +1296,7 @@ def make_newer_gguf(family):
 
 def main():
     llamacpp, dump_bin, shared = sys.argv[1:4]
-    fams = sys.argv[4:] or sorted(FAMILIES) + sorted(HANDMADE) + sorted(DEEPSEEK) + ["gptoss"]
+    fams = sys.argv[4:] or sorted(FAMILIES) + sorted(HANDMADE) + sorted(DEEPSEEK) + ["gptoss", "lfm2moe"]
     summary_path = os.path.join(HERE, "summary.json")
     summary = {}
     if os.path.exists(summary_path):
@@ -1243,7 +1307,8 @@ def main():
             summary[fam] = make_newer_gguf(fam[: -len("+newer")])
             continue
         summary[fam] = (make_handmade if fam in HANDMADE else make_deepseek if fam in DEEPSEEK else
-                        make_gptoss if fam == "gptoss" else make)(fam, llamacpp, dump_bin, shared)
+                        make_gptoss if fam == "gptoss" else make_lfm2moe if fam == "lfm2moe" else make)(
+            fam, llamacpp, dump_bin, shared)
     with open(summary_path, "w") as f:
         json.dump(summary, f, indent=1, sort_keys=True)
         f.write("\n")

@@ -99,7 +99,7 @@ def main():
 # -DLLAMA_FLASH_ATTN_TYPE_DISABLED_NEW_API), whose log names the attention layers' cache llama_kv_cache and the
 # recurrent layers' state llama_memory_recurrent: written to memory-recurrent.json
 # (checkpoint.TestRecurrentMemoryMatchesLlamaCpp). Usage: gen_memory.py --recurrent <kv-report binary of d32676d7>
-RECURRENT = ["testdata/arch/lfm2/gguf/lfm2-f32.gguf"]
+RECURRENT = ["testdata/arch/lfm2/gguf/lfm2-f32.gguf", "testdata/arch/lfm2moe/gguf/lfm2moe-f32.gguf"]
 
 
 def main_recurrent():
