@@ -290,6 +290,7 @@ func runOn(c *checkpoint.Checkpoint, src, dst string, opts Options, inputs []str
 			return nil, err
 		}
 	}
+	verifyLast(c, p.jobs)
 	if named || templated {
 		if p.name == nil {
 			return nil, fmt.Errorf("convert: give DST: the default output name is convert_hf_to_gguf.py's, for Hugging Face → GGUF conversion")
@@ -355,6 +356,18 @@ func runOn(c *checkpoint.Checkpoint, src, dst string, opts Options, inputs []str
 	}
 	rep.Seconds = time.Since(start).Seconds()
 	return rep, nil
+}
+
+// verifyLast makes the last job's source check a remote checkpoint's files
+// against the Hub's checksums once it is read (checkpoint.VerifiedAfter):
+// every writer writes its jobs in order and commits after the last, so a
+// mismatch stops the run with nothing written.
+func verifyLast(c *checkpoint.Checkpoint, jobs []*job) {
+	if len(jobs) == 0 || !c.Remote() {
+		return
+	}
+	j := jobs[len(jobs)-1]
+	j.src = checkpoint.VerifiedAfter(j.src, c.VerifySources)
 }
 
 // checkDestEarly is CheckDest, or for a split set (whose shard names are

@@ -160,8 +160,12 @@ func Quantize(src, dst string, o QuantizeOptions) (*QuantizeReport, error) {
 		}
 	}
 	// Hugging Face output is made from a Hugging Face checkpoint, GGUF and
-	// native output from a GGUF one.
+	// native output from a GGUF one. Either way the source's files are
+	// checked against the Hub's checksums once the last tensor is read
+	// (Source's views do it for theirs).
 	switch toHF := format == quantize.Safetensors; {
+	case toHF == c.HuggingFace():
+		c.VerifyAfterLast()
 	case !toHF && c.HuggingFace():
 		if c, err = Source(c, Options{To: GGUF, OutType: OutF32}); err != nil {
 			return nil, err
