@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/tfconv/tfconv/formats/gguf"
-	"github.com/tfconv/tfconv/internal/httprange"
 	"github.com/tfconv/tfconv/hubtest"
+	"github.com/tfconv/tfconv/internal/httprange"
 )
 
 // hubToken is the token the test Hub requires; no output may show it.
