@@ -165,41 +165,40 @@ func (f *File) readAt(p []byte, off, version int64) (int, error) {
 
 // generate fills p with the bytes of a tensor of dtype d from byte rel of
 // its data: values of plausible size for the dtype (no NaN, no Inf), a
-// function of seed and position only.
+// function of seed and position only, 8 bytes from each random word.
 func generate(p []byte, d tensor.DType, seed uint64, rel int64) {
 	var word [8]byte
-	for i := 0; i < len(p); {
-		w := (rel + int64(i)) / 8
-		x := splitmix(seed + uint64(w)*0xbf58476d1ce4e5b9)
+	i := 0
+	for i < len(p) {
+		pos := rel + int64(i)
+		x := shape(splitmix(seed+uint64(pos/8)*0xbf58476d1ce4e5b9), d)
+		if pos%8 == 0 && len(p)-i >= 8 {
+			binary.LittleEndian.PutUint64(p[i:], x)
+			i += 8
+			continue
+		}
 		binary.LittleEndian.PutUint64(word[:], x)
-		shape(word[:], d)
-		k := copy(p[i:], word[(rel+int64(i))%8:])
-		i += k
+		i += copy(p[i:], word[pos%8:])
 	}
 }
 
-// shape turns 8 random bytes into valid values of d.
-func shape(b []byte, d tensor.DType) {
+// shape turns a random word into 8 bytes of valid values of d: FP8 of
+// magnitude in [1/8, 2), BF16 and F16 near 2^-7 and 2^-7·… , F32 near
+// 1e-3 (what block scales hold).
+func shape(x uint64, d tensor.DType) uint64 {
 	switch d {
 	case tensor.F8_E4M3:
-		for i := range b {
-			b[i] = b[i]&0x80 | 0x20 + b[i]&0x1f // |x| in [1/8, 2)
-		}
-	case tensor.BF16, tensor.F16:
-		for i := 0; i < 8; i += 2 {
-			v := binary.LittleEndian.Uint16(b[i:])
-			hi := uint16(0x3c00) // bf16 2^-7
-			if d == tensor.F16 {
-				hi = 0x2000
-			}
-			binary.LittleEndian.PutUint16(b[i:], v&0x8000|hi+v&0x3ff)
-		}
+		return x&0x9f9f9f9f9f9f9f9f | 0x2020202020202020
+	case tensor.BF16:
+		return x&0x83ff83ff83ff83ff | 0x3c003c003c003c00
+	case tensor.F16:
+		return x&0x83ff83ff83ff83ff | 0x2000200020002000
 	case tensor.F32:
-		for i := 0; i < 8; i += 4 {
-			v := binary.LittleEndian.Uint32(b[i:])
-			binary.LittleEndian.PutUint32(b[i:], math.Float32bits(1e-3*(1+float32(v&0xffff)/65536)))
-		}
+		lo := math.Float32bits(1e-3 * (1 + float32(x&0xffff)/65536))
+		hi := math.Float32bits(1e-3 * (1 + float32(x>>32&0xffff)/65536))
+		return uint64(hi)<<32 | uint64(lo)
 	}
+	return x
 }
 
 func splitmix(x uint64) uint64 {

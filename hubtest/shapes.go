@@ -200,34 +200,7 @@ func (m MoE) Repo(id string, layers int, sides map[string][]byte) (*Repo, error)
 	if layers < m.Layers {
 		cfg["num_nextn_predict_layers"] = 0
 	}
-	cj, err := json.MarshalIndent(cfg, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	files := []*File{{Name: "config.json", Data: cj}}
-	for n, b := range sides {
-		files = append(files, &File{Name: n, Data: b})
-	}
-	weights := map[string]string{}
-	var total int64
-	for i, ts := range m.shards(layers) {
-		if len(ts) == 0 {
-			continue
-		}
-		name := fmt.Sprintf("model-%05d-of-%06d.safetensors", i+1, m.Shards)
-		files = append(files, &File{Name: name, Tensors: ts})
-		for _, t := range ts {
-			weights[t.Name] = name
-			b, _ := t.DType.ShapeBytes(t.Shape)
-			total += b
-		}
-	}
-	idx, err := json.MarshalIndent(map[string]any{"metadata": map[string]any{"total_size": total}, "weight_map": weights}, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	files = append(files, &File{Name: "model.safetensors.index.json", Data: idx})
-	return NewRepo(id, files...)
+	return shardedRepo(id, cfg, m.shards(layers), sides)
 }
 
 // Tiny is DeepSeek-V3's layout at a test's size: 3 layers (the first
@@ -245,4 +218,77 @@ func Tiny() MoE {
 			"original_max_position_embeddings": 16, "type": "yarn"},
 	})
 	return m
+}
+
+// Qwen2BF16 is a Qwen2-architecture checkpoint in BF16 with Qwen2-7B's
+// matrices (hidden 3584, 28 heads, 4 KV heads, intermediate 18944) and
+// layers layers, vocab vocab (the tokenizer's), about 4 GB a shard as the
+// Hub's writers cut them: what an unchanged copy (HF bf16 → GGUF bf16)
+// reads.
+func Qwen2BF16(id string, layers, vocab int, sides map[string][]byte) (*Repo, error) {
+	const hidden, heads, kv, inter, hd = 3584, 28, 4, 18944, 128
+	cfg := map[string]any{
+		"architectures": []string{"Qwen2ForCausalLM"}, "attention_dropout": 0.0, "bos_token_id": 999, "eos_token_id": 999,
+		"hidden_act": "silu", "hidden_size": hidden, "initializer_range": 0.02, "intermediate_size": inter,
+		"max_position_embeddings": 32768, "max_window_layers": 28, "model_type": "qwen2", "num_attention_heads": heads,
+		"num_hidden_layers": layers, "num_key_value_heads": kv, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0,
+		"sliding_window": nil, "tie_word_embeddings": false, "torch_dtype": "bfloat16", "transformers_version": "4.43.4",
+		"use_cache": true, "use_sliding_window": false, "vocab_size": vocab,
+	}
+	all := []Tensor{bf16("model.embed_tokens.weight", vocab, hidden)}
+	for l := 0; l < layers; l++ {
+		p := fmt.Sprintf("model.layers.%d.", l)
+		all = append(all, bf16(p+"input_layernorm.weight", hidden), bf16(p+"post_attention_layernorm.weight", hidden),
+			bf16(p+"self_attn.q_proj.weight", heads*hd, hidden), bf16(p+"self_attn.q_proj.bias", heads*hd),
+			bf16(p+"self_attn.k_proj.weight", kv*hd, hidden), bf16(p+"self_attn.k_proj.bias", kv*hd),
+			bf16(p+"self_attn.v_proj.weight", kv*hd, hidden), bf16(p+"self_attn.v_proj.bias", kv*hd),
+			bf16(p+"self_attn.o_proj.weight", hidden, heads*hd),
+			bf16(p+"mlp.gate_proj.weight", inter, hidden), bf16(p+"mlp.up_proj.weight", inter, hidden),
+			bf16(p+"mlp.down_proj.weight", hidden, inter))
+	}
+	all = append(all, bf16("model.norm.weight", hidden), bf16("lm_head.weight", vocab, hidden))
+	var shards [][]Tensor
+	var acc int64
+	for _, t := range all {
+		b, _ := t.DType.ShapeBytes(t.Shape)
+		if len(shards) == 0 || acc+b > 4<<30 {
+			shards, acc = append(shards, nil), 0
+		}
+		shards[len(shards)-1] = append(shards[len(shards)-1], t)
+		acc += b
+	}
+	return shardedRepo(id, cfg, shards, sides)
+}
+
+// shardedRepo makes a repository of config.json, the side files and the
+// shards with their index.
+func shardedRepo(id string, cfg map[string]any, shards [][]Tensor, sides map[string][]byte) (*Repo, error) {
+	cj, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	files := []*File{{Name: "config.json", Data: cj}}
+	for n, b := range sides {
+		files = append(files, &File{Name: n, Data: b})
+	}
+	weights := map[string]string{}
+	var total int64
+	for i, ts := range shards {
+		if len(ts) == 0 {
+			continue
+		}
+		name := fmt.Sprintf("model-%05d-of-%06d.safetensors", i+1, len(shards))
+		files = append(files, &File{Name: name, Tensors: ts})
+		for _, t := range ts {
+			weights[t.Name] = name
+			b, _ := t.DType.ShapeBytes(t.Shape)
+			total += b
+		}
+	}
+	idx, err := json.MarshalIndent(map[string]any{"metadata": map[string]any{"total_size": total}, "weight_map": weights}, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, &File{Name: "model.safetensors.index.json", Data: idx})
+	return NewRepo(id, files...)
 }

@@ -1,7 +1,6 @@
 package httprange
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -168,6 +167,7 @@ type Reader struct {
 	sides    map[string][]byte // side files fetched, nil for absent ones
 	h        hash.Hash
 	hashed   int64 // bytes [0, hashed) went into h
+	hashing  bool  // a caller of advance is hashing
 	err      error // sticky: a checksum mismatch or a changed file
 	use      int64 // last use, for the shared cache's eviction
 	closed   bool
@@ -488,12 +488,21 @@ func (r *Reader) get(buf []byte, start, end int64) (_ []byte, retry bool, after 
 	}
 	want := last - first + 1
 	n := len(buf)
-	w := bytes.NewBuffer(buf)
-	_, err = io.Copy(w, io.LimitReader(resp.Body, want+1))
-	buf = w.Bytes()
-	got := int64(len(buf) - n)
-	if got > want {
-		return buf[:n], false, 0, fmt.Errorf("httprange: %s: bytes %d-%d: more bytes received than announced", r.url, first, last)
+	if int64(cap(buf)-n) < want {
+		buf = append(buf[:n:n], make([]byte, want)...)[:n]
+	}
+	k, err := io.ReadFull(resp.Body, buf[n:n+int(want)])
+	buf = buf[:n+k]
+	got := int64(k)
+	if err == io.ErrUnexpectedEOF || err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	if err == nil {
+		// Nothing may follow the announced bytes.
+		var extra [1]byte
+		if m, _ := resp.Body.Read(extra[:]); m > 0 {
+			return buf[:n], false, 0, fmt.Errorf("httprange: %s: bytes %d-%d: more bytes received than announced", r.url, first, last)
+		}
 	}
 	if err != nil {
 		return buf, true, 0, fmt.Errorf("httprange: %s: bytes %d-%d: the body was cut short (%d of %d bytes received): %w", r.url, first, last, got, want, err)
@@ -620,26 +629,42 @@ func (r *Reader) load(i, n int64, ch chan struct{}) error {
 			added += int64(len(blk))
 		}
 	}
-	err = r.advance()
 	r.mu.Unlock()
 	evict(r, added)
-	return err
+	return r.advance()
 }
 
 // advance hashes the kept blocks that extend the hashed prefix and, once
-// the whole file is hashed, compares the sum with the published one (r.mu
-// held).
+// the whole file is hashed, compares the sum with the published one. One
+// caller hashes at a time, outside r.mu, so that reads go on meanwhile.
 func (r *Reader) advance() error {
-	if r.err != nil || r.h == nil {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err != nil || r.h == nil || r.hashing {
 		return r.err
 	}
+	r.hashing = true
+	defer func() { r.hashing = false }()
 	for r.hashed < r.size {
-		b, ok := r.blocks[r.hashed/blockSize]
-		if !ok {
+		var run [][]byte
+		n := int64(0)
+		for i := (r.hashed + n) / blockSize; r.hashed+n < r.size && len(run) < spanBlocks; i = (r.hashed + n) / blockSize {
+			b, ok := r.blocks[i]
+			if !ok {
+				break
+			}
+			run = append(run, b)
+			n += int64(len(b))
+		}
+		if len(run) == 0 {
 			return nil
 		}
-		r.h.Write(b)
-		r.hashed += int64(len(b))
+		r.mu.Unlock()
+		for _, b := range run {
+			r.h.Write(b)
+		}
+		r.mu.Lock()
+		r.hashed += n
 	}
 	return r.check()
 }
@@ -665,29 +690,38 @@ func (r *Reader) Verify() error {
 		return nil
 	}
 	for {
+		if err := r.advance(); err != nil {
+			return err
+		}
 		r.mu.Lock()
+		if r.hashing {
+			r.mu.Unlock()
+			time.Sleep(time.Millisecond)
+			continue
+		}
 		if r.err != nil || r.h == nil || r.hashed >= r.size {
 			err := r.check()
 			r.mu.Unlock()
 			return err
 		}
-		if err := r.advance(); err != nil || r.hashed >= r.size {
+		start := r.hashed
+		end := min(start+spanBlocks*blockSize, r.size) - 1
+		if _, kept := r.blocks[start/blockSize]; kept {
+			r.mu.Unlock()
+			continue
+		}
+		r.hashing = true
+		r.mu.Unlock()
+		b, err := r.fetch(start, end)
+		r.mu.Lock()
+		r.hashing = false
+		if err != nil {
 			r.mu.Unlock()
 			return err
 		}
-		start := r.hashed
-		end := min(start+spanBlocks*blockSize, r.size) - 1
-		r.mu.Unlock()
-		b, err := r.fetch(start, end)
-		if err != nil {
-			return err
-		}
-		r.mu.Lock()
 		r.fetched += int64(len(b))
-		if r.hashed == start && r.h != nil {
-			r.h.Write(b)
-			r.hashed += int64(len(b))
-		}
+		r.h.Write(b)
+		r.hashed += int64(len(b))
 		r.mu.Unlock()
 	}
 }
