@@ -323,6 +323,9 @@ func runOn(c *checkpoint.Checkpoint, src, dst string, opts Options, inputs []str
 		total += j.out.Size
 	}
 	prog := progress.New(opts.Progress, "convert", total, progress.Bytes, "")
+	if c.Remote() {
+		prog.Source(func() int64 { n, _ := c.Fetched(); return n })
+	}
 	check := dst
 	var replaced atomicfile.DirResult
 	if _, err := os.Lstat(dst); err == nil && to != Safetensors && opts.SplitMaxBytes == 0 {

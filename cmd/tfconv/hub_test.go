@@ -70,6 +70,11 @@ func TestHubFaults(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("fault-free quantize: exit %d: %s", code, errb)
 	}
+	// Progress: bytes, rate and ETA of the quantization, and the source's
+	// bytes fetched with their rate.
+	if !strings.Contains(errb, "MiB/s") || !strings.Contains(errb, " in ") || !strings.Contains(errb, ", fetched ") {
+		t.Errorf("progress shows no bytes, rate, time and bytes fetched: %q", errb)
+	}
 	want, err := os.ReadFile(filepath.Join(dir, "base.gguf"))
 	if err != nil {
 		t.Fatal(err)
