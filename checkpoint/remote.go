@@ -74,7 +74,7 @@ func openRemoteURL(path, u string) (*Checkpoint, error) {
 		}
 		for i := range f.Tensors {
 			t := &f.Tensors[i]
-			c.add(&Tensor{Info: t.Info, File: path, open: func() io.Reader { return t.Open() }, section: t.Open})
+			c.add(remoteTensor(t.Info, path, r))
 		}
 		return c, nil
 	case sniff.SafetensorsIndex, sniff.PyTorchIndex:
@@ -87,13 +87,19 @@ func openRemoteURL(path, u string) (*Checkpoint, error) {
 	c := &Checkpoint{Path: path, Format: Safetensors, Source: Safetensors, Metadata: f.Metadata,
 		Files: []File{{Path: path, Size: r.Size()}}, remote: r, remotes: []*remote{r}, remoteSides: true}
 	for i := range f.Tensors {
-		t := &f.Tensors[i]
-		c.add(&Tensor{Info: t.Info, File: path, open: func() io.Reader { return t.Open() }, section: t.Open})
+		c.add(remoteTensor(f.Tensors[i].Info, path, r))
 	}
 	if err := c.unpackQuantized(); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// remoteTensor is a tensor of the remote file r at info.Offset, read
+// through a window of r (read-ahead stops at the tensor's end).
+func remoteTensor(info tensor.Info, file string, r *remote) *Tensor {
+	section := func() *io.SectionReader { return r.Window(info.Offset, info.Size) }
+	return &Tensor{Info: info, File: file, open: func() io.Reader { return section() }, section: section}
 }
 
 // openRemoteSplit opens a GGUF split set over HTTP from any shard's URL:
@@ -125,8 +131,7 @@ func openRemoteSplit(path, u string) (*Checkpoint, error) {
 			c.Lints = append(c.Lints, p)
 		}
 		for i := range f.Tensors {
-			t := &f.Tensors[i]
-			c.add(&Tensor{Info: t.Info, File: remotes[fi].URL(), open: func() io.Reader { return t.Open() }, section: t.Open})
+			c.add(remoteTensor(f.Tensors[i].Info, remotes[fi].URL(), remotes[fi]))
 		}
 	}
 	return c, nil
@@ -177,8 +182,7 @@ func openRemoteIndex(path string, r *remote) (*Checkpoint, error) {
 		}
 		c.Files = append(c.Files, File{Path: shardURL[f], Size: remotes[i+1].Size()})
 		for j := range f.Tensors {
-			t := &f.Tensors[j]
-			c.add(&Tensor{Info: t.Info, File: shardURL[f], open: func() io.Reader { return t.Open() }, section: t.Open})
+			c.add(remoteTensor(f.Tensors[j].Info, shardURL[f], remotes[i+1]))
 		}
 	}
 	if err := c.unpackQuantized(); err != nil {

@@ -505,7 +505,7 @@ func (r *Reader) get(buf []byte, start, end int64) (_ []byte, retry bool, after 
 		}
 	}
 	if err != nil {
-		return buf, true, 0, fmt.Errorf("httprange: %s: bytes %d-%d: the body was cut short (%d of %d bytes received): %w", r.url, first, last, got, want, err)
+		return buf, true, 0, fmt.Errorf("httprange: %s: bytes %d-%d: the body was cut short (%d bytes received, %d announced): %w", r.url, first, last, got, want, err)
 	}
 	if got != want {
 		return buf, true, 0, fmt.Errorf("httprange: %s: bytes %d-%d: %d bytes received, %d announced", r.url, first, last, got, want)
@@ -804,10 +804,29 @@ func (r *Reader) readAhead(from, to int64) {
 	}
 }
 
+// Window is the bytes [off, off+n) of r, for one consumer (a tensor):
+// its reads ahead stop at the window's end, so that a consumer that reads
+// the file's tensors out of order (the experts of a layer stacked, gate of
+// each, then up of each) does not fetch, and lose again to the cache, the
+// tensors in between.
+func (r *Reader) Window(off, n int64) *io.SectionReader {
+	return io.NewSectionReader(window{r, off + n}, off, n)
+}
+
+type window struct {
+	r   *Reader
+	end int64
+}
+
+func (w window) ReadAt(p []byte, off int64) (int, error) { return w.r.readAt(p, off, w.end) }
+
 // ReadAt reads through the block cache. A read that continues a run of
 // sequential reads of at least one span (tensor data, not a header's
 // small pieces) starts requests for what follows it.
-func (r *Reader) ReadAt(p []byte, off int64) (int, error) {
+func (r *Reader) ReadAt(p []byte, off int64) (int, error) { return r.readAt(p, off, r.size) }
+
+// readAt is ReadAt reading ahead no further than limit.
+func (r *Reader) readAt(p []byte, off, limit int64) (int, error) {
 	if off < 0 {
 		return 0, fmt.Errorf("httprange: %s: negative offset", r.url)
 	}
@@ -821,7 +840,7 @@ func (r *Reader) ReadAt(p []byte, off int64) (int, error) {
 		}
 		r.next = end + 1
 		if r.run >= spanBlocks*blockSize {
-			r.readAhead(first, end+1+int64(ReadAhead)*spanBlocks)
+			r.readAhead(first, min(end+1+int64(ReadAhead)*spanBlocks, (limit+blockSize-1)/blockSize))
 		}
 		r.mu.Unlock()
 	}
