@@ -15,7 +15,7 @@ SERVE=$!
 trap 'kill $SERVE 2>/dev/null' EXIT
 while [ ! -s "$OUT/serve.out" ]; do sleep 0.2; done
 export HF_ENDPOINT=$(head -1 "$OUT/serve.out" | cut -d' ' -f1)
-SRC=$(awk '/safetensors /{s+=$2} END{print s}' "$OUT/serve.out")
+SRC=$(awk '/safetensors /{s+=$2} END{printf "%d", s}' "$OUT/serve.out")
 echo "source: $(head -1 "$OUT/serve.out"), safetensors bytes $SRC"
 : >"$OUT/shards.sha256"
 maxdisk=0
