@@ -83,6 +83,11 @@ type Checkpoint struct {
 	// directory with adapter_config.json); Tensors are then the adapter's
 	// lora_A/lora_B factors, paired by LoRA.
 	LoRAConfig *LoRAConfig
+	// HubRepo and HubCommit are set for a checkpoint read from the Hugging
+	// Face Hub: the repository's URL (ENDPOINT/ORG/REPO) and the commit
+	// every file was read at (the revision asked for, resolved once when
+	// the first file was opened).
+	HubRepo, HubCommit string
 	// Lints are what a GGUF reader accepted but ggml refuses or never
 	// writes (a tensor with a 0 dimension, an array of arrays), every
 	// shard's in order; check.GGUFLint words them as check does.

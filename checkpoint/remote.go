@@ -31,7 +31,17 @@ func openRemote(path string) (*Checkpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	return openRemoteURL(display, u)
+	c, err := openRemoteURL(display, u)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range c.remotes {
+		c.closers = append(c.closers, r)
+	}
+	if repo, commit, ok := c.remotes[0].Hub(); ok {
+		c.HubRepo, c.HubCommit = repo, commit
+	}
+	return c, nil
 }
 
 // openRemoteURL opens the checkpoint at u, named path in what it reports.
@@ -64,7 +74,7 @@ func openRemoteURL(path, u string) (*Checkpoint, error) {
 		}
 		for i := range f.Tensors {
 			t := &f.Tensors[i]
-			c.add(&Tensor{Info: t.Info, File: path, open: func() io.Reader { return t.Open() }, section: t.Open})
+			c.add(remoteTensor(t.Info, path, r))
 		}
 		return c, nil
 	case sniff.SafetensorsIndex, sniff.PyTorchIndex:
@@ -77,13 +87,19 @@ func openRemoteURL(path, u string) (*Checkpoint, error) {
 	c := &Checkpoint{Path: path, Format: Safetensors, Source: Safetensors, Metadata: f.Metadata,
 		Files: []File{{Path: path, Size: r.Size()}}, remote: r, remotes: []*remote{r}, remoteSides: true}
 	for i := range f.Tensors {
-		t := &f.Tensors[i]
-		c.add(&Tensor{Info: t.Info, File: path, open: func() io.Reader { return t.Open() }, section: t.Open})
+		c.add(remoteTensor(f.Tensors[i].Info, path, r))
 	}
 	if err := c.unpackQuantized(); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// remoteTensor is a tensor of the remote file r at info.Offset, read
+// through a window of r (read-ahead stops at the tensor's end).
+func remoteTensor(info tensor.Info, file string, r *remote) *Tensor {
+	section := func() *io.SectionReader { return r.Window(info.Offset, info.Size) }
+	return &Tensor{Info: info, File: file, open: func() io.Reader { return section() }, section: section}
 }
 
 // openRemoteSplit opens a GGUF split set over HTTP from any shard's URL:
@@ -115,8 +131,7 @@ func openRemoteSplit(path, u string) (*Checkpoint, error) {
 			c.Lints = append(c.Lints, p)
 		}
 		for i := range f.Tensors {
-			t := &f.Tensors[i]
-			c.add(&Tensor{Info: t.Info, File: remotes[fi].URL(), open: func() io.Reader { return t.Open() }, section: t.Open})
+			c.add(remoteTensor(f.Tensors[i].Info, remotes[fi].URL(), remotes[fi]))
 		}
 	}
 	return c, nil
@@ -167,8 +182,7 @@ func openRemoteIndex(path string, r *remote) (*Checkpoint, error) {
 		}
 		c.Files = append(c.Files, File{Path: shardURL[f], Size: remotes[i+1].Size()})
 		for j := range f.Tensors {
-			t := &f.Tensors[j]
-			c.add(&Tensor{Info: t.Info, File: shardURL[f], open: func() io.Reader { return t.Open() }, section: t.Open})
+			c.add(remoteTensor(f.Tensors[j].Info, shardURL[f], remotes[i+1]))
 		}
 	}
 	if err := c.unpackQuantized(); err != nil {
@@ -187,4 +201,63 @@ func (c *Checkpoint) Fetched() (n int64, ok bool) {
 		n += r.Fetched()
 	}
 	return n, true
+}
+
+// VerifySources checks every file read over HTTP against the sha256 the
+// Hub publishes for it, hashing whatever part of it the run has not read
+// (nil for a local checkpoint, and for files the Hub publishes no sha256
+// for). A run calls it before its output is committed: VerifiedAfter.
+func (c *Checkpoint) VerifySources() error {
+	for _, r := range c.remotes {
+		if err := r.Verify(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Remote reports whether c is read over HTTP.
+func (c *Checkpoint) Remote() bool { return len(c.remotes) > 0 }
+
+// VerifiedAfter returns t whose reader, once it has delivered t's last
+// byte, runs verify (Checkpoint.VerifySources) and fails with its error
+// instead of returning that byte: a run that reads t last stops before it
+// commits any output made from a source that does not check out. Section
+// reads are not checked.
+func VerifiedAfter(t *Tensor, verify func() error) *Tensor {
+	v := *t
+	v.open = func() io.Reader { return &verifyingReader{r: t.Open(), left: t.Size, verify: verify} }
+	v.inFile = false
+	return &v
+}
+
+type verifyingReader struct {
+	r      io.Reader
+	left   int64
+	verify func() error
+}
+
+func (v *verifyingReader) Read(p []byte) (int, error) {
+	n, err := v.r.Read(p)
+	if v.left > 0 && int64(n) >= v.left {
+		if verr := v.verify(); verr != nil {
+			return 0, verr
+		}
+	}
+	v.left -= int64(n)
+	return n, err
+}
+
+// VerifyAfterLast makes c's last tensor VerifiedAfter c.VerifySources, for
+// a run that reads c's tensors in order (nothing for a local checkpoint).
+func (c *Checkpoint) VerifyAfterLast() {
+	if !c.Remote() || len(c.Tensors) == 0 {
+		return
+	}
+	last := c.Tensors[len(c.Tensors)-1]
+	v := VerifiedAfter(last, c.VerifySources)
+	c.Tensors[len(c.Tensors)-1] = v
+	if c.byName[last.Name] == last {
+		c.byName[last.Name] = v
+	}
 }

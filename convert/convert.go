@@ -315,6 +315,7 @@ func runOn(c *checkpoint.Checkpoint, src, dst string, opts Options, inputs []str
 			return nil, err
 		}
 	}
+	verifyLast(c, p.jobs)
 	if named || templated {
 		if p.name == nil {
 			return nil, fmt.Errorf("convert: give DST: the default output name is convert_hf_to_gguf.py's, for Hugging Face → GGUF conversion")
@@ -355,6 +356,9 @@ func runOn(c *checkpoint.Checkpoint, src, dst string, opts Options, inputs []str
 		total += j.out.Size
 	}
 	prog := progress.New(opts.Progress, "convert", total, progress.Bytes, "")
+	if c.Remote() {
+		prog.Source(func() int64 { n, _ := c.Fetched(); return n })
+	}
 	check := dst
 	var partFiles []string
 	var replaced atomicfile.DirResult
@@ -426,6 +430,18 @@ func runOn(c *checkpoint.Checkpoint, src, dst string, opts Options, inputs []str
 	}
 	rep.Seconds = time.Since(start).Seconds()
 	return rep, nil
+}
+
+// verifyLast makes the last job's source check a remote checkpoint's files
+// against the Hub's checksums once it is read (checkpoint.VerifiedAfter):
+// every writer writes its jobs in order and commits after the last, so a
+// mismatch stops the run with nothing written.
+func verifyLast(c *checkpoint.Checkpoint, jobs []*job) {
+	if len(jobs) == 0 || !c.Remote() {
+		return
+	}
+	j := jobs[len(jobs)-1]
+	j.src = checkpoint.VerifiedAfter(j.src, c.VerifySources)
 }
 
 // checkDestEarly is CheckDest, or for a split set (whose shard names are

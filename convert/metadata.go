@@ -120,6 +120,14 @@ func loadAuthorship(c *checkpoint.Checkpoint, cfg Config, opts Options, totalPar
 		m.fill(modelIDComponents(id, totalParams))
 	}
 	m.fill(modelIDComponents(dirModelID(dir), totalParams))
+	if c.HubRepo != "" {
+		// Read from the Hub: the repository, and the commit read as the
+		// URL of its tree at that commit (gguf-py has no commit key).
+		m.sourceRepoURL = c.HubRepo
+		if c.HubCommit != "" {
+			m.sourceURL = c.HubRepo + "/tree/" + c.HubCommit
+		}
+	}
 	var warn []string
 	if opts.MetadataFile != "" {
 		w, err := m.override(opts.MetadataFile)

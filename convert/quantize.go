@@ -45,6 +45,9 @@ type QuantizeOptions struct {
 	Refine func(c *checkpoint.Checkpoint, plan []quantize.Choice) ([]quantize.Choice, error)
 	// Progress is called before each tensor and once at the end with i == n.
 	Progress func(i, n int, name string)
+	// Remote, when set, is called once the source is open when it is read
+	// over HTTP, with a function giving the bytes fetched so far.
+	Remote func(fetched func() int64)
 	// ProgressBytes, when set, is called at the same moments with the
 	// source bytes of the tensors before this one and of them all.
 	ProgressBytes func(done, total int64)
@@ -136,6 +139,10 @@ func Quantize(src, dst string, o QuantizeOptions) (*QuantizeReport, error) {
 	for _, f := range c.Files {
 		inputs = append(inputs, f.Path)
 	}
+	if o.Remote != nil && c.Remote() {
+		remote := c
+		o.Remote(func() int64 { n, _ := remote.Fetched(); return n })
+	}
 	// Known before a conversion below decodes the quantized weights: the
 	// plan of a converted source (lost) has only f32 tensors.
 	source := quantize.SourceOf(c)
@@ -199,8 +206,12 @@ func Quantize(src, dst string, o QuantizeOptions) (*QuantizeReport, error) {
 		}
 	}
 	// Hugging Face output is made from a Hugging Face checkpoint, GGUF and
-	// native output from a GGUF one.
+	// native output from a GGUF one. Either way the source's files are
+	// checked against the Hub's checksums once the last tensor is read
+	// (Source's views do it for theirs).
 	switch toHF := format == quantize.Safetensors; {
+	case toHF == c.HuggingFace():
+		c.VerifyAfterLast()
 	case !toHF && c.HuggingFace():
 		if c, err = Source(c, Options{To: GGUF, OutType: OutF32}); err != nil {
 			return nil, err

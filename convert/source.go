@@ -35,6 +35,7 @@ func Source(c *checkpoint.Checkpoint, opts Options) (*checkpoint.Checkpoint, err
 	if err := checkGGUFJobs(c.Path, p.jobs); err != nil {
 		return nil, err
 	}
+	verifyLast(c, p.jobs)
 	tensors, err := lazyTensors(p.jobs, opts)
 	if err != nil {
 		return nil, err
@@ -62,6 +63,7 @@ func hfSource(c *checkpoint.Checkpoint, opts Options) (*checkpoint.Checkpoint, e
 	for i, in := range safetensors.ReferenceOrder(infos) {
 		jobs[i] = byName[in.Name]
 	}
+	verifyLast(c, jobs)
 	ts, err := lazyTensors(jobs, opts)
 	if err != nil {
 		return nil, err

@@ -359,9 +359,14 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 	// the source read; piped stderr stays clean. It starts with the first
 	// tensor, so that its rate and ETA leave out the calibration before it.
 	var meter *progress.Meter
+	var fetched func() int64 // a remote source's bytes received
+	fo.Remote = func(f func() int64) { fetched = f }
 	fo.ProgressBytes = func(done, total int64) {
 		if meter == nil {
 			meter = progress.New(a.progressOut(opts.progress), "quantize", total, progress.Bytes, "")
+			if fetched != nil {
+				meter.Source(fetched)
+			}
 		}
 		meter.Set(done, total)
 	}

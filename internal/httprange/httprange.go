@@ -1,8 +1,12 @@
 package httprange
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"net/http"
@@ -11,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -84,31 +89,96 @@ func hubHost(host string) bool {
 	return false
 }
 
-// Remote reading: blocks of blockSize bytes, fetched on demand with HTTP
-// range requests and kept (a header is read in many small pieces), at most
-// cacheSize bytes of them; each request is retried Tries times with
-// doubling waits.
+// hubFile splits a Hub resolve URL, ENDPOINT/ORG/REPO/resolve/REV/FILE, on
+// the endpoint's host (ok false for any other URL).
+func hubFile(u *url.URL) (repoURL, rev, file string, ok bool) {
+	if !hubHost(u.Hostname()) {
+		return "", "", "", false
+	}
+	parts := strings.SplitN(strings.TrimPrefix(u.EscapedPath(), "/"), "/", 5)
+	if len(parts) < 5 || parts[2] != "resolve" || parts[0] == "" || parts[1] == "" || parts[3] == "" || parts[4] == "" {
+		return "", "", "", false
+	}
+	return u.Scheme + "://" + u.Host + "/" + parts[0] + "/" + parts[1], parts[3], parts[4], true
+}
+
+// Remote reading. Blocks of blockSize bytes are the unit kept (a header is
+// read in many small pieces); a read that misses fetches the run of missing
+// blocks in one range request of at most spanBlocks blocks, and a read that
+// follows the one before also starts requests for the next ReadAhead spans,
+// Parallel of them at a time, so that the network overlaps decoding. All
+// readers together keep at most CacheSize bytes of blocks. Each request is
+// retried Tries times, with doubling waits (or the server's Retry-After),
+// resuming a body cut short where it stopped.
 const (
-	blockSize = 64 << 10
-	cacheSize = 64 << 20
-	Tries     = 3
+	blockSize  = 64 << 10
+	spanBlocks = 64 // 4 MiB a request
+	Tries      = 5
 )
 
-// Timeout bounds each request, headers and body (a variable so that
-// the slow-server test need not wait 30 s).
-var Timeout = 30 * time.Second
+var (
+	// CacheSize bounds the blocks kept, over every open Reader.
+	CacheSize int64 = 256 << 20
+	// ReadAhead is how many spans a sequential reader requests ahead of
+	// its reads; Parallel how many requests a Reader has in flight.
+	ReadAhead = 12
+	Parallel  = 4
+	// Timeout is how long a request may go without receiving a byte
+	// (headers or body) before it counts as stalled (a variable so that
+	// the slow-server test need not wait 30 s).
+	Timeout = 30 * time.Second
+	// Backoff is the first wait before a retry; it doubles each time.
+	Backoff = 200 * time.Millisecond
+	// MaxRetryAfter caps the wait a server's Retry-After asks for.
+	MaxRetryAfter = 2 * time.Minute
+)
+
+var transport = func() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 32
+	return t
+}()
 
 // Reader is an io.ReaderAt over an HTTP resource read with range requests.
+//
+// For a file on the Hub it also checks the bytes: Open asks the Hub for the
+// file's commit (X-Repo-Commit, then reads the file at that commit) and,
+// for a file stored with LFS, its sha256 (X-Linked-Etag); the bytes are
+// hashed in file order as they arrive, and once the whole file has been
+// hashed a mismatch becomes the error of every read. A server whose ETag
+// for the file changes between requests is an error as well.
 type Reader struct {
 	url    string
 	size   int64
 	client *http.Client
 	token  string // sent only to the Hub's own host
 
-	mu      sync.Mutex
-	blocks  map[int64][]byte
-	fetched int64
-	sides   map[string][]byte // side files fetched, nil for absent ones
+	repoURL, commit string // on the Hub: ENDPOINT/ORG/REPO and the commit read
+	sha256          string // the published sha256 (lowercase hex), or ""
+
+	mu       sync.Mutex
+	blocks   map[int64][]byte
+	pending  map[int64]chan struct{} // blocks being fetched, closed when they land
+	inflight int                     // read-ahead requests running
+	next     int64                   // the block after the last read's end
+	run      int64                   // bytes read in sequence up to next
+	fetched  int64
+	etag     string
+	sides    map[string][]byte // side files fetched, nil for absent ones
+	h        hash.Hash
+	hashed   int64 // bytes [0, hashed) went into h
+	hashing  bool  // a caller of advance is hashing
+	err      error // sticky: a checksum mismatch or a changed file
+	use      int64 // last use, for the shared cache's eviction
+	closed   bool
+}
+
+// cache accounts the blocks every Reader keeps.
+var cache struct {
+	sync.Mutex
+	readers map[*Reader]bool
+	bytes   int64
+	clock   int64
 }
 
 func Open(rawURL string) (*Reader, error) {
@@ -116,16 +186,107 @@ func Open(rawURL string) (*Reader, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("httprange: %s: not an http(s) URL", rawURL)
 	}
-	r := &Reader{url: rawURL, client: &http.Client{Timeout: Timeout}, blocks: map[int64][]byte{}}
+	r := &Reader{url: rawURL, client: &http.Client{Transport: transport}, blocks: map[int64][]byte{},
+		pending: map[int64]chan struct{}{}}
 	if hubHost(u.Hostname()) {
 		r.token = os.Getenv("HF_TOKEN")
+	}
+	if repoURL, _, file, ok := hubFile(u); ok {
+		if err := r.resolve(repoURL, file); err != nil {
+			return nil, err
+		}
 	}
 	// The first block gives the size (Content-Range) and proves the server
 	// honours ranges.
 	if _, err := r.block(0); err != nil {
 		return nil, err
 	}
+	cache.Lock()
+	if cache.readers == nil {
+		cache.readers = map[*Reader]bool{}
+	}
+	cache.readers[r] = true
+	cache.Unlock()
 	return r, nil
+}
+
+// resolve asks the Hub for the file's metadata as huggingface_hub does
+// (a HEAD request of its resolve URL, following only the Hub's own
+// relative redirects, a renamed repository's): the commit the revision
+// names (X-Repo-Commit), after which r reads the file at that commit, and
+// for an LFS file its sha256 (X-Linked-Etag).
+func (r *Reader) resolve(repoURL, file string) error {
+	noFollow := &http.Client{Transport: transport, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	target := r.url
+	var resp *http.Response
+	for hops := 0; ; hops++ {
+		var err error
+		resp, err = r.retry(func() (*http.Response, bool, time.Duration, error) {
+			return r.send(noFollow, http.MethodHead, target, "")
+		})
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		loc := resp.Header.Get("Location")
+		if resp.StatusCode < 300 || resp.StatusCode > 399 || loc == "" || strings.Contains(loc, "://") || hops == 5 {
+			break
+		}
+		next, err := url.Parse(target)
+		if err == nil {
+			next, err = next.Parse(loc)
+		}
+		if err != nil {
+			return fmt.Errorf("httprange: %s: redirect to %q: %w", r.url, loc, err)
+		}
+		target = next.String()
+		u, _ := url.Parse(target)
+		if repoURL, _, file, _ = hubFile(u); repoURL == "" {
+			return fmt.Errorf("httprange: %s: redirected to %s, not a file of the Hub", r.url, target)
+		}
+		r.url = target
+	}
+	switch {
+	case resp.StatusCode == http.StatusNotFound:
+		return fmt.Errorf("httprange: %s: %s: %w", r.url, resp.Status, fs.ErrNotExist)
+	case resp.StatusCode >= 400:
+		return fmt.Errorf("httprange: %s: %s", r.url, resp.Status)
+	}
+	r.repoURL = repoURL
+	if c := resp.Header.Get("X-Repo-Commit"); c != "" {
+		if !isHex(c, 40) {
+			return fmt.Errorf("httprange: %s: X-Repo-Commit %q is not a commit", r.url, c)
+		}
+		r.commit = c
+		r.url = repoURL + "/resolve/" + c + "/" + file
+	}
+	if e := unquote(resp.Header.Get("X-Linked-Etag")); isHex(e, 64) {
+		r.sha256 = strings.ToLower(e)
+		r.h = sha256.New()
+	}
+	return nil
+}
+
+// Hub reports, for a file read from the Hub, its repository's URL
+// (ENDPOINT/ORG/REPO) and the commit read (empty when the Hub did not say).
+func (r *Reader) Hub() (repoURL, commit string, ok bool) {
+	return r.repoURL, r.commit, r.repoURL != ""
+}
+
+// SHA256 is the sha256 the Hub publishes for the file, or "".
+func (r *Reader) SHA256() string { return r.sha256 }
+
+func isHex(s string, n int) bool {
+	if len(s) != n {
+		return false
+	}
+	_, err := hex.DecodeString(s)
+	return err == nil
+}
+
+// unquote strips an ETag's weak marker and quotes.
+func unquote(e string) string {
+	return strings.Trim(strings.TrimPrefix(e, "W/"), `"`)
 }
 
 // Fetched is the number of body bytes received so far.
@@ -135,92 +296,234 @@ func (r *Reader) Fetched() int64 {
 	return r.fetched
 }
 
-// block returns block i (the bytes from i·blockSize), fetching it once.
-func (r *Reader) block(i int64) ([]byte, error) {
+// Close drops the blocks r keeps; reads after it still work.
+func (r *Reader) Close() error {
 	r.mu.Lock()
-	if b, ok := r.blocks[i]; ok {
-		r.mu.Unlock()
-		return b, nil
+	n := int64(0)
+	for _, b := range r.blocks {
+		n += int64(len(b))
 	}
+	clear(r.blocks)
+	r.closed = true
 	r.mu.Unlock()
-	start := i * blockSize
-	end := start + blockSize - 1
-	if r.size > 0 {
-		end = min(end, r.size-1)
-	}
-	var b []byte
-	var err error
-	wait := 200 * time.Millisecond
-	for try := 0; try < Tries; try++ {
-		if try > 0 {
-			time.Sleep(wait)
-			wait *= 2
-		}
-		var retry bool
-		if b, retry, err = r.get(start, end); err == nil || !retry {
-			break
-		}
-	}
-	if err != nil {
-		return nil, err
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.blocks)*blockSize >= cacheSize {
-		clear(r.blocks)
-	}
-	r.blocks[i] = b
-	r.fetched += int64(len(b))
-	return b, nil
+	cache.Lock()
+	cache.bytes -= n
+	delete(cache.readers, r)
+	cache.Unlock()
+	return nil
 }
 
-// get fetches bytes [start, end]; retry says whether trying again may help.
-func (r *Reader) get(start, end int64) (_ []byte, retry bool, _ error) {
-	req, err := http.NewRequest(http.MethodGet, r.url, nil)
-	if err != nil {
-		return nil, false, fmt.Errorf("httprange: %s: %w", r.url, err)
+// stallBody is a response body whose reads keep the stall timer off.
+type stallBody struct {
+	io.ReadCloser
+	timer   *time.Timer
+	stalled *atomic.Bool
+	cancel  context.CancelFunc
+}
+
+func (b *stallBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		b.timer.Reset(Timeout)
 	}
-	req.Header.Set("Range", fmt.Sprintf("bytes=%d-%d", start, end))
+	if err != nil && b.stalled.Load() {
+		err = fmt.Errorf("stalled: nothing received for %v (httprange.Timeout): %w", Timeout, err)
+	}
+	return n, err
+}
+
+func (b *stallBody) Close() error {
+	b.timer.Stop()
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
+}
+
+// send sends one request; retry says whether trying again may help and
+// after how long the server asks to wait. A timer cancels the request when
+// no byte arrives for Timeout, headers or body.
+func (r *Reader) send(client *http.Client, method, u, rng string) (*http.Response, bool, time.Duration, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	stalled := new(atomic.Bool)
+	timer := time.AfterFunc(Timeout, func() { stalled.Store(true); cancel() })
+	req, err := http.NewRequestWithContext(ctx, method, u, nil)
+	if err != nil {
+		timer.Stop()
+		cancel()
+		return nil, false, 0, fmt.Errorf("httprange: %s: %w", u, err)
+	}
+	if rng != "" {
+		req.Header.Set("Range", rng)
+	}
 	if r.token != "" {
+		// Go's client forwards it on a redirect only to the same host or
+		// its subdomains (the Hub's CDN hosts, *.huggingface.co).
 		req.Header.Set("Authorization", "Bearer "+r.token)
 	}
-	resp, err := r.client.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
-		return nil, true, fmt.Errorf("httprange: %s: %w", r.url, err)
+		timer.Stop()
+		cancel()
+		if stalled.Load() {
+			return nil, true, 0, fmt.Errorf("httprange: %s: stalled: no answer for %v (httprange.Timeout)", u, Timeout)
+		}
+		return nil, true, 0, fmt.Errorf("httprange: %s: %w", u, err)
+	}
+	timer.Reset(Timeout)
+	resp.Body = &stallBody{ReadCloser: resp.Body, timer: timer, stalled: stalled, cancel: cancel}
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
+		resp.Body.Close()
+		return nil, true, retryAfter(resp.Header.Get("Retry-After")), fmt.Errorf("httprange: %s: %s", u, resp.Status)
+	}
+	return resp, false, 0, nil
+}
+
+// retryAfter parses Retry-After: seconds or an HTTP date.
+func retryAfter(v string) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
+		return min(time.Duration(s)*time.Second, MaxRetryAfter)
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return min(max(time.Until(t), 0), MaxRetryAfter)
+	}
+	return 0
+}
+
+// retry runs attempt up to Tries times, waiting Backoff, doubled each time,
+// or longer when the server says so, between attempts that may help.
+func (r *Reader) retry(attempt func() (*http.Response, bool, time.Duration, error)) (*http.Response, error) {
+	wait := Backoff
+	var err error
+	for try := 0; try < Tries; try++ {
+		var resp *http.Response
+		var again bool
+		var after time.Duration
+		if resp, again, after, err = attempt(); err == nil {
+			return resp, nil
+		}
+		if !again {
+			return nil, err
+		}
+		if try < Tries-1 {
+			time.Sleep(max(wait, after))
+			wait *= 2
+		}
+	}
+	return nil, fmt.Errorf("%w (gave up after %d tries)", err, Tries)
+}
+
+// errNoRange marks a server that ignores Range.
+var errNoRange = errors.New("the server ignores Range requests (it answered 200 with the whole file); tfconv reads only the headers of a remote checkpoint")
+
+// fetch returns bytes [start, end], resuming a body cut short from where
+// it stopped; a try counts only when it brought nothing.
+func (r *Reader) fetch(start, end int64) ([]byte, error) {
+	buf := make([]byte, 0, end-start+1)
+	wait := Backoff
+	var err, cut error
+	for try := 0; try < Tries; {
+		n := len(buf)
+		var retry bool
+		var after time.Duration
+		buf, retry, after, err = r.get(buf, start+int64(len(buf)), end)
+		if err == nil {
+			return buf, nil
+		}
+		if !retry {
+			if cut != nil {
+				return nil, fmt.Errorf("%v; resuming: %w", cut, err)
+			}
+			return nil, err
+		}
+		if len(buf) > n {
+			try, wait, cut = 0, Backoff, err // progress: the range resumes
+			continue
+		}
+		if try++; try < Tries {
+			time.Sleep(max(wait, after))
+			wait *= 2
+		}
+	}
+	return nil, fmt.Errorf("%w (gave up after %d tries)", err, Tries)
+}
+
+// get appends bytes [start, end] to buf (as many as arrived, on an error
+// too); retry says whether trying again may help.
+func (r *Reader) get(buf []byte, start, end int64) (_ []byte, retry bool, after time.Duration, _ error) {
+	resp, retry, after, err := r.send(r.client, http.MethodGet, r.url, fmt.Sprintf("bytes=%d-%d", start, end))
+	if err != nil {
+		return buf, retry, after, err
 	}
 	defer resp.Body.Close()
 	switch {
 	case resp.StatusCode == http.StatusOK && start == 0 && resp.ContentLength == 0:
-		return []byte{}, false, nil // an empty file, which some servers answer whole rather than with 416
+		return buf, false, 0, nil // an empty file, which some servers answer whole rather than with 416
 	case resp.StatusCode == http.StatusOK:
-		return nil, false, fmt.Errorf("httprange: %s: the server ignores Range requests (it answered 200 with the whole file); tfconv reads only the headers of a remote checkpoint", r.url)
-	case resp.StatusCode >= 500:
-		return nil, true, fmt.Errorf("httprange: %s: %s", r.url, resp.Status)
+		return buf, false, 0, fmt.Errorf("httprange: %s: %w", r.url, errNoRange)
 	case resp.StatusCode == http.StatusNotFound:
-		return nil, false, fmt.Errorf("httprange: %s: %s: %w", r.url, resp.Status, fs.ErrNotExist)
+		return buf, false, 0, fmt.Errorf("httprange: %s: %s: %w", r.url, resp.Status, fs.ErrNotExist)
 	case resp.StatusCode == http.StatusRequestedRangeNotSatisfiable && start == 0 && resp.Header.Get("Content-Range") == "bytes */0":
-		return []byte{}, false, nil // an empty file: no range of it exists (its size stays 0)
+		return buf, false, 0, nil // an empty file: no range of it exists (its size stays 0)
 	case resp.StatusCode != http.StatusPartialContent:
-		return nil, false, fmt.Errorf("httprange: %s: %s", r.url, resp.Status)
+		return buf, false, 0, fmt.Errorf("httprange: %s: %s", r.url, resp.Status)
 	}
 	total, first, last, err := contentRange(resp.Header.Get("Content-Range"))
 	if err != nil || first != start || last > end {
-		return nil, false, fmt.Errorf("httprange: %s: Content-Range %q does not answer bytes=%d-%d", r.url, resp.Header.Get("Content-Range"), start, end)
+		return buf, false, 0, fmt.Errorf("httprange: %s: Content-Range %q does not answer bytes=%d-%d", r.url, resp.Header.Get("Content-Range"), start, end)
 	}
-	if r.size == 0 {
-		r.size = total
-	} else if total != r.size {
-		return nil, false, fmt.Errorf("httprange: %s: the file changed size (%d, then %d bytes)", r.url, r.size, total)
+	r.mu.Lock()
+	size, etag := r.size, r.etag
+	if size == 0 {
+		r.size, r.etag = total, resp.Header.Get("ETag")
+	}
+	r.mu.Unlock()
+	if size != 0 && total != size {
+		return buf, false, 0, r.fail(fmt.Errorf("httprange: %s: the file changed while being read (%d bytes, then %d)", r.url, size, total))
+	}
+	if e := resp.Header.Get("ETag"); size != 0 && e != etag {
+		return buf, false, 0, r.fail(fmt.Errorf("httprange: %s: the file changed while being read (ETag %s, then %s)", r.url, etag, e))
 	}
 	want := last - first + 1
-	b, err := io.ReadAll(io.LimitReader(resp.Body, want+1))
+	n := len(buf)
+	if int64(cap(buf)-n) < want {
+		buf = append(buf[:n:n], make([]byte, want)...)[:n]
+	}
+	k, err := io.ReadFull(resp.Body, buf[n:n+int(want)])
+	buf = buf[:n+k]
+	got := int64(k)
+	if err == io.ErrUnexpectedEOF || err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	if err == nil {
+		// Nothing may follow the announced bytes.
+		var extra [1]byte
+		if m, _ := resp.Body.Read(extra[:]); m > 0 {
+			return buf[:n], false, 0, fmt.Errorf("httprange: %s: bytes %d-%d: more bytes received than announced", r.url, first, last)
+		}
+	}
 	if err != nil {
-		return nil, true, fmt.Errorf("httprange: %s: bytes %d-%d: %w", r.url, first, last, err)
+		return buf, true, 0, fmt.Errorf("httprange: %s: bytes %d-%d: the body was cut short (%d bytes received, %d announced): %w", r.url, first, last, got, want, err)
 	}
-	if int64(len(b)) != want {
-		return nil, true, fmt.Errorf("httprange: %s: bytes %d-%d: %d bytes received, %d announced", r.url, first, last, len(b), want)
+	if got != want {
+		return buf, true, 0, fmt.Errorf("httprange: %s: bytes %d-%d: %d bytes received, %d announced", r.url, first, last, got, want)
 	}
-	return b, false, nil
+	if last < end && last+1 < total {
+		return buf, true, 0, fmt.Errorf("httprange: %s: bytes %d-%d: the server sent only up to %d", r.url, start, end, last)
+	}
+	return buf, false, 0, nil
+}
+
+// fail records err as the Reader's sticky error and returns it.
+func (r *Reader) fail(err error) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err == nil {
+		r.err = err
+	}
+	return r.err
 }
 
 // contentRange parses "bytes FIRST-LAST/TOTAL".
@@ -244,10 +547,302 @@ func contentRange(s string) (total, first, last int64, err error) {
 	return total, first, last, nil
 }
 
-// ReadAt reads through the block cache.
-func (r *Reader) ReadAt(p []byte, off int64) (int, error) {
+// nblocks is the number of blocks of the file.
+func (r *Reader) nblocks() int64 { return (r.size + blockSize - 1) / blockSize }
+
+// block returns block i (the bytes from i·blockSize), fetching it, with the
+// run of missing blocks after it, when it is neither kept nor on its way.
+func (r *Reader) block(i int64) ([]byte, error) {
+	for {
+		r.mu.Lock()
+		if r.err != nil {
+			err := r.err
+			r.mu.Unlock()
+			return nil, err
+		}
+		if b, ok := r.blocks[i]; ok {
+			r.mu.Unlock()
+			return b, nil
+		}
+		if ch, ok := r.pending[i]; ok {
+			r.mu.Unlock()
+			<-ch
+			r.mu.Lock()
+			b, ok := r.blocks[i]
+			r.mu.Unlock()
+			if ok {
+				return b, nil
+			}
+			continue // the read-ahead failed or was evicted: fetch it here
+		}
+		n := int64(1)
+		for r.size > 0 && n < spanBlocks && i+n < r.nblocks() {
+			if _, ok := r.blocks[i+n]; ok {
+				break
+			}
+			if _, ok := r.pending[i+n]; ok {
+				break
+			}
+			n++
+		}
+		ch := r.claim(i, n)
+		r.mu.Unlock()
+		err := r.load(i, n, ch)
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// claim marks blocks [i, i+n) as on their way (r.mu held).
+func (r *Reader) claim(i, n int64) chan struct{} {
+	ch := make(chan struct{})
+	for k := i; k < i+n; k++ {
+		r.pending[k] = ch
+	}
+	return ch
+}
+
+// load fetches blocks [i, i+n) claimed with ch and keeps them.
+func (r *Reader) load(i, n int64, ch chan struct{}) error {
+	start := i * blockSize
+	end := start + n*blockSize - 1
+	if r.size > 0 {
+		end = min(end, r.size-1)
+	}
+	b, err := r.fetch(start, end)
+	r.mu.Lock()
+	for k := i; k < i+n; k++ {
+		delete(r.pending, k)
+	}
+	close(ch)
+	if err != nil {
+		r.mu.Unlock()
+		return err
+	}
+	r.fetched += int64(len(b))
+	var added int64
+	for k := int64(0); k*blockSize < int64(len(b)) || (k == 0 && len(b) == 0); k++ {
+		blk := b[k*blockSize : min((k+1)*blockSize, int64(len(b)))]
+		if _, ok := r.blocks[i+k]; !ok && !r.closed {
+			r.blocks[i+k] = blk
+			added += int64(len(blk))
+		}
+	}
+	r.mu.Unlock()
+	evict(r, added)
+	return r.advance()
+}
+
+// advance hashes the kept blocks that extend the hashed prefix and, once
+// the whole file is hashed, compares the sum with the published one. One
+// caller hashes at a time, outside r.mu, so that reads go on meanwhile.
+func (r *Reader) advance() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err != nil || r.h == nil || r.hashing {
+		return r.err
+	}
+	r.hashing = true
+	defer func() { r.hashing = false }()
+	for r.hashed < r.size {
+		var run [][]byte
+		n := int64(0)
+		for i := (r.hashed + n) / blockSize; r.hashed+n < r.size && len(run) < spanBlocks; i = (r.hashed + n) / blockSize {
+			b, ok := r.blocks[i]
+			if !ok {
+				break
+			}
+			run = append(run, b)
+			n += int64(len(b))
+		}
+		if len(run) == 0 {
+			return nil
+		}
+		r.mu.Unlock()
+		for _, b := range run {
+			r.h.Write(b)
+		}
+		r.mu.Lock()
+		r.hashed += n
+	}
+	return r.check()
+}
+
+// check compares the finished hash with the published sha256 (r.mu held).
+func (r *Reader) check() error {
+	if r.sha256 == "" || r.hashed != r.size || r.h == nil {
+		return r.err
+	}
+	got := hex.EncodeToString(r.h.Sum(nil))
+	r.h = nil // compared once
+	if got != r.sha256 {
+		r.err = fmt.Errorf("httprange: %s: checksum mismatch: the bytes served hash to sha256 %s, the Hub publishes %s for this file (corrupt in transit or at the source); nothing is written from it", r.url, got, r.sha256)
+	}
+	return r.err
+}
+
+// Verify hashes whatever part of the file the reads have not (fetching it
+// without keeping it) and compares the whole with the published sha256: the
+// error a run must stop on, nil when the Hub publishes none.
+func (r *Reader) Verify() error {
+	if r.sha256 == "" {
+		return nil
+	}
+	for {
+		if err := r.advance(); err != nil {
+			return err
+		}
+		r.mu.Lock()
+		if r.hashing {
+			r.mu.Unlock()
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		if r.err != nil || r.h == nil || r.hashed >= r.size {
+			err := r.check()
+			r.mu.Unlock()
+			return err
+		}
+		start := r.hashed
+		end := min(start+spanBlocks*blockSize, r.size) - 1
+		if _, kept := r.blocks[start/blockSize]; kept {
+			r.mu.Unlock()
+			continue
+		}
+		r.hashing = true
+		r.mu.Unlock()
+		b, err := r.fetch(start, end)
+		r.mu.Lock()
+		r.hashing = false
+		if err != nil {
+			r.mu.Unlock()
+			return err
+		}
+		r.fetched += int64(len(b))
+		r.h.Write(b)
+		r.hashed += int64(len(b))
+		r.mu.Unlock()
+	}
+}
+
+// evict keeps the shared cache under CacheSize after r added n bytes:
+// first the readers least recently used drop everything, then r drops its
+// blocks from the lowest (a reader moves forward through its file).
+func evict(r *Reader, n int64) {
+	cache.Lock()
+	defer cache.Unlock()
+	cache.bytes += n
+	cache.clock++
+	r.use = cache.clock // written under cache's lock only
+	for cache.bytes > CacheSize {
+		var lru *Reader
+		for o := range cache.readers {
+			if o != r && (lru == nil || o.use < lru.use) {
+				o.mu.Lock()
+				has := len(o.blocks) > 0
+				o.mu.Unlock()
+				if has {
+					lru = o
+				}
+			}
+		}
+		if lru == nil {
+			break
+		}
+		lru.mu.Lock()
+		for k, b := range lru.blocks {
+			cache.bytes -= int64(len(b))
+			delete(lru.blocks, k)
+		}
+		lru.mu.Unlock()
+	}
+	if cache.bytes <= CacheSize {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for k := int64(0); k < r.nblocks() && cache.bytes > CacheSize*3/4; k++ {
+		if b, ok := r.blocks[k]; ok {
+			cache.bytes -= int64(len(b))
+			delete(r.blocks, k)
+		}
+	}
+}
+
+// readAhead starts requests for the missing spans of blocks [from, to),
+// Parallel at a time (r.mu held).
+func (r *Reader) readAhead(from, to int64) {
+	last := min(to, r.nblocks())
+	for i := from; i < last && r.inflight < Parallel; {
+		if _, ok := r.blocks[i]; ok {
+			i++
+			continue
+		}
+		if _, ok := r.pending[i]; ok {
+			i++
+			continue
+		}
+		n := int64(1)
+		for n < spanBlocks && i+n < last {
+			_, kept := r.blocks[i+n]
+			_, coming := r.pending[i+n]
+			if kept || coming {
+				break
+			}
+			n++
+		}
+		ch := r.claim(i, n)
+		r.inflight++
+		go func(i, n int64) {
+			r.load(i, n, ch) // an error shows when the block is read
+			r.mu.Lock()
+			r.inflight--
+			r.mu.Unlock()
+		}(i, n)
+		i += n
+	}
+}
+
+// Window is the bytes [off, off+n) of r, for one consumer (a tensor):
+// its reads ahead stop at the window's end, so that a consumer that reads
+// the file's tensors out of order (the experts of a layer stacked, gate of
+// each, then up of each) does not fetch, and lose again to the cache, the
+// tensors in between.
+func (r *Reader) Window(off, n int64) *io.SectionReader {
+	return io.NewSectionReader(window{r, off + n}, off, n)
+}
+
+type window struct {
+	r   *Reader
+	end int64
+}
+
+func (w window) ReadAt(p []byte, off int64) (int, error) { return w.r.readAt(p, off, w.end) }
+
+// ReadAt reads through the block cache. A read that continues a run of
+// sequential reads of at least one span (tensor data, not a header's
+// small pieces) starts requests for what follows it.
+func (r *Reader) ReadAt(p []byte, off int64) (int, error) { return r.readAt(p, off, r.size) }
+
+// readAt is ReadAt reading ahead no further than limit.
+func (r *Reader) readAt(p []byte, off, limit int64) (int, error) {
 	if off < 0 {
 		return 0, fmt.Errorf("httprange: %s: negative offset", r.url)
+	}
+	if len(p) > 0 && off < r.size {
+		first, end := off/blockSize, (min(off+int64(len(p)), r.size)-1)/blockSize
+		r.mu.Lock()
+		if first == r.next || first == r.next-1 {
+			r.run += int64(len(p))
+		} else {
+			r.run = int64(len(p))
+		}
+		r.next = end + 1
+		if r.run >= spanBlocks*blockSize {
+			r.readAhead(first, min(end+1+int64(ReadAhead)*spanBlocks, (limit+blockSize-1)/blockSize))
+		}
+		r.mu.Unlock()
 	}
 	n := 0
 	for n < len(p) {
@@ -283,16 +878,11 @@ func (r *Reader) Sibling(name string) ([]byte, error) {
 		return b, nil
 	}
 	u := r.url[:strings.LastIndexByte(r.url, '/')+1] + url.PathEscape(name)
-	req, err := http.NewRequest(http.MethodGet, u, nil)
+	resp, err := r.retry(func() (*http.Response, bool, time.Duration, error) {
+		return r.send(r.client, http.MethodGet, u, "")
+	})
 	if err != nil {
-		return nil, fmt.Errorf("httprange: %s: %w", u, err)
-	}
-	if r.token != "" {
-		req.Header.Set("Authorization", "Bearer "+r.token)
-	}
-	resp, err := r.client.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("httprange: %s: %w", u, err)
+		return nil, err
 	}
 	defer resp.Body.Close()
 	switch {
@@ -306,6 +896,9 @@ func (r *Reader) Sibling(name string) ([]byte, error) {
 		}
 		if len(b) > MaxSibling {
 			return nil, fmt.Errorf("httprange: %s: above the %d-byte limit for side files", u, MaxSibling)
+		}
+		if resp.ContentLength >= 0 && int64(len(b)) != resp.ContentLength {
+			return nil, fmt.Errorf("httprange: %s: %d bytes received, %d announced", u, len(b), resp.ContentLength)
 		}
 	}
 	r.mu.Lock()
@@ -324,7 +917,7 @@ func (r *Reader) Sibling(name string) ([]byte, error) {
 // MaxSibling caps a side file fetched whole (Sibling).
 const MaxSibling = 256 << 20
 
-// URL is the address read.
+// URL is the address read (on the Hub, at the commit resolved).
 func (r *Reader) URL() string { return r.url }
 
 // Size is the resource's length in bytes.

@@ -1,12 +1,17 @@
 package httprange
 
 import (
+	"bytes"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/tfconv/tfconv/hubtest"
+	"github.com/tfconv/tfconv/tensor"
 )
 
 // TestHub: hf:// addresses, HF_ENDPOINT, and which hosts get HF_TOKEN.
@@ -66,6 +71,117 @@ func FuzzContentRange(f *testing.F) {
 		total, first, last, err := contentRange(s)
 		if err == nil && (first < 0 || last < first || total <= last) {
 			t.Fatalf("%q: %d-%d/%d accepted", s, first, last, total)
+		}
+	})
+}
+
+// serveHubFile serves one generated 8 MiB safetensors file as org/m on a test
+// Hub, HF_ENDPOINT set to it.
+func serveHubFile(t *testing.T) (*hubtest.Server, *hubtest.Repo, string) {
+	t.Helper()
+	repo, err := hubtest.NewRepo("org/m", &hubtest.File{Name: "m.safetensors", Tensors: []hubtest.Tensor{
+		{Name: "a", DType: tensor.F8_E4M3, Shape: tensor.Shape{1024, 4096}},
+		{Name: "b", DType: tensor.BF16, Shape: tensor.Shape{1024, 2048}},
+		{Name: "c", DType: tensor.F32, Shape: tensor.Shape{1000}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := hubtest.Start(repo)
+	t.Cleanup(s.Close)
+	t.Setenv("HF_ENDPOINT", s.URL)
+	return s, repo, s.URL + "/org/m/resolve/main/m.safetensors"
+}
+
+// TestHubVerify: a file read from the Hub is pinned to the commit the
+// branch names, and its bytes are checked against the published sha256
+// whatever order they are read in, each byte fetched once; a corrupt byte
+// is caught even when the reads skip it (Verify fetches the gaps), and is
+// the error of every read after it.
+func TestHubVerify(t *testing.T) {
+	s, repo, u := serveHubFile(t)
+	f := repo.Files["m.safetensors"]
+	r, err := Open(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, commit, _ := r.Hub(); commit != repo.Commit || !strings.Contains(r.URL(), "/resolve/"+repo.Commit+"/") {
+		t.Errorf("commit %q, URL %s: want the file at %s", commit, r.URL(), repo.Commit)
+	}
+	if r.SHA256() != f.SHA256() {
+		t.Errorf("sha256 %q, want %q", r.SHA256(), f.SHA256())
+	}
+	// Back to front, in 1 MiB pieces: nothing is hashed until the start
+	// arrives, then everything at once.
+	want := make([]byte, f.Size())
+	f.ReadAt(want, 0)
+	got := make([]byte, f.Size())
+	for off := (f.Size() - 1) / (1 << 20) * (1 << 20); off >= 0; off -= 1 << 20 {
+		end := min(off+1<<20, f.Size())
+		if _, err := r.ReadAt(got[off:end], off); err != nil && err != io.EOF {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatal("the bytes read differ from the file's")
+	}
+	if err := r.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	if n := r.Fetched(); n != f.Size() {
+		t.Errorf("fetched %d bytes of a %d-byte file", n, f.Size())
+	}
+	for _, l := range s.Log() {
+		if strings.Contains(l, "/resolve/main/") && !strings.HasPrefix(l, "HEAD") {
+			t.Errorf("read at the branch, not the commit: %s", l)
+		}
+	}
+	// A corrupt byte the reads never touch.
+	s.SetFaults(hubtest.Faults{Corrupt: "m.safetensors", CorruptByte: 5 << 20})
+	r, err = Open(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.ReadAt(got[:1<<20], 0); err != nil {
+		t.Fatal(err)
+	}
+	err = r.Verify()
+	if err == nil || !strings.Contains(err.Error(), "checksum mismatch") || !strings.Contains(err.Error(), "m.safetensors") {
+		t.Fatalf("corrupt file: %v", err)
+	}
+	if _, err2 := r.ReadAt(got[:10], 0); err2 == nil {
+		t.Error("a read after the mismatch succeeded")
+	}
+}
+
+// TestRetryAfter: 429 with Retry-After is waited out as the server asks,
+// 500s are retried, and then the read succeeds.
+func TestRetryAfter(t *testing.T) {
+	s, _, u := serveHubFile(t)
+	r, err := Open(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetFaults(hubtest.Faults{TooMany: 1, RetryAfter: 1, Status500: 1})
+	start := time.Now()
+	if _, err := r.ReadAt(make([]byte, 100), 3<<20); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d < time.Second {
+		t.Errorf("retried after %v, before the Retry-After of 1 s", d)
+	}
+	if err := r.Verify(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// FuzzRetryAfter: any Retry-After gives a wait within [0, MaxRetryAfter].
+func FuzzRetryAfter(f *testing.F) {
+	for _, s := range []string{"1", "120", "-5", "Wed, 21 Oct 2015 07:28:00 GMT", "x", "99999999999999999999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if d := retryAfter(s); d < 0 || d > MaxRetryAfter {
+			t.Fatalf("%q: %v", s, d)
 		}
 	})
 }

@@ -29,6 +29,18 @@ type Meter struct {
 	total, done  int64
 	start, shown time.Time
 	finished     bool
+	source       func() int64 // bytes fetched over the network, or nil
+}
+
+// Source makes each line also show the bytes fetched so far over the
+// network (a remote checkpoint's) and their rate.
+func (m *Meter) Source(fetched func() int64) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	m.source = fetched
+	m.mu.Unlock()
 }
 
 // New returns a meter writing to w, or nil (silent) when w is nil. what
@@ -97,7 +109,16 @@ func (m *Meter) print(now time.Time) {
 	default:
 		line = fmt.Sprintf("\r%s: %d/%d %s (%5.1f%%) %.1f/s", m.label, m.done, m.total, m.what, pct, rate)
 	}
-	line += " " + eta(m.done, m.total, now.Sub(m.start), m.finished) + "   "
+	line += " " + eta(m.done, m.total, now.Sub(m.start), m.finished)
+	if m.source != nil {
+		n := m.source()
+		r := 0.0
+		if secs > 0 {
+			r = float64(n) / secs
+		}
+		line += fmt.Sprintf(", fetched %s (%s/s)", mib(n), mib(int64(r)))
+	}
+	line += "   "
 	if l, ok := m.w.(*Line); ok {
 		l.progress(line)
 		return
