@@ -86,6 +86,10 @@ type Family struct {
 	// window or a chunk, which rotate, which route to experts. Nil is
 	// DefaultPattern of Graph. Read it through LayerPattern.
 	Pattern func(c Config, n int) ([]Layer, error)
+	// Mixers are the token mixers other than attention that the family's
+	// layers may use (Mamba2, NoMixer, …): a runtime that lacks one does
+	// not run the family.
+	Mixers []Mixer
 }
 
 // Graph is what the forward pass of a decoder-only family needs beyond its
@@ -207,6 +211,10 @@ type VocabRules struct {
 	// IDsFromConfig are special ids the converter takes from config.json
 	// keys over the tokenizer's own (Hunyuan: eod_token_id as EOS).
 	IDsFromConfig []ConfigID
+	// AddBOS, when set, is written as add_bos_token whatever the tokenizer
+	// files say (Nemotron-H: true; its tokenizer adds BOS by its
+	// post-processor and tokenizer_config.json does not say so).
+	AddBOS *bool
 	// SpecialTokens are special token kinds the converter takes from an
 	// added token found by its text (GLM-4's eot is "<|user|>"), each set
 	// only when the tokenizer files state none of that kind, after the
@@ -298,6 +306,19 @@ const (
 	// (Falcon; GPT-NeoX is the case of one group per head: [head][q,k,v];
 	// weights and biases).
 	LayoutQKVGroups
+	// LayoutSqueeze drops the size-1 axes (Mamba's depthwise conv1d weight,
+	// [channels, 1, taps] → [channels, taps]); the inverse puts axis 1 back.
+	LayoutSqueeze
+	// LayoutColumn makes a vector a column ([n] → [n, 1]: Mamba-2's D); the
+	// inverse flattens it.
+	LayoutColumn
+	// LayoutNegExp is Mamba's A: Hugging Face keeps A_log, GGUF A =
+	// −exp(A_log), as a column ([n] → [n, 1]); the inverse is log(−A).
+	LayoutNegExp
+	// LayoutGroups is a vector GGUF keeps as a matrix of Tensor.Groups rows
+	// (Mamba-2's gated norm, one row per group); the values do not move,
+	// ToGGUF gives the shape, the inverse flattens it.
+	LayoutGroups
 )
 
 // Tensor is one weight role.
@@ -343,6 +364,26 @@ type Tensor struct {
 	// fewer (Gemma 3n's embeddings: vocab_size, past the 262144 rows of the
 	// per-layer table). GGUF → HF keeps the padded rows.
 	PadTo string
+	// BareGGUF and BareHF: the name has no ".weight" suffix in that form,
+	// though the tensor is the role's weight (llama.cpp's ssm_a and ssm_d,
+	// Mamba's A_log and D; Falcon-H1's GGUF ffn_norm, which its converter
+	// maps from the full Hugging Face name).
+	BareGGUF, BareHF bool
+	// Groups, for LayoutGroups, is the config.json keys of the row count
+	// (the first present).
+	Groups []string
+	// Scales, when set, are the factors the converter multiplies rows of
+	// this weight by, in order (Falcon-H1 folds its μP multipliers into
+	// the weights), read from config.json. GGUF → HF keeps the products in
+	// the weights; the family writes the multipliers as 1 (HFConst).
+	Scales func(c Config) ([]RowScale, error)
+}
+
+// RowScale multiplies rows [From, To) of a weight (To 0: to the last row)
+// by Factor, in float32 as the converter's torch does.
+type RowScale struct {
+	From, To int64
+	Factor   float32
 }
 
 // Drop is a Hugging Face tensor left out of the GGUF on purpose.
@@ -631,6 +672,9 @@ func (m Match) Name(toGGUF bool) string {
 			suffix = m.Tensor.HFSuffix
 		}
 	}
+	if m.Tensor.bare(!toGGUF) && suffix == ".weight" {
+		suffix = ""
+	}
 	return expandAt(p, m.Layer, max(m.Index, 0)) + suffix
 }
 
@@ -650,13 +694,14 @@ func (f *Family) FromGGUF(name string) (Match, bool) { return f.resolve(name, fa
 
 func (f *Family) resolve(name string, hf bool) (Match, bool) {
 	pat, bid, suffix := SplitName(name)
-	if suffix == "" {
-		return Match{}, false
+	bare := suffix == ""
+	if bare {
+		suffix = ".weight" // a bare name is its role's weight (Tensor.BareGGUF, BareHF)
 	}
 	find := func(pat string, stacked bool) (*Tensor, bool) {
 		for i := range f.Tensors {
 			t := &f.Tensors[i]
-			if (t.Stack != 0) != stacked {
+			if (t.Stack != 0) != stacked || bare && !t.bare(hf) {
 				continue
 			}
 			pats := t.HF
@@ -690,6 +735,15 @@ func (f *Family) resolve(name string, hf bool) (Match, bool) {
 		return Match{Tensor: t, Layer: bid, Index: -1, Suffix: suffix}, true
 	}
 	return Match{}, false
+}
+
+// bare reports whether the role's name has no suffix in the Hugging Face
+// (hf) or the GGUF form.
+func (t *Tensor) bare(hf bool) bool {
+	if hf {
+		return t.BareHF
+	}
+	return t.BareGGUF
 }
 
 // DropReason says why the HF tensor name is left out of the GGUF, or "".
@@ -727,6 +781,9 @@ func (f *Family) TensorName(role Role, layer int, hf bool, suffix string) []stri
 	if !ok {
 		return nil
 	}
+	if t.bare(hf) && suffix == ".weight" {
+		suffix = ""
+	}
 	if !hf {
 		return []string{expand(t.GGUF, layer) + suffix}
 	}
@@ -754,7 +811,7 @@ func (f *Family) TensorPartName(role Role, layer, xid int, suffix string) string
 // apply to weights and biases, the norm +1 to weights only.
 func (m Match) Layout() Layout {
 	l := m.Tensor.Layout
-	if (l == LayoutNormPlusOne || l == LayoutTranspose) && m.Suffix != ".weight" {
+	if (l == LayoutNormPlusOne || l == LayoutTranspose || l == LayoutSqueeze) && m.Suffix != ".weight" {
 		return LayoutSame // biases are 1-D
 	}
 	return l
@@ -774,10 +831,10 @@ func (f *Family) Required(n int, has func(string) bool) []string {
 				if t.Unless != "" && has(expand(t.Unless, b)+".weight") {
 					continue
 				}
-				out = append(out, expand(t.GGUF, b)+".weight")
+				out = append(out, f.TensorName(t.GGUF, b, false, ".weight")...)
 			}
 		} else {
-			out = append(out, t.GGUF+".weight")
+			out = append(out, f.TensorName(t.GGUF, -1, false, ".weight")...)
 		}
 	}
 	return out
@@ -936,6 +993,9 @@ func (f *Family) Weights(d Dims, layers int, hf bool, keep func(t *Tensor, layer
 			shape[i] = d.size(x)
 		}
 		p, suffix := t.GGUF, ".weight"
+		if t.bare(hf) {
+			suffix = ""
+		}
 		if hf {
 			if len(t.HF) == 0 || t.Half == 2 {
 				return // a GGUF-only copy, or the second half of the first's tensor

@@ -109,6 +109,9 @@ func (f *Family) ToGGUF(c Config, in []tensor.Info) ([]Mapping, []Dropped, error
 				out[i].Shape[0] = rows
 			}
 		}
+		if err := f.configLayout(c, &out[i]); err != nil {
+			return nil, nil, err
+		}
 	}
 	for _, n := range f.Required(int(f.Layers(c)), func(n string) bool { return have[n] }) {
 		if !have[n] {
@@ -116,6 +119,60 @@ func (f *Family) ToGGUF(c Config, in []tensor.Info) ([]Mapping, []Dropped, error
 		}
 	}
 	return out, dropped, nil
+}
+
+// configLayout applies to m what its role's layout takes from config c:
+// the rows of a LayoutGroups vector (Tensor.Groups) and the converter's
+// row scales (Tensor.Scales).
+func (f *Family) configLayout(c Config, m *Mapping) error {
+	t, ok := f.FromHF(m.Source)
+	if !ok || m.Half != 0 || len(m.Stack) > 0 || m.Parts > 0 || len(m.Shape) == 0 {
+		return nil
+	}
+	if t.Tensor.Layout == LayoutGroups && t.Suffix == ".weight" {
+		g, ok := c.Int(t.Tensor.Groups...)
+		n, err := m.Shape.NumElements()
+		if err != nil || !ok || g <= 0 || n%g != 0 {
+			return fmt.Errorf("arch: %s: tensor %q: %d values do not split into config.json's %v groups", f.Name, m.Source, n, t.Tensor.Groups)
+		}
+		m.Shape = tensor.Shape{g, n / g}
+	}
+	if t.Tensor.Scales == nil {
+		return nil
+	}
+	scales, err := t.Tensor.Scales(c)
+	if err != nil {
+		return fmt.Errorf("%s: tensor %q: %w", f.Name, m.Source, err)
+	}
+	rows := m.Shape[0]
+	n, err := m.Shape.NumElements()
+	if err != nil {
+		return fmt.Errorf("arch: %s: tensor %q: %w", f.Name, m.Source, err)
+	}
+	cols := n / max(rows, 1)
+	for _, s := range scales {
+		if to := s.To; s.From < 0 || s.From > rows || to < 0 || to > rows || to != 0 && to < s.From {
+			return fmt.Errorf("arch: %s: tensor %q: rows %d to %d of %d to scale", f.Name, m.Source, s.From, s.To, rows)
+		}
+	}
+	prev := m.Transform
+	m.Transform = func(dst, src []float32) {
+		if prev != nil {
+			prev(dst, src)
+		} else {
+			copy(dst, src)
+		}
+		for _, s := range scales {
+			to := s.To
+			if to == 0 {
+				to = rows
+			}
+			for j := s.From * cols; j < to*cols; j++ {
+				dst[j] *= s.Factor
+			}
+		}
+	}
+	return nil
 }
 
 // ToHF is the inverse of ToGGUF for a GGUF of metadata md. The copies
@@ -128,6 +185,16 @@ func (f *Family) ToHF(md tensor.Metadata, in []tensor.Info) ([]Mapping, []Droppe
 		return nil, nil, err
 	}
 	nKV, _ := mdInt(md, f.Name+".attention.head_count_kv")
+	if v, ok := md.Get(f.Name + ".attention.head_count_kv"); ok {
+		// A per-layer array (Nemotron-H: 0 in the layers without
+		// attention): the attention layers' count.
+		if a, ok := v.Array(); ok {
+			for i := 0; i < a.Len(); i++ {
+				n, _ := a.Index(i).Int()
+				nKV = max(nKV, n)
+			}
+		}
+	}
 	if nKV <= 0 {
 		nKV = nHead // LlamaModel.permute's K head count
 	}
@@ -562,6 +629,9 @@ func (r VocabRules) Apply(md tensor.Metadata, cfgPrefix *bool, cfg Config) (tens
 		if id, ok := cfg.Int(s.Key); ok && id >= 0 && id <= math.MaxUint32 {
 			out.Set("tokenizer.ggml."+s.Kind+"_token_id", tensor.Uint32(uint32(id)))
 		}
+	}
+	if r.AddBOS != nil {
+		out.Set("tokenizer.ggml.add_bos_token", tensor.Bool(*r.AddBOS))
 	}
 	switch {
 	case r.NoAddSpacePrefix:

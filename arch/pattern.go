@@ -91,6 +91,21 @@ type Layer struct {
 	// adds to the residual stream (Mamba's layers, Nemotron-H's mixer
 	// layers).
 	NoFFN bool
+	// Beside, when HasBeside, is a second mixer the layer runs in parallel
+	// with Mixer: both read the layer's normed input, and their outputs
+	// (each through its own output projection) are added into one residual
+	// branch (Falcon-H1: a Mamba2 beside the attention of every layer).
+	Beside    Mixer
+	HasBeside bool
+}
+
+// Name is the layer's mixers as inspect prints them: Mixer's name, then
+// Beside's after a "+" ("full_attention+mamba2").
+func (l Layer) Name() string {
+	if l.HasBeside {
+		return l.Mixer.String() + "+" + l.Beside.String()
+	}
+	return l.Mixer.String()
 }
 
 // LayerPattern is the per-layer pattern of a model of config c (in Hugging

@@ -124,7 +124,7 @@ func (s *Summary) layerPattern(c *Checkpoint, cfg map[string]any, moe map[int]bo
 		return
 	}
 	for i, l := range ls {
-		k := LayerKind{Layer: i, Mixer: l.Mixer.String(), Window: l.Window, Rope: l.Rope, MoE: l.MoE || moe[i]}
+		k := LayerKind{Layer: i, Mixer: l.Name(), Window: l.Window, Rope: l.Rope, MoE: l.MoE || moe[i]}
 		if l.KVShared {
 			k.KVFrom = &l.KVFrom
 		}

@@ -87,7 +87,7 @@ func TestFamiliesGGUFToHF(t *testing.T) {
 	// What the converter writes instead of config.json's value: Falcon's
 	// context, always 2048.
 	replaced := map[string]map[string]bool{"falcon-mqa": {"max_position_embeddings": true},
-		"falcon-new": {"max_position_embeddings": true}}
+		"falcon-new": {"max_position_embeddings": true}, "nemotron_h": {"max_position_embeddings": true}}
 	for _, fam := range archFixtures(t) {
 		t.Run(fam, func(t *testing.T) {
 			dir := filepath.Join("../testdata/arch", fam)
@@ -120,9 +120,13 @@ func TestFamiliesGGUFToHF(t *testing.T) {
 			if prefix, ok := textModelOf[fam]; ok {
 				sameTextTensors(t, a, b, prefix)
 			} else {
+				through := throughGGUF(t, f, filepath.Join(dir, "gguf", fam+"-f32.gguf"), a)
 				sameTensors(t, a, b, func(name string, data []byte) []byte {
 					if plusOne(f, name) {
 						return addOne(data)
+					}
+					if through[name] {
+						return nil // checked by throughGGUF
 					}
 					return data
 				})
@@ -225,6 +229,53 @@ func normNum(v any) any {
 func plusOne(f *arch.Family, name string) bool {
 	m, ok := f.FromHF(name)
 	return ok && m.Layout() == arch.LayoutNormPlusOne
+}
+
+// throughGGUF checks the tensors of out (GGUF → HF of gguf) whose values
+// the GGUF form changed for good, and returns their names: a weight the
+// converter scaled (Tensor.Scales: Falcon-H1's multipliers, which GGUF → HF
+// leaves in the weights) must be the GGUF's own bytes, and A_log
+// (LayoutNegExp) must be log(−A) of the GGUF's A, each float32 rounded
+// from float64.
+func throughGGUF(t *testing.T, f *arch.Family, gguf string, out *checkpoint.Checkpoint) map[string]bool {
+	t.Helper()
+	g, err := checkpoint.Open(gguf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	names := map[string]bool{}
+	for _, gt := range g.Tensors {
+		m, ok := f.FromGGUF(gt.Name)
+		if !ok || m.Tensor.Scales == nil && m.Layout() != arch.LayoutNegExp {
+			continue
+		}
+		name := m.Name(false)
+		names[name] = true
+		ot, ok := out.Tensor(name)
+		if !ok {
+			t.Errorf("missing tensor %q", name)
+			continue
+		}
+		want, err := gt.ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Layout() == arch.LayoutNegExp {
+			for i := 0; i+4 <= len(want); i += 4 {
+				a := math.Float32frombits(binary.LittleEndian.Uint32(want[i:]))
+				binary.LittleEndian.PutUint32(want[i:], math.Float32bits(float32(math.Log(float64(-a)))))
+			}
+		}
+		got, err := ot.ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("tensor %q: data differs from the GGUF's %q", name, gt.Name)
+		}
+	}
+	return names
 }
 
 // addOne returns 1+w of each float32 in b, as bytes.

@@ -465,6 +465,14 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 			w.Blocks = append(w.Blocks, b)
 			continue
 		}
+		if lay.HasBeside {
+			// A mixer beside the attention (Falcon-H1): its loader, or
+			// its refusal.
+			if b.Mix, err = fl.recurrent(lay.Beside, i, &cfg, c); err != nil {
+				return nil, err
+			}
+			return nil, tensor.Unsupported("model: %s: layer %d: a %s beside the attention cannot run yet", fl.c.Path, i, lay.Beside)
+		}
 		b.QNorm = fl.norm("blk.{bid}.attn_q_norm", i, qn, cfg.Eps, false)
 		b.KNorm = fl.norm("blk.{bid}.attn_k_norm", i, kn, cfg.Eps, false)
 		b.O = fl.lin("blk.{bid}.attn_output", i, d, qd)
@@ -706,11 +714,18 @@ type recurrentMixer interface {
 	forward(dst, h, state []float32, T int, obs Observer) error
 }
 
+// canRun reports whether the decoder runs layers of mixer kind: attention,
+// a feed-forward alone, and the recurrent kinds recurrent builds (keep the
+// two in step).
+func canRun(kind spec.Mixer) bool {
+	return kind.Attention() || kind == spec.NoMixer
+}
+
 // recurrent loads layer i's recurrent mixer of kind.
 func (fl familyLoader) recurrent(kind spec.Mixer, i int, cfg *Config, c spec.Config) (recurrentMixer, error) {
 	switch kind {
 	default:
-		return nil, fmt.Errorf("model: %s: layer %d: %s layers cannot run yet", fl.c.Path, i, kind)
+		return nil, tensor.Unsupported("model: %s: layer %d: %s layers cannot run yet", fl.c.Path, i, kind)
 	}
 }
 

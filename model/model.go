@@ -384,6 +384,10 @@ func loadFamily(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, err
 func Architectures() (hf, gguf []string) {
 	seen := map[string]bool{}
 	for _, f := range spec.Families() {
+		if !runsMixers(f) {
+			seen[f.Name] = true
+			continue
+		}
 		for _, t := range f.ModelTypes {
 			if !seen[t] {
 				seen[t] = true
@@ -392,7 +396,23 @@ func Architectures() (hf, gguf []string) {
 		}
 	}
 	sort.Strings(hf)
-	return hf, spec.Supported()
+	for _, n := range spec.Supported() {
+		if f, ok := spec.ByName(n); !ok || runsMixers(f) {
+			gguf = append(gguf, n)
+		}
+	}
+	return hf, gguf
+}
+
+// runsMixers reports whether the runtime builds every mixer the family's
+// layers may use (arch.Family.Mixers).
+func runsMixers(f *spec.Family) bool {
+	for _, m := range f.Mixers {
+		if !canRun(m) {
+			return false
+		}
+	}
+	return true
 }
 
 func loadHF(l *loader, hc spec.Config) (*Model, error) {

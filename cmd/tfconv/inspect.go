@@ -597,7 +597,10 @@ func layerPatternRow(ls []checkpoint.LayerKind) string {
 			moe = append(moe, l.Layer)
 		}
 	}
-	if len(order) == 1 && (len(noRope) == 0 || len(noRope) == len(ls)) && (len(moe) == 0 || len(moe) == len(ls)) {
+	// One kind of attention everywhere says nothing; a recurrent mixer
+	// (Mamba's, or one beside the attention: "full_attention+mamba2") does.
+	attention := strings.HasSuffix(strings.SplitN(order[0], " (", 2)[0], "_attention")
+	if len(order) == 1 && attention && (len(noRope) == 0 || len(noRope) == len(ls)) && (len(moe) == 0 || len(moe) == len(ls)) {
 		return ""
 	}
 	var parts []string
