@@ -2,6 +2,7 @@ package arch
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/tfconv/tfconv/tensor"
 )
@@ -68,6 +69,27 @@ func (l Layout) Transform(name string, shape tensor.Shape, qHeads, kHeads int64,
 			}, tensor.Shape{shape[0], shape[2], shape[1]}, nil
 		}
 		return nil, nil, fmt.Errorf("arch: tensor %q: shape %v: want a matrix or a stack of them", name, shape)
+	case LayoutConv1D:
+		switch {
+		case !inverse && len(shape) == 3 && shape[1] == 1:
+			return nil, tensor.Shape{shape[0], shape[2]}, nil
+		case inverse && len(shape) == 2:
+			return nil, tensor.Shape{shape[0], 1, shape[1]}, nil
+		}
+		return nil, nil, fmt.Errorf("arch: tensor %q: shape %v is not a depthwise convolution's weight", name, shape)
+	case LayoutNegExp:
+		if inverse {
+			return func(dst, src []float32) {
+				for i, v := range src {
+					dst[i] = float32(math.Log(-float64(v)))
+				}
+			}, shape.Clone(), nil
+		}
+		return func(dst, src []float32) {
+			for i, v := range src {
+				dst[i] = -expf(v) // torch's float32 exp, as the converter computes it
+			}
+		}, shape.Clone(), nil
 	}
 	return nil, shape.Clone(), nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tfconv/tfconv/arch"
 	"github.com/tfconv/tfconv/checkpoint"
+	"github.com/tfconv/tfconv/tensor"
 )
 
 func archFixtures(t *testing.T) []string {
@@ -124,6 +125,12 @@ func TestFamiliesGGUFToHF(t *testing.T) {
 					if plusOne(f, name) {
 						return addOne(data)
 					}
+					if m, ok := f.FromHF(name); ok && m.Layout() == arch.LayoutNegExp {
+						// Mamba's A_log: log(−(−exp(a))) need not round
+						// back to a, but both runtimes use −exp(a), which
+						// must be the same float32.
+						return negExp(t, name, data)
+					}
 					return data
 				})
 			}
@@ -225,6 +232,26 @@ func normNum(v any) any {
 func plusOne(f *arch.Family, name string) bool {
 	m, ok := f.FromHF(name)
 	return ok && m.Layout() == arch.LayoutNormPlusOne
+}
+
+// negExp returns −exp(a) of each float32 in b, as bytes (the GGUF form of
+// Mamba's A_log).
+func negExp(t *testing.T, name string, b []byte) []byte {
+	t.Helper()
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	tf, _, err := arch.LayoutNegExp.Transform(name, tensor.Shape{int64(len(v))}, 0, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tf(v, v)
+	out := make([]byte, len(b))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(x))
+	}
+	return out
 }
 
 // addOne returns 1+w of each float32 in b, as bytes.

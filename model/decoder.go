@@ -319,7 +319,7 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 		if !ok {
 			def = 1e-6
 		}
-		cfg.Eps = float32(getf(def, "rms_norm_eps"))
+		cfg.Eps = float32(getf(def, rmsEpsKeys(f)...))
 	} else {
 		cfg.Eps = float32(getf(1e-5, "layer_norm_eps", "norm_epsilon", "layer_norm_epsilon"))
 	}
@@ -706,9 +706,23 @@ type recurrentMixer interface {
 	forward(dst, h, state []float32, T int, obs Observer) error
 }
 
+// rmsEpsKeys are the config.json keys of the RMSNorm epsilon: those the
+// family's converter reads it from (Mamba-2: layer_norm_epsilon), else
+// rms_norm_eps.
+func rmsEpsKeys(f *spec.Family) []string {
+	for _, p := range f.Params {
+		if p.Key == "attention.layer_norm_rms_epsilon" && len(p.HF) > 0 {
+			return p.HF
+		}
+	}
+	return []string{"rms_norm_eps"}
+}
+
 // recurrent loads layer i's recurrent mixer of kind.
 func (fl familyLoader) recurrent(kind spec.Mixer, i int, cfg *Config, c spec.Config) (recurrentMixer, error) {
 	switch kind {
+	case spec.Mamba2:
+		return fl.loadMamba2(i, cfg, c)
 	default:
 		return nil, fmt.Errorf("model: %s: layer %d: %s layers cannot run yet", fl.c.Path, i, kind)
 	}
