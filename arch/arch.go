@@ -2,6 +2,7 @@ package arch
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -306,19 +307,13 @@ const (
 	// (Falcon; GPT-NeoX is the case of one group per head: [head][q,k,v];
 	// weights and biases).
 	LayoutQKVGroups
-	// LayoutSqueeze drops the size-1 axes (Mamba's depthwise conv1d weight,
-	// [channels, 1, taps] → [channels, taps]); the inverse puts axis 1 back.
-	LayoutSqueeze
-	// LayoutColumn makes a vector a column ([n] → [n, 1]: Mamba-2's D); the
-	// inverse flattens it.
-	LayoutColumn
-	// LayoutNegExp is Mamba's A: Hugging Face keeps A_log, GGUF A =
-	// −exp(A_log), as a column ([n] → [n, 1]); the inverse is log(−A).
+	// LayoutConv1D drops the middle dimension of a depthwise convolution's
+	// weight: Hugging Face's [channels][1][kernel], GGUF's
+	// [channels][kernel] (the converter squeezes it; weights only).
+	LayoutConv1D
+	// LayoutNegExp stores −exp(x): Mamba's A_log becomes A, the state's
+	// decay rates, as the converter writes ssm_a (GGUF → HF: log(−A)).
 	LayoutNegExp
-	// LayoutGroups is a vector GGUF keeps as a matrix of Tensor.Groups rows
-	// (Mamba-2's gated norm, one row per group); the values do not move,
-	// ToGGUF gives the shape, the inverse flattens it.
-	LayoutGroups
 )
 
 // Tensor is one weight role.
@@ -364,14 +359,18 @@ type Tensor struct {
 	// fewer (Gemma 3n's embeddings: vocab_size, past the 262144 rows of the
 	// per-layer table). GGUF → HF keeps the padded rows.
 	PadTo string
-	// BareGGUF and BareHF: the name has no ".weight" suffix in that form,
-	// though the tensor is the role's weight (llama.cpp's ssm_a and ssm_d,
-	// Mamba's A_log and D; Falcon-H1's GGUF ffn_norm, which its converter
-	// maps from the full Hugging Face name).
-	BareGGUF, BareHF bool
-	// Groups, for LayoutGroups, is the config.json keys of the row count
-	// (the first present).
-	Groups []string
+	// NoSuffix: the tensor's names end without ".weight" or ".bias" in
+	// both forms (Mamba's A_log and D; llama.cpp's blk.N.ssm_a and
+	// blk.N.ssm_d).
+	NoSuffix bool
+	// Reshape, when set, is how the GGUF form reshapes this 1-D Hugging
+	// Face tensor (Mamba-2's A and D, its gated norm); GGUF → HF flattens
+	// it back.
+	Reshape Reshape
+	// NoSuffixGGUF: the GGUF name alone ends without ".weight", though the
+	// Hugging Face one has it (Falcon-H1's blk.N.ffn_norm, which its
+	// converter maps from the full pre_ff_layernorm.weight).
+	NoSuffixGGUF bool
 	// Scales, when set, are the factors the converter multiplies rows of
 	// this weight by, in order (Falcon-H1 folds its μP multipliers into
 	// the weights), read from config.json. GGUF → HF keeps the products in
@@ -385,6 +384,21 @@ type RowScale struct {
 	From, To int64
 	Factor   float32
 }
+
+// Reshape is a change of shape alone between a 1-D Hugging Face tensor of
+// n elements and its GGUF form (the values keep their order).
+type Reshape uint8
+
+// The reshapes.
+const (
+	ReshapeNone Reshape = iota
+	// ReshapeColumn makes [n] a column [n][1] (Mamba-2's A and D, which the
+	// converter unsqueezes "to use similar shape semantics as Mamba-1").
+	ReshapeColumn
+	// ReshapeGroups makes [n] into [g][n/g] for the config's g state-space
+	// groups (SSMGroups): Mamba-2's gated norm, which normalises each group.
+	ReshapeGroups
+)
 
 // Drop is a Hugging Face tensor left out of the GGUF on purpose.
 type Drop struct {
@@ -672,7 +686,7 @@ func (m Match) Name(toGGUF bool) string {
 			suffix = m.Tensor.HFSuffix
 		}
 	}
-	if m.Tensor.bare(!toGGUF) && suffix == ".weight" {
+	if suffix == ".weight" && m.Tensor.noSuffix(!toGGUF) {
 		suffix = ""
 	}
 	return expandAt(p, m.Layer, max(m.Index, 0)) + suffix
@@ -694,14 +708,30 @@ func (f *Family) FromGGUF(name string) (Match, bool) { return f.resolve(name, fa
 
 func (f *Family) resolve(name string, hf bool) (Match, bool) {
 	pat, bid, suffix := SplitName(name)
-	bare := suffix == ""
-	if bare {
-		suffix = ".weight" // a bare name is its role's weight (Tensor.BareGGUF, BareHF)
+	if suffix == "" {
+		for i := range f.Tensors {
+			t := &f.Tensors[i]
+			if !t.NoSuffix && (hf || !t.NoSuffixGGUF) {
+				continue
+			}
+			pats := t.HF
+			if !hf {
+				pats = []string{t.GGUF}
+			}
+			if slices.Contains(pats, pat) {
+				m := Match{Tensor: t, Layer: bid, Index: -1}
+				if !t.NoSuffix {
+					m.Suffix = ".weight" // the role's weight, named so in the other form
+				}
+				return m, true
+			}
+		}
+		return Match{}, false
 	}
 	find := func(pat string, stacked bool) (*Tensor, bool) {
 		for i := range f.Tensors {
 			t := &f.Tensors[i]
-			if (t.Stack != 0) != stacked || bare && !t.bare(hf) {
+			if (t.Stack != 0) != stacked {
 				continue
 			}
 			pats := t.HF
@@ -735,15 +765,6 @@ func (f *Family) resolve(name string, hf bool) (Match, bool) {
 		return Match{Tensor: t, Layer: bid, Index: -1, Suffix: suffix}, true
 	}
 	return Match{}, false
-}
-
-// bare reports whether the role's name has no suffix in the Hugging Face
-// (hf) or the GGUF form.
-func (t *Tensor) bare(hf bool) bool {
-	if hf {
-		return t.BareHF
-	}
-	return t.BareGGUF
 }
 
 // DropReason says why the HF tensor name is left out of the GGUF, or "".
@@ -781,7 +802,7 @@ func (f *Family) TensorName(role Role, layer int, hf bool, suffix string) []stri
 	if !ok {
 		return nil
 	}
-	if t.bare(hf) && suffix == ".weight" {
+	if suffix == ".weight" && t.noSuffix(hf) {
 		suffix = ""
 	}
 	if !hf {
@@ -811,10 +832,24 @@ func (f *Family) TensorPartName(role Role, layer, xid int, suffix string) string
 // apply to weights and biases, the norm +1 to weights only.
 func (m Match) Layout() Layout {
 	l := m.Tensor.Layout
-	if (l == LayoutNormPlusOne || l == LayoutTranspose || l == LayoutSqueeze) && m.Suffix != ".weight" {
+	if (l == LayoutNormPlusOne || l == LayoutTranspose || l == LayoutConv1D) && m.Suffix != ".weight" {
 		return LayoutSame // biases are 1-D
 	}
 	return l
+}
+
+// suffix is what the tensor's weight name ends with in the Hugging Face
+// (hf) or the GGUF form: ".weight", or nothing (NoSuffix, NoSuffixGGUF).
+func (t *Tensor) suffix(hf bool) string {
+	if t.noSuffix(hf) {
+		return ""
+	}
+	return ".weight"
+}
+
+// noSuffix reports whether the weight's name has no suffix in that form.
+func (t *Tensor) noSuffix(hf bool) bool {
+	return t.NoSuffix || !hf && t.NoSuffixGGUF
 }
 
 // Required lists the GGUF names of the non-optional weights for a model of
@@ -831,10 +866,10 @@ func (f *Family) Required(n int, has func(string) bool) []string {
 				if t.Unless != "" && has(expand(t.Unless, b)+".weight") {
 					continue
 				}
-				out = append(out, f.TensorName(t.GGUF, b, false, ".weight")...)
+				out = append(out, expand(t.GGUF, b)+t.suffix(false))
 			}
 		} else {
-			out = append(out, f.TensorName(t.GGUF, -1, false, ".weight")...)
+			out = append(out, t.GGUF+t.suffix(false))
 		}
 	}
 	return out
@@ -891,6 +926,15 @@ const (
 	DimAltupExtra                  // DimAltup − 1: the streams made from the first (a stack of projections)
 	DimLaurel                      // LAuReL's rank (laurel_rank)
 	DimHidden2                     // 2 · hidden: GLM-4.5's MTP projection of [embedding; hidden state]
+	DimInner                       // a state-space mixer's inner width (Mamba's d_inner)
+	DimInner2                      // 2 · DimInner: Mamba's in_proj (x and the gate z)
+	DimState                       // the state size per channel (d_state)
+	DimDTRank                      // Mamba's Δ projection rank (dt_rank)
+	DimXProj                       // dt_rank + 2·d_state: Mamba's x_proj (Δ, B, C)
+	DimConv                        // the causal convolution's kernel width (d_conv)
+	DimSSMHeads                    // Mamba-2's heads (a scalar A, D and Δ bias each)
+	DimConvChannels                // Mamba-2's convolved channels: inner + 2·groups·d_state (x, B, C)
+	DimSSMIn                       // Mamba-2's in_proj: z, x, B, C and Δ (2·inner + 2·groups·d_state + heads)
 )
 
 // Dims are the sizes of one model.
@@ -903,6 +947,11 @@ type Dims struct {
 	// Gemma 3n: the layer count, one layer's per-layer embedding width,
 	// AltUp's streams and LAuReL's rank.
 	Layers, PerLayer, Altup, Laurel int64
+	// State-space mixers (Mamba): the inner width, the state size per
+	// channel, the Δ rank and the convolution's kernel width.
+	Inner, State, DTRank, Conv int64
+	// Mamba-2: its heads and the groups B and C are shared within.
+	SSMHeads, Groups int64
 }
 
 func (d Dims) size(x Dim) int64 {
@@ -965,6 +1014,24 @@ func (d Dims) size(x Dim) int64 {
 		return d.Altup - 1
 	case DimLaurel:
 		return d.Laurel
+	case DimInner:
+		return d.Inner
+	case DimInner2:
+		return 2 * d.Inner
+	case DimState:
+		return d.State
+	case DimDTRank:
+		return d.DTRank
+	case DimXProj:
+		return d.DTRank + 2*d.State
+	case DimConv:
+		return d.Conv
+	case DimSSMHeads:
+		return d.SSMHeads
+	case DimConvChannels:
+		return d.Inner + 2*d.Groups*d.State
+	case DimSSMIn:
+		return 2*d.Inner + 2*d.Groups*d.State + d.SSMHeads
 	}
 	return 0
 }
@@ -992,10 +1059,7 @@ func (f *Family) Weights(d Dims, layers int, hf bool, keep func(t *Tensor, layer
 		for i, x := range t.Shape {
 			shape[i] = d.size(x)
 		}
-		p, suffix := t.GGUF, ".weight"
-		if t.bare(hf) {
-			suffix = ""
-		}
+		p, suffix := t.GGUF, t.suffix(hf)
 		if hf {
 			if len(t.HF) == 0 || t.Half == 2 {
 				return // a GGUF-only copy, or the second half of the first's tensor
@@ -1010,6 +1074,13 @@ func (f *Family) Weights(d Dims, layers int, hf bool, keep func(t *Tensor, layer
 		} else if t.Layout == LayoutTranspose && len(shape) >= 2 {
 			n := len(shape)
 			shape[n-2], shape[n-1] = shape[n-1], shape[n-2]
+		} else if t.Layout == LayoutConv1D && len(shape) == 3 {
+			shape = tensor.Shape{shape[0], shape[2]}
+		}
+		if !hf && t.Reshape != ReshapeNone && len(shape) == 1 {
+			if s, err := t.Reshape.gguf(t.GGUF, shape, d.Groups); err == nil {
+				shape = s
+			}
 		}
 		norm := strings.HasSuffix(t.GGUF, "norm")
 		switch {
@@ -1074,6 +1145,9 @@ func (f *Family) HeadCounts(c Config) (q, kv int64, err error) {
 		hk = []string{"num_attention_heads", "n_head"}
 	}
 	q, ok := c.Int(hk...)
+	if !ok && f.attentionFree(c) {
+		return 0, 0, nil // nothing attends (Mamba): no heads to count
+	}
 	if !ok || q <= 0 {
 		if err := NestedTextConfig(c); err != nil {
 			return 0, 0, err
@@ -1092,6 +1166,16 @@ func (f *Family) HeadCounts(c Config) (q, kv int64, err error) {
 		}
 	}
 	return q, kv, nil
+}
+
+// attentionFree reports whether no layer of config c attends (a family
+// whose Pattern makes every layer recurrent).
+func (f *Family) attentionFree(c Config) bool {
+	if f.Pattern == nil {
+		return false
+	}
+	layers, err := f.LayerPattern(c)
+	return err == nil && !slices.ContainsFunc(layers, func(l Layer) bool { return l.Mixer.Attention() })
 }
 
 // Experts is the expert count of config c (0: a dense model).

@@ -26,11 +26,11 @@ var FalconH1 = register(&Family{
 		u32("feed_forward_length", Required, "intermediate_size"),
 		u32("attention.head_count", Required, "num_attention_heads"),
 		{Key: "block_count", HF: []string{"num_hidden_layers"}, Kind: tensor.KindUint32, Need: Required},
-		withOutKey(ssmParam("ssm.conv_kernel", Default, 4, true, "conv_kernel", "d_conv"), "mamba_d_conv"),
-		withOutKey(ssmParam("ssm.inner_size", Required, 0, true, "mamba_d_ssm"), "mamba_d_ssm"),
-		withOutKey(ssmParam("ssm.state_size", Default, 128, true, "state_size", "d_state"), "mamba_d_state"),
+		ssmParam("ssm.conv_kernel", Default, 4, "mamba_d_conv", "conv_kernel", "d_conv"),
+		ssmParam("ssm.inner_size", Required, 0, "mamba_d_ssm", "mamba_d_ssm"),
+		ssmParam("ssm.state_size", Default, 128, "mamba_d_state", "state_size", "d_state"),
 		falconH1Heads(),
-		withOutKey(ssmParam("ssm.group_count", Required, 0, true, "n_groups"), "mamba_n_groups"),
+		ssmParam("ssm.group_count", Required, 0, "mamba_n_groups", "n_groups"),
 		{Key: "attention.layer_norm_rms_epsilon", HF: []string{"layer_norm_epsilon", "rms_norm_eps", "mamba_layer_norm_epsilon", "mamba_rms_norm_eps"},
 			Out: "rms_norm_eps", Kind: tensor.KindFloat32, Need: Default, Default: 1e-5},
 		{Key: FileType},
@@ -43,7 +43,7 @@ var FalconH1 = register(&Family{
 		falconH1Refusals(),
 	},
 	Tensors:       falconH1Tensors(),
-	SuffixAliases: dtBiasAlias,
+	SuffixAliases: mamba2DTBias,
 	Drops:         []Drop{rotaryBuffer},
 	// The multipliers are in the weights (Tensor.Scales).
 	HFConst: map[string]any{"hidden_act": "silu", "attention_in_multiplier": 1, "attention_out_multiplier": 1,
@@ -62,12 +62,6 @@ var FalconH1 = register(&Family{
 		return out, nil
 	},
 })
-
-// withOutKey sets the config.json key GGUF → HF writes p back to.
-func withOutKey(p Param, out string) Param {
-	p.Out = out
-	return p
-}
 
 // falconH1Heads is ssm.time_step_rank, the Mamba-2 head count: the
 // converter divides mamba_d_ssm by the head width (mamba_d_head, else
@@ -234,10 +228,9 @@ func falconH1Tensors() []Tensor {
 		{GGUF: "blk.{bid}.attn_v", HF: []string{hfLayer + "self_attn.v_proj"}, Shape: []Dim{DimKV, DimHidden}, Scales: falconScale("attention_in_multiplier")},
 		{GGUF: "blk.{bid}.attn_output", HF: []string{hfLayer + "self_attn.o_proj"}, Shape: []Dim{DimHidden, DimQ}, Scales: falconScale("attention_out_multiplier")},
 	}
-	for _, t := range mamba2Tensors(hfLayer+"mamba.", "mamba_n_groups", "n_groups") {
-		// every layer has the mixer; the norm only with mamba_rms_norm, and
-		// ssm_dt is a bias alone
-		t.Optional = t.GGUF == "blk.{bid}.ssm_norm" || t.GGUF == "blk.{bid}.ssm_dt"
+	for _, t := range mamba2Tensors(hfLayer+"mamba.", false) {
+		// every layer has the mixer; its gated norm only with mamba_rms_norm
+		t.Optional = t.Optional || t.GGUF == "blk.{bid}.ssm_norm"
 		switch t.GGUF {
 		case "blk.{bid}.ssm_in":
 			t.Scales = falconInProj
@@ -247,7 +240,7 @@ func falconH1Tensors() []Tensor {
 		out = append(out, t)
 	}
 	return append(out,
-		Tensor{GGUF: "blk.{bid}.ffn_norm", HF: []string{hfLayer + "pre_ff_layernorm"}, Shape: d, BareGGUF: true},
+		Tensor{GGUF: "blk.{bid}.ffn_norm", HF: []string{hfLayer + "pre_ff_layernorm"}, Shape: d, NoSuffixGGUF: true},
 		Tensor{GGUF: "blk.{bid}.ffn_gate", HF: []string{hfLayer + "feed_forward.gate_proj"}, Shape: []Dim{DimFFN, DimHidden}, Scales: falconListScale("mlp_multipliers", 0)},
 		Tensor{GGUF: "blk.{bid}.ffn_up", HF: []string{hfLayer + "feed_forward.up_proj"}, Shape: []Dim{DimFFN, DimHidden}},
 		Tensor{GGUF: "blk.{bid}.ffn_down", HF: []string{hfLayer + "feed_forward.down_proj"}, Shape: []Dim{DimHidden, DimFFN}, Scales: falconListScale("mlp_multipliers", 1)})

@@ -69,84 +69,29 @@ func (l Layout) Transform(name string, shape tensor.Shape, qHeads, kHeads int64,
 			}, tensor.Shape{shape[0], shape[2], shape[1]}, nil
 		}
 		return nil, nil, fmt.Errorf("arch: tensor %q: shape %v: want a matrix or a stack of them", name, shape)
-	case LayoutSqueeze:
-		if inverse {
-			if len(shape) != 2 {
-				return nil, nil, fmt.Errorf("arch: tensor %q: shape %v: want [channels, taps]", name, shape)
-			}
+	case LayoutConv1D:
+		switch {
+		case !inverse && len(shape) == 3 && shape[1] == 1:
+			return nil, tensor.Shape{shape[0], shape[2]}, nil
+		case inverse && len(shape) == 2:
 			return nil, tensor.Shape{shape[0], 1, shape[1]}, nil
 		}
-		var out tensor.Shape
-		for _, n := range shape {
-			if n != 1 {
-				out = append(out, n)
-			}
-		}
-		return nil, out, nil
-	case LayoutColumn, LayoutNegExp:
-		var tf func(dst, src []float32)
-		if l == LayoutNegExp {
-			tf = func(dst, src []float32) {
+		return nil, nil, fmt.Errorf("arch: tensor %q: shape %v is not a depthwise convolution's weight", name, shape)
+	case LayoutNegExp:
+		if inverse {
+			return func(dst, src []float32) {
 				for i, v := range src {
-					if inverse {
-						dst[i] = float32(math.Log(float64(-v)))
-					} else {
-						dst[i] = -torchExp(v)
-					}
+					dst[i] = float32(math.Log(-float64(v)))
 				}
+			}, shape.Clone(), nil
+		}
+		return func(dst, src []float32) {
+			for i, v := range src {
+				dst[i] = -expf(v) // torch's float32 exp, as the converter computes it
 			}
-		}
-		if inverse {
-			if len(shape) != 2 || shape[1] != 1 {
-				return nil, nil, fmt.Errorf("arch: tensor %q: shape %v: want a column [n, 1]", name, shape)
-			}
-			return tf, tensor.Shape{shape[0]}, nil
-		}
-		if len(shape) != 1 {
-			return nil, nil, fmt.Errorf("arch: tensor %q: shape %v: want a vector", name, shape)
-		}
-		return tf, tensor.Shape{shape[0], 1}, nil
-	case LayoutGroups:
-		if inverse {
-			n := int64(1)
-			for _, x := range shape {
-				n *= x
-			}
-			return nil, tensor.Shape{n}, nil
-		}
+		}, shape.Clone(), nil
 	}
 	return nil, shape.Clone(), nil
-}
-
-// torchExp is e^d as torch computes it in float32 on the CPU, which the
-// converter's −exp(A_log) runs: SLEEF's 1-ULP exp (ATen's vectorised
-// exp), d = q·ln 2 + s with q = round(d·log2 e) and ln 2 in two parts,
-// e^s by a degree-6 polynomial in fused multiply-adds, scaled by 2^q. A
-// correctly rounded exp differs from it in about one value of eleven
-// (278630 of 3000003 A_log-like values, Debian trixie's torch 2.6, AVX-512);
-// this one in none of them.
-func torchExp(d float32) float32 {
-	const (
-		log2e        = float32(1.4426950408889634)
-		ln2Hi, ln2Lo = float32(0.693145751953125), float32(1.428606765330187045e-06)
-	)
-	if d < -104 {
-		return 0
-	}
-	if d > 104 {
-		return float32(math.Inf(1))
-	}
-	fma := func(x, y, z float32) float32 { return float32(math.FMA(float64(x), float64(y), float64(z))) }
-	q := float32(math.RoundToEven(float64(d * log2e)))
-	s := fma(q, -ln2Hi, d)
-	s = fma(q, -ln2Lo, s)
-	u := float32(0.000198527617612853646278381)
-	for _, c := range []float32{0.00139304355252534151077271, 0.00833336077630519866943359,
-		0.0416664853692054748535156, 0.166666671633720397949219, 0.5} {
-		u = fma(u, s, c)
-	}
-	u = 1 + fma(s*s, u, s)
-	return float32(math.Ldexp(float64(u), int(q)))
 }
 
 // permuteRows returns llama.cpp's rotary row permutation for a [rows, cols]

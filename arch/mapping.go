@@ -109,7 +109,12 @@ func (f *Family) ToGGUF(c Config, in []tensor.Info) ([]Mapping, []Dropped, error
 				out[i].Shape[0] = rows
 			}
 		}
-		if err := f.configLayout(c, &out[i]); err != nil {
+		if t, ok := f.FromHF(m.Source); ok && t.Tensor.Reshape != ReshapeNone {
+			if out[i].Shape, err = t.Tensor.Reshape.gguf(m.Source, m.Shape, SSMGroups(c)); err != nil {
+				return nil, nil, err
+			}
+		}
+		if err := f.scale(c, &out[i]); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -121,21 +126,12 @@ func (f *Family) ToGGUF(c Config, in []tensor.Info) ([]Mapping, []Dropped, error
 	return out, dropped, nil
 }
 
-// configLayout applies to m what its role's layout takes from config c:
-// the rows of a LayoutGroups vector (Tensor.Groups) and the converter's
-// row scales (Tensor.Scales).
-func (f *Family) configLayout(c Config, m *Mapping) error {
+// scale makes m multiply its output's rows as its role's Tensor.Scales
+// say for config c.
+func (f *Family) scale(c Config, m *Mapping) error {
 	t, ok := f.FromHF(m.Source)
 	if !ok || m.Half != 0 || len(m.Stack) > 0 || m.Parts > 0 || len(m.Shape) == 0 {
 		return nil
-	}
-	if t.Tensor.Layout == LayoutGroups && t.Suffix == ".weight" {
-		g, ok := c.Int(t.Tensor.Groups...)
-		n, err := m.Shape.NumElements()
-		if err != nil || !ok || g <= 0 || n%g != 0 {
-			return fmt.Errorf("arch: %s: tensor %q: %d values do not split into config.json's %v groups", f.Name, m.Source, n, t.Tensor.Groups)
-		}
-		m.Shape = tensor.Shape{g, n / g}
 	}
 	if t.Tensor.Scales == nil {
 		return nil
@@ -199,7 +195,49 @@ func (f *Family) ToHF(md tensor.Metadata, in []tensor.Info) ([]Mapping, []Droppe
 		nKV = nHead // LlamaModel.permute's K head count
 	}
 	experts, _ := mdInt(md, f.Name+".expert_count")
-	return f.mapTensors(in, false, nHead, nKV, experts)
+	out, dropped, err := f.mapTensors(in, false, nHead, nKV, experts)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, m := range out {
+		if t, ok := f.FromGGUF(m.Source); ok && t.Tensor.Reshape != ReshapeNone && len(m.Stack) == 0 {
+			n, err := m.Shape.NumElements()
+			if err != nil {
+				return nil, nil, fmt.Errorf("arch: tensor %q: %w", m.Source, err)
+			}
+			out[i].Shape = tensor.Shape{n}
+		}
+	}
+	return out, dropped, nil
+}
+
+// gguf is the GGUF shape of the 1-D Hugging Face tensor name of shape
+// shape, for a model of groups state-space groups.
+func (r Reshape) gguf(name string, shape tensor.Shape, groups int64) (tensor.Shape, error) {
+	if len(shape) != 1 {
+		return nil, fmt.Errorf("arch: tensor %q has shape %v: want one dimension", name, shape)
+	}
+	switch r {
+	case ReshapeColumn:
+		return tensor.Shape{shape[0], 1}, nil
+	case ReshapeGroups:
+		if groups <= 0 || shape[0]%groups != 0 {
+			return nil, fmt.Errorf("arch: tensor %q of %d elements does not split into %d groups", name, shape[0], groups)
+		}
+		return tensor.Shape{groups, shape[0] / groups}, nil
+	}
+	return shape.Clone(), nil
+}
+
+// SSMGroups is the number of groups a Mamba-2 mixer of config c shares B
+// and C within (and normalises by): n_groups, as the families' configs
+// name it (Granite 4.0 and Falcon-H1 prefix it with mamba_); 1 when none
+// is stated, as the converter takes it.
+func SSMGroups(c Config) int64 {
+	if g, ok := c.Int("n_groups", "mamba_n_groups", "num_groups", "mamba_num_groups"); ok {
+		return g
+	}
+	return 1
 }
 
 // mdInt reads an integer GGUF KV.

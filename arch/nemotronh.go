@@ -43,11 +43,11 @@ var NemotronH = register(&Family{
 				return tensor.Uint32(uint32(h / n)), true, nil
 			},
 			Inverse: func(Config, tensor.Value, Meta) {}},
-		withOutKey(ssmParam("ssm.conv_kernel", Required, 0, true, "conv_kernel", "d_conv"), "conv_kernel"),
-		withOutKey(ssmParam("ssm.state_size", Required, 0, true, "state_size", "d_state", "state_dim", "ssm_state_size"), "ssm_state_size"),
-		withOutKey(ssmParam("ssm.group_count", Required, 0, true, "n_groups", "num_groups"), "n_groups"),
+		ssmParam("ssm.conv_kernel", Required, 0, "conv_kernel", "conv_kernel", "d_conv"),
+		ssmParam("ssm.state_size", Required, 0, "ssm_state_size", "state_size", "d_state", "state_dim", "ssm_state_size"),
+		ssmParam("ssm.group_count", Required, 0, "n_groups", "n_groups", "num_groups"),
 		nemotronHInner(),
-		withOutKey(ssmParam("ssm.time_step_rank", Required, 0, true, "n_heads", "num_heads"), "mamba_num_heads"),
+		ssmParam("ssm.time_step_rank", Required, 0, "mamba_num_heads", "n_heads", "num_heads"),
 		{Key: "rope.scaling.finetuned", Kind: tensor.KindBool,
 			// GraniteHybridModel: no rotation once there are Mamba layers.
 			Derive:  func(Config) (tensor.Value, bool, error) { return tensor.Bool(false), true, nil },
@@ -56,9 +56,10 @@ var NemotronH = register(&Family{
 		{Key: "attention.value_length", HF: []string{"head_dim", "attention_head_dim"}, Kind: tensor.KindUint32, Need: Required,
 			Inverse: func(Config, tensor.Value, Meta) {}},
 		nemotronHRefusals(),
+		timeStepLimit(),
 	},
 	Tensors:       nemotronHTensors(),
-	SuffixAliases: dtBiasAlias,
+	SuffixAliases: mamba2DTBias,
 	HFConst: map[string]any{"mamba_hidden_act": "silu", "mlp_hidden_act": "relu2", "use_bias": false,
 		"attention_bias": false, "residual_in_fp32": false},
 	HFRename: mamba2Flags("use_mamba_norm", "use_conv_bias"),
@@ -227,13 +228,6 @@ func nemotronHRefusals() Param {
 					return tensor.Value{}, false, errUnsupported("config.json: %s true: llama.cpp's nemotron_h adds no such biases", k)
 				}
 			}
-			if l, ok := c["time_step_limit"].([]any); ok && len(l) == 2 {
-				lo, _ := Config{"v": l[0]}.Float("v")
-				hi, isNum := Config{"v": l[1]}.Float("v")
-				if lo != 0 || isNum && hi < 1e30 {
-					return tensor.Value{}, false, errUnsupported("config.json: time_step_limit %v: llama.cpp does not clamp Δ", l)
-				}
-			}
 			return tensor.Value{}, false, nil
 		},
 		Inverse: func(Config, tensor.Value, Meta) {}}
@@ -251,7 +245,7 @@ func nemotronHTensors() []Tensor {
 		{GGUF: "output", HF: []string{"lm_head"}, Shape: []Dim{DimVocab, DimHidden}, Optional: true},
 		{GGUF: "blk.{bid}.attn_norm", HF: []string{l + "norm"}, Shape: d},
 	}
-	out = append(out, mamba2Tensors(l+"mixer.", "n_groups", "mamba_n_groups", "num_groups")...)
+	out = append(out, mamba2Tensors(l+"mixer.", true)...)
 	return append(out,
 		Tensor{GGUF: "blk.{bid}.attn_q", HF: []string{l + "mixer.q_proj"}, Shape: []Dim{DimQ, DimHidden}, Layout: LayoutPermuteQ, Optional: true},
 		Tensor{GGUF: "blk.{bid}.attn_k", HF: []string{l + "mixer.k_proj"}, Shape: []Dim{DimKV, DimHidden}, Layout: LayoutPermuteK, Optional: true},

@@ -324,7 +324,8 @@ func (c *Checkpoint) Config() (map[string]any, error) {
 		return nil, err
 	}
 	var m map[string]any
-	d := json.NewDecoder(bytes.NewReader(pyjson.Quote(b)))
+	// transformers writes Python's Infinity (Mamba-2's time_step_limit).
+	d := json.NewDecoder(bytes.NewReader(pyjson.Standard(b)))
 	d.UseNumber()
 	if err := d.Decode(&m); err != nil {
 		return nil, fmt.Errorf("checkpoint: config.json: %w", err)

@@ -20,7 +20,11 @@ type Memory struct {
 	VBytes      int64  `json:"v_bytes"`      // every layer's V cache
 	KVBytes     int64  `json:"kv_bytes"`     // KBytes + VBytes
 	WeightBytes int64  `json:"weight_bytes"` // the tensors' bytes
-	TotalBytes  int64  `json:"total_bytes"`  // WeightBytes + KVBytes
+	// RSBytes is the recurrent layers' state (llama.cpp's RS buffer: each
+	// layer's convolution and scan state per sequence, f32), whatever the
+	// context.
+	RSBytes    int64 `json:"rs_bytes"`
+	TotalBytes int64 `json:"total_bytes"` // WeightBytes + KVBytes + RSBytes
 
 	Batch          int64 `json:"batch"`           // logical batch (llama.cpp -b), after llama.cpp's limits
 	UBatch         int64 `json:"ubatch"`          // physical batch (-ub): the tokens the compute graph is reserved for
@@ -127,10 +131,31 @@ func (s *Summary) EstimateMemory(o MemoryOptions) (*Memory, error) {
 	if s.DecoderLayers > 0 {
 		layers = int64(s.DecoderLayers) // the encoder keeps no cache
 	}
+	var recurrent int64
 	for _, l := range s.LayerPattern {
-		if l.KVFrom != nil {
+		switch {
+		case l.KVFrom != nil:
 			layers-- // it reads another layer's cache
+		case l.Recurrent:
+			layers-- // its state is the RS buffer's
+			recurrent++
+		case l.Mixer == "none":
+			layers-- // a feed-forward alone (Nemotron-H's MLP layers)
 		}
+	}
+	// llama_memory_recurrent: max(1, n_seq_max) cells of n_embd_r +
+	// n_embd_s floats per recurrent layer.
+	rs := recurrent * s.RecurrentFloats * 4 * max(par, 1)
+	if recurrent > 0 && layers == 0 && s.Hidden > 0 {
+		// Nothing attends: no KV cache at all.
+		m := &Memory{Context: ctx, KVType: strings.ToLower(kv.String()), WeightBytes: s.TensorBytes, RSBytes: rs}
+		m.TotalBytes = m.WeightBytes + m.RSBytes
+		m.Batch, m.UBatch, m.Parallel = max(min(batch, ctx), kqMaskPad), 0, par
+		m.UBatch = min(ubatch, m.Batch)
+		m.OutputBytes = s.Vocab * par * 4
+		m.ComputeBytes = s.computeEstimate(0, m.UBatch, false)
+		m.RunBytes = m.TotalBytes + m.OutputBytes + m.ComputeBytes
+		return m, nil
 	}
 	if layers <= 0 || s.Heads <= 0 || s.Hidden <= 0 {
 		return nil, fmt.Errorf("checkpoint: %s: the layer count, head count and width are not all stated", s.Architecture)
@@ -162,7 +187,8 @@ func (s *Summary) EstimateMemory(o MemoryOptions) (*Memory, error) {
 	}
 	m := &Memory{Context: ctx, KVSize: size, KVType: strings.ToLower(kv.String()), KBytes: layers * kb, VBytes: layers * vb, WeightBytes: s.TensorBytes}
 	m.KVBytes = m.KBytes + m.VBytes
-	m.TotalBytes = m.WeightBytes + m.KVBytes
+	m.RSBytes = rs
+	m.TotalBytes = m.WeightBytes + m.KVBytes + m.RSBytes
 
 	// llama_init_from_model's batch limits: a causal model's logical batch
 	// is at most the (padded) context and at least the mask padding; the
@@ -208,3 +234,31 @@ func (s *Summary) computeEstimate(nKV, t int64, flash bool) int64 {
 }
 
 func roundUp(n, to int64) int64 { return (n + to - 1) / to * to }
+
+// recurrentFloats is llama.cpp's n_embd_r + n_embd_s of a recurrent layer
+// of family f for config c (Mamba's and Mamba-2's: (d_conv − 1) · (d_inner
+// + 2 · n_group · d_state) for the convolution, d_state · d_inner for the
+// scan), from the GGUF keys the family writes for c; 0 when it writes no
+// ssm.* keys.
+func recurrentFloats(f *arch.Family, c arch.Config) int64 {
+	md, err := f.GGUFMetadata(c, 0)
+	if err != nil {
+		return 0
+	}
+	get := func(key string) int64 {
+		v, ok := md.Get(f.Name + "." + key)
+		if !ok {
+			return 0
+		}
+		n, _ := v.Int()
+		return max(n, 0)
+	}
+	conv, inner, state, groups := get("ssm.conv_kernel"), get("ssm.inner_size"), get("ssm.state_size"), get("ssm.group_count")
+	const maxDim = 1 << 24
+	for _, v := range []int64{conv, inner, state, groups} {
+		if v > maxDim {
+			return 0
+		}
+	}
+	return max(conv-1, 0)*(inner+2*groups*state) + state*inner
+}

@@ -319,7 +319,7 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 		if !ok {
 			def = 1e-6
 		}
-		cfg.Eps = float32(getf(def, "rms_norm_eps"))
+		cfg.Eps = float32(getf(def, rmsEpsKeys(f)...))
 	} else {
 		cfg.Eps = float32(getf(1e-5, "layer_norm_eps", "norm_epsilon", "layer_norm_epsilon"))
 	}
@@ -447,6 +447,12 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 			PostAttnNorm: fl.norm(spec.Role(postAttnNorm), i, d, cfg.Eps, false),
 			FFNNorm:      fl.norm(ffnNorm, i, d, cfg.Eps, !m.parallel && !g.NoPreNorm && !lay.NoFFN),
 			PostFFNNorm:  fl.norm("blk.{bid}.post_ffw_norm", i, d, cfg.Eps, false),
+		}
+		if lay.Mixer == spec.NoMixer && b.AttnNorm != nil && !fl.inSchema(ffnNorm) {
+			// A feed-forward layer whose one pre-norm is named as every
+			// layer's (Nemotron-H's MLP layers: attn_norm, as llama.cpp
+			// names it).
+			b.FFNNorm, b.AttnNorm = b.AttnNorm, nil
 		}
 		if !lay.NoFFN {
 			b.Gate = fl.optDense("blk.{bid}.ffn_gate", i, cfg.FFN, d)
@@ -718,12 +724,26 @@ type recurrentMixer interface {
 // a feed-forward alone, and the recurrent kinds recurrent builds (keep the
 // two in step).
 func canRun(kind spec.Mixer) bool {
-	return kind.Attention() || kind == spec.NoMixer
+	return kind.Attention() || kind == spec.NoMixer || kind == spec.Mamba2
+}
+
+// rmsEpsKeys are the config.json keys of the RMSNorm epsilon: those the
+// family's converter reads it from (Mamba-2: layer_norm_epsilon), else
+// rms_norm_eps.
+func rmsEpsKeys(f *spec.Family) []string {
+	for _, p := range f.Params {
+		if p.Key == "attention.layer_norm_rms_epsilon" && len(p.HF) > 0 {
+			return p.HF
+		}
+	}
+	return []string{"rms_norm_eps"}
 }
 
 // recurrent loads layer i's recurrent mixer of kind.
 func (fl familyLoader) recurrent(kind spec.Mixer, i int, cfg *Config, c spec.Config) (recurrentMixer, error) {
 	switch kind {
+	case spec.Mamba2:
+		return fl.loadMamba2(i, cfg, c)
 	default:
 		return nil, tensor.Unsupported("model: %s: layer %d: %s layers cannot run yet", fl.c.Path, i, kind)
 	}

@@ -31,6 +31,15 @@ func familyFixtures(t *testing.T) []string {
 // 8192; the fixture's 4 make both matter in 12 tokens).
 var ggufAgrees = map[string]bool{"mistral": false, "llama3": false, "deepseek3": false, "llama4": false, "llama4-vl": false}
 
+// hfDiffers lists the fixtures whose transformers class computes something
+// else than the model it loads, on both forms: their references are
+// llama.cpp's logits, and transformers' generate() is not compared.
+// mamba2-groups: transformers' pure-torch Mamba-2 (torch_forward, what runs
+// without the CUDA kernels) normalises y·SiLU(z) across all n_groups
+// groups at once, where the kernels and llama.cpp normalise each group
+// (4.2 apart on the fixture; with one group, mamba2, they agree to 7.3e-6).
+var hfDiffers = map[string]bool{"mamba2-groups": true}
+
 // newerGELU are the hand-made GELU fixtures whose reference is the newer
 // llama.cpp (testdata/arch/README.md). Run as llama.cpp computes (its fp16
 // GELU table), the first positions agree to 2e-6, later ones within 4.5e-4
@@ -48,7 +57,7 @@ const maxRelDiffNewerGELU = 2e-4
 // mixer is built (the Mamba-2 mixer of issue 32), with the refusal's
 // words: convert's tests check their conversion; here loading either form
 // must fail with ErrUnsupported saying so, never run something else.
-var notRunYet = map[string]string{"falcon_h1": "mamba2 layers cannot run yet", "nemotron_h": "mamba2 layers cannot run yet"}
+var notRunYet = map[string]string{"falcon_h1": "beside the attention cannot run yet"}
 
 // refusedToRun reports whether fam is in notRunYet, after checking that
 // loading its checkpoint and its GGUF is refused as notRunYet says.
@@ -112,7 +121,7 @@ func TestFamiliesMatchTransformers(t *testing.T) {
 			}
 			var ref reference
 			handmade := false
-			if _, err := os.Stat(filepath.Join(dir, "hf", "reference.json")); err == nil {
+			if _, err := os.Stat(filepath.Join(dir, "hf", "reference.json")); err == nil && !hfDiffers[fam] {
 				readJSON(t, filepath.Join(dir, "hf", "reference.json"), &ref)
 			} else {
 				if !hasLC {
@@ -175,6 +184,9 @@ func TestFamiliesGenerate(t *testing.T) {
 			path := filepath.Join("../testdata/arch", fam, "hf", "generate.json")
 			if _, err := os.Stat(path); err != nil {
 				t.Skip("family newer than transformers v4.43.4: no generate() reference")
+			}
+			if hfDiffers[fam] {
+				t.Skip("transformers' class computes another model (hfDiffers)")
 			}
 			readJSON(t, path, &g)
 			m, err := Load(filepath.Join("../testdata/arch", fam, "hf"), LoadOptions{})

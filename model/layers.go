@@ -93,6 +93,11 @@ func activate(x []float32, act string) error {
 		kernels.SiLU(x)
 	case "relu":
 		kernels.ReLU(x)
+	case "relu2": // squared ReLU (Nemotron-H's MLP)
+		kernels.ReLU(x)
+		for i, v := range x {
+			x[i] = v * v
+		}
 	default:
 		return tensor.Unsupported("model: activation %q is not supported", act)
 	}
@@ -108,8 +113,8 @@ func hfActivation(name string) (string, error) {
 		return "gelu_tanh", nil
 	case "silu", "swish":
 		return "silu", nil
-	case "relu":
-		return "relu", nil
+	case "relu", "relu2":
+		return name, nil
 	}
 	return "", tensor.Unsupported("model: activation %q is not supported", name)
 }
@@ -495,13 +500,15 @@ func checkDims(c *Config, path string) error {
 		return fmt.Errorf("model: %s: %s config: %s", path, c.Arch, fmt.Sprintf(msg, args...))
 	}
 	const maxDim = 1 << 20
+	// A model with no attention (Mamba's) has no heads: 0 and 0.
+	noAttention := c.Heads == 0 && c.KVHeads == 0
 	for _, v := range []int{c.Layers, c.DModel, c.Vocab, c.Heads, c.KVHeads, c.HeadDim, c.FFN} {
-		if v <= 0 || v > maxDim {
+		if (v <= 0 && !(v == 0 && noAttention)) || v > maxDim {
 			return bad("dimension %d out of range (layers %d, d_model %d, vocab %d, heads %d/%d, head_dim %d, ffn %d)",
 				v, c.Layers, c.DModel, c.Vocab, c.Heads, c.KVHeads, c.HeadDim, c.FFN)
 		}
 	}
-	if c.Heads%c.KVHeads != 0 {
+	if !noAttention && c.Heads%c.KVHeads != 0 {
 		return bad("%d heads are not a multiple of %d kv heads", c.Heads, c.KVHeads)
 	}
 	if c.RopeTheta > 0 && (c.RopeDim <= 0 || c.RopeDim > c.HeadDim || c.RopeDim%2 != 0) {

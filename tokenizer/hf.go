@@ -178,8 +178,7 @@ func readHFConfig(src Source) (*hfConfig, error) {
 	}
 	if b != nil {
 		var m map[string]json.RawMessage
-		// Python's json writes Infinity in some configs (time_step_limit).
-		if err := json.Unmarshal(pyjson.Quote(b), &m); err != nil {
+		if err := json.Unmarshal(pyjson.Standard(b), &m); err != nil {
 			return nil, jsonErr("config.json", err)
 		}
 		// SpecialVocab takes a *_token_id only when it is a JSON integer:

@@ -388,7 +388,12 @@ func inspectModelRows(t *output.Table, s *checkpoint.Summary, mem *checkpoint.Me
 	if mem != nil {
 		t.Row("context (KV cache)", fmt.Sprintf("%d positions (cache of %d), %s", mem.Context, mem.KVSize, mem.KVType))
 		t.Row("KV cache", fmt.Sprintf("%d (%s): K %s, V %s", mem.KVBytes, output.Bytes(mem.KVBytes), output.Bytes(mem.KBytes), output.Bytes(mem.VBytes)))
-		t.Row("weights + KV cache", fmt.Sprintf("%d (%s)", mem.TotalBytes, output.Bytes(mem.TotalBytes)))
+		if mem.RSBytes > 0 {
+			t.Row("recurrent state", fmt.Sprintf("%d (%s): %d sequence(s), any context", mem.RSBytes, output.Bytes(mem.RSBytes), mem.Parallel))
+			t.Row("weights + KV cache + state", fmt.Sprintf("%d (%s)", mem.TotalBytes, output.Bytes(mem.TotalBytes)))
+		} else {
+			t.Row("weights + KV cache", fmt.Sprintf("%d (%s)", mem.TotalBytes, output.Bytes(mem.TotalBytes)))
+		}
 		t.Row("output buffer", fmt.Sprintf("%d (%s): logits of %d sequence(s)", mem.OutputBytes, output.Bytes(mem.OutputBytes), mem.Parallel))
 		attn := "scores materialised"
 		if mem.FlashAttention {
@@ -590,17 +595,14 @@ func layerPatternRow(ls []checkpoint.LayerKind) string {
 			order = append(order, k)
 		}
 		byKind[k] = append(byKind[k], l.Layer)
-		if !l.Rope {
-			noRope = append(noRope, l.Layer)
+		if !l.Rope && !l.Recurrent && l.Mixer != "none" {
+			noRope = append(noRope, l.Layer) // only attention rotates
 		}
 		if l.MoE {
 			moe = append(moe, l.Layer)
 		}
 	}
-	// One kind of attention everywhere says nothing; a recurrent mixer
-	// (Mamba's, or one beside the attention: "full_attention+mamba2") does.
-	attention := strings.HasSuffix(strings.SplitN(order[0], " (", 2)[0], "_attention")
-	if len(order) == 1 && attention && (len(noRope) == 0 || len(noRope) == len(ls)) && (len(moe) == 0 || len(moe) == len(ls)) {
+	if len(order) == 1 && !ls[0].Recurrent && (len(noRope) == 0 || len(noRope) == len(ls)) && (len(moe) == 0 || len(moe) == len(ls)) {
 		return ""
 	}
 	var parts []string

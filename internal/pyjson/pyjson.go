@@ -1,41 +1,43 @@
-// Package pyjson reads the JSON that Python's json module writes: it
-// allows the bare constants Infinity, -Infinity and NaN, which
-// encoding/json refuses (transformers' Mamba-2 and Nemotron-H configs:
-// time_step_limit [0.0, Infinity]).
+// Package pyjson reads the JSON Python's json module writes: it allows the
+// non-finite numbers NaN, Infinity and -Infinity (json.dump's default
+// allow_nan), which encoding/json refuses. transformers saves them in
+// config.json (Mamba-2's time_step_limit [0.0, Infinity]).
 package pyjson
 
-import "bytes"
-
-// constants are Python's non-finite literals, the longer first where one
-// is a prefix of another.
-var constants = [][]byte{[]byte("-Infinity"), []byte("Infinity"), []byte("NaN")}
-
-// Quote returns b with each bare Infinity, -Infinity and NaN outside a
-// string made the JSON string of its name ("Infinity"), so encoding/json
-// reads it; the rest, strings included, is unchanged. b itself is returned
-// when it has none.
-func Quote(b []byte) []byte {
-	var out []byte // nil until the first change
+// Standard returns b with every bare NaN, Infinity and -Infinity outside
+// a string replaced by the JSON string of the same text ("Infinity"), so
+// encoding/json reads it and a reader can tell the value; b itself is
+// returned when it has none. Anything else is left for the JSON decoder
+// to judge.
+func Standard(b []byte) []byte {
+	var out []byte
 	inString, escaped := false, false
 	for i := 0; i < len(b); i++ {
 		c := b[i]
-		if !inString && c != '"' {
-			if tok := constantAt(b[i:]); tok != nil {
-				if out == nil {
-					out = append(make([]byte, 0, len(b)+8), b[:i]...)
-				}
-				out = append(append(append(out, '"'), tok...), '"')
-				i += len(tok) - 1
-				continue
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
 			}
+			if out != nil {
+				out = append(out, c)
+			}
+			continue
 		}
-		switch {
-		case inString && escaped:
-			escaped = false
-		case inString && c == '\\':
-			escaped = true
-		case c == '"':
-			inString = !inString
+		if c == '"' {
+			inString = true
+		}
+		if w := nonFinite(b[i:]); w != "" {
+			if out == nil {
+				out = append(make([]byte, 0, len(b)+8), b[:i]...)
+			}
+			out = append(append(append(out, '"'), w...), '"')
+			i += len(w) - 1
+			continue
 		}
 		if out != nil {
 			out = append(out, c)
@@ -47,12 +49,12 @@ func Quote(b []byte) []byte {
 	return out
 }
 
-// constantAt is the constant b starts with, or nil.
-func constantAt(b []byte) []byte {
-	for _, c := range constants {
-		if bytes.HasPrefix(b, c) {
-			return c
+// nonFinite is the non-finite number b starts with, or "".
+func nonFinite(b []byte) string {
+	for _, w := range [...]string{"NaN", "Infinity", "-Infinity"} {
+		if len(b) >= len(w) && string(b[:len(w)]) == w {
+			return w
 		}
 	}
-	return nil
+	return ""
 }

@@ -375,6 +375,25 @@ FAMILIES = {
                        ssm_multipliers=[0.9, 1.2, 1.1, 0.8, 1.3], ssm_in_multiplier=1.1, ssm_out_multiplier=0.7,
                        tie_word_embeddings=False, pad_token_id=999, bos_token_id=999, eos_token_id=999),
                   "bpe", "gpt-2", False),
+    # Mamba-2 (transformers 4.44+; the newer llama.cpp), its pure-torch path (torch_forward: the CUDA kernels are
+    # not here): 2 layers of in_proj → z, xBC, dt; a causal conv over xBC; the SSD scan with a scalar A per head (8
+    # heads of 16 channels, d_state 16) in chunks of 4 (3 chunks of the 12 ids); gated RMSNorm; out_proj. One group
+    # of B and C: transformers' torch path normalises y·SiLU(z) across all groups at once where the kernels and
+    # llama.cpp normalise each group (mamba2-groups). vocab_size 1024, the multiple of 16 the converter pads to.
+    "mamba2": ("Mamba2Config", "Mamba2ForCausalLM",
+               dict(hidden_size=64, num_hidden_layers=2, vocab_size=1024, num_heads=8, head_dim=16, expand=2,
+                    n_groups=1, state_size=16, conv_kernel=4, chunk_size=4, use_bias=False, use_conv_bias=True,
+                    layer_norm_epsilon=1e-5, tie_word_embeddings=False, pad_token_id=999, bos_token_id=999,
+                    eos_token_id=999),
+               "bpe", "gpt-2", False),
+    # Mamba-2 with 2 groups of B and C (Mamba-Codestral's form, 8 groups): the references are llama.cpp's (see
+    # mamba2), transformers' torch path being another computation for more than one group.
+    "mamba2-groups": ("Mamba2Config", "Mamba2ForCausalLM",
+                      dict(hidden_size=64, num_hidden_layers=2, vocab_size=1024, num_heads=8, head_dim=16, expand=2,
+                           n_groups=2, state_size=16, conv_kernel=4, chunk_size=4, use_bias=False, use_conv_bias=True,
+                           layer_norm_epsilon=1e-5, tie_word_embeddings=False, pad_token_id=999, bos_token_id=999,
+                           eos_token_id=999),
+                      "bpe", "gpt-2", False),
     "llama3": ("LlamaConfig", "LlamaForCausalLM",
                dict(BASE, num_key_value_heads=2, rope_theta=500000.0,
                     rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
@@ -390,7 +409,7 @@ FAMILIES = {
 NEWER = {"phi4mini": (4, 57), "smollm3": (4, 57), "seedoss": (4, 57), "ernie4_5": (4, 57), "ernie4_5moe": (4, 57),
          "hunyuan": (4, 57), "exaone4": (4, 57), "glm4": (4, 57), "glm4moe": (4, 57), "glm4moe-groups": (4, 57),
          "dots1": (4, 57), "llama4": (4, 57), "llama4-vl": (4, 57), "mistral3": (4, 57), "gemma3n": (4, 57),
-         "gemma3n-shared": (4, 57), "falcon_h1": (4, 57)}
+         "gemma3n-shared": (4, 57), "mamba2": (4, 57), "mamba2-groups": (4, 57), "falcon_h1": (4, 57)}
 
 # Added tokens a family's converter looks up by content, appended after the trimmed vocabulary (special, ids from
 # 1000 on; the config's vocab_size leaves room for them).

@@ -34,7 +34,12 @@ int main(int argc, char **argv) {
     if (argc > 5) cp.n_seq_max = atoi(argv[5]);
     cp.n_threads = cp.n_threads_batch = 1;
     cp.type_k = cp.type_v = t;
+#ifdef LLAMA_FLASH_ATTN_TYPE_DISABLED_NEW_API
+    // newer trees (d32676d7) name the switch flash_attn_type
+    cp.flash_attn_type = t != GGML_TYPE_F16 && t != GGML_TYPE_F32 ? LLAMA_FLASH_ATTN_TYPE_ENABLED : LLAMA_FLASH_ATTN_TYPE_DISABLED;
+#else
     cp.flash_attn = t != GGML_TYPE_F16 && t != GGML_TYPE_F32; // quantized V needs flash attention
+#endif
     llama_context *ctx = llama_init_from_model(model, cp);
     if (!ctx) return 1;
     llama_free(ctx);
