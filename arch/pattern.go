@@ -99,6 +99,12 @@ type Layer struct {
 	HasBeside bool
 }
 
+// Recurrent reports whether the layer keeps a recurrent state: its mixer,
+// or the one beside it, is recurrent.
+func (l Layer) Recurrent() bool {
+	return l.Mixer.Recurrent() || l.HasBeside && l.Beside.Recurrent()
+}
+
 // Name is the layer's mixers as inspect prints them: Mixer's name, then
 // Beside's after a "+" ("full_attention+mamba2").
 func (l Layer) Name() string {

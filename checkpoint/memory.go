@@ -137,8 +137,12 @@ func (s *Summary) EstimateMemory(o MemoryOptions) (*Memory, error) {
 		case l.KVFrom != nil:
 			layers-- // it reads another layer's cache
 		case l.Recurrent:
-			layers-- // its state is the RS buffer's
+			// Its state is the RS buffer's; an attention beside its
+			// recurrent mixer (Falcon-H1) keeps a cache too.
 			recurrent++
+			if !attends(l) {
+				layers--
+			}
 		case l.Mixer == "none":
 			layers-- // a feed-forward alone (Nemotron-H's MLP layers)
 		}
@@ -234,6 +238,13 @@ func (s *Summary) computeEstimate(nKV, t int64, flash bool) int64 {
 }
 
 func roundUp(n, to int64) int64 { return (n + to - 1) / to * to }
+
+// attends reports whether the layer's mixers include an attention (its
+// Mixer name, the first of "full_attention+mamba2").
+func attends(l LayerKind) bool {
+	first, _, _ := strings.Cut(l.Mixer, "+")
+	return strings.HasSuffix(first, "_attention")
+}
 
 // recurrentFloats is llama.cpp's n_embd_r + n_embd_s of a recurrent layer
 // of family f for config c (Mamba's and Mamba-2's: (d_conv − 1) · (d_inner

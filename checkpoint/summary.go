@@ -132,7 +132,7 @@ func (s *Summary) layerPattern(c *Checkpoint, cfg map[string]any, moe map[int]bo
 		return
 	}
 	for i, l := range ls {
-		recurrent := l.Mixer.Recurrent() || l.HasBeside && l.Beside.Recurrent()
+		recurrent := l.Recurrent()
 		k := LayerKind{Layer: i, Mixer: l.Name(), Window: l.Window, Rope: l.Rope, MoE: l.MoE || moe[i],
 			Recurrent: recurrent}
 		if recurrent && s.RecurrentFloats == 0 {
@@ -616,7 +616,19 @@ func (s *Summary) fromGGUF(m tensor.Metadata) {
 	}
 	s.Architecture = arch
 	get := func(key string) int64 {
-		v, _ := m.Int(arch + "." + key)
+		v, ok := m.Int(arch + "." + key)
+		if !ok {
+			// A per-layer array (Nemotron-H's head_count_kv and
+			// feed_forward_length, 0 in the layers without): the largest.
+			if a, isArray := m.Get(arch + "." + key); isArray {
+				if list, ok := a.Array(); ok {
+					for i := 0; i < list.Len(); i++ {
+						n, _ := list.Index(i).Int()
+						v = max(v, n)
+					}
+				}
+			}
+		}
 		return v
 	}
 	s.Layers = int(get("block_count"))

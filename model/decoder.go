@@ -121,6 +121,7 @@ type familyLoader struct {
 	*loader
 	f  *spec.Family
 	hf bool
+	hc spec.Config // the family's config (Hugging Face's, or the one a GGUF's keys give)
 }
 
 // name returns the checkpoint's name of role at layer with suffix: the
@@ -172,7 +173,41 @@ func (fl familyLoader) inSchema(role spec.Role) bool {
 // lin loads role's weight [out][in] and its bias when present.
 func (fl familyLoader) lin(role spec.Role, layer, out, in int) linear {
 	return linear{W: fl.matrix(fl.name(role, layer, ".weight"), out, in), B: fl.optVector(fl.name(role, layer, ".bias"), out),
-		Name: fl.ggufName(role, layer)}
+		Name: fl.ggufName(role, layer), Scale: fl.rowScales(role, out)}
+}
+
+// rowScales are the factors of role's output rows on Hugging Face input
+// (arch.Tensor.Scales: Falcon-H1's μP multipliers, which the GGUF form
+// keeps in the weights, as transformers applies them to the activations);
+// nil when there are none.
+func (fl familyLoader) rowScales(role spec.Role, rows int) []float32 {
+	t, ok := fl.f.Tensor(role)
+	if !fl.hf || !ok || t.Scales == nil {
+		return nil
+	}
+	scales, err := t.Scales(fl.hc)
+	if err != nil {
+		fl.fail(fmt.Errorf("model: %s: %w", fl.c.Path, err))
+		return nil
+	}
+	out := make([]float32, rows)
+	for i := range out {
+		out[i] = 1
+	}
+	for _, s := range scales {
+		to := s.To
+		if to == 0 {
+			to = int64(rows)
+		}
+		if s.From < 0 || to > int64(rows) || s.From > to {
+			fl.fail(fmt.Errorf("model: %s: %s: rows %d to %d of %d to scale", fl.c.Path, role, s.From, s.To, rows))
+			return nil
+		}
+		for r := s.From; r < to; r++ {
+			out[r] *= s.Factor
+		}
+	}
+	return out
 }
 
 // ggufName is role's weight name at layer in GGUF naming, whatever naming
@@ -279,7 +314,7 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 			return nil, err
 		}
 	}
-	fl := familyLoader{loader: l, f: f, hf: hf}
+	fl := familyLoader{loader: l, f: f, hf: hf, hc: c}
 	g := f.Graph
 	geti := func(def int64, keys ...string) int {
 		if v, ok := c.Int(keys...); ok && v >= 0 && v < 1<<31 {
@@ -367,6 +402,9 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 	m.embScale *= float32(getf(1, "embedding_multiplier"))
 	m.resScale = float32(getf(1, "residual_multiplier"))
 	m.logitScale = float32(getf(1, "logits_scaling"))
+	if v, ok := c.Float("lm_head_multiplier"); ok && v != 0 {
+		m.logitScale /= float32(v) // Falcon-H1's, on Hugging Face input (its GGUF has it in the head)
+	}
 	if v, ok := c.Float("attention_multiplier"); ok {
 		m.attnScale = float32(v)
 	}
@@ -477,7 +515,6 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 			if b.Mix, err = fl.recurrent(lay.Beside, i, &cfg, c); err != nil {
 				return nil, err
 			}
-			return nil, tensor.Unsupported("model: %s: layer %d: a %s beside the attention cannot run yet", fl.c.Path, i, lay.Beside)
 		}
 		b.QNorm = fl.norm("blk.{bid}.attn_q_norm", i, qn, cfg.Eps, false)
 		b.KNorm = fl.norm("blk.{bid}.attn_k_norm", i, kn, cfg.Eps, false)
@@ -535,7 +572,7 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 	q, k, v := make([]float32, T*qd), make([]float32, T*kd), make([]float32, T*kd)
 	att := make([]float32, T*qd)
 	o := make([]float32, T*d)
-	var gate, up, qkv, o2, hb []float32
+	var gate, up, qkv, o2, hb, side []float32
 	for l := range w.Blocks {
 		b := &w.Blocks[l]
 		if !m.layers[l].Mixer.Attention() {
@@ -546,6 +583,18 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 			continue
 		}
 		b.AttnNorm.applyOrCopy(h, x, T, d)
+		if b.Mix != nil {
+			// A mixer beside the attention (arch.Layer.Beside, Falcon-H1's
+			// Mamba-2) reads the same normed input; its output joins the
+			// attention's before the residual.
+			if s.mask != nil {
+				return nil, nil, fmt.Errorf("model: %s: layer %d runs a %s: a sequence with padding cannot run", m.cfg.Arch, l, m.layers[l].Beside)
+			}
+			side = grow(side, T*d)
+			if err := b.Mix.forward(side, h, s.cache.state(l, b.Mix.stateSize()), T, obs); err != nil {
+				return nil, nil, err
+			}
+		}
 		if b.QKV.W != nil {
 			qkv = grow(qkv, T*(qd+2*kd))
 			obs.apply(&b.QKV, qkv, h, T)
@@ -596,6 +645,9 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 		attend(att, q, K, V, T, pos0+T, reach(kernels.AttentionParams{Heads: H, KVHeads: G, HeadDim: D,
 			Scale: m.attnScale, Causal: true, QPos0: pos0, KeyMask: s.mask, SoftCap: m.attnCap, Sinks: b.Sinks}, m.layers[l]), tr, l)
 		obs.apply(&b.O, o, att, T)
+		if b.Mix != nil {
+			kernels.Add(o[:T*d], side[:T*d])
+		}
 		if m.parallel {
 			// x' = x + Attn(N₁(x)) + FFN(N₂(x)), N₂ = N₁ when the block
 			// has one norm (StableLM).

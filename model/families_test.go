@@ -1,16 +1,13 @@
 package model
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/tfconv/tfconv/convert"
 	"github.com/tfconv/tfconv/internal/fixtures"
-	"github.com/tfconv/tfconv/tensor"
 )
 
 func familyFixtures(t *testing.T) []string {
@@ -53,30 +50,6 @@ var newerGELU = map[string]bool{"gemma3": true}
 
 const maxRelDiffNewerGELU = 2e-4
 
-// notRunYet are the fixtures whose layers the runtime refuses until their
-// mixer is built (the Mamba-2 mixer of issue 32), with the refusal's
-// words: convert's tests check their conversion; here loading either form
-// must fail with ErrUnsupported saying so, never run something else.
-var notRunYet = map[string]string{"falcon_h1": "beside the attention cannot run yet"}
-
-// refusedToRun reports whether fam is in notRunYet, after checking that
-// loading its checkpoint and its GGUF is refused as notRunYet says.
-func refusedToRun(t *testing.T, fam string) bool {
-	t.Helper()
-	want, ok := notRunYet[fam]
-	if !ok {
-		return false
-	}
-	dir := filepath.Join("../testdata/arch", fam)
-	for _, p := range []string{filepath.Join(dir, "hf"), filepath.Join(dir, "gguf", fam+"-f32.gguf")} {
-		_, err := Load(p, LoadOptions{})
-		if !errors.Is(err, tensor.ErrUnsupported) || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: Load: %v, want an ErrUnsupported saying %q", p, err, want)
-		}
-	}
-	return true
-}
-
 // maxLogitDiffDeep bounds the fixtures too deep for maxLogitDiffF32:
 // deepseek2 has 27 layers (llama.cpp c392e509 runs DeepSeek-V2 without query
 // compression only at V2-Lite's 27), through which float32 rounding grows
@@ -103,9 +76,6 @@ const maxLogitDiffGGUFvsLlamaCpp = 1e-4
 func TestFamiliesMatchTransformers(t *testing.T) {
 	for _, fam := range familyFixtures(t) {
 		t.Run(fam, func(t *testing.T) {
-			if refusedToRun(t, fam) {
-				return
-			}
 			dir := filepath.Join("../testdata/arch", fam)
 			var lc struct {
 				Tokens []int       `json:"tokens"`
@@ -173,9 +143,6 @@ func TestFamiliesMatchTransformers(t *testing.T) {
 func TestFamiliesGenerate(t *testing.T) {
 	for _, fam := range familyFixtures(t) {
 		t.Run(fam, func(t *testing.T) {
-			if refusedToRun(t, fam) {
-				return
-			}
 			var g struct {
 				Prompt []int `json:"prompt_ids"`
 				New    int   `json:"max_new_tokens"`

@@ -22,15 +22,23 @@ type linear struct {
 	// Name is the weight's GGUF name, for an Observer; set by the decoder
 	// families' loader.
 	Name string
+	// Scale [out] multiplies each output (Falcon-H1's μP multipliers on
+	// Hugging Face input, where the GGUF has them in W); nil without.
+	Scale []float32
 }
 
-// apply sets dst[T][out] = x[T][in]·Wᵀ + b.
+// apply sets dst[T][out] = (x[T][in]·Wᵀ + b) ⊙ scale.
 func (l *linear) apply(dst, x []float32, T int) {
 	kernels.MatMul(dst, x, T, l.W)
+	n := l.W.Rows
 	if l.B != nil {
-		n := l.W.Rows
 		for t := 0; t < T; t++ {
 			kernels.Add(dst[t*n:(t+1)*n], l.B)
+		}
+	}
+	if l.Scale != nil {
+		for t := 0; t < T; t++ {
+			kernels.Mul(dst[t*n:(t+1)*n], l.Scale)
 		}
 	}
 }

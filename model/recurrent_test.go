@@ -25,16 +25,13 @@ func TestRecurrentStepByStep(t *testing.T) {
 	t.Parallel()
 	tokens := []int{1, 7, 42, 3, 99, 5, 11, 260, 8, 13, 21, 34}
 	for _, fam := range familyFixtures(t) {
-		if _, refused := notRunYet[fam]; refused {
-			continue // TestFamiliesMatchTransformers checks the refusal
-		}
 		dir := filepath.Join("../testdata/arch", fam, "hf")
 		m, err := Load(dir, LoadOptions{})
 		if err != nil {
 			t.Fatalf("%s: %v", fam, err)
 		}
 		d, ok := m.impl.(*decoder)
-		if !ok || !slices.ContainsFunc(d.layers, func(l spec.Layer) bool { return l.Mixer.Recurrent() }) {
+		if !ok || !slices.ContainsFunc(d.layers, func(l spec.Layer) bool { return l.Recurrent() }) {
 			continue
 		}
 		t.Run(fam, func(t *testing.T) {
