@@ -1185,9 +1185,22 @@ def make_nemotron_h(family, llamacpp, dump_bin, shared):
                          check=True, capture_output=True, text=True).stdout
     lc = json.loads(out)
     dump(os.path.join(gg, f"{family}-f32.logits.json"), {"tokens": lc["tokens"], "logits": f32(lc["logits"])})
+    dump(os.path.join(hf, "generate.json"), {"reference": "llama.cpp greedy (logits-dump, argmax of the last row)",
+                                             "prompt_ids": INPUT_IDS[:PROMPT], "max_new_tokens": NEW_TOKENS,
+                                             "greedy": llamacpp_greedy(dump_bin, os.path.join(gg, f"{family}-f32.gguf"))})
     print(f"{family}: written by hand; llama.cpp's logits are the reference")
     return {"family": family, "class": "NemotronHForCausalLM", "handmade": True, "convert": [cmd], "seed": seed,
             "converter": "newer"}
+
+
+def llamacpp_greedy(dump_bin, gguf):
+    """Greedy decoding by llama.cpp, for a family transformers cannot run here: the logits dump of the whole
+    sequence so far, its last row's argmax appended, NEW_TOKENS times after the first PROMPT ids."""
+    ids = INPUT_IDS[:PROMPT]
+    for _ in range(NEW_TOKENS):
+        out = subprocess.run([dump_bin, gguf, ",".join(map(str, ids))], check=True, capture_output=True, text=True)
+        ids = ids + [int(np.argmax(np.asarray(json.loads(out.stdout)["logits"][-1], np.float32)))]
+    return ids
 
 
 def greedy_ids(model, ids):
