@@ -130,7 +130,11 @@ func nemotronHContext() Param {
 func nemotronHLayerArray(key string, letter rune, keys ...string) Param {
 	return Param{Key: key, HF: keys, Kind: tensor.KindArray, Need: Required,
 		Derive: func(c Config) (tensor.Value, bool, error) {
-			p, err := nemotronHLetters(c, -1)
+			n, ok := c.Int("num_hidden_layers", "n_layer", "num_layers")
+			if !ok || n < 0 || n > 1<<16 {
+				n = -1 // block_count's own param says so
+			}
+			p, err := nemotronHLetters(c, int(n))
 			if err != nil {
 				return tensor.Value{}, false, err
 			}
