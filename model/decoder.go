@@ -388,6 +388,9 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 		actName = cfg.Activation
 	}
 	cfg.Activation = actName
+	if ls, err := f.LayerPattern(c); err == nil && !slices.ContainsFunc(ls, func(l spec.Layer) bool { return l.Mixer.Attention() }) {
+		cfg.attentionFree = true // Mamba's: no heads to count
+	}
 	if err := checkDims(&cfg, l.c.Path); err != nil {
 		return nil, err
 	}

@@ -508,8 +508,8 @@ func checkDims(c *Config, path string) error {
 		return fmt.Errorf("model: %s: %s config: %s", path, c.Arch, fmt.Sprintf(msg, args...))
 	}
 	const maxDim = 1 << 20
-	// A model with no attention (Mamba's) has no heads: 0 and 0.
-	noAttention := c.Heads == 0 && c.KVHeads == 0
+	// A model whose layers do not attend (Mamba's) has no heads: 0 and 0.
+	noAttention := c.attentionFree && c.Heads == 0 && c.KVHeads == 0
 	for _, v := range []int{c.Layers, c.DModel, c.Vocab, c.Heads, c.KVHeads, c.HeadDim, c.FFN} {
 		if (v <= 0 && !(v == 0 && noAttention)) || v > maxDim {
 			return bad("dimension %d out of range (layers %d, d_model %d, vocab %d, heads %d/%d, head_dim %d, ffn %d)",

@@ -22,6 +22,10 @@ import (
 // Config is the architecture of a loaded model: every number and choice the
 // forward pass depends on, whatever file it was read from.
 type Config struct {
+	// attentionFree: no layer attends (Mamba's), so no head count is
+	// stated (checkDims takes 0 heads then).
+	attentionFree bool
+
 	Arch          string  `json:"arch"`                     // gpt2, llama, bert, marian, bart, t5, bloom
 	Layers        int     `json:"layers"`                   // decoder blocks (encoder blocks for encoder-only models)
 	EncoderLayers int     `json:"encoder_layers,omitempty"` // encoder blocks of an encoder-decoder model
