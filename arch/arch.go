@@ -111,6 +111,10 @@ type Family struct {
 	// window or a chunk, which rotate, which route to experts. Nil is
 	// DefaultPattern of Graph. Read it through LayerPattern.
 	Pattern func(c Config, n int) ([]Layer, error)
+	// Mixers are the token mixers other than attention that the family's
+	// layers may use (Mamba2, NoMixer, …): a runtime that lacks one does
+	// not run the family.
+	Mixers []Mixer
 }
 
 // Graph is what the forward pass of a decoder-only family needs beyond its
@@ -241,6 +245,10 @@ type VocabRules struct {
 	// IDsFromConfig are special ids the converter takes from config.json
 	// keys over the tokenizer's own (Hunyuan: eod_token_id as EOS).
 	IDsFromConfig []ConfigID
+	// AddBOS, when set, is written as add_bos_token whatever the tokenizer
+	// files say (Nemotron-H: true; its tokenizer adds BOS by its
+	// post-processor and tokenizer_config.json does not say so).
+	AddBOS *bool
 	// SpecialTokens are special token kinds the converter takes from an
 	// added token found by its text (GLM-4's eot is "<|user|>"), each set
 	// only when the tokenizer files state none of that kind, after the
@@ -330,8 +338,8 @@ const (
 	// llama.cpp's ssm_a); the inverse is log(−w).
 	LayoutNegExp
 	// LayoutSqueeze drops the unit middle dimension of a depthwise
-	// convolution's [channels][1][kernel] weight (GGUF [channels][kernel]);
-	// the values do not move.
+	// convolution's [channels][1][kernel] weight (GGUF [channels][kernel];
+	// weights only, its bias is 1-D); the values do not move.
 	LayoutSqueeze
 	// LayoutQKVGroups regroups a fused QKV projection's rows from Hugging
 	// Face's per-group interleave [kv group][heads/groups queries, k, v]
@@ -384,15 +392,51 @@ type Tensor struct {
 	// "mlp.gate.e_score_correction_bias"); the family's SuffixAliases read
 	// it as the GGUF suffix.
 	HFSuffix string
-	// Bare: the name has no ".weight"/".bias" suffix in either form
-	// (A_log, GGUF ssm_a).
-	Bare bool
 	// PadTo, when set, is the config.json key of the row count the
 	// converter pads this table to with zero rows when Hugging Face's has
 	// fewer (Gemma 3n's embeddings: vocab_size, past the 262144 rows of the
 	// per-layer table). GGUF → HF keeps the padded rows.
 	PadTo string
+	// NoSuffix: the tensor's names end without ".weight" or ".bias" in
+	// both forms (Mamba's A_log and D; llama.cpp's blk.N.ssm_a and
+	// blk.N.ssm_d).
+	NoSuffix bool
+	// Reshape, when set, is how the GGUF form reshapes this 1-D Hugging
+	// Face tensor (Mamba-2's A and D, its gated norm); GGUF → HF flattens
+	// it back.
+	Reshape Reshape
+	// NoSuffixGGUF: the GGUF name alone ends without ".weight", though the
+	// Hugging Face one has it (Falcon-H1's blk.N.ffn_norm, which its
+	// converter maps from the full pre_ff_layernorm.weight).
+	NoSuffixGGUF bool
+	// Scales, when set, are the factors the converter multiplies rows of
+	// this weight by, in order (Falcon-H1 folds its μP multipliers into
+	// the weights), read from config.json. GGUF → HF keeps the products in
+	// the weights; the family writes the multipliers as 1 (HFConst).
+	Scales func(c Config) ([]RowScale, error)
 }
+
+// RowScale multiplies rows [From, To) of a weight (To 0: to the last row)
+// by Factor, in float32 as the converter's torch does.
+type RowScale struct {
+	From, To int64
+	Factor   float32
+}
+
+// Reshape is a change of shape alone between a 1-D Hugging Face tensor of
+// n elements and its GGUF form (the values keep their order).
+type Reshape uint8
+
+// The reshapes.
+const (
+	ReshapeNone Reshape = iota
+	// ReshapeColumn makes [n] a column [n][1] (Mamba-2's A and D, which the
+	// converter unsqueezes "to use similar shape semantics as Mamba-1").
+	ReshapeColumn
+	// ReshapeGroups makes [n] into [g][n/g] for the config's g state-space
+	// groups (SSMGroups): Mamba-2's gated norm, which normalises each group.
+	ReshapeGroups
+)
 
 // Drop is a Hugging Face tensor left out of the GGUF on purpose.
 type Drop struct {
@@ -680,6 +724,9 @@ func (m Match) Name(toGGUF bool) string {
 			suffix = m.Tensor.HFSuffix
 		}
 	}
+	if suffix == ".weight" && m.Tensor.noSuffix(!toGGUF) {
+		suffix = ""
+	}
 	return expandAt(p, m.Layer, max(m.Index, 0)) + suffix
 }
 
@@ -699,10 +746,30 @@ func (f *Family) FromGGUF(name string) (Match, bool) { return f.resolve(name, fa
 
 func (f *Family) resolve(name string, hf bool) (Match, bool) {
 	pat, bid, suffix := SplitName(name)
+	if suffix == "" {
+		for i := range f.Tensors {
+			t := &f.Tensors[i]
+			if !t.NoSuffix && (hf || !t.NoSuffixGGUF) {
+				continue
+			}
+			pats := t.HF
+			if !hf {
+				pats = []string{t.GGUF}
+			}
+			if slices.Contains(pats, pat) {
+				m := Match{Tensor: t, Layer: bid, Index: -1}
+				if !t.NoSuffix {
+					m.Suffix = ".weight" // the role's weight, named so in the other form
+				}
+				return m, true
+			}
+		}
+		return Match{}, false
+	}
 	find := func(pat string, stacked bool) (*Tensor, bool) {
 		for i := range f.Tensors {
 			t := &f.Tensors[i]
-			if (t.Stack != 0) != stacked || t.Bare != (suffix == "") {
+			if (t.Stack != 0) != stacked {
 				continue
 			}
 			pats := t.HF
@@ -773,6 +840,9 @@ func (f *Family) TensorName(role Role, layer int, hf bool, suffix string) []stri
 	if !ok {
 		return nil
 	}
+	if suffix == ".weight" && t.noSuffix(hf) {
+		suffix = ""
+	}
 	if !hf {
 		return []string{expand(t.GGUF, layer) + suffix}
 	}
@@ -800,10 +870,24 @@ func (f *Family) TensorPartName(role Role, layer, xid int, suffix string) string
 // apply to weights and biases, the norm +1 to weights only.
 func (m Match) Layout() Layout {
 	l := m.Tensor.Layout
-	if (l == LayoutNormPlusOne || l == LayoutTranspose) && m.Suffix != ".weight" {
+	if (l == LayoutNormPlusOne || l == LayoutTranspose || l == LayoutSqueeze) && m.Suffix != ".weight" {
 		return LayoutSame // biases are 1-D
 	}
 	return l
+}
+
+// suffix is what the tensor's weight name ends with in the Hugging Face
+// (hf) or the GGUF form: ".weight", or nothing (NoSuffix, NoSuffixGGUF).
+func (t *Tensor) suffix(hf bool) string {
+	if t.noSuffix(hf) {
+		return ""
+	}
+	return ".weight"
+}
+
+// noSuffix reports whether the weight's name has no suffix in that form.
+func (t *Tensor) noSuffix(hf bool) bool {
+	return t.NoSuffix || !hf && t.NoSuffixGGUF
 }
 
 // Required lists the GGUF names of the non-optional weights for a model of
@@ -816,10 +900,6 @@ func (f *Family) Required(n int, pattern []Layer, has func(string) bool) []strin
 		if t.Optional {
 			continue
 		}
-		suffix := ".weight"
-		if t.Bare {
-			suffix = ""
-		}
 		if strings.Contains(t.GGUF, "{bid}") {
 			for b := 0; b < n; b++ {
 				if t.Unless != "" && has(expand(t.Unless, b)+".weight") {
@@ -828,10 +908,10 @@ func (f *Family) Required(n int, pattern []Layer, has func(string) bool) []strin
 				if !t.InLayer(pattern, b) {
 					continue
 				}
-				out = append(out, expand(t.GGUF, b)+suffix)
+				out = append(out, expand(t.GGUF, b)+t.suffix(false))
 			}
 		} else {
-			out = append(out, t.GGUF+suffix)
+			out = append(out, t.GGUF+t.suffix(false))
 		}
 	}
 	return out
@@ -924,6 +1004,14 @@ const (
 	DimLinValue                    // DimLinVHeads · DimLinVHead
 	DimLinConv                     // 2 · key heads · key head width + DimLinValue: the convolved q, k, v
 	DimConvKernel                  // a causal convolution's taps (LFM2's conv_L_cache, the gated DeltaNet's kernel)
+	DimInner                       // a state-space mixer's inner width (Mamba's d_inner)
+	DimInner2                      // 2 · DimInner: Mamba's in_proj (x and the gate z)
+	DimState                       // the state size per channel (d_state)
+	DimDTRank                      // Mamba's Δ projection rank (dt_rank)
+	DimXProj                       // dt_rank + 2·d_state: Mamba's x_proj (Δ, B, C)
+	DimSSMHeads                    // Mamba-2's heads (a scalar A, D and Δ bias each)
+	DimConvChannels                // Mamba-2's convolved channels: inner + 2·groups·d_state (x, B, C)
+	DimSSMIn                       // Mamba-2's in_proj: z, x, B, C and Δ (2·inner + 2·groups·d_state + heads)
 )
 
 // Dims are the sizes of one model.
@@ -938,8 +1026,13 @@ type Dims struct {
 	Layers, PerLayer, Altup, Laurel int64
 	// Linear attention (Qwen3-Next's gated DeltaNet): key and value head
 	// counts and widths; a causal convolution's taps (LFM2's
-	// conv_L_cache, the DeltaNet's kernel).
+	// conv_L_cache, Mamba's d_conv, the DeltaNet's kernel).
 	LinKHeads, LinKHead, LinVHeads, LinVHead, ConvKernel int64
+	// State-space mixers (Mamba): the inner width, the state size per
+	// channel and the Δ rank.
+	Inner, State, DTRank int64
+	// Mamba-2: its heads and the groups B and C are shared within.
+	SSMHeads, Groups int64
 }
 
 func (d Dims) size(x Dim) int64 {
@@ -1022,6 +1115,22 @@ func (d Dims) size(x Dim) int64 {
 		return d.Altup - 1
 	case DimLaurel:
 		return d.Laurel
+	case DimInner:
+		return d.Inner
+	case DimInner2:
+		return 2 * d.Inner
+	case DimState:
+		return d.State
+	case DimDTRank:
+		return d.DTRank
+	case DimXProj:
+		return d.DTRank + 2*d.State
+	case DimSSMHeads:
+		return d.SSMHeads
+	case DimConvChannels:
+		return d.Inner + 2*d.Groups*d.State
+	case DimSSMIn:
+		return 2*d.Inner + 2*d.Groups*d.State + d.SSMHeads
 	}
 	return 0
 }
@@ -1049,7 +1158,7 @@ func (f *Family) Weights(d Dims, layers int, hf bool, keep func(t *Tensor, layer
 		for i, x := range t.Shape {
 			shape[i] = d.size(x)
 		}
-		p, suffix := t.GGUF, ".weight"
+		p, suffix := t.GGUF, t.suffix(hf)
 		if hf {
 			if len(t.HF) == 0 || (t.Split != nil && t.Split.Part > 1) {
 				return // a GGUF-only copy, or a later part of the first part's tensor
@@ -1066,6 +1175,11 @@ func (f *Family) Weights(d Dims, layers int, hf bool, keep func(t *Tensor, layer
 			shape[n-2], shape[n-1] = shape[n-1], shape[n-2]
 		} else if t.Layout == LayoutSqueeze && len(shape) == 3 {
 			shape = tensor.Shape{shape[0], shape[2]}
+		}
+		if !hf && t.Reshape != ReshapeNone && len(shape) == 1 {
+			if s, err := t.Reshape.gguf(t.GGUF, shape, d.Groups); err == nil {
+				shape = s
+			}
 		}
 		norm := strings.HasSuffix(t.GGUF, "norm")
 		switch {
@@ -1140,6 +1254,9 @@ func (f *Family) HeadCounts(c Config) (q, kv int64, err error) {
 		hk = []string{"num_attention_heads", "n_head"}
 	}
 	q, ok := c.Int(hk...)
+	if !ok && f.attentionFree(c) {
+		return 0, 0, nil // nothing attends (Mamba): no heads to count
+	}
 	if !ok || q <= 0 {
 		if err := NestedTextConfig(c); err != nil {
 			return 0, 0, err
@@ -1158,6 +1275,16 @@ func (f *Family) HeadCounts(c Config) (q, kv int64, err error) {
 		}
 	}
 	return q, kv, nil
+}
+
+// attentionFree reports whether no layer of config c attends (a family
+// whose Pattern makes every layer recurrent).
+func (f *Family) attentionFree(c Config) bool {
+	if f.Pattern == nil {
+		return false
+	}
+	layers, err := f.LayerPattern(c)
+	return err == nil && !slices.ContainsFunc(layers, func(l Layer) bool { return l.Mixer.Attention() })
 }
 
 // Experts is the expert count of config c (0: a dense model).

@@ -136,6 +136,14 @@ func (f *Family) ToGGUF(c Config, in []tensor.Info) ([]Mapping, []Dropped, error
 				out[i].Shape[0] = rows
 			}
 		}
+		if t, ok := f.FromHF(m.Source); ok && t.Tensor.Reshape != ReshapeNone {
+			if out[i].Shape, err = t.Tensor.Reshape.gguf(m.Source, m.Shape, SSMGroups(c)); err != nil {
+				return nil, nil, err
+			}
+		}
+		if err := f.scale(c, &out[i]); err != nil {
+			return nil, nil, err
+		}
 	}
 	// A config the pattern refuses is the params' to refuse (LFM2's
 	// layer_types); without a pattern every role is required.
@@ -148,6 +156,51 @@ func (f *Family) ToGGUF(c Config, in []tensor.Info) ([]Mapping, []Dropped, error
 	return out, dropped, nil
 }
 
+// scale makes m multiply its output's rows as its role's Tensor.Scales
+// say for config c.
+func (f *Family) scale(c Config, m *Mapping) error {
+	t, ok := f.FromHF(m.Source)
+	if !ok || m.Cut != 0 || len(m.Stack) > 0 || m.Parts > 0 || len(m.Shape) == 0 {
+		return nil
+	}
+	if t.Tensor.Scales == nil {
+		return nil
+	}
+	scales, err := t.Tensor.Scales(c)
+	if err != nil {
+		return fmt.Errorf("%s: tensor %q: %w", f.Name, m.Source, err)
+	}
+	rows := m.Shape[0]
+	n, err := m.Shape.NumElements()
+	if err != nil {
+		return fmt.Errorf("arch: %s: tensor %q: %w", f.Name, m.Source, err)
+	}
+	cols := n / max(rows, 1)
+	for _, s := range scales {
+		if to := s.To; s.From < 0 || s.From > rows || to < 0 || to > rows || to != 0 && to < s.From {
+			return fmt.Errorf("arch: %s: tensor %q: rows %d to %d of %d to scale", f.Name, m.Source, s.From, s.To, rows)
+		}
+	}
+	prev := m.Transform
+	m.Transform = func(dst, src []float32) {
+		if prev != nil {
+			prev(dst, src)
+		} else {
+			copy(dst, src)
+		}
+		for _, s := range scales {
+			to := s.To
+			if to == 0 {
+				to = rows
+			}
+			for j := s.From * cols; j < to*cols; j++ {
+				dst[j] *= s.Factor
+			}
+		}
+	}
+	return nil
+}
+
 // ToHF is the inverse of ToGGUF for a GGUF of metadata md. The copies
 // (Copies) and generated tensors are dropped with their reasons; whether a
 // copy is really one, and what a generated tensor says in config.json,
@@ -158,6 +211,16 @@ func (f *Family) ToHF(md tensor.Metadata, in []tensor.Info) ([]Mapping, []Droppe
 		return nil, nil, err
 	}
 	nKV, _ := mdInt(md, f.Name+".attention.head_count_kv")
+	if v, ok := md.Get(f.Name + ".attention.head_count_kv"); ok {
+		// A per-layer array (Nemotron-H: 0 in the layers without
+		// attention): the attention layers' count.
+		if a, ok := v.Array(); ok {
+			for i := 0; i < a.Len(); i++ {
+				n, _ := a.Index(i).Int()
+				nKV = max(nKV, n)
+			}
+		}
+	}
 	if nKV <= 0 {
 		nKV = nHead // LlamaModel.permute's K head count
 	}
@@ -169,12 +232,23 @@ func (f *Family) ToHF(md tensor.Metadata, in []tensor.Info) ([]Mapping, []Droppe
 		}
 	}
 	out, dropped, err := f.mapTensorsOf(c, in, false, nHead, nKV, experts)
-	if err != nil || f.MTPNames == nil {
-		return out, dropped, err
+	if err != nil {
+		return nil, nil, err
 	}
-	n := int(f.Layers(c))
-	for i := range out {
-		out[i].Name = f.MTPNames(out[i].Name, n, true)
+	for i, m := range out {
+		if t, ok := f.FromGGUF(m.Source); ok && t.Tensor.Reshape != ReshapeNone && len(m.Stack) == 0 {
+			n, err := m.Shape.NumElements()
+			if err != nil {
+				return nil, nil, fmt.Errorf("arch: tensor %q: %w", m.Source, err)
+			}
+			out[i].Shape = tensor.Shape{n}
+		}
+	}
+	if f.MTPNames != nil {
+		n := int(f.Layers(c))
+		for i := range out {
+			out[i].Name = f.MTPNames(out[i].Name, n, true)
+		}
 	}
 	return out, dropped, nil
 }
@@ -192,6 +266,35 @@ func renamed(in []tensor.Info, name func(string) string) ([]tensor.Info, map[str
 		}
 	}
 	return out, orig
+}
+
+// gguf is the GGUF shape of the 1-D Hugging Face tensor name of shape
+// shape, for a model of groups state-space groups.
+func (r Reshape) gguf(name string, shape tensor.Shape, groups int64) (tensor.Shape, error) {
+	if len(shape) != 1 {
+		return nil, fmt.Errorf("arch: tensor %q has shape %v: want one dimension", name, shape)
+	}
+	switch r {
+	case ReshapeColumn:
+		return tensor.Shape{shape[0], 1}, nil
+	case ReshapeGroups:
+		if groups <= 0 || shape[0]%groups != 0 {
+			return nil, fmt.Errorf("arch: tensor %q of %d elements does not split into %d groups", name, shape[0], groups)
+		}
+		return tensor.Shape{groups, shape[0] / groups}, nil
+	}
+	return shape.Clone(), nil
+}
+
+// SSMGroups is the number of groups a Mamba-2 mixer of config c shares B
+// and C within (and normalises by): n_groups, as the families' configs
+// name it (Granite 4.0 and Falcon-H1 prefix it with mamba_); 1 when none
+// is stated, as the converter takes it.
+func SSMGroups(c Config) int64 {
+	if g, ok := c.Int("n_groups", "mamba_n_groups", "num_groups", "mamba_num_groups"); ok {
+		return g
+	}
+	return 1
 }
 
 // mdInt reads an integer GGUF KV.
@@ -822,6 +925,9 @@ func (r VocabRules) Apply(md tensor.Metadata, cfgPrefix *bool, cfg Config) (tens
 		if id, ok := cfg.Int(s.Key); ok && id >= 0 && id <= math.MaxUint32 {
 			out.Set("tokenizer.ggml."+s.Kind+"_token_id", tensor.Uint32(uint32(id)))
 		}
+	}
+	if r.AddBOS != nil {
+		out.Set("tokenizer.ggml.add_bos_token", tensor.Bool(*r.AddBOS))
 	}
 	switch {
 	case r.NoAddSpacePrefix:

@@ -95,6 +95,27 @@ type Layer struct {
 	// (a Recurrent mixer's; llama.cpp's n_embd_r + n_embd_s, f32): the
 	// family's Pattern states it, the memory estimate counts it.
 	StateFloats int64
+	// Beside, when HasBeside, is a second mixer the layer runs in parallel
+	// with Mixer: both read the layer's normed input, and their outputs
+	// (each through its own output projection) are added into one residual
+	// branch (Falcon-H1: a Mamba2 beside the attention of every layer).
+	Beside    Mixer
+	HasBeside bool
+}
+
+// Recurrent reports whether the layer keeps a recurrent state: its mixer,
+// or the one beside it, is recurrent.
+func (l Layer) Recurrent() bool {
+	return l.Mixer.Recurrent() || l.HasBeside && l.Beside.Recurrent()
+}
+
+// Name is the layer's mixers as inspect prints them: Mixer's name, then
+// Beside's after a "+" ("full_attention+mamba2").
+func (l Layer) Name() string {
+	if l.HasBeside {
+		return l.Mixer.String() + "+" + l.Beside.String()
+	}
+	return l.Mixer.String()
 }
 
 // LayerPattern is the per-layer pattern of a model of config c (in Hugging

@@ -277,7 +277,7 @@ func qwen3NextTensors() []Tensor {
 	return append(out,
 		Tensor{GGUF: "blk.{bid}.attn_q_norm", HF: []string{hfLayer + "self_attn.q_norm"}, Shape: []Dim{DimHeadDim}, Layout: LayoutNormPlusOne, Optional: true},
 		Tensor{GGUF: "blk.{bid}.attn_k_norm", HF: []string{hfLayer + "self_attn.k_norm"}, Shape: []Dim{DimHeadDim}, Layout: LayoutNormPlusOne, Optional: true},
-		Tensor{GGUF: "blk.{bid}.ssm_a", HF: []string{la + "A_log"}, Shape: []Dim{DimLinVHeads}, Layout: LayoutNegExp, Bare: true, Optional: true},
+		Tensor{GGUF: "blk.{bid}.ssm_a", HF: []string{la + "A_log"}, Shape: []Dim{DimLinVHeads}, Layout: LayoutNegExp, NoSuffix: true, Optional: true},
 		Tensor{GGUF: "blk.{bid}.ssm_conv1d", HF: []string{la + "conv1d"}, Shape: []Dim{DimLinConv, DimOne, DimConvKernel}, Layout: LayoutSqueeze, Optional: true},
 		Tensor{GGUF: "blk.{bid}.ssm_dt", HF: []string{la + "dt"}, HFSuffix: "_bias", Shape: []Dim{DimLinVHeads}, Optional: true},
 		Tensor{GGUF: "blk.{bid}.ssm_ba", HF: []string{la + "in_proj_ba"}, Shape: []Dim{DimLinBA, DimHidden}, Optional: true},

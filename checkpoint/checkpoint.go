@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tfconv/tfconv/internal/pyjson"
 	"io"
 	"io/fs"
 	"maps"
@@ -328,7 +329,8 @@ func (c *Checkpoint) Config() (map[string]any, error) {
 		return nil, err
 	}
 	var m map[string]any
-	d := json.NewDecoder(bytes.NewReader(b))
+	// transformers writes Python's Infinity (Mamba-2's time_step_limit).
+	d := json.NewDecoder(bytes.NewReader(pyjson.Standard(b)))
 	d.UseNumber()
 	if err := d.Decode(&m); err != nil {
 		return nil, fmt.Errorf("checkpoint: config.json: %w", err)

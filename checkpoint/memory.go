@@ -132,28 +132,43 @@ func (s *Summary) EstimateMemory(o MemoryOptions) (*Memory, error) {
 	if s.DecoderLayers > 0 {
 		layers = int64(s.DecoderLayers) // the encoder keeps no cache
 	}
+	// A model with recurrent layers (llama.cpp's hybrid memory) keeps a KV
+	// cache for its decoder's attention layers only (not the recurrent
+	// ones, unless an attention runs beside the recurrent mixer, as in
+	// Falcon-H1; nor feed-forward-only layers, nor the MTP layers past the
+	// decoder's, which its main context never runs), and the RS buffer:
+	// max(1, n_seq_max) cells of n_embd_r + n_embd_s floats a recurrent
+	// layer (LayerKind.StateFloats).
 	var rs, attn int64
-	hybrid := false
+	recurrent := false
 	for _, l := range s.LayerPattern {
-		if l.KVFrom != nil {
-			layers-- // it reads another layer's cache
-		}
-		m, ok := arch.ParseMixer(l.Mixer)
-		switch {
-		case ok && m.Recurrent():
-			hybrid = true
+		if l.Recurrent {
+			recurrent = true
 			rs += l.StateFloats * 4
-		case ok && m.Attention() && l.KVFrom == nil:
+		}
+		switch {
+		case l.KVFrom != nil:
+			layers-- // it reads another layer's cache
+		case attends(l) && l.Layer < int(layers):
 			attn++
 		}
 	}
-	if hybrid {
-		// llama.cpp's hybrid memory: a KV cache for the decoder's
-		// attention layers only (not its recurrent layers, nor the MTP
-		// layers past them, which its main context never runs).
+	rs *= max(par, 1)
+	if recurrent {
 		layers = attn
+		if layers == 0 && s.Hidden > 0 {
+			// Nothing attends: no KV cache at all.
+			m := &Memory{Context: ctx, KVType: strings.ToLower(kv.String()), WeightBytes: s.TensorBytes, RSBytes: rs}
+			m.TotalBytes = m.WeightBytes + m.RSBytes
+			m.Batch, m.Parallel = max(min(batch, ctx), kqMaskPad), par
+			m.UBatch = min(ubatch, m.Batch)
+			m.OutputBytes = s.Vocab * par * 4
+			m.ComputeBytes = s.computeEstimate(0, m.UBatch, false)
+			m.RunBytes = m.TotalBytes + m.OutputBytes + m.ComputeBytes
+			return m, nil
+		}
 	}
-	if layers < 0 || layers == 0 && rs == 0 || s.Heads <= 0 || s.Hidden <= 0 {
+	if layers <= 0 || s.Heads <= 0 || s.Hidden <= 0 {
 		return nil, fmt.Errorf("checkpoint: %s: the layer count, head count and width are not all stated", s.Architecture)
 	}
 	kvHeads := s.KVHeads
@@ -183,9 +198,7 @@ func (s *Summary) EstimateMemory(o MemoryOptions) (*Memory, error) {
 	}
 	m := &Memory{Context: ctx, KVSize: size, KVType: strings.ToLower(kv.String()), KBytes: layers * kb, VBytes: layers * vb, WeightBytes: s.TensorBytes}
 	m.KVBytes = m.KBytes + m.VBytes
-	// llama_memory_recurrent keeps one f32 row of state per recurrent layer
-	// for each sequence, whatever the context.
-	m.RSBytes = rs * max(par, 1)
+	m.RSBytes = rs
 	m.TotalBytes = m.WeightBytes + m.KVBytes + m.RSBytes
 
 	// llama_init_from_model's batch limits: a causal model's logical batch
@@ -232,3 +245,39 @@ func (s *Summary) computeEstimate(nKV, t int64, flash bool) int64 {
 }
 
 func roundUp(n, to int64) int64 { return (n + to - 1) / to * to }
+
+// attends reports whether the layer's mixers include an attention (its
+// Mixer name, the first of "full_attention+mamba2").
+func attends(l LayerKind) bool {
+	first, _, _ := strings.Cut(l.Mixer, "+")
+	m, ok := arch.ParseMixer(first)
+	return ok && m.Attention()
+}
+
+// recurrentFloats is llama.cpp's n_embd_r + n_embd_s of a recurrent layer
+// of family f for config c (Mamba's and Mamba-2's: (d_conv − 1) · (d_inner
+// + 2 · n_group · d_state) for the convolution, d_state · d_inner for the
+// scan), from the GGUF keys the family writes for c; 0 when it writes no
+// ssm.* keys.
+func recurrentFloats(f *arch.Family, c arch.Config) int64 {
+	md, err := f.GGUFMetadata(c, 0)
+	if err != nil {
+		return 0
+	}
+	get := func(key string) int64 {
+		v, ok := md.Get(f.Name + "." + key)
+		if !ok {
+			return 0
+		}
+		n, _ := v.Int()
+		return max(n, 0)
+	}
+	conv, inner, state, groups := get("ssm.conv_kernel"), get("ssm.inner_size"), get("ssm.state_size"), get("ssm.group_count")
+	const maxDim = 1 << 24
+	for _, v := range []int64{conv, inner, state, groups} {
+		if v > maxDim {
+			return 0
+		}
+	}
+	return max(conv-1, 0)*(inner+2*groups*state) + state*inner
+}

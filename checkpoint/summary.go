@@ -78,6 +78,11 @@ type Summary struct {
 	// arch.Family.LayerPattern, MoE by the experts present); absent when
 	// the architecture is not a known decoder family.
 	LayerPattern []LayerKind `json:"layer_pattern,omitempty"`
+	// RecurrentFloats is the state one sequence keeps per recurrent layer
+	// (llama.cpp's n_embd_r + n_embd_s: a convolution's last inputs and the
+	// scan's state), read from the family's ssm.* hyper-parameters; 0
+	// without recurrent layers.
+	RecurrentFloats int64 `json:"recurrent_floats,omitempty"`
 }
 
 // LayerKind is one layer of Summary.LayerPattern.
@@ -90,6 +95,9 @@ type LayerKind struct {
 	Window int  `json:"window,omitempty"`
 	Rope   bool `json:"rope"`
 	MoE    bool `json:"moe"`
+	// Recurrent: the layer carries a fixed-size state instead of a KV
+	// cache (arch.Mixer.Recurrent).
+	Recurrent bool `json:"recurrent,omitempty"`
 	// KVFrom is the earlier layer whose cache the layer attends over, when
 	// it shares one; it keeps none of its own. nil: its own.
 	KVFrom *int `json:"kv_from,omitempty"`
@@ -128,8 +136,17 @@ func (s *Summary) layerPattern(c *Checkpoint, cfg map[string]any, moe map[int]bo
 		return
 	}
 	for i, l := range ls {
-		k := LayerKind{Layer: i, Mixer: l.Mixer.String(), Window: l.Window, Rope: l.Rope, MoE: l.MoE || moe[i],
-			StateFloats: l.StateFloats}
+		recurrent := l.Recurrent()
+		k := LayerKind{Layer: i, Mixer: l.Name(), Window: l.Window, Rope: l.Rope, MoE: l.MoE || moe[i],
+			Recurrent: recurrent, StateFloats: l.StateFloats}
+		if recurrent && k.StateFloats == 0 {
+			// The family's pattern states no size: Mamba's and Mamba-2's
+			// state from the ssm.* keys it writes.
+			if s.RecurrentFloats == 0 {
+				s.RecurrentFloats = recurrentFloats(f, hc)
+			}
+			k.StateFloats = s.RecurrentFloats
+		}
 		if l.KVShared {
 			k.KVFrom = &l.KVFrom
 		}
@@ -608,7 +625,19 @@ func (s *Summary) fromGGUF(m tensor.Metadata) {
 	}
 	s.Architecture = arch
 	get := func(key string) int64 {
-		v, _ := m.Int(arch + "." + key)
+		v, ok := m.Int(arch + "." + key)
+		if !ok {
+			// A per-layer array (Nemotron-H's head_count_kv and
+			// feed_forward_length, 0 in the layers without): the largest.
+			if a, isArray := m.Get(arch + "." + key); isArray {
+				if list, ok := a.Array(); ok {
+					for i := 0; i < list.Len(); i++ {
+						n, _ := list.Index(i).Int()
+						v = max(v, n)
+					}
+				}
+			}
+		}
 		return v
 	}
 	s.Layers = int(get("block_count"))

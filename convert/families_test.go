@@ -104,7 +104,8 @@ func TestFamiliesGGUFToHF(t *testing.T) {
 	// to, which comes back with block_auto_adjust_ff_dim false (the widths
 	// transformers builds are compared instead: Family.HFFFN).
 	replaced := map[string]map[string]bool{"falcon-mqa": {"max_position_embeddings": true},
-		"falcon-new": {"max_position_embeddings": true}, "lfm2": {"intermediate_size": true}}
+		"falcon-new": {"max_position_embeddings": true}, "lfm2": {"intermediate_size": true},
+		"nemotron_h": {"max_position_embeddings": true}}
 	var runs []string // fixture, or fixture+"-newer" for the newer converter's GGUF of it
 	for _, fam := range archFixtures(t) {
 		runs = append(runs, fam)
@@ -146,6 +147,7 @@ func TestFamiliesGGUFToHF(t *testing.T) {
 				sameTextTensors(t, a, b, prefix)
 			} else {
 				layers := int(f.Layers(arch.Config(wcfg)))
+				through := throughGGUF(t, f, filepath.Join(dir, "gguf", run+"-f32.gguf"), a)
 				sameTensors(t, a, b, func(name string, data []byte) []byte {
 					if f.MTPNames != nil {
 						// Qwen3-Next's mtp.* are the layers after the decoder's.
@@ -154,11 +156,14 @@ func TestFamiliesGGUFToHF(t *testing.T) {
 					if plusOne(f, name) {
 						return addOne(data)
 					}
+					if through[name] {
+						return nil // checked by throughGGUF
+					}
 					if m, ok := f.FromHF(name); ok && m.Layout() == arch.LayoutNegExp {
-						// A_log is stored as −exp(A_log), which need not
-						// log back to the same float32; both runtimes use
-						// −exp(A_log), which must be the same.
-						return negExp(t, data)
+						// Mamba's A_log: log(−(−exp(a))) need not round
+						// back to a, but both runtimes use −exp(a), which
+						// must be the same float32.
+						return negExp(t, name, data)
 					}
 					return data
 				})
@@ -270,24 +275,63 @@ func plusOne(f *arch.Family, name string) bool {
 	return ok && m.Layout() == arch.LayoutNormPlusOne
 }
 
-// negExp returns −exp(w) of each float32 in b as the converter computes
-// it (arch.LayoutNegExp), as bytes.
-func negExp(t *testing.T, b []byte) []byte {
+// throughGGUF checks the tensors of out (GGUF → HF of gguf) that the
+// converter scaled (Tensor.Scales: Falcon-H1's multipliers, which GGUF → HF
+// leaves in the weights): each must be the GGUF's own bytes. It returns
+// their names.
+func throughGGUF(t *testing.T, f *arch.Family, gguf string, out *checkpoint.Checkpoint) map[string]bool {
+	t.Helper()
+	g, err := checkpoint.Open(gguf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	names := map[string]bool{}
+	for _, gt := range g.Tensors {
+		m, ok := f.FromGGUF(gt.Name)
+		if !ok || m.Tensor.Scales == nil {
+			continue
+		}
+		name := m.Name(false)
+		names[name] = true
+		ot, ok := out.Tensor(name)
+		if !ok {
+			t.Errorf("missing tensor %q", name)
+			continue
+		}
+		want, err := gt.ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := ot.ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("tensor %q: data differs from the GGUF's %q", name, gt.Name)
+		}
+	}
+	return names
+}
+
+// negExp returns −exp(a) of each float32 in b, as bytes (the GGUF form of
+// Mamba's A_log).
+func negExp(t *testing.T, name string, b []byte) []byte {
+	t.Helper()
 	v := make([]float32, len(b)/4)
 	for i := range v {
 		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
-	tf, _, err := arch.LayoutNegExp.Transform("A_log", tensor.Shape{int64(len(v))}, 0, 0, false)
+	tf, _, err := arch.LayoutNegExp.Transform(name, tensor.Shape{int64(len(v))}, 0, 0, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := make([]float32, len(v))
-	tf(out, v)
-	o := make([]byte, len(b))
-	for i, x := range out {
-		binary.LittleEndian.PutUint32(o[4*i:], math.Float32bits(x))
+	tf(v, v)
+	out := make([]byte, len(b))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(x))
 	}
-	return o
+	return out
 }
 
 // addOne returns 1+w of each float32 in b, as bytes.

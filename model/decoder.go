@@ -122,6 +122,7 @@ type familyLoader struct {
 	*loader
 	f  *spec.Family
 	hf bool
+	hc spec.Config // the family's config (Hugging Face's, or the one a GGUF's keys give)
 }
 
 // name returns the checkpoint's name of role at layer with suffix: the
@@ -173,7 +174,41 @@ func (fl familyLoader) inSchema(role spec.Role) bool {
 // lin loads role's weight [out][in] and its bias when present.
 func (fl familyLoader) lin(role spec.Role, layer, out, in int) linear {
 	return linear{W: fl.matrix(fl.name(role, layer, ".weight"), out, in), B: fl.optVector(fl.name(role, layer, ".bias"), out),
-		Name: fl.ggufName(role, layer)}
+		Name: fl.ggufName(role, layer), Scale: fl.rowScales(role, out)}
+}
+
+// rowScales are the factors of role's output rows on Hugging Face input
+// (arch.Tensor.Scales: Falcon-H1's μP multipliers, which the GGUF form
+// keeps in the weights, as transformers applies them to the activations);
+// nil when there are none.
+func (fl familyLoader) rowScales(role spec.Role, rows int) []float32 {
+	t, ok := fl.f.Tensor(role)
+	if !fl.hf || !ok || t.Scales == nil {
+		return nil
+	}
+	scales, err := t.Scales(fl.hc)
+	if err != nil {
+		fl.fail(fmt.Errorf("model: %s: %w", fl.c.Path, err))
+		return nil
+	}
+	out := make([]float32, rows)
+	for i := range out {
+		out[i] = 1
+	}
+	for _, s := range scales {
+		to := s.To
+		if to == 0 {
+			to = int64(rows)
+		}
+		if s.From < 0 || to > int64(rows) || s.From > to {
+			fl.fail(fmt.Errorf("model: %s: %s: rows %d to %d of %d to scale", fl.c.Path, role, s.From, s.To, rows))
+			return nil
+		}
+		for r := s.From; r < to; r++ {
+			out[r] *= s.Factor
+		}
+	}
+	return out
 }
 
 // ggufName is role's weight name at layer in GGUF naming, whatever naming
@@ -280,7 +315,7 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 			return nil, err
 		}
 	}
-	fl := familyLoader{loader: l, f: f, hf: hf}
+	fl := familyLoader{loader: l, f: f, hf: hf, hc: c}
 	g := f.Graph
 	geti := func(def int64, keys ...string) int {
 		if v, ok := c.Int(keys...); ok && v >= 0 && v < 1<<31 {
@@ -362,6 +397,9 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 		actName = cfg.Activation
 	}
 	cfg.Activation = actName
+	if ls, err := f.LayerPattern(c); err == nil && !slices.ContainsFunc(ls, func(l spec.Layer) bool { return l.Mixer.Attention() }) {
+		cfg.attentionFree = true // Mamba's: no heads to count
+	}
 	if err := checkDims(&cfg, l.c.Path); err != nil {
 		return nil, err
 	}
@@ -376,6 +414,9 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 	m.embScale *= float32(getf(1, "embedding_multiplier"))
 	m.resScale = float32(getf(1, "residual_multiplier"))
 	m.logitScale = float32(getf(1, "logits_scaling"))
+	if v, ok := c.Float("lm_head_multiplier"); ok && v != 0 {
+		m.logitScale /= float32(v) // Falcon-H1's, on Hugging Face input (its GGUF has it in the head)
+	}
 	if v, ok := c.Float("attention_multiplier"); ok {
 		m.attnScale = float32(v)
 	}
@@ -457,6 +498,12 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 			FFNNorm:      fl.norm(ffnNorm, i, d, cfg.Eps, !m.parallel && !g.NoPreNorm && !lay.NoFFN),
 			PostFFNNorm:  fl.norm("blk.{bid}.post_ffw_norm", i, d, cfg.Eps, false),
 		}
+		if lay.Mixer == spec.NoMixer && b.AttnNorm != nil && !fl.inSchema(ffnNorm) {
+			// A feed-forward layer whose one pre-norm is named as every
+			// layer's (Nemotron-H's MLP layers: attn_norm, as llama.cpp
+			// names it).
+			b.FFNNorm, b.AttnNorm = b.AttnNorm, nil
+		}
 		if !lay.NoFFN {
 			b.Gate = fl.optDense("blk.{bid}.ffn_gate", i, cfg.FFN, d)
 			b.Up = fl.optDense("blk.{bid}.ffn_up", i, upRows, d)
@@ -477,6 +524,13 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 			}
 			w.Blocks = append(w.Blocks, b)
 			continue
+		}
+		if lay.HasBeside {
+			// A mixer beside the attention (Falcon-H1): its loader, or
+			// its refusal.
+			if b.Mix, err = fl.recurrent(lay.Beside, i, &cfg, c); err != nil {
+				return nil, err
+			}
 		}
 		b.QNorm = fl.norm("blk.{bid}.attn_q_norm", i, qn, cfg.Eps, false)
 		b.KNorm = fl.norm("blk.{bid}.attn_k_norm", i, kn, cfg.Eps, false)
@@ -539,7 +593,7 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 	q, k, v := make([]float32, T*qd), make([]float32, T*kd), make([]float32, T*kd)
 	att := make([]float32, T*qd)
 	o := make([]float32, T*d)
-	var gate, up, qkv, o2, hb, qg, qgate []float32
+	var gate, up, qkv, o2, hb, qg, qgate, side []float32
 	for l := range w.Blocks {
 		b := &w.Blocks[l]
 		if !m.layers[l].Mixer.Attention() {
@@ -550,6 +604,18 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 			continue
 		}
 		b.AttnNorm.applyOrCopy(h, x, T, d)
+		if b.Mix != nil {
+			// A mixer beside the attention (arch.Layer.Beside, Falcon-H1's
+			// Mamba-2) reads the same normed input; its output joins the
+			// attention's before the residual.
+			if s.mask != nil {
+				return nil, nil, fmt.Errorf("model: %s: layer %d runs a %s: a sequence with padding cannot run", m.cfg.Arch, l, m.layers[l].Beside)
+			}
+			side = grow(side, T*d)
+			if err := b.Mix.forward(side, h, s.cache.state(l, b.Mix.stateSize()), T, obs); err != nil {
+				return nil, nil, err
+			}
+		}
 		if b.QKV.W != nil {
 			qkv = grow(qkv, T*(qd+2*kd))
 			obs.apply(&b.QKV, qkv, h, T)
@@ -615,6 +681,9 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 			}
 		}
 		obs.apply(&b.O, o, att, T)
+		if b.Mix != nil {
+			kernels.Add(o[:T*d], side[:T*d])
+		}
 		if m.parallel {
 			// x' = x + Attn(N₁(x)) + FFN(N₂(x)), N₂ = N₁ when the block
 			// has one norm (StableLM).
@@ -739,6 +808,13 @@ type recurrentMixer interface {
 	forward(dst, h, state []float32, T int, obs Observer) error
 }
 
+// canRun reports whether the decoder runs layers of mixer kind: attention,
+// a feed-forward alone, and the recurrent kinds recurrent builds (keep the
+// two in step).
+func canRun(kind spec.Mixer) bool {
+	return kind.Attention() || kind == spec.NoMixer || kind == spec.Mamba2
+}
+
 // recurrent loads layer i's recurrent mixer of kind.
 func (fl familyLoader) recurrent(kind spec.Mixer, i int, cfg *Config, c spec.Config) (recurrentMixer, error) {
 	switch kind {
@@ -746,8 +822,10 @@ func (fl familyLoader) recurrent(kind spec.Mixer, i int, cfg *Config, c spec.Con
 		return fl.loadShortConv(i, cfg, c)
 	case spec.GatedDeltaNet:
 		return fl.deltaNet(i, cfg, c)
+	case spec.Mamba2:
+		return fl.loadMamba2(i, cfg, c)
 	default:
-		return nil, fmt.Errorf("model: %s: layer %d: %s layers cannot run yet", fl.c.Path, i, kind)
+		return nil, tensor.Unsupported("model: %s: layer %d: %s layers cannot run yet", fl.c.Path, i, kind)
 	}
 }
 

@@ -1,12 +1,13 @@
 package model
 
 import (
-	"github.com/tfconv/tfconv/convert"
-	"github.com/tfconv/tfconv/internal/fixtures"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/tfconv/tfconv/convert"
+	"github.com/tfconv/tfconv/internal/fixtures"
 )
 
 func familyFixtures(t *testing.T) []string {
@@ -26,6 +27,15 @@ func familyFixtures(t *testing.T) []string {
 // (llama.cpp's llama4 graph fixes chunks and the temperature floor at
 // 8192; the fixture's 4 make both matter in 12 tokens).
 var ggufAgrees = map[string]bool{"mistral": false, "llama3": false, "deepseek3": false, "llama4": false, "llama4-vl": false}
+
+// hfDiffers lists the fixtures whose transformers class computes something
+// else than the model it loads, on both forms: their references are
+// llama.cpp's logits, and transformers' generate() is not compared.
+// mamba2-groups: transformers' pure-torch Mamba-2 (torch_forward, what runs
+// without the CUDA kernels) normalises y·SiLU(z) across all n_groups
+// groups at once, where the kernels and llama.cpp normalise each group
+// (4.2 apart on the fixture; with one group, mamba2, they agree to 7.3e-6).
+var hfDiffers = map[string]bool{"mamba2-groups": true}
 
 // newerGELU are the hand-made GELU fixtures whose reference is the newer
 // llama.cpp (testdata/arch/README.md). Run as llama.cpp computes (its fp16
@@ -81,7 +91,7 @@ func TestFamiliesMatchTransformers(t *testing.T) {
 			}
 			var ref reference
 			handmade := false
-			if _, err := os.Stat(filepath.Join(dir, "hf", "reference.json")); err == nil {
+			if _, err := os.Stat(filepath.Join(dir, "hf", "reference.json")); err == nil && !hfDiffers[fam] {
 				readJSON(t, filepath.Join(dir, "hf", "reference.json"), &ref)
 			} else {
 				if !hasLC {
@@ -141,6 +151,9 @@ func TestFamiliesGenerate(t *testing.T) {
 			path := filepath.Join("../testdata/arch", fam, "hf", "generate.json")
 			if _, err := os.Stat(path); err != nil {
 				t.Skip("family newer than transformers v4.43.4: no generate() reference")
+			}
+			if hfDiffers[fam] {
+				t.Skip("transformers' class computes another model (hfDiffers)")
 			}
 			readJSON(t, path, &g)
 			m, err := Load(filepath.Join("../testdata/arch", fam, "hf"), LoadOptions{})

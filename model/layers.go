@@ -23,15 +23,23 @@ type linear struct {
 	// Name is the weight's GGUF name, for an Observer; set by the decoder
 	// families' loader.
 	Name string
+	// Scale [out] multiplies each output (Falcon-H1's μP multipliers on
+	// Hugging Face input, where the GGUF has them in W); nil without.
+	Scale []float32
 }
 
-// apply sets dst[T][out] = x[T][in]·Wᵀ + b.
+// apply sets dst[T][out] = (x[T][in]·Wᵀ + b) ⊙ scale.
 func (l *linear) apply(dst, x []float32, T int) {
 	kernels.MatMul(dst, x, T, l.W)
+	n := l.W.Rows
 	if l.B != nil {
-		n := l.W.Rows
 		for t := 0; t < T; t++ {
 			kernels.Add(dst[t*n:(t+1)*n], l.B)
+		}
+	}
+	if l.Scale != nil {
+		for t := 0; t < T; t++ {
+			kernels.Mul(dst[t*n:(t+1)*n], l.Scale)
 		}
 	}
 }
@@ -94,6 +102,11 @@ func activate(x []float32, act string) error {
 		kernels.SiLU(x)
 	case "relu":
 		kernels.ReLU(x)
+	case "relu2": // squared ReLU (Nemotron-H's MLP)
+		kernels.ReLU(x)
+		for i, v := range x {
+			x[i] = v * v
+		}
 	default:
 		return tensor.Unsupported("model: activation %q is not supported", act)
 	}
@@ -109,8 +122,8 @@ func hfActivation(name string) (string, error) {
 		return "gelu_tanh", nil
 	case "silu", "swish":
 		return "silu", nil
-	case "relu":
-		return "relu", nil
+	case "relu", "relu2":
+		return name, nil
 	}
 	return "", tensor.Unsupported("model: activation %q is not supported", name)
 }
@@ -530,13 +543,15 @@ func checkDims(c *Config, path string) error {
 		return fmt.Errorf("model: %s: %s config: %s", path, c.Arch, fmt.Sprintf(msg, args...))
 	}
 	const maxDim = 1 << 20
+	// A model whose layers do not attend (Mamba's) has no heads: 0 and 0.
+	noAttention := c.attentionFree && c.Heads == 0 && c.KVHeads == 0
 	for _, v := range []int{c.Layers, c.DModel, c.Vocab, c.Heads, c.KVHeads, c.HeadDim, c.FFN} {
-		if v <= 0 || v > maxDim {
+		if (v <= 0 && !(v == 0 && noAttention)) || v > maxDim {
 			return bad("dimension %d out of range (layers %d, d_model %d, vocab %d, heads %d/%d, head_dim %d, ffn %d)",
 				v, c.Layers, c.DModel, c.Vocab, c.Heads, c.KVHeads, c.HeadDim, c.FFN)
 		}
 	}
-	if c.Heads%c.KVHeads != 0 {
+	if !noAttention && c.Heads%c.KVHeads != 0 {
 		return bad("%d heads are not a multiple of %d kv heads", c.Heads, c.KVHeads)
 	}
 	if c.RopeTheta > 0 && (c.RopeDim <= 0 || c.RopeDim > c.HeadDim || c.RopeDim%2 != 0) {

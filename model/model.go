@@ -22,6 +22,10 @@ import (
 // Config is the architecture of a loaded model: every number and choice the
 // forward pass depends on, whatever file it was read from.
 type Config struct {
+	// attentionFree: no layer attends (Mamba's), so no head count is
+	// stated (checkDims takes 0 heads then).
+	attentionFree bool
+
 	Arch          string  `json:"arch"`                     // gpt2, llama, bert, marian, bart, t5, bloom
 	Layers        int     `json:"layers"`                   // decoder blocks (encoder blocks for encoder-only models)
 	EncoderLayers int     `json:"encoder_layers,omitempty"` // encoder blocks of an encoder-decoder model
@@ -384,6 +388,10 @@ func loadFamily(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, err
 func Architectures() (hf, gguf []string) {
 	seen := map[string]bool{}
 	for _, f := range spec.Families() {
+		if !runsMixers(f) {
+			seen[f.Name] = true
+			continue
+		}
 		for _, t := range f.ModelTypes {
 			if !seen[t] {
 				seen[t] = true
@@ -392,7 +400,23 @@ func Architectures() (hf, gguf []string) {
 		}
 	}
 	sort.Strings(hf)
-	return hf, spec.Supported()
+	for _, n := range spec.Supported() {
+		if f, ok := spec.ByName(n); !ok || runsMixers(f) {
+			gguf = append(gguf, n)
+		}
+	}
+	return hf, gguf
+}
+
+// runsMixers reports whether the runtime builds every mixer the family's
+// layers may use (arch.Family.Mixers).
+func runsMixers(f *spec.Family) bool {
+	for _, m := range f.Mixers {
+		if !canRun(m) {
+			return false
+		}
+	}
+	return true
 }
 
 func loadHF(l *loader, hc spec.Config) (*Model, error) {

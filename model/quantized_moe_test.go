@@ -15,7 +15,7 @@ const maxLogitDiffQuantized = 1e-4
 
 // TestQuantizedMixtures runs the mixture-of-experts GGUFs llama-quantize
 // made (testdata/arch/gen_quant.py: Q4_0 and Q4_K_M's mix of types, expert
-// stacks included) and compares with transformers' logits on gguf-py's
+// stacks included; and Mamba-2's Q4_K_M) and compares with transformers' logits on gguf-py's
 // dequantization of their weights.
 func TestQuantizedMixtures(t *testing.T) {
 	files, err := filepath.Glob("../testdata/arch/*/gguf/*-q[0-9]*.gguf")

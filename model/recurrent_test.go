@@ -34,7 +34,7 @@ func TestRecurrentStepByStep(t *testing.T) {
 			t.Fatalf("%s: %v", fam, err)
 		}
 		d, ok := m.impl.(*decoder)
-		if !ok || !slices.ContainsFunc(d.layers, func(l spec.Layer) bool { return l.Mixer.Recurrent() }) {
+		if !ok || !slices.ContainsFunc(d.layers, func(l spec.Layer) bool { return l.Recurrent() }) {
 			continue
 		}
 		t.Run(fam, func(t *testing.T) {

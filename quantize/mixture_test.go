@@ -12,7 +12,9 @@ import (
 // (testdata/arch: Mixtral, Qwen2-MoE) as llama-quantize did for
 // testdata/arch/gen_quant.py, and requires its files byte for byte: stacked
 // expert tensors, the expert-count rules of the policy, the 1-D form of
-// Qwen2-MoE's [1][d] shared-expert gate.
+// Qwen2-MoE's [1][d] shared-expert gate; and Mamba-2's, whose state-space
+// tensors (ssm_a, ssm_d, the convolution, the norm [1][inner] written 1-D)
+// stay F32.
 func TestMixturesMatchLlamaQuantize(t *testing.T) {
 	files, err := filepath.Glob("../testdata/arch/*/gguf/*-q[0-9]*.gguf")
 	if err != nil || len(files) < 3 {

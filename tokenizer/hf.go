@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tfconv/tfconv/internal/pyjson"
 	"io/fs"
 	"slices"
 	"sort"
@@ -177,7 +178,7 @@ func readHFConfig(src Source) (*hfConfig, error) {
 	}
 	if b != nil {
 		var m map[string]json.RawMessage
-		if err := json.Unmarshal(b, &m); err != nil {
+		if err := json.Unmarshal(pyjson.Standard(b), &m); err != nil {
 			return nil, jsonErr("config.json", err)
 		}
 		// SpecialVocab takes a *_token_id only when it is a JSON integer:

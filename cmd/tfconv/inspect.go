@@ -389,9 +389,8 @@ func inspectModelRows(t *output.Table, s *checkpoint.Summary, mem *checkpoint.Me
 		t.Row("context (KV cache)", fmt.Sprintf("%d positions (cache of %d), %s", mem.Context, mem.KVSize, mem.KVType))
 		t.Row("KV cache", fmt.Sprintf("%d (%s): K %s, V %s", mem.KVBytes, output.Bytes(mem.KVBytes), output.Bytes(mem.KBytes), output.Bytes(mem.VBytes)))
 		if mem.RSBytes > 0 {
-			t.Row("recurrent state", fmt.Sprintf("%d (%s): the recurrent layers' of %d sequence(s), whatever the context",
-				mem.RSBytes, output.Bytes(mem.RSBytes), mem.Parallel))
-			t.Row("weights + KV + state", fmt.Sprintf("%d (%s)", mem.TotalBytes, output.Bytes(mem.TotalBytes)))
+			t.Row("recurrent state", fmt.Sprintf("%d (%s): %d sequence(s), any context", mem.RSBytes, output.Bytes(mem.RSBytes), mem.Parallel))
+			t.Row("weights + KV cache + state", fmt.Sprintf("%d (%s)", mem.TotalBytes, output.Bytes(mem.TotalBytes)))
 		} else {
 			t.Row("weights + KV cache", fmt.Sprintf("%d (%s)", mem.TotalBytes, output.Bytes(mem.TotalBytes)))
 		}
@@ -596,15 +595,14 @@ func layerPatternRow(ls []checkpoint.LayerKind) string {
 			order = append(order, k)
 		}
 		byKind[k] = append(byKind[k], l.Layer)
-		if m, ok := arch.ParseMixer(l.Mixer); !l.Rope && (!ok || m.Attention()) {
-			// a recurrent layer has no positions to rotate
-			noRope = append(noRope, l.Layer)
+		if !l.Rope && !l.Recurrent && l.Mixer != "none" {
+			noRope = append(noRope, l.Layer) // only attention rotates
 		}
 		if l.MoE {
 			moe = append(moe, l.Layer)
 		}
 	}
-	if len(order) == 1 && (len(noRope) == 0 || len(noRope) == len(ls)) && (len(moe) == 0 || len(moe) == len(ls)) {
+	if len(order) == 1 && !ls[0].Recurrent && (len(noRope) == 0 || len(noRope) == len(ls)) && (len(moe) == 0 || len(moe) == len(ls)) {
 		return ""
 	}
 	var parts []string

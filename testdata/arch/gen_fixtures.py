@@ -385,6 +385,41 @@ FAMILIES = {
                    dict(FALCON, new_decoder_architecture=True, num_kv_heads=2, parallel_attn=True, bias=False,
                         alibi=False, bos_token_id=999, eos_token_id=999),
                    "bpe", "gpt-2", False),
+    # Falcon-H1's form (transformers 4.55; the newer llama.cpp's "falcon_h1"): every layer runs attention and a
+    # Mamba-2 mixer side by side on the same normed input and adds both, then a gated MLP behind its own pre-norm.
+    # Mamba-2: 8 heads of 16 channels (mamba_d_ssm 128), 2 groups of B and C of state 16, convolution of 4 taps
+    # with a bias, the gated RMSNorm per group after the gate (mamba_rms_norm, mamba_norm_before_gate false as
+    # the published checkpoints have it), chunks of 4 (< the 12 ids) for the torch path's chunked scan; GQA 4/2,
+    # head_dim 16; every μP multiplier set away from 1 (the converter folds them into the weights).
+    "falcon_h1": ("FalconH1Config", "FalconH1ForCausalLM",
+                  dict(BASE, num_key_value_heads=2, head_dim=16, mamba_d_ssm=128, mamba_n_heads=8, mamba_d_head=16,
+                       mamba_n_groups=2, mamba_d_state=16, mamba_d_conv=4, mamba_expand=2, mamba_chunk_size=4,
+                       mamba_conv_bias=True, mamba_proj_bias=False, mamba_norm_before_gate=False,
+                       mamba_rms_norm=True, projectors_bias=False, rope_theta=100000.0, rms_norm_eps=1e-5,
+                       lm_head_multiplier=0.5, embedding_multiplier=2.0, mlp_multipliers=[1.2, 0.8],
+                       key_multiplier=1.3, attention_out_multiplier=0.9, attention_in_multiplier=0.8,
+                       ssm_multipliers=[0.9, 1.2, 1.1, 0.8, 1.3], ssm_in_multiplier=1.1, ssm_out_multiplier=0.7,
+                       tie_word_embeddings=False, pad_token_id=999, bos_token_id=999, eos_token_id=999),
+                  "bpe", "gpt-2", False),
+    # Mamba-2 (transformers 4.44+; the newer llama.cpp), its pure-torch path (torch_forward: the CUDA kernels are
+    # not here): 2 layers of in_proj → z, xBC, dt; a causal conv over xBC; the SSD scan with a scalar A per head (8
+    # heads of 16 channels, d_state 16) in chunks of 4 (3 chunks of the 12 ids); gated RMSNorm; out_proj. One group
+    # of B and C: transformers' torch path normalises y·SiLU(z) across all groups at once where the kernels and
+    # llama.cpp normalise each group (mamba2-groups). vocab_size 1024, the multiple of 16 the converter pads to.
+    "mamba2": ("Mamba2Config", "Mamba2ForCausalLM",
+               dict(hidden_size=64, num_hidden_layers=2, vocab_size=1024, num_heads=8, head_dim=16, expand=2,
+                    n_groups=1, state_size=16, conv_kernel=4, chunk_size=4, use_bias=False, use_conv_bias=True,
+                    layer_norm_epsilon=1e-5, tie_word_embeddings=False, pad_token_id=999, bos_token_id=999,
+                    eos_token_id=999),
+               "bpe", "gpt-2", False),
+    # Mamba-2 with 2 groups of B and C (Mamba-Codestral's form, 8 groups): the references are llama.cpp's (see
+    # mamba2), transformers' torch path being another computation for more than one group.
+    "mamba2-groups": ("Mamba2Config", "Mamba2ForCausalLM",
+                      dict(hidden_size=64, num_hidden_layers=2, vocab_size=1024, num_heads=8, head_dim=16, expand=2,
+                           n_groups=2, state_size=16, conv_kernel=4, chunk_size=4, use_bias=False, use_conv_bias=True,
+                           layer_norm_epsilon=1e-5, tie_word_embeddings=False, pad_token_id=999, bos_token_id=999,
+                           eos_token_id=999),
+                      "bpe", "gpt-2", False),
     "llama3": ("LlamaConfig", "LlamaForCausalLM",
                dict(BASE, num_key_value_heads=2, rope_theta=500000.0,
                     rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
@@ -400,7 +435,8 @@ FAMILIES = {
 NEWER = {"phi4mini": (4, 57), "smollm3": (4, 57), "lfm2": (4, 57), "seedoss": (4, 57), "ernie4_5": (4, 57), "ernie4_5moe": (4, 57),
          "hunyuan": (4, 57), "exaone4": (4, 57), "glm4": (4, 57), "glm4moe": (4, 57), "glm4moe-groups": (4, 57),
          "dots1": (4, 57), "llama4": (4, 57), "llama4-vl": (4, 57), "mistral3": (4, 57), "gemma3n": (4, 57),
-         "gemma3n-shared": (4, 57), "qwen3next": (4, 57)}
+         "gemma3n-shared": (4, 57), "qwen3next": (4, 57), "mamba2": (4, 57), "mamba2-groups": (4, 57),
+         "falcon_h1": (4, 57)}
 
 # Added tokens a family's converter looks up by content, appended after the trimmed vocabulary (special, ids from
 # 1000 on; the config's vocab_size leaves room for them).
@@ -1203,6 +1239,116 @@ def make_gptoss(family, llamacpp, dump_bin, shared):
             "torch": torch.__version__, "seed": seed}
 
 
+# Nemotron-H (GGUF "nemotron_h"; the newer llama.cpp): transformers v4.57.6 has no class for it, and NVIDIA's own
+# modeling_nemotron_h.py (README names the copy read) cannot run here: it raises ImportError at import unless
+# mamba_ssm (Triton kernels, CUDA) is installed, and its gated RMSNorm calls that package's rmsnorm_fn even on its
+# torch path. So the checkpoint is written here in the tensor names and config.json keys that class saves, and
+# llama.cpp's logits are the reference. 5 layers by hybrid_override_pattern "M-M*-": Mamba-2 (8 heads of 16
+# channels, 2 groups of B and C of state 16, convolution of 4 taps with a bias, the gated RMSNorm per group),
+# MLP (up/down, squared ReLU, no gate), Mamba-2, attention (no RoPE, GQA 4/2, head_dim 16), MLP; each layer one
+# pre-norm and one residual; untied. config.json states rms_norm_eps beside the class's layer_norm_epsilon: the
+# converter reads the RMS epsilon from rms_norm_eps alone, and llama.cpp refuses a GGUF without it.
+NEMOTRON_H = dict(vocab_size=1000, hidden_size=64, intermediate_size=128, num_hidden_layers=5,
+                  hybrid_override_pattern="M-M*-", num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+                  mamba_num_heads=8, mamba_head_dim=16, n_groups=2, ssm_state_size=16, conv_kernel=4, expand=2,
+                  chunk_size=4, mamba_hidden_act="silu", mlp_hidden_act="relu2", layer_norm_epsilon=1e-5, rms_norm_eps=1e-5,
+                  use_conv_bias=True, use_bias=False, mlp_bias=False, attention_bias=False,
+                  mamba_proj_bias=False, residual_in_fp32=False, rescale_prenorm_residual=True,
+                  time_step_limit=[0.0, float("inf")], time_step_min=0.001, time_step_max=0.1,
+                  time_step_floor=1e-4, max_position_embeddings=128, sliding_window=None, use_mamba_kernels=True,
+                  num_logits_to_keep=1, tie_word_embeddings=False, pad_token_id=0, bos_token_id=999,
+                  eos_token_id=999)
+
+
+def nemotron_h_tensors(cfg, g):
+    """NemotronHForCausalLM's tensors (backbone.embeddings, backbone.layers.N.norm and .mixer.*, backbone.norm_f,
+    lm_head), drawn as randomize() draws them: matrices N(0, 1/fan_in), the convolution's taps N(0, 1) (its
+    fan-in is 1 per channel), norm weights and A_log and D 1 + N(0, 0.2²), biases (dt_bias, conv1d.bias)
+    N(0, 0.2²)."""
+    d, f, v = cfg["hidden_size"], cfg["intermediate_size"], cfg["vocab_size"]
+    h, p, grp, n, k = cfg["mamba_num_heads"], cfg["mamba_head_dim"], cfg["n_groups"], cfg["ssm_state_size"], \
+        cfg["conv_kernel"]
+    inner, hd = h * p, cfg["head_dim"]
+    conv = inner + 2 * grp * n
+
+    def mat(rows, cols):
+        return torch.randn(rows, cols, generator=g) * cols ** -0.5
+
+    def one(size):
+        return 1 + torch.randn(size, generator=g) * 0.2
+
+    sd = {"backbone.embeddings.weight": mat(v, d)}
+    for i, kind in enumerate(cfg["hybrid_override_pattern"]):
+        b = f"backbone.layers.{i}."
+        sd[b + "norm.weight"] = one(d)
+        m = b + "mixer."
+        if kind == "M":
+            sd[m + "in_proj.weight"] = mat(2 * inner + 2 * grp * n + h, d)
+            sd[m + "conv1d.weight"] = torch.randn(conv, 1, k, generator=g)
+            sd[m + "conv1d.bias"] = torch.randn(conv, generator=g) * 0.2
+            sd[m + "dt_bias"] = torch.randn(h, generator=g) * 0.2
+            sd[m + "A_log"] = one(h)
+            sd[m + "D"] = one(h)
+            sd[m + "norm.weight"] = one(inner)
+            sd[m + "out_proj.weight"] = mat(d, inner)
+        elif kind == "*":
+            sd[m + "q_proj.weight"] = mat(cfg["num_attention_heads"] * hd, d)
+            sd[m + "k_proj.weight"] = mat(cfg["num_key_value_heads"] * hd, d)
+            sd[m + "v_proj.weight"] = mat(cfg["num_key_value_heads"] * hd, d)
+            sd[m + "o_proj.weight"] = mat(d, cfg["num_attention_heads"] * hd)
+        else:
+            sd[m + "up_proj.weight"] = mat(f, d)
+            sd[m + "down_proj.weight"] = mat(d, f)
+    sd["backbone.norm_f.weight"] = one(d)
+    sd["lm_head.weight"] = mat(v, d)
+    return sd
+
+
+def make_nemotron_h(family, llamacpp, dump_bin, shared):
+    from safetensors.torch import save_file
+    llamacpp, dump_bin = os.environ["NEW_LLAMACPP"], os.environ["NEW_LOGITS_DUMP"]
+    seed = zlib.crc32(family.encode())
+    g = torch.Generator().manual_seed(seed)
+    root = os.path.join(HERE, family)
+    hf = os.path.join(root, "hf")
+    shutil.rmtree(root, ignore_errors=True)
+    os.makedirs(hf)
+    sd = {k: t.contiguous() for k, t in nemotron_h_tensors(NEMOTRON_H, g).items()}
+    save_file(sd, os.path.join(hf, "model.safetensors"), metadata={"format": "pt"})
+    config = dict(NEMOTRON_H, architectures=["NemotronHForCausalLM"], model_type="nemotron_h",
+                  auto_map={"AutoConfig": "configuration_nemotron_h.NemotronHConfig",
+                            "AutoModelForCausalLM": "modeling_nemotron_h.NemotronHForCausalLM"},
+                  torch_dtype="float32", use_cache=True, initializer_range=0.02, hidden_dropout=0.0,
+                  attention_dropout=0.0, transformers_version=transformers.__version__ + " (config written by hand)")
+    with open(os.path.join(hf, "config.json"), "w") as f:
+        json.dump(config, f, indent=2, sort_keys=True)
+        f.write("\n")
+    copy_tokenizer("bpe", shared, hf, False)
+    gg = os.path.join(root, "gguf")
+    os.makedirs(gg)
+    cmd = convert(llamacpp, hf, os.path.join(gg, f"{family}-f32.gguf"), "f32", "gpt-2")
+    out = subprocess.run([dump_bin, os.path.join(gg, f"{family}-f32.gguf"), ",".join(map(str, INPUT_IDS))],
+                         check=True, capture_output=True, text=True).stdout
+    lc = json.loads(out)
+    dump(os.path.join(gg, f"{family}-f32.logits.json"), {"tokens": lc["tokens"], "logits": f32(lc["logits"])})
+    dump(os.path.join(hf, "generate.json"), {"reference": "llama.cpp greedy (logits-dump, argmax of the last row)",
+                                             "prompt_ids": INPUT_IDS[:PROMPT], "max_new_tokens": NEW_TOKENS,
+                                             "greedy": llamacpp_greedy(dump_bin, os.path.join(gg, f"{family}-f32.gguf"))})
+    print(f"{family}: written by hand; llama.cpp's logits are the reference")
+    return {"family": family, "class": "NemotronHForCausalLM", "handmade": True, "convert": [cmd], "seed": seed,
+            "converter": "newer"}
+
+
+def llamacpp_greedy(dump_bin, gguf):
+    """Greedy decoding by llama.cpp, for a family transformers cannot run here: the logits dump of the whole
+    sequence so far, its last row's argmax appended, NEW_TOKENS times after the first PROMPT ids."""
+    ids = INPUT_IDS[:PROMPT]
+    for _ in range(NEW_TOKENS):
+        out = subprocess.run([dump_bin, gguf, ",".join(map(str, ids))], check=True, capture_output=True, text=True)
+        ids = ids + [int(np.argmax(np.asarray(json.loads(out.stdout)["logits"][-1], np.float32)))]
+    return ids
+
+
 def greedy_ids(model, ids):
     """Greedy decoding by recomputing the whole sequence each step (what generate() with do_sample=False
     computes); DeepSeek's prepare_inputs_for_generation predates this transformers' cache interface."""
@@ -1296,7 +1442,7 @@ def make_newer_gguf(family):
 
 def main():
     llamacpp, dump_bin, shared = sys.argv[1:4]
-    fams = sys.argv[4:] or sorted(FAMILIES) + sorted(HANDMADE) + sorted(DEEPSEEK) + ["gptoss", "lfm2moe"]
+    fams = sys.argv[4:] or sorted(FAMILIES) + sorted(HANDMADE) + sorted(DEEPSEEK) + ["gptoss", "lfm2moe", "nemotron_h"]
     summary_path = os.path.join(HERE, "summary.json")
     summary = {}
     if os.path.exists(summary_path):
@@ -1307,8 +1453,8 @@ def main():
             summary[fam] = make_newer_gguf(fam[: -len("+newer")])
             continue
         summary[fam] = (make_handmade if fam in HANDMADE else make_deepseek if fam in DEEPSEEK else
-                        make_gptoss if fam == "gptoss" else make_lfm2moe if fam == "lfm2moe" else make)(
-            fam, llamacpp, dump_bin, shared)
+                        make_gptoss if fam == "gptoss" else make_lfm2moe if fam == "lfm2moe" else
+                        make_nemotron_h if fam == "nemotron_h" else make)(fam, llamacpp, dump_bin, shared)
     with open(summary_path, "w") as f:
         json.dump(summary, f, indent=1, sort_keys=True)
         f.write("\n")

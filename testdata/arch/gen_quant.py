@@ -45,7 +45,11 @@ FAMILIES = {"mixtral": ["Q4_0", "Q4_K_M"], "qwen2moe": ["Q4_0"], "deepseek2": ["
 
 # Families newer than c392e509 (their f32 GGUF is the newer converter's; gen_fixtures.py NEWER): quantized by the
 # newer llama-quantize, only when named. dots.llm1's expert groups are in its GGUF, so its reference keeps them.
-NEWER = {"dots1": ["Q4_K_M"]}
+NEWER = {"dots1": ["Q4_K_M"], "mamba2": ["Q4_K_M"]}
+
+# Mamba-2's mixer parameters without a ".weight"/".bias" suffix, by their GGUF names (the converter's A = −exp(A_log):
+# the reference takes A_log = log(−A)).
+MAMBA2_PARAMS = {"A_log": "ssm_a", "D": "ssm_d", "dt_bias": "ssm_dt.bias"}
 
 
 def unpermute(w, n_head):
@@ -67,6 +71,10 @@ def hf_state(family, reader, cfg, hf_names):
     for name in hf_names:
         # DeepSeek-V3's expert-choice bias, renamed as the converter renames it.
         base, suffix = name.replace("e_score_correction_bias", "e_score_correction.bias").rsplit(".", 1)
+        if suffix in MAMBA2_PARAMS and ".mixer" in base:
+            w = tensors["blk.%s.%s" % (base.split(".")[2], MAMBA2_PARAMS[suffix])]
+            sd[name] = torch.from_numpy(np.ascontiguousarray(np.log(-w) if suffix == "A_log" else w))
+            continue
         parts = base.split(".")
         xid = None
         if "experts" in parts and parts[parts.index("experts") + 1].isdigit():
