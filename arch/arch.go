@@ -341,6 +341,10 @@ type Tensor struct {
 	// each expert's gate columns, then its up columns). Both roles name the
 	// same HF pattern; HF → GGUF writes both from it, GGUF → HF joins them.
 	Half int
+	// HalfRows: the two halves are cut along the second-to-last dimension
+	// instead, one block of rows after the other (GraniteMoE's
+	// input_linear: each expert's gate rows, then its up rows).
+	HalfRows bool
 	// HFSuffix, when set, is what Hugging Face ends the name with instead
 	// of the ".weight"/".bias" suffix (DeepSeek-V3's
 	// "mlp.gate.e_score_correction_bias"); the family's SuffixAliases read
@@ -807,6 +811,15 @@ func (m Match) Layout() Layout {
 	return l
 }
 
+// halfAxis is the dimension (of n) a role kept as half of a Hugging Face
+// tensor (Half) is cut along.
+func (t *Tensor) halfAxis(n int) int {
+	if t.HalfRows {
+		return n - 2
+	}
+	return n - 1
+}
+
 // suffix is what the tensor's weight name ends with: ".weight", or
 // nothing (NoSuffix).
 func (t *Tensor) suffix() string {
@@ -1033,7 +1046,7 @@ func (f *Family) Weights(d Dims, layers int, hf bool, keep func(t *Tensor, layer
 				suffix = t.HFSuffix
 			}
 			if t.Half == 1 {
-				shape[len(shape)-1] *= 2 // both halves side by side
+				shape[t.halfAxis(len(shape))] *= 2 // both halves side by side
 			}
 		} else if t.Layout == LayoutTranspose && len(shape) >= 2 {
 			n := len(shape)

@@ -133,6 +133,16 @@ func (f *Family) ToHF(md tensor.Metadata, in []tensor.Info) ([]Mapping, []Droppe
 		return nil, nil, err
 	}
 	nKV, _ := mdInt(md, f.Name+".attention.head_count_kv")
+	if v, ok := md.Get(f.Name + ".attention.head_count_kv"); ok {
+		if a, ok := v.Array(); ok {
+			// One entry per layer (Granite 4.0-H: 0 in its Mamba-2
+			// layers): the attention layers' count.
+			for i := 0; i < a.Len(); i++ {
+				n, _ := a.Index(i).Int()
+				nKV = max(nKV, n)
+			}
+		}
+	}
 	if nKV <= 0 {
 		nKV = nHead // LlamaModel.permute's K head count
 	}
@@ -379,13 +389,18 @@ func (f *Family) splitHalves(m Match, ti tensor.Info, qh, kh int64) ([]Mapping, 
 	if err != nil {
 		return nil, err
 	}
-	last := len(ti.Shape) - 1
-	if last < 1 || ti.Shape[last]%2 != 0 {
-		return nil, fmt.Errorf("arch: tensor %q has shape %v: its last dimension does not halve", ti.Name, ti.Shape)
+	axis := m.Tensor.halfAxis(len(ti.Shape))
+	if len(ti.Shape) < 2 || ti.Shape[axis]%2 != 0 {
+		return nil, fmt.Errorf("arch: tensor %q has shape %v: its dimension %d does not halve", ti.Name, ti.Shape, axis)
 	}
-	w := int(ti.Shape[last] / 2)
 	half := ti.Shape.Clone()
-	half[last] = int64(w)
+	half[axis] /= 2
+	// block: the elements of one half's run along the axis, which
+	// alternate with the other half's.
+	block := int(half[axis])
+	for _, d := range half[axis+1:] {
+		block *= int(d)
+	}
 	out := make([]Mapping, 2)
 	for h, role := range roles {
 		rm := Match{Tensor: role, Layer: m.Layer, Index: -1, Suffix: m.Suffix}
@@ -394,8 +409,8 @@ func (f *Family) splitHalves(m Match, ti tensor.Info, qh, kh int64) ([]Mapping, 
 			return nil, err
 		}
 		cut := func(dst, src []float32) {
-			for r := 0; r < len(dst)/w; r++ {
-				copy(dst[r*w:(r+1)*w], src[(2*r+h)*w:(2*r+h+1)*w])
+			for r := 0; r < len(dst)/block; r++ {
+				copy(dst[r*block:(r+1)*block], src[(2*r+h)*block:(2*r+h+1)*block])
 			}
 		}
 		tfh := cut
@@ -436,10 +451,16 @@ func joinHalves(joins map[string]*[2]tensor.Info, m Match, ti tensor.Info, qh, k
 	if err != nil {
 		return Mapping{}, false, err
 	}
-	last := len(half) - 1
-	w := int(half[last])
+	axis := m.Tensor.halfAxis(len(half))
+	if len(half) < 2 {
+		return Mapping{}, false, fmt.Errorf("arch: tensor %q has shape %v: not half of a tensor", ti.Name, half)
+	}
+	w := int(half[axis])
+	for _, d := range half[axis+1:] {
+		w *= int(d)
+	}
 	shape := half.Clone()
-	shape[last] *= 2
+	shape[axis] *= 2
 	join := func(dst, src []float32) {
 		n := len(src) / 2
 		tmp := make([]float32, n)

@@ -626,6 +626,16 @@ func (s *Summary) fromGGUF(m tensor.Metadata) {
 	s.Hidden = get("embedding_length")
 	s.Heads = get("attention.head_count")
 	s.KVHeads = get("attention.head_count_kv")
+	if v, ok := m.Get(arch + ".attention.head_count_kv"); ok {
+		if a, ok := v.Array(); ok {
+			// One entry per layer (0 in a hybrid's recurrent layers): the
+			// attention layers' count.
+			for i := 0; i < a.Len(); i++ {
+				n, _ := a.Index(i).Int()
+				s.KVHeads = max(s.KVHeads, n)
+			}
+		}
+	}
 	s.KeyLength = get("attention.key_length")
 	s.ValueLength = get("attention.value_length")
 	s.Context = get("context_length")
