@@ -345,6 +345,12 @@ type Tensor struct {
 	// instead, one block of rows after the other (GraniteMoE's
 	// input_linear: each expert's gate rows, then its up rows).
 	HalfRows bool
+	// With, when set, is the role this one needs beside it in its layer to
+	// be what the Hugging Face tensor holds; without it the next role of
+	// the same Hugging Face pattern is (GraniteMoE's shared_mlp: the shared
+	// expert beside a router, the dense feed-forward otherwise). Resolving
+	// a name without the checkpoint's other names (FromHF) takes the first.
+	With Role
 	// HFSuffix, when set, is what Hugging Face ends the name with instead
 	// of the ".weight"/".bias" suffix (DeepSeek-V3's
 	// "mlp.gate.e_score_correction_bias"); the family's SuffixAliases read
@@ -671,19 +677,37 @@ func (m Match) Name(toGGUF bool) string {
 
 // FromHF resolves a Hugging Face tensor name (old suffixes such as .gamma
 // read as their aliases).
-func (f *Family) FromHF(name string) (Match, bool) {
+func (f *Family) FromHF(name string) (Match, bool) { return f.FromHFIn(name, nil) }
+
+// FromHFIn is FromHF in a checkpoint whose tensor names has tells (nil:
+// unknown), which decides between roles of one pattern (Tensor.With).
+func (f *Family) FromHFIn(name string, has func(string) bool) (Match, bool) {
 	for old, alias := range f.SuffixAliases {
 		if s, ok := strings.CutSuffix(name, old); ok {
 			name = s + alias
 		}
 	}
-	return f.resolve(name, true)
+	return f.resolve(name, true, has)
 }
 
 // FromGGUF resolves a GGUF tensor name.
-func (f *Family) FromGGUF(name string) (Match, bool) { return f.resolve(name, false) }
+func (f *Family) FromGGUF(name string) (Match, bool) { return f.resolve(name, false, nil) }
 
-func (f *Family) resolve(name string, hf bool) (Match, bool) {
+// withMet reports whether t's With role is in layer bid of a checkpoint
+// whose names has tells (true when t needs none, or nothing is known).
+func (f *Family) withMet(t *Tensor, bid int, has func(string) bool) bool {
+	if t.With == "" || has == nil {
+		return true
+	}
+	for _, n := range f.TensorName(t.With, bid, true, ".weight") {
+		if has(n) {
+			return true
+		}
+	}
+	return false
+}
+
+func (f *Family) resolve(name string, hf bool, has func(string) bool) (Match, bool) {
 	pat, bid, suffix := SplitName(name)
 	if suffix == "" {
 		for i := range f.Tensors {
@@ -704,7 +728,7 @@ func (f *Family) resolve(name string, hf bool) (Match, bool) {
 	find := func(pat string, stacked bool) (*Tensor, bool) {
 		for i := range f.Tensors {
 			t := &f.Tensors[i]
-			if (t.Stack != 0) != stacked {
+			if (t.Stack != 0) != stacked || hf && !f.withMet(t, bid, has) {
 				continue
 			}
 			pats := t.HF

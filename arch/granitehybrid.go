@@ -57,7 +57,8 @@ var GraniteHybrid = register(&Family{
 
 // graniteHybridPattern reads layer_types ("mamba": a Mamba-2 mixer,
 // "attention"); the attention layers rotate only with
-// position_embedding_type "rope"; every layer routes to experts.
+// position_embedding_type "rope"; every layer routes to experts when the
+// model has them.
 func graniteHybridPattern(c Config, n int) ([]Layer, error) {
 	raw, ok := c["layer_types"].([]any)
 	if !ok {
@@ -66,17 +67,15 @@ func graniteHybridPattern(c Config, n int) ([]Layer, error) {
 	if len(raw) != n {
 		return nil, errUnsupported("config.json: layer_types has %d entries for %d layers", len(raw), n)
 	}
-	if e, _ := c.Int("num_local_experts"); e <= 0 {
-		return nil, errUnsupported("config.json: granitemoehybrid without experts (its shared_mlp as the dense feed-forward) is not supported")
-	}
+	experts, _ := c.Int("num_local_experts")
 	pe, _ := c.Str("position_embedding_type")
 	out := make([]Layer, n)
 	for i, v := range raw {
 		switch v {
 		case "mamba":
-			out[i] = Layer{Mixer: Mamba2, MoE: true}
+			out[i] = Layer{Mixer: Mamba2, MoE: experts > 0}
 		case "attention":
-			out[i] = Layer{Mixer: FullAttention, Rope: pe == "rope", MoE: true}
+			out[i] = Layer{Mixer: FullAttention, Rope: pe == "rope", MoE: experts > 0}
 		default:
 			return nil, errUnsupported("config.json: layer_types[%d] %v (known: mamba, attention)", i, v)
 		}
@@ -211,19 +210,29 @@ func graniteHybridTensors() []Tensor {
 			out = append(out, t)
 		}
 	}
-	moe, sh := hfLayer+"block_sparse_moe.", hfLayer+"shared_mlp."
+	// The mixture (optional: Granite 4.0-H micro, 1B and 350M have none),
+	// then shared_mlp: the shared expert beside a router (With), else the
+	// dense feed-forward.
+	moe, sh, router := hfLayer+"block_sparse_moe.", hfLayer+"shared_mlp.", "blk.{bid}.ffn_gate_inp"
 	return append(out,
-		Tensor{GGUF: "blk.{bid}.ffn_gate_inp", HF: []string{moe + "router.layer"}, Shape: []Dim{DimExperts, DimHidden}},
+		Tensor{GGUF: router, HF: []string{moe + "router.layer"}, Shape: []Dim{DimExperts, DimHidden}, Optional: true},
 		Tensor{GGUF: "blk.{bid}.ffn_gate_exps", HF: []string{moe + "input_linear"}, Shape: []Dim{DimExperts, DimExpertFFN, DimHidden},
-			Half: 1, HalfRows: true},
+			Half: 1, HalfRows: true, Optional: true},
 		Tensor{GGUF: "blk.{bid}.ffn_up_exps", HF: []string{moe + "input_linear"}, Shape: []Dim{DimExperts, DimExpertFFN, DimHidden},
-			Half: 2, HalfRows: true},
-		Tensor{GGUF: "blk.{bid}.ffn_down_exps", HF: []string{moe + "output_linear"}, Shape: []Dim{DimExperts, DimHidden, DimExpertFFN}},
+			Half: 2, HalfRows: true, Optional: true},
+		Tensor{GGUF: "blk.{bid}.ffn_down_exps", HF: []string{moe + "output_linear"}, Shape: []Dim{DimExperts, DimHidden, DimExpertFFN},
+			Optional: true},
 		Tensor{GGUF: "blk.{bid}.ffn_gate_shexp", HF: []string{sh + "input_linear"}, Shape: []Dim{DimSharedFFN, DimHidden},
-			Half: 1, HalfRows: true},
+			Half: 1, HalfRows: true, With: router, Optional: true},
 		Tensor{GGUF: "blk.{bid}.ffn_up_shexp", HF: []string{sh + "input_linear"}, Shape: []Dim{DimSharedFFN, DimHidden},
-			Half: 2, HalfRows: true},
-		Tensor{GGUF: "blk.{bid}.ffn_down_shexp", HF: []string{sh + "output_linear"}, Shape: []Dim{DimHidden, DimSharedFFN}})
+			Half: 2, HalfRows: true, With: router, Optional: true},
+		Tensor{GGUF: "blk.{bid}.ffn_down_shexp", HF: []string{sh + "output_linear"}, Shape: []Dim{DimHidden, DimSharedFFN},
+			With: router, Optional: true},
+		Tensor{GGUF: "blk.{bid}.ffn_gate", HF: []string{sh + "input_linear"}, Shape: []Dim{DimFFN, DimHidden},
+			Half: 1, HalfRows: true, Unless: router},
+		Tensor{GGUF: "blk.{bid}.ffn_up", HF: []string{sh + "input_linear"}, Shape: []Dim{DimFFN, DimHidden},
+			Half: 2, HalfRows: true, Unless: router},
+		Tensor{GGUF: "blk.{bid}.ffn_down", HF: []string{sh + "output_linear"}, Shape: []Dim{DimHidden, DimFFN}, Unless: router})
 }
 
 // boolOf is a GGUF bool's value (false for another kind).

@@ -96,7 +96,7 @@ func (f *Family) ToGGUF(c Config, in []tensor.Info) ([]Mapping, []Dropped, error
 	if err != nil {
 		return nil, nil, err
 	}
-	out, dropped, err := f.mapTensors(in, true, qh, kh, f.Experts(c))
+	out, dropped, err := f.mapTensors(in, true, qh, kh, f.Experts(c), nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -147,7 +147,7 @@ func (f *Family) ToHF(md tensor.Metadata, in []tensor.Info) ([]Mapping, []Droppe
 		nKV = nHead // LlamaModel.permute's K head count
 	}
 	experts, _ := mdInt(md, f.Name+".expert_count")
-	out, dropped, err := f.mapTensors(in, false, nHead, nKV, experts)
+	out, dropped, err := f.mapTensors(in, false, nHead, nKV, experts, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -206,8 +206,9 @@ func mdInt(md tensor.Metadata, key string) (int64, error) {
 }
 
 // mapTensors maps in through f's schema in one direction, with the head
-// counts qh, kh and the expert count the layouts and stacks split by.
-func (f *Family) mapTensors(in []tensor.Info, toGGUF bool, qh, kh, experts int64) ([]Mapping, []Dropped, error) {
+// counts qh, kh and the expert count the layouts and stacks split by; has
+// tells the checkpoint's tensor names (nil: those of in).
+func (f *Family) mapTensors(in []tensor.Info, toGGUF bool, qh, kh, experts int64, has func(string) bool) ([]Mapping, []Dropped, error) {
 	var out []Mapping
 	var dropped []Dropped
 	aliased := map[string]string{} // GGUF name → the HF tensor converted to it
@@ -224,6 +225,9 @@ func (f *Family) mapTensors(in []tensor.Info, toGGUF bool, qh, kh, experts int64
 	byName := make(map[string]tensor.Info, len(in))
 	for _, ti := range in {
 		byName[ti.Name] = ti
+	}
+	if has == nil {
+		has = func(n string) bool { _, ok := byName[n]; return ok }
 	}
 	unpack := unpacker{}
 	var blocks []Mapping // written first, as the converter's generate_extra_tensors writes them
@@ -268,7 +272,7 @@ func (f *Family) mapTensors(in []tensor.Info, toGGUF bool, qh, kh, experts int64
 		var m Match
 		var ok bool
 		if toGGUF {
-			m, ok = f.FromHF(ti.Name)
+			m, ok = f.FromHFIn(ti.Name, has)
 		} else {
 			m, ok = f.FromGGUF(ti.Name)
 		}
@@ -360,9 +364,10 @@ func (f *Family) mapTensors(in []tensor.Info, toGGUF bool, qh, kh, experts int64
 // GGUF tensors made from it (two for a role pair kept side by side,
 // Tensor.Half), each with its transform, for a runtime that reads the
 // Hugging Face form in the GGUF's (model's Llama 4 experts). Head
-// permutations are not applied (no head counts are given).
-func (f *Family) HFTensorToGGUF(ti tensor.Info) ([]Mapping, error) {
-	out, _, err := f.mapTensors([]tensor.Info{ti}, true, 0, 0, 0)
+// permutations are not applied (no head counts are given). has tells the
+// checkpoint's other tensor names (Tensor.With).
+func (f *Family) HFTensorToGGUF(ti tensor.Info, has func(string) bool) ([]Mapping, error) {
+	out, _, err := f.mapTensors([]tensor.Info{ti}, true, 0, 0, 0, has)
 	return out, err
 }
 
@@ -371,7 +376,7 @@ func (f *Family) halves(t *Tensor) ([2]*Tensor, error) {
 	var out [2]*Tensor
 	for i := range f.Tensors {
 		u := &f.Tensors[i]
-		if u.Half >= 1 && u.Half <= 2 && len(u.HF) > 0 && len(t.HF) > 0 && u.HF[0] == t.HF[0] {
+		if u.Half >= 1 && u.Half <= 2 && len(u.HF) > 0 && len(t.HF) > 0 && u.HF[0] == t.HF[0] && u.With == t.With {
 			out[u.Half-1] = u
 		}
 	}

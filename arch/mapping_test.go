@@ -50,7 +50,7 @@ func TestStackedRoles(t *testing.T) {
 	for h := 0; h < 4; h++ {
 		add("model.layers.0.self_attn.q_layernorm.norms."+strconv.Itoa(h)+".weight", 16)
 	}
-	maps, _, err := a.mapTensors(in, true, 4, 2, 0)
+	maps, _, err := a.mapTensors(in, true, 4, 2, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,20 +66,20 @@ func TestStackedRoles(t *testing.T) {
 		t.Fatalf("q norm mapping %+v", q)
 	}
 
-	_, _, err = a.mapTensors(in[:len(in)-1], true, 4, 2, 0)
+	_, _, err = a.mapTensors(in[:len(in)-1], true, 4, 2, 0, nil)
 	if err == nil || !strings.Contains(err.Error(), "blk.0.attn_q_norm.weight") || !strings.Contains(err.Error(), "[3]") {
 		t.Fatalf("missing part: %v", err)
 	}
 	dup := append(append([]tensor.Info(nil), in...), in[0])
-	if _, _, err = a.mapTensors(dup, true, 4, 2, 0); err == nil || !strings.Contains(err.Error(), "both part 0") {
+	if _, _, err = a.mapTensors(dup, true, 4, 2, 0, nil); err == nil || !strings.Contains(err.Error(), "both part 0") {
 		t.Fatalf("doubled part: %v", err)
 	}
 	bad := append(append([]tensor.Info(nil), in[:2]...), tensor.Info{Name: "model.layers.0.self_attn.q_layernorm.norms.4.weight", DType: tensor.F32, Shape: tensor.Shape{16}})
-	if _, _, err = a.mapTensors(bad, true, 4, 2, 0); err == nil || !strings.Contains(err.Error(), "index 4 out of 4") {
+	if _, _, err = a.mapTensors(bad, true, 4, 2, 0, nil); err == nil || !strings.Contains(err.Error(), "index 4 out of 4") {
 		t.Fatalf("part past the head count: %v", err)
 	}
 
-	back, _, err := a.mapTensors([]tensor.Info{{Name: "blk.0.attn_q_norm.weight", DType: tensor.F32, Shape: tensor.Shape{4, 16}}}, false, 4, 2, 0)
+	back, _, err := a.mapTensors([]tensor.Info{{Name: "blk.0.attn_q_norm.weight", DType: tensor.F32, Shape: tensor.Shape{4, 16}}}, false, 4, 2, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestStackedRoles(t *testing.T) {
 		back[2].Parts != 4 || !back[2].Shape.Equal(tensor.Shape{16}) {
 		t.Fatalf("GGUF → HF: %+v", back)
 	}
-	if _, _, err = a.mapTensors([]tensor.Info{{Name: "blk.0.attn_q_norm.weight", DType: tensor.F32, Shape: tensor.Shape{3, 16}}}, false, 4, 2, 0); err == nil {
+	if _, _, err = a.mapTensors([]tensor.Info{{Name: "blk.0.attn_q_norm.weight", DType: tensor.F32, Shape: tensor.Shape{3, 16}}}, false, 4, 2, 0, nil); err == nil {
 		t.Fatal("a stack of 3 accepted for 4 heads")
 	}
 }

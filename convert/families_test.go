@@ -86,7 +86,7 @@ func TestFamiliesGGUFToHF(t *testing.T) {
 	// llama.cpp's dots1 has no window.
 	// granitehybrid's context: without RoPE the converter writes 2²⁰.
 	lost := map[string]map[string]bool{"mistral": {"sliding_window": true}, "dots1": {"sliding_window": true},
-		"granitehybrid": {"max_position_embeddings": true}}
+		"granitehybrid": {"max_position_embeddings": true}, "granitehybrid-dense": {"max_position_embeddings": true}}
 	// What the converter writes instead of config.json's value: Falcon's
 	// context, always 2048.
 	replaced := map[string]map[string]bool{"falcon-mqa": {"max_position_embeddings": true},

@@ -1065,7 +1065,7 @@ func (fl familyLoader) hfAsGGUF(role spec.Role, layer int) (tensor.Shape, []floa
 		fl.fail(fmt.Errorf("model: %s: tensor %q missing", fl.c.Path, name))
 		return nil, nil
 	}
-	maps, err := fl.f.HFTensorToGGUF(t.Info)
+	maps, err := fl.f.HFTensorToGGUF(t.Info, fl.has)
 	if err != nil {
 		fl.fail(fmt.Errorf("model: %s: %w", fl.c.Path, err))
 		return nil, nil
