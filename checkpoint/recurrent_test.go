@@ -68,13 +68,13 @@ func TestRecurrentStateMatchesLlamaCpp(t *testing.T) {
 	}
 }
 
-// TestHybridMemoryMatchesLlamaCpp: granitehybrid (Granite 4.0-H's form: 3
+// TestGraniteHybridMemoryMatchesLlamaCpp: granitehybrid (Granite 4.0-H's form: 3
 // Mamba-2 layers, 1 attention layer of 2 KV heads of 16) keeps a KV cache
 // for its attention layer and the RS buffer for the others, as llama.cpp
 // d32676d7 reports them (kv_report.cpp, one sequence, f16 cache):
 // "llama_kv_cache: size = …, K (f16): …, V (f16): …" and
 // "llama_memory_recurrent: size = 0.03 MiB …, R (f32): 0.01 MiB, S (f32): 0.02 MiB".
-func TestHybridMemoryMatchesLlamaCpp(t *testing.T) {
+func TestGraniteHybridMemoryMatchesLlamaCpp(t *testing.T) {
 	t.Parallel()
 	for _, path := range []string{"../testdata/arch/granitehybrid/gguf/granitehybrid-f32.gguf", "../testdata/arch/granitehybrid/hf"} {
 		ck, err := Open(path)
