@@ -387,6 +387,12 @@ type Tensor struct {
 	// tensor names the same HF pattern and states its part's Shape (in
 	// Hugging Face's orientation, before the role's Layout).
 	Split *Split
+	// With, when set, is the role this one needs beside it in its layer to
+	// be what the Hugging Face tensor holds; without it the next role of
+	// the same Hugging Face pattern is (GraniteMoE's shared_mlp: the shared
+	// expert beside a router, the dense feed-forward otherwise). Resolving
+	// a name without the checkpoint's other names (FromHF) takes the first.
+	With Role
 	// HFSuffix, when set, is what Hugging Face ends the name with instead
 	// of the ".weight"/".bias" suffix (DeepSeek-V3's
 	// "mlp.gate.e_score_correction_bias"); the family's SuffixAliases read
@@ -732,19 +738,37 @@ func (m Match) Name(toGGUF bool) string {
 
 // FromHF resolves a Hugging Face tensor name (old suffixes such as .gamma
 // read as their aliases).
-func (f *Family) FromHF(name string) (Match, bool) {
+func (f *Family) FromHF(name string) (Match, bool) { return f.FromHFIn(name, nil) }
+
+// FromHFIn is FromHF in a checkpoint whose tensor names has tells (nil:
+// unknown), which decides between roles of one pattern (Tensor.With).
+func (f *Family) FromHFIn(name string, has func(string) bool) (Match, bool) {
 	for old, alias := range f.SuffixAliases {
 		if s, ok := strings.CutSuffix(name, old); ok {
 			name = s + alias
 		}
 	}
-	return f.resolve(name, true)
+	return f.resolve(name, true, has)
 }
 
 // FromGGUF resolves a GGUF tensor name.
-func (f *Family) FromGGUF(name string) (Match, bool) { return f.resolve(name, false) }
+func (f *Family) FromGGUF(name string) (Match, bool) { return f.resolve(name, false, nil) }
 
-func (f *Family) resolve(name string, hf bool) (Match, bool) {
+// withMet reports whether t's With role is in layer bid of a checkpoint
+// whose names has tells (true when t needs none, or nothing is known).
+func (f *Family) withMet(t *Tensor, bid int, has func(string) bool) bool {
+	if t.With == "" || has == nil {
+		return true
+	}
+	for _, n := range f.TensorName(t.With, bid, true, ".weight") {
+		if has(n) {
+			return true
+		}
+	}
+	return false
+}
+
+func (f *Family) resolve(name string, hf bool, has func(string) bool) (Match, bool) {
 	pat, bid, suffix := SplitName(name)
 	if suffix == "" {
 		for i := range f.Tensors {
@@ -769,7 +793,7 @@ func (f *Family) resolve(name string, hf bool) (Match, bool) {
 	find := func(pat string, stacked bool) (*Tensor, bool) {
 		for i := range f.Tensors {
 			t := &f.Tensors[i]
-			if (t.Stack != 0) != stacked {
+			if (t.Stack != 0) != stacked || hf && !f.withMet(t, bid, has) {
 				continue
 			}
 			pats := t.HF
@@ -952,6 +976,10 @@ type Split struct {
 	// a new outer axis (DeepSeek's kv_b_proj: per head, the key rows then
 	// the value rows; attn_k_b and attn_v_b are [heads][…][…]).
 	Last bool
+	// Rows: cut along the second-to-last axis instead, each index of the
+	// axes before it holding every part's rows in turn (GraniteMoE's
+	// stacked input_linear [experts][gate rows, up rows][hidden]).
+	Rows bool
 	// Groups is the number of runs along the first axis (DimHeads); 0:
 	// one, and the part keeps the tensor's rank.
 	Groups Dim

@@ -42,3 +42,23 @@ func fma32(x, y, z float32) float32 {
 
 // pow2i is 2^q for q in float32's normal exponent range.
 func pow2i(q int32) float32 { return math.Float32frombits(uint32(q+0x7f) << 23) }
+
+// logOfExpf is log(y) in float32, moved by up to two ulps to a value whose
+// expf is y where one is that near: a GGUF's A = −exp(A_log) written back
+// as A_log gives the runtimes (torch's exp) the GGUF's A again.
+func logOfExpf(y float32) float32 {
+	x := float32(math.Log(float64(y)))
+	if expf(x) == y {
+		return x
+	}
+	for _, dir := range [...]float64{math.Inf(1), math.Inf(-1)} {
+		c := x
+		for k := 0; k < 2; k++ {
+			c = float32(math.Nextafter32(c, float32(dir)))
+			if expf(c) == y {
+				return c
+			}
+		}
+	}
+	return x
+}

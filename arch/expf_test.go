@@ -34,3 +34,17 @@ func TestExpfTorch(t *testing.T) {
 		t.Fatalf("%d of %d differ from torch", bad, len(b)/8)
 	}
 }
+
+// TestLogOfExpf: A_log written back from a GGUF's A gives torch the same A
+// (exp of it), over the range Mamba's A_log takes (log 1 to log 16) and
+// beyond.
+func TestLogOfExpf(t *testing.T) {
+	t.Parallel()
+	for i := 0; i < 20000; i++ {
+		a := float32(-3 + 9*float64(i)/20000)
+		y := expf(a)
+		if got := expf(logOfExpf(y)); got != y {
+			t.Fatalf("a = %v: exp(logOfExpf(%v)) = %v", a, y, got)
+		}
+	}
+}

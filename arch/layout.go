@@ -2,7 +2,6 @@ package arch
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/tfconv/tfconv/tensor"
 )
@@ -47,7 +46,7 @@ func (l Layout) Transform(name string, shape tensor.Shape, qHeads, kHeads int64,
 		if inverse {
 			return func(dst, src []float32) {
 				for i, v := range src {
-					dst[i] = float32(math.Log(-float64(v)))
+					dst[i] = logOfExpf(-v)
 				}
 			}, shape.Clone(), nil
 		}

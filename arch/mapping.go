@@ -106,7 +106,7 @@ func (f *Family) ToGGUF(c Config, in []tensor.Info) ([]Mapping, []Dropped, error
 	if f.MTPNames != nil {
 		in, orig = renamed(in, func(n string) string { return f.MTPNames(n, int(f.Layers(c)), false) })
 	}
-	out, dropped, err := f.mapTensorsOf(c, in, true, qh, kh, f.Experts(c))
+	out, dropped, err := f.mapTensorsOf(c, in, true, qh, kh, f.Experts(c), nil)
 	if err == nil && orig != nil {
 		back := func(n string) string {
 			if o, ok := orig[n]; ok {
@@ -231,7 +231,7 @@ func (f *Family) ToHF(md tensor.Metadata, in []tensor.Info) ([]Mapping, []Droppe
 			return nil, nil, err
 		}
 	}
-	out, dropped, err := f.mapTensorsOf(c, in, false, nHead, nKV, experts)
+	out, dropped, err := f.mapTensorsOf(c, in, false, nHead, nKV, experts, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -313,12 +313,13 @@ func mdInt(md tensor.Metadata, key string) (int64, error) {
 // mapTensors maps in through f's schema in one direction, with the head
 // counts qh, kh and the expert count the layouts and stacks split by.
 func (f *Family) mapTensors(in []tensor.Info, toGGUF bool, qh, kh, experts int64) ([]Mapping, []Dropped, error) {
-	return f.mapTensorsOf(nil, in, toGGUF, qh, kh, experts)
+	return f.mapTensorsOf(nil, in, toGGUF, qh, kh, experts, nil)
 }
 
-// mapTensorsOf is mapTensors for config c, which the RowSplits read (nil:
-// none is at hand).
-func (f *Family) mapTensorsOf(c Config, in []tensor.Info, toGGUF bool, qh, kh, experts int64) ([]Mapping, []Dropped, error) {
+// mapTensorsOf is mapTensors for config c, which the RowSplits and
+// Tensor.Split's widths read (nil: none is at hand); has tells the
+// checkpoint's tensor names (Tensor.With; nil: those of in).
+func (f *Family) mapTensorsOf(c Config, in []tensor.Info, toGGUF bool, qh, kh, experts int64, has func(string) bool) ([]Mapping, []Dropped, error) {
 	var out []Mapping
 	var dropped []Dropped
 	aliased := map[string]string{} // GGUF name → the HF tensor converted to it
@@ -335,6 +336,12 @@ func (f *Family) mapTensorsOf(c Config, in []tensor.Info, toGGUF bool, qh, kh, e
 	byName := make(map[string]tensor.Info, len(in))
 	for _, ti := range in {
 		byName[ti.Name] = ti
+	}
+	if has == nil {
+		has = func(n string) bool { _, ok := byName[n]; return ok }
+	}
+	if has == nil {
+		has = func(n string) bool { _, ok := byName[n]; return ok }
 	}
 	unpack := unpacker{}
 	join := joiner{}
@@ -396,7 +403,7 @@ func (f *Family) mapTensorsOf(c Config, in []tensor.Info, toGGUF bool, qh, kh, e
 		var m Match
 		var ok bool
 		if toGGUF {
-			m, ok = f.FromHF(ti.Name)
+			m, ok = f.FromHFIn(ti.Name, has)
 		} else {
 			m, ok = f.FromGGUF(ti.Name)
 		}
@@ -490,11 +497,13 @@ func (f *Family) mapTensorsOf(c Config, in []tensor.Info, toGGUF bool, qh, kh, e
 }
 
 // HFTensorToGGUF maps one Hugging Face tensor of the family alone: the
-// GGUF tensors made from it (one per part of a Tensor.Split), each with its transform, for a runtime that reads the
-// Hugging Face form in the GGUF's (model's Llama 4 experts). Head
-// permutations are not applied (no head counts are given).
-func (f *Family) HFTensorToGGUF(ti tensor.Info) ([]Mapping, error) {
-	out, _, err := f.mapTensors([]tensor.Info{ti}, true, 0, 0, 0)
+// GGUF tensors made from it (one per part of a Tensor.Split), each with
+// its transform, for a runtime that reads the Hugging Face form in the
+// GGUF's (model's Llama 4 experts). Head permutations are not applied (no
+// head counts are given). has tells the checkpoint's other tensor names
+// (Tensor.With).
+func (f *Family) HFTensorToGGUF(ti tensor.Info, has func(string) bool) ([]Mapping, error) {
+	out, _, err := f.mapTensorsOf(nil, []tensor.Info{ti}, true, 0, 0, 0, has)
 	return out, err
 }
 
@@ -504,7 +513,7 @@ func (f *Family) splitRoles(t *Tensor) ([]*Tensor, error) {
 	var out []*Tensor
 	for i := range f.Tensors {
 		u := &f.Tensors[i]
-		if u.Split != nil && len(u.HF) > 0 && len(t.HF) > 0 && u.HF[0] == t.HF[0] {
+		if u.Split != nil && len(u.HF) > 0 && len(t.HF) > 0 && u.HF[0] == t.HF[0] && u.With == t.With {
 			for len(out) < u.Split.Part {
 				out = append(out, nil)
 			}
@@ -542,6 +551,10 @@ func (f *Family) joinedShape(t *Tensor, size func(Dim) int64) tensor.Shape {
 	case t.Split.Last:
 		for _, u := range roles[1:] {
 			out[len(out)-1] += part(u)[len(out)-1]
+		}
+	case t.Split.Rows && len(out) >= 2:
+		for _, u := range roles[1:] {
+			out[len(out)-2] += part(u)[len(out)-2]
 		}
 	case t.Split.Groups != 0 && len(out) >= 2:
 		w := int64(0)
@@ -621,8 +634,11 @@ func (f *Family) splitParts(m Match, ti tensor.Info, qh, kh int64, c Config) ([]
 	}
 	sp := m.Tensor.Split
 	axis := 0
-	if sp.Last {
+	switch {
+	case sp.Last:
 		axis = len(ti.Shape) - 1
+	case sp.Rows:
+		axis = len(ti.Shape) - 2
 	}
 	if len(ti.Shape) < 2 {
 		return nil, fmt.Errorf("arch: tensor %q has shape %v: not a tensor of %d parts", ti.Name, ti.Shape, len(roles))
@@ -652,15 +668,18 @@ func (f *Family) splitParts(m Match, ti tensor.Info, qh, kh int64, c Config) ([]
 	if rest != 0 {
 		return nil, fmt.Errorf("arch: tensor %q has shape %v: its parts are %v wide, not %d", ti.Name, ti.Shape, plan.widths, run)
 	}
-	if sp.Last {
+	switch {
+	case sp.Last:
 		plan.runs, plan.unit = int(elems(ti.Shape[:axis])), 1
-	} else {
+	case sp.Rows:
+		plan.runs, plan.unit = int(elems(ti.Shape[:axis])), int(ti.Shape[axis+1])
+	default:
 		plan.runs, plan.unit = int(groups), int(elems(ti.Shape[1:]))
 	}
 	out := make([]Mapping, len(roles))
 	for p, role := range roles {
 		shape := ti.Shape.Clone()
-		if sp.Groups != 0 && !sp.Last {
+		if sp.Groups != 0 && !sp.Last && !sp.Rows {
 			shape = append(tensor.Shape{groups, int64(plan.widths[p])}, ti.Shape[1:]...)
 		} else {
 			shape[axis] = int64(plan.widths[p])
@@ -722,9 +741,12 @@ func (f *Family) joinParts(joins map[string][]tensor.Info, m Match, ti tensor.In
 	// the runs).
 	first := hfShapes[0]
 	axis := 0
-	if sp.Last {
+	switch {
+	case sp.Last:
 		axis = len(first) - 1
-	} else if sp.Groups != 0 {
+	case sp.Rows:
+		axis = len(first) - 2
+	case sp.Groups != 0:
 		axis = 1
 	}
 	plan := cutPlan{widths: make([]int, len(roles))}
@@ -745,6 +767,8 @@ func (f *Family) joinParts(joins map[string][]tensor.Info, m Match, ti tensor.In
 	switch {
 	case sp.Last:
 		plan.runs, plan.unit = int(elems(first[:axis])), 1
+	case sp.Rows:
+		plan.runs, plan.unit = int(elems(first[:axis])), int(first[axis+1])
 	case sp.Groups != 0:
 		plan.runs, plan.unit = int(first[0]), int(elems(first[2:]))
 		shape = append(tensor.Shape{first[0] * shape[1]}, shape[2:]...)

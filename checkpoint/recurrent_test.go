@@ -67,3 +67,41 @@ func TestRecurrentStateMatchesLlamaCpp(t *testing.T) {
 		}
 	}
 }
+
+// TestGraniteHybridMemoryMatchesLlamaCpp: granitehybrid (Granite 4.0-H's form: 3
+// Mamba-2 layers, 1 attention layer of 2 KV heads of 16) keeps a KV cache
+// for its attention layer and the RS buffer for the others, as llama.cpp
+// d32676d7 reports them (kv_report.cpp, one sequence, f16 cache):
+// "llama_kv_cache: size = …, K (f16): …, V (f16): …" and
+// "llama_memory_recurrent: size = 0.03 MiB …, R (f32): 0.01 MiB, S (f32): 0.02 MiB".
+func TestGraniteHybridMemoryMatchesLlamaCpp(t *testing.T) {
+	t.Parallel()
+	for _, path := range []string{"../testdata/arch/granitehybrid/gguf/granitehybrid-f32.gguf", "../testdata/arch/granitehybrid/hf"} {
+		ck, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := Summarize(ck)
+		ck.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			ctx  int64
+			kMiB string
+		}{{512, "0.03"}, {4096, "0.25"}, {32768, "2.00"}} {
+			m, err := s.EstimateMemory(MemoryOptions{Context: c.ctx})
+			if err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
+			mib := func(b int64) string { return fmt.Sprintf("%.2f", float64(b)/(1<<20)) }
+			if m.KVSize != c.ctx || mib(m.KBytes) != c.kMiB || mib(m.VBytes) != c.kMiB {
+				t.Errorf("%s ctx %d: KV %d cells, K %s V %s MiB; llama.cpp %d cells, %s each", path, c.ctx, m.KVSize,
+					mib(m.KBytes), mib(m.VBytes), c.ctx, c.kMiB)
+			}
+			if want := int64(3 * (3*160 + 16*128) * 4); m.RSBytes != want || mib(m.RSBytes) != "0.03" {
+				t.Errorf("%s ctx %d: rs_bytes %d (%s MiB), want %d (llama.cpp 0.03 MiB)", path, c.ctx, m.RSBytes, mib(m.RSBytes), want)
+			}
+		}
+	}
+}

@@ -173,6 +173,9 @@ func (fl familyLoader) inSchema(role spec.Role) bool {
 
 // lin loads role's weight [out][in] and its bias when present.
 func (fl familyLoader) lin(role spec.Role, layer, out, in int) linear {
+	if t, ok := fl.f.Tensor(role); ok && fl.hf && t.Split != nil && len(fl.packed) == 0 {
+		return linear{W: fl.hfHalfMatrix(role, layer, out, in), Name: fl.ggufName(role, layer)}
+	}
 	return linear{W: fl.matrix(fl.name(role, layer, ".weight"), out, in), B: fl.optVector(fl.name(role, layer, ".bias"), out),
 		Name: fl.ggufName(role, layer), Scale: fl.rowScales(role, out)}
 }
@@ -382,6 +385,9 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 		cfg.ExpertFFN = geti(0, "intermediate_size")
 	}
 	cfg.SharedFFN = geti(0, "shared_expert_intermediate_size")
+	if n, ok := f.ParamInt(c, "expert_shared_feed_forward_length"); ok && n > 0 && n < 1<<31 {
+		cfg.SharedFFN = int(n) // the keys the family's converter reads (Granite's shared_intermediate_size)
+	}
 	if n := geti(0, "n_shared_experts", "moe_num_shared_experts"); cfg.SharedFFN == 0 && n > 0 {
 		// DeepSeek, GLM-4.5 and ERNIE 4.5: the shared experts are one MLP n
 		// times an expert's width.
@@ -1115,44 +1121,79 @@ func (fl familyLoader) mixture(layer int, cfg Config, d int) (linear, []expert, 
 // gate_up_proj with two roles side by side), rearranged as the converter
 // rearranges it (arch.Family.HFTensorToGGUF), as float32 matrices.
 func (fl familyLoader) hfStackedExperts(role spec.Role, layer, n, rows, cols int) []*kernels.Matrix {
+	shape, dst := fl.hfAsGGUF(role, layer)
+	if dst == nil {
+		return nil
+	}
+	if len(shape) != 3 || shape[0] != int64(n) || !shapeIs(shape[1:], rows, cols) {
+		fl.fail(fmt.Errorf("model: %s: %s from %q is %v, want [%d %d %d]", fl.c.Path, fl.ggufName(role, layer),
+			fl.name(role, layer, ".weight"), shape, n, rows, cols))
+		return nil
+	}
+	out := make([]*kernels.Matrix, n)
+	for x := range out {
+		out[x] = kernels.F32Matrix(rows, cols, dst[x*rows*cols:(x+1)*rows*cols])
+		fl.mats = append(fl.mats, out[x])
+	}
+	return out
+}
+
+// hfHalfMatrix loads a [rows][cols] role that a Hugging Face tensor holds
+// beside another (arch.Tensor.Half: GraniteMoE's shared_mlp.input_linear,
+// gate rows then up rows), as the converter cuts it.
+func (fl familyLoader) hfHalfMatrix(role spec.Role, layer, rows, cols int) *kernels.Matrix {
+	shape, dst := fl.hfAsGGUF(role, layer)
+	if dst == nil {
+		return nil
+	}
+	if !shapeIs(shape, rows, cols) {
+		fl.fail(fmt.Errorf("model: %s: %s from %q is %v, want [%d %d]", fl.c.Path, fl.ggufName(role, layer),
+			fl.name(role, layer, ".weight"), shape, rows, cols))
+		return nil
+	}
+	m := kernels.F32Matrix(rows, cols, dst)
+	fl.mats = append(fl.mats, m)
+	return m
+}
+
+// hfAsGGUF reads the Hugging Face tensor that holds role at layer and
+// returns role's GGUF tensor made from it (shape and values), as the
+// converter makes it (arch.Family.HFTensorToGGUF).
+func (fl familyLoader) hfAsGGUF(role spec.Role, layer int) (tensor.Shape, []float32) {
 	name := fl.name(role, layer, ".weight")
 	t, ok := fl.c.Tensor(name)
 	if !ok || fl.err != nil {
 		fl.fail(fmt.Errorf("model: %s: tensor %q missing", fl.c.Path, name))
-		return nil
+		return nil, nil
 	}
-	maps, err := fl.f.HFTensorToGGUF(t.Info)
+	maps, err := fl.f.HFTensorToGGUF(t.Info, fl.has)
 	if err != nil {
 		fl.fail(fmt.Errorf("model: %s: %w", fl.c.Path, err))
-		return nil
+		return nil, nil
 	}
 	want := fl.ggufName(role, layer)
 	for _, m := range maps {
 		if m.Name != want {
 			continue
 		}
-		if len(m.Shape) != 3 || m.Shape[0] != int64(n) || !shapeIs(m.Shape[1:], rows, cols) {
-			fl.fail(fmt.Errorf("model: %s: tensor %q gives %s as %v, want [%d %d %d]", fl.c.Path, name, want, m.Shape, n, rows, cols))
-			return nil
+		n, err := m.Shape.NumElements()
+		if err != nil {
+			fl.fail(fmt.Errorf("model: %s: %s: %w", fl.c.Path, want, err))
+			return nil, nil
 		}
 		src := fl.vector(name, int(t.NumElements()))
 		if src == nil {
-			return nil
+			return nil, nil
 		}
 		dst := src
 		if m.Transform != nil {
-			dst = make([]float32, n*rows*cols)
+			dst = make([]float32, n)
 			m.Transform(dst, src)
 		}
-		out := make([]*kernels.Matrix, n)
-		for x := range out {
-			out[x] = kernels.F32Matrix(rows, cols, dst[x*rows*cols:(x+1)*rows*cols])
-			fl.mats = append(fl.mats, out[x])
-		}
-		return out
+		return m.Shape, dst
 	}
 	fl.fail(fmt.Errorf("model: %s: tensor %q does not give %s", fl.c.Path, name, want))
-	return nil
+	return nil, nil
 }
 
 // moe is a sparse mixture block: each token's router scores

@@ -420,6 +420,32 @@ FAMILIES = {
                            layer_norm_epsilon=1e-5, tie_word_embeddings=False, pad_token_id=999, bos_token_id=999,
                            eos_token_id=999),
                       "bpe", "gpt-2", False),
+    # Granite 4.0-H's form (GraniteMoeHybridForCausalLM; GGUF granitehybrid): 4 layers, Mamba-2 mixers in layers 0, 2,
+    # 3 and attention (GQA 4/2, no position embedding: position_embedding_type "nope") in layer 1, every layer a
+    # mixture of 4 experts of width 32, 2 used, beside a shared expert of width 48 (input_linear holds gate and up);
+    # Granite's multipliers; the Mamba-2 mixers as mamba2's (one group: see mamba2), transformers' torch path; tied.
+    "granitehybrid": ("GraniteMoeHybridConfig", "GraniteMoeHybridForCausalLM",
+                      dict(BASE, num_hidden_layers=4, num_key_value_heads=2, intermediate_size=32,
+                           layer_types=["mamba", "attention", "mamba", "mamba"], position_embedding_type="nope",
+                           num_local_experts=4, num_experts_per_tok=2, shared_intermediate_size=48,
+                           mamba_n_heads=8, mamba_d_head=16, mamba_expand=2, mamba_n_groups=1, mamba_d_state=16,
+                           mamba_d_conv=4, mamba_chunk_size=4, mamba_conv_bias=True, mamba_proj_bias=False,
+                           attention_multiplier=0.2, embedding_multiplier=6.0, residual_multiplier=0.7,
+                           logits_scaling=4.0, rms_norm_eps=1e-5, attention_bias=False, tie_word_embeddings=True,
+                           pad_token_id=999, bos_token_id=999, eos_token_id=999),
+                      "bpe", "gpt-2", False),
+    # Granite 4.0-H's dense form (granite-4.0-h-micro, -1b, -350m): granitehybrid without experts, its shared_mlp
+    # (width 128) the dense feed-forward, which the converter writes as ffn_gate/ffn_up/ffn_down; untied.
+    "granitehybrid-dense": ("GraniteMoeHybridConfig", "GraniteMoeHybridForCausalLM",
+                            dict(BASE, num_hidden_layers=4, num_key_value_heads=2, intermediate_size=128,
+                                 layer_types=["mamba", "attention", "mamba", "mamba"], position_embedding_type="nope",
+                                 num_local_experts=0, num_experts_per_tok=0, shared_intermediate_size=128,
+                                 mamba_n_heads=8, mamba_d_head=16, mamba_expand=2, mamba_n_groups=1, mamba_d_state=16,
+                                 mamba_d_conv=4, mamba_chunk_size=4, mamba_conv_bias=True, mamba_proj_bias=False,
+                                 attention_multiplier=0.2, embedding_multiplier=6.0, residual_multiplier=0.7,
+                                 logits_scaling=4.0, rms_norm_eps=1e-5, attention_bias=False, tie_word_embeddings=False,
+                                 pad_token_id=999, bos_token_id=999, eos_token_id=999),
+                            "bpe", "gpt-2", False),
     "llama3": ("LlamaConfig", "LlamaForCausalLM",
                dict(BASE, num_key_value_heads=2, rope_theta=500000.0,
                     rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
@@ -436,7 +462,7 @@ NEWER = {"phi4mini": (4, 57), "smollm3": (4, 57), "lfm2": (4, 57), "seedoss": (4
          "hunyuan": (4, 57), "exaone4": (4, 57), "glm4": (4, 57), "glm4moe": (4, 57), "glm4moe-groups": (4, 57),
          "dots1": (4, 57), "llama4": (4, 57), "llama4-vl": (4, 57), "mistral3": (4, 57), "gemma3n": (4, 57),
          "gemma3n-shared": (4, 57), "qwen3next": (4, 57), "mamba2": (4, 57), "mamba2-groups": (4, 57),
-         "falcon_h1": (4, 57)}
+         "falcon_h1": (4, 57), "granitehybrid": (4, 57), "granitehybrid-dense": (4, 57)}
 
 # Added tokens a family's converter looks up by content, appended after the trimmed vocabulary (special, ids from
 # 1000 on; the config's vocab_size leaves room for them).

@@ -45,7 +45,7 @@ FAMILIES = {"mixtral": ["Q4_0", "Q4_K_M"], "qwen2moe": ["Q4_0"], "deepseek2": ["
 
 # Families newer than c392e509 (their f32 GGUF is the newer converter's; gen_fixtures.py NEWER): quantized by the
 # newer llama-quantize, only when named. dots.llm1's expert groups are in its GGUF, so its reference keeps them.
-NEWER = {"dots1": ["Q4_K_M"], "mamba2": ["Q4_K_M"]}
+NEWER = {"dots1": ["Q4_K_M"], "mamba2": ["Q4_K_M"], "granitehybrid": ["Q4_K_M"]}
 
 # Mamba-2's mixer parameters without a ".weight"/".bias" suffix, by their GGUF names (the converter's A = −exp(A_log):
 # the reference takes A_log = log(−A)).
@@ -71,9 +71,15 @@ def hf_state(family, reader, cfg, hf_names):
     for name in hf_names:
         # DeepSeek-V3's expert-choice bias, renamed as the converter renames it.
         base, suffix = name.replace("e_score_correction_bias", "e_score_correction.bias").rsplit(".", 1)
-        if suffix in MAMBA2_PARAMS and ".mixer" in base:
+        if suffix in MAMBA2_PARAMS and (".mixer" in base or base.endswith(".mamba")):
             w = tensors["blk.%s.%s" % (base.split(".")[2], MAMBA2_PARAMS[suffix])]
             sd[name] = torch.from_numpy(np.ascontiguousarray(np.log(-w) if suffix == "A_log" else w))
+            continue
+        if base.endswith(("block_sparse_moe.input_linear", "shared_mlp.input_linear")):
+            # GraniteMoE's gate rows then up rows, which the converter cut in two.
+            layer, shared = base.split(".")[2], "shared_mlp" in base
+            g, u = (tensors["blk.%s.ffn_%s_%s.weight" % (layer, k, "shexp" if shared else "exps")] for k in ("gate", "up"))
+            sd[name] = torch.from_numpy(np.ascontiguousarray(np.concatenate([g, u], axis=-2)))
             continue
         parts = base.split(".")
         xid = None
@@ -86,6 +92,8 @@ def hf_state(family, reader, cfg, hf_names):
         gname = nmap.get_name(merged)
         if gname is None:
             raise KeyError(name)
+        if gname == "output" and "output.weight" not in tensors:
+            gname = "token_embd"  # a tied head
         w = tensors[gname + "." + suffix]
         if xid is not None:
             w = w[xid]
