@@ -2,6 +2,7 @@ package arch
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -298,6 +299,13 @@ const (
 	// (Falcon; GPT-NeoX is the case of one group per head: [head][q,k,v];
 	// weights and biases).
 	LayoutQKVGroups
+	// LayoutConv1D drops the middle dimension of a depthwise convolution's
+	// weight: Hugging Face's [channels][1][kernel], GGUF's
+	// [channels][kernel] (the converter squeezes it; weights only).
+	LayoutConv1D
+	// LayoutNegExp stores −exp(x): Mamba's A_log becomes A, the state's
+	// decay rates, as the converter writes ssm_a (GGUF → HF: log(−A)).
+	LayoutNegExp
 )
 
 // Tensor is one weight role.
@@ -343,6 +351,10 @@ type Tensor struct {
 	// fewer (Gemma 3n's embeddings: vocab_size, past the 262144 rows of the
 	// per-layer table). GGUF → HF keeps the padded rows.
 	PadTo string
+	// NoSuffix: the tensor's names end without ".weight" or ".bias" in
+	// both forms (Mamba's A_log and D; llama.cpp's blk.N.ssm_a and
+	// blk.N.ssm_d).
+	NoSuffix bool
 }
 
 // Drop is a Hugging Face tensor left out of the GGUF on purpose.
@@ -651,6 +663,19 @@ func (f *Family) FromGGUF(name string) (Match, bool) { return f.resolve(name, fa
 func (f *Family) resolve(name string, hf bool) (Match, bool) {
 	pat, bid, suffix := SplitName(name)
 	if suffix == "" {
+		for i := range f.Tensors {
+			t := &f.Tensors[i]
+			if !t.NoSuffix {
+				continue
+			}
+			pats := t.HF
+			if !hf {
+				pats = []string{t.GGUF}
+			}
+			if slices.Contains(pats, pat) {
+				return Match{Tensor: t, Layer: bid, Index: -1}, true
+			}
+		}
 		return Match{}, false
 	}
 	find := func(pat string, stacked bool) (*Tensor, bool) {
@@ -727,6 +752,9 @@ func (f *Family) TensorName(role Role, layer int, hf bool, suffix string) []stri
 	if !ok {
 		return nil
 	}
+	if t.NoSuffix {
+		suffix = ""
+	}
 	if !hf {
 		return []string{expand(t.GGUF, layer) + suffix}
 	}
@@ -754,10 +782,19 @@ func (f *Family) TensorPartName(role Role, layer, xid int, suffix string) string
 // apply to weights and biases, the norm +1 to weights only.
 func (m Match) Layout() Layout {
 	l := m.Tensor.Layout
-	if (l == LayoutNormPlusOne || l == LayoutTranspose) && m.Suffix != ".weight" {
+	if (l == LayoutNormPlusOne || l == LayoutTranspose || l == LayoutConv1D) && m.Suffix != ".weight" {
 		return LayoutSame // biases are 1-D
 	}
 	return l
+}
+
+// suffix is what the tensor's weight name ends with: ".weight", or
+// nothing (NoSuffix).
+func (t *Tensor) suffix() string {
+	if t.NoSuffix {
+		return ""
+	}
+	return ".weight"
 }
 
 // Required lists the GGUF names of the non-optional weights for a model of
@@ -774,10 +811,10 @@ func (f *Family) Required(n int, has func(string) bool) []string {
 				if t.Unless != "" && has(expand(t.Unless, b)+".weight") {
 					continue
 				}
-				out = append(out, expand(t.GGUF, b)+".weight")
+				out = append(out, expand(t.GGUF, b)+t.suffix())
 			}
 		} else {
-			out = append(out, t.GGUF+".weight")
+			out = append(out, t.GGUF+t.suffix())
 		}
 	}
 	return out
@@ -834,6 +871,12 @@ const (
 	DimAltupExtra                  // DimAltup − 1: the streams made from the first (a stack of projections)
 	DimLaurel                      // LAuReL's rank (laurel_rank)
 	DimHidden2                     // 2 · hidden: GLM-4.5's MTP projection of [embedding; hidden state]
+	DimInner                       // a state-space mixer's inner width (Mamba's d_inner)
+	DimInner2                      // 2 · DimInner: Mamba's in_proj (x and the gate z)
+	DimState                       // the state size per channel (d_state)
+	DimDTRank                      // Mamba's Δ projection rank (dt_rank)
+	DimXProj                       // dt_rank + 2·d_state: Mamba's x_proj (Δ, B, C)
+	DimConv                        // the causal convolution's kernel width (d_conv)
 )
 
 // Dims are the sizes of one model.
@@ -846,6 +889,9 @@ type Dims struct {
 	// Gemma 3n: the layer count, one layer's per-layer embedding width,
 	// AltUp's streams and LAuReL's rank.
 	Layers, PerLayer, Altup, Laurel int64
+	// State-space mixers (Mamba): the inner width, the state size per
+	// channel, the Δ rank and the convolution's kernel width.
+	Inner, State, DTRank, Conv int64
 }
 
 func (d Dims) size(x Dim) int64 {
@@ -908,6 +954,18 @@ func (d Dims) size(x Dim) int64 {
 		return d.Altup - 1
 	case DimLaurel:
 		return d.Laurel
+	case DimInner:
+		return d.Inner
+	case DimInner2:
+		return 2 * d.Inner
+	case DimState:
+		return d.State
+	case DimDTRank:
+		return d.DTRank
+	case DimXProj:
+		return d.DTRank + 2*d.State
+	case DimConv:
+		return d.Conv
 	}
 	return 0
 }
@@ -935,7 +993,7 @@ func (f *Family) Weights(d Dims, layers int, hf bool, keep func(t *Tensor, layer
 		for i, x := range t.Shape {
 			shape[i] = d.size(x)
 		}
-		p, suffix := t.GGUF, ".weight"
+		p, suffix := t.GGUF, t.suffix()
 		if hf {
 			if len(t.HF) == 0 || t.Half == 2 {
 				return // a GGUF-only copy, or the second half of the first's tensor
@@ -950,6 +1008,8 @@ func (f *Family) Weights(d Dims, layers int, hf bool, keep func(t *Tensor, layer
 		} else if t.Layout == LayoutTranspose && len(shape) >= 2 {
 			n := len(shape)
 			shape[n-2], shape[n-1] = shape[n-1], shape[n-2]
+		} else if t.Layout == LayoutConv1D && len(shape) == 3 {
+			shape = tensor.Shape{shape[0], shape[2]}
 		}
 		norm := strings.HasSuffix(t.GGUF, "norm")
 		switch {
@@ -1014,6 +1074,9 @@ func (f *Family) HeadCounts(c Config) (q, kv int64, err error) {
 		hk = []string{"num_attention_heads", "n_head"}
 	}
 	q, ok := c.Int(hk...)
+	if !ok && f.attentionFree(c) {
+		return 0, 0, nil // nothing attends (Mamba): no heads to count
+	}
 	if !ok || q <= 0 {
 		if err := NestedTextConfig(c); err != nil {
 			return 0, 0, err
@@ -1032,6 +1095,16 @@ func (f *Family) HeadCounts(c Config) (q, kv int64, err error) {
 		}
 	}
 	return q, kv, nil
+}
+
+// attentionFree reports whether no layer of config c attends (a family
+// whose Pattern makes every layer recurrent).
+func (f *Family) attentionFree(c Config) bool {
+	if f.Pattern == nil {
+		return false
+	}
+	layers, err := f.LayerPattern(c)
+	return err == nil && !slices.ContainsFunc(layers, func(l Layer) bool { return l.Mixer.Attention() })
 }
 
 // Experts is the expert count of config c (0: a dense model).

@@ -2,6 +2,7 @@ package arch
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/tfconv/tfconv/tensor"
 )
@@ -68,8 +69,89 @@ func (l Layout) Transform(name string, shape tensor.Shape, qHeads, kHeads int64,
 			}, tensor.Shape{shape[0], shape[2], shape[1]}, nil
 		}
 		return nil, nil, fmt.Errorf("arch: tensor %q: shape %v: want a matrix or a stack of them", name, shape)
+	case LayoutConv1D:
+		switch {
+		case !inverse && len(shape) == 3 && shape[1] == 1:
+			return nil, tensor.Shape{shape[0], shape[2]}, nil
+		case inverse && len(shape) == 2:
+			return nil, tensor.Shape{shape[0], 1, shape[1]}, nil
+		}
+		return nil, nil, fmt.Errorf("arch: tensor %q: shape %v is not a depthwise convolution's weight", name, shape)
+	case LayoutNegExp:
+		if inverse {
+			return func(dst, src []float32) {
+				for i, v := range src {
+					dst[i] = torchLogf(-v)
+				}
+			}, shape.Clone(), nil
+		}
+		return func(dst, src []float32) {
+			for i, v := range src {
+				dst[i] = -torchExpf(v)
+			}
+		}, shape.Clone(), nil
 	}
 	return nil, shape.Clone(), nil
+}
+
+// torchExpf is eˣ in float32 as torch's vectorised CPU kernel computes it
+// (SLEEF's expf of 1 ulp, with fused multiply-adds), which the converter
+// runs on A_log: x = q·ln2 + s with q = rint(x/ln2) (ln2 split in two
+// parts), a degree-6 polynomial in s, then the exponent q added. It is
+// not the correctly rounded eˣ (which differs in the last bit of 165 of
+// the fixture's 2048 values of a layer's A); this gives the converter's
+// bytes.
+func torchExpf(x float32) float32 {
+	const (
+		invLn2 = float32(1.442695040888963407359924681001892137426645954152985934135449406931)
+		ln2Hi  = float32(0.693145751953125)
+		ln2Lo  = float32(1.428606765330187045e-06)
+	)
+	switch {
+	case x != x:
+		return x
+	case x < -104:
+		return 0
+	case x > 104:
+		return float32(math.Inf(1))
+	}
+	fma := func(a, b, c float32) float32 { return float32(math.FMA(float64(a), float64(b), float64(c))) }
+	q := float32(math.RoundToEven(float64(x * invLn2)))
+	s := fma(q, -ln2Hi, x)
+	s = fma(q, -ln2Lo, s)
+	u := float32(0.000198527617612853646278381)
+	u = fma(u, s, 0.00139304355252534151077271)
+	u = fma(u, s, 0.00833336077630519866943359)
+	u = fma(u, s, 0.0416664853692054748535156)
+	u = fma(u, s, 0.166666671633720397949219)
+	u = fma(u, s, 0.5)
+	u = 1 + fma(s*s, u, s)
+	return float32(math.Ldexp(float64(u), int(q)))
+}
+
+// torchLogf is the inverse of torchExpf: ln a, moved by up to 4 ulps to a
+// value torchExpf takes back to a exactly when there is one, so that
+// GGUF → HF → GGUF gives the same A bytes (A_log itself need not come
+// back: several values of it round to one A).
+func torchLogf(a float32) float32 {
+	x := float32(math.Log(float64(a)))
+	if torchExpf(x) == a || math.IsInf(float64(x), 0) || x != x {
+		return x
+	}
+	for d := 1; d <= 4; d++ {
+		up, down := x, x
+		for i := 0; i < d; i++ {
+			up = math.Nextafter32(up, float32(math.Inf(1)))
+			down = math.Nextafter32(down, float32(math.Inf(-1)))
+		}
+		if torchExpf(up) == a {
+			return up
+		}
+		if torchExpf(down) == a {
+			return down
+		}
+	}
+	return x
 }
 
 // permuteRows returns llama.cpp's rotary row permutation for a [rows, cols]

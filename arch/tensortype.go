@@ -21,8 +21,11 @@ func GGUFTensorType(name string, shape tensor.Shape, want tensor.DType) tensor.D
 	if name == "position_embd.weight" || name == "token_types.weight" || !strings.HasSuffix(name, ".weight") {
 		return tensor.F32
 	}
-	if pat, _, _ := SplitName(name); pat == "blk.{bid}.ffn_gate_inp" {
+	switch pat, _, _ := SplitName(name); pat {
+	case "blk.{bid}.ffn_gate_inp":
 		return tensor.F32 // a mixture's router (not the shared expert's gate)
+	case "blk.{bid}.ssm_conv1d":
+		return tensor.F32 // a state-space mixer's small convolution
 	}
 	if want.Quantized() && shape[len(shape)-1]%want.BlockSize() != 0 {
 		return tensor.F16

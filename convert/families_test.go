@@ -15,6 +15,7 @@ import (
 
 	"github.com/tfconv/tfconv/arch"
 	"github.com/tfconv/tfconv/checkpoint"
+	"github.com/tfconv/tfconv/tensor"
 )
 
 func archFixtures(t *testing.T) []string {
@@ -124,6 +125,12 @@ func TestFamiliesGGUFToHF(t *testing.T) {
 					if plusOne(f, name) {
 						return addOne(data)
 					}
+					if negExp(f, name) {
+						// Mamba's A_log: several values round to one
+						// A = −exp(A_log), the GGUF's; the HF output's
+						// must give that A back exactly.
+						return applyLayout(t, arch.LayoutNegExp, name, data)
+					}
 					return data
 				})
 			}
@@ -225,6 +232,33 @@ func normNum(v any) any {
 func plusOne(f *arch.Family, name string) bool {
 	m, ok := f.FromHF(name)
 	return ok && m.Layout() == arch.LayoutNormPlusOne
+}
+
+// negExp reports whether the HF tensor name is stored as −exp of it.
+func negExp(f *arch.Family, name string) bool {
+	m, ok := f.FromHF(name)
+	return ok && m.Layout() == arch.LayoutNegExp
+}
+
+// applyLayout returns the float32 values of b through layout l's HF → GGUF
+// change (an element-wise one), as bytes.
+func applyLayout(t *testing.T, l arch.Layout, name string, b []byte) []byte {
+	t.Helper()
+	n := len(b) / 4
+	tf, _, err := l.Transform(name, tensor.Shape{int64(n)}, 0, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, dst := make([]float32, n), make([]float32, n)
+	for i := range src {
+		src[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	tf(dst, src)
+	out := make([]byte, len(b))
+	for i, v := range dst {
+		binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(v))
+	}
+	return out
 }
 
 // addOne returns 1+w of each float32 in b, as bytes.

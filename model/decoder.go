@@ -250,6 +250,18 @@ func (fl familyLoader) norm(role spec.Role, layer, d int, eps float32, main bool
 	return n
 }
 
+// rmsEpsKeys are the config.json keys of the family's RMSNorm epsilon:
+// those its converter reads for attention.layer_norm_rms_epsilon (Mamba's
+// layer_norm_epsilon), rms_norm_eps otherwise.
+func rmsEpsKeys(f *spec.Family) []string {
+	for _, p := range f.Params {
+		if p.Key == "attention.layer_norm_rms_epsilon" && len(p.HF) > 0 {
+			return p.HF
+		}
+	}
+	return []string{"rms_norm_eps"}
+}
+
 // familyConfig returns the config of the checkpoint in Hugging Face's
 // terms: config.json itself, or the one the family derives from the GGUF
 // metadata.
@@ -319,7 +331,7 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 		if !ok {
 			def = 1e-6
 		}
-		cfg.Eps = float32(getf(def, "rms_norm_eps"))
+		cfg.Eps = float32(getf(def, rmsEpsKeys(f)...))
 	} else {
 		cfg.Eps = float32(getf(1e-5, "layer_norm_eps", "norm_epsilon", "layer_norm_epsilon"))
 	}
@@ -353,7 +365,15 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 		actName = cfg.Activation
 	}
 	cfg.Activation = actName
-	if err := checkDims(&cfg, l.c.Path); err != nil {
+	layers, err := f.LayerPattern(c)
+	if err != nil {
+		return nil, fmt.Errorf("model: %s: %w", l.c.Path, err)
+	}
+	check := cfg
+	if !slices.ContainsFunc(layers, func(l spec.Layer) bool { return l.Mixer.Attention() }) && cfg.Heads == 0 {
+		check.Heads, check.KVHeads = 1, 1 // no layer attends (Mamba): there are no heads to check
+	}
+	if err := checkDims(&check, l.c.Path); err != nil {
 		return nil, err
 	}
 	m := &decoder{g: g, embScale: 1, resScale: 1, logitScale: 1, attnScale: invSqrt(cfg.HeadDim)}
@@ -394,10 +414,6 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 	m.attnCap = float32(getf(0, "attn_logit_softcapping"))
 	m.finalCap = float32(getf(0, "final_logit_softcapping"))
 	m.clampQKV = float32(getf(0, "clip_qkv"))
-	layers, err := f.LayerPattern(c)
-	if err != nil {
-		return nil, fmt.Errorf("model: %s: %w", l.c.Path, err)
-	}
 	if len(layers) != cfg.Layers {
 		return nil, fmt.Errorf("model: %s: %d layers in the pattern for %d", l.c.Path, len(layers), cfg.Layers)
 	}
@@ -709,6 +725,8 @@ type recurrentMixer interface {
 // recurrent loads layer i's recurrent mixer of kind.
 func (fl familyLoader) recurrent(kind spec.Mixer, i int, cfg *Config, c spec.Config) (recurrentMixer, error) {
 	switch kind {
+	case spec.Mamba:
+		return fl.mamba(i, cfg, c)
 	default:
 		return nil, fmt.Errorf("model: %s: layer %d: %s layers cannot run yet", fl.c.Path, i, kind)
 	}

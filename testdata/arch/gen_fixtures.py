@@ -320,6 +320,14 @@ FAMILIES = {
                             rms_norm_eps=1e-6, hidden_activation="gelu_pytorch_tanh", pad_token_id=0,
                             bos_token_id=1, eos_token_id=2),
                        "spm", None, False),
+    # Mamba-1 (transformers 4.39+; the newer llama.cpp): hidden 64, 2 layers, d_state 16, d_conv 4, expand 2
+    # (d_inner 128), dt_rank "auto" (⌈64/16⌉ = 4), tied embeddings, the trimmed GPT-2 tokenizer; transformers runs
+    # its slow pure-torch path (no CUDA kernels here).
+    "mamba": ("MambaConfig", "MambaForCausalLM",
+              dict(vocab_size=1000, hidden_size=64, num_hidden_layers=2, state_size=16, conv_kernel=4, expand=2,
+                   time_step_rank="auto", use_bias=False, use_conv_bias=True, layer_norm_epsilon=1e-5,
+                   tie_word_embeddings=True, pad_token_id=0, bos_token_id=999, eos_token_id=999),
+              "bpe", "gpt-2", False),
     "gpt_neox": ("GPTNeoXConfig", "GPTNeoXForCausalLM",
                  dict(BASE, rotary_pct=0.25, use_parallel_residual=True, tie_word_embeddings=False,
                       bos_token_id=999, eos_token_id=999),
@@ -374,7 +382,7 @@ FAMILIES = {
 NEWER = {"phi4mini": (4, 57), "smollm3": (4, 57), "seedoss": (4, 57), "ernie4_5": (4, 57), "ernie4_5moe": (4, 57),
          "hunyuan": (4, 57), "exaone4": (4, 57), "glm4": (4, 57), "glm4moe": (4, 57), "glm4moe-groups": (4, 57),
          "dots1": (4, 57), "llama4": (4, 57), "llama4-vl": (4, 57), "mistral3": (4, 57), "gemma3n": (4, 57),
-         "gemma3n-shared": (4, 57)}
+         "gemma3n-shared": (4, 57), "mamba": (4, 57)}
 
 # Added tokens a family's converter looks up by content, appended after the trimmed vocabulary (special, ids from
 # 1000 on; the config's vocab_size leaves room for them).
@@ -420,7 +428,10 @@ def randomize(model, seed):
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for name, p in sorted(model.named_parameters()):
-            if p.dim() == 3:
+            if p.dim() == 3 and name.endswith("conv1d.weight"):
+                # a depthwise convolution's [channels, 1, kernel] (Mamba's): N(0, 1/fan_in), fan_in the kernel width
+                p.copy_(torch.randn(p.shape, generator=g) * (p.shape[1] * p.shape[2]) ** -0.5)
+            elif p.dim() == 3:
                 # stacked experts (Llama 4's [expert, in, out] gate_up_proj and down_proj): N(0, 1/fan_in)
                 p.copy_(torch.randn(p.shape, generator=g) * p.shape[1] ** -0.5)
             elif p.dim() == 2:
