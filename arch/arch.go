@@ -81,6 +81,10 @@ type Family struct {
 	Vocab VocabRules
 	// Graph says how the forward pass is wired (model reads it).
 	Graph Graph
+	// StateFloats, for a family with recurrent layers, is one such layer's
+	// state per sequence in float32s, as llama.cpp sizes it: its rolling
+	// convolution's (n_embd_r) and its scan's (n_embd_s).
+	StateFloats func(c Config) (conv, scan int64)
 	// Pattern, when set, states the family's layers from its config (in
 	// Hugging Face's terms; a GGUF's is rebuilt by the Params' Inverse, so
 	// every key it reads must have one): which attend fully, within a

@@ -51,6 +51,10 @@ var Mamba1 = register(&Family{
 	HFConst: map[string]any{"hidden_act": "silu", "expand": 2, "use_conv_bias": true, "use_bias": false,
 		"residual_in_fp32": true},
 	Graph: Graph{Norm: RMSNorm},
+	StateFloats: func(c Config) (int64, int64) {
+		inner, state, _, conv := MambaSizes(c)
+		return (conv - 1) * inner, inner * state
+	},
 	Pattern: func(c Config, n int) ([]Layer, error) {
 		out := make([]Layer, n)
 		for i := range out {

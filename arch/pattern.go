@@ -135,6 +135,17 @@ func DefaultPattern(g Graph, c Config, n int) ([]Layer, error) {
 	return out, nil
 }
 
+// MixerNamed is the mixer of name (Mixer.String: "full_attention",
+// "mamba", and so on); ok is false for a name no mixer has.
+func MixerNamed(name string) (m Mixer, ok bool) {
+	for i, n := range mixerNames {
+		if n == name && n != "" {
+			return Mixer(i), true
+		}
+	}
+	return 0, false
+}
+
 // LayerTypes reads transformers' config.json "layer_types" list (one entry
 // per layer of n: "full_attention", "sliding_attention",
 // "chunked_attention"); ok is false when config.json has none. An entry of
@@ -155,13 +166,8 @@ func LayerTypes(c Config, n int) (mixers []Mixer, ok bool, err error) {
 	out := make([]Mixer, len(list))
 	for i, v := range list {
 		s, _ := v.(string)
-		found := false
-		for m, name := range mixerNames {
-			if name == s {
-				out[i], found = Mixer(m), true
-				break
-			}
-		}
+		m, found := MixerNamed(s)
+		out[i] = m
 		if !found {
 			return nil, false, errUnsupported("config.json: layer_types[%d] %q (known: %s)", i, v, strings.Join(mixerNames[:], ", "))
 		}

@@ -20,7 +20,11 @@ type Memory struct {
 	VBytes      int64  `json:"v_bytes"`      // every layer's V cache
 	KVBytes     int64  `json:"kv_bytes"`     // KBytes + VBytes
 	WeightBytes int64  `json:"weight_bytes"` // the tensors' bytes
-	TotalBytes  int64  `json:"total_bytes"`  // WeightBytes + KVBytes
+	// RSBytes is the recurrent layers' state (llama.cpp's "RS" buffer:
+	// each recurrent layer's convolution and scan state, f32, for every
+	// sequence), whatever the context; 0 without recurrent layers.
+	RSBytes    int64 `json:"rs_bytes"`
+	TotalBytes int64 `json:"total_bytes"` // WeightBytes + KVBytes + RSBytes
 
 	Batch          int64 `json:"batch"`           // logical batch (llama.cpp -b), after llama.cpp's limits
 	UBatch         int64 `json:"ubatch"`          // physical batch (-ub): the tokens the compute graph is reserved for
@@ -128,11 +132,11 @@ func (s *Summary) EstimateMemory(o MemoryOptions) (*Memory, error) {
 		layers = int64(s.DecoderLayers) // the encoder keeps no cache
 	}
 	for _, l := range s.LayerPattern {
-		if l.KVFrom != nil {
-			layers-- // it reads another layer's cache
+		if m, ok := arch.MixerNamed(l.Mixer); l.KVFrom != nil || ok && !m.Attention() {
+			layers-- // it reads another layer's cache, or attends not at all
 		}
 	}
-	if layers <= 0 || s.Heads <= 0 || s.Hidden <= 0 {
+	if layers < 0 || layers == 0 && s.StateBytes == 0 || layers > 0 && s.Heads <= 0 || s.Hidden <= 0 {
 		return nil, fmt.Errorf("checkpoint: %s: the layer count, head count and width are not all stated", s.Architecture)
 	}
 	kvHeads := s.KVHeads
@@ -140,7 +144,7 @@ func (s *Summary) EstimateMemory(o MemoryOptions) (*Memory, error) {
 		kvHeads = s.Heads
 	}
 	kLen, vLen := s.KeyLength, s.ValueLength
-	if kLen <= 0 {
+	if kLen <= 0 && s.Heads > 0 {
 		kLen = s.Hidden / s.Heads
 	}
 	if vLen <= 0 {
@@ -162,7 +166,9 @@ func (s *Summary) EstimateMemory(o MemoryOptions) (*Memory, error) {
 	}
 	m := &Memory{Context: ctx, KVSize: size, KVType: strings.ToLower(kv.String()), KBytes: layers * kb, VBytes: layers * vb, WeightBytes: s.TensorBytes}
 	m.KVBytes = m.KBytes + m.VBytes
-	m.TotalBytes = m.WeightBytes + m.KVBytes
+	// llama_memory_recurrent: one cell of state per sequence (at least one).
+	m.RSBytes = s.StateBytes * par
+	m.TotalBytes = m.WeightBytes + m.KVBytes + m.RSBytes
 
 	// llama_init_from_model's batch limits: a causal model's logical batch
 	// is at most the (padded) context and at least the mask padding; the
@@ -171,14 +177,14 @@ func (s *Summary) EstimateMemory(o MemoryOptions) (*Memory, error) {
 	ubatch = min(ubatch, batch)
 	m.Batch, m.UBatch, m.Parallel, m.FlashAttention = batch, ubatch, par, flash
 	m.OutputBytes = s.Vocab * par * 4
-	m.ComputeBytes = s.computeEstimate(size, min(size, ubatch), flash)
+	m.ComputeBytes = s.computeEstimate(size, min(size, ubatch), flash, layers > 0)
 	m.RunBytes = m.TotalBytes + m.OutputBytes + m.ComputeBytes
 	return m, nil
 }
 
 // computeEstimate is the compute-buffer estimate described at
 // EstimateMemory for a cache of nKV positions and a batch of t tokens.
-func (s *Summary) computeEstimate(nKV, t int64, flash bool) int64 {
+func (s *Summary) computeEstimate(nKV, t int64, flash, attends bool) int64 {
 	const f32, f16 = 4, 2
 	var g arch.Graph
 	if f, ok := arch.ByName(s.Architecture); ok {
@@ -195,6 +201,9 @@ func (s *Summary) computeEstimate(nKV, t int64, flash bool) int64 {
 		mask *= 2
 	}
 	attention := mask + scores + 4*row
+	if !attends {
+		attention = 0 // no layer attends (Mamba)
+	}
 	head := s.Vocab*t*f32 + 2*row
 	ffn := max(s.FFNLength, s.ExpertsUsed*s.ExpertFFNLength) * t * f32
 	feedForward := 2*ffn + 2*row

@@ -78,6 +78,10 @@ type Summary struct {
 	// arch.Family.LayerPattern, MoE by the experts present); absent when
 	// the architecture is not a known decoder family.
 	LayerPattern []LayerKind `json:"layer_pattern,omitempty"`
+	// StateBytes is the state one sequence keeps in the recurrent layers
+	// (arch.Mixer.Recurrent: Mamba's convolution and scan), float32, as
+	// llama.cpp's recurrent memory holds it; 0 without such layers.
+	StateBytes int64 `json:"state_bytes,omitempty"`
 }
 
 // LayerKind is one layer of Summary.LayerPattern.
@@ -124,6 +128,10 @@ func (s *Summary) layerPattern(c *Checkpoint, cfg map[string]any, moe map[int]bo
 		return
 	}
 	for i, l := range ls {
+		if l.Mixer.Recurrent() && f.StateFloats != nil {
+			conv, scan := f.StateFloats(hc)
+			s.StateBytes += 4 * (conv + scan)
+		}
 		k := LayerKind{Layer: i, Mixer: l.Mixer.String(), Window: l.Window, Rope: l.Rope, MoE: l.MoE || moe[i]}
 		if l.KVShared {
 			k.KVFrom = &l.KVFrom

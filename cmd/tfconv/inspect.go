@@ -388,7 +388,12 @@ func inspectModelRows(t *output.Table, s *checkpoint.Summary, mem *checkpoint.Me
 	if mem != nil {
 		t.Row("context (KV cache)", fmt.Sprintf("%d positions (cache of %d), %s", mem.Context, mem.KVSize, mem.KVType))
 		t.Row("KV cache", fmt.Sprintf("%d (%s): K %s, V %s", mem.KVBytes, output.Bytes(mem.KVBytes), output.Bytes(mem.KBytes), output.Bytes(mem.VBytes)))
-		t.Row("weights + KV cache", fmt.Sprintf("%d (%s)", mem.TotalBytes, output.Bytes(mem.TotalBytes)))
+		if mem.RSBytes > 0 {
+			t.Row("recurrent state", fmt.Sprintf("%d (%s) for %d sequence(s), whatever the context", mem.RSBytes, output.Bytes(mem.RSBytes), mem.Parallel))
+			t.Row("weights + KV + state", fmt.Sprintf("%d (%s)", mem.TotalBytes, output.Bytes(mem.TotalBytes)))
+		} else {
+			t.Row("weights + KV cache", fmt.Sprintf("%d (%s)", mem.TotalBytes, output.Bytes(mem.TotalBytes)))
+		}
 		t.Row("output buffer", fmt.Sprintf("%d (%s): logits of %d sequence(s)", mem.OutputBytes, output.Bytes(mem.OutputBytes), mem.Parallel))
 		attn := "scores materialised"
 		if mem.FlashAttention {
@@ -581,7 +586,11 @@ func layerPatternRow(ls []checkpoint.LayerKind) string {
 	var order []string
 	byKind := map[string][]int{}
 	var noRope, moe []int
+	plain := true // every layer attends
 	for _, l := range ls {
+		m, ok := arch.MixerNamed(l.Mixer)
+		attends := !ok || m.Attention()
+		plain = plain && attends
 		k := l.Mixer
 		if l.Window > 0 {
 			k = fmt.Sprintf("%s (%d)", l.Mixer, l.Window)
@@ -590,14 +599,14 @@ func layerPatternRow(ls []checkpoint.LayerKind) string {
 			order = append(order, k)
 		}
 		byKind[k] = append(byKind[k], l.Layer)
-		if !l.Rope {
+		if !l.Rope && attends {
 			noRope = append(noRope, l.Layer)
 		}
 		if l.MoE {
 			moe = append(moe, l.Layer)
 		}
 	}
-	if len(order) == 1 && (len(noRope) == 0 || len(noRope) == len(ls)) && (len(moe) == 0 || len(moe) == len(ls)) {
+	if plain && len(order) == 1 && (len(noRope) == 0 || len(noRope) == len(ls)) && (len(moe) == 0 || len(moe) == len(ls)) {
 		return ""
 	}
 	var parts []string

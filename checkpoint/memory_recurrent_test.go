@@ -1,0 +1,49 @@
+package checkpoint
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+)
+
+// TestMemoryRecurrentState: a Mamba model keeps no KV cache but a
+// recurrent state per sequence whatever the context, as llama.cpp d32676d7
+// reports it for the mamba fixture (kv_report.cpp built against that tree:
+// "llama_memory_recurrent: CPU RS buffer size = 0.02 MiB" with 1 sequence,
+// "0.07 MiB" with 4, at 512, 4096 and 32768 positions alike): per layer
+// (d_conv−1)·d_inner + d_inner·d_state floats, 2 layers of (3·128 + 128·16)·4
+// = 9728 bytes. HF folder and GGUF alike.
+func TestMemoryRecurrentState(t *testing.T) {
+	t.Parallel()
+	const mib = 1 << 20
+	llamaCpp := map[int64]string{1: "0.02", 4: "0.07"} // RS buffer, MiB, by sequences
+	for _, p := range []string{filepath.Join("..", "testdata", "arch", "mamba", "hf"),
+		filepath.Join("..", "testdata", "arch", "mamba", "gguf", "mamba-f32.gguf")} {
+		c, err := Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := Summarize(c)
+		c.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ctx := range []int64{512, 4096, 32768} {
+			for par, want := range llamaCpp {
+				m, err := s.EstimateMemory(MemoryOptions{Context: ctx, Parallel: par})
+				if err != nil {
+					t.Fatalf("%s: ctx %d: %v", p, ctx, err)
+				}
+				if m.RSBytes != 2*9728*par || m.KVBytes != 0 {
+					t.Errorf("%s: ctx %d, %d sequences: RS %d, KV %d bytes; want %d and 0", p, ctx, par, m.RSBytes, m.KVBytes, 2*9728*par)
+				}
+				if got := fmt.Sprintf("%.2f", float64(m.RSBytes)/mib); got != want {
+					t.Errorf("%s: RS %s MiB, llama.cpp's %s", p, got, want)
+				}
+				if m.TotalBytes != m.WeightBytes+m.RSBytes {
+					t.Errorf("%s: total %d, want weights %d + state %d", p, m.TotalBytes, m.WeightBytes, m.RSBytes)
+				}
+			}
+		}
+	}
+}
