@@ -28,6 +28,9 @@ func TestMemoryRecurrentState(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if len(s.LayerPattern) != 2 || s.LayerPattern[0].Mixer != "mamba" || s.LayerPattern[1].Mixer != "mamba" {
+			t.Errorf("%s: layer pattern %+v, want 2 mamba layers", p, s.LayerPattern)
+		}
 		for _, ctx := range []int64{512, 4096, 32768} {
 			for par, want := range llamaCpp {
 				m, err := s.EstimateMemory(MemoryOptions{Context: ctx, Parallel: par})

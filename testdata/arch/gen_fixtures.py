@@ -39,6 +39,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 INPUT_IDS = [1, 15, 250, 999, 3, 87, 512, 640, 33, 998, 421, 77]
 PROMPT = 6
 NEW_TOKENS = 8
+# Families whose generate.json holds more greedy tokens (the recurrent state carried over a longer decode).
+NEW_TOKENS_OF = {"mamba": 32}
 
 torch.set_num_threads(1)
 
@@ -608,13 +610,14 @@ def make(family, llamacpp, dump_bin, shared):
     ids = torch.tensor([INPUT_IDS])
     with torch.no_grad():
         logits = model(ids).logits[0]
-        greedy = model.generate(ids[:, :PROMPT], max_new_tokens=NEW_TOKENS, min_new_tokens=NEW_TOKENS,
+        new_tokens = NEW_TOKENS_OF.get(family, NEW_TOKENS)
+        greedy = model.generate(ids[:, :PROMPT], max_new_tokens=new_tokens, min_new_tokens=new_tokens,
                                 do_sample=False, num_beams=1, eos_token_id=None, pad_token_id=0)[0].tolist()
     versions = {"transformers": transformers.__version__, "torch": torch.__version__,
                 "model_class": model_cls, "seed": seed, "attn_implementation": "eager", "threads": 1}
     dump(os.path.join(hf, "reference.json"), dict(versions, input_ids=INPUT_IDS, logits=f32(logits)))
     dump(os.path.join(hf, "generate.json"), dict(versions, prompt_ids=INPUT_IDS[:PROMPT],
-                                                  max_new_tokens=NEW_TOKENS, greedy=greedy))
+                                                  max_new_tokens=new_tokens, greedy=greedy))
 
     gg = os.path.join(root, "gguf")
     os.makedirs(gg)
