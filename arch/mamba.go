@@ -50,11 +50,9 @@ var Mamba1 = register(&Family{
 	},
 	HFConst: map[string]any{"hidden_act": "silu", "expand": 2, "use_conv_bias": true, "use_bias": false,
 		"residual_in_fp32": true},
-	Graph: Graph{Norm: RMSNorm},
-	StateFloats: func(c Config) (int64, int64) {
-		inner, state, _, conv := MambaSizes(c)
-		return (conv - 1) * inner, inner * state
-	},
+	Graph:       Graph{Norm: RMSNorm},
+	SSM:         MambaSizes,
+	StateFloats: mambaStateFloats(MambaSizes),
 	Pattern: func(c Config, n int) ([]Layer, error) {
 		out := make([]Layer, n)
 		for i := range out {
@@ -121,4 +119,14 @@ func mambaDTRank() Param {
 			_, _, r, _ := MambaSizes(c)
 			return tensor.Uint32(uint32(r)), true, nil
 		}}
+}
+
+// mambaStateFloats is StateFloats of a Mamba-1 layer of the sizes ssm
+// reads: (d_conv−1)·d_inner for the convolution, d_inner·d_state for the
+// scan.
+func mambaStateFloats(ssm func(Config) (int64, int64, int64, int64)) func(Config) (int64, int64) {
+	return func(c Config) (int64, int64) {
+		inner, state, _, conv := ssm(c)
+		return (conv - 1) * inner, inner * state
+	}
 }

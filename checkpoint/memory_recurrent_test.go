@@ -50,3 +50,39 @@ func TestMemoryRecurrentState(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoryHybrid: Jamba keeps a KV cache in its 2 attention layers only
+// (2 KV heads of 16) and the state of its 2 Mamba layers, as llama.cpp
+// d32676d7 reports for the jamba fixture (kv_report.cpp: KV buffer 0.12,
+// 1.00 and 8.00 MiB at 512, 4096 and 32768 positions with an f16 cache, "2
+// layers"; RS buffer 0.02 MiB). HF folder and GGUF (whose head_count_kv is
+// one entry per layer, 0 in the Mamba layers) alike.
+func TestMemoryHybrid(t *testing.T) {
+	t.Parallel()
+	const mib = 1 << 20
+	kv := map[int64]string{512: "0.12", 4096: "1.00", 32768: "8.00"}
+	for _, p := range []string{filepath.Join("..", "testdata", "arch", "jamba", "hf"),
+		filepath.Join("..", "testdata", "arch", "jamba", "gguf", "jamba-f32.gguf")} {
+		c, err := Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := Summarize(c)
+		c.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for ctx, want := range kv {
+			m, err := s.EstimateMemory(MemoryOptions{Context: ctx})
+			if err != nil {
+				t.Fatalf("%s: ctx %d: %v", p, ctx, err)
+			}
+			if m.KVBytes != 2*2*2*16*ctx*2 || m.RSBytes != 2*9728 {
+				t.Errorf("%s: ctx %d: KV %d, RS %d bytes; want %d and %d", p, ctx, m.KVBytes, m.RSBytes, 2*2*2*16*ctx*2, 2*9728)
+			}
+			if got := fmt.Sprintf("%.2f", float64(m.KVBytes)/mib); got != want {
+				t.Errorf("%s: ctx %d: KV %s MiB, llama.cpp's %s", p, ctx, got, want)
+			}
+		}
+	}
+}

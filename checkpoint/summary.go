@@ -622,6 +622,17 @@ func (s *Summary) fromGGUF(m tensor.Metadata) {
 	s.Hidden = get("embedding_length")
 	s.Heads = get("attention.head_count")
 	s.KVHeads = get("attention.head_count_kv")
+	if v, ok := m.Get(arch + ".attention.head_count_kv"); ok {
+		if a, ok := v.Array(); ok {
+			// one count per layer (Jamba's: 0 in its Mamba layers): the
+			// attention layers'
+			for i := 0; i < a.Len(); i++ {
+				if n, _ := a.Index(i).Int(); n > s.KVHeads {
+					s.KVHeads = n
+				}
+			}
+		}
+	}
 	s.KeyLength = get("attention.key_length")
 	s.ValueLength = get("attention.value_length")
 	s.Context = get("context_length")

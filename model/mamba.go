@@ -30,13 +30,19 @@ type mambaMixer struct {
 	A     []float32 // [inner][state], negative
 	D     []float32 // [inner]
 	Out   linear    // [d][inner]
+	// DTNorm, BNorm, CNorm are RMSNorms of Δ₀ [dtRank], B and C [state]
+	// (Jamba's); nil without.
+	DTNorm, BNorm, CNorm *norm
 
 	inner, state, dtRank, conv int
 }
 
 // mamba loads layer i's Mamba-1 mixer.
 func (fl familyLoader) mamba(i int, cfg *Config, c spec.Config) (recurrentMixer, error) {
-	inner, state, dtRank, conv := spec.MambaSizes(c)
+	if fl.f.SSM == nil {
+		return nil, fmt.Errorf("model: %s: %s states no Mamba sizes", fl.c.Path, fl.f.Name)
+	}
+	inner, state, dtRank, conv := fl.f.SSM(c)
 	const maxDim = 1 << 20
 	for _, v := range []int64{inner, state, dtRank, conv} {
 		if v <= 0 || v > maxDim {
@@ -58,6 +64,9 @@ func (fl familyLoader) mamba(i int, cfg *Config, c spec.Config) (recurrentMixer,
 	m.DT = fl.lin("blk.{bid}.ssm_dt", i, n, r)
 	m.D = fl.vector(fl.name("blk.{bid}.ssm_d", i, ""), n)
 	m.Out = fl.lin("blk.{bid}.ssm_out", i, d, n)
+	m.DTNorm = fl.norm("blk.{bid}.ssm_dt_norm", i, r, cfg.Eps, false)
+	m.BNorm = fl.norm("blk.{bid}.ssm_b_norm", i, s, cfg.Eps, false)
+	m.CNorm = fl.norm("blk.{bid}.ssm_c_norm", i, s, cfg.Eps, false)
 	aName := fl.name("blk.{bid}.ssm_a", i, "")
 	m.A = fl.vector(aName, n*s)
 	if fl.hf && m.A != nil {
@@ -100,6 +109,15 @@ func (m *mambaMixer) forward(dst, h, state []float32, T int, obs Observer) error
 		copy(dt0[t*r:(t+1)*r], row[:r])
 		copy(b[t*s:(t+1)*s], row[r:r+s])
 		copy(c[t*s:(t+1)*s], row[r+s:])
+	}
+	if m.DTNorm != nil {
+		m.DTNorm.apply(dt0, dt0, T, r)
+	}
+	if m.BNorm != nil {
+		m.BNorm.apply(b, b, T, s)
+	}
+	if m.CNorm != nil {
+		m.CNorm.apply(c, c, T, s)
 	}
 	obs.apply(&m.DT, dt, dt0, T)
 	kernels.Softplus(dt)

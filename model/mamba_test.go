@@ -5,21 +5,28 @@ import (
 	"testing"
 )
 
-// maxLogitDiffMambaLlamaCpp bounds tfconv's Mamba logits against llama.cpp
-// d32676d7's on its own GGUF of the fixture (5.4e-6 measured; transformers'
-// float32 logits are 6.6e-6 from llama.cpp's and 6.9e-6 from its own in
-// float64, so the three differ by float32 rounding alone).
+// maxLogitDiffMambaLlamaCpp bounds tfconv's Mamba and Jamba logits against
+// llama.cpp d32676d7's on its own GGUF of the fixture (mamba 5.4e-6
+// measured, jamba 6.4e-6; transformers' float32 mamba logits are 6.6e-6
+// from llama.cpp's and 6.9e-6 from its own in float64, so the three differ
+// by float32 rounding alone).
 const maxLogitDiffMambaLlamaCpp = 1e-5
 
-// TestMambaMatchesLlamaCpp runs the mamba fixture (HF and llama.cpp's GGUF)
-// against llama.cpp's logits, and checks that the recurrent state matters:
+// TestMambaMatchesLlamaCpp runs the mamba and jamba fixtures (HF and
+// llama.cpp's GGUF) against llama.cpp's logits, and checks that the recurrent state matters:
 // dropping it between tokens moves the logits by far more than the bound.
 func TestMambaMatchesLlamaCpp(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join("..", "testdata", "arch", "mamba")
+	for _, fam := range []string{"mamba", "jamba"} {
+		t.Run(fam, func(t *testing.T) { matchesLlamaCpp(t, fam) })
+	}
+}
+
+func matchesLlamaCpp(t *testing.T, fam string) {
+	dir := filepath.Join("..", "testdata", "arch", fam)
 	var cpp cppLogits
-	readJSON(t, filepath.Join(dir, "gguf", "mamba-f32.logits.json"), &cpp)
-	for _, p := range []string{filepath.Join(dir, "hf"), filepath.Join(dir, "gguf", "mamba-f32.gguf")} {
+	readJSON(t, filepath.Join(dir, "gguf", fam+"-f32.logits.json"), &cpp)
+	for _, p := range []string{filepath.Join(dir, "hf"), filepath.Join(dir, "gguf", fam+"-f32.gguf")} {
 		m, err := Load(p, LoadOptions{})
 		if err != nil {
 			t.Fatal(err)

@@ -16,11 +16,12 @@ import (
 // orders: their float32 roundings alone move Mamba's logits by 1.2e-6 at
 // position 0, where no state is carried yet (its mixer has four
 // projections in a row), and by up to 6.7e-6 at later ones, as the state
-// carries the differences on. A state carried wrongly moves them by far
-// more.
+// carries the differences on; Jamba's (4 layers, attention and experts
+// besides) by up to 1.12e-5. A state carried wrongly moves them by far
+// more (TestMambaMatchesLlamaCpp: 6.05 without it).
 const (
 	maxStepDiff     = 1e-6
-	maxStepDiffSIMD = 1e-5
+	maxStepDiffSIMD = 2e-5
 )
 
 // TestRecurrentStepByStep feeds every family fixture with recurrent layers

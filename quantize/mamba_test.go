@@ -7,21 +7,30 @@ import (
 	"testing"
 )
 
-// TestMambaMatchesLlamaQuantize quantizes the mamba fixture's f32 GGUF to
-// Q4_K_M and requires llama-quantize's (d32676d7) output byte for byte:
-// the state-space tensors' types (ssm_a, ssm_d, the convolution and the
-// biases kept F32, ssm_dt F16 and ssm_in/x/out Q5_0 by the row-length
-// fallback, the embedding Q8_0) and every block.
+// TestMambaMatchesLlamaQuantize quantizes the mamba and jamba fixtures'
+// f32 GGUFs to Q4_K_M and requires llama-quantize's (d32676d7) output byte
+// for byte: the state-space tensors' types (ssm_a, ssm_d, the convolution
+// and the biases kept F32, ssm_dt F16 and ssm_in/x/out Q5_0 by the
+// row-length fallback, the embedding Q8_0; Jamba's dt/B/C norms F32) and
+// every block.
 func TestMambaMatchesLlamaQuantize(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join("..", "testdata", "arch", "mamba", "gguf")
-	c := open(t, filepath.Join(dir, "mamba-f32.gguf"))
+	for _, fam := range []string{"mamba", "jamba"} {
+		t.Run(fam, func(t *testing.T) { matchesLlamaQuantizeQ4KM(t, fam) })
+	}
+}
+
+// matchesLlamaQuantizeQ4KM checks tfconv's Q4_K_M of fam's f32 fixture
+// against llama-quantize's, type by type and byte for byte.
+func matchesLlamaQuantizeQ4KM(t *testing.T, fam string) {
+	dir := filepath.Join("..", "testdata", "arch", fam, "gguf")
+	c := open(t, filepath.Join(dir, fam+"-f32.gguf"))
 	tg := target(t, "Q4_K_M")
 	plan, err := Plan(c, Options{Target: tg})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := open(t, filepath.Join(dir, "llama-quantize", "mamba-q4_k_m.gguf"))
+	want := open(t, filepath.Join(dir, "llama-quantize", fam+"-q4_k_m.gguf"))
 	types := map[string]string{}
 	for _, w := range want.Tensors {
 		types[w.Name] = w.DType.String()
@@ -39,7 +48,7 @@ func TestMambaMatchesLlamaQuantize(t *testing.T) {
 	if _, err := Write(&buf, c, plan, tg, GGUF, RunOptions{Threads: 2}); err != nil {
 		t.Fatal(err)
 	}
-	ref, err := os.ReadFile(filepath.Join(dir, "llama-quantize", "mamba-q4_k_m.gguf"))
+	ref, err := os.ReadFile(filepath.Join(dir, "llama-quantize", fam+"-q4_k_m.gguf"))
 	if err != nil {
 		t.Fatal(err)
 	}

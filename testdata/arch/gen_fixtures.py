@@ -40,7 +40,7 @@ INPUT_IDS = [1, 15, 250, 999, 3, 87, 512, 640, 33, 998, 421, 77]
 PROMPT = 6
 NEW_TOKENS = 8
 # Families whose generate.json holds more greedy tokens (the recurrent state carried over a longer decode).
-NEW_TOKENS_OF = {"mamba": 32}
+NEW_TOKENS_OF = {"mamba": 32, "jamba": 32}
 
 torch.set_num_threads(1)
 
@@ -330,6 +330,17 @@ FAMILIES = {
                    time_step_rank="auto", use_bias=False, use_conv_bias=True, layer_norm_epsilon=1e-5,
                    tie_word_embeddings=True, pad_token_id=0, bos_token_id=999, eos_token_id=999),
               "bpe", "gpt-2", False),
+    # Jamba (transformers 4.40+; the newer llama.cpp): 4 layers, attention in layers 1 and 3 (attn_layer_period 2,
+    # offset 1; no positional encoding), Mamba-1 mixers with dt/B/C RMSNorms in layers 0 and 2; a mixture of 4
+    # experts of width 128, 2 used, in layers 1 and 3 (expert_layer_period 2, offset 1), dense MLPs in 0 and 2;
+    # GQA 4/2, untied; transformers runs its slow pure-torch Mamba path (use_mamba_kernels false).
+    "jamba": ("JambaConfig", "JambaForCausalLM",
+              dict(BASE, num_hidden_layers=4, num_key_value_heads=2, num_experts=4, num_experts_per_tok=2,
+                   expert_layer_period=2, expert_layer_offset=1, attn_layer_period=2, attn_layer_offset=1,
+                   mamba_d_state=16, mamba_d_conv=4, mamba_expand=2, mamba_dt_rank="auto", mamba_conv_bias=True,
+                   mamba_proj_bias=False, use_mamba_kernels=False, rms_norm_eps=1e-6, tie_word_embeddings=False,
+                   output_router_logits=False, pad_token_id=0, bos_token_id=1, eos_token_id=2),
+              "spm", None, False),
     "gpt_neox": ("GPTNeoXConfig", "GPTNeoXForCausalLM",
                  dict(BASE, rotary_pct=0.25, use_parallel_residual=True, tie_word_embeddings=False,
                       bos_token_id=999, eos_token_id=999),
@@ -384,7 +395,7 @@ FAMILIES = {
 NEWER = {"phi4mini": (4, 57), "smollm3": (4, 57), "seedoss": (4, 57), "ernie4_5": (4, 57), "ernie4_5moe": (4, 57),
          "hunyuan": (4, 57), "exaone4": (4, 57), "glm4": (4, 57), "glm4moe": (4, 57), "glm4moe-groups": (4, 57),
          "dots1": (4, 57), "llama4": (4, 57), "llama4-vl": (4, 57), "mistral3": (4, 57), "gemma3n": (4, 57),
-         "gemma3n-shared": (4, 57), "mamba": (4, 57)}
+         "gemma3n-shared": (4, 57), "mamba": (4, 57), "jamba": (4, 57)}
 
 # Added tokens a family's converter looks up by content, appended after the trimmed vocabulary (special, ids from
 # 1000 on; the config's vocab_size leaves room for them).
