@@ -105,6 +105,10 @@ type Family struct {
 	Vocab VocabRules
 	// Graph says how the forward pass is wired (model reads it).
 	Graph Graph
+	// SSM, for a family with Mamba layers, reads their sizes from config c
+	// (its own keys, the converter's defaults): the inner width, the state
+	// per channel, the Δ rank and the convolution's kernel width.
+	SSM func(c Config) (inner, state, dtRank, conv int64)
 	// Pattern, when set, states the family's layers from its config (in
 	// Hugging Face's terms; a GGUF's is rebuilt by the Params' Inverse, so
 	// every key it reads must have one): which attend fully, within a

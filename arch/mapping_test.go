@@ -17,6 +17,10 @@ func TestNames(t *testing.T) {
 		{"bert", "encoder.layer.0.output.LayerNorm.weight", "blk.0.layer_output_norm.weight"},
 		{"t5", "encoder.block.1.layer.1.DenseReluDense.wo.weight", "enc.blk.1.ffn_down.weight"},
 		{"t5", "decoder.block.0.layer.1.EncDecAttention.q.weight", "dec.blk.0.cross_attn_q.weight"},
+		// no suffix in either form
+		{"mamba", "backbone.layers.2.mixer.A_log", "blk.2.ssm_a"},
+		{"mamba", "backbone.layers.0.mixer.D", "blk.0.ssm_d"},
+		{"mamba", "backbone.layers.1.mixer.conv1d.bias", "blk.1.ssm_conv1d.bias"},
 	} {
 		if g, ok := GGUFName(c.arch, c.hf); !ok || g != c.gguf {
 			t.Errorf("GGUFName(%s, %s) = %q %v, want %q", c.arch, c.hf, g, ok, c.gguf)
@@ -28,7 +32,7 @@ func TestNames(t *testing.T) {
 	if _, ok := GGUFName("llama", "model.layers.0.self_attn.rotary_emb.inv_freq"); ok {
 		t.Error("inv_freq has a GGUF name")
 	}
-	if _, err := Lookup("mamba"); err == nil || !strings.Contains(err.Error(), "llama") || !errors.Is(err, tensor.ErrUnsupported) {
+	if _, err := Lookup("xlstm"); err == nil || !strings.Contains(err.Error(), "llama") || !errors.Is(err, tensor.ErrUnsupported) {
 		t.Errorf("unknown arch error: %v", err)
 	}
 }

@@ -163,12 +163,12 @@ func (s *Summary) EstimateMemory(o MemoryOptions) (*Memory, error) {
 			m.Batch, m.Parallel = max(min(batch, ctx), kqMaskPad), par
 			m.UBatch = min(ubatch, m.Batch)
 			m.OutputBytes = s.Vocab * par * 4
-			m.ComputeBytes = s.computeEstimate(0, m.UBatch, false)
+			m.ComputeBytes = s.computeEstimate(0, m.UBatch, false, false)
 			m.RunBytes = m.TotalBytes + m.OutputBytes + m.ComputeBytes
 			return m, nil
 		}
 	}
-	if layers <= 0 || s.Heads <= 0 || s.Hidden <= 0 {
+	if layers < 0 || layers == 0 && rs == 0 || layers > 0 && s.Heads <= 0 || s.Hidden <= 0 {
 		return nil, fmt.Errorf("checkpoint: %s: the layer count, head count and width are not all stated", s.Architecture)
 	}
 	kvHeads := s.KVHeads
@@ -176,7 +176,7 @@ func (s *Summary) EstimateMemory(o MemoryOptions) (*Memory, error) {
 		kvHeads = s.Heads
 	}
 	kLen, vLen := s.KeyLength, s.ValueLength
-	if kLen <= 0 {
+	if kLen <= 0 && s.Heads > 0 {
 		kLen = s.Hidden / s.Heads
 	}
 	if vLen <= 0 {
@@ -208,14 +208,14 @@ func (s *Summary) EstimateMemory(o MemoryOptions) (*Memory, error) {
 	ubatch = min(ubatch, batch)
 	m.Batch, m.UBatch, m.Parallel, m.FlashAttention = batch, ubatch, par, flash
 	m.OutputBytes = s.Vocab * par * 4
-	m.ComputeBytes = s.computeEstimate(size, min(size, ubatch), flash)
+	m.ComputeBytes = s.computeEstimate(size, min(size, ubatch), flash, layers > 0)
 	m.RunBytes = m.TotalBytes + m.OutputBytes + m.ComputeBytes
 	return m, nil
 }
 
 // computeEstimate is the compute-buffer estimate described at
 // EstimateMemory for a cache of nKV positions and a batch of t tokens.
-func (s *Summary) computeEstimate(nKV, t int64, flash bool) int64 {
+func (s *Summary) computeEstimate(nKV, t int64, flash, attends bool) int64 {
 	const f32, f16 = 4, 2
 	var g arch.Graph
 	if f, ok := arch.ByName(s.Architecture); ok {
@@ -232,6 +232,9 @@ func (s *Summary) computeEstimate(nKV, t int64, flash bool) int64 {
 		mask *= 2
 	}
 	attention := mask + scores + 4*row
+	if !attends {
+		attention = 0 // no layer attends (Mamba)
+	}
 	head := s.Vocab*t*f32 + 2*row
 	ffn := max(s.FFNLength, s.ExpertsUsed*s.ExpertFFNLength) * t * f32
 	feedForward := 2*ffn + 2*row

@@ -190,7 +190,7 @@ func TestTensorErrors(t *testing.T) {
 	if _, err := Run(missing, filepath.Join(t.TempDir(), "m.gguf"), Options{}); err == nil || !strings.Contains(err.Error(), `"blk.1.ffn_up.weight"`) {
 		t.Errorf("missing tensor: %v", err)
 	}
-	if _, err := Run(shippedTinyLlama, filepath.Join(t.TempDir(), "m.gguf"), Options{Arch: "mamba"}); err == nil || !strings.Contains(err.Error(), "supported: ") {
+	if _, err := Run(shippedTinyLlama, filepath.Join(t.TempDir(), "m.gguf"), Options{Arch: "xlstm"}); err == nil || !strings.Contains(err.Error(), "supported: ") {
 		t.Errorf("unknown arch: %v", err)
 	}
 }

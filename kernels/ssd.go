@@ -46,13 +46,3 @@ func SSDScan(y, state, x, B, C []float32, stride int, dt, A, D []float32, T, H, 
 		}
 	}
 }
-
-// Softplus applies log(1 + eˣ) in place, x itself above 20 (where the
-// two agree in float32), as torch's softplus and ggml's scan do.
-func Softplus(x []float32) {
-	for i, v := range x {
-		if v <= 20 {
-			x[i] = float32(math.Log1p(math.Exp(float64(v))))
-		}
-	}
-}

@@ -71,18 +71,3 @@ func TestSSDScan(t *testing.T) {
 		}
 	}
 }
-
-func TestSoftplus(t *testing.T) {
-	t.Parallel()
-	x := []float32{-30, -1, 0, 1, 19.5, 20, 21, 100}
-	want := make([]float64, len(x))
-	for i, v := range x {
-		want[i] = math.Log1p(math.Exp(float64(v)))
-	}
-	Softplus(x)
-	for i, v := range x {
-		if math.Abs(float64(v)-want[i]) > 1e-6*math.Max(1, want[i]) {
-			t.Errorf("softplus: x[%d] = %v, want %v", i, v, want[i])
-		}
-	}
-}

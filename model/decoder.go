@@ -830,6 +830,8 @@ func (fl familyLoader) recurrent(kind spec.Mixer, i int, cfg *Config, c spec.Con
 		return fl.deltaNet(i, cfg, c)
 	case spec.Mamba2:
 		return fl.loadMamba2(i, cfg, c)
+	case spec.Mamba:
+		return fl.mamba(i, cfg, c)
 	default:
 		return nil, tensor.Unsupported("model: %s: layer %d: %s layers cannot run yet", fl.c.Path, i, kind)
 	}

@@ -371,7 +371,7 @@ func TestBadInput(t *testing.T) {
 	if _, err := Load(dir, LoadOptions{}); err == nil || !strings.Contains(err.Error(), "config.json") {
 		t.Errorf("no config.json: %v", err)
 	}
-	os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"model_type":"mamba"}`), 0o644)
+	os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"model_type":"xlstm"}`), 0o644)
 	if _, err := Load(dir, LoadOptions{}); !errors.Is(err, tensor.ErrUnsupported) {
 		t.Errorf("unknown model_type: %v", err)
 	}

@@ -132,7 +132,7 @@ func TestConvertUsageErrors(t *testing.T) {
 	}{
 		{[]string{"convert"}, "expected 1 or 2 arguments"},
 		{[]string{"convert", "--outtype", "q4_0", convertSample, filepath.Join(tmp, "a.gguf")}, "q4_0"},
-		{[]string{"convert", "--arch", "mamba", convertSample, filepath.Join(tmp, "b.gguf")}, "supported: " + strings.Join(convert.Supported(), ", ")},
+		{[]string{"convert", "--arch", "xlstm", convertSample, filepath.Join(tmp, "b.gguf")}, "supported: " + strings.Join(convert.Supported(), ", ")},
 		{[]string{"convert", "--to", "onnx", convertSample, filepath.Join(tmp, "c")}, "onnx"},
 		{[]string{"convert", convertSample, filepath.Join(tmp, "d.safetensors")}, "directory"},
 		{[]string{"convert", "--max-shard-size", "lots", convertSample, filepath.Join(tmp, "e")}, "max-shard-size"},

@@ -586,7 +586,11 @@ func layerPatternRow(ls []checkpoint.LayerKind) string {
 	var order []string
 	byKind := map[string][]int{}
 	var noRope, moe []int
+	plain := true // every layer attends
 	for _, l := range ls {
+		m, ok := arch.ParseMixer(l.Mixer)
+		attends := !ok || m.Attention()
+		plain = plain && attends
 		k := l.Mixer
 		if l.Window > 0 {
 			k = fmt.Sprintf("%s (%d)", l.Mixer, l.Window)

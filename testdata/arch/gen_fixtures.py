@@ -39,6 +39,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 INPUT_IDS = [1, 15, 250, 999, 3, 87, 512, 640, 33, 998, 421, 77]
 PROMPT = 6
 NEW_TOKENS = 8
+# Families whose generate.json holds more greedy tokens (the recurrent state carried over a longer decode).
+NEW_TOKENS_OF = {"mamba": 32, "jamba": 32}
 
 torch.set_num_threads(1)
 
@@ -346,6 +348,25 @@ FAMILIES = {
                             rms_norm_eps=1e-6, hidden_activation="gelu_pytorch_tanh", pad_token_id=0,
                             bos_token_id=1, eos_token_id=2),
                        "spm", None, False),
+    # Mamba-1 (transformers 4.39+; the newer llama.cpp): hidden 64, 2 layers, d_state 16, d_conv 4, expand 2
+    # (d_inner 128), dt_rank "auto" (⌈64/16⌉ = 4), tied embeddings, the trimmed GPT-2 tokenizer; transformers runs
+    # its slow pure-torch path (no CUDA kernels here).
+    "mamba": ("MambaConfig", "MambaForCausalLM",
+              dict(vocab_size=1000, hidden_size=64, num_hidden_layers=2, state_size=16, conv_kernel=4, expand=2,
+                   time_step_rank="auto", use_bias=False, use_conv_bias=True, layer_norm_epsilon=1e-5,
+                   tie_word_embeddings=True, pad_token_id=0, bos_token_id=999, eos_token_id=999),
+              "bpe", "gpt-2", False),
+    # Jamba (transformers 4.40+; the newer llama.cpp): 4 layers, attention in layers 1 and 3 (attn_layer_period 2,
+    # offset 1; no positional encoding), Mamba-1 mixers with dt/B/C RMSNorms in layers 0 and 2; a mixture of 4
+    # experts of width 128, 2 used, in layers 1 and 3 (expert_layer_period 2, offset 1), dense MLPs in 0 and 2;
+    # GQA 4/2, untied; transformers runs its slow pure-torch Mamba path (use_mamba_kernels false).
+    "jamba": ("JambaConfig", "JambaForCausalLM",
+              dict(BASE, num_hidden_layers=4, num_key_value_heads=2, num_experts=4, num_experts_per_tok=2,
+                   expert_layer_period=2, expert_layer_offset=1, attn_layer_period=2, attn_layer_offset=1,
+                   mamba_d_state=16, mamba_d_conv=4, mamba_expand=2, mamba_dt_rank="auto", mamba_conv_bias=True,
+                   mamba_proj_bias=False, use_mamba_kernels=False, rms_norm_eps=1e-6, tie_word_embeddings=False,
+                   output_router_logits=False, pad_token_id=0, bos_token_id=1, eos_token_id=2),
+              "spm", None, False),
     "gpt_neox": ("GPTNeoXConfig", "GPTNeoXForCausalLM",
                  dict(BASE, rotary_pct=0.25, use_parallel_residual=True, tie_word_embeddings=False,
                       bos_token_id=999, eos_token_id=999),
@@ -462,7 +483,8 @@ NEWER = {"phi4mini": (4, 57), "smollm3": (4, 57), "lfm2": (4, 57), "seedoss": (4
          "hunyuan": (4, 57), "exaone4": (4, 57), "glm4": (4, 57), "glm4moe": (4, 57), "glm4moe-groups": (4, 57),
          "dots1": (4, 57), "llama4": (4, 57), "llama4-vl": (4, 57), "mistral3": (4, 57), "gemma3n": (4, 57),
          "gemma3n-shared": (4, 57), "qwen3next": (4, 57), "mamba2": (4, 57), "mamba2-groups": (4, 57),
-         "falcon_h1": (4, 57), "granitehybrid": (4, 57), "granitehybrid-dense": (4, 57)}
+         "falcon_h1": (4, 57), "granitehybrid": (4, 57), "granitehybrid-dense": (4, 57), "mamba": (4, 57),
+         "jamba": (4, 57)}
 
 # Added tokens a family's converter looks up by content, appended after the trimmed vocabulary (special, ids from
 # 1000 on; the config's vocab_size leaves room for them).
@@ -508,7 +530,10 @@ def randomize(model, seed):
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for name, p in sorted(model.named_parameters()):
-            if p.dim() == 3:
+            if p.dim() == 3 and name.endswith("conv1d.weight"):
+                # a depthwise convolution's [channels, 1, kernel] (Mamba's): N(0, 1/fan_in), fan_in the kernel width
+                p.copy_(torch.randn(p.shape, generator=g) * (p.shape[1] * p.shape[2]) ** -0.5)
+            elif p.dim() == 3:
                 # stacked experts (Llama 4's [expert, in, out] gate_up_proj and down_proj): N(0, 1/fan_in)
                 p.copy_(torch.randn(p.shape, generator=g) * p.shape[1] ** -0.5)
             elif p.dim() == 2:
@@ -740,13 +765,14 @@ def make(family, llamacpp, dump_bin, shared):
     ids = torch.tensor([INPUT_IDS])
     with torch.no_grad():
         logits = model(ids).logits[0]
-        greedy = model.generate(ids[:, :PROMPT], max_new_tokens=NEW_TOKENS, min_new_tokens=NEW_TOKENS,
+        new_tokens = NEW_TOKENS_OF.get(family, NEW_TOKENS)
+        greedy = model.generate(ids[:, :PROMPT], max_new_tokens=new_tokens, min_new_tokens=new_tokens,
                                 do_sample=False, num_beams=1, eos_token_id=None, pad_token_id=0)[0].tolist()
     versions = {"transformers": transformers.__version__, "torch": torch.__version__,
                 "model_class": model_cls, "seed": seed, "attn_implementation": "eager", "threads": 1}
     dump(os.path.join(hf, "reference.json"), dict(versions, input_ids=INPUT_IDS, logits=f32(logits)))
     dump(os.path.join(hf, "generate.json"), dict(versions, prompt_ids=INPUT_IDS[:PROMPT],
-                                                  max_new_tokens=NEW_TOKENS, greedy=greedy))
+                                                  max_new_tokens=new_tokens, greedy=greedy))
 
     gg = os.path.join(root, "gguf")
     os.makedirs(gg)
