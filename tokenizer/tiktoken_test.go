@@ -15,9 +15,17 @@ var kimiDir = filepath.Join("..", "testdata", "tokenizer", "kimi-k2")
 // tokenizes as tiktoken 0.9.0 does with the publisher's tokenization_kimi.py
 // (tokens.json: its Encoding's encode with every special token allowed, and
 // encode_ordinary).
+// The converter's GGUF of it, read back, tokenizes alike (llama.cpp
+// d32676d7 gives the same ids for it, measured with llama_tokenize).
 func TestKimiK2MatchesTiktoken(t *testing.T) {
 	t.Parallel()
-	tok, err := LoadFile(kimiDir)
+	for _, src := range []string{kimiDir, filepath.Join(kimiDir, "kimi-k2-f32.gguf")} {
+		t.Run(filepath.Base(src), func(t *testing.T) { kimiMatchesTiktoken(t, src) })
+	}
+}
+
+func kimiMatchesTiktoken(t *testing.T, src string) {
+	tok, err := LoadFile(src)
 	if err != nil {
 		t.Fatal(err)
 	}
