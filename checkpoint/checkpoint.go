@@ -56,6 +56,7 @@ var SideFiles = []string{
 	"special_tokens_map.json",
 	"added_tokens.json",
 	"tokenizer.model",
+	"tiktoken.model",
 	"vocab.json",
 	"merges.txt",
 	"vocab.txt",

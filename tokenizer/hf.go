@@ -266,7 +266,8 @@ func (c *hfConfig) readChatTemplateFiles(src Source) error {
 }
 
 // fromHF builds a tokenizer from HF files: tokenizer.json if present, else
-// tokenizer.model, else vocab.json with merges.txt, else vocab.txt.
+// tokenizer.model, else Kimi's tiktoken.model, else vocab.json with merges.txt,
+// else vocab.txt.
 func fromHF(src Source) (*Tokenizer, error) {
 	cfg, err := readHFConfig(src)
 	if err != nil {
@@ -274,6 +275,7 @@ func fromHF(src Source) (*Tokenizer, error) {
 	}
 	var t *Tokenizer
 	var tjAdded []addedToken
+	tiktoken := false
 	// tokenizer.model comes first, as llama.cpp's converter reads it for
 	// every SentencePiece family (LLaMA, Mistral, Phi-3, Gemma) even when
 	// a tokenizer.json is beside it: its scores and types are the ones
@@ -292,6 +294,13 @@ func fromHF(src Source) (*Tokenizer, error) {
 		if err != nil {
 			return nil, err
 		}
+	} else if b, err := readAux(src, tiktokenFile, maxTokenizerFile); err != nil {
+		return nil, err
+	} else if b != nil {
+		if t, err = parseTiktoken(b, cfg); err != nil {
+			return nil, err
+		}
+		tiktoken = true
 	} else if b, err := readAux(src, "vocab.json", maxTokenizerFile); err != nil {
 		return nil, err
 	} else if b != nil {
@@ -318,7 +327,13 @@ func fromHF(src Source) (*Tokenizer, error) {
 	}
 	t.padTo(cfg.vocabSize)
 	t.applyConfig(cfg, tjAdded)
-	if t.model == BPE {
+	if tiktoken {
+		// Kimi's pattern; llama.cpp's converter names it by the hash of
+		// Kimi's full vocabulary, which a trimmed one cannot give.
+		if !t.namePre() {
+			t.preNote = "tiktoken.model is read by Kimi K2's tokenizer class: its split pattern is llama.cpp's \"kimi-k2\""
+		}
+	} else if t.model == BPE {
 		if err := t.identifyPre(); err != nil {
 			return nil, err
 		}

@@ -125,9 +125,9 @@ func TestMalformed(t *testing.T) {
 			t.Fatal(err)
 		}
 		md := tok.GGUFMetadata()
-		md.Set(keyPre, tensor.String("kimi-k2"))
+		md.Set(keyPre, tensor.String("afmoe"))
 		_, err = FromMetadata(md, "x.gguf")
-		wantFormatError(t, err, true, `"kimi-k2"`, "tokenizer.ggml.pre")
+		wantFormatError(t, err, true, `"afmoe"`, "tokenizer.ggml.pre")
 	})
 	t.Run("no tokenizer", func(t *testing.T) {
 		_, err := FromSource(memSource{files: map[string][]byte{"config.json": []byte("{}")}})

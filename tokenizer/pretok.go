@@ -89,7 +89,7 @@ var preAliases = map[string]string{
 
 // preKinds are the names preTokenizerFor implements, one per kind of
 // splitting (aliases aside), in the order equivalentPre tries them.
-var preKinds = []string{"gpt-2", "llama-bpe", "dbrx", "qwen2", "qwen35", "gpt-4o", "tekken", "seed-coder", "exaone-moe", "starcoder", "falcon", "deepseek-llm", "deepseek-coder", "bloom", "viking", "default"}
+var preKinds = []string{"gpt-2", "llama-bpe", "dbrx", "qwen2", "qwen35", "gpt-4o", "tekken", "seed-coder", "exaone-moe", "kimi-k2", "starcoder", "falcon", "deepseek-llm", "deepseek-coder", "bloom", "viking", "default"}
 
 // preKind is the name in preKinds that tokenizes as name does, or "".
 func preKind(name string) string {
@@ -138,7 +138,7 @@ func preTokenizerFor(name string) *preTokenizer {
 		rules = []rule{llama3Rule(1, false)}
 	case "qwen35":
 		rules = []rule{llama3Rule(1, true)}
-	case "gpt-4o", "tekken", "seed-coder", "exaone-moe":
+	case "gpt-4o", "tekken", "seed-coder", "exaone-moe", "kimi-k2":
 		rules = []rule{regexRule(llamaRegexes[kind])}
 	case "deepseek-coder":
 		rules = []rule{
@@ -180,6 +180,15 @@ var llamaRegexes = map[string]string{
 	"tekken": `[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))*((?=[\p{L}])([^A-Z]))+|[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))+((?=[\p{L}])([^A-Z]))*|` +
 		`\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`,
 	"seed-coder": `(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1}| ?[^\s\p{L}\p{N}\r\n]+|\s*[\r\n]+|\s+(?!\S)|\s+`,
+	// Kimi K2's pattern (tokenization_kimi.py, TikTokenTokenizer.pat_str),
+	// which llama.cpp runs by hand-written code: its classes "letters but
+	// not Han" (Rust's && intersection) written as a look-ahead excluding
+	// Han before each letter. Checked against tiktoken's ids
+	// (TestKimiK2MatchesTiktoken).
+	"kimi-k2": `\p{Han}+|` +
+		`[^\r\n\p{L}\p{N}]?(?:(?!\p{Han})[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}])*(?:(?!\p{Han})[\p{Ll}\p{Lm}\p{Lo}\p{M}])+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|` +
+		`[^\r\n\p{L}\p{N}]?(?:(?!\p{Han})[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}])+(?:(?!\p{Han})[\p{Ll}\p{Lm}\p{Lo}\p{M}])*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|` +
+		`\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`,
 	"exaone-moe": `(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?(?:\p{L}\p{M}*(?: \p{L}\p{M}*)*)+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]?|\s*[\r\n]|\s+(?!\S)|\s+`,
 }
 
