@@ -25,7 +25,13 @@ func Stacked(name string, parts []*Tensor) (*Tensor, error) {
 		size += p.Size
 	}
 	info := tensor.Info{Name: name, DType: first.DType, Shape: append(tensor.Shape{int64(len(parts))}, first.Shape...), Size: size}
-	return &Tensor{Info: info, File: first.File,
+	return joined(info, parts), nil
+}
+
+// joined is the tensor info whose bytes are those of parts one after
+// another, read lazily.
+func joined(info tensor.Info, parts []*Tensor) *Tensor {
+	return &Tensor{Info: info, File: parts[0].File,
 		open: func() io.Reader {
 			rs := make([]io.Reader, len(parts))
 			for i, p := range parts {
@@ -38,8 +44,8 @@ func Stacked(name string, parts []*Tensor) (*Tensor, error) {
 			for i, p := range parts {
 				secs[i] = p.Section()
 			}
-			return io.NewSectionReader(concatReaderAt(secs), 0, size)
-		}}, nil
+			return io.NewSectionReader(concatReaderAt(secs), 0, info.Size)
+		}}
 }
 
 // Concat is parts joined along their outermost dimension, whose sizes may
@@ -60,21 +66,7 @@ func Concat(name string, parts []*Tensor) (*Tensor, error) {
 		rows += p.Shape[0]
 	}
 	info := tensor.Info{Name: name, DType: first.DType, Shape: append(tensor.Shape{rows}, first.Shape[1:]...), Size: size}
-	return &Tensor{Info: info, File: first.File,
-		open: func() io.Reader {
-			rs := make([]io.Reader, len(parts))
-			for i, p := range parts {
-				rs[i] = &lazyReader{open: p.Open}
-			}
-			return io.MultiReader(rs...)
-		},
-		section: func() *io.SectionReader {
-			secs := make([]*io.SectionReader, len(parts))
-			for i, p := range parts {
-				secs[i] = p.Section()
-			}
-			return io.NewSectionReader(concatReaderAt(secs), 0, size)
-		}}, nil
+	return joined(info, parts), nil
 }
 
 // Part is part i of n of a tensor stacked along its outermost dimension

@@ -71,7 +71,9 @@ func (n *deltaNet) forward(dst, h, state []float32, T int, obs Observer) error {
 				copy(k[(t*H+j)*n.kDim:], ki)
 				b, a := ba[t*2*H+i*2*r+m], ba[t*2*H+i*2*r+r+m]
 				beta[t*H+j] = float32(1 / (1 + math.Exp(-float64(b))))
-				g[t*H+j] = n.A[j] * softplus(a+n.Dt[j])
+				sp := [1]float32{a + n.Dt[j]}
+				kernels.Softplus(sp[:])
+				g[t*H+j] = n.A[j] * sp[0]
 			}
 		}
 		copy(v[t*vw:(t+1)*vw], row[2*kw:])
@@ -95,14 +97,6 @@ func l2Normalize(x []float32) {
 	for i := range x {
 		x[i] *= inv
 	}
-}
-
-// softplus is torch's: log(1 + eˣ), x itself above 20.
-func softplus(x float32) float32 {
-	if x > 20 {
-		return x
-	}
-	return float32(math.Log1p(math.Exp(float64(x))))
 }
 
 // deltaNet loads layer i's gated DeltaNet; its sizes are config.json's
