@@ -119,8 +119,8 @@ func TestPlanMatchesRun(t *testing.T) {
 }
 
 // TestPlanRemote: plan reads hf://ORG/REPO (a loopback server in the Hub's
-// URL layout) through the headers alone and plans the same files as for
-// the local folder; of the weights' file it fetches the header and the
+// URL layout) through the headers alone and plans the files the run over
+// hf:// writes, byte sizes exact; of the weights' file it fetches the header and the
 // remote reader's first read-ahead block, not the tensors (this file is
 // 791 KiB; a real shard's gigabytes are never read).
 func TestPlanRemote(t *testing.T) {
@@ -155,15 +155,32 @@ func TestPlanRemote(t *testing.T) {
 		b, _ := json.Marshal(p.Shards)
 		return string(b)
 	}
-	for _, flags := range [][]string{{"--type", "q4_k_m", "--split-max-size", "20K"}, {"--outtype", "bf16", "--split-max-size", "20K"}} {
-		local := mustRun(t, append([]string{"plan", root, "out.gguf", "--json"}, flags...)...)
+	for _, tc := range []struct {
+		cmd   string
+		flags []string
+	}{{"quantize", []string{"--type", "q4_k_m", "--split-max-size", "20K"}}, {"convert", []string{"--outtype", "bf16", "--split-max-size", "20K"}}} {
+		flags := tc.flags
 		atomic.StoreInt64(&fetched, 0)
-		remote := mustRun(t, append([]string{"plan", "hf://org/repo", "out.gguf", "--json"}, flags...)...)
-		if shards(local) != shards(remote) {
-			t.Errorf("%v: over hf:// %s, locally %s", flags, shards(remote), shards(local))
+		dst := filepath.Join(t.TempDir(), "out.gguf")
+		remote := mustRun(t, append([]string{"plan", "hf://org/repo", dst, "--json"}, flags...)...)
+		n := atomic.LoadInt64(&fetched)
+		// The run over hf:// writes what was planned over hf:// (its
+		// first shard holds the source's general.source.* keys, which a
+		// local folder's has not).
+		mustRun(t, append([]string{tc.cmd, "hf://org/repo", dst}, flags...)...)
+		written := plannedShards(t, remote)
+		for i, sh := range written {
+			st, err := os.Stat(sh.Name)
+			if err != nil {
+				t.Fatalf("%v: planned %s: %v", flags, sh.Name, err)
+			}
+			written[i].Bytes = st.Size()
+		}
+		if b, _ := json.Marshal(written); string(b) != shards(remote) {
+			t.Errorf("%v: over hf:// planned %s, written %s", flags, shards(remote), b)
 		}
 		st, _ := os.Stat(filepath.Join(root, "model.safetensors"))
-		if n := atomic.LoadInt64(&fetched); n == 0 || n > st.Size()/2 {
+		if n == 0 || n > st.Size()/2 {
 			t.Errorf("%v: fetched %d bytes for a plan; the weights are %d", flags, n, st.Size())
 		} else {
 			t.Logf("%v: %d of the weights' %d bytes fetched", flags, n, st.Size())
@@ -181,4 +198,22 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	n, err := c.ResponseWriter.Write(p)
 	c.n += int64(n)
 	return n, err
+}
+
+// plannedShards are the shards of a plan --json output.
+func plannedShards(t *testing.T, out string) []struct {
+	Name  string `json:"name"`
+	Bytes int64  `json:"bytes"`
+} {
+	t.Helper()
+	var p struct {
+		Shards []struct {
+			Name  string `json:"name"`
+			Bytes int64  `json:"bytes"`
+		} `json:"shards"`
+	}
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		t.Fatal(err)
+	}
+	return p.Shards
 }
