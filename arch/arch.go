@@ -456,6 +456,10 @@ type Drop struct {
 	// Warn: the conversion also says it in a warning (a part of the model
 	// left out, such as a vision tower), not only among the dropped.
 	Warn bool
+	// PastLayers selects the tensors of the layers numbered
+	// num_hidden_layers and on (DeepSeek-V3's and Kimi K2's
+	// multi-token-prediction layer, which the converter skips).
+	PastLayers bool
 }
 
 // ShapeKey is a config.json entry equal to one dimension (outermost first)
@@ -833,15 +837,23 @@ func (f *Family) resolve(name string, hf bool, has func(string) bool) (Match, bo
 	return Match{}, false
 }
 
-// DropReason says why the HF tensor name is left out of the GGUF, or "".
+// DropReason says why the HF tensor name is left out of the GGUF, or ""
+// (a Drop.PastLayers one is not known without the config).
 func (f *Family) DropReason(name string) string {
-	d, _ := f.dropOf(name)
+	d, _ := f.dropOf(name, -1)
 	return d.Reason
 }
 
-// dropOf is the Drop that selects the HF tensor name.
-func (f *Family) dropOf(name string) (Drop, bool) {
+// dropOf is the Drop that selects the HF tensor name of a model of
+// layers decoder layers (< 0: not known).
+func (f *Family) dropOf(name string, layers int) (Drop, bool) {
 	for _, d := range f.Drops {
+		if d.PastLayers {
+			if _, bid, _ := SplitName(name); layers >= 0 && bid >= layers {
+				return d, true
+			}
+			continue
+		}
 		if (d.Name != "" && d.Name == name) || (d.Suffix != "" && strings.HasSuffix(name, d.Suffix)) ||
 			(d.Prefix != "" && strings.HasPrefix(name, d.Prefix)) {
 			return d, true

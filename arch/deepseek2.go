@@ -56,7 +56,8 @@ var DeepSeek2 = register(&Family{
 		gate: "gate_proj", down: "down_proj", up: "up_proj", ffn: DimExpertFFN,
 		shared: "mlp.shared_experts.", sharedFFN: DimSharedFFN}),
 	SuffixAliases: map[string]string{"e_score_correction_bias": "e_score_correction.bias"},
-	Drops:         []Drop{rotaryBuffer},
+	Drops: []Drop{rotaryBuffer, {PastLayers: true, Warn: true,
+		Reason: "a multi-token-prediction (MTP) layer, past num_hidden_layers: the converter skips it (llama.cpp runs none for deepseek2)"}},
 	// A GGUF with the expert-choice bias is DeepSeek-V3's (noaux_tc).
 	HFRename: func(c Config, has func(string) bool) map[string]string {
 		first, _ := c.Int("first_k_dense_replace")

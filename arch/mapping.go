@@ -343,6 +343,10 @@ func (f *Family) mapTensorsOf(c Config, in []tensor.Info, toGGUF bool, qh, kh, e
 	if has == nil {
 		has = func(n string) bool { _, ok := byName[n]; return ok }
 	}
+	layers := -1 // the decoder's (Drop.PastLayers), when the config says
+	if n, ok := c.Int("num_hidden_layers"); ok && n >= 0 && n < 1<<16 {
+		layers = int(n)
+	}
 	unpack := unpacker{}
 	join := joiner{}
 	var blocks []Mapping // written first, as the converter's generate_extra_tensors writes them
@@ -376,7 +380,7 @@ func (f *Family) mapTensorsOf(c Config, in []tensor.Info, toGGUF bool, qh, kh, e
 				}
 				continue
 			}
-			if d, ok := f.dropOf(ti.Name); ok {
+			if d, ok := f.dropOf(ti.Name, layers); ok {
 				dropped = append(dropped, Dropped{Name: ti.Name, Reason: d.Reason, Warn: d.Warn})
 				continue
 			}
