@@ -20,8 +20,9 @@ import (
 // TestShortConvSplits).
 //
 // Jamba (4 layers: Mamba, attention and experts) carries it furthest:
-// 1.12e-5 with the SIMD kernels.
-var maxStepByStepDiff = map[bool]float64{false: 2e-5, true: 1e-6}
+// 1.12e-5 with the AVX kernels, 2.1e-5 with arm64's NEON ones (under qemu,
+// in CI).
+var maxStepByStepDiff = map[bool]float64{false: 5e-5, true: 1e-6}
 
 // TestRecurrentStepByStep feeds every family fixture with recurrent layers
 // a sequence at once and token by token: the state carried from step to
