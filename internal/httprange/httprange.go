@@ -384,6 +384,11 @@ func retryAfter(v string) time.Duration {
 		return 0
 	}
 	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
+		// Compared in seconds: a large count would overflow the
+		// Duration product.
+		if int64(s) > int64(MaxRetryAfter/time.Second) {
+			return MaxRetryAfter
+		}
 		return min(time.Duration(s)*time.Second, MaxRetryAfter)
 	}
 	if t, err := http.ParseTime(v); err == nil {
