@@ -19,6 +19,9 @@ type fp8Config struct {
 	// FBGEMM).
 	scaleSuffix string
 	block       [2]int // rows × columns per scale; 0: per tensor or per row, as the scale's shape says
+	// intWeights: the weights are 8-bit integers (compressed-tensors'
+	// int-quantized), not 8-bit floats.
+	intWeights bool
 }
 
 // activationScales are the suffixes (after the module name) of the
@@ -28,9 +31,9 @@ type fp8Config struct {
 var activationScales = []string{".input_scale", ".input_scale_ub", ".activation_scale", ".k_scale", ".v_scale"}
 
 // parseFP8Config reads an FP8 quantization_config: DeepSeek-V3's "fp8"
-// (weight_block_size, weight_scale_inv), compressed-tensors'
-// "float-quantized" with 8-bit float weights (strategy tensor, channel or
-// block), and FBGEMM's "fbgemm_fp8" (per-row weight_scale).
+// (weight_block_size, weight_scale_inv) and FBGEMM's "fbgemm_fp8" (per-row
+// weight_scale); compressed-tensors' float-quantized FP8 is read by
+// parseCTConfig (ctensors.go), which gives its fp8Config.
 func parseFP8Config(qc map[string]any) (fp8Config, error) {
 	fc := fp8Config{}
 	fc.method, _ = qc["quant_method"].(string)
@@ -64,36 +67,7 @@ func parseFP8Config(qc map[string]any) (fp8Config, error) {
 		fc.scaleSuffix = "_scale"
 		return fc, nil
 	}
-	// compressed-tensors
-	fc.scaleSuffix = "_scale"
-	if f, _ := qc["format"].(string); f != "float-quantized" && f != "naive-quantized" {
-		return fc, tensor.Unsupported("config.json: compressed-tensors format %q is not supported (float-quantized FP8 is)", f)
-	}
-	groups, _ := qc["config_groups"].(map[string]any)
-	if len(groups) != 1 {
-		return fc, tensor.Unsupported("config.json: compressed-tensors with %d config_groups is not supported (one is)", len(groups))
-	}
-	for _, g := range groups {
-		gm, _ := g.(map[string]any)
-		w, _ := gm["weights"].(map[string]any)
-		typ, _ := w["type"].(string)
-		bits, _ := w["num_bits"].(json.Number)
-		strategy, _ := w["strategy"].(string)
-		if typ != "float" || bits.String() != "8" {
-			return fc, tensor.Unsupported("config.json: compressed-tensors weights of type %q with %v bits are not supported (8-bit float is)", typ, w["num_bits"])
-		}
-		switch strategy {
-		case "tensor", "channel":
-		case "block":
-			return fc, block(w["block_structure"], "block_structure")
-		default:
-			return fc, tensor.Unsupported("config.json: compressed-tensors strategy %q is not supported (tensor, channel and block are)", strategy)
-		}
-		if zp, ok := w["symmetric"].(bool); ok && !zp {
-			return fc, tensor.Unsupported("config.json: compressed-tensors FP8 weights with zero points (symmetric false) are not supported")
-		}
-	}
-	return fc, nil
+	return fc, tensor.Unsupported("config.json: quant_method %q is not an FP8 method", fc.method)
 }
 
 // unscaleFP8 replaces every 8-bit float weight that has scales with its
@@ -112,7 +86,7 @@ func (c *Checkpoint) unscaleFP8(fc fp8Config) (*unpacked, error) {
 				u.dropped++
 			}
 		}
-		if !quant.IsFP8(w.DType) {
+		if !quant.IsFP8(w.DType) && !(fc.intWeights && w.DType == tensor.I8) {
 			continue
 		}
 		s, ok := c.byName[w.Name+fc.scaleSuffix]
@@ -139,15 +113,20 @@ func (c *Checkpoint) unscaleFP8(fc fp8Config) (*unpacked, error) {
 		u.layers++
 	}
 	name := map[tensor.DType]string{tensor.F8_E4M3: "e4m3", tensor.F8_E5M2: "e5m2", tensor.F8_E4M3FNUZ: "e4m3fnuz", tensor.F8_E5M2FNUZ: "e5m2fnuz", tensor.F8_E8M0: "e8m0"}[kind]
+	if fc.intWeights {
+		name = "int8"
+	} else {
+		name = "float8 " + name
+	}
 	switch {
 	case fc.block[0] > 0:
-		u.scheme = fmt.Sprintf("float8 %s, a scale per %d×%d block", name, fc.block[0], fc.block[1])
+		u.scheme = fmt.Sprintf("%s, a scale per %d×%d block", name, fc.block[0], fc.block[1])
 	case perRow && perTensor:
-		u.scheme = fmt.Sprintf("float8 %s, a scale per row or per tensor", name)
+		u.scheme = fmt.Sprintf("%s, a scale per row or per tensor", name)
 	case perRow:
-		u.scheme = fmt.Sprintf("float8 %s, a scale per row", name)
+		u.scheme = fmt.Sprintf("%s, a scale per row", name)
 	default:
-		u.scheme = fmt.Sprintf("float8 %s, a scale per tensor", name)
+		u.scheme = fmt.Sprintf("%s, a scale per tensor", name)
 	}
 	return u, nil
 }

@@ -101,7 +101,11 @@ func (c *Checkpoint) unpackQuantized() error {
 		if u, err = c.unpackPacked(pc); err != nil {
 			return err
 		}
-	case "fp8", "compressed-tensors", "fbgemm_fp8":
+	case "compressed-tensors":
+		if u, err = c.unpackCT(qc); err != nil {
+			return err
+		}
+	case "fp8", "fbgemm_fp8":
 		fc, err := parseFP8Config(qc)
 		if err != nil {
 			return err
@@ -283,13 +287,30 @@ func (c *Checkpoint) packedLayer(pc packedConfig, prefix string) (*Tensor, []str
 // dequantizePacked reads a packed layer's tensors and returns its weight in
 // the scales' dtype.
 func dequantizePacked(p quant.PackedLinear, qw, qz, sc, gi *Tensor) ([]byte, error) {
+	w, err := dequantizePackedF32(p, qw, qz, sc, gi)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, len(w)*int(sc.DType.BlockBytes()))
+	if err := quant.Quantize(out, w, sc.DType); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// dequantizePackedF32 reads a packed layer's tensors (qz nil where the
+// layout stores no zero points, gi nil without act-order) and returns its
+// weight in float32.
+func dequantizePackedF32(p quant.PackedLinear, qw, qz, sc, gi *Tensor) ([]float32, error) {
 	qwb, err := qw.ReadAll()
 	if err != nil {
 		return nil, err
 	}
-	qzb, err := qz.ReadAll()
-	if err != nil {
-		return nil, err
+	var qzb []byte
+	if qz != nil {
+		if qzb, err = qz.ReadAll(); err != nil {
+			return nil, err
+		}
 	}
 	scb, err := sc.ReadAll()
 	if err != nil {
@@ -318,9 +339,5 @@ func dequantizePacked(p quant.PackedLinear, qw, qz, sc, gi *Tensor) ([]byte, err
 	if err := quant.DequantizePacked(w, p, qwb, qzb, scales, gIdx); err != nil {
 		return nil, err
 	}
-	out := make([]byte, len(w)*int(sc.DType.BlockBytes()))
-	if err := quant.Quantize(out, w, sc.DType); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return w, nil
 }

@@ -27,6 +27,16 @@ const (
 	// columns per word in the order 0 2 4 6 1 3 5 7; scales [groups, out];
 	// no g_idx (group = k / group_size).
 	AWQ
+	// CompressedTensors is compressed-tensors' "pack-quantized" layout:
+	// weight_packed [out, ⌈in·bits/32⌉] packs 32/bits input columns per
+	// word, low bits first, each value stored plus 2^(bits−1) (the last
+	// word of a row padded with zeros); weight_scale [out, groups];
+	// weight_zero_point (asymmetric only) [⌈out·bits/32⌉, groups] packs
+	// output rows the same way, offset alike; without zero points the
+	// offset 2^(bits−1) is the zero; g_idx [in] as GPTQ's.
+	//
+	//	w[n][k] = scale[n][g] · (q[n][k] − z[n][g]),  g = g_idx[k]
+	CompressedTensors
 )
 
 func (m PackedMethod) String() string {
@@ -37,6 +47,8 @@ func (m PackedMethod) String() string {
 		return "gptq_v2"
 	case AWQ:
 		return "awq"
+	case CompressedTensors:
+		return "compressed-tensors"
 	}
 	return fmt.Sprintf("PackedMethod(%d)", int(m))
 }
@@ -53,6 +65,9 @@ type PackedLinear struct {
 	Bits      int
 	GroupSize int
 	In, Out   int
+	// Symmetric (CompressedTensors only): no zero points are stored; the
+	// zero is the storage offset 2^(Bits−1).
+	Symmetric bool
 }
 
 // Groups is the number of scale groups along the input dimension.
@@ -69,6 +84,7 @@ func (p PackedLinear) Validate() error {
 		return fmt.Errorf("packed layer of %d×%d, group size %d", p.Out, p.In, p.GroupSize)
 	case p.Method == AWQ && (p.Out%8 != 0 || p.In%p.GroupSize != 0):
 		return fmt.Errorf("AWQ layer of %d×%d with group size %d: out must be a multiple of 8 and in of the group size", p.Out, p.In, p.GroupSize)
+	case p.Method == CompressedTensors:
 	case p.Method != AWQ && (p.In*p.Bits%32 != 0 || p.Out*p.Bits%32 != 0):
 		return fmt.Errorf("GPTQ layer of %d×%d at %d bits: both dimensions must fill whole 32-bit words", p.Out, p.In, p.Bits)
 	}
@@ -78,17 +94,37 @@ func (p PackedLinear) Validate() error {
 // QWeightShape, QZerosShape and ScalesShape are the stored shapes of the
 // three tensors, as [rows, cols] of int32 words (scales: of scale values).
 func (p PackedLinear) QWeightShape() [2]int {
-	if p.Method == AWQ {
+	switch p.Method {
+	case AWQ:
 		return [2]int{p.In, p.Out * p.Bits / 32}
+	case CompressedTensors:
+		return [2]int{p.Out, words(p.In, p.Bits)}
 	}
 	return [2]int{p.In * p.Bits / 32, p.Out}
 }
 
-// QZerosShape is the stored shape of qzeros.
-func (p PackedLinear) QZerosShape() [2]int { return [2]int{p.Groups(), p.Out * p.Bits / 32} }
+// QZerosShape is the stored shape of qzeros ([0 0] for a symmetric
+// compressed-tensors layer, which stores none).
+func (p PackedLinear) QZerosShape() [2]int {
+	if p.Method == CompressedTensors {
+		if p.Symmetric {
+			return [2]int{0, 0}
+		}
+		return [2]int{words(p.Out, p.Bits), p.Groups()}
+	}
+	return [2]int{p.Groups(), p.Out * p.Bits / 32}
+}
 
 // ScalesShape is the stored shape of scales.
-func (p PackedLinear) ScalesShape() [2]int { return [2]int{p.Groups(), p.Out} }
+func (p PackedLinear) ScalesShape() [2]int {
+	if p.Method == CompressedTensors {
+		return [2]int{p.Out, p.Groups()}
+	}
+	return [2]int{p.Groups(), p.Out}
+}
+
+// words is the number of 32-bit words n values of bits bits take.
+func words(n, bits int) int { return (n*bits + 31) / 32 }
 
 // DequantizePacked writes the [Out, In] weight of a packed layer to dst as
 // float32 values. qweight and qzeros are little-endian int32 words,
@@ -128,9 +164,14 @@ func DequantizePacked(dst []float32, p PackedLinear, qweight, qzeros []byte, sca
 	// zero returns the zero point of group g, output column n.
 	zero := func(g, n int) float32 {
 		var z uint32
-		if p.Method == AWQ {
+		switch {
+		case p.Method == CompressedTensors && p.Symmetric:
+			return float32(uint32(1) << (bits - 1))
+		case p.Method == CompressedTensors:
+			return float32(word(qzeros, (n/per)*qz[1]+g) >> (bits * uint(n%per)) & mask)
+		case p.Method == AWQ:
 			z = word(qzeros, g*qz[1]+n/8) >> (4 * awqSlot[n%8]) & mask
-		} else {
+		default:
 			z = word(qzeros, g*qz[1]+n/per) >> (bits * uint(n%per)) & mask
 			if p.Method == GPTQ {
 				z = (z + 1) & mask
@@ -145,12 +186,21 @@ func DequantizePacked(dst []float32, p PackedLinear, qweight, qzeros []byte, sca
 		}
 		for n := 0; n < p.Out; n++ {
 			var q uint32
-			if p.Method == AWQ {
+			var scale float32
+			switch p.Method {
+			case AWQ:
 				q = word(qweight, k*qw[1]+n/8) >> (4 * awqSlot[n%8]) & mask
-			} else {
+			case CompressedTensors:
+				q = word(qweight, n*qw[1]+k/per) >> (bits * uint(k%per)) & mask
+			default:
 				q = word(qweight, (k/per)*qw[1]+n) >> (bits * uint(k%per)) & mask
 			}
-			dst[n*p.In+k] = scales[g*sc[1]+n] * (float32(q) - zero(g, n))
+			if p.Method == CompressedTensors {
+				scale = scales[n*sc[1]+g]
+			} else {
+				scale = scales[g*sc[1]+n]
+			}
+			dst[n*p.In+k] = scale * (float32(q) - zero(g, n))
 		}
 	}
 	return nil

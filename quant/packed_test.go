@@ -67,8 +67,11 @@ func FuzzDequantizePacked(f *testing.F) {
 	f.Add(uint8(0), uint8(4), uint8(8), uint8(8), uint8(8), []byte{1, 2, 3})
 	f.Add(uint8(2), uint8(4), uint8(8), uint8(8), uint8(16), []byte{0xff})
 	f.Add(uint8(1), uint8(2), uint8(16), uint8(16), uint8(16), []byte{})
+	f.Add(uint8(3), uint8(4), uint8(32), uint8(96), uint8(24), []byte{2, 0x81})
+	f.Add(uint8(3), uint8(8), uint8(20), uint8(20), uint8(3), []byte{1})
 	f.Fuzz(func(t *testing.T, method, bits, group, in, out uint8, data []byte) {
-		p := PackedLinear{Method: PackedMethod(method % 3), Bits: int(bits), GroupSize: int(group), In: int(in), Out: int(out)}
+		p := PackedLinear{Method: PackedMethod(method % 4), Bits: int(bits), GroupSize: int(group), In: int(in), Out: int(out),
+			Symmetric: len(data) > 0 && data[0]&2 != 0}
 		if p.Validate() != nil {
 			return
 		}

@@ -1,0 +1,380 @@
+package checkpoint
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/tfconv/tfconv/quant"
+	"github.com/tfconv/tfconv/tensor"
+)
+
+// ctConfig is the part of a compressed-tensors quantization_config (the
+// format vLLM and llm-compressor write) that says how the weights are
+// stored: the format and the one config group's weight arguments.
+type ctConfig struct {
+	format    string // "float-quantized", "int-quantized", "naive-quantized", "pack-quantized", "nvfp4-pack-quantized"
+	typ       string // "int" or "float"
+	bits      int
+	strategy  string // "tensor", "channel", "group", "tensor_group", "block"
+	groupSize int
+	block     [2]int
+	symmetric bool
+}
+
+// parseCTConfig reads a compressed-tensors quantization_config. Every
+// config group must store its weights the same way (one format, one set of
+// weight arguments); a checkpoint that mixes them is refused naming both.
+func parseCTConfig(qc map[string]any) (ctConfig, error) {
+	var cc ctConfig
+	cc.format, _ = qc["format"].(string)
+	groups, _ := qc["config_groups"].(map[string]any)
+	if len(groups) == 0 {
+		return cc, fmt.Errorf("config.json: compressed-tensors quantization_config has no config_groups")
+	}
+	first := ""
+	for name, g := range groups {
+		gm, _ := g.(map[string]any)
+		w, _ := gm["weights"].(map[string]any)
+		if w == nil {
+			return cc, tensor.Unsupported("config.json: compressed-tensors config group %q quantizes no weights", name)
+		}
+		one := ctConfig{format: cc.format, symmetric: true}
+		if f, _ := gm["format"].(string); f != "" {
+			one.format = f
+		}
+		one.typ, _ = w["type"].(string)
+		one.strategy, _ = w["strategy"].(string)
+		num := func(key string) (int, error) {
+			v, ok := w[key]
+			if !ok || v == nil {
+				return 0, nil
+			}
+			n, ok := v.(json.Number)
+			x, err := n.Int64()
+			if !ok || err != nil || x <= 0 || x > 1<<20 {
+				return 0, fmt.Errorf("config.json: compressed-tensors config group %q: weights %s is %v, want a positive integer", name, key, v)
+			}
+			return int(x), nil
+		}
+		var err error
+		if one.bits, err = num("num_bits"); err != nil {
+			return cc, err
+		}
+		if one.groupSize, err = num("group_size"); err != nil {
+			return cc, err
+		}
+		if sym, ok := w["symmetric"].(bool); ok {
+			one.symmetric = sym
+		}
+		if bs, ok := w["block_structure"].([]any); ok {
+			if len(bs) != 2 {
+				return cc, fmt.Errorf("config.json: compressed-tensors config group %q: block_structure is %v, want [rows, columns]", name, bs)
+			}
+			for i, b := range bs {
+				n, ok := b.(json.Number)
+				x, err := n.Int64()
+				if !ok || err != nil || x <= 0 || x > 1<<16 {
+					return cc, fmt.Errorf("config.json: compressed-tensors config group %q: block_structure is %v, want two positive sizes", name, bs)
+				}
+				one.block[i] = int(x)
+			}
+		}
+		if ao, ok := w["actorder"].(string); ok && ao != "" && ao != "group" && ao != "weight" {
+			return cc, tensor.Unsupported("config.json: compressed-tensors config group %q: actorder %q is not supported", name, ao)
+		}
+		if first == "" {
+			first, cc = name, one
+			continue
+		}
+		if one != cc {
+			return cc, tensor.Unsupported("config.json: compressed-tensors config groups %q and %q store weights differently (%+v, %+v): one layout per checkpoint is supported", first, name, cc, one)
+		}
+	}
+	switch cc.format {
+	case "float-quantized", "naive-quantized", "int-quantized", "pack-quantized", "nvfp4-pack-quantized":
+	default:
+		return cc, tensor.Unsupported("config.json: compressed-tensors format %q is not supported (float-quantized, int-quantized, naive-quantized, pack-quantized and nvfp4-pack-quantized are)", cc.format)
+	}
+	return cc, nil
+}
+
+// scaled is the fp8Config of a float-, int- or naive-quantized
+// checkpoint, whose weights are stored one value per element beside their
+// scales: 8-bit floats, or 8-bit integers.
+func (cc ctConfig) scaled() (fp8Config, error) {
+	fc := fp8Config{method: "compressed-tensors", scaleSuffix: "_scale"}
+	switch {
+	case cc.typ == "float" && cc.bits == 8:
+	case cc.typ == "int" && cc.bits == 8:
+		fc.intWeights = true
+	default:
+		return fc, tensor.Unsupported("config.json: compressed-tensors %s weights of type %q with %d bits are not supported (8-bit float and 8-bit int are)", cc.format, cc.typ, cc.bits)
+	}
+	switch cc.strategy {
+	case "tensor", "channel":
+	case "block":
+		if cc.block[0] == 0 {
+			return fc, fmt.Errorf("config.json: compressed-tensors strategy block without a block_structure")
+		}
+		fc.block = cc.block
+	default:
+		return fc, tensor.Unsupported("config.json: compressed-tensors %s strategy %q is not supported (tensor, channel and block are)", cc.format, cc.strategy)
+	}
+	if !cc.symmetric {
+		return fc, tensor.Unsupported("config.json: compressed-tensors %s weights with zero points (symmetric false) are not supported", cc.format)
+	}
+	return fc, nil
+}
+
+// unpackCT presents a compressed-tensors checkpoint dequantized: the
+// scaled formats through unscaleFP8, the packed ones here.
+func (c *Checkpoint) unpackCT(qc map[string]any) (*unpacked, error) {
+	cc, err := parseCTConfig(qc)
+	if err != nil {
+		return nil, err
+	}
+	switch cc.format {
+	case "pack-quantized":
+		return c.unpackCTPacked(cc)
+	case "nvfp4-pack-quantized":
+		return c.unpackCTFP4(cc)
+	}
+	fc, err := cc.scaled()
+	if err != nil {
+		return nil, err
+	}
+	return c.unscaleFP8(fc)
+}
+
+// ctPart fetches the tensor prefix+suffix of a compressed-tensors layer,
+// checking its dtype and rank.
+func (c *Checkpoint) ctPart(prefix, suffix string, rank int, want ...tensor.DType) (*Tensor, error) {
+	t, ok := c.byName[prefix+suffix]
+	if !ok {
+		return nil, fmt.Errorf("checkpoint: %s: compressed-tensors layer %q has no tensor %q", c.Path, prefix, prefix+suffix)
+	}
+	for _, d := range want {
+		if t.DType == d && len(t.Shape) == rank {
+			return t, nil
+		}
+	}
+	return nil, fmt.Errorf("checkpoint: %s: offset %d: tensor %q is %v %v, want %d dimensions of %v", t.File, t.Offset, t.Name, t.DType, t.Shape, rank, want)
+}
+
+// ctShape reads a layer's weight_shape tensor: two positive int64 sizes.
+func ctShape(t *Tensor) (rows, cols int, err error) {
+	b, err := t.ReadAll()
+	if err != nil {
+		return 0, 0, err
+	}
+	if t.DType != tensor.I64 && t.DType != tensor.I32 || t.NumElements() != 2 {
+		return 0, 0, fmt.Errorf("checkpoint: %s: offset %d: tensor %q is %v %v, want two integers", t.File, t.Offset, t.Name, t.DType, t.Shape)
+	}
+	var v [2]int64
+	for i := range v {
+		if t.DType == tensor.I64 {
+			v[i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
+		} else {
+			v[i] = int64(int32(binary.LittleEndian.Uint32(b[4*i:])))
+		}
+		if v[i] <= 0 || v[i] > 1<<31 {
+			return 0, 0, fmt.Errorf("checkpoint: %s: offset %d: tensor %q holds %v, want two positive sizes", t.File, t.Offset, t.Name, v)
+		}
+	}
+	return int(v[0]), int(v[1]), nil
+}
+
+// unpackCTPacked replaces every pack-quantized layer (X.weight_packed,
+// X.weight_shape, X.weight_scale, and X.weight_zero_point when asymmetric,
+// X.weight_g_idx with activation ordering) by its float32 weight X.weight:
+// (q − z) · scale, exact in float32 as llama.cpp's converter computes it;
+// rounded to the scales' type it is what compressed-tensors' own
+// decompression gives.
+func (c *Checkpoint) unpackCTPacked(cc ctConfig) (*unpacked, error) {
+	if cc.typ != "int" || cc.bits != 4 && cc.bits != 8 && cc.bits != 2 {
+		return nil, tensor.Unsupported("config.json: compressed-tensors pack-quantized weights of type %q with %d bits are not supported (2-, 4- and 8-bit int are)", cc.typ, cc.bits)
+	}
+	u := &unpacked{drop: map[string]bool{}, method: "compressed-tensors", bits: cc.bits}
+	switch cc.strategy {
+	case "group":
+		u.scheme = fmt.Sprintf("%d-bit integers, group size %d", cc.bits, cc.groupSize)
+	case "channel":
+		u.scheme = fmt.Sprintf("%d-bit integers, one group per row", cc.bits)
+	default:
+		return nil, tensor.Unsupported("config.json: compressed-tensors pack-quantized strategy %q is not supported (group and channel are)", cc.strategy)
+	}
+	if !cc.symmetric {
+		u.scheme += ", zero points"
+	}
+	for i, pw := range c.Tensors {
+		prefix, ok := strings.CutSuffix(pw.Name, ".weight_packed")
+		if !ok {
+			continue
+		}
+		t, parts, err := c.ctPackedLayer(cc, prefix)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.replace(i, t); err != nil {
+			return nil, err
+		}
+		for _, p := range parts {
+			u.drop[p] = true
+		}
+		u.layers++
+	}
+	return u, nil
+}
+
+func (c *Checkpoint) ctPackedLayer(cc ctConfig, prefix string) (*Tensor, []string, error) {
+	pw, err := c.ctPart(prefix, ".weight_packed", 2, tensor.I32)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := c.ctPart(prefix, ".weight_shape", 1, tensor.I64, tensor.I32)
+	if err != nil {
+		return nil, nil, err
+	}
+	sc, err := c.ctPart(prefix, ".weight_scale", 2, tensor.F32, tensor.BF16, tensor.F16)
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, cols, err := ctShape(st)
+	if err != nil {
+		return nil, nil, err
+	}
+	parts := []string{pw.Name, st.Name, sc.Name}
+	p := quant.PackedLinear{Method: quant.CompressedTensors, Bits: cc.bits, In: cols, Out: rows, GroupSize: cc.groupSize, Symmetric: cc.symmetric}
+	if cc.strategy == "channel" {
+		p.GroupSize = cols
+	}
+	if err := p.Validate(); err != nil {
+		return nil, nil, fmt.Errorf("checkpoint: %s: tensor %q: %w", pw.File, pw.Name, err)
+	}
+	var zp, gi *Tensor
+	if !cc.symmetric {
+		if zp, err = c.ctPart(prefix, ".weight_zero_point", 2, tensor.I32); err != nil {
+			return nil, nil, err
+		}
+		parts = append(parts, zp.Name)
+	} else if t, ok := c.byName[prefix+".weight_zero_point"]; ok {
+		// Symmetric layers may carry zero points that are all zero.
+		parts = append(parts, t.Name)
+	}
+	if _, ok := c.byName[prefix+".weight_g_idx"]; ok {
+		if gi, err = c.ctPart(prefix, ".weight_g_idx", 1, tensor.I32); err != nil {
+			return nil, nil, err
+		}
+		parts = append(parts, gi.Name)
+	}
+	shapeIs := func(t *Tensor, want [2]int) error {
+		if t.Shape[0] == int64(want[0]) && t.Shape[1] == int64(want[1]) {
+			return nil
+		}
+		return fmt.Errorf("checkpoint: %s: offset %d: tensor %q has shape %v; a %d-bit layer of %d×%d with group size %d needs [%d %d]",
+			t.File, t.Offset, t.Name, t.Shape, cc.bits, rows, cols, p.GroupSize, want[0], want[1])
+	}
+	if err := shapeIs(pw, p.QWeightShape()); err != nil {
+		return nil, nil, err
+	}
+	if err := shapeIs(sc, p.ScalesShape()); err != nil {
+		return nil, nil, err
+	}
+	if zp != nil {
+		if err := shapeIs(zp, p.QZerosShape()); err != nil {
+			return nil, nil, err
+		}
+	}
+	if gi != nil && gi.Shape[0] != int64(cols) {
+		return nil, nil, fmt.Errorf("checkpoint: %s: offset %d: tensor %q has shape %v, want [%d]", gi.File, gi.Offset, gi.Name, gi.Shape, cols)
+	}
+	info := tensor.Info{Name: prefix + ".weight", DType: tensor.F32, Shape: tensor.Shape{int64(rows), int64(cols)}, Size: 4 * int64(rows) * int64(cols)}
+	data := func() ([]byte, error) {
+		w, err := dequantizePackedF32(p, pw, zp, sc, gi)
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint: %s: compressed-tensors layer %q: %w", pw.File, prefix, err)
+		}
+		out := make([]byte, 4*len(w))
+		for i, v := range w {
+			binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(v))
+		}
+		return out, nil
+	}
+	return LazyTensor(info, pw.File, data), parts, nil
+}
+
+// unpackCTFP4 replaces every nvfp4-pack-quantized layer (X.weight_packed
+// uint8, X.weight_scale float8 e4m3 per 16 values, X.weight_global_scale)
+// by its float32 weight X.weight, e2m1 · (scale / global_scale) as
+// compressed-tensors' decompression computes it in float32; the NVFP4
+// activation scales (input_global_scale) are left out with the others.
+func (c *Checkpoint) unpackCTFP4(cc ctConfig) (*unpacked, error) {
+	if cc.typ != "float" || cc.bits != 4 || cc.groupSize != 16 || cc.strategy != "tensor_group" || !cc.symmetric {
+		return nil, tensor.Unsupported("config.json: compressed-tensors nvfp4-pack-quantized with weights %+v is not supported (4-bit float, tensor_group strategy, group size 16, symmetric is)", cc)
+	}
+	u := &unpacked{drop: map[string]bool{}, method: "compressed-tensors", bits: 4, scheme: "NVFP4: e2m1, a float8 e4m3 scale per 16 values and a float32 global scale"}
+	for i, t := range c.Tensors {
+		if strings.HasSuffix(t.Name, ".input_global_scale") && t.NumElements() <= 1 {
+			u.drop[t.Name] = true
+			u.dropped++
+		}
+		prefix, ok := strings.CutSuffix(t.Name, ".weight_packed")
+		if !ok {
+			continue
+		}
+		pw, err := c.ctPart(prefix, ".weight_packed", 2, tensor.U8)
+		if err != nil {
+			return nil, err
+		}
+		sc, err := c.ctPart(prefix, ".weight_scale", 2, tensor.F8_E4M3)
+		if err != nil {
+			return nil, err
+		}
+		gs, err := c.ctPart(prefix, ".weight_global_scale", 1, tensor.F32)
+		if err != nil {
+			return nil, err
+		}
+		rows, cols := int(pw.Shape[0]), 2*int(pw.Shape[1])
+		if gs.Shape[0] != 1 || sc.Shape[0] != int64(rows) || int64(cols) != 16*sc.Shape[1] {
+			return nil, fmt.Errorf("checkpoint: %s: offset %d: compressed-tensors NVFP4 layer %q: packed %v, scales %v and global scale %v do not fit (want [rows, cols/2], [rows, cols/16], [1])",
+				pw.File, pw.Offset, prefix, pw.Shape, sc.Shape, gs.Shape)
+		}
+		info := tensor.Info{Name: prefix + ".weight", DType: tensor.F32, Shape: tensor.Shape{int64(rows), int64(cols)}, Size: 4 * int64(rows) * int64(cols)}
+		data := func() ([]byte, error) {
+			pb, err := pw.ReadAll()
+			if err != nil {
+				return nil, err
+			}
+			sb, err := sc.ReadAll()
+			if err != nil {
+				return nil, err
+			}
+			gb, err := gs.ReadAll()
+			if err != nil {
+				return nil, err
+			}
+			scales := make([]float32, sc.NumElements())
+			if err := quant.Dequantize(scales, sb, tensor.F8_E4M3); err != nil {
+				return nil, err
+			}
+			w := make([]float32, rows*cols)
+			if err := quant.DequantizeFP4Packed(w, pb, scales, math.Float32frombits(binary.LittleEndian.Uint32(gb)), rows, cols); err != nil {
+				return nil, fmt.Errorf("checkpoint: %s: compressed-tensors layer %q: %w", pw.File, prefix, err)
+			}
+			out := make([]byte, 4*len(w))
+			for i, v := range w {
+				binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(v))
+			}
+			return out, nil
+		}
+		if err := c.replace(i, LazyTensor(info, pw.File, data)); err != nil {
+			return nil, err
+		}
+		u.drop[sc.Name], u.drop[gs.Name] = true, true
+		u.layers++
+	}
+	return u, nil
+}
