@@ -208,7 +208,7 @@ func checksum(r io.Reader, size int64, buf []byte) (uint32, error) {
 // where the file system allows it, not from what the page cache holds. It
 // returns the one-line verdict.
 func selfCheck(path string, jobs []*job) (string, error) {
-	c, err := checkpoint.Open(path)
+	c, err := checkpoint.OpenStored(path)
 	if err != nil {
 		return "", fmt.Errorf("convert: self-check: %w", err)
 	}
