@@ -480,9 +480,13 @@ func newReport(src, out string, to Format, p *plan, files []string) *Report {
 		rep.Dropped = []Dropped{}
 	}
 	for _, j := range p.jobs {
-		rep.Tensors = append(rep.Tensors, TensorReport{Name: j.out.Name, SourceName: j.src.Name,
+		src := j.src
+		if j.from != nil {
+			src = j.from
+		}
+		rep.Tensors = append(rep.Tensors, TensorReport{Name: j.out.Name, SourceName: src.Name,
 			DType: j.out.DType.String(), Shape: j.out.Shape, Bytes: j.out.Size,
-			SourceDType: j.src.DType.String(), Lossy: !lossless(j.src.DType, j.out.DType),
+			SourceDType: src.DType.String(), Lossy: j.quantized || j.from == nil && !lossless(j.src.DType, j.out.DType),
 			Overflow: j.overflow.Count, OverflowMaxAbs: j.overflow.MaxAbs, Copied: j.m.Blocks != 0})
 		rep.Bytes += j.out.Size
 	}
@@ -590,7 +594,8 @@ func lossyWarnings(ts []TensorReport) []string {
 	var order []pair
 	names := map[pair][]string{}
 	for _, t := range ts {
-		if !t.Lossy {
+		// U32 is MLX's affine codes: quantization asked for, not a cast.
+		if !t.Lossy || t.DType == tensor.U32.String() {
 			continue
 		}
 		p := pair{t.SourceDType, t.DType}

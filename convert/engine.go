@@ -32,6 +32,11 @@ type job struct {
 	// (Options.AllowOverflow) instead of failing; overflow counts them.
 	allowOverflow bool
 	overflow      quant.OverflowError
+	// from is the float tensor a derived output is computed from (an MLX
+	// layer's codes, scales and biases: mlxJobs), for the report; quantized
+	// marks the codes, which hold the source's values only approximately.
+	from      *checkpoint.Tensor
+	quantized bool
 }
 
 // chunkElems is how many elements the streaming path converts per step: a

@@ -103,7 +103,7 @@ func mlxJobs(j *job, prm mlx.Params) []*job {
 		info := tensor.Info{Name: name, DType: d, Shape: shape}
 		info.Size, _ = d.ShapeBytes(shape)
 		src := checkpoint.LazyTensor(info, j.src.File, func() ([]byte, error) { return q.part(i) })
-		return &job{out: info, src: src, m: Mapping{Name: name, Source: j.src.Name, Shape: shape}}
+		return &job{out: info, src: src, m: Mapping{Name: name, Source: j.src.Name, Shape: shape}, from: j.src, quantized: i == 0}
 	}
 	return []*job{
 		part(path+mlx.WeightSuffix, tensor.U32, wShape, 0),

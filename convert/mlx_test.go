@@ -52,8 +52,15 @@ func TestMLXQuantizeRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep.SelfCheck != "ok" || rep.Format != MLX {
+		if rep.SelfCheck != "ok" || rep.Format != MLX || len(rep.Warnings) != 0 {
 			t.Fatalf("report %+v", rep)
+		}
+		// The report names each part's float source; only the codes are lossy.
+		for _, tr := range rep.Tensors {
+			if strings.HasPrefix(tr.Name, "model.embed_tokens.") &&
+				(tr.SourceName != "model.embed_tokens.weight" || tr.SourceDType != "F32" || tr.Lossy != (tr.DType == "U32")) {
+				t.Errorf("report of %s: %+v", tr.Name, tr)
+			}
 		}
 		stored, err := checkpoint.OpenStored(dir)
 		if err != nil {
