@@ -454,7 +454,43 @@ func openDir(dir string) (*Checkpoint, error) {
 	return nil, err
 }
 
+// OpenStored is Open, except that a safetensors checkpoint's tensors are
+// listed as stored: quantized layers (GPTQ, AWQ, FP8 with scales, MLX) are
+// not presented dequantized, and config.json keeps its quantization. A
+// writer re-reads its output this way, byte for byte.
+func OpenStored(path string) (*Checkpoint, error) {
+	if IsRemote(path) {
+		return Open(path)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDir() {
+		if c, err := openSafetensorsStored(path, path); err == nil {
+			return c, nil
+		}
+		return Open(path)
+	}
+	if kind, err := sniff.File(path); err == nil && (kind == sniff.SafetensorsIndex || kind == sniff.Safetensors) {
+		return openSafetensorsStored(path, filepath.Dir(path))
+	}
+	return Open(path)
+}
+
 func openSafetensors(path, dir string) (*Checkpoint, error) {
+	c, err := openSafetensorsStored(path, dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.unpackQuantized(); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func openSafetensorsStored(path, dir string) (*Checkpoint, error) {
 	s, err := safetensors.OpenSet(path)
 	if err != nil {
 		return nil, err
@@ -476,10 +512,6 @@ func openSafetensors(path, dir string) (*Checkpoint, error) {
 		c.add(&Tensor{Info: t.Info, File: shardOf(s, t),
 			open:    func() io.Reader { return t.Open() },
 			section: t.Open, inFile: true})
-	}
-	if err := c.unpackQuantized(); err != nil {
-		c.Close()
-		return nil, err
 	}
 	return c, nil
 }

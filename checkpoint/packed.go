@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/tfconv/tfconv/formats/mlx"
 	"github.com/tfconv/tfconv/quant"
 	"github.com/tfconv/tfconv/tensor"
 )
@@ -91,30 +92,41 @@ func (c *Checkpoint) unpackQuantized() error {
 	}
 	qc, _ := raw["quantization_config"].(map[string]any)
 	method, _ := qc["quant_method"].(string)
+	mq, err := mlx.FromConfig(raw)
+	if err != nil {
+		return fmt.Errorf("checkpoint: %s: %w", c.Path, err)
+	}
 	var u *unpacked
-	switch strings.ToLower(method) {
-	case "gptq", "awq":
-		pc, _, err := parsePackedConfig(raw)
-		if err != nil {
-			return err
-		}
-		if u, err = c.unpackPacked(pc); err != nil {
-			return err
-		}
-	case "compressed-tensors":
-		if u, err = c.unpackCT(qc); err != nil {
-			return err
-		}
-	case "fp8", "fbgemm_fp8":
-		fc, err := parseFP8Config(qc)
-		if err != nil {
-			return err
-		}
-		if u, err = c.unscaleFP8(fc); err != nil {
+	switch {
+	case mq != nil:
+		if u, err = c.unpackMLX(mq); err != nil {
 			return err
 		}
 	default:
-		return nil
+		switch strings.ToLower(method) {
+		case "gptq", "awq":
+			pc, _, err := parsePackedConfig(raw)
+			if err != nil {
+				return err
+			}
+			if u, err = c.unpackPacked(pc); err != nil {
+				return err
+			}
+		case "compressed-tensors":
+			if u, err = c.unpackCT(qc); err != nil {
+				return err
+			}
+		case "fp8", "fbgemm_fp8":
+			fc, err := parseFP8Config(qc)
+			if err != nil {
+				return err
+			}
+			if u, err = c.unscaleFP8(fc); err != nil {
+				return err
+			}
+		default:
+			return nil
+		}
 	}
 	if u.layers == 0 {
 		return nil
@@ -129,6 +141,7 @@ func (c *Checkpoint) unpackQuantized() error {
 	}
 	c.Tensors = kept
 	delete(raw, "quantization_config")
+	mlx.SetConfig(raw, nil)
 	b, err := json.MarshalIndent(raw, "", "  ")
 	if err != nil {
 		return err

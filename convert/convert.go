@@ -35,7 +35,15 @@ const (
 	// Native output is a .tfn file (NativeExt), a lossless repack of the
 	// source: same tensor names, bytes and metadata, side files embedded.
 	Native Format = "native"
+	// MLX output is a directory as mlx-lm saves it (formats/mlx): Hugging
+	// Face names, {"format": "mlx"} safetensors metadata and, with
+	// Options.Bits, affine-quantized layers and config.json's
+	// "quantization".
+	MLX Format = "mlx"
 )
+
+// isDir reports whether format to is written as a directory.
+func isDir(to Format) bool { return to == Safetensors || to == MLX }
 
 // NativeExt is the file extension of tfconv's native format.
 const NativeExt = ".tfn"
@@ -123,6 +131,11 @@ type Options struct {
 	// Part writes only the shards of one part of a split set (--part;
 	// SplitMaxBytes must be set).
 	Part Part
+	// Bits and GroupSize quantize MLX output (To MLX) as mlx_lm.convert -q
+	// does: every linear and embedding weight whose input dimension is a
+	// multiple of GroupSize becomes affine codes of Bits bits with scales
+	// and biases (formats/mlx). Bits 0 writes the weights in float.
+	Bits, GroupSize int
 	// Resume continues a split run that was killed or failed: the shards
 	// its record (DST.tfconv-resume) names and whose sha256 still matches
 	// are kept, and writing starts at the first other one (--resume).
@@ -304,6 +317,8 @@ func runOn(c *checkpoint.Checkpoint, src, dst string, opts Options, inputs []str
 		p, err = planToHF(c, opts)
 	case to == Safetensors:
 		p, err = planHFRecast(c, opts)
+	case to == MLX:
+		p, err = planMLX(c, opts)
 	default:
 		err = fmt.Errorf("convert: unknown output format %q", to)
 	}
@@ -362,7 +377,7 @@ func runOn(c *checkpoint.Checkpoint, src, dst string, opts Options, inputs []str
 	check := dst
 	var partFiles []string
 	var replaced atomicfile.DirResult
-	if _, err := os.Lstat(dst); err == nil && to != Safetensors && opts.SplitMaxBytes == 0 {
+	if _, err := os.Lstat(dst); err == nil && !isDir(to) && opts.SplitMaxBytes == 0 {
 		replaced.Replaced = []string{filepath.Base(dst)}
 	}
 	switch {
@@ -381,7 +396,7 @@ func runOn(c *checkpoint.Checkpoint, src, dst string, opts Options, inputs []str
 		err = writeGGUF(dst, opts.Force, inputs, p, prog)
 	case to == Native:
 		err = writeNative(dst, opts.Force, inputs, p, prog)
-	case to == Safetensors:
+	case isDir(to):
 		replaced, err = writeHF(dst, opts.Force, p, opts, prog)
 	}
 	prog.Finish()
@@ -465,9 +480,13 @@ func newReport(src, out string, to Format, p *plan, files []string) *Report {
 		rep.Dropped = []Dropped{}
 	}
 	for _, j := range p.jobs {
-		rep.Tensors = append(rep.Tensors, TensorReport{Name: j.out.Name, SourceName: j.src.Name,
+		src := j.src
+		if j.from != nil {
+			src = j.from
+		}
+		rep.Tensors = append(rep.Tensors, TensorReport{Name: j.out.Name, SourceName: src.Name,
 			DType: j.out.DType.String(), Shape: j.out.Shape, Bytes: j.out.Size,
-			SourceDType: j.src.DType.String(), Lossy: !lossless(j.src.DType, j.out.DType),
+			SourceDType: src.DType.String(), Lossy: j.quantized || j.from == nil && !lossless(j.src.DType, j.out.DType),
 			Overflow: j.overflow.Count, OverflowMaxAbs: j.overflow.MaxAbs, Copied: j.m.Blocks != 0})
 		rep.Bytes += j.out.Size
 	}
@@ -534,7 +553,7 @@ func outputFiles(dst string, to Format, p *plan, opts Options, inputs []string) 
 			}
 		}
 		return names, nil
-	case to == Safetensors:
+	case isDir(to):
 		maxShard := opts.MaxShardBytes
 		if maxShard <= 0 {
 			maxShard = DefaultMaxShardBytes
@@ -575,7 +594,8 @@ func lossyWarnings(ts []TensorReport) []string {
 	var order []pair
 	names := map[pair][]string{}
 	for _, t := range ts {
-		if !t.Lossy {
+		// U32 is MLX's affine codes: quantization asked for, not a cast.
+		if !t.Lossy || t.DType == tensor.U32.String() {
 			continue
 		}
 		p := pair{t.SourceDType, t.DType}
@@ -652,13 +672,13 @@ func OutputFormat(dst string, to Format) (Format, error) {
 	switch to {
 	case GGUF, Native:
 		return to, nil
-	case Safetensors:
+	case Safetensors, MLX:
 		if ext == ".gguf" || ext == NativeExt || ext == ".safetensors" {
-			return "", fmt.Errorf("convert: %s: Hugging Face output is a directory; give a directory name", dst)
+			return "", fmt.Errorf("convert: %s: %s output is a directory; give a directory name", dst, to)
 		}
 		return to, nil
 	}
-	return "", fmt.Errorf("convert: unknown output format %q (gguf, safetensors or native)", to)
+	return "", fmt.Errorf("convert: unknown output format %q (gguf, safetensors, mlx or native)", to)
 }
 
 // CheckDest refuses, before any work, a destination that conversion to
@@ -691,7 +711,7 @@ func CheckDest(dst string, to Format, force bool, inputs []string) error {
 			}
 		}
 	}
-	if st.IsDir() != (to == Safetensors) {
+	if st.IsDir() != isDir(to) {
 		if st.IsDir() {
 			return fmt.Errorf("convert: %s is a directory; %s output is a file", dst, to)
 		}

@@ -32,6 +32,11 @@ type job struct {
 	// (Options.AllowOverflow) instead of failing; overflow counts them.
 	allowOverflow bool
 	overflow      quant.OverflowError
+	// from is the float tensor a derived output is computed from (an MLX
+	// layer's codes, scales and biases: mlxJobs), for the report; quantized
+	// marks the codes, which hold the source's values only approximately.
+	from      *checkpoint.Tensor
+	quantized bool
 }
 
 // chunkElems is how many elements the streaming path converts per step: a
@@ -208,7 +213,7 @@ func checksum(r io.Reader, size int64, buf []byte) (uint32, error) {
 // where the file system allows it, not from what the page cache holds. It
 // returns the one-line verdict.
 func selfCheck(path string, jobs []*job) (string, error) {
-	c, err := checkpoint.Open(path)
+	c, err := checkpoint.OpenStored(path)
 	if err != nil {
 		return "", fmt.Errorf("convert: self-check: %w", err)
 	}

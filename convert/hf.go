@@ -7,6 +7,7 @@ import (
 
 	"github.com/tfconv/tfconv/arch"
 	"github.com/tfconv/tfconv/checkpoint"
+	"github.com/tfconv/tfconv/formats/mlx"
 	"github.com/tfconv/tfconv/formats/safetensors"
 	"github.com/tfconv/tfconv/internal/atomicfile"
 	"github.com/tfconv/tfconv/internal/progress"
@@ -225,7 +226,15 @@ func writeHF(dst string, force bool, p *plan, opts Options, prog *progress.Meter
 	}
 	infos = safetensors.ReferenceOrder(infos)
 	e := &engine{progress: prog}
-	return WriteHFDir(dst, force, p.files, infos, opts.MaxShardBytes, func(next func(string) (io.Writer, error)) error {
+	meta := hfMetadata
+	if p.format == MLX {
+		meta = mlx.Metadata
+	}
+	maxShard := opts.MaxShardBytes
+	if maxShard <= 0 {
+		maxShard = DefaultMaxShardBytes
+	}
+	return safetensors.WriteFolder(dst, force, p.files, infos, maxShard, meta, func(next func(string) (io.Writer, error)) error {
 		for _, in := range infos {
 			w, err := next(in.Name)
 			if err != nil {

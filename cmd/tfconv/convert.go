@@ -31,6 +31,8 @@ type convertOptions struct {
 	dryRun        bool
 	listModels    bool
 	allowOverflow bool
+	// bits and groupSize quantize MLX output ('quantize --to mlx').
+	bits, groupSize int
 }
 
 func newCmdConvert(a *app) *cobra.Command {
@@ -58,6 +60,11 @@ all metadata; every shard split.no, split.count, split.tensors.count); any
 shard of a set is a valid SRC. Native
 output is a lossless repack of SRC (same names and metadata, side files
 embedded); a native file converts onwards exactly like its source.
+--to mlx writes the directory as mlx-lm saves it (Hugging Face names,
+"format": "mlx" safetensors metadata); 'tfconv quantize SRC DIR --to mlx
+--bits 4 --group-size 64' quantizes it as mlx_lm.convert -q does. An MLX
+directory, quantized or not, is a SRC like any other (its layers read
+dequantized exactly as mx.dequantize computes them).
 
 general.name and the other general.* keys about the model are
 derived as convert_hf_to_gguf.py derives them (without reading the model
@@ -159,7 +166,7 @@ Examples:
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.to, "to", "", "output format: gguf|safetensors|native (default from DST)")
+	f.StringVar(&opts.to, "to", "", "output format: gguf|safetensors|mlx|native (default from DST)")
 	f.StringVar(&opts.outType, "outtype", "", "weight type: "+strings.Join(convert.OutTypes, "|")+" (default f16 for GGUF, auto otherwise)")
 	f.BoolVar(&opts.force, "force", false, "replace an existing DST (a folder: only the files the output has, others kept)")
 	f.BoolVar(&opts.json, "json", false, "print the report as JSON")
@@ -225,7 +232,7 @@ func runConvert(a *app, opts *convertOptions) error {
 	copts := convert.Options{To: convert.Format(strings.ToLower(opts.to)), OutType: strings.ToLower(opts.outType),
 		Force: opts.force, Arch: opts.arch, MaxShardBytes: maxShard, Base: opts.base,
 		ModelName: opts.modelName, MetadataFile: opts.metadata, VocabOnly: opts.vocabOnly, DryRun: opts.dryRun,
-		AllowOverflow: opts.allowOverflow}
+		AllowOverflow: opts.allowOverflow, Bits: opts.bits, GroupSize: opts.groupSize}
 	if opts.splitMaxSize != "" {
 		if copts.SplitMaxBytes, err = parseSize("split-max-size", opts.splitMaxSize); err != nil {
 			return err
@@ -278,7 +285,7 @@ func runConvert(a *app, opts *convertOptions) error {
 	}
 	fmt.Fprintf(a.out, "converted %s → %s (%s, %s, %s): %d tensors, %s in %.2fs\n", rep.Source, rep.Output, rep.Format,
 		rep.Arch, rep.OutType, len(rep.Tensors), output.Bytes(rep.Bytes), rep.Seconds)
-	if err := printReplaced(a.out, rep.Output, rep.Format == convert.Safetensors, rep.Replaced, rep.RemovedStale); err != nil {
+	if err := printReplaced(a.out, rep.Output, rep.Format == convert.Safetensors || rep.Format == convert.MLX, rep.Replaced, rep.RemovedStale); err != nil {
 		return err
 	}
 	_, err = fmt.Fprintln(a.out, rep.SelfCheckLine)

@@ -22,32 +22,33 @@ func TestImportDirection(t *testing.T) {
 		"formats/imatrixdat":  {"tensor"},
 		"formats/native":      {"tensor"},
 		"formats/pytorch":     {"tensor", "formats/shardindex"},
+		"formats/mlx":         {"tensor"}, // MLX's layout; its codec is quant.Affine
 		"quant":               {"tensor"},
 		// sniff orders the formats' magics, above them all.
 		"sniff": {"tensor", "formats/gguf", "formats/imatrixdat", "formats/native", "formats/pytorch", "formats/shardindex"},
 		// checkpoint decodes GPTQ/AWQ packed layers with quant's codec (checkpoint/packed.go)
 		// and reads a family's graph facts for the memory estimate (checkpoint/memory.go).
-		"checkpoint": {"tensor", "arch", "quant", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch"},
+		"checkpoint": {"tensor", "arch", "quant", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch", "formats/mlx"},
 		// quantize is llama-quantize's policy and the streaming quantizer over
 		// tensors; quantizing a file (convert.Quantize) is convert's, which reads
 		// a checkpoint through its converted views. GGUF names come from arch.
-		"quantize":  {"tensor", "arch", "quant", "checkpoint", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch"},
+		"quantize":  {"tensor", "arch", "quant", "checkpoint", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch", "formats/mlx"},
 		"tokenizer": {"tensor", "formats/gguf"},
 		"kernels":   {"tensor", "quant"},
-		"convert":   {"tensor", "arch", "quant", "quantize", "checkpoint", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch"},
+		"convert":   {"tensor", "arch", "quant", "quantize", "checkpoint", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch", "formats/mlx"},
 		"synth":     {"tensor", "arch", "quant", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf"},
 		"check":     {"tensor", "quant", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch"},
-		"model":     {"tensor", "arch", "quant", "kernels", "checkpoint", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch"},
+		"model":     {"tensor", "arch", "quant", "kernels", "checkpoint", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch", "formats/mlx"},
 		// eval: log-softmax, KLD, perplexity and text chunking, below everything that scores a model.
 		"eval": {"tensor", "tokenizer", "formats/gguf"},
 		"imatrix": {"tensor", "arch", "quant", "kernels", "model", "eval", "checkpoint", "tokenizer",
-			"formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch"},
+			"formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch", "formats/mlx"},
 		// verify pairs HF and GGUF tensors through arch's mapping, not convert.
 		"verify": {"tensor", "arch", "quant", "kernels", "model", "eval", "checkpoint", "tokenizer",
-			"formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch"},
+			"formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch", "formats/mlx"},
 		// mixfit measures quantize's choices with model and eval's divergence.
 		"mixfit": {"tensor", "arch", "quant", "kernels", "model", "eval", "quantize", "checkpoint", "tokenizer",
-			"formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch"},
+			"formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch", "formats/mlx"},
 	}
 	// One go list for every package of the module: each line is a package
 	// and everything it depends on, directly or not.

@@ -1,0 +1,97 @@
+package checkpoint
+
+import (
+	"fmt"
+
+	"github.com/tfconv/tfconv/formats/mlx"
+	"github.com/tfconv/tfconv/quant"
+	"github.com/tfconv/tfconv/tensor"
+)
+
+// QuantMethodMLX is SourceInfoQuantMethod of a checkpoint mlx-lm quantized.
+const QuantMethodMLX = "mlx"
+
+// unpackMLX replaces every quantized layer of an MLX checkpoint (P.weight
+// uint32 codes, P.scales, P.biases: formats/mlx) by its float weight
+// P.weight in the scales' type, computed when read exactly as
+// mx.dequantize computes it.
+func (c *Checkpoint) unpackMLX(q *mlx.Quantization) (*unpacked, error) {
+	infos := make([]tensor.Info, len(c.Tensors))
+	for i, t := range c.Tensors {
+		infos[i] = t.Info
+	}
+	layers, err := mlx.Layers(q, infos)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: %s: %w", c.Path, err)
+	}
+	u := &unpacked{drop: map[string]bool{}, method: QuantMethodMLX, bits: q.Bits, scheme: q.String()}
+	index := map[string]int{}
+	for i, t := range c.Tensors {
+		index[t.Name] = i
+	}
+	for _, l := range layers {
+		w, s, b := c.byName[l.Weight.Name], c.byName[l.Scales.Name], c.byName[l.Biases.Name]
+		info := tensor.Info{Name: l.Weight.Name, DType: l.Scales.DType, Shape: l.Shape}
+		if info.Size, err = info.DType.ShapeBytes(info.Shape); err != nil {
+			return nil, fmt.Errorf("checkpoint: %s: tensor %q: %w", w.File, w.Name, err)
+		}
+		l := l
+		t := LazyTensor(info, w.File, func() ([]byte, error) {
+			out, err := dequantizeMLX(l, w, s, b)
+			if err != nil {
+				return nil, fmt.Errorf("checkpoint: %s: MLX layer %q: %w", w.File, l.Path, err)
+			}
+			return out, nil
+		})
+		// The weight's own name: the float weight takes its place.
+		c.Tensors[index[w.Name]] = t
+		c.byName[t.Name] = t
+		u.drop[s.Name], u.drop[b.Name] = true, true
+		u.layers++
+	}
+	return u, nil
+}
+
+// dequantizeMLX reads a quantized layer's tensors and returns its weight in
+// the scales' type.
+func dequantizeMLX(l mlx.Layer, w, s, b *Tensor) ([]byte, error) {
+	wb, err := w.ReadAll()
+	if err != nil {
+		return nil, err
+	}
+	scales, err := readFloats(s)
+	if err != nil {
+		return nil, err
+	}
+	biases, err := readFloats(b)
+	if err != nil {
+		return nil, err
+	}
+	n, err := l.Shape.NumElements()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float32, n)
+	a := quant.Affine{Bits: l.Params.Bits, GroupSize: l.Params.GroupSize}
+	if err := a.Dequantize(out, wb, scales, biases, l.Scales.DType); err != nil {
+		return nil, err
+	}
+	ob := make([]byte, n*l.Scales.DType.BlockBytes())
+	if err := quant.Quantize(ob, out, l.Scales.DType); err != nil {
+		return nil, err
+	}
+	return ob, nil
+}
+
+// readFloats reads a float tensor as float32.
+func readFloats(t *Tensor) ([]float32, error) {
+	raw, err := t.ReadAll()
+	if err != nil {
+		return nil, err
+	}
+	f := make([]float32, t.NumElements())
+	if err := quant.Dequantize(f, raw, t.DType); err != nil {
+		return nil, fmt.Errorf("tensor %q: %w", t.Name, err)
+	}
+	return f, nil
+}

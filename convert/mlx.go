@@ -1,0 +1,169 @@
+package convert
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/tfconv/tfconv/checkpoint"
+	"github.com/tfconv/tfconv/formats/mlx"
+	"github.com/tfconv/tfconv/quant"
+	"github.com/tfconv/tfconv/tensor"
+)
+
+// planMLX writes a checkpoint as an MLX directory: the Hugging Face
+// directory Run would write (from a GGUF: names mapped back, layouts
+// undone), with mlx-lm's safetensors metadata and, with opts.Bits, every
+// weight mlx_lm.convert quantizes (mlx.Quantizable) as affine codes,
+// scales and biases computed as mx.quantize computes them (quant.Affine).
+func planMLX(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
+	if c.Source == checkpoint.GGUF {
+		p, err := planToHF(c, opts)
+		if err != nil {
+			return nil, err
+		}
+		return mlxFrom(p, opts)
+	}
+	p, err := planHFRecast(c, opts)
+	if err != nil {
+		return nil, err
+	}
+	return mlxFrom(p, opts)
+}
+
+// mlxFrom turns a Hugging Face plan into an MLX one.
+func mlxFrom(p *plan, opts Options) (*plan, error) {
+	p.format = MLX
+	if opts.Bits == 0 && opts.GroupSize == 0 {
+		return p, nil
+	}
+	q := &mlx.Quantization{Params: mlx.Params{Bits: opts.Bits, GroupSize: opts.GroupSize, Mode: mlx.ModeAffine}}
+	if q.Bits == 0 {
+		q.Bits = 4 // mlx_lm.convert's defaults for affine
+	}
+	if q.GroupSize == 0 {
+		q.GroupSize = 64
+	}
+	if err := q.Check(); err != nil {
+		return nil, err
+	}
+	var jobs []*job
+	layers := 0
+	for _, j := range p.jobs {
+		if _, float := torchDType[j.out.DType]; !float || !mlx.Quantizable(j.out.Name, j.out.Shape, q.GroupSize) {
+			jobs = append(jobs, j)
+			continue
+		}
+		jobs = append(jobs, mlxJobs(j, q.Params)...)
+		layers++
+	}
+	if layers == 0 {
+		return nil, fmt.Errorf("convert: no weight has an input dimension that is a multiple of group size %d: nothing to quantize", q.GroupSize)
+	}
+	p.jobs = jobs
+	if err := finishJobs(jobs); err != nil {
+		return nil, err
+	}
+	raw := p.files["config.json"]
+	if raw == nil {
+		return nil, fmt.Errorf("convert: MLX output needs config.json (its quantization goes there), and the source has none")
+	}
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var cfg map[string]any
+	if err := d.Decode(&cfg); err != nil {
+		return nil, fmt.Errorf("convert: config.json: %w", err)
+	}
+	mlx.SetConfig(cfg, q)
+	b, err := marshalConfig(Config(cfg))
+	if err != nil {
+		return nil, err
+	}
+	p.files["config.json"] = b
+	p.outType = fmt.Sprintf("mlx-affine-%d-bit-g%d", q.Bits, q.GroupSize)
+	return p, nil
+}
+
+// mlxJobs replaces the float job j (written in its output type T) by the
+// three tensors of its quantized layer: P.weight uint32 codes, P.scales
+// and P.biases in T. The layer is quantized once, when the first of the
+// three is read, and let go when the last one is.
+func mlxJobs(j *job, prm mlx.Params) []*job {
+	path := j.out.Name[:len(j.out.Name)-len(mlx.WeightSuffix)]
+	t := j.out.DType
+	n := j.out.Shape[len(j.out.Shape)-1]
+	q := &mlxLayer{src: j, a: quant.Affine{Bits: prm.Bits, GroupSize: prm.GroupSize}}
+	wShape := j.out.Shape.Clone()
+	wShape[len(wShape)-1] = n * int64(prm.Bits) / 32
+	sShape := j.out.Shape.Clone()
+	sShape[len(sShape)-1] = n / int64(prm.GroupSize)
+	part := func(name string, d tensor.DType, shape tensor.Shape, i int) *job {
+		info := tensor.Info{Name: name, DType: d, Shape: shape}
+		info.Size, _ = d.ShapeBytes(shape)
+		src := checkpoint.LazyTensor(info, j.src.File, func() ([]byte, error) { return q.part(i) })
+		return &job{out: info, src: src, m: Mapping{Name: name, Source: j.src.Name, Shape: shape}, from: j.src, quantized: i == 0}
+	}
+	return []*job{
+		part(path+mlx.WeightSuffix, tensor.U32, wShape, 0),
+		part(path+mlx.ScalesSuffix, t, sShape, 1),
+		part(path+mlx.BiasesSuffix, t, sShape, 2),
+	}
+}
+
+// mlxLayer is one layer being quantized: its three outputs, computed
+// together.
+type mlxLayer struct {
+	src   *job
+	a     quant.Affine
+	mu    sync.Mutex
+	parts [3][]byte
+	taken [3]bool
+}
+
+// part returns output i (codes, scales, biases), quantizing the layer when
+// no output is held.
+func (l *mlxLayer) part(i int) ([]byte, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.parts[i] == nil {
+		if err := l.quantize(); err != nil {
+			return nil, err
+		}
+	}
+	b := l.parts[i]
+	l.taken[i] = true
+	if l.taken == [3]bool{true, true, true} {
+		l.parts, l.taken = [3][]byte{}, [3]bool{}
+	}
+	return b, nil
+}
+
+func (l *mlxLayer) quantize() error {
+	j := l.src
+	t := j.out.DType
+	raw, err := io.ReadAll((&engine{}).reader(j))
+	if err != nil {
+		return fmt.Errorf("convert: tensor %q: %w", j.out.Name, err)
+	}
+	w := make([]float32, j.out.NumElements())
+	if err := quant.Dequantize(w, raw, t); err != nil {
+		return fmt.Errorf("convert: tensor %q: %w", j.out.Name, err)
+	}
+	groups := len(w) / l.a.GroupSize
+	codes := make([]byte, l.a.PackedBytes(len(w)))
+	scales, biases := make([]float32, groups), make([]float32, groups)
+	l.a.Quantize(codes, scales, biases, w)
+	sb := make([]byte, groups*int(t.BlockBytes()))
+	bb := make([]byte, groups*int(t.BlockBytes()))
+	if err := quant.Quantize(sb, scales, t); err != nil {
+		return err
+	}
+	if err := quant.Quantize(bb, biases, t); err != nil {
+		return err
+	}
+	l.parts = [3][]byte{codes, sb, bb}
+	l.taken = [3]bool{}
+	return nil
+}
