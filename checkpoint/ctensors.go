@@ -2,129 +2,39 @@ package checkpoint
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
 
+	"github.com/tfconv/tfconv/formats/ctensors"
 	"github.com/tfconv/tfconv/quant"
 	"github.com/tfconv/tfconv/tensor"
 )
 
-// ctConfig is the part of a compressed-tensors quantization_config (the
-// format vLLM and llm-compressor write) that says how the weights are
-// stored: the format and the one config group's weight arguments.
-type ctConfig struct {
-	format    string // "float-quantized", "int-quantized", "naive-quantized", "pack-quantized", "nvfp4-pack-quantized"
-	typ       string // "int" or "float"
-	bits      int
-	strategy  string // "tensor", "channel", "group", "tensor_group", "block"
-	groupSize int
-	block     [2]int
-	symmetric bool
-}
-
-// parseCTConfig reads a compressed-tensors quantization_config. Every
-// config group must store its weights the same way (one format, one set of
-// weight arguments); a checkpoint that mixes them is refused naming both.
-func parseCTConfig(qc map[string]any) (ctConfig, error) {
-	var cc ctConfig
-	cc.format, _ = qc["format"].(string)
-	groups, _ := qc["config_groups"].(map[string]any)
-	if len(groups) == 0 {
-		return cc, fmt.Errorf("config.json: compressed-tensors quantization_config has no config_groups")
-	}
-	first := ""
-	for name, g := range groups {
-		gm, _ := g.(map[string]any)
-		w, _ := gm["weights"].(map[string]any)
-		if w == nil {
-			return cc, tensor.Unsupported("config.json: compressed-tensors config group %q quantizes no weights", name)
-		}
-		one := ctConfig{format: cc.format, symmetric: true}
-		if f, _ := gm["format"].(string); f != "" {
-			one.format = f
-		}
-		one.typ, _ = w["type"].(string)
-		one.strategy, _ = w["strategy"].(string)
-		num := func(key string) (int, error) {
-			v, ok := w[key]
-			if !ok || v == nil {
-				return 0, nil
-			}
-			n, ok := v.(json.Number)
-			x, err := n.Int64()
-			if !ok || err != nil || x <= 0 || x > 1<<20 {
-				return 0, fmt.Errorf("config.json: compressed-tensors config group %q: weights %s is %v, want a positive integer", name, key, v)
-			}
-			return int(x), nil
-		}
-		var err error
-		if one.bits, err = num("num_bits"); err != nil {
-			return cc, err
-		}
-		if one.groupSize, err = num("group_size"); err != nil {
-			return cc, err
-		}
-		if sym, ok := w["symmetric"].(bool); ok {
-			one.symmetric = sym
-		}
-		if bs, ok := w["block_structure"].([]any); ok {
-			if len(bs) != 2 {
-				return cc, fmt.Errorf("config.json: compressed-tensors config group %q: block_structure is %v, want [rows, columns]", name, bs)
-			}
-			for i, b := range bs {
-				n, ok := b.(json.Number)
-				x, err := n.Int64()
-				if !ok || err != nil || x <= 0 || x > 1<<16 {
-					return cc, fmt.Errorf("config.json: compressed-tensors config group %q: block_structure is %v, want two positive sizes", name, bs)
-				}
-				one.block[i] = int(x)
-			}
-		}
-		if ao, ok := w["actorder"].(string); ok && ao != "" && ao != "group" && ao != "weight" {
-			return cc, tensor.Unsupported("config.json: compressed-tensors config group %q: actorder %q is not supported", name, ao)
-		}
-		if first == "" {
-			first, cc = name, one
-			continue
-		}
-		if one != cc {
-			return cc, tensor.Unsupported("config.json: compressed-tensors config groups %q and %q store weights differently (%+v, %+v): one layout per checkpoint is supported", first, name, cc, one)
-		}
-	}
-	switch cc.format {
-	case "float-quantized", "naive-quantized", "int-quantized", "pack-quantized", "nvfp4-pack-quantized":
-	default:
-		return cc, tensor.Unsupported("config.json: compressed-tensors format %q is not supported (float-quantized, int-quantized, naive-quantized, pack-quantized and nvfp4-pack-quantized are)", cc.format)
-	}
-	return cc, nil
-}
-
 // scaled is the fp8Config of a float-, int- or naive-quantized
 // checkpoint, whose weights are stored one value per element beside their
 // scales: 8-bit floats, or 8-bit integers.
-func (cc ctConfig) scaled() (fp8Config, error) {
+func ctScaled(cc ctensors.Scheme) (fp8Config, error) {
 	fc := fp8Config{method: "compressed-tensors", scaleSuffix: "_scale"}
 	switch {
-	case cc.typ == "float" && cc.bits == 8:
-	case cc.typ == "int" && cc.bits == 8:
+	case cc.Type == "float" && cc.Bits == 8:
+	case cc.Type == "int" && cc.Bits == 8:
 		fc.intWeights = true
 	default:
-		return fc, tensor.Unsupported("config.json: compressed-tensors %s weights of type %q with %d bits are not supported (8-bit float and 8-bit int are)", cc.format, cc.typ, cc.bits)
+		return fc, tensor.Unsupported("config.json: compressed-tensors %s weights of type %q with %d bits are not supported (8-bit float and 8-bit int are)", cc.Format, cc.Type, cc.Bits)
 	}
-	switch cc.strategy {
+	switch cc.Strategy {
 	case "tensor", "channel":
 	case "block":
-		if cc.block[0] == 0 {
+		if cc.Block[0] == 0 {
 			return fc, fmt.Errorf("config.json: compressed-tensors strategy block without a block_structure")
 		}
-		fc.block = cc.block
+		fc.block = cc.Block
 	default:
-		return fc, tensor.Unsupported("config.json: compressed-tensors %s strategy %q is not supported (tensor, channel and block are)", cc.format, cc.strategy)
+		return fc, tensor.Unsupported("config.json: compressed-tensors %s strategy %q is not supported (tensor, channel and block are)", cc.Format, cc.Strategy)
 	}
-	if !cc.symmetric {
-		return fc, tensor.Unsupported("config.json: compressed-tensors %s weights with zero points (symmetric false) are not supported", cc.format)
+	if !cc.Symmetric {
+		return fc, tensor.Unsupported("config.json: compressed-tensors %s weights with zero points (symmetric false) are not supported", cc.Format)
 	}
 	return fc, nil
 }
@@ -132,17 +42,17 @@ func (cc ctConfig) scaled() (fp8Config, error) {
 // unpackCT presents a compressed-tensors checkpoint dequantized: the
 // scaled formats through unscaleFP8, the packed ones here.
 func (c *Checkpoint) unpackCT(qc map[string]any) (*unpacked, error) {
-	cc, err := parseCTConfig(qc)
+	cc, err := ctensors.ParseConfig(qc)
 	if err != nil {
 		return nil, err
 	}
-	switch cc.format {
-	case "pack-quantized":
+	switch cc.Format {
+	case ctensors.FormatPacked:
 		return c.unpackCTPacked(cc)
-	case "nvfp4-pack-quantized":
+	case ctensors.FormatNVFP4:
 		return c.unpackCTFP4(cc)
 	}
-	fc, err := cc.scaled()
+	fc, err := ctScaled(cc)
 	if err != nil {
 		return nil, err
 	}
@@ -193,24 +103,24 @@ func ctShape(t *Tensor) (rows, cols int, err error) {
 // (q − z) · scale, exact in float32 as llama.cpp's converter computes it;
 // rounded to the scales' type it is what compressed-tensors' own
 // decompression gives.
-func (c *Checkpoint) unpackCTPacked(cc ctConfig) (*unpacked, error) {
-	if cc.typ != "int" || cc.bits != 4 && cc.bits != 8 && cc.bits != 2 {
-		return nil, tensor.Unsupported("config.json: compressed-tensors pack-quantized weights of type %q with %d bits are not supported (2-, 4- and 8-bit int are)", cc.typ, cc.bits)
+func (c *Checkpoint) unpackCTPacked(cc ctensors.Scheme) (*unpacked, error) {
+	if cc.Type != "int" || cc.Bits != 4 && cc.Bits != 8 && cc.Bits != 2 {
+		return nil, tensor.Unsupported("config.json: compressed-tensors pack-quantized weights of type %q with %d bits are not supported (2-, 4- and 8-bit int are)", cc.Type, cc.Bits)
 	}
-	u := &unpacked{drop: map[string]bool{}, method: "compressed-tensors", bits: cc.bits}
-	switch cc.strategy {
+	u := &unpacked{drop: map[string]bool{}, method: "compressed-tensors", bits: cc.Bits}
+	switch cc.Strategy {
 	case "group":
-		u.scheme = fmt.Sprintf("%d-bit integers, group size %d", cc.bits, cc.groupSize)
+		u.scheme = fmt.Sprintf("%d-bit integers, group size %d", cc.Bits, cc.GroupSize)
 	case "channel":
-		u.scheme = fmt.Sprintf("%d-bit integers, one group per row", cc.bits)
+		u.scheme = fmt.Sprintf("%d-bit integers, one group per row", cc.Bits)
 	default:
-		return nil, tensor.Unsupported("config.json: compressed-tensors pack-quantized strategy %q is not supported (group and channel are)", cc.strategy)
+		return nil, tensor.Unsupported("config.json: compressed-tensors pack-quantized strategy %q is not supported (group and channel are)", cc.Strategy)
 	}
-	if !cc.symmetric {
+	if !cc.Symmetric {
 		u.scheme += ", zero points"
 	}
 	for i, pw := range c.Tensors {
-		prefix, ok := strings.CutSuffix(pw.Name, ".weight_packed")
+		prefix, ok := strings.CutSuffix(pw.Name, ctensors.SuffixPacked)
 		if !ok {
 			continue
 		}
@@ -229,16 +139,16 @@ func (c *Checkpoint) unpackCTPacked(cc ctConfig) (*unpacked, error) {
 	return u, nil
 }
 
-func (c *Checkpoint) ctPackedLayer(cc ctConfig, prefix string) (*Tensor, []string, error) {
-	pw, err := c.ctPart(prefix, ".weight_packed", 2, tensor.I32)
+func (c *Checkpoint) ctPackedLayer(cc ctensors.Scheme, prefix string) (*Tensor, []string, error) {
+	pw, err := c.ctPart(prefix, ctensors.SuffixPacked, 2, tensor.I32)
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := c.ctPart(prefix, ".weight_shape", 1, tensor.I64, tensor.I32)
+	st, err := c.ctPart(prefix, ctensors.SuffixShape, 1, tensor.I64, tensor.I32)
 	if err != nil {
 		return nil, nil, err
 	}
-	sc, err := c.ctPart(prefix, ".weight_scale", 2, tensor.F32, tensor.BF16, tensor.F16)
+	sc, err := c.ctPart(prefix, ctensors.SuffixScale, 2, tensor.F32, tensor.BF16, tensor.F16)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -247,25 +157,25 @@ func (c *Checkpoint) ctPackedLayer(cc ctConfig, prefix string) (*Tensor, []strin
 		return nil, nil, err
 	}
 	parts := []string{pw.Name, st.Name, sc.Name}
-	p := quant.PackedLinear{Method: quant.CompressedTensors, Bits: cc.bits, In: cols, Out: rows, GroupSize: cc.groupSize, Symmetric: cc.symmetric}
-	if cc.strategy == "channel" {
+	p := quant.PackedLinear{Method: quant.CompressedTensors, Bits: cc.Bits, In: cols, Out: rows, GroupSize: cc.GroupSize, Symmetric: cc.Symmetric}
+	if cc.Strategy == "channel" {
 		p.GroupSize = cols
 	}
 	if err := p.Validate(); err != nil {
 		return nil, nil, fmt.Errorf("checkpoint: %s: tensor %q: %w", pw.File, pw.Name, err)
 	}
 	var zp, gi *Tensor
-	if !cc.symmetric {
-		if zp, err = c.ctPart(prefix, ".weight_zero_point", 2, tensor.I32); err != nil {
+	if !cc.Symmetric {
+		if zp, err = c.ctPart(prefix, ctensors.SuffixZeroPoint, 2, tensor.I32); err != nil {
 			return nil, nil, err
 		}
 		parts = append(parts, zp.Name)
-	} else if t, ok := c.byName[prefix+".weight_zero_point"]; ok {
+	} else if t, ok := c.byName[prefix+ctensors.SuffixZeroPoint]; ok {
 		// Symmetric layers may carry zero points that are all zero.
 		parts = append(parts, t.Name)
 	}
-	if _, ok := c.byName[prefix+".weight_g_idx"]; ok {
-		if gi, err = c.ctPart(prefix, ".weight_g_idx", 1, tensor.I32); err != nil {
+	if _, ok := c.byName[prefix+ctensors.SuffixGIdx]; ok {
+		if gi, err = c.ctPart(prefix, ctensors.SuffixGIdx, 1, tensor.I32); err != nil {
 			return nil, nil, err
 		}
 		parts = append(parts, gi.Name)
@@ -275,7 +185,7 @@ func (c *Checkpoint) ctPackedLayer(cc ctConfig, prefix string) (*Tensor, []strin
 			return nil
 		}
 		return fmt.Errorf("checkpoint: %s: offset %d: tensor %q has shape %v; a %d-bit layer of %d×%d with group size %d needs [%d %d]",
-			t.File, t.Offset, t.Name, t.Shape, cc.bits, rows, cols, p.GroupSize, want[0], want[1])
+			t.File, t.Offset, t.Name, t.Shape, cc.Bits, rows, cols, p.GroupSize, want[0], want[1])
 	}
 	if err := shapeIs(pw, p.QWeightShape()); err != nil {
 		return nil, nil, err
@@ -291,7 +201,7 @@ func (c *Checkpoint) ctPackedLayer(cc ctConfig, prefix string) (*Tensor, []strin
 	if gi != nil && gi.Shape[0] != int64(cols) {
 		return nil, nil, fmt.Errorf("checkpoint: %s: offset %d: tensor %q has shape %v, want [%d]", gi.File, gi.Offset, gi.Name, gi.Shape, cols)
 	}
-	info := tensor.Info{Name: prefix + ".weight", DType: tensor.F32, Shape: tensor.Shape{int64(rows), int64(cols)}, Size: 4 * int64(rows) * int64(cols)}
+	info := tensor.Info{Name: prefix + ctensors.SuffixWeight, DType: tensor.F32, Shape: tensor.Shape{int64(rows), int64(cols)}, Size: 4 * int64(rows) * int64(cols)}
 	data := func() ([]byte, error) {
 		w, err := dequantizePackedF32(p, pw, zp, sc, gi)
 		if err != nil {
@@ -311,8 +221,8 @@ func (c *Checkpoint) ctPackedLayer(cc ctConfig, prefix string) (*Tensor, []strin
 // by its float32 weight X.weight, e2m1 · (scale / global_scale) as
 // compressed-tensors' decompression computes it in float32; the NVFP4
 // activation scales (input_global_scale) are left out with the others.
-func (c *Checkpoint) unpackCTFP4(cc ctConfig) (*unpacked, error) {
-	if cc.typ != "float" || cc.bits != 4 || cc.groupSize != 16 || cc.strategy != "tensor_group" || !cc.symmetric {
+func (c *Checkpoint) unpackCTFP4(cc ctensors.Scheme) (*unpacked, error) {
+	if cc.Type != "float" || cc.Bits != 4 || cc.GroupSize != 16 || cc.Strategy != "tensor_group" || !cc.Symmetric {
 		return nil, tensor.Unsupported("config.json: compressed-tensors nvfp4-pack-quantized with weights %+v is not supported (4-bit float, tensor_group strategy, group size 16, symmetric is)", cc)
 	}
 	u := &unpacked{drop: map[string]bool{}, method: "compressed-tensors", bits: 4, scheme: "NVFP4: e2m1, a float8 e4m3 scale per 16 values and a float32 global scale"}
@@ -321,19 +231,19 @@ func (c *Checkpoint) unpackCTFP4(cc ctConfig) (*unpacked, error) {
 			u.drop[t.Name] = true
 			u.dropped++
 		}
-		prefix, ok := strings.CutSuffix(t.Name, ".weight_packed")
+		prefix, ok := strings.CutSuffix(t.Name, ctensors.SuffixPacked)
 		if !ok {
 			continue
 		}
-		pw, err := c.ctPart(prefix, ".weight_packed", 2, tensor.U8)
+		pw, err := c.ctPart(prefix, ctensors.SuffixPacked, 2, tensor.U8)
 		if err != nil {
 			return nil, err
 		}
-		sc, err := c.ctPart(prefix, ".weight_scale", 2, tensor.F8_E4M3)
+		sc, err := c.ctPart(prefix, ctensors.SuffixScale, 2, tensor.F8_E4M3)
 		if err != nil {
 			return nil, err
 		}
-		gs, err := c.ctPart(prefix, ".weight_global_scale", 1, tensor.F32)
+		gs, err := c.ctPart(prefix, ctensors.SuffixGlobalScale, 1, tensor.F32)
 		if err != nil {
 			return nil, err
 		}
@@ -342,7 +252,7 @@ func (c *Checkpoint) unpackCTFP4(cc ctConfig) (*unpacked, error) {
 			return nil, fmt.Errorf("checkpoint: %s: offset %d: compressed-tensors NVFP4 layer %q: packed %v, scales %v and global scale %v do not fit (want [rows, cols/2], [rows, cols/16], [1])",
 				pw.File, pw.Offset, prefix, pw.Shape, sc.Shape, gs.Shape)
 		}
-		info := tensor.Info{Name: prefix + ".weight", DType: tensor.F32, Shape: tensor.Shape{int64(rows), int64(cols)}, Size: 4 * int64(rows) * int64(cols)}
+		info := tensor.Info{Name: prefix + ctensors.SuffixWeight, DType: tensor.F32, Shape: tensor.Shape{int64(rows), int64(cols)}, Size: 4 * int64(rows) * int64(cols)}
 		data := func() ([]byte, error) {
 			pb, err := pw.ReadAll()
 			if err != nil {

@@ -23,32 +23,33 @@ func TestImportDirection(t *testing.T) {
 		"formats/native":      {"tensor"},
 		"formats/pytorch":     {"tensor", "formats/shardindex"},
 		"formats/mlx":         {"tensor"}, // MLX's layout; its codec is quant.Affine
+		"formats/ctensors":    {"tensor"}, // compressed-tensors' layout; its codecs are quant's
 		"quant":               {"tensor"},
 		// sniff orders the formats' magics, above them all.
 		"sniff": {"tensor", "formats/gguf", "formats/imatrixdat", "formats/native", "formats/pytorch", "formats/shardindex"},
 		// checkpoint decodes GPTQ/AWQ packed layers with quant's codec (checkpoint/packed.go)
 		// and reads a family's graph facts for the memory estimate (checkpoint/memory.go).
-		"checkpoint": {"tensor", "arch", "quant", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch", "formats/mlx"},
+		"checkpoint": {"tensor", "arch", "quant", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch", "formats/mlx", "formats/ctensors"},
 		// quantize is llama-quantize's policy and the streaming quantizer over
 		// tensors; quantizing a file (convert.Quantize) is convert's, which reads
 		// a checkpoint through its converted views. GGUF names come from arch.
-		"quantize":  {"tensor", "arch", "quant", "checkpoint", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch", "formats/mlx"},
+		"quantize":  {"tensor", "arch", "quant", "checkpoint", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch", "formats/mlx", "formats/ctensors"},
 		"tokenizer": {"tensor", "formats/gguf"},
 		"kernels":   {"tensor", "quant"},
-		"convert":   {"tensor", "arch", "quant", "quantize", "checkpoint", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch", "formats/mlx"},
+		"convert":   {"tensor", "arch", "quant", "quantize", "checkpoint", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch", "formats/mlx", "formats/ctensors"},
 		"synth":     {"tensor", "arch", "quant", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf"},
 		"check":     {"tensor", "quant", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch"},
-		"model":     {"tensor", "arch", "quant", "kernels", "checkpoint", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch", "formats/mlx"},
+		"model":     {"tensor", "arch", "quant", "kernels", "checkpoint", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch", "formats/mlx", "formats/ctensors"},
 		// eval: log-softmax, KLD, perplexity and text chunking, below everything that scores a model.
 		"eval": {"tensor", "tokenizer", "formats/gguf"},
 		"imatrix": {"tensor", "arch", "quant", "kernels", "model", "eval", "checkpoint", "tokenizer",
-			"formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch", "formats/mlx"},
+			"formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch", "formats/mlx", "formats/ctensors"},
 		// verify pairs HF and GGUF tensors through arch's mapping, not convert.
 		"verify": {"tensor", "arch", "quant", "kernels", "model", "eval", "checkpoint", "tokenizer",
-			"formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch", "formats/mlx"},
+			"formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch", "formats/mlx", "formats/ctensors"},
 		// mixfit measures quantize's choices with model and eval's divergence.
 		"mixfit": {"tensor", "arch", "quant", "kernels", "model", "eval", "quantize", "checkpoint", "tokenizer",
-			"formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch", "formats/mlx"},
+			"formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch", "formats/mlx", "formats/ctensors"},
 	}
 	// One go list for every package of the module: each line is a package
 	// and everything it depends on, directly or not.
