@@ -29,6 +29,7 @@ func TestCompressedTensorsMatchLibrary(t *testing.T) {
 		{"w4a16-asym", "4-bit integers, group size 32, zero points", 4, 0},
 		{"w8a16", "8-bit integers, one group per row", 8, 0},
 		{"w8a8-int", "int8, a scale per row", 8, 0},
+		{"fp8-dynamic", "float8 e4m3, a scale per row", 8, 0},
 		{"fp8-block", "float8 e4m3, a scale per 32×32 block", 8, 0},
 		{"nvfp4", "NVFP4: e2m1, a float8 e4m3 scale per 16 values and a float32 global scale", 4, 0},
 	} {

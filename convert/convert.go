@@ -40,10 +40,14 @@ const (
 	// Options.Bits, affine-quantized layers and config.json's
 	// "quantization".
 	MLX Format = "mlx"
+	// CompressedTensors output is a Hugging Face directory in
+	// compressed-tensors' layout (formats/ctensors), the linear layers
+	// quantized by Options.Scheme as the library quantizes them.
+	CompressedTensors Format = "compressed-tensors"
 )
 
 // isDir reports whether format to is written as a directory.
-func isDir(to Format) bool { return to == Safetensors || to == MLX }
+func isDir(to Format) bool { return to == Safetensors || to == MLX || to == CompressedTensors }
 
 // NativeExt is the file extension of tfconv's native format.
 const NativeExt = ".tfn"
@@ -136,6 +140,10 @@ type Options struct {
 	// multiple of GroupSize becomes affine codes of Bits bits with scales
 	// and biases (formats/mlx). Bits 0 writes the weights in float.
 	Bits, GroupSize int
+	// Scheme is the compressed-tensors scheme (To CompressedTensors): one
+	// of llm-compressor's preset names ctensors.Presets lists; GroupSize,
+	// when set, replaces its group size.
+	Scheme string
 	// Resume continues a split run that was killed or failed: the shards
 	// its record (DST.tfconv-resume) names and whose sha256 still matches
 	// are kept, and writing starts at the first other one (--resume).
@@ -169,6 +177,10 @@ type TensorReport struct {
 	// copied into the output type's block order (a block pass-through:
 	// gpt-oss's MXFP4 experts), never dequantized.
 	Copied bool `json:"copied,omitempty"`
+	// Quantized marks the codes of a quantization the run was asked for
+	// (MLX's affine codes, compressed-tensors' packed or FP8 weights): lossy
+	// by request, so no lossy-cast warning names it.
+	Quantized bool `json:"quantized,omitempty"`
 }
 
 // Report is what a conversion did. Its JSON form is the --json output of
@@ -319,6 +331,8 @@ func runOn(c *checkpoint.Checkpoint, src, dst string, opts Options, inputs []str
 		p, err = planHFRecast(c, opts)
 	case to == MLX:
 		p, err = planMLX(c, opts)
+	case to == CompressedTensors:
+		p, err = planCT(c, opts)
 	default:
 		err = fmt.Errorf("convert: unknown output format %q", to)
 	}
@@ -487,7 +501,7 @@ func newReport(src, out string, to Format, p *plan, files []string) *Report {
 		rep.Tensors = append(rep.Tensors, TensorReport{Name: j.out.Name, SourceName: src.Name,
 			DType: j.out.DType.String(), Shape: j.out.Shape, Bytes: j.out.Size,
 			SourceDType: src.DType.String(), Lossy: j.quantized || j.from == nil && !lossless(j.src.DType, j.out.DType),
-			Overflow: j.overflow.Count, OverflowMaxAbs: j.overflow.MaxAbs, Copied: j.m.Blocks != 0})
+			Overflow: j.overflow.Count, OverflowMaxAbs: j.overflow.MaxAbs, Copied: j.m.Blocks != 0, Quantized: j.quantized})
 		rep.Bytes += j.out.Size
 	}
 	rep.Warnings = append(rep.Warnings, lossyWarnings(rep.Tensors)...)
@@ -594,8 +608,7 @@ func lossyWarnings(ts []TensorReport) []string {
 	var order []pair
 	names := map[pair][]string{}
 	for _, t := range ts {
-		// U32 is MLX's affine codes: quantization asked for, not a cast.
-		if !t.Lossy || t.DType == tensor.U32.String() {
+		if !t.Lossy || t.Quantized {
 			continue
 		}
 		p := pair{t.SourceDType, t.DType}
@@ -672,13 +685,13 @@ func OutputFormat(dst string, to Format) (Format, error) {
 	switch to {
 	case GGUF, Native:
 		return to, nil
-	case Safetensors, MLX:
+	case Safetensors, MLX, CompressedTensors:
 		if ext == ".gguf" || ext == NativeExt || ext == ".safetensors" {
 			return "", fmt.Errorf("convert: %s: %s output is a directory; give a directory name", dst, to)
 		}
 		return to, nil
 	}
-	return "", fmt.Errorf("convert: unknown output format %q (gguf, safetensors, mlx or native)", to)
+	return "", fmt.Errorf("convert: unknown output format %q (gguf, safetensors, mlx, compressed-tensors or native)", to)
 }
 
 // CheckDest refuses, before any work, a destination that conversion to

@@ -33,6 +33,8 @@ type convertOptions struct {
 	allowOverflow bool
 	// bits and groupSize quantize MLX output ('quantize --to mlx').
 	bits, groupSize int
+	// scheme is compressed-tensors' ('quantize --to compressed-tensors').
+	scheme string
 }
 
 func newCmdConvert(a *app) *cobra.Command {
@@ -232,7 +234,7 @@ func runConvert(a *app, opts *convertOptions) error {
 	copts := convert.Options{To: convert.Format(strings.ToLower(opts.to)), OutType: strings.ToLower(opts.outType),
 		Force: opts.force, Arch: opts.arch, MaxShardBytes: maxShard, Base: opts.base,
 		ModelName: opts.modelName, MetadataFile: opts.metadata, VocabOnly: opts.vocabOnly, DryRun: opts.dryRun,
-		AllowOverflow: opts.allowOverflow, Bits: opts.bits, GroupSize: opts.groupSize}
+		AllowOverflow: opts.allowOverflow, Bits: opts.bits, GroupSize: opts.groupSize, Scheme: opts.scheme}
 	if opts.splitMaxSize != "" {
 		if copts.SplitMaxBytes, err = parseSize("split-max-size", opts.splitMaxSize); err != nil {
 			return err
@@ -285,7 +287,7 @@ func runConvert(a *app, opts *convertOptions) error {
 	}
 	fmt.Fprintf(a.out, "converted %s → %s (%s, %s, %s): %d tensors, %s in %.2fs\n", rep.Source, rep.Output, rep.Format,
 		rep.Arch, rep.OutType, len(rep.Tensors), output.Bytes(rep.Bytes), rep.Seconds)
-	if err := printReplaced(a.out, rep.Output, rep.Format == convert.Safetensors || rep.Format == convert.MLX, rep.Replaced, rep.RemovedStale); err != nil {
+	if err := printReplaced(a.out, rep.Output, rep.Format == convert.Safetensors || rep.Format == convert.MLX || rep.Format == convert.CompressedTensors, rep.Replaced, rep.RemovedStale); err != nil {
 		return err
 	}
 	_, err = fmt.Fprintln(a.out, rep.SelfCheckLine)

@@ -21,7 +21,9 @@ import (
 
 type quantizeOptions struct {
 	progress      bool
-	bits, groupSz int // --to mlx
+	bits, groupSz int // --to mlx (and --group-size for --to compressed-tensors)
+	groupSzSet    bool
+	scheme        string // --to compressed-tensors
 	src, dst      string
 	typ           string
 	pure          bool
@@ -143,6 +145,7 @@ model*.safetensors files removed, every other file kept, each one named;
 			if err := quantizeArgs(cmd, opts, args); err != nil {
 				return err
 			}
+			opts.groupSzSet = cmd.Flags().Changed("group-size")
 			return runQuantize(a, opts)
 		},
 	}
@@ -163,9 +166,10 @@ model*.safetensors files removed, every other file kept, each one named;
 	f.StringVar(&opts.report, "report", "", "write the report as a self-contained HTML page to FILE (each tensor's type, a layer × kind map of types, the error by layer)")
 	addProgressFlag(cmd, &opts.progress)
 	f.BoolVar(&opts.force, "force", false, "replace an existing DST (a folder: only the files the output has, others kept)")
-	f.StringVar(&opts.to, "to", "", "output format: gguf|native|safetensors|mlx (default: from DST as convert guesses it: .gguf, .tfn, else a Hugging Face directory); mlx quantizes as mlx_lm.convert -q (--bits, --group-size; no --type)")
+	f.StringVar(&opts.to, "to", "", "output format: gguf|native|safetensors|mlx|compressed-tensors (default: from DST as convert guesses it: .gguf, .tfn, else a Hugging Face directory); mlx quantizes as mlx_lm.convert -q (--bits, --group-size; no --type)")
 	f.IntVar(&opts.bits, "bits", 4, "--to mlx: bits per weight of MLX's affine quantization (2, 3, 4, 5, 6, 8)")
-	f.IntVar(&opts.groupSz, "group-size", 64, "--to mlx: values per scale and bias (32, 64, 128)")
+	f.IntVar(&opts.groupSz, "group-size", 64, "--to mlx: values per scale and bias (32, 64, 128); --to compressed-tensors: values per scale of W4A16/W4A16_ASYM (default the scheme's, 128)")
+	f.StringVar(&opts.scheme, "scheme", "", "--to compressed-tensors: llm-compressor's scheme name: W4A16, W4A16_ASYM, W8A16, FP8_DYNAMIC")
 	f.StringVar(&opts.imatrix, "imatrix", "", "importance matrix (llama-imatrix's GGUF or legacy .dat, or tfconv imatrix's) to weigh the quantization error with")
 	f.StringArrayVar(&opts.include, "include-weights", nil, "use the importance matrix only for tensors whose name contains this (repeatable)")
 	f.StringArrayVar(&opts.exclude, "exclude-weights", nil, "do not use the importance matrix for tensors whose name contains this (repeatable)")
@@ -269,6 +273,18 @@ type quantizeTensorJSON struct {
 }
 
 func runQuantize(a *app, opts *quantizeOptions) error {
+	if strings.EqualFold(opts.to, string(convert.CompressedTensors)) {
+		if opts.typ != "" {
+			return fmt.Errorf("quantize: --to compressed-tensors quantizes with the library's scheme (--scheme), not a GGUF --type (%s)", opts.typ)
+		}
+		gs := 0
+		if opts.groupSzSet {
+			gs = opts.groupSz
+		}
+		return runConvert(a, &convertOptions{src: opts.src, dst: opts.dst, to: string(convert.CompressedTensors), force: opts.force,
+			dryRun: opts.dryRun, json: opts.json, progress: opts.progress, allowOverflow: opts.allowOverflow,
+			maxShardSize: "5GiB", groupSize: gs, scheme: opts.scheme})
+	}
 	if strings.EqualFold(opts.to, string(convert.MLX)) {
 		if opts.typ != "" {
 			return fmt.Errorf("quantize: --to mlx quantizes with MLX's affine scheme (--bits, --group-size), not a GGUF --type (%s)", opts.typ)

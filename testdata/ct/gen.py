@@ -57,6 +57,9 @@ SCHEMES = {
     "w8a8-int": ("int-quantized", dict(num_bits=8, type=INT, strategy="channel", symmetric=True),
                  dict(num_bits=8, type=INT, strategy="token", symmetric=True, dynamic=True)),
     # FP8_BLOCK as published (DeepSeek-V3 style; 32×32 blocks at this size): dynamic per-group fp8 activations
+    # FP8_DYNAMIC as published: fp8 weights per channel, dynamic fp8 activations per token
+    "fp8-dynamic": ("float-quantized", dict(num_bits=8, type=FLOAT, strategy="channel", symmetric=True),
+                    dict(num_bits=8, type=FLOAT, strategy="token", symmetric=True, dynamic=True)),
     "fp8-block": ("float-quantized", dict(num_bits=8, type=FLOAT, strategy="block", block_structure=[32, 32],
                                           symmetric=True),
                   dict(num_bits=8, type=FLOAT, strategy="group", group_size=32, symmetric=True, dynamic=True)),
@@ -119,8 +122,8 @@ def tiny_model(seed):
 
 
 def observe(w, args):
-    """Per-scale min and max of w as the library's static min-max observer groups them."""
-    w = w.float()
+    """Per-scale min and max of w as the library's static min-max observer groups them, in w's own dtype (as
+    llm-compressor's MinMaxObserver takes torch.aminmax of the weight)."""
     rows, cols = w.shape
     s = getattr(args.strategy, "value", args.strategy)
     if s == "channel":
@@ -183,13 +186,21 @@ def make(name, fmt, wargs, seed, iargs=None):
             "seed": seed, "dequant_dtype": str(next(iter(ref.values())).dtype)}
 
 
+SEED = 1000
+
+
 def main():
     names = sys.argv[1:] or list(SCHEMES)
+    # The float model every scheme starts from, for tfconv's writer to quantize the same weights.
+    dense = os.path.join(HERE, "dense")
+    shutil.rmtree(dense, ignore_errors=True)
+    tiny_model(SEED).save_pretrained(dense)
+    os.remove(os.path.join(dense, "generation_config.json"))
     summary = {"compressed_tensors": compressed_tensors.__version__, "transformers": transformers.__version__,
                "torch": torch.__version__, "schemes": {}}
     for i, n in enumerate(names):
         fmt, wargs, *iargs = SCHEMES[n]
-        summary["schemes"][n] = make(n, fmt, wargs, 1000 + list(SCHEMES).index(n), *iargs)
+        summary["schemes"][n] = make(n, fmt, wargs, SEED, *iargs)
     with open(os.path.join(HERE, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1, sort_keys=True)
         f.write("\n")
