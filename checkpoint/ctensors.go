@@ -270,8 +270,12 @@ func (c *Checkpoint) unpackCTFP4(cc ctensors.Scheme) (*unpacked, error) {
 			if err := quant.Dequantize(scales, sb, tensor.F8_E4M3); err != nil {
 				return nil, err
 			}
+			global := math.Float32frombits(binary.LittleEndian.Uint32(gb))
+			for i := range scales {
+				scales[i] /= global
+			}
 			w := make([]float32, rows*cols)
-			if err := quant.DequantizeFP4Packed(w, pb, scales, math.Float32frombits(binary.LittleEndian.Uint32(gb)), rows, cols); err != nil {
+			if err := quant.DequantizeFP4Packed(w, pb, scales, rows, cols, true); err != nil {
 				return nil, fmt.Errorf("checkpoint: %s: compressed-tensors layer %q: %w", pw.File, prefix, err)
 			}
 			out := make([]byte, 4*len(w))

@@ -97,7 +97,15 @@ func (c *Checkpoint) unpackQuantized() error {
 		return fmt.Errorf("checkpoint: %s: %w", c.Path, err)
 	}
 	var u *unpacked
+	algo, modelOpt, err := c.modelOptAlgo(qc)
+	if err != nil {
+		return err
+	}
 	switch {
+	case modelOpt:
+		if u, err = c.unpackModelOpt(algo); err != nil {
+			return err
+		}
 	case mq != nil:
 		if u, err = c.unpackMLX(mq); err != nil {
 			return err

@@ -71,32 +71,32 @@ func MXFP4Ints(q *[32]int8, b []byte) (d float32) {
 	return e8m0Half(b[0])
 }
 
-// DequantizeFP4Packed writes the [rows, cols] float32 weight of a
-// compressed-tensors "nvfp4-pack-quantized" layer to dst: packed holds the
-// E2M1 values two a byte (value 2j of a row in the low nibble of byte j,
-// as nibble reads them), scales one float8 e4m3 scale per 16 values of a
-// row, already decoded, and global the layer's float32 global scale. Each
-// value is e2m1 · (scale / global), the quotient and the product rounded
-// to float32 as the library's dequantize computes them.
-func DequantizeFP4Packed(dst []float32, packed []byte, scales []float32, global float32, rows, cols int) error {
+// DequantizeFP4Packed writes the [rows, cols] float32 weight of an NVFP4
+// layer as Hugging Face checkpoints store it (compressed-tensors'
+// "nvfp4-pack-quantized", ModelOpt's NVFP4) to dst: packed holds the E2M1
+// values two a byte (value 2j of a row in the low nibble of byte j, as
+// nibble reads them) and mults one float32 multiplier per 16 values of a
+// row, which the caller has computed as its format does (compressed-tensors:
+// scale / global_scale; ModelOpt: scale · scale_2). Each value is e2m1 ·
+// mult, one float32 product. negZero: code 8 is −0 (compressed-tensors'
+// E2M1 table) rather than +0 (ModelOpt's).
+func DequantizeFP4Packed(dst []float32, packed []byte, mults []float32, rows, cols int, negZero bool) error {
 	const group = 16
 	switch {
 	case rows <= 0 || cols <= 0 || cols%group != 0:
 		return fmt.Errorf("quant: FP4 packed layer of %d×%d: columns must be a positive multiple of %d", rows, cols, group)
-	case len(dst) != rows*cols || len(packed) != rows*cols/2 || len(scales) != rows*cols/group:
+	case len(dst) != rows*cols || len(packed) != rows*cols/2 || len(mults) != rows*cols/group:
 		return fmt.Errorf("quant: FP4 packed layer of %d×%d: %d values, %d packed bytes and %d scales, want %d, %d and %d",
-			rows, cols, len(dst), len(packed), len(scales), rows*cols, rows*cols/2, rows*cols/group)
+			rows, cols, len(dst), len(packed), len(mults), rows*cols, rows*cols/2, rows*cols/group)
 	}
 	for r := range rows {
 		row := packed[r*cols/2 : (r+1)*cols/2]
 		for g := range cols / group {
-			s := scales[r*cols/group+g] / global
+			s := mults[r*cols/group+g]
 			for j := g * group; j < (g+1)*group; j++ {
-				// The sign bit is applied by negation so that code 8 is −0,
-				// as the library's E2M1 table has it.
 				q := nibble(row, j)
 				v := float32(kvaluesFP4[q&7]) * 0.5
-				if q&8 != 0 {
+				if q&8 != 0 && (v != 0 || negZero) {
 					v = -v
 				}
 				dst[r*cols+j] = v * s
