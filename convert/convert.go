@@ -501,7 +501,7 @@ func newReport(src, out string, to Format, p *plan, files []string) *Report {
 		rep.Tensors = append(rep.Tensors, TensorReport{Name: j.out.Name, SourceName: src.Name,
 			DType: j.out.DType.String(), Shape: j.out.Shape, Bytes: j.out.Size,
 			SourceDType: src.DType.String(), Lossy: j.quantized || j.from == nil && !lossless(j.src.DType, j.out.DType),
-			Overflow: j.overflow.Count, OverflowMaxAbs: j.overflow.MaxAbs, Copied: j.m.Blocks != 0, Quantized: j.quantized})
+			Overflow: j.overflow.Count, OverflowMaxAbs: j.overflow.MaxAbs, Copied: j.m.Blocks != 0 || j.passBits != 0, Quantized: j.quantized})
 		rep.Bytes += j.out.Size
 	}
 	rep.Warnings = append(rep.Warnings, lossyWarnings(rep.Tensors)...)

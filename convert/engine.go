@@ -37,6 +37,9 @@ type job struct {
 	// marks the codes, which hold the source's values only approximately.
 	from      *checkpoint.Tensor
 	quantized bool
+	// passBits: the output is part of an MLX layer of this many bits whose
+	// codes are the source's GGUF blocks, copied (mlxPassThrough).
+	passBits int
 }
 
 // chunkElems is how many elements the streaming path converts per step: a

@@ -37,7 +37,7 @@ func planMLX(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 func mlxFrom(p *plan, opts Options) (*plan, error) {
 	p.format = MLX
 	if opts.Bits == 0 && opts.GroupSize == 0 {
-		return p, nil
+		return mlxPassThrough(p)
 	}
 	q := &mlx.Quantization{Params: mlx.Params{Bits: opts.Bits, GroupSize: opts.GroupSize, Mode: mlx.ModeAffine}}
 	if q.Bits == 0 {
@@ -49,6 +49,15 @@ func mlxFrom(p *plan, opts Options) (*plan, error) {
 	if err := q.Check(); err != nil {
 		return nil, err
 	}
+	if err := mlxQuantizeAll(p, q); err != nil {
+		return nil, err
+	}
+	return p, mlxSetConfig(p, q)
+}
+
+// mlxQuantizeAll replaces every float weight mlx_lm.convert quantizes by
+// its layer's three tensors (mlxJobs).
+func mlxQuantizeAll(p *plan, q *mlx.Quantization) error {
 	var jobs []*job
 	layers := 0
 	for _, j := range p.jobs {
@@ -60,30 +69,32 @@ func mlxFrom(p *plan, opts Options) (*plan, error) {
 		layers++
 	}
 	if layers == 0 {
-		return nil, fmt.Errorf("convert: no weight has an input dimension that is a multiple of group size %d: nothing to quantize", q.GroupSize)
+		return fmt.Errorf("convert: no weight has an input dimension that is a multiple of group size %d: nothing to quantize", q.GroupSize)
 	}
 	p.jobs = jobs
-	if err := finishJobs(jobs); err != nil {
-		return nil, err
-	}
+	return finishJobs(jobs)
+}
+
+// mlxSetConfig writes q into the plan's config.json.
+func mlxSetConfig(p *plan, q *mlx.Quantization) error {
 	raw := p.files["config.json"]
 	if raw == nil {
-		return nil, fmt.Errorf("convert: MLX output needs config.json (its quantization goes there), and the source has none")
+		return fmt.Errorf("convert: MLX output needs config.json (its quantization goes there), and the source has none")
 	}
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.UseNumber()
 	var cfg map[string]any
 	if err := d.Decode(&cfg); err != nil {
-		return nil, fmt.Errorf("convert: config.json: %w", err)
+		return fmt.Errorf("convert: config.json: %w", err)
 	}
 	mlx.SetConfig(cfg, q)
 	b, err := marshalConfig(Config(cfg))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	p.files["config.json"] = b
 	p.outType = fmt.Sprintf("mlx-affine-%d-bit-g%d", q.Bits, q.GroupSize)
-	return p, nil
+	return nil
 }
 
 // mlxJobs replaces the float job j (written in its output type T) by the

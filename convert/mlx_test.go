@@ -10,6 +10,7 @@ import (
 	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/formats/mlx"
 	"github.com/tfconv/tfconv/quant"
+	"github.com/tfconv/tfconv/quantize"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -170,5 +171,118 @@ func TestMLXQuantizeRefusals(t *testing.T) {
 	}
 	if _, err := OutputFormat("x.gguf", MLX); err == nil {
 		t.Error("--to mlx into x.gguf accepted")
+	}
+}
+
+// TestMLXPassThroughGGUF: llama.cpp's pure Q8_0 and Q4_0 GGUFs of the
+// llama fixture convert to MLX with their blocks copied (8- and 4-bit
+// affine groups of 32, f32 scales and biases; LLaMA's Q/K rows reordered
+// whole), the MLX model's weights are the GGUF's dequantized values bit
+// for bit, and back to Q8_0 (convert --outtype q8_0) or Q4_0 (quantize
+// --pure q4_0) every tensor is the original's byte for byte. Quantizing
+// to MLX instead (Bits set) re-encodes, and the codes differ.
+func TestMLXPassThroughGGUF(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		gguf string
+		typ  tensor.DType
+		bits int
+	}{
+		{filepath.Join("..", "testdata", "model", "gguf", "llama-Q8_0.gguf"), tensor.Q8_0, 8},
+		{filepath.Join("..", "testdata", "gguf", "llama-Q4_0.gguf"), tensor.Q4_0, 4},
+	} {
+		dir := filepath.Join(t.TempDir(), "mlx")
+		rep, err := Run(c.gguf, dir, Options{To: MLX})
+		if err != nil {
+			t.Fatal(err)
+		}
+		copied := 0
+		for _, tr := range rep.Tensors {
+			if tr.Copied {
+				copied++
+			}
+		}
+		if copied != 3*16 {
+			t.Errorf("%v: %d tensors copied, want 48 (16 weights × codes, scales, biases)", c.typ, copied)
+		}
+		orig, err := checkpoint.Open(c.gguf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := checkpoint.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, _ := checkpoint.OpenStored(dir)
+		raw, _ := cfg.Config()
+		if q, err := mlx.FromConfig(raw); err != nil || q == nil || q.Bits != c.bits || q.GroupSize != 32 {
+			t.Fatalf("%v: quantization %v %v", c.typ, q, err)
+		}
+		cfg.Close()
+		// The embedding (no reordering): MLX's dequantization is ggml's,
+		// value for value (a zero may differ in sign: c·s + (−8·s) is +0
+		// where ggml's 0·d is −0 for a negative d).
+		mv, gv := readTensorF32(t, m, "model.embed_tokens.weight"), readTensorF32(t, orig, "token_embd.weight")
+		for i := range gv {
+			if mv[i] != gv[i] {
+				t.Fatalf("%v: MLX embedding value %d is %v, the GGUF's %v", c.typ, i, mv[i], gv[i])
+			}
+		}
+		m.Close()
+
+		back := filepath.Join(t.TempDir(), "back.gguf")
+		if c.typ == tensor.Q8_0 {
+			_, err = Run(dir, back, Options{OutType: OutQ8_0})
+		} else {
+			target, perr := quantize.ParseTarget("q4_0")
+			if perr != nil {
+				t.Fatal(perr)
+			}
+			_, err = Quantize(dir, back, QuantizeOptions{Options: quantize.Options{Target: target, Pure: true}})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := checkpoint.Open(back)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, ot := range orig.Tensors {
+			bt, ok := b.Tensor(ot.Name)
+			if !ok {
+				t.Fatalf("%v: %q missing after the round trip", c.typ, ot.Name)
+			}
+			x, _ := ot.ReadAll()
+			y, _ := bt.ReadAll()
+			if ot.DType != bt.DType || !bytes.Equal(x, y) {
+				t.Errorf("%v: %q is %v, not the original's bytes (%v)", c.typ, ot.Name, bt.DType, ot.DType)
+			}
+			if ot.DType == c.typ {
+				n++
+			}
+		}
+		if n != 16 {
+			t.Errorf("%v: %d block tensors compared, want 16", c.typ, n)
+		}
+		b.Close()
+
+		// Re-encoding with MLX's own quantizer changes the codes.
+		re := filepath.Join(t.TempDir(), "re")
+		if _, err := Run(c.gguf, re, Options{To: MLX, Bits: c.bits, GroupSize: 32}); err != nil {
+			t.Fatal(err)
+		}
+		s1, _ := checkpoint.OpenStored(dir)
+		s2, _ := checkpoint.OpenStored(re)
+		t1, _ := s1.Tensor("model.layers.0.self_attn.q_proj.weight")
+		t2, _ := s2.Tensor("model.layers.0.self_attn.q_proj.weight")
+		x, _ := t1.ReadAll()
+		y, _ := t2.ReadAll()
+		if bytes.Equal(x, y) {
+			t.Errorf("%v: re-encoding gave the copied codes", c.typ)
+		}
+		s1.Close()
+		s2.Close()
+		orig.Close()
 	}
 }

@@ -1,0 +1,220 @@
+package convert
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/tfconv/tfconv/checkpoint"
+	"github.com/tfconv/tfconv/formats/mlx"
+	"github.com/tfconv/tfconv/quant"
+	"github.com/tfconv/tfconv/tensor"
+)
+
+// GGUF's Q8_0 and Q4_0 blocks are MLX affine groups of 32 as they are:
+//
+//	Q8_0  x = d·q,      q ∈ [−128, 127]  →  8-bit code q+128, scale d, bias −128·d
+//	Q4_0  x = d·(q−8),  q ∈ [0, 15]      →  4-bit code q,     scale d, bias −8·d
+//
+// With the scales and biases in f32, MLX's dequantization (c·s, then + b,
+// each rounded to f32) is exact — c·s and 128·s need at most 19 bits — and
+// equals ggml's d·q value for value (a zero is +0 where ggml's may be −0),
+// so the MLX model is the GGUF's, and re-quantizing it to the GGUF type
+// gives the blocks back (TestMLXPassThroughGGUF).
+var mlxPassBits = map[tensor.DType]int{tensor.Q8_0: 8, tensor.Q4_0: 4}
+
+// mlxPassThrough rewrites, in an MLX plan made from a GGUF, every Q8_0 and
+// Q4_0 weight whose mapping only renames it or reorders its rows (LLaMA's
+// Q/K permutation) as the MLX layer holding its blocks exactly
+// (mlxPassBits); every other tensor stays as planned (float). config.json
+// gets the quantization: the bits most layers have, the others listed as
+// layers of their own.
+func mlxPassThrough(p *plan) (*plan, error) {
+	count := map[int]int{}
+	var jobs []*job
+	for _, j := range p.jobs {
+		bits, ok := mlxPassBits[j.src.DType]
+		perm, okPerm := rowOrder(j)
+		if !ok || !okPerm || !mlx.Quantizable(j.out.Name, j.out.Shape, 32) {
+			jobs = append(jobs, j)
+			continue
+		}
+		jobs = append(jobs, mlxPassJobs(j, bits, perm)...)
+		count[bits]++
+	}
+	if len(count) == 0 {
+		return p, nil
+	}
+	p.jobs = jobs
+	if err := finishJobs(jobs); err != nil {
+		return nil, err
+	}
+	def := 0
+	for b, n := range count {
+		if n > count[def] || n == count[def] && b > def {
+			def = b
+		}
+	}
+	q := &mlx.Quantization{Params: mlx.Params{Bits: def, GroupSize: 32, Mode: mlx.ModeAffine}}
+	for _, j := range jobs {
+		if j.passBits != 0 && j.passBits != def && j.out.DType == tensor.U32 {
+			if q.Layers == nil {
+				q.Layers = map[string]*mlx.Params{}
+			}
+			path := j.out.Name[:len(j.out.Name)-len(mlx.WeightSuffix)]
+			q.Layers[path] = &mlx.Params{Bits: j.passBits, GroupSize: 32, Mode: mlx.ModeAffine}
+		}
+	}
+	if err := mlxSetConfig(p, q); err != nil {
+		return nil, err
+	}
+	p.outType = fmt.Sprintf("mlx-affine-%d-bit-g32-from-gguf", def)
+	return p, nil
+}
+
+// rowOrder reports whether j's output is its source with whole rows
+// reordered (or as it is), and the source row of each output row. A
+// Transform is probed with row and column indices (exact in float32 below
+// 2^24).
+func rowOrder(j *job) ([]int, bool) {
+	m := j.m
+	if m.Copy || len(m.Stack) > 0 || m.Parts > 0 || m.Cut > 0 || m.PadRows > 0 || m.Blocks != 0 || m.OCP != "" {
+		return nil, false
+	}
+	if len(j.out.Shape) != 2 || !j.src.Shape.Equal(j.out.Shape) {
+		return nil, false
+	}
+	rows, cols := int(j.out.Shape[0]), int(j.out.Shape[1])
+	perm := make([]int, rows)
+	for r := range perm {
+		perm[r] = r
+	}
+	if m.Transform == nil {
+		return perm, true
+	}
+	if rows*cols >= 1<<24 || rows >= 1<<24 {
+		return nil, false
+	}
+	src, dst := make([]float32, rows*cols), make([]float32, rows*cols)
+	for i := range src {
+		src[i] = float32(i)
+	}
+	m.Transform(dst, src)
+	seen := make([]bool, rows)
+	for r := 0; r < rows; r++ {
+		first := int(dst[r*cols])
+		if first%cols != 0 || first/cols >= rows || seen[first/cols] {
+			return nil, false
+		}
+		for c := 0; c < cols; c++ {
+			if dst[r*cols+c] != float32(first+c) {
+				return nil, false
+			}
+		}
+		perm[r] = first / cols
+		seen[first/cols] = true
+	}
+	return perm, true
+}
+
+// mlxPassJobs replaces j (a Q8_0 or Q4_0 source, rows reordered by perm)
+// by its MLX layer: codes, and f32 scales and biases, from its blocks.
+func mlxPassJobs(j *job, bits int, perm []int) []*job {
+	path := j.out.Name[:len(j.out.Name)-len(mlx.WeightSuffix)]
+	rows, cols := j.out.Shape[0], j.out.Shape[1]
+	l := &mlxPassLayer{src: j.src, bits: bits, perm: perm, cols: int(cols)}
+	part := func(name string, d tensor.DType, shape tensor.Shape, i int) *job {
+		info := tensor.Info{Name: name, DType: d, Shape: shape}
+		info.Size, _ = d.ShapeBytes(shape)
+		src := checkpoint.LazyTensor(info, j.src.File, func() ([]byte, error) { return l.part(i) })
+		return &job{out: info, src: src, m: Mapping{Name: name, Source: j.src.Name, Shape: shape}, from: j.src, passBits: bits}
+	}
+	return []*job{
+		part(path+mlx.WeightSuffix, tensor.U32, tensor.Shape{rows, cols * int64(bits) / 32}, 0),
+		part(path+mlx.ScalesSuffix, tensor.F32, tensor.Shape{rows, cols / 32}, 1),
+		part(path+mlx.BiasesSuffix, tensor.F32, tensor.Shape{rows, cols / 32}, 2),
+	}
+}
+
+// mlxPassLayer is one GGUF weight being rewritten as an MLX layer.
+type mlxPassLayer struct {
+	src  *checkpoint.Tensor
+	bits int
+	perm []int
+	cols int
+	mlxLayer
+}
+
+func (l *mlxPassLayer) part(i int) ([]byte, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.parts[i] == nil {
+		if err := l.convert(); err != nil {
+			return nil, fmt.Errorf("convert: tensor %q: %w", l.src.Name, err)
+		}
+	}
+	b := l.parts[i]
+	l.taken[i] = true
+	if l.taken == [3]bool{true, true, true} {
+		l.parts, l.taken = [3][]byte{}, [3]bool{}
+	}
+	return b, nil
+}
+
+// convert reads the blocks and writes codes, scales and biases, row by
+// row in output order.
+func (l *mlxPassLayer) convert() error {
+	raw, err := io.ReadAll(io.LimitReader(l.src.Open(), l.src.Size))
+	if err != nil {
+		return err
+	}
+	bb := int(l.src.DType.BlockBytes())
+	blocksPerRow := l.cols / 32
+	rowBytes := blocksPerRow * bb
+	if len(raw) != rowBytes*len(l.perm) {
+		return fmt.Errorf("%d bytes of blocks, want %d", len(raw), rowBytes*len(l.perm))
+	}
+	groups := len(l.perm) * blocksPerRow
+	codes := make([]byte, groups*32*l.bits/8)
+	sc, bi := make([]byte, 4*groups), make([]byte, 4*groups)
+	g := 0
+	for _, r := range l.perm {
+		row := raw[r*rowBytes : (r+1)*rowBytes]
+		for b := 0; b < blocksPerRow; b++ {
+			blk := row[b*bb : (b+1)*bb]
+			d := quant.F16ToF32(binary.LittleEndian.Uint16(blk))
+			out := codes[g*32*l.bits/8 : (g+1)*32*l.bits/8]
+			var bias float32
+			switch l.bits {
+			case 8:
+				for k, q := range blk[2:34] {
+					out[k] = byte(int8(q)) + 128
+				}
+				bias = -128 * d
+			case 4:
+				for k := 0; k < 16; k++ {
+					lo, hi := blk[2+k]&0xf, blk[2+k]>>4 // elements k and k+16
+					setNibble(out, k, lo)
+					setNibble(out, k+16, hi)
+				}
+				bias = -8 * d
+			}
+			binary.LittleEndian.PutUint32(sc[4*g:], math.Float32bits(d))
+			binary.LittleEndian.PutUint32(bi[4*g:], math.Float32bits(bias))
+			g++
+		}
+	}
+	l.parts = [3][]byte{codes, sc, bi}
+	l.taken = [3]bool{}
+	return nil
+}
+
+// setNibble sets 4-bit code i of MLX's little-endian stream.
+func setNibble(b []byte, i int, v byte) {
+	if i%2 == 0 {
+		b[i/2] = b[i/2]&0xf0 | v
+	} else {
+		b[i/2] = b[i/2]&0x0f | v<<4
+	}
+}
