@@ -600,6 +600,12 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 	att := make([]float32, T*qd)
 	o := make([]float32, T*d)
 	var gate, up, qkv, o2, hb, qg, qgate, side []float32
+	if tr != nil {
+		tr.Kinds = make([]string, len(m.layers))
+		for l, lay := range m.layers {
+			tr.Kinds[l] = lay.Name()
+		}
+	}
 	for l := range w.Blocks {
 		b := &w.Blocks[l]
 		if !m.layers[l].Mixer.Attention() {

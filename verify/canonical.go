@@ -43,30 +43,9 @@ func ConvertNames(c *checkpoint.Checkpoint) ([]CanonicalTensor, error) {
 		if m.Copy {
 			continue
 		}
-		t, ok := c.Tensor(m.Source)
-		if !ok {
-			return nil, fmt.Errorf("verify: %s: the %s mapping names tensor %q, which the file does not have", c.Path, name, m.Source)
-		}
-		if len(m.Stack) > 0 {
-			// Several GGUF tensors joined into one HF tensor (Llama 4's
-			// gate and up experts into gate_up_proj).
-			parts := make([]*checkpoint.Tensor, len(m.Stack))
-			for i, n := range m.Stack {
-				if parts[i], ok = c.Tensor(n); !ok {
-					return nil, fmt.Errorf("verify: %s: the %s mapping names tensor %q, which the file does not have", c.Path, name, n)
-				}
-			}
-			var err error
-			if t, err = checkpoint.Stacked(m.Name, parts); err != nil {
-				return nil, fmt.Errorf("verify: %s: %w", c.Path, err)
-			}
-		}
-		if m.Parts > 0 {
-			// One expert (or head) of a stacked GGUF tensor.
-			var err error
-			if t, err = t.Part(m.Part, m.Parts); err != nil {
-				return nil, fmt.Errorf("verify: %s: %w", c.Path, err)
-			}
+		t, err := checkpoint.MappedTensor(c, m)
+		if err != nil {
+			return nil, fmt.Errorf("verify: the %s mapping: %w", name, err)
 		}
 		out = append(out, CanonicalTensor{Name: m.Name, Tensor: t, Shape: m.Shape, Transform: m.Transform})
 	}
