@@ -800,6 +800,12 @@ def make(family, llamacpp, dump_bin, shared):
     dump(os.path.join(gg, f"{family}-f32.logits.json"), {"tokens": lc["tokens"], "logits": f32(lc["logits"])})
     diff = float(np.max(np.abs(np.asarray(lc["logits"], np.float32) - logits.numpy())))
     print(f"{family}: llama.cpp f32 vs transformers max|d| = {diff:.3g}")
+    if family in GREEDY_BY_LLAMACPP:
+        dump(os.path.join(hf, "generate.json"), {"reference": "llama.cpp greedy (logits-dump, argmax of the last row)",
+                                                 "why": GREEDY_BY_LLAMACPP[family], "prompt_ids": INPUT_IDS[:PROMPT],
+                                                 "max_new_tokens": new_tokens, "transformers_greedy": greedy,
+                                                 "greedy": llamacpp_greedy(dump_bin, os.path.join(gg, f"{family}-f32.gguf"),
+                                                                           new_tokens)})
     res = {"family": family, "class": model_cls, "llamacpp_vs_transformers_max_abs": diff, "convert": cmds,
            "pre": pre}
     if family in NEWER:
@@ -1160,6 +1166,11 @@ DEEPSEEK = {
 # converter's byte identity and for a float32 comparison with transformers at a depth where rounding has not grown
 # (27 layers carry it to ~9e-6 in transformers' own logits).
 DEEPSEEK["deepseek2-short"] = (dict(DEEPSEEK["deepseek2"][0], num_hidden_layers=2), "DEEPSEEK_V2_CODE")
+
+# Fixtures whose transformers class computes another model than the checkpoint's (model's hfDiffers): their
+# generate.json holds llama.cpp's greedy decoding (transformers' beside it, as transformers_greedy).
+GREEDY_BY_LLAMACPP = {"mamba2-groups": "transformers' pure-torch Mamba2 normalises y·SiLU(z) across all groups at once, "
+                                       "the CUDA kernels and llama.cpp per group"}
 
 # Fixtures llama.cpp (c392e509, or the newer one for NEWER families) refuses to load: no llama.cpp logits, and the refusal is checked when made.
 LLAMACPP_REFUSES = {"deepseek2-short": "DeepSeek-2 without query compression at other than 27 layers",
