@@ -15,7 +15,8 @@ import (
 // shapes, and the element rearrangements the converter applies (LLaMA's
 // Q/K row permutation undone, GPT-2's transposes). Checkpoints with HF names
 // keep them, except the buffers the converter drops on purpose (which
-// have no GGUF counterpart to compare with). Copies (a tied output weight
+// have no GGUF counterpart to compare with), with the multipliers the
+// converter folds into the weights applied (arch.Family.RowScaling). Copies (a tied output weight
 // written twice) are left out too: the tensor they copy is compared.
 func ConvertNames(c *checkpoint.Checkpoint) ([]CanonicalTensor, error) {
 	if c.Format != checkpoint.GGUF && c.Source != checkpoint.GGUF {
@@ -79,9 +80,23 @@ func hfNames(c *checkpoint.Checkpoint) ([]CanonicalTensor, error) {
 	}
 	out := all[:0]
 	for _, t := range all {
-		if !drop[t.Name] {
-			out = append(out, t)
+		if drop[t.Name] {
+			continue
 		}
+		// The multipliers the converter folds into the weights (Falcon-H1's
+		// μP ones) are in the canonical form, as in the GGUF and in its
+		// GGUF → HF output.
+		mul, err := a.RowScaling(arch.Config(cfg), t.Name, t.Shape)
+		if err != nil {
+			return nil, fmt.Errorf("verify: %s: %w", c.Path, err)
+		}
+		if mul != nil {
+			t.Transform = func(dst, src []float32) {
+				copy(dst, src)
+				mul(dst)
+			}
+		}
+		out = append(out, t)
 	}
 	return out, nil
 }
