@@ -159,27 +159,12 @@ func (f *Family) ToGGUF(c Config, in []tensor.Info) ([]Mapping, []Dropped, error
 // scale makes m multiply its output's rows as its role's Tensor.Scales
 // say for config c.
 func (f *Family) scale(c Config, m *Mapping) error {
-	t, ok := f.FromHF(m.Source)
-	if !ok || m.Cut != 0 || len(m.Stack) > 0 || m.Parts > 0 || len(m.Shape) == 0 {
+	if m.Cut != 0 || len(m.Stack) > 0 || m.Parts > 0 {
 		return nil
 	}
-	if t.Tensor.Scales == nil {
-		return nil
-	}
-	scales, err := t.Tensor.Scales(c)
-	if err != nil {
-		return fmt.Errorf("%s: tensor %q: %w", f.Name, m.Source, err)
-	}
-	rows := m.Shape[0]
-	n, err := m.Shape.NumElements()
-	if err != nil {
-		return fmt.Errorf("arch: %s: tensor %q: %w", f.Name, m.Source, err)
-	}
-	cols := n / max(rows, 1)
-	for _, s := range scales {
-		if to := s.To; s.From < 0 || s.From > rows || to < 0 || to > rows || to != 0 && to < s.From {
-			return fmt.Errorf("arch: %s: tensor %q: rows %d to %d of %d to scale", f.Name, m.Source, s.From, s.To, rows)
-		}
+	mul, err := f.RowScaling(c, m.Source, m.Shape)
+	if err != nil || mul == nil {
+		return err
 	}
 	prev := m.Transform
 	m.Transform = func(dst, src []float32) {
@@ -188,17 +173,48 @@ func (f *Family) scale(c Config, m *Mapping) error {
 		} else {
 			copy(dst, src)
 		}
+		mul(dst)
+	}
+	return nil
+}
+
+// RowScaling is the multiplication of Hugging Face weight name's rows that
+// the converter applies for config c (its role's Tensor.Scales: Falcon-H1's
+// μP multipliers), over the weight's elements of the given shape (rows
+// outermost), in place; nil when it applies none. Convert folds it into the
+// GGUF weight; diff applies it to a Hugging Face checkpoint, whose GGUF form
+// and GGUF → HF output hold the products.
+func (f *Family) RowScaling(c Config, name string, shape tensor.Shape) (func(x []float32), error) {
+	t, ok := f.FromHF(name)
+	if !ok || t.Tensor.Scales == nil || len(shape) == 0 {
+		return nil, nil
+	}
+	scales, err := t.Tensor.Scales(c)
+	if err != nil {
+		return nil, fmt.Errorf("%s: tensor %q: %w", f.Name, name, err)
+	}
+	rows := shape[0]
+	n, err := shape.NumElements()
+	if err != nil {
+		return nil, fmt.Errorf("arch: %s: tensor %q: %w", f.Name, name, err)
+	}
+	cols := n / max(rows, 1)
+	for _, s := range scales {
+		if to := s.To; s.From < 0 || s.From > rows || to < 0 || to > rows || to != 0 && to < s.From {
+			return nil, fmt.Errorf("arch: %s: tensor %q: rows %d to %d of %d to scale", f.Name, name, s.From, s.To, rows)
+		}
+	}
+	return func(x []float32) {
 		for _, s := range scales {
 			to := s.To
 			if to == 0 {
 				to = rows
 			}
 			for j := s.From * cols; j < to*cols; j++ {
-				dst[j] *= s.Factor
+				x[j] *= s.Factor
 			}
 		}
-	}
-	return nil
+	}, nil
 }
 
 // ToHF is the inverse of ToGGUF for a GGUF of metadata md. The copies

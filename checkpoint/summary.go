@@ -143,7 +143,7 @@ func (s *Summary) layerPattern(c *Checkpoint, cfg map[string]any, moe map[int]bo
 			// The family's pattern states no size: Mamba's and Mamba-2's
 			// state from the ssm.* keys it writes.
 			if s.RecurrentFloats == 0 {
-				s.RecurrentFloats = recurrentFloats(f, hc)
+				s.RecurrentFloats = f.SSMStateFloats(hc)
 			}
 			k.StateFloats = s.RecurrentFloats
 		}

@@ -228,10 +228,6 @@ func jobsFor(c *checkpoint.Checkpoint, maps []Mapping, dropped []Dropped, dtype 
 	seen := map[string]bool{}
 	var jobs []*job
 	for _, m := range maps {
-		t, ok := c.Tensor(m.Source)
-		if !ok {
-			return nil, fmt.Errorf("convert: missing tensor %q (needed for %q)", m.Source, m.Name)
-		}
 		if seen[m.Name] {
 			return nil, fmt.Errorf("convert: two tensors map to %q", m.Name)
 		}
@@ -254,43 +250,21 @@ func jobsFor(c *checkpoint.Checkpoint, maps []Mapping, dropped []Dropped, dtype 
 					used[m.Scales]++
 				}
 			}
-			var err error
-			if t, err = checkpoint.PackedTensor(c, m); err != nil {
-				return nil, fmt.Errorf("convert: %w", err)
-			}
 		case len(m.Stack) > 0:
-			parts := make([]*checkpoint.Tensor, len(m.Stack))
-			for i, name := range m.Stack {
-				if parts[i], ok = c.Tensor(name); !ok {
-					return nil, fmt.Errorf("convert: missing tensor %q (needed for %q)", name, m.Name)
-				}
+			for _, name := range m.Stack {
 				used[name]++
-			}
-			var err error
-			join := checkpoint.Stacked
-			if m.Join {
-				join = checkpoint.Concat
-			}
-			if t, err = join(m.Name, parts); err != nil {
-				return nil, fmt.Errorf("convert: %w", err)
 			}
 		case m.Parts > 0:
 			if m.Part == 0 {
 				used[m.Source]++
 			}
-			var err error
-			if t, err = t.Part(m.Part, m.Parts); err != nil {
-				return nil, fmt.Errorf("convert: %w", err)
-			}
 		case m.Cut > 1: // the first part counted it
 		default:
 			used[m.Source]++
 		}
-		if m.PadRows > 0 {
-			var err error
-			if t, err = checkpoint.PaddedRows(t, t.Shape[0]+m.PadRows); err != nil {
-				return nil, fmt.Errorf("convert: %w", err)
-			}
+		t, err := checkpoint.MappedTensor(c, m)
+		if err != nil {
+			return nil, fmt.Errorf("convert: %w", err)
 		}
 		jobs = append(jobs, &job{out: tensor.Info{Name: m.Name, DType: dtype(m, t), Shape: m.Shape}, src: t, m: m})
 	}

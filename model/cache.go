@@ -183,6 +183,7 @@ func (s *Session) forward(tokens []int, mask []bool, tr *Trace, lastOnly bool) (
 	}
 	if tr != nil {
 		tr.Layers = nil
+		tr.Kinds = nil
 		tr.Attention = nil
 	}
 	s.extendMask(len(tokens), mask)

@@ -520,9 +520,8 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 				if b.Mix, err = fl.recurrent(lay.Mixer, i, &cfg, c); err != nil {
 					return nil, err
 				}
-				if n := int64(b.Mix.stateSize()); lay.StateFloats != 0 && n != lay.StateFloats {
-					// the memory estimate counts the pattern's
-					return nil, fmt.Errorf("model: %s: layer %d: %s keeps %d floats of state, the pattern says %d", l.c.Path, i, lay.Mixer, n, lay.StateFloats)
+				if err := stateCounted(b.Mix, lay, lay.Mixer, f, c); err != nil {
+					return nil, fmt.Errorf("model: %s: layer %d: %w", l.c.Path, i, err)
 				}
 			}
 			if err := fl.moeLayer(&b, i, &cfg, d, lay, statesMoE); err != nil {
@@ -536,6 +535,9 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 			// its refusal.
 			if b.Mix, err = fl.recurrent(lay.Beside, i, &cfg, c); err != nil {
 				return nil, err
+			}
+			if err := stateCounted(b.Mix, lay, lay.Beside, f, c); err != nil {
+				return nil, fmt.Errorf("model: %s: layer %d: %w", l.c.Path, i, err)
 			}
 		}
 		b.QNorm = fl.norm("blk.{bid}.attn_q_norm", i, qn, cfg.Eps, false)
@@ -600,6 +602,12 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 	att := make([]float32, T*qd)
 	o := make([]float32, T*d)
 	var gate, up, qkv, o2, hb, qg, qgate, side []float32
+	if tr != nil {
+		tr.Kinds = make([]string, len(m.layers))
+		for l, lay := range m.layers {
+			tr.Kinds[l] = lay.Name()
+		}
+	}
 	for l := range w.Blocks {
 		b := &w.Blocks[l]
 		if !m.layers[l].Mixer.Attention() {
@@ -817,6 +825,22 @@ type recurrentMixer interface {
 // canRun reports whether the decoder runs layers of mixer kind: attention,
 // a feed-forward alone, and the recurrent kinds recurrent builds (keep the
 // two in step).
+// stateCounted holds a recurrent mixer to the state the memory estimate
+// (checkpoint.Summary) counts for its layer: the pattern's StateFloats, or,
+// where the pattern states none (the Mamba families), the ssm.* keys' size
+// (arch.Family.SSMStateFloats). One fact, computed from the config there
+// and from the loaded tensors here, so the two cannot drift apart.
+func stateCounted(mix recurrentMixer, lay spec.Layer, kind spec.Mixer, f *spec.Family, c spec.Config) error {
+	want := lay.StateFloats
+	if want == 0 {
+		want = f.SSMStateFloats(c)
+	}
+	if n := int64(mix.stateSize()); n != want {
+		return fmt.Errorf("%s keeps %d floats of state, the memory estimate counts %d", kind, n, want)
+	}
+	return nil
+}
+
 func canRun(kind spec.Mixer) bool {
 	return kind.Attention() || kind == spec.NoMixer || kind == spec.Mamba2
 }

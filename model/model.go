@@ -133,6 +133,11 @@ type Trace struct {
 	// [layer][T][d_model] (decoder blocks for enc-dec; encoder-only: encoder
 	// blocks).
 	Layers [][][]float32
+	// Kinds is filled beside Layers by the architectures that state a
+	// per-layer pattern (arch.Family.LayerPattern): each block's mixers by
+	// arch.Layer.Name ("full_attention", "mamba2", "linear_attention",
+	// "full_attention+mamba2" …); nil for the others.
+	Kinds []string
 	// AttnLayer and AttnHead choose the self-attention map to record;
 	// AttnLayer < 0 records none.
 	AttnLayer, AttnHead int

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	spec "github.com/tfconv/tfconv/arch"
+	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/kernels"
 )
 
@@ -60,5 +61,48 @@ func TestRecurrentStepByStep(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRecurrentStateCounted: the state each recurrent mixer keeps
+// (stateSize, from the tensors it loaded) is what the memory estimate counts
+// for its layer (checkpoint.Summary's LayerPattern, from the config), for
+// every fixture with recurrent layers, HF folder and llama.cpp's GGUF alike;
+// and the layers the summary calls recurrent are those that keep a state.
+func TestRecurrentStateCounted(t *testing.T) {
+	t.Parallel()
+	for _, fam := range familyFixtures(t) {
+		for _, path := range []string{filepath.Join("../testdata/arch", fam, "hf"), filepath.Join("../testdata/arch", fam, "gguf", fam+"-f32.gguf")} {
+			m, err := Load(path, LoadOptions{})
+			if err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
+			d, ok := m.impl.(*decoder)
+			if !ok || !slices.ContainsFunc(d.layers, func(l spec.Layer) bool { return l.Recurrent() }) {
+				continue
+			}
+			ck, err := checkpoint.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := checkpoint.Summarize(ck)
+			ck.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(s.LayerPattern) != len(d.w.Blocks) {
+				t.Fatalf("%s: %d layers in the summary, %d loaded", path, len(s.LayerPattern), len(d.w.Blocks))
+			}
+			for l, b := range d.w.Blocks {
+				k := s.LayerPattern[l]
+				var n int64
+				if b.Mix != nil {
+					n = int64(b.Mix.stateSize())
+				}
+				if k.Recurrent != (b.Mix != nil) || n != k.StateFloats {
+					t.Errorf("%s: layer %d (%s): the mixer keeps %d floats of state, the summary counts %d (recurrent %v)", path, l, k.Mixer, n, k.StateFloats, k.Recurrent)
+				}
+			}
+		}
 	}
 }

@@ -15,7 +15,8 @@ import (
 // shapes, and the element rearrangements the converter applies (LLaMA's
 // Q/K row permutation undone, GPT-2's transposes). Checkpoints with HF names
 // keep them, except the buffers the converter drops on purpose (which
-// have no GGUF counterpart to compare with). Copies (a tied output weight
+// have no GGUF counterpart to compare with), with the multipliers the
+// converter folds into the weights applied (arch.Family.RowScaling). Copies (a tied output weight
 // written twice) are left out too: the tensor they copy is compared.
 func ConvertNames(c *checkpoint.Checkpoint) ([]CanonicalTensor, error) {
 	if c.Format != checkpoint.GGUF && c.Source != checkpoint.GGUF {
@@ -43,30 +44,9 @@ func ConvertNames(c *checkpoint.Checkpoint) ([]CanonicalTensor, error) {
 		if m.Copy {
 			continue
 		}
-		t, ok := c.Tensor(m.Source)
-		if !ok {
-			return nil, fmt.Errorf("verify: %s: the %s mapping names tensor %q, which the file does not have", c.Path, name, m.Source)
-		}
-		if len(m.Stack) > 0 {
-			// Several GGUF tensors joined into one HF tensor (Llama 4's
-			// gate and up experts into gate_up_proj).
-			parts := make([]*checkpoint.Tensor, len(m.Stack))
-			for i, n := range m.Stack {
-				if parts[i], ok = c.Tensor(n); !ok {
-					return nil, fmt.Errorf("verify: %s: the %s mapping names tensor %q, which the file does not have", c.Path, name, n)
-				}
-			}
-			var err error
-			if t, err = checkpoint.Stacked(m.Name, parts); err != nil {
-				return nil, fmt.Errorf("verify: %s: %w", c.Path, err)
-			}
-		}
-		if m.Parts > 0 {
-			// One expert (or head) of a stacked GGUF tensor.
-			var err error
-			if t, err = t.Part(m.Part, m.Parts); err != nil {
-				return nil, fmt.Errorf("verify: %s: %w", c.Path, err)
-			}
+		t, err := checkpoint.MappedTensor(c, m)
+		if err != nil {
+			return nil, fmt.Errorf("verify: the %s mapping: %w", name, err)
 		}
 		out = append(out, CanonicalTensor{Name: m.Name, Tensor: t, Shape: m.Shape, Transform: m.Transform})
 	}
@@ -100,9 +80,23 @@ func hfNames(c *checkpoint.Checkpoint) ([]CanonicalTensor, error) {
 	}
 	out := all[:0]
 	for _, t := range all {
-		if !drop[t.Name] {
-			out = append(out, t)
+		if drop[t.Name] {
+			continue
 		}
+		// The multipliers the converter folds into the weights (Falcon-H1's
+		// μP ones) are in the canonical form, as in the GGUF and in its
+		// GGUF → HF output.
+		mul, err := a.RowScaling(arch.Config(cfg), t.Name, t.Shape)
+		if err != nil {
+			return nil, fmt.Errorf("verify: %s: %w", c.Path, err)
+		}
+		if mul != nil {
+			t.Transform = func(dst, src []float32) {
+				copy(dst, src)
+				mul(dst)
+			}
+		}
+		out = append(out, t)
 	}
 	return out, nil
 }

@@ -3,11 +3,17 @@ package verify
 import (
 	"fmt"
 	"math"
+
+	"github.com/tfconv/tfconv/model"
 )
 
 // Layer compares the hidden states after one block.
 type Layer struct {
 	Layer int `json:"layer"` // block index, from 0 as in the checkpoint's tensor names
+	// Kind is the block's mixers as the reference model states them
+	// (model.Trace.Kinds: "full_attention", "mamba", "conv" …); empty for
+	// architectures without a per-layer pattern.
+	Kind string `json:"kind,omitempty"`
 	// Cosine is the mean over positions of the per-position cosine similarity.
 	Cosine float64 `json:"cosine"`
 	// NMSE is Σ(cand − ref)² / Σ ref² over every position and feature.
@@ -67,6 +73,21 @@ func CompareLayers(ref, cand [][][]float32) ([]Layer, error) {
 		out[l] = ly
 	}
 	return out, nil
+}
+
+// compareTraces is CompareLayers of two traces' hidden states, each layer
+// named by the reference's kind.
+func compareTraces(ref, cand *model.Trace) ([]Layer, error) {
+	ls, err := CompareLayers(ref.Layers, cand.Layers)
+	if err != nil {
+		return nil, err
+	}
+	if len(ref.Kinds) == len(ls) {
+		for i := range ls {
+			ls[i].Kind = ref.Kinds[i]
+		}
+	}
+	return ls, nil
 }
 
 // The divergence rule. A block "departs" when either

@@ -232,7 +232,7 @@ func Compare(ref, cand *model.Model, o Options) (*Report, error) {
 		if err := addAll(cmp, ro.Logits, co.Logits, seq); err != nil {
 			return nil, err
 		}
-		if rep.Layers, err = CompareLayers(rtr.Layers, ctr.Layers); err != nil {
+		if rep.Layers, err = compareTraces(rtr, ctr); err != nil {
 			return nil, err
 		}
 		if rtr.Attention != nil && ctr.Attention != nil {
@@ -333,7 +333,7 @@ func compareText(rep *Report, ref, cand *model.Model, cmp *Comparer, o *Options)
 		}
 		if i == 0 {
 			rep.Tokens = ch.Tokens
-			if rep.Layers, err = CompareLayers(rtr.Layers, ctr.Layers); err != nil {
+			if rep.Layers, err = compareTraces(rtr, ctr); err != nil {
 				return err
 			}
 			if rtr.Attention != nil && ctr.Attention != nil {

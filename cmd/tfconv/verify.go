@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -312,13 +313,26 @@ func verifyPrint(w io.Writer, r *verify.Report, positions bool) error {
 		fmt.Fprintln(w)
 	}
 	if len(r.Layers) > 0 {
-		lt := output.NewTable("layer", "cosine", "NMSE", "max abs", "departs")
+		// The kind column appears where the layers are of several kinds
+		// or of one that is not attention (the recurrent families).
+		kinds := slices.ContainsFunc(r.Layers, func(l verify.Layer) bool {
+			return l.Kind != "" && (l.Kind != r.Layers[0].Kind || !strings.HasSuffix(l.Kind, "attention"))
+		})
+		cols := []string{"layer", "cosine", "NMSE", "max abs", "departs"}
+		if kinds {
+			cols = slices.Insert(cols, 1, "kind")
+		}
+		lt := output.NewTable(cols...)
 		for _, l := range r.Layers {
 			d := ""
 			if l.Departs {
 				d = "yes"
 			}
-			lt.Row(l.Layer, fmt.Sprintf("%.8f", l.Cosine), fmt.Sprintf("%.3e", l.NMSE), fmt.Sprintf("%.4g", l.MaxAbs), d)
+			row := []any{l.Layer, fmt.Sprintf("%.8f", l.Cosine), fmt.Sprintf("%.3e", l.NMSE), fmt.Sprintf("%.4g", l.MaxAbs), d}
+			if kinds {
+				row = slices.Insert(row, 1, any(l.Kind))
+			}
+			lt.Row(row...)
 		}
 		if err := lt.Render(w); err != nil {
 			return err

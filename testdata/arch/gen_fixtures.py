@@ -39,8 +39,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 INPUT_IDS = [1, 15, 250, 999, 3, 87, 512, 640, 33, 998, 421, 77]
 PROMPT = 6
 NEW_TOKENS = 8
-# Families whose generate.json holds more greedy tokens (the recurrent state carried over a longer decode).
-NEW_TOKENS_OF = {"mamba": 32, "jamba": 32}
+# Families whose generate.json holds more greedy tokens: every family with recurrent layers (the state carried
+# over a longer decode; issue 32 asks for 32 greedy tokens).
+NEW_TOKENS_OF = {f: 32 for f in ("mamba", "jamba", "mamba2", "mamba2-groups", "granitehybrid", "granitehybrid-dense",
+                                 "falcon_h1", "lfm2", "lfm2moe", "nemotron_h", "qwen3next")}
 
 torch.set_num_threads(1)
 
@@ -523,6 +525,13 @@ def dump(path, obj):
         f.write("\n")
 
 
+# The classes whose depthwise convolution randomize() draws N(0, 1/kernel). The rule came with the Mamba-1 and Jamba
+# fixtures; the Mamba-2 ones (mamba2, mamba2-groups, granitehybrid, granitehybrid-dense, falcon_h1) were made before
+# it, their [channels, 1, kernel] weights drawn by the stacked-expert rule (fan-in read as 1: N(0, 1)), and keep that
+# draw, so that rerunning the generator rewrites their checkpoints byte for byte.
+CONV_FAN_IN_KERNEL = ("MambaForCausalLM", "JambaForCausalLM")
+
+
 def randomize(model, seed):
     """Redraws every parameter so activations are O(1): matrices (embeddings and heads included) N(0, 1/fan_in),
     norm weights 1 + N(0, 0.2²) (Gemma's, stored as w with (1 + w) applied, N(0, 0.2²)), biases N(0, 0.2²), and
@@ -530,7 +539,7 @@ def randomize(model, seed):
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for name, p in sorted(model.named_parameters()):
-            if p.dim() == 3 and name.endswith("conv1d.weight"):
+            if p.dim() == 3 and name.endswith("conv1d.weight") and type(model).__name__ in CONV_FAN_IN_KERNEL:
                 # a depthwise convolution's [channels, 1, kernel] (Mamba's): N(0, 1/fan_in), fan_in the kernel width
                 p.copy_(torch.randn(p.shape, generator=g) * (p.shape[1] * p.shape[2]) ** -0.5)
             elif p.dim() == 3:
@@ -791,6 +800,12 @@ def make(family, llamacpp, dump_bin, shared):
     dump(os.path.join(gg, f"{family}-f32.logits.json"), {"tokens": lc["tokens"], "logits": f32(lc["logits"])})
     diff = float(np.max(np.abs(np.asarray(lc["logits"], np.float32) - logits.numpy())))
     print(f"{family}: llama.cpp f32 vs transformers max|d| = {diff:.3g}")
+    if family in GREEDY_BY_LLAMACPP:
+        dump(os.path.join(hf, "generate.json"), {"reference": "llama.cpp greedy (logits-dump, argmax of the last row)",
+                                                 "why": GREEDY_BY_LLAMACPP[family], "prompt_ids": INPUT_IDS[:PROMPT],
+                                                 "max_new_tokens": new_tokens, "transformers_greedy": greedy,
+                                                 "greedy": llamacpp_greedy(dump_bin, os.path.join(gg, f"{family}-f32.gguf"),
+                                                                           new_tokens)})
     res = {"family": family, "class": model_cls, "llamacpp_vs_transformers_max_abs": diff, "convert": cmds,
            "pre": pre}
     if family in NEWER:
@@ -1090,6 +1105,11 @@ def make_lfm2moe(family, llamacpp, dump_bin, shared):
                          check=True, capture_output=True, text=True).stdout
     lc = json.loads(out)
     dump(os.path.join(gg, f"{family}-f32.logits.json"), {"tokens": lc["tokens"], "logits": f32(lc["logits"])})
+    new_tokens = NEW_TOKENS_OF.get(family, NEW_TOKENS)
+    dump(os.path.join(hf, "generate.json"), {"reference": "llama.cpp greedy (logits-dump, argmax of the last row)",
+                                             "prompt_ids": INPUT_IDS[:PROMPT], "max_new_tokens": new_tokens,
+                                             "greedy": llamacpp_greedy(dump_bin, os.path.join(gg, f"{family}-f32.gguf"),
+                                                                       new_tokens)})
     print(f"{family}: written by hand; llama.cpp's logits are the reference")
     return {"family": family, "class": "Lfm2MoeForCausalLM", "handmade": True, "convert": [cmd], "seed": seed,
             "converter": "newer"}
@@ -1146,6 +1166,11 @@ DEEPSEEK = {
 # converter's byte identity and for a float32 comparison with transformers at a depth where rounding has not grown
 # (27 layers carry it to ~9e-6 in transformers' own logits).
 DEEPSEEK["deepseek2-short"] = (dict(DEEPSEEK["deepseek2"][0], num_hidden_layers=2), "DEEPSEEK_V2_CODE")
+
+# Fixtures whose transformers class computes another model than the checkpoint's (model's hfDiffers): their
+# generate.json holds llama.cpp's greedy decoding (transformers' beside it, as transformers_greedy).
+GREEDY_BY_LLAMACPP = {"mamba2-groups": "transformers' pure-torch Mamba2 normalises y·SiLU(z) across all groups at once, "
+                                       "the CUDA kernels and llama.cpp per group"}
 
 # Fixtures llama.cpp (c392e509, or the newer one for NEWER families) refuses to load: no llama.cpp logits, and the refusal is checked when made.
 LLAMACPP_REFUSES = {"deepseek2-short": "DeepSeek-2 without query compression at other than 27 layers",
@@ -1383,19 +1408,21 @@ def make_nemotron_h(family, llamacpp, dump_bin, shared):
                          check=True, capture_output=True, text=True).stdout
     lc = json.loads(out)
     dump(os.path.join(gg, f"{family}-f32.logits.json"), {"tokens": lc["tokens"], "logits": f32(lc["logits"])})
+    new_tokens = NEW_TOKENS_OF.get(family, NEW_TOKENS)
     dump(os.path.join(hf, "generate.json"), {"reference": "llama.cpp greedy (logits-dump, argmax of the last row)",
-                                             "prompt_ids": INPUT_IDS[:PROMPT], "max_new_tokens": NEW_TOKENS,
-                                             "greedy": llamacpp_greedy(dump_bin, os.path.join(gg, f"{family}-f32.gguf"))})
+                                             "prompt_ids": INPUT_IDS[:PROMPT], "max_new_tokens": new_tokens,
+                                             "greedy": llamacpp_greedy(dump_bin, os.path.join(gg, f"{family}-f32.gguf"),
+                                                                       new_tokens)})
     print(f"{family}: written by hand; llama.cpp's logits are the reference")
     return {"family": family, "class": "NemotronHForCausalLM", "handmade": True, "convert": [cmd], "seed": seed,
             "converter": "newer"}
 
 
-def llamacpp_greedy(dump_bin, gguf):
+def llamacpp_greedy(dump_bin, gguf, new_tokens):
     """Greedy decoding by llama.cpp, for a family transformers cannot run here: the logits dump of the whole
-    sequence so far, its last row's argmax appended, NEW_TOKENS times after the first PROMPT ids."""
+    sequence so far, its last row's argmax appended, new_tokens times after the first PROMPT ids."""
     ids = INPUT_IDS[:PROMPT]
-    for _ in range(NEW_TOKENS):
+    for _ in range(new_tokens):
         out = subprocess.run([dump_bin, gguf, ",".join(map(str, ids))], check=True, capture_output=True, text=True)
         ids = ids + [int(np.argmax(np.asarray(json.loads(out.stdout)["logits"][-1], np.float32)))]
     return ids

@@ -99,7 +99,12 @@ def main():
 # -DLLAMA_FLASH_ATTN_TYPE_DISABLED_NEW_API), whose log names the attention layers' cache llama_kv_cache and the
 # recurrent layers' state llama_memory_recurrent: written to memory-recurrent.json
 # (checkpoint.TestRecurrentMemoryMatchesLlamaCpp). Usage: gen_memory.py --recurrent <kv-report binary of d32676d7>
-RECURRENT = ["testdata/arch/lfm2/gguf/lfm2-f32.gguf", "testdata/arch/lfm2moe/gguf/lfm2moe-f32.gguf"]
+# Every fixture with recurrent layers; a model without attention (mamba, mamba2) has no llama_kv_cache line (its
+# kv_* fields are 0). rs_mib is llama_memory_recurrent's size, rs_layers the layers it keeps a state for (those it
+# does not log as "skipped").
+RECURRENT = ["testdata/arch/%s/gguf/%s-f32.gguf" % (f, f) for f in (
+    "lfm2", "lfm2moe", "mamba", "jamba", "mamba2", "mamba2-groups", "granitehybrid", "granitehybrid-dense", "falcon_h1",
+    "nemotron_h", "qwen3next")]
 
 
 def main_recurrent():
@@ -114,11 +119,15 @@ def main_recurrent():
                            r"V \((\w+)\):\s*([\d.]+) MiB", log)
             rs = re.search(r"llama_memory_recurrent: size =\s*([\d.]+) MiB \(\s*(\d+) cells,.*R \((\w+)\):\s*([\d.]+) MiB, "
                            r"S \((\w+)\):\s*([\d.]+) MiB", log)
-            if r.returncode != 0 or not kv or not rs:
+            if r.returncode != 0 or not rs or not kv and "llama_kv_cache" in log:
                 raise RuntimeError(f"{f} {n} {nseq}:\n{log[-2000:]}")
-            cases.append({"file": f, "ctx": n, "kv_type": "f16", "parallel": nseq, "kv_cells": int(kv.group(2)),
-                          "kv_layers": int(kv.group(3)), "k_mib": float(kv.group(5)), "v_mib": float(kv.group(7)),
-                          "rs_cells": int(rs.group(2)), "r_mib": float(rs.group(4)), "s_mib": float(rs.group(6))})
+            layers = re.search(r"llama_memory_recurrent: size = .*?(\d+) layers", log)
+            skipped = len(re.findall(r"llama_memory_recurrent: layer +\d+: skipped", log))
+            cases.append({"file": f, "ctx": n, "kv_type": "f16", "parallel": nseq,
+                          "kv_cells": int(kv.group(2)) if kv else 0, "kv_layers": int(kv.group(3)) if kv else 0,
+                          "k_mib": float(kv.group(5)) if kv else 0.0, "v_mib": float(kv.group(7)) if kv else 0.0,
+                          "rs_cells": int(rs.group(2)), "r_mib": float(rs.group(4)), "s_mib": float(rs.group(6)),
+                          "rs_mib": float(rs.group(1)), "rs_layers": int(layers.group(1)) - skipped})
     with open(os.path.join(HERE, "memory-recurrent.json"), "w") as fh:
         json.dump({"llama.cpp": "d32676d77426540327835040d5d3279728f0b4c8", "tool": "tools/kv_report.cpp",
                    "cases": cases}, fh, indent=1)

@@ -23,6 +23,11 @@ in the repository), tiny-fortunes (shared/fixtures/trained/tiny-fortunes/hf conv
 
   PYTHONPATH=testdata/arch/pyshim:<transformers v4.43.4>/src /usr/bin/python3 testdata/imatrix/gen_imatrix.py \\
       <llama.cpp c392e509 tree, built> <fork's llama-imatrix binary, or - to keep its files> <shared/fixtures>
+
+The recurrent families' fixtures (RECURRENT: issue 32), which c392e509 cannot load, have the fork's GGUF alone
+(NAME.gguf, the same command); their commands join commands.json:
+
+  python3 testdata/imatrix/gen_imatrix.py --recurrent <fork's llama-imatrix binary>
 """
 
 import hashlib
@@ -68,7 +73,32 @@ def tensor_hashes(path):
     return [{"name": t.name, "type": t.tensor_type.name, "sha256": sha(bytes(t.data.tobytes()))} for t in r.tensors]
 
 
+# The recurrent families' fixtures (testdata/arch), run by the fork's llama-imatrix alone.
+RECURRENT = ("mamba", "mamba2", "granitehybrid", "lfm2", "qwen3next")
+COMMON = ["-f", "calib.txt", "-c", CTX, "-ctk", "f32", "-ctv", "f32", "-t", "1", "--no-ppl"]
+
+
+def command_line(c):
+    return " ".join([os.path.basename(c[0])] + [os.path.relpath(a, ROOT) if os.path.isabs(a) else a for a in c[1:]])
+
+
+def main_recurrent(new_imatrix):
+    path = os.path.join(HERE, "commands.json")
+    with open(path) as f:
+        commands = json.load(f)
+    for name in RECURRENT:
+        model = os.path.join(ROOT, "testdata", "arch", name, "gguf", name + "-f32.gguf")
+        c = [new_imatrix, "-m", model, "-o", name + ".gguf"] + COMMON + ["-fa", "off"]
+        run(c)
+        commands[name] = [command_line(c)]
+    with open(path, "w") as f:
+        json.dump(commands, f, indent=1, sort_keys=True)
+        f.write("\n")
+
+
 def main():
+    if sys.argv[1] == "--recurrent":
+        return main_recurrent(sys.argv[2])
     old, new_imatrix, shared = sys.argv[1], sys.argv[2], sys.argv[3]
     sys.path.insert(0, os.path.join(old, "gguf-py"))
     imatrix_old = os.path.join(old, "build", "bin", "llama-imatrix")
@@ -83,7 +113,7 @@ def main():
             "tiny-fortunes": tf,
             "interop-llama": os.path.join(shared, "interop", "llama", "gguf", "llama-f32.gguf"),
         }
-        common = ["-f", "calib.txt", "-c", CTX, "-ctk", "f32", "-ctv", "f32", "-t", "1", "--no-ppl"]
+        common = COMMON
         commands = {}
         for name, path in models.items():
             cmds = [[imatrix_old, "-m", path, "-o", name + ".c392e509.dat"] + common]
