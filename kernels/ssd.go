@@ -42,6 +42,13 @@ func SSDScan(y, state, x, B, C []float32, stride int, dt, A, D []float32, T, H, 
 				d := dt[t*H+h]
 				a := float32(math.Exp(float64(d * A[h])))
 				yt := y[t*H*P+h*P : t*H*P+(h+1)*P]
+				if st := active; st != nil && st.ssdRows != nil && N > 0 && N%st.lanes == 0 && P > 0 {
+					st.ssdRows(&sh[0], &xt[0], &bt[0], &ct[0], &yt[0], a, d, P, N)
+					for p, xv := range xt {
+						yt[p] += skip * xv
+					}
+					continue
+				}
 				for p, xv := range xt {
 					yt[p] = ssdStep(sh[p*N:(p+1)*N], bt, ct, a, d*xv) + skip*xv
 				}

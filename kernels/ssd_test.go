@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -103,10 +104,17 @@ func checkSSDScan(t *testing.T, T, H, P, N, G int, tol float64) {
 	}
 }
 
-// BenchmarkSSDScan is one decoded token's scan of a Mamba-2 2.7B layer
-// (80 heads of 64 channels, state 128, one group) on each kernel set.
+// BenchmarkSSDScan is the scan of a Mamba-2 2.7B layer (80 heads of 64
+// channels, state 128, one group) over one decoded token and over a
+// 64-token prompt, on each kernel set.
 func BenchmarkSSDScan(b *testing.B) {
-	const T, H, P, N, G = 1, 80, 64, 128, 1
+	for _, T := range []int{1, 64} {
+		b.Run(fmt.Sprintf("T=%d", T), func(b *testing.B) { benchSSDScan(b, T) })
+	}
+}
+
+func benchSSDScan(b *testing.B, T int) {
+	const H, P, N, G = 80, 64, 128, 1
 	stride := H*P + 2*G*N
 	row := make([]float32, T*stride)
 	for i := range row {
@@ -120,7 +128,7 @@ func BenchmarkSSDScan(b *testing.B) {
 	for _, impl := range implementations() {
 		b.Run(implName(impl), func(b *testing.B) {
 			withImpl(impl, func() {
-				b.SetBytes(int64(4 * H * P * N))
+				b.SetBytes(int64(4 * T * H * P * N))
 				for range b.N {
 					SSDScan(y, state, row, row[H*P:], row[H*P+G*N:], stride, dt, A, D, T, H, P, N, G)
 				}
