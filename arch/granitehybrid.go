@@ -199,14 +199,14 @@ func graniteHybridTensors() []Tensor {
 		case "blk.{bid}.ffn_gate", "blk.{bid}.ffn_up", "blk.{bid}.ffn_down":
 			continue
 		case "blk.{bid}.attn_q", "blk.{bid}.attn_k", "blk.{bid}.attn_v", "blk.{bid}.attn_output":
-			t.Optional = true // the attention layers only
+			t.Optional, t.Mixers = true, []Mixer{FullAttention} // the attention layers only
 		}
 		out = append(out, t)
 	}
 	for _, t := range Mamba2Family.Tensors {
 		if !slices.Contains([]string{"token_embd", "output_norm", "output", "blk.{bid}.attn_norm"}, t.GGUF) {
 			t.HF = []string{strings.Replace(t.HF[0], "backbone.layers.{bid}.mixer", hfLayer+"mamba", 1)}
-			t.Optional = true // the Mamba-2 layers only
+			t.Optional, t.Mixers = true, []Mixer{Mamba2} // the Mamba-2 layers only
 			out = append(out, t)
 		}
 	}

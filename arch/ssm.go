@@ -14,9 +14,14 @@ import (
 // [channels][kernel], dt_bias as ssm_dt's bias (mamba2DTBias), A =
 // −exp(A_log) and D as [heads][1] columns, the gated norm as
 // [groups][inner/groups], out_proj. optional: only some layers hold them
-// (a hybrid's).
+// (a hybrid's), which its Pattern names as Mamba2 layers (Tensor.Mixers);
+// dt_bias, a role the checkpoint may lack, is in Mamba-2 layers alone.
 func mamba2Tensors(prefix string, optional bool) []Tensor {
-	return []Tensor{
+	var in []Mixer
+	if optional {
+		in = []Mixer{Mamba2}
+	}
+	ts := []Tensor{
 		{GGUF: "blk.{bid}.ssm_in", HF: []string{prefix + "in_proj"}, Shape: []Dim{DimSSMIn, DimHidden}, Optional: optional},
 		{GGUF: "blk.{bid}.ssm_conv1d", HF: []string{prefix + "conv1d"},
 			Shape: []Dim{DimConvChannels, DimOne, DimConvKernel}, Layout: LayoutSqueeze, Optional: optional},
@@ -30,6 +35,13 @@ func mamba2Tensors(prefix string, optional bool) []Tensor {
 		{GGUF: "blk.{bid}.ssm_norm", HF: []string{prefix + "norm"}, Shape: []Dim{DimInner}, Reshape: ReshapeGroups, Optional: optional},
 		{GGUF: "blk.{bid}.ssm_out", HF: []string{prefix + "out_proj"}, Shape: []Dim{DimHidden, DimInner}, Optional: optional},
 	}
+	for i := range ts {
+		ts[i].Mixers = in
+		if ts[i].GGUF == "blk.{bid}.ssm_dt" {
+			ts[i].Mixers = []Mixer{Mamba2}
+		}
+	}
+	return ts
 }
 
 // mamba2DTBias reads dt_bias as the bias of the mixer's ssm_dt role

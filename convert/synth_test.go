@@ -3,6 +3,7 @@ package convert
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -46,6 +47,12 @@ func TestSynthFamilies(t *testing.T) {
 			}
 			if s.HeadDim > 0 {
 				small.HeadDim = 32 // wider than hidden/heads, as the shape's
+			}
+			if _, ok := s.Config["mamba_n_heads"]; ok {
+				// Granite 4.0-H states its Mamba-2 heads: the inner width
+				// (mamba_expand · hidden) over the head width.
+				small.Config = maps.Clone(s.Config)
+				small.Config["mamba_n_heads"] = 2 * small.Hidden / s.Config["mamba_d_head"].(int)
 			}
 			dir := t.TempDir()
 			tokens := []int{1, 5, 900, 31999, 7}

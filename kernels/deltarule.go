@@ -19,36 +19,41 @@ func GatedDeltaRule(dst, q, k, v, g, beta, state []float32, T, H, Dk, Dv int, sc
 	if T <= 0 || H <= 0 || Dk <= 0 || Dv <= 0 {
 		return
 	}
-	mem := make([]float32, Dv)
-	for t := 0; t < T; t++ {
-		for h := 0; h < H; h++ {
+	// The heads are independent: they run in parallel, each over every
+	// position in turn, so a head's state stays in cache.
+	grain := max(1, scanGrain/max(1, T*Dk*Dv))
+	parallelFor(H, grain, func(lo, hi int) {
+		mem := make([]float32, Dv)
+		for h := lo; h < hi; h++ {
 			S := state[h*Dk*Dv : (h+1)*Dk*Dv]
-			kt := k[(t*H+h)*Dk : (t*H+h+1)*Dk]
-			qt := q[(t*H+h)*Dk : (t*H+h+1)*Dk]
-			vt := v[(t*H+h)*Dv : (t*H+h+1)*Dv]
-			out := dst[(t*H+h)*Dv : (t*H+h+1)*Dv]
-			decay := float32(math.Exp(float64(g[t*H+h])))
-			b := beta[t*H+h]
-			clear(mem)
-			for i, ki := range kt {
-				row := S[i*Dv : (i+1)*Dv]
-				for j := range row {
-					row[j] *= decay
-					mem[j] += row[j] * ki
+			for t := 0; t < T; t++ {
+				kt := k[(t*H+h)*Dk : (t*H+h+1)*Dk]
+				qt := q[(t*H+h)*Dk : (t*H+h+1)*Dk]
+				vt := v[(t*H+h)*Dv : (t*H+h+1)*Dv]
+				out := dst[(t*H+h)*Dv : (t*H+h+1)*Dv]
+				decay := float32(math.Exp(float64(g[t*H+h])))
+				b := beta[t*H+h]
+				clear(mem)
+				for i, ki := range kt {
+					row := S[i*Dv : (i+1)*Dv]
+					for j := range row {
+						row[j] *= decay
+						mem[j] += row[j] * ki
+					}
 				}
-			}
-			for j := range mem {
-				mem[j] = (vt[j] - mem[j]) * b
-			}
-			clear(out)
-			for i, ki := range kt {
-				row := S[i*Dv : (i+1)*Dv]
-				qi := qt[i] * scale
-				for j := range row {
-					row[j] += ki * mem[j]
-					out[j] += row[j] * qi
+				for j := range mem {
+					mem[j] = (vt[j] - mem[j]) * b
+				}
+				clear(out)
+				for i, ki := range kt {
+					row := S[i*Dv : (i+1)*Dv]
+					qi := qt[i] * scale
+					for j := range row {
+						row[j] += ki * mem[j]
+						out[j] += row[j] * qi
+					}
 				}
 			}
 		}
-	}
+	})
 }

@@ -71,6 +71,16 @@ type simdSet struct {
 	// chainOrder picks.
 	qdotChain func(w, a *byte, nb int) float32
 
+	// ssdStep is one step of Mamba-2's scan over one channel's state of n
+	// values (a multiple of lanes): for i < n, v = a·s[i] + dx·b[i],
+	// s[i] = v; it returns Σ v·c[i] (SSDScan).
+	ssdStep func(s, b, c *float32, a, dx float32, n int) float32
+
+	// ssdRows is ssdStep over the P channels of one head, s advancing N
+	// floats a channel: for p < P, y[p] = ssdStep(s[p·N:], b, c, a,
+	// d·x[p], N), for N a positive multiple of lanes.
+	ssdRows func(s, x, b, c, y *float32, a, d float32, P, N int)
+
 	// quantQ8_0 writes nb blocks of x as ggml Q8_0 blocks to dst, byte for
 	// byte what QuantizeActivations writes (for input without NaNs).
 	quantQ8_0 func(dst *byte, x *float32, nb int)

@@ -73,3 +73,53 @@ func TestSoftplus(t *testing.T) {
 		}
 	}
 }
+
+// TestScansSplitByThreads holds the recurrent scans, at sizes that split
+// their heads or channels among threads, to the single-threaded result bit
+// for bit: each head's or channel's arithmetic is the same whichever
+// thread runs it. (Not parallel: it sets the thread count.)
+func TestScansSplitByThreads(t *testing.T) {
+	saved := Threads()
+	defer SetThreads(saved)
+	r := rand.New(rand.NewPCG(5, 6))
+	fill := func(n int, lo, hi float32) []float32 {
+		s := make([]float32, n)
+		for i := range s {
+			s[i] = lo + r.Float32()*(hi-lo)
+		}
+		return s
+	}
+	// SSDScan: 2 positions of 24 heads of 64 channels, state 128, 3 groups.
+	const sT, sH, sP, sN, sG = 2, 24, 64, 128, 3
+	stride := sH*sP + 2*sG*sN
+	sRow, sDt, sA, sD := fill(sT*stride, -1, 1), fill(sT*sH, 0.01, 1), fill(sH, -3, -0.1), fill(sH, -1, 1)
+	// SelectiveScan: 3 positions of 3000 channels, state 16.
+	const mT, mC, mN = 3, 3000, 16
+	mX, mDt, mA := fill(mT*mC, -1, 1), fill(mT*mC, 0.01, 1.5), fill(mC*mN, -3, -0.1)
+	mB, mCm, mD := fill(mT*mN, -1, 1), fill(mT*mN, -1, 1), fill(mC, -1, 1)
+	// GatedDeltaRule: 2 positions of 12 heads of 64×64.
+	const gT, gH, gK, gV = 2, 12, 64, 64
+	gq, gk, gv := fill(gT*gH*gK, -1, 1), fill(gT*gH*gK, -0.2, 0.2), fill(gT*gH*gV, -1, 1)
+	gg, gb := fill(gT*gH, -1, 0), fill(gT*gH, 0, 1)
+	run := func(threads int) [][]float32 {
+		SetThreads(threads)
+		sy, ss := make([]float32, sT*sH*sP), make([]float32, sH*sP*sN)
+		SSDScan(sy, ss, sRow, sRow[sH*sP:], sRow[sH*sP+sG*sN:], stride, sDt, sA, sD, sT, sH, sP, sN, sG)
+		my, ms := make([]float32, mT*mC), make([]float32, mC*mN)
+		SelectiveScan(my, ms, mX, mDt, mA, mB, mCm, mD, mT, mC, mN)
+		gy, gs := make([]float32, gT*gH*gV), make([]float32, gH*gK*gV)
+		GatedDeltaRule(gy, gq, gk, gv, gg, gb, gs, gT, gH, gK, gV, 0.125)
+		return [][]float32{sy, ss, my, ms, gy, gs}
+	}
+	names := []string{"SSDScan y", "SSDScan state", "SelectiveScan y", "SelectiveScan state", "GatedDeltaRule out", "GatedDeltaRule state"}
+	want := run(1)
+	for _, threads := range []int{2, 3, 8} {
+		for i, got := range run(threads) {
+			for j := range got {
+				if math.Float32bits(got[j]) != math.Float32bits(want[i][j]) {
+					t.Fatalf("%d threads: %s[%d] = %v, one thread gives %v", threads, names[i], j, got[j], want[i][j])
+				}
+			}
+		}
+	}
+}

@@ -187,6 +187,20 @@ func decQ4_0AVX512(dst *float32, w *byte, n int)
 //go:noescape
 func decQ4_0AVX2(dst *float32, w *byte, n int)
 
+// Assembly in ssd_amd64.s; see simdSet.ssdStep.
+
+//go:noescape
+func ssdStepAVX512(s, b, c *float32, a, dx float32, n int) float32
+
+//go:noescape
+func ssdStepAVX2(s, b, c *float32, a, dx float32, n int) float32
+
+//go:noescape
+func ssdRowsAVX512(s, x, b, c, y *float32, a, d float32, P, N int)
+
+//go:noescape
+func ssdRowsAVX2(s, x, b, c, y *float32, a, d float32, P, N int)
+
 var avx512Set = &simdSet{
 	name: "avx512",
 	mr:   12, nr: 32, gemm: gemm12x32AVX512,
@@ -194,6 +208,8 @@ var avx512Set = &simdSet{
 	dotQ8_0: dotQ8_0AVX512,
 	axpy:    axpyAVX512,
 	exp:     expAVX512,
+	ssdStep: ssdStepAVX512,
+	ssdRows: ssdRowsAVX512,
 	rowDot: map[tensor.DType]func(x *float32, w *byte, n int) float32{
 		tensor.F16: dotF16AVX512, tensor.BF16: dotBF16AVX512, tensor.I8: dotI8AVX512, tensor.Q4_0: dotQ4_0AVX512,
 		tensor.Q6_K: dotQ6_KAVX512, tensor.Q5_K: dotQ5_KAVX512,
@@ -218,6 +234,8 @@ var avx2Set = &simdSet{
 	dotQ8_0: dotQ8_0AVX2,
 	axpy:    axpyAVX2,
 	exp:     expAVX2,
+	ssdStep: ssdStepAVX2,
+	ssdRows: ssdRowsAVX2,
 	rowDot: map[tensor.DType]func(x *float32, w *byte, n int) float32{
 		tensor.F16: dotF16AVX2, tensor.BF16: dotBF16AVX2, tensor.I8: dotI8AVX2,
 		tensor.Q6_K: dotQ6_KAVX2,

@@ -110,6 +110,14 @@ func qdotQ5_1SDOT(w, a *byte, nb int) float32
 //go:noescape
 func qdotQ5_1NEON(w, a *byte, nb int) float32
 
+// Assembly in ssd_arm64.s; see simdSet.ssdStep.
+
+//go:noescape
+func ssdStepNEON(s, b, c *float32, a, dx float32, n int) float32
+
+//go:noescape
+func ssdRowsNEON(s, x, b, c, y *float32, a, d float32, P, N int)
+
 // neonSet returns the NEON set with the given name and integer dots for
 // the 32-element block types; both sets take the k-quants' lane sums in
 // NEON.
@@ -124,6 +132,8 @@ func neonSet(name string, qdot map[tensor.DType]func(w, a *byte, nb int) float32
 		dotQ8_0: dotQ8_0NEON,
 		axpy:    axpyNEON,
 		exp:     expNEON,
+		ssdStep: ssdStepNEON,
+		ssdRows: ssdRowsNEON,
 		rowDot: map[tensor.DType]func(x *float32, w *byte, n int) float32{
 			tensor.F16: dotF16NEON, tensor.BF16: dotBF16NEON, tensor.I8: dotI8NEON, tensor.Q4_0: dotQ4_0NEON,
 			tensor.Q4_1: dotQ4_1NEON, tensor.Q5_0: dotQ5_0NEON, tensor.Q5_1: dotQ5_1NEON,

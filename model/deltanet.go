@@ -48,17 +48,19 @@ func (n *deltaNet) forward(dst, h, state []float32, T int, obs Observer) error {
 	C, kw, vw := n.channels(), n.kHeads*n.kDim, n.vHeads*n.vDim
 	H, r := n.vHeads, n.vHeads/n.kHeads
 	convState, S := state[:(n.K-1)*C], state[(n.K-1)*C:]
-	qkv, x := make([]float32, T*C), make([]float32, T*C)
-	z, ba := make([]float32, T*vw), make([]float32, T*2*H)
+	sc := getScratch(T * (2*C + 2*vw + 2*H + 2*H*n.kDim + vw + 2*H + vw))
+	defer putScratch(sc)
+	qkv, x := sc.take(T*C), sc.take(T*C)
+	z, ba := sc.take(T*vw), sc.take(T*2*H)
 	obs.apply(&n.QKV, qkv, h, T)
 	obs.apply(&n.Z, z, h, T)
 	obs.apply(&n.BA, ba, h, T)
 	kernels.CausalConv1D(x, qkv, convState, n.Conv, nil, T, C, n.K)
 	kernels.SiLU(x)
 
-	q, k := make([]float32, T*H*n.kDim), make([]float32, T*H*n.kDim)
-	v := make([]float32, T*vw)
-	g, beta := make([]float32, T*H), make([]float32, T*H)
+	q, k := sc.take(T*H*n.kDim), sc.take(T*H*n.kDim)
+	v := sc.take(T * vw)
+	g, beta := sc.take(T*H), sc.take(T*H)
 	for t := 0; t < T; t++ {
 		row := x[t*C : (t+1)*C]
 		for i := 0; i < n.kHeads; i++ {
@@ -78,7 +80,7 @@ func (n *deltaNet) forward(dst, h, state []float32, T int, obs Observer) error {
 		}
 		copy(v[t*vw:(t+1)*vw], row[2*kw:])
 	}
-	o := make([]float32, T*vw)
+	o := sc.take(T * vw)
 	kernels.GatedDeltaRule(o, q, k, v, g, beta, S, T, H, n.kDim, n.vDim, float32(1/math.Sqrt(float64(n.kDim))))
 	n.Norm.apply(o, o, T*H, n.vDim)
 	kernels.SiLU(z)

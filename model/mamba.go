@@ -86,13 +86,9 @@ func (m *mambaMixer) stateSize() int { return (m.conv-1)*m.inner + m.inner*m.sta
 func (m *mambaMixer) forward(dst, h, state []float32, T int, obs Observer) error {
 	n, s, r := m.inner, m.state, m.dtRank
 	convState, ssm := state[:(m.conv-1)*n], state[(m.conv-1)*n:]
-	// Scratch is per call: sessions of one model may run at once.
-	buf := make([]float32, T*(2*n+n+n+(r+2*s)+r+s+s+n+n))
-	take := func(k int) []float32 {
-		out := buf[:k:k]
-		buf = buf[k:]
-		return out
-	}
+	sc := getScratch(T * (2*n + n + n + (r + 2*s) + r + s + s + n + n))
+	defer putScratch(sc)
+	take := sc.take
 	xz, x, xc := take(T*2*n), take(T*n), take(T*n)
 	w := r + 2*s
 	xdb, dt0, b, c, dt, y := take(T*w), take(T*r), take(T*s), take(T*s), take(T*n), take(T*n)

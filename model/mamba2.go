@@ -97,24 +97,22 @@ func (m *mamba2Mixer) stateSize() int { return (m.kernel-1)*m.conv + m.inner*m.s
 
 func (m *mamba2Mixer) forward(dst, h, state []float32, T int, obs Observer) error {
 	inW := m.inner + m.conv + m.heads
-	zx := make([]float32, T*inW)
+	sc := getScratch(T * (inW + 2*m.conv + m.heads + m.inner))
+	defer putScratch(sc)
+	zx, xbc, conv, dt, y := sc.take(T*inW), sc.take(T*m.conv), sc.take(T*m.conv), sc.take(T*m.heads), sc.take(T*m.inner)
 	obs.apply(&m.In, zx, h, T)
-	xbc := make([]float32, T*m.conv)
-	dt := make([]float32, T*m.heads)
 	for t := 0; t < T; t++ {
 		row := zx[t*inW : (t+1)*inW]
 		copy(xbc[t*m.conv:(t+1)*m.conv], row[m.inner:m.inner+m.conv])
-		copy(dt[t*m.heads:(t+1)*m.heads], row[m.inner+m.conv:])
+		dtt := dt[t*m.heads : (t+1)*m.heads]
+		for j, v := range row[m.inner+m.conv:] {
+			dtt[j] = v + m.DTB[j]
+		}
 	}
 	convState, ssm := state[:(m.kernel-1)*m.conv], state[(m.kernel-1)*m.conv:]
-	conv := make([]float32, T*m.conv)
 	kernels.CausalConv1D(conv, xbc, convState, m.Conv, m.ConvB, T, m.conv, m.kernel)
 	kernels.SiLU(conv)
-	for t := 0; t < T; t++ {
-		kernels.Add(dt[t*m.heads:(t+1)*m.heads], m.DTB)
-	}
 	kernels.Softplus(dt)
-	y := make([]float32, T*m.inner)
 	gn := m.groups * m.state
 	kernels.SSDScan(y, ssm, conv, conv[m.inner:], conv[m.inner+gn:], m.conv, dt, m.A, m.D, T, m.heads, m.headDim, m.state, m.groups)
 	// Gate by SiLU(z), then the grouped norm.

@@ -46,9 +46,10 @@ func (m *shortConv) stateSize() int { return (m.k - 1) * m.d }
 
 func (m *shortConv) forward(dst, h, state []float32, T int, obs Observer) error {
 	d := m.d
-	bcx := make([]float32, T*3*d)
+	sc := getScratch(T * 5 * d)
+	defer putScratch(sc)
+	bcx, bx, conv := sc.take(T*3*d), sc.take(T*d), sc.take(T*d)
 	obs.apply(&m.In, bcx, h, T)
-	bx := make([]float32, T*d)
 	for t := 0; t < T; t++ {
 		row := bcx[t*3*d : (t+1)*3*d]
 		b, x := row[:d], row[2*d:]
@@ -57,7 +58,6 @@ func (m *shortConv) forward(dst, h, state []float32, T int, obs Observer) error 
 			out[c] = b[c] * x[c]
 		}
 	}
-	conv := make([]float32, T*d)
 	kernels.CausalConv1D(conv, bx, state, m.Conv, nil, T, d, m.k)
 	for t := 0; t < T; t++ {
 		kernels.Mul(conv[t*d:(t+1)*d], bcx[t*3*d+d:t*3*d+2*d])

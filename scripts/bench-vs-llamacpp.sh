@@ -10,9 +10,17 @@
 #   LLAMA_BIN=/path/build/bin LLAMA_BIN_AVX2=/path/build-avx2/bin scripts/bench-vs-llamacpp.sh [ROUNDS] [THREADS]
 #
 # Either variable may be left out to skip that CPU mode. TYPES (default "f32 q8_0 q4_0 q4_k_m") picks the weights.
+# SHAPE (default tinyllama-1.1b) is the `tfconv synth --like` shape and LAYERS (default: all) its --layers, e.g.
+# SHAPE=mamba2-2.7b LAYERS=4 or SHAPE=granite-4.0-h-tiny LAYERS=6 (five Mamba-2 layers, then attention);
+# PROMPT and GEN (default 128 and 32) are both programs' prompt and generated tokens. BANDWIDTH=false skips
+# tfconv's read-bandwidth measurement (its column stays empty). TFCONV_AVX2=1 adds, in mode (a), tfconv rows under
+# GODEBUG=cpu.avx512f=off (its AVX2 kernels) against the same native llama.cpp, for machines without an AVX2 build.
+# On a machine other processes load, export OMP_WAIT_POLICY=passive: llama.cpp's OpenMP threads otherwise spin at
+# every barrier for a partner the OS has descheduled (a 4-layer Mamba-2 decode, 2 threads, load 30 on 2 cores:
+# 0.43 tok/s spinning, 7.9 passive); tfconv does not read it.
 # This script never builds llama.cpp. The checkpoints are written once into $BENCH_DIR (default /tmp/modelbench,
-# ~8 GB): F32 and Q8_0 with `tfconv synth`, Q4_0 and Q4_K_M with `tfconv quantize` of the F32 one. Quiet machines
-# only: every process you run beside it shows up in the figures.
+# ~8 GB for TinyLlama): F32 and Q8_0 with `tfconv synth`, the others with `tfconv quantize` of the F32 one. Quiet
+# machines only: every process you run beside it shows up in the figures.
 set -euo pipefail
 rounds=${1:-3}
 threads=${2:-2}
@@ -40,23 +48,39 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 tfconv=$(mktemp -d)/tfconv
 (cd "$root" && go build -o "$tfconv" ./cmd/tfconv)
 mkdir -p "$dir"
-for t in f32 q8_0; do
-  [ -f "$dir/tl-$t.gguf" ] || "$tfconv" synth --like tinyllama-1.1b "$dir/tl-$t.gguf" --type "$t"
-done
-for t in q4_0 q4_k_m; do
-  [ -f "$dir/tl-$t.gguf" ] || "$tfconv" quantize "$dir/tl-f32.gguf" "$dir/tl-$t.gguf" --type "$t" >/dev/null
+shape=${SHAPE:-tinyllama-1.1b}
+prompt=${PROMPT:-128}
+gen=${GEN:-32}
+bwflag=--bandwidth=${BANDWIDTH:-true}
+layers=()
+name=tl
+if [ "$shape" != tinyllama-1.1b ] || [ -n "${LAYERS:-}" ]; then name=$shape${LAYERS:+-${LAYERS}l}; fi
+[ -n "${LAYERS:-}" ] && layers=(--layers "$LAYERS")
+for t in $types; do
+  case $t in
+  f32 | f16 | bf16 | q8_0) [ -f "$dir/$name-$t.gguf" ] || "$tfconv" synth --like "$shape" "${layers[@]}" "$dir/$name-$t.gguf" --type "$t" ;;
+  *)
+    [ -f "$dir/$name-$t.gguf" ] && continue
+    [ -f "$dir/$name-f32.gguf" ] || "$tfconv" synth --like "$shape" "${layers[@]}" "$dir/$name-f32.gguf" --type f32
+    "$tfconv" quantize "$dir/$name-f32.gguf" "$dir/$name-$t.gguf" --type "$t" >/dev/null
+    ;;
+  esac
 done
 out=$(mktemp)
 for r in $(seq "$rounds"); do
   for mode in "${modes[@]}"; do
     if [ "$mode" = a ]; then bin=$LLAMA_BIN godebug=${GODEBUG:-}; else bin=$LLAMA_BIN_AVX2 godebug=cpu.avx512f=off; fi
     for t in $types; do
-      m=$dir/tl-$t.gguf
-      LD_LIBRARY_PATH=$bin "$bin/llama-bench" -m "$m" -t "$threads" -p 128 -n 32 -r 1 -o json 2>/dev/null |
+      m=$dir/$name-$t.gguf
+      LD_LIBRARY_PATH=$bin "$bin/llama-bench" -m "$m" -t "$threads" -p "$prompt" -n "$gen" -r 1 -o json 2>/dev/null |
         python3 -c 'import json,sys; d=json.load(sys.stdin); print(*sys.argv[1:3], "llama.cpp", *("%s=%f"%("pp" if x["n_prompt"] else "tg", x["avg_ts"]) for x in d))' "$mode" "$t" >>"$out"
-      for numeric in "" --match-llamacpp; do
-        GODEBUG=$godebug "$tfconv" bench "$m" --threads "$threads" --json $numeric 2>/dev/null |
-          python3 -c 'import json,sys; d=json.load(sys.stdin); print(*sys.argv[1:3], "tfconv"+sys.argv[3], "pp=%f"%d["prefill_tok_s"], "tg=%f"%d["decode_tok_s"], "gbs=%f"%d["decode_weight_gb_s"], "bw=%f"%d["read_bandwidth_gb_s"])' "$mode" "$t" "$numeric" >>"$out"
+      runs=("$godebug|")
+      [ "$mode" = a ] && [ -n "${TFCONV_AVX2:-}" ] && runs+=("cpu.avx512f=off|-avx2")
+      for run in "${runs[@]}"; do
+        for numeric in "" --match-llamacpp; do
+          GODEBUG=${run%%|*} "$tfconv" bench "$m" --threads "$threads" --prompt "$prompt" --gen "$gen" $bwflag --json $numeric 2>/dev/null |
+            python3 -c 'import json,sys; d=json.load(sys.stdin); print(*sys.argv[1:3], "tfconv"+sys.argv[3], "pp=%f"%d["prefill_tok_s"], "tg=%f"%d["decode_tok_s"], "gbs=%f"%d["decode_weight_gb_s"], "bw=%f"%d["read_bandwidth_gb_s"])' "$mode" "$t" "$numeric${run#*|}" >>"$out"
+        done
       done
     done
   done
@@ -76,12 +100,13 @@ print("|---|---|---|---|---|---|---|---|")
 for mode in ("a", "b"):
     for t in sys.argv[2].split():
         ref = {k: statistics.median(v) for k, v in runs[(mode, t, "llama.cpp")].items()}
-        for who in ("llama.cpp", "tfconv", "tfconv--match-llamacpp"):
+        for who in ("llama.cpp", "tfconv", "tfconv--match-llamacpp", "tfconv-avx2", "tfconv--match-llamacpp-avx2"):
             med = {k: statistics.median(v) for k, v in runs[(mode, t, who)].items()}
             if not med:
                 continue
             ratio = lambda k: "%.2f×" % (med[k] / ref[k]) if ref.get(k) else "n/a"
             gbs = "%.1f (%.0f%% of %.1f)" % (med["gbs"], 100 * med["gbs"] / med["bw"], med["bw"]) if med.get("bw") else ""
-            print("| %s | %s | %s | %.1f | %.2f | %s | %s | %s |" % (cpu[mode], t.upper(), who.replace("--", " --"),
+            label = who.replace("--", " --").replace("-avx2", " (AVX-512 off)")
+            print("| %s | %s | %s | %.1f | %.2f | %s | %s | %s |" % (cpu[mode], t.upper(), label,
                   med["pp"], med["tg"], ratio("pp"), ratio("tg"), gbs))
 PY

@@ -59,13 +59,18 @@ type Shape struct {
 	// layers hold experts is the family's pattern (every layer when the
 	// family states none).
 	ExpertFFN int
+	// SharedFFN is a shared expert's width when not an expert's (Granite
+	// 4.0-H's shared_intermediate_size, twice its experts').
+	SharedFFN int
 	// Added are the checkpoint's added special tokens, which follow the
 	// embedded vocabulary (control tokens, as the converter types them)
 	// before the padding: Phi-3's <|endoftext|> … <|user|>.
 	Added []string
 	// Config holds the other config.json entries of the checkpoint the
 	// shape copies (they override the ones synth derives: a MistralForCausalLM
-	// class on the llama family, Phi-3's original context).
+	// class on the llama family, Phi-3's original context; a nil value
+	// removes a derived key: Mamba's intermediate_size, its inner width
+	// then expand · hidden as its converter reads it).
 	Config map[string]any
 }
 
@@ -173,6 +178,34 @@ var shapes = []Shape{
 	{Name: "lfm2-1.2b", Arch: "lfm2", Layers: 16, Hidden: 2048, Heads: 32, KVHeads: 8, FFN: 8192,
 		Vocab: 65536, Context: 128000, RopeBase: 1000000, NormEps: 1e-5, Tied: true, Tokenizer: VocabGPT2,
 		Config: map[string]any{"conv_L_cache": 3, "layer_types": lfm2Layers(16, 2, 5, 8, 10, 12, 14)}},
+	// state-spaces/mamba-130m-hf (transformers' form of state-spaces/mamba-130m):
+	// 24 selective-scan layers of inner width 1536 (expand 2 · hidden; FFN
+	// states it but the checkpoint has no feed-forward), state 16, Δ rank
+	// 48, 4 taps, biases on the convolution and the Δ projection, tied
+	// head, the GPT-NeoX vocabulary's 50,277 rows padded to 50,280. Mamba
+	// has no attention heads: Heads and KVHeads 1 only satisfy Check.
+	{Name: "mamba-130m", Arch: "mamba", Layers: 24, Hidden: 768, Heads: 1, KVHeads: 1, FFN: 1536,
+		Vocab: 50280, Context: 1 << 20, NormEps: 1e-5, Tied: true, Tokenizer: VocabGPT2,
+		Biases: []string{"blk.{bid}.ssm_conv1d", "blk.{bid}.ssm_dt"},
+		Config: map[string]any{"state_size": 16, "time_step_rank": 48, "conv_kernel": 4, "expand": 2,
+			"intermediate_size": nil}},
+	// state-spaces/mamba2-130m and state-spaces/mamba2-2.7b (mamba_ssm's
+	// config.json: d_model, n_layer, vocab 50,277 padded to a multiple of
+	// 16, ssm_cfg {"layer": "Mamba2"} with Mamba2's defaults d_state 128,
+	// d_conv 4, expand 2, headdim 64, ngroups 1; tied), in
+	// Mamba2ForCausalLM's keys.
+	mamba2("mamba2-130m", 24, 768),
+	mamba2("mamba2-2.7b", 64, 2560),
+	// ibm-granite/granite-4.0-h-tiny and granite-4.0-h-micro: 40 layers,
+	// attention (no position embedding) in layers 5, 15, 25 and 35, Mamba-2
+	// in the others (head width 64, state 128, one group, 4 taps, expand
+	// 2), tied head, 100,352 rows. Tiny routes each layer to 6 of 64
+	// experts of width 512 beside a shared expert of 1024; micro is dense
+	// (shared_intermediate_size 8192, no experts). The multipliers
+	// (embedding, attention, residual, logits) change values, not shapes,
+	// and are left at the family's defaults.
+	granite4H("granite-4.0-h-tiny", 1536, 12, 4, 48, 512, 1024, 64, 6),
+	granite4H("granite-4.0-h-micro", 2048, 32, 8, 64, 8192, 8192, 0, 0),
 	// microsoft/Phi-3-mini-4k-instruct: fused QKV and gate/up, 32,064 rows.
 	{Name: "phi3-mini-4k", Arch: "phi3", Layers: 32, Hidden: 3072, Heads: 32, KVHeads: 32, FFN: 8192,
 		Vocab: 32064, Context: 4096, RopeBase: 10000, NormEps: 1e-5,
@@ -206,6 +239,38 @@ func gptOss(name string, layers, experts int) Shape {
 		Config: map[string]any{"sliding_window": 128, "num_local_experts": experts, "num_experts_per_tok": 4,
 			"rope_scaling": map[string]any{"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0,
 				"truncate": false, "original_max_position_embeddings": 4096}}}
+}
+
+// mamba2 is the shape of state-spaces' Mamba-2 of layers layers of width
+// hidden (the published sizes share everything else).
+func mamba2(name string, layers, hidden int) Shape {
+	return Shape{Name: name, Arch: "mamba2", Layers: layers, Hidden: hidden, Heads: 1, KVHeads: 1, FFN: 2 * hidden,
+		Vocab: 50288, Context: 1 << 20, NormEps: 1e-5, Tied: true, Tokenizer: VocabGPT2,
+		Biases: []string{"blk.{bid}.ssm_conv1d"},
+		Config: map[string]any{"state_size": 128, "head_dim": 64, "n_groups": 1,
+			"conv_kernel": 4, "expand": 2, "chunk_size": 256, "intermediate_size": nil}}
+}
+
+// granite4H is the shape of IBM's Granite 4.0-H of width hidden with heads
+// attention heads (kv key/value heads), ssmHeads Mamba-2 heads, a
+// feed-forward of width ffn (an expert's when experts > 0) and a shared
+// one of width shared.
+func granite4H(name string, hidden, heads, kv, ssmHeads, ffn, shared, experts, used int) Shape {
+	types := make([]any, 40)
+	for i := range types {
+		types[i] = "mamba"
+		if i%10 == 5 {
+			types[i] = "attention"
+		}
+	}
+	return Shape{Name: name, Arch: "granitehybrid", Layers: 40, Hidden: hidden, Heads: heads, KVHeads: kv, FFN: ffn,
+		SharedFFN: shared, Experts: experts, ExpertsUsed: used, Vocab: 100352, Context: 131072, RopeBase: 10000,
+		NormEps: 1e-5, Tied: true, Tokenizer: VocabGPT2,
+		Biases: []string{"blk.{bid}.ssm_conv1d"},
+		Config: map[string]any{"layer_types": types, "position_embedding_type": "nope",
+			"num_local_experts": experts, "num_experts_per_tok": used,
+			"mamba_n_heads": ssmHeads, "mamba_d_head": 64, "mamba_d_state": 128, "mamba_n_groups": 1,
+			"mamba_d_conv": 4, "mamba_expand": 2, "mamba_chunk_size": 256}}
 }
 
 // Shapes returns the built-in shapes.
@@ -332,10 +397,28 @@ func (s Shape) ggufTensors() []spec {
 func (s Shape) familyTensors(f *arch.Family, hf bool) []spec {
 	d := arch.Dims{Vocab: int64(s.Vocab), Hidden: int64(s.Hidden), Heads: int64(s.Heads), KVHeads: int64(s.KVHeads),
 		HeadDim: int64(s.headDim()), FFN: int64(s.FFN), Experts: int64(s.Experts), ExpertFFN: int64(s.expertFFN()),
-		SharedFFN: int64(s.expertFFN())}
+		SharedFFN: int64(s.sharedFFN())}
 	hc := arch.Config(hfConfigMap(s))
 	if k, ok := hc.Int("conv_L_cache"); ok {
 		d.ConvKernel = k
+	}
+	if md, err := f.GGUFMetadata(hc, 0); err == nil {
+		// A state-space mixer's sizes as the family's converter derives
+		// them (ssm.time_step_rank is Mamba's Δ rank and Mamba-2's head
+		// count: each family's tensors use the one they have).
+		m := arch.Meta{MD: md, Arch: f.Name}
+		for _, k := range []struct {
+			key string
+			p   []*int64
+		}{{"ssm.conv_kernel", []*int64{&d.ConvKernel}}, {"ssm.inner_size", []*int64{&d.Inner}},
+			{"ssm.state_size", []*int64{&d.State}}, {"ssm.time_step_rank", []*int64{&d.DTRank, &d.SSMHeads}},
+			{"ssm.group_count", []*int64{&d.Groups}}} {
+			if v, ok := m.Int(k.key); ok {
+				for _, p := range k.p {
+					*p = v
+				}
+			}
+		}
 	}
 	var ts []spec
 	moe := s.moeLayers(f)
@@ -345,6 +428,8 @@ func (s Shape) familyTensors(f *arch.Family, hf bool) []spec {
 		switch {
 		case !t.InLayer(pattern, layer):
 			return false // another mixer's (LFM2's convolution or attention)
+		case len(t.Mixers) > 0 && layer >= 0:
+			return true // its mixer's layer (a hybrid's Mamba-2 or attention; Mamba-2's Δ bias)
 		case t.GGUF == "output":
 			return !s.Tied
 		case inMoE && (t.Stack == arch.DimExperts || t.GGUF == "blk.{bid}.ffn_gate_inp" ||
@@ -360,11 +445,23 @@ func (s Shape) familyTensors(f *arch.Family, hf bool) []spec {
 		if w.Norm {
 			k = norm
 		}
+		if sfx := w.Tensor.HFSuffix; sfx != "" && f.SuffixAliases[sfx] == ".bias" {
+			// A bias alone (Mamba-2's dt_bias, the GGUF's ssm_dt.bias).
+			k = bias
+			if !hf {
+				w.Name = strings.TrimSuffix(w.Name, ".weight") + ".bias"
+			}
+		}
 		ts = append(ts, spec{w.Name, w.Shape, k})
 		if slices.Contains(s.Biases, w.Tensor.GGUF) {
-			// The weight's shape without its input dimension: [out], or
-			// [experts][out] for stacked experts.
-			ts = append(ts, spec{strings.TrimSuffix(w.Name, ".weight") + ".bias", w.Shape[:len(w.Shape)-1].Clone(), bias})
+			// The weight's shape without its input dimensions: [out], or
+			// [experts][out] for stacked experts; a depthwise
+			// convolution's [channels][1][taps] has [channels].
+			b := w.Shape[:len(w.Shape)-1].Clone()
+			for len(b) > 1 && b[len(b)-1] == 1 {
+				b = b[:len(b)-1]
+			}
+			ts = append(ts, spec{strings.TrimSuffix(w.Name, ".weight") + ".bias", b, bias})
 		}
 	}
 	return ts
@@ -389,6 +486,14 @@ func (s Shape) expertFFN() int {
 		return s.ExpertFFN
 	}
 	return s.FFN
+}
+
+// sharedFFN is a shared expert's width.
+func (s Shape) sharedFFN() int {
+	if s.SharedFFN > 0 {
+		return s.SharedFFN
+	}
+	return s.expertFFN()
 }
 
 // moeLayers says which layers hold experts: none without experts, those of

@@ -3,6 +3,7 @@ package synth
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -41,6 +42,86 @@ var publishedParams = map[string]int64{
 	// LFM2-1.2B: its config.json's tensors counted (the model card's
 	// 1.17B).
 	"lfm2-1.2b": 1_170_340_608,
+	// The state-space shapes: their config.json's tensors counted (the
+	// model cards' 130M, 2.7B, 7B and 3B; mamba-130m-hf and the Granite
+	// checkpoints' safetensors hold 129.1M, 6.94B and 3.19B).
+	"mamba-130m":          129_135_360,
+	"mamba2-130m":         128_989_632,
+	"mamba2-2.7b":         2_702_599_680,
+	"granite-4.0-h-tiny":  6_939_037_248,
+	"granite-4.0-h-micro": 3_191_396_096,
+}
+
+// TestShapesStateSpaceLayers checks what the state-space shapes hold per
+// layer at the published widths, cut to a few layers as bench uses them:
+// Granite 4.0-H's first six are five Mamba-2 layers and an attention
+// layer, each with its experts; Mamba-2's Δ bias and convolution bias are
+// there in GGUF's names and shapes.
+func TestShapesStateSpaceLayers(t *testing.T) {
+	t.Parallel()
+	shapes := map[string]map[string]string{}
+	for _, c := range []struct {
+		name   string
+		layers int
+	}{{"granite-4.0-h-tiny", 6}, {"granite-4.0-h-micro", 6}, {"mamba2-2.7b", 2}, {"mamba-130m", 2}} {
+		s, ok := Lookup(c.name)
+		if !ok {
+			t.Fatalf("no shape %s", c.name)
+		}
+		s.Layers = c.layers
+		infos, err := GGUFTensors(s, tensor.Q8_0)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		m := map[string]string{}
+		for _, ti := range infos {
+			m[ti.Name] = fmt.Sprint(ti.Shape)
+		}
+		shapes[c.name] = m
+		md, err := GGUFMetadata(s, tensor.Q8_0)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if n, _ := md.Int(s.Arch + ".block_count"); n != int64(c.layers) {
+			t.Errorf("%s: block_count %d, want %d", c.name, n, c.layers)
+		}
+	}
+	for _, c := range []struct {
+		shape, tensor, want string // want "": absent
+	}{
+		{"granite-4.0-h-tiny", "blk.0.ssm_in.weight", "[6448 1536]"}, // 2·3072 + 2·128 + 48
+		{"granite-4.0-h-tiny", "blk.0.ssm_conv1d.weight", "[3328 4]"},
+		{"granite-4.0-h-tiny", "blk.0.ssm_conv1d.bias", "[3328]"},
+		{"granite-4.0-h-tiny", "blk.0.ssm_dt.bias", "[48]"},
+		{"granite-4.0-h-tiny", "blk.0.ssm_a", "[48 1]"},
+		{"granite-4.0-h-tiny", "blk.0.ssm_norm.weight", "[1 3072]"},
+		{"granite-4.0-h-tiny", "blk.0.attn_q.weight", ""},
+		{"granite-4.0-h-tiny", "blk.4.ssm_out.weight", "[1536 3072]"},
+		{"granite-4.0-h-tiny", "blk.5.ssm_in.weight", ""},
+		{"granite-4.0-h-tiny", "blk.5.attn_q.weight", "[1536 1536]"},
+		{"granite-4.0-h-tiny", "blk.5.attn_k.weight", "[512 1536]"},
+		{"granite-4.0-h-tiny", "blk.5.ffn_gate_exps.weight", "[64 512 1536]"},
+		{"granite-4.0-h-tiny", "blk.0.ffn_up_shexp.weight", "[1024 1536]"},
+		{"granite-4.0-h-tiny", "blk.0.ffn_gate_inp.weight", "[64 1536]"},
+		{"granite-4.0-h-tiny", "output.weight", ""},
+		{"granite-4.0-h-micro", "blk.0.ssm_in.weight", "[8512 2048]"}, // 2·4096 + 2·128 + 64
+		{"granite-4.0-h-micro", "blk.5.attn_v.weight", "[512 2048]"},
+		{"granite-4.0-h-micro", "blk.3.ffn_gate.weight", "[8192 2048]"},
+		{"granite-4.0-h-micro", "blk.3.ffn_gate_exps.weight", ""},
+		{"mamba2-2.7b", "blk.1.ssm_in.weight", "[10576 2560]"}, // 2·5120 + 2·128 + 80
+		{"mamba2-2.7b", "blk.1.ssm_dt.bias", "[80]"},
+		{"mamba2-2.7b", "blk.1.ssm_conv1d.bias", "[5376]"},
+		{"mamba2-2.7b", "blk.1.ssm_d", "[80 1]"},
+		{"mamba2-2.7b", "token_embd.weight", "[50288 2560]"},
+		{"mamba-130m", "blk.1.ssm_x.weight", "[80 1536]"}, // 48 + 2·16
+		{"mamba-130m", "blk.1.ssm_dt.weight", "[1536 48]"},
+		{"mamba-130m", "blk.1.ssm_dt.bias", "[1536]"},
+		{"mamba-130m", "blk.1.ssm_a", "[1536 16]"},
+	} {
+		if got := shapes[c.shape][c.tensor]; got != c.want {
+			t.Errorf("%s: %s is %q, want %q", c.shape, c.tensor, got, c.want)
+		}
+	}
 }
 
 func TestShapesParams(t *testing.T) {

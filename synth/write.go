@@ -395,6 +395,8 @@ func hfConfigMap(s Shape) map[string]any {
 				c[p.HF[0]] = s.FFN
 			case p.Key == "expert_feed_forward_length" && len(p.HF) > 0 && s.ExpertFFN > 0:
 				c[p.HF[0]] = s.ExpertFFN
+			case p.Key == "expert_shared_feed_forward_length" && len(p.HF) > 0 && s.SharedFFN > 0:
+				c[p.HF[0]] = s.SharedFFN
 			}
 		}
 		if f == arch.Llama {
@@ -402,6 +404,10 @@ func hfConfigMap(s Shape) map[string]any {
 			c["attention_bias"], c["pretraining_tp"] = false, 1
 		}
 		for k, v := range s.Config {
+			if v == nil {
+				delete(c, k) // a key the checkpoint does not state
+				continue
+			}
 			c[k] = v
 		}
 		if types, ok := c["layer_types"].([]any); ok && len(types) > s.Layers {
