@@ -242,7 +242,7 @@ if __name__ == "__main__" and sys.argv[1] != "convert":
      "ids": lambda: ids(sys.argv[2])}[sys.argv[1]]()
 
 
-def convert(d, out):
+def convert(d, out, tokens=None):
     """Runs d32676d7's convert_hf_to_gguf.py --vocab-only on d (module imported, main() called). The Rust
     tokenizers package is not here, so AutoTokenizer gives the slow GPT2Tokenizer over d's vocab.json/merges.txt
     and tokenizer_config.json's added tokens (the same vocabulary and token types), and get_vocab_base_pre (only
@@ -250,7 +250,8 @@ def convert(d, out):
     (tokens-full.json's chkhsh, in d's parent folder): the slow tokenizer splits with GPT-2's pattern, not o200k's."""
     import re, subprocess
     llamacpp = os.environ["NEW_LLAMACPP"]
-    with open(os.path.join(os.path.dirname(os.path.abspath(d)), "tokens-full.json"), encoding="utf-8") as f:
+    tokens = tokens or os.path.join(os.path.dirname(os.path.abspath(d)), "tokens-full.json")
+    with open(tokens, encoding="utf-8") as f:
         chkhsh = json.load(f)["chkhsh"]
     src = open(os.path.join(llamacpp, "conversion", "base.py"), encoding="utf-8").read()
     table = dict(re.findall(r'if chkhsh == "([0-9a-f]{64})":\n(?:\s*#.*\n)*\s*res = "([^"]+)"', src))
