@@ -123,7 +123,9 @@ func planToGGUF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 	for _, m := range maps {
 		if m.Blocks != 0 {
 			blockParts[m.Source], blockParts[m.Scales] = true, true
-			if bft, ok := blockFileType(m.Blocks, ft); ok {
+			// The converter learns the checkpoint is MXFP4 as it repacks
+			// the blocks, which --vocab-only does not do: the outtype's.
+			if bft, ok := blockFileType(m.Blocks, ft); ok && !opts.VocabOnly {
 				ft = bft
 			}
 		}

@@ -158,25 +158,40 @@ func (t *Tokenizer) setPre(name string) bool {
 }
 
 // identifyPre names a Hugging Face BPE tokenizer's pre-tokenizer as
-// convert_hf_to_gguf.py does, by the hash of chkText's ids, when the table
-// has the hash. Otherwise, for a tokenizer.json, the name is the one that
-// splits the test texts as the file's pre-tokenizer does (PreNote says
-// so); then the first supported name whose own rules give a hash that
-// names it. Splitting, not ids, is compared: a trimmed vocabulary has too
-// few tokens for ids to tell a changed regex from the original. A tokenizer.json that splits as no llama.cpp
-// pre-tokenizer does is refused, naming its regexes: a guessed name would
-// tokenize differently in llama.cpp.
+// convert_hf_to_gguf.py does: by the hash of chkText's ids, when the table
+// has the hash. A tokenizer.json whose pre_tokenizer tfconv can run is
+// hashed as the converter hashes it, with its own splitting and merge rule
+// (the tokenizers library's ids), and keeps that splitting for Encode: the
+// name is what the GGUF gets, and llama.cpp's rules for it may split some
+// text otherwise (gpt-4o's and tekken's leave combining marks out of a
+// word). Otherwise the name is the one that splits the test texts as the
+// file's pre-tokenizer does (PreNote says so); then the first supported
+// name whose own rules give a hash that names it. Splitting, not ids, is
+// compared: a trimmed vocabulary has too few tokens for ids to tell a
+// changed regex from the original. A tokenizer.json that splits as no
+// llama.cpp pre-tokenizer does is refused, naming its regexes: a guessed
+// name would tokenize differently in llama.cpp.
 func (t *Tokenizer) identifyPre() error {
-	if t.namePre() {
+	if t.hf != nil && t.hf.refusal == "" {
+		pre, pretok, ignore := t.pre, t.pretok, t.ignoreMerges
+		t.pretok, t.ignoreMerges = &preTokenizer{name: "tokenizer.json", hf: t.hf}, t.hfIgnoreMerges
+		if h, err := t.ChkHash(); err == nil {
+			if name := preForHash(h); name != "" {
+				t.pre = name
+				return nil
+			}
+		}
+		if name := equivalentPre(t.hf, t.hfIgnoreMerges, preTestTexts); name != "" {
+			t.pre = name
+			t.preNote = fmt.Sprintf("no chkhsh of llama.cpp's table names this tokenizer; its tokenizer.json pre-tokenizer splits %d test texts as llama.cpp's %q does", len(preTestTexts), name)
+			return nil
+		}
+		t.pre, t.pretok, t.ignoreMerges = pre, pretok, ignore
+	} else if t.namePre() {
 		return nil
 	}
 	if t.hf == nil { // vocab.json and merges.txt: GPT-2's splitting
 		t.hashPre()
-		return nil
-	}
-	if name := equivalentPre(t.hf, t.hfIgnoreMerges, preTestTexts); name != "" {
-		t.setPre(name)
-		t.preNote = fmt.Sprintf("no chkhsh of llama.cpp's table names this tokenizer; its tokenizer.json pre-tokenizer splits %d test texts as llama.cpp's %q does", len(preTestTexts), name)
 		return nil
 	}
 	if t.hashPre() {

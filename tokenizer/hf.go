@@ -267,66 +267,12 @@ func (c *hfConfig) readChatTemplateFiles(src Source) error {
 
 // fromHF builds a tokenizer from HF files: tokenizer.json if present, else
 // tokenizer.model, else Kimi's tiktoken.model, else vocab.json with merges.txt,
-// else vocab.txt.
+// else vocab.txt; a BPE tokenizer's pre-tokenizer is then named.
 func fromHF(src Source) (*Tokenizer, error) {
-	cfg, err := readHFConfig(src)
+	t, tiktoken, err := readHF(src)
 	if err != nil {
 		return nil, err
 	}
-	var t *Tokenizer
-	var tjAdded []addedToken
-	tiktoken := false
-	// tokenizer.model comes first, as llama.cpp's converter reads it for
-	// every SentencePiece family (LLaMA, Mistral, Phi-3, Gemma) even when
-	// a tokenizer.json is beside it: its scores and types are the ones
-	// the GGUF must carry.
-	if b, err := readAux(src, "tokenizer.model", maxTokenizerFile); err != nil {
-		return nil, err
-	} else if b != nil {
-		t, err = parseSentencePiece(b, "tokenizer.model", cfg)
-		if err != nil {
-			return nil, err
-		}
-	} else if b, err := readAux(src, "tokenizer.json", maxTokenizerFile); err != nil {
-		return nil, err
-	} else if b != nil {
-		t, tjAdded, err = parseTokenizerJSON(b, cfg)
-		if err != nil {
-			return nil, err
-		}
-	} else if b, err := readAux(src, tiktokenFile, maxTokenizerFile); err != nil {
-		return nil, err
-	} else if b != nil {
-		if t, err = parseTiktoken(b, cfg); err != nil {
-			return nil, err
-		}
-		tiktoken = true
-	} else if b, err := readAux(src, "vocab.json", maxTokenizerFile); err != nil {
-		return nil, err
-	} else if b != nil {
-		m, err := readAux(src, "merges.txt", maxTokenizerFile)
-		if err != nil {
-			return nil, err
-		}
-		if m == nil {
-			return nil, fmtErr("merges.txt", "", "vocab.json needs merges.txt beside it")
-		}
-		t, err = parseVocabMerges(b, m, cfg)
-		if err != nil {
-			return nil, err
-		}
-	} else if b, err := readAux(src, "vocab.txt", maxTokenizerFile); err != nil {
-		return nil, err
-	} else if b != nil {
-		t, err = parseVocabTxt(b, cfg)
-		if err != nil {
-			return nil, err
-		}
-	} else {
-		return nil, fmt.Errorf("tokenizer: %w", errNoTokenizer)
-	}
-	t.padTo(cfg.vocabSize)
-	t.applyConfig(cfg, tjAdded)
 	if tiktoken {
 		// Kimi's pattern; llama.cpp's converter names it by the hash of
 		// Kimi's full vocabulary, which a trimmed one cannot give.
@@ -339,6 +285,68 @@ func fromHF(src Source) (*Tokenizer, error) {
 		}
 	}
 	return t, nil
+}
+
+// readHF reads the HF files as fromHF says, without naming a BPE
+// pre-tokenizer (tiktoken reports a tiktoken.model).
+func readHF(src Source) (t *Tokenizer, tiktoken bool, err error) {
+	cfg, err := readHFConfig(src)
+	if err != nil {
+		return nil, false, err
+	}
+	var tjAdded []addedToken
+	// tokenizer.model comes first, as llama.cpp's converter reads it for
+	// every SentencePiece family (LLaMA, Mistral, Phi-3, Gemma) even when
+	// a tokenizer.json is beside it: its scores and types are the ones
+	// the GGUF must carry.
+	if b, err := readAux(src, "tokenizer.model", maxTokenizerFile); err != nil {
+		return nil, false, err
+	} else if b != nil {
+		t, err = parseSentencePiece(b, "tokenizer.model", cfg)
+		if err != nil {
+			return nil, false, err
+		}
+	} else if b, err := readAux(src, "tokenizer.json", maxTokenizerFile); err != nil {
+		return nil, false, err
+	} else if b != nil {
+		t, tjAdded, err = parseTokenizerJSON(b, cfg)
+		if err != nil {
+			return nil, false, err
+		}
+	} else if b, err := readAux(src, tiktokenFile, maxTokenizerFile); err != nil {
+		return nil, false, err
+	} else if b != nil {
+		if t, err = parseTiktoken(b, cfg); err != nil {
+			return nil, false, err
+		}
+		tiktoken = true
+	} else if b, err := readAux(src, "vocab.json", maxTokenizerFile); err != nil {
+		return nil, false, err
+	} else if b != nil {
+		m, err := readAux(src, "merges.txt", maxTokenizerFile)
+		if err != nil {
+			return nil, false, err
+		}
+		if m == nil {
+			return nil, false, fmtErr("merges.txt", "", "vocab.json needs merges.txt beside it")
+		}
+		t, err = parseVocabMerges(b, m, cfg)
+		if err != nil {
+			return nil, false, err
+		}
+	} else if b, err := readAux(src, "vocab.txt", maxTokenizerFile); err != nil {
+		return nil, false, err
+	} else if b != nil {
+		t, err = parseVocabTxt(b, cfg)
+		if err != nil {
+			return nil, false, err
+		}
+	} else {
+		return nil, false, fmt.Errorf("tokenizer: %w", errNoTokenizer)
+	}
+	t.padTo(cfg.vocabSize)
+	t.applyConfig(cfg, tjAdded)
+	return t, tiktoken, nil
 }
 
 // applyConfig sets the special tokens and add-BOS/EOS flags the way

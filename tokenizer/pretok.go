@@ -38,13 +38,19 @@ type span struct{ a, b int }
 // previous one left; text between two matches stays a piece of its own.
 type rule func(t *text, sp span, out []span) []span
 
-// preTokenizer is the split applied to raw text before BPE.
+// preTokenizer is the split applied to raw text before BPE: llama.cpp's
+// rules for a tokenizer.ggml.pre name, or (hf set) a tokenizer.json's own
+// pre_tokenizer, as the tokenizers library runs it.
 type preTokenizer struct {
 	name  string
 	rules []rule
+	hf    *hfPre
 }
 
 func (p *preTokenizer) split(s string) []string {
+	if p.hf != nil {
+		return p.hf.split(s)
+	}
 	t := newText(s)
 	spans := []span{{0, len(t.rs)}}
 	var next []span
