@@ -140,6 +140,10 @@ type Options struct {
 	// multiple of GroupSize becomes affine codes of Bits bits with scales
 	// and biases (formats/mlx). Bits 0 writes the weights in float.
 	Bits, GroupSize int
+	// AllowRequantize lets GGUF → GGUF with an --outtype re-encode a
+	// quantized tensor in another quantized type (--allow-requantize, as
+	// quantize's); without it that is refused.
+	AllowRequantize bool
 	// Scheme is the compressed-tensors scheme (To CompressedTensors): one
 	// of llm-compressor's preset names ctensors.Presets lists; GroupSize,
 	// when set, replaces its group size.

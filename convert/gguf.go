@@ -293,23 +293,55 @@ func identityJobs(c *checkpoint.Checkpoint, dtype func(*checkpoint.Tensor) tenso
 }
 
 // planGGUFRepack writes a GGUF (a split set, or a native file made from
-// one) as one GGUF file with the same tensors and metadata.
+// one) as one GGUF file with the same tensors and metadata; with an
+// --outtype, each tensor gets the type convert_hf_to_gguf.py would give it
+// at that outtype (Family.TensorType by its GGUF name; the family's own
+// F32 roles and the 1-D tensors stay F32) and general.file_type says the
+// outtype. A tensor already of its type is copied as it is; a quantized
+// one is dequantized to a float type, and re-encoded in another quantized
+// type only with opts.AllowRequantize (llama-quantize's rule), which the
+// report counts as lossy.
 func planGGUFRepack(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
-	if opts.OutType != "" && opts.OutType != OutAuto {
-		return nil, tensor.Unsupported("convert: %s is already GGUF; changing tensor types is 'tfconv quantize'", c.Path)
-	}
-	jobs, err := identityJobs(c, func(t *checkpoint.Tensor) tensor.DType { return t.DType })
-	if err != nil {
-		return nil, err
-	}
 	var md tensor.Metadata
 	for _, kv := range c.Metadata {
 		if !strings.HasPrefix(kv.Key, "split.") {
 			md = append(md, kv)
 		}
 	}
-	arch, _ := md.Str(keyArch)
-	return &plan{format: GGUF, arch: arch, outType: OutAuto, meta: md, jobs: jobs}, nil
+	archName, _ := md.Str(keyArch)
+	if opts.OutType == "" || opts.OutType == OutAuto {
+		jobs, err := identityJobs(c, func(t *checkpoint.Tensor) tensor.DType { return t.DType })
+		if err != nil {
+			return nil, err
+		}
+		return &plan{format: GGUF, arch: archName, outType: OutAuto, meta: md, jobs: jobs}, nil
+	}
+	ft, want, err := ggufFileType(opts.OutType)
+	if err != nil {
+		return nil, err
+	}
+	typeOf := func(name string, shape tensor.Shape) tensor.DType { return arch.GGUFTensorType(name, shape, want) }
+	if fam, err := arch.Lookup(archName); err == nil {
+		typeOf = func(name string, shape tensor.Shape) tensor.DType { return fam.TensorType(name, shape, want) }
+	}
+	var requant []string
+	jobs, err := identityJobs(c, func(t *checkpoint.Tensor) tensor.DType {
+		d := typeOf(t.Name, t.Shape)
+		if t.DType.Quantized() && d.Quantized() && d != t.DType {
+			requant = append(requant, t.Name)
+		}
+		return d
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(requant) > 0 && !opts.AllowRequantize {
+		first, _ := c.Tensor(requant[0])
+		return nil, tensor.Unsupported("convert: %s: --outtype %s would re-encode %d quantized tensor(s) in another quantized type (%s, %v → %v); that loses precision twice: pass --allow-requantize to do it, or --outtype f32 to dequantize",
+			c.Path, opts.OutType, len(requant), first.Name, first.DType, typeOf(first.Name, first.Shape))
+	}
+	md.Set(keyFileType, tensor.Uint32(ft))
+	return &plan{format: GGUF, arch: archName, outType: opts.OutType, meta: md, jobs: jobs}, nil
 }
 
 // checkGGUFJobs refuses, before anything is written, an output tensor the
