@@ -301,6 +301,12 @@ func fromHF(src Source) (*Tokenizer, error) {
 			return nil, err
 		}
 		tiktoken = true
+	} else if b, err := readAux(src, rwkvVocabFile, maxTokenizerFile); err != nil {
+		return nil, err
+	} else if b != nil {
+		if t, err = parseRWKV(b, cfg); err != nil {
+			return nil, err
+		}
 	} else if b, err := readAux(src, "vocab.json", maxTokenizerFile); err != nil {
 		return nil, err
 	} else if b != nil {
@@ -327,6 +333,14 @@ func fromHF(src Source) (*Tokenizer, error) {
 	}
 	t.padTo(cfg.vocabSize)
 	t.applyConfig(cfg, tjAdded)
+	if t.model == RWKV {
+		t.rwkvSpecial()
+		if len(t.chat) == 0 {
+			// The converter writes its own rwkv-world template file, or,
+			// without it, the name llama.cpp knows that template by.
+			t.chat = []ChatTemplate{{Template: "rwkv-world"}}
+		}
+	}
 	if tiktoken {
 		// Kimi's pattern; llama.cpp's converter names it by the hash of
 		// Kimi's full vocabulary, which a trimmed one cannot give.
