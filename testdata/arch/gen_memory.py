@@ -99,7 +99,9 @@ def main():
 # -DLLAMA_FLASH_ATTN_TYPE_DISABLED_NEW_API), whose log names the attention layers' cache llama_kv_cache and the
 # recurrent layers' state llama_memory_recurrent: written to memory-recurrent.json
 # (checkpoint.TestRecurrentMemoryMatchesLlamaCpp). Usage: gen_memory.py --recurrent <kv-report binary of d32676d7>
-RECURRENT = ["testdata/arch/lfm2/gguf/lfm2-f32.gguf", "testdata/arch/lfm2moe/gguf/lfm2moe-f32.gguf"]
+# rwkv7 has no attention layers, so no llama_kv_cache line: its K/V are recorded as 0 cells.
+RECURRENT = ["testdata/arch/lfm2/gguf/lfm2-f32.gguf", "testdata/arch/lfm2moe/gguf/lfm2moe-f32.gguf",
+             "testdata/arch/rwkv7/gguf/rwkv7-f32.gguf"]
 
 
 def main_recurrent():
@@ -114,10 +116,11 @@ def main_recurrent():
                            r"V \((\w+)\):\s*([\d.]+) MiB", log)
             rs = re.search(r"llama_memory_recurrent: size =\s*([\d.]+) MiB \(\s*(\d+) cells,.*R \((\w+)\):\s*([\d.]+) MiB, "
                            r"S \((\w+)\):\s*([\d.]+) MiB", log)
-            if r.returncode != 0 or not kv or not rs:
+            if r.returncode != 0 or not rs or (not kv and "llama_kv_cache" in log):
                 raise RuntimeError(f"{f} {n} {nseq}:\n{log[-2000:]}")
-            cases.append({"file": f, "ctx": n, "kv_type": "f16", "parallel": nseq, "kv_cells": int(kv.group(2)),
-                          "kv_layers": int(kv.group(3)), "k_mib": float(kv.group(5)), "v_mib": float(kv.group(7)),
+            g = (lambda i, conv: conv(kv.group(i))) if kv else (lambda i, conv: conv(0))
+            cases.append({"file": f, "ctx": n, "kv_type": "f16", "parallel": nseq, "kv_cells": g(2, int),
+                          "kv_layers": g(3, int), "k_mib": g(5, float), "v_mib": g(7, float),
                           "rs_cells": int(rs.group(2)), "r_mib": float(rs.group(4)), "s_mib": float(rs.group(6))})
     with open(os.path.join(HERE, "memory-recurrent.json"), "w") as fh:
         json.dump({"llama.cpp": "d32676d77426540327835040d5d3279728f0b4c8", "tool": "tools/kv_report.cpp",
