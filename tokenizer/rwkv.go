@@ -195,6 +195,27 @@ func pyBytesRepr(b []byte) string {
 	return s.String()
 }
 
+// rwkvVocab writes the vocabulary back as RWKV World's file: the tokens
+// after the converter's <s> and before its [PADn] padding, one a line with
+// its id, as a Python bytes literal (which the converter reads as it reads
+// RWKV World's own str literals), and its length.
+func (t *Tokenizer) rwkvVocab() []byte {
+	n := len(t.tokens)
+	for n > 1 && t.types[n-1] == TypeUnused && t.tokens[n-1] == padToken(n-1) {
+		n--
+	}
+	var b bytes.Buffer
+	for i := 1; i < n; i++ {
+		tok := rwkvUnescape(t.tokens[i])
+		q := byte('\'')
+		if bytes.IndexByte(tok, '\'') >= 0 && bytes.IndexByte(tok, '"') < 0 {
+			q = '"'
+		}
+		fmt.Fprintf(&b, "%d b%c%s%c %d\n", i, q, pyBytesRepr(tok), q, len(tok))
+	}
+	return b.Bytes()
+}
+
 // rwkvUnescape is the bytes of a GGUF RWKV token text, as llama.cpp reads
 // it: \t, \n, \r and \xhh escapes, any other backslashed byte as itself.
 func rwkvUnescape(s string) []byte {

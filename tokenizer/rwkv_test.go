@@ -143,3 +143,42 @@ func FuzzRWKVVocab(f *testing.F) {
 		}
 	})
 }
+
+// TestRWKVHFFiles: GGUF → HF writes the vocabulary back as
+// rwkv_vocab_v20230424.txt (bytes literals), which reads back to the same
+// tokens, types and ids.
+func TestRWKVHFFiles(t *testing.T) {
+	t.Parallel()
+	f, err := gguf.Open("../testdata/arch/rwkv7/gguf/rwkv7-f32.gguf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	gg, err := FromMetadata(f.Metadata, "rwkv7-f32.gguf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := gg.HFFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	files["config.json"] = []byte(`{"vocab_size": 1000, "bos_token_id": 0, "eos_token_id": 0}`)
+	for name, b := range files {
+		if err := os.WriteFile(dir+"/"+name, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	back, err := LoadFile(dir + "/" + rwkvVocabFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Len() != gg.Len() {
+		t.Fatalf("%d tokens back, %d", back.Len(), gg.Len())
+	}
+	for i := 0; i < gg.Len(); i++ {
+		if back.Piece(i) != gg.Piece(i) || back.Type(i) != gg.Type(i) {
+			t.Fatalf("token %d: %q (%d) back, %q (%d)", i, back.Piece(i), back.Type(i), gg.Piece(i), gg.Type(i))
+		}
+	}
+}
