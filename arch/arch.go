@@ -1,6 +1,7 @@
 package arch
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -217,6 +218,13 @@ type Graph struct {
 	// place of output_norm (LFM2's model.embedding_norm, which llama.cpp
 	// names token_embd_norm though it is applied last).
 	FinalNorm Role
+	// EmbedNorm: the token embeddings pass through the norm
+	// token_embd_norm before the first block (RWKV-7's ln0).
+	EmbedNorm bool
+	// FFNNorm, when set, is the role of the norm before the feed-forward
+	// in place of ffn_norm (RWKV-7's attn_norm_2, llama.cpp's name for its
+	// ln2).
+	FFNNorm Role
 }
 
 // ClampedGLU is gpt-oss's gated unit: with the gate g clamped above at
@@ -351,6 +359,10 @@ const (
 	// (Falcon; GPT-NeoX is the case of one group per head: [head][q,k,v];
 	// weights and biases).
 	LayoutQKVGroups
+	// LayoutFlatten makes a [heads][head_dim] tensor one row of
+	// heads·head_dim (RWKV-7's r_k); the values do not move, and GGUF → HF
+	// cuts the row by the query head count.
+	LayoutFlatten
 )
 
 // Tensor is one weight role.
@@ -419,6 +431,15 @@ type Tensor struct {
 	// Hugging Face one has it (Falcon-H1's blk.N.ffn_norm, which its
 	// converter maps from the full pre_ff_layernorm.weight).
 	NoSuffixGGUF bool
+	// NoSuffixHF: the Hugging Face name alone ends without ".weight"
+	// (fla's RWKV-7 parameters x_r, k_k, r_k, ffn.x_k, which the converter
+	// writes with ".weight").
+	NoSuffixHF bool
+	// Parts, when set, name the parts of a stacked role (Stack): {xid} in
+	// the Hugging Face patterns is a part's name rather than its index,
+	// and GGUF stacks them in this order (RWKV-7's x_r, x_w, x_k, x_v, x_a
+	// and x_g, fused into time_mix_lerp_fused).
+	Parts []string
 	// Scales, when set, are the factors the converter multiplies rows of
 	// this weight by, in order (Falcon-H1 folds its μP multipliers into
 	// the weights), read from config.json. GGUF → HF keeps the products in
@@ -474,9 +495,14 @@ type ShapeKey struct {
 // SpecialKey copies a GGUF tokenizer id into config.json.
 type SpecialKey struct{ GGUF, Key string }
 
-// Copy is a GGUF tensor written as a copy of another, right after it.
+// Copy is a GGUF tensor written as a copy of another, right after it
+// (right before it: Before).
 type Copy struct {
 	GGUF, Of string // full names
+	// Before: the converter writes the copy first (RWKV-7's layer-0
+	// time_mix_v0/v1/v2, copies of time_mix_a0/a1/a2 llama.cpp loads and
+	// never uses).
+	Before   bool
 	UnlessHF string // no copy when the checkpoint has this HF tensor (an untied head)
 	Reason   string // why GGUF → HF drops it
 	// HF is the Hugging Face tensor GGUF → HF writes the copy as when its
@@ -741,7 +767,7 @@ func (m Match) Name(toGGUF bool) string {
 	if suffix == ".weight" && m.Tensor.noSuffix(!toGGUF) {
 		suffix = ""
 	}
-	return expandAt(p, m.Layer, max(m.Index, 0)) + suffix
+	return m.Tensor.partName(p, m.Layer, max(m.Index, 0)) + suffix
 }
 
 // FromHF resolves a Hugging Face tensor name (old suffixes such as .gamma
@@ -778,10 +804,15 @@ func (f *Family) withMet(t *Tensor, bid int, has func(string) bool) bool {
 
 func (f *Family) resolve(name string, hf bool, has func(string) bool) (Match, bool) {
 	pat, bid, suffix := SplitName(name)
+	if hf {
+		if m, ok := f.resolveLiteral(name, bid, suffix); ok {
+			return m, true
+		}
+	}
 	if suffix == "" {
 		for i := range f.Tensors {
 			t := &f.Tensors[i]
-			if !t.NoSuffix && (hf || !t.NoSuffixGGUF) {
+			if !t.NoSuffix && (hf && !t.NoSuffixHF || !hf && !t.NoSuffixGGUF) {
 				continue
 			}
 			pats := t.HF
@@ -833,6 +864,34 @@ func (f *Family) resolve(name string, hf bool, has func(string) bool) (Match, bo
 		}
 	} else if t, ok := find(pat, true); ok {
 		return Match{Tensor: t, Layer: bid, Index: -1, Suffix: suffix}, true
+	}
+	return Match{}, false
+}
+
+// resolveLiteral resolves the Hugging Face names the patterns state with
+// a fixed layer number (RWKV-7's model.layers.0.pre_norm, the embedding's
+// norm: no layer of its own) or a part's name (Tensor.Parts), which
+// SplitName's digits do not find.
+func (f *Family) resolveLiteral(name string, bid int, suffix string) (Match, bool) {
+	base := strings.TrimSuffix(name, suffix)
+	for i := range f.Tensors {
+		t := &f.Tensors[i]
+		for _, p := range t.HF {
+			switch {
+			case len(t.Parts) > 0:
+				for x := range t.Parts {
+					if t.partName(p, bid, x) == base && (suffix == "") == t.noSuffix(true) {
+						return Match{Tensor: t, Layer: bid, Index: x, Suffix: cmp.Or(suffix, ".weight")}, true
+					}
+				}
+			case !strings.Contains(p, "{") && p == base && strings.ContainsAny(p, "0123456789"):
+				m := Match{Tensor: t, Layer: -1, Index: -1, Suffix: suffix}
+				if suffix == "" && !t.NoSuffix {
+					m.Suffix = ".weight"
+				}
+				return m, true
+			}
+		}
 	}
 	return Match{}, false
 }
@@ -903,14 +962,17 @@ func (f *Family) TensorPartName(role Role, layer, xid int, suffix string) string
 	if !ok || len(t.HF) == 0 {
 		return ""
 	}
-	return expandAt(t.HF[0], layer, xid) + suffix
+	if suffix == ".weight" && t.noSuffix(true) {
+		suffix = ""
+	}
+	return t.partName(t.HF[0], layer, xid) + suffix
 }
 
 // Layout returns the layout change of m for its suffix: the permutations
 // apply to weights and biases, the norm +1 to weights only.
 func (m Match) Layout() Layout {
 	l := m.Tensor.Layout
-	if (l == LayoutNormPlusOne || l == LayoutTranspose || l == LayoutSqueeze) && m.Suffix != ".weight" {
+	if (l == LayoutNormPlusOne || l == LayoutTranspose || l == LayoutSqueeze || l == LayoutFlatten) && m.Suffix != ".weight" {
 		return LayoutSame // biases are 1-D
 	}
 	return l
@@ -927,7 +989,17 @@ func (t *Tensor) suffix(hf bool) string {
 
 // noSuffix reports whether the weight's name has no suffix in that form.
 func (t *Tensor) noSuffix(hf bool) bool {
-	return t.NoSuffix || !hf && t.NoSuffixGGUF
+	return t.NoSuffix || !hf && t.NoSuffixGGUF || hf && t.NoSuffixHF
+}
+
+// partName is pattern with layer bid and part xid put in: the part's name
+// when the role names its parts (Parts), its index otherwise.
+func (t *Tensor) partName(pattern string, bid, xid int) string {
+	if xid >= 0 && xid < len(t.Parts) {
+		pattern = strings.Replace(pattern, "{bid}", strconv.Itoa(bid), 1)
+		return strings.Replace(pattern, "{xid}", t.Parts[xid], 1)
+	}
+	return expandAt(pattern, bid, xid)
 }
 
 // Required lists the GGUF names of the non-optional weights for a model of
@@ -1056,6 +1128,11 @@ const (
 	DimSSMHeads                    // Mamba-2's heads (a scalar A, D and Δ bias each)
 	DimConvChannels                // Mamba-2's convolved channels: inner + 2·groups·d_state (x, B, C)
 	DimSSMIn                       // Mamba-2's in_proj: z, x, B, C and Δ (2·inner + 2·groups·d_state + heads)
+	DimLerp                        // RWKV-7's token-shift mixes (r, w, k, v, a, g): 6
+	DimLoraDecay                   // RWKV-7's decay low rank (decay_low_rank_dim)
+	DimLoraICLR                    // RWKV-7's in-context learning rate low rank (a_low_rank_dim)
+	DimLoraValue                   // RWKV-7's value-residual low rank (v_low_rank_dim)
+	DimLoraGate                    // RWKV-7's gate low rank (gate_low_rank_dim)
 )
 
 // Dims are the sizes of one model.
@@ -1077,6 +1154,9 @@ type Dims struct {
 	Inner, State, DTRank int64
 	// Mamba-2: its heads and the groups B and C are shared within.
 	SSMHeads, Groups int64
+	// RWKV-7's low ranks: decay, in-context learning rate, value
+	// residual, gate.
+	LoraDecay, LoraICLR, LoraValue, LoraGate int64
 }
 
 func (d Dims) size(x Dim) int64 {
@@ -1175,6 +1255,16 @@ func (d Dims) size(x Dim) int64 {
 		return d.Inner + 2*d.Groups*d.State
 	case DimSSMIn:
 		return 2*d.Inner + 2*d.Groups*d.State + d.SSMHeads
+	case DimLerp:
+		return 6
+	case DimLoraDecay:
+		return d.LoraDecay
+	case DimLoraICLR:
+		return d.LoraICLR
+	case DimLoraValue:
+		return d.LoraValue
+	case DimLoraGate:
+		return d.LoraGate
 	}
 	return 0
 }
@@ -1219,6 +1309,8 @@ func (f *Family) Weights(d Dims, layers int, hf bool, keep func(t *Tensor, layer
 			shape[n-2], shape[n-1] = shape[n-1], shape[n-2]
 		} else if t.Layout == LayoutSqueeze && len(shape) == 3 {
 			shape = tensor.Shape{shape[0], shape[2]}
+		} else if t.Layout == LayoutFlatten && len(shape) == 2 {
+			shape = tensor.Shape{shape[0] * shape[1]}
 		}
 		if !hf && t.Reshape != ReshapeNone && len(shape) == 1 {
 			if s, err := t.Reshape.gguf(t.GGUF, shape, d.Groups); err == nil {
@@ -1229,7 +1321,7 @@ func (f *Family) Weights(d Dims, layers int, hf bool, keep func(t *Tensor, layer
 		switch {
 		case t.Stack != 0 && hf:
 			for x := int64(0); x < d.size(t.Stack); x++ {
-				*dst = append(*dst, Weight{Name: expandAt(p, bid, int(x)) + suffix, Shape: shape.Clone(), Norm: norm, Tensor: t})
+				*dst = append(*dst, Weight{Name: t.partName(p, bid, int(x)) + suffix, Shape: shape.Clone(), Norm: norm, Tensor: t})
 			}
 			return
 		case t.Stack != 0:

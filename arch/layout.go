@@ -66,6 +66,17 @@ func (l Layout) Transform(name string, shape tensor.Shape, qHeads, kHeads int64,
 			return nil, nil, fmt.Errorf("arch: tensor %q: shape %v: want [channels, 1, kernel]", name, shape)
 		}
 		return nil, tensor.Shape{shape[0], shape[2]}, nil
+	case LayoutFlatten:
+		if inverse {
+			if len(shape) != 1 || qHeads <= 0 || shape[0]%qHeads != 0 {
+				return nil, nil, fmt.Errorf("arch: tensor %q: shape %v does not split into %d heads", name, shape, qHeads)
+			}
+			return nil, tensor.Shape{qHeads, shape[0] / qHeads}, nil
+		}
+		if len(shape) != 2 {
+			return nil, nil, fmt.Errorf("arch: tensor %q: shape %v: want [heads, head_dim]", name, shape)
+		}
+		return nil, tensor.Shape{shape[0] * shape[1]}, nil
 	case LayoutQKVGroups:
 		rows, cols := int64(0), int64(1)
 		if len(shape) >= 1 {

@@ -226,6 +226,13 @@ func (f *Family) ToHF(md tensor.Metadata, in []tensor.Info) ([]Mapping, []Droppe
 	if err != nil {
 		return nil, nil, err
 	}
+	if hs, err := mdInt(md, f.Name+".wkv.head_size"); err == nil && nHead == 0 && hs > 0 {
+		// RWKV's heads (head_count 0): the ones its r_k is cut by
+		// (LayoutFlatten)
+		if d, err := mdInt(md, f.Name+".embedding_length"); err == nil && d%hs == 0 {
+			nHead = d / hs
+		}
+	}
 	nKV, _ := mdInt(md, f.Name+".attention.head_count_kv")
 	if v, ok := md.Get(f.Name + ".attention.head_count_kv"); ok {
 		// A per-layer array (Nemotron-H: 0 in the layers without
@@ -450,6 +457,9 @@ func (f *Family) mapTensorsOf(c Config, in []tensor.Info, toGGUF bool, qh, kh, e
 		}
 		if m.Tensor.Stack != 0 {
 			n := stackCount(m.Tensor.Stack, qh, kh, experts)
+			if len(m.Tensor.Parts) > 0 {
+				n = int64(len(m.Tensor.Parts))
+			}
 			if n == 0 {
 				// a stack no head or expert count sizes (AltUp's
 				// projections): as many parts as the input holds
@@ -488,14 +498,23 @@ func (f *Family) mapTensorsOf(c Config, in []tensor.Info, toGGUF bool, qh, kh, e
 		if hf, ok := renames[m.Tensor.GGUF]; ok && !toGGUF {
 			name = strings.Replace(hf, "{bid}", strconv.Itoa(m.Layer), 1) + m.Suffix
 		}
-		out = append(out, Mapping{Name: name, Source: ti.Name, Shape: shape, Transform: tf})
-		if toGGUF {
-			for _, c := range f.Copies {
-				if c.Of == name && (c.UnlessHF == "" || !hasName(in, c.UnlessHF)) {
-					out = append(out, Mapping{Name: c.GGUF, Source: ti.Name, Shape: shape.Clone(), Transform: tf, Copy: true})
+		mp := Mapping{Name: name, Source: ti.Name, Shape: shape, Transform: tf}
+		if !toGGUF {
+			out = append(out, mp)
+			continue
+		}
+		var before, after []Mapping
+		for _, c := range f.Copies {
+			if c.Of == name && (c.UnlessHF == "" || !hasName(in, c.UnlessHF)) {
+				cp := Mapping{Name: c.GGUF, Source: ti.Name, Shape: shape.Clone(), Transform: tf, Copy: true}
+				if c.Before {
+					before = append(before, cp)
+				} else {
+					after = append(after, cp)
 				}
 			}
 		}
+		out = append(append(append(out, before...), mp), after...)
 	}
 	if err := stacks.complete(f.Name); err != nil {
 		return nil, nil, err

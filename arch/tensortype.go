@@ -9,7 +9,9 @@ import (
 // GGUFTensorType is the type convert_hf_to_gguf.py gives a GGUF tensor for
 // the file type want: 1-D tensors, norms (*_norm.weight), position and
 // token-type embeddings, a mixture's router (ffn_gate_inp), the recurrent
-// mixers' convolution taps (shortconv.conv, ssm_conv1d) and anything not
+// mixers' convolution taps (shortconv.conv, ssm_conv1d), RWKV-7's decay
+// projections and token-shift mixes (time_mix_w1/w2, time_mix_lerp_fused)
+// and anything not
 // named *.weight (biases, stacked expert biases included) stay F32, because
 // most of llama.cpp only handles F32 there; everything else gets want,
 // except that a block type falls back to F16 when the rows are not whole
@@ -27,6 +29,8 @@ func GGUFTensorType(name string, shape tensor.Shape, want tensor.DType) tensor.D
 		return tensor.F32 // a mixture's router (not the shared expert's gate)
 	case "blk.{bid}.shortconv.conv", "blk.{bid}.ssm_conv1d":
 		return tensor.F32 // the recurrent mixers' depthwise convolutions (LFM2's taps; the gated DeltaNet's)
+	case "blk.{bid}.time_mix_w1", "blk.{bid}.time_mix_w2", "blk.{bid}.time_mix_lerp_fused":
+		return tensor.F32 // RWKV-7's decay projections and token-shift mixes
 	}
 	if want.Quantized() && shape[len(shape)-1]%want.BlockSize() != 0 {
 		return tensor.F16

@@ -97,9 +97,11 @@ func TestFamiliesGGUFToHF(t *testing.T) {
 	// graph has none, so the HF output computes what llama.cpp computes);
 	// dots1's: its layers are all full attention (layer_types), and
 	// llama.cpp's dots1 has no window.
-	// granitehybrid's context: without RoPE the converter writes 2²⁰.
+	// granitehybrid's context: without RoPE the converter writes 2²⁰; so
+	// does RWKV-7's ("RWKV isn't context limited").
 	lost := map[string]map[string]bool{"mistral": {"sliding_window": true}, "dots1": {"sliding_window": true},
-		"granitehybrid": {"max_position_embeddings": true}, "granitehybrid-dense": {"max_position_embeddings": true}}
+		"granitehybrid": {"max_position_embeddings": true}, "granitehybrid-dense": {"max_position_embeddings": true},
+		"rwkv7": {"max_position_embeddings": true}}
 	// What the converter writes instead of config.json's value: Falcon's
 	// context, always 2048.
 	// LFM2's intermediate_size: the GGUF keeps the width LFM2 adjusts it

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"strings"
 
 	"github.com/tfconv/tfconv/arch"
 	"github.com/tfconv/tfconv/checkpoint"
@@ -92,6 +93,10 @@ func untieCopies(f *arch.Family, c *checkpoint.Checkpoint, maps []Mapping, dropp
 			return nil, nil, nil, fmt.Errorf("convert: comparing %q with %q: %w", d.Name, cp.Of, err)
 		}
 		switch {
+		case same && cp.HF == "" && !strings.HasPrefix(cp.GGUF, "output"):
+			d.Reason += "; equal to it byte for byte" // not a head (RWKV-7's layer-0 copies)
+			kept = append(kept, d)
+			tied[d.Name] = true
 		case same:
 			d.Reason += "; equal to it byte for byte, so config.json ties them (tie_word_embeddings true)"
 			kept = append(kept, d)

@@ -70,6 +70,9 @@ type decoder struct {
 
 type decoderWeights struct {
 	TokenEmbd *kernels.Matrix // [vocab][d]
+	// EmbedNorm normalises the embeddings before the first block
+	// (Graph.EmbedNorm, RWKV-7's ln0); nil without.
+	EmbedNorm *norm // [d]
 	Blocks    []decoderBlock
 	FinalNorm *norm           // [d]
 	Output    *kernels.Matrix // [vocab][d]; TokenEmbd when tied
@@ -105,7 +108,11 @@ type decoderBlock struct {
 	Sinks []float32
 	// Mix replaces the attention of a recurrent layer (its Q, K, V and O
 	// are then unset); nil in an attention layer.
-	Mix        recurrentMixer
+	Mix recurrentMixer
+	// FFNMix, when set, is a feed-forward that carries state from token to
+	// token (RWKV-7's channel mix, with its token shift), in place of
+	// Gate/Up/Down; its state follows Mix's in the layer's.
+	FFNMix     recurrentMixer
 	Shared     expert
 	SharedGate linear
 	ProbsB     []float32
@@ -364,6 +371,9 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 		}
 	} else {
 		cfg.Eps = float32(getf(1e-5, "layer_norm_eps", "norm_epsilon", "layer_norm_epsilon"))
+		if v, ok := f.ParamFloat(c, "attention.layer_norm_epsilon"); ok && !c.Has("layer_norm_eps") && !c.Has("norm_epsilon") && !c.Has("layer_norm_epsilon") {
+			cfg.Eps = float32(v) // from the keys the family's converter reads (RWKV-7: norm_eps)
+		}
 	}
 	cfg.Context = geti(0, "max_position_embeddings", "n_positions", "seq_length")
 	// The expert counts from the keys the family's converter reads them
@@ -472,6 +482,9 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 		TokenEmbd: fl.matrix(fl.name("token_embd", -1, ".weight"), cfg.Vocab, d),
 		FinalNorm: fl.norm(cmp.Or(g.FinalNorm, "output_norm"), -1, d, cfg.Eps, true),
 	}
+	if g.EmbedNorm {
+		w.EmbedNorm = fl.norm("token_embd_norm", -1, d, cfg.Eps, true)
+	}
 	// A pattern that makes some layers mixtures (ERNIE 4.5's) says which;
 	// otherwise a layer is one when it has a router.
 	statesMoE := slices.ContainsFunc(m.layers, func(l spec.Layer) bool { return l.MoE })
@@ -480,8 +493,8 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 		if g.FusedGateUp {
 			upRows = 2 * cfg.FFN
 		}
-		attnNorm, ffnNorm := "blk.{bid}.attn_norm", "blk.{bid}.ffn_norm"
-		if fl.inSchema("blk.{bid}.attn_norm_2") && fl.has(fl.name("blk.{bid}.attn_norm_2", i, ".weight")) {
+		attnNorm, ffnNorm := spec.Role("blk.{bid}.attn_norm"), cmp.Or(g.FFNNorm, "blk.{bid}.ffn_norm")
+		if g.FFNNorm == "" && fl.inSchema("blk.{bid}.attn_norm_2") && fl.has(fl.name("blk.{bid}.attn_norm_2", i, ".weight")) {
 			// Falcon's two norms of a parallel block, by llama.cpp's
 			// names: attn_norm_2 before attention, attn_norm before the
 			// feed-forward.
@@ -520,7 +533,10 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 				if b.Mix, err = fl.recurrent(lay.Mixer, i, &cfg, c); err != nil {
 					return nil, err
 				}
-				if err := stateCounted(b.Mix, lay, lay.Mixer, f, c); err != nil {
+				if cm, ok := b.Mix.(interface{ channelMix() recurrentMixer }); ok && !lay.NoFFN {
+					b.FFNMix = cm.channelMix()
+				}
+				if err := stateCounted(int64(b.Mix.stateSize()+stateSizeOrZeroOf(b.FFNMix)), lay, lay.Mixer, f, c); err != nil {
 					return nil, fmt.Errorf("model: %s: layer %d: %w", l.c.Path, i, err)
 				}
 			}
@@ -536,7 +552,7 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 			if b.Mix, err = fl.recurrent(lay.Beside, i, &cfg, c); err != nil {
 				return nil, err
 			}
-			if err := stateCounted(b.Mix, lay, lay.Beside, f, c); err != nil {
+			if err := stateCounted(int64(b.Mix.stateSize()), lay, lay.Beside, f, c); err != nil {
 				return nil, fmt.Errorf("model: %s: layer %d: %w", l.c.Path, i, err)
 			}
 		}
@@ -597,6 +613,10 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 	if m.embScale != 1 {
 		kernels.Scale(x, m.embScale)
 	}
+	if w.EmbedNorm != nil {
+		w.EmbedNorm.apply(x, x, T, d)
+	}
+	var first []float32 // the first layer's value (carryMixer)
 	h := make([]float32, T*d)
 	q, k, v := make([]float32, T*qd), make([]float32, T*kd), make([]float32, T*kd)
 	att := make([]float32, T*qd)
@@ -611,7 +631,7 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 	for l := range w.Blocks {
 		b := &w.Blocks[l]
 		if !m.layers[l].Mixer.Attention() {
-			if gate, up, err = m.stateLayer(s, l, b, x, h, o, gate, up, T); err != nil {
+			if gate, up, err = m.stateLayer(s, l, b, x, h, o, gate, up, &first, T); err != nil {
 				return nil, nil, err
 			}
 			recordLayer(tr, x, d)
@@ -718,7 +738,7 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 			continue
 		}
 		m.residual(x, o, b.PostAttnNorm, h, T, d)
-		if gate, up, err = m.feedForward(x, h, o, b, gate, up, l, T, obs); err != nil {
+		if gate, up, err = m.feedForward(s, x, h, o, b, gate, up, l, T, obs); err != nil {
 			return nil, nil, err
 		}
 		recordLayer(tr, x, d)
@@ -746,12 +766,20 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 
 // feedForward adds layer l's feed-forward of x (normed into h; o is its
 // output) to x, unless the layer has none (arch.Layer.NoFFN).
-func (m *decoder) feedForward(x, h, o []float32, b *decoderBlock, gate, up []float32, l, T int, obs Observer) ([]float32, []float32, error) {
+func (m *decoder) feedForward(s *Session, x, h, o []float32, b *decoderBlock, gate, up []float32, l, T int, obs Observer) ([]float32, []float32, error) {
 	if m.layers[l].NoFFN {
 		return gate, up, nil
 	}
 	d := m.cfg.DModel
 	b.FFNNorm.applyOrCopy(h, x, T, d)
+	if b.FFNMix != nil {
+		st := s.cache.state(l, b.Mix.stateSize()+b.FFNMix.stateSize())
+		if err := b.FFNMix.forward(o, h, st[b.Mix.stateSize():], T, obs); err != nil {
+			return gate, up, err
+		}
+		m.residual(x, o, b.PostFFNNorm, h, T, d)
+		return gate, up, nil
+	}
 	gate, up, err := m.ffn(o, h, b, gate, up, T, obs)
 	if err != nil {
 		return gate, up, err
@@ -763,7 +791,10 @@ func (m *decoder) feedForward(x, h, o []float32, b *decoderBlock, gate, up []flo
 // stateLayer runs layer l when it does not attend: its recurrent mixer
 // (b.Mix, over its pre-norm of x, advancing the session's state of the
 // layer), or none (arch.NoMixer), then its feed-forward.
-func (m *decoder) stateLayer(s *Session, l int, b *decoderBlock, x, h, o, gate, up []float32, T int) ([]float32, []float32, error) {
+//
+// first carries the value of the step's first layer to the later ones
+// (carryMixer).
+func (m *decoder) stateLayer(s *Session, l int, b *decoderBlock, x, h, o, gate, up []float32, first *[]float32, T int) ([]float32, []float32, error) {
 	d := m.cfg.DModel
 	if b.Mix != nil && s.mask != nil {
 		// A padding position would enter the state and every later one.
@@ -771,12 +802,19 @@ func (m *decoder) stateLayer(s *Session, l int, b *decoderBlock, x, h, o, gate, 
 	}
 	if b.Mix != nil {
 		b.AttnNorm.applyOrCopy(h, x, T, d)
-		if err := b.Mix.forward(o, h, s.cache.state(l, b.Mix.stateSize()), T, s.obs); err != nil {
+		st := s.cache.state(l, b.Mix.stateSize()+stateSizeOrZeroOf(b.FFNMix))[:b.Mix.stateSize()]
+		var err error
+		if cm, ok := b.Mix.(carryMixer); ok {
+			err = cm.forwardCarry(o, h, st, first, T, s.obs)
+		} else {
+			err = b.Mix.forward(o, h, st, T, s.obs)
+		}
+		if err != nil {
 			return gate, up, err
 		}
 		m.residual(x, o, b.PostAttnNorm, h, T, d)
 	}
-	return m.feedForward(x, h, o, b, gate, up, l, T, s.obs)
+	return m.feedForward(s, x, h, o, b, gate, up, l, T, s.obs)
 }
 
 // moeLayer loads layer i's mixture of experts into b when the layer has a
@@ -822,27 +860,44 @@ type recurrentMixer interface {
 	forward(dst, h, state []float32, T int, obs Observer) error
 }
 
-// canRun reports whether the decoder runs layers of mixer kind: attention,
-// a feed-forward alone, and the recurrent kinds recurrent builds (keep the
-// two in step).
-// stateCounted holds a recurrent mixer to the state the memory estimate
+// carryMixer is a recurrent mixer that also reads a value one forward
+// step carries from layer to layer (RWKV-7's: the first layer sets it to
+// its value, the later ones mix it into theirs).
+type carryMixer interface {
+	recurrentMixer
+	forwardCarry(dst, h, state []float32, first *[]float32, T int, obs Observer) error
+}
+
+// stateSizeOrZeroOf is m's stateSize, 0 for none (nil).
+func stateSizeOrZeroOf(m recurrentMixer) int {
+	if m == nil {
+		return 0
+	}
+	return m.stateSize()
+}
+
+// stateCounted holds a recurrent layer's n floats of state (its mixer's
+// and, for RWKV-7, its channel mix's) to the state the memory estimate
 // (checkpoint.Summary) counts for its layer: the pattern's StateFloats, or,
 // where the pattern states none (the Mamba families), the ssm.* keys' size
 // (arch.Family.SSMStateFloats). One fact, computed from the config there
 // and from the loaded tensors here, so the two cannot drift apart.
-func stateCounted(mix recurrentMixer, lay spec.Layer, kind spec.Mixer, f *spec.Family, c spec.Config) error {
+func stateCounted(n int64, lay spec.Layer, kind spec.Mixer, f *spec.Family, c spec.Config) error {
 	want := lay.StateFloats
 	if want == 0 {
 		want = f.SSMStateFloats(c)
 	}
-	if n := int64(mix.stateSize()); n != want {
+	if n != want {
 		return fmt.Errorf("%s keeps %d floats of state, the memory estimate counts %d", kind, n, want)
 	}
 	return nil
 }
 
+// canRun reports whether the decoder runs layers of mixer kind: attention,
+// a feed-forward alone, and the recurrent kinds recurrent builds (keep the
+// two in step).
 func canRun(kind spec.Mixer) bool {
-	return kind.Attention() || kind == spec.NoMixer || kind == spec.Mamba2
+	return kind.Attention() || kind == spec.NoMixer || kind == spec.Mamba2 || kind == spec.RWKV7
 }
 
 // recurrent loads layer i's recurrent mixer of kind.
@@ -856,6 +911,8 @@ func (fl familyLoader) recurrent(kind spec.Mixer, i int, cfg *Config, c spec.Con
 		return fl.loadMamba2(i, cfg, c)
 	case spec.Mamba:
 		return fl.mamba(i, cfg, c)
+	case spec.RWKV7:
+		return fl.loadRWKV7(i, cfg, c)
 	default:
 		return nil, tensor.Unsupported("model: %s: layer %d: %s layers cannot run yet", fl.c.Path, i, kind)
 	}

@@ -124,6 +124,8 @@ func hfActivation(name string) (string, error) {
 		return "silu", nil
 	case "relu", "relu2":
 		return name, nil
+	case "sqrelu": // fla's name of it (RWKV-7's channel mix)
+		return "relu2", nil
 	}
 	return "", tensor.Unsupported("model: activation %q is not supported", name)
 }

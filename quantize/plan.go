@@ -357,6 +357,21 @@ func tokenEmbd(name string) bool {
 	return name == "token_embd.weight" || name == "per_layer_token_embd.weight"
 }
 
+// rwkvKept are RWKV's small 2-D weights llama-quantize leaves alone: the
+// decay, in-context learning rate, value-residual and gate low-rank
+// projections and biases and the token-shift mixes (d32676d7; its key,
+// value, receptance and output projections are quantized).
+func rwkvKept(name string) bool {
+	for _, r := range []string{"time_mix_first", "time_mix_w0", "time_mix_w1", "time_mix_w2", "time_mix_v0", "time_mix_v1",
+		"time_mix_v2", "time_mix_a0", "time_mix_a1", "time_mix_a2", "time_mix_g1", "time_mix_g2", "time_mix_decay_w1",
+		"time_mix_decay_w2", "time_mix_lerp_fused"} {
+		if strings.Contains(name, r+".weight") {
+			return true
+		}
+	}
+	return false
+}
+
 // skipReason reports why llama-quantize would leave the tensor alone, or "".
 func skipReason(name string, shape tensor.Shape, keepOutput bool) string {
 	switch {
@@ -375,8 +390,7 @@ func skipReason(name string, shape tensor.Shape, keepOutput bool) string {
 	case name == "token_types.weight":
 		return "token-type embedding"
 	case strings.Contains(name, "ssm_conv1d.weight"), strings.Contains(name, "shortconv.conv.weight"),
-		strings.Contains(name, "attn_rel_b.weight"),
-		strings.Contains(name, "time_mix_"):
+		strings.Contains(name, "attn_rel_b.weight"), rwkvKept(name):
 		return "small tensor llama.cpp keeps"
 	case strings.Contains(name, "altup"), strings.Contains(name, "laurel"), strings.Contains(name, "per_layer_model_proj"):
 		// Gemma 3n's, as llama.cpp d32676d7 keeps them

@@ -18,6 +18,7 @@ const (
 	keyAddBOS         = "tokenizer.ggml.add_bos_token"
 	keyAddEOS         = "tokenizer.ggml.add_eos_token"
 	keyAddSpacePrefix = "tokenizer.ggml.add_space_prefix"
+	keyEOT            = "tokenizer.ggml.eot_token_id"
 )
 
 // specialKinds are the special token kinds in the order gguf-py's SpecialVocab
@@ -206,7 +207,9 @@ func (t *Tokenizer) GGUFMetadata() tensor.Metadata {
 	if pre == "" {
 		pre = "default"
 	}
-	md.Set(keyPre, tensor.String(pre))
+	if t.model != RWKV { // the converter's RWKV World vocabulary has none
+		md.Set(keyPre, tensor.String(pre))
+	}
 	md.Set(keyTokens, tensor.ArrayOf(append([]string(nil), t.tokens...)))
 	types := make([]int32, len(t.types))
 	for i, ty := range t.types {
@@ -230,6 +233,9 @@ func (t *Tokenizer) GGUFMetadata() tensor.Metadata {
 		}
 	}
 	for _, kind := range ids {
+		if kind == "eot" && t.eot >= 0 {
+			md.Set(keyEOT, tensor.Uint32(uint32(t.eot)))
+		}
 		for _, sk := range specialKinds {
 			if sk.kind == kind && kind != "cls" {
 				md.Set(sk.key, tensor.Uint32(uint32(*t.specialID(kind))))

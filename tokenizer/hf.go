@@ -266,8 +266,8 @@ func (c *hfConfig) readChatTemplateFiles(src Source) error {
 }
 
 // fromHF builds a tokenizer from HF files: tokenizer.json if present, else
-// tokenizer.model, else Kimi's tiktoken.model, else vocab.json with merges.txt,
-// else vocab.txt; a BPE tokenizer's pre-tokenizer is then named.
+// tokenizer.model, else Kimi's tiktoken.model, else RWKV's world vocabulary,
+// else vocab.json with merges.txt, else vocab.txt; a BPE tokenizer's pre-tokenizer is then named.
 func fromHF(src Source) (*Tokenizer, error) {
 	t, tiktoken, err := readHF(src)
 	if err != nil {
@@ -320,6 +320,12 @@ func readHF(src Source) (t *Tokenizer, tiktoken bool, err error) {
 			return nil, false, err
 		}
 		tiktoken = true
+	} else if b, err := readAux(src, rwkvVocabFile, maxTokenizerFile); err != nil {
+		return nil, false, err
+	} else if b != nil {
+		if t, err = parseRWKV(b, cfg); err != nil {
+			return nil, false, err
+		}
 	} else if b, err := readAux(src, "vocab.json", maxTokenizerFile); err != nil {
 		return nil, false, err
 	} else if b != nil {
@@ -346,6 +352,14 @@ func readHF(src Source) (t *Tokenizer, tiktoken bool, err error) {
 	}
 	t.padTo(cfg.vocabSize)
 	t.applyConfig(cfg, tjAdded)
+	if t.model == RWKV {
+		t.rwkvSpecial()
+		if len(t.chat) == 0 {
+			// The converter writes its own rwkv-world template file, or,
+			// without it, the name llama.cpp knows that template by.
+			t.chat = []ChatTemplate{{Template: "rwkv-world"}}
+		}
+	}
 	return t, tiktoken, nil
 }
 

@@ -96,6 +96,8 @@ func (t *Tokenizer) HFFiles() (map[string][]byte, error) {
 		}
 		delete(cfg, "bos_token")
 		delete(stm, "bos_token")
+	case RWKV:
+		files[rwkvVocabFile] = t.rwkvVocab()
 	}
 	var err error
 	if files["tokenizer_config.json"], err = json.MarshalIndent(cfg, "", "  "); err != nil {

@@ -37,7 +37,7 @@ func FromSource(src Source) (*Tokenizer, error) {
 
 // tokenizerFiles are the files that hold a vocabulary (as opposed to
 // configuration).
-var tokenizerFiles = []string{"tokenizer.json", "tokenizer.model", tiktokenFile, "vocab.json", "merges.txt", "vocab.txt"}
+var tokenizerFiles = []string{"tokenizer.json", "tokenizer.model", tiktokenFile, rwkvVocabFile, "vocab.json", "merges.txt", "vocab.txt"}
 
 // dirSource reads HF files from a directory. When main is set, it is the
 // one vocabulary file to use (read from mainPath) and the other vocabulary
@@ -110,7 +110,7 @@ func LoadFile(path string) (*Tokenizer, error) {
 	case base == "merges.txt":
 		main = "vocab.json"
 		path = filepath.Join(filepath.Dir(path), "vocab.json")
-	case base == "vocab.json", base == "vocab.txt", base == "tokenizer.json", base == "tokenizer.model", base == tiktokenFile:
+	case base == "vocab.json", base == "vocab.txt", base == "tokenizer.json", base == "tokenizer.model", base == tiktokenFile, base == rwkvVocabFile:
 		main = base
 	case ext == ".model":
 		main = "tokenizer.model"

@@ -89,6 +89,11 @@ type Tokenizer struct {
 	maxLen       int   // longest token in bytes
 	byteTok      [256]int
 	unigram      unigramInfo
+	// RWKV: each token's bytes (the later id of equal ones), the longest,
+	// and the end-of-turn id the converter sets (-1: none).
+	rwkvIndex map[string]int
+	rwkvMax   int
+	eot       int
 }
 
 // EncodeOptions controls Encode.
@@ -167,7 +172,7 @@ func build(v vocab, where string) (*Tokenizer, error) {
 	}
 	t := &Tokenizer{
 		model: v.model, pre: v.pre, tokens: v.tokens, types: v.types, scores: v.scores, merges: v.merges, hf: v.hf, hfIgnoreMerges: v.hfIgnoreMerges,
-		BOS: -1, EOS: -1, UNK: -1, SEP: -1, PAD: -1, MASK: -1, CLS: -1,
+		BOS: -1, EOS: -1, UNK: -1, SEP: -1, PAD: -1, MASK: -1, CLS: -1, eot: -1,
 	}
 	if t.types == nil {
 		t.types = make([]TokenType, n)
@@ -217,6 +222,8 @@ func build(v vocab, where string) (*Tokenizer, error) {
 			}
 		}
 	case WordPiece:
+	case RWKV:
+		t.rwkvTrie()
 	case Unigram:
 		if t.scores == nil {
 			return nil, fmtErr(where, "scores", "a unigram model needs scores")
@@ -371,6 +378,17 @@ func (t *Tokenizer) Encode(s string, opts EncodeOptions) ([]int, error) {
 			}
 			out = t.encodeWPM(f.text, out)
 		}
+	case RWKV:
+		for _, f := range frags {
+			if f.token >= 0 {
+				out = append(out, f.token)
+				continue
+			}
+			var err error
+			if out, err = t.encodeRWKV(f.text, out); err != nil {
+				return nil, err
+			}
+		}
 	case Unigram:
 		prevSpecial := true
 		for _, f := range frags {
@@ -417,6 +435,8 @@ func (t *Tokenizer) Decode(ids []int) (string, error) {
 		}
 		p := t.tokens[id]
 		switch t.model {
+		case RWKV:
+			b.Write(rwkvUnescape(p))
 		case BPE:
 			if ty == TypeUserDefined {
 				b.WriteString(p)

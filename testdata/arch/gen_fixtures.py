@@ -1418,6 +1418,106 @@ def make_nemotron_h(family, llamacpp, dump_bin, shared):
             "converter": "newer"}
 
 
+# RWKV-7 (GGUF "rwkv7"; the newer llama.cpp): transformers v4.57.6 has no RWKV-7 and fla's RWKV7ForCausalLM imports
+# its Triton kernels, so the checkpoint is written here in the names and config.json keys fla's class saves
+# (fla-org/flash-linear-attention bc3b101d, fla/models/rwkv7, fla/layers/rwkv7.py): 3 layers of hidden 128, two heads
+# of 64 (head_dim; ggml's AVX-512 wkv7 steps 64 floats at a time, so a narrower head reads past its own on such a CPU),
+# norm_eps 1e-5 (fla's ln_x group norm takes head_dim·norm_eps = 64e-5, the epsilon llama.cpp fixes), LoRA ranks
+# decay 16, a 16, v 8, gate 16, channel mix 128 wide, untied head. Layer 0 has no v_lora (fla makes none).
+# Every matrix N(0, 1/fan_in), norm weights 1 + N(0, 0.2²), biases N(0, 0.2²); the token-shift mixes x_* and
+# ffn.x_k U(0, 1), k_k 0.7 + N(0, 0.1²), k_a 1 + N(0, 0.1²), r_k N(0, 0.2²), the decay bias (w_lora's) N(−0.5, 0.5²).
+# The vocabulary is RWKV World's rwkv_vocab_v20230424.txt (BlinkDL/RWKV-LM 524481d5, RWKV-v7/, sha256
+# e6dee3d4…552bca89, from $RWKV_VOCAB) cut to its first 999 lines (the 256 bytes and the first 743 two-byte
+# tokens): with the converter's <s> in front, 1000 tokens.
+# llama.cpp's logits are the reference (no reference.json); generate.json its greedy 32 tokens.
+RWKV7 = dict(vocab_size=1000, hidden_size=128, hidden_ratio=4, intermediate_size=128, num_hidden_layers=3, head_dim=64,
+             num_heads=2, decay_low_rank_dim=16, a_low_rank_dim=16, v_low_rank_dim=8, gate_low_rank_dim=16,
+             hidden_act="sqrelu", norm_first=True, norm_bias=True, norm_eps=1e-5, attn=None, attn_mode="chunk",
+             fuse_norm=True, fuse_cross_entropy=True, fuse_linear_cross_entropy=False, use_l2warp=True,
+             max_position_embeddings=2048, tie_word_embeddings=False, bos_token_id=0, eos_token_id=0,
+             pad_token_id=None, value_dim=[128, 128, 128])
+
+
+RWKV7_CHAT = ("{% for m in messages %}{{ m['role'] | capitalize }}: {{ m['content'] | trim }}\n\n{% endfor %}"
+              "{% if add_generation_prompt %}Assistant:{% endif %}")
+
+
+def rwkv7_tensors(cfg, g):
+    d, f, n = cfg["hidden_size"], cfg["intermediate_size"], cfg["num_hidden_layers"]
+    H, hd = cfg["num_heads"], cfg["head_dim"]
+    mat = lambda o, i: torch.randn((o, i), generator=g) * i ** -0.5
+    nrm = lambda: 1 + torch.randn((d,), generator=g) * 0.2
+    bias = lambda *s: torch.randn(s, generator=g) * 0.2
+    sd = {"model.embeddings.weight": mat(cfg["vocab_size"], d), "lm_head.weight": mat(cfg["vocab_size"], d),
+          "model.norm.weight": nrm(), "model.norm.bias": bias(d),
+          "model.layers.0.pre_norm.weight": nrm(), "model.layers.0.pre_norm.bias": bias(d)}
+    for i in range(n):
+        p = f"model.layers.{i}."
+        for m in ("attn_norm", "ffn_norm", "attn.g_norm"):
+            sd[p + m + ".weight"], sd[p + m + ".bias"] = nrm(), bias(d)
+        for x in "rwkvag":
+            sd[p + "attn.x_" + x] = torch.rand((1, 1, d), generator=g)
+        sd[p + "attn.k_k"] = 0.7 + torch.randn((d,), generator=g) * 0.1
+        sd[p + "attn.k_a"] = 1 + torch.randn((d,), generator=g) * 0.1
+        sd[p + "attn.r_k"] = bias(H, hd)
+        for m in ("r", "k", "v", "o"):
+            sd[p + f"attn.{m}_proj.weight"] = mat(d, d)
+        loras = [("w", cfg["decay_low_rank_dim"]), ("a", cfg["a_low_rank_dim"]), ("g", cfg["gate_low_rank_dim"])]
+        if i > 0:
+            loras.append(("v", cfg["v_low_rank_dim"]))
+        for m, r in loras:
+            sd[p + f"attn.{m}_lora.lora.0.weight"] = mat(r, d)
+            sd[p + f"attn.{m}_lora.lora.2.weight"] = mat(d, r)
+            if m != "g":
+                sd[p + f"attn.{m}_lora.lora.2.bias"] = bias(d) if m != "w" else -0.5 + torch.randn((d,), generator=g) * 0.5
+        sd[p + "ffn.x_k"] = torch.rand((d,), generator=g)
+        sd[p + "ffn.key.weight"], sd[p + "ffn.value.weight"] = mat(f, d), mat(d, f)
+    return sd
+
+
+def make_rwkv7(family, llamacpp, dump_bin, shared):
+    from safetensors.torch import save_file
+    llamacpp, dump_bin = os.environ["NEW_LLAMACPP"], os.environ["NEW_LOGITS_DUMP"]
+    seed = zlib.crc32(family.encode())
+    g = torch.Generator().manual_seed(seed)
+    root = os.path.join(HERE, family)
+    hf = os.path.join(root, "hf")
+    shutil.rmtree(root, ignore_errors=True)
+    os.makedirs(hf)
+    sd = {k: t.contiguous() for k, t in rwkv7_tensors(RWKV7, g).items()}
+    save_file(sd, os.path.join(hf, "model.safetensors"), metadata={"format": "pt"})
+    config = dict(RWKV7, architectures=["RWKV7ForCausalLM"], model_type="rwkv7", torch_dtype="float32",
+                  use_cache=True, initializer_range=0.02,
+                  transformers_version=transformers.__version__ + " (config written by hand)")
+    with open(os.path.join(hf, "config.json"), "w") as f:
+        json.dump(config, f, indent=2, sort_keys=True)
+        f.write("\n")
+    with open(os.environ["RWKV_VOCAB"], encoding="utf-8") as f:
+        lines = f.readlines()[:RWKV7["vocab_size"] - 1]
+    with open(os.path.join(hf, "rwkv_vocab_v20230424.txt"), "w", encoding="utf-8") as f:
+        f.writelines(lines)
+    # A chat template of our own in tokenizer_config.json (RWKV World's "User: …\n\nAssistant:" turns): without one
+    # the converter writes the text of its llama-cpp-rwkv-world.jinja, which tfconv does not copy (it writes that
+    # template's name, rwkv-world, which llama.cpp knows).
+    with open(os.path.join(hf, "tokenizer_config.json"), "w") as f:
+        json.dump({"chat_template": RWKV7_CHAT}, f, indent=2)
+        f.write("\n")
+    gg = os.path.join(root, "gguf")
+    os.makedirs(gg)
+    gguf = os.path.join(gg, f"{family}-f32.gguf")
+    cmd = convert(llamacpp, hf, gguf, "f32", None)
+    out = subprocess.run([dump_bin, gguf, ",".join(map(str, INPUT_IDS))], check=True, capture_output=True,
+                         text=True).stdout
+    lc = json.loads(out)
+    dump(os.path.join(gg, f"{family}-f32.logits.json"), {"tokens": lc["tokens"], "logits": f32(lc["logits"])})
+    dump(os.path.join(hf, "generate.json"), {"reference": "llama.cpp greedy (logits-dump, argmax of the last row)",
+                                             "prompt_ids": INPUT_IDS[:PROMPT], "max_new_tokens": 32,
+                                             "greedy": llamacpp_greedy(dump_bin, gguf, 32)})
+    print(f"{family}: written by hand; llama.cpp's logits are the reference")
+    return {"family": family, "class": "RWKV7ForCausalLM", "handmade": True, "convert": [cmd], "seed": seed,
+            "converter": "newer"}
+
+
 def llamacpp_greedy(dump_bin, gguf, new_tokens):
     """Greedy decoding by llama.cpp, for a family transformers cannot run here: the logits dump of the whole
     sequence so far, its last row's argmax appended, new_tokens times after the first PROMPT ids."""
@@ -1521,7 +1621,7 @@ def make_newer_gguf(family):
 
 def main():
     llamacpp, dump_bin, shared = sys.argv[1:4]
-    fams = sys.argv[4:] or sorted(FAMILIES) + sorted(HANDMADE) + sorted(DEEPSEEK) + ["gptoss", "lfm2moe", "nemotron_h"]
+    fams = sys.argv[4:] or sorted(FAMILIES) + sorted(HANDMADE) + sorted(DEEPSEEK) + ["gptoss", "lfm2moe", "nemotron_h", "rwkv7"]
     summary_path = os.path.join(HERE, "summary.json")
     summary = {}
     if os.path.exists(summary_path):
@@ -1533,7 +1633,7 @@ def main():
             continue
         summary[fam] = (make_handmade if fam in HANDMADE else make_deepseek if fam in DEEPSEEK else
                         make_gptoss if fam == "gptoss" else make_lfm2moe if fam == "lfm2moe" else
-                        make_nemotron_h if fam == "nemotron_h" else make)(fam, llamacpp, dump_bin, shared)
+                        make_nemotron_h if fam == "nemotron_h" else make_rwkv7 if fam == "rwkv7" else make)(fam, llamacpp, dump_bin, shared)
     with open(summary_path, "w") as f:
         json.dump(summary, f, indent=1, sort_keys=True)
         f.write("\n")

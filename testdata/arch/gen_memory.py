@@ -104,7 +104,7 @@ def main():
 # does not log as "skipped").
 RECURRENT = ["testdata/arch/%s/gguf/%s-f32.gguf" % (f, f) for f in (
     "lfm2", "lfm2moe", "mamba", "jamba", "mamba2", "mamba2-groups", "granitehybrid", "granitehybrid-dense", "falcon_h1",
-    "nemotron_h", "qwen3next")]
+    "nemotron_h", "qwen3next", "rwkv7")]
 
 
 def main_recurrent():
