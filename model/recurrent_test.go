@@ -97,7 +97,8 @@ func TestRecurrentStateCounted(t *testing.T) {
 				k := s.LayerPattern[l]
 				var n int64
 				if b.Mix != nil {
-					n = int64(b.Mix.stateSize())
+					// RWKV-7's channel mix keeps its token shift beside the mixer's state.
+					n = int64(b.Mix.stateSize() + stateSizeOrZeroOf(b.FFNMix))
 				}
 				if k.Recurrent != (b.Mix != nil) || n != k.StateFloats {
 					t.Errorf("%s: layer %d (%s): the mixer keeps %d floats of state, the summary counts %d (recurrent %v)", path, l, k.Mixer, n, k.StateFloats, k.Recurrent)
