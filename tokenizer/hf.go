@@ -266,7 +266,7 @@ func (c *hfConfig) readChatTemplateFiles(src Source) error {
 }
 
 // fromHF builds a tokenizer from HF files: tokenizer.json if present, else
-// tokenizer.model, else Kimi's tiktoken.model, else vocab.json with merges.txt,
+// tokenizer.model, else Kimi's tiktoken.model, else Hunyuan's hy.tiktoken, else vocab.json with merges.txt,
 // else vocab.txt.
 func fromHF(src Source) (*Tokenizer, error) {
 	cfg, err := readHFConfig(src)
@@ -301,6 +301,13 @@ func fromHF(src Source) (*Tokenizer, error) {
 			return nil, err
 		}
 		tiktoken = true
+	} else if b, err := readAux(src, hunyuanFile, maxTokenizerFile); err != nil {
+		return nil, err
+	} else if b != nil {
+		if t, err = parseHunyuanTiktoken(b, cfg); err != nil {
+			return nil, err
+		}
+		tiktoken = true
 	} else if b, err := readAux(src, "vocab.json", maxTokenizerFile); err != nil {
 		return nil, err
 	} else if b != nil {
@@ -332,6 +339,9 @@ func fromHF(src Source) (*Tokenizer, error) {
 		// Kimi's full vocabulary, which a trimmed one cannot give.
 		if !t.namePre() {
 			t.preNote = "tiktoken.model is read by Kimi K2's tokenizer class: its split pattern is llama.cpp's \"kimi-k2\""
+			if t.pre == "hunyuan" {
+				t.preNote = "hy.tiktoken is read by Hunyuan's tokenizer class: its split pattern is llama.cpp's \"hunyuan\""
+			}
 		}
 	} else if t.model == BPE {
 		if err := t.identifyPre(); err != nil {
