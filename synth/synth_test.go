@@ -41,6 +41,9 @@ var publishedParams = map[string]int64{
 	// LFM2-1.2B: its config.json's tensors counted (the model card's
 	// 1.17B).
 	"lfm2-1.2b": 1_170_340_608,
+	// Hunyuan-A13B: its config.json's tensors counted (80B total, 13B
+	// active in the model card; 80.4B the safetensors' own count).
+	"hunyuan-a13b": 80_393_183_232,
 }
 
 func TestShapesParams(t *testing.T) {
