@@ -27,7 +27,7 @@ var HunyuanMoE = register(&Family{
 	HFClasses:  []string{"HunYuanMoEV1ForCausalLM"},
 	ModelTypes: []string{"hunyuan_v1_moe"},
 	HFClass:    "HunYuanMoEV1ForCausalLM", ModelType: "hunyuan_v1_moe",
-	Params: hunyuanMoEParams(withParams(withHF(without(baseParams(), "expert_used_count"), "expert_count", "num_local_experts", "num_experts"),
+	Params: hunyuanMoEParams(withParams(withOut(withHF(without(baseParams(), "expert_used_count"), "expert_count", "num_local_experts", "num_experts"), "expert_count", "num_experts"),
 		u32("expert_shared_feed_forward_length", Optional, "intermediate_size"),
 		perLayerSame("expert_feed_forward_length", "moe_intermediate_size"),
 		perLayerSame("expert_used_count", "moe_topk"),
