@@ -103,3 +103,37 @@ func FuzzHunyuanTiktoken(f *testing.F) {
 		}
 	})
 }
+
+// TestHunyuanHFFiles: GGUF → HF writes Hunyuan's vocabulary back as its
+// class reads it: hy.tiktoken byte for byte the original, and a
+// tokenizer_config.json naming the class (tokenization_hy.HYTokenizer).
+func TestHunyuanHFFiles(t *testing.T) {
+	t.Parallel()
+	tok, err := LoadFile("../testdata/arch/hunyuanmoe/gguf/hunyuanmoe-f32.gguf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := tok.HFFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join(hunyuanDir, "hy.tiktoken"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(files["hy.tiktoken"], want) {
+		t.Errorf("hy.tiktoken: %d bytes, the original's %d, not equal", len(files["hy.tiktoken"]), len(want))
+	}
+	var cfg struct {
+		AutoMap map[string][]any `json:"auto_map"`
+	}
+	if err := json.Unmarshal(files["tokenizer_config.json"], &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if a := cfg.AutoMap["AutoTokenizer"]; len(a) == 0 || a[0] != "tokenization_hy.HYTokenizer" {
+		t.Errorf("auto_map %v", cfg.AutoMap)
+	}
+	if _, ok := files["vocab.json"]; ok {
+		t.Error("vocab.json written beside hy.tiktoken")
+	}
+}
