@@ -1362,12 +1362,22 @@ func (f *Family) HasParam(key string) bool {
 }
 
 // ParamInt returns config c's value for the family's GGUF key key, read
-// from the config.json keys the family's converter reads it from.
+// from the config.json keys the family's converter reads it from (or, when
+// those hold no integer, derived from them as the converter does:
+// Hunyuan's moe_topk, one per layer).
 func (f *Family) ParamInt(c Config, key string) (int64, bool) {
 	for _, p := range f.Params {
-		if p.Key == key {
-			return c.Int(p.HF...)
+		if p.Key != key {
+			continue
 		}
+		if n, ok := c.Int(p.HF...); ok || len(p.HF) == 0 || p.Derive == nil || p.Kind != tensor.KindUint32 {
+			return n, ok
+		}
+		v, ok, err := p.Derive(c)
+		if err != nil || !ok {
+			return 0, false
+		}
+		return v.Int()
 	}
 	return 0, false
 }

@@ -119,7 +119,8 @@ func hunyuanAlphaInverse(c Config, v tensor.Value, m Meta) {
 
 // NTKAlphaBaseOf is the rotary base of Hunyuan's NTK-aware scaling
 // (config.json rope_scaling of type dynamic with an alpha; without one an
-// error): rope_theta · alpha^(d/(d−2)) for head_dim d,
+// error): rope_theta · alpha^(d/(d−2)) for head_dim d (hidden_size /
+// num_attention_heads when config.json states none),
 // what transformers' Hunyuan classes rotate with up to
 // max_position_embeddings and what the converter writes as
 // rope.freq_base. ok is false without such a rope_scaling. The converter's
@@ -140,9 +141,11 @@ func NTKAlphaBaseOf(c Config) (base float64, ok bool, err error) {
 		// by factor instead.
 		return 0, false, errUnsupported("config.json: rope_scaling %v: dynamic without an alpha", map[string]any(rs))
 	}
-	d, has := c.Int("head_dim")
-	if !has || d <= 2 {
-		return 0, false, errUnsupported("config.json: rope_scaling %v needs head_dim", map[string]any(rs))
+	// head_dim, else hidden_size / num_attention_heads (Hunyuan-A13B's
+	// config.json states attention_head_dim, which transformers reads not).
+	d, err := headDim(c)
+	if err != nil || d <= 2 {
+		return 0, false, errUnsupported("config.json: rope_scaling %v needs head_dim (or hidden_size and num_attention_heads)", map[string]any(rs))
 	}
 	theta, _ := c.Float("rope_theta")
 	if !c.Has("rope_theta") {

@@ -57,6 +57,7 @@ var SideFiles = []string{
 	"added_tokens.json",
 	"tokenizer.model",
 	"tiktoken.model",
+	"hy.tiktoken",
 	"vocab.json",
 	"merges.txt",
 	"vocab.txt",

@@ -90,9 +90,11 @@ func TestFamiliesGGUFToHF(t *testing.T) {
 		"conv_L_cache", "conv_bias"}
 	// Keys only some families' configs hold, which GGUF → HF must give
 	// back: LFM2's layer pattern (the GGUF's per-layer head_count_kv) and
-	// LFM2-MoE's mixture.
+	// LFM2-MoE's and Hunyuan's mixtures (Hunyuan's transformers class reads
+	// num_experts and moe_topk; its converter the per-layer lists).
 	familyKeys := map[string][]string{"lfm2": {"layer_types"}, "lfm2moe": {"layer_types", "num_experts",
-		"num_experts_per_tok", "moe_intermediate_size", "num_dense_layers", "norm_topk_prob", "use_expert_bias"}}
+		"num_experts_per_tok", "moe_intermediate_size", "num_dense_layers", "norm_topk_prob", "use_expert_bias"},
+		"hunyuanmoe": {"num_experts", "moe_topk", "moe_intermediate_size", "num_shared_expert"}}
 	// What a GGUF cannot say: Mistral's sliding window (llama.cpp's llama
 	// graph has none, so the HF output computes what llama.cpp computes);
 	// dots1's: its layers are all full attention (layer_types), and

@@ -79,8 +79,9 @@ func TestFamiliesMatchTransformers(t *testing.T) {
 		t.Run(fam, func(t *testing.T) {
 			dir := filepath.Join("../testdata/arch", fam)
 			var lc struct {
-				Tokens []int       `json:"tokens"`
-				Logits [][]float32 `json:"logits"`
+				Tokens  []int       `json:"tokens"`
+				Columns []int       `json:"columns"`
+				Logits  [][]float32 `json:"logits"`
 			}
 			// A fixture llama.cpp refuses to load (summary.json
 			// llamacpp_refuses) has no llama.cpp logits; it is held to
@@ -119,11 +120,11 @@ func TestFamiliesMatchTransformers(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: %v", form, err)
 				}
-				want, tol, what := ref.Logits, maxLogitDiffF32, "transformers"
+				want, cols, tol, what := ref.Logits, ref.Columns, maxLogitDiffF32, "transformers"
 				if agrees, listed := ggufAgrees[fam]; handmade || form == "gguf" && listed && !agrees {
-					want, tol, what = lc.Logits, maxLogitDiffGGUFvsLlamaCpp, "llama.cpp"
+					want, cols, tol, what = lc.Logits, lc.Columns, maxLogitDiffGGUFvsLlamaCpp, "llama.cpp"
 				}
-				diff, scale := maxDiff(t, out.Logits, want, nil)
+				diff, scale := maxDiff(t, logitColumns(t, out.Logits, cols), want, nil)
 				if newerGELU[fam] {
 					tol = max(tol, maxRelDiffNewerGELU*scale)
 				}

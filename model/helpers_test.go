@@ -47,6 +47,29 @@ type reference struct {
 	HiddenFromSavedWeights [][]float32 `json:"last_hidden_state_from_saved_weights"`
 	// Cut files (testdata) keep selected rows with their positions.
 	Positions []int `json:"positions"`
+	// Columns: the logits rows keep these vocabulary ids only (a fixture
+	// whose vocabulary is too wide to store whole: hunyuanmoe's 128167).
+	Columns []int `json:"columns"`
+}
+
+// logitColumns returns the columns cols of every row of logits (all of
+// them when cols is nil).
+func logitColumns(t testing.TB, logits [][]float32, cols []int) [][]float32 {
+	t.Helper()
+	if cols == nil {
+		return logits
+	}
+	out := make([][]float32, len(logits))
+	for i, row := range logits {
+		out[i] = make([]float32, len(cols))
+		for j, c := range cols {
+			if c < 0 || c >= len(row) {
+				t.Fatalf("column %d outside a row of %d logits", c, len(row))
+			}
+			out[i][j] = row[c]
+		}
+	}
+	return out
 }
 
 func readJSON(t testing.TB, path string, v any) {

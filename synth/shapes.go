@@ -227,6 +227,29 @@ var shapes = []Shape{
 	// in the published checkpoints; synth writes the dtype asked for).
 	gptOss("gpt-oss-20b", 24, 32),
 	gptOss("gpt-oss-120b", 36, 128),
+	// tencent/Hunyuan-A13B-Instruct: every layer a mixture of 64 experts of
+	// width 3072, 8 used, beside one shared MLP as wide (moe_topk,
+	// moe_intermediate_size and num_shared_expert one per layer, as its
+	// config.json states them); per-head Q/K norms; its alpha scaling
+	// (alpha 1000: the converter's rope.freq_base 10000 · 1000^(128/126)
+	// and context 262144); a tied head of 128,167 rows (the GPT-2
+	// vocabulary padded to them: Hunyuan's hy.tiktoken is not embedded).
+	{Name: "hunyuan-a13b", Arch: "hunyuan-moe", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 3072,
+		Vocab: 128167, Context: 32768, RopeBase: 10000, NormEps: 1e-5, Tied: true, Experts: 64, ExpertsUsed: 8,
+		Tokenizer: VocabGPT2,
+		Config: map[string]any{"num_experts": 64, "moe_topk": perLayer(32, 8), "moe_intermediate_size": perLayer(32, 3072),
+			"num_shared_expert": perLayer(32, 1),
+			"rope_scaling":      map[string]any{"type": "dynamic", "alpha": 1000.0, "factor": 1.0}}},
+}
+
+// perLayer is a config.json list of v for each of n layers (Hunyuan's
+// moe_topk).
+func perLayer(n, v int) []any {
+	out := make([]any, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
 }
 
 // gptOss is the shape of openai/gpt-oss with layers layers of experts

@@ -50,6 +50,9 @@ var publishedParams = map[string]int64{
 	"mamba2-2.7b":         2_702_599_680,
 	"granite-4.0-h-tiny":  6_939_037_248,
 	"granite-4.0-h-micro": 3_191_396_096,
+	// Hunyuan-A13B: its config.json's tensors counted (80B total, 13B
+	// active in the model card; 80.4B the safetensors' own count).
+	"hunyuan-a13b": 80_393_183_232,
 }
 
 // TestShapesStateSpaceLayers checks what the state-space shapes hold per

@@ -266,8 +266,9 @@ func (c *hfConfig) readChatTemplateFiles(src Source) error {
 }
 
 // fromHF builds a tokenizer from HF files: tokenizer.json if present, else
-// tokenizer.model, else Kimi's tiktoken.model, else RWKV's world vocabulary,
-// else vocab.json with merges.txt, else vocab.txt; a BPE tokenizer's pre-tokenizer is then named.
+// tokenizer.model, else Kimi's tiktoken.model, else Hunyuan's hy.tiktoken,
+// else RWKV's world vocabulary, else vocab.json with merges.txt, else
+// vocab.txt; a BPE tokenizer's pre-tokenizer is then named.
 func fromHF(src Source) (*Tokenizer, error) {
 	t, tiktoken, err := readHF(src)
 	if err != nil {
@@ -278,6 +279,12 @@ func fromHF(src Source) (*Tokenizer, error) {
 		// Kimi's full vocabulary, which a trimmed one cannot give.
 		if !t.namePre() {
 			t.preNote = "tiktoken.model is read by Kimi K2's tokenizer class: its split pattern is llama.cpp's \"kimi-k2\""
+			if t.pre == "hunyuan" {
+				t.preNote = "hy.tiktoken is read by Hunyuan's tokenizer class: its split pattern is llama.cpp's \"hunyuan\""
+			}
+			if t.pre == "hunyuan" {
+				t.preNote = "hy.tiktoken is read by Hunyuan's tokenizer class: its split pattern is llama.cpp's \"hunyuan\""
+			}
 		}
 	} else if t.model == BPE {
 		if err := t.identifyPre(); err != nil {
@@ -317,6 +324,13 @@ func readHF(src Source) (t *Tokenizer, tiktoken bool, err error) {
 		return nil, false, err
 	} else if b != nil {
 		if t, err = parseTiktoken(b, cfg); err != nil {
+			return nil, false, err
+		}
+		tiktoken = true
+	} else if b, err := readAux(src, hunyuanFile, maxTokenizerFile); err != nil {
+		return nil, false, err
+	} else if b != nil {
+		if t, err = parseHunyuanTiktoken(b, cfg); err != nil {
 			return nil, false, err
 		}
 		tiktoken = true

@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -49,8 +50,14 @@ func (t *Tokenizer) HFFiles() (map[string][]byte, error) {
 			stm[sk.kind+"_token"] = name(id)
 		}
 	}
-	switch t.model {
-	case BPE:
+	switch {
+	case t.model == BPE && t.hunyuanLayout():
+		// Hunyuan's own class reads hy.tiktoken (its module,
+		// tokenization_hy.py, comes with the published checkpoints).
+		files[hunyuanFile] = t.hunyuanRanks()
+		cfg["tokenizer_class"] = "HYTokenizer"
+		cfg["auto_map"] = map[string]any{"AutoTokenizer": []any{"tokenization_hy.HYTokenizer", nil}}
+	case t.model == BPE:
 		if t.pre != "gpt-2" && t.pre != "" && t.pre != "default" {
 			return nil, tensor.Unsupported("tokenizer: cannot write vocab.json/merges.txt for pre-tokenizer %q: GPT2Tokenizer only knows GPT-2's split", t.pre)
 		}
@@ -71,7 +78,7 @@ func (t *Tokenizer) HFFiles() (map[string][]byte, error) {
 		cfg["tokenizer_class"] = "GPT2Tokenizer"
 		cfg["add_bos_token"] = t.AddBOS
 		cfg["add_prefix_space"] = false
-	case SPM, Unigram:
+	case t.model == SPM, t.model == Unigram:
 		files["tokenizer.model"] = t.encodeSentencePiece()
 		if t.model == SPM {
 			cfg["tokenizer_class"] = "LlamaTokenizer"
@@ -81,7 +88,7 @@ func (t *Tokenizer) HFFiles() (map[string][]byte, error) {
 		}
 		cfg["add_bos_token"] = t.AddBOS
 		cfg["add_eos_token"] = t.AddEOS
-	case WordPiece:
+	case t.model == WordPiece:
 		var b strings.Builder
 		for _, tok := range t.tokens {
 			b.WriteString(fromPhantom(tok))
@@ -96,7 +103,7 @@ func (t *Tokenizer) HFFiles() (map[string][]byte, error) {
 		}
 		delete(cfg, "bos_token")
 		delete(stm, "bos_token")
-	case RWKV:
+	case t.model == RWKV:
 		files[rwkvVocabFile] = t.rwkvVocab()
 	}
 	var err error
@@ -107,4 +114,33 @@ func (t *Tokenizer) HFFiles() (map[string][]byte, error) {
 		return nil, err
 	}
 	return files, nil
+}
+
+// hunyuanLayout reports whether t is Hunyuan's tiktoken vocabulary as its
+// class lays it out (pre-tokenizer hunyuan, the ranks up to 127957, then
+// its 210 special tokens).
+func (t *Tokenizer) hunyuanLayout() bool {
+	specials := hunyuanSpecials()
+	if t.pre != "hunyuan" || len(t.tokens) != hunyuanSpecialStart+len(specials) {
+		return false
+	}
+	for i, s := range specials {
+		if t.tokens[hunyuanSpecialStart+i] != s {
+			return false
+		}
+	}
+	return true
+}
+
+// hunyuanRanks is hy.tiktoken for t (hunyuanLayout): each rank's bytes in
+// base64 and its id, in id order.
+func (t *Tokenizer) hunyuanRanks() []byte {
+	var b bytes.Buffer
+	for i, tok := range t.tokens[:hunyuanSpecialStart] {
+		b.WriteString(base64.StdEncoding.EncodeToString([]byte(byteDecode(tok))))
+		b.WriteByte(' ')
+		b.WriteString(strconv.Itoa(i))
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
 }

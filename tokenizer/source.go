@@ -37,7 +37,7 @@ func FromSource(src Source) (*Tokenizer, error) {
 
 // tokenizerFiles are the files that hold a vocabulary (as opposed to
 // configuration).
-var tokenizerFiles = []string{"tokenizer.json", "tokenizer.model", tiktokenFile, rwkvVocabFile, "vocab.json", "merges.txt", "vocab.txt"}
+var tokenizerFiles = []string{"tokenizer.json", "tokenizer.model", tiktokenFile, hunyuanFile, rwkvVocabFile, "vocab.json", "merges.txt", "vocab.txt"}
 
 // dirSource reads HF files from a directory. When main is set, it is the
 // one vocabulary file to use (read from mainPath) and the other vocabulary
@@ -84,7 +84,7 @@ func (d dirSource) ReadAux(name string) ([]byte, error) {
 
 // LoadFile loads a tokenizer from a path: a GGUF file, an HF model
 // directory, or one tokenizer file (tokenizer.json, tokenizer.model,
-// Kimi's tiktoken.model, vocab.txt, or vocab.json with merges.txt beside it), whose directory also
+// Kimi's tiktoken.model, Hunyuan's hy.tiktoken, vocab.txt, or vocab.json with merges.txt beside it), whose directory also
 // supplies tokenizer_config.json, special_tokens_map.json and config.json.
 func LoadFile(path string) (*Tokenizer, error) {
 	st, err := os.Stat(path)
@@ -110,7 +110,7 @@ func LoadFile(path string) (*Tokenizer, error) {
 	case base == "merges.txt":
 		main = "vocab.json"
 		path = filepath.Join(filepath.Dir(path), "vocab.json")
-	case base == "vocab.json", base == "vocab.txt", base == "tokenizer.json", base == "tokenizer.model", base == tiktokenFile, base == rwkvVocabFile:
+	case base == "vocab.json", base == "vocab.txt", base == "tokenizer.json", base == "tokenizer.model", base == tiktokenFile, base == hunyuanFile, base == rwkvVocabFile:
 		main = base
 	case ext == ".model":
 		main = "tokenizer.model"

@@ -162,3 +162,68 @@ func parseTiktoken(b []byte, cfg *hfConfig) (*Tokenizer, error) {
 	}
 	return build(vocab{model: BPE, pre: "kimi-k2", tokens: tokens, types: types, merges: merges}, tiktokenFile)
 }
+
+// hunyuanFile is the vocabulary file of Hunyuan's tokenizer class
+// (tokenization_hy.py, HYTokenizer): tiktoken's ranks format, ids counted
+// in file order.
+const hunyuanFile = "hy.tiktoken"
+
+// hunyuanSpecialStart is the id of Hunyuan's first special token: its
+// class numbers them from this fixed id whatever the ranks file holds, and
+// asserts the ranks fill every id below it.
+const hunyuanSpecialStart = 127957
+
+// hunyuanSpecials are the special tokens of Hunyuan's class, in id order
+// from hunyuanSpecialStart: five named ones, then <|extra_0|> …
+// <|extra_204|>.
+func hunyuanSpecials() []string {
+	s := []string{"<|endoftext|>", "<|startoftext|>", "<|bos|>", "<|eos|>", "<|pad|>"}
+	for i := range 205 {
+		s = append(s, fmt.Sprintf("<|extra_%d|>", i))
+	}
+	return s
+}
+
+// parseHunyuanTiktoken builds Hunyuan's tokenizer from its hy.tiktoken the
+// way llama.cpp's converter does (d32676d7, HunYuanMoEModel.set_vocab and
+// the dense form's without tokenizer.json; pre "hunyuan"): the ranks become
+// byte-level tokens with ids in file order, merges are recovered from them
+// (tiktokenMerge, in file order), and the special tokens (control) follow
+// at their fixed ids. The converter asserts the tokenizer's size equals
+// config.json's vocab_size, and the class that it loads asserts the ranks
+// end where the special tokens begin: a file or config that breaks either
+// is refused, naming it.
+func parseHunyuanTiktoken(b []byte, cfg *hfConfig) (*Tokenizer, error) {
+	toks, _, err := parseTiktokenRanks(b, hunyuanFile)
+	if err != nil {
+		return nil, err
+	}
+	specials := hunyuanSpecials()
+	n := hunyuanSpecialStart + len(specials)
+	switch {
+	case len(toks) != hunyuanSpecialStart:
+		return nil, unsupportedErr(hunyuanFile, "", fmt.Sprintf("%d ranks: Hunyuan's tokenizer class numbers its special tokens from %d and needs the ranks to fill every id below", len(toks), hunyuanSpecialStart))
+	case cfg.vocabSize != n:
+		return nil, unsupportedErr("config.json", "vocab_size", fmt.Sprintf("%d, not the %d ids of %s and Hunyuan's special tokens (the converter requires them equal)", cfg.vocabSize, n, hunyuanFile))
+	}
+	rank := make(map[string]int, len(toks))
+	for i, t := range toks {
+		rank[string(t)] = i
+	}
+	tokens := make([]string, n)
+	types := make([]TokenType, n)
+	var merges []string
+	for i, t := range toks {
+		tokens[i], types[i] = byteEncode(string(t)), TypeNormal
+		if len(t) == 1 {
+			continue
+		}
+		if l, r, ok := tiktokenMerge(rank, t, i); ok {
+			merges = append(merges, l+" "+r)
+		}
+	}
+	for i, s := range specials {
+		tokens[hunyuanSpecialStart+i], types[hunyuanSpecialStart+i] = s, TypeControl
+	}
+	return build(vocab{model: BPE, pre: "hunyuan", tokens: tokens, types: types, merges: merges}, hunyuanFile)
+}

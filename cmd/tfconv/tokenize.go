@@ -146,8 +146,8 @@ func openTokenizer(path string) (*tokenizer.Tokenizer, error) {
 			return nil, err
 		}
 		return tokenizer.LoadFile(path)
-	case ".model", ".json", ".txt":
-		return tokenizer.LoadFile(path)
+	case ".model", ".json", ".txt", ".tiktoken":
+		return tokenizer.LoadFile(path) // .tiktoken: Hunyuan's hy.tiktoken
 	}
 	return loadTokenizer(path)
 }

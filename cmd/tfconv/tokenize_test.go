@@ -76,6 +76,17 @@ func TestTokenizeCommand(t *testing.T) {
 		t.Errorf("bert: %s", out)
 	}
 
+	// Hunyuan's ranks file alone (config.json beside it): the ids of its
+	// class's tiktoken.Encoding (testdata/tokenizer/hunyuan/tokens.json).
+	hy := filepath.Join("..", "..", "testdata", "arch", "hunyuanmoe", "hf", "hy.tiktoken")
+	out, err = runTokenizeCmd(t, hy, "--json", "--parse-special", "Hello world, this is Hunyuan's tokenizer.<|eos|>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(strings.Fields(out), ""), `"ids":[72,517,361,279,261,108,100,44,403,295,343,438,310,121,117,284,312,827,46,127960]`) {
+		t.Errorf("hy.tiktoken: %s", out)
+	}
+
 	if _, err := runTokenizeCmd(t, llama); err == nil {
 		t.Error("missing TEXT: no error")
 	}

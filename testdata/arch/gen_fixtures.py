@@ -1590,6 +1590,109 @@ def make_deepseek(family, llamacpp, dump_bin, shared):
             "convert": [cmd], "pre": "gpt-2", "seed": seed}
 
 
+# Hunyuan-A13B's mixture (HunYuanMoEV1ForCausalLM, transformers 4.56; the newer llama.cpp's "hunyuan-moe"). Its
+# converter (conversion/hunyuan.py HunYuanMoEModel.set_vocab) reads only the publisher's tiktoken tokenizer
+# (tokenization_hy.py HYTokenizer, trust_remote_code: the ranks of hy.tiktoken counted in file order, 210 special
+# tokens at the fixed ids 127957-128166) and asserts the tokenizer's n_vocab equals config.json's vocab_size, and
+# the class asserts the ranks fill every id below 127957: so the vocabulary is 128167 wide whatever the ranks are.
+# hy.tiktoken here: 256 bytes and 744 merges trained by tiktoken 0.9.0's own trainer (Hunyuan's split pattern, the
+# first 60000 characters of this repository's README.md), then 3-byte tokens led by 0xF5, 0xF6 (bytes no UTF-8
+# text holds, so no text reaches them) up to id 127956. The model is as small as that vocabulary allows: hidden 8,
+# 2 layers, 2 heads of 4 (1 KV head), 4 experts of width 16, 2 used (softmax, renormalised), one shared MLP of width
+# 16, tied embeddings (float32: 128167 x 8). No rope_scaling: the converter's alpha path asserts a head of 128
+# (hidden_size / num_attention_heads). The logits files keep LOGIT_COLUMNS of each row (the full rows are 1.5
+# million numbers); their max |d| is taken over the full rows before cutting.
+HUNYUAN_MOE_RANKS = 1000
+LOGIT_COLUMNS = sorted(set(range(1024)) | set(range(1024, 127957, 997)) | set(range(127957, 128167)))
+
+
+def hunyuan_ranks(code):
+    """hy.tiktoken for the fixture (see above), in tiktoken's ranks format."""
+    import base64
+    from tiktoken._educational import bpe_train
+    sys.path.insert(0, code)
+    import tokenization_hy
+    with open(os.path.join(HERE, "../../README.md"), encoding="utf-8") as f:
+        data = f.read()[:60000]
+    ranks = bpe_train(data, HUNYUAN_MOE_RANKS, tokenization_hy.PAT_STR, visualise=None)
+    toks = [t for t, _ in sorted(ranks.items(), key=lambda x: x[1])]
+    lead = 0xF5
+    while len(toks) < tokenization_hy.SPECIAL_START_ID:
+        n = len(toks) - HUNYUAN_MOE_RANKS
+        toks.append(bytes([lead + n // 65536, (n // 256) % 256, n % 256]))
+    return b"".join(base64.b64encode(t) + b" " + str(i).encode() + b"\n" for i, t in enumerate(toks))
+
+
+def make_hunyuanmoe(family, llamacpp, dump_bin, shared):
+    llamacpp, dump_bin = os.environ["NEW_LLAMACPP"], os.environ["NEW_LOGITS_DUMP"]
+    code = os.environ["HUNYUAN_CODE"]  # tokenization_hy.py and tokenizer_config.json as Tencent publishes them
+    seed = zlib.crc32(family.encode())
+    torch.manual_seed(seed)
+    n = 2
+    config = transformers.HunYuanMoEV1Config(
+        vocab_size=128167, hidden_size=8, intermediate_size=16, num_hidden_layers=n, num_attention_heads=2,
+        num_key_value_heads=1, head_dim=4, max_position_embeddings=4096, rms_norm_eps=1e-5, rope_theta=10000.0,
+        attention_bias=False, tie_word_embeddings=True, num_experts=4, moe_topk=[2] * n,
+        moe_intermediate_size=[16] * n, num_shared_expert=[1] * n, bos_token_id=1, eos_token_id=127960,
+        pad_token_id=127961, sep_token_id=127962, eod_token_id=127967)
+    config._attn_implementation = "eager"
+    model = transformers.HunYuanMoEV1ForCausalLM(config).eval()
+    randomize(model, seed)
+    root = os.path.join(HERE, family)
+    hf = os.path.join(root, "hf")
+    shutil.rmtree(root, ignore_errors=True)
+    model.save_pretrained(hf)
+    with open(os.path.join(hf, "hy.tiktoken"), "wb") as f:
+        f.write(hunyuan_ranks(code))
+    shutil.copy(os.path.join(code, "tokenizer_config.json"), os.path.join(hf, "tokenizer_config.json"))
+
+    model = transformers.HunYuanMoEV1ForCausalLM.from_pretrained(hf, attn_implementation="eager").eval()
+    ids = torch.tensor([INPUT_IDS])
+    with torch.no_grad():
+        logits = model(ids).logits[0]
+        greedy = model.generate(ids[:, :PROMPT], max_new_tokens=NEW_TOKENS, min_new_tokens=NEW_TOKENS,
+                                do_sample=False, num_beams=1, eos_token_id=None, pad_token_id=0)[0].tolist()
+    versions = {"transformers": transformers.__version__, "torch": torch.__version__,
+                "model_class": "HunYuanMoEV1ForCausalLM", "seed": seed, "attn_implementation": "eager", "threads": 1}
+    cols = torch.tensor(LOGIT_COLUMNS)
+    dump(os.path.join(hf, "reference.json"), dict(versions, input_ids=INPUT_IDS, columns=LOGIT_COLUMNS,
+                                                  logits=f32(logits[:, cols])))
+    dump(os.path.join(hf, "generate.json"), dict(versions, prompt_ids=INPUT_IDS[:PROMPT],
+                                                  max_new_tokens=NEW_TOKENS, greedy=greedy))
+
+    gg = os.path.join(root, "gguf")
+    os.makedirs(gg)
+    # The converter loads the publisher's class from the folder (trust_remote_code); it is not kept there.
+    tok_code = os.path.join(hf, "tokenization_hy.py")
+    shutil.copy(os.path.join(code, "tokenization_hy.py"), tok_code)
+    try:
+        try:
+            cmd = convert(llamacpp, hf, os.path.join(gg, f"{family}-f32.gguf"), "f32", None)
+            pre = None
+        except RuntimeError as e:
+            # The trained ranks hash to no pre-tokenizer the converter knows (get_vocab_base_pre raises
+            # NotImplementedError): the name the publisher's full vocabulary hashes to stands in, as for every
+            # trimmed fixture.
+            assert "BPE pre-tokenizer was not recognized" in str(e), str(e)
+            pre = "hunyuan"
+            cmd = convert(llamacpp, hf, os.path.join(gg, f"{family}-f32.gguf"), "f32", pre)
+    finally:
+        os.remove(tok_code)
+        shutil.rmtree(os.path.join(hf, "__pycache__"), ignore_errors=True)
+    r = subprocess.run([dump_bin, os.path.join(gg, f"{family}-f32.gguf"), ",".join(map(str, INPUT_IDS))],
+                       capture_output=True, text=True)
+    r.check_returncode()
+    lc = json.loads(r.stdout)
+    full = np.asarray(lc["logits"], np.float32)
+    dump(os.path.join(gg, f"{family}-f32.logits.json"), {"tokens": lc["tokens"], "columns": LOGIT_COLUMNS,
+                                                         "logits": f32(full[:, LOGIT_COLUMNS])})
+    diff = float(np.max(np.abs(full - logits.numpy())))
+    print(f"{family}: llama.cpp f32 vs transformers max|d| = {diff:.3g} (full rows)")
+    return {"family": family, "class": "HunYuanMoEV1ForCausalLM", "llamacpp_vs_transformers_max_abs": diff,
+            "convert": [cmd], "pre": pre, "converter": "newer", "transformers": transformers.__version__,
+            "torch": torch.__version__}
+
+
 # Fixtures whose hf/ (made above by c392e509's generation) the newer llama.cpp ($NEW_LLAMACPP, $NEW_LOGITS_DUMP)
 # also converts, to gguf/F-newer-f32.gguf with its logits: its DeepSeek-2 form differs from c392e509's (the
 # key/value expansion split into attn_k_b/attn_v_b, expert groups kept), and the family reads both. Asked for
@@ -1633,7 +1736,8 @@ def main():
             continue
         summary[fam] = (make_handmade if fam in HANDMADE else make_deepseek if fam in DEEPSEEK else
                         make_gptoss if fam == "gptoss" else make_lfm2moe if fam == "lfm2moe" else
-                        make_nemotron_h if fam == "nemotron_h" else make_rwkv7 if fam == "rwkv7" else make)(fam, llamacpp, dump_bin, shared)
+                        make_nemotron_h if fam == "nemotron_h" else make_rwkv7 if fam == "rwkv7" else
+                        make_hunyuanmoe if fam == "hunyuanmoe" else make)(fam, llamacpp, dump_bin, shared)
     with open(summary_path, "w") as f:
         json.dump(summary, f, indent=1, sort_keys=True)
         f.write("\n")
