@@ -1,0 +1,92 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// maxLogitDiffMLXLlamaCpp bounds our logits against llama.cpp's on the
+// f32 GGUF of a dequantized MLX model: the f32 fixtures' own agreement
+// (float32 sums in another order), not a quantization error — both sides
+// run the same dequantized weights.
+const maxLogitDiffMLXLlamaCpp = 1e-5
+
+// TestMLXToGGUFLlamaCpp: the MLX directory MLX itself wrote
+// (testdata/mlx/smollm3-q4g64, with the fixture's tokenizer beside it)
+// converts to an f32 GGUF — the very file llama.cpp d32676d7 ran
+// (sha256 in the README) — and run gives llama.cpp's logits both on that
+// GGUF and on the MLX directory itself (the dequantized model).
+func TestMLXToGGUFLlamaCpp(t *testing.T) {
+	t.Parallel()
+	ref := filepath.Join("..", "..", "testdata", "mlx", "smollm3-q4g64")
+	fix := filepath.Join("..", "..", "testdata", "arch", "smollm3", "hf")
+	dir := filepath.Join(t.TempDir(), "mlx")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []struct{ from, name string }{
+		{ref, "model.safetensors"}, {ref, "config.json"}, {fix, "tokenizer.json"}, {fix, "tokenizer_config.json"},
+		{fix, "special_tokens_map.json"}, {fix, "vocab.json"}, {fix, "merges.txt"}, {fix, "generation_config.json"},
+	} {
+		b, err := os.ReadFile(filepath.Join(f.from, f.name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f.name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "smollm3-mlx-q4g64-f32.gguf")
+	if code, _, stderr := run(t, "convert", dir, out, "--outtype", "f32"); code != 0 {
+		t.Fatalf("convert: exit %d: %s", code, stderr)
+	}
+	var cpp struct {
+		GGUFSHA256 string      `json:"gguf_sha256"`
+		Tokens     []int       `json:"tokens"`
+		Logits     [][]float32 `json:"logits"`
+	}
+	raw, err := os.ReadFile(filepath.Join(ref, "llamacpp.logits.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &cpp); err != nil {
+		t.Fatal(err)
+	}
+	g, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum := sha256.Sum256(g); hex.EncodeToString(sum[:]) != cpp.GGUFSHA256 {
+		t.Errorf("the GGUF's sha256 is %x, llama.cpp ran %s", sum, cpp.GGUFSHA256)
+	}
+	for _, src := range []string{out, dir} {
+		code, stdout, stderr := run(t, "run", src, "--tokens", joinInts(cpp.Tokens), "--json")
+		if code != 0 {
+			t.Fatalf("run %s: exit %d: %s", src, code, stderr)
+		}
+		var got struct {
+			Logits [][]float32 `json:"logits"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Logits) != len(cpp.Logits) {
+			t.Fatalf("run %s: %d rows, llama.cpp %d", src, len(got.Logits), len(cpp.Logits))
+		}
+		var d float64
+		for i := range cpp.Logits {
+			for j := range cpp.Logits[i] {
+				d = math.Max(d, math.Abs(float64(got.Logits[i][j]-cpp.Logits[i][j])))
+			}
+		}
+		t.Logf("run %s: max |Δlogit| vs llama.cpp %.3g", filepath.Base(src), d)
+		if !(d <= maxLogitDiffMLXLlamaCpp) {
+			t.Errorf("run %s: logits differ from llama.cpp's by %.3g > %.3g", src, d, maxLogitDiffMLXLlamaCpp)
+		}
+	}
+}
