@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"strings"
 
@@ -168,43 +169,107 @@ func fp8ScaleLayout(fc fp8Config, s *Tensor, rows, cols int) (fp8Scales, error) 
 		s.File, s.Offset, s.Name, s.Shape, rows, cols, rows)
 }
 
-// fp8Tensor is the float32 weight of the FP8 tensor w scaled by s.
+// fp8Tensor is the float32 weight of the FP8 tensor w scaled by s, decoded
+// as it is read: a group of rows at a time (fp8Reader), so that a
+// 18432×7168 weight (DeepSeek-V3's and Kimi K2's dense MLP, 132 MB of FP8)
+// holds a few MiB, not its FP8 bytes and two float32 copies (1.2 GB).
 func fp8Tensor(w, s *Tensor, l fp8Scales) *Tensor {
 	rows, cols := int(w.Shape[0]), int(w.Shape[1])
 	info := tensor.Info{Name: w.Name, DType: tensor.F32, Shape: w.Shape.Clone(), Size: 4 * int64(rows) * int64(cols)}
-	data := func() ([]byte, error) {
-		wb, err := w.ReadAll()
-		if err != nil {
-			return nil, fmt.Errorf("checkpoint: %s: %w", w.File, err)
-		}
-		sb, err := s.ReadAll()
-		if err != nil {
-			return nil, fmt.Errorf("checkpoint: %s: %w", s.File, err)
-		}
-		scales := make([]float32, s.NumElements())
-		if err := quant.Dequantize(scales, sb, s.DType); err != nil {
-			return nil, fmt.Errorf("checkpoint: %s: tensor %q: %w", s.File, s.Name, err)
-		}
-		vals := make([]float32, rows*cols)
-		if err := quant.Dequantize(vals, wb, w.DType); err != nil {
-			return nil, fmt.Errorf("checkpoint: %s: tensor %q: %w", w.File, w.Name, err)
-		}
-		out := make([]byte, 4*len(vals))
-		for r := 0; r < rows; r++ {
-			for k := 0; k < cols; k++ {
-				var sc float32
-				switch {
-				case l.perTensor:
-					sc = scales[0]
-				case l.perRow:
-					sc = scales[r]
-				default:
-					sc = scales[(r/l.block[0])*l.blockCols+k/l.block[1]]
-				}
-				binary.LittleEndian.PutUint32(out[4*(r*cols+k):], math.Float32bits(vals[r*cols+k]*sc))
-			}
-		}
-		return out, nil
+	return StreamTensor(info, w.File, func() io.Reader {
+		return &fp8Reader{w: w, s: s, l: l, rows: rows, cols: cols}
+	})
+}
+
+// fp8Rows is how many rows fp8Reader decodes at a time when the scales do
+// not set it (a block of rows shares its scales): about 1 MiB of FP8 for a
+// 7168-wide weight.
+const fp8Rows = 128
+
+// fp8Reader reads the float32 bytes of an FP8 weight, decoding groups of
+// rows (a scale block's rows, or fp8Rows) as they are asked for; the scales
+// are read whole on the first Read (one per 128×128 block: 8 KiB for a
+// 2048×7168 expert).
+type fp8Reader struct {
+	w, s       *Tensor
+	l          fp8Scales
+	rows, cols int
+
+	src    io.Reader
+	scales []float32
+	row    int // rows decoded so far
+	raw    []byte
+	vals   []float32
+	buf    []byte // a group of rows' float32 bytes
+	out    []byte // the part of buf not yet returned
+	err    error
+}
+
+func (f *fp8Reader) Read(p []byte) (int, error) {
+	if f.err != nil {
+		return 0, f.err
 	}
-	return LazyTensor(info, w.File, data)
+	if f.scales == nil {
+		sb, err := f.s.ReadAll()
+		if err != nil {
+			f.err = fmt.Errorf("checkpoint: %s: %w", f.s.File, err)
+			return 0, f.err
+		}
+		f.scales = make([]float32, f.s.NumElements())
+		if err := quant.Dequantize(f.scales, sb, f.s.DType); err != nil {
+			f.err = fmt.Errorf("checkpoint: %s: tensor %q: %w", f.s.File, f.s.Name, err)
+			return 0, f.err
+		}
+		f.src = f.w.Open()
+	}
+	if len(f.out) == 0 {
+		if f.row >= f.rows {
+			return 0, io.EOF
+		}
+		if f.err = f.decode(); f.err != nil {
+			return 0, f.err
+		}
+	}
+	n := copy(p, f.out)
+	f.out = f.out[n:]
+	return n, nil
+}
+
+// decode decodes the next group of rows into f.out.
+func (f *fp8Reader) decode() error {
+	g := fp8Rows
+	if f.l.block[0] > 0 {
+		g = f.l.block[0]
+	}
+	g = min(g, f.rows-f.row)
+	n := g * f.cols
+	if cap(f.raw) < n {
+		f.raw, f.vals, f.buf = make([]byte, n), make([]float32, n), make([]byte, 4*n)
+	}
+	raw, vals, out := f.raw[:n], f.vals[:n], f.buf[:4*n]
+	if _, err := io.ReadFull(f.src, raw); err != nil {
+		return fmt.Errorf("checkpoint: %s: tensor %q: rows %d-%d: %w", f.w.File, f.w.Name, f.row, f.row+g-1, err)
+	}
+	if err := quant.Dequantize(vals, raw, f.w.DType); err != nil {
+		return fmt.Errorf("checkpoint: %s: tensor %q: %w", f.w.File, f.w.Name, err)
+	}
+	l := f.l
+	for i := 0; i < g; i++ {
+		r := f.row + i
+		for k := 0; k < f.cols; k++ {
+			var sc float32
+			switch {
+			case l.perTensor:
+				sc = f.scales[0]
+			case l.perRow:
+				sc = f.scales[r]
+			default:
+				sc = f.scales[(r/l.block[0])*l.blockCols+k/l.block[1]]
+			}
+			binary.LittleEndian.PutUint32(out[4*(i*f.cols+k):], math.Float32bits(vals[i*f.cols+k]*sc))
+		}
+	}
+	f.row += g
+	f.out = out
+	return nil
 }

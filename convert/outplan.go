@@ -154,7 +154,11 @@ func PlanOutput(src, dst string, o PlanOptions) (*OutputPlan, error) {
 		}
 		out.Shards = append(out.Shards, ps)
 	}
-	out.PeakRAMBytes = mem.peak()
+	if out.Command == "convert" {
+		out.PeakRAMBytes = mem.peakConvert()
+	} else {
+		out.PeakRAMBytes = mem.peakQuantize()
+	}
 	out.ThroughputBytesPerSec = throughput(out.Command, out.Type)
 	out.Seconds = float64(out.SourceBytes) / out.ThroughputBytesPerSec
 	return out, nil
@@ -163,14 +167,22 @@ func PlanOutput(src, dst string, o PlanOptions) (*OutputPlan, error) {
 // memModel predicts peak resident memory from what the streaming writer
 // holds: the engine's buffers (each grown to its largest use: a tensor read
 // whole where a transform needs it, one chunk where it streams), quantize's
-// chunk slots, the output stream's two buffers; twice that, since Go's
-// collector (GOGC=100) lets the heap grow to twice what was live at its
-// last collection before it collects again, and the buffers of a finished
-// tensor or shard are garbage until then; plus a base measured for the
-// runtime and the source's headers (docs/parallel.md, "Predictions").
+// chunk slots, the output stream's two buffers and the self-check's two,
+// plus a base measured for the runtime and the source's headers
+// (docs/parallel.md, "Predictions").
+//
+// What the collector leaves on top differs. A convert allocates its buffers
+// once (a split set's shards reuse the stream's and the self-check's:
+// directio.GetBuf), so its heap is what is live plus the buffers it
+// outgrew, each replaced by a larger one (garbage the collector, which lets
+// the heap reach twice what was live at its last collection, need not
+// reclaim). A quantize from Hugging Face reads through convert's per-tensor
+// view, whose buffers become garbage tensor after tensor: its heap does
+// reach twice what is live (GOGC=100).
 type memModel struct {
 	raw, f32a, f32b, out int64
 	quant                int64
+	outgrown             int64 // the engine's buffers replaced by larger ones
 }
 
 // baseRAM is the resident memory of a convert or quantize run of a tiny
@@ -179,29 +191,51 @@ type memModel struct {
 const baseRAM = 20 << 20
 
 // streamBuffers is the output stream's two buffers (atomicfile.Stream,
-// 2 × directio.BufSize).
-const streamBuffers = 2 * directio.BufSize
+// 2 × directio.BufSize); scanBuffers the self-check's (directio.Scan).
+const (
+	streamBuffers = 2 * directio.BufSize
+	scanBuffers   = 2 * directio.BufSize
+)
+
+// grow is the engine's grow for a buffer of *b bytes asked for n: a
+// larger n replaces it, and the old one is garbage.
+func (m *memModel) grow(b *int64, n int64) {
+	if n > *b {
+		m.outgrown += *b
+		*b = n
+	}
+}
 
 // convertJob accounts for the buffers engine.write (or engine.reader) uses
-// for j.
+// for j, in the order the run writes them.
 func (m *memModel) convertJob(j *job) {
 	switch {
 	case j.src.DType == j.out.DType && j.m.Transform == nil:
-		m.raw = max(m.raw, min(j.src.Size, 1<<20)) // copyRaw's buffer
+		m.grow(&m.raw, min(j.src.Size, 1<<20)) // copyRaw's buffer
 	case j.m.Transform == nil:
 		n := min(int64(chunkElems), j.out.NumElements())
 		in, _ := j.src.DType.ByteSize(n)
 		out, _ := j.out.DType.ByteSize(n)
-		m.raw, m.f32a, m.out = max(m.raw, in), max(m.f32a, 4*n), max(m.out, out)
+		m.grow(&m.raw, in)
+		m.grow(&m.f32a, 4*n)
+		m.grow(&m.out, out)
 	default:
-		m.raw = max(m.raw, j.src.Size)
-		m.f32a = max(m.f32a, 4*j.src.NumElements())
-		m.f32b = max(m.f32b, 4*j.out.NumElements())
-		m.out = max(m.out, j.out.Size)
+		m.grow(&m.raw, j.src.Size)
+		m.grow(&m.f32a, 4*j.src.NumElements())
+		m.grow(&m.f32b, 4*j.out.NumElements())
+		m.grow(&m.out, j.out.Size)
 	}
 }
 
-func (m *memModel) peak() int64 {
+// peakConvert is a convert's peak: what is live and what it outgrew (at
+// most as much again: the collector runs before the heap doubles).
+func (m *memModel) peakConvert() int64 {
+	live := m.raw + m.f32a + m.f32b + m.out + streamBuffers + scanBuffers
+	return baseRAM + live + min(m.outgrown, live)
+}
+
+// peakQuantize is a quantize's peak: twice what is live.
+func (m *memModel) peakQuantize() int64 {
 	return baseRAM + 2*(m.raw+m.f32a+m.f32b+m.out+m.quant+streamBuffers)
 }
 

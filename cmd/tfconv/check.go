@@ -45,6 +45,7 @@ Rules (severity, id, meaning):
 	}
 	cmd.Flags().BoolVar(&opts.json, "json", false, `print {"path","format","findings":[{"rule","severity","offset","item","message","file"}],"ok"}`)
 	addProgressFlag(cmd, &opts.progress)
+	addTokenFlag(cmd)
 	return cmd
 }
 

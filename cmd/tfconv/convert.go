@@ -188,6 +188,7 @@ Examples:
 	f.StringVar(&opts.part, "part", "", "with --split-max-size: write only part K of N (K/N, K from 1) of the set's shards, contiguous ranges as 'tfconv plan' lists them; auto/N takes K from JOB_COMPLETION_INDEX (Kubernetes Indexed Job) or SLURM_ARRAY_TASK_ID−SLURM_ARRAY_TASK_MIN (Slurm array)")
 	f.BoolVar(&opts.resume, "resume", false, "with --split-max-size: continue a run that was killed or failed, keeping the shards its record DST.tfconv-resume names whose sha256 still matches")
 	addProgressFlag(cmd, &opts.progress)
+	addTokenFlag(cmd)
 	return cmd
 }
 

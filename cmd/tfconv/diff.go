@@ -48,6 +48,7 @@ Exit codes: 0 every tensor matched and identical, 1 a difference, 2 input error.
 	cmd.Flags().BoolVar(&opts.json, "json", false, "print the report as JSON")
 	addProgressFlag(cmd, &opts.progress)
 	cmd.Flags().BoolVar(&opts.all, "all", false, "list identical tensors too")
+	addTokenFlag(cmd)
 	return cmd
 }
 

@@ -136,6 +136,41 @@ func TestHubFaults(t *testing.T) {
 	if code != 0 {
 		t.Errorf("convert: exit %d: %s", code, errb)
 	}
+	// --token in place of HF_TOKEN, on every command that reads remote
+	// sources: without it the Hub answers 401, with it each command runs,
+	// and its outputs join the grep. A wrong token fails without showing it.
+	t.Setenv("HF_TOKEN", "")
+	conv := filepath.Join(dir, "conv.gguf")
+	for _, args := range [][]string{
+		{"convert", "hf://org/tiny", filepath.Join(dir, "tok-conv.gguf"), "--json", "--progress"},
+		{"quantize", "hf://org/tiny", filepath.Join(dir, "tok-q.gguf"), "--type", "q8_0", "--json", "--progress"},
+		{"plan", "hf://org/tiny", "--type", "q4_k_m", "--json"},
+		{"inspect", "hf://org/tiny", "--json"},
+		{"check", "hf://org/tiny/" + shard, "--json", "--progress"},
+		{"diff", "hf://org/tiny", "hf://org/tiny"},
+		{"verify", "hf://org/tiny", conv, "--json"},
+	} {
+		if code, _, errb := run(t, args...); code == 0 || !strings.Contains(errb, "401") {
+			t.Errorf("%s without a token: exit %d, want the Hub's 401: %s", args[0], code, lastLine(errb))
+		}
+		code, out, errb := run(t, append(args, "--token", hubToken)...)
+		outputs = append(outputs, out, errb)
+		if code != 0 {
+			t.Errorf("%s --token: exit %d: %s", args[0], code, lastLine(errb))
+		}
+		code, out, errb = run(t, append(args, "--token", "hf_wrong"+hubToken[3:])...)
+		outputs = append(outputs, out, errb)
+		if code == 0 || !strings.Contains(errb, "401") {
+			t.Errorf("%s with a wrong --token: exit %d, want the Hub's 401: %s", args[0], code, lastLine(errb))
+		}
+	}
+	for _, p := range []string{"tok-conv.gguf", "tok-q.gguf"} {
+		if b, err := os.ReadFile(filepath.Join(dir, p)); err != nil {
+			t.Errorf("--token run wrote no %s: %v", p, err)
+		} else {
+			outputs = append(outputs, string(b))
+		}
+	}
 	for _, o := range outputs {
 		if strings.Contains(o, hubToken) || strings.Contains(o, hubToken[3:]) {
 			t.Fatalf("the token shows in an output: %q", o[:min(len(o), 300)])

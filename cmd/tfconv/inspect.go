@@ -87,6 +87,7 @@ tensors and metadata in tables sorted by a click and filtered by text.`,
 		}
 		return pflag.NormalizedName(name)
 	})
+	addTokenFlag(cmd)
 	return cmd
 }
 

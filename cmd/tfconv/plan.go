@@ -56,6 +56,7 @@ how). Nothing is read beyond the headers and nothing is written.`,
 	f.IntVar(&opts.threads, "threads", 0, "quantize's worker count, for its buffers (0: all cores)")
 	f.BoolVar(&opts.tensors, "tensors", false, "list every tensor of every shard")
 	f.BoolVar(&opts.json, "json", false, `print {"source","command","type","output","part","shards":[{"name","bytes","part","write","tensors":[…]}],"tensors","output_bytes","disk_bytes","source_bytes","peak_ram_bytes","seconds","throughput_bytes_per_sec"}`)
+	addTokenFlag(cmd)
 	return cmd
 }
 

@@ -184,6 +184,7 @@ model*.safetensors files removed, every other file kept, each one named;
 	f.BoolVar(&opts.allowOverflow, "allow-overflow", false, "write values beyond a tensor type's range (f16: 65504) as ±Inf instead of failing; the tensors and counts are reported")
 	f.BoolVar(&opts.requantize, "allow-requantize", false, "re-encode a source that is already integer-quantized (ggml block types, int8, GPTQ, AWQ) into another quantized type; the error is then measured against its dequantized weights")
 	cmd.Long += "\n\n" + quantizeTypeList()
+	addTokenFlag(cmd)
 	return cmd
 }
 

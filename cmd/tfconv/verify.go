@@ -125,6 +125,7 @@ Exit codes: 0 within the thresholds, 1 a threshold crossed, 2 input error.`,
 	f.IntVarP(&opts.threads, "threads", "t", 0, "kernel threads (0: all CPUs)")
 	f.BoolVar(&opts.force, "force", false, "replace existing --report / --save-baseline files")
 	f.BoolVar(&opts.positions, "positions", false, "print the per-position table")
+	addTokenFlag(cmd)
 	return cmd
 }
 

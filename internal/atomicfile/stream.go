@@ -38,8 +38,8 @@ func (f *File) Stream() *Stream {
 	s := &Stream{f: f.File, free: make(chan []byte, 2), work: make(chan []byte, 1),
 		done: make(chan struct{}), errc: make(chan error, 1)}
 	s.direct = tryDirect && directio.Set(f.File, true)
-	s.free <- directio.Buf(directio.BufSize)[:0]
-	s.cur = directio.Buf(directio.BufSize)[:0]
+	s.free <- directio.GetBuf()[:0]
+	s.cur = directio.GetBuf()[:0]
 	go s.writer()
 	f.stream = s
 	return s
@@ -116,10 +116,11 @@ func (s *Stream) Close() error {
 	close(s.work)
 	<-s.done
 	// The buffers go now, not at Commit: a split set's Group keeps every
-	// shard's File until then, and 16 MiB a shard would add up.
+	// shard's File until then, and 16 MiB a shard would add up. The
+	// writer has stopped, so both are back in free, for the next shard.
 	s.cur = nil
 	for len(s.free) > 0 {
-		<-s.free
+		directio.PutBuf(<-s.free)
 	}
 	if s.err != nil {
 		return s.err

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"sync"
 	"unsafe"
 )
 
@@ -31,6 +32,46 @@ func Buf(n int) []byte {
 	b := make([]byte, n+Align)
 	off := (Align - int(uintptr(unsafe.Pointer(&b[0]))%Align)) % Align
 	return b[off : off+n : off+n]
+}
+
+// kept holds BufSize buffers given back with PutBuf, for the next GetBuf:
+// a split set's shards, each written through a Stream and read back with
+// Scan, reuse the same few buffers instead of leaving 16 MiB of garbage a
+// shard (which Go's collector lets pile up to the size of everything live,
+// doubling a convert's peak). At most keptMax are kept.
+var kept struct {
+	sync.Mutex
+	bufs [][]byte
+}
+
+// keptMax is a Stream's two buffers and a Scan's two.
+const keptMax = 4
+
+// GetBuf returns a BufSize buffer starting at a multiple of Align: one
+// given back with PutBuf, or a new one.
+func GetBuf() []byte {
+	kept.Lock()
+	defer kept.Unlock()
+	if n := len(kept.bufs); n > 0 {
+		b := kept.bufs[n-1]
+		kept.bufs = kept.bufs[:n-1]
+		return b
+	}
+	return Buf(BufSize)
+}
+
+// PutBuf gives back a buffer from GetBuf that nothing uses any more (its
+// length is ignored; anything not from GetBuf is left to the collector).
+func PutBuf(b []byte) {
+	b = b[:cap(b)]
+	if len(b) != BufSize || uintptr(unsafe.Pointer(&b[0]))%Align != 0 {
+		return
+	}
+	kept.Lock()
+	defer kept.Unlock()
+	if len(kept.bufs) < keptMax {
+		kept.bufs = append(kept.bufs, b)
+	}
 }
 
 // Write writes b at f's offset. When f has O_DIRECT set (direct) and the
@@ -76,10 +117,9 @@ func Scan(path string, from, to int64, fn func(off int64, p []byte) error) error
 	}
 	full := make(chan piece, 1)
 	free := make(chan []byte, 2)
-	free <- Buf(BufSize)
-	free <- Buf(BufSize)
+	free <- GetBuf()
+	free <- GetBuf()
 	stop := make(chan struct{})
-	defer close(stop)
 	if _, err := f.Seek(start, io.SeekStart); err != nil {
 		return err
 	}
@@ -113,6 +153,18 @@ func Scan(path string, from, to int64, fn func(off int64, p []byte) error) error
 				return
 			}
 			off += int64(n)
+		}
+	}()
+	defer func() {
+		// Once the reader has stopped (it closes full), the buffers it
+		// gave back go to PutBuf; one it held when stopped is left to
+		// the collector.
+		close(stop)
+		for p := range full {
+			free <- p.b[:cap(p.b)]
+		}
+		for len(free) > 0 {
+			PutBuf(<-free)
 		}
 	}()
 	next := from

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"unsafe"
 )
 
 // TestScan reads ranges of files of awkward sizes, with O_DIRECT (where the
@@ -99,5 +100,66 @@ func TestWriteAligned(t *testing.T) {
 	got, _ := os.ReadFile(path)
 	if want := append(append([]byte{}, b...), b[:100]...); !bytes.Equal(got, want) {
 		t.Fatalf("file has %d bytes, not the %d written", len(got), len(want))
+	}
+}
+
+// TestKeptBuffers: buffers given back are handed out again, at most keptMax
+// are kept, and scans that stop early (fn's error, the file's end) give
+// back only buffers nothing reads into any more: scans after them, each
+// reusing the kept buffers, still see exactly the file's bytes.
+func TestKeptBuffers(t *testing.T) {
+	kept.Lock()
+	saved := kept.bufs
+	kept.bufs = nil
+	kept.Unlock()
+	t.Cleanup(func() { kept.Lock(); kept.bufs = saved; kept.Unlock() })
+
+	a := GetBuf()
+	if len(a) != BufSize || uintptr(unsafe.Pointer(&a[0]))%Align != 0 {
+		t.Fatalf("GetBuf: %d bytes at %#x", len(a), uintptr(unsafe.Pointer(&a[0])))
+	}
+	PutBuf(a[:10])
+	if b := GetBuf(); &b[0] != &a[0] || len(b) != BufSize {
+		t.Fatal("a buffer given back is not handed out again, whole")
+	}
+	PutBuf(make([]byte, 100)) // not GetBuf's: ignored
+	for range keptMax + 3 {
+		PutBuf(Buf(BufSize))
+	}
+	if n := len(kept.bufs); n != keptMax {
+		t.Fatalf("%d buffers kept, want %d", n, keptMax)
+	}
+
+	r := rand.New(rand.NewPCG(3, 4))
+	data := make([]byte, 3*BufSize+Align+5)
+	for i := range data {
+		data[i] = byte(r.Uint32())
+	}
+	path := filepath.Join(t.TempDir(), "f.bin")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stop := errors.New("stop")
+	for i := range 6 {
+		switch i % 3 {
+		case 0: // stopped by fn after its first piece, the reader ahead
+			if err := Scan(path, 0, int64(len(data)), func(int64, []byte) error { return stop }); err != stop {
+				t.Fatalf("fn's error: got %v", err)
+			}
+		case 1: // past the end
+			if err := Scan(path, 5, int64(len(data))+1, func(int64, []byte) error { return nil }); !errors.Is(err, io.ErrUnexpectedEOF) {
+				t.Fatalf("past the end: %v", err)
+			}
+		}
+		var got []byte
+		if err := Scan(path, 1, int64(len(data)), func(_ int64, p []byte) error { got = append(got, p...); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, data[1:]) {
+			t.Fatalf("scan %d after an early stop: not the file's bytes", i)
+		}
+		if n := len(kept.bufs); n > keptMax {
+			t.Fatalf("%d buffers kept", n)
+		}
 	}
 }

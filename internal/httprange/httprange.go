@@ -75,8 +75,32 @@ func hubEndpoint() string {
 	return "https://huggingface.co"
 }
 
+// tokenFlag is the token SetToken gave (a command's --token), which
+// takes HF_TOKEN's place.
+var tokenFlag atomic.Pointer[string]
+
+// SetToken makes tok the token sent to the Hub in place of HF_TOKEN (an
+// empty tok leaves HF_TOKEN in force) until restore is called: a command's
+// --token, for the length of its run. It is process-wide, as HF_TOKEN is.
+func SetToken(tok string) (restore func()) {
+	if tok == "" {
+		return func() {}
+	}
+	old := tokenFlag.Swap(&tok)
+	return func() { tokenFlag.Store(old) }
+}
+
+// token is the token for the Hub: SetToken's, or HF_TOKEN.
+func token() string {
+	if t := tokenFlag.Load(); t != nil {
+		return *t
+	}
+	return os.Getenv("HF_TOKEN")
+}
+
 // hubHost reports whether host is the Hub's: huggingface.co and its
-// subdomains, or HF_ENDPOINT's host. Only these get HF_TOKEN.
+// subdomains, or HF_ENDPOINT's host. Only these get the token (HF_TOKEN
+// or --token).
 func hubHost(host string) bool {
 	if host == "huggingface.co" || strings.HasSuffix(host, ".huggingface.co") {
 		return true
@@ -189,7 +213,7 @@ func Open(rawURL string) (*Reader, error) {
 	r := &Reader{url: rawURL, client: &http.Client{Transport: transport}, blocks: map[int64][]byte{},
 		pending: map[int64]chan struct{}{}}
 	if hubHost(u.Hostname()) {
-		r.token = os.Getenv("HF_TOKEN")
+		r.token = token()
 	}
 	if repoURL, _, file, ok := hubFile(u); ok {
 		if err := r.resolve(repoURL, file); err != nil {
