@@ -207,11 +207,7 @@ func (c *Checkpoint) ctPackedLayer(cc ctensors.Scheme, prefix string) (*Tensor, 
 		if err != nil {
 			return nil, fmt.Errorf("checkpoint: %s: compressed-tensors layer %q: %w", pw.File, prefix, err)
 		}
-		out := make([]byte, 4*len(w))
-		for i, v := range w {
-			binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(v))
-		}
-		return out, nil
+		return f32Bytes(w), nil
 	}
 	return LazyTensor(info, pw.File, data), parts, nil
 }
@@ -252,43 +248,59 @@ func (c *Checkpoint) unpackCTFP4(cc ctensors.Scheme) (*unpacked, error) {
 			return nil, fmt.Errorf("checkpoint: %s: offset %d: compressed-tensors NVFP4 layer %q: packed %v, scales %v and global scale %v do not fit (want [rows, cols/2], [rows, cols/16], [1])",
 				pw.File, pw.Offset, prefix, pw.Shape, sc.Shape, gs.Shape)
 		}
-		info := tensor.Info{Name: prefix + ctensors.SuffixWeight, DType: tensor.F32, Shape: tensor.Shape{int64(rows), int64(cols)}, Size: 4 * int64(rows) * int64(cols)}
-		data := func() ([]byte, error) {
-			pb, err := pw.ReadAll()
-			if err != nil {
-				return nil, err
-			}
-			sb, err := sc.ReadAll()
-			if err != nil {
-				return nil, err
-			}
-			gb, err := gs.ReadAll()
-			if err != nil {
-				return nil, err
-			}
-			scales := make([]float32, sc.NumElements())
-			if err := quant.Dequantize(scales, sb, tensor.F8_E4M3); err != nil {
-				return nil, err
-			}
-			global := math.Float32frombits(binary.LittleEndian.Uint32(gb))
-			for i := range scales {
-				scales[i] /= global
-			}
-			w := make([]float32, rows*cols)
-			if err := quant.DequantizeFP4Packed(w, pb, scales, rows, cols, true); err != nil {
-				return nil, fmt.Errorf("checkpoint: %s: compressed-tensors layer %q: %w", pw.File, prefix, err)
-			}
-			out := make([]byte, 4*len(w))
-			for i, v := range w {
-				binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(v))
-			}
-			return out, nil
-		}
-		if err := c.replace(i, LazyTensor(info, pw.File, data)); err != nil {
+		t := fp4Tensor(prefix+ctensors.SuffixWeight, pw, sc, gs, func(s, g float32) float32 { return s / g }, true)
+		if err := c.replace(i, t); err != nil {
 			return nil, err
 		}
 		u.drop[sc.Name], u.drop[gs.Name] = true, true
 		u.layers++
 	}
 	return u, nil
+}
+
+// fp4Tensor is the float32 weight name of an NVFP4 layer as Hugging Face
+// checkpoints store it: packed E2M1 pairs, a float8 e4m3 scale per 16
+// values and a float32 per-tensor factor k, each group's multiplier
+// combine(scale, k) in the format's float32 order (compressed-tensors
+// scale / global_scale, ModelOpt scale · scale_2), negZero as
+// quant.DequantizeFP4Packed takes it.
+func fp4Tensor(name string, packed, scales, k *Tensor, combine func(s, k float32) float32, negZero bool) *Tensor {
+	rows, cols := int(packed.Shape[0]), 2*int(packed.Shape[1])
+	info := tensor.Info{Name: name, DType: tensor.F32, Shape: tensor.Shape{int64(rows), int64(cols)}, Size: 4 * int64(rows) * int64(cols)}
+	return LazyTensor(info, packed.File, func() ([]byte, error) {
+		pb, err := packed.ReadAll()
+		if err != nil {
+			return nil, err
+		}
+		sb, err := scales.ReadAll()
+		if err != nil {
+			return nil, err
+		}
+		kb, err := k.ReadAll()
+		if err != nil {
+			return nil, err
+		}
+		mults := make([]float32, scales.NumElements())
+		if err := quant.Dequantize(mults, sb, tensor.F8_E4M3); err != nil {
+			return nil, err
+		}
+		kv := math.Float32frombits(binary.LittleEndian.Uint32(kb))
+		for i := range mults {
+			mults[i] = combine(mults[i], kv)
+		}
+		w := make([]float32, rows*cols)
+		if err := quant.DequantizeFP4Packed(w, pb, mults, rows, cols, negZero); err != nil {
+			return nil, fmt.Errorf("checkpoint: %s: NVFP4 layer %q: %w", packed.File, name, err)
+		}
+		return f32Bytes(w), nil
+	})
+}
+
+// f32Bytes is w as little-endian float32 bytes.
+func f32Bytes(w []float32) []byte {
+	out := make([]byte, 4*len(w))
+	for i, v := range w {
+		binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(v))
+	}
+	return out
 }

@@ -1,13 +1,10 @@
 package checkpoint
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"math"
 	"strings"
 
-	"github.com/tfconv/tfconv/quant"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -89,41 +86,8 @@ func (c *Checkpoint) unpackModelOpt(algo string) (*unpacked, error) {
 			return nil, fmt.Errorf("checkpoint: %s: offset %d: ModelOpt NVFP4 layer %q: weight %v %v, scale %v %v and scale_2 %v %v do not fit (want uint8 [rows, cols/2], F8_E4M3 [rows, cols/16], F32 [])",
 				w.File, w.Offset, w.Name, w.DType, w.Shape, sc.DType, sc.Shape, s2.DType, s2.Shape)
 		}
-		rows, cols := int(w.Shape[0]), 2*int(w.Shape[1])
-		info := tensor.Info{Name: w.Name, DType: tensor.F32, Shape: tensor.Shape{int64(rows), int64(cols)}, Size: 4 * int64(rows) * int64(cols)}
-		pw := w
-		data := func() ([]byte, error) {
-			pb, err := pw.ReadAll()
-			if err != nil {
-				return nil, err
-			}
-			sb, err := sc.ReadAll()
-			if err != nil {
-				return nil, err
-			}
-			s2b, err := s2.ReadAll()
-			if err != nil {
-				return nil, err
-			}
-			mults := make([]float32, sc.NumElements())
-			if err := quant.Dequantize(mults, sb, tensor.F8_E4M3); err != nil {
-				return nil, err
-			}
-			k := math.Float32frombits(binary.LittleEndian.Uint32(s2b))
-			for i := range mults {
-				mults[i] *= k
-			}
-			out := make([]float32, rows*cols)
-			if err := quant.DequantizeFP4Packed(out, pb, mults, rows, cols, false); err != nil {
-				return nil, fmt.Errorf("checkpoint: %s: ModelOpt layer %q: %w", pw.File, pw.Name, err)
-			}
-			b := make([]byte, 4*len(out))
-			for i, v := range out {
-				binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
-			}
-			return b, nil
-		}
-		if err := c.replace(i, LazyTensor(info, w.File, data)); err != nil {
+		t := fp4Tensor(w.Name, w, sc, s2, func(s, k float32) float32 { return s * k }, false)
+		if err := c.replace(i, t); err != nil {
 			return nil, err
 		}
 		u.drop[sc.Name], u.drop[s2.Name] = true, true
