@@ -91,3 +91,119 @@ mxsum:
 mxdone:
 	VZEROUPPER
 	RET
+
+// MXW decodes the block at WO(SI) for MXCOL: its doubled E2M1 levels in Y4
+// (low nibbles in the low lane, high nibbles in the high one, as MXBLK
+// orders them), their magnitudes in Y6.
+#define MXW(WO) \
+	VMOVDQU     WO+1(SI), X4 \
+	VPSRLW      $4, X4, X1 \
+	VPAND       X15, X4, X4 \
+	VPAND       X15, X1, X1 \
+	VPSHUFB     X4, X8, X4 \
+	VPSHUFB     X1, X8, X1 \
+	VINSERTI128 $1, X1, Y4, Y4 \
+	VPSIGNB     Y4, Y4, Y6
+
+// MXCOL is MXBLK's product for the activation block at XO(R) with the
+// weights MXW decoded: ACC = fma(dx·dw, lanes, ACC), the same operations
+// in the same order.
+#define MXCOL(WO, XO, R, ACC) \
+	VMOVDQU      XO+2(R), Y2 \
+	VPSIGNB      Y4, Y2, Y2 \
+	VPMADDUBSW   Y2, Y6, Y1 \
+	VPMADDWD     Y13, Y1, Y1 \
+	VCVTDQ2PS    Y1, Y1 \
+	MOVWLZX      XO(R), AX \
+	VMOVSS       (R12)(AX*4), X3 \
+	MOVBLZX      WO(SI), AX \
+	VMULSS       (R10)(AX*4), X3, X3 \
+	VBROADCASTSS X3, Y3 \
+	VFMADD231PS  Y1, Y3, ACC
+
+// MXSUM leaves hsum8(EVEN + ODD) in EVEN's low float (XE), as mxsum does.
+#define MXSUM(EVEN, ODD, XE) \
+	VADDPS       ODD, EVEN, EVEN \
+	VEXTRACTF128 $1, EVEN, X3 \
+	VADDPS       X3, XE, XE \
+	VPERMILPS    $0x4e, XE, X3 \
+	VADDPS       X3, XE, XE \
+	VPERMILPS    $0xb1, XE, X3 \
+	VADDSS       X3, XE, XE
+
+// func mxfp4Pairs4AVX2(w *byte, rb, nrows int, xa *byte, arb, pairs int, out *float32, ldo int)
+//
+// mxfp4PairsAVX2 for four activation rows (arb bytes apart) at once, each
+// weight block decoded once for the four: out[m·ldo + r] is row r against
+// activation row m, each summed in its own even and odd accumulators
+// (Y0/Y10, Y5/Y11, Y7/Y12, Y9/Y14) as the one-row kernel sums it.
+TEXT ·mxfp4Pairs4AVX2(SB), NOSPLIT, $0-64
+	MOVQ         w+0(FP), DI
+	MOVQ         nrows+16(FP), R11
+	MOVQ         out+48(FP), R8
+	MOVQ         ldo+56(FP), DX
+	SHLQ         $2, DX
+	LEAQ         ·f16Table(SB), R12
+	LEAQ         ·e8m0HalfTable(SB), R10
+	VMOVDQU      fp4values<>(SB), X8
+	VPBROADCASTD fp4const<>+0x00(SB), Y15
+	VPBROADCASTD fp4const<>+0x04(SB), Y13
+
+mx4row:
+	TESTQ  R11, R11
+	JZ     mx4done
+	MOVQ   DI, SI
+	MOVQ   xa+24(FP), R9
+	MOVQ   arb+32(FP), AX
+	LEAQ   (R9)(AX*1), BX
+	LEAQ   (BX)(AX*1), R13
+	LEAQ   (R13)(AX*1), R14
+	MOVQ   pairs+40(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y5, Y5, Y5
+	VXORPS Y7, Y7, Y7
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	VXORPS Y14, Y14, Y14
+	TESTQ  CX, CX
+	JZ     mx4sum
+
+mx4blk:
+	MXW(0)
+	MXCOL(0, 0, R9, Y0)
+	MXCOL(0, 0, BX, Y5)
+	MXCOL(0, 0, R13, Y7)
+	MXCOL(0, 0, R14, Y9)
+	MXW(17)
+	MXCOL(17, 34, R9, Y10)
+	MXCOL(17, 34, BX, Y11)
+	MXCOL(17, 34, R13, Y12)
+	MXCOL(17, 34, R14, Y14)
+	ADDQ $34, SI
+	ADDQ $68, R9
+	ADDQ $68, BX
+	ADDQ $68, R13
+	ADDQ $68, R14
+	DECQ CX
+	JNZ  mx4blk
+
+mx4sum:
+	MXSUM(Y0, Y10, X0)
+	VMOVSS X0, (R8)
+	MXSUM(Y5, Y11, X5)
+	VMOVSS X5, (R8)(DX*1)
+	LEAQ   (R8)(DX*2), AX
+	MXSUM(Y7, Y12, X7)
+	VMOVSS X7, (AX)
+	MXSUM(Y9, Y14, X9)
+	VMOVSS X9, (AX)(DX*1)
+	ADDQ   rb+8(FP), DI
+	ADDQ   $4, R8
+	DECQ   R11
+	JMP    mx4row
+
+mx4done:
+	VZEROUPPER
+	RET
