@@ -68,3 +68,31 @@ func mxfp4LastBlock(w *byte, rb, nrows int, xa *byte, nb int, out *float32) {
 		outs[r] = fma32(d, float32(si), outs[r])
 	}
 }
+
+//go:noescape
+func mxfp4PairsVNNI512(w *byte, rb, nrows int, xa *byte, pairs int, out *float32)
+
+//go:noescape
+func mxfp4Pairs4VNNI512(w *byte, rb, nrows int, xa *byte, arb, pairs int, out *float32, ldo int)
+
+// mxfp4DotVNNI512 is mxfp4DotAVX2 (the same bits) on AVX-512 VNNI: a pair
+// of blocks per 512-bit register, the even block's lanes in its low half
+// and the odd block's in its high half, the lane sums by VPDPBUSD.
+func mxfp4DotVNNI512(w *byte, rb, nrows int, xa *byte, nb int, out *float32) {
+	mxfp4PairsVNNI512(w, rb, nrows, xa, nb/2, out)
+	if nb%2 != 0 {
+		mxfp4LastBlock(w, rb, nrows, xa, nb, out)
+	}
+}
+
+// mxfp4Dot4VNNI512 is mxfp4Dot4AVX2 (the same bits) on AVX-512 VNNI.
+func mxfp4Dot4VNNI512(w *byte, rb, nrows int, xa *byte, arb, nb int, out *float32, ldo int) {
+	mxfp4Pairs4VNNI512(w, rb, nrows, xa, arb, nb/2, out, ldo)
+	if nb%2 == 0 {
+		return
+	}
+	for m := 0; m < 4; m++ {
+		mxfp4LastBlock(w, rb, nrows, (*byte)(unsafe.Add(unsafe.Pointer(xa), m*arb)), nb,
+			(*float32)(unsafe.Add(unsafe.Pointer(out), m*ldo*4)))
+	}
+}

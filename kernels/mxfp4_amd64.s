@@ -207,3 +207,163 @@ mx4sum:
 mx4done:
 	VZEROUPPER
 	RET
+
+// The AVX-512 VNNI kernels below hold a pair of blocks in one register:
+// the even block in the low 256 bits, the odd one in the high 256, so
+// that one accumulator's halves are mxfp4PairsAVX2's Y0 and Y7 lane for
+// lane. VPDPBUSD of |w| and x·sign(w) forms the same int32 lane sums as
+// VPMADDUBSW and VPMADDWD (|w| ≤ 12: nothing saturates); the sign is
+// applied by a masked VPSUBB from zero, which wraps −(−128) to −128 as
+// VPSIGNB does.
+
+// MX5W decodes the pair at SI: levels in Z4 (even block's 32 then the odd
+// block's, in MXBLK's element order), magnitudes in Z6, signs in K1, and
+// the blocks' half scales in Z3 (eight lanes each).
+#define MX5W \
+	VMOVDQU        1(SI), X4 \
+	VINSERTI128    $1, 18(SI), Y4, Y4 \
+	VPSRLW         $4, Y4, Y1 \
+	VPAND          Y15, Y4, Y4 \
+	VPAND          Y15, Y1, Y1 \
+	VPSHUFB        Y4, Y8, Y4 \
+	VPSHUFB        Y1, Y8, Y1 \
+	VINSERTI64X4   $1, Y1, Z4, Z4 \
+	VSHUFI64X2     $0xd8, Z4, Z4, Z4 \
+	VPABSB         Z4, Z6 \
+	VPMOVB2M       Z4, K1 \
+	MOVBLZX        (SI), AX \
+	VBROADCASTSS   (R10)(AX*4), Y3 \
+	MOVBLZX        17(SI), AX \
+	VBROADCASTSS   (R10)(AX*4), Y2 \
+	VINSERTF64X4   $1, Y2, Z3, Z3
+
+// MX5COL adds the pair of activation blocks at R (68 bytes) to ACC:
+// ACC = fma(dx·dw, lanes, ACC) in each half.
+#define MX5COL(R, ACC) \
+	VMOVDQU        2(R), Y2 \
+	VINSERTI64X4   $1, 36(R), Z2, Z2 \
+	VPSUBB         Z2, Z16, K1, Z2 \
+	VPXORD         Z1, Z1, Z1 \
+	VPDPBUSD       Z2, Z6, Z1 \
+	VCVTDQ2PS      Z1, Z1 \
+	VPBROADCASTW   (R), X5 \
+	VPBROADCASTW   34(R), X7 \
+	VINSERTI128    $1, X7, Y5, Y5 \
+	VCVTPH2PS      Y5, Z5 \
+	VMULPS         Z3, Z5, Z5 \
+	VFMADD231PS    Z1, Z5, ACC
+
+// MX5SUM leaves hsum8(low half + high half of ZACC) in XACC's low float.
+#define MX5SUM(ZACC, YACC, XACC) \
+	VEXTRACTF64X4 $1, ZACC, Y2 \
+	VADDPS        Y2, YACC, YACC \
+	VEXTRACTF128  $1, YACC, X2 \
+	VADDPS        X2, XACC, XACC \
+	VPERMILPS     $0x4e, XACC, X2 \
+	VADDPS        X2, XACC, XACC \
+	VPERMILPS     $0xb1, XACC, X2 \
+	VADDSS        X2, XACC, XACC
+
+#define MX5START \
+	MOVQ           w+0(FP), DI \
+	MOVQ           nrows+16(FP), R11 \
+	LEAQ           ·e8m0HalfTable(SB), R10 \
+	VBROADCASTI128 fp4values<>(SB), Y8 \
+	VPBROADCASTD   fp4const<>+0x00(SB), Y15 \
+	VPXORD         Z16, Z16, Z16
+
+// func mxfp4PairsVNNI512(w *byte, rb, nrows int, xa *byte, pairs int, out *float32)
+//
+// mxfp4PairsAVX2's results (the same bits) on AVX-512 VNNI.
+TEXT ·mxfp4PairsVNNI512(SB), NOSPLIT, $0-48
+	MX5START
+	MOVQ out+40(FP), R8
+
+mx5row:
+	TESTQ  R11, R11
+	JZ     mx5done
+	MOVQ   DI, SI
+	MOVQ   xa+24(FP), R9
+	MOVQ   pairs+32(FP), CX
+	VPXORD Z9, Z9, Z9
+	TESTQ  CX, CX
+	JZ     mx5sum
+
+mx5blk:
+	MX5W
+	MX5COL(R9, Z9)
+	ADDQ $34, SI
+	ADDQ $68, R9
+	DECQ CX
+	JNZ  mx5blk
+
+mx5sum:
+	MX5SUM(Z9, Y9, X9)
+	VMOVSS X9, (R8)
+	ADDQ   rb+8(FP), DI
+	ADDQ   $4, R8
+	DECQ   R11
+	JMP    mx5row
+
+mx5done:
+	VZEROUPPER
+	RET
+
+// func mxfp4Pairs4VNNI512(w *byte, rb, nrows int, xa *byte, arb, pairs int, out *float32, ldo int)
+//
+// mxfp4Pairs4AVX2's results (the same bits) on AVX-512 VNNI.
+TEXT ·mxfp4Pairs4VNNI512(SB), NOSPLIT, $0-64
+	MX5START
+	MOVQ out+48(FP), R8
+	MOVQ ldo+56(FP), DX
+	SHLQ $2, DX
+
+mx54row:
+	TESTQ  R11, R11
+	JZ     mx54done
+	MOVQ   DI, SI
+	MOVQ   xa+24(FP), R9
+	MOVQ   arb+32(FP), AX
+	LEAQ   (R9)(AX*1), BX
+	LEAQ   (BX)(AX*1), R13
+	LEAQ   (R13)(AX*1), R14
+	MOVQ   pairs+40(FP), CX
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	TESTQ  CX, CX
+	JZ     mx54sum
+
+mx54blk:
+	MX5W
+	MX5COL(R9, Z9)
+	MX5COL(BX, Z10)
+	MX5COL(R13, Z11)
+	MX5COL(R14, Z12)
+	ADDQ $34, SI
+	ADDQ $68, R9
+	ADDQ $68, BX
+	ADDQ $68, R13
+	ADDQ $68, R14
+	DECQ CX
+	JNZ  mx54blk
+
+mx54sum:
+	MX5SUM(Z9, Y9, X9)
+	VMOVSS X9, (R8)
+	MX5SUM(Z10, Y10, X10)
+	VMOVSS X10, (R8)(DX*1)
+	LEAQ   (R8)(DX*2), AX
+	MX5SUM(Z11, Y11, X11)
+	VMOVSS X11, (AX)
+	MX5SUM(Z12, Y12, X12)
+	VMOVSS X12, (AX)(DX*1)
+	ADDQ   rb+8(FP), DI
+	ADDQ   $4, R8
+	DECQ   R11
+	JMP    mx54row
+
+mx54done:
+	VZEROUPPER
+	RET

@@ -10,6 +10,9 @@
 #   LLAMA_BIN=/path/build/bin LLAMA_BIN_AVX2=/path/build-avx2/bin scripts/bench-vs-llamacpp.sh [ROUNDS] [THREADS]
 #
 # Either variable may be left out to skip that CPU mode. TYPES (default "f32 q8_0 q4_0 q4_k_m") picks the weights.
+# MODELS="a.gguf b.gguf" benches those GGUFs instead (named by file in the table; nothing is synthesized), e.g. the
+# gpt-oss-20b and Llama-4-Scout synths of docs/speed.md; PROMPT and GEN (default 128 and 32) set the prompt and decode
+# lengths, REPS (default 1) llama-bench's -r.
 # This script never builds llama.cpp. The checkpoints are written once into $BENCH_DIR (default /tmp/modelbench,
 # ~8 GB): F32 and Q8_0 with `tfconv synth`, Q4_0 and Q4_K_M with `tfconv quantize` of the F32 one. Quiet machines
 # only: every process you run beside it shows up in the figures.
@@ -17,6 +20,9 @@ set -euo pipefail
 rounds=${1:-3}
 threads=${2:-2}
 types=${TYPES:-f32 q8_0 q4_0 q4_k_m}
+prompt=${PROMPT:-128}
+gen=${GEN:-32}
+reps=${REPS:-1}
 modes=()
 [ -n "${LLAMA_BIN:-}" ] && modes+=(a)
 [ -n "${LLAMA_BIN_AVX2:-}" ] && modes+=(b)
@@ -40,22 +46,33 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 tfconv=$(mktemp -d)/tfconv
 (cd "$root" && go build -o "$tfconv" ./cmd/tfconv)
 mkdir -p "$dir"
-for t in f32 q8_0; do
-  [ -f "$dir/tl-$t.gguf" ] || "$tfconv" synth --like tinyllama-1.1b "$dir/tl-$t.gguf" --type "$t"
-done
-for t in q4_0 q4_k_m; do
-  [ -f "$dir/tl-$t.gguf" ] || "$tfconv" quantize "$dir/tl-f32.gguf" "$dir/tl-$t.gguf" --type "$t" >/dev/null
-done
+declare -A path
+if [ -n "${MODELS:-}" ]; then
+  types=""
+  for m in $MODELS; do
+    t=$(basename "$m" .gguf)
+    path[$t]=$m
+    types="$types $t"
+  done
+else
+  for t in f32 q8_0; do
+    [ -f "$dir/tl-$t.gguf" ] || "$tfconv" synth --like tinyllama-1.1b "$dir/tl-$t.gguf" --type "$t"
+  done
+  for t in q4_0 q4_k_m; do
+    [ -f "$dir/tl-$t.gguf" ] || "$tfconv" quantize "$dir/tl-f32.gguf" "$dir/tl-$t.gguf" --type "$t" >/dev/null
+  done
+  for t in $types; do path[$t]=$dir/tl-$t.gguf; done
+fi
 out=$(mktemp)
 for r in $(seq "$rounds"); do
   for mode in "${modes[@]}"; do
     if [ "$mode" = a ]; then bin=$LLAMA_BIN godebug=${GODEBUG:-}; else bin=$LLAMA_BIN_AVX2 godebug=cpu.avx512f=off; fi
     for t in $types; do
-      m=$dir/tl-$t.gguf
-      LD_LIBRARY_PATH=$bin "$bin/llama-bench" -m "$m" -t "$threads" -p 128 -n 32 -r 1 -o json 2>/dev/null |
+      m=${path[$t]}
+      LD_LIBRARY_PATH=$bin "$bin/llama-bench" -m "$m" -t "$threads" -p "$prompt" -n "$gen" -r "$reps" -o json 2>/dev/null |
         python3 -c 'import json,sys; d=json.load(sys.stdin); print(*sys.argv[1:3], "llama.cpp", *("%s=%f"%("pp" if x["n_prompt"] else "tg", x["avg_ts"]) for x in d))' "$mode" "$t" >>"$out"
       for numeric in "" --match-llamacpp; do
-        GODEBUG=$godebug "$tfconv" bench "$m" --threads "$threads" --json $numeric 2>/dev/null |
+        GODEBUG=$godebug "$tfconv" bench "$m" --threads "$threads" --prompt "$prompt" --gen "$gen" --json $numeric 2>/dev/null |
           python3 -c 'import json,sys; d=json.load(sys.stdin); print(*sys.argv[1:3], "tfconv"+sys.argv[3], "pp=%f"%d["prefill_tok_s"], "tg=%f"%d["decode_tok_s"], "gbs=%f"%d["decode_weight_gb_s"], "bw=%f"%d["read_bandwidth_gb_s"])' "$mode" "$t" "$numeric" >>"$out"
       done
     done
@@ -82,6 +99,6 @@ for mode in ("a", "b"):
                 continue
             ratio = lambda k: "%.2f×" % (med[k] / ref[k]) if ref.get(k) else "n/a"
             gbs = "%.1f (%.0f%% of %.1f)" % (med["gbs"], 100 * med["gbs"] / med["bw"], med["bw"]) if med.get("bw") else ""
-            print("| %s | %s | %s | %.1f | %.2f | %s | %s | %s |" % (cpu[mode], t.upper(), who.replace("--", " --"),
+            print("| %s | %s | %s | %.1f | %.2f | %s | %s | %s |" % (cpu[mode], t.upper() if t.islower() and "-" not in t else t, who.replace("--", " --"),
                   med["pp"], med["tg"], ratio("pp"), ratio("tg"), gbs))
 PY
