@@ -596,14 +596,16 @@ func TestMatMulQHalf(t *testing.T) {
 }
 
 // BenchmarkMatMulQ is BenchmarkMatMul for MatMulQ: GFLOP/s (2·M·N·K per
-// op) and, for M=1, the rate the weights stream at, K=N=2048.
+// op) and, for M=1, the rate the weights stream at, K=N=2048. M=8 is the
+// few tokens a prefill routes to one expert (gpt-oss-20b: 64 tokens × 4 of
+// 32 experts).
 func BenchmarkMatMulQ(b *testing.B) {
 	const K, N = 2048, 2048
 	r := rand.New(rand.NewPCG(1, 1))
 	for _, impl := range implementations() {
-		for _, dt := range []tensor.DType{tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.Q6_K} {
+		for _, dt := range []tensor.DType{tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.Q6_K, tensor.MXFP4} {
 			w, _ := randMatrix(r, dt, N, K)
-			for _, M := range []int{1, 128} {
+			for _, M := range []int{1, 8, 128} {
 				b.Run(fmt.Sprintf("%s/%s/M=%d", implName(impl), strings.ToLower(dt.String()), M), func(b *testing.B) {
 					x := randVec(r, M*K)
 					dst := make([]float32, M*N)

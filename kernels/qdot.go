@@ -485,19 +485,20 @@ func dotMXFP4(w, a []byte, nb int) float32 {
 func lanesSign(q []int8, a []byte) (s [8]int32) {
 	q, a = q[:32], a[:32]
 	for l := range s {
-		var v int32
-		for t := 4 * l; t < 4*l+4; t++ {
-			x, y := q[t], int8(a[t])
-			switch {
-			case x < 0:
-				v += int32(-x) * int32(-y) // -y wraps for -128, as in ggml
-			case x > 0:
-				v += int32(x) * int32(y)
-			}
-		}
-		s[l] = v
+		q4, a4 := q[4*l:4*l+4], a[4*l:4*l+4]
+		s[l] = signProd(q4[0], a4[0]) + signProd(q4[1], a4[1]) + signProd(q4[2], a4[2]) + signProd(q4[3], a4[3])
 	}
 	return s
+}
+
+// signProd is one product of lanesSign: x·y, except that a negative x
+// meets −y wrapped in int8, so x < 0 with y = −128 gives −(x·y).
+func signProd(x int8, y byte) int32 {
+	p := int32(x) * int32(int8(y))
+	if y == 0x80 && x < 0 {
+		p = -p
+	}
+	return p
 }
 
 // dotQ1_0 is ggml_vec_dot_q1_0_q8_0 (AVX2) over nb Q1_0 blocks of 128,

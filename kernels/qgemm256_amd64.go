@@ -166,7 +166,7 @@ func qmm256(dst, x []float32, M int, w *Matrix, vnni bool) bool {
 		kern, kern4 = q6_KDotAVX2, q6_KDot4AVX2
 	case tensor.MXFP4:
 		// ggml's AVX2 code, which AVX-512 builds run too.
-		kern = mxfp4DotAVX2
+		kern, kern4 = mxfp4DotAVX2, mxfp4Dot4AVX2
 	default:
 		return false
 	}

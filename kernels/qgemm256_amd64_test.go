@@ -53,6 +53,7 @@ func TestQ256KernelsExtremes(t *testing.T) {
 		{tensor.Q5_K, q5_KDotAVX2, false, false},
 		{tensor.Q6_K, q6_KDotAVX2, false, false},
 		{tensor.MXFP4, mxfp4DotAVX2, false, false},
+		{tensor.MXFP4, four(tensor.MXFP4, mxfp4Dot4AVX2), false, false},
 	}
 	for _, c := range cases {
 		if c.vnni && !vnni {

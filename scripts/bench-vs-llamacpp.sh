@@ -18,6 +18,8 @@
 # On a machine other processes load, export OMP_WAIT_POLICY=passive: llama.cpp's OpenMP threads otherwise spin at
 # every barrier for a partner the OS has descheduled (a 4-layer Mamba-2 decode, 2 threads, load 30 on 2 cores:
 # 0.43 tok/s spinning, 7.9 passive); tfconv does not read it.
+# MODELS="a.gguf b.gguf" benches those GGUFs instead (named by file in the table; nothing is synthesized), e.g. the
+# gpt-oss-20b and Llama-4-Scout synths of docs/speed.md; REPS (default 1) is llama-bench's -r.
 # This script never builds llama.cpp. The checkpoints are written once into $BENCH_DIR (default /tmp/modelbench,
 # ~8 GB for TinyLlama): F32 and Q8_0 with `tfconv synth`, the others with `tfconv quantize` of the F32 one. Quiet
 # machines only: every process you run beside it shows up in the figures.
@@ -51,28 +53,41 @@ mkdir -p "$dir"
 shape=${SHAPE:-tinyllama-1.1b}
 prompt=${PROMPT:-128}
 gen=${GEN:-32}
+reps=${REPS:-1}
 bwflag=--bandwidth=${BANDWIDTH:-true}
 layers=()
 name=tl
 if [ "$shape" != tinyllama-1.1b ] || [ -n "${LAYERS:-}" ]; then name=$shape${LAYERS:+-${LAYERS}l}; fi
 [ -n "${LAYERS:-}" ] && layers=(--layers "$LAYERS")
-for t in $types; do
-  case $t in
-  f32 | f16 | bf16 | q8_0) [ -f "$dir/$name-$t.gguf" ] || "$tfconv" synth --like "$shape" "${layers[@]}" "$dir/$name-$t.gguf" --type "$t" ;;
-  *)
-    [ -f "$dir/$name-$t.gguf" ] && continue
-    [ -f "$dir/$name-f32.gguf" ] || "$tfconv" synth --like "$shape" "${layers[@]}" "$dir/$name-f32.gguf" --type f32
-    "$tfconv" quantize "$dir/$name-f32.gguf" "$dir/$name-$t.gguf" --type "$t" >/dev/null
-    ;;
-  esac
-done
+declare -A path
+if [ -n "${MODELS:-}" ]; then
+  types=""
+  for m in $MODELS; do
+    t=$(basename "$m" .gguf)
+    path[$t]=$m
+    types="$types $t"
+  done
+else
+  for t in $types; do
+    case $t in
+    f32 | f16 | bf16 | q8_0) [ -f "$dir/$name-$t.gguf" ] || "$tfconv" synth --like "$shape" "${layers[@]}" "$dir/$name-$t.gguf" --type "$t" ;;
+    *)
+      if [ ! -f "$dir/$name-$t.gguf" ]; then
+        [ -f "$dir/$name-f32.gguf" ] || "$tfconv" synth --like "$shape" "${layers[@]}" "$dir/$name-f32.gguf" --type f32
+        "$tfconv" quantize "$dir/$name-f32.gguf" "$dir/$name-$t.gguf" --type "$t" >/dev/null
+      fi
+      ;;
+    esac
+    path[$t]=$dir/$name-$t.gguf
+  done
+fi
 out=$(mktemp)
 for r in $(seq "$rounds"); do
   for mode in "${modes[@]}"; do
     if [ "$mode" = a ]; then bin=$LLAMA_BIN godebug=${GODEBUG:-}; else bin=$LLAMA_BIN_AVX2 godebug=cpu.avx512f=off; fi
     for t in $types; do
-      m=$dir/$name-$t.gguf
-      LD_LIBRARY_PATH=$bin "$bin/llama-bench" -m "$m" -t "$threads" -p "$prompt" -n "$gen" -r 1 -o json 2>/dev/null |
+      m=${path[$t]}
+      LD_LIBRARY_PATH=$bin "$bin/llama-bench" -m "$m" -t "$threads" -p "$prompt" -n "$gen" -r "$reps" -o json 2>/dev/null |
         python3 -c 'import json,sys; d=json.load(sys.stdin); print(*sys.argv[1:3], "llama.cpp", *("%s=%f"%("pp" if x["n_prompt"] else "tg", x["avg_ts"]) for x in d))' "$mode" "$t" >>"$out"
       runs=("$godebug|")
       [ "$mode" = a ] && [ -n "${TFCONV_AVX2:-}" ] && runs+=("cpu.avx512f=off|-avx2")
@@ -107,6 +122,6 @@ for mode in ("a", "b"):
             ratio = lambda k: "%.2f×" % (med[k] / ref[k]) if ref.get(k) else "n/a"
             gbs = "%.1f (%.0f%% of %.1f)" % (med["gbs"], 100 * med["gbs"] / med["bw"], med["bw"]) if med.get("bw") else ""
             label = who.replace("--", " --").replace("-avx2", " (AVX-512 off)")
-            print("| %s | %s | %s | %.1f | %.2f | %s | %s | %s |" % (cpu[mode], t.upper(), label,
+            print("| %s | %s | %s | %.1f | %.2f | %s | %s | %s |" % (cpu[mode], t.upper() if t.islower() and "-" not in t else t, label,
                   med["pp"], med["tg"], ratio("pp"), ratio("tg"), gbs))
 PY
