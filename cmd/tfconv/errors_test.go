@@ -52,7 +52,8 @@ func TestErrorMessages(t *testing.T) {
 		{[]string{"verify", q8, q8, "--tokens", "1", "--report", filepath.Join(in, "r.html")}, noFolder},
 		{[]string{"verify", q8, "--tokens", "1", "--save-baseline", filepath.Join(in, "b.json")}, noFolder},
 		// Things tfconv does not do, said in a sentence.
-		{[]string{"convert", q8, filepath.Join(dir, "o.gguf"), "--outtype", "f32"}, "is 'tfconv quantize'"},
+		{[]string{"convert", "../../testdata/arch/mamba/gguf/llama-quantize/mamba-q4_k_m.gguf", filepath.Join(dir, "o.gguf"), "--outtype", "q8_0"},
+			"pass --allow-requantize to do it"},
 		{[]string{"quantize", gpt2, filepath.Join(dir, "o.gguf"), "--type", "int8"}, "int8 with per-row scales has no GGUF type"},
 		{[]string{"synth", "--like", "gpt2-124m", "--type", "q4_0", filepath.Join(dir, "o.gguf")}, "want f32, f16, bf16 or q8_0"},
 		{[]string{"convert", q8, filepath.Join(dir, "o"), "--outtype", "q8_0"}, "safetensors output holds f32, f16 or bf16"},
