@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/tfconv/tfconv/checkpoint"
@@ -22,11 +23,14 @@ import (
 // the library writes it.
 func planCT(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 	if opts.Scheme == "" {
-		return nil, fmt.Errorf("convert: compressed-tensors output needs a scheme (--scheme: W4A16, W4A16_ASYM, W8A16 or FP8_DYNAMIC)")
+		return nil, fmt.Errorf("convert: compressed-tensors output needs a scheme (--scheme: %s)", strings.Join(ctensors.PresetNames(), ", "))
 	}
 	sc, err := ctensors.Preset(opts.Scheme)
 	if err != nil {
 		return nil, fmt.Errorf("convert: %w", err)
+	}
+	if sc.Strategy != "group" && sc.Strategy != "channel" {
+		return nil, fmt.Errorf("convert: compressed-tensors scheme %s (strategy %s) is not one tfconv writes: per group or per row", opts.Scheme, sc.Strategy)
 	}
 	if opts.GroupSize != 0 {
 		if sc.Strategy != "group" {

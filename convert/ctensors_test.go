@@ -100,6 +100,8 @@ func TestCompressedTensorsWriteRefusals(t *testing.T) {
 		{Options{To: CompressedTensors, Scheme: "W4A4"}, `"W4A4" is not one tfconv writes`},
 		{Options{To: CompressedTensors, Scheme: "W8A16", GroupSize: 32}, "has no groups"},
 		{Options{To: CompressedTensors, Scheme: "W4A16", GroupSize: 48}, "does not divide a row of 64"},
+		// Blocks are read, not written: the scheme names stop at what CTQuant computes.
+		{Options{To: CompressedTensors, Scheme: "FP8_BLOCK"}, `"FP8_BLOCK" is not one tfconv writes (FP8_DYNAMIC, W4A16, W4A16_ASYM, W8A16)`},
 	} {
 		out := filepath.Join(t.TempDir(), "ct")
 		_, err := Run(src, out, tc.opts)

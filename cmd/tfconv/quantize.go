@@ -11,6 +11,7 @@ import (
 
 	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/convert"
+	"github.com/tfconv/tfconv/formats/ctensors"
 	"github.com/tfconv/tfconv/imatrix"
 	"github.com/tfconv/tfconv/internal/output"
 	"github.com/tfconv/tfconv/internal/progress"
@@ -169,7 +170,7 @@ model*.safetensors files removed, every other file kept, each one named;
 	f.StringVar(&opts.to, "to", "", "output format: gguf|native|safetensors|mlx|compressed-tensors (default: from DST as convert guesses it: .gguf, .tfn, else a Hugging Face directory); mlx quantizes as mlx_lm.convert -q (--bits, --group-size; no --type)")
 	f.IntVar(&opts.bits, "bits", 4, "--to mlx: bits per weight of MLX's affine quantization (2, 3, 4, 5, 6, 8)")
 	f.IntVar(&opts.groupSz, "group-size", 64, "--to mlx: values per scale and bias (32, 64, 128); --to compressed-tensors: values per scale of W4A16/W4A16_ASYM (default the scheme's, 128)")
-	f.StringVar(&opts.scheme, "scheme", "", "--to compressed-tensors: llm-compressor's scheme name: W4A16, W4A16_ASYM, W8A16, FP8_DYNAMIC")
+	f.StringVar(&opts.scheme, "scheme", "", "--to compressed-tensors: llm-compressor's scheme name: "+strings.Join(ctensors.PresetNames(), ", "))
 	f.StringVar(&opts.imatrix, "imatrix", "", "importance matrix (llama-imatrix's GGUF or legacy .dat, or tfconv imatrix's) to weigh the quantization error with")
 	f.StringArrayVar(&opts.include, "include-weights", nil, "use the importance matrix only for tensors whose name contains this (repeatable)")
 	f.StringArrayVar(&opts.exclude, "exclude-weights", nil, "do not use the importance matrix for tensors whose name contains this (repeatable)")

@@ -185,17 +185,26 @@ func (s Scheme) String() string {
 	return b
 }
 
-// Presets are llm-compressor's scheme names this package writes (its
+// Presets are llm-compressor's scheme names tfconv writes (its
 // PRESET_SCHEMES, weights as they say; the group size of the W4A16 ones
-// may be changed).
+// may be changed): per group or per row, which quant.CTQuant computes.
+// FP8_BLOCK's 128×128 blocks are read (ParseConfig) but not written.
 var Presets = map[string]Scheme{
 	"W4A16":      {Format: FormatPacked, Type: "int", Bits: 4, Strategy: "group", GroupSize: 128, Symmetric: true},
 	"W4A16_ASYM": {Format: FormatPacked, Type: "int", Bits: 4, Strategy: "group", GroupSize: 128},
 	"W8A16":      {Format: FormatPacked, Type: "int", Bits: 8, Strategy: "channel", Symmetric: true},
 	"FP8_DYNAMIC": {Format: FormatFloat, Type: "float", Bits: 8, Strategy: "channel", Symmetric: true,
 		Input: map[string]any{"num_bits": 8, "type": "float", "strategy": "token", "symmetric": true, "dynamic": true}},
-	"FP8_BLOCK": {Format: FormatFloat, Type: "float", Bits: 8, Strategy: "block", Block: [2]int{128, 128}, Symmetric: true,
-		Input: map[string]any{"num_bits": 8, "type": "float", "strategy": "group", "group_size": 128, "symmetric": true, "dynamic": true}},
+}
+
+// PresetNames lists Presets' names, sorted.
+func PresetNames() []string {
+	names := make([]string, 0, len(Presets))
+	for n := range Presets {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }
 
 // Preset returns the named scheme (case-insensitive) or an error listing
@@ -204,12 +213,7 @@ func Preset(name string) (Scheme, error) {
 	if s, ok := Presets[strings.ToUpper(name)]; ok {
 		return s, nil
 	}
-	names := make([]string, 0, len(Presets))
-	for n := range Presets {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return Scheme{}, fmt.Errorf("compressed-tensors scheme %q is not one tfconv writes (%s)", name, strings.Join(names, ", "))
+	return Scheme{}, fmt.Errorf("compressed-tensors scheme %q is not one tfconv writes (%s)", name, strings.Join(PresetNames(), ", "))
 }
 
 // args is a weights or input_activations object with every field the
