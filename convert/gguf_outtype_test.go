@@ -2,8 +2,12 @@ package convert
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"io"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -14,12 +18,30 @@ import (
 )
 
 // TestGGUFOuttype: convert GGUF → GGUF with --outtype gives each tensor the
-// type, and the tensor the bytes, that converting the Hugging Face source
-// at that outtype gives (the same key-value pairs, general.file_type among
-// them; GGUF → GGUF keeps its source's key order); a quantized tensor is
-// re-encoded in another quantized type only with AllowRequantize.
+// type and the bytes llama.cpp d32676d7's converter writes from the Hugging
+// Face source at that outtype (testdata/arch/outtype-llamacpp.json, made by
+// gen_outtype.py: each tensor's type and sha256, and general.file_type),
+// as tfconv's HF → GGUF does, and the same key-value pairs as that (GGUF →
+// GGUF keeps its source's key order); a quantized tensor is re-encoded in
+// another quantized type only with AllowRequantize.
 func TestGGUFOuttype(t *testing.T) {
 	t.Parallel()
+	var ref struct {
+		Files map[string]struct {
+			FileType uint32 `json:"file_type"`
+			Tensors  map[string]struct {
+				Type   string `json:"type"`
+				SHA256 string `json:"sha256"`
+			} `json:"tensors"`
+		} `json:"files"`
+	}
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "arch", "outtype-llamacpp.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &ref); err != nil {
+		t.Fatal(err)
+	}
 	for _, fam := range []string{"qwen3", "gemma3"} {
 		for _, ot := range []string{OutQ8_0, OutBF16} {
 			t.Run(fam+"/"+ot, func(t *testing.T) {
@@ -33,6 +55,13 @@ func TestGGUFOuttype(t *testing.T) {
 					t.Fatal(err)
 				}
 				ga, gb := openGGUF(t, a), openGGUF(t, b)
+				want, ok := ref.Files[fam+"-"+ot]
+				if !ok || len(want.Tensors) != len(ga.Tensors) {
+					t.Fatalf("outtype-llamacpp.json: %d tensors for %s-%s, the output has %d", len(want.Tensors), fam, ot, len(ga.Tensors))
+				}
+				if ft, _ := ga.Metadata.Int(keyFileType); ft != int64(want.FileType) {
+					t.Errorf("general.file_type %d, the converter's %d", ft, want.FileType)
+				}
 				kv := func(md tensor.Metadata) map[string]any {
 					m := map[string]any{}
 					for _, x := range md {
@@ -56,6 +85,10 @@ func TestGGUFOuttype(t *testing.T) {
 					yb, _ := io.ReadAll(y.Open())
 					if !bytes.Equal(xb, yb) {
 						t.Errorf("%s (%v): bytes differ from the Hugging Face conversion's", x.Name, x.DType)
+					}
+					sum := sha256.Sum256(xb)
+					if w := want.Tensors[x.Name]; !strings.EqualFold(w.Type, x.DType.String()) || w.SHA256 != hex.EncodeToString(sum[:]) {
+						t.Errorf("%s: %v, sha256 %x; the converter's %s, %s", x.Name, x.DType, sum[:6], w.Type, w.SHA256[:min(12, len(w.SHA256))])
 					}
 				}
 			})
