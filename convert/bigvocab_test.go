@@ -62,11 +62,10 @@ var bigVocabs = []struct{ name, dir, folder, gguf, pre string }{
 // file still holds the record kept in testdata.
 func TestBigVocabsMatchConverter(t *testing.T) {
 	t.Parallel()
-	shared := fixtures.Require(t)
 	for _, v := range bigVocabs {
 		t.Run(v.name, func(t *testing.T) {
 			t.Parallel()
-			dir := filepath.Join(shared, "tokenizers", v.dir)
+			dir := filepath.Dir(fixtures.RequireSub(t, "tokenizers/"+v.dir+"/"+v.folder, "a full tokenizer beside the converter's --vocab-only GGUF of it"))
 			want := filepath.Join(dir, v.gguf)
 			out := filepath.Join(t.TempDir(), v.folder+".gguf")
 			rep, err := Run(filepath.Join(dir, v.folder), out, Options{OutType: OutF32, VocabOnly: true})

@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"encoding/json"
 	"errors"
+	"github.com/tfconv/tfconv/internal/fixtures"
 	"os"
 	"path/filepath"
 	"slices"
@@ -108,11 +109,7 @@ func TestO200kTrimmedMatchesTiktoken(t *testing.T) {
 // the same hash), and its ids equal tiktoken's on every text.
 func TestO200kHarmonyMatchesTiktoken(t *testing.T) {
 	t.Parallel()
-	dir := sharedFixtures()
-	if dir == "" {
-		t.Skip("shared/fixtures/tokenizers/o200k/gptoss (gpt-oss-20b's 27 MB tokenizer.json) is not present")
-	}
-	dir = filepath.Join(dir, "tokenizers", "o200k")
+	dir := filepath.Dir(fixtures.RequireSub(t, "tokenizers/o200k/gptoss", "gpt-oss-20b's 27 MB tokenizer.json"))
 	tok, err := LoadFile(filepath.Join(dir, "gptoss"))
 	if err != nil {
 		t.Fatal(err)
@@ -137,11 +134,7 @@ func TestO200kHarmonyMatchesTiktoken(t *testing.T) {
 // give the same ids, the harmony tokens as single control tokens.
 func TestHarmonyChatTemplate(t *testing.T) {
 	t.Parallel()
-	dir := sharedFixtures()
-	if dir == "" {
-		t.Skip("shared/fixtures/tokenizers/o200k (gpt-oss-20b's tokenizer and the converter's GGUF of it) is not present")
-	}
-	dir = filepath.Join(dir, "tokenizers", "o200k")
+	dir := filepath.Dir(fixtures.RequireSub(t, "tokenizers/o200k/gptoss", "gpt-oss-20b's tokenizer, beside the converter's GGUF of it"))
 	chat := filepath.Join("..", "testdata", "chat")
 	tpl, err := os.ReadFile(filepath.Join(chat, "templates", "openai-gpt-oss-120b.jinja"))
 	if err != nil {

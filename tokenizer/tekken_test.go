@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"errors"
+	"github.com/tfconv/tfconv/internal/fixtures"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -45,11 +46,7 @@ func TestTekkenTrimmedMatchesTiktoken(t *testing.T) {
 // ids give it; its ids equal tiktoken's on every text.
 func TestTekkenMatchesTiktoken(t *testing.T) {
 	t.Parallel()
-	dir := sharedFixtures()
-	if dir == "" {
-		t.Skip("shared/fixtures/tokenizers/tekken/nemo (Mistral Nemo's 17 MB tokenizer.json) is not present")
-	}
-	dir = filepath.Join(dir, "tokenizers", "tekken")
+	dir := filepath.Dir(fixtures.RequireSub(t, "tokenizers/tekken/nemo", "Mistral Nemo's 17 MB tokenizer.json"))
 	tok, err := LoadFile(filepath.Join(dir, "nemo"))
 	if err != nil {
 		t.Fatal(err)
