@@ -13,8 +13,8 @@ import (
 	"testing"
 )
 
-// transformersRef is testdata/vision/preprocess-transformers.json, written
-// by tools/gen_preprocess.py with Pillow and transformers.
+// transformersRef is testdata/vision/preprocess/transformers.json,
+// written by its gen_preprocess.py with Pillow and transformers.
 type transformersRef struct {
 	Pillow       string `json:"pillow"`
 	Transformers string `json:"transformers"`
@@ -28,7 +28,7 @@ type transformersRef struct {
 
 func readRef(t *testing.T) transformersRef {
 	t.Helper()
-	b, err := os.ReadFile("../testdata/vision/preprocess-transformers.json")
+	b, err := os.ReadFile("../testdata/vision/preprocess/transformers.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestResizePIL(t *testing.T) {
 	t.Parallel()
 	ref := readRef(t)
 	for name, rec := range ref.Images {
-		img, err := ReadFile("../testdata/vision/images/" + name + ".png")
+		img, err := ReadFile("../testdata/vision/preprocess/" + name + ".png")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,7 +84,7 @@ func TestPreprocessTransformers(t *testing.T) {
 	ref := readRef(t)
 	p := Preprocess{Size: 16, Mean: [3]float32{0.5, 0.5, 0.5}, Std: [3]float32{0.5, 0.5, 0.5}, Method: Transformers}
 	for name, rec := range ref.Images {
-		img, err := ReadFile("../testdata/vision/images/" + name + ".png")
+		img, err := ReadFile("../testdata/vision/preprocess/" + name + ".png")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,7 +164,7 @@ func TestDecode(t *testing.T) {
 // FuzzDecode: no input panics or allocates past MaxPixels.
 func FuzzDecode(f *testing.F) {
 	for _, name := range []string{"wide", "tall"} {
-		b, err := os.ReadFile("../testdata/vision/images/" + name + ".png")
+		b, err := os.ReadFile("../testdata/vision/preprocess/" + name + ".png")
 		if err != nil {
 			f.Fatal(err)
 		}

@@ -1,14 +1,14 @@
 """Reference outputs of image preprocessing for tfconv's vision tests.
 
-Writes testdata/vision/images/{wide,tall}.png (two small deterministic
-images) and testdata/vision/preprocess-transformers.json: Pillow's
+Writes testdata/vision/preprocess/{wide,tall}.png (two small deterministic
+images) and testdata/vision/preprocess/transformers.json: Pillow's
 Image.resize(BILINEAR) of each to a few sizes (u8 bytes, hex) and
 transformers' Gemma3ImageProcessor (slow) pixel_values at one tile size.
 
 Run in the trixie chroot (Pillow 11.1, numpy 2.2, transformers v4.57.6 on
 PYTHONPATH with testdata/arch/pyshim-trixie), from the repository root:
 
-    PYTHONPATH=testdata/arch/pyshim-trixie:$TF/src python3 testdata/vision/tools/gen_preprocess.py
+    PYTHONPATH=testdata/arch/pyshim-trixie:$TF/src python3 testdata/vision/preprocess/gen_preprocess.py
 """
 import json
 import os
@@ -20,7 +20,7 @@ import transformers
 from transformers.models.gemma3.image_processing_gemma3 import Gemma3ImageProcessor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-OUT = os.path.dirname(HERE)
+OUT = HERE
 
 
 def make(w, h, seed):
@@ -35,7 +35,7 @@ def main():
     images = {"wide": make(50, 31, 1), "tall": make(13, 20, 2)}
     out = {"pillow": PIL.__version__, "transformers": transformers.__version__, "images": {}}
     for name, arr in images.items():
-        path = os.path.join(OUT, "images", name + ".png")
+        path = os.path.join(OUT, name + ".png")
         Image.fromarray(arr, "RGB").save(path)
         img = Image.open(path).convert("RGB")
         rec = {"width": img.width, "height": img.height, "pil_bilinear": {}}
@@ -47,7 +47,7 @@ def main():
         pv = proc(images=img, return_tensors="np")["pixel_values"][0]
         rec["gemma3_pixel_values_16"] = [float(v) for v in pv.astype(np.float32).reshape(-1)]
         out["images"][name] = rec
-    with open(os.path.join(OUT, "preprocess-transformers.json"), "w") as f:
+    with open(os.path.join(OUT, "transformers.json"), "w") as f:
         json.dump(out, f, indent=None, separators=(",", ":"))
         f.write("\n")
 
