@@ -31,6 +31,7 @@ import (
 	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/internal/pyjson"
 	"github.com/tfconv/tfconv/kernels"
+	"github.com/tfconv/tfconv/quant"
 	"github.com/tfconv/tfconv/tensor"
 	"github.com/tfconv/tfconv/vision"
 )
@@ -71,6 +72,7 @@ type Vision struct {
 // visionWeights are the tower's and projector's tensors.
 type visionWeights struct {
 	Patch   *kernels.Matrix // [d][3·p·p], the conv kernel flattened (c, y, x)
+	kernel  []float32       // Patch's values as loaded
 	PatchB  []float32       // [d]
 	Pos     []float32       // [n][d]
 	Blocks  []visionBlock
@@ -133,7 +135,18 @@ func LoadVision(path string, opts LoadOptions) (*Vision, error) {
 		return nil, l.err
 	}
 	if opts.MatchLlamaCpp {
-		for _, m := range l.mats {
+		// ggml_conv_2d unfolds the image with im2col into binary16 and
+		// multiplies it as the F16 operand: both the patches and the kernel
+		// are rounded to binary16, whatever the kernel's type.
+		k := v.w.Patch
+		b := make([]byte, 2*k.Rows*k.Cols)
+		quant.EncodeF16Bytes(b, v.w.kernel)
+		h, err := kernels.NewMatrix(tensor.F16, k.Rows, k.Cols, b, nil)
+		if err != nil {
+			return nil, fmt.Errorf("model: %s: v.patch_embd: %w", path, err)
+		}
+		v.w.Patch = h
+		for _, m := range append(l.mats, h) {
 			m.RoundActivations = true
 		}
 		v.cfg.Activation = "gelu_ggml"
@@ -407,7 +420,7 @@ func (v *Vision) load(l *loader) {
 	n := (c.ImageSize / p) * (c.ImageSize / p)
 	kernel := l.shaped(v.name("v.patch_embd", 0, "weight"), tensor.Shape{int64(d), 3, int64(p), int64(p)})
 	if kernel != nil {
-		w.Patch = kernels.F32Matrix(d, 3*p*p, kernel)
+		w.Patch, w.kernel = kernels.F32Matrix(d, 3*p*p, kernel), kernel
 		l.mats = append(l.mats, w.Patch)
 	}
 	w.PatchB = l.vector(v.name("v.patch_embd", 0, "bias"), d)

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"encoding/binary"
 	"math"
 	"testing"
 
@@ -101,5 +102,88 @@ func TestVisionGemma3HF(t *testing.T) {
 			t.Errorf("%s: image features differ by %g", c.Image, d)
 		}
 		t.Logf("%s: max |Δ image features| = %.3g", c.Image, d)
+	}
+}
+
+// mtmdRef is testdata/vision/gemma3/gguf/mtmd.json (tools/gen_mtmd.py):
+// llama.cpp mtmd's outputs on llama.cpp's own GGUF pair.
+type mtmdRef struct {
+	TextGGUF   string `json:"text_gguf"`
+	MmprojGGUF string `json:"mmproj_gguf"`
+	Cases      []struct {
+		Image  string               `json:"image"`
+		Tile   int                  `json:"tile"`
+		Pixels []byte               `json:"pixels"` // float32 LE, [3][tile][tile]
+		Tokens []int                `json:"tokens"`
+		Embd   [][]float32          `json:"image_embd"`
+		Logits map[string][]float32 `json:"logits"`
+	} `json:"cases"`
+}
+
+// maxVisionDiffMtmd: our forward with LoadOptions.MatchLlamaCpp against
+// ggml's CPU graph on the same weights. That mode computes as ggml does
+// (the patch convolution's im2col and kernel in binary16, ggml's GELU
+// table, the F16 projection's input rounded to binary16), so what is left
+// is summation order (~1e-7 before the projection) and what it does to a
+// binary16 rounding: on the tall image one input of the projection of
+// token 1 lies 0.003 ulp from a binary16 midpoint and rounds the other
+// way, which moves that token's features by up to 1.2e-4 (the wide image:
+// 1.8e-5).
+const maxVisionDiffMtmd = 2e-4
+
+// maxVisionDiffMtmdF32: our float32 forward (no MatchLlamaCpp) against
+// ggml's graph: the binary16 roundings above, unmodelled (7.4e-4 measured).
+const maxVisionDiffMtmdF32 = 1e-3
+
+func readMtmd(t *testing.T) mtmdRef {
+	t.Helper()
+	var ref mtmdRef
+	readJSON(t, visionFixture+"/gguf/mtmd.json", &ref)
+	if len(ref.Cases) != 2 {
+		t.Fatalf("mtmd.json has %d cases, want 2", len(ref.Cases))
+	}
+	return ref
+}
+
+func float32s(b []byte) []float32 {
+	out := make([]float32, len(b)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return out
+}
+
+// llama.cpp's mmproj GGUF through mtmd's preprocessing equals mtmd's tile
+// bit for bit and its image embeddings within maxVisionDiffMtmd.
+func TestVisionGemma3Mtmd(t *testing.T) {
+	t.Parallel()
+	ref := readMtmd(t)
+	for _, match := range []bool{false, true} {
+		v, err := LoadVision(visionFixture+"/gguf/"+ref.MmprojGGUF, LoadOptions{MatchLlamaCpp: match})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.DefaultMethod() != vision.Mtmd {
+			t.Fatalf("mmproj preprocesses as %v", v.DefaultMethod())
+		}
+		for _, c := range ref.Cases {
+			img, err := vision.ReadFile("../testdata/vision/" + c.Image)
+			if err != nil {
+				t.Fatal(err)
+			}
+			px := v.Preprocess(vision.Mtmd).Pixels(img)
+			if d := maxAbsDiff(px, float32s(c.Pixels)); d != 0 {
+				t.Errorf("%s: the tile differs from mtmd's by %g", c.Image, d)
+			}
+			feat, err := v.Encode(px, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := maxAbsDiff(feat, flatRows(c.Embd))
+			if tol := map[bool]float64{true: maxVisionDiffMtmd, false: maxVisionDiffMtmdF32}[match]; d > tol {
+				t.Errorf("%s (match llama.cpp %v): image embeddings differ from mtmd's by %g", c.Image, match, d)
+			}
+			t.Logf("%s (match llama.cpp %v): max |Δ image embeddings| = %.3g", c.Image, match, d)
+		}
 	}
 }
