@@ -24,7 +24,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
-	"strconv"
 	"strings"
 
 	spec "github.com/tfconv/tfconv/arch"
@@ -64,6 +63,7 @@ type Vision struct {
 	cfg  VisionConfig
 	w    visionWeights
 	Path string // as given to LoadVision
+	proj *spec.Projector
 	// GGUF tells an mmproj GGUF (llama.cpp's names and keys) from a
 	// Hugging Face folder.
 	GGUF bool
@@ -165,16 +165,17 @@ func (v *Vision) configHF(c *checkpoint.Checkpoint) error {
 	if err := decodeJSON(raw, &top); err != nil {
 		return fmt.Errorf("model: %s: config.json: %w", c.Path, err)
 	}
-	class := ""
-	if a, ok := top["architectures"].([]any); ok && len(a) > 0 {
-		class, _ = a[0].(string)
-	}
-	if class != "Gemma3ForConditionalGeneration" {
-		return tensor.Unsupported("model: %s: %q has no image encoder tfconv runs (Gemma3ForConditionalGeneration has)", c.Path, class)
-	}
-	vc, ok := top.Map("vision_config")
+	p, ok := spec.ProjectorFor(top)
 	if !ok {
-		return fmt.Errorf("model: %s: config.json has no vision_config", c.Path)
+		return tensor.Unsupported("model: %s: config.json's class %v has no projector in arch's table", c.Path, top["architectures"])
+	}
+	if p.Type != "gemma3" {
+		return tensor.Unsupported("model: %s: the %s projector does not run in tfconv (gemma3 does)", c.Path, p.Type)
+	}
+	v.proj = p
+	vc, ok := top.Map(p.Encoder)
+	if !ok {
+		return fmt.Errorf("model: %s: config.json has no %s", c.Path, p.Encoder)
 	}
 	cfg := VisionConfig{Projector: "gemma3", Image: -1, BOI: -1, EOI: -1}
 	ints := []struct {
@@ -325,13 +326,15 @@ func (c *VisionConfig) derive(path string) error {
 
 // configGGUF reads an mmproj GGUF's clip.* keys.
 func (v *Vision) configGGUF(md tensor.Metadata) error {
-	if a, _ := md.Str("general.architecture"); a != "clip" {
+	if a, _ := md.Str("general.architecture"); a != spec.MmprojArch {
 		return tensor.Unsupported("model: %s: general.architecture %q: not an mmproj GGUF (clip)", v.Path, a)
 	}
 	pt, _ := md.Str("clip.projector_type")
-	if pt != "gemma3" {
+	p, ok := spec.ProjectorByType(pt)
+	if !ok || pt != "gemma3" {
 		return tensor.Unsupported("model: %s: clip.projector_type %q: tfconv runs the gemma3 projector", v.Path, pt)
 	}
+	v.proj = p
 	cfg := VisionConfig{Projector: pt, Image: -1, BOI: -1, EOI: -1, Pool: 4}
 	for key, dst := range map[string]*int{
 		"clip.vision.image_size": &cfg.ImageSize, "clip.vision.patch_size": &cfg.PatchSize,
@@ -380,56 +383,47 @@ func (v *Vision) configGGUF(md tensor.Metadata) error {
 	return nil
 }
 
-// visionNames are the encoder's tensor names, by llama.cpp's mmproj name
-// and the Hugging Face name of Gemma3ForConditionalGeneration.
-//
-// TODO(vlconv): replace by arch.Gemma3Vision's record once merged.
-var visionNames = map[string]string{
-	"v.patch_embd":         "vision_tower.vision_model.embeddings.patch_embedding",
-	"v.position_embd":      "vision_tower.vision_model.embeddings.position_embedding",
-	"v.blk.{bid}.attn_q":   "vision_tower.vision_model.encoder.layers.{bid}.self_attn.q_proj",
-	"v.blk.{bid}.attn_k":   "vision_tower.vision_model.encoder.layers.{bid}.self_attn.k_proj",
-	"v.blk.{bid}.attn_v":   "vision_tower.vision_model.encoder.layers.{bid}.self_attn.v_proj",
-	"v.blk.{bid}.attn_out": "vision_tower.vision_model.encoder.layers.{bid}.self_attn.out_proj",
-	"v.blk.{bid}.ln1":      "vision_tower.vision_model.encoder.layers.{bid}.layer_norm1",
-	"v.blk.{bid}.ln2":      "vision_tower.vision_model.encoder.layers.{bid}.layer_norm2",
-	"v.blk.{bid}.ffn_up":   "vision_tower.vision_model.encoder.layers.{bid}.mlp.fc1",
-	"v.blk.{bid}.ffn_down": "vision_tower.vision_model.encoder.layers.{bid}.mlp.fc2",
-	"v.post_ln":            "vision_tower.vision_model.post_layernorm",
-	"mm.input_projection":  "multi_modal_projector.mm_input_projection",
-	"mm.soft_emb_norm":     "multi_modal_projector.mm_soft_emb_norm",
-}
-
-// name is the tensor of role (an mmproj name without suffix) in layer
-// bid, with suffix ("weight", "bias"), in the checkpoint's naming.
-func (v *Vision) name(role string, bid int, suffix string) string {
-	n := role
-	if !v.GGUF {
-		n = visionNames[role]
-		if role == "mm.input_projection" {
-			// Gemma3MultiModalProjector's bare Parameter.
-			return strings.ReplaceAll(n, "{bid}", strconv.Itoa(bid)) + "_" + suffix
+// name is the tensor of role (the mmproj name without suffix, as the
+// projector's record arch.Gemma3Vision states it) in layer bid, with
+// suffix (".weight", ".bias"), in the checkpoint's naming: the first of
+// the record's names the checkpoint holds.
+func (v *Vision) name(l *loader, role string, bid int, suffix string) string {
+	names := v.proj.Tower.TensorName(spec.Role(role), bid, !v.GGUF, suffix)
+	for _, n := range names {
+		if l.has(n) {
+			return n
 		}
 	}
-	return strings.ReplaceAll(n, "{bid}", strconv.Itoa(bid)) + "." + suffix
+	if len(names) == 0 {
+		l.fail(fmt.Errorf("model: %s: the %s projector's record has no tensor %s", v.Path, v.proj.Type, role))
+		return role
+	}
+	return names[0] // missing: the loader says so
+}
+
+// plusOne reports whether role's Hugging Face weight w is used as 1 + w
+// (arch.LayoutNormPlusOne; the mmproj holds 1 + w).
+func (v *Vision) plusOne(role string) bool {
+	t, ok := v.proj.Tower.Tensor(role)
+	return ok && !v.GGUF && t.Layout == spec.LayoutNormPlusOne
 }
 
 func (v *Vision) load(l *loader) {
 	c, w := &v.cfg, &v.w
 	d, p, F := c.DModel, c.PatchSize, c.FFN
 	n := (c.ImageSize / p) * (c.ImageSize / p)
-	kernel := l.shaped(v.name("v.patch_embd", 0, "weight"), tensor.Shape{int64(d), 3, int64(p), int64(p)})
+	kernel := l.shaped(v.name(l, "v.patch_embd", 0, ".weight"), tensor.Shape{int64(d), 3, int64(p), int64(p)})
 	if kernel != nil {
 		w.Patch, w.kernel = kernels.F32Matrix(d, 3*p*p, kernel), kernel
 		l.mats = append(l.mats, w.Patch)
 	}
-	w.PatchB = l.vector(v.name("v.patch_embd", 0, "bias"), d)
-	w.Pos = l.shaped(v.name("v.position_embd", 0, "weight"), tensor.Shape{int64(n), int64(d)})
+	w.PatchB = l.vector(v.name(l, "v.patch_embd", 0, ".bias"), d)
+	w.Pos = l.shaped(v.name(l, "v.position_embd", 0, ".weight"), tensor.Shape{int64(n), int64(d)})
 	layerNorm := func(role string, bid int) norm {
-		return norm{W: l.vector(v.name(role, bid, "weight"), d), B: l.vector(v.name(role, bid, "bias"), d), Eps: c.Eps}
+		return norm{W: l.vector(v.name(l, role, bid, ".weight"), d), B: l.vector(v.name(l, role, bid, ".bias"), d), Eps: c.Eps}
 	}
 	lin := func(role string, bid, out, in int) linear {
-		return linear{W: l.matrix(v.name(role, bid, "weight"), out, in), B: l.vector(v.name(role, bid, "bias"), out)}
+		return linear{W: l.matrix(v.name(l, role, bid, ".weight"), out, in), B: l.vector(v.name(l, role, bid, ".bias"), out)}
 	}
 	w.Blocks = make([]visionBlock, c.Layers)
 	for i := range w.Blocks {
@@ -440,16 +434,16 @@ func (v *Vision) load(l *loader) {
 		b.Up, b.Down = lin("v.blk.{bid}.ffn_up", i, F, d), lin("v.blk.{bid}.ffn_down", i, d, F)
 	}
 	w.Post = layerNorm("v.post_ln", 0)
-	soft := l.vector(v.name("mm.soft_emb_norm", 0, "weight"), d)
-	if !v.GGUF {
-		// Gemma3RMSNorm scales by (1 + w) in float32; the mmproj holds 1 + w.
+	soft := l.vector(v.name(l, "mm.soft_emb_norm", 0, ".weight"), d)
+	if v.plusOne("mm.soft_emb_norm") {
+		// Gemma3RMSNorm scales by (1 + w) in float32.
 		for i := range soft {
 			soft[i] += 1
 		}
 	}
 	w.Soft = norm{W: soft, Eps: c.Eps, RMS: true}
 	// Both forms keep [d][d_text] (x·W); the kernels want [out][in].
-	w.Project = l.matrixT(v.name("mm.input_projection", 0, "weight"), c.TextDModel, d)
+	w.Project = l.matrixT(v.name(l, "mm.input_projection", 0, ".weight"), c.TextDModel, d)
 }
 
 // Encode runs the tower and projector over one preprocessed tile
