@@ -3,6 +3,7 @@ package model
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/tfconv/tfconv/vision"
@@ -184,6 +185,78 @@ func TestVisionGemma3Mtmd(t *testing.T) {
 				t.Errorf("%s (match llama.cpp %v): image embeddings differ from mtmd's by %g", c.Image, match, d)
 			}
 			t.Logf("%s (match llama.cpp %v): max |Δ image embeddings| = %.3g", c.Image, match, d)
+		}
+	}
+}
+
+// collapse undoes the processor's expansion: the reference's ids with the
+// image's "\n\n" + BOI + soft tokens + EOI + "\n\n" back to BOI alone.
+func collapse(t *testing.T, ids []int, boi, eoi int) []int {
+	t.Helper()
+	s, e := -1, -1
+	for i, id := range ids {
+		if id == boi {
+			s = i
+		}
+		if id == eoi {
+			e = i
+		}
+	}
+	if s < 2 || e < s || e+2 >= len(ids) {
+		t.Fatalf("ids %v hold no image sequence", ids)
+	}
+	return append(append(append([]int(nil), ids[:s-2]...), boi), ids[e+3:]...)
+}
+
+// run --image on the HF folder: the prompt's ids (from the tokens with the
+// placeholder once, and from the text) equal the processor's, and the
+// logits transformers' within maxLogitDiffF32 on both images.
+func TestImageLogitsGemma3HF(t *testing.T) {
+	t.Parallel()
+	var ref visionRef
+	readJSON(t, visionFixture+"/hf/reference.json", &ref)
+	m, err := Load(visionFixture+"/hf", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := LoadVision(visionFixture+"/hf", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vc := v.Config()
+	for _, c := range ref.Cases {
+		img, err := vision.ReadFile("../testdata/vision/" + c.Image)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, fromText := range []bool{false, true} {
+			p := ImagePrompt{Image: img, Method: vision.Transformers}
+			if fromText {
+				p.Text = ref.Prompt
+			} else {
+				p.Tokens = collapse(t, c.InputIDs, vc.BOI, vc.EOI)
+			}
+			run, err := m.ImageInput(v, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(run.Input.Tokens, c.InputIDs) {
+				t.Fatalf("%s (text %v): ids %v, the processor's %v", c.Image, fromText, run.Input.Tokens, c.InputIDs)
+			}
+			for i, g := range run.Input.Groups {
+				if (g >= 0) != (c.TokenTypeIDs[i] == 1) {
+					t.Fatalf("%s: position %d in the image group %v, token_type_ids %d", c.Image, i, g >= 0, c.TokenTypeIDs[i])
+				}
+			}
+			out, err := m.Forward(run.Input, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, _ := maxDiff(t, out.Logits, c.Logits, nil)
+			if d > maxLogitDiffF32 {
+				t.Errorf("%s: logits differ from transformers' by %g", c.Image, d)
+			}
+			t.Logf("%s (text %v): max |Δ logits| = %.3g over %d positions", c.Image, fromText, d, len(c.Logits))
 		}
 	}
 }
