@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/tfconv/tfconv/vision"
@@ -136,6 +137,22 @@ const maxVisionDiffMtmd = 2e-4
 // ggml's graph: the binary16 roundings above, unmodelled (7.4e-4 measured).
 const maxVisionDiffMtmdF32 = 1e-3
 
+// maxRelImageLogitDiffMtmdF32 bounds, relative to the largest logit, our
+// float32 logits (no MatchLlamaCpp) after the image against mtmd's: the
+// binary16 roundings ggml makes and this mode does not (GELU table, the
+// image path's F16 projection and im2col); 2.9e-3 measured on logits up
+// to ~4. maxRelImageLogitDiffMtmd is the MatchLlamaCpp bound: what is
+// left is the text model's own distance to llama.cpp, as for the gemma3
+// family (maxRelDiffNewerGELU, families_test.go: llama.cpp's fp16 GELU
+// table and ours part by rounding), with or without an image: the
+// text-only prompt of the same ids is 6.2e-4 from llama.cpp's logits
+// (logits_dump), the prompts with the images 7.4e-4 and 5.2e-4 (1.9e-4 and
+// 1.4e-4 of the largest logit).
+const (
+	maxRelImageLogitDiffMtmdF32 = 1e-3
+	maxRelImageLogitDiffMtmd    = 3e-4
+)
+
 func readMtmd(t *testing.T) mtmdRef {
 	t.Helper()
 	var ref mtmdRef
@@ -257,6 +274,67 @@ func TestImageLogitsGemma3HF(t *testing.T) {
 				t.Errorf("%s: logits differ from transformers' by %g", c.Image, d)
 			}
 			t.Logf("%s (text %v): max |Δ logits| = %.3g over %d positions", c.Image, fromText, d, len(c.Logits))
+		}
+	}
+}
+
+// run --image on llama.cpp's GGUF pair: the prompt's ids (mtmd's
+// tokenization of the text around <__media__>) and the logits of every
+// text position after the image equal mtmd's within maxImageLogitDiffMtmd.
+func TestImageLogitsGemma3Mtmd(t *testing.T) {
+	t.Parallel()
+	ref := readMtmd(t)
+	const prompt = "Describe this picture: <__media__> What is in it?"
+	for _, match := range []bool{true, false} {
+		opts := LoadOptions{MatchLlamaCpp: match}
+		m, err := Load(visionFixture+"/gguf/"+ref.TextGGUF, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := LoadVision(visionFixture+"/gguf/"+ref.MmprojGGUF, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range ref.Cases {
+			img, err := vision.ReadFile("../testdata/vision/" + c.Image)
+			if err != nil {
+				t.Fatal(err)
+			}
+			run, err := m.ImageInput(v, ImagePrompt{Text: prompt, Image: img, Method: vision.Mtmd})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(run.Input.Tokens) != len(c.Tokens) {
+				t.Fatalf("%s: %d ids, mtmd %d", c.Image, len(run.Input.Tokens), len(c.Tokens))
+			}
+			for i, id := range c.Tokens {
+				if id >= 0 && run.Input.Tokens[i] != id || id < 0 && run.Input.Embeds[i] == nil {
+					t.Fatalf("%s: ids %v, mtmd's %v (-1: the image)", c.Image, run.Input.Tokens, c.Tokens)
+				}
+			}
+			out, err := m.Forward(run.Input, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(c.Logits) == 0 {
+				t.Fatalf("%s: mtmd.json has no logits", c.Image)
+			}
+			var d, scale float64
+			for pos, want := range c.Logits {
+				for _, x := range want {
+					scale = math.Max(scale, math.Abs(float64(x)))
+				}
+				p, err := strconv.Atoi(pos)
+				if err != nil || p >= len(out.Logits) {
+					t.Fatalf("%s: logits of position %q", c.Image, pos)
+				}
+				d = math.Max(d, maxAbsDiff(out.Logits[p], want))
+			}
+			tol := scale * map[bool]float64{true: maxRelImageLogitDiffMtmd, false: maxRelImageLogitDiffMtmdF32}[match]
+			if d > tol {
+				t.Errorf("%s (match llama.cpp %v): logits differ from mtmd's by %g (> %.3g)", c.Image, match, d, tol)
+			}
+			t.Logf("%s (match llama.cpp %v): max |Δ logits| = %.3g over %d positions (logits up to %.3g)", c.Image, match, d, len(c.Logits), scale)
 		}
 	}
 }
