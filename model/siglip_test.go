@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/tfconv/tfconv/vision"
@@ -335,6 +336,47 @@ func TestImageLogitsGemma3Mtmd(t *testing.T) {
 				t.Errorf("%s (match llama.cpp %v): logits differ from mtmd's by %g (> %.3g)", c.Image, match, d, tol)
 			}
 			t.Logf("%s (match llama.cpp %v): max |Δ logits| = %.3g over %d positions (logits up to %.3g)", c.Image, match, d, len(c.Logits), scale)
+		}
+	}
+}
+
+// LoadVision refuses what holds no encoder it runs, naming the file, and a
+// prompt without (or with two) image placeholders.
+func TestVisionRefusals(t *testing.T) {
+	t.Parallel()
+	for _, path := range []string{"../testdata/arch/gemma3/hf", "../testdata/arch/gemma3/gguf/gemma3-f32.gguf"} {
+		if _, err := LoadVision(path, LoadOptions{}); err == nil || !strings.Contains(err.Error(), path) {
+			t.Errorf("%s: %v, want an error naming it", path, err)
+		}
+	}
+	m, err := Load(visionFixture+"/hf", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := LoadVision(visionFixture+"/hf", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := vision.NewImage(3, 5)
+	for _, p := range []ImagePrompt{
+		{Tokens: []int{1, 5, 6}, Image: img},
+		{Tokens: []int{1, 1000, 6, 1000}, Image: img},
+		{Text: "no marker", Image: img},
+		{Text: "<start_of_image> <__media__> <__media__>", Image: img},
+		{Tokens: []int{1, 1000}},
+	} {
+		if _, err := m.ImageInput(v, p); err == nil {
+			t.Errorf("%+v: no error", p)
+		}
+	}
+	// Input.Embeds and Input.Groups are checked against the tokens.
+	for _, in := range []Input{
+		{Tokens: []int{1, 2}, Embeds: make([][]float32, 1)},
+		{Tokens: []int{1, 2}, Embeds: [][]float32{nil, make([]float32, 3)}},
+		{Tokens: []int{1, 2, 3}, Groups: []int{0, -1, 0}},
+	} {
+		if _, err := m.Forward(in, nil); err == nil {
+			t.Errorf("%+v: no error", in)
 		}
 	}
 }
