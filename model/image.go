@@ -44,8 +44,16 @@ type ImageRun struct {
 
 // ImageInput preprocesses and encodes p's image with v and expands p's
 // placeholder into the image's soft tokens, whose embeddings are the image
-// features (unscaled) and which attend to each other both ways (Gemma 3:
-// transformers' token_type_ids mask, llama.cpp's non-causal image batch).
+// features (unscaled) and which attend to each other both ways. Both
+// references do that for Gemma 3: transformers v4.57.6 ors a
+// same-image-group mask (from token_type_ids) into the causal and the
+// sliding-window masks at prefill, and llama.cpp d32676d7 decodes the image
+// chunk with causal attention off (mtmd_decode_use_non_causal). They part
+// only for an image longer than the sliding window, where llama.cpp's
+// window still hides image tokens further back and transformers' group
+// does not; Input.Groups follows transformers (a group overrides the
+// window). Gemma 3's 256 tokens per image sit well inside its 1024-token
+// window, and the fixtures' 4 inside their window of 4.
 func (m *Model) ImageInput(v *Vision, p ImagePrompt) (*ImageRun, error) {
 	c, vc := m.Config(), v.Config()
 	if vc.TextDModel != c.DModel {

@@ -114,6 +114,9 @@ const maxVisionDim = 1 << 16
 // (Gemma3ForConditionalGeneration: vision_tower. and multi_modal_projector.)
 // or of an mmproj GGUF written by llama.cpp's converter (--mmproj).
 func LoadVision(path string, opts LoadOptions) (*Vision, error) {
+	if opts.Threads > 0 {
+		kernels.SetThreads(opts.Threads)
+	}
 	c, err := checkpoint.Open(path)
 	if err != nil {
 		return nil, err
