@@ -14,12 +14,13 @@ import (
 // mm_tokens_per_image tokens, an RMSNorm with (1 + w) and a linear map to
 // the text width). The text half is the gemma3 family.
 var Gemma3Vision = registerProjector(&Projector{
-	Type:      "gemma3",
-	HFClasses: []string{"Gemma3ForConditionalGeneration"},
-	Text:      "gemma3",
-	Encoder:   "vision_config",
-	Prefixes:  gemma3VisionPrefixes,
-	Summary:   "SigLIP ViT; patches average-pooled to mm_tokens_per_image, RMSNorm (1 + w), linear",
+	Type:        "gemma3",
+	HFClasses:   []string{"Gemma3ForConditionalGeneration"},
+	Text:        "gemma3",
+	Encoder:     "vision_config",
+	Prefixes:    gemma3VisionPrefixes,
+	Summary:     "SigLIP ViT; patches average-pooled to mm_tokens_per_image, RMSNorm (1 + w), linear",
+	PoolDefault: 4,
 	Tower: Family{
 		Name: MmprojArch,
 		Params: withParams(mmprojVisionParams(),

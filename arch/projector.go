@@ -35,9 +35,58 @@ type Projector struct {
 	Prefixes []string
 	// Tower is the mmproj's schema (Name "clip").
 	Tower Family
-	// Summary names the tower and projection for inspect ("SigLIP ViT,
-	// pooled 2-D + RMSNorm + linear").
+	// Summary names the tower and projection for inspect.
 	Summary string
+	// PoolDefault is the pooling kernel (patches per token side) llama.cpp
+	// takes when the mmproj has no clip.vision.projector.scale_factor (4
+	// for Gemma 3); 0: the projector does not pool.
+	PoolDefault int64
+}
+
+// TokensPerImage is how many embeddings the projector gives one image of
+// its image size, from its mmproj keys (get reads a clip.* key as an
+// integer): the patch grid, pooled by the scale factor when the projector
+// pools. 0 when the keys do not say.
+func (p *Projector) TokensPerImage(get func(key string) (int64, bool)) int64 {
+	img, _ := get("clip.vision.image_size")
+	patch, _ := get("clip.vision.patch_size")
+	if img <= 0 || patch <= 0 || img > 1<<20 {
+		return 0
+	}
+	side := img / patch
+	if p.PoolDefault > 0 {
+		k, ok := get("clip.vision.projector.scale_factor")
+		if !ok {
+			k = p.PoolDefault
+		}
+		if k <= 0 {
+			return 0
+		}
+		side /= k
+	}
+	return side * side
+}
+
+// TowerMetadata is the mmproj's clip.* keys for a Hugging Face checkpoint
+// of one of the projector's classes (top: config.json as written; pre: the
+// processor's files, merged), general.file_type aside: what inspect shows
+// of the tower before any conversion.
+func (p *Projector) TowerMetadata(top, pre Config) (tensor.Metadata, error) {
+	c, err := p.TowerConfig(top, pre)
+	if err != nil {
+		return nil, err
+	}
+	md, err := p.Tower.GGUFMetadata(c, 0)
+	if err != nil {
+		return nil, err
+	}
+	out := md[:0]
+	for _, kv := range md {
+		if kv.Key != FileType {
+			out = append(out, kv)
+		}
+	}
+	return out, nil
 }
 
 // MmprojArch is the general.architecture of every projector GGUF.

@@ -1,11 +1,7 @@
 package convert
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,7 +12,6 @@ import (
 	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/internal/atomicfile"
 	"github.com/tfconv/tfconv/internal/progress"
-	"github.com/tfconv/tfconv/internal/pyjson"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -97,53 +92,6 @@ func refuseMultimodal(src string, p *arch.Projector) error {
 		"--text-only (the text model alone)", src, strings.Join(p.HFClasses, ", "), p.Text, p.Type)
 }
 
-// rawConfig is config.json as written (checkpoint.Config reads a nested
-// text_config over the top level; the tower's settings are beside it).
-func rawConfig(c *checkpoint.Checkpoint) (Config, error) {
-	b, err := c.ReadAux("config.json")
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	d := json.NewDecoder(bytes.NewReader(pyjson.Standard(b)))
-	d.UseNumber()
-	if err := d.Decode(&m); err != nil {
-		return nil, fmt.Errorf("convert: config.json: %w", err)
-	}
-	return Config(m), nil
-}
-
-// processorConfig is preprocessor_config.json with processor_config.json
-// over it (each object's media_proc_cfg / image_processor entries over its
-// own), as the converter's MmprojModel merges them; absent files are empty.
-func processorConfig(c *checkpoint.Checkpoint) (Config, error) {
-	out := Config{}
-	for _, f := range []struct{ name, nested string }{{"preprocessor_config.json", "media_proc_cfg"}, {"processor_config.json", "image_processor"}} {
-		b, err := c.ReadAux(f.name)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		var m map[string]any
-		d := json.NewDecoder(bytes.NewReader(b))
-		d.UseNumber()
-		if err := d.Decode(&m); err != nil {
-			return nil, fmt.Errorf("convert: %s: %w", f.name, err)
-		}
-		for k, v := range m {
-			out[k] = v
-		}
-		if n, ok := m[f.nested].(map[string]any); ok {
-			for k, v := range n {
-				out[k] = v
-			}
-		}
-	}
-	return out, nil
-}
-
 // ggufOutType resolves --outtype for Hugging Face → GGUF ("" is f16, auto
 // the first tensor's float type), as convert_hf_to_gguf.py does.
 func ggufOutType(c *checkpoint.Checkpoint, outType string) string {
@@ -165,11 +113,11 @@ func ggufOutType(c *checkpoint.Checkpoint, outType string) string {
 // the clip.* keys of the projector's Params, no vocabulary. The text
 // model's tensors are dropped (they are the text GGUF's).
 func planMmproj(c *checkpoint.Checkpoint, proj *arch.Projector, opts Options) (*plan, error) {
-	top, err := rawConfig(c)
+	top, err := c.RawConfig()
 	if err != nil {
 		return nil, err
 	}
-	pre, err := processorConfig(c)
+	pre, err := c.ProcessorConfig()
 	if err != nil {
 		return nil, err
 	}

@@ -55,3 +55,38 @@ func TestConvertMmprojFlags(t *testing.T) {
 		t.Errorf("--mmproj-only --text-only: exit %d, %q; want a usage error", code, errOut)
 	}
 }
+
+// TestInspectTower: inspect shows the tower of an mmproj GGUF and of the
+// Hugging Face folder it came from alike (the record's keys): projector
+// type, image and patch size, layers, width, tokens per image.
+func TestInspectTower(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join("..", "..", "testdata", "vision", "gemma3")
+	for _, src := range []string{filepath.Join(dir, "hf"), filepath.Join(dir, "gguf", "mmproj-gemma3-f32.gguf")} {
+		code, out, errOut := run(t, "inspect", src, "--json")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", src, code, errOut)
+		}
+		var j struct {
+			Projector struct {
+				Type           string `json:"projector_type"`
+				ImageSize      int64  `json:"image_size"`
+				PatchSize      int64  `json:"patch_size"`
+				Layers         int64  `json:"vision_layers"`
+				Width          int64  `json:"vision_width"`
+				TokensPerImage int64  `json:"tokens_per_image"`
+			} `json:"projector"`
+		}
+		if err := json.Unmarshal([]byte(out), &j); err != nil {
+			t.Fatal(err)
+		}
+		p := j.Projector
+		if p.Type != "gemma3" || p.ImageSize != 64 || p.PatchSize != 16 || p.Layers != 2 || p.Width != 32 || p.TokensPerImage != 4 {
+			t.Errorf("%s: projector %+v, want gemma3 64/16, 2 layers of 32, 4 tokens", src, p)
+		}
+		code, out, _ = run(t, "inspect", src)
+		if code != 0 || !strings.Contains(out, "tokens per image") || !strings.Contains(out, "projector type") {
+			t.Errorf("%s: the table lacks the tower: %s", src, out)
+		}
+	}
+}
