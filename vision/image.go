@@ -68,8 +68,19 @@ func Decode(r io.ReadSeeker) (*Image, error) {
 	return FromImage(src), nil
 }
 
-// FromImage converts any image.Image to RGB as Decode does.
+// FromImage converts any image.Image to RGB as Decode does. A JPEG's
+// subsampled chroma (4:2:0, 4:2:2) is upsampled with the triangle filter
+// libjpeg calls fancy upsampling (jdsample.c h2v2/h2v1_fancy_upsample: ¾
+// of the nearer sample, ¼ of the farther, in each subsampled direction,
+// its rounding), as Pillow's libjpeg and stb_image (llama.cpp) both do,
+// where Go's YCbCr.At takes the nearest sample (up to 100 levels apart at
+// a sharp colour edge). What still parts the decoders is their inverse
+// DCT and colour conversion: a few levels (3 on the test image).
 func FromImage(src image.Image) *Image {
+	if s, ok := src.(*image.YCbCr); ok && s.Bounds().Min == (image.Point{}) &&
+		(s.SubsampleRatio == image.YCbCrSubsampleRatio420 || s.SubsampleRatio == image.YCbCrSubsampleRatio422) {
+		return fancyYCbCr(s)
+	}
 	b := src.Bounds()
 	m := NewImage(b.Dx(), b.Dy())
 	i := 0
@@ -117,4 +128,66 @@ func rgb8(src image.Image, x, y int) (r, g, b uint8) {
 	}
 	c := color.NRGBA64Model.Convert(src.At(x, y)).(color.NRGBA64)
 	return uint8(c.R >> 8), uint8(c.G >> 8), uint8(c.B >> 8)
+}
+
+// fancyYCbCr converts a 4:2:0 or 4:2:2 YCbCr image to RGB with libjpeg's
+// fancy chroma upsampling (FromImage) and Go's YCbCr → RGB.
+func fancyYCbCr(s *image.YCbCr) *Image {
+	w, h := s.Rect.Dx(), s.Rect.Dy()
+	cw := (w + 1) / 2
+	ch := h
+	if s.SubsampleRatio == image.YCbCrSubsampleRatio420 {
+		ch = (h + 1) / 2
+	}
+	cb, cr := make([]uint8, w*h), make([]uint8, w*h)
+	for _, pl := range []struct{ src, dst []uint8 }{{s.Cb, cb}, {s.Cr, cr}} {
+		for y := 0; y < h; y++ {
+			// h2v2: column sums of the nearer chroma row ×3 and the farther ×1.
+			near, far := y, y
+			if ch != h {
+				near, far = y/2, y/2-1
+				if y%2 == 1 {
+					far = y/2 + 1
+				}
+				far = max(0, min(far, ch-1))
+			}
+			col := func(i int) int {
+				return 3*int(pl.src[near*s.CStride+i]) + int(pl.src[far*s.CStride+i])
+			}
+			row := pl.src[near*s.CStride:]
+			for x := 0; x < w; x++ {
+				i := x / 2
+				var v int
+				switch {
+				case ch == h: // h2v1: its own rounding, the edges copied
+					switch {
+					case cw == 1 || x == 0 || x%2 == 1 && i == cw-1:
+						v = int(row[i])
+					case x%2 == 0:
+						v = (3*int(row[i]) + int(row[i-1]) + 1) >> 2
+					default:
+						v = (3*int(row[i]) + int(row[i+1]) + 2) >> 2
+					}
+				case cw == 1 || x%2 == 0 && i == 0:
+					v = (4*col(i) + 8) >> 4
+				case x%2 == 0:
+					v = (3*col(i) + col(i-1) + 8) >> 4
+				case i == cw-1:
+					v = (4*col(i) + 7) >> 4
+				default:
+					v = (3*col(i) + col(i+1) + 7) >> 4
+				}
+				pl.dst[y*w+x] = uint8(v)
+			}
+		}
+	}
+	m := NewImage(w, h)
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			r, g, b := color.YCbCrToRGB(s.Y[y*s.YStride+x], cb[y*w+x], cr[y*w+x])
+			o := (y*w + x) * 3
+			m.Pix[o], m.Pix[o+1], m.Pix[o+2] = r, g, b
+		}
+	}
+	return m
 }

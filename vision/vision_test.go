@@ -24,7 +24,19 @@ type transformersRef struct {
 		PILBilinear map[string]string `json:"pil_bilinear"`
 		Gemma3PV16  []float32         `json:"gemma3_pixel_values_16"`
 	} `json:"images"`
+	JPEG struct {
+		File      string `json:"file"`
+		Width     int    `json:"width"`
+		Height    int    `json:"height"`
+		PillowRGB string `json:"pillow_rgb"`
+	} `json:"jpeg"`
 }
+
+// maxJPEGDiff bounds |Go's decoding − Pillow's| of a 4:2:0 JPEG in levels:
+// the chroma upsampling is libjpeg's (FromImage); the inverse DCTs and
+// YCbCr → RGB conversions still differ (3 measured; nearest-sample chroma,
+// Go's own, was 102 on the same file).
+const maxJPEGDiff = 4
 
 func readRef(t *testing.T) transformersRef {
 	t.Helper()
@@ -130,6 +142,28 @@ func TestLetterboxMtmd(t *testing.T) {
 	if mid.At(1, 0, 0) != 127 {
 		t.Fatalf("midpoint of 0 and 255 = %d, mtmd truncates 127.5 to 127", mid.At(1, 0, 0))
 	}
+}
+
+// A JPEG decodes to within maxJPEGDiff of Pillow's (libjpeg's) pixels.
+func TestDecodeJPEG(t *testing.T) {
+	t.Parallel()
+	ref := readRef(t)
+	m, err := ReadFile("../testdata/vision/preprocess/" + ref.JPEG.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := hex.DecodeString(ref.JPEG.PillowRGB)
+	if err != nil || m.W != ref.JPEG.Width || m.H != ref.JPEG.Height || len(want) != len(m.Pix) {
+		t.Fatalf("decoded %d×%d, Pillow %d×%d (%v)", m.W, m.H, ref.JPEG.Width, ref.JPEG.Height, err)
+	}
+	worst := 0
+	for i := range want {
+		worst = max(worst, int(want[i])-int(m.Pix[i]), int(m.Pix[i])-int(want[i]))
+	}
+	if worst > maxJPEGDiff {
+		t.Errorf("JPEG pixels differ from Pillow's by up to %d levels", worst)
+	}
+	t.Logf("max |Go − Pillow| = %d levels", worst)
 }
 
 // Alpha is dropped without compositing; gray replicates.

@@ -47,6 +47,14 @@ def main():
         pv = proc(images=img, return_tensors="np")["pixel_values"][0]
         rec["gemma3_pixel_values_16"] = [float(v) for v in pv.astype(np.float32).reshape(-1)]
         out["images"][name] = rec
+    # A JPEG (Pillow's encoder, quality 90, 4:2:0) of the vision fixture's wide.png, and Pillow's (libjpeg's)
+    # decoding of it: Go's decoder differs in its inverse DCT and colour conversion.
+    src = Image.open(os.path.join(os.path.dirname(OUT), "images", "wide.png")).convert("RGB")
+    jpg = os.path.join(OUT, "wide.jpg")
+    src.save(jpg, quality=90)
+    dec = Image.open(jpg)
+    out["jpeg"] = {"file": "wide.jpg", "subsampling": "4:2:0", "width": dec.width, "height": dec.height,
+                   "pillow_rgb": np.asarray(dec.convert("RGB")).tobytes().hex()}
     with open(os.path.join(OUT, "transformers.json"), "w") as f:
         json.dump(out, f, indent=None, separators=(",", ":"))
         f.write("\n")
