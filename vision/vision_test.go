@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"image"
 	"image/color"
+	"image/jpeg"
 	"image/png"
 	"os"
 	"testing"
@@ -190,6 +191,27 @@ func TestDecode(t *testing.T) {
 	if m, err = Decode(bytes.NewReader(buf.Bytes())); err != nil || !bytes.Equal(m.Pix, []uint8{77, 77, 77}) {
 		t.Fatalf("gray: %v %v", m, err)
 	}
+	// JPEGs of awkward sizes (Go's encoder writes 4:2:0): the chroma
+	// upsampling's edges, and a flat colour stays flat.
+	for _, sz := range [][2]int{{1, 1}, {1, 2}, {2, 1}, {3, 3}, {5, 4}, {17, 9}} {
+		src := image.NewRGBA(image.Rect(0, 0, sz[0], sz[1]))
+		for i := range src.Pix {
+			src.Pix[i] = []uint8{200, 60, 30, 255}[i%4]
+		}
+		buf.Reset()
+		if err := jpeg.Encode(&buf, src, &jpeg.Options{Quality: 100}); err != nil {
+			t.Fatal(err)
+		}
+		m, err := Decode(bytes.NewReader(buf.Bytes()))
+		if err != nil || m.W != sz[0] || m.H != sz[1] {
+			t.Fatalf("%v: %v %v", sz, m, err)
+		}
+		for i, v := range m.Pix {
+			if d := int(v) - int([]uint8{200, 60, 30}[i%3]); d > 3 || d < -3 {
+				t.Fatalf("%v: flat colour decoded as %v", sz, m.Pix[:6])
+			}
+		}
+	}
 	if _, err := Decode(bytes.NewReader([]byte("not an image"))); !errors.Is(err, ErrFormat) {
 		t.Fatalf("garbage: %v, want ErrFormat", err)
 	}
@@ -204,6 +226,11 @@ func FuzzDecode(f *testing.F) {
 		}
 		f.Add(b)
 	}
+	jpg, err := os.ReadFile("../testdata/vision/preprocess/wide.jpg")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(jpg)
 	f.Add([]byte("\xff\xd8\xff\xe0"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := Decode(bytes.NewReader(b))
