@@ -21,9 +21,9 @@
 // stretches.
 //
 // Decoding uses Go's image packages (PNG, JPEG, GIF), no cgo. PNG decodes
-// to the same bytes in Go, Pillow and stb_image; JPEG does not: Go's
-// decoder, libjpeg (Pillow) and stb_image (llama.cpp) differ in their
-// inverse DCT and chroma upsampling, so a JPEG's pixels may differ by a few
-// levels from either reference. Neither is EXIF orientation applied here
+// to the same bytes in Go, Pillow and stb_image; JPEG does not: FromImage
+// upsamples the chroma as libjpeg (Pillow) and stb_image (llama.cpp) do,
+// but the three decoders' inverse DCTs and colour conversions differ, so a
+// JPEG's pixels may differ by a few levels from either reference. Neither is EXIF orientation applied here
 // (transformers' load_image applies it, stb_image does not).
 package vision
