@@ -154,6 +154,12 @@ type Options struct {
 	Resume bool
 	// Note, when set, receives a line about what --resume kept.
 	Note func(string)
+	// MmprojFile, for GGUF → Hugging Face, is the projector GGUF (an
+	// mmproj) of the text GGUF being converted: the output is the
+	// multimodal checkpoint again (Gemma3ForConditionalGeneration: the text
+	// model under language_model., the tower, one config.json, the
+	// processor's files).
+	MmprojFile string
 	// Multimodal says what Hugging Face → GGUF writes of a checkpoint with a
 	// vision/audio projector (--mmproj, --mmproj-only, --text-only); unset,
 	// such a conversion is refused.
@@ -333,6 +339,8 @@ func runOn(c *checkpoint.Checkpoint, src, dst string, opts Options, inputs []str
 		return nil, err
 	}
 	switch {
+	case opts.MmprojFile != "" && (to != Safetensors || c.Source != checkpoint.GGUF):
+		return nil, fmt.Errorf("convert: an mmproj GGUF (%s) is put back together with its text GGUF into a Hugging Face folder: SRC a GGUF, DST a directory", opts.MmprojFile)
 	case proj == nil && opts.Multimodal != MultimodalUnset:
 		return nil, tensor.Unsupported("convert: %s: %s applies to a multimodal checkpoint with a projector tfconv converts (%s)", src,
 			opts.Multimodal.Flag(), strings.Join(projectorClasses(), ", "))
@@ -355,6 +363,13 @@ func runOn(c *checkpoint.Checkpoint, src, dst string, opts Options, inputs []str
 		p, err = planGGUFRepack(c, opts)
 	case to == GGUF:
 		p, err = planToGGUF(c, opts)
+	case to == Safetensors && c.Source == checkpoint.GGUF && opts.MmprojFile != "":
+		var mm *checkpoint.Checkpoint
+		p, mm, err = planToHFMultimodal(c, opts)
+		if mm != nil {
+			defer mm.Close()
+			inputs = append(inputs, opts.MmprojFile)
+		}
 	case to == Safetensors && c.Source == checkpoint.GGUF:
 		p, err = planToHF(c, opts)
 	case to == Safetensors:
