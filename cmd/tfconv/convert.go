@@ -32,9 +32,9 @@ type convertOptions struct {
 	// mmproj, mmprojOnly, textOnly: what a multimodal checkpoint converts to.
 	mmproj, mmprojOnly, textOnly bool
 	// mmprojFile: GGUF → HF, the projector GGUF (--mmproj's third argument).
-	mmprojFile string
-	listModels                   bool
-	allowOverflow                bool
+	mmprojFile    string
+	listModels    bool
+	allowOverflow bool
 	// allowRequantize: GGUF → GGUF --outtype may re-encode quantized tensors.
 	allowRequantize bool
 	// bits and groupSize quantize MLX output ('quantize --to mlx').
