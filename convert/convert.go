@@ -345,7 +345,7 @@ func runOn(c *checkpoint.Checkpoint, src, dst string, opts Options, inputs []str
 		return nil, tensor.Unsupported("convert: %s: %s applies to a multimodal checkpoint with a projector tfconv converts (%s)", src,
 			opts.Multimodal.Flag(), strings.Join(projectorClasses(), ", "))
 	case proj != nil && to != GGUF && opts.Multimodal != MultimodalUnset:
-		return nil, fmt.Errorf("convert: %s applies to GGUF output", opts.Multimodal.Flag())
+		return nil, fmt.Errorf("convert: %s applies to GGUF output (DST a .gguf file, or --to gguf)", opts.Multimodal.Flag())
 	case proj != nil && to == GGUF && opts.Multimodal == MultimodalUnset:
 		return nil, refuseMultimodal(src, proj)
 	case proj != nil && to == GGUF && opts.Multimodal == MultimodalBoth:
