@@ -552,7 +552,7 @@ func newReport(src, out string, to Format, p *plan, files []string) *Report {
 			Overflow: j.overflow.Count, OverflowMaxAbs: j.overflow.MaxAbs, Copied: j.m.Blocks != 0 || j.passBits != 0, Quantized: j.quantized})
 		rep.Bytes += j.out.Size
 	}
-	rep.Warnings = append(rep.Warnings, lossyWarnings(rep.Tensors)...)
+	rep.Warnings = append(rep.Warnings, lossyWarnings(rep.Tensors, p.outType)...)
 	rep.Warnings = append(rep.Warnings, overflowWarnings(rep.Tensors)...)
 	return rep
 }
@@ -650,8 +650,10 @@ func lossless(src, out tensor.DType) bool {
 }
 
 // lossyWarnings names the output tensors written in a type that cannot hold
-// every value of their source, one line per pair of types.
-func lossyWarnings(ts []TensorReport) []string {
+// every value of their source, one line per pair of types; outType is the
+// run's (at f32 the narrower ones are types the converter forces, which no
+// --outtype changes).
+func lossyWarnings(ts []TensorReport, outType string) []string {
 	type pair struct{ src, out string }
 	var order []pair
 	names := map[pair][]string{}
@@ -673,7 +675,7 @@ func lossyWarnings(ts []TensorReport) []string {
 			list += ", …"
 		}
 		w := fmt.Sprintf("lossy: %d tensor(s) written as %s from %s, values rounded (%s)", len(n), p.out, p.src, list)
-		if p.out != tensor.F32.String() {
+		if p.out != tensor.F32.String() && outType != OutF32 {
 			w += "; --outtype f32 keeps them exact"
 		}
 		out = append(out, w)
