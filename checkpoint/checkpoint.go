@@ -116,6 +116,9 @@ type Tensor struct {
 	tensor.Info
 	File  string          // path of the file that holds the data
 	Attrs tensor.Metadata // per-tensor attributes (native files only)
+	// NVFP4, on the float32 weight of an NVFP4 layer (compressed-tensors,
+	// ModelOpt), is the layer as stored, for a block pass-through.
+	NVFP4 *NVFP4Layer
 
 	open    func() io.Reader
 	section func() *io.SectionReader

@@ -249,6 +249,10 @@ func (c *Checkpoint) unpackCTFP4(cc ctensors.Scheme) (*unpacked, error) {
 				pw.File, pw.Offset, prefix, pw.Shape, sc.Shape, gs.Shape)
 		}
 		t := fp4Tensor(prefix+ctensors.SuffixWeight, pw, sc, gs, func(s, g float32) float32 { return s / g }, true)
+		t.NVFP4 = &NVFP4Layer{Packed: pw, Scales: sc, factor: gs, invert: true}
+		if in, ok := c.byName[prefix+".input_global_scale"]; ok && in.NumElements() <= 1 {
+			t.NVFP4.input = in
+		}
 		if err := c.replace(i, t); err != nil {
 			return nil, err
 		}

@@ -148,3 +148,47 @@ func TestUE4M3(t *testing.T) {
 		}
 	}
 }
+
+// TestNVFP4FromOCP: ggml's NVFP4 decoding of blocks moved from the
+// Hugging Face layout gives each value what the checkpoint's own decoding
+// does (DequantizeFP4Packed with each group's E4M3 scale as its
+// multiplier), for every code in every position; a scale byte's sign bit is
+// dropped; sizes that are not whole blocks are refused.
+func TestNVFP4FromOCP(t *testing.T) {
+	t.Parallel()
+	const rows, cols = 3, 128
+	packed := make([]byte, rows*cols/2)
+	scales := make([]byte, rows*cols/16)
+	for i := range packed {
+		packed[i] = byte(i*37 + i/7)
+	}
+	for i := range scales {
+		scales[i] = byte(8 + i*13%0x70) // positive normal and subnormal E4M3, never NaN
+	}
+	scales[5] |= 0x80 // a negative scale: ggml keeps its magnitude
+	mults := make([]float32, len(scales))
+	if err := Dequantize(mults, scales, tensor.F8_E4M3); err != nil {
+		t.Fatal(err)
+	}
+	mults[5] = -mults[5]
+	want := make([]float32, rows*cols)
+	if err := DequantizeFP4Packed(want, packed, mults, rows, cols, false); err != nil {
+		t.Fatal(err)
+	}
+	blocks := make([]byte, rows*cols/64*36)
+	if err := NVFP4FromOCP(blocks, packed, scales); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float32, rows*cols)
+	for b := range rows * cols / 64 {
+		dequantNVFP4(got[64*b:], blocks[36*b:])
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("value %d: %v, the checkpoint's %v", i, got[i], want[i])
+		}
+	}
+	if err := NVFP4FromOCP(make([]byte, 27), make([]byte, 24), make([]byte, 3)); err == nil {
+		t.Error("three sub-blocks of 16 accepted as NVFP4 blocks")
+	}
+}
