@@ -155,11 +155,14 @@ func planToGGUF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 	}); err != nil {
 		return nil, err
 	}
-	nv, others, err := nvfp4Pass(c, p.jobs)
+	for _, j := range p.jobs {
+		j.reencode = opts.Requantize && j.m.Blocks != 0 // MXFP4 → MXFP4 decoded and encoded again
+	}
+	nv, others, err := nvfp4Pass(c, p.jobs, opts.Requantize)
 	if err != nil {
 		return nil, err
 	}
-	if len(nv) > 0 && !opts.VocabOnly {
+	if slices.ContainsFunc(slices.Concat(nv, others), func(j *job) bool { return j.out.DType == tensor.NVFP4 }) && !opts.VocabOnly {
 		if bft, ok := blockFileType(tensor.NVFP4, ft); ok {
 			ft = bft
 		}

@@ -21,7 +21,10 @@ import (
 // rest the others, in their order. A layer is re-encoded like any float
 // tensor instead when its mapping is more than a rename and a row
 // permutation (Llama's Q/K rows), or its rows are not whole blocks of 64.
-func nvfp4Pass(c *checkpoint.Checkpoint, jobs []*job) (nv, rest []*job, err error) {
+// With requantize (Options.Requantize) such a layer stays in rest, still
+// NVFP4 but encoded again from its float32 values (the per-tensor factor
+// in them, so without ".scale").
+func nvfp4Pass(c *checkpoint.Checkpoint, jobs []*job, requantize bool) (nv, rest []*job, err error) {
 	type pass struct {
 		at   int
 		jobs []*job
@@ -35,6 +38,11 @@ func nvfp4Pass(c *checkpoint.Checkpoint, jobs []*job) (nv, rest []*job, err erro
 		t, m := j.src, j.m
 		rows, ok := rowOrder(j)
 		if !ok || t.NVFP4 == nil || m.Interleaved || t.Shape[1]%64 != 0 {
+			rest = append(rest, j)
+			continue
+		}
+		if requantize {
+			j.out.DType = tensor.NVFP4
 			rest = append(rest, j)
 			continue
 		}
@@ -73,5 +81,5 @@ func nvfp4Pass(c *checkpoint.Checkpoint, jobs []*job) (nv, rest []*job, err erro
 	for _, p := range passes {
 		nv = append(nv, p.jobs...)
 	}
-	return nv, rest, finishJobs(nv)
+	return nv, rest, finishJobs(slices.Concat(nv, rest))
 }
