@@ -163,6 +163,10 @@ type Options struct {
 	// planOnly: work the plan out and return it (Plan); nothing is
 	// checked at DST or written.
 	planOnly bool
+	// nvfp4Float keeps NVFP4 layers as their float32 values in a GGUF view
+	// (Source, which quantize reads): the blocks without the ".scale" a
+	// reader of the view does not apply would mean other values.
+	nvfp4Float bool
 }
 
 // TensorReport describes one output tensor.

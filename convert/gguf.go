@@ -158,9 +158,11 @@ func planToGGUF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 	for _, j := range p.jobs {
 		j.reencode = opts.Requantize && j.m.Blocks != 0 // MXFP4 → MXFP4 decoded and encoded again
 	}
-	nv, others, err := nvfp4Pass(c, p.jobs, opts.Requantize)
-	if err != nil {
-		return nil, err
+	nv, others := []*job(nil), p.jobs
+	if !opts.nvfp4Float {
+		if nv, others, err = nvfp4Pass(c, p.jobs, opts.Requantize); err != nil {
+			return nil, err
+		}
 	}
 	if slices.ContainsFunc(slices.Concat(nv, others), func(j *job) bool { return j.out.DType == tensor.NVFP4 }) && !opts.VocabOnly {
 		if bft, ok := blockFileType(tensor.NVFP4, ft); ok {

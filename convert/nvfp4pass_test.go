@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -125,5 +127,38 @@ func TestNVFP4PassThrough(t *testing.T) {
 				t.Errorf("key-value pairs\n%v\nthe converter's\n%v", got, want.Metadata)
 			}
 		})
+	}
+}
+
+// TestNVFP4QuantizeReadsValues: quantize reads an NVFP4 checkpoint through
+// the GGUF view (Source) as its float32 values, not as the blocks the
+// converter carries (which need their ".scale" to mean those values): the
+// view's weights equal the checkpoint's dequantized ones, and it has no
+// ".scale" tensors.
+func TestNVFP4QuantizeReadsValues(t *testing.T) {
+	t.Parallel()
+	c, err := checkpoint.Open(nvfp4Fixtures["modelopt"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	v, err := Source(c, Options{To: GGUF, OutType: OutF32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := c.Tensor("model.layers.1.mlp.down_proj.weight")
+	got, ok := v.Tensor("blk.1.ffn_down.weight")
+	if !ok || got.DType != tensor.F32 {
+		t.Fatalf("blk.1.ffn_down.weight: %v", got)
+	}
+	a, _ := got.ReadAll()
+	b, _ := want.ReadAll()
+	if !bytes.Equal(a, b) {
+		t.Error("blk.1.ffn_down.weight: not the checkpoint's dequantized values")
+	}
+	for _, x := range v.Tensors {
+		if strings.HasSuffix(x.Name, ".scale") || x.DType == tensor.NVFP4 {
+			t.Errorf("%s (%v) in the view", x.Name, x.DType)
+		}
 	}
 }

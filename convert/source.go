@@ -28,6 +28,7 @@ func Source(c *checkpoint.Checkpoint, opts Options) (*checkpoint.Checkpoint, err
 	if !c.HuggingFace() || c.LoRAConfig != nil {
 		return nil, fmt.Errorf("convert: %s: a GGUF view is made of a Hugging Face model checkpoint", c.Path)
 	}
+	opts.nvfp4Float = true
 	p, err := planToGGUF(c, opts)
 	if err != nil {
 		return nil, err
