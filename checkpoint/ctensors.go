@@ -209,7 +209,9 @@ func (c *Checkpoint) ctPackedLayer(cc ctensors.Scheme, prefix string) (*Tensor, 
 		}
 		return f32Bytes(w), nil
 	}
-	return LazyTensor(info, pw.File, data), parts, nil
+	t := LazyTensor(info, pw.File, data)
+	t.Q4_0Exact = cc.Bits == 4 && p.GroupSize == 32 && cc.Symmetric && zp == nil && gi == nil
+	return t, parts, nil
 }
 
 // unpackCTFP4 replaces every nvfp4-pack-quantized layer (X.weight_packed

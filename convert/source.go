@@ -84,6 +84,9 @@ func lazyTensors(jobs []*job, opts Options) ([]*checkpoint.Tensor, error) {
 			return nil, fmt.Errorf("convert: tensor %q: %w", info.Name, err)
 		}
 		tensors[i] = checkpoint.StreamTensor(info, j.src.File, func() io.Reader { return (&engine{}).reader(j) })
+		if _, whole := rowOrder(j); j.src.Q4_0Exact && whole && info.DType == tensor.F32 {
+			tensors[i].Q4_0Exact = true // its rows are the layer's, whole
+		}
 	}
 	return tensors, nil
 }

@@ -192,3 +192,57 @@ func TestNVFP4FromOCP(t *testing.T) {
 		t.Error("three sub-blocks of 16 accepted as NVFP4 blocks")
 	}
 }
+
+// TestEncodeQ4_0Exact: values q·s of symmetric 4-bit groups of 32 (q in
+// [−8, 7], s an f16 value) are Q4_0 blocks exactly, whichever codes a
+// block reaches, where ggml's own encoder (d = max/−8) rounds a block whose
+// extreme is +7·s; a scale no f16 value holds, or a value off the grid, is
+// refused.
+func TestEncodeQ4_0Exact(t *testing.T) {
+	t.Parallel()
+	x := make([]float32, 4*32)
+	scales := []float32{0.0123291015625, -0.5, 3.0517578125e-05, 1}
+	for b, s := range scales {
+		for i := range 32 {
+			q := (i*7+b*3)%16 - 8
+			if b == 0 && q == -8 {
+				q = 7 // block 0 reaches +7 only
+			}
+			x[b*32+i] = float32(q) * s
+		}
+	}
+	dst := make([]byte, 4*18)
+	if !EncodeQ4_0Exact(dst, x) {
+		t.Fatal("q·s with f16 scales refused")
+	}
+	y := make([]float32, len(x))
+	if err := Dequantize(y, dst, tensor.Q4_0); err != nil {
+		t.Fatal(err)
+	}
+	for i := range x {
+		if y[i] != x[i] {
+			t.Fatalf("value %d: %v, want %v", i, y[i], x[i])
+		}
+	}
+	ggml := make([]byte, 18)
+	quantQ4_0(ggml, x[:32])
+	dequantQ4_0(y[:32], ggml)
+	same := true
+	for i := range 32 {
+		same = same && y[i] == x[i]
+	}
+	if same {
+		t.Error("ggml's encoder kept a block whose extreme is +7·s exactly: the case proves nothing")
+	}
+	off := append([]float32(nil), x[:32]...)
+	off[3] *= 1.0001
+	if EncodeQ4_0Exact(dst[:18], off) {
+		t.Error("a value off the grid accepted")
+	}
+	for i := range off {
+		off[i] = x[i] * 1.0001 // scale 0.0123291015625·1.0001: no f16 value
+	}
+	if EncodeQ4_0Exact(dst[:18], off) {
+		t.Error("a scale no f16 value holds accepted")
+	}
+}
