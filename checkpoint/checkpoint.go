@@ -116,6 +116,15 @@ type Tensor struct {
 	tensor.Info
 	File  string          // path of the file that holds the data
 	Attrs tensor.Metadata // per-tensor attributes (native files only)
+	// NVFP4, on the float32 weight of an NVFP4 layer (compressed-tensors,
+	// ModelOpt), is the layer as stored, for a block pass-through.
+	NVFP4 *NVFP4Layer
+	// Q4_0Exact, on the float32 weight of a symmetric 4-bit layer with
+	// groups of 32 along its rows (compressed-tensors' pack-quantized
+	// W4A16), says its values are q·s with q in [−8, 7] per group: Q4_0
+	// blocks hold them exactly wherever s is an f16 value
+	// (quant.EncodeQ4_0Exact checks each block).
+	Q4_0Exact bool
 
 	open    func() io.Reader
 	section func() *io.SectionReader

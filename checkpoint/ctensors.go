@@ -209,7 +209,9 @@ func (c *Checkpoint) ctPackedLayer(cc ctensors.Scheme, prefix string) (*Tensor, 
 		}
 		return f32Bytes(w), nil
 	}
-	return LazyTensor(info, pw.File, data), parts, nil
+	t := LazyTensor(info, pw.File, data)
+	t.Q4_0Exact = cc.Bits == 4 && p.GroupSize == 32 && cc.Symmetric && zp == nil && gi == nil
+	return t, parts, nil
 }
 
 // unpackCTFP4 replaces every nvfp4-pack-quantized layer (X.weight_packed
@@ -249,6 +251,10 @@ func (c *Checkpoint) unpackCTFP4(cc ctensors.Scheme) (*unpacked, error) {
 				pw.File, pw.Offset, prefix, pw.Shape, sc.Shape, gs.Shape)
 		}
 		t := fp4Tensor(prefix+ctensors.SuffixWeight, pw, sc, gs, func(s, g float32) float32 { return s / g }, true)
+		t.NVFP4 = &NVFP4Layer{Packed: pw, Scales: sc, factor: gs, invert: true}
+		if in, ok := c.byName[prefix+".input_global_scale"]; ok && in.NumElements() <= 1 {
+			t.NVFP4.input = in
+		}
 		if err := c.replace(i, t); err != nil {
 			return nil, err
 		}

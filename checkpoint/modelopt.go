@@ -87,6 +87,10 @@ func (c *Checkpoint) unpackModelOpt(algo string) (*unpacked, error) {
 				w.File, w.Offset, w.Name, w.DType, w.Shape, sc.DType, sc.Shape, s2.DType, s2.Shape)
 		}
 		t := fp4Tensor(w.Name, w, sc, s2, func(s, k float32) float32 { return s * k }, false)
+		t.NVFP4 = &NVFP4Layer{Packed: w, Scales: sc, factor: s2}
+		if in, ok := c.byName[strings.TrimSuffix(w.Name, ".weight")+".input_scale"]; ok && in.NumElements() <= 1 {
+			t.NVFP4.input = in
+		}
 		if err := c.replace(i, t); err != nil {
 			return nil, err
 		}

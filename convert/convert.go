@@ -144,6 +144,11 @@ type Options struct {
 	// quantized tensor in another quantized type (--allow-requantize, as
 	// quantize's); without it that is refused.
 	AllowRequantize bool
+	// Requantize turns the block pass-throughs off (--requantize): a
+	// weight whose blocks the target type could hold as they are (MXFP4 →
+	// MXFP4, NVFP4 → NVFP4, GGUF Q4_0/Q8_0 → MLX affine groups of 32) is
+	// dequantized and encoded again in that type by tfconv's encoder.
+	Requantize bool
 	// Scheme is the compressed-tensors scheme (To CompressedTensors): one
 	// of llm-compressor's preset names ctensors.Presets lists; GroupSize,
 	// when set, replaces its group size.
@@ -168,6 +173,10 @@ type Options struct {
 	// planOnly: work the plan out and return it (Plan); nothing is
 	// checked at DST or written.
 	planOnly bool
+	// nvfp4Float keeps NVFP4 layers as their float32 values in a GGUF view
+	// (Source, which quantize reads): the blocks without the ".scale" a
+	// reader of the view does not apply would mean other values.
+	nvfp4Float bool
 }
 
 // TensorReport describes one output tensor.
@@ -191,6 +200,14 @@ type TensorReport struct {
 	// copied into the output type's block order (a block pass-through:
 	// gpt-oss's MXFP4 experts), never dequantized.
 	Copied bool `json:"copied,omitempty"`
+	// Conversion says what became of the values: "copied" (the source's
+	// blocks, moved as they are: a pass-through, or a quantized tensor
+	// kept in its type), "exact" (encoded, and every value equals the
+	// source's), or "reencoded" (encoded with rounding: MaxAbsError is the
+	// largest |output − source| over the finite values). Empty when
+	// nothing was written (a dry run).
+	Conversion  string  `json:"conversion,omitempty"`
+	MaxAbsError float64 `json:"max_abs_error,omitempty"`
 	// Quantized marks the codes of a quantization the run was asked for
 	// (MLX's affine codes, compressed-tensors' packed or FP8 weights): lossy
 	// by request, so no lossy-cast warning names it.
@@ -549,7 +566,8 @@ func newReport(src, out string, to Format, p *plan, files []string) *Report {
 		rep.Tensors = append(rep.Tensors, TensorReport{Name: j.out.Name, SourceName: src.Name,
 			DType: j.out.DType.String(), Shape: j.out.Shape, Bytes: j.out.Size,
 			SourceDType: src.DType.String(), Lossy: j.quantized || j.from == nil && !lossless(j.src.DType, j.out.DType),
-			Overflow: j.overflow.Count, OverflowMaxAbs: j.overflow.MaxAbs, Copied: j.m.Blocks != 0 || j.passBits != 0, Quantized: j.quantized})
+			Overflow: j.overflow.Count, OverflowMaxAbs: j.overflow.MaxAbs, Copied: j.copied(), Quantized: j.quantized,
+			Conversion: j.conversion(), MaxAbsError: j.maxErr})
 		rep.Bytes += j.out.Size
 	}
 	rep.Warnings = append(rep.Warnings, lossyWarnings(rep.Tensors, p.outType)...)

@@ -40,6 +40,40 @@ type job struct {
 	// passBits: the output is part of an MLX layer of this many bits whose
 	// codes are the source's GGUF blocks, copied (mlxPassThrough).
 	passBits int
+	// reencode sends a source already of the output type through the
+	// decoder and the encoder (Options.Requantize) instead of copying it.
+	reencode bool
+	// written is set once the tensor was encoded (encodeWrite), and maxErr
+	// is then its largest |output − source| over finite values.
+	written bool
+	maxErr  float64
+}
+
+// copied reports whether j's output bytes are its source's blocks, moved
+// without decoding (a pass-through, or a quantized tensor kept as it is).
+func (j *job) copied() bool {
+	if j.reencode {
+		return false
+	}
+	return j.m.Blocks != 0 && j.out.DType == j.m.Blocks || j.passBits != 0 ||
+		j.src.DType == j.out.DType && j.out.DType.Quantized() && j.m.Transform == nil && j.from == nil && !j.quantized
+}
+
+// conversion is TensorReport.Conversion of j once written.
+func (j *job) conversion() string {
+	switch {
+	case j.copied():
+		return "copied"
+	case j.quantized:
+		return "reencoded"
+	case j.written && j.maxErr == 0:
+		return "exact"
+	case j.written:
+		return "reencoded"
+	case j.src.DType == j.out.DType && j.m.Transform == nil && !j.reencode:
+		return "exact" // a float tensor's bytes as they are
+	}
+	return ""
 }
 
 // chunkElems is how many elements the streaming path converts per step: a
@@ -59,6 +93,7 @@ type engine struct {
 	raw    []byte
 	f32a   []float32
 	f32b   []float32
+	f32c   []float32
 	outBuf []byte
 }
 
@@ -79,7 +114,7 @@ func (e *engine) write(w io.Writer, j *job) error {
 	e.ov = quant.OverflowError{}
 	var err error
 	switch {
-	case j.src.DType == j.out.DType && j.m.Transform == nil:
+	case j.src.DType == j.out.DType && j.m.Transform == nil && !j.reencode:
 		err = e.copyRaw(dst, j)
 	case j.m.Transform == nil:
 		err = e.stream(dst, j)
@@ -166,6 +201,17 @@ func (e *engine) encodeWrite(w io.Writer, src []float32, j *job) error {
 	} else if err != nil {
 		return err
 	}
+	// What the output holds, decoded, against the values encoded.
+	e.f32c = grow(e.f32c, len(src))
+	if err := quant.Dequantize(e.f32c, e.outBuf, j.out.DType); err != nil {
+		return err
+	}
+	for i, v := range src {
+		if d := math.Abs(float64(e.f32c[i]) - float64(v)); d > j.maxErr && !math.IsInf(d, 0) && !math.IsNaN(d) {
+			j.maxErr = d
+		}
+	}
+	j.written = true
 	_, err = w.Write(e.outBuf)
 	return err
 }
@@ -361,7 +407,7 @@ func mismatch(name, file string, sum, want uint32) error {
 // transformed tensor) at a time. The overflow rule is write's, its error
 // coming at the end of the tensor.
 func (e *engine) reader(j *job) io.Reader {
-	if j.src.DType == j.out.DType && j.m.Transform == nil {
+	if j.src.DType == j.out.DType && j.m.Transform == nil && !j.reencode {
 		return io.LimitReader(j.src.Open(), j.src.Size)
 	}
 	return &jobReader{e: e, j: j, total: j.out.NumElements()}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"slices"
 	"strings"
 
 	"github.com/tfconv/tfconv/internal/progress"
@@ -53,13 +54,17 @@ func ggufFileType(outType string) (uint32, tensor.DType, error) {
 
 // blockFileType is general.file_type of a GGUF written at file type ft
 // whose weights include blocks of type d copied from the checkpoint: the
-// newer converter calls an MXFP4 checkpoint's GGUF MOSTLY_MXFP4_MOE
-// whatever float type (f32, f16, bf16) its other tensors get.
+// newer converter calls an MXFP4 checkpoint's GGUF MOSTLY_MXFP4_MOE and an
+// NVFP4 one's MOSTLY_NVFP4 whatever float type (f32, f16, bf16) its other
+// tensors get.
 func blockFileType(d tensor.DType, ft uint32) (uint32, bool) {
 	switch gguf.FileType(ft) {
 	case gguf.FileTypeF32, gguf.FileTypeF16, gguf.FileTypeBF16:
-		if d == tensor.MXFP4 {
+		switch d {
+		case tensor.MXFP4:
 			return uint32(gguf.FileTypeMXFP4MoE), true
+		case tensor.NVFP4:
+			return uint32(gguf.FileTypeNVFP4), true
 		}
 	}
 	return 0, false
@@ -150,11 +155,25 @@ func planToGGUF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 	}); err != nil {
 		return nil, err
 	}
+	for _, j := range p.jobs {
+		j.reencode = opts.Requantize && j.m.Blocks != 0 // MXFP4 → MXFP4 decoded and encoded again
+	}
+	nv, others := []*job(nil), p.jobs
+	if !opts.nvfp4Float {
+		if nv, others, err = nvfp4Pass(c, p.jobs, opts.Requantize); err != nil {
+			return nil, err
+		}
+	}
+	if slices.ContainsFunc(slices.Concat(nv, others), func(j *job) bool { return j.out.DType == tensor.NVFP4 }) && !opts.VocabOnly {
+		if bft, ok := blockFileType(tensor.NVFP4, ft); ok {
+			ft = bft
+		}
+	}
 	gen, err := generated(fam, cfg)
 	if err != nil {
 		return nil, err
 	}
-	p.jobs = append(gen, p.jobs...)
+	p.jobs = slices.Concat(nv, gen, others)
 	for _, j := range p.jobs {
 		j.ggufBF16 = true
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"sync"
 
 	"github.com/tfconv/tfconv/checkpoint"
@@ -36,10 +37,19 @@ func planMLX(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 // mlxFrom turns a Hugging Face plan into an MLX one.
 func mlxFrom(p *plan, opts Options) (*plan, error) {
 	p.format = MLX
-	if opts.Bits == 0 && opts.GroupSize == 0 {
-		return mlxPassThrough(p)
+	bits, group := opts.Bits, opts.GroupSize
+	if bits == 0 && group == 0 {
+		if !opts.Requantize {
+			return mlxPassThrough(p)
+		}
+		// --requantize: the layers the pass-through would copy are
+		// quantized by MLX's rule instead, at its bits and groups of 32.
+		if bits = mlxPassDefaultBits(p); bits == 0 {
+			return p, nil
+		}
+		group = 32
 	}
-	q := &mlx.Quantization{Params: mlx.Params{Bits: opts.Bits, GroupSize: opts.GroupSize, Mode: mlx.ModeAffine}}
+	q := &mlx.Quantization{Params: mlx.Params{Bits: bits, GroupSize: group, Mode: mlx.ModeAffine}}
 	if q.Bits == 0 {
 		q.Bits = 4 // mlx_lm.convert's defaults for affine
 	}
@@ -116,11 +126,13 @@ func mlxJobs(j *job, prm mlx.Params) []*job {
 		src := checkpoint.LazyTensor(info, j.src.File, func() ([]byte, error) { return q.part(i) })
 		return &job{out: info, src: src, m: Mapping{Name: name, Source: j.src.Name, Shape: shape}, from: j.src, quantized: i == 0}
 	}
-	return []*job{
+	jobs := []*job{
 		part(path+mlx.WeightSuffix, tensor.U32, wShape, 0),
 		part(path+mlx.ScalesSuffix, t, sShape, 1),
 		part(path+mlx.BiasesSuffix, t, sShape, 2),
 	}
+	q.codes = jobs[0]
+	return jobs
 }
 
 // mlxLayer is one layer being quantized: its three outputs, computed
@@ -128,6 +140,7 @@ func mlxJobs(j *job, prm mlx.Params) []*job {
 type mlxLayer struct {
 	src   *job
 	a     quant.Affine
+	codes *job // the codes' job: its maxErr is the layer's (the report's)
 	mu    sync.Mutex
 	parts [3][]byte
 	taken [3]bool
@@ -173,6 +186,22 @@ func (l *mlxLayer) quantize() error {
 	}
 	if err := quant.Quantize(bb, biases, t); err != nil {
 		return err
+	}
+	// The layer's error: MLX's dequantization of what is stored against w.
+	sf, bf, back := make([]float32, groups), make([]float32, groups), make([]float32, len(w))
+	if err := quant.Dequantize(sf, sb, t); err != nil {
+		return err
+	}
+	if err := quant.Dequantize(bf, bb, t); err != nil {
+		return err
+	}
+	if err := l.a.Dequantize(back, codes, sf, bf, t); err != nil {
+		return err
+	}
+	for i, v := range w {
+		if d := math.Abs(float64(back[i]) - float64(v)); d > l.codes.maxErr && !math.IsInf(d, 0) && !math.IsNaN(d) {
+			l.codes.maxErr = d
+		}
 	}
 	l.parts = [3][]byte{codes, sb, bb}
 	l.taken = [3]bool{}

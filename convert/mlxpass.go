@@ -50,12 +50,7 @@ func mlxPassThrough(p *plan) (*plan, error) {
 	if err := finishJobs(jobs); err != nil {
 		return nil, err
 	}
-	def := 0
-	for b, n := range count {
-		if n > count[def] || n == count[def] && b > def {
-			def = b
-		}
-	}
+	def := mostBits(count)
 	q := &mlx.Quantization{Params: mlx.Params{Bits: def, GroupSize: 32, Mode: mlx.ModeAffine}}
 	for _, j := range jobs {
 		if j.passBits != 0 && j.passBits != def && j.out.DType == tensor.U32 {
@@ -71,6 +66,30 @@ func mlxPassThrough(p *plan) (*plan, error) {
 	}
 	p.outType = fmt.Sprintf("mlx-affine-%d-bit-g32-from-gguf", def)
 	return p, nil
+}
+
+// mostBits is the bits most layers have (the larger on a tie), 0 for none.
+func mostBits(count map[int]int) int {
+	def := 0
+	for b, n := range count {
+		if n > count[def] || n == count[def] && b > def {
+			def = b
+		}
+	}
+	return def
+}
+
+// mlxPassDefaultBits is the bits mlxPassThrough would give p's MLX
+// config (most of its passed layers'), 0 when it would pass none.
+func mlxPassDefaultBits(p *plan) int {
+	count := map[int]int{}
+	for _, j := range p.jobs {
+		bits, ok := mlxPassBits[j.src.DType]
+		if _, okPerm := rowOrder(j); ok && okPerm && mlx.Quantizable(j.out.Name, j.out.Shape, 32) {
+			count[bits]++
+		}
+	}
+	return mostBits(count)
 }
 
 // rowOrder reports whether j's output is its source with whole rows

@@ -28,6 +28,7 @@ func Source(c *checkpoint.Checkpoint, opts Options) (*checkpoint.Checkpoint, err
 	if !c.HuggingFace() || c.LoRAConfig != nil {
 		return nil, fmt.Errorf("convert: %s: a GGUF view is made of a Hugging Face model checkpoint", c.Path)
 	}
+	opts.nvfp4Float = true
 	p, err := planToGGUF(c, opts)
 	if err != nil {
 		return nil, err
@@ -83,6 +84,9 @@ func lazyTensors(jobs []*job, opts Options) ([]*checkpoint.Tensor, error) {
 			return nil, fmt.Errorf("convert: tensor %q: %w", info.Name, err)
 		}
 		tensors[i] = checkpoint.StreamTensor(info, j.src.File, func() io.Reader { return (&engine{}).reader(j) })
+		if _, whole := rowOrder(j); j.src.Q4_0Exact && whole && info.DType == tensor.F32 {
+			tensors[i].Q4_0Exact = true // its rows are the layer's, whole
+		}
 	}
 	return tensors, nil
 }

@@ -183,8 +183,12 @@ func (fl familyLoader) lin(role spec.Role, layer, out, in int) linear {
 	if t, ok := fl.f.Tensor(role); ok && fl.hf && t.Split != nil && len(fl.packed) == 0 {
 		return linear{W: fl.hfHalfMatrix(role, layer, out, in), Name: fl.ggufName(role, layer)}
 	}
+	scale := fl.rowScales(role, out)
+	if !fl.hf {
+		scale = fl.weightScale(fl.name(role, layer, ""), out)
+	}
 	return linear{W: fl.matrix(fl.name(role, layer, ".weight"), out, in), B: fl.optVector(fl.name(role, layer, ".bias"), out),
-		Name: fl.ggufName(role, layer), Scale: fl.rowScales(role, out)}
+		Name: fl.ggufName(role, layer), Scale: scale}
 }
 
 // rowScales are the factors of role's output rows on Hugging Face input

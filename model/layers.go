@@ -210,6 +210,34 @@ type loader struct {
 	// packed are the GGUF-named tensors a Hugging Face checkpoint's packed
 	// tensors make (arch.Family.Packed: gpt-oss's experts), by name.
 	packed map[string]*checkpoint.Tensor
+	// scaled are the weight scales (NAME.scale) the linears loaded so far
+	// apply (weightScale), by name.
+	scaled map[string]bool
+}
+
+// weightScale is the product factor of a GGUF weight NAME.weight of out
+// rows: llama.cpp's per-tensor NAME.scale (F32 [1]: an NVFP4 checkpoint's
+// second-level scale, which its converter writes beside the blocks and
+// llama.cpp d32676d7 multiplies into the product, build_lora_mm's w_s), as
+// a factor per output row, or nil when there is none.
+func (l *loader) weightScale(name string, out int) []float32 {
+	name += ".scale"
+	if !l.has(name) {
+		return nil
+	}
+	v := l.vector(name, 1)
+	if v == nil {
+		return nil
+	}
+	if l.scaled == nil {
+		l.scaled = map[string]bool{}
+	}
+	l.scaled[name] = true
+	s := make([]float32, out)
+	for i := range s {
+		s[i] = v[0]
+	}
+	return s
 }
 
 // packedView sets l.packed to the GGUF-named tensors family f's Packed

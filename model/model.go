@@ -457,35 +457,35 @@ func loadGGUF(l *loader) (*Model, error) {
 		_, gg := Architectures()
 		return nil, tensor.Unsupported("model: %s: general.architecture %q is not supported (runs: %s)", l.c.Path, a, strings.Join(gg, ", "))
 	}
-	if err := refuseWeightScales(l.c); err != nil {
-		return nil, err
-	}
 	m, err := loadFamily(l, f, nil, false)
 	if err != nil {
+		return nil, err
+	}
+	if err := refuseWeightScales(l.c, l.scaled); err != nil {
+		m.Close()
 		return nil, err
 	}
 	m.cfg.Naming = "gguf"
 	return m, nil
 }
 
-// refuseWeightScales refuses a GGUF that holds llama.cpp's per-tensor
-// weight scales: a tensor NAME.scale (or NAME.input_scale) beside
-// NAME.weight, which llama.cpp d32676d7 loads for any architecture and
-// multiplies into NAME.weight's product (build_lora_mm: the second-level
-// scale of NVFP4 checkpoints that convert_hf_to_gguf.py repacks from
-// ModelOpt or compressed-tensors). The families here do not read them, so
-// running such a file would silently leave the factor out.
-func refuseWeightScales(c *checkpoint.Checkpoint) error {
+// refuseWeightScales refuses a GGUF that holds one of llama.cpp's
+// per-tensor weight scales (a tensor NAME.scale beside NAME.weight, which
+// llama.cpp d32676d7 multiplies into NAME.weight's product: build_lora_mm,
+// the second-level scale of NVFP4 checkpoints convert_hf_to_gguf.py repacks
+// from ModelOpt or compressed-tensors) that the family's linears did not
+// apply (applied: loader.weightScale's), so that no factor is silently left
+// out. NAME.input_scale, which llama.cpp loads but never computes with, is
+// not looked at.
+func refuseWeightScales(c *checkpoint.Checkpoint, applied map[string]bool) error {
 	for _, t := range c.Tensors {
-		for _, suffix := range []string{".scale", ".input_scale"} {
-			base, ok := strings.CutSuffix(t.Name, suffix)
-			if !ok {
-				continue
-			}
-			if w, ok := c.Tensor(base + ".weight"); ok {
-				return tensor.Unsupported("model: %s: tensor %q is a scale llama.cpp multiplies into the product of %q (%v; "+
-					"NVFP4 checkpoints' second-level scale), which tfconv does not apply yet", c.Path, t.Name, w.Name, w.DType)
-			}
+		base, ok := strings.CutSuffix(t.Name, ".scale")
+		if !ok || applied[t.Name] {
+			continue
+		}
+		if w, ok := c.Tensor(base + ".weight"); ok {
+			return tensor.Unsupported("model: %s: tensor %q is a scale llama.cpp multiplies into the product of %q (%v; "+
+				"NVFP4 checkpoints' second-level scale), which tfconv does not apply to that tensor", c.Path, t.Name, w.Name, w.DType)
 		}
 	}
 	return nil

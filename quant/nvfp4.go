@@ -1,6 +1,9 @@
 package quant
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // NVFP4 and Q1_0 are the ggml types 40 and 41 (llama.cpp 2026; the tree
 // d32676d7 tfconv checks against). Their layouts:
@@ -173,4 +176,33 @@ func Q1_0Signs(q *[128]int8, b []byte) (d float32) {
 		q[j] = int8(b[2+j/8]>>(j%8)&1)*2 - 1
 	}
 	return half(b)
+}
+
+// NVFP4FromOCP writes ggml NVFP4 blocks to dst (36 bytes per 64 values)
+// from an NVFP4 row as Hugging Face checkpoints store it (ModelOpt,
+// compressed-tensors): values holds the E2M1 codes two a byte (value 2j of
+// the row in the low nibble of byte j), scales one float8 E4M3 byte per 16
+// values. The E2M1 codes mean the same in both; the scale byte keeps its
+// bits with the sign cleared (UE4M3: ggml halves it and doubles the codes).
+// So a row moves by moving nibbles, as llama.cpp's converter does
+// (_nvfp4_pack): nothing is dequantized. The per-tensor factor (ModelOpt's
+// scale_2, compressed-tensors' 1/global_scale) is not in the blocks.
+//
+//	HF, per 16 values:  | 8 bytes: values 2j, 2j+1 in byte j |  + scale byte s
+//	ggml, per 64:       | s0 s1 s2 s3 | 4 × 8 bytes: value j, j+8 in byte j |
+func NVFP4FromOCP(dst, values, scales []byte) error {
+	n := len(scales) // sub-blocks of 16
+	if n%4 != 0 || len(values) != 8*n || len(dst) != 9*n {
+		return fmt.Errorf("quant: NVFP4 from OCP: %d value bytes, %d scales and %d output bytes do not make whole blocks of 64",
+			len(values), n, len(dst))
+	}
+	for s := range n {
+		out, in := dst[36*(s/4):], values[8*s:8*s+8]
+		out[s%4] = scales[s] & 0x7f
+		qs := out[4+8*(s%4) : 4+8*(s%4)+8]
+		for j := range 8 {
+			qs[j] = nibble(in, j) | nibble(in, j+8)<<4
+		}
+	}
+	return nil
 }

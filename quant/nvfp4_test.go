@@ -148,3 +148,101 @@ func TestUE4M3(t *testing.T) {
 		}
 	}
 }
+
+// TestNVFP4FromOCP: ggml's NVFP4 decoding of blocks moved from the
+// Hugging Face layout gives each value what the checkpoint's own decoding
+// does (DequantizeFP4Packed with each group's E4M3 scale as its
+// multiplier), for every code in every position; a scale byte's sign bit is
+// dropped; sizes that are not whole blocks are refused.
+func TestNVFP4FromOCP(t *testing.T) {
+	t.Parallel()
+	const rows, cols = 3, 128
+	packed := make([]byte, rows*cols/2)
+	scales := make([]byte, rows*cols/16)
+	for i := range packed {
+		packed[i] = byte(i*37 + i/7)
+	}
+	for i := range scales {
+		scales[i] = byte(8 + i*13%0x70) // positive normal and subnormal E4M3, never NaN
+	}
+	scales[5] |= 0x80 // a negative scale: ggml keeps its magnitude
+	mults := make([]float32, len(scales))
+	if err := Dequantize(mults, scales, tensor.F8_E4M3); err != nil {
+		t.Fatal(err)
+	}
+	mults[5] = -mults[5]
+	want := make([]float32, rows*cols)
+	if err := DequantizeFP4Packed(want, packed, mults, rows, cols, false); err != nil {
+		t.Fatal(err)
+	}
+	blocks := make([]byte, rows*cols/64*36)
+	if err := NVFP4FromOCP(blocks, packed, scales); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float32, rows*cols)
+	for b := range rows * cols / 64 {
+		dequantNVFP4(got[64*b:], blocks[36*b:])
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("value %d: %v, the checkpoint's %v", i, got[i], want[i])
+		}
+	}
+	if err := NVFP4FromOCP(make([]byte, 27), make([]byte, 24), make([]byte, 3)); err == nil {
+		t.Error("three sub-blocks of 16 accepted as NVFP4 blocks")
+	}
+}
+
+// TestEncodeQ4_0Exact: values q·s of symmetric 4-bit groups of 32 (q in
+// [−8, 7], s an f16 value) are Q4_0 blocks exactly, whichever codes a
+// block reaches, where ggml's own encoder (d = max/−8) rounds a block whose
+// extreme is +7·s; a scale no f16 value holds, or a value off the grid, is
+// refused.
+func TestEncodeQ4_0Exact(t *testing.T) {
+	t.Parallel()
+	x := make([]float32, 4*32)
+	scales := []float32{0.0123291015625, -0.5, 3.0517578125e-05, 1}
+	for b, s := range scales {
+		for i := range 32 {
+			q := (i*7+b*3)%16 - 8
+			if b == 0 && q == -8 {
+				q = 7 // block 0 reaches +7 only
+			}
+			x[b*32+i] = float32(q) * s
+		}
+	}
+	dst := make([]byte, 4*18)
+	if !EncodeQ4_0Exact(dst, x) {
+		t.Fatal("q·s with f16 scales refused")
+	}
+	y := make([]float32, len(x))
+	if err := Dequantize(y, dst, tensor.Q4_0); err != nil {
+		t.Fatal(err)
+	}
+	for i := range x {
+		if y[i] != x[i] {
+			t.Fatalf("value %d: %v, want %v", i, y[i], x[i])
+		}
+	}
+	ggml := make([]byte, 18)
+	quantQ4_0(ggml, x[:32])
+	dequantQ4_0(y[:32], ggml)
+	same := true
+	for i := range 32 {
+		same = same && y[i] == x[i]
+	}
+	if same {
+		t.Error("ggml's encoder kept a block whose extreme is +7·s exactly: the case proves nothing")
+	}
+	off := append([]float32(nil), x[:32]...)
+	off[3] *= 1.0001
+	if EncodeQ4_0Exact(dst[:18], off) {
+		t.Error("a value off the grid accepted")
+	}
+	for i := range off {
+		off[i] = x[i] * 1.0001 // scale 0.0123291015625·1.0001: no f16 value
+	}
+	if EncodeQ4_0Exact(dst[:18], off) {
+		t.Error("a scale no f16 value holds accepted")
+	}
+}

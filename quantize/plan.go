@@ -221,6 +221,11 @@ type Options struct {
 	// take it weigh their error with it, and the rules that depend on
 	// having one apply.
 	Imatrix map[string][]float32
+	// Requantize turns the exact Q4_0 pass-through off (convert's and
+	// quantize's --requantize): a symmetric 4-bit layer with groups of 32
+	// (checkpoint.Tensor.Q4_0Exact) chosen as Q4_0 goes through ggml's
+	// encoder like any other.
+	Requantize bool
 }
 
 // Choice is the decision for one tensor.
@@ -242,6 +247,11 @@ type Choice struct {
 	// length] for its mats = outer dimensions beyond the rows (experts);
 	// nil: none.
 	Importance []float32
+	// Exact: the tensor's values are Q4_0 blocks as they are (a symmetric
+	// 4-bit layer with groups of 32 chosen as Q4_0: Tensor.Q4_0Exact);
+	// Run writes each row's exact blocks (quant.EncodeQ4_0Exact), ggml's
+	// encoder only for a row that has none (a scale no f16 value holds).
+	Exact bool
 }
 
 // qkK is the k-quant super-block size; llama.cpp's output.weight rule tests
@@ -555,6 +565,9 @@ func Plan(c *checkpoint.Checkpoint, opts Options) ([]Choice, error) {
 				t.Name, rowLen, typ, typ.BlockSize())
 		}
 		ch.Type, ch.Reason = typ, reason
+		if typ == tensor.Q4_0 && t.Q4_0Exact && !opts.Requantize {
+			ch.Exact, ch.Reason = true, reason+"; exact: symmetric 4-bit groups of 32"
+		}
 		impName := name
 		if o, ok := origName[t]; ok {
 			impName = o

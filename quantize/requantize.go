@@ -97,7 +97,7 @@ func CheckRequantize(path string, src Source, plan []Choice, lost, allow bool) e
 		return nil
 	}
 	for _, ch := range plan {
-		if !ch.Copy && src.Reencodes(ch.Tensor.DType, ch.Type, lost) {
+		if !ch.Copy && !ch.Exact && src.Reencodes(ch.Tensor.DType, ch.Type, lost) {
 			if !src.Quantized() && intQuantized(ch.Tensor.DType) {
 				// Blocks a conversion view copied from the checkpoint
 				// (gpt-oss's MXFP4 experts): name their type.

@@ -27,6 +27,9 @@ type TensorReport struct {
 	// SQNR is 10·log10(Σx² / Σ(x−y)²) in dB; +Inf when the output is exact.
 	SQNR   float64
 	Reason string
+	// Inexact counts the rows of an exact pass-through (Choice.Exact) that
+	// held a block Q4_0 cannot hold exactly, encoded by ggml's rule.
+	Inexact int64
 	// Overflow counts the finite input values beyond Type's range (an f16
 	// value past 65504, a block scale past f16's) written as ±Inf or NaN,
 	// with RunOptions.AllowOverflow; OverflowMaxAbs is the largest of
@@ -162,6 +165,7 @@ func consume(plan []Choice, sink Sink, opts RunOptions, free chan<- *buffers, or
 		j.st.noise += c.st.noise
 		j.st.maxAbs = max(j.st.maxAbs, c.st.maxAbs) // NaN if either is
 		j.ov.Add(&c.ov)
+		j.tr.Inexact += c.inexact
 		if c.buf != nil {
 			free <- c.buf
 		}
@@ -266,6 +270,7 @@ type chunk struct {
 	out         []byte // what the writer writes
 	st          stats
 	ov          quant.OverflowError // values beyond the output type, counted
+	inexact     int64               // rows of an exact pass-through encoded by ggml's rule
 	err         error
 	done        chan struct{}
 }
@@ -459,6 +464,16 @@ func (c *chunk) process() error {
 			if imp := j.ch.Importance; imp != nil {
 				m := (c.r0 + r) / j.matRows
 				w = imp[m*j.rowLen : (m+1)*j.rowLen]
+			}
+			if j.ch.Exact && quant.EncodeQ4_0Exact(or, xr) {
+				if err := quant.Dequantize(y, or, dt); err != nil {
+					return fmt.Errorf("quantize: tensor %q: %w", j.ch.Tensor.Name, err)
+				}
+				c.st.add(xr, y)
+				continue
+			}
+			if j.ch.Exact {
+				c.inexact++
 			}
 			err := quant.QuantizeRows(or, xr, dt, int(j.rowLen), w)
 			if ov := (*quant.OverflowError)(nil); errors.As(err, &ov) {

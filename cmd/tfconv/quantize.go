@@ -38,6 +38,8 @@ type quantizeOptions struct {
 	force         bool
 	to            string
 	requantize    bool
+	// noPass: --requantize, no exact Q4_0 pass-through.
+	noPass        bool
 	imatrix       string
 	include       []string
 	exclude       []string
@@ -183,6 +185,7 @@ model*.safetensors files removed, every other file kept, each one named;
 	f.BoolVar(&opts.resume, "resume", false, "with --split-max-size or --keep-split: continue a run that was killed or failed, keeping the shards its record DST.tfconv-resume names whose sha256 still matches")
 	f.BoolVar(&opts.keepSplit, "keep-split", false, "GGUF split set input: write one output shard per input shard, named DST-0000i-of-0000n.gguf (DST without .gguf), as llama-quantize --keep-split")
 	f.BoolVar(&opts.allowOverflow, "allow-overflow", false, "write values beyond a tensor type's range (f16: 65504) as ±Inf instead of failing; the tensors and counts are reported")
+	f.BoolVar(&opts.noPass, "requantize", false, "no exact pass-through: a symmetric 4-bit layer with groups of 32 (compressed-tensors W4A16) chosen as Q4_0 goes through ggml's Q4_0 encoder instead of keeping its values exactly")
 	f.BoolVar(&opts.requantize, "allow-requantize", false, "re-encode a source that is already integer-quantized (ggml block types, int8, GPTQ, AWQ) into another quantized type; the error is then measured against its dequantized weights")
 	cmd.Long += "\n\n" + quantizeTypeList()
 	addTokenFlag(cmd)
@@ -268,6 +271,9 @@ type quantizeTensorJSON struct {
 	// SQNRdB is null when the output is exact (infinite SQNR).
 	SQNRdB *float64 `json:"sqnr_db"`
 	Reason string   `json:"reason"`
+	// Inexact counts the rows of an exact Q4_0 pass-through that held a
+	// block Q4_0 cannot hold exactly (encoded by ggml's rule instead).
+	Inexact int64 `json:"inexact_rows,omitempty"`
 	// Overflow counts the values written as ±Inf (--allow-overflow), and
 	// OverflowMaxAbs is the largest of their magnitudes.
 	Overflow       int64   `json:"overflow,omitempty"`
@@ -306,7 +312,7 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 		return fmt.Errorf("quantize: --threads %d: must be >= 0", opts.threads)
 	}
 	fo := convert.QuantizeOptions{
-		Options: quantize.Options{Target: target, Pure: opts.pure, KeepOutput: opts.keepOutput, KeepSplit: opts.keepSplit},
+		Options: quantize.Options{Target: target, Pure: opts.pure, KeepOutput: opts.keepOutput, KeepSplit: opts.keepSplit, Requantize: opts.noPass},
 		To:      opts.to, Force: opts.force, Requantize: opts.requantize, DryRun: opts.dryRun, Threads: opts.threads,
 		AllowOverflow: opts.allowOverflow,
 		Note:          func(msg string) { fmt.Fprintln(a.err, msg) },
@@ -456,7 +462,7 @@ func quantizeData(frep *convert.QuantizeReport) *quantizeJSON {
 		MeasuredAgainst: frep.MeasuredAgainst, Replaced: nonNil(frep.Replaced), RemovedStale: nonNil(frep.RemovedStale)}
 	for _, t := range rep.Tensors {
 		tj := quantizeTensorJSON{Name: t.Name, Type: t.Type.String(), Bytes: t.Bytes, RMSE: t.RMSE, MaxAbs: t.MaxAbs, Reason: t.Reason,
-			Overflow: t.Overflow, OverflowMaxAbs: t.OverflowMaxAbs}
+			Overflow: t.Overflow, OverflowMaxAbs: t.OverflowMaxAbs, Inexact: t.Inexact}
 		if !math.IsInf(t.SQNR, 0) && !math.IsNaN(t.SQNR) {
 			v := t.SQNR
 			tj.SQNRdB = &v

@@ -36,6 +36,9 @@ const (
 	// FileTypeMXFP4MoE is LLAMA_FTYPE_MOSTLY_MXFP4_MOE of llama.cpp after
 	// c392e509 (gpt-oss): MXFP4 stacked experts, Q8_0 elsewhere.
 	FileTypeMXFP4MoE FileType = 38
+	// FileTypeNVFP4 is LLAMA_FTYPE_MOSTLY_NVFP4 (llama.cpp 2026): what the
+	// converter calls an NVFP4 checkpoint's GGUF (its blocks carried over).
+	FileTypeNVFP4 FileType = 39
 	// FileTypeQ1_0 is LLAMA_FTYPE_MOSTLY_Q1_0 (llama.cpp 2026): Q1_0
 	// matrices, 1-bit signs and an f16 scale per 128 values.
 	FileTypeQ1_0 FileType = 40
@@ -79,7 +82,7 @@ var fileTypeNames = map[FileType]string{
 	FileTypeIQ4XS: "IQ4_XS", FileTypeIQ1M: "IQ1_M", FileTypeBF16: "BF16",
 	33: "Q4_0_4_4", 34: "Q4_0_4_8", 35: "Q4_0_8_8",
 	FileTypeTQ1_0: "TQ1_0", FileTypeTQ2_0: "TQ2_0", FileTypeMXFP4MoE: "MXFP4_MOE",
-	39: "NVFP4", FileTypeQ1_0: "Q1_0", 41: "Q2_0",
+	FileTypeNVFP4: "NVFP4", FileTypeQ1_0: "Q1_0", 41: "Q2_0",
 	1024: "GUESSED",
 }
 

@@ -106,8 +106,8 @@ def llamacpp_dequant(tree, out, fmt, wargs):
     return {k: hashlib.sha256(v.float().contiguous().numpy().tobytes()).hexdigest() for k, v in sorted(got.items())}
 
 
-def tiny_model(seed):
-    cfg = transformers.LlamaConfig(vocab_size=256, hidden_size=64, intermediate_size=96, num_hidden_layers=2,
+def tiny_model(seed, ffn=96):
+    cfg = transformers.LlamaConfig(vocab_size=256, hidden_size=64, intermediate_size=ffn, num_hidden_layers=2,
                                    num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
                                    tie_word_embeddings=False, torch_dtype="bfloat16")
     torch.manual_seed(seed)
@@ -138,10 +138,10 @@ def observe(w, args):
     raise ValueError(s)
 
 
-def make(name, fmt, wargs, seed, iargs=None):
+def make(name, fmt, wargs, seed, iargs=None, ffn=96):
     out = os.path.join(HERE, name)
     shutil.rmtree(out, ignore_errors=True)
-    model = tiny_model(seed)
+    model = tiny_model(seed, ffn)
     args = QuantizationArgs(**wargs)
     qcfg = QuantizationConfig(config_groups={"group_0": QuantizationScheme(
         targets=["Linear"], weights=args, input_activations=QuantizationArgs(**iargs) if iargs else None)},
@@ -188,19 +188,27 @@ def make(name, fmt, wargs, seed, iargs=None):
 
 SEED = 1000
 
+# Schemes again on a model whose rows are whole multiples of 64 values: llama.cpp's converter carries NVFP4 into
+# GGUF NVFP4 blocks of 64 (four scales of 16) and cannot repack the 96-wide rows of the others (down_proj).
+# name: (scheme, intermediate_size); the float model is dense-<size>.
+WIDE = {"nvfp4-ffn128": ("nvfp4", 128)}
+
 
 def main():
-    names = sys.argv[1:] or list(SCHEMES)
-    # The float model every scheme starts from, for tfconv's writer to quantize the same weights.
-    dense = os.path.join(HERE, "dense")
-    shutil.rmtree(dense, ignore_errors=True)
-    tiny_model(SEED).save_pretrained(dense)
-    os.remove(os.path.join(dense, "generation_config.json"))
+    names = sys.argv[1:] or list(SCHEMES) + list(WIDE)
+    # The float models every scheme starts from, for tfconv's writer to quantize the same weights (and ModelOpt's
+    # export, testdata/modelopt/gen.py).
+    for ffn in sorted({96} | {f for _, f in WIDE.values()}):
+        dense = os.path.join(HERE, "dense" if ffn == 96 else f"dense-ffn{ffn}")
+        shutil.rmtree(dense, ignore_errors=True)
+        tiny_model(SEED, ffn).save_pretrained(dense)
+        os.remove(os.path.join(dense, "generation_config.json"))
     summary = {"compressed_tensors": compressed_tensors.__version__, "transformers": transformers.__version__,
                "torch": torch.__version__, "schemes": {}}
     for i, n in enumerate(names):
-        fmt, wargs, *iargs = SCHEMES[n]
-        summary["schemes"][n] = make(n, fmt, wargs, SEED, *iargs)
+        base, ffn = WIDE.get(n, (n, 96))
+        fmt, wargs, *iargs = SCHEMES[base]
+        summary["schemes"][n] = make(n, fmt, wargs, SEED, *(iargs or [None]), ffn=ffn)
     with open(os.path.join(HERE, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1, sort_keys=True)
         f.write("\n")

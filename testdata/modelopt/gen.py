@@ -31,10 +31,10 @@ if not torch.cuda.is_available():
     torch.cuda.get_device_capability = lambda device=None: (0, 0)
 
 
-def make(name, cfg):
+def make(name, cfg, dense=DENSE):
     out = os.path.join(HERE, name)
     shutil.rmtree(out, ignore_errors=True)
-    model = transformers.LlamaForCausalLM.from_pretrained(DENSE, torch_dtype=torch.bfloat16).eval()
+    model = transformers.LlamaForCausalLM.from_pretrained(dense, torch_dtype=torch.bfloat16).eval()
     ids = torch.tensor([[1, 15, 250, 99, 3, 87, 51, 64, 33, 98, 42, 77]])
 
     def forward_loop(m):
@@ -70,6 +70,8 @@ def main():
     nv = copy.deepcopy(mtq.NVFP4_DEFAULT_CFG)
     make("nvfp4", nv)
     make("fp8", copy.deepcopy(mtq.FP8_DEFAULT_CFG))
+    # rows of whole 64s, as llama.cpp's converter needs to carry NVFP4 into GGUF (testdata/ct/gen.py's WIDE)
+    make("nvfp4-ffn128", copy.deepcopy(mtq.NVFP4_DEFAULT_CFG), os.path.join(HERE, "..", "ct", "dense-ffn128"))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,111 @@
+package checkpoint
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/tfconv/tfconv/quant"
+	"github.com/tfconv/tfconv/tensor"
+)
+
+// NVFP4Layer is an NVFP4 layer as a compressed-tensors or ModelOpt
+// checkpoint stores it, kept beside the float32 weight the checkpoint
+// presents (Tensor.NVFP4), so that a conversion can carry its blocks into
+// GGUF NVFP4 instead of dequantizing them (NVFP4Blocks).
+type NVFP4Layer struct {
+	Packed *Tensor // uint8 [rows][cols/2]: E2M1 codes, value 2j of a row in the low nibble of byte j
+	Scales *Tensor // F8_E4M3 [rows][cols/16]
+	// factor is the per-tensor float32 the blocks' values are multiplied
+	// by (ModelOpt's weight_scale_2; the reciprocal of compressed-tensors'
+	// weight_global_scale when invert); input the activation scale
+	// (ModelOpt's input_scale, the reciprocal of compressed-tensors'
+	// input_global_scale), nil when the layer has none.
+	factor, input *Tensor
+	invert        bool
+}
+
+// Scale is the per-tensor factor of the layer's values as llama.cpp's
+// converter writes it (the GGUF's "<tensor>.scale"): ModelOpt's
+// weight_scale_2, or 1/weight_global_scale in float32 for
+// compressed-tensors.
+func (l *NVFP4Layer) Scale() (float32, error) { return l.scalar(l.factor) }
+
+// InputScale is the layer's activation scale as the converter writes it
+// ("<tensor>.input_scale"); ok is false when the checkpoint has none (the
+// converter then takes 1).
+func (l *NVFP4Layer) InputScale() (v float32, ok bool, err error) {
+	if l.input == nil {
+		return 1, false, nil
+	}
+	v, err = l.scalar(l.input)
+	return v, err == nil, err
+}
+
+func (l *NVFP4Layer) scalar(t *Tensor) (float32, error) {
+	if t.DType != tensor.F32 || t.NumElements() != 1 {
+		return 0, fmt.Errorf("checkpoint: %s: offset %d: NVFP4 scale %q is %v %v, want one float32", t.File, t.Offset, t.Name, t.DType, t.Shape)
+	}
+	b, err := t.ReadAll()
+	if err != nil {
+		return 0, err
+	}
+	v := math.Float32frombits(binary.LittleEndian.Uint32(b))
+	if l.invert {
+		v = 1 / v
+	}
+	return v, nil
+}
+
+// NVFP4Blocks is layer l of t's weight as GGUF NVFP4 blocks under name, its
+// rows in the order rows gives (row i of the output is row rows[i] of the
+// weight; nil: as stored): the checkpoint's codes and scale bytes moved
+// into ggml's block order by quant.NVFP4FromOCP, nothing dequantized. The
+// row length must be a whole number of 64-value blocks.
+func NVFP4Blocks(name string, t *Tensor, rows []int) (*Tensor, error) {
+	l := t.NVFP4
+	if l == nil {
+		return nil, fmt.Errorf("checkpoint: tensor %q is not an NVFP4 layer", t.Name)
+	}
+	if len(t.Shape) != 2 {
+		return nil, fmt.Errorf("checkpoint: NVFP4 layer %q has shape %v", t.Name, t.Shape)
+	}
+	n, cols := int(t.Shape[0]), int(t.Shape[1])
+	if cols%64 != 0 {
+		return nil, tensor.Unsupported("checkpoint: NVFP4 layer %q: rows of %d values are not whole GGUF NVFP4 blocks of 64", t.Name, cols)
+	}
+	if rows != nil && len(rows) != n {
+		return nil, fmt.Errorf("checkpoint: NVFP4 layer %q: %d rows, a row order of %d", t.Name, n, len(rows))
+	}
+	info := tensor.Info{Name: name, DType: tensor.NVFP4, Shape: t.Shape.Clone()}
+	size, err := info.DType.ShapeBytes(info.Shape)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: tensor %q: %w", name, err)
+	}
+	info.Size = size
+	return LazyTensor(info, l.Packed.File, func() ([]byte, error) {
+		v, err := l.Packed.ReadAll()
+		if err != nil {
+			return nil, err
+		}
+		s, err := l.Scales.ReadAll()
+		if err != nil {
+			return nil, err
+		}
+		if len(v) != n*cols/2 || len(s) != n*cols/16 {
+			return nil, fmt.Errorf("checkpoint: NVFP4 layer %q: %d code and %d scale bytes for %d×%d", t.Name, len(v), len(s), n, cols)
+		}
+		out := make([]byte, size)
+		rb := int(size) / n
+		for i := range n {
+			r := i
+			if rows != nil {
+				r = rows[i]
+			}
+			if err := quant.NVFP4FromOCP(out[i*rb:(i+1)*rb], v[r*cols/2:(r+1)*cols/2], s[r*cols/16:(r+1)*cols/16]); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}), nil
+}
