@@ -254,6 +254,12 @@ type VocabRules struct {
 	// stated, is written as add_space_prefix (the newer converter's
 	// LlamaModel.set_vocab does so; c392e509's did not).
 	SpacePrefixFromConfig bool
+	// SpacePrefixFromConfigFor: SpacePrefixFromConfig for a checkpoint of
+	// one of these config.json classes only. A family that follows
+	// c392e509's converter keeps that converter's rule for its own classes;
+	// the text halves of multimodal classes (LLaVA, SmolVLM), which only the
+	// newer converter converts, follow the newer one's.
+	SpacePrefixFromConfigFor []string
 	// SpecialIDs are token ids the converter sets by family ("eot" → 107
 	// for Gemma), written after the tokenizer's own.
 	SpecialIDs []SpecialID

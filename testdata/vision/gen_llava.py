@@ -12,8 +12,10 @@ For each family F in FAMILIES this writes testdata/vision/F/:
                          model computes (get_image_features, projector output) and the logits of the prompt with the
                          image (eval, eager attention, 1 thread, no_grad)
   llamacpp.json          what llama.cpp d32676d7's converters write from hf/ (text GGUF and projector GGUF, f32 and
-                         f16): per tensor name, type, shape and sha256 and every metadata key (type, value; arrays
-                         as length + sha256), or the converter's refusal, so a clone without the GGUFs is held to them
+                         f16), in gen_vision.gguf_record's form: every metadata key in order with its value, every
+                         tensor's name, type, shape and sha256; or the converter's refusal ("refused") and, for the
+                         LLaVA projectors it refuses, its legacy path's output ("mmproj-legacy-f32"): a clone without
+                         the GGUFs is held to them
 
 The GGUFs themselves go to OUT/vision/F/ (outside the repository). tfconv is never run. Usage (the Debian trixie
 chroot of testdata/arch/README.md, transformers v4.57.6, from the repository root):
@@ -24,8 +26,6 @@ chroot of testdata/arch/README.md, transformers v4.57.6, from the repository roo
 Numbers are written as the shortest decimal that reads back as the same float32 (testdata/arch's f32()).
 """
 
-import glob
-import hashlib
 import json
 import os
 import shutil
@@ -41,9 +41,9 @@ from PIL import Image
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "arch"))
 import gen_fixtures as gf  # noqa: E402  (randomize, f32, dump, copy_tokenizer, convert: one place for each)
+import gen_vision as gv  # noqa: E402  (gguf_record: the one llamacpp.json form, which convert's tests read)
 
 torch.set_num_threads(1)
-LLAMACPP = None  # the llama.cpp tree (argument 1); gguf_record reads GGUFs with its gguf-py
 
 # The two images every family is run on (made by make_images(); vlllava- tells them from the other helpers').
 # wide: 80×48, larger than every tiny tower's input, so LLaVA-NeXT and SmolVLM tile it; tall: 36×60.
@@ -168,38 +168,6 @@ def add_spm_tokens(dst, contents):
     with open(p, "w") as f:
         json.dump(tc, f, indent=2)
         f.write("\n")
-
-
-def sha(b):
-    return hashlib.sha256(b).hexdigest()
-
-
-def gguf_record(path):
-    """Every metadata key (type, value; arrays as element type, length and sha256 of their elements) and every
-    tensor (type, shape, sha256 of its bytes) of a GGUF, read by llama.cpp's gguf-py."""
-    sys.path.insert(0, os.path.join(LLAMACPP, "gguf-py"))
-    import gguf
-    r = gguf.GGUFReader(path)
-    kv = {}
-    for f in r.fields.values():
-        if f.name.startswith("GGUF."):
-            continue
-        t = f.types[0]
-        if t == gguf.GGUFValueType.ARRAY:
-            # parts: key length, key, type, element type, count, then the elements as the file holds them
-            # (a string as its uint64 length and bytes): their sha256 is that of the file's bytes after the count
-            sub = f.types[1] if len(f.types) > 1 else None
-            kv[f.name] = {"type": "ARRAY", "elem": sub.name if sub is not None else None, "len": int(f.parts[4][0]),
-                          "sha256": sha(b"".join(bytes(p.tobytes()) for p in f.parts[5:]))}
-        elif t == gguf.GGUFValueType.STRING:
-            kv[f.name] = {"type": t.name, "value": bytes(f.parts[-1]).decode("utf-8")}
-        else:
-            v = f.parts[-1].tolist()
-            v = v[0] if isinstance(v, list) and len(v) == 1 else v
-            kv[f.name] = {"type": t.name, "value": gf.f32(v) if t == gguf.GGUFValueType.FLOAT32 else v}
-    tensors = [{"name": t.name, "type": t.tensor_type.name, "shape": [int(d) for d in t.shape],
-                "sha256": sha(bytes(t.data.tobytes()))} for t in r.tensors]
-    return {"kv_order": list(kv), "kv": kv, "tensors": tensors, "file_sha256": sha(open(path, "rb").read())}
 
 
 def run(cmd, **kw):
@@ -338,26 +306,24 @@ def make(family, llamacpp, shared, outroot, images):
     out = os.path.join(outroot, "vision", family)
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
-    rec = {"llamacpp": open(os.path.join(llamacpp, "COMMIT")).read().strip(), "files": {}}
+    rec = {"converter": "llama.cpp " + open(os.path.join(llamacpp, "COMMIT")).read().strip()[:8] +
+           " convert_hf_to_gguf.py (mmproj-legacy: its tools/mtmd/legacy-models)", "outputs": {}}
     for outtype in ("f32", "f16"):
         text = os.path.join(out, f"{family}-{outtype}.gguf")
         cmd, err = converter(llamacpp, hf, text, outtype, pre, False)
-        rec["files"][f"{family}-{outtype}.gguf"] = {"command": cmd, **({"refused": err} if err else gguf_record(text))}
+        rec["outputs"][f"text-{outtype}"] = {"command": cmd, **({"refused": err} if err else gv.gguf_record(text))}
         proj = os.path.join(out, f"mmproj-{family}-{outtype}.gguf")
         cmd, err = converter(llamacpp, hf, proj, outtype, pre, True)
-        if err is None:
-            rec["files"][f"mmproj-{family}-{outtype}.gguf"] = {"command": cmd, **gguf_record(proj)}
-            continue
-        rec["files"][f"mmproj-{family}-{outtype}.gguf"] = {"command": cmd, "refused": err}
-        if family in LEGACY_VIT:
+        rec["outputs"][f"mmproj-{outtype}"] = {"command": cmd, **({"refused": err} if err else gv.gguf_record(proj))}
+        if err is not None and family in LEGACY_VIT:
             cmds, g = legacy_llava_mmproj(llamacpp, hf, os.path.join(out, f"legacy-{outtype}"), outtype,
                                           LEGACY_VIT[family])
             shutil.copy(g, os.path.join(out, f"mmproj-{family}-{outtype}.legacy.gguf"))
-            rec["files"][f"mmproj-{family}-{outtype}.legacy.gguf"] = {"command": " && ".join(cmds), **gguf_record(g)}
+            rec["outputs"][f"mmproj-legacy-{outtype}"] = {"command": " && ".join(cmds), **gv.gguf_record(g)}
     with open(os.path.join(root, "llamacpp.json"), "w") as f:
         json.dump(rec, f, indent=1)
         f.write("\n")
-    print(family, {k: v.get("refused", "ok") for k, v in rec["files"].items()})
+    print(family, {k: v.get("refused", "ok") for k, v in rec["outputs"].items()})
 
 
 # Families whose projector the newest converter refuses and llama.cpp's legacy LLaVA path writes instead: the keys
@@ -372,9 +338,8 @@ LEGACY_VIT = {"llava15": {},
 
 
 def main():
-    global LLAMACPP
     llamacpp, shared, outroot = sys.argv[1:4]
-    LLAMACPP = llamacpp
+    sys.path.insert(0, os.path.join(llamacpp, "gguf-py"))  # gen_vision.gguf_record reads the GGUFs with its gguf-py
     fams = sys.argv[4:] or sorted(FAMILIES)
     images = make_images()
     for fam in fams:
