@@ -50,22 +50,63 @@ func testVLMatchesLlamaCpp(t *testing.T, fam string) {
 	}
 }
 
-// TestLlavaTextMatchesLlamaCpp: the text GGUFs of the tiny
-// LlavaForConditionalGeneration and LlavaNextForConditionalGeneration of
-// testdata/vision, at f32 and f16, hold llama.cpp d32676d7's keys, values
-// and tensor bytes (quantization_version's place aside).
-func TestLlavaTextMatchesLlamaCpp(t *testing.T) {
+// TestLlavaVLMatchesLlamaCpp: tfconv's two GGUFs of the tiny
+// LlavaForConditionalGeneration (LLaVA-1.5) and
+// LlavaNextForConditionalGeneration (LLaVA-NeXT) of testdata/vision, at f32
+// and f16: the text GGUF equal to llama.cpp d32676d7's convert_hf_to_gguf.py
+// output in every key, value and tensor byte (quantization_version's place
+// aside); the mmproj, which that converter refuses for both classes, equal
+// to its documented legacy path's (llava_surgery_v2.py +
+// convert_image_encoder_to_gguf.py: "mmproj-legacy-…" in llamacpp.json) in
+// every key and value but general.name (the legacy writer names the file
+// after its work folder, "vit"; tfconv after the checkpoint) and in every
+// tensor's name, place, type and bytes.
+func TestLlavaVLMatchesLlamaCpp(t *testing.T) {
 	t.Parallel()
 	for _, fam := range []string{"llava15", "llavanext"} {
 		ref := readLlamacppRecord(t, fam)
 		for _, ot := range []string{OutF32, OutF16} {
 			t.Run(fam+"-"+ot, func(t *testing.T) {
 				t.Parallel()
+				if w := ref.Outputs["mmproj-"+ot]; w.Refused == "" {
+					t.Fatalf("llamacpp.json: the converter's --mmproj no longer refuses %s: compare with its output", fam)
+				}
 				dst := filepath.Join(t.TempDir(), fam+"-"+ot+".gguf")
-				if _, err := Run(filepath.Join("..", "testdata", "vision", fam, "hf"), dst, Options{OutType: ot}); err != nil {
+				rep, err := Run(filepath.Join("..", "testdata", "vision", fam, "hf"), dst, Options{OutType: ot, Multimodal: MultimodalBoth})
+				if err != nil {
 					t.Fatal(err)
 				}
+				if rep.Mmproj == nil || rep.Mmproj.SelfCheck != "ok" {
+					t.Fatalf("report's mmproj %+v", rep.Mmproj)
+				}
 				matchRecord(t, ref, "text-"+ot, dst)
+				legacy := ref.Outputs["mmproj-legacy-"+ot]
+				for i, kv := range legacy.Metadata {
+					if kv[0] == "general.name" {
+						g := openGGUF(t, MmprojPath(dst))
+						if v, ok := g.Metadata.Get("general.name"); !ok || !sameValue(v, "Hf") {
+							t.Errorf("mmproj general.name %v, want the checkpoint's name Hf", v)
+						}
+						kv = append([]any(nil), kv...)
+						kv[2] = "Hf"
+						legacy.Metadata = append(append([][]any(nil), legacy.Metadata[:i]...), append([][]any{kv}, legacy.Metadata[i+1:]...)...)
+					}
+				}
+				ref := &llamacppRecord{Outputs: map[string]recordOutput{"mmproj-legacy-" + ot: legacy}}
+				matchRecord(t, ref, "mmproj-legacy-"+ot, MmprojPath(dst))
+				// Named as the legacy writer names it, the projector alone is
+				// its file byte for byte, where gen_llava.py's output is here.
+				theirs := filepath.Join("/work/fixtures-out/vision", fam, "mmproj-"+fam+"-"+ot+".legacy.gguf")
+				if tb, err := os.ReadFile(theirs); err == nil {
+					mine := filepath.Join(t.TempDir(), "vit.gguf")
+					if _, err := Run(filepath.Join("..", "testdata", "vision", fam, "hf"), mine,
+						Options{OutType: ot, Multimodal: MultimodalProjector, ModelName: "vit"}); err != nil {
+						t.Fatal(err)
+					}
+					if ob, err := os.ReadFile(mine); err != nil || !bytes.Equal(ob, tb) {
+						t.Errorf("--mmproj-only --model-name vit: %d bytes, not byte-identical to %s (%d bytes) (%v)", len(ob), theirs, len(tb), err)
+					}
+				}
 			})
 		}
 	}
