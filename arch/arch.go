@@ -814,10 +814,8 @@ func (f *Family) withMet(t *Tensor, bid int, has func(string) bool) bool {
 
 func (f *Family) resolve(name string, hf bool, has func(string) bool) (Match, bool) {
 	pat, bid, suffix := SplitName(name)
-	if hf {
-		if m, ok := f.resolveLiteral(name, bid, suffix); ok {
-			return m, true
-		}
+	if m, ok := f.resolveLiteral(name, bid, suffix, hf); ok {
+		return m, true
 	}
 	if suffix == "" {
 		for i := range f.Tensors {
@@ -882,13 +880,22 @@ func (f *Family) resolve(name string, hf bool, has func(string) bool) (Match, bo
 // a fixed layer number (RWKV-7's model.layers.0.pre_norm, the embedding's
 // norm: no layer of its own) or a part's name (Tensor.Parts), which
 // SplitName's digits do not find.
-func (f *Family) resolveLiteral(name string, bid int, suffix string) (Match, bool) {
+func (f *Family) resolveLiteral(name string, bid int, suffix string, hf bool) (Match, bool) {
 	base := strings.TrimSuffix(name, suffix)
 	for i := range f.Tensors {
 		t := &f.Tensors[i]
-		for _, p := range t.HF {
+		pats := t.HF
+		if !hf {
+			// a GGUF name with a number that is no layer's (the legacy
+			// LLaVA projector's mm.0, mm.2)
+			pats = []string{t.GGUF}
+		}
+		for _, p := range pats {
 			switch {
 			case len(t.Parts) > 0:
+				if !hf {
+					continue
+				}
 				for x := range t.Parts {
 					if t.partName(p, bid, x) == base && (suffix == "") == t.noSuffix(true) {
 						return Match{Tensor: t, Layer: bid, Index: x, Suffix: cmp.Or(suffix, ".weight")}, true

@@ -67,7 +67,7 @@ var Llama = register(&Family{
 	Tensors: withSubmodelText(withTextPrefix(moeTensors(decoderTensors(true, LayoutSame), moeLayout{router: "block_sparse_moe.gate",
 		experts: "block_sparse_moe.experts.{xid}.", gate: "w1", down: "w2", up: "w3", ffn: DimFFN})), "model.", "model.text_model."),
 	Drops: append(append([]Drop{rotaryBuffer}, mmprojDrops(idefics3VisionPrefixes)...),
-		mmprojDrops(llavaNextVisionPrefixes)...),
+		mmprojDrops(llavaVisionPrefixes)...),
 	Generated: []Generated{ropeFreqs},
 	// A GGUF with a router is Mixtral's: the same GGUF architecture, its
 	// own transformers class.

@@ -13,22 +13,45 @@ import "github.com/tfconv/tfconv/tensor"
 // after the layer the projector reads (vision_feature_layer), its final
 // LayerNorm left out, and the two-layer GELU MLP into the text width. The
 // text half is the llama family.
+//
+// LLaVA-NeXT (LlavaNextForConditionalGeneration, which no class of that
+// converter registers) is the same entry: its image_newline beside the
+// projector, and after the block count the any-res keys llama.cpp's clip
+// reads to tile an image (image_grid_pinpoints, flattened; anyres;
+// spatial_unpad; mlp2x_gelu), written when config.json has
+// image_grid_pinpoints, as the legacy path writes them from LLaVA-1.6's
+// config. (One entry: clip.projector_type "mlp" names both.)
 var LlavaVision = registerProjector(&Projector{
 	Type:         "mlp",
-	HFClasses:    []string{"LlavaForConditionalGeneration"},
+	HFClasses:    []string{"LlavaForConditionalGeneration", "LlavaNextForConditionalGeneration"},
 	Text:         "llama",
 	Encoder:      "vision_config",
 	Prefixes:     llavaVisionPrefixes,
-	Summary:      "CLIP ViT to vision_feature_layer; 2-layer GELU MLP",
+	Summary:      "CLIP ViT to vision_feature_layer; 2-layer GELU MLP (any-res tiles with image_newline when image_grid_pinpoints)",
 	Legacy:       true,
 	FeatureLayer: true,
 	Order:        llavaOrder,
-	Tower:        llavaTower(nil),
+	Tower: llavaTower([]Tensor{{GGUF: "model.image_newline", HF: []string{"image_newline"}, NoSuffix: true, Optional: true}},
+		pinpoints(),
+		anyres("vision.image_aspect_ratio", "anyres"),
+		anyres("vision.mm_patch_merge_type", "spatial_unpad"),
+		anyres("vision.mm_projector_type", "mlp2x_gelu")),
 })
 
-// llavaVisionPrefixes are LlavaVision's Prefixes (LLaVA-NeXT's add
-// image_newline).
-var llavaVisionPrefixes = []string{"vision_tower.", "multi_modal_projector."}
+// llavaVisionPrefixes are LlavaVision's Prefixes.
+var llavaVisionPrefixes = []string{"vision_tower.", "multi_modal_projector.", "image_newline"}
+
+// anyres is a fixed string key of LLaVA-NeXT's any-res tiling, written when
+// config.json has image_grid_pinpoints.
+func anyres(key, v string) Param {
+	return Param{Key: key, Kind: tensor.KindString, Derive: func(c Config) (tensor.Value, bool, error) {
+		top, _ := c.Map(TowerTop)
+		if _, ok := top["image_grid_pinpoints"]; !ok {
+			return tensor.Value{}, false, nil
+		}
+		return tensor.String(v), true, nil
+	}}
+}
 
 // llavaTower is the legacy writer's schema of a CLIP tower under
 // vision_tower.vision_model. with LLaVA's projector; more are tensors
@@ -136,34 +159,14 @@ func llavaProjectorGELU() Param {
 	}}
 }
 
-// LlavaNextVision is LLaVA-NeXT's projector (LlavaNextForConditionalGeneration),
-// which no class of llama.cpp's convert_hf_to_gguf.py registers: the legacy
-// writer's LLaVA mmproj (LlavaVision's) with image_newline and the any-res
-// keys llama.cpp's clip reads to tile an image (image_grid_pinpoints,
-// flattened; anyres; spatial_unpad; mlp2x_gelu).
-var LlavaNextVision = registerProjector(&Projector{
-	Type:         "mlp",
-	HFClasses:    []string{"LlavaNextForConditionalGeneration"},
-	Text:         "llama",
-	Encoder:      "vision_config",
-	Prefixes:     llavaNextVisionPrefixes,
-	Summary:      "CLIP ViT to vision_feature_layer; 2-layer GELU MLP; any-res tiles with image_newline",
-	Legacy:       true,
-	FeatureLayer: true,
-	Order:        llavaOrder,
-	Tower: llavaTower([]Tensor{{GGUF: "model.image_newline", HF: []string{"image_newline"}, NoSuffix: true}}, pinpoints(),
-		constString("vision.image_aspect_ratio", "anyres"),
-		constString("vision.mm_patch_merge_type", "spatial_unpad"),
-		constString("vision.mm_projector_type", "mlp2x_gelu")),
-})
-
-var llavaNextVisionPrefixes = append(append([]string(nil), llavaVisionPrefixes...), "image_newline")
-
 // pinpoints is clip.vision.image_grid_pinpoints: config.json's
-// image_grid_pinpoints pairs, flattened, as int32.
+// image_grid_pinpoints pairs, flattened, as int32 (none without them).
 func pinpoints() Param {
 	return Param{Key: "vision.image_grid_pinpoints", Kind: tensor.KindArray, Derive: func(c Config) (tensor.Value, bool, error) {
 		top, _ := c.Map(TowerTop)
+		if _, ok := top["image_grid_pinpoints"]; !ok {
+			return tensor.Value{}, false, nil // LLaVA-1.5: one tile
+		}
 		list, ok := top["image_grid_pinpoints"].([]any)
 		if !ok || len(list) == 0 || len(list) > 1024 {
 			return tensor.Value{}, false, errUnsupported("config.json: image_grid_pinpoints is missing or not a list of [height, width] pairs")

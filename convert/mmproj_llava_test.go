@@ -2,9 +2,12 @@ package convert
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/tfconv/tfconv/tensor"
 )
 
 // TestIdefics3VLMatchesLlamaCpp: tfconv's two GGUFs of the tiny
@@ -80,6 +83,10 @@ func TestLlavaVLMatchesLlamaCpp(t *testing.T) {
 					t.Fatalf("report's mmproj %+v", rep.Mmproj)
 				}
 				matchRecord(t, ref, "text-"+ot, dst)
+				// The legacy mmproj holds part of the tower: no way back.
+				if _, err := Run(dst, filepath.Join(t.TempDir(), "back"), Options{MmprojFile: MmprojPath(dst)}); !errors.Is(err, tensor.ErrUnsupported) {
+					t.Errorf("GGUF → HF with the LLaVA mmproj: %v, want a refusal", err)
+				}
 				legacy := ref.Outputs["mmproj-legacy-"+ot]
 				for i, kv := range legacy.Metadata {
 					if kv[0] == "general.name" {
