@@ -39,8 +39,9 @@ type Family struct {
 	// ffn_gate_inp_shexp, which the newer converter keeps F32 and
 	// c392e509's, which the older families follow, did not).
 	F32 []Role
-	// F16 are roles the converter writes as F16 at every outtype (Gemma 3's
-	// mm.input_projection in its mmproj).
+	// F16 are roles whose matrices the converter writes as F16 at every
+	// outtype (Gemma 3's mm.input_projection in its mmproj; the LLaVA
+	// projector's and patch embedding in the legacy writer's).
 	F16 []Role
 	// Splits are Hugging Face weights whose rows the converter regroups
 	// into several GGUF roles by config.json (RowSplit), read before
@@ -254,6 +255,12 @@ type VocabRules struct {
 	// stated, is written as add_space_prefix (the newer converter's
 	// LlamaModel.set_vocab does so; c392e509's did not).
 	SpacePrefixFromConfig bool
+	// SpacePrefixFromConfigFor: SpacePrefixFromConfig for a checkpoint of
+	// one of these config.json classes only. A family that follows
+	// c392e509's converter keeps that converter's rule for its own classes;
+	// the text halves of multimodal classes (LLaVA, SmolVLM), which only the
+	// newer converter converts, follow the newer one's.
+	SpacePrefixFromConfigFor []string
 	// SpecialIDs are token ids the converter sets by family ("eot" → 107
 	// for Gemma), written after the tokenizer's own.
 	SpecialIDs []SpecialID
@@ -807,10 +814,8 @@ func (f *Family) withMet(t *Tensor, bid int, has func(string) bool) bool {
 
 func (f *Family) resolve(name string, hf bool, has func(string) bool) (Match, bool) {
 	pat, bid, suffix := SplitName(name)
-	if hf {
-		if m, ok := f.resolveLiteral(name, bid, suffix); ok {
-			return m, true
-		}
+	if m, ok := f.resolveLiteral(name, bid, suffix, hf); ok {
+		return m, true
 	}
 	if suffix == "" {
 		for i := range f.Tensors {
@@ -875,13 +880,22 @@ func (f *Family) resolve(name string, hf bool, has func(string) bool) (Match, bo
 // a fixed layer number (RWKV-7's model.layers.0.pre_norm, the embedding's
 // norm: no layer of its own) or a part's name (Tensor.Parts), which
 // SplitName's digits do not find.
-func (f *Family) resolveLiteral(name string, bid int, suffix string) (Match, bool) {
+func (f *Family) resolveLiteral(name string, bid int, suffix string, hf bool) (Match, bool) {
 	base := strings.TrimSuffix(name, suffix)
 	for i := range f.Tensors {
 		t := &f.Tensors[i]
-		for _, p := range t.HF {
+		pats := t.HF
+		if !hf {
+			// a GGUF name with a number that is no layer's (the legacy
+			// LLaVA projector's mm.0, mm.2)
+			pats = []string{t.GGUF}
+		}
+		for _, p := range pats {
 			switch {
 			case len(t.Parts) > 0:
+				if !hf {
+					continue
+				}
 				for x := range t.Parts {
 					if t.partName(p, bid, x) == base && (suffix == "") == t.noSuffix(true) {
 						return Match{Tensor: t, Layer: bid, Index: x, Suffix: cmp.Or(suffix, ".weight")}, true

@@ -55,15 +55,19 @@ func ropeScalingLinear() []Param {
 // attention biases, tied or untied head. The converter permutes Q/K rows so
 // ggml's adjacent-pair rope reproduces HF's rotate-half.
 var Llama = register(&Family{
-	Name:       "llama",
-	HFClasses:  []string{"LLaMAForCausalLM", "LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM"},
+	Name: "llama",
+	// and the text halves of LLaVA-1.5, LLaVA-NeXT and SmolVLM (under
+	// language_model. and model.text_model.; text_config in config.json).
+	HFClasses: []string{"LLaMAForCausalLM", "LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM",
+		"LlavaForConditionalGeneration", "LlavaNextForConditionalGeneration", "Idefics3ForConditionalGeneration"},
 	ModelTypes: []string{"llama", "mistral", "mixtral"},
 	HFClass:    "LlamaForCausalLM", ModelType: "llama",
 	Params: withParams(baseParams(),
 		append([]Param{u32("vocab_size", Required, "vocab_size"), ropeDimension()}, ropeScalingLinear()...)...),
-	Tensors: moeTensors(decoderTensors(true, LayoutSame), moeLayout{router: "block_sparse_moe.gate",
-		experts: "block_sparse_moe.experts.{xid}.", gate: "w1", down: "w2", up: "w3", ffn: DimFFN}),
-	Drops:     []Drop{rotaryBuffer},
+	Tensors: withSubmodelText(withTextPrefix(moeTensors(decoderTensors(true, LayoutSame), moeLayout{router: "block_sparse_moe.gate",
+		experts: "block_sparse_moe.experts.{xid}.", gate: "w1", down: "w2", up: "w3", ffn: DimFFN})), "model.", "model.text_model."),
+	Drops: append(append([]Drop{rotaryBuffer}, mmprojDrops(idefics3VisionPrefixes)...),
+		mmprojDrops(llavaVisionPrefixes)...),
 	Generated: []Generated{ropeFreqs},
 	// A GGUF with a router is Mixtral's: the same GGUF architecture, its
 	// own transformers class.
@@ -76,8 +80,10 @@ var Llama = register(&Family{
 	},
 	HFConst:  map[string]any{"hidden_act": "silu", "mlp_bias": false},
 	BiasFlag: "attention_bias",
-	Graph:    llamaGraph,
-	Pattern:  mistralWindow,
+	Vocab: VocabRules{SpacePrefixFromConfigFor: []string{"LlavaForConditionalGeneration",
+		"LlavaNextForConditionalGeneration", "Idefics3ForConditionalGeneration"}},
+	Graph:   llamaGraph,
+	Pattern: mistralWindow,
 })
 
 // mistralWindow is LLaMA's pattern, except that a Mistral config.json's

@@ -962,6 +962,20 @@ func hasName(in []tensor.Info, name string) bool {
 	return false
 }
 
+// For returns the rules for a checkpoint whose config.json is c: r, with
+// SpacePrefixFromConfig set when c's class is one of
+// SpacePrefixFromConfigFor.
+func (r VocabRules) For(c Config) VocabRules {
+	for _, cls := range configClasses(c) {
+		for _, f := range r.SpacePrefixFromConfigFor {
+			if cls == f {
+				r.SpacePrefixFromConfig = true
+			}
+		}
+	}
+	return r
+}
+
 // Apply applies the family's own tokenizer settings to the tokenizer's
 // GGUF keys md: fixed special ids after the tokenizer's own, and
 // add_space_prefix (last, as the converters write it) overridden, taken

@@ -1,5 +1,7 @@
 package arch
 
+import "strings"
+
 // The published checkpoints of some families are a text model beside a
 // vision tower (Llama4ForConditionalGeneration, Mistral3ForConditionalGeneration):
 // config.json nests the text model's settings in text_config (which
@@ -16,6 +18,19 @@ package arch
 func withTextPrefix(ts []Tensor) []Tensor {
 	for i := range ts {
 		ts[i].HF = append(ts[i].HF, "language_model."+ts[i].HF[0])
+	}
+	return ts
+}
+
+// withSubmodelText gives every role of ts whose first Hugging Face pattern
+// starts with from another pattern with to in its place: the text model
+// nested in the multimodal class's own model (Idefics3's model.text_model.
+// for model.; its head stays lm_head).
+func withSubmodelText(ts []Tensor, from, to string) []Tensor {
+	for i := range ts {
+		if h := ts[i].HF[0]; strings.HasPrefix(h, from) {
+			ts[i].HF = append(ts[i].HF, to+h[len(from):])
+		}
 	}
 	return ts
 }

@@ -287,7 +287,11 @@ func (f *Family) GGUFMetadata(c Config, fileType uint32) (tensor.Metadata, error
 			return nil, fmt.Errorf("%s: %w", f.Name, err)
 		}
 		if ok {
-			md = append(md, tensor.KV{Key: f.Name + "." + p.Key, Value: v})
+			key := f.Name + "." + p.Key
+			if strings.HasPrefix(p.Key, "general.") {
+				key = p.Key // a legacy projector's own general.* keys (Projector.Legacy)
+			}
+			md = append(md, tensor.KV{Key: key, Value: v})
 		}
 	}
 	return md, nil

@@ -37,6 +37,26 @@ type Projector struct {
 	Tower Family
 	// Summary names the tower and projection for inspect.
 	Summary string
+	// Legacy: the mmproj is written as llama.cpp's
+	// tools/mtmd/legacy-models/convert_image_encoder_to_gguf.py writes it
+	// (the path llama.cpp documents for LLaVA, whose classes its
+	// convert_hf_to_gguf.py --mmproj refuses): general.architecture, then
+	// the Tower's Params alone, which state the general.* keys it writes
+	// (a Param key starting with "general." is written as is; general.name
+	// is the checkpoint's name, as for every output) — no general.type,
+	// size label or quantization_version.
+	Legacy bool
+	// FeatureLayer: the tower is cut after the layer whose output the
+	// projector reads (config.json's vision_feature_layer, counted from
+	// the end when negative, as transformers indexes hidden_states):
+	// TowerConfig sets num_hidden_layers to that many layers, so the block
+	// count and a Drop{PastLayers} follow it. A list of layers is refused.
+	FeatureLayer bool
+	// Order, when set, is the order the mmproj's tensors are written in:
+	// GGUF names, {bid} for a layer's; the names before the first {bid}
+	// one come first, then each layer's in turn, then the rest (the legacy
+	// writer's: the projector's tensors, then the CLIP model's state dict).
+	Order []string
 	// HFModelType is the multimodal config.json's model_type ("gemma3");
 	// TextModelType its text_config's ("gemma3_text"), both written on
 	// GGUF → HF.
@@ -202,7 +222,46 @@ func (p *Projector) TowerConfig(top, pre Config) (Config, error) {
 		text = top
 	}
 	c[TowerText], c[TowerTop], c[TowerPreprocessor] = map[string]any(text), map[string]any(top), map[string]any(pre)
+	if p.FeatureLayer {
+		n, ok := c.Int("num_hidden_layers")
+		if !ok || n <= 0 || n > 1<<16 {
+			return nil, errUnsupported("config.json: %s num_hidden_layers is missing or out of range", p.Encoder)
+		}
+		f, ok := top.Int("vision_feature_layer")
+		if _, isList := top["vision_feature_layer"].([]any); isList || !ok {
+			return nil, errUnsupported("config.json: vision_feature_layer %v: the %s projector reads one layer's output (an integer)", top["vision_feature_layer"], p.Type)
+		}
+		if f < 0 {
+			f += n + 1
+		}
+		if f <= 0 || f > n {
+			return nil, errUnsupported("config.json: vision_feature_layer %v is not one of the tower's %d layers", top["vision_feature_layer"], n)
+		}
+		c["num_hidden_layers"] = f
+	}
 	return c, nil
+}
+
+// OrderKey places GGUF tensor name in p.Order: (section, layer, index) to
+// sort by, ok false for a name Order does not list.
+func (p *Projector) OrderKey(name string) (key [3]int, ok bool) {
+	pat, bid, suffix := SplitName(name)
+	block := false
+	for i, o := range p.Order {
+		isBlock := strings.Contains(o, "{bid}")
+		block = block || isBlock
+		if isBlock && o != pat+suffix || !isBlock && o != name {
+			continue
+		}
+		switch {
+		case isBlock:
+			return [3]int{1, bid, i}, true
+		case block:
+			return [3]int{2, 0, i}, true
+		}
+		return [3]int{0, 0, i}, true
+	}
+	return key, false
 }
 
 // TextDrops are the drops the text family states for the tower's tensors:

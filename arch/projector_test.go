@@ -33,6 +33,9 @@ func TestProjectorTable(t *testing.T) {
 		}
 		for _, ten := range p.Tower.Tensors {
 			hf, gg := expand(ten.HF[0], 3)+".weight", expand(ten.GGUF, 3)+".weight"
+			if ten.NoSuffix {
+				hf, gg = expand(ten.HF[0], 3), expand(ten.GGUF, 3)
+			}
 			if ten.HFSuffix != "" {
 				hf = expand(ten.HF[0], 3) + ten.HFSuffix
 			}

@@ -39,7 +39,8 @@ func GGUFTensorType(name string, shape tensor.Shape, want tensor.DType) tensor.D
 }
 
 // TensorType is GGUFTensorType for a tensor of family f: its F32 roles
-// stay F32 as well, and its F16 roles are F16.
+// stay F32 as well, and its F16 roles' matrices are F16 (a 1-D bias
+// beside one follows the outtype's rule).
 func (f *Family) TensorType(name string, shape tensor.Shape, want tensor.DType) tensor.DType {
 	if pat, _, _ := SplitName(name); len(f.F32) > 0 || len(f.F16) > 0 {
 		for _, r := range f.F32 {
@@ -48,7 +49,7 @@ func (f *Family) TensorType(name string, shape tensor.Shape, want tensor.DType) 
 			}
 		}
 		for _, r := range f.F16 {
-			if r == pat {
+			if r == pat && len(shape) >= 2 {
 				return tensor.F16
 			}
 		}

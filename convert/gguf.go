@@ -215,12 +215,13 @@ func planToGGUF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 	switch {
 	case err == nil:
 		var prefix *bool
-		if fam.Vocab.SpacePrefixFromConfig {
+		rules := fam.Vocab.For(cfg)
+		if rules.SpacePrefixFromConfig {
 			if prefix, err = configAddPrefixSpace(c.Sides()); err != nil {
 				return nil, err
 			}
 		}
-		vmd, err := fam.Vocab.Apply(tok.GGUFMetadata(), prefix, cfg)
+		vmd, err := rules.Apply(tok.GGUFMetadata(), prefix, cfg)
 		if err != nil {
 			return nil, err
 		}

@@ -152,6 +152,18 @@ func planMmproj(c *checkpoint.Checkpoint, proj *arch.Projector, opts Options) (*
 	if err != nil {
 		return nil, err
 	}
+	if len(proj.Order) > 0 {
+		for _, m := range maps {
+			if _, ok := proj.OrderKey(m.Name); !ok {
+				return nil, fmt.Errorf("convert: %s projector: tensor %q has no place in its writer's order", proj.Type, m.Name)
+			}
+		}
+		slices.SortStableFunc(maps, func(a, b arch.Mapping) int {
+			ka, _ := proj.OrderKey(a.Name)
+			kb, _ := proj.OrderKey(b.Name)
+			return slices.Compare(ka[:], kb[:])
+		})
+	}
 	p := &plan{format: GGUF, arch: arch.MmprojArch, outType: outType, dropped: append(dropped, text...), warn: arch.DropWarnings(dropped)}
 	if p.jobs, err = jobsFor(c, maps, p.dropped, func(m Mapping, _ *checkpoint.Tensor) tensor.DType {
 		return fam.TensorType(m.Name, m.Shape, want)
@@ -177,6 +189,19 @@ func planMmproj(c *checkpoint.Checkpoint, proj *arch.Projector, opts Options) (*
 	}
 	p.warn = append(p.warn, warn...)
 	p.name = who
+	if proj.Legacy {
+		// the legacy writer's keys: the Params' own general.* ones, the
+		// name the checkpoint's
+		md := tensor.Metadata{{Key: keyArch, Value: tensor.String(arch.MmprojArch)}}
+		for _, x := range kv {
+			if x.Key == arch.GeneralName {
+				x.Value = tensor.String(who.name)
+			}
+			md = append(md, x)
+		}
+		p.meta = md
+		return p, nil
+	}
 	md := tensor.Metadata{{Key: keyArch, Value: tensor.String(arch.MmprojArch)}, {Key: keyType, Value: tensor.String("mmproj")}}
 	md = append(md, who.kvs()...)
 	md = append(md, kv...)
@@ -353,6 +378,12 @@ func planHFMultimodal(c, mm *checkpoint.Checkpoint, opts Options) (*plan, error)
 	proj, ok := arch.ProjectorByType(typ)
 	if !ok {
 		return nil, tensor.Unsupported("convert: %s: projector type %q has no record in tfconv (known: %s)", opts.MmprojFile, typ, strings.Join(projectorTypes(), ", "))
+	}
+	if proj.FeatureLayer || proj.HFModelType == "" {
+		// LLaVA's legacy mmproj holds the tower only up to the layer the
+		// projector reads (no later layers, no final LayerNorm): the
+		// checkpoint cannot be put back whole.
+		return nil, tensor.Unsupported("convert: %s: projector type %q (%s) does not convert back to Hugging Face: its mmproj leaves out the tower's layers past the one the projector reads and its final LayerNorm", opts.MmprojFile, typ, strings.Join(proj.HFClasses, ", "))
 	}
 	textArch, _ := c.Metadata.Str(keyArch)
 	if opts.Arch != "" {
