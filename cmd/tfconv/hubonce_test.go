@@ -30,7 +30,8 @@ func lfsSizes(repo *hubtest.Repo) map[string]int64 {
 // its order: before, quantize read the tensor convert reads last second,
 // and the check then fetched the whole source ahead of the run, which read
 // it again). The test Hub counts the bytes it sends of each file. A
-// corrupted file still stops each run with nothing written.
+// corrupted file still stops each run with nothing written, and diff and
+// verify with an error naming it.
 func TestHubBytesOnce(t *testing.T) {
 	s, repo := startHub(t)
 	dir := t.TempDir()
@@ -73,6 +74,32 @@ func TestHubBytesOnce(t *testing.T) {
 		}
 		if left, _ := os.ReadDir(filepath.Dir(bad)); len(left) != 0 {
 			t.Errorf("%s %s with %s corrupt left %v", args[0], name, shard, left)
+		}
+	}
+	// diff and verify, which write nothing, check their remote sources
+	// before they report: fault-free they succeed, with a corrupt shard
+	// they fail naming it.
+	conv := filepath.Join(dir, "convert.gguf")
+	for _, args := range [][]string{{"diff", "hf://org/tiny", "hf://org/tiny"}, {"verify", "hf://org/tiny", conv}} {
+		s.SetFaults(hubtest.Faults{})
+		s.ResetServed()
+		if code, _, errb := run(t, args...); code != 0 {
+			t.Errorf("%s: exit %d: %s", args[0], code, lastLine(errb))
+		}
+		var total int64
+		for _, n := range s.Served() {
+			total += n
+		}
+		t.Logf("%s: %d bytes served (the source is %d bytes)", args[0], total, func() (n int64) {
+			for _, k := range sizes {
+				n += k
+			}
+			return n
+		}())
+		s.SetFaults(hubtest.Faults{Corrupt: shard, CorruptByte: sizes[shard] - 100})
+		code, _, errb := run(t, args...)
+		if code == 0 || !strings.Contains(errb, "checksum mismatch") || !strings.Contains(errb, shard) {
+			t.Errorf("%s with %s corrupt: exit %d, want a checksum mismatch naming it: %s", args[0], shard, code, lastLine(errb))
 		}
 	}
 	s.SetFaults(hubtest.Faults{})
