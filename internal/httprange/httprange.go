@@ -228,7 +228,7 @@ func Open(rawURL string) (*Reader, error) {
 	}
 	// The first block gives the size (Content-Range) and proves the server
 	// honours ranges.
-	if _, err := r.block(0); err != nil {
+	if _, err := r.block(0, 1); err != nil {
 		return nil, err
 	}
 	cache.Lock()
@@ -591,8 +591,10 @@ func contentRange(s string) (total, first, last int64, err error) {
 func (r *Reader) nblocks() int64 { return (r.size + blockSize - 1) / blockSize }
 
 // block returns block i (the bytes from i·blockSize), fetching it, with the
-// run of missing blocks after it, when it is neither kept nor on its way.
-func (r *Reader) block(i int64) ([]byte, error) {
+// run of missing blocks after it before block lim (the reader's window:
+// a small tensor read out of order fetches no bytes of its neighbours),
+// when it is neither kept nor on its way.
+func (r *Reader) block(i, lim int64) ([]byte, error) {
 	for {
 		r.mu.Lock()
 		if r.err != nil {
@@ -616,7 +618,7 @@ func (r *Reader) block(i int64) ([]byte, error) {
 			continue // the read-ahead failed or was evicted: fetch it here
 		}
 		n := int64(1)
-		for r.size > 0 && n < spanBlocks && i+n < r.nblocks() {
+		for r.size > 0 && n < spanBlocks && i+n < min(r.nblocks(), lim) {
 			if _, ok := r.blocks[i+n]; ok {
 				break
 			}
@@ -956,7 +958,7 @@ func (r *Reader) readAt(p []byte, off, limit int64) (int, error) {
 		if pos >= r.size {
 			return n, io.EOF
 		}
-		b, err := r.block(pos / blockSize)
+		b, err := r.block(pos/blockSize, (limit+blockSize-1)/blockSize)
 		if err != nil {
 			return n, err
 		}
