@@ -109,6 +109,7 @@ type Checkpoint struct {
 	// remoteSides: side files are read beside the remote file (a
 	// safetensors file's folder holds config.json and the tokenizer).
 	remoteSides bool
+	srcCheck    *SourceCheck // the check the tensors report to (CheckSources)
 }
 
 // Tensor is one tensor of a checkpoint.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/url"
 	"strings"
+	"sync"
 
 	"github.com/tfconv/tfconv/formats/gguf"
 	"github.com/tfconv/tfconv/formats/safetensors"
@@ -203,12 +204,18 @@ func (c *Checkpoint) Fetched() (n int64, ok bool) {
 	return n, true
 }
 
-// VerifySources checks every file read over HTTP against the sha256 the
-// Hub publishes for it, hashing whatever part of it the run has not read
+// VerifySources checks every file read over HTTP whose tensor bytes the
+// run read (httprange.Reader.Touched) against the sha256 the Hub publishes
+// for it, fetching and hashing whatever part of it the run has not read
 // (nil for a local checkpoint, and for files the Hub publishes no sha256
-// for). A run calls it before its output is committed: VerifiedAfter.
+// for). Files the run took nothing from are not fetched: no output depends
+// on them. A run calls it once it has read every tensor it needs, before it
+// commits its output: SourceCheck.
 func (c *Checkpoint) VerifySources() error {
 	for _, r := range c.remotes {
+		if !r.Touched() {
+			continue
+		}
 		if err := r.Verify(); err != nil {
 			return err
 		}
@@ -216,48 +223,143 @@ func (c *Checkpoint) VerifySources() error {
 	return nil
 }
 
+// ErrSourceMismatch marks an error of a remote source whose bytes do not
+// match the sha256 the Hub publishes, or that changed while it was read:
+// output made from it, shards already renamed into place too, must go.
+var ErrSourceMismatch = httprange.ErrMismatch
+
 // Remote reports whether c is read over HTTP.
 func (c *Checkpoint) Remote() bool { return len(c.remotes) > 0 }
 
-// VerifiedAfter returns t whose reader, once it has delivered t's last
-// byte, runs verify (Checkpoint.VerifySources) and fails with its error
-// instead of returning that byte: a run that reads t last stops before it
-// commits any output made from a source that does not check out. Section
-// reads are not checked.
-func VerifiedAfter(t *Tensor, verify func() error) *Tensor {
+// CheckSources makes every tensor of c report to one SourceCheck of c's
+// files (nil, and c unchanged, for a local c): for a run that reads c's
+// own tensors. The check is c's SourceCheck from then on.
+func (c *Checkpoint) CheckSources() *SourceCheck {
+	chk := c.NewSourceCheck()
+	if chk == nil {
+		return nil
+	}
+	for i, t := range c.Tensors {
+		v := chk.Wrap(t.Name, t)
+		c.Tensors[i] = v
+		if c.byName[t.Name] == t {
+			c.byName[t.Name] = v
+		}
+	}
+	c.srcCheck = chk
+	return chk
+}
+
+// SourceCheck is the check of the remote files c's tensors are read
+// from (CheckSources, SetSourceCheck), nil when there is none.
+func (c *Checkpoint) SourceCheck() *SourceCheck { return c.srcCheck }
+
+// SetSourceCheck records chk as c's SourceCheck: a view (convert.Source)
+// whose tensors are made from a remote checkpoint's.
+func (c *Checkpoint) SetSourceCheck(chk *SourceCheck) { c.srcCheck = chk }
+
+// SourceCheck runs a check of a run's sources (Checkpoint.VerifySources)
+// once, when every tensor of the run's set has delivered its last byte,
+// whatever order the run reads them in: the reader that delivers the set's
+// last byte returns the check's error in place of it, so the run stops
+// before it commits output made from a source that does not check out. The
+// set is every tensor wrapped (Wrap), or the names given to Only, for a run
+// that reads part of them (--part, --prune-layers, a quantize plan).
+//
+// Hashing a file needs all its bytes, so the check fetches what the run
+// did not read of the files it touched, and nothing of the others.
+type SourceCheck struct {
+	verify func() error
+	mu     sync.Mutex
+	want   map[string]bool // the run's set
+	read   map[string]bool // members that delivered their last byte
+	ran    bool
+	err    error
+}
+
+// NewSourceCheck is a SourceCheck of c's files, nil for a local c (whose
+// Wrap and Only then do nothing).
+func (c *Checkpoint) NewSourceCheck() *SourceCheck {
+	if !c.Remote() {
+		return nil
+	}
+	return &SourceCheck{verify: c.VerifySources, want: map[string]bool{}, read: map[string]bool{}}
+}
+
+// Wrap returns t, named name in the run's set, whose reader reports its
+// last byte to the check (and fails with the check's error when it is the
+// set's last). Section reads are not counted: t reads through Open.
+func (s *SourceCheck) Wrap(name string, t *Tensor) *Tensor {
+	if s == nil {
+		return t
+	}
+	s.mu.Lock()
+	s.want[name] = true
+	s.mu.Unlock()
 	v := *t
-	v.open = func() io.Reader { return &verifyingReader{r: t.Open(), left: t.Size, verify: verify} }
+	v.open = func() io.Reader {
+		return &checkedReader{r: t.Open(), left: t.Size, done: func() error { return s.delivered(name) }}
+	}
 	v.inFile = false
 	return &v
 }
 
-type verifyingReader struct {
-	r      io.Reader
-	left   int64
-	verify func() error
+// Only narrows the run's set to names (those of them wrapped), before the
+// run reads any: the tensors a part or a plan reads.
+func (s *SourceCheck) Only(names []string) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	want := map[string]bool{}
+	for _, n := range names {
+		if s.want[n] {
+			want[n] = true
+		}
+	}
+	s.want = want
 }
 
-func (v *verifyingReader) Read(p []byte) (int, error) {
+// delivered records that name's last byte was read and, when it completes
+// the set, runs the check.
+func (s *SourceCheck) delivered(name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.want[name] {
+		return s.err
+	}
+	s.read[name] = true
+	if !s.ran && len(s.read) == len(s.want) {
+		s.ran = true
+		s.err = s.verify()
+	}
+	return s.err
+}
+
+// Ran reports whether the check has run, and its error.
+func (s *SourceCheck) Ran() (bool, error) {
+	if s == nil {
+		return false, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ran, s.err
+}
+
+type checkedReader struct {
+	r    io.Reader
+	left int64
+	done func() error
+}
+
+func (v *checkedReader) Read(p []byte) (int, error) {
 	n, err := v.r.Read(p)
 	if v.left > 0 && int64(n) >= v.left {
-		if verr := v.verify(); verr != nil {
-			return 0, verr
+		if derr := v.done(); derr != nil {
+			return 0, derr
 		}
 	}
 	v.left -= int64(n)
 	return n, err
-}
-
-// VerifyAfterLast makes c's last tensor VerifiedAfter c.VerifySources, for
-// a run that reads c's tensors in order (nothing for a local checkpoint).
-func (c *Checkpoint) VerifyAfterLast() {
-	if !c.Remote() || len(c.Tensors) == 0 {
-		return
-	}
-	last := c.Tensors[len(c.Tensors)-1]
-	v := VerifiedAfter(last, c.VerifySources)
-	c.Tensors[len(c.Tensors)-1] = v
-	if c.byName[last.Name] == last {
-		c.byName[last.Name] = v
-	}
 }

@@ -280,6 +280,9 @@ type plan struct {
 	preNote string                 // Report.PreTokenizer
 	native  *checkpoint.Checkpoint // native output: the source, for its header
 	name    *authorship            // GGUF output from Hugging Face: general.* about the model
+	// check is a remote source's checksum check over the jobs' sources
+	// (checkSources), nil for a local one.
+	check *checkpoint.SourceCheck
 }
 
 // Run converts the checkpoint at src (anything checkpoint.Open reads) into
@@ -406,7 +409,7 @@ func runOn(c *checkpoint.Checkpoint, src, dst string, opts Options, inputs []str
 			return nil, err
 		}
 	}
-	verifyLast(c, p.jobs)
+	p.check = checkSources(c, p.jobs)
 	if named || templated {
 		if p.name == nil {
 			return nil, fmt.Errorf("convert: give DST: the default output name is convert_hf_to_gguf.py's, for Hugging Face → GGUF conversion")
@@ -526,16 +529,22 @@ func runOn(c *checkpoint.Checkpoint, src, dst string, opts Options, inputs []str
 	return rep, nil
 }
 
-// verifyLast makes the last job's source check a remote checkpoint's files
-// against the Hub's checksums once it is read (checkpoint.VerifiedAfter):
-// every writer writes its jobs in order and commits after the last, so a
-// mismatch stops the run with nothing written.
-func verifyLast(c *checkpoint.Checkpoint, jobs []*job) {
-	if len(jobs) == 0 || !c.Remote() {
-		return
+// checkSources makes the jobs' sources report to one check of a remote
+// checkpoint's files against the Hub's checksums (checkpoint.SourceCheck),
+// which runs once every job's source has been read, in whatever order the
+// run reads them: the writers commit after their last job, so a mismatch
+// stops the run with nothing written. A run that reads only some jobs (a
+// part of a split set, a resumed one) narrows the check to them (Only).
+// Nil for a local checkpoint.
+func checkSources(c *checkpoint.Checkpoint, jobs []*job) *checkpoint.SourceCheck {
+	chk := c.NewSourceCheck()
+	if chk == nil {
+		return nil
 	}
-	j := jobs[len(jobs)-1]
-	j.src = checkpoint.VerifiedAfter(j.src, c.VerifySources)
+	for _, j := range jobs {
+		j.src = chk.Wrap(j.out.Name, j.src)
+	}
+	return chk
 }
 
 // checkDestEarly is CheckDest, or for a split set (whose shard names are

@@ -436,14 +436,24 @@ func writeGGUFSplit(dst string, c *checkpoint.Checkpoint, opts Options, inputs [
 	if out, err = openSplitOut(dst, opts.Part, id, sw.Shards(), opts.Resume, opts.Force, inputs, note); err != nil {
 		return nil, false, err
 	}
-	defer out.abort()
+	defer func() {
+		out.abort()
+		if errors.Is(err, checkpoint.ErrSourceMismatch) {
+			out.discard()
+		}
+	}()
 	if err := sw.Range(out.start, out.end); err != nil {
 		return nil, false, err
 	}
 	want := map[string]bool{}
+	var names []string
 	for _, t := range sw.Pending() {
 		want[t.Name] = true
+		names = append(names, t.Name)
 	}
+	// A part (or a resumed run) reads only its shards' sources: the
+	// check waits for those, and hashes only the files they touch.
+	p.check.Only(names)
 	e := &engine{progress: prog}
 	for _, j := range p.jobs {
 		if !want[j.out.Name] {

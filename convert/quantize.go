@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -207,11 +208,12 @@ func Quantize(src, dst string, o QuantizeOptions) (*QuantizeReport, error) {
 	}
 	// Hugging Face output is made from a Hugging Face checkpoint, GGUF and
 	// native output from a GGUF one. Either way the source's files are
-	// checked against the Hub's checksums once the last tensor is read
-	// (Source's views do it for theirs).
+	// checked against the Hub's checksums once every tensor the run reads
+	// has been read (checkpoint.SourceCheck; Source's views make theirs),
+	// narrowed to the plan's tensors below.
 	switch toHF := format == quantize.Safetensors; {
 	case toHF == c.HuggingFace():
-		c.VerifyAfterLast()
+		c.CheckSources()
 	case !toHF && c.HuggingFace():
 		if c, err = Source(c, Options{To: GGUF, OutType: OutF32}); err != nil {
 			return nil, err
@@ -269,6 +271,13 @@ func Quantize(src, dst string, o QuantizeOptions) (*QuantizeReport, error) {
 	if err := quantize.Check(c, plan, o.Target, format); err != nil {
 		return nil, err
 	}
+	// The run reads the plan's tensors (those of the part's shards, below,
+	// with --part or --resume): the source check waits for those.
+	readSet := make([]string, len(plan))
+	for i, ch := range plan {
+		readSet[i] = ch.Tensor.Name
+	}
+	c.SourceCheck().Only(readSet)
 	ropts := quantize.RunOptions{Threads: o.Threads, Metadata: metadata, Progress: o.progress(plan), AllowOverflow: o.AllowOverflow}
 	var sw *gguf.SplitWriter
 	var out *splitOut
@@ -300,6 +309,11 @@ func Quantize(src, dst string, o QuantizeOptions) (*QuantizeReport, error) {
 			if err := sw.Range(out.start, out.end); err != nil {
 				return nil, err
 			}
+			readSet = readSet[:0]
+			for _, in := range sw.Pending() {
+				readSet = append(readSet, in.Name)
+			}
+			c.SourceCheck().Only(readSet)
 			if out.start > out.first {
 				rep.Replaced = nil
 			}
@@ -327,6 +341,9 @@ func Quantize(src, dst string, o QuantizeOptions) (*QuantizeReport, error) {
 		defer out.abort()
 		if rep.Report, err = quantize.WriteSplit(sw, plan, ropts); err == nil {
 			err = out.finish()
+		} else if errors.Is(err, checkpoint.ErrSourceMismatch) {
+			out.abort()
+			out.discard()
 		}
 	default:
 		var f *atomicfile.File

@@ -279,6 +279,27 @@ func (o *splitOut) abort() {
 	}
 }
 
+// discard removes the shards this run renamed into place, and their
+// lines of the record (the record itself when it keeps none): the run
+// failed because a source did not match the sha256 the Hub publishes
+// (checkpoint.ErrSourceMismatch), and shards made from it must not be kept
+// for --resume. Shards kept from an earlier run stay.
+func (o *splitOut) discard() {
+	keep := len(o.kept)
+	if len(o.rec.Done) <= keep {
+		return
+	}
+	for _, d := range o.rec.Done[keep:] {
+		os.Remove(filepath.Join(filepath.Dir(o.record), d.Name))
+	}
+	o.rec.Done = o.rec.Done[:keep]
+	if keep == 0 {
+		os.Remove(o.record)
+		return
+	}
+	o.save()
+}
+
 // shardFile is one shard being written.
 type shardFile struct {
 	o    *splitOut

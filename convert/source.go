@@ -36,12 +36,14 @@ func Source(c *checkpoint.Checkpoint, opts Options) (*checkpoint.Checkpoint, err
 	if err := checkGGUFJobs(c.Path, p.jobs); err != nil {
 		return nil, err
 	}
-	verifyLast(c, p.jobs)
+	chk := checkSources(c, p.jobs)
 	tensors, err := lazyTensors(p.jobs, opts)
 	if err != nil {
 		return nil, err
 	}
-	return checkpoint.Assemble(c.Path, checkpoint.GGUF, p.meta, tensors), nil
+	view := checkpoint.Assemble(c.Path, checkpoint.GGUF, p.meta, tensors)
+	view.SetSourceCheck(chk)
+	return view, nil
 }
 
 // hfSource is Source's Hugging Face view of a GGUF checkpoint c.
@@ -64,12 +66,14 @@ func hfSource(c *checkpoint.Checkpoint, opts Options) (*checkpoint.Checkpoint, e
 	for i, in := range safetensors.ReferenceOrder(infos) {
 		jobs[i] = byName[in.Name]
 	}
-	verifyLast(c, jobs)
+	chk := checkSources(c, jobs)
 	ts, err := lazyTensors(jobs, opts)
 	if err != nil {
 		return nil, err
 	}
-	return checkpoint.AssembleDir(c.Path, slices.Clone(hfMetadata), ts, p.files), nil
+	view := checkpoint.AssembleDir(c.Path, slices.Clone(hfMetadata), ts, p.files)
+	view.SetSourceCheck(chk)
+	return view, nil
 }
 
 // lazyTensors are the outputs of jobs, each converted as it is read

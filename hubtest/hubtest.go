@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net"
 	"net/http"
@@ -289,6 +290,7 @@ type Server struct {
 	CDNAuth, Requests atomic.Int64
 	changeSeen        int
 	log               []string
+	served            map[string]int64 // body bytes sent, by file name
 }
 
 // Start serves repos on loopback until Close.
@@ -311,6 +313,31 @@ func (s *Server) Close() { s.srv.Close() }
 func (s *Server) SetFaults(f Faults) {
 	s.mu.Lock()
 	s.f, s.changeSeen = f, 0
+	s.mu.Unlock()
+}
+
+// Served is the number of body bytes of each file (by name) sent from the
+// CDN since the server started or since the last ResetServed: what a
+// client downloaded of it, so that a test can tell a file read twice.
+func (s *Server) Served() map[string]int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.served)
+}
+
+// ResetServed sets every file's Served count to zero.
+func (s *Server) ResetServed() {
+	s.mu.Lock()
+	s.served = nil
+	s.mu.Unlock()
+}
+
+func (s *Server) count(name string, n int) {
+	s.mu.Lock()
+	if s.served == nil {
+		s.served = map[string]int64{}
+	}
+	s.served[name] += int64(n)
 	s.mu.Unlock()
 }
 
@@ -466,7 +493,7 @@ func (s *Server) serveData(w http.ResponseWriter, r *http.Request, repo *Repo, f
 	if corrupt >= 0 {
 		body = io.NewSectionReader(corrupted{f, corrupt}, 0, f.size)
 	}
-	cw := &cutWriter{ResponseWriter: w, left: -1}
+	cw := &cutWriter{ResponseWriter: w, left: -1, sent: func(n int) { s.count(f.Name, n) }}
 	if stall {
 		cw.stall = r.Context().Done()
 	}
@@ -501,6 +528,7 @@ type cutWriter struct {
 	left  int64
 	half  bool
 	stall <-chan struct{}
+	sent  func(int) // counts the body bytes written
 }
 
 func (c *cutWriter) WriteHeader(code int) {
@@ -519,13 +547,18 @@ func (c *cutWriter) Write(p []byte) (int, error) {
 		panic(http.ErrAbortHandler)
 	}
 	if c.left < 0 {
-		return c.ResponseWriter.Write(p)
+		n, err := c.ResponseWriter.Write(p)
+		c.sent(n)
+		return n, err
 	}
 	if int64(len(p)) > c.left {
-		c.ResponseWriter.Write(p[:c.left])
+		n, _ := c.ResponseWriter.Write(p[:c.left])
+		c.sent(n)
 		c.ResponseWriter.(http.Flusher).Flush()
 		panic(http.ErrAbortHandler) // the connection is cut, not finished
 	}
 	c.left -= int64(len(p))
-	return c.ResponseWriter.Write(p)
+	n, err := c.ResponseWriter.Write(p)
+	c.sent(n)
+	return n, err
 }

@@ -222,6 +222,11 @@ func Load(path string, opts LoadOptions) (*Model, error) {
 		return nil, err
 	}
 	m, err := LoadCheckpoint(c, opts)
+	if err == nil {
+		// Read over HTTP: the files the weights came from are checked
+		// against the Hub's sha256 (fetching only what was not read).
+		err = c.VerifySources()
+	}
 	// The weights have been read into memory; the files are not needed.
 	c.Close()
 	if err != nil {

@@ -248,6 +248,14 @@ func DiffProgress(a, b *checkpoint.Checkpoint, ca, cb Canonicalizer, w io.Writer
 		rep.Tensors = append(rep.Tensors, TensorDiff{Name: y.Name, NameB: y.Tensor.Name, Status: StatusTied,
 			DTypeB: y.Tensor.DType.String(), ShapeB: y.Shape, TiedTo: y.TiedTo})
 	}
+	// A remote side's files are checked against the Hub's sha256 once
+	// every tensor compared has been read (fetching only what was not):
+	// a report made from bytes that do not check out is not given.
+	for _, c := range []*checkpoint.Checkpoint{a, b} {
+		if err := c.VerifySources(); err != nil {
+			return nil, err
+		}
+	}
 	return rep, nil
 }
 

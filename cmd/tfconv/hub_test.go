@@ -21,6 +21,12 @@ const hubToken = "hf_TESTtokenNeverShownAnywhere0123456789"
 // retry waits and stall timeout cut for a test.
 func startHub(t *testing.T) (*hubtest.Server, *hubtest.Repo) {
 	t.Helper()
+	return startHubOf(t, hubtest.Tiny(), "org/tiny")
+}
+
+// startHubOf is startHub serving m as repository id.
+func startHubOf(t *testing.T, m hubtest.MoE, id string) (*hubtest.Server, *hubtest.Repo) {
+	t.Helper()
 	sides := map[string][]byte{}
 	for _, n := range []string{"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "generation_config.json"} {
 		b, err := os.ReadFile(filepath.Join("../../testdata/arch/deepseek3/hf", n))
@@ -29,8 +35,7 @@ func startHub(t *testing.T) (*hubtest.Server, *hubtest.Repo) {
 		}
 		sides[n] = b
 	}
-	m := hubtest.Tiny()
-	repo, err := m.Repo("org/tiny", m.Layers, sides)
+	repo, err := m.Repo(id, m.Layers, sides)
 	if err != nil {
 		t.Fatal(err)
 	}

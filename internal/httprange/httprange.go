@@ -1,6 +1,7 @@
 package httprange
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,9 +10,11 @@ import (
 	"hash"
 	"io"
 	"io/fs"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -190,10 +193,12 @@ type Reader struct {
 	etag     string
 	sides    map[string][]byte // side files fetched, nil for absent ones
 	h        hash.Hash
-	hashed   int64 // bytes [0, hashed) went into h
-	hashing  bool  // a caller of advance is hashing
-	err      error // sticky: a checksum mismatch or a changed file
-	use      int64 // last use, for the shared cache's eviction
+	hashed   int64       // bytes [0, hashed) went into h
+	hashing  bool        // a caller of advance or Verify is hashing
+	hashDone *sync.Cond  // signalled (on mu) when hashing ends
+	touched  atomic.Bool // a Window (a tensor's bytes) was read
+	err      error       // sticky: a checksum mismatch or a changed file
+	use      int64       // last use, for the shared cache's eviction
 	closed   bool
 }
 
@@ -212,6 +217,7 @@ func Open(rawURL string) (*Reader, error) {
 	}
 	r := &Reader{url: rawURL, client: &http.Client{Transport: transport}, blocks: map[int64][]byte{},
 		pending: map[int64]chan struct{}{}}
+	r.hashDone = sync.NewCond(&r.mu)
 	if hubHost(u.Hostname()) {
 		r.token = token()
 	}
@@ -222,7 +228,7 @@ func Open(rawURL string) (*Reader, error) {
 	}
 	// The first block gives the size (Content-Range) and proves the server
 	// honours ranges.
-	if _, err := r.block(0); err != nil {
+	if _, err := r.block(0, 1); err != nil {
 		return nil, err
 	}
 	cache.Lock()
@@ -444,6 +450,11 @@ func (r *Reader) retry(attempt func() (*http.Response, bool, time.Duration, erro
 	return nil, fmt.Errorf("%w (gave up after %d tries)", err, Tries)
 }
 
+// ErrMismatch marks the error of a file whose bytes do not match the
+// sha256 the Hub publishes for it, or that changed while being read: what
+// was made from it must not be kept.
+var ErrMismatch = errors.New("not the file the Hub publishes")
+
 // errNoRange marks a server that ignores Range.
 var errNoRange = errors.New("the server ignores Range requests (it answered 200 with the whole file); tfconv reads only the headers of a remote checkpoint")
 
@@ -510,10 +521,10 @@ func (r *Reader) get(buf []byte, start, end int64) (_ []byte, retry bool, after 
 	}
 	r.mu.Unlock()
 	if size != 0 && total != size {
-		return buf, false, 0, r.fail(fmt.Errorf("httprange: %s: the file changed while being read (%d bytes, then %d)", r.url, size, total))
+		return buf, false, 0, r.fail(fmt.Errorf("httprange: %s: the file changed while being read (%d bytes, then %d): %w", r.url, size, total, ErrMismatch))
 	}
 	if e := resp.Header.Get("ETag"); size != 0 && e != etag {
-		return buf, false, 0, r.fail(fmt.Errorf("httprange: %s: the file changed while being read (ETag %s, then %s)", r.url, etag, e))
+		return buf, false, 0, r.fail(fmt.Errorf("httprange: %s: the file changed while being read (ETag %s, then %s): %w", r.url, etag, e, ErrMismatch))
 	}
 	want := last - first + 1
 	n := len(buf)
@@ -580,8 +591,10 @@ func contentRange(s string) (total, first, last int64, err error) {
 func (r *Reader) nblocks() int64 { return (r.size + blockSize - 1) / blockSize }
 
 // block returns block i (the bytes from i·blockSize), fetching it, with the
-// run of missing blocks after it, when it is neither kept nor on its way.
-func (r *Reader) block(i int64) ([]byte, error) {
+// run of missing blocks after it before block lim (the reader's window:
+// a small tensor read out of order fetches no bytes of its neighbours),
+// when it is neither kept nor on its way.
+func (r *Reader) block(i, lim int64) ([]byte, error) {
 	for {
 		r.mu.Lock()
 		if r.err != nil {
@@ -605,7 +618,7 @@ func (r *Reader) block(i int64) ([]byte, error) {
 			continue // the read-ahead failed or was evicted: fetch it here
 		}
 		n := int64(1)
-		for r.size > 0 && n < spanBlocks && i+n < r.nblocks() {
+		for r.size > 0 && n < spanBlocks && i+n < min(r.nblocks(), lim) {
 			if _, ok := r.blocks[i+n]; ok {
 				break
 			}
@@ -616,10 +629,13 @@ func (r *Reader) block(i int64) ([]byte, error) {
 		}
 		ch := r.claim(i, n)
 		r.mu.Unlock()
-		err := r.load(i, n, ch)
+		// The bytes loaded, not the cache's copy: the cache may have
+		// dropped them again already.
+		b, err := r.load(i, n, ch)
 		if err != nil {
 			return nil, err
 		}
+		return b[:min(blockSize, len(b))], nil
 	}
 }
 
@@ -632,8 +648,9 @@ func (r *Reader) claim(i, n int64) chan struct{} {
 	return ch
 }
 
-// load fetches blocks [i, i+n) claimed with ch and keeps them.
-func (r *Reader) load(i, n int64, ch chan struct{}) error {
+// load fetches blocks [i, i+n) claimed with ch, keeps them and returns
+// their bytes.
+func (r *Reader) load(i, n int64, ch chan struct{}) ([]byte, error) {
 	start := i * blockSize
 	end := start + n*blockSize - 1
 	if r.size > 0 {
@@ -647,7 +664,7 @@ func (r *Reader) load(i, n int64, ch chan struct{}) error {
 	close(ch)
 	if err != nil {
 		r.mu.Unlock()
-		return err
+		return nil, err
 	}
 	r.fetched += int64(len(b))
 	var added int64
@@ -659,8 +676,10 @@ func (r *Reader) load(i, n int64, ch chan struct{}) error {
 		}
 	}
 	r.mu.Unlock()
+	// Hashed first, so that evict may drop what the hash has passed.
+	err = r.advance()
 	evict(r, added)
-	return r.advance()
+	return b, err
 }
 
 // advance hashes the kept blocks that extend the hashed prefix and, once
@@ -673,7 +692,7 @@ func (r *Reader) advance() error {
 		return r.err
 	}
 	r.hashing = true
-	defer func() { r.hashing = false }()
+	defer func() { r.hashing = false; r.hashDone.Broadcast() }()
 	for r.hashed < r.size {
 		var run [][]byte
 		n := int64(0)
@@ -706,14 +725,18 @@ func (r *Reader) check() error {
 	got := hex.EncodeToString(r.h.Sum(nil))
 	r.h = nil // compared once
 	if got != r.sha256 {
-		r.err = fmt.Errorf("httprange: %s: checksum mismatch: the bytes served hash to sha256 %s, the Hub publishes %s for this file (corrupt in transit or at the source); nothing is written from it", r.url, got, r.sha256)
+		r.err = fmt.Errorf("httprange: %s: checksum mismatch: the bytes served hash to sha256 %s, the Hub publishes %s for this file (corrupt in transit or at the source); nothing is written from it: %w", r.url, got, r.sha256, ErrMismatch)
 	}
 	return r.err
 }
 
 // Verify hashes whatever part of the file the reads have not (fetching it
 // without keeping it) and compares the whole with the published sha256: the
-// error a run must stop on, nil when the Hub publishes none.
+// error a run must stop on, nil when the Hub publishes none. Bytes the reads
+// delivered and the cache still keeps are hashed from the cache, so a run
+// that calls Verify once it has read what it needs fetches only the bytes
+// it never read (and those it read out of file order that the cache had
+// to drop before the hash reached them: evict drops those last).
 func (r *Reader) Verify() error {
 	if r.sha256 == "" {
 		return nil
@@ -723,10 +746,8 @@ func (r *Reader) Verify() error {
 			return err
 		}
 		r.mu.Lock()
-		if r.hashing {
-			r.mu.Unlock()
-			time.Sleep(time.Millisecond)
-			continue
+		for r.hashing {
+			r.hashDone.Wait()
 		}
 		if r.err != nil || r.h == nil || r.hashed >= r.size {
 			err := r.check()
@@ -734,46 +755,84 @@ func (r *Reader) Verify() error {
 			return err
 		}
 		start := r.hashed
-		end := min(start+spanBlocks*blockSize, r.size) - 1
 		if _, kept := r.blocks[start/blockSize]; kept {
 			r.mu.Unlock()
 			continue
 		}
+		// Up to the next kept block (or a span), so that nothing kept is
+		// fetched again.
+		n := int64(1)
+		for n < spanBlocks && start+n*blockSize < r.size {
+			if _, kept := r.blocks[start/blockSize+n]; kept {
+				break
+			}
+			n++
+		}
+		end := min(start+n*blockSize, r.size) - 1
 		r.hashing = true
 		r.mu.Unlock()
 		b, err := r.fetch(start, end)
 		r.mu.Lock()
+		if err == nil {
+			r.fetched += int64(len(b))
+			r.h.Write(b)
+			r.hashed += int64(len(b))
+		}
 		r.hashing = false
+		r.hashDone.Broadcast()
+		r.mu.Unlock()
 		if err != nil {
-			r.mu.Unlock()
 			return err
 		}
-		r.fetched += int64(len(b))
-		r.h.Write(b)
-		r.hashed += int64(len(b))
-		r.mu.Unlock()
 	}
 }
 
-// evict keeps the shared cache under CacheSize after r added n bytes:
-// first the readers least recently used drop everything, then r drops its
-// blocks from the lowest (a reader moves forward through its file).
+// Touched reports whether a tensor's bytes (a Window) were read from the
+// file, not only its header: the files a run's output depends on.
+func (r *Reader) Touched() bool {
+	return r.touched.Load()
+}
+
+// evict keeps the shared cache under CacheSize after r added n bytes.
+// Blocks already hashed (or of a file with no published sha256) go first,
+// down to three quarters of CacheSize: those of the readers least recently
+// used, then r's from the lowest (a reader moves forward through its
+// file). Blocks not yet hashed are what a run read out of file order (the
+// experts of a layer stacked: gate of each, then up of each); dropping one
+// costs a second fetch when Verify hashes it, so they go only when the
+// cache is still full: then, as before, the least recently used readers
+// drop everything and r its lowest blocks.
 func evict(r *Reader, n int64) {
 	cache.Lock()
 	defer cache.Unlock()
 	cache.bytes += n
 	cache.clock++
 	r.use = cache.clock // written under cache's lock only
+	if cache.bytes <= CacheSize {
+		return
+	}
+	others := make([]*Reader, 0, len(cache.readers))
+	for o := range cache.readers {
+		if o != r {
+			others = append(others, o)
+		}
+	}
+	slices.SortFunc(others, func(a, b *Reader) int { return cmp.Compare(a.use, b.use) })
+	for _, o := range append(others, r) {
+		if cache.bytes <= CacheSize*3/4 {
+			break
+		}
+		o.dropHashed(CacheSize * 3 / 4)
+	}
 	for cache.bytes > CacheSize {
 		var lru *Reader
-		for o := range cache.readers {
-			if o != r && (lru == nil || o.use < lru.use) {
-				o.mu.Lock()
-				has := len(o.blocks) > 0
-				o.mu.Unlock()
-				if has {
-					lru = o
-				}
+		for _, o := range others {
+			o.mu.Lock()
+			has := len(o.blocks) > 0
+			o.mu.Unlock()
+			if has {
+				lru = o
+				break
 			}
 		}
 		if lru == nil {
@@ -791,11 +850,26 @@ func evict(r *Reader, n int64) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for k := int64(0); k < r.nblocks() && cache.bytes > CacheSize*3/4; k++ {
-		if b, ok := r.blocks[k]; ok {
-			cache.bytes -= int64(len(b))
-			delete(r.blocks, k)
+	for _, k := range slices.Sorted(maps.Keys(r.blocks)) {
+		if cache.bytes <= CacheSize*3/4 {
+			break
 		}
+		cache.bytes -= int64(len(r.blocks[k]))
+		delete(r.blocks, k)
+	}
+}
+
+// dropHashed drops r's blocks that the hash has passed, from the lowest,
+// while the cache holds more than target bytes (cache's lock held).
+func (r *Reader) dropHashed(target int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, k := range slices.Sorted(maps.Keys(r.blocks)) {
+		if cache.bytes <= target || (r.h != nil && (k+1)*blockSize > r.hashed) {
+			break
+		}
+		cache.bytes -= int64(len(r.blocks[k]))
+		delete(r.blocks, k)
 	}
 }
 
@@ -847,7 +921,12 @@ type window struct {
 	end int64
 }
 
-func (w window) ReadAt(p []byte, off int64) (int, error) { return w.r.readAt(p, off, w.end) }
+func (w window) ReadAt(p []byte, off int64) (int, error) {
+	if !w.r.touched.Load() {
+		w.r.touched.Store(true)
+	}
+	return w.r.readAt(p, off, w.end)
+}
 
 // ReadAt reads through the block cache. A read that continues a run of
 // sequential reads of at least one span (tensor data, not a header's
@@ -879,7 +958,7 @@ func (r *Reader) readAt(p []byte, off, limit int64) (int, error) {
 		if pos >= r.size {
 			return n, io.EOF
 		}
-		b, err := r.block(pos / blockSize)
+		b, err := r.block(pos/blockSize, (limit+blockSize-1)/blockSize)
 		if err != nil {
 			return n, err
 		}

@@ -2,6 +2,7 @@ package httprange
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -184,4 +185,58 @@ func FuzzRetryAfter(f *testing.F) {
 			t.Fatalf("%q: %v", s, d)
 		}
 	})
+}
+
+// TestEvictKeepsUnhashed: when the cache is full, blocks the hash has
+// passed go before blocks read out of file order that it has not reached
+// (dropping one of those costs a second fetch when Verify hashes it): a
+// file read half out of order, then another file read through, then the
+// first's start, is fetched once, each byte, but for the block its header
+// was read from at Open (hashed, so dropped first), read again with the
+// first tensor: at most blockSize bytes more a file.
+func TestEvictKeepsUnhashed(t *testing.T) {
+	defer func(n int64) { CacheSize = n }(CacheSize)
+	CacheSize = 12 << 20
+	files := make([]*hubtest.File, 2)
+	for i := range files {
+		files[i] = &hubtest.File{Name: fmt.Sprintf("m%d.safetensors", i), Tensors: []hubtest.Tensor{
+			{Name: "a", DType: tensor.F8_E4M3, Shape: tensor.Shape{1024, 4096}},
+			{Name: "b", DType: tensor.BF16, Shape: tensor.Shape{1024, 2048}}}}
+	}
+	repo, err := hubtest.NewRepo("org/two", files...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := hubtest.Start(repo)
+	t.Cleanup(s.Close)
+	t.Setenv("HF_ENDPOINT", s.URL)
+	open := func(name string) *Reader {
+		r, err := Open(s.URL + "/org/two/resolve/main/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.Close() })
+		return r
+	}
+	a, b := open("m0.safetensors"), open("m1.safetensors")
+	read := func(r *Reader, from, to int64) {
+		buf := make([]byte, 1<<20)
+		for off := from; off < to; off += int64(len(buf)) {
+			if _, err := r.ReadAt(buf[:min(int64(len(buf)), to-off)], off); err != nil && err != io.EOF {
+				t.Fatal(err)
+			}
+		}
+	}
+	read(a, 4<<20, a.Size()) // unhashed: the hash waits at the start
+	read(b, 0, b.Size())     // fills the cache past CacheSize
+	read(a, 0, 4<<20)
+	for _, r := range []*Reader{a, b} {
+		if err := r.Verify(); err != nil {
+			t.Fatal(err)
+		}
+		if r.Fetched() < r.Size() || r.Fetched() > r.Size()+blockSize {
+			t.Errorf("%s: fetched %d bytes of a %d-byte file", r.URL(), r.Fetched(), r.Size())
+		}
+	}
+	t.Logf("served: %v", s.Served())
 }
