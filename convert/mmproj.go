@@ -262,7 +262,8 @@ func runBoth(c *checkpoint.Checkpoint, proj *arch.Projector, src, dst string, op
 			return nil, err
 		}
 	}
-	verifyLast(c, mm.jobs)
+	// One check over both halves' reads: the group commits after both.
+	checkSources(c, append(append([]*job(nil), text.jobs...), mm.jobs...))
 	if dir, named := defaultDir(dst, GGUF); named {
 		dst = filepath.Join(dir, defaultName(text, false))
 	} else if strings.Contains(filepath.Base(dst), "{") {
