@@ -546,19 +546,26 @@ func (c *cutWriter) Write(p []byte) (int, error) {
 		<-c.stall
 		panic(http.ErrAbortHandler)
 	}
+	// Bytes are counted before they are written (and what a write did not
+	// send taken back after): a client can hold them, and a test read
+	// Served, before Write returns.
 	if c.left < 0 {
-		n, err := c.ResponseWriter.Write(p)
-		c.sent(n)
-		return n, err
+		return c.write(p)
 	}
 	if int64(len(p)) > c.left {
-		n, _ := c.ResponseWriter.Write(p[:c.left])
-		c.sent(n)
+		c.write(p[:c.left])
 		c.ResponseWriter.(http.Flusher).Flush()
 		panic(http.ErrAbortHandler) // the connection is cut, not finished
 	}
 	c.left -= int64(len(p))
+	return c.write(p)
+}
+
+func (c *cutWriter) write(p []byte) (int, error) {
+	c.sent(len(p))
 	n, err := c.ResponseWriter.Write(p)
-	c.sent(n)
+	if n < len(p) {
+		c.sent(n - len(p))
+	}
 	return n, err
 }
