@@ -44,6 +44,14 @@ type AttentionParams struct {
 	// joins every softmax's denominator as a key with no value (attention
 	// sinks, gpt-oss): weights exp(s_j)/(exp(Sinks[h]) + Σ exp(s_j)).
 	Sinks []float32
+
+	// Groups, when non-nil, has one entry per key position (absolute, as
+	// the keys): positions sharing a group ≥ 0 see each other whatever the
+	// causal limit, window or chunk says (Gemma 3's image tokens attend
+	// bidirectionally within their image). Query i's group is
+	// Groups[QPos0+i]; KeyMask still applies. A group is one contiguous
+	// run of positions.
+	Groups []int
 }
 
 // Attention computes, for every query row i and head h,
@@ -92,12 +100,24 @@ func Attention(dst, q, k, v []float32, Tq, Tk int, p AttentionParams) {
 			if p.Chunk > 0 {
 				kmin = max(kmin, (p.QPos0+i)/p.Chunk*p.Chunk)
 			}
+			lo, hi := kmin, kmax // the reach without the query's group
+			grp := -1
+			if p.Groups != nil {
+				if grp = p.Groups[p.QPos0+i]; grp >= 0 {
+					for kmin > 0 && p.Groups[kmin-1] == grp {
+						kmin--
+					}
+					for kmax < Tk && p.Groups[kmax] == grp {
+						kmax++
+					}
+				}
+			}
 			for j0 := kmin; j0 < kmax; j0 += attnBlock {
 				nb := min(attnBlock, kmax-j0)
 				bmx := negInf
 				for b := 0; b < nb; b++ {
 					j := j0 + b
-					keep[b] = p.KeyMask == nil || p.KeyMask[j]
+					keep[b] = (p.KeyMask == nil || p.KeyMask[j]) && (j >= lo && j < hi || grp >= 0 && p.Groups[j] == grp)
 					if !keep[b] {
 						continue
 					}

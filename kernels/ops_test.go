@@ -83,11 +83,12 @@ func attentionRef(q, k, v []float32, Tq, Tk int, p AttentionParams) []float64 {
 			mx := math.Inf(-1)
 			for j := range scores {
 				scores[j] = math.Inf(-1)
-				if p.Causal && j > p.QPos0+i || p.KeyMask != nil && !p.KeyMask[j] {
+				pos := p.QPos0 + i
+				if p.KeyMask != nil && !p.KeyMask[j] {
 					continue
 				}
-				pos := p.QPos0 + i
-				if p.Window > 0 && pos-j >= p.Window || p.Chunk > 0 && j/p.Chunk != pos/p.Chunk {
+				together := p.Groups != nil && p.Groups[pos] >= 0 && p.Groups[j] == p.Groups[pos]
+				if !together && (p.Causal && j > pos || p.Window > 0 && pos-j >= p.Window || p.Chunk > 0 && j/p.Chunk != pos/p.Chunk) {
 					continue
 				}
 				var s float64
@@ -133,7 +134,7 @@ func TestAttention(t *testing.T) {
 			for _, D := range []int{1, 8, 17, 64} {
 				for _, T := range [][2]int{{0, 5}, {1, 1}, {1, 17}, {7, 7}, {3, 33}, {17, 65}} {
 					Tq, Tk := T[0], T[1]
-					for variant := 0; variant < 7; variant++ {
+					for variant := 0; variant < 9; variant++ {
 						p := AttentionParams{Heads: 4, KVHeads: 2, HeadDim: D, Scale: float32(1 / math.Sqrt(float64(D)))}
 						switch variant {
 						case 1:
@@ -154,6 +155,21 @@ func TestAttention(t *testing.T) {
 							// gpt-oss's sinks, some above every score
 							p.Causal, p.QPos0, p.Window = true, Tk-Tq, 3
 							p.Sinks = []float32{-2, 0.5, 3, 8}
+						case 7, 8:
+							// Gemma 3's images: runs of positions that see each
+							// other both ways, under a causal mask (and a
+							// window that cuts them).
+							p.Causal, p.QPos0 = true, Tk-Tq
+							if variant == 8 {
+								p.Window = 3
+							}
+							p.Groups = make([]int, Tk)
+							for j := range p.Groups {
+								p.Groups[j] = -1
+								if j%11 >= 2 && j%11 < 9 {
+									p.Groups[j] = j / 11
+								}
+							}
 						}
 						SetThreads(1 + variant%3)
 						q := randVec(r, Tq*4*D+1)[1:]

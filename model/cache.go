@@ -67,6 +67,11 @@ type Session struct {
 	mask []bool
 	// types are the token types of the step about to run (BERT); nil = 0.
 	types []int
+	// embeds replace the input embeddings of the step about to run
+	// (Input.Embeds; nil: none). groups are the attention groups of every
+	// position in the cache (Input.Groups; nil: none).
+	embeds [][]float32
+	groups []int
 	// obs sees every weight matrix multiply (SetObserver); nil: none.
 	obs Observer
 
@@ -131,6 +136,9 @@ func (s *Session) Clone() *Session {
 	if s.mask != nil {
 		n.mask = append([]bool(nil), s.mask...)
 	}
+	if s.groups != nil {
+		n.groups = append([]int(nil), s.groups...)
+	}
 	return &n
 }
 
@@ -187,8 +195,16 @@ func (s *Session) forward(tokens []int, mask []bool, tr *Trace, lastOnly bool) (
 		tr.Attention = nil
 	}
 	s.extendMask(len(tokens), mask)
+	for s.groups != nil && len(s.groups) < s.cache.Len+len(tokens) {
+		s.groups = append(s.groups, -1) // later steps attend causally
+	}
+	if s.embeds != nil {
+		if _, ok := s.m.impl.(*decoder); !ok {
+			return nil, fmt.Errorf("model: %s: input embeddings are not supported by this architecture", cfg.Arch)
+		}
+	}
 	hidden, logits, err := s.m.impl.step(s, tokens, tr, lastOnly)
-	s.types = nil
+	s.types, s.embeds = nil, nil
 	if err != nil {
 		if s.mask != nil {
 			s.mask = s.mask[:s.cache.Len]

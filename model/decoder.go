@@ -616,6 +616,11 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 	if w.EmbedNorm != nil {
 		w.EmbedNorm.apply(x, x, T, d)
 	}
+	for t, e := range s.embeds {
+		if e != nil {
+			copy(x[t*d:(t+1)*d], e)
+		}
+	}
 	var first []float32 // the first layer's value (carryMixer)
 	h := make([]float32, T*d)
 	q, k, v := make([]float32, T*qd), make([]float32, T*kd), make([]float32, T*kd)
@@ -708,7 +713,8 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 		}
 		K, V := s.cache.add(l, k, v)
 		attend(att, q, K, V, T, pos0+T, reach(kernels.AttentionParams{Heads: H, KVHeads: G, HeadDim: D,
-			Scale: m.attnScale, Causal: true, QPos0: pos0, KeyMask: s.mask, SoftCap: m.attnCap, Sinks: b.Sinks}, m.layers[l]), tr, l)
+			Scale: m.attnScale, Causal: true, QPos0: pos0, KeyMask: s.mask, SoftCap: m.attnCap, Sinks: b.Sinks,
+			Groups: s.groups}, m.layers[l]), tr, l)
 		if m.g.QueryGate {
 			for i, gv := range qgate[:T*qd] {
 				att[i] *= float32(1 / (1 + math.Exp(-float64(gv))))

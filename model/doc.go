@@ -24,6 +24,10 @@
 //	           and shared experts (V3's biased, grouped choice)
 //	gemma3n.go Gemma 3n's text model: AltUp streams, LAuReL, per-layer
 //	           embeddings, gaussian top-k gate sparsity, key/value sharing
+//	siglip.go  Gemma 3's image encoder (LoadVision): SigLIP ViT, average
+//	           pool, RMSNorm (1 + w), projection; image.go puts its features
+//	           into a prompt (Model.ImageInput: soft tokens, one
+//	           bidirectional group per image)
 //
 // Padding follows transformers' attention_mask (Input.Mask, and
 // Input.DecoderMask for encoder-decoder models): masked keys are left out

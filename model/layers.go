@@ -165,8 +165,10 @@ func attentionProbs(q, k []float32, Tq, Tk, h int, p kernels.AttentionParams) []
 		row := make([]float32, Tk)
 		qv := q[(i*H+h)*D : (i*H+h+1)*D]
 		for j := range row {
-			masked := (p.Causal && j > p.QPos0+i) || (p.KeyMask != nil && !p.KeyMask[j]) ||
-				(p.Window > 0 && p.QPos0+i-j >= p.Window) || (p.Chunk > 0 && j < (p.QPos0+i)/p.Chunk*p.Chunk)
+			pos := p.QPos0 + i
+			together := p.Groups != nil && p.Groups[pos] >= 0 && p.Groups[j] == p.Groups[pos]
+			masked := (p.KeyMask != nil && !p.KeyMask[j]) || !together && ((p.Causal && j > pos) ||
+				(p.Window > 0 && pos-j >= p.Window) || (p.Chunk > 0 && j < pos/p.Chunk*p.Chunk))
 			if masked {
 				row[j] = float32(math.Inf(-1))
 				continue

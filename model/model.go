@@ -118,6 +118,17 @@ type Input struct {
 	// TokenTypes are BERT's token_type_ids (segment ids) over Tokens, each
 	// below Config.TypeVocab; nil means all 0.
 	TokenTypes []int
+
+	// Embeds, when non-nil, has one entry per token: a non-nil row of
+	// d_model values replaces that position's input embedding as it is
+	// (after the family's embedding scale, which it does not get: Gemma 3's
+	// image features enter unscaled in transformers and llama.cpp alike).
+	// Decoder-only models; the image path (ImageInput) fills it.
+	Embeds [][]float32
+	// Groups, when non-nil, has one entry per token: positions of one
+	// contiguous run sharing a group ≥ 0 attend to each other both ways
+	// (Gemma 3's image tokens); -1 keeps the causal mask.
+	Groups []int
 }
 
 // Output is what Forward computed.
@@ -495,6 +506,10 @@ func (m *Model) Forward(in Input, tr *Trace) (*Output, error) {
 		return s.forward(in.DecoderTokens, in.DecoderMask, tr, false)
 	}
 	s.types = in.TokenTypes
+	s.embeds = in.Embeds
+	if in.Groups != nil {
+		s.groups = in.Groups
+	}
 	return s.forward(in.Tokens, in.Mask, tr, false)
 }
 
@@ -514,6 +529,9 @@ func (m *Model) checkInput(in *Input) error {
 	if err := checkMask(in.DecoderMask, len(in.DecoderTokens), "decoder mask", "decoder tokens"); err != nil {
 		return err
 	}
+	if err := checkSoft(c, in); err != nil {
+		return err
+	}
 	if in.TokenTypes == nil {
 		return nil
 	}
@@ -526,6 +544,36 @@ func (m *Model) checkInput(in *Input) error {
 	for i, t := range in.TokenTypes {
 		if t < 0 || t >= c.TypeVocab {
 			return fmt.Errorf("model: token type %d (index %d) outside the model's %d token types (type_vocab_size)", t, i, c.TypeVocab)
+		}
+	}
+	return nil
+}
+
+// checkSoft checks Input.Embeds and Input.Groups against the tokens.
+func checkSoft(c *Config, in *Input) error {
+	if (in.Embeds != nil || in.Groups != nil) && (c.EncoderDecoder || c.EncoderOnly) {
+		return fmt.Errorf("model: %s: input embeddings and attention groups are for decoder-only models", c.Arch)
+	}
+	if in.Embeds != nil {
+		if len(in.Embeds) != len(in.Tokens) {
+			return fmt.Errorf("model: %d input embeddings for %d tokens", len(in.Embeds), len(in.Tokens))
+		}
+		for i, e := range in.Embeds {
+			if e != nil && len(e) != c.DModel {
+				return fmt.Errorf("model: input embedding %d has %d values, the model's width is %d", i, len(e), c.DModel)
+			}
+		}
+	}
+	if in.Groups != nil {
+		if len(in.Groups) != len(in.Tokens) {
+			return fmt.Errorf("model: %d attention groups for %d tokens", len(in.Groups), len(in.Tokens))
+		}
+		seen := map[int]bool{}
+		for i, g := range in.Groups {
+			if g >= 0 && seen[g] && (i == 0 || in.Groups[i-1] != g) {
+				return fmt.Errorf("model: attention group %d is not one contiguous run (again at index %d)", g, i)
+			}
+			seen[g] = true
 		}
 	}
 	return nil

@@ -35,20 +35,23 @@ func TestImportDirection(t *testing.T) {
 		// a checkpoint through its converted views. GGUF names come from arch.
 		"quantize":  {"tensor", "arch", "quant", "checkpoint", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch", "formats/mlx", "formats/ctensors"},
 		"tokenizer": {"tensor", "formats/gguf"},
-		"kernels":   {"tensor", "quant"},
-		"convert":   {"tensor", "arch", "quant", "quantize", "checkpoint", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch", "formats/mlx", "formats/ctensors"},
-		"synth":     {"tensor", "arch", "quant", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf"},
-		"check":     {"tensor", "quant", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch"},
-		"model":     {"tensor", "arch", "quant", "kernels", "checkpoint", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch", "formats/mlx", "formats/ctensors"},
+		// vision decodes images and preprocesses them as mtmd or transformers
+		// does: standard library only, below model.
+		"vision":  {},
+		"kernels": {"tensor", "quant"},
+		"convert": {"tensor", "arch", "quant", "quantize", "checkpoint", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch", "formats/mlx", "formats/ctensors"},
+		"synth":   {"tensor", "arch", "quant", "tokenizer", "formats/safetensors", "formats/shardindex", "formats/gguf"},
+		"check":   {"tensor", "quant", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch"},
+		"model":   {"tensor", "arch", "quant", "kernels", "checkpoint", "tokenizer", "vision", "formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch", "formats/mlx", "formats/ctensors"},
 		// eval: log-softmax, KLD, perplexity and text chunking, below everything that scores a model.
 		"eval": {"tensor", "tokenizer", "formats/gguf"},
-		"imatrix": {"tensor", "arch", "quant", "kernels", "model", "eval", "checkpoint", "tokenizer",
+		"imatrix": {"tensor", "arch", "quant", "kernels", "model", "vision", "eval", "checkpoint", "tokenizer",
 			"formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch", "formats/mlx", "formats/ctensors"},
 		// verify pairs HF and GGUF tensors through arch's mapping, not convert.
-		"verify": {"tensor", "arch", "quant", "kernels", "model", "eval", "checkpoint", "tokenizer",
+		"verify": {"tensor", "arch", "quant", "kernels", "model", "vision", "eval", "checkpoint", "tokenizer",
 			"formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch", "formats/mlx", "formats/ctensors"},
 		// mixfit measures quantize's choices with model and eval's divergence.
-		"mixfit": {"tensor", "arch", "quant", "kernels", "model", "eval", "quantize", "checkpoint", "tokenizer",
+		"mixfit": {"tensor", "arch", "quant", "kernels", "model", "vision", "eval", "quantize", "checkpoint", "tokenizer",
 			"formats/safetensors", "formats/shardindex", "formats/gguf", "formats/imatrixdat", "sniff", "formats/native", "formats/pytorch", "formats/mlx", "formats/ctensors"},
 	}
 	// One go list for every package of the module: each line is a package

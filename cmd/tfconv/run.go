@@ -16,6 +16,7 @@ import (
 	"github.com/tfconv/tfconv/internal/atomicfile"
 	"github.com/tfconv/tfconv/model"
 	"github.com/tfconv/tfconv/tokenizer"
+	"github.com/tfconv/tfconv/vision"
 )
 
 // runTopK is how many tokens the human summary of run shows per position.
@@ -30,6 +31,9 @@ type modelRunOptions struct {
 	mask          string
 	decoderMask   string
 	tokenTypes    string
+	image         string // --image: a PNG/JPEG/GIF for the vision encoder
+	mmproj        string // --mmproj: the encoder of a GGUF text model
+	preprocess    string // --preprocess: llamacpp or transformers (default: the checkpoint's framework)
 	threads       int
 	matchLlamaCpp bool // model.LoadOptions.MatchLlamaCpp (--match-llamacpp)
 	progress      bool // the load's progress line (model.LoadOptions.Progress)
@@ -58,7 +62,18 @@ cross-attention) and --decoder-mask the decoder input. Position ids stay
 0..n-1 whatever the mask, as transformers' forward pass keeps them; ALiBi
 models (BLOOM) count positions over unpadded tokens, as transformers does.
 --token-types 0,0,1,1 gives BERT's token_type_ids (segment ids), one per
-input token, each below the model's type_vocab_size (default: all 0).`,
+input token, each below the model's type_vocab_size (default: all 0).
+
+--image FILE runs a vision-language checkpoint (Gemma 3) on a prompt with
+one image: the Hugging Face folder holds the encoder; a text GGUF takes
+llama.cpp's mmproj GGUF with --mmproj, as llama-mtmd-cli does. The prompt
+marks the image once: --tokens hold the <start_of_image> id, --prompt holds
+"<start_of_image>" (or mtmd's "<__media__>"); tfconv expands it into the
+image's soft tokens. --preprocess chooses whose image preprocessing and
+prompt expansion to reproduce: transformers (default for a Hugging Face
+folder: Pillow's bilinear stretch, "\n\n" around the image) or llamacpp
+(default with --mmproj: mtmd's letterbox and bilinear filter). --json adds
+"image": the expanded prompt's image span and statistics of the features.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.path = args[0]
@@ -73,6 +88,9 @@ input token, each below the model's type_vocab_size (default: all 0).`,
 	f.StringVar(&opts.mask, "mask", "", "attention mask: one 1 (token) or 0 (padding) per input token, comma-separated")
 	f.StringVar(&opts.decoderMask, "decoder-mask", "", "decoder attention mask, one 1 or 0 per decoder token (encoder-decoder models)")
 	f.StringVar(&opts.tokenTypes, "token-types", "", "BERT token type (segment) ids, one per input token, comma-separated")
+	f.StringVar(&opts.image, "image", "", "an image (PNG, JPEG, GIF) for a vision-language model's prompt")
+	f.StringVar(&opts.mmproj, "mmproj", "", "llama.cpp's mmproj GGUF: the vision encoder of a GGUF text model (with --image)")
+	f.StringVar(&opts.preprocess, "preprocess", "", "image preprocessing: transformers or llamacpp (default: the checkpoint's framework)")
 	f.IntVarP(&opts.threads, "threads", "t", 0, "kernel threads (default: all CPUs)")
 	addMatchLlamaCppFlag(cmd, &opts.matchLlamaCpp)
 	addProgressFlag(cmd, &opts.progress)
@@ -91,6 +109,21 @@ type runJSON struct {
 	TokenTypes    []int       `json:"token_types,omitempty"`
 	Logits        [][]float32 `json:"logits,omitempty"`
 	Hidden        [][]float32 `json:"hidden,omitempty"`
+	Image         *imageJSON  `json:"image,omitempty"`
+}
+
+// imageJSON describes the image of run --image; fields are only ever added.
+type imageJSON struct {
+	File       string  `json:"file"`
+	Preprocess string  `json:"preprocess"` // "transformers" or "llamacpp"
+	Encoder    string  `json:"encoder"`    // where the vision encoder came from
+	First      int     `json:"first"`      // the first soft token's position
+	Tokens     int     `json:"tokens"`     // soft tokens
+	Width      int     `json:"width"`      // the features' width (the text model's)
+	Mean       float64 `json:"mean"`       // statistics of the image features
+	Std        float64 `json:"std"`
+	Min        float32 `json:"min"`
+	Max        float32 `json:"max"`
 }
 
 // parseTokenList parses "1,2,3".
@@ -195,14 +228,24 @@ func runModelRun(a *app, opts *modelRunOptions) error {
 	if err != nil {
 		return err
 	}
-	toks, err := modelInput(m, opts.tokens, opts.prompt)
-	if err != nil {
-		return err
+	var in model.Input
+	var img *imageJSON
+	if opts.image != "" {
+		if in, img, err = imageRunInput(m, opts); err != nil {
+			return err
+		}
+	} else {
+		if opts.mmproj != "" || opts.preprocess != "" {
+			return errors.New("--mmproj and --preprocess go with --image")
+		}
+		if in.Tokens, err = modelInput(m, opts.tokens, opts.prompt); err != nil {
+			return err
+		}
 	}
+	toks := in.Tokens
 	if _, err := checkLength(a, "run", m, len(toks)); err != nil {
 		return err
 	}
-	in := model.Input{Tokens: toks}
 	cfg := m.Config()
 	if opts.decoderTokens != "" {
 		if !cfg.EncoderDecoder {
@@ -214,7 +257,10 @@ func runModelRun(a *app, opts *modelRunOptions) error {
 	} else if cfg.EncoderDecoder {
 		in.DecoderTokens = []int{cfg.DecoderStart}
 	}
-	res := runJSON{Tokens: toks, DecoderTokens: in.DecoderTokens}
+	res := runJSON{Tokens: toks, DecoderTokens: in.DecoderTokens, Image: img}
+	if img != nil && (opts.mask != "" || opts.tokenTypes != "") {
+		return errors.New("--mask and --token-types do not go with --image")
+	}
 	if opts.mask != "" {
 		if in.Mask, res.Mask, err = parseMask("--mask", opts.mask, len(toks), "tokens"); err != nil {
 			return err
@@ -270,9 +316,72 @@ func runModelRun(a *app, opts *modelRunOptions) error {
 	if opts.json {
 		return output.JSONLine(a.out, res)
 	}
+	if img != nil {
+		fmt.Fprintf(a.out, "image %s (%s preprocessing): %d soft tokens at positions %d..%d, features mean %.4g std %.4g\n",
+			img.File, img.Preprocess, img.Tokens, img.First, img.First+img.Tokens-1, img.Mean, img.Std)
+	}
 	runSummary(a.out, m, in, out)
 	return nil
 }
+
+// imageRunInput loads the vision encoder (the HF folder's, or --mmproj's)
+// and builds the prompt with the image (model.Model.ImageInput).
+func imageRunInput(m *model.Model, opts *modelRunOptions) (model.Input, *imageJSON, error) {
+	src := opts.mmproj
+	if src == "" {
+		if isGGUFModel(m) {
+			return model.Input{}, nil, fmt.Errorf("--image: %s is a GGUF text model: give its vision encoder with --mmproj (llama.cpp's mmproj GGUF)", opts.path)
+		}
+		src = opts.path
+	}
+	v, err := model.LoadVision(src, model.LoadOptions{Threads: opts.threads, MatchLlamaCpp: opts.matchLlamaCpp})
+	if err != nil {
+		return model.Input{}, nil, err
+	}
+	method := v.DefaultMethod()
+	if opts.preprocess != "" {
+		if method, err = vision.ParseMethod(opts.preprocess); err != nil {
+			return model.Input{}, nil, fmt.Errorf("--preprocess: %w", err)
+		}
+	}
+	im, err := vision.ReadFile(opts.image)
+	if err != nil {
+		return model.Input{}, nil, fmt.Errorf("--image: %w", err)
+	}
+	p := model.ImagePrompt{Image: im, Method: method}
+	switch {
+	case opts.tokens != "" && opts.prompt != "":
+		return model.Input{}, nil, errors.New("give --tokens or --prompt, not both")
+	case opts.tokens != "":
+		if p.Tokens, err = parseTokenList(opts.tokens); err != nil {
+			return model.Input{}, nil, err
+		}
+	case opts.prompt != "":
+		p.Text = opts.prompt
+	default:
+		return model.Input{}, nil, errors.New("give --tokens or --prompt (holding the image placeholder once)")
+	}
+	run, err := m.ImageInput(v, p)
+	if err != nil {
+		return model.Input{}, nil, err
+	}
+	j := &imageJSON{File: opts.image, Preprocess: method.String(), Encoder: src, First: run.First, Tokens: run.Count,
+		Width: len(run.Features) / max(run.Count, 1), Min: float32(math.Inf(1)), Max: float32(math.Inf(-1))}
+	var sum, ss float64
+	for _, x := range run.Features {
+		sum += float64(x)
+		ss += float64(x) * float64(x)
+		j.Min, j.Max = min(j.Min, x), max(j.Max, x)
+	}
+	if n := float64(len(run.Features)); n > 0 {
+		j.Mean = sum / n
+		j.Std = math.Sqrt(max(ss/n-j.Mean*j.Mean, 0))
+	}
+	return run.Input, j, nil
+}
+
+// isGGUFModel reports whether m was loaded from a GGUF file.
+func isGGUFModel(m *model.Model) bool { return m.Config().Naming == "gguf" }
 
 // runSummary prints the top tokens of every position (or the hidden state's
 // norm for encoder-only models).

@@ -1,0 +1,273 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/tfconv/tfconv/tokenizer"
+	"github.com/tfconv/tfconv/vision"
+)
+
+// MediaMarker is llama.cpp mtmd's marker of an image in a prompt's text
+// (mtmd_default_marker). A prompt may hold it or the image placeholder's
+// own text (Gemma 3's "<start_of_image>", what transformers' processor
+// looks for).
+const MediaMarker = "<__media__>"
+
+// ImagePrompt is a prompt holding one image, for a text model beside its
+// vision encoder.
+type ImagePrompt struct {
+	// Tokens hold the image placeholder (VisionConfig.BOI) once, as the
+	// processor's input leaves it before expansion; or, when Tokens is nil,
+	// Text holds the placeholder's text or MediaMarker once.
+	Tokens []int
+	Text   string
+	Image  *vision.Image
+	// Method is whose preprocessing and prompt expansion to reproduce:
+	// vision.Transformers (the processor's "\n\n<start_of_image>" + soft
+	// tokens + "<end_of_image>\n\n", the whole text tokenized at once) or
+	// vision.Mtmd (<start_of_image> + the image + <end_of_image>, the text
+	// around it tokenized piece by piece, as mtmd_tokenize does).
+	Method vision.Method
+}
+
+// ImageRun is a prompt with its image encoded: the Input to give Forward,
+// and what it is made of.
+type ImageRun struct {
+	Input    Input
+	Pixels   []float32 // the preprocessed tile [3][S][S]
+	Features []float32 // the image features [Tokens][d_model]
+	First    int       // the first soft token's position
+	Count    int       // soft tokens (VisionConfig.Tokens)
+}
+
+// ImageInput preprocesses and encodes p's image with v and expands p's
+// placeholder into the image's soft tokens, whose embeddings are the image
+// features (unscaled) and which attend to each other both ways. Both
+// references do that for Gemma 3: transformers v4.57.6 ors a
+// same-image-group mask (from token_type_ids) into the causal and the
+// sliding-window masks at prefill, and llama.cpp d32676d7 decodes the image
+// chunk with causal attention off (mtmd_decode_use_non_causal). They part
+// only for an image longer than the sliding window, where llama.cpp's
+// window still hides image tokens further back and transformers' group
+// does not; Input.Groups follows transformers (a group overrides the
+// window). Gemma 3's 256 tokens per image sit well inside its 1024-token
+// window, and the fixtures' 4 inside their window of 4.
+func (m *Model) ImageInput(v *Vision, p ImagePrompt) (*ImageRun, error) {
+	c, vc := m.Config(), v.Config()
+	if vc.TextDModel != c.DModel {
+		return nil, fmt.Errorf("model: the vision encoder %s projects to width %d, the text model %s has %d", v.Path, vc.TextDModel, m.Path, c.DModel)
+	}
+	if c.EncoderDecoder || c.EncoderOnly {
+		return nil, fmt.Errorf("model: %s: images go into decoder-only models", c.Arch)
+	}
+	if p.Image == nil {
+		return nil, errors.New("model: no image")
+	}
+	ids, err := m.imageTokens(v)
+	if err != nil {
+		return nil, err
+	}
+	hfStyle := p.Method == vision.Transformers
+	var tokens []int
+	switch {
+	case p.Tokens != nil:
+		at := -1
+		for i, t := range p.Tokens {
+			if t == ids.boi {
+				if at >= 0 {
+					return nil, fmt.Errorf("model: the tokens hold the image placeholder %d twice (at %d and %d); one image runs", ids.boi, at, i)
+				}
+				at = i
+			}
+		}
+		if at < 0 {
+			return nil, fmt.Errorf("model: the tokens do not hold the image placeholder %d (<start_of_image>)", ids.boi)
+		}
+		seq, err := m.imageSequence(ids, vc.Tokens, hfStyle)
+		if err != nil {
+			return nil, err
+		}
+		tokens = append(append(append([]int(nil), p.Tokens[:at]...), seq...), p.Tokens[at+1:]...)
+	default:
+		if tokens, err = m.imageText(ids, vc.Tokens, p.Text, hfStyle); err != nil {
+			return nil, err
+		}
+	}
+	first := -1
+	for i, t := range tokens {
+		if t == ids.soft && i > 0 && tokens[i-1] == ids.boi {
+			first = i
+			break
+		}
+	}
+	if first < 0 || first+vc.Tokens > len(tokens) {
+		return nil, errors.New("model: the expanded prompt lost the image's tokens")
+	}
+	px := v.Preprocess(p.Method).Pixels(p.Image)
+	feat, err := v.Encode(px, nil)
+	if err != nil {
+		return nil, err
+	}
+	in := Input{Tokens: tokens, Embeds: make([][]float32, len(tokens)), Groups: make([]int, len(tokens))}
+	for i := range in.Groups {
+		in.Groups[i] = -1
+	}
+	d := c.DModel
+	for j := 0; j < vc.Tokens; j++ {
+		in.Embeds[first+j] = feat[j*d : (j+1)*d]
+		in.Groups[first+j] = 0
+		if in.Tokens[first+j] >= c.Vocab {
+			// transformers looks the placeholder up as id 0 when the
+			// image token lies past the vocabulary; its row is replaced.
+			in.Tokens[first+j] = 0
+		}
+	}
+	return &ImageRun{Input: in, Pixels: px, Features: feat, First: first, Count: vc.Tokens}, nil
+}
+
+// imageIDs are the text model's image tokens and the texts that name them.
+type imageIDs struct {
+	boi, eoi, soft             int
+	boiText, eoiText, softText string
+}
+
+// imageTokens finds the image tokens: config.json's ids for a Hugging Face
+// folder, else the text model's vocabulary ("<start_of_image>",
+// "<end_of_image>", "<image_soft_token>", Gemma 3's pieces; the soft token
+// may be absent from a GGUF's vocabulary: llama.cpp feeds embeddings
+// without ids, and 0 stands in).
+func (m *Model) imageTokens(v *Vision) (imageIDs, error) {
+	vc := v.Config()
+	ids := imageIDs{boi: vc.BOI, eoi: vc.EOI, soft: vc.Image,
+		boiText: "<start_of_image>", eoiText: "<end_of_image>", softText: "<image_soft_token>"}
+	t := m.Tokenizer()
+	look := func(id *int, piece string, need bool) error {
+		if *id >= 0 {
+			return nil
+		}
+		if t != nil {
+			if x, ok := t.ID(piece); ok {
+				*id = x
+				return nil
+			}
+		}
+		if need {
+			return fmt.Errorf("model: %s: the vocabulary has no %s and the vision encoder does not give its id", m.Path, piece)
+		}
+		*id = 0
+		return nil
+	}
+	if err := look(&ids.boi, ids.boiText, true); err != nil {
+		return ids, err
+	}
+	if err := look(&ids.eoi, ids.eoiText, true); err != nil {
+		return ids, err
+	}
+	if err := look(&ids.soft, ids.softText, false); err != nil {
+		return ids, err
+	}
+	if t != nil && vc.BOI >= 0 {
+		if p := t.Piece(ids.boi); p != "" {
+			ids.boiText = p
+		}
+		if p := t.Piece(ids.eoi); p != "" {
+			ids.eoiText = p
+		}
+		if p := t.Piece(ids.soft); p != "" {
+			ids.softText = p
+		}
+	}
+	return ids, nil
+}
+
+// imageSequence is what the placeholder id becomes: the processor's
+// "\n\n" + BOI + n soft + EOI + "\n\n" (the newlines by the text model's
+// tokenizer), or mtmd's BOI + n + EOI.
+func (m *Model) imageSequence(ids imageIDs, n int, hfStyle bool) ([]int, error) {
+	seq := []int{ids.boi}
+	for range n {
+		seq = append(seq, ids.soft)
+	}
+	seq = append(seq, ids.eoi)
+	if !hfStyle {
+		return seq, nil
+	}
+	t := m.Tokenizer()
+	if t == nil {
+		return nil, fmt.Errorf("model: %s carries no tokenizer: the processor's \"\\n\\n\" around the image cannot be tokenized", m.Path)
+	}
+	nl, err := m.afterSpecial(ids, "\n\n")
+	if err != nil {
+		return nil, err
+	}
+	out := append(append([]int(nil), nl...), seq...)
+	return append(out, nl...), nil
+}
+
+// imageText tokenizes a prompt's text around its one image marker (the
+// placeholder's text, or MediaMarker).
+func (m *Model) imageText(ids imageIDs, n int, text string, hfStyle bool) ([]int, error) {
+	t := m.Tokenizer()
+	if t == nil {
+		return nil, fmt.Errorf("model: %s carries no tokenizer (give the tokens)", m.Path)
+	}
+	marker := ids.boiText
+	if strings.Contains(text, MediaMarker) {
+		marker = MediaMarker
+	}
+	if c := strings.Count(text, marker); c != 1 {
+		return nil, fmt.Errorf("model: the prompt holds %s %d times; it marks the one image", marker, c)
+	}
+	before, after, _ := strings.Cut(text, marker)
+	if hfStyle {
+		// Gemma3Processor: the placeholder becomes "\n\n" + BOI + soft
+		// tokens + EOI + "\n\n" in the text, which the tokenizer splits at
+		// the special tokens: the text before them (with BOS and the
+		// SentencePiece prefix), then the text after EOI.
+		head, err := t.Encode(before+"\n\n", tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true})
+		if err != nil {
+			return nil, err
+		}
+		tail, err := m.afterSpecial(ids, "\n\n"+after)
+		if err != nil {
+			return nil, err
+		}
+		seq, _ := m.imageSequence(ids, n, false)
+		return append(append(head, seq...), tail...), nil
+	}
+	// mtmd_tokenize: each text piece alone, the special tokens (BOS) only
+	// on the first.
+	head, err := t.Encode(before, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true})
+	if err != nil {
+		return nil, err
+	}
+	tail, err := t.Encode(after, tokenizer.EncodeOptions{ParseSpecial: true})
+	if err != nil {
+		return nil, err
+	}
+	seq, _ := m.imageSequence(ids, n, false)
+	return append(append(head, seq...), tail...), nil
+}
+
+// afterSpecial tokenizes text as transformers' slow SentencePiece
+// tokenizer with legacy false (Gemma 3's tokenizer_config.json) does when
+// it follows a special token: without the prefix space that tfconv's
+// tokenizer, like llama.cpp's, puts after every special token when it
+// adds one at all (Tokenizer.AddSpacePrefix).
+func (m *Model) afterSpecial(ids imageIDs, text string) ([]int, error) {
+	t := m.Tokenizer()
+	toks, err := t.Encode(ids.eoiText+text, tokenizer.EncodeOptions{ParseSpecial: true})
+	if err != nil {
+		return nil, err
+	}
+	if len(toks) == 0 || toks[0] != ids.eoi {
+		return nil, fmt.Errorf("model: %s: %s does not tokenize as one special token", m.Path, ids.eoiText)
+	}
+	toks = toks[1:]
+	if t.AddSpacePrefix && len(toks) > 0 && t.Piece(toks[0]) == "▁" {
+		toks = toks[1:]
+	}
+	return toks, nil
+}

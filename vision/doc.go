@@ -1,0 +1,29 @@
+// Package vision decodes images and turns them into the pixel tensors a
+// vision tower reads, in the two ways the references do:
+//
+//   - llama.cpp's mtmd (d32676d7, tools/mtmd/mtmd-image.cpp): the image is
+//     letterboxed into the tower's square (aspect kept, the resized image
+//     centred on black, PAD_CEIL) with mtmd's own bilinear filter
+//     (corner-aligned, no antialiasing, each channel truncated to u8), then
+//     x/255 and (x−mean)/std in float32. This is what llama-mtmd-cli feeds
+//     the tower for Gemma 3, and the default for GGUF inputs.
+//   - transformers' slow Gemma3ImageProcessor (v4.57.6): the image is
+//     stretched to the square (aspect not kept) with Pillow's BILINEAR
+//     filter, which antialiases when it shrinks (its support widens with
+//     the scale) and works in 8-bit fixed point (22 fractional bits, two
+//     passes, horizontal first, each rounded to u8); then x·(1/255) in
+//     float64, cast to float32, and (x−mean)/std in float32. This is what
+//     pixel_values holds for a Hugging Face folder.
+//
+// The two differ on every image that is not already the tower's size: the
+// filters differ (mtmd's samples 4 pixels, Pillow's averages over the
+// shrink factor), and on non-square images mtmd pads where transformers
+// stretches.
+//
+// Decoding uses Go's image packages (PNG, JPEG, GIF), no cgo. PNG decodes
+// to the same bytes in Go, Pillow and stb_image; JPEG does not: FromImage
+// upsamples the chroma as libjpeg (Pillow) and stb_image (llama.cpp) do,
+// but the three decoders' inverse DCTs and colour conversions differ, so a
+// JPEG's pixels may differ by a few levels from either reference. Neither is EXIF orientation applied here
+// (transformers' load_image applies it, stb_image does not).
+package vision

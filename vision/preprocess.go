@@ -1,0 +1,77 @@
+package vision
+
+import "fmt"
+
+// Method says whose preprocessing Preprocess reproduces.
+type Method int
+
+const (
+	// Mtmd is llama.cpp mtmd's fixed-size path (Gemma 3): letterbox on
+	// black with mtmd's bilinear filter, x/255 in float32.
+	Mtmd Method = iota
+	// Transformers is transformers' slow image processor (Gemma 3):
+	// stretch with Pillow's BILINEAR, x·(1/255) in float64.
+	Transformers
+)
+
+// String names the method as the CLI does.
+func (m Method) String() string {
+	switch m {
+	case Mtmd:
+		return "llamacpp"
+	case Transformers:
+		return "transformers"
+	}
+	return fmt.Sprintf("Method(%d)", int(m))
+}
+
+// ParseMethod reads a method's String.
+func ParseMethod(s string) (Method, error) {
+	switch s {
+	case "llamacpp", "mtmd", "llama.cpp":
+		return Mtmd, nil
+	case "transformers", "hf":
+		return Transformers, nil
+	}
+	return 0, fmt.Errorf("vision: unknown preprocessing %q (llamacpp or transformers)", s)
+}
+
+// Preprocess is a fixed-size image preprocessor: the image becomes one
+// Size×Size tile normalized with Mean and Std.
+type Preprocess struct {
+	Size      int
+	Mean, Std [3]float32
+	Method    Method
+}
+
+// Resized returns the u8 image the tower's tile is made of, before
+// normalization.
+func (p Preprocess) Resized(img *Image) *Image {
+	if p.Method == Transformers {
+		return ResizePIL(img, p.Size, p.Size)
+	}
+	return LetterboxMtmd(img, p.Size, p.Size, [3]uint8{})
+}
+
+// Pixels returns the normalized tile, channel-major [3][Size][Size] as
+// pixel_values holds it (mtmd keeps it pixel-major; the values are the same).
+func (p Preprocess) Pixels(img *Image) []float32 {
+	r := p.Resized(img)
+	n := r.W * r.H
+	out := make([]float32, 3*n)
+	for i := 0; i < n; i++ {
+		for c := 0; c < 3; c++ {
+			u := r.Pix[i*3+c]
+			var x float32
+			if p.Method == Transformers {
+				// rescale: image.astype(float64) * (1/255), then float32.
+				x = float32(float64(u) * (1.0 / 255))
+			} else {
+				// clip_image_f32::from_u8: (float) u / 255.0f.
+				x = float32(u) / 255
+			}
+			out[c*n+i] = (x - p.Mean[c]) / p.Std[c]
+		}
+	}
+	return out
+}
