@@ -190,3 +190,68 @@ func FuzzDecodeWAV(f *testing.F) {
 		}
 	})
 }
+
+// maxMelDiffMtmd is how far tfconv's log-mel may be from mtmd's own: the
+// same float32 algorithm, but the C++ build may fuse multiply-adds (FMA)
+// in the FFT and the filter sums where Go does not.
+const maxMelDiffMtmd = 1e-5
+
+// TestWhisperMelMatchesMtmd: the WAV decodes to mtmd's samples (its
+// miniaudio, through mtmd_helper_bitmap_init_from_file) and the log-mel to
+// mtmd_audio_preprocessor_whisper's, as testdata/vision/tools/mel_dump.cpp
+// printed them into qwen2audio/mtmd-mel.json (its first 48 frames, and the
+// last frame's value).
+func TestWhisperMelMatchesMtmd(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "vision", "qwen2audio", "mtmd-mel.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref struct {
+		Samples int         `json:"samples"`
+		Windows int         `json:"windows"`
+		NMel    int         `json:"n_mel"`
+		NLen    int         `json:"n_len"`
+		First   []float32   `json:"first"`
+		Last    float32     `json:"last_frame_bin0"`
+		Frames  int         `json:"frames"`
+		Mel     [][]float64 `json:"mel"`
+	}
+	if err := json.Unmarshal(b, &ref); err != nil {
+		t.Fatal(err)
+	}
+	a, err := OpenWAV(filepath.Join("..", "testdata", "vision", "audio", "chirp.wav"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Samples) != ref.Samples {
+		t.Fatalf("%d samples, mtmd's %d", len(a.Samples), ref.Samples)
+	}
+	for i, v := range ref.First {
+		if a.Samples[i] != v {
+			t.Errorf("sample %d = %v, mtmd's %v", i, a.Samples[i], v)
+		}
+	}
+	mels, err := WhisperMel(a, WhisperMelConfig(ref.NMel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mels) != ref.Windows || mels[0].Frames != ref.NLen || len(ref.Mel) != ref.NMel {
+		t.Fatalf("%d windows of %d frames, mtmd's %d of %d", len(mels), mels[0].Frames, ref.Windows, ref.NLen)
+	}
+	m := mels[0]
+	var worst float64
+	for bin := range m.NMel {
+		for f, want := range ref.Mel[bin] {
+			d := math.Abs(float64(m.Data[bin*m.Frames+f]) - want)
+			worst = max(worst, d)
+			if d > maxMelDiffMtmd {
+				t.Fatalf("bin %d frame %d: %g, mtmd's %g", bin, f, m.Data[bin*m.Frames+f], want)
+			}
+		}
+	}
+	if got := m.Data[m.Frames-1]; got != ref.Last {
+		t.Errorf("last frame %v, mtmd's %v", got, ref.Last)
+	}
+	t.Logf("max |Δ| vs mtmd over %d×%d: %.3g", m.NMel, ref.Frames, worst)
+}
