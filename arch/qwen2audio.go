@@ -21,11 +21,22 @@ var Qwen2Audio = registerProjector(&Projector{
 	Summary:     "Whisper encoder (2 convolutions, positions, LayerNorm blocks, 2× average pool); linear",
 	HFModelType: "qwen2_audio", TextModelType: "qwen2",
 	TokenKeys: []TokenKey{{"audio_token_index", "<|AUDIO|>"}},
+	// Qwen/Qwen2-Audio-7B-Instruct's preprocessor_config.json (the
+	// WhisperFeatureExtractor): GGUF → HF writes it as published.
+	Preprocessor: map[string]any{"chunk_length": 30, "feature_extractor_type": "WhisperFeatureExtractor",
+		"feature_size": 128, "hop_length": 160, "n_fft": 400, "n_samples": 480000, "nb_max_frames": 3000,
+		"padding_side": "right", "padding_value": 0.0, "processor_class": "Qwen2AudioProcessor",
+		"return_attention_mask": true, "sampling_rate": 16000},
 	Tower: Family{
 		Name: MmprojArch,
 		// Whisper's config names its heads and layers for the encoder.
 		HeadKeys:  []string{"encoder_attention_heads", "num_attention_heads"},
 		LayerKeys: []string{"encoder_layers", "num_hidden_layers"},
+		// Written on GGUF → HF: the encoder's class, its activation, and
+		// its 1500 positions (30 s of frames halved by conv2: the length
+		// the encoder insists on, so every Qwen2-Audio has it).
+		HFConst: map[string]any{"model_type": "qwen2_audio_encoder", "activation_function": "gelu",
+			"max_source_positions": 1500, "scale_embedding": false},
 		Params: withParams(mmprojAudioParams(),
 			constString("projector_type", "qwen2a"),
 			u32("audio.num_mel_bins", Required, "num_mel_bins"),
@@ -45,16 +56,19 @@ var Qwen2Audio = registerProjector(&Projector{
 
 // mmprojAudioParams are MmprojModel.set_gguf_parameters' keys for an audio
 // encoder, in its order (general.file_type first), before the subclass's.
+// Whisper's config names come first: GGUF → HF writes them (the converter
+// reads hidden_size … when a config has them, else Whisper's, the same
+// values).
 func mmprojAudioParams() []Param {
 	return []Param{
 		{Key: FileType},
 		constBool("has_audio_encoder", true),
 		{Key: "audio.projection_dim", Kind: tensor.KindUint32, Derive: fromText("hidden_size", "n_embd")},
-		u32("audio.embedding_length", Required, "hidden_size", "d_model"),
-		u32("audio.feed_forward_length", Required, "intermediate_size", "encoder_ffn_dim"),
-		u32("audio.block_count", Required, "n_layers", "num_hidden_layers", "n_layer", "num_layers", "depth", "layers",
-			"encoder_layers", "vt_num_hidden_layers"),
-		u32("audio.attention.head_count", Required, "num_attention_heads", "encoder_attention_heads"),
+		u32("audio.embedding_length", Required, "d_model", "hidden_size"),
+		u32("audio.feed_forward_length", Required, "encoder_ffn_dim", "intermediate_size"),
+		u32("audio.block_count", Required, "encoder_layers", "n_layers", "num_hidden_layers", "n_layer", "num_layers",
+			"depth", "layers", "vt_num_hidden_layers"),
+		u32("audio.attention.head_count", Required, "encoder_attention_heads", "num_attention_heads"),
 	}
 }
 
