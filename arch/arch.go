@@ -39,9 +39,10 @@ type Family struct {
 	// ffn_gate_inp_shexp, which the newer converter keeps F32 and
 	// c392e509's, which the older families follow, did not).
 	F32 []Role
-	// F16 are roles whose matrices the converter writes as F16 at every
-	// outtype (Gemma 3's mm.input_projection in its mmproj; the LLaVA
-	// projector's and patch embedding in the legacy writer's).
+	// F16 are roles whose weight matrices the converter writes as F16 at
+	// every outtype (Gemma 3's mm.input_projection in its mmproj; the LLaVA
+	// projector's and patch embedding in the legacy writer's; Whisper's
+	// convolution kernels a.conv1d.{bid}, whose biases stay F32).
 	F16 []Role
 	// Splits are Hugging Face weights whose rows the converter regroups
 	// into several GGUF roles by config.json (RowSplit), read before
@@ -477,6 +478,10 @@ const (
 	// ReshapeGroups makes [n] into [g][n/g] for the config's g state-space
 	// groups (SSMGroups): Mamba-2's gated norm, which normalises each group.
 	ReshapeGroups
+	// ReshapeBiasColumn makes the role's bias [n] a column [n][1] and
+	// leaves its weight as it is (Whisper's conv1/conv2, whose biases the
+	// converter unsqueezes to add them to the convolution's [n][t] output).
+	ReshapeBiasColumn
 )
 
 // Drop is a Hugging Face tensor left out of the GGUF on purpose.
@@ -876,26 +881,22 @@ func (f *Family) resolve(name string, hf bool, has func(string) bool) (Match, bo
 	return Match{}, false
 }
 
-// resolveLiteral resolves the Hugging Face names the patterns state with
-// a fixed layer number (RWKV-7's model.layers.0.pre_norm, the embedding's
-// norm: no layer of its own) or a part's name (Tensor.Parts), which
-// SplitName's digits do not find.
+// resolveLiteral resolves the names the patterns state with a fixed
+// number (RWKV-7's model.layers.0.pre_norm, the embedding's norm: no layer
+// of its own; a projector's mm.0 and mm.2, v.patch_embd.weight.1) or, in
+// Hugging Face's form, a part's name (Tensor.Parts), which SplitName's
+// digits do not find.
 func (f *Family) resolveLiteral(name string, bid int, suffix string, hf bool) (Match, bool) {
 	base := strings.TrimSuffix(name, suffix)
 	for i := range f.Tensors {
 		t := &f.Tensors[i]
 		pats := t.HF
 		if !hf {
-			// a GGUF name with a number that is no layer's (the legacy
-			// LLaVA projector's mm.0, mm.2)
 			pats = []string{t.GGUF}
 		}
 		for _, p := range pats {
 			switch {
-			case len(t.Parts) > 0:
-				if !hf {
-					continue
-				}
+			case len(t.Parts) > 0 && hf:
 				for x := range t.Parts {
 					if t.partName(p, bid, x) == base && (suffix == "") == t.noSuffix(true) {
 						return Match{Tensor: t, Layer: bid, Index: x, Suffix: cmp.Or(suffix, ".weight")}, true

@@ -259,7 +259,8 @@ func (f *Family) ToHF(md tensor.Metadata, in []tensor.Info) ([]Mapping, []Droppe
 		return nil, nil, err
 	}
 	for i, m := range out {
-		if t, ok := f.FromGGUF(m.Source); ok && t.Tensor.Reshape != ReshapeNone && len(m.Stack) == 0 {
+		if t, ok := f.FromGGUF(m.Source); ok && t.Tensor.Reshape != ReshapeNone && len(m.Stack) == 0 &&
+			(t.Tensor.Reshape != ReshapeBiasColumn || strings.HasSuffix(m.Source, ".bias")) {
 			n, err := m.Shape.NumElements()
 			if err != nil {
 				return nil, nil, fmt.Errorf("arch: tensor %q: %w", m.Source, err)
@@ -294,11 +295,14 @@ func renamed(in []tensor.Info, name func(string) string) ([]tensor.Info, map[str
 // gguf is the GGUF shape of the 1-D Hugging Face tensor name of shape
 // shape, for a model of groups state-space groups.
 func (r Reshape) gguf(name string, shape tensor.Shape, groups int64) (tensor.Shape, error) {
+	if r == ReshapeBiasColumn && !strings.HasSuffix(name, ".bias") {
+		return shape.Clone(), nil
+	}
 	if len(shape) != 1 {
 		return nil, fmt.Errorf("arch: tensor %q has shape %v: want one dimension", name, shape)
 	}
 	switch r {
-	case ReshapeColumn:
+	case ReshapeColumn, ReshapeBiasColumn:
 		return tensor.Shape{shape[0], 1}, nil
 	case ReshapeGroups:
 		if groups <= 0 || shape[0]%groups != 0 {

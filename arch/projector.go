@@ -354,11 +354,15 @@ type TokenKey struct{ Key, Text string }
 // ToHF maps the mmproj GGUF's tensors back to the checkpoint's names (the
 // tower's roles, layouts undone).
 func (p *Projector) ToHF(md tensor.Metadata, in []tensor.Info) ([]Mapping, []Dropped, error) {
-	// The tower's head count is under clip.vision.; ToHF reads the
-	// family's (for layouts that cut by heads, which no tower uses).
+	// The tower's head count is under clip.vision. (clip.audio. for an
+	// audio tower); ToHF reads the family's (for layouts that cut by
+	// heads, which no tower uses).
 	if _, ok := md.Get(MmprojArch + ".attention.head_count"); !ok {
-		if v, ok := md.Get(MmprojArch + ".vision.attention.head_count"); ok {
-			md = append(md[:len(md):len(md)], tensor.KV{Key: MmprojArch + ".attention.head_count", Value: v})
+		for _, enc := range []string{".vision.", ".audio."} {
+			if v, ok := md.Get(MmprojArch + enc + "attention.head_count"); ok {
+				md = append(md[:len(md):len(md)], tensor.KV{Key: MmprojArch + ".attention.head_count", Value: v})
+				break
+			}
 		}
 	}
 	return p.Tower.ToHF(md, in)

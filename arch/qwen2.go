@@ -3,13 +3,16 @@ package arch
 // Qwen2 is Qwen2 and Qwen2.5: the llama shape with Q/K/V biases, no Q/K
 // permutation (ggml's NEOX rope), and only the base hyper-parameters.
 var Qwen2 = register(&Family{
-	Name:       "qwen2",
-	HFClasses:  []string{"Qwen2ForCausalLM"},
-	ModelTypes: []string{"qwen2"},
+	Name: "qwen2",
+	// Qwen2AudioForConditionalGeneration's text half (under
+	// language_model.); its audio tower and projector are Qwen2Audio's,
+	// written to the mmproj.
+	HFClasses:  []string{"Qwen2ForCausalLM", "Qwen2AudioForConditionalGeneration"},
+	ModelTypes: []string{"qwen2", "qwen2_audio"},
 	HFClass:    "Qwen2ForCausalLM", ModelType: "qwen2",
 	Params:  withParams(baseParams(), noRopeScaling()),
-	Tensors: decoderTensors(false, LayoutSame),
-	Drops:   []Drop{rotaryBuffer},
+	Tensors: withTextPrefix(decoderTensors(false, LayoutSame)),
+	Drops:   append([]Drop{rotaryBuffer}, qwen2AudioDrops...),
 	HFConst: map[string]any{"hidden_act": "silu", "use_sliding_window": false},
 	Graph:   Graph{Norm: RMSNorm, FFN: Gated, Activation: "silu", NeoxRopeGGUF: true},
 })

@@ -8,8 +8,8 @@ import (
 
 // GGUFTensorType is the type convert_hf_to_gguf.py gives a GGUF tensor for
 // the file type want: 1-D tensors, norms (*_norm.weight), position and
-// token-type embeddings, a mixture's router (ffn_gate_inp), the recurrent
-// mixers' convolution taps (shortconv.conv, ssm_conv1d), RWKV-7's decay
+// token-type embeddings (an mmproj tower's v./a.position_embd too), a
+// mixture's router (ffn_gate_inp), the recurrent mixers' convolution taps (shortconv.conv, ssm_conv1d), RWKV-7's decay
 // projections and token-shift mixes (time_mix_w1/w2, time_mix_lerp_fused)
 // and anything not
 // named *.weight (biases, stacked expert biases included) stay F32, because
@@ -21,7 +21,8 @@ func GGUFTensorType(name string, shape tensor.Shape, want tensor.DType) tensor.D
 	if len(shape) <= 1 || strings.HasSuffix(name, "_norm.weight") {
 		return tensor.F32
 	}
-	if name == "position_embd.weight" || name == "token_types.weight" || !strings.HasSuffix(name, ".weight") {
+	if name == "position_embd.weight" || name == "token_types.weight" || !strings.HasSuffix(name, ".weight") ||
+		name == "v.position_embd.weight" || name == "a.position_embd.weight" { // a projector's towers' (V/A_ENC_EMBD_POS)
 		return tensor.F32
 	}
 	switch pat, _, _ := SplitName(name); pat {
@@ -39,8 +40,8 @@ func GGUFTensorType(name string, shape tensor.Shape, want tensor.DType) tensor.D
 }
 
 // TensorType is GGUFTensorType for a tensor of family f: its F32 roles
-// stay F32 as well, and its F16 roles' matrices are F16 (a 1-D bias
-// beside one follows the outtype's rule).
+// stay F32 as well, and its F16 roles' weight matrices are F16 (a bias
+// beside one, 1-D or a column, follows the outtype's rule).
 func (f *Family) TensorType(name string, shape tensor.Shape, want tensor.DType) tensor.DType {
 	if pat, _, _ := SplitName(name); len(f.F32) > 0 || len(f.F16) > 0 {
 		for _, r := range f.F32 {
@@ -49,7 +50,7 @@ func (f *Family) TensorType(name string, shape tensor.Shape, want tensor.DType) 
 			}
 		}
 		for _, r := range f.F16 {
-			if r == pat && len(shape) >= 2 {
+			if r == pat && len(shape) >= 2 && strings.HasSuffix(name, ".weight") {
 				return tensor.F16
 			}
 		}

@@ -26,4 +26,15 @@
 // but the three decoders' inverse DCTs and colour conversions differ, so a
 // JPEG's pixels may differ by a few levels from either reference. Neither is EXIF orientation applied here
 // (transformers' load_image applies it, stb_image does not).
+//
+// Audio is the same for Whisper-style towers (Qwen2-Audio's qwen2a):
+// DecodeWAV reads RIFF WAVE files (PCM 8/16/24/32-bit, float 32/64, any
+// channels averaged to mono, as mtmd asks miniaudio for one float32
+// channel), and WhisperMel computes mtmd's log-mel spectrogram
+// (tools/mtmd/mtmd-audio.cpp: reflect-padded start, 30 s of zeros after,
+// 400-point float32 FFT over a periodic Hann window, hop 160, Slaney mel
+// filters, log10, clamped to max − 8, (x + 4)/4) in windows of 3000
+// frames; it equals transformers' WhisperFeatureExtractor to 7.5e-5 on
+// testdata/vision/audio/chirp.wav. Audio not at 16 kHz is refused: mtmd
+// resamples it with miniaudio, which is not reproduced here yet.
 package vision
