@@ -42,6 +42,11 @@ type Family struct {
 	// F16 are roles the converter writes as F16 at every outtype (Gemma 3's
 	// mm.input_projection in its mmproj).
 	F16 []Role
+	// Unquantized are roles the converter never quantizes nor writes as
+	// BF16: F16 when the output is F16, F32 at every other outtype
+	// (MmprojModel.tensor_force_quant's patch embedding and patch merger,
+	// for the projectors that keep its rule: Pixtral's).
+	Unquantized []Role
 	// Splits are Hugging Face weights whose rows the converter regroups
 	// into several GGUF roles by config.json (RowSplit), read before
 	// Tensors.
@@ -810,6 +815,13 @@ func (f *Family) resolve(name string, hf bool, has func(string) bool) (Match, bo
 	if hf {
 		if m, ok := f.resolveLiteral(name, bid, suffix); ok {
 			return m, true
+		}
+	} else if base := strings.TrimSuffix(name, suffix); bid >= 0 && suffix != "" {
+		// a GGUF name whose number is no layer (an mmproj's mm.1, mm.2)
+		for i := range f.Tensors {
+			if t := &f.Tensors[i]; t.GGUF == base && !strings.Contains(base, "{") {
+				return Match{Tensor: t, Layer: -1, Index: -1, Suffix: suffix}, true
+			}
 		}
 	}
 	if suffix == "" {
