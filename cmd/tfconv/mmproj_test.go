@@ -90,3 +90,26 @@ func TestInspectTower(t *testing.T) {
 		}
 	}
 }
+
+// TestConvertMmprojBack: 'convert TEXT.gguf DIR --mmproj MMPROJ.gguf' (a
+// third argument with --mmproj) writes the multimodal folder.
+func TestConvertMmprojBack(t *testing.T) {
+	t.Parallel()
+	src := filepath.Join("..", "..", "testdata", "vision", "gemma3", "hf")
+	dir := t.TempDir()
+	text := filepath.Join(dir, "g.gguf")
+	if code, _, errOut := run(t, "convert", src, text, "--mmproj"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	out := filepath.Join(dir, "back")
+	if code, _, errOut := run(t, "convert", text, out, "--mmproj", filepath.Join(dir, "mmproj-g.gguf")); code != 0 {
+		t.Fatalf("GGUF → HF with the mmproj: exit %d: %s", code, errOut)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "config.json"))
+	if err != nil || !strings.Contains(string(b), "Gemma3ForConditionalGeneration") || !strings.Contains(string(b), "vision_config") {
+		t.Errorf("config.json %s (%v)", b, err)
+	}
+	if code, _, _ := run(t, "convert", text, filepath.Join(dir, "x"), "y.gguf"); code != 2 {
+		t.Errorf("a third argument without --mmproj: exit %d, want 2", code)
+	}
+}
