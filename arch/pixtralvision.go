@@ -14,6 +14,10 @@ import "github.com/tfconv/tfconv/tensor"
 // no grouped keys): llama.cpp's 2-D RoPE rotates adjacent pairs. The text
 // half is the mistral3 family.
 //
+// GGUF → HF of a pixtral mmproj is refused (the record states no
+// HFModelType yet: Pixtral's processor files and top-level keys are not
+// written back).
+//
 // The converter names the two projection matrices by block index
 // (multi_modal_projector.linear_{1,2} → mm.{1,2}), so it maps them only for
 // a tower of 3 layers or more; tfconv names them whatever the depth.
@@ -31,6 +35,7 @@ var PixtralVision = registerProjector(&Projector{
 			// modeling_pixtral's RMSNorms take 1e-5; vision_config does not state it.
 			Param{Key: "vision.attention.layer_norm_epsilon", HF: []string{"layer_norm_eps"}, Kind: tensor.KindFloat32,
 				Need: Default, Default: 1e-5},
+			pixtralFixed(),
 			pixtralActivation("silu"),
 			pixtralActivation("gelu"),
 			Param{Key: "vision.spatial_merge_size", Kind: tensor.KindUint32, Derive: func(c Config) (tensor.Value, bool, error) {
@@ -50,6 +55,26 @@ var PixtralVision = registerProjector(&Projector{
 		Unquantized: []Role{"v.patch_embd", "mm.patch_merger"},
 	},
 })
+
+// pixtralFixed refuses what llama.cpp's pixtral graph fixes and the mmproj
+// cannot state (clip.cpp: rope theta 10000 for the tower's 2-D RoPE, GELU
+// between the projection's linears, the last layer's states), naming the
+// config key; it writes no key.
+func pixtralFixed() Param {
+	return Param{Key: "pixtral.fixed", Kind: tensor.KindUint32, Derive: func(c Config) (tensor.Value, bool, error) {
+		if th, ok := c.Float("rope_theta"); ok && th != 10000 {
+			return tensor.Value{}, false, errUnsupported("config.json: vision_config rope_theta %g: llama.cpp's pixtral tower rotates with 10000 and the mmproj cannot state another", th)
+		}
+		top, _ := c.Map(TowerTop)
+		if a, ok := top.Str("projector_hidden_act"); ok && a != "gelu" {
+			return tensor.Value{}, false, errUnsupported("config.json: projector_hidden_act %q: llama.cpp's pixtral projection applies gelu", a)
+		}
+		if l, ok := top.Int("vision_feature_layer"); ok && l != -1 {
+			return tensor.Value{}, false, errUnsupported("config.json: vision_feature_layer %d: llama.cpp's pixtral projector takes the last layer's states (-1)", l)
+		}
+		return tensor.Value{}, false, nil
+	}}
+}
 
 // pixtralActivation is clip.use_<act>, written when vision_config's
 // hidden_act is act; the silu one refuses an activation the mmproj cannot

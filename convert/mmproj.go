@@ -354,6 +354,9 @@ func planHFMultimodal(c, mm *checkpoint.Checkpoint, opts Options) (*plan, error)
 	if !ok {
 		return nil, tensor.Unsupported("convert: %s: projector type %q has no record in tfconv (known: %s)", opts.MmprojFile, typ, strings.Join(projectorTypes(), ", "))
 	}
+	if proj.HFModelType == "" {
+		return nil, tensor.Unsupported("convert: %s: GGUF → HF of a %s projector is not supported yet (its record states no Hugging Face config); convert the text GGUF alone", opts.MmprojFile, typ)
+	}
 	textArch, _ := c.Metadata.Str(keyArch)
 	if opts.Arch != "" {
 		textArch = opts.Arch
