@@ -44,6 +44,11 @@ type Family struct {
 	// projector's and patch embedding in the legacy writer's; Whisper's
 	// convolution kernels a.conv1d.{bid}, whose biases stay F32).
 	F16 []Role
+	// Unquantized are roles the converter never quantizes nor writes as
+	// BF16: F16 when the output is F16, F32 at every other outtype
+	// (MmprojModel.tensor_force_quant's patch embedding and patch merger,
+	// for the projectors that keep its rule: Pixtral's).
+	Unquantized []Role
 	// Splits are Hugging Face weights whose rows the converter regroups
 	// into several GGUF roles by config.json (RowSplit), read before
 	// Tensors.

@@ -7,9 +7,10 @@ import "github.com/tfconv/tfconv/tensor"
 // Ministral3Model, a LlamaModel under GGUF "mistral3"; testdata/arch/README.md):
 // LLaMA's block and keys (Q/K rows permuted, vocab_size, rope.dimension_count
 // from head_dim, add_space_prefix from tokenizer_config.json) for the
-// Mistral text model in text_config. The vision tower (Pixtral) is left
-// out, said in a warning. GGUF → HF gives the text model as transformers'
-// MistralForCausalLM.
+// Mistral text model in text_config. The vision tower (Pixtral) and its
+// projection are PixtralVision's, written to the mmproj GGUF (--mmproj);
+// --text-only leaves them out, said in a warning. GGUF → HF gives the
+// text model as transformers' MistralForCausalLM.
 //
 // llama.cpp's mistral3 graph has no sliding window, and the converter
 // writes YaRN and attention-temperature keys only for a ministral3 text
@@ -22,7 +23,7 @@ var Mistral3 = register(&Family{
 	HFClass:    "MistralForCausalLM", ModelType: "mistral",
 	Params:  withParams(baseParams(), u32("vocab_size", Required, "vocab_size"), ropeDimension(), mistral3Text()),
 	Tensors: withTextPrefix(decoderTensors(true, LayoutSame)),
-	Drops:   append([]Drop{rotaryBuffer}, visionTower("vision_tower.", "multi_modal_projector.")...),
+	Drops:   append([]Drop{rotaryBuffer}, pixtralDrops...),
 	// transformers' MistralConfig defaults to a window of 4096: null is
 	// none, as llama.cpp's graph computes.
 	HFConst: map[string]any{"hidden_act": "silu", "sliding_window": nil},

@@ -8,9 +8,9 @@ import "strings"
 // checkpoint.Config reads over the top level), the text model's tensors sit
 // under language_model., and llama.cpp's converter writes the text model's
 // GGUF from them and the vision tower into a separate --mmproj GGUF. A
-// class with a Projector in the table (projector.go) has both halves
-// converted; the others (Llama 4, Mistral 3) drop the tower until theirs
-// exists.
+// class with a Projector in the table (projector.go: Gemma 3's, Mistral
+// 3's) has both halves converted; the others (Llama 4) drop the tower
+// until theirs exists.
 
 // withTextPrefix gives every role of ts a second Hugging Face pattern, its
 // first under "language_model." (the text model of the multimodal class).

@@ -81,7 +81,8 @@ type Projector struct {
 // TokensPerImage is how many embeddings the projector gives one image of
 // its image size, from its mmproj keys (get reads a clip.* key as an
 // integer): the patch grid, pooled by the scale factor when the projector
-// pools. 0 when the keys do not say.
+// pools, merged by clip.vision.spatial_merge_size when it states one. 0
+// when the keys do not say.
 func (p *Projector) TokensPerImage(get func(key string) (int64, bool)) int64 {
 	img, _ := get("clip.vision.image_size")
 	patch, _ := get("clip.vision.patch_size")
@@ -98,6 +99,11 @@ func (p *Projector) TokensPerImage(get func(key string) (int64, bool)) int64 {
 			return 0
 		}
 		side /= k
+	}
+	// A patch merger (Pixtral's) joins merge×merge patches into one
+	// token; its images vary in size, so this is at the image size.
+	if m, ok := get("clip.vision.spatial_merge_size"); ok && m > 0 {
+		side /= m
 	}
 	return side * side
 }

@@ -43,7 +43,7 @@ func GGUFTensorType(name string, shape tensor.Shape, want tensor.DType) tensor.D
 // stay F32 as well, and its F16 roles' weight matrices are F16 (a bias
 // beside one, 1-D or a column, follows the outtype's rule).
 func (f *Family) TensorType(name string, shape tensor.Shape, want tensor.DType) tensor.DType {
-	if pat, _, _ := SplitName(name); len(f.F32) > 0 || len(f.F16) > 0 {
+	if pat, _, _ := SplitName(name); len(f.F32) > 0 || len(f.F16) > 0 || len(f.Unquantized) > 0 {
 		for _, r := range f.F32 {
 			if r == pat {
 				return tensor.F32
@@ -52,6 +52,14 @@ func (f *Family) TensorType(name string, shape tensor.Shape, want tensor.DType) 
 		for _, r := range f.F16 {
 			if r == pat && len(shape) >= 2 && strings.HasSuffix(name, ".weight") {
 				return tensor.F16
+			}
+		}
+		for _, r := range f.Unquantized {
+			if r == pat {
+				if want == tensor.F16 {
+					return tensor.F16
+				}
+				return tensor.F32
 			}
 		}
 	}

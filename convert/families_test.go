@@ -45,7 +45,7 @@ func TestFamiliesMatchLlamaCpp(t *testing.T) {
 			if kv, ok := ggufFixed[fam]; ok {
 				src = withConfigs(t, src, "x/"+fam, kv)
 			}
-			rep, err := Run(src, out, Options{OutType: OutF32})
+			rep, err := Run(src, out, Options{OutType: OutF32, Multimodal: textOnly(t, src)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -63,6 +63,27 @@ func TestFamiliesMatchLlamaCpp(t *testing.T) {
 			compareGGUF(t, rep.Arch, out, ref, converter != "newer")
 		})
 	}
+}
+
+// textOnly is --text-only for a fixture whose class has a projector
+// (mistral3's Mistral3ForConditionalGeneration: a conversion naming no
+// half is refused), none otherwise: the reference GGUF is the converter's
+// text model.
+func textOnly(t *testing.T, src string) Multimodal {
+	t.Helper()
+	c, err := checkpoint.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	p, err := projectorOf(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p != nil {
+		return MultimodalText
+	}
+	return MultimodalUnset
 }
 
 // ggufFixed are the config.json values a fixture states and the GGUF

@@ -6,9 +6,10 @@ import (
 	"testing"
 )
 
-// TestMistral3Text: Mistral3ForConditionalGeneration converts to its text
-// model's GGUF with the Pixtral vision tower dropped and said in a warning
-// (the rule Llama 4's class follows); a text_config the mistral3 GGUF would
+// TestMistral3Text: Mistral3ForConditionalGeneration converts with
+// --text-only to its text model's GGUF with the Pixtral vision tower
+// dropped and said in a warning (a conversion naming no half is refused:
+// TestMistral3VLModes); a text_config the mistral3 GGUF would
 // compute otherwise (a sliding window, which llama.cpp's mistral3 graph
 // lacks; rope scaling; a ministral3 text model with its YaRN keys) is
 // refused naming the key.
@@ -27,7 +28,7 @@ func TestMistral3Text(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := withConfigs(t, src, "x/mistral3", tc.kv)
-			rep, err := Run(dir, filepath.Join(t.TempDir(), "out.gguf"), Options{OutType: OutF32})
+			rep, err := Run(dir, filepath.Join(t.TempDir(), "out.gguf"), Options{OutType: OutF32, Multimodal: MultimodalText})
 			if tc.key != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.key) {
 					t.Fatalf("err = %v, want a refusal naming %s", err, tc.key)

@@ -380,11 +380,14 @@ func planHFMultimodal(c, mm *checkpoint.Checkpoint, opts Options) (*plan, error)
 	if !ok {
 		return nil, tensor.Unsupported("convert: %s: projector type %q has no record in tfconv (known: %s)", opts.MmprojFile, typ, strings.Join(projectorTypes(), ", "))
 	}
-	if proj.FeatureLayer || proj.HFModelType == "" {
+	if proj.FeatureLayer {
 		// LLaVA's legacy mmproj holds the tower only up to the layer the
 		// projector reads (no later layers, no final LayerNorm): the
 		// checkpoint cannot be put back whole.
 		return nil, tensor.Unsupported("convert: %s: projector type %q (%s) does not convert back to Hugging Face: its mmproj leaves out the tower's layers past the one the projector reads and its final LayerNorm", opts.MmprojFile, typ, strings.Join(proj.HFClasses, ", "))
+	}
+	if proj.HFModelType == "" {
+		return nil, tensor.Unsupported("convert: %s: GGUF → HF of a %s projector is not supported yet (its record states no Hugging Face config); convert the text GGUF alone", opts.MmprojFile, typ)
 	}
 	textArch, _ := c.Metadata.Str(keyArch)
 	if opts.Arch != "" {

@@ -165,12 +165,23 @@ func sameValue(v tensor.Value, want any) bool {
 // general.quantization_version, as every newer family's.
 func TestGemma3VLMatchesLlamaCpp(t *testing.T) {
 	t.Parallel()
-	ref := readLlamacppRecord(t, "gemma3")
-	for _, ot := range []string{OutF32, OutF16, OutQ8_0} {
+	matchesLlamaCpp(t, "gemma3", gemma3VL, OutF32, OutF16, OutQ8_0)
+}
+
+// matchesLlamaCpp converts the multimodal checkpoint src with --mmproj at
+// each outtype and holds both outputs to testdata/vision/fam/llamacpp.json:
+// the keys in the converter's order with its values (the text GGUF's
+// general.quantization_version compared, its place not), the tensors in
+// its order with its types, shapes and sha256; and the mmproj byte for
+// byte to the converter's own file where gen_*.py's output is at hand
+// (/work/fixtures-out/vision/fam).
+func matchesLlamaCpp(t *testing.T, fam, src string, outTypes ...string) {
+	ref := readLlamacppRecord(t, fam)
+	for _, ot := range outTypes {
 		t.Run(ot, func(t *testing.T) {
 			t.Parallel()
-			dst := filepath.Join(t.TempDir(), "gemma3-"+ot+".gguf")
-			rep, err := Run(gemma3VL, dst, Options{OutType: ot, Multimodal: MultimodalBoth})
+			dst := filepath.Join(t.TempDir(), fam+"-"+ot+".gguf")
+			rep, err := Run(src, dst, Options{OutType: ot, Multimodal: MultimodalBoth})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -184,7 +195,7 @@ func TestGemma3VLMatchesLlamaCpp(t *testing.T) {
 				if kind == "text" {
 					continue
 				}
-				theirs := filepath.Join("/work/fixtures-out/vision/gemma3", "gemma3-"+kind+"-"+ot+".gguf")
+				theirs := filepath.Join("/work/fixtures-out/vision", fam, fam+"-"+kind+"-"+ot+".gguf")
 				if tb, err := os.ReadFile(theirs); err == nil {
 					ob, err := os.ReadFile(path)
 					if err != nil {
