@@ -1,0 +1,131 @@
+package arch
+
+import (
+	"strings"
+
+	"github.com/tfconv/tfconv/tensor"
+)
+
+// Qwen2VL is the text model of Qwen2_5_VLForConditionalGeneration (Qwen2.5-VL),
+// as llama.cpp's converter writes it (its Qwen2VLModel, GGUF "qwen2vl"):
+// Qwen2's block and keys, plus M-RoPE's rope.dimension_sections (the
+// text_config's rope_scaling mrope_section, padded to 4). The vision tower
+// (visual.*) is left out of the text GGUF, said in a warning; it is the
+// projector's. GGUF → HF gives the text model as Qwen2ForCausalLM: for text
+// alone the three M-RoPE positions are equal, and M-RoPE is Qwen2's rotation.
+var Qwen2VL = register(&Family{
+	Name:       "qwen2vl",
+	HFClasses:  []string{"Qwen2_5_VLForConditionalGeneration"},
+	ModelTypes: []string{"qwen2_5_vl"},
+	HFClass:    "Qwen2ForCausalLM", ModelType: "qwen2",
+	Params:    withAfter(withParams(baseParams(), mropeScaling()), "attention.head_count_kv", mropeSections()),
+	Tensors:   withLanguageModelPrefix(decoderTensors(false, LayoutSame)),
+	Drops:     append([]Drop{rotaryBuffer}, visionTower("visual.", "model.visual.")...),
+	HFConst:   map[string]any{"hidden_act": "silu", "use_sliding_window": false},
+	HFWarning: mropeWarning,
+	Graph:     Graph{Norm: RMSNorm, FFN: Gated, Activation: "silu", NeoxRopeGGUF: true},
+})
+
+// Qwen3VL is the text model of Qwen3VLForConditionalGeneration (Qwen3-VL), as
+// llama.cpp's converter writes it (its Qwen3VLTextModel, GGUF "qwen3vl"):
+// Qwen3's block and keys, M-RoPE's rope.dimension_sections (Qwen3-VL
+// interleaves the sections; llama.cpp's qwen3vl graph does so itself, no key
+// says it), and n_deepstack_layers, the number of vision layers whose
+// features the projector adds to the first text layers' outputs
+// (vision_config's deepstack_visual_indexes). The vision tower
+// (model.visual.*) is left out, said in a warning. GGUF → HF gives the text
+// model as Qwen3ForCausalLM, as for Qwen2VL.
+var Qwen3VL = register(&Family{
+	Name:       "qwen3vl",
+	HFClasses:  []string{"Qwen3VLForConditionalGeneration"},
+	ModelTypes: []string{"qwen3_vl"},
+	HFClass:    "Qwen3ForCausalLM", ModelType: "qwen3",
+	Params: withParams(withAfter(withParams(baseParams(), mropeScaling()), "attention.head_count_kv", mropeSections()),
+		deepstackLayers()),
+	Tensors: withLanguageModelPrefix(append(decoderTensors(false, LayoutSame),
+		Tensor{GGUF: "blk.{bid}.attn_q_norm", HF: []string{hfLayer + "self_attn.q_norm"}, Shape: []Dim{DimHeadDim}},
+		Tensor{GGUF: "blk.{bid}.attn_k_norm", HF: []string{hfLayer + "self_attn.k_norm"}, Shape: []Dim{DimHeadDim}})),
+	Drops:     append([]Drop{rotaryBuffer}, visionTower("model.visual.", "visual.")...),
+	HFConst:   map[string]any{"hidden_act": "silu"},
+	HFWarning: mropeWarning,
+	BiasFlag:  "attention_bias",
+	Graph:     Graph{Norm: RMSNorm, FFN: Gated, Activation: "silu", QKNormPerHead: true, NeoxRopeGGUF: true},
+})
+
+// mropeWarning is said on GGUF → HF of a Qwen-VL text model.
+const mropeWarning = "the text model is written as its text-only class: M-RoPE's sections (rope.dimension_sections) place image tokens, which that class does not take; for text the rotation is the same"
+
+// withLanguageModelPrefix gives every role under "model." a second Hugging
+// Face pattern under "model.language_model.", where transformers ≥ 4.52
+// saves the text model of Qwen-VL classes (Qwen3-VL's published checkpoints
+// too; Qwen2.5-VL's keep "model."). The first stays what GGUF → HF writes.
+func withLanguageModelPrefix(ts []Tensor) []Tensor {
+	for i := range ts {
+		if rest, ok := strings.CutPrefix(ts[i].HF[0], "model."); ok {
+			ts[i].HF = append(ts[i].HF, "model.language_model."+rest)
+		}
+	}
+	return ts
+}
+
+// mropeSections is rope.dimension_sections: rope_scaling's mrope_section,
+// padded with zeros to 4 entries (time, height, width, extra) or cut to 4, as
+// the converter writes it; no key when rope_scaling has none.
+func mropeSections() Param {
+	return Param{Key: "rope.dimension_sections", Kind: tensor.KindArray,
+		Derive: func(c Config) (tensor.Value, bool, error) {
+			rs, ok := c.Map("rope_scaling")
+			if !ok {
+				return tensor.Value{}, false, nil
+			}
+			s, ok, err := rs.Ints("mrope_section")
+			if err != nil || !ok {
+				return tensor.Value{}, false, err
+			}
+			out := make([]int32, 4)
+			for i := 0; i < len(s) && i < 4; i++ {
+				if s[i] < 0 || s[i] > 1<<20 {
+					return tensor.Value{}, false, errUnsupported("config.json: rope_scaling mrope_section[%d] = %d is not a section width", i, s[i])
+				}
+				out[i] = int32(s[i])
+			}
+			return tensor.ArrayOf(out), true, nil
+		},
+		Inverse: func(Config, tensor.Value, Meta) {}}
+}
+
+// mropeScaling refuses a rope_scaling other than M-RoPE's (rope_type or type
+// "default" or "mrope" with mrope_section): the converter would write
+// scaling keys these families' GGUFs are not checked with. No key.
+func mropeScaling() Param {
+	return Param{Key: "rope.scaling.type", Kind: tensor.KindString,
+		Derive: func(c Config) (tensor.Value, bool, error) {
+			rs, ok := c.Map("rope_scaling")
+			if !ok {
+				return tensor.Value{}, false, nil
+			}
+			for _, k := range []string{"rope_type", "type"} {
+				if t, ok := rs.Str(k); ok && t != "default" && t != "mrope" {
+					return tensor.Value{}, false, errUnsupported("config.json: rope_scaling %s %q: only M-RoPE (mrope_section) converts for this family", k, t)
+				}
+			}
+			return tensor.Value{}, false, nil
+		},
+		Inverse: func(Config, tensor.Value, Meta) {}}
+}
+
+// deepstackLayers is n_deepstack_layers: the length of vision_config's
+// deepstack_visual_indexes (0 when it has none), written after
+// general.file_type as the converter does.
+func deepstackLayers() Param {
+	return Param{Key: "n_deepstack_layers", Kind: tensor.KindUint32,
+		Derive: func(c Config) (tensor.Value, bool, error) {
+			vc, _ := c.Map("vision_config")
+			idx, _, err := vc.Ints("deepstack_visual_indexes")
+			if err != nil {
+				return tensor.Value{}, false, err
+			}
+			return tensor.Uint32(uint32(len(idx))), true, nil
+		},
+		Inverse: func(Config, tensor.Value, Meta) {}}
+}
