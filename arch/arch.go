@@ -39,6 +39,9 @@ type Family struct {
 	// ffn_gate_inp_shexp, which the newer converter keeps F32 and
 	// c392e509's, which the older families follow, did not).
 	F32 []Role
+	// F16 are roles the converter writes as F16 at every outtype (Gemma 3's
+	// mm.input_projection in its mmproj).
+	F16 []Role
 	// Splits are Hugging Face weights whose rows the converter regroups
 	// into several GGUF roles by config.json (RowSplit), read before
 	// Tensors.

@@ -5,8 +5,10 @@ package arch
 // config.json nests the text model's settings in text_config (which
 // checkpoint.Config reads over the top level), the text model's tensors sit
 // under language_model., and llama.cpp's converter writes the text model's
-// GGUF from them and the vision tower into a separate --mmproj GGUF
-// (issue 33, not written by tfconv yet).
+// GGUF from them and the vision tower into a separate --mmproj GGUF. A
+// class with a Projector in the table (projector.go) has both halves
+// converted; the others (Llama 4, Mistral 3) drop the tower until theirs
+// exists.
 
 // withTextPrefix gives every role of ts a second Hugging Face pattern, its
 // first under "language_model." (the text model of the multimodal class).
@@ -31,4 +33,4 @@ func visionTower(prefixes ...string) []Drop {
 
 // visionLeftOut is the reason a multimodal checkpoint's vision tensors are
 // dropped from its text model's GGUF.
-const visionLeftOut = "vision tower: the GGUF is the text model; llama.cpp keeps the vision tower in a separate --mmproj GGUF, which tfconv does not write yet"
+const visionLeftOut = "vision tower: the GGUF is the text model; llama.cpp keeps the vision tower in a separate --mmproj GGUF, and --mmproj is not supported for this class yet (no projector record)"

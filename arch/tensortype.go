@@ -39,12 +39,17 @@ func GGUFTensorType(name string, shape tensor.Shape, want tensor.DType) tensor.D
 }
 
 // TensorType is GGUFTensorType for a tensor of family f: its F32 roles
-// stay F32 as well.
+// stay F32 as well, and its F16 roles are F16.
 func (f *Family) TensorType(name string, shape tensor.Shape, want tensor.DType) tensor.DType {
-	if pat, _, _ := SplitName(name); len(f.F32) > 0 {
+	if pat, _, _ := SplitName(name); len(f.F32) > 0 || len(f.F16) > 0 {
 		for _, r := range f.F32 {
 			if r == pat {
 				return tensor.F32
+			}
+		}
+		for _, r := range f.F16 {
+			if r == pat {
+				return tensor.F16
 			}
 		}
 	}

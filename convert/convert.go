@@ -154,6 +154,10 @@ type Options struct {
 	Resume bool
 	// Note, when set, receives a line about what --resume kept.
 	Note func(string)
+	// Multimodal says what Hugging Face → GGUF writes of a checkpoint with a
+	// vision/audio projector (--mmproj, --mmproj-only, --text-only); unset,
+	// such a conversion is refused.
+	Multimodal Multimodal
 
 	// planOnly: work the plan out and return it (Plan); nothing is
 	// checked at DST or written.
@@ -230,6 +234,11 @@ type Report struct {
 	DryRun bool `json:"dry_run,omitempty"`
 	// Part is --part K/N, when given.
 	Part string `json:"part,omitempty"`
+	// Mmproj is the projector GGUF written beside the text model
+	// (--mmproj), with its own tensors and self-check.
+	Mmproj *Report `json:"mmproj,omitempty"`
+	// LeftOut is what --text-only did not convert (the projector).
+	LeftOut *LeftOut `json:"left_out,omitempty"`
 
 	plan   *plan        // planOnly: the plan
 	layout []gguf.Shard // planOnly: the GGUF files as planned
@@ -319,8 +328,25 @@ func runOn(c *checkpoint.Checkpoint, src, dst string, opts Options, inputs []str
 			return nil, err
 		}
 	}
+	proj, err := projectorOf(c)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case proj == nil && opts.Multimodal != MultimodalUnset:
+		return nil, tensor.Unsupported("convert: %s: %s applies to a multimodal checkpoint with a projector tfconv converts (%s)", src,
+			opts.Multimodal.Flag(), strings.Join(projectorClasses(), ", "))
+	case proj != nil && to != GGUF && opts.Multimodal != MultimodalUnset:
+		return nil, fmt.Errorf("convert: %s applies to GGUF output", opts.Multimodal.Flag())
+	case proj != nil && to == GGUF && opts.Multimodal == MultimodalUnset:
+		return nil, refuseMultimodal(src, proj)
+	case proj != nil && to == GGUF && opts.Multimodal == MultimodalBoth:
+		return runBoth(c, proj, src, dst, opts, inputs)
+	}
 	var p *plan
 	switch {
+	case proj != nil && to == GGUF && opts.Multimodal == MultimodalProjector:
+		p, err = planMmproj(c, proj, opts)
 	case c.LoRAConfig != nil:
 		p, err = planLoRAToGGUF(c, opts)
 	case to == Native:
@@ -435,6 +461,9 @@ func runOn(c *checkpoint.Checkpoint, src, dst string, opts Options, inputs []str
 	}
 	rep := newReport(src, check, to, p, files)
 	rep.SelfCheck, rep.SelfCheckLine = "ok", line
+	if proj != nil && to == GGUF && opts.Multimodal == MultimodalText {
+		rep.LeftOut = leftOut(c, proj, p.dropped)
+	}
 	rep.Part = opts.Part.String()
 	if !opts.Part.Whole() {
 		// The report is the part's: the tensors of its shards.

@@ -362,6 +362,14 @@ func writeGGUF(dst string, force bool, inputs []string, p *plan, prog *progress.
 		return err
 	}
 	defer f.Abort()
+	if err := writeGGUFTo(f, p, prog); err != nil {
+		return err
+	}
+	return f.Commit()
+}
+
+// writeGGUFTo writes the plan as one GGUF file into f, not committed.
+func writeGGUFTo(f *atomicfile.File, p *plan, prog *progress.Meter) error {
 	infos := make([]tensor.Info, len(p.jobs))
 	for i, j := range p.jobs {
 		infos[i] = tensor.Info{Name: j.out.Name, DType: j.out.DType, Shape: j.out.Shape}
@@ -380,10 +388,7 @@ func writeGGUF(dst string, force bool, inputs []string, p *plan, prog *progress.
 			return err
 		}
 	}
-	if err := gw.Close(); err != nil {
-		return err
-	}
-	return f.Commit()
+	return gw.Close()
 }
 
 // writeGGUFSplit writes the plan as a gguf-split set named after dst

@@ -13,24 +13,26 @@ import (
 )
 
 type convertOptions struct {
-	src, dst      string
-	to            string
-	outType       string
-	force         bool
-	json          bool
-	arch          string
-	maxShardSize  string
-	splitMaxSize  string
-	part          string
-	resume        bool
-	progress      bool
-	base          string
-	modelName     string
-	metadata      string
-	vocabOnly     bool
-	dryRun        bool
-	listModels    bool
-	allowOverflow bool
+	src, dst     string
+	to           string
+	outType      string
+	force        bool
+	json         bool
+	arch         string
+	maxShardSize string
+	splitMaxSize string
+	part         string
+	resume       bool
+	progress     bool
+	base         string
+	modelName    string
+	metadata     string
+	vocabOnly    bool
+	dryRun       bool
+	// mmproj, mmprojOnly, textOnly: what a multimodal checkpoint converts to.
+	mmproj, mmprojOnly, textOnly bool
+	listModels                   bool
+	allowOverflow                bool
 	// allowRequantize: GGUF → GGUF --outtype may re-encode quantized tensors.
 	allowRequantize bool
 	// bits and groupSize quantize MLX output ('quantize --to mlx').
@@ -181,6 +183,10 @@ Examples:
 	f.StringVar(&opts.modelName, "model-name", "", "general.name of GGUF output, and the default output name (convert_hf_to_gguf.py's --model-name)")
 	f.StringVar(&opts.metadata, "metadata", "", "JSON file of general.* keys overriding those derived from SRC (convert_hf_to_gguf.py's --metadata)")
 	f.BoolVar(&opts.vocabOnly, "vocab-only", false, "write the GGUF without tensors: vocabulary and metadata only")
+	f.BoolVar(&opts.mmproj, "mmproj", false, "multimodal SRC (Gemma3ForConditionalGeneration, …): write the text model to DST and its vision projector to mmproj-DST beside it, both or neither")
+	f.BoolVar(&opts.mmprojOnly, "mmproj-only", false, "multimodal SRC: write only the projector GGUF (clip.*), to DST (convert_hf_to_gguf.py's --mmproj)")
+	f.BoolVar(&opts.textOnly, "text-only", false, "multimodal SRC: write the text model alone; the report says what was left out")
+	cmd.MarkFlagsMutuallyExclusive("mmproj", "mmproj-only", "text-only")
 	f.BoolVar(&opts.dryRun, "dry-run", false, "print the tensors, types and files the conversion would write; write nothing")
 	f.BoolVar(&opts.listModels, "print-supported-models", false, "list the architectures convert writes as GGUF and the Hugging Face classes of each")
 	f.BoolVar(&opts.allowRequantize, "allow-requantize", false, "GGUF → GGUF with --outtype: re-encode quantized tensors in another quantized type (refused without it)")
@@ -250,13 +256,25 @@ func runConvert(a *app, opts *convertOptions) error {
 		}
 	}
 	copts.Resume = opts.resume
+	switch {
+	case opts.mmproj:
+		copts.Multimodal = convert.MultimodalBoth
+	case opts.mmprojOnly:
+		copts.Multimodal = convert.MultimodalProjector
+	case opts.textOnly:
+		copts.Multimodal = convert.MultimodalText
+	}
 	copts.Note = func(msg string) { fmt.Fprintln(a.err, "tfconv:", msg) }
 	copts.Progress = a.progressOut(opts.progress)
 	rep, err := convert.Run(opts.src, opts.dst, copts)
 	if err != nil {
 		return err
 	}
-	for _, w := range rep.Warnings {
+	warnings := rep.Warnings
+	if rep.Mmproj != nil {
+		warnings = append(warnings[:len(warnings):len(warnings)], rep.Mmproj.Warnings...)
+	}
+	for _, w := range warnings {
 		fmt.Fprintln(a.err, "tfconv: warning:", w)
 	}
 	if rep.PreTokenizer != "" {
@@ -285,15 +303,35 @@ func runConvert(a *app, opts *convertOptions) error {
 		for _, f := range rep.Files {
 			fmt.Fprintln(a.out, "would write", f)
 		}
-		_, err := fmt.Fprintf(a.out, "would convert %s → %s (%s, %s, %s): %d tensors, %s; nothing written (dry run)\n", rep.Source, rep.Output,
-			rep.Format, rep.Arch, rep.OutType, len(rep.Tensors), output.Bytes(rep.Bytes))
-		return err
+		if _, err := fmt.Fprintf(a.out, "would convert %s → %s (%s, %s, %s): %d tensors, %s; nothing written (dry run)\n", rep.Source, rep.Output,
+			rep.Format, rep.Arch, rep.OutType, len(rep.Tensors), output.Bytes(rep.Bytes)); err != nil {
+			return err
+		}
+		if m := rep.Mmproj; m != nil {
+			_, err := fmt.Fprintf(a.out, "would convert %s → %s (%s, %s projector, %s): %d tensors, %s; nothing written (dry run)\n", m.Source, m.Output,
+				m.Format, m.Arch, m.OutType, len(m.Tensors), output.Bytes(m.Bytes))
+			return err
+		}
+		return nil
 	}
 	fmt.Fprintf(a.out, "converted %s → %s (%s, %s, %s): %d tensors, %s in %.2fs\n", rep.Source, rep.Output, rep.Format,
 		rep.Arch, rep.OutType, len(rep.Tensors), output.Bytes(rep.Bytes), rep.Seconds)
 	if err := printReplaced(a.out, rep.Output, rep.Format == convert.Safetensors || rep.Format == convert.MLX || rep.Format == convert.CompressedTensors, rep.Replaced, rep.RemovedStale); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintln(a.out, rep.SelfCheckLine)
-	return err
+	if _, err := fmt.Fprintln(a.out, rep.SelfCheckLine); err != nil {
+		return err
+	}
+	if m := rep.Mmproj; m != nil {
+		fmt.Fprintf(a.out, "converted %s → %s (%s, %s projector, %s): %d tensors, %s\n", m.Source, m.Output, m.Format,
+			m.Arch, m.OutType, len(m.Tensors), output.Bytes(m.Bytes))
+		if err := printReplaced(a.out, m.Output, false, m.Replaced, m.RemovedStale); err != nil {
+			return err
+		}
+		fmt.Fprintln(a.out, m.SelfCheckLine)
+	}
+	if l := rep.LeftOut; l != nil {
+		fmt.Fprintf(a.out, "left out: %d tensors, %s (%s)\n", l.Tensors, output.Bytes(l.Bytes), l.Reason)
+	}
+	return nil
 }

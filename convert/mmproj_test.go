@@ -1,0 +1,255 @@
+package convert
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tfconv/tfconv/tensor"
+)
+
+// gemma3VL is the tiny Gemma3ForConditionalGeneration of testdata/vision.
+var gemma3VL = filepath.Join("..", "testdata", "vision", "gemma3", "hf")
+
+// llamacppRecord is testdata/vision/F/llamacpp.json (gen_vision.py): what
+// llama.cpp d32676d7's convert_hf_to_gguf.py wrote from F/hf, per output
+// ("text-f32", "mmproj-q8_0", …): every key in order with its value, every
+// tensor in order with its type, shape and sha256.
+type llamacppRecord struct {
+	Outputs map[string]struct {
+		Command  string  `json:"command"`
+		Metadata [][]any `json:"metadata"`
+		Tensors  []struct {
+			Name   string  `json:"name"`
+			Type   string  `json:"type"`
+			Shape  []int64 `json:"shape"`
+			SHA256 string  `json:"sha256"`
+		} `json:"tensors"`
+	} `json:"outputs"`
+}
+
+func readLlamacppRecord(t *testing.T, fam string) *llamacppRecord {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "vision", fam, "llamacpp.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r llamacppRecord
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	return &r
+}
+
+// sameValue reports whether our GGUF value v is the value the record
+// states (JSON: numbers as float64, arrays as lists; the tokenizer's long
+// arrays as {len, sha256}, of which the length is compared here and the
+// whole file below).
+func sameValue(v tensor.Value, want any) bool {
+	switch w := want.(type) {
+	case string:
+		s, ok := v.Str()
+		return ok && s == w
+	case bool:
+		b, ok := v.BoolValue()
+		return ok && b == w
+	case float64:
+		f, ok := v.Float()
+		return ok && f == w
+	case []any:
+		a, ok := v.Array()
+		if !ok || a.Len() != len(w) {
+			return false
+		}
+		for i := range w {
+			if !sameValue(a.Index(i), w[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		a, ok := v.Array()
+		n, _ := w["len"].(float64)
+		return ok && float64(a.Len()) == n
+	}
+	return false
+}
+
+// TestGemma3VLMatchesLlamaCpp: tfconv's text GGUF (--mmproj writes it and
+// the projector in one run) and its mmproj GGUF of the tiny
+// Gemma3ForConditionalGeneration hold, at f32, f16 and q8_0, the keys in
+// llama.cpp d32676d7's order with its values, and its tensors in its order
+// with its types, shapes and bytes (sha256); where the converter's files
+// themselves are at hand (/work/fixtures-out, gen_vision.py's output) they
+// are byte-identical for the mmproj, general.name included (both folders
+// are "hf"); the text GGUF differs from it only in the place of
+// general.quantization_version, as every newer family's.
+func TestGemma3VLMatchesLlamaCpp(t *testing.T) {
+	t.Parallel()
+	ref := readLlamacppRecord(t, "gemma3")
+	for _, ot := range []string{OutF32, OutF16, OutQ8_0} {
+		t.Run(ot, func(t *testing.T) {
+			t.Parallel()
+			dst := filepath.Join(t.TempDir(), "gemma3-"+ot+".gguf")
+			rep, err := Run(gemma3VL, dst, Options{OutType: ot, Multimodal: MultimodalBoth})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Mmproj == nil || rep.Mmproj.Output != MmprojPath(dst) || rep.Mmproj.SelfCheck != "ok" {
+				t.Fatalf("report's mmproj %+v, want %s checked", rep.Mmproj, MmprojPath(dst))
+			}
+			for kind, path := range map[string]string{"text": dst, "mmproj": MmprojPath(dst)} {
+				want, ok := ref.Outputs[kind+"-"+ot]
+				if !ok {
+					t.Fatalf("llamacpp.json has no %s-%s", kind, ot)
+				}
+				g := openGGUF(t, path)
+				md, wmd := g.Metadata, want.Metadata
+				if kind == "text" {
+					// The newer converter writes general.quantization_version
+					// before the tokenizer keys; tfconv keeps c392e509's place
+					// for every family (testdata/arch/README.md): the pair is
+					// compared, its position not.
+					md, wmd = withoutKey(md, keyQuantVersion), withoutRecordKey(wmd, keyQuantVersion)
+					if v, ok := g.Metadata.Get(keyQuantVersion); !ok || !sameValue(v, float64(quantVersion)) {
+						t.Errorf("text: %s %v", keyQuantVersion, v)
+					}
+				}
+				if len(md) != len(wmd) {
+					var keys []string
+					for _, kv := range md {
+						keys = append(keys, kv.Key)
+					}
+					t.Errorf("%s: %d keys %v, the converter's %d", kind, len(md), keys, len(wmd))
+				}
+				for i := 0; i < min(len(md), len(wmd)); i++ {
+					kv, w := md[i], wmd[i]
+					if kv.Key != w[0].(string) || !sameValue(kv.Value, w[2]) {
+						t.Errorf("%s: key %d: %s = %v, the converter's %s = %v", kind, i, kv.Key, kv.Value, w[0], w[2])
+					}
+				}
+				if len(g.Tensors) != len(want.Tensors) {
+					t.Fatalf("%s: %d tensors, the converter's %d", kind, len(g.Tensors), len(want.Tensors))
+				}
+				for i := range g.Tensors {
+					x, w := &g.Tensors[i], want.Tensors[i]
+					b, err := io.ReadAll(x.Open())
+					if err != nil {
+						t.Fatal(err)
+					}
+					sum := sha256.Sum256(b)
+					if x.Name != w.Name || !strings.EqualFold(x.DType.String(), w.Type) || hex.EncodeToString(sum[:]) != w.SHA256 {
+						t.Errorf("%s: tensor %d: %s %v sha256 %x; the converter's %s %s %.12s", kind, i, x.Name, x.DType, sum[:6], w.Name, w.Type, w.SHA256)
+					}
+				}
+				// The converter's own mmproj file, when gen_vision.py's output
+				// is here (the text file differs in that one key's place).
+				if kind == "text" {
+					continue
+				}
+				theirs := filepath.Join("/work/fixtures-out/vision/gemma3", "gemma3-"+kind+"-"+ot+".gguf")
+				if tb, err := os.ReadFile(theirs); err == nil {
+					ob, err := os.ReadFile(path)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !bytes.Equal(ob, tb) {
+						t.Errorf("%s: %d bytes, not byte-identical to %s (%d bytes)", kind, len(ob), theirs, len(tb))
+					}
+				}
+			}
+		})
+	}
+}
+
+func withoutKey(md tensor.Metadata, key string) tensor.Metadata {
+	var out tensor.Metadata
+	for _, kv := range md {
+		if kv.Key != key {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+func withoutRecordKey(md [][]any, key string) [][]any {
+	var out [][]any
+	for _, kv := range md {
+		if kv[0] != key {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// TestGemma3VLModes: without a flag the conversion is refused naming the
+// three; --mmproj-only writes the projector alone to DST; --text-only the
+// text model, reporting what it left out; --mmproj leaves neither file
+// when one destination is taken.
+func TestGemma3VLModes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	dst := filepath.Join(dir, "m.gguf")
+	_, err := Run(gemma3VL, dst, Options{OutType: OutF32})
+	if err == nil || !errors.Is(err, tensor.ErrUnsupported) {
+		t.Fatalf("%v, want a refusal", err)
+	}
+	for _, f := range []string{"--mmproj", "--mmproj-only", "--text-only"} {
+		if !strings.Contains(err.Error(), f) {
+			t.Errorf("refusal %q does not name %s", err, f)
+		}
+	}
+	if _, err := os.Stat(dst); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("refused, yet %s exists", dst)
+	}
+
+	rep, err := Run(gemma3VL, dst, Options{OutType: OutF32, Multimodal: MultimodalProjector})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := openGGUF(t, dst)
+	if a, _ := g.Metadata.Get("general.architecture"); !sameValue(a, "clip") || len(g.Tensors) != 39 || rep.Arch != "clip" {
+		t.Errorf("--mmproj-only: architecture %v, %d tensors, report arch %s; want clip, 39", a, len(g.Tensors), rep.Arch)
+	}
+
+	text := filepath.Join(dir, "t.gguf")
+	rep, err = Run(gemma3VL, text, Options{OutType: OutF32, Multimodal: MultimodalText})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 39 tensors of the tower and projector: 5 + 2·16 + 2 (patch, position, blocks, post-LN, projector's 2).
+	const towerBytes = 4 * (32*3*16*16 + 32 + 16*32 + 2*(4*(32*32+32)+2*2*32+64*32+64+32*64+32) + 2*32 + 32*64 + 32)
+	if rep.LeftOut == nil || rep.LeftOut.Tensors != 39 || rep.LeftOut.Bytes != towerBytes || rep.LeftOut.Projector != "gemma3" {
+		t.Errorf("--text-only left out %+v, want 39 tensors, %d bytes of the gemma3 projector", rep.LeftOut, towerBytes)
+	}
+	if g := openGGUF(t, text); len(g.Tensors) != 80 {
+		t.Errorf("--text-only: %d tensors, want the text model's 80", len(g.Tensors))
+	}
+
+	// A taken mmproj destination: refused before anything is written.
+	both := filepath.Join(dir, "b.gguf")
+	if err := os.WriteFile(MmprojPath(both), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(gemma3VL, both, Options{OutType: OutF32, Multimodal: MultimodalBoth}); err == nil {
+		t.Fatal("--mmproj over an existing mmproj file without --force: no error")
+	}
+	if _, err := os.Stat(both); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the text GGUF was written though the mmproj could not be")
+	}
+	if b, _ := os.ReadFile(MmprojPath(both)); string(b) != "mine" {
+		t.Errorf("the existing file was changed")
+	}
+	// A checkpoint without a projector takes none of the flags.
+	if _, err := Run(filepath.Join("..", "testdata", "arch", "gemma3", "hf"), filepath.Join(dir, "x.gguf"),
+		Options{Multimodal: MultimodalBoth}); err == nil || !strings.Contains(err.Error(), "--mmproj") {
+		t.Errorf("--mmproj on a text-only checkpoint: %v, want a refusal naming the flag", err)
+	}
+}
