@@ -807,10 +807,8 @@ func (f *Family) withMet(t *Tensor, bid int, has func(string) bool) bool {
 
 func (f *Family) resolve(name string, hf bool, has func(string) bool) (Match, bool) {
 	pat, bid, suffix := SplitName(name)
-	if hf {
-		if m, ok := f.resolveLiteral(name, bid, suffix); ok {
-			return m, true
-		}
+	if m, ok := f.resolveLiteral(name, bid, suffix, hf); ok {
+		return m, true
 	}
 	if suffix == "" {
 		for i := range f.Tensors {
@@ -871,17 +869,22 @@ func (f *Family) resolve(name string, hf bool, has func(string) bool) (Match, bo
 	return Match{}, false
 }
 
-// resolveLiteral resolves the Hugging Face names the patterns state with
-// a fixed layer number (RWKV-7's model.layers.0.pre_norm, the embedding's
-// norm: no layer of its own) or a part's name (Tensor.Parts), which
-// SplitName's digits do not find.
-func (f *Family) resolveLiteral(name string, bid int, suffix string) (Match, bool) {
+// resolveLiteral resolves the names the patterns state with a fixed
+// number (RWKV-7's model.layers.0.pre_norm, the embedding's norm: no layer
+// of its own; a projector's mm.0 and mm.2, v.patch_embd.weight.1) or, in
+// Hugging Face's form, a part's name (Tensor.Parts), which SplitName's
+// digits do not find.
+func (f *Family) resolveLiteral(name string, bid int, suffix string, hf bool) (Match, bool) {
 	base := strings.TrimSuffix(name, suffix)
 	for i := range f.Tensors {
 		t := &f.Tensors[i]
-		for _, p := range t.HF {
+		pats := t.HF
+		if !hf {
+			pats = []string{t.GGUF}
+		}
+		for _, p := range pats {
 			switch {
-			case len(t.Parts) > 0:
+			case len(t.Parts) > 0 && hf:
 				for x := range t.Parts {
 					if t.partName(p, bid, x) == base && (suffix == "") == t.noSuffix(true) {
 						return Match{Tensor: t, Layer: bid, Index: x, Suffix: cmp.Or(suffix, ".weight")}, true
@@ -1077,6 +1080,12 @@ type Split struct {
 	// Width is the config.json key of this part's width within a run
 	// (qk_nope_head_dim); "" when the parts are equal.
 	Width string
+	// Axis, when set, is the axis the parts are cut along, counted from
+	// the outermost as 1, each part one index of it, which the part does
+	// not keep: Qwen2-VL's Conv3d patch embedding [out][in][2][kh][kw],
+	// which llama.cpp keeps as its two temporal slices, two Conv2d kernels
+	// [out][in][kh][kw] (v.patch_embd.weight and v.patch_embd.weight.1).
+	Axis int
 }
 
 // Dim names one of a model's sizes.

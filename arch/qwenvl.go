@@ -1,6 +1,7 @@
 package arch
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/tfconv/tfconv/tensor"
@@ -10,8 +11,8 @@ import (
 // as llama.cpp's converter writes it (its Qwen2VLModel, GGUF "qwen2vl"):
 // Qwen2's block and keys, plus M-RoPE's rope.dimension_sections (the
 // text_config's rope_scaling mrope_section, padded to 4). The vision tower
-// (visual.*) is left out of the text GGUF, said in a warning; it is the
-// projector's. GGUF → HF gives the text model as Qwen2ForCausalLM: for text
+// (visual.*) is left out of the text GGUF; it is Qwen25VLVision's, the
+// mmproj's. GGUF → HF gives the text model as Qwen2ForCausalLM: for text
 // alone the three M-RoPE positions are equal, and M-RoPE is Qwen2's rotation.
 var Qwen2VL = register(&Family{
 	Name:       "qwen2vl",
@@ -128,4 +129,103 @@ func deepstackLayers() Param {
 			return tensor.Uint32(uint32(len(idx))), true, nil
 		},
 		Inverse: func(Config, tensor.Value, Meta) {}}
+}
+
+// Qwen25VLVision is Qwen2.5-VL's projector, as llama.cpp's Qwen2VLVisionModel
+// writes it (clip.projector_type "qwen2.5vl_merger"): a ViT whose Conv3d
+// patch embedding over two frames is kept as its two temporal slices
+// (Split.Axis), blocks with a fused qkv the converter cuts into q, k and v,
+// RMSNorms and a gated SiLU MLP with biases, window attention in every block
+// but those of fullatt_block_indexes (clip.vision.n_wa_pattern), and the
+// merger: RMSNorm ln_q, 2×2 patches concatenated, Linear, GELU, Linear to
+// the text width. Its 2-D rotary positions and window size are llama.cpp's
+// own (no key). The text half is the qwen2vl family.
+var Qwen25VLVision = registerProjector(&Projector{
+	Type:      "qwen2.5vl_merger",
+	HFClasses: []string{"Qwen2_5_VLForConditionalGeneration"},
+	Text:      "qwen2vl",
+	Encoder:   "vision_config",
+	Prefixes:  qwen25VisionPrefixes,
+	Summary:   "Qwen2.5-VL ViT (Conv3d patches, window attention, 2-D RoPE); 2×2 merger MLP",
+	Tower: Family{
+		Name:      MmprojArch,
+		HeadKeys:  []string{"num_heads"},
+		LayerKeys: []string{"depth"},
+		Params: withParams(withParam(mmprojVisionParams(),
+			// config.json has no image_size: the converter takes 560.
+			Param{Key: "vision.image_size", HF: []string{"image_size"}, Kind: tensor.KindUint32, Need: Default, Default: 560}),
+			constString("projector_type", "qwen2.5vl_merger"),
+			constBool("use_silu", true),
+			windowPattern(),
+			// The converter reads rms_norm_eps at config.json's top level
+			// (1e-6 when absent), not text_config's.
+			Param{Key: "vision.attention.layer_norm_epsilon", Kind: tensor.KindFloat32, Derive: func(c Config) (tensor.Value, bool, error) {
+				top, _ := c.Map(TowerTop)
+				if f, ok := top.Float("rms_norm_eps"); ok {
+					return tensor.Float32(float32(f)), true, nil
+				}
+				return tensor.Float32(1e-6), true, nil
+			}},
+		),
+		Tensors: []Tensor{
+			{GGUF: "v.patch_embd", HF: []string{"visual.patch_embed.proj"}, Split: &Split{Part: 1, Axis: 3}},
+			{GGUF: "v.patch_embd.weight.1", HF: []string{"visual.patch_embed.proj"}, Split: &Split{Part: 2, Axis: 3}, NoSuffixGGUF: true},
+			{GGUF: "v.blk.{bid}.attn_q", HF: []string{"visual.blocks.{bid}.attn.qkv"}, Split: &Split{Part: 1}},
+			{GGUF: "v.blk.{bid}.attn_k", HF: []string{"visual.blocks.{bid}.attn.qkv"}, Split: &Split{Part: 2}},
+			{GGUF: "v.blk.{bid}.attn_v", HF: []string{"visual.blocks.{bid}.attn.qkv"}, Split: &Split{Part: 3}},
+			{GGUF: "v.blk.{bid}.attn_out", HF: []string{"visual.blocks.{bid}.attn.proj"}},
+			{GGUF: "v.blk.{bid}.ln1", HF: []string{"visual.blocks.{bid}.norm1"}},
+			{GGUF: "v.blk.{bid}.ln2", HF: []string{"visual.blocks.{bid}.norm2"}},
+			{GGUF: "v.blk.{bid}.ffn_gate", HF: []string{"visual.blocks.{bid}.mlp.gate_proj"}},
+			{GGUF: "v.blk.{bid}.ffn_up", HF: []string{"visual.blocks.{bid}.mlp.up_proj"}},
+			{GGUF: "v.blk.{bid}.ffn_down", HF: []string{"visual.blocks.{bid}.mlp.down_proj"}},
+			{GGUF: "v.post_ln", HF: []string{"visual.merger.ln_q"}},
+			{GGUF: "mm.0", HF: []string{"visual.merger.mlp.0"}},
+			{GGUF: "mm.2", HF: []string{"visual.merger.mlp.2"}},
+		},
+	},
+})
+
+// qwen25VisionPrefixes are Qwen25VLVision's Prefixes; qwen25VisionDrops the
+// qwen2vl family's drops for them.
+var (
+	qwen25VisionPrefixes = []string{"visual."}
+	qwen25VisionDrops    = mmprojDrops(qwen25VisionPrefixes)
+)
+
+// withParam returns params with the param of p's key replaced by p.
+func withParam(params []Param, p Param) []Param {
+	out := slices.Clone(params)
+	for i := range out {
+		if out[i].Key == p.Key {
+			out[i] = p
+		}
+	}
+	return out
+}
+
+// windowPattern is clip.vision.n_wa_pattern: blocks come in runs of n, the
+// last of each attending over the whole image (fullatt_block_indexes
+// n-1, 2n-1, …), the others within windows, as the converter derives it;
+// other index lists are refused, as it refuses them.
+func windowPattern() Param {
+	return Param{Key: "vision.n_wa_pattern", Kind: tensor.KindUint32, Derive: func(c Config) (tensor.Value, bool, error) {
+		idx, ok, err := c.Ints("fullatt_block_indexes")
+		if err != nil {
+			return tensor.Value{}, false, err
+		}
+		if !ok || len(idx) == 0 {
+			return tensor.Value{}, false, errUnsupported("config.json: vision_config has no fullatt_block_indexes: Qwen2.5-VL's projector states its window pattern from them")
+		}
+		n := idx[0] + 1
+		for i := 1; i < len(idx); i++ {
+			if idx[i]-idx[i-1] != n {
+				return tensor.Value{}, false, errUnsupported("config.json: vision_config fullatt_block_indexes %v: not every %d-th block, the one pattern llama.cpp's qwen2.5vl_merger has", idx, n)
+			}
+		}
+		if n <= 0 || n > 1<<20 {
+			return tensor.Value{}, false, errUnsupported("config.json: vision_config fullatt_block_indexes %v: no window pattern", idx)
+		}
+		return tensor.Uint32(uint32(n)), true, nil
+	}}
 }

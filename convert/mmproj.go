@@ -204,7 +204,7 @@ func planMmproj(c *checkpoint.Checkpoint, proj *arch.Projector, opts Options) (*
 	}
 	p := &plan{format: GGUF, arch: arch.MmprojArch, outType: outType, dropped: append(dropped, text...), warn: arch.DropWarnings(dropped)}
 	if p.jobs, err = jobsFor(c, maps, p.dropped, func(m Mapping, _ *checkpoint.Tensor) tensor.DType {
-		return fam.TensorType(m.Name, m.Shape, want)
+		return proj.TensorType(m.Name, m.Shape, want)
 	}); err != nil {
 		return nil, err
 	}
