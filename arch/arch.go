@@ -443,6 +443,12 @@ type Tensor struct {
 	// and GGUF stacks them in this order (RWKV-7's x_r, x_w, x_k, x_v, x_a
 	// and x_g, fused into time_mix_lerp_fused).
 	Parts []string
+	// Blocks, when set, is the config.json list that numbers this role's
+	// GGUF blocks: Hugging Face's block {bid} is the GGUF's block
+	// list[{bid}] (Qwen3-VL's deepstack mergers: deepstack_merger_list.J
+	// is v.deepstack.<deepstack_visual_indexes[J]>). Such a role is
+	// Optional (not every block has one); HF → GGUF only.
+	Blocks string
 	// Scales, when set, are the factors the converter multiplies rows of
 	// this weight by, in order (Falcon-H1 folds its μP multipliers into
 	// the weights), read from config.json. GGUF → HF keeps the products in

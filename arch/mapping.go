@@ -144,6 +144,17 @@ func (f *Family) ToGGUF(c Config, in []tensor.Info) ([]Mapping, []Dropped, error
 		if err := f.scale(c, &out[i]); err != nil {
 			return nil, nil, err
 		}
+		if t, ok := f.FromHF(m.Source); ok && t.Tensor.Blocks != "" {
+			idx, _, err := c.Ints(t.Tensor.Blocks)
+			if err != nil {
+				return nil, nil, err
+			}
+			if t.Layer < 0 || t.Layer >= len(idx) || idx[t.Layer] < 0 || idx[t.Layer] >= f.Layers(c) {
+				return nil, nil, errUnsupported("config.json: %s %v does not number tensor %q's block", t.Tensor.Blocks, idx, m.Source)
+			}
+			t.Layer = int(idx[t.Layer])
+			out[i].Name = t.Name(true)
+		}
 	}
 	// A config the pattern refuses is the params' to refuse (LFM2's
 	// layer_types); without a pattern every role is required.
@@ -1068,6 +1079,11 @@ func hasKey(kvs []tensor.KV, key string) bool {
 // its shape the tensor's without the axis.
 func axisParts(m Match, roles []*Tensor, ti tensor.Info, qh, kh int64) ([]Mapping, error) {
 	axis := m.Tensor.Split.Axis - 1
+	if axis >= len(ti.Shape) && m.Suffix == ".bias" {
+		// a bias has no such axis: it is the first part's, whole
+		rm := Match{Tensor: roles[0], Layer: m.Layer, Index: -1, Suffix: m.Suffix}
+		return []Mapping{{Name: rm.Name(true), Source: ti.Name, Shape: ti.Shape.Clone()}}, nil
+	}
 	if axis >= len(ti.Shape) || ti.Shape[axis] != int64(len(roles)) {
 		return nil, fmt.Errorf("arch: tensor %q has shape %v: its axis %d does not hold its %d parts", ti.Name, ti.Shape, axis+1, len(roles))
 	}

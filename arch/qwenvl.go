@@ -1,6 +1,7 @@
 package arch
 
 import (
+	"math"
 	"slices"
 	"strings"
 
@@ -34,8 +35,8 @@ var Qwen2VL = register(&Family{
 // says it), and n_deepstack_layers, the number of vision layers whose
 // features the projector adds to the first text layers' outputs
 // (vision_config's deepstack_visual_indexes). The vision tower
-// (model.visual.*) is left out, said in a warning. GGUF → HF gives the text
-// model as Qwen3ForCausalLM, as for Qwen2VL.
+// (model.visual.*) is left out: it is Qwen3VLVision's, the mmproj's. GGUF →
+// HF gives the text model as Qwen3ForCausalLM, as for Qwen2VL.
 var Qwen3VL = register(&Family{
 	Name:       "qwen3vl",
 	HFClasses:  []string{"Qwen3VLForConditionalGeneration"},
@@ -46,7 +47,7 @@ var Qwen3VL = register(&Family{
 	Tensors: withLanguageModelPrefix(append(decoderTensors(false, LayoutSame),
 		Tensor{GGUF: "blk.{bid}.attn_q_norm", HF: []string{hfLayer + "self_attn.q_norm"}, Shape: []Dim{DimHeadDim}},
 		Tensor{GGUF: "blk.{bid}.attn_k_norm", HF: []string{hfLayer + "self_attn.k_norm"}, Shape: []Dim{DimHeadDim}})),
-	Drops:     append([]Drop{rotaryBuffer}, visionTower("model.visual.", "visual.")...),
+	Drops:     append([]Drop{rotaryBuffer}, qwen3VisionDrops...),
 	HFConst:   map[string]any{"hidden_act": "silu"},
 	HFWarning: mropeWarning,
 	BiasFlag:  "attention_bias",
@@ -227,5 +228,121 @@ func windowPattern() Param {
 			return tensor.Value{}, false, errUnsupported("config.json: vision_config fullatt_block_indexes %v: no window pattern", idx)
 		}
 		return tensor.Uint32(uint32(n)), true, nil
+	}}
+}
+
+// Qwen3VLVision is Qwen3-VL's projector, as llama.cpp's Qwen3VLVisionModel
+// writes it (clip.projector_type "qwen3vl_merger"): a ViT with the Conv3d
+// patch embedding kept as two temporal Conv2d slices and its bias, learned
+// position embeddings for a square grid (num_position_embeddings: the image
+// size is its side times the patch), fused qkv, LayerNorms, a GELU MLP, the
+// merger (LayerNorm, Linear, GELU, Linear) and one deepstack merger per
+// vision layer of deepstack_visual_indexes, whose outputs the text model
+// adds to its first layers' (clip.vision.is_deepstack_layers). The text
+// half is the qwen3vl family.
+var Qwen3VLVision = registerProjector(&Projector{
+	Type:      "qwen3vl_merger",
+	HFClasses: []string{"Qwen3VLForConditionalGeneration"},
+	Text:      "qwen3vl",
+	Encoder:   "vision_config",
+	Prefixes:  qwen3VisionPrefixes,
+	Summary:   "Qwen3-VL ViT (Conv3d patches, learned + 2-D RoPE positions); 2×2 merger MLP and deepstack mergers",
+	Tower: Family{
+		Name:      MmprojArch,
+		HeadKeys:  []string{"num_heads"},
+		LayerKeys: []string{"depth"},
+		Params: withParams(withParam(mmprojVisionParams(), qwen3ImageSize()),
+			constString("projector_type", "qwen3vl_merger"),
+			constBool("use_gelu", true),
+			u32("vision.spatial_merge_size", Optional, "spatial_merge_size"),
+			// The text model's rms_norm_eps (1e-6 when absent).
+			Param{Key: "vision.attention.layer_norm_epsilon", Kind: tensor.KindFloat32, Derive: func(c Config) (tensor.Value, bool, error) {
+				text, _ := c.Map(TowerText)
+				if f, ok := text.Float("rms_norm_eps"); ok {
+					return tensor.Float32(float32(f)), true, nil
+				}
+				return tensor.Float32(1e-6), true, nil
+			}},
+			deepstackFlags(),
+		),
+		Tensors: []Tensor{
+			{GGUF: "v.patch_embd", HF: []string{"model.visual.patch_embed.proj"}, Split: &Split{Part: 1, Axis: 3}},
+			{GGUF: "v.patch_embd.weight.1", HF: []string{"model.visual.patch_embed.proj"}, Split: &Split{Part: 2, Axis: 3}, NoSuffixGGUF: true},
+			{GGUF: "v.position_embd", HF: []string{"model.visual.pos_embed"}},
+			{GGUF: "v.blk.{bid}.attn_qkv", HF: []string{"model.visual.blocks.{bid}.attn.qkv"}},
+			{GGUF: "v.blk.{bid}.attn_out", HF: []string{"model.visual.blocks.{bid}.attn.proj"}},
+			{GGUF: "v.blk.{bid}.ln1", HF: []string{"model.visual.blocks.{bid}.norm1"}},
+			{GGUF: "v.blk.{bid}.ln2", HF: []string{"model.visual.blocks.{bid}.norm2"}},
+			{GGUF: "v.blk.{bid}.ffn_up", HF: []string{"model.visual.blocks.{bid}.mlp.linear_fc1"}},
+			{GGUF: "v.blk.{bid}.ffn_down", HF: []string{"model.visual.blocks.{bid}.mlp.linear_fc2"}},
+			{GGUF: "v.deepstack.{bid}.norm", HF: []string{"model.visual.deepstack_merger_list.{bid}.norm"}, Blocks: deepstackIndexes, Optional: true},
+			{GGUF: "v.deepstack.{bid}.fc1", HF: []string{"model.visual.deepstack_merger_list.{bid}.linear_fc1"}, Blocks: deepstackIndexes, Optional: true},
+			{GGUF: "v.deepstack.{bid}.fc2", HF: []string{"model.visual.deepstack_merger_list.{bid}.linear_fc2"}, Blocks: deepstackIndexes, Optional: true},
+			{GGUF: "v.post_ln", HF: []string{"model.visual.merger.norm"}},
+			{GGUF: "mm.0", HF: []string{"model.visual.merger.linear_fc1"}},
+			{GGUF: "mm.2", HF: []string{"model.visual.merger.linear_fc2"}},
+		},
+		// V_ENC_EMBD_POS is among the converter's always-F32 tensors.
+		F32: []Role{"v.position_embd"},
+	},
+})
+
+// deepstackIndexes is vision_config's list of the vision layers with a
+// deepstack merger.
+const deepstackIndexes = "deepstack_visual_indexes"
+
+// qwen3VisionPrefixes are Qwen3VLVision's Prefixes; qwen3VisionDrops the
+// qwen3vl family's drops for them.
+var (
+	qwen3VisionPrefixes = []string{"model.visual."}
+	qwen3VisionDrops    = mmprojDrops(qwen3VisionPrefixes)
+)
+
+// qwen3ImageSize is clip.vision.image_size: vision_config's image_size, else
+// the side of the square position grid times the patch,
+// int(√num_position_embeddings · patch_size) (2304 and 16 when absent), as
+// the converter computes it.
+func qwen3ImageSize() Param {
+	return Param{Key: "vision.image_size", Kind: tensor.KindUint32, Derive: func(c Config) (tensor.Value, bool, error) {
+		if n, ok := c.Int("image_size"); ok && n > 0 && n <= 1<<32-1 {
+			return tensor.Uint32(uint32(n)), true, nil
+		}
+		pos, ok := c.Int("num_position_embeddings")
+		if !ok {
+			pos = 2304
+		}
+		patch, ok := c.Int("patch_size")
+		if !ok {
+			patch = 16
+		}
+		size := int64(math.Sqrt(float64(pos)) * float64(patch))
+		if pos <= 0 || patch <= 0 || size <= 0 || size > 1<<32-1 {
+			return tensor.Value{}, false, errUnsupported("config.json: vision_config num_position_embeddings %d and patch_size %d give no image size", pos, patch)
+		}
+		return tensor.Uint32(uint32(size)), true, nil
+	}}
+}
+
+// deepstackFlags is clip.vision.is_deepstack_layers: per vision layer
+// (depth), whether deepstack_visual_indexes names it; an index outside the
+// layers is refused, as the converter's list assignment fails on it.
+func deepstackFlags() Param {
+	return Param{Key: "vision.is_deepstack_layers", Kind: tensor.KindArray, Derive: func(c Config) (tensor.Value, bool, error) {
+		depth, ok := c.Int("depth")
+		if !ok || depth <= 0 || depth > 1<<16 {
+			return tensor.Value{}, false, nil
+		}
+		idx, _, err := c.Ints(deepstackIndexes)
+		if err != nil {
+			return tensor.Value{}, false, err
+		}
+		flags := make([]bool, depth)
+		for _, i := range idx {
+			if i < 0 || i >= depth {
+				return tensor.Value{}, false, errUnsupported("config.json: vision_config %s %v: layer %d is not one of the %d", deepstackIndexes, idx, i, depth)
+			}
+			flags[i] = true
+		}
+		return tensor.ArrayOf(flags), true, nil
 	}}
 }

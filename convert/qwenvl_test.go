@@ -32,7 +32,7 @@ func TestQwenVLText(t *testing.T) {
 		mode        Multimodal // MultimodalBoth where the class has a projector
 	}{
 		{"qwen2_5_vl", "visual.", MultimodalBoth},
-		{"qwen3_vl", "model.visual.", MultimodalUnset},
+		{"qwen3_vl", "model.visual.", MultimodalBoth},
 	} {
 		ref := readLlamacppRecord(t, fam.dir)
 		for _, ot := range []string{OutF32, OutF16, OutQ8_0} {
