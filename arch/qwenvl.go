@@ -18,11 +18,11 @@ import (
 var Qwen2VL = register(&Family{
 	Name:       "qwen2vl",
 	HFClasses:  []string{"Qwen2_5_VLForConditionalGeneration"},
-	ModelTypes: []string{"qwen2_5_vl"},
+	ModelTypes: []string{"qwen2_5_vl", "qwen2_5_vl_text"},
 	HFClass:    "Qwen2ForCausalLM", ModelType: "qwen2",
 	Params:    withAfter(withParams(baseParams(), mropeScaling()), "attention.head_count_kv", mropeSections()),
 	Tensors:   withLanguageModelPrefix(decoderTensors(false, LayoutSame)),
-	Drops:     append([]Drop{rotaryBuffer}, visionTower("visual.", "model.visual.")...),
+	Drops:     append([]Drop{rotaryBuffer}, qwen25VisionDrops...),
 	HFConst:   map[string]any{"hidden_act": "silu", "use_sliding_window": false},
 	HFWarning: mropeWarning,
 	Graph:     Graph{Norm: RMSNorm, FFN: Gated, Activation: "silu", NeoxRopeGGUF: true},
@@ -40,7 +40,7 @@ var Qwen2VL = register(&Family{
 var Qwen3VL = register(&Family{
 	Name:       "qwen3vl",
 	HFClasses:  []string{"Qwen3VLForConditionalGeneration"},
-	ModelTypes: []string{"qwen3_vl"},
+	ModelTypes: []string{"qwen3_vl", "qwen3_vl_text"},
 	HFClass:    "Qwen3ForCausalLM", ModelType: "qwen3",
 	Params: withParams(withAfter(withParams(baseParams(), mropeScaling()), "attention.head_count_kv", mropeSections()),
 		deepstackLayers()),

@@ -62,6 +62,18 @@ func TestQwenVLText(t *testing.T) {
 				if rep.Mmproj == nil || rep.Mmproj.SelfCheck != "ok" {
 					t.Fatalf("report's mmproj %+v", rep.Mmproj)
 				}
+				if slices.ContainsFunc(rep.Warnings, func(w string) bool { return strings.Contains(w, "vision tower") }) {
+					t.Errorf("--mmproj warns %q: nothing is left out", rep.Warnings)
+				}
+				// --text-only says it left the whole tower out.
+				text := filepath.Join(t.TempDir(), "text.gguf")
+				trep, err := Run(filepath.Join("..", "testdata", "vision", fam.dir, "hf"), text, Options{OutType: ot, Multimodal: MultimodalText})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if trep.LeftOut == nil || trep.LeftOut.Tensors != vision || trep.LeftOut.Bytes <= 0 {
+					t.Errorf("--text-only left out %+v, want the %d tensors under %s", trep.LeftOut, vision, fam.vision)
+				}
 				matchRecord(t, ref, "mmproj-"+ot, MmprojPath(out))
 				// The converter's own files, when gen_qwenvl.py's output is
 				// here: the mmproj byte for byte (general.name "Hf" from
