@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -203,4 +204,56 @@ func pyDumps(a tensor.Array) string {
 	}
 	sb.WriteByte(']')
 	return sb.String()
+}
+
+// TestQwenVLRefusals: a config.json the converter would refuse, or whose
+// GGUF would compute otherwise, is refused naming the key: window
+// attention blocks that are not every n-th (llama.cpp's qwen2.5vl_merger has
+// only that pattern), a deepstack layer outside the tower, a rope_scaling
+// other than M-RoPE's.
+func TestQwenVLRefusals(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, dir, key string
+		edit           func(cfg, vision, text map[string]any)
+	}{
+		{"window-pattern", "qwen2_5_vl", "fullatt_block_indexes", func(_, v, _ map[string]any) { v["fullatt_block_indexes"] = []any{1, 2} }},
+		{"no-window-pattern", "qwen2_5_vl", "fullatt_block_indexes", func(_, v, _ map[string]any) { delete(v, "fullatt_block_indexes") }},
+		{"deepstack-outside", "qwen3_vl", "deepstack_visual_indexes", func(_, v, _ map[string]any) { v["deepstack_visual_indexes"] = []any{1, 7} }},
+		{"yarn", "qwen2_5_vl", "rope_scaling", func(_, _, tx map[string]any) {
+			tx["rope_scaling"] = map[string]any{"rope_type": "yarn", "factor": 4.0, "mrope_section": []any{2, 3, 3}}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			src := filepath.Join("..", "testdata", "vision", tc.dir, "hf")
+			dir := withConfigs(t, src, "x/"+tc.dir, nil)
+			p := filepath.Join(dir, "config.json")
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var cfg map[string]any
+			if err := json.Unmarshal(b, &cfg); err != nil {
+				t.Fatal(err)
+			}
+			tc.edit(cfg, cfg["vision_config"].(map[string]any), cfg["text_config"].(map[string]any))
+			if b, err = json.Marshal(cfg); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(t.TempDir(), "out.gguf")
+			_, err = Run(dir, out, Options{OutType: OutF32, Multimodal: MultimodalBoth})
+			if err == nil || !strings.Contains(err.Error(), tc.key) {
+				t.Fatalf("err = %v, want a refusal naming %s", err, tc.key)
+			}
+			for _, f := range []string{out, MmprojPath(out)} {
+				if _, err := os.Stat(f); err == nil {
+					t.Errorf("refused, yet %s was written", f)
+				}
+			}
+		})
+	}
 }
