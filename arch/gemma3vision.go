@@ -14,14 +14,29 @@ import (
 // mm_tokens_per_image tokens, an RMSNorm with (1 + w) and a linear map to
 // the text width). The text half is the gemma3 family.
 var Gemma3Vision = registerProjector(&Projector{
-	Type:      "gemma3",
-	HFClasses: []string{"Gemma3ForConditionalGeneration"},
-	Text:      "gemma3",
-	Encoder:   "vision_config",
-	Prefixes:  gemma3VisionPrefixes,
-	Summary:   "SigLIP ViT; patches average-pooled to mm_tokens_per_image, RMSNorm (1 + w), linear",
+	Type:        "gemma3",
+	HFClasses:   []string{"Gemma3ForConditionalGeneration"},
+	Text:        "gemma3",
+	Encoder:     "vision_config",
+	Prefixes:    gemma3VisionPrefixes,
+	Summary:     "SigLIP ViT; patches average-pooled to mm_tokens_per_image, RMSNorm (1 + w), linear",
+	PoolDefault: 4,
+	HFModelType: "gemma3", TextModelType: "gemma3_text",
+	TokenKeys: []TokenKey{{"boi_token_index", "<start_of_image>"}, {"eoi_token_index", "<end_of_image>"},
+		{"image_token_index", "<image_soft_token>"}},
+	TokensKey: "mm_tokens_per_image",
+	// google/gemma-3-4b-it's (testdata/vision/README.md says where they
+	// were read).
+	Preprocessor: map[string]any{"do_convert_rgb": nil, "do_normalize": true, "do_pan_and_scan": nil, "do_rescale": true,
+		"do_resize": true, "image_processor_type": "Gemma3ImageProcessor", "pan_and_scan_max_num_crops": nil,
+		"pan_and_scan_min_crop_size": nil, "pan_and_scan_min_ratio_to_activate": nil, "processor_class": "Gemma3Processor",
+		"resample": 2, "rescale_factor": 0.00392156862745098},
+	ProcessorFile: map[string]any{"processor_class": "Gemma3Processor"},
 	Tower: Family{
-		Name: MmprojArch,
+		Name:      MmprojArch,
+		ModelType: "siglip_vision_model",
+		HFConst: map[string]any{"hidden_act": "gelu_pytorch_tanh", "num_channels": 3, "vision_use_head": false,
+			"attention_dropout": 0.0},
 		Params: withParams(mmprojVisionParams(),
 			constString("projector_type", "gemma3"),
 			Param{Key: "vision.attention.layer_norm_epsilon", HF: []string{"layer_norm_eps"}, Kind: tensor.KindFloat32,

@@ -35,9 +35,73 @@ type Projector struct {
 	Prefixes []string
 	// Tower is the mmproj's schema (Name "clip").
 	Tower Family
-	// Summary names the tower and projection for inspect ("SigLIP ViT,
-	// pooled 2-D + RMSNorm + linear").
+	// Summary names the tower and projection for inspect.
 	Summary string
+	// HFModelType is the multimodal config.json's model_type ("gemma3");
+	// TextModelType its text_config's ("gemma3_text"), both written on
+	// GGUF → HF.
+	HFModelType, TextModelType string
+	// TokenKeys are config.json's special-token entries GGUF → HF fills
+	// from the text GGUF's vocabulary, by the token's text.
+	TokenKeys []TokenKey
+	// TokensKey is config.json's entry of the tokens per image
+	// (TokensPerImage: "mm_tokens_per_image").
+	TokensKey string
+	// Preprocessor and ProcessorFile are the constant entries of
+	// preprocessor_config.json and processor_config.json GGUF → HF writes
+	// (the published model's); image_mean, image_std, size and
+	// image_seq_length come from the mmproj.
+	Preprocessor, ProcessorFile map[string]any
+	// PoolDefault is the pooling kernel (patches per token side) llama.cpp
+	// takes when the mmproj has no clip.vision.projector.scale_factor (4
+	// for Gemma 3); 0: the projector does not pool.
+	PoolDefault int64
+}
+
+// TokensPerImage is how many embeddings the projector gives one image of
+// its image size, from its mmproj keys (get reads a clip.* key as an
+// integer): the patch grid, pooled by the scale factor when the projector
+// pools. 0 when the keys do not say.
+func (p *Projector) TokensPerImage(get func(key string) (int64, bool)) int64 {
+	img, _ := get("clip.vision.image_size")
+	patch, _ := get("clip.vision.patch_size")
+	if img <= 0 || patch <= 0 || img > 1<<20 {
+		return 0
+	}
+	side := img / patch
+	if p.PoolDefault > 0 {
+		k, ok := get("clip.vision.projector.scale_factor")
+		if !ok {
+			k = p.PoolDefault
+		}
+		if k <= 0 {
+			return 0
+		}
+		side /= k
+	}
+	return side * side
+}
+
+// TowerMetadata is the mmproj's clip.* keys for a Hugging Face checkpoint
+// of one of the projector's classes (top: config.json as written; pre: the
+// processor's files, merged), general.file_type aside: what inspect shows
+// of the tower before any conversion.
+func (p *Projector) TowerMetadata(top, pre Config) (tensor.Metadata, error) {
+	c, err := p.TowerConfig(top, pre)
+	if err != nil {
+		return nil, err
+	}
+	md, err := p.Tower.GGUFMetadata(c, 0)
+	if err != nil {
+		return nil, err
+	}
+	out := md[:0]
+	for _, kv := range md {
+		if kv.Key != FileType {
+			out = append(out, kv)
+		}
+	}
+	return out, nil
 }
 
 // MmprojArch is the general.architecture of every projector GGUF.
@@ -172,8 +236,8 @@ func mmprojVisionParams() []Param {
 		u32("vision.patch_size", Required, "patch_size"),
 		u32("vision.embedding_length", Required, "hidden_size", "width", "vt_hidden_size"),
 		u32("vision.feed_forward_length", Required, "intermediate_size", "vt_intermediate_size"),
-		u32("vision.block_count", Required, "n_layers", "num_hidden_layers", "n_layer", "num_layers", "depth", "layers",
-			"encoder_layers", "vt_num_hidden_layers"),
+		{Key: "vision.block_count", Out: "num_hidden_layers", Kind: tensor.KindUint32, Need: Required, HF: []string{"n_layers", "num_hidden_layers", "n_layer", "num_layers", "depth", "layers",
+			"encoder_layers", "vt_num_hidden_layers"}},
 		u32("vision.attention.head_count", Required, "num_attention_heads", "num_heads", "heads", "vt_num_attention_heads"),
 		preprocessorFloats("vision.image_mean", "image_mean"),
 		preprocessorFloats("vision.image_std", "image_std"),
@@ -251,4 +315,99 @@ func (p *Projector) TensorType(name string, shape tensor.Shape, want tensor.DTyp
 		return tensor.F32
 	}
 	return GGUFTensorType(name, shape, want)
+}
+
+// TokenKey is a config.json entry holding the id of the token of Text.
+type TokenKey struct{ Key, Text string }
+
+// ToHF maps the mmproj GGUF's tensors back to the checkpoint's names (the
+// tower's roles, layouts undone).
+func (p *Projector) ToHF(md tensor.Metadata, in []tensor.Info) ([]Mapping, []Dropped, error) {
+	// The tower's head count is under clip.vision.; ToHF reads the
+	// family's (for layouts that cut by heads, which no tower uses).
+	if _, ok := md.Get(MmprojArch + ".attention.head_count"); !ok {
+		if v, ok := md.Get(MmprojArch + ".vision.attention.head_count"); ok {
+			md = append(md[:len(md):len(md)], tensor.KV{Key: MmprojArch + ".attention.head_count", Value: v})
+		}
+	}
+	return p.Tower.ToHF(md, in)
+}
+
+// HFConfig is the multimodal config.json GGUF → HF writes from the text
+// model's config (text, as the text family writes it) and the mmproj's
+// keys: model_type HFModelType, the text model under text_config, the
+// tower's entries (its Params' config keys and HFConst) under Encoder,
+// TokensKey and the TokenKeys (tokenID finds a token's id by its text).
+func (p *Projector) HFConfig(text Config, mm tensor.Metadata, tokenID func(text string) (int64, bool)) (Config, error) {
+	tower, err := p.Tower.HFConfig(mm)
+	if err != nil {
+		return nil, err
+	}
+	delete(tower, "architectures")
+	tc := Config{}
+	for k, v := range text {
+		if k != "architectures" && k != "torch_dtype" {
+			tc[k] = v
+		}
+	}
+	if p.TextModelType != "" {
+		tc["model_type"] = p.TextModelType
+	}
+	c := Config{"architectures": []string{p.HFClasses[0]}, "model_type": p.HFModelType, "text_config": tc, p.Encoder: tower}
+	if p.TokensKey != "" {
+		if n := p.TokensPerImage(mm.Int); n > 0 {
+			c[p.TokensKey] = n
+		}
+	}
+	for _, k := range p.TokenKeys {
+		id, ok := tokenID(k.Text)
+		if !ok {
+			return nil, errUnsupported("the text GGUF's vocabulary has no %q (config.json's %s)", k.Text, k.Key)
+		}
+		c[k.Key] = id
+	}
+	return c, nil
+}
+
+// HFProcessorFiles are preprocessor_config.json and processor_config.json
+// for the mmproj's keys: the record's constant entries, the mmproj's mean,
+// std and image size, and the tokens per image.
+func (p *Projector) HFProcessorFiles(mm tensor.Metadata) map[string]Config {
+	out := map[string]Config{}
+	if p.Preprocessor != nil {
+		pre := Config{}
+		for k, v := range p.Preprocessor {
+			pre[k] = v
+		}
+		for _, k := range []string{"image_mean", "image_std"} {
+			if v, ok := mm.Get(MmprojArch + ".vision." + k); ok {
+				if a, ok := v.Array(); ok {
+					list := make([]any, a.Len())
+					for i := range list {
+						f, _ := a.Index(i).Float()
+						list[i] = F32(float32(f))
+					}
+					pre[k] = list
+				}
+			}
+		}
+		if n, ok := mm.Int(MmprojArch + ".vision.image_size"); ok {
+			pre["size"] = map[string]any{"height": n, "width": n}
+		}
+		if n := p.TokensPerImage(mm.Int); n > 0 {
+			pre["image_seq_length"] = n
+		}
+		out["preprocessor_config.json"] = pre
+	}
+	if p.ProcessorFile != nil {
+		proc := Config{}
+		for k, v := range p.ProcessorFile {
+			proc[k] = v
+		}
+		if n := p.TokensPerImage(mm.Int); n > 0 {
+			proc["image_seq_length"] = n
+		}
+		out["processor_config.json"] = proc
+	}
+	return out
 }

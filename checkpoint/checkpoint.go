@@ -322,7 +322,51 @@ func (c *Checkpoint) AuxNames() []string {
 }
 
 // Config returns the parsed config.json, or nil when the checkpoint has none.
+// A text model nested beside another (text_config) is read over the top
+// level (textModelConfig); RawConfig is the file as written.
 func (c *Checkpoint) Config() (map[string]any, error) {
+	m, err := c.RawConfig()
+	if m == nil || err != nil {
+		return nil, err
+	}
+	return textModelConfig(m), nil
+}
+
+// ProcessorConfig returns preprocessor_config.json with
+// processor_config.json's entries over it (each file's nested
+// media_proc_cfg or image_processor object's entries over its own), as
+// llama.cpp's converter merges them for a projector; empty when neither
+// file exists.
+func (c *Checkpoint) ProcessorConfig() (map[string]any, error) {
+	out := map[string]any{}
+	for _, f := range []struct{ name, nested string }{{"preprocessor_config.json", "media_proc_cfg"}, {"processor_config.json", "image_processor"}} {
+		b, err := c.ReadAux(f.name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		var m map[string]any
+		d := json.NewDecoder(bytes.NewReader(pyjson.Standard(b)))
+		d.UseNumber()
+		if err := d.Decode(&m); err != nil {
+			return nil, fmt.Errorf("checkpoint: %s: %w", f.name, err)
+		}
+		for k, v := range m {
+			out[k] = v
+		}
+		if n, ok := m[f.nested].(map[string]any); ok {
+			for k, v := range n {
+				out[k] = v
+			}
+		}
+	}
+	return out, nil
+}
+
+// RawConfig returns config.json as written, or nil when there is none.
+func (c *Checkpoint) RawConfig() (map[string]any, error) {
 	b, err := c.ReadAux("config.json")
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -337,7 +381,7 @@ func (c *Checkpoint) Config() (map[string]any, error) {
 	if err := d.Decode(&m); err != nil {
 		return nil, fmt.Errorf("checkpoint: config.json: %w", err)
 	}
-	return textModelConfig(m), nil
+	return m, nil
 }
 
 // textModelConfig reads the config.json of a model with a text model

@@ -166,6 +166,71 @@ type ProjectorSummary struct {
 	VisionWidth   int64  `json:"vision_width,omitempty"`   // clip.vision.embedding_length
 	ProjectionDim int64  `json:"projection_dim,omitempty"` // clip.vision.projection_dim
 	AudioLayers   int64  `json:"audio_layers,omitempty"`   // clip.audio.block_count
+	// VisionHeads is clip.vision.attention.head_count.
+	VisionHeads int64 `json:"vision_heads,omitempty"`
+	// TokensPerImage is how many embeddings one image gives (the
+	// projector's record: the patch grid, pooled), when tfconv knows the
+	// projector type.
+	TokensPerImage int64 `json:"tokens_per_image,omitempty"`
+	// Summary names the tower and projection (the projector's record).
+	Summary string `json:"summary,omitempty"`
+}
+
+// projectorSummary reads a projector's clip.* keys.
+func projectorSummary(m tensor.Metadata) *ProjectorSummary {
+	p := &ProjectorSummary{}
+	// clip-impl.h's KEY_PROJ_TYPE; a projector of mixed modalities
+	// names one per encoder instead.
+	p.ProjectorType, _ = m.Str("clip.projector_type")
+	for _, k := range []string{"clip.vision.projector_type", "clip.audio.projector_type"} {
+		if v, ok := m.Str(k); ok && p.ProjectorType == "" {
+			p.ProjectorType = v
+		} else if ok && v != p.ProjectorType {
+			p.ProjectorType += " + " + v
+		}
+	}
+	if v, ok := m.Get("clip.has_vision_encoder"); ok {
+		p.HasVision, _ = v.BoolValue()
+	}
+	if v, ok := m.Get("clip.has_audio_encoder"); ok {
+		p.HasAudio, _ = v.BoolValue()
+	}
+	p.ImageSize, _ = m.Int("clip.vision.image_size")
+	p.PatchSize, _ = m.Int("clip.vision.patch_size")
+	p.VisionLayers, _ = m.Int("clip.vision.block_count")
+	p.VisionWidth, _ = m.Int("clip.vision.embedding_length")
+	p.VisionHeads, _ = m.Int("clip.vision.attention.head_count")
+	p.ProjectionDim, _ = m.Int("clip.vision.projection_dim")
+	p.AudioLayers, _ = m.Int("clip.audio.block_count")
+	if rec, ok := arch.ProjectorByType(p.ProjectorType); ok {
+		p.TokensPerImage = rec.TokensPerImage(m.Int)
+		p.Summary = rec.Summary
+	}
+	return p
+}
+
+// hfProjector is the summary of a Hugging Face checkpoint's tower when its
+// class has a projector record: the keys its mmproj would hold. A config
+// the record cannot read leaves it out (inspect is not the place to
+// refuse).
+func hfProjector(c *Checkpoint) *ProjectorSummary {
+	top, err := c.RawConfig()
+	if err != nil || top == nil {
+		return nil
+	}
+	rec, ok := arch.ProjectorFor(top)
+	if !ok {
+		return nil
+	}
+	pre, err := c.ProcessorConfig()
+	if err != nil {
+		return nil
+	}
+	md, err := rec.TowerMetadata(top, pre)
+	if err != nil {
+		return nil
+	}
+	return projectorSummary(md)
 }
 
 // ggufKind fills Type, FileType, Projector and a GGUF adapter's Adapter
@@ -181,30 +246,7 @@ func (s *Summary) ggufKind(c *Checkpoint) {
 	}
 	switch s.Type {
 	case "mmproj":
-		p := &ProjectorSummary{}
-		// clip-impl.h's KEY_PROJ_TYPE; a projector of mixed modalities
-		// names one per encoder instead.
-		p.ProjectorType, _ = m.Str("clip.projector_type")
-		for _, k := range []string{"clip.vision.projector_type", "clip.audio.projector_type"} {
-			if v, ok := m.Str(k); ok && p.ProjectorType == "" {
-				p.ProjectorType = v
-			} else if ok && v != p.ProjectorType {
-				p.ProjectorType += " + " + v
-			}
-		}
-		if v, ok := m.Get("clip.has_vision_encoder"); ok {
-			p.HasVision, _ = v.BoolValue()
-		}
-		if v, ok := m.Get("clip.has_audio_encoder"); ok {
-			p.HasAudio, _ = v.BoolValue()
-		}
-		p.ImageSize, _ = m.Int("clip.vision.image_size")
-		p.PatchSize, _ = m.Int("clip.vision.patch_size")
-		p.VisionLayers, _ = m.Int("clip.vision.block_count")
-		p.VisionWidth, _ = m.Int("clip.vision.embedding_length")
-		p.ProjectionDim, _ = m.Int("clip.vision.projection_dim")
-		p.AudioLayers, _ = m.Int("clip.audio.block_count")
-		s.Projector = p
+		s.Projector = projectorSummary(m)
 	case "adapter":
 		if s.Adapter == nil {
 			s.Adapter = ggufAdapter(c)
@@ -518,6 +560,8 @@ func Summarize(c *Checkpoint) (*Summary, error) {
 	}
 	if c.Format == GGUF {
 		s.ggufKind(c)
+	} else if cfg != nil {
+		s.Projector = hfProjector(c)
 	}
 	// What the names say, where the configuration is silent.
 	if s.Layers == 0 {

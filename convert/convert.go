@@ -154,6 +154,12 @@ type Options struct {
 	Resume bool
 	// Note, when set, receives a line about what --resume kept.
 	Note func(string)
+	// MmprojFile, for GGUF → Hugging Face, is the projector GGUF (an
+	// mmproj) of the text GGUF being converted: the output is the
+	// multimodal checkpoint again (Gemma3ForConditionalGeneration: the text
+	// model under language_model., the tower, one config.json, the
+	// processor's files).
+	MmprojFile string
 	// Multimodal says what Hugging Face → GGUF writes of a checkpoint with a
 	// vision/audio projector (--mmproj, --mmproj-only, --text-only); unset,
 	// such a conversion is refused.
@@ -333,11 +339,13 @@ func runOn(c *checkpoint.Checkpoint, src, dst string, opts Options, inputs []str
 		return nil, err
 	}
 	switch {
+	case opts.MmprojFile != "" && (to != Safetensors || c.Source != checkpoint.GGUF):
+		return nil, fmt.Errorf("convert: an mmproj GGUF (%s) is put back together with its text GGUF into a Hugging Face folder: SRC a GGUF, DST a directory", opts.MmprojFile)
 	case proj == nil && opts.Multimodal != MultimodalUnset:
 		return nil, tensor.Unsupported("convert: %s: %s applies to a multimodal checkpoint with a projector tfconv converts (%s)", src,
 			opts.Multimodal.Flag(), strings.Join(projectorClasses(), ", "))
 	case proj != nil && to != GGUF && opts.Multimodal != MultimodalUnset:
-		return nil, fmt.Errorf("convert: %s applies to GGUF output", opts.Multimodal.Flag())
+		return nil, fmt.Errorf("convert: %s applies to GGUF output (DST a .gguf file, or --to gguf)", opts.Multimodal.Flag())
 	case proj != nil && to == GGUF && opts.Multimodal == MultimodalUnset:
 		return nil, refuseMultimodal(src, proj)
 	case proj != nil && to == GGUF && opts.Multimodal == MultimodalBoth:
@@ -355,6 +363,13 @@ func runOn(c *checkpoint.Checkpoint, src, dst string, opts Options, inputs []str
 		p, err = planGGUFRepack(c, opts)
 	case to == GGUF:
 		p, err = planToGGUF(c, opts)
+	case to == Safetensors && c.Source == checkpoint.GGUF && opts.MmprojFile != "":
+		var mm *checkpoint.Checkpoint
+		p, mm, err = planToHFMultimodal(c, opts)
+		if mm != nil {
+			defer mm.Close()
+			inputs = append(inputs, opts.MmprojFile)
+		}
 	case to == Safetensors && c.Source == checkpoint.GGUF:
 		p, err = planToHF(c, opts)
 	case to == Safetensors:
@@ -537,7 +552,7 @@ func newReport(src, out string, to Format, p *plan, files []string) *Report {
 			Overflow: j.overflow.Count, OverflowMaxAbs: j.overflow.MaxAbs, Copied: j.m.Blocks != 0 || j.passBits != 0, Quantized: j.quantized})
 		rep.Bytes += j.out.Size
 	}
-	rep.Warnings = append(rep.Warnings, lossyWarnings(rep.Tensors)...)
+	rep.Warnings = append(rep.Warnings, lossyWarnings(rep.Tensors, p.outType)...)
 	rep.Warnings = append(rep.Warnings, overflowWarnings(rep.Tensors)...)
 	return rep
 }
@@ -635,8 +650,10 @@ func lossless(src, out tensor.DType) bool {
 }
 
 // lossyWarnings names the output tensors written in a type that cannot hold
-// every value of their source, one line per pair of types.
-func lossyWarnings(ts []TensorReport) []string {
+// every value of their source, one line per pair of types; outType is the
+// run's (at f32 the narrower ones are types the converter forces, which no
+// --outtype changes).
+func lossyWarnings(ts []TensorReport, outType string) []string {
 	type pair struct{ src, out string }
 	var order []pair
 	names := map[pair][]string{}
@@ -658,7 +675,7 @@ func lossyWarnings(ts []TensorReport) []string {
 			list += ", …"
 		}
 		w := fmt.Sprintf("lossy: %d tensor(s) written as %s from %s, values rounded (%s)", len(n), p.out, p.src, list)
-		if p.out != tensor.F32.String() {
+		if p.out != tensor.F32.String() && outType != OutF32 {
 			w += "; --outtype f32 keeps them exact"
 		}
 		out = append(out, w)

@@ -3,9 +3,7 @@ package convert
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,7 +14,6 @@ import (
 	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/internal/atomicfile"
 	"github.com/tfconv/tfconv/internal/progress"
-	"github.com/tfconv/tfconv/internal/pyjson"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -97,53 +94,6 @@ func refuseMultimodal(src string, p *arch.Projector) error {
 		"--text-only (the text model alone)", src, strings.Join(p.HFClasses, ", "), p.Text, p.Type)
 }
 
-// rawConfig is config.json as written (checkpoint.Config reads a nested
-// text_config over the top level; the tower's settings are beside it).
-func rawConfig(c *checkpoint.Checkpoint) (Config, error) {
-	b, err := c.ReadAux("config.json")
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	d := json.NewDecoder(bytes.NewReader(pyjson.Standard(b)))
-	d.UseNumber()
-	if err := d.Decode(&m); err != nil {
-		return nil, fmt.Errorf("convert: config.json: %w", err)
-	}
-	return Config(m), nil
-}
-
-// processorConfig is preprocessor_config.json with processor_config.json
-// over it (each object's media_proc_cfg / image_processor entries over its
-// own), as the converter's MmprojModel merges them; absent files are empty.
-func processorConfig(c *checkpoint.Checkpoint) (Config, error) {
-	out := Config{}
-	for _, f := range []struct{ name, nested string }{{"preprocessor_config.json", "media_proc_cfg"}, {"processor_config.json", "image_processor"}} {
-		b, err := c.ReadAux(f.name)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		var m map[string]any
-		d := json.NewDecoder(bytes.NewReader(b))
-		d.UseNumber()
-		if err := d.Decode(&m); err != nil {
-			return nil, fmt.Errorf("convert: %s: %w", f.name, err)
-		}
-		for k, v := range m {
-			out[k] = v
-		}
-		if n, ok := m[f.nested].(map[string]any); ok {
-			for k, v := range n {
-				out[k] = v
-			}
-		}
-	}
-	return out, nil
-}
-
 // ggufOutType resolves --outtype for Hugging Face → GGUF ("" is f16, auto
 // the first tensor's float type), as convert_hf_to_gguf.py does.
 func ggufOutType(c *checkpoint.Checkpoint, outType string) string {
@@ -165,11 +115,11 @@ func ggufOutType(c *checkpoint.Checkpoint, outType string) string {
 // the clip.* keys of the projector's Params, no vocabulary. The text
 // model's tensors are dropped (they are the text GGUF's).
 func planMmproj(c *checkpoint.Checkpoint, proj *arch.Projector, opts Options) (*plan, error) {
-	top, err := rawConfig(c)
+	top, err := c.RawConfig()
 	if err != nil {
 		return nil, err
 	}
-	pre, err := processorConfig(c)
+	pre, err := c.ProcessorConfig()
 	if err != nil {
 		return nil, err
 	}
@@ -374,4 +324,107 @@ func projectorClasses() []string {
 func exists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
+}
+
+// planToHFMultimodal is planToHF for a text GGUF and its mmproj
+// (Options.MmprojFile): the text model's tensors under "language_model."
+// (the names transformers saves a multimodal class's text half under),
+// the tower's under its own names with the record's layouts undone, and
+// one config.json (Projector.HFConfig) with the processor's files. The
+// mmproj checkpoint returned is the caller's to close once written.
+func planToHFMultimodal(c *checkpoint.Checkpoint, opts Options) (*plan, *checkpoint.Checkpoint, error) {
+	mm, err := checkpoint.Open(opts.MmprojFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := planHFMultimodal(c, mm, opts)
+	if err != nil {
+		mm.Close()
+		return nil, nil, err
+	}
+	return p, mm, nil
+}
+
+func planHFMultimodal(c, mm *checkpoint.Checkpoint, opts Options) (*plan, error) {
+	if a, _ := mm.Metadata.Str(keyArch); mm.Source != checkpoint.GGUF || a != arch.MmprojArch {
+		return nil, fmt.Errorf("convert: %s is not an mmproj GGUF (general.architecture %q, want %q)", opts.MmprojFile, a, arch.MmprojArch)
+	}
+	typ, _ := mm.Metadata.Str("clip.projector_type")
+	proj, ok := arch.ProjectorByType(typ)
+	if !ok {
+		return nil, tensor.Unsupported("convert: %s: projector type %q has no record in tfconv (known: %s)", opts.MmprojFile, typ, strings.Join(projectorTypes(), ", "))
+	}
+	textArch, _ := c.Metadata.Str(keyArch)
+	if opts.Arch != "" {
+		textArch = opts.Arch
+	}
+	if textArch != proj.Text {
+		return nil, fmt.Errorf("convert: %s is a %s projector, whose text model is %s; %s is %s", opts.MmprojFile, typ, proj.Text, c.Path, textArch)
+	}
+	p, err := planToHF(c, opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, j := range p.jobs {
+		j.out.Name = "language_model." + j.out.Name
+	}
+	types, err := hfOutType(c, opts.OutType)
+	if err != nil {
+		return nil, err
+	}
+	infos := make([]tensor.Info, len(mm.Tensors))
+	for i, t := range mm.Tensors {
+		infos[i] = t.Info
+	}
+	maps, dropped, err := proj.ToHF(mm.Metadata, infos)
+	if err != nil {
+		return nil, fmt.Errorf("convert: %s: %w", opts.MmprojFile, err)
+	}
+	jobs, err := jobsFor(mm, maps, dropped, func(_ Mapping, src *checkpoint.Tensor) tensor.DType { return types.of(src.DType) })
+	if err != nil {
+		return nil, fmt.Errorf("convert: %s: %w", opts.MmprojFile, err)
+	}
+	p.jobs = append(p.jobs, jobs...)
+	p.dropped = append(p.dropped, dropped...)
+	var text Config
+	d := json.NewDecoder(bytes.NewReader(p.files["config.json"]))
+	d.UseNumber()
+	if err := d.Decode(&text); err != nil {
+		return nil, fmt.Errorf("convert: config.json: %w", err)
+	}
+	tokens := map[string]int64{}
+	if v, ok := c.Metadata.Get("tokenizer.ggml.tokens"); ok {
+		if a, ok := v.Array(); ok {
+			for i := 0; i < a.Len(); i++ {
+				if s, ok := a.Index(i).Str(); ok {
+					if _, dup := tokens[s]; !dup {
+						tokens[s] = int64(i)
+					}
+				}
+			}
+		}
+	}
+	cfg, err := proj.HFConfig(text, mm.Metadata, func(s string) (int64, bool) { id, ok := tokens[s]; return id, ok })
+	if err != nil {
+		return nil, fmt.Errorf("convert: %w", err)
+	}
+	cfg["torch_dtype"] = text["torch_dtype"]
+	if p.files["config.json"], err = marshalConfig(cfg); err != nil {
+		return nil, err
+	}
+	for name, f := range proj.HFProcessorFiles(mm.Metadata) {
+		if p.files[name], err = marshalConfig(f); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// projectorTypes lists the clip.projector_type values of arch's table.
+func projectorTypes() []string {
+	var out []string
+	for _, p := range arch.Projectors() {
+		out = append(out, p.Type)
+	}
+	return out
 }

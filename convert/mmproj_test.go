@@ -3,15 +3,19 @@ package convert
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/tfconv/tfconv/formats/safetensors"
 	"github.com/tfconv/tfconv/tensor"
 )
 
@@ -251,5 +255,108 @@ func TestGemma3VLModes(t *testing.T) {
 	if _, err := Run(filepath.Join("..", "testdata", "arch", "gemma3", "hf"), filepath.Join(dir, "x.gguf"),
 		Options{Multimodal: MultimodalBoth}); err == nil || !strings.Contains(err.Error(), "--mmproj") {
 		t.Errorf("--mmproj on a text-only checkpoint: %v, want a refusal naming the flag", err)
+	}
+}
+
+// TestGemma3VLRoundTrip: HF → (text GGUF, mmproj GGUF) at f32 → HF puts the
+// Gemma3ForConditionalGeneration folder back together: the same tensor
+// names, and every tensor byte-identical to the fixture's but where the
+// converter rounds (Gemma's (1 + w) norms, w + 1 − 1 in float32, within
+// half an ulp of 1 + w; the projection, which the mmproj keeps F16); its
+// config.json states the class, the text model, the tower and the image
+// tokens as the fixture's does; the processor's files are written.
+func TestGemma3VLRoundTrip(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	text := filepath.Join(dir, "gemma3.gguf")
+	if _, err := Run(gemma3VL, text, Options{OutType: OutF32, Multimodal: MultimodalBoth}); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "hf")
+	if _, err := Run(text, out, Options{OutType: OutF32, MmprojFile: MmprojPath(text)}); err != nil {
+		t.Fatal(err)
+	}
+	orig, err := safetensors.Open(filepath.Join(gemma3VL, "model.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer orig.Close()
+	back, err := safetensors.Open(filepath.Join(out, "model.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer back.Close()
+	if len(orig.Tensors) != len(back.Tensors) {
+		t.Errorf("%d tensors, the fixture has %d", len(back.Tensors), len(orig.Tensors))
+	}
+	identical := 0
+	for i := range orig.Tensors {
+		x := &orig.Tensors[i]
+		y, ok := back.Tensor(x.Name)
+		if !ok || y.DType != x.DType || !y.Shape.Equal(x.Shape) {
+			t.Errorf("%s: missing or %v %v, the fixture's %v %v", x.Name, y, y, x.DType, x.Shape)
+			continue
+		}
+		xb, _ := io.ReadAll(x.Open())
+		yb, _ := io.ReadAll(y.Open())
+		if bytes.Equal(xb, yb) {
+			identical++
+			continue
+		}
+		tol := 0.0
+		switch {
+		case strings.HasSuffix(x.Name, "norm.weight") && !strings.HasPrefix(x.Name, "vision_tower."):
+			tol = 0x1p-24 * 4 // (w + 1) − 1: half an ulp of 1 + w (|1 + w| < 4 here)
+		case x.Name == "multi_modal_projector.mm_input_projection_weight":
+			tol = 0x1p-11 // float16's relative rounding (|w| < 1 here)
+		default:
+			t.Errorf("%s: bytes differ from the fixture's", x.Name)
+			continue
+		}
+		for k := 0; k+4 <= len(xb); k += 4 {
+			a := math.Float32frombits(binary.LittleEndian.Uint32(xb[k:]))
+			b := math.Float32frombits(binary.LittleEndian.Uint32(yb[k:]))
+			if math.Abs(float64(a-b)) > tol {
+				t.Errorf("%s[%d]: %g, the fixture's %g", x.Name, k/4, b, a)
+				break
+			}
+		}
+	}
+	t.Logf("%d of %d tensors byte-identical", identical, len(orig.Tensors))
+	read := func(p string) map[string]any {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	want, got := read(filepath.Join(gemma3VL, "config.json")), read(filepath.Join(out, "config.json"))
+	for _, k := range []string{"architectures", "model_type", "mm_tokens_per_image", "boi_token_index", "eoi_token_index", "image_token_index"} {
+		if !reflect.DeepEqual(got[k], want[k]) {
+			t.Errorf("config.json %s: %v, the fixture's %v", k, got[k], want[k])
+		}
+	}
+	for _, sub := range []struct{ obj, keys string }{
+		{"vision_config", "hidden_size intermediate_size num_hidden_layers num_attention_heads image_size patch_size layer_norm_eps model_type hidden_act vision_use_head num_channels"},
+		{"text_config", "hidden_size intermediate_size num_hidden_layers num_attention_heads num_key_value_heads head_dim vocab_size sliding_window rope_theta rope_local_base_freq query_pre_attn_scalar rms_norm_eps model_type"},
+	} {
+		g, _ := got[sub.obj].(map[string]any)
+		w, _ := want[sub.obj].(map[string]any)
+		for _, k := range strings.Fields(sub.keys) {
+			if !reflect.DeepEqual(g[k], w[k]) {
+				t.Errorf("config.json %s.%s: %v, the fixture's %v", sub.obj, k, g[k], w[k])
+			}
+		}
+	}
+	pre, wpre := read(filepath.Join(out, "preprocessor_config.json")), read(filepath.Join(gemma3VL, "preprocessor_config.json"))
+	if !reflect.DeepEqual(pre, wpre) {
+		t.Errorf("preprocessor_config.json %v, the fixture's %v", pre, wpre)
+	}
+	if proc := read(filepath.Join(out, "processor_config.json")); !reflect.DeepEqual(proc, read(filepath.Join(gemma3VL, "processor_config.json"))) {
+		t.Errorf("processor_config.json %v", proc)
 	}
 }

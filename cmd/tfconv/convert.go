@@ -31,8 +31,10 @@ type convertOptions struct {
 	dryRun       bool
 	// mmproj, mmprojOnly, textOnly: what a multimodal checkpoint converts to.
 	mmproj, mmprojOnly, textOnly bool
-	listModels                   bool
-	allowOverflow                bool
+	// mmprojFile: GGUF → HF, the projector GGUF (--mmproj's third argument).
+	mmprojFile    string
+	listModels    bool
+	allowOverflow bool
 	// allowRequantize: GGUF → GGUF --outtype may re-encode quantized tensors.
 	allowRequantize bool
 	// bits and groupSize quantize MLX output ('quantize --to mlx').
@@ -44,7 +46,7 @@ type convertOptions struct {
 func newCmdConvert(a *app) *cobra.Command {
 	opts := &convertOptions{}
 	cmd := &cobra.Command{
-		Use:   "convert SRC [DST]",
+		Use:   "convert SRC [DST] [MMPROJ]",
 		Short: "Convert between Hugging Face safetensors, GGUF and native, architecture-aware",
 		Long: `Convert turns a Hugging Face checkpoint into a GGUF that llama.cpp loads, a GGUF
 back into a Hugging Face directory that transformers loads, and either into
@@ -150,10 +152,15 @@ Examples:
   tfconv convert ./model out/ --to gguf --metadata meta.json --model-name "My Model"
   tfconv convert ./model vocab.gguf --vocab-only
   tfconv convert ./model model.gguf --split-max-size 2GB --dry-run
-  tfconv convert model.gguf ./hf-out`,
+  tfconv convert model.gguf ./hf-out
+  tfconv convert ./gemma-3-4b-it gemma3.gguf --mmproj          # gemma3.gguf and mmproj-gemma3.gguf
+  tfconv convert gemma3.gguf ./hf-out --mmproj mmproj-gemma3.gguf`,
 		Args: func(c *cobra.Command, args []string) error {
 			if opts.listModels {
 				return nil
+			}
+			if opts.mmproj && len(args) == 3 {
+				return nil // GGUF → HF: TEXT.gguf DIR MMPROJ.gguf
 			}
 			if len(args) < 1 || len(args) > 2 {
 				return fmt.Errorf("%s: expected 1 or 2 arguments, got %d (usage: %s)", c.Name(), len(args), c.UseLine())
@@ -165,8 +172,11 @@ Examples:
 				return printSupportedModels(a, opts.json)
 			}
 			opts.src = args[0]
-			if len(args) == 2 {
+			if len(args) >= 2 {
 				opts.dst = args[1]
+			}
+			if len(args) == 3 {
+				opts.mmprojFile = args[2]
 			}
 			return runConvert(a, opts)
 		},
@@ -183,7 +193,7 @@ Examples:
 	f.StringVar(&opts.modelName, "model-name", "", "general.name of GGUF output, and the default output name (convert_hf_to_gguf.py's --model-name)")
 	f.StringVar(&opts.metadata, "metadata", "", "JSON file of general.* keys overriding those derived from SRC (convert_hf_to_gguf.py's --metadata)")
 	f.BoolVar(&opts.vocabOnly, "vocab-only", false, "write the GGUF without tensors: vocabulary and metadata only")
-	f.BoolVar(&opts.mmproj, "mmproj", false, "multimodal SRC (Gemma3ForConditionalGeneration, …): write the text model to DST and its vision projector to mmproj-DST beside it, both or neither")
+	f.BoolVar(&opts.mmproj, "mmproj", false, "multimodal SRC (Gemma3ForConditionalGeneration, …): write the text model to DST and its vision projector to mmproj-DST beside it, both or neither; GGUF → HF: 'convert TEXT.gguf DIR --mmproj MMPROJ.gguf' puts the multimodal checkpoint back together")
 	f.BoolVar(&opts.mmprojOnly, "mmproj-only", false, "multimodal SRC: write only the projector GGUF (clip.*), to DST (convert_hf_to_gguf.py's --mmproj)")
 	f.BoolVar(&opts.textOnly, "text-only", false, "multimodal SRC: write the text model alone; the report says what was left out")
 	cmd.MarkFlagsMutuallyExclusive("mmproj", "mmproj-only", "text-only")
@@ -257,6 +267,8 @@ func runConvert(a *app, opts *convertOptions) error {
 	}
 	copts.Resume = opts.resume
 	switch {
+	case opts.mmprojFile != "":
+		copts.MmprojFile = opts.mmprojFile
 	case opts.mmproj:
 		copts.Multimodal = convert.MultimodalBoth
 	case opts.mmprojOnly:

@@ -260,10 +260,14 @@ func inspectPrint(w io.Writer, opts *inspectOptions, c *checkpoint.Checkpoint, s
 		inspectImatrixRows(t, im)
 	case s.Type == "imatrix": // a URL: only the header was fetched
 		t.Row("entries", fmt.Sprintf("%d tensors (an in_sum2 and a counts tensor per weight)", s.Tensors))
-	case s.Projector != nil:
+	case s.Projector != nil && s.Type == "mmproj":
 		inspectProjectorRows(t, s)
 	default:
 		inspectModelRows(t, s, mem)
+		if s.Projector != nil {
+			// A multimodal checkpoint: its tower, as its mmproj would hold it.
+			inspectTowerRows(t, s.Projector)
+		}
 	}
 	if err := t.Render(w); err != nil {
 		return err
@@ -439,8 +443,19 @@ func inspectImatrixRows(t *output.Table, im *imatrix.Matrix) {
 
 // inspectProjectorRows are the summary rows of a multimodal projector.
 func inspectProjectorRows(t *output.Table, s *checkpoint.Summary) {
-	p := s.Projector
+	inspectTowerRows(t, s.Projector)
+	t.Row("parameters", fmt.Sprintf("%d (%s)", s.Params, output.Count(s.Params)))
+	t.Row("tensors", s.Tensors)
+	t.Row("file size", fmt.Sprintf("%d (%s) in %d file(s)", s.FileSize, output.Bytes(s.FileSize), s.Files))
+}
+
+// inspectTowerRows are the rows of a vision/audio tower and its projector
+// (an mmproj's, or a multimodal checkpoint's).
+func inspectTowerRows(t *output.Table, p *checkpoint.ProjectorSummary) {
 	t.Row("projector type", orDash(p.ProjectorType))
+	if p.Summary != "" {
+		t.Row("projector", p.Summary)
+	}
 	var enc []string
 	if p.HasVision {
 		enc = append(enc, "vision")
@@ -453,13 +468,16 @@ func inspectProjectorRows(t *output.Table, s *checkpoint.Summary) {
 	t.Row("patch size", intOrDash(p.PatchSize))
 	t.Row("vision layers", intOrDash(p.VisionLayers))
 	t.Row("vision width", intOrDash(p.VisionWidth))
+	if p.VisionHeads > 0 {
+		t.Row("vision heads", p.VisionHeads)
+	}
 	t.Row("projection dim", intOrDash(p.ProjectionDim))
+	if p.TokensPerImage > 0 {
+		t.Row("tokens per image", p.TokensPerImage)
+	}
 	if p.AudioLayers > 0 {
 		t.Row("audio layers", p.AudioLayers)
 	}
-	t.Row("parameters", fmt.Sprintf("%d (%s)", s.Params, output.Count(s.Params)))
-	t.Row("tensors", s.Tensors)
-	t.Row("file size", fmt.Sprintf("%d (%s) in %d file(s)", s.FileSize, output.Bytes(s.FileSize), s.Files))
 }
 
 func inspectWriteJSON(a *app, opts *inspectOptions, c *checkpoint.Checkpoint, s *checkpoint.Summary, mem *checkpoint.Memory, im *imatrix.Matrix) error {

@@ -55,3 +55,61 @@ func TestConvertMmprojFlags(t *testing.T) {
 		t.Errorf("--mmproj-only --text-only: exit %d, %q; want a usage error", code, errOut)
 	}
 }
+
+// TestInspectTower: inspect shows the tower of an mmproj GGUF and of the
+// Hugging Face folder it came from alike (the record's keys): projector
+// type, image and patch size, layers, width, tokens per image.
+func TestInspectTower(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join("..", "..", "testdata", "vision", "gemma3")
+	for _, src := range []string{filepath.Join(dir, "hf"), filepath.Join(dir, "gguf", "mmproj-gemma3-f32.gguf")} {
+		code, out, errOut := run(t, "inspect", src, "--json")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", src, code, errOut)
+		}
+		var j struct {
+			Projector struct {
+				Type           string `json:"projector_type"`
+				ImageSize      int64  `json:"image_size"`
+				PatchSize      int64  `json:"patch_size"`
+				Layers         int64  `json:"vision_layers"`
+				Width          int64  `json:"vision_width"`
+				TokensPerImage int64  `json:"tokens_per_image"`
+			} `json:"projector"`
+		}
+		if err := json.Unmarshal([]byte(out), &j); err != nil {
+			t.Fatal(err)
+		}
+		p := j.Projector
+		if p.Type != "gemma3" || p.ImageSize != 64 || p.PatchSize != 16 || p.Layers != 2 || p.Width != 32 || p.TokensPerImage != 4 {
+			t.Errorf("%s: projector %+v, want gemma3 64/16, 2 layers of 32, 4 tokens", src, p)
+		}
+		code, out, _ = run(t, "inspect", src)
+		if code != 0 || !strings.Contains(out, "tokens per image") || !strings.Contains(out, "projector type") {
+			t.Errorf("%s: the table lacks the tower: %s", src, out)
+		}
+	}
+}
+
+// TestConvertMmprojBack: 'convert TEXT.gguf DIR --mmproj MMPROJ.gguf' (a
+// third argument with --mmproj) writes the multimodal folder.
+func TestConvertMmprojBack(t *testing.T) {
+	t.Parallel()
+	src := filepath.Join("..", "..", "testdata", "vision", "gemma3", "hf")
+	dir := t.TempDir()
+	text := filepath.Join(dir, "g.gguf")
+	if code, _, errOut := run(t, "convert", src, text, "--mmproj"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	out := filepath.Join(dir, "back")
+	if code, _, errOut := run(t, "convert", text, out, "--mmproj", filepath.Join(dir, "mmproj-g.gguf")); code != 0 {
+		t.Fatalf("GGUF → HF with the mmproj: exit %d: %s", code, errOut)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "config.json"))
+	if err != nil || !strings.Contains(string(b), "Gemma3ForConditionalGeneration") || !strings.Contains(string(b), "vision_config") {
+		t.Errorf("config.json %s (%v)", b, err)
+	}
+	if code, _, _ := run(t, "convert", text, filepath.Join(dir, "x"), "y.gguf"); code != 2 {
+		t.Errorf("a third argument without --mmproj: exit %d, want 2", code)
+	}
+}
