@@ -37,6 +37,9 @@ type Projector struct {
 	Tower Family
 	// Summary names the tower and projection for inspect.
 	Summary string
+	// NoHF, when set, says why GGUF → HF refuses this projector (what
+	// the record cannot write back yet), as Family.NoGGUF does for GGUF.
+	NoHF string
 	// HFModelType is the multimodal config.json's model_type ("gemma3");
 	// TextModelType its text_config's ("gemma3_text"), both written on
 	// GGUF → HF.

@@ -54,6 +54,9 @@ var Qwen3VL = register(&Family{
 	Graph:     Graph{Norm: RMSNorm, FFN: Gated, Activation: "silu", QKNormPerHead: true, NeoxRopeGGUF: true},
 })
 
+// qwenVLNoHF is why the Qwen-VL projectors do not convert back yet.
+const qwenVLNoHF = "not written yet: config.json's Qwen-VL keys (mrope_section, fullatt_block_indexes, window_size, deepstack_visual_indexes, the vision_config key names) and the deepstack mergers' numbering would have to be rebuilt from the mmproj; convert the text GGUF alone, or keep the Hugging Face checkpoint"
+
 // mropeWarning is said on GGUF → HF of a Qwen-VL text model.
 const mropeWarning = "the text model is written as its text-only class: M-RoPE's sections (rope.dimension_sections) place image tokens, which that class does not take; for text the rotation is the same"
 
@@ -148,6 +151,7 @@ var Qwen25VLVision = registerProjector(&Projector{
 	Encoder:   "vision_config",
 	Prefixes:  qwen25VisionPrefixes,
 	Summary:   "Qwen2.5-VL ViT (Conv3d patches, window attention, 2-D RoPE); 2×2 merger MLP",
+	NoHF:      qwenVLNoHF,
 	Tower: Family{
 		Name:      MmprojArch,
 		HeadKeys:  []string{"num_heads"},
@@ -247,6 +251,7 @@ var Qwen3VLVision = registerProjector(&Projector{
 	Encoder:   "vision_config",
 	Prefixes:  qwen3VisionPrefixes,
 	Summary:   "Qwen3-VL ViT (Conv3d patches, learned + 2-D RoPE positions); 2×2 merger MLP and deepstack mergers",
+	NoHF:      qwenVLNoHF,
 	Tower: Family{
 		Name:      MmprojArch,
 		HeadKeys:  []string{"num_heads"},

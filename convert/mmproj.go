@@ -354,6 +354,9 @@ func planHFMultimodal(c, mm *checkpoint.Checkpoint, opts Options) (*plan, error)
 	if !ok {
 		return nil, tensor.Unsupported("convert: %s: projector type %q has no record in tfconv (known: %s)", opts.MmprojFile, typ, strings.Join(projectorTypes(), ", "))
 	}
+	if proj.NoHF != "" {
+		return nil, tensor.Unsupported("convert: %s: the %s projector does not convert back to Hugging Face: %s", opts.MmprojFile, typ, proj.NoHF)
+	}
 	textArch, _ := c.Metadata.Str(keyArch)
 	if opts.Arch != "" {
 		textArch = opts.Arch

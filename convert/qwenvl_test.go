@@ -257,3 +257,23 @@ func TestQwenVLRefusals(t *testing.T) {
 		})
 	}
 }
+
+// TestQwenVLNoHFBack: GGUF → HF with --mmproj of a Qwen-VL pair is refused
+// saying why (the record cannot write Qwen-VL's config.json back yet), and
+// writes nothing, rather than a config.json transformers would misread.
+func TestQwenVLNoHFBack(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	text := filepath.Join(dir, "q.gguf")
+	if _, err := Run(filepath.Join("..", "testdata", "vision", "qwen2_5_vl", "hf"), text, Options{OutType: OutF32, Multimodal: MultimodalBoth}); err != nil {
+		t.Fatal(err)
+	}
+	back := filepath.Join(dir, "back")
+	_, err := Run(text, back, Options{MmprojFile: MmprojPath(text)})
+	if err == nil || !strings.Contains(err.Error(), "does not convert back") {
+		t.Fatalf("err = %v, want a refusal saying the projector does not convert back", err)
+	}
+	if _, err := os.Stat(back); err == nil {
+		t.Errorf("refused, yet %s was written", back)
+	}
+}
