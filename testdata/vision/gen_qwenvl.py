@@ -12,6 +12,7 @@ For each family F in FAMILIES this writes testdata/vision/F/:
                             leaves them (one <|image_pad|>) and as the model takes them (expanded), the image
                             features, and name, shape and sha256 of each tensor of reference.safetensors; eval,
                             eager attention, float32, 1 thread, no_grad
+  hf/text_reference.json    transformers' logits for gen_fixtures.INPUT_IDS without an image (text_reference)
   hf/reference.safetensors  per image I: pixel_values.I (the image processor's output), image_features.I (what
                             the model's get_image_features computes: the merger's output, one row per LLM token),
                             for Qwen3-VL deepstack_features.J.I (the J-th deepstack merger's output), and logits.I
@@ -134,6 +135,19 @@ PROMPT = [TOK["<|im_start|>"], 15, 250, 87, TOK["<|vision_start|>"], TOK["<|imag
 OUTTYPES = ("f32", "f16", "q8_0")  # gen_vision.py's
 
 
+def text_reference(family):
+    """hf/text_reference.json: transformers' float32 logits for gen_fixtures.INPUT_IDS alone (no image: the three
+    M-RoPE positions equal), the reference for running the text GGUF."""
+    spec = FAMILIES[family]
+    hf = os.path.join(HERE, family, "hf")
+    model = getattr(transformers, spec["model"]).from_pretrained(hf, attn_implementation="eager").eval()
+    with torch.no_grad():
+        logits = model(input_ids=torch.tensor([g.INPUT_IDS])).logits[0]
+    g.dump(os.path.join(hf, "text_reference.json"),
+           {"transformers": transformers.__version__, "torch": torch.__version__, "model_class": spec["model"],
+            "attn_implementation": "eager", "threads": 1, "input_ids": g.INPUT_IDS, "logits": g.f32(logits)})
+
+
 def draw_images():
     """Two deterministic RGB PNGs: a smooth gradient with a few filled shapes from a fixed seed."""
     from PIL import Image, ImageDraw
@@ -243,6 +257,7 @@ def make(family, shared, images):
            {"transformers": transformers.__version__, "torch": torch.__version__, "model_class": spec["model"],
             "image_processor": spec["processor"], "seed": seed, "attn_implementation": "eager", "threads": 1,
             "tensors_file": "reference.safetensors", "cases": cases})
+    text_reference(family)
 
 
 def convert(family, llamacpp, out):
@@ -273,6 +288,10 @@ def convert(family, llamacpp, out):
 
 
 def main():
+    if sys.argv[1:2] == ["text"]:  # text_reference alone, for checkpoints already made: text [FAMILY ...]
+        for fam in sys.argv[2:] or list(FAMILIES):
+            text_reference(fam)
+        return
     llamacpp, shared, out = sys.argv[1:4]
     fams = sys.argv[4:] or list(FAMILIES)
     images = draw_images()
