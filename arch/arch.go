@@ -456,6 +456,12 @@ type Tensor struct {
 	// and GGUF stacks them in this order (RWKV-7's x_r, x_w, x_k, x_v, x_a
 	// and x_g, fused into time_mix_lerp_fused).
 	Parts []string
+	// Blocks, when set, is the config.json list that numbers this role's
+	// GGUF blocks: Hugging Face's block {bid} is the GGUF's block
+	// list[{bid}] (Qwen3-VL's deepstack mergers: deepstack_merger_list.J
+	// is v.deepstack.<deepstack_visual_indexes[J]>). Such a role is
+	// Optional (not every block has one); HF → GGUF only.
+	Blocks string
 	// Scales, when set, are the factors the converter multiplies rows of
 	// this weight by, in order (Falcon-H1 folds its μP multipliers into
 	// the weights), read from config.json. GGUF → HF keeps the products in
@@ -1097,6 +1103,12 @@ type Split struct {
 	// Width is the config.json key of this part's width within a run
 	// (qk_nope_head_dim); "" when the parts are equal.
 	Width string
+	// Axis, when set, is the axis the parts are cut along, counted from
+	// the outermost as 1, each part one index of it, which the part does
+	// not keep: Qwen2-VL's Conv3d patch embedding [out][in][2][kh][kw],
+	// which llama.cpp keeps as its two temporal slices, two Conv2d kernels
+	// [out][in][kh][kw] (v.patch_embd.weight and v.patch_embd.weight.1).
+	Axis int
 }
 
 // Dim names one of a model's sizes.

@@ -144,6 +144,17 @@ func (f *Family) ToGGUF(c Config, in []tensor.Info) ([]Mapping, []Dropped, error
 		if err := f.scale(c, &out[i]); err != nil {
 			return nil, nil, err
 		}
+		if t, ok := f.FromHF(m.Source); ok && t.Tensor.Blocks != "" {
+			idx, _, err := c.Ints(t.Tensor.Blocks)
+			if err != nil {
+				return nil, nil, err
+			}
+			if t.Layer < 0 || t.Layer >= len(idx) || idx[t.Layer] < 0 || idx[t.Layer] >= f.Layers(c) {
+				return nil, nil, errUnsupported("config.json: %s %v does not number tensor %q's block", t.Tensor.Blocks, idx, m.Source)
+			}
+			t.Layer = int(idx[t.Layer])
+			out[i].Name = t.Name(true)
+		}
 	}
 	// A config the pattern refuses is the params' to refuse (LFM2's
 	// layer_types); without a pattern every role is required.
@@ -676,6 +687,9 @@ func (f *Family) splitParts(m Match, ti tensor.Info, qh, kh int64, c Config) ([]
 		return nil, err
 	}
 	sp := m.Tensor.Split
+	if sp.Axis > 0 {
+		return axisParts(m, roles, ti, qh, kh)
+	}
 	axis := 0
 	switch {
 	case sp.Last:
@@ -683,7 +697,9 @@ func (f *Family) splitParts(m Match, ti tensor.Info, qh, kh int64, c Config) ([]
 	case sp.Rows:
 		axis = len(ti.Shape) - 2
 	}
-	if len(ti.Shape) < 2 {
+	// A bias cut along its only axis (Qwen2.5-VL's fused qkv bias) is
+	// parts of rows too.
+	if len(ti.Shape) < 2 && (len(ti.Shape) == 0 || sp.Last || sp.Rows || sp.Groups != 0) {
 		return nil, fmt.Errorf("arch: tensor %q has shape %v: not a tensor of %d parts", ti.Name, ti.Shape, len(roles))
 	}
 	groups := groupCount(sp.Groups, qh, kh)
@@ -772,6 +788,9 @@ func (f *Family) joinParts(joins map[string][]tensor.Info, m Match, ti tensor.In
 		}
 	}
 	sp := m.Tensor.Split
+	if sp.Axis > 0 {
+		return joinAxisParts(m, roles, parts, name)
+	}
 	tfs := make([]func(dst, src []float32), len(roles))
 	hfShapes := make([]tensor.Shape, len(roles))
 	for i, role := range roles {
@@ -1071,4 +1090,69 @@ func hasKey(kvs []tensor.KV, key string) bool {
 		}
 	}
 	return false
+}
+
+// axisParts is splitParts for a Split with an Axis: part p is index p of
+// that axis (runs: the elements before it; unit: the elements after it),
+// its shape the tensor's without the axis.
+func axisParts(m Match, roles []*Tensor, ti tensor.Info, qh, kh int64) ([]Mapping, error) {
+	axis := m.Tensor.Split.Axis - 1
+	if axis >= len(ti.Shape) && m.Suffix == ".bias" {
+		// a bias has no such axis: it is the first part's, whole
+		rm := Match{Tensor: roles[0], Layer: m.Layer, Index: -1, Suffix: m.Suffix}
+		return []Mapping{{Name: rm.Name(true), Source: ti.Name, Shape: ti.Shape.Clone()}}, nil
+	}
+	if axis >= len(ti.Shape) || ti.Shape[axis] != int64(len(roles)) {
+		return nil, fmt.Errorf("arch: tensor %q has shape %v: its axis %d does not hold its %d parts", ti.Name, ti.Shape, axis+1, len(roles))
+	}
+	plan := cutPlan{runs: int(elems(ti.Shape[:axis])), unit: int(elems(ti.Shape[axis+1:])), widths: make([]int, len(roles))}
+	for i := range plan.widths {
+		plan.widths[i] = 1
+	}
+	shape := append(ti.Shape[:axis:axis], ti.Shape[axis+1:]...)
+	out := make([]Mapping, len(roles))
+	for p, role := range roles {
+		rm := Match{Tensor: role, Layer: m.Layer, Index: -1, Suffix: m.Suffix}
+		tf, oshape, err := rm.Layout().Transform(ti.Name, shape.Clone(), qh, kh, false)
+		if err != nil {
+			return nil, err
+		}
+		if tf != nil {
+			return nil, fmt.Errorf("arch: tensor %q: a part of an Axis split with a layout change", ti.Name)
+		}
+		p := p
+		out[p] = Mapping{Name: rm.Name(true), Source: ti.Name, Shape: oshape, Transform: func(dst, src []float32) { plan.cut(dst, src, p) }, Cut: p + 1}
+	}
+	return out, nil
+}
+
+// joinAxisParts is joinParts for a Split with an Axis: the parts, of one
+// shape, stacked back along it.
+func joinAxisParts(m Match, roles []*Tensor, parts []tensor.Info, name string) (Mapping, bool, error) {
+	axis := m.Tensor.Split.Axis - 1
+	first := parts[0].Shape
+	for _, x := range parts[1:] {
+		if !x.Shape.Equal(first) {
+			return Mapping{}, false, fmt.Errorf("arch: tensors %q %v and %q %v are not parts of one tensor", parts[0].Name, first, x.Name, x.Shape)
+		}
+	}
+	if axis > len(first) {
+		return Mapping{}, false, fmt.Errorf("arch: tensor %q has shape %v: no axis %d to stack its parts along", parts[0].Name, first, axis+1)
+	}
+	shape := append(append(first[:axis:axis], int64(len(roles))), first[axis:]...)
+	plan := cutPlan{runs: int(elems(first[:axis])), unit: int(elems(first[axis:])), widths: make([]int, len(roles))}
+	for i := range plan.widths {
+		plan.widths[i] = 1
+	}
+	stack := make([]string, len(parts))
+	for i, x := range parts {
+		stack[i] = x.Name
+	}
+	n := int(elems(first))
+	join := func(dst, src []float32) {
+		for p := range parts {
+			plan.paste(dst, src[p*n:(p+1)*n], p)
+		}
+	}
+	return Mapping{Name: name, Source: stack[0], Stack: stack, Shape: shape, Transform: join}, true, nil
 }

@@ -57,6 +57,9 @@ type Projector struct {
 	// one come first, then each layer's in turn, then the rest (the legacy
 	// writer's: the projector's tensors, then the CLIP model's state dict).
 	Order []string
+	// NoHF, when set, says why GGUF → HF refuses this projector (what
+	// the record cannot write back yet), as Family.NoGGUF does for GGUF.
+	NoHF string
 	// HFModelType is the multimodal config.json's model_type ("gemma3");
 	// TextModelType its text_config's ("gemma3_text"), both written on
 	// GGUF → HF.
@@ -352,6 +355,34 @@ func preprocessorFloats(key, name string) Param {
 		}
 		return tensor.ArrayOf(out), true, nil
 	}}
+}
+
+// TensorType is the type the converter gives a tensor of the projector's
+// GGUF at file type want: the tower's forced roles (Tower.F32, Tower.F16,
+// its subclass's tensor_force_quant) first, then MmprojModel's rule for
+// every projector — a patch embedding's kernels (names holding
+// ".patch_embd.weight", which takes in Qwen-VL's second temporal slice
+// ".patch_embd.weight.1", or ".patch_merger.weight") are F16 at f16 and F32
+// at every other outtype —, then GGUFTensorType's.
+func (p *Projector) TensorType(name string, shape tensor.Shape, want tensor.DType) tensor.DType {
+	pat, _, _ := SplitName(name)
+	for _, r := range p.Tower.F32 {
+		if r == pat {
+			return tensor.F32
+		}
+	}
+	for _, r := range p.Tower.F16 {
+		if r == pat {
+			return tensor.F16
+		}
+	}
+	if strings.Contains(name, ".patch_embd.weight") || strings.Contains(name, ".patch_merger.weight") {
+		if want == tensor.F16 {
+			return tensor.F16
+		}
+		return tensor.F32
+	}
+	return GGUFTensorType(name, shape, want)
 }
 
 // TokenKey is a config.json entry holding the id of the token of Text.

@@ -166,7 +166,7 @@ func planMmproj(c *checkpoint.Checkpoint, proj *arch.Projector, opts Options) (*
 	}
 	p := &plan{format: GGUF, arch: arch.MmprojArch, outType: outType, dropped: append(dropped, text...), warn: arch.DropWarnings(dropped)}
 	if p.jobs, err = jobsFor(c, maps, p.dropped, func(m Mapping, _ *checkpoint.Tensor) tensor.DType {
-		return fam.TensorType(m.Name, m.Shape, want)
+		return proj.TensorType(m.Name, m.Shape, want)
 	}); err != nil {
 		return nil, err
 	}
@@ -379,6 +379,9 @@ func planHFMultimodal(c, mm *checkpoint.Checkpoint, opts Options) (*plan, error)
 	proj, ok := arch.ProjectorByType(typ)
 	if !ok {
 		return nil, tensor.Unsupported("convert: %s: projector type %q has no record in tfconv (known: %s)", opts.MmprojFile, typ, strings.Join(projectorTypes(), ", "))
+	}
+	if proj.NoHF != "" {
+		return nil, tensor.Unsupported("convert: %s: the %s projector does not convert back to Hugging Face: %s", opts.MmprojFile, typ, proj.NoHF)
 	}
 	if proj.FeatureLayer {
 		// LLaVA's legacy mmproj holds the tower only up to the layer the

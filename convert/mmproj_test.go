@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -89,6 +90,15 @@ func matchRecord(t *testing.T, ref *llamacppRecord, out, path string) {
 		kv, w := md[i], wmd[i]
 		if kv.Key != w[0].(string) || !sameValue(kv.Value, w[2]) {
 			t.Errorf("%s: key %d: %s = %v, the converter's %s = %v", out, i, kv.Key, kv.Value, w[0], w[2])
+			continue
+		}
+		// A long array is recorded as its length and the sha256 of
+		// Python's json.dumps of it (gen_vision.gguf_record).
+		if d, ok := w[2].(map[string]any); ok {
+			a, _ := kv.Value.Array()
+			if sum := sha256.Sum256([]byte(pyDumps(a))); hex.EncodeToString(sum[:]) != d["sha256"] {
+				t.Errorf("%s: %s: sha256 %x…, the converter's %v", out, kv.Key, sum[:4], d["sha256"])
+			}
 		}
 	}
 	if len(g.Tensors) != len(want.Tensors) {
@@ -100,9 +110,13 @@ func matchRecord(t *testing.T, ref *llamacppRecord, out, path string) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		shape := make([]int64, len(x.Shape))
+		for j := range x.Shape {
+			shape[len(shape)-1-j] = x.Shape[j] // gguf-py lists ggml's ne: innermost first
+		}
 		sum := sha256.Sum256(b)
-		if x.Name != w.Name || !strings.EqualFold(x.DType.String(), w.Type) || hex.EncodeToString(sum[:]) != w.SHA256 {
-			t.Errorf("%s: tensor %d: %s %v sha256 %x; the converter's %s %s %.12s", out, i, x.Name, x.DType, sum[:6], w.Name, w.Type, w.SHA256)
+		if x.Name != w.Name || !strings.EqualFold(x.DType.String(), w.Type) || (w.Shape != nil && fmt.Sprint(shape) != fmt.Sprint(w.Shape)) || hex.EncodeToString(sum[:]) != w.SHA256 {
+			t.Errorf("%s: tensor %d: %s %v %v sha256 %x; the converter's %s %s %v %.12s", out, i, x.Name, x.DType, shape, sum[:6], w.Name, w.Type, w.Shape, w.SHA256)
 		}
 	}
 }

@@ -712,7 +712,7 @@ def convert(llamacpp, hf, out, outtype, pre, extra=()):
     vocabulary was cut from, as the earlier fixtures did (shared/fixtures/interop/gpt2/README.md). The Rust
     `tokenizers` package is not available here, so AutoTokenizer is asked for the slow (pure-Python) tokenizer,
     which has the same vocabulary (and is given the `vocab` attribute the fast ones have, which the converter
-    reads). extra are more arguments (--mmproj)."""
+    reads). extra: further converter arguments (testdata/vision/gen_qwenvl.py passes --mmproj)."""
     # Debian's torch 1.13 predates the float8 dtypes the converter's safetensors dtype table names; the
     # fixtures hold none, so placeholder attributes let the module import.
     code = ("import sys, torch; sys.argv = sys.argv[1:]; sys.path.insert(0, %r); sys.path.insert(0, %r); "
@@ -726,12 +726,12 @@ def convert(llamacpp, hf, out, outtype, pre, extra=()):
             "base = getattr(c, 'Model', None) or __import__('conversion.base', fromlist=['TextModel']).TextModel; "
             "base.get_vocab_base_pre = (lambda self, tokenizer: %r) if %r else base.get_vocab_base_pre; "
             "c.main()") % (os.path.join(llamacpp, "gguf-py"), llamacpp, pre, pre is not None)
-    cmd = [sys.executable, "-c", code, "convert_hf_to_gguf.py", hf, "--outtype", outtype, "--outfile", out] + list(extra)
+    cmd = [sys.executable, "-c", code, "convert_hf_to_gguf.py", hf, "--outtype", outtype, "--outfile", out, *extra]
     r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if r.returncode != 0:
         raise RuntimeError("convert_hf_to_gguf.py failed:\n" + r.stderr[-3000:])
     return " ".join(["convert_hf_to_gguf.py", os.path.relpath(hf, HERE), "--outtype", outtype, "--outfile",
-                     os.path.relpath(out, HERE)] + list(extra))
+                     os.path.relpath(out, HERE), *extra])
 
 
 def make(family, llamacpp, dump_bin, shared):
