@@ -357,32 +357,27 @@ func preprocessorFloats(key, name string) Param {
 	}}
 }
 
-// TensorType is the type the converter gives a tensor of the projector's
-// GGUF at file type want: the tower's forced roles (Tower.F32, Tower.F16,
-// its subclass's tensor_force_quant) first, then MmprojModel's rule for
-// every projector — a patch embedding's kernels (names holding
-// ".patch_embd.weight", which takes in Qwen-VL's second temporal slice
-// ".patch_embd.weight.1", or ".patch_merger.weight") are F16 at f16 and F32
-// at every other outtype —, then GGUFTensorType's.
+// TensorType is the type the converter gives an mmproj tensor for the
+// file type want: the tower's roles first (Family.TensorType: F32, F16 and
+// Unquantized roles), then, for a projector the newer converter writes
+// (not Legacy), its MmprojModel rules — a tower's position embedding stays
+// F32, a patch embedding or patch merger kernel is F16 at f16 and F32
+// otherwise —, then GGUFTensorType. The legacy LLaVA writer has none of
+// those rules (its position embedding is F16 at f16).
 func (p *Projector) TensorType(name string, shape tensor.Shape, want tensor.DType) tensor.DType {
 	pat, _, _ := SplitName(name)
-	for _, r := range p.Tower.F32 {
-		if r == pat {
+	if !p.Legacy && !p.Tower.hasTypeRole(pat) {
+		switch {
+		case name == "v.position_embd.weight" || name == "a.position_embd.weight": // V/A_ENC_EMBD_POS
+			return tensor.F32
+		case strings.Contains(name, ".patch_embd.weight") || strings.Contains(name, ".patch_merger.weight"):
+			if want == tensor.F16 {
+				return tensor.F16
+			}
 			return tensor.F32
 		}
 	}
-	for _, r := range p.Tower.F16 {
-		if r == pat {
-			return tensor.F16
-		}
-	}
-	if strings.Contains(name, ".patch_embd.weight") || strings.Contains(name, ".patch_merger.weight") {
-		if want == tensor.F16 {
-			return tensor.F16
-		}
-		return tensor.F32
-	}
-	return GGUFTensorType(name, shape, want)
+	return p.Tower.TensorType(name, shape, want)
 }
 
 // TokenKey is a config.json entry holding the id of the token of Text.

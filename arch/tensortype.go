@@ -8,7 +8,7 @@ import (
 
 // GGUFTensorType is the type convert_hf_to_gguf.py gives a GGUF tensor for
 // the file type want: 1-D tensors, norms (*_norm.weight), position and
-// token-type embeddings (an mmproj tower's v./a.position_embd too), a
+// token-type embeddings (an mmproj's: Projector.TensorType), a
 // mixture's router (ffn_gate_inp), the recurrent mixers' convolution taps (shortconv.conv, ssm_conv1d), RWKV-7's decay
 // projections and token-shift mixes (time_mix_w1/w2, time_mix_lerp_fused)
 // and anything not
@@ -21,8 +21,7 @@ func GGUFTensorType(name string, shape tensor.Shape, want tensor.DType) tensor.D
 	if len(shape) <= 1 || strings.HasSuffix(name, "_norm.weight") {
 		return tensor.F32
 	}
-	if name == "position_embd.weight" || name == "token_types.weight" || !strings.HasSuffix(name, ".weight") ||
-		name == "v.position_embd.weight" || name == "a.position_embd.weight" { // a projector's towers' (V/A_ENC_EMBD_POS)
+	if name == "position_embd.weight" || name == "token_types.weight" || !strings.HasSuffix(name, ".weight") {
 		return tensor.F32
 	}
 	switch pat, _, _ := SplitName(name); pat {
@@ -64,4 +63,17 @@ func (f *Family) TensorType(name string, shape tensor.Shape, want tensor.DType) 
 		}
 	}
 	return GGUFTensorType(name, shape, want)
+}
+
+// hasTypeRole reports whether role pat is one of f's F32, F16 or
+// Unquantized roles: TensorType decides its type by the role.
+func (f *Family) hasTypeRole(pat string) bool {
+	for _, rs := range [][]Role{f.F32, f.F16, f.Unquantized} {
+		for _, r := range rs {
+			if r == pat {
+				return true
+			}
+		}
+	}
+	return false
 }

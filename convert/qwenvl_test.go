@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf16"
@@ -91,6 +92,29 @@ func TestQwenVLText(t *testing.T) {
 	}
 }
 
+// pyFloat is Python's repr of f, as json.dumps writes a float: the
+// shortest digits that read back as f, positional from 1e-4 to below 1e16
+// (with ".0" when integral), else d.ddde±XX; NaN and ±Infinity as json.dumps
+// spells them.
+func pyFloat(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	}
+	if a := math.Abs(f); a != 0 && (a < 1e-4 || a >= 1e16) {
+		return strconv.FormatFloat(f, 'e', -1, 64)
+	}
+	s := strconv.FormatFloat(f, 'f', -1, 64)
+	if !strings.ContainsAny(s, ".") {
+		s += ".0"
+	}
+	return s
+}
+
 // pyDumps is Python's json.dumps of a list of strings or integers (", "
 // between entries, ASCII only: other characters as \uXXXX escapes, UTF-16
 // surrogate pairs beyond the BMP), the text gen_vision.gguf_record hashes.
@@ -106,8 +130,8 @@ func pyDumps(a tensor.Array) string {
 		if !ok {
 			if n, ok := x.Int(); ok {
 				fmt.Fprint(&sb, n)
-			} else if f, ok := x.Float(); ok && !math.IsInf(f, 0) {
-				fmt.Fprint(&sb, f)
+			} else if f, ok := x.Float(); ok {
+				sb.WriteString(pyFloat(f))
 			}
 			continue
 		}
