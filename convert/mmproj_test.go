@@ -318,16 +318,40 @@ func TestGemma3VLModes(t *testing.T) {
 // tokens as the fixture's does; the processor's files are written.
 func TestGemma3VLRoundTrip(t *testing.T) {
 	t.Parallel()
+	out, identical, total := vlRoundTrip(t, gemma3VL, func(name string, a float64) (float64, bool) {
+		switch {
+		case strings.HasSuffix(name, "norm.weight") && !strings.HasPrefix(name, "vision_tower."):
+			return 0x1p-24 * 4, true // (w + 1) − 1: half an ulp of 1 + w (|1 + w| < 4 here)
+		case name == "multi_modal_projector.mm_input_projection_weight":
+			return 0x1p-11, true // float16's relative rounding (|w| < 1 here)
+		}
+		return 0, false
+	})
+	t.Logf("%d of %d tensors byte-identical", identical, total)
+	vlConfigMatches(t, gemma3VL, out, []string{"architectures", "model_type", "mm_tokens_per_image", "boi_token_index", "eoi_token_index", "image_token_index"}, map[string]string{
+		"vision_config": "hidden_size intermediate_size num_hidden_layers num_attention_heads image_size patch_size layer_norm_eps model_type hidden_act vision_use_head num_channels",
+		"text_config":   "hidden_size intermediate_size num_hidden_layers num_attention_heads num_key_value_heads head_dim vocab_size sliding_window rope_theta rope_local_base_freq query_pre_attn_scalar rms_norm_eps model_type",
+	}, "preprocessor_config.json", "processor_config.json")
+}
+
+// vlRoundTrip converts the multimodal folder src to a text GGUF and its
+// mmproj at f32 and back to Hugging Face (convert's --mmproj both ways),
+// and holds every tensor of the result to src's: the same names, types
+// and shapes, the bytes identical, or for a tensor tol names (its
+// tolerance, from the fixture's value) within it. It returns the output
+// folder and how many tensors came back byte-identical, of how many.
+func vlRoundTrip(t *testing.T, src string, tol func(name string, a float64) (float64, bool)) (out string, identical, total int) {
+	t.Helper()
 	dir := t.TempDir()
-	text := filepath.Join(dir, "gemma3.gguf")
-	if _, err := Run(gemma3VL, text, Options{OutType: OutF32, Multimodal: MultimodalBoth}); err != nil {
+	text := filepath.Join(dir, "text.gguf")
+	if _, err := Run(src, text, Options{OutType: OutF32, Multimodal: MultimodalBoth}); err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(dir, "hf")
+	out = filepath.Join(dir, "hf")
 	if _, err := Run(text, out, Options{OutType: OutF32, MmprojFile: MmprojPath(text)}); err != nil {
 		t.Fatal(err)
 	}
-	orig, err := safetensors.Open(filepath.Join(gemma3VL, "model.safetensors"))
+	orig, err := safetensors.Open(filepath.Join(src, "model.safetensors"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,12 +364,11 @@ func TestGemma3VLRoundTrip(t *testing.T) {
 	if len(orig.Tensors) != len(back.Tensors) {
 		t.Errorf("%d tensors, the fixture has %d", len(back.Tensors), len(orig.Tensors))
 	}
-	identical := 0
 	for i := range orig.Tensors {
 		x := &orig.Tensors[i]
 		y, ok := back.Tensor(x.Name)
 		if !ok || y.DType != x.DType || !y.Shape.Equal(x.Shape) {
-			t.Errorf("%s: missing or %v %v, the fixture's %v %v", x.Name, y, y, x.DType, x.Shape)
+			t.Errorf("%s: missing or %+v, the fixture's %v %v", x.Name, y, x.DType, x.Shape)
 			continue
 		}
 		xb, _ := io.ReadAll(x.Open())
@@ -354,26 +377,26 @@ func TestGemma3VLRoundTrip(t *testing.T) {
 			identical++
 			continue
 		}
-		tol := 0.0
-		switch {
-		case strings.HasSuffix(x.Name, "norm.weight") && !strings.HasPrefix(x.Name, "vision_tower."):
-			tol = 0x1p-24 * 4 // (w + 1) − 1: half an ulp of 1 + w (|1 + w| < 4 here)
-		case x.Name == "multi_modal_projector.mm_input_projection_weight":
-			tol = 0x1p-11 // float16's relative rounding (|w| < 1 here)
-		default:
-			t.Errorf("%s: bytes differ from the fixture's", x.Name)
-			continue
-		}
 		for k := 0; k+4 <= len(xb); k += 4 {
-			a := math.Float32frombits(binary.LittleEndian.Uint32(xb[k:]))
-			b := math.Float32frombits(binary.LittleEndian.Uint32(yb[k:]))
-			if math.Abs(float64(a-b)) > tol {
+			a := float64(math.Float32frombits(binary.LittleEndian.Uint32(xb[k:])))
+			b := float64(math.Float32frombits(binary.LittleEndian.Uint32(yb[k:])))
+			if d, ok := tol(x.Name, a); !ok {
+				t.Errorf("%s: bytes differ from the fixture's", x.Name)
+				break
+			} else if math.Abs(a-b) > d {
 				t.Errorf("%s[%d]: %g, the fixture's %g", x.Name, k/4, b, a)
 				break
 			}
 		}
 	}
-	t.Logf("%d of %d tensors byte-identical", identical, len(orig.Tensors))
+	return out, identical, len(orig.Tensors)
+}
+
+// vlConfigMatches holds the config.json GGUF → HF wrote in out to src's:
+// the top-level keys top, each sub-object's keys (space-separated), and
+// the processor files named, whole.
+func vlConfigMatches(t *testing.T, src, out string, top []string, subs map[string]string, files ...string) {
+	t.Helper()
 	read := func(p string) map[string]any {
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -385,29 +408,24 @@ func TestGemma3VLRoundTrip(t *testing.T) {
 		}
 		return m
 	}
-	want, got := read(filepath.Join(gemma3VL, "config.json")), read(filepath.Join(out, "config.json"))
-	for _, k := range []string{"architectures", "model_type", "mm_tokens_per_image", "boi_token_index", "eoi_token_index", "image_token_index"} {
+	want, got := read(filepath.Join(src, "config.json")), read(filepath.Join(out, "config.json"))
+	for _, k := range top {
 		if !reflect.DeepEqual(got[k], want[k]) {
 			t.Errorf("config.json %s: %v, the fixture's %v", k, got[k], want[k])
 		}
 	}
-	for _, sub := range []struct{ obj, keys string }{
-		{"vision_config", "hidden_size intermediate_size num_hidden_layers num_attention_heads image_size patch_size layer_norm_eps model_type hidden_act vision_use_head num_channels"},
-		{"text_config", "hidden_size intermediate_size num_hidden_layers num_attention_heads num_key_value_heads head_dim vocab_size sliding_window rope_theta rope_local_base_freq query_pre_attn_scalar rms_norm_eps model_type"},
-	} {
-		g, _ := got[sub.obj].(map[string]any)
-		w, _ := want[sub.obj].(map[string]any)
-		for _, k := range strings.Fields(sub.keys) {
+	for obj, keys := range subs {
+		g, _ := got[obj].(map[string]any)
+		w, _ := want[obj].(map[string]any)
+		for _, k := range strings.Fields(keys) {
 			if !reflect.DeepEqual(g[k], w[k]) {
-				t.Errorf("config.json %s.%s: %v, the fixture's %v", sub.obj, k, g[k], w[k])
+				t.Errorf("config.json %s.%s: %v, the fixture's %v", obj, k, g[k], w[k])
 			}
 		}
 	}
-	pre, wpre := read(filepath.Join(out, "preprocessor_config.json")), read(filepath.Join(gemma3VL, "preprocessor_config.json"))
-	if !reflect.DeepEqual(pre, wpre) {
-		t.Errorf("preprocessor_config.json %v, the fixture's %v", pre, wpre)
-	}
-	if proc := read(filepath.Join(out, "processor_config.json")); !reflect.DeepEqual(proc, read(filepath.Join(gemma3VL, "processor_config.json"))) {
-		t.Errorf("processor_config.json %v", proc)
+	for _, f := range files {
+		if g, w := read(filepath.Join(out, f)), read(filepath.Join(src, f)); !reflect.DeepEqual(g, w) {
+			t.Errorf("%s %v, the fixture's %v", f, g, w)
+		}
 	}
 }
