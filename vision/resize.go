@@ -21,7 +21,9 @@ func ResizeMtmd(src *Image, w, h int) *Image {
 	}
 	for y := 0; y < h; y++ {
 		for x := 0; x < w; x++ {
-			px, py := float32(x)*xr, float32(y)*yr
+			// Rounded as products (float32(…)): Go may otherwise fuse them
+			// into the subtractions below as FMAs, as it does on arm64.
+			px, py := float32(float32(x)*xr), float32(float32(y)*yr)
 			x0, y0 := min(int(px), src.W-1), min(int(py), src.H-1)
 			x1, y1 := min(x0+1, src.W-1), min(y0+1, src.H-1)
 			xf, yf := px-float32(x0), py-float32(y0)
@@ -36,7 +38,10 @@ func ResizeMtmd(src *Image, w, h int) *Image {
 	return dst
 }
 
-func lerp(s, e, t float32) float32 { return s + (e-s)*t }
+// lerp is mtmd's s + (e − s)·t with the product rounded before the sum:
+// the conversion keeps Go from fusing them into one FMA (which arm64 does,
+// and which moves a pixel by one level against mtmd's x86 build).
+func lerp(s, e, t float32) float32 { return s + float32((e-s)*t) }
 
 // LetterboxMtmd fits src into a w×h canvas of colour pad as mtmd's
 // img_tool::resize does with PAD_CEIL: one scale s = min(w/W, h/H) in
