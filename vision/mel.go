@@ -109,7 +109,7 @@ func logMel(samples []float32, cfg MelConfig) Mel {
 		fftReal(sin, cos, in, frame, fftOut)
 		for j := range bins {
 			re, im := fftOut[2*j], fftOut[2*j+1]
-			fftOut[j] = re*re + im*im
+			fftOut[j] = float32(re*re) + float32(im*im)
 		}
 		for b := range cfg.NMel {
 			row := filters[b*bins:]
@@ -118,7 +118,7 @@ func logMel(samples []float32, cfg MelConfig) Mel {
 			// mtmd sums four products in float32, then adds them to the
 			// float64 total.
 			for ; k < bins-3; k += 4 {
-				sum += float64(fftOut[k]*row[k] + fftOut[k+1]*row[k+1] + fftOut[k+2]*row[k+2] + fftOut[k+3]*row[k+3])
+				sum += float64(float32(fftOut[k]*row[k]) + float32(fftOut[k+1]*row[k+1]) + float32(fftOut[k+2]*row[k+2]) + float32(fftOut[k+3]*row[k+3]))
 			}
 			for ; k < bins; k++ {
 				sum += float64(fftOut[k] * row[k])
@@ -237,8 +237,8 @@ func fftReal(sin, cos []float32, in []float32, n int, out []float32) {
 			var re, im float32
 			for j := range n {
 				idx := (k * j * step) % len(sin)
-				re += in[j] * cos[idx]
-				im += -1 * in[j] * sin[idx]
+				re += float32(in[j] * cos[idx])
+				im += float32(-1 * in[j] * sin[idx])
 			}
 			out[2*k], out[2*k+1] = re, im
 		}
@@ -261,9 +261,12 @@ func fftReal(sin, cos []float32, in []float32, n int, out []float32) {
 		re, im := cos[k*step], -sin[k*step]
 		ro, io := oddFFT[2*k], oddFFT[2*k+1]
 		er, ei := evenFFT[2*k], evenFFT[2*k+1]
-		out[2*k] = er + re*ro - im*io
-		out[2*k+1] = ei + re*io + im*ro
-		out[2*(k+half)] = er - re*ro + im*io
-		out[2*(k+half)+1] = ei - re*io - im*ro
+		// Each product rounded (float32(…)) before it is summed: Go fuses
+		// them into FMAs on arm64 otherwise, and mtmd's x86 build does not.
+		rr, ii, ri, ir := float32(re*ro), float32(im*io), float32(re*io), float32(im*ro)
+		out[2*k] = er + rr - ii
+		out[2*k+1] = ei + ri + ir
+		out[2*(k+half)] = er - rr + ii
+		out[2*(k+half)+1] = ei - ri - ir
 	}
 }
