@@ -56,7 +56,7 @@ func mlxFrom(p *plan, opts Options) (*plan, error) {
 	if q.GroupSize == 0 {
 		q.GroupSize = 64
 	}
-	if err := q.Check(); err != nil {
+	if err := q.CheckWrite(); err != nil {
 		return nil, err
 	}
 	if err := mlxQuantizeAll(p, q); err != nil {
