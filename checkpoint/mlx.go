@@ -13,8 +13,9 @@ const QuantMethodMLX = "mlx"
 
 // unpackMLX replaces every quantized layer of an MLX checkpoint (P.weight
 // uint32 codes, P.scales, P.biases: formats/mlx) by its float weight
-// P.weight in the scales' type, computed when read exactly as
-// mx.dequantize computes it.
+// P.weight, computed when read exactly as mx.dequantize computes it: in
+// the scales' type for affine layers, in bf16 (mx.dequantize's default)
+// for the floating-point modes, whose scales are bytes.
 func (c *Checkpoint) unpackMLX(q *mlx.Quantization) (*unpacked, error) {
 	infos := make([]tensor.Info, len(c.Tensors))
 	for i, t := range c.Tensors {
@@ -32,6 +33,9 @@ func (c *Checkpoint) unpackMLX(q *mlx.Quantization) (*unpacked, error) {
 	for _, l := range layers {
 		w, s, b := c.byName[l.Weight.Name], c.byName[l.Scales.Name], c.byName[l.Biases.Name]
 		info := tensor.Info{Name: l.Weight.Name, DType: l.Scales.DType, Shape: l.Shape}
+		if _, fp := l.Params.FP(); fp {
+			info.DType = mlxFPType
+		}
 		if info.Size, err = info.DType.ShapeBytes(info.Shape); err != nil {
 			return nil, fmt.Errorf("checkpoint: %s: tensor %q: %w", w.File, w.Name, err)
 		}
@@ -46,18 +50,30 @@ func (c *Checkpoint) unpackMLX(q *mlx.Quantization) (*unpacked, error) {
 		// The weight's own name: the float weight takes its place.
 		c.Tensors[index[w.Name]] = t
 		c.byName[t.Name] = t
-		u.drop[s.Name], u.drop[b.Name] = true, true
+		u.drop[s.Name] = true
+		if b != nil {
+			u.drop[b.Name] = true
+		}
 		u.layers++
 	}
 	return u, nil
 }
 
+// mlxFPType is the type mx.dequantize gives a floating-point mode's
+// weight when none is asked for (846d176 validate_mode_with_type):
+// every mxfp4 and nvfp4 value, and every mxfp8 one but e4m3 subnormals
+// under a scale below 2^-124, is exact in it.
+const mlxFPType = tensor.BF16
+
 // dequantizeMLX reads a quantized layer's tensors and returns its weight in
-// the scales' type.
+// the scales' type (mlxFPType for a floating-point mode).
 func dequantizeMLX(l mlx.Layer, w, s, b *Tensor) ([]byte, error) {
 	wb, err := w.ReadAll()
 	if err != nil {
 		return nil, err
+	}
+	if m, fp := l.Params.FP(); fp {
+		return dequantizeMLXFP(l, m, wb, s)
 	}
 	scales, err := readFloats(s)
 	if err != nil {
@@ -94,4 +110,27 @@ func readFloats(t *Tensor) ([]float32, error) {
 		return nil, fmt.Errorf("tensor %q: %w", t.Name, err)
 	}
 	return f, nil
+}
+
+// dequantizeMLXFP dequantizes a floating-point mode's layer (codes wb,
+// scale bytes s) to mlxFPType.
+func dequantizeMLXFP(l mlx.Layer, m mlx.FPMode, wb []byte, s *Tensor) ([]byte, error) {
+	sb, err := s.ReadAll()
+	if err != nil {
+		return nil, err
+	}
+	n, err := l.Shape.NumElements()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float32, n)
+	q := quant.MLXFP{Bits: m.Bits, GroupSize: m.GroupSize, E4M3Scales: m.E4M3Scales}
+	if err := q.Dequantize(out, wb, sb, mlxFPType); err != nil {
+		return nil, err
+	}
+	ob := make([]byte, n*mlxFPType.BlockBytes())
+	if err := quant.Quantize(ob, out, mlxFPType); err != nil {
+		return nil, err
+	}
+	return ob, nil
 }

@@ -17,6 +17,11 @@ const (
 	ConfigCopyKey = "quantization_config"
 )
 
+// QuantizeActivationsKey is config.json's switch by which mlx-lm (d78bf58
+// utils.load_model) turns nvfp4 and mxfp8 layers into ones that quantize
+// their activations as well: refused, never dropped.
+const QuantizeActivationsKey = "quantize_activations"
+
 // ModeAffine is mx.quantize's default mode, the only one with biases.
 const ModeAffine = "affine"
 
@@ -72,6 +77,9 @@ func FromConfig(cfg map[string]any) (q *Quantization, err error) {
 	obj, ok := raw.(map[string]any)
 	if !ok {
 		return nil, fmt.Errorf("mlx: config.json: %q is %T, want an object", ConfigKey, raw)
+	}
+	if qa, _ := cfg[QuantizeActivationsKey].(bool); qa {
+		return nil, tensor.Unsupported("mlx: config.json: %q is true: mlx-lm then quantizes each layer's input too (nn.QQLinear), which a float weight cannot carry", QuantizeActivationsKey)
 	}
 	q = &Quantization{}
 	if q.Params, err = params(ConfigKey, obj); err != nil {
@@ -161,7 +169,7 @@ func params(key string, obj map[string]any) (Params, error) {
 func (p Params) Check() error {
 	if m, ok := p.FP(); ok {
 		if p.GroupSize != m.GroupSize || p.Bits != m.Bits {
-			return tensor.Unsupported("mlx: mode %q with %d bits and group size %d: MLX's %s takes %d bits and group size %d",
+			return tensor.Unsupported("mlx: mode %q is not supported with %d bits and group size %d: MLX's %s takes %d bits and group size %d",
 				p.Mode, p.Bits, p.GroupSize, p.Mode, m.Bits, m.GroupSize)
 		}
 		return nil
