@@ -47,6 +47,9 @@ func (c *Checkpoint) unpackMLX(q *mlx.Quantization) (*unpacked, error) {
 			}
 			return out, nil
 		})
+		if l.Params.Mode == mlx.ModeMXFP4 {
+			t.MXFP4 = &MXFP4Layer{Packed: w, Scales: s}
+		}
 		// The weight's own name: the float weight takes its place.
 		c.Tensors[index[w.Name]] = t
 		c.byName[t.Name] = t
@@ -133,4 +136,63 @@ func dequantizeMLXFP(l mlx.Layer, m mlx.FPMode, wb []byte, s *Tensor) ([]byte, e
 		return nil, err
 	}
 	return ob, nil
+}
+
+// MXFP4Layer is an MXFP4 layer as MLX stores it (mode "mxfp4"), kept beside
+// the weight the checkpoint presents (Tensor.MXFP4), so that a conversion
+// can carry its blocks into GGUF MXFP4 instead of dequantizing them.
+type MXFP4Layer struct {
+	Packed *Tensor // uint32 [rows, cols/8]: e2m1 codes, value 2j of a row in the low nibble of byte j (OCP's order)
+	Scales *Tensor // uint8 [rows, cols/32]: e8m0
+}
+
+// MXFP4Blocks is t's MXFP4 layer as GGUF MXFP4 blocks under name, its rows
+// in the order rows gives (row i of the output is row rows[i] of the
+// weight; nil: as stored): MLX's scale bytes and codes moved into ggml's
+// block order by quant.MXFP4FromOCP, nothing dequantized. MLX's e2m1 codes
+// are ggml's (kvalues_mxfp4 are their doubles, under a halved e8m0 scale),
+// so the blocks hold the weight's values exactly.
+func MXFP4Blocks(name string, t *Tensor, rows []int) (*Tensor, error) {
+	l := t.MXFP4
+	if l == nil {
+		return nil, fmt.Errorf("checkpoint: tensor %q is not an MXFP4 layer", t.Name)
+	}
+	if len(t.Shape) != 2 || t.Shape[1]%32 != 0 {
+		return nil, fmt.Errorf("checkpoint: MXFP4 layer %q has shape %v, want rows of whole 32-value blocks", t.Name, t.Shape)
+	}
+	n, cols := int(t.Shape[0]), int(t.Shape[1])
+	if rows != nil && len(rows) != n {
+		return nil, fmt.Errorf("checkpoint: MXFP4 layer %q: %d rows, a row order of %d", t.Name, n, len(rows))
+	}
+	info := tensor.Info{Name: name, DType: tensor.MXFP4, Shape: t.Shape.Clone()}
+	size, err := info.DType.ShapeBytes(info.Shape)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: tensor %q: %w", name, err)
+	}
+	info.Size = size
+	return LazyTensor(info, l.Packed.File, func() ([]byte, error) {
+		v, err := l.Packed.ReadAll()
+		if err != nil {
+			return nil, err
+		}
+		s, err := l.Scales.ReadAll()
+		if err != nil {
+			return nil, err
+		}
+		if len(v) != n*cols/2 || len(s) != n*cols/32 {
+			return nil, fmt.Errorf("checkpoint: MXFP4 layer %q: %d code and %d scale bytes for %d×%d", t.Name, len(v), len(s), n, cols)
+		}
+		out := make([]byte, size)
+		rb := int(size) / n
+		for i := range n {
+			r := i
+			if rows != nil {
+				r = rows[i]
+			}
+			if err := quant.MXFP4FromOCP(out[i*rb:(i+1)*rb], v[r*cols/2:(r+1)*cols/2], s[r*cols/32:(r+1)*cols/32]); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}), nil
 }

@@ -237,3 +237,36 @@ func setNibble(b []byte, i int, v byte) {
 		b[i/2] = b[i/2]&0x0f | v<<4
 	}
 }
+
+// mxfp4Pass carries the mxfp4 layers of an MLX checkpoint into GGUF as
+// MXFP4 blocks (checkpoint.MXFP4Blocks: MLX's e8m0 scale and e2m1 codes
+// are ggml's block_mxfp4, the nibbles reordered), whatever the outtype,
+// as the converter keeps gpt-oss's MXFP4 experts. A layer whose mapping is
+// more than a rename and a row permutation (Llama's Q/K rows) stays as
+// planned, at the outtype, from its float values. With requantize
+// (Options.Requantize) a layer that would be carried is MXFP4 still, but
+// encoded again from its float values by tfconv's encoder. jobs keep their
+// order; any reports whether a job became MXFP4.
+func mxfp4Pass(jobs []*job, requantize bool) (out []*job, any bool, err error) {
+	out = make([]*job, len(jobs))
+	for i, j := range jobs {
+		out[i] = j
+		rows, ok := rowOrder(j)
+		if !ok || j.src.MXFP4 == nil || j.m.Blocks != 0 || j.m.Interleaved || j.out.Shape[1]%32 != 0 {
+			continue
+		}
+		any = true
+		if requantize {
+			j.out.DType = tensor.MXFP4
+			continue
+		}
+		b, err := checkpoint.MXFP4Blocks(j.src.Name, j.src, rows)
+		if err != nil {
+			return nil, false, err
+		}
+		m := j.m
+		out[i] = &job{out: tensor.Info{Name: m.Name, DType: tensor.MXFP4, Shape: m.Shape.Clone()}, src: b,
+			m: Mapping{Name: m.Name, Source: m.Source, Shape: m.Shape, Blocks: tensor.MXFP4}, ggufBF16: j.ggufBF16}
+	}
+	return out, any, finishJobs(out)
+}

@@ -25,6 +25,10 @@ const QuantizeActivationsKey = "quantize_activations"
 // ModeAffine is mx.quantize's default mode, the only one with biases.
 const ModeAffine = "affine"
 
+// ModeMXFP4 is the floating-point mode whose blocks are OCP MXFP4's (and
+// GGUF MXFP4's, nibbles reordered).
+const ModeMXFP4 = "mxfp4"
+
 // FPMode is one of MLX's floating-point modes (846d176 mlx/ops.cpp
 // fp_quantize): uint8 scales and no biases, one group size and bits each.
 type FPMode struct {
@@ -35,9 +39,9 @@ type FPMode struct {
 
 // FPModes are the floating-point modes by name.
 var FPModes = map[string]FPMode{
-	"mxfp4": {GroupSize: 32, Bits: 4},
-	"mxfp8": {GroupSize: 32, Bits: 8},
-	"nvfp4": {GroupSize: 16, Bits: 4, E4M3Scales: true},
+	ModeMXFP4: {GroupSize: 32, Bits: 4},
+	"mxfp8":   {GroupSize: 32, Bits: 8},
+	"nvfp4":   {GroupSize: 16, Bits: 4, E4M3Scales: true},
 }
 
 // FP returns p's floating-point mode, false for affine.
