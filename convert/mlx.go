@@ -42,6 +42,10 @@ func mlxFrom(p *plan, opts Options) (*plan, error) {
 		if !opts.Requantize {
 			return mlxPassThrough(p)
 		}
+		if j := mlxMXFP4Job(p); j != nil {
+			return nil, tensor.Unsupported("convert: --requantize: tensor %q holds GGUF MXFP4 blocks, which MLX keeps as mode mxfp4 by copying them; "+
+				"tfconv has no MLX mxfp4 encoder to write them again", j.out.Name)
+		}
 		// --requantize: the layers the pass-through would copy are
 		// quantized by MLX's rule instead, at its bits and groups of 32.
 		if bits = mlxPassDefaultBits(p); bits == 0 {

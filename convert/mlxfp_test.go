@@ -2,13 +2,16 @@ package convert
 
 import (
 	"bytes"
+	"errors"
 	"math"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/tfconv/tfconv/checkpoint"
+	"github.com/tfconv/tfconv/formats/mlx"
 	"github.com/tfconv/tfconv/quant"
+	"github.com/tfconv/tfconv/tensor"
 )
 
 // TestMLXMXFP4PassThrough: an MLX mxfp4 directory (MLX 846d176's own
@@ -131,4 +134,89 @@ func rowKey(v []float32) string {
 		b = append(b, byte(u), byte(u>>8), byte(u>>16), byte(u>>24))
 	}
 	return string(b)
+}
+
+// TestMLXMXFP4FromGGUF: gpt-oss's GGUF MXFP4 experts (the mxfp4_moe
+// fixture) convert to MLX as copies: Hugging Face's OCP blocks and scales,
+// which mlx-lm's gpt_oss sanitize reads as its mxfp4 layers, with
+// config.json naming each expert module mode mxfp4 (the Q8_0 weights are
+// MLX 8-bit affine, the other pass-through). Back to GGUF at q8_0 every
+// tensor is the original's bytes. --requantize is refused, naming the
+// tensor: tfconv has no MLX mxfp4 encoder.
+func TestMLXMXFP4FromGGUF(t *testing.T) {
+	t.Parallel()
+	src := filepath.Join("..", "testdata", "arch", "gptoss", "gguf", "gptoss-mxfp4_moe.gguf")
+	dir := filepath.Join(t.TempDir(), "mlx")
+	rep, err := Run(src, dir, Options{To: MLX})
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied := 0
+	for _, tr := range rep.Tensors {
+		if strings.Contains(tr.Name, "experts.") && (strings.HasSuffix(tr.Name, "_blocks") || strings.HasSuffix(tr.Name, "_scales")) {
+			if !tr.Copied || tr.Conversion != "copied" {
+				t.Errorf("%s: copied %v, conversion %q", tr.Name, tr.Copied, tr.Conversion)
+			}
+			copied++
+		}
+	}
+	if copied != 8 {
+		t.Errorf("%d expert blocks and scales copied, want 8 (2 layers × gate_up and down × blocks and scales)", copied)
+	}
+	stored, err := checkpoint.OpenStored(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := stored.Config()
+	stored.Close()
+	q, err := mlx.FromConfig(raw)
+	if err != nil || q == nil {
+		t.Fatalf("quantization %v %v", q, err)
+	}
+	for _, l := range []string{"0", "1"} {
+		for _, m := range []string{"gate_proj", "up_proj", "down_proj"} {
+			path := "model.layers." + l + ".mlp.experts." + m
+			if p, ok := q.For(path); !ok || p != mxfp4Params {
+				t.Errorf("%s: %+v, want mxfp4", path, p)
+			}
+		}
+	}
+
+	back := filepath.Join(t.TempDir(), "back.gguf")
+	if _, err := Run(dir, back, Options{OutType: OutQ8_0}); err != nil {
+		t.Fatal(err)
+	}
+	orig, err := checkpoint.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer orig.Close()
+	b, err := checkpoint.Open(back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	mx := 0
+	for _, ot := range orig.Tensors {
+		bt, ok := b.Tensor(ot.Name)
+		if !ok {
+			t.Fatalf("%q missing after the round trip", ot.Name)
+		}
+		x, _ := ot.ReadAll()
+		y, _ := bt.ReadAll()
+		if ot.DType != bt.DType || !bytes.Equal(x, y) {
+			t.Errorf("%q is %v, not the original's bytes (%v)", ot.Name, bt.DType, ot.DType)
+		}
+		if ot.DType == tensor.MXFP4 {
+			mx++
+		}
+	}
+	if mx != 6 || len(b.Tensors) != len(orig.Tensors) {
+		t.Errorf("%d MXFP4 tensors compared, want 6; %d tensors, want %d", mx, len(b.Tensors), len(orig.Tensors))
+	}
+
+	_, err = Run(src, filepath.Join(t.TempDir(), "re"), Options{To: MLX, Requantize: true})
+	if !errors.Is(err, tensor.ErrUnsupported) || !strings.Contains(err.Error(), "experts.down_proj_blocks") {
+		t.Errorf("--requantize: %v, want unsupported naming the MXFP4 tensor", err)
+	}
 }
