@@ -47,8 +47,11 @@ func (c *Checkpoint) unpackMLX(q *mlx.Quantization) (*unpacked, error) {
 			}
 			return out, nil
 		})
-		if l.Params.Mode == mlx.ModeMXFP4 {
+		switch l.Params.Mode {
+		case mlx.ModeMXFP4:
 			t.MXFP4 = &MXFP4Layer{Packed: w, Scales: s}
+		case mlx.ModeNVFP4:
+			t.NVFP4 = &NVFP4Layer{Packed: w, Scales: s, mlx: true}
 		}
 		// The weight's own name: the float weight takes its place.
 		c.Tensors[index[w.Name]] = t

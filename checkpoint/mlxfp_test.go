@@ -189,3 +189,40 @@ func fill(b []byte, n int) []byte {
 	}
 	return out
 }
+
+// TestMLXNVFP4GGUFExact: an MLX nvfp4 layer is carried into GGUF NVFP4
+// blocks only when every scale byte reads the same in MLX and ggml (below
+// 0x7f); its per-tensor factor is 1.
+func TestMLXNVFP4GGUFExact(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		scales []byte
+		want   bool
+	}{{[]byte{0x38, 0x7e, 0x00, 0x01}, true}, {[]byte{0x38, 0x7f, 0x00, 0x01}, false}, {[]byte{0x38, 0xb8, 0x00, 0x01}, false}} {
+		infos := []tensor.Info{
+			{Name: "a.weight", DType: tensor.U32, Shape: tensor.Shape{1, 8}},
+			{Name: "a.scales", DType: tensor.U8, Shape: tensor.Shape{1, 4}},
+		}
+		dir := filepath.Join(t.TempDir(), "m")
+		body := map[string][]byte{"a.weight": make([]byte, 32), "a.scales": c.scales}
+		if err := writeMLXFP(t, dir, `{"quantization": {"group_size": 16, "bits": 4, "mode": "nvfp4"}}`, infos, body); err != nil {
+			t.Fatal(err)
+		}
+		ck, err := Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, _ := ck.Tensor("a.weight")
+		if w.NVFP4 == nil {
+			t.Fatal("no NVFP4 layer on the MLX nvfp4 weight")
+		}
+		got, err := w.NVFP4.GGUFExact()
+		if err != nil || got != c.want {
+			t.Errorf("scales %x: GGUFExact %v %v, want %v", c.scales, got, err, c.want)
+		}
+		if s, err := w.NVFP4.Scale(); s != 1 || err != nil {
+			t.Errorf("Scale %v %v, want 1", s, err)
+		}
+		ck.Close()
+	}
+}

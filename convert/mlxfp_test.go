@@ -14,17 +14,33 @@ import (
 	"github.com/tfconv/tfconv/tensor"
 )
 
-// TestMLXMXFP4PassThrough: an MLX mxfp4 directory (MLX 846d176's own
+// TestMLXFPPassThrough: an MLX mxfp4 directory (MLX 846d176's own
 // mx::quantize of the smollm3 fixture, testdata/mlx/smollm3-mxfp4) converts
 // to a GGUF whose weights are MXFP4 blocks copied from MLX's (conversion
 // "copied"): each block's bytes are MLX's scale byte and codes in ggml's
 // nibble order, and ggml's dequantization of every weight equals MLX's
 // (the reader's, itself held to mx.dequantize) value for value, rows
-// reordered only where Llama's Q/K permutation moves them. --requantize
-// encodes the same weights again instead.
-func TestMLXMXFP4PassThrough(t *testing.T) {
+// reordered only where Llama's Q/K permutation moves them. The nvfp4
+// directory likewise becomes GGUF NVFP4 blocks of 64 (no ".scale": MLX has
+// no global scale). --requantize encodes the same weights again instead.
+func TestMLXFPPassThrough(t *testing.T) {
 	t.Parallel()
-	src := filepath.Join("..", "testdata", "mlx", "smollm3-mxfp4")
+	for _, c := range []struct {
+		dir, dtype string
+		toGGUF     func(dst, codes, scales []byte) error
+	}{
+		{"smollm3-mxfp4", "MXFP4", quant.MXFP4FromOCP},
+		{"smollm3-nvfp4", "NVFP4", quant.NVFP4FromOCP},
+	} {
+		t.Run(c.dtype, func(t *testing.T) {
+			t.Parallel()
+			mlxBlocksPassThrough(t, c.dir, c.dtype, c.toGGUF)
+		})
+	}
+}
+
+func mlxBlocksPassThrough(t *testing.T, dir, dtype string, toGGUF func(dst, codes, scales []byte) error) {
+	src := filepath.Join("..", "testdata", "mlx", dir)
 	out := filepath.Join(t.TempDir(), "out.gguf")
 	rep, err := Run(src, out, Options{})
 	if err != nil {
@@ -47,7 +63,10 @@ func TestMLXMXFP4PassThrough(t *testing.T) {
 	defer g.Close()
 	copied, sameBytes := 0, 0
 	for _, tr := range rep.Tensors {
-		if tr.DType != "MXFP4" {
+		if strings.HasSuffix(tr.Name, ".scale") || strings.HasSuffix(tr.Name, ".input_scale") {
+			t.Errorf("%s: MLX has no global scale", tr.Name)
+		}
+		if tr.DType != dtype {
 			continue
 		}
 		if !tr.Copied || tr.Conversion != "copied" {
@@ -84,11 +103,11 @@ func TestMLXMXFP4PassThrough(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := make([]byte, 17*len(sb))
-		if err := quant.MXFP4FromOCP(want, cb, sb); err != nil {
+		gt, _ := g.Tensor(tr.Name)
+		want := make([]byte, gt.Size)
+		if err := toGGUF(want, cb, sb); err != nil {
 			t.Fatal(err)
 		}
-		gt, _ := g.Tensor(tr.Name)
 		got, err := gt.ReadAll()
 		if err != nil {
 			t.Fatal(err)
@@ -100,7 +119,7 @@ func TestMLXMXFP4PassThrough(t *testing.T) {
 	}
 	// 4 layers × 7 projections and the (tied) embedding.
 	if copied != 29 || sameBytes != 21 {
-		t.Errorf("%d MXFP4 tensors copied (%d compared byte for byte), want 29 (21)", copied, sameBytes)
+		t.Errorf("%d %s tensors copied (%d compared byte for byte), want 29 (21)", copied, dtype, sameBytes)
 	}
 
 	re, err := Run(src, filepath.Join(t.TempDir(), "re.gguf"), Options{Requantize: true})
@@ -109,7 +128,7 @@ func TestMLXMXFP4PassThrough(t *testing.T) {
 	}
 	n := 0
 	for _, tr := range re.Tensors {
-		if tr.DType != "MXFP4" {
+		if tr.DType != dtype {
 			continue
 		}
 		if tr.Copied || tr.Conversion == "copied" || tr.Conversion == "" {
@@ -118,7 +137,7 @@ func TestMLXMXFP4PassThrough(t *testing.T) {
 		n++
 	}
 	if n != 29 {
-		t.Errorf("--requantize: %d MXFP4 tensors, want 29", n)
+		t.Errorf("--requantize: %d %s tensors, want 29", n, dtype)
 	}
 }
 

@@ -29,6 +29,10 @@ const ModeAffine = "affine"
 // GGUF MXFP4's, nibbles reordered).
 const ModeMXFP4 = "mxfp4"
 
+// ModeNVFP4 is the floating-point mode whose codes and scale bytes are
+// NVFP4's (GGUF NVFP4's, in blocks of 64).
+const ModeNVFP4 = "nvfp4"
+
 // FPMode is one of MLX's floating-point modes (846d176 mlx/ops.cpp
 // fp_quantize): uint8 scales and no biases, one group size and bits each.
 type FPMode struct {
