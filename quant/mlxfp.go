@@ -112,3 +112,102 @@ func roundTo(t tensor.DType) (func(float32) float32, error) {
 	}
 	return nil, tensor.Unsupported("quant: output type %v (MLX computes in f32, f16 or bf16)", t)
 }
+
+// Quantize writes the codes (PackedBytes(len(w))) and one scale byte per
+// group of w (a whole number of groups of t's values, decoded to float32),
+// as MLX's CPU quantize computes them (846d176 fp_quantize, whose CPU path
+// is a chain of array ops, each reproduced here in t's arithmetic):
+//
+//	s = max|w| / m                          (m = 6 for e2m1, 448 for e4m3; rounded to t)
+//	e8m0:  e = rint(log2 s) (0 for s = 0),  byte e+127,  w / 2^e
+//	e4m3:  byte = to_fp8(s),                w / from_fp8(byte)  (then in float32)
+//	codes: e2m1: the first of MLX's 16 values nearest |w − v| (argmin);
+//	       e4m3: to_fp8 (round to nearest even, saturating at 448).
+func (m MLXFP) Quantize(packed, scales []byte, w []float32, t tensor.DType) error {
+	round, err := roundTo(t)
+	if err != nil {
+		return fmt.Errorf("quant: MLX fp quantize: %w", err)
+	}
+	if m.Bits != 4 && m.Bits != 8 || m.GroupSize <= 0 || len(w)%m.GroupSize != 0 ||
+		len(scales) < len(w)/m.GroupSize || len(packed) < m.PackedBytes(len(w)) {
+		return fmt.Errorf("quant: MLX fp quantize: %d values, %d bits, group size %d: need %d scales and %d bytes of codes, have %d and %d",
+			len(w), m.Bits, m.GroupSize, len(w)/max(m.GroupSize, 1), m.PackedBytes(len(w)), len(scales), len(packed))
+	}
+	maxval := float32(6)
+	if m.Bits == 8 {
+		maxval = 448
+	}
+	var lut [16]float32
+	for i, v := range MLXE2M1 {
+		lut[i] = round(v)
+	}
+	clear(packed[:m.PackedBytes(len(w))])
+	q := make([]float32, m.GroupSize)
+	for g := 0; g < len(w)/m.GroupSize; g++ {
+		grp := w[g*m.GroupSize : (g+1)*m.GroupSize]
+		var amax float32
+		for _, v := range grp {
+			if a := float32(math.Abs(float64(v))); a > amax {
+				amax = a
+			}
+		}
+		s := round(amax / maxval)
+		// diff is |q − v| as MLX computes it: in t for the e8m0 modes, in
+		// float32 for nvfp4 (its quotient was multiplied by a float32 1).
+		diff := func(q, v float32) float32 { return float32(math.Abs(float64(round(q - v)))) }
+		if m.E4M3Scales {
+			b := ToMLXFP8(s)
+			scales[g] = b
+			d := round(MLXFP8(b))
+			for i, v := range grp {
+				q[i] = round(v / d)
+			}
+			diff = func(q, v float32) float32 { return float32(math.Abs(float64(q - v))) }
+		} else {
+			var e float32
+			if s != 0 {
+				e = round(float32(math.RoundToEven(float64(round(float32(math.Log2(float64(s))))))))
+			}
+			p := round(float32(math.Pow(2, float64(e))))
+			for i, v := range grp {
+				q[i] = round(v / p)
+			}
+			scales[g] = byte(int32(e + 127))
+		}
+		for i, v := range q {
+			k := g*m.GroupSize + i
+			if m.Bits == 8 {
+				packed[k] = ToMLXFP8(v)
+				continue
+			}
+			best, bestD := 0, diff(v, lut[0])
+			for j := 1; j < 16; j++ {
+				if d := diff(v, lut[j]); d < bestD {
+					best, bestD = j, d
+				}
+			}
+			packed[k/2] |= byte(best) << (4 * (k % 2))
+		}
+	}
+	return nil
+}
+
+// ToMLXFP8 is MLX's to_fp8 (CPU backend): the e4m3 byte nearest f (ties to
+// even), saturating at ±448 (0x7e), NaN included.
+func ToMLXFP8(f float32) byte {
+	bits := math.Float32bits(f)
+	sign := bits & 0x80000000
+	bits ^= sign
+	var r byte
+	switch {
+	case bits >= 543<<21: // ≥ 464 (and Inf, NaN): the largest finite
+		r = 0x7e
+	case bits < 121<<23: // below 2^-6: subnormal, by adding 2^14 and rounding there
+		const denorm = 141 << 23
+		r = byte(math.Float32bits(math.Float32frombits(bits)+math.Float32frombits(denorm)) - denorm)
+	default:
+		odd := (bits >> 20) & 1
+		r = byte((bits - 120<<23 + 0x7ffff + odd) >> 20) // rebias 127 → 7, round to nearest even
+	}
+	return r | byte(sign>>24)
+}

@@ -1,6 +1,7 @@
 package quant
 
 import (
+	"bytes"
 	"io"
 	"math"
 	"path/filepath"
@@ -104,6 +105,52 @@ func TestMLXFP8(t *testing.T) {
 		default:
 			if math.Float32bits(got) != math.Float32bits(want[0]) {
 				t.Errorf("MLXFP8(%#x) = %v, want %v", c, got, want[0])
+			}
+		}
+	}
+}
+
+// TestMLXFPQuantizeMatchesMLX holds MLXFP.Quantize to MLX's own
+// mx::quantize in each mode and weight type (testdata/mlx/mlxfp-*): the
+// codes and scale bytes are MLX's byte for byte.
+func TestMLXFPQuantizeMatchesMLX(t *testing.T) {
+	t.Parallel()
+	modes := []struct {
+		name string
+		MLXFP
+	}{{"mxfp4", MLXFP{Bits: 4, GroupSize: 32}}, {"mxfp8", MLXFP{Bits: 8, GroupSize: 32}}, {"nvfp4", MLXFP{Bits: 4, GroupSize: 16, E4M3Scales: true}}}
+	for _, typ := range []struct {
+		name string
+		d    tensor.DType
+	}{{"f32", tensor.F32}, {"f16", tensor.F16}, {"bf16", tensor.BF16}} {
+		f := openST(t, filepath.Join("testdata", "mlx", "mlxfp-"+typ.name+".safetensors"))
+		read := func(name string) []byte {
+			tt, ok := f.Tensor(name)
+			if !ok {
+				t.Fatalf("%s: no %q", typ.name, name)
+			}
+			b, err := io.ReadAll(tt.Open())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b
+		}
+		raw := read("input")
+		w := make([]float32, len(raw)/int(typ.d.BlockBytes()))
+		if err := Dequantize(w, raw, typ.d); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range modes {
+			wantW, wantS := read(m.name+".weight"), read(m.name+".scales")
+			codes, sc := make([]byte, m.PackedBytes(len(w))), make([]byte, len(w)/m.GroupSize)
+			if err := m.Quantize(codes, sc, w, typ.d); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(sc, wantS) {
+				t.Errorf("%s %s: scales differ from MLX's: %s", typ.name, m.name, firstDiff(sc, wantS))
+			}
+			if !bytes.Equal(codes, wantW) {
+				t.Errorf("%s %s: codes differ from MLX's: %s", typ.name, m.name, firstDiff(codes, wantW))
 			}
 		}
 	}
