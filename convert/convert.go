@@ -140,6 +140,10 @@ type Options struct {
 	// multiple of GroupSize becomes affine codes of Bits bits with scales
 	// and biases (formats/mlx). Bits 0 writes the weights in float.
 	Bits, GroupSize int
+	// MLXMode is MLX's quantization mode for MLX output (mlx_lm.convert
+	// --q-mode): "" or "affine", or one of formats/mlx's FPModes, whose
+	// bits and group size are the mode's (Bits and GroupSize 0, or equal).
+	MLXMode string
 	// AllowRequantize lets GGUF → GGUF with an --outtype re-encode a
 	// quantized tensor in another quantized type (--allow-requantize, as
 	// quantize's); without it that is refused.

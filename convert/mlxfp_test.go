@@ -239,3 +239,61 @@ func TestMLXMXFP4FromGGUF(t *testing.T) {
 		t.Errorf("--requantize: %v, want unsupported naming the MXFP4 tensor", err)
 	}
 }
+
+// TestMLXFPQuantizeMatchesMLXSave: quantize --to mlx --mode M of the
+// smollm3 fixture writes every tensor byte for byte as MLX 846d176 itself
+// wrote it (testdata/mlx/smollm3-M: mx::quantize in mode M of each 2-D
+// weight, mx::save_safetensors), for mxfp4 and nvfp4, and config.json
+// gives the mode with its bits and group size.
+func TestMLXFPQuantizeMatchesMLXSave(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"mxfp4", "nvfp4"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			ref := filepath.Join("..", "testdata", "mlx", "smollm3-"+mode)
+			dir := filepath.Join(t.TempDir(), "mlx")
+			if _, err := Run(filepath.Join("..", "testdata", "arch", "smollm3", "hf"), dir, Options{To: MLX, MLXMode: mode}); err != nil {
+				t.Fatal(err)
+			}
+			ours, err := checkpoint.OpenStored(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ours.Close()
+			theirs, err := checkpoint.OpenStored(ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer theirs.Close()
+			if len(ours.Tensors) != len(theirs.Tensors) {
+				t.Fatalf("%d tensors, MLX wrote %d", len(ours.Tensors), len(theirs.Tensors))
+			}
+			for _, tt := range theirs.Tensors {
+				mine, ok := ours.Tensor(tt.Name)
+				if !ok {
+					t.Fatalf("no tensor %q (MLX wrote it)", tt.Name)
+				}
+				a, err := mine.ReadAll()
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, err := tt.ReadAll()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if mine.DType != tt.DType || !mine.Shape.Equal(tt.Shape) || !bytes.Equal(a, b) {
+					t.Errorf("tensor %q: %v %v differs from MLX's %v %v", tt.Name, mine.DType, mine.Shape, tt.DType, tt.Shape)
+				}
+			}
+			raw, _ := ours.Config()
+			q, err := mlx.FromConfig(raw)
+			if err != nil || q == nil || q.Mode != mode || q.Params != (mlx.Params{Bits: mlx.FPModes[mode].Bits, GroupSize: mlx.FPModes[mode].GroupSize, Mode: mode}) {
+				t.Errorf("quantization %+v %v", q, err)
+			}
+		})
+	}
+	_, err := Run(filepath.Join("..", "testdata", "arch", "smollm3", "hf"), filepath.Join(t.TempDir(), "x"), Options{To: MLX, MLXMode: "nvfp4", GroupSize: 32})
+	if !errors.Is(err, tensor.ErrUnsupported) {
+		t.Errorf("nvfp4 with group size 32: %v, want unsupported", err)
+	}
+}

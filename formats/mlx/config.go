@@ -198,13 +198,8 @@ func (p Params) Check() error {
 	return tensor.Unsupported("mlx: %d bits with group size %d: MLX's affine quantization takes bits 2, 3, 4, 5, 6 or 8 and group size 32, 64 or 128", p.Bits, p.GroupSize)
 }
 
-// CheckWrite reports whether tfconv writes p: affine only.
-func (p Params) CheckWrite() error {
-	if p.Mode != "" && p.Mode != ModeAffine {
-		return tensor.Unsupported("mlx: writing quantization mode %q is not supported (affine is)", p.Mode)
-	}
-	return p.Check()
-}
+// CheckWrite reports whether tfconv writes p: every mode it reads.
+func (p Params) CheckWrite() error { return p.Check() }
 
 // For returns the parameters of the layer at module path (a tensor name
 // without ".weight"), and false when the config keeps it in float.
