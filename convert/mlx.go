@@ -56,8 +56,8 @@ func mlxFrom(p *plan, opts Options) (*plan, error) {
 			return mlxPassThrough(p)
 		}
 		if j := mlxMXFP4Job(p); j != nil {
-			return nil, tensor.Unsupported("convert: --requantize: tensor %q holds GGUF MXFP4 blocks, which MLX keeps as mode mxfp4 by copying them; "+
-				"tfconv has no MLX mxfp4 encoder to write them again", j.out.Name)
+			return nil, tensor.Unsupported("convert: --requantize: tensor %q holds GGUF MXFP4 blocks, which MLX keeps as mode mxfp4 by copying them "+
+				"in Hugging Face's packed form; tfconv encodes MLX's mxfp4 only for the weights it quantizes (quantize --to mlx --mode mxfp4)", j.out.Name)
 		}
 		// --requantize: the layers the pass-through would copy are
 		// quantized by MLX's rule instead, at its bits and groups of 32.

@@ -161,7 +161,8 @@ func rowKey(v []float32) string {
 // config.json naming each expert module mode mxfp4 (the Q8_0 weights are
 // MLX 8-bit affine, the other pass-through). Back to GGUF at q8_0 every
 // tensor is the original's bytes. --requantize is refused, naming the
-// tensor: tfconv has no MLX mxfp4 encoder.
+// tensor: the experts stay in Hugging Face's packed form, which tfconv's
+// MLX mxfp4 encoder does not write.
 func TestMLXMXFP4FromGGUF(t *testing.T) {
 	t.Parallel()
 	src := filepath.Join("..", "testdata", "arch", "gptoss", "gguf", "gptoss-mxfp4_moe.gguf")
