@@ -120,6 +120,9 @@ type Tensor struct {
 	// NVFP4, on the float32 weight of an NVFP4 layer (compressed-tensors,
 	// ModelOpt), is the layer as stored, for a block pass-through.
 	NVFP4 *NVFP4Layer
+	// MXFP4, on the weight of an MLX mxfp4 layer, is the layer as stored,
+	// for a block pass-through (MXFP4Blocks).
+	MXFP4 *MXFP4Layer
 	// Q4_0Exact, on the float32 weight of a symmetric 4-bit layer with
 	// groups of 32 along its rows (compressed-tensors' pack-quantized
 	// W4A16), says its values are q·s with q in [−8, 7] per group: Q4_0

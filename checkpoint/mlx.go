@@ -13,8 +13,9 @@ const QuantMethodMLX = "mlx"
 
 // unpackMLX replaces every quantized layer of an MLX checkpoint (P.weight
 // uint32 codes, P.scales, P.biases: formats/mlx) by its float weight
-// P.weight in the scales' type, computed when read exactly as
-// mx.dequantize computes it.
+// P.weight, computed when read exactly as mx.dequantize computes it: in
+// the scales' type for affine layers, in bf16 (mx.dequantize's default)
+// for the floating-point modes, whose scales are bytes.
 func (c *Checkpoint) unpackMLX(q *mlx.Quantization) (*unpacked, error) {
 	infos := make([]tensor.Info, len(c.Tensors))
 	for i, t := range c.Tensors {
@@ -32,6 +33,9 @@ func (c *Checkpoint) unpackMLX(q *mlx.Quantization) (*unpacked, error) {
 	for _, l := range layers {
 		w, s, b := c.byName[l.Weight.Name], c.byName[l.Scales.Name], c.byName[l.Biases.Name]
 		info := tensor.Info{Name: l.Weight.Name, DType: l.Scales.DType, Shape: l.Shape}
+		if _, fp := l.Params.FP(); fp {
+			info.DType = mlxFPType
+		}
 		if info.Size, err = info.DType.ShapeBytes(info.Shape); err != nil {
 			return nil, fmt.Errorf("checkpoint: %s: tensor %q: %w", w.File, w.Name, err)
 		}
@@ -43,21 +47,39 @@ func (c *Checkpoint) unpackMLX(q *mlx.Quantization) (*unpacked, error) {
 			}
 			return out, nil
 		})
+		switch l.Params.Mode {
+		case mlx.ModeMXFP4:
+			t.MXFP4 = &MXFP4Layer{Packed: w, Scales: s}
+		case mlx.ModeNVFP4:
+			t.NVFP4 = &NVFP4Layer{Packed: w, Scales: s, mlx: true}
+		}
 		// The weight's own name: the float weight takes its place.
 		c.Tensors[index[w.Name]] = t
 		c.byName[t.Name] = t
-		u.drop[s.Name], u.drop[b.Name] = true, true
+		u.drop[s.Name] = true
+		if b != nil {
+			u.drop[b.Name] = true
+		}
 		u.layers++
 	}
 	return u, nil
 }
 
+// mlxFPType is the type mx.dequantize gives a floating-point mode's
+// weight when none is asked for (846d176 validate_mode_with_type):
+// every mxfp4 and nvfp4 value, and every mxfp8 one but e4m3 subnormals
+// under a scale below 2^-124, is exact in it.
+const mlxFPType = tensor.BF16
+
 // dequantizeMLX reads a quantized layer's tensors and returns its weight in
-// the scales' type.
+// the scales' type (mlxFPType for a floating-point mode).
 func dequantizeMLX(l mlx.Layer, w, s, b *Tensor) ([]byte, error) {
 	wb, err := w.ReadAll()
 	if err != nil {
 		return nil, err
+	}
+	if m, fp := l.Params.FP(); fp {
+		return dequantizeMLXFP(l, m, wb, s)
 	}
 	scales, err := readFloats(s)
 	if err != nil {
@@ -94,4 +116,86 @@ func readFloats(t *Tensor) ([]float32, error) {
 		return nil, fmt.Errorf("tensor %q: %w", t.Name, err)
 	}
 	return f, nil
+}
+
+// dequantizeMLXFP dequantizes a floating-point mode's layer (codes wb,
+// scale bytes s) to mlxFPType.
+func dequantizeMLXFP(l mlx.Layer, m mlx.FPMode, wb []byte, s *Tensor) ([]byte, error) {
+	sb, err := s.ReadAll()
+	if err != nil {
+		return nil, err
+	}
+	n, err := l.Shape.NumElements()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float32, n)
+	q := quant.MLXFP{Bits: m.Bits, GroupSize: m.GroupSize, E4M3Scales: m.E4M3Scales}
+	if err := q.Dequantize(out, wb, sb, mlxFPType); err != nil {
+		return nil, err
+	}
+	ob := make([]byte, n*mlxFPType.BlockBytes())
+	if err := quant.Quantize(ob, out, mlxFPType); err != nil {
+		return nil, err
+	}
+	return ob, nil
+}
+
+// MXFP4Layer is an MXFP4 layer as MLX stores it (mode "mxfp4"), kept beside
+// the weight the checkpoint presents (Tensor.MXFP4), so that a conversion
+// can carry its blocks into GGUF MXFP4 instead of dequantizing them.
+type MXFP4Layer struct {
+	Packed *Tensor // uint32 [rows, cols/8]: e2m1 codes, value 2j of a row in the low nibble of byte j (OCP's order)
+	Scales *Tensor // uint8 [rows, cols/32]: e8m0
+}
+
+// MXFP4Blocks is t's MXFP4 layer as GGUF MXFP4 blocks under name, its rows
+// in the order rows gives (row i of the output is row rows[i] of the
+// weight; nil: as stored): MLX's scale bytes and codes moved into ggml's
+// block order by quant.MXFP4FromOCP, nothing dequantized. MLX's e2m1 codes
+// are ggml's (kvalues_mxfp4 are their doubles, under a halved e8m0 scale),
+// so the blocks hold the weight's values exactly.
+func MXFP4Blocks(name string, t *Tensor, rows []int) (*Tensor, error) {
+	l := t.MXFP4
+	if l == nil {
+		return nil, fmt.Errorf("checkpoint: tensor %q is not an MXFP4 layer", t.Name)
+	}
+	if len(t.Shape) != 2 || t.Shape[1]%32 != 0 {
+		return nil, fmt.Errorf("checkpoint: MXFP4 layer %q has shape %v, want rows of whole 32-value blocks", t.Name, t.Shape)
+	}
+	n, cols := int(t.Shape[0]), int(t.Shape[1])
+	if rows != nil && len(rows) != n {
+		return nil, fmt.Errorf("checkpoint: MXFP4 layer %q: %d rows, a row order of %d", t.Name, n, len(rows))
+	}
+	info := tensor.Info{Name: name, DType: tensor.MXFP4, Shape: t.Shape.Clone()}
+	size, err := info.DType.ShapeBytes(info.Shape)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: tensor %q: %w", name, err)
+	}
+	info.Size = size
+	return LazyTensor(info, l.Packed.File, func() ([]byte, error) {
+		v, err := l.Packed.ReadAll()
+		if err != nil {
+			return nil, err
+		}
+		s, err := l.Scales.ReadAll()
+		if err != nil {
+			return nil, err
+		}
+		if len(v) != n*cols/2 || len(s) != n*cols/32 {
+			return nil, fmt.Errorf("checkpoint: MXFP4 layer %q: %d code and %d scale bytes for %d×%d", t.Name, len(v), len(s), n, cols)
+		}
+		out := make([]byte, size)
+		rb := int(size) / n
+		for i := range n {
+			r := i
+			if rows != nil {
+				r = rows[i]
+			}
+			if err := quant.MXFP4FromOCP(out[i*rb:(i+1)*rb], v[r*cols/2:(r+1)*cols/2], s[r*cols/32:(r+1)*cols/32]); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}), nil
 }

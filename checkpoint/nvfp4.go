@@ -23,13 +23,43 @@ type NVFP4Layer struct {
 	// input_global_scale), nil when the layer has none.
 	factor, input *Tensor
 	invert        bool
+	// mlx: the layer is MLX's (mode nvfp4): no per-tensor factor, and
+	// MLX's reading of a scale byte is ggml's only from 0x00 to 0x7e
+	// (GGUFExact).
+	mlx bool
+}
+
+// GGUFExact reports whether GGUF NVFP4 blocks made from the layer hold its
+// values: always for compressed-tensors and ModelOpt (llama.cpp's
+// converter's own reading), and for an MLX layer when every scale byte is
+// below 0x7f — MLX reads 0x7f as 480 and a set sign bit as negative,
+// ggml's UE4M3 0x7f as 0 and no sign (MLX's quantize writes neither).
+func (l *NVFP4Layer) GGUFExact() (bool, error) {
+	if !l.mlx {
+		return true, nil
+	}
+	s, err := l.Scales.ReadAll()
+	if err != nil {
+		return false, err
+	}
+	for _, b := range s {
+		if b >= 0x7f {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // Scale is the per-tensor factor of the layer's values as llama.cpp's
 // converter writes it (the GGUF's "<tensor>.scale"): ModelOpt's
 // weight_scale_2, or 1/weight_global_scale in float32 for
 // compressed-tensors.
-func (l *NVFP4Layer) Scale() (float32, error) { return l.scalar(l.factor) }
+func (l *NVFP4Layer) Scale() (float32, error) {
+	if l.factor == nil {
+		return 1, nil // MLX keeps none
+	}
+	return l.scalar(l.factor)
+}
 
 // InputScale is the layer's activation scale as the converter writes it
 // ("<tensor>.input_scale"); ok is false when the checkpoint has none (the

@@ -140,13 +140,18 @@ type Options struct {
 	// multiple of GroupSize becomes affine codes of Bits bits with scales
 	// and biases (formats/mlx). Bits 0 writes the weights in float.
 	Bits, GroupSize int
+	// MLXMode is MLX's quantization mode for MLX output (mlx_lm.convert
+	// --q-mode): "" or "affine", or one of formats/mlx's FPModes, whose
+	// bits and group size are the mode's (Bits and GroupSize 0, or equal).
+	MLXMode string
 	// AllowRequantize lets GGUF → GGUF with an --outtype re-encode a
 	// quantized tensor in another quantized type (--allow-requantize, as
 	// quantize's); without it that is refused.
 	AllowRequantize bool
 	// Requantize turns the block pass-throughs off (--requantize): a
 	// weight whose blocks the target type could hold as they are (MXFP4 →
-	// MXFP4, NVFP4 → NVFP4, GGUF Q4_0/Q8_0 → MLX affine groups of 32) is
+	// MXFP4, NVFP4 → NVFP4, GGUF Q4_0/Q8_0 → MLX affine groups of 32, MLX
+	// mxfp4 → GGUF MXFP4) is
 	// dequantized and encoded again in that type by tfconv's encoder.
 	Requantize bool
 	// Scheme is the compressed-tensors scheme (To CompressedTensors): one

@@ -40,6 +40,10 @@ type job struct {
 	// passBits: the output is part of an MLX layer of this many bits whose
 	// codes are the source's GGUF blocks, copied (mlxPassThrough).
 	passBits int
+	// passMXFP4: the output is Hugging Face's blocks or scales of MXFP4
+	// experts in an MLX directory, the source's GGUF blocks moved into OCP
+	// order (mlxMXFP4Experts).
+	passMXFP4 bool
 	// reencode sends a source already of the output type through the
 	// decoder and the encoder (Options.Requantize) instead of copying it.
 	reencode bool
@@ -55,7 +59,7 @@ func (j *job) copied() bool {
 	if j.reencode {
 		return false
 	}
-	return j.m.Blocks != 0 && j.out.DType == j.m.Blocks || j.passBits != 0 ||
+	return j.m.Blocks != 0 && j.out.DType == j.m.Blocks || j.passBits != 0 || j.passMXFP4 ||
 		j.src.DType == j.out.DType && j.out.DType.Quantized() && j.m.Transform == nil && j.from == nil && !j.quantized
 }
 

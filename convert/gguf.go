@@ -158,6 +158,17 @@ func planToGGUF(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 	for _, j := range p.jobs {
 		j.reencode = opts.Requantize && j.m.Blocks != 0 // MXFP4 → MXFP4 decoded and encoded again
 	}
+	// MLX's mxfp4 layers as GGUF MXFP4 blocks; not in quantize's view of
+	// the source (nvfp4Float), which reads the float values.
+	if !opts.nvfp4Float {
+		var mx bool
+		if p.jobs, mx, err = mxfp4Pass(p.jobs, opts.Requantize); err != nil {
+			return nil, err
+		}
+		if bft, ok := blockFileType(tensor.MXFP4, ft); ok && mx && !opts.VocabOnly {
+			ft = bft
+		}
+	}
 	nv, others := []*job(nil), p.jobs
 	if !opts.nvfp4Float {
 		if nv, others, err = nvfp4Pass(c, p.jobs, opts.Requantize); err != nil {

@@ -38,9 +38,26 @@ func planMLX(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 func mlxFrom(p *plan, opts Options) (*plan, error) {
 	p.format = MLX
 	bits, group := opts.Bits, opts.GroupSize
+	if fp, ok := mlx.FPModes[opts.MLXMode]; ok {
+		q := &mlx.Quantization{Params: mlx.Params{Bits: fp.Bits, GroupSize: fp.GroupSize, Mode: opts.MLXMode}}
+		if bits != 0 && bits != fp.Bits || group != 0 && group != fp.GroupSize {
+			return nil, tensor.Unsupported("convert: MLX mode %s takes %d bits and group size %d (asked: %d bits, group size %d)", opts.MLXMode, fp.Bits, fp.GroupSize, bits, group)
+		}
+		if err := mlxQuantizeAll(p, q); err != nil {
+			return nil, err
+		}
+		return p, mlxSetConfig(p, q)
+	}
+	if opts.MLXMode != "" && opts.MLXMode != mlx.ModeAffine {
+		return nil, tensor.Unsupported("convert: MLX mode %q is not one of affine, mxfp4, mxfp8, nvfp4", opts.MLXMode)
+	}
 	if bits == 0 && group == 0 {
 		if !opts.Requantize {
 			return mlxPassThrough(p)
+		}
+		if j := mlxMXFP4Job(p); j != nil {
+			return nil, tensor.Unsupported("convert: --requantize: tensor %q holds GGUF MXFP4 blocks, which MLX keeps as mode mxfp4 by copying them "+
+				"in Hugging Face's packed form; tfconv encodes MLX's mxfp4 only for the weights it quantizes (quantize --to mlx --mode mxfp4)", j.out.Name)
 		}
 		// --requantize: the layers the pass-through would copy are
 		// quantized by MLX's rule instead, at its bits and groups of 32.
@@ -56,7 +73,7 @@ func mlxFrom(p *plan, opts Options) (*plan, error) {
 	if q.GroupSize == 0 {
 		q.GroupSize = 64
 	}
-	if err := q.Check(); err != nil {
+	if err := q.CheckWrite(); err != nil {
 		return nil, err
 	}
 	if err := mlxQuantizeAll(p, q); err != nil {
@@ -104,6 +121,9 @@ func mlxSetConfig(p *plan, q *mlx.Quantization) error {
 	}
 	p.files["config.json"] = b
 	p.outType = fmt.Sprintf("mlx-affine-%d-bit-g%d", q.Bits, q.GroupSize)
+	if _, fp := q.FP(); fp {
+		p.outType = "mlx-" + q.Mode
+	}
 	return nil
 }
 
@@ -115,7 +135,11 @@ func mlxJobs(j *job, prm mlx.Params) []*job {
 	path := j.out.Name[:len(j.out.Name)-len(mlx.WeightSuffix)]
 	t := j.out.DType
 	n := j.out.Shape[len(j.out.Shape)-1]
-	q := &mlxLayer{src: j, a: quant.Affine{Bits: prm.Bits, GroupSize: prm.GroupSize}}
+	q := &mlxLayer{src: j, a: quant.Affine{Bits: prm.Bits, GroupSize: prm.GroupSize}, taken: [3]bool{2: false}}
+	if fp, ok := prm.FP(); ok {
+		q.fp = &quant.MLXFP{Bits: fp.Bits, GroupSize: fp.GroupSize, E4M3Scales: fp.E4M3Scales}
+		q.taken[2] = true // no biases
+	}
 	wShape := j.out.Shape.Clone()
 	wShape[len(wShape)-1] = n * int64(prm.Bits) / 32
 	sShape := j.out.Shape.Clone()
@@ -125,6 +149,14 @@ func mlxJobs(j *job, prm mlx.Params) []*job {
 		info.Size, _ = d.ShapeBytes(shape)
 		src := checkpoint.LazyTensor(info, j.src.File, func() ([]byte, error) { return q.part(i) })
 		return &job{out: info, src: src, m: Mapping{Name: name, Source: j.src.Name, Shape: shape}, from: j.src, quantized: i == 0}
+	}
+	if q.fp != nil {
+		jobs := []*job{
+			part(path+mlx.WeightSuffix, tensor.U32, wShape, 0),
+			part(path+mlx.ScalesSuffix, tensor.U8, sShape, 1),
+		}
+		q.codes = jobs[0]
+		return jobs
 	}
 	jobs := []*job{
 		part(path+mlx.WeightSuffix, tensor.U32, wShape, 0),
@@ -140,7 +172,8 @@ func mlxJobs(j *job, prm mlx.Params) []*job {
 type mlxLayer struct {
 	src   *job
 	a     quant.Affine
-	codes *job // the codes' job: its maxErr is the layer's (the report's)
+	fp    *quant.MLXFP // a floating-point mode: codes and scale bytes, no biases
+	codes *job         // the codes' job: its maxErr is the layer's (the report's)
 	mu    sync.Mutex
 	parts [3][]byte
 	taken [3]bool
@@ -159,7 +192,7 @@ func (l *mlxLayer) part(i int) ([]byte, error) {
 	b := l.parts[i]
 	l.taken[i] = true
 	if l.taken == [3]bool{true, true, true} {
-		l.parts, l.taken = [3][]byte{}, [3]bool{}
+		l.parts, l.taken = [3][]byte{}, [3]bool{2: l.fp != nil}
 	}
 	return b, nil
 }
@@ -174,6 +207,9 @@ func (l *mlxLayer) quantize() error {
 	w := make([]float32, j.out.NumElements())
 	if err := quant.Dequantize(w, raw, t); err != nil {
 		return fmt.Errorf("convert: tensor %q: %w", j.out.Name, err)
+	}
+	if l.fp != nil {
+		return l.quantizeFP(w, t)
 	}
 	groups := len(w) / l.a.GroupSize
 	codes := make([]byte, l.a.PackedBytes(len(w)))
@@ -205,5 +241,28 @@ func (l *mlxLayer) quantize() error {
 	}
 	l.parts = [3][]byte{codes, sb, bb}
 	l.taken = [3]bool{}
+	return nil
+}
+
+// quantizeFP quantizes w (t's values) in a floating-point mode: codes and
+// scale bytes as MLX's quantize writes them, the error against MLX's
+// dequantization of them.
+func (l *mlxLayer) quantizeFP(w []float32, t tensor.DType) error {
+	codes := make([]byte, l.fp.PackedBytes(len(w)))
+	scales := make([]byte, len(w)/l.fp.GroupSize)
+	if err := l.fp.Quantize(codes, scales, w, t); err != nil {
+		return err
+	}
+	back := make([]float32, len(w))
+	if err := l.fp.Dequantize(back, codes, scales, t); err != nil {
+		return err
+	}
+	for i, v := range w {
+		if d := math.Abs(float64(back[i]) - float64(v)); d > l.codes.maxErr && !math.IsInf(d, 0) && !math.IsNaN(d) {
+			l.codes.maxErr = d
+		}
+	}
+	l.parts = [3][]byte{codes, scales, nil}
+	l.taken = [3]bool{2: true}
 	return nil
 }

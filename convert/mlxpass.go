@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sort"
+	"strings"
 
+	"github.com/tfconv/tfconv/arch"
 	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/formats/mlx"
 	"github.com/tfconv/tfconv/quant"
@@ -43,15 +46,33 @@ func mlxPassThrough(p *plan) (*plan, error) {
 		jobs = append(jobs, mlxPassJobs(j, bits, perm)...)
 		count[bits]++
 	}
-	if len(count) == 0 {
+	experts := mlxMXFP4Experts(jobs)
+	if len(count) == 0 && len(experts) == 0 {
 		return p, nil
 	}
 	p.jobs = jobs
 	if err := finishJobs(jobs); err != nil {
 		return nil, err
 	}
+	if len(count) == 0 {
+		// Only MXFP4 experts: mlx-lm quantizes every layer with scales
+		// by the top-level mode.
+		q := &mlx.Quantization{Params: mxfp4Params}
+		if err := mlxSetConfig(p, q); err != nil {
+			return nil, err
+		}
+		p.outType = "mlx-mxfp4-from-gguf"
+		return p, nil
+	}
 	def := mostBits(count)
 	q := &mlx.Quantization{Params: mlx.Params{Bits: def, GroupSize: 32, Mode: mlx.ModeAffine}}
+	for _, path := range experts {
+		if q.Layers == nil {
+			q.Layers = map[string]*mlx.Params{}
+		}
+		prm := mxfp4Params
+		q.Layers[path] = &prm
+	}
 	for _, j := range jobs {
 		if j.passBits != 0 && j.passBits != def && j.out.DType == tensor.U32 {
 			if q.Layers == nil {
@@ -236,4 +257,83 @@ func setNibble(b []byte, i int, v byte) {
 	} else {
 		b[i/2] = b[i/2]&0x0f | v<<4
 	}
+}
+
+// mxfp4Pass carries the mxfp4 layers of an MLX checkpoint into GGUF as
+// MXFP4 blocks (checkpoint.MXFP4Blocks: MLX's e8m0 scale and e2m1 codes
+// are ggml's block_mxfp4, the nibbles reordered), whatever the outtype,
+// as the converter keeps gpt-oss's MXFP4 experts. A layer whose mapping is
+// more than a rename and a row permutation (Llama's Q/K rows) stays as
+// planned, at the outtype, from its float values. With requantize
+// (Options.Requantize) a layer that would be carried is MXFP4 still, but
+// encoded again from its float values by tfconv's encoder. jobs keep their
+// order; any reports whether a job became MXFP4.
+func mxfp4Pass(jobs []*job, requantize bool) (out []*job, any bool, err error) {
+	out = make([]*job, len(jobs))
+	for i, j := range jobs {
+		out[i] = j
+		rows, ok := rowOrder(j)
+		if !ok || j.src.MXFP4 == nil || j.m.Blocks != 0 || j.m.Interleaved || j.out.Shape[1]%32 != 0 {
+			continue
+		}
+		any = true
+		if requantize {
+			j.out.DType = tensor.MXFP4
+			continue
+		}
+		b, err := checkpoint.MXFP4Blocks(j.src.Name, j.src, rows)
+		if err != nil {
+			return nil, false, err
+		}
+		m := j.m
+		out[i] = &job{out: tensor.Info{Name: m.Name, DType: tensor.MXFP4, Shape: m.Shape.Clone()}, src: b,
+			m: Mapping{Name: m.Name, Source: m.Source, Shape: m.Shape, Blocks: tensor.MXFP4}, ggufBF16: j.ggufBF16}
+	}
+	return out, any, finishJobs(out)
+}
+
+// mxfp4Params are MLX's mxfp4 mode, as config.json gives them.
+var mxfp4Params = mlx.Params{GroupSize: mlx.FPModes[mlx.ModeMXFP4].GroupSize, Bits: mlx.FPModes[mlx.ModeMXFP4].Bits, Mode: mlx.ModeMXFP4}
+
+// mlxMXFP4Job is the first job of p that writes GGUF MXFP4 blocks as
+// Hugging Face's packed experts (gpt-oss's "_blocks" and "_scales"), nil
+// when there is none.
+func mlxMXFP4Job(p *plan) *job {
+	for _, j := range p.jobs {
+		if j.m.OCP != "" && j.m.Blocks == tensor.MXFP4 {
+			return j
+		}
+	}
+	return nil
+}
+
+// mlxMXFP4Experts marks the jobs that write GGUF MXFP4 experts as Hugging
+// Face's OCP blocks and scales (gpt-oss: "P_blocks" uint8 [E, rows,
+// cols/32, 16], "P_scales" uint8 [E, rows, cols/32]) as copies, and
+// returns the module paths mlx-lm quantizes them under, sorted. These
+// bytes are MLX's mxfp4 layer already: mlx-lm's gpt_oss sanitize (d78bf58)
+// views P_blocks as uint32 codes (OCP's nibble order is MLX's) and
+// P_scales as the e8m0 scales, splitting gate_up_proj's interleaved rows
+// into gate_proj (even) and up_proj (odd), before it quantizes the model:
+// so config.json names those modules with mode mxfp4.
+func mlxMXFP4Experts(jobs []*job) []string {
+	seen := map[string]bool{}
+	for _, j := range jobs {
+		if j.m.OCP == "" || j.m.Blocks != tensor.MXFP4 {
+			continue
+		}
+		j.passMXFP4 = true
+		path := strings.TrimSuffix(strings.TrimSuffix(j.out.Name, arch.BlocksSuffix), arch.ScalesSuffix)
+		if base, ok := strings.CutSuffix(path, "gate_up_proj"); ok {
+			seen[base+"gate_proj"], seen[base+"up_proj"] = true, true
+		} else {
+			seen[path] = true
+		}
+	}
+	paths := make([]string, 0, len(seen))
+	for k := range seen {
+		paths = append(paths, k)
+	}
+	sort.Strings(paths)
+	return paths
 }

@@ -10,8 +10,8 @@ import (
 	"github.com/tfconv/tfconv/tensor"
 )
 
-// nvfp4Pass carries the NVFP4 layers of a compressed-tensors or ModelOpt
-// checkpoint into GGUF as llama.cpp's converter does (d32676d7,
+// nvfp4Pass carries the NVFP4 layers of a compressed-tensors, ModelOpt or
+// MLX (mode nvfp4, when checkpoint.NVFP4Layer.GGUFExact) checkpoint into GGUF as llama.cpp's converter does (d32676d7,
 // conversion/base.py _generate_nvfp4_tensors): each weight as GGUF NVFP4
 // blocks, its codes and scale bytes copied (checkpoint.NVFP4Blocks), with
 // "<name>.scale" (F32 [1], the per-tensor factor) and "<name>.input_scale"
@@ -38,6 +38,12 @@ func nvfp4Pass(c *checkpoint.Checkpoint, jobs []*job, requantize bool) (nv, rest
 		t, m := j.src, j.m
 		rows, ok := rowOrder(j)
 		if !ok || t.NVFP4 == nil || m.Interleaved || t.Shape[1]%64 != 0 {
+			rest = append(rest, j)
+			continue
+		}
+		if exact, err := t.NVFP4.GGUFExact(); err != nil {
+			return nil, nil, err
+		} else if !exact {
 			rest = append(rest, j)
 			continue
 		}

@@ -122,15 +122,8 @@ func (a Affine) Quantize(packed []byte, scales, biases []float32, w []float32) {
 // rounded to t, as MLX's CPU ops compute half-precision arithmetic.
 // scales and biases hold t's values (decoded to float32).
 func (a Affine) Dequantize(dst []float32, packed []byte, scales, biases []float32, t tensor.DType) error {
-	var round func(float32) float32
-	switch t {
-	case tensor.F32:
-		round = func(f float32) float32 { return f }
-	case tensor.F16:
-		round = func(f float32) float32 { return F16ToF32(F32ToF16(f)) }
-	case tensor.BF16:
-		round = func(f float32) float32 { return BF16ToF32(F32ToBF16(f)) }
-	default:
+	round, err := roundTo(t)
+	if err != nil {
 		return tensor.Unsupported("quant: affine scales of type %v (MLX stores f32, f16 or bf16)", t)
 	}
 	if len(dst)%a.GroupSize != 0 || len(scales) < len(dst)/a.GroupSize || len(biases) < len(dst)/a.GroupSize || len(packed) < a.PackedBytes(len(dst)) {

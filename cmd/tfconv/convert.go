@@ -41,6 +41,7 @@ type convertOptions struct {
 	requantize bool
 	// bits and groupSize quantize MLX output ('quantize --to mlx').
 	bits, groupSize int
+	mlxMode         string // MLX's quantization mode ('quantize --to mlx --mode')
 	// scheme is compressed-tensors' ('quantize --to compressed-tensors').
 	scheme string
 }
@@ -257,7 +258,7 @@ func runConvert(a *app, opts *convertOptions) error {
 	copts := convert.Options{To: convert.Format(strings.ToLower(opts.to)), OutType: strings.ToLower(opts.outType),
 		Force: opts.force, Arch: opts.arch, MaxShardBytes: maxShard, Base: opts.base,
 		ModelName: opts.modelName, MetadataFile: opts.metadata, VocabOnly: opts.vocabOnly, DryRun: opts.dryRun,
-		AllowOverflow: opts.allowOverflow, AllowRequantize: opts.allowRequantize, Requantize: opts.requantize, Bits: opts.bits, GroupSize: opts.groupSize, Scheme: opts.scheme}
+		AllowOverflow: opts.allowOverflow, AllowRequantize: opts.allowRequantize, Requantize: opts.requantize, Bits: opts.bits, GroupSize: opts.groupSize, MLXMode: opts.mlxMode, Scheme: opts.scheme}
 	if opts.splitMaxSize != "" {
 		if copts.SplitMaxBytes, err = parseSize("split-max-size", opts.splitMaxSize); err != nil {
 			return err

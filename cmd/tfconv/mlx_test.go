@@ -23,7 +23,38 @@ const maxLogitDiffMLXLlamaCpp = 1e-5
 // GGUF and on the MLX directory itself (the dequantized model).
 func TestMLXToGGUFLlamaCpp(t *testing.T) {
 	t.Parallel()
-	ref := filepath.Join("..", "..", "testdata", "mlx", "smollm3-q4g64")
+	dir := mlxWithTokenizer(t, "smollm3-q4g64")
+	out := filepath.Join(t.TempDir(), "smollm3-mlx-q4g64-f32.gguf")
+	if code, _, stderr := run(t, "convert", dir, out, "--outtype", "f32"); code != 0 {
+		t.Fatalf("convert: exit %d: %s", code, stderr)
+	}
+	matchLlamaCpp(t, "smollm3-q4g64", out, out, dir)
+}
+
+// TestMLXMXFP4ToGGUFLlamaCpp: MLX's own mxfp4 directory
+// (testdata/mlx/smollm3-mxfp4) quantized to an f32 GGUF (quantize reads the
+// dequantized model: the very file llama.cpp d32676d7 ran) and run give
+// llama.cpp's logits, on that GGUF, on the MLX directory, and on the GGUF
+// convert writes with the MXFP4 blocks copied (the same values).
+func TestMLXMXFP4ToGGUFLlamaCpp(t *testing.T) {
+	t.Parallel()
+	dir := mlxWithTokenizer(t, "smollm3-mxfp4")
+	f32 := filepath.Join(t.TempDir(), "smollm3-mlx-mxfp4-f32.gguf")
+	if code, _, stderr := run(t, "quantize", dir, f32, "f32"); code != 0 {
+		t.Fatalf("quantize: exit %d: %s", code, stderr)
+	}
+	blocks := filepath.Join(t.TempDir(), "smollm3-mlx-mxfp4.gguf")
+	if code, _, stderr := run(t, "convert", dir, blocks); code != 0 {
+		t.Fatalf("convert: exit %d: %s", code, stderr)
+	}
+	matchLlamaCpp(t, "smollm3-mxfp4", f32, f32, dir, blocks)
+}
+
+// mlxWithTokenizer copies testdata/mlx/NAME and the smollm3 fixture's
+// tokenizer files into a new directory.
+func mlxWithTokenizer(t *testing.T, name string) string {
+	t.Helper()
+	ref := filepath.Join("..", "..", "testdata", "mlx", name)
 	fix := filepath.Join("..", "..", "testdata", "arch", "smollm3", "hf")
 	dir := filepath.Join(t.TempDir(), "mlx")
 	if err := os.Mkdir(dir, 0o755); err != nil {
@@ -41,30 +72,34 @@ func TestMLXToGGUFLlamaCpp(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	out := filepath.Join(t.TempDir(), "smollm3-mlx-q4g64-f32.gguf")
-	if code, _, stderr := run(t, "convert", dir, out, "--outtype", "f32"); code != 0 {
-		t.Fatalf("convert: exit %d: %s", code, stderr)
-	}
+	return dir
+}
+
+// matchLlamaCpp holds gguf to the sha256 of the file llama.cpp ran
+// (testdata/mlx/NAME/llamacpp.logits.json) and run of each source to its
+// logits within maxLogitDiffMLXLlamaCpp.
+func matchLlamaCpp(t *testing.T, name, gguf string, sources ...string) {
+	t.Helper()
 	var cpp struct {
 		GGUFSHA256 string      `json:"gguf_sha256"`
 		Tokens     []int       `json:"tokens"`
 		Logits     [][]float32 `json:"logits"`
 	}
-	raw, err := os.ReadFile(filepath.Join(ref, "llamacpp.logits.json"))
+	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "mlx", name, "llamacpp.logits.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := json.Unmarshal(raw, &cpp); err != nil {
 		t.Fatal(err)
 	}
-	g, err := os.ReadFile(out)
+	g, err := os.ReadFile(gguf)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if sum := sha256.Sum256(g); hex.EncodeToString(sum[:]) != cpp.GGUFSHA256 {
 		t.Errorf("the GGUF's sha256 is %x, llama.cpp ran %s", sum, cpp.GGUFSHA256)
 	}
-	for _, src := range []string{out, dir} {
+	for _, src := range sources {
 		code, stdout, stderr := run(t, "run", src, "--tokens", joinInts(cpp.Tokens), "--json")
 		if code != 0 {
 			t.Fatalf("run %s: exit %d: %s", src, code, stderr)

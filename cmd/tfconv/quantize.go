@@ -22,7 +22,9 @@ import (
 
 type quantizeOptions struct {
 	progress      bool
-	bits, groupSz int // --to mlx (and --group-size for --to compressed-tensors)
+	bits, groupSz int    // --to mlx (and --group-size for --to compressed-tensors)
+	mode          string // --to mlx: MLX's quantization mode
+	bitsSet       bool
 	groupSzSet    bool
 	scheme        string // --to compressed-tensors
 	src, dst      string
@@ -149,6 +151,7 @@ model*.safetensors files removed, every other file kept, each one named;
 				return err
 			}
 			opts.groupSzSet = cmd.Flags().Changed("group-size")
+			opts.bitsSet = cmd.Flags().Changed("bits")
 			return runQuantize(a, opts)
 		},
 	}
@@ -171,6 +174,7 @@ model*.safetensors files removed, every other file kept, each one named;
 	f.BoolVar(&opts.force, "force", false, "replace an existing DST (a folder: only the files the output has, others kept)")
 	f.StringVar(&opts.to, "to", "", "output format: gguf|native|safetensors|mlx|compressed-tensors (default: from DST as convert guesses it: .gguf, .tfn, else a Hugging Face directory); mlx quantizes as mlx_lm.convert -q (--bits, --group-size; no --type)")
 	f.IntVar(&opts.bits, "bits", 4, "--to mlx: bits per weight of MLX's affine quantization (2, 3, 4, 5, 6, 8)")
+	f.StringVar(&opts.mode, "mode", "affine", "--to mlx: MLX's quantization mode (mlx_lm.convert --q-mode): affine, or mxfp4, mxfp8, nvfp4 (each with its own bits and group size)")
 	f.IntVar(&opts.groupSz, "group-size", 64, "--to mlx: values per scale and bias (32, 64, 128); --to compressed-tensors: values per scale of W4A16/W4A16_ASYM (default the scheme's, 128)")
 	f.StringVar(&opts.scheme, "scheme", "", "--to compressed-tensors: llm-compressor's scheme name: "+strings.Join(ctensors.PresetNames(), ", "))
 	f.StringVar(&opts.imatrix, "imatrix", "", "importance matrix (llama-imatrix's GGUF or legacy .dat, or tfconv imatrix's) to weigh the quantization error with")
@@ -297,9 +301,20 @@ func runQuantize(a *app, opts *quantizeOptions) error {
 		if opts.typ != "" {
 			return fmt.Errorf("quantize: --to mlx quantizes with MLX's affine scheme (--bits, --group-size), not a GGUF --type (%s)", opts.typ)
 		}
+		bits, gs := opts.bits, opts.groupSz
+		if opts.mode != "" && opts.mode != "affine" {
+			// The mode's own bits and group size, unless given.
+			bits, gs = 0, 0
+			if opts.bitsSet {
+				bits = opts.bits
+			}
+			if opts.groupSzSet {
+				gs = opts.groupSz
+			}
+		}
 		return runConvert(a, &convertOptions{src: opts.src, dst: opts.dst, to: string(convert.MLX), force: opts.force,
 			dryRun: opts.dryRun, json: opts.json, progress: opts.progress, allowOverflow: opts.allowOverflow,
-			maxShardSize: "5GiB", bits: opts.bits, groupSize: opts.groupSz})
+			maxShardSize: "5GiB", bits: bits, groupSize: gs, mlxMode: opts.mode})
 	}
 	if opts.typ == "" {
 		return fmt.Errorf("quantize: --type is required, or TYPE after DST (one of %s)", strings.Join(quantize.TargetNames(), ", "))

@@ -17,8 +17,42 @@ const (
 	ConfigCopyKey = "quantization_config"
 )
 
+// QuantizeActivationsKey is config.json's switch by which mlx-lm (d78bf58
+// utils.load_model) turns nvfp4 and mxfp8 layers into ones that quantize
+// their activations as well: refused, never dropped.
+const QuantizeActivationsKey = "quantize_activations"
+
 // ModeAffine is mx.quantize's default mode, the only one with biases.
 const ModeAffine = "affine"
+
+// ModeMXFP4 is the floating-point mode whose blocks are OCP MXFP4's (and
+// GGUF MXFP4's, nibbles reordered).
+const ModeMXFP4 = "mxfp4"
+
+// ModeNVFP4 is the floating-point mode whose codes and scale bytes are
+// NVFP4's (GGUF NVFP4's, in blocks of 64).
+const ModeNVFP4 = "nvfp4"
+
+// FPMode is one of MLX's floating-point modes (846d176 mlx/ops.cpp
+// fp_quantize): uint8 scales and no biases, one group size and bits each.
+type FPMode struct {
+	GroupSize, Bits int
+	// E4M3Scales: the scale bytes are fp8 e4m3 (nvfp4), not e8m0.
+	E4M3Scales bool
+}
+
+// FPModes are the floating-point modes by name.
+var FPModes = map[string]FPMode{
+	ModeMXFP4: {GroupSize: 32, Bits: 4},
+	"mxfp8":   {GroupSize: 32, Bits: 8},
+	"nvfp4":   {GroupSize: 16, Bits: 4, E4M3Scales: true},
+}
+
+// FP returns p's floating-point mode, false for affine.
+func (p Params) FP() (FPMode, bool) {
+	m, ok := FPModes[p.Mode]
+	return m, ok
+}
 
 // Params are one layer's quantization.
 type Params struct {
@@ -51,6 +85,9 @@ func FromConfig(cfg map[string]any) (q *Quantization, err error) {
 	obj, ok := raw.(map[string]any)
 	if !ok {
 		return nil, fmt.Errorf("mlx: config.json: %q is %T, want an object", ConfigKey, raw)
+	}
+	if qa, _ := cfg[QuantizeActivationsKey].(bool); qa {
+		return nil, tensor.Unsupported("mlx: config.json: %q is true: mlx-lm then quantizes each layer's input too (nn.QQLinear), which a float weight cannot carry", QuantizeActivationsKey)
 	}
 	q = &Quantization{}
 	if q.Params, err = params(ConfigKey, obj); err != nil {
@@ -133,12 +170,20 @@ func params(key string, obj map[string]any) (Params, error) {
 	return p, nil
 }
 
-// Check reports whether tfconv reads and writes p: affine quantization
-// with parameters MLX accepts. MLX's mxfp4, mxfp8 and nvfp4 modes are
-// refused by name.
+// Check reports whether tfconv reads p: affine quantization with
+// parameters MLX accepts, or a floating-point mode (FPModes) with its own
+// group size and bits, as MLX's quantize holds them. (tfconv writes
+// affine only: CheckWrite.)
 func (p Params) Check() error {
+	if m, ok := p.FP(); ok {
+		if p.GroupSize != m.GroupSize || p.Bits != m.Bits {
+			return tensor.Unsupported("mlx: mode %q is not supported with %d bits and group size %d: MLX's %s takes %d bits and group size %d",
+				p.Mode, p.Bits, p.GroupSize, p.Mode, m.Bits, m.GroupSize)
+		}
+		return nil
+	}
 	if p.Mode != "" && p.Mode != ModeAffine {
-		return tensor.Unsupported("mlx: quantization mode %q is not supported (affine is)", p.Mode)
+		return tensor.Unsupported("mlx: quantization mode %q is not supported (affine, mxfp4, mxfp8 and nvfp4 are)", p.Mode)
 	}
 	for _, b := range []int{2, 3, 4, 5, 6, 8} {
 		if p.Bits != b {
@@ -152,6 +197,9 @@ func (p Params) Check() error {
 	}
 	return tensor.Unsupported("mlx: %d bits with group size %d: MLX's affine quantization takes bits 2, 3, 4, 5, 6 or 8 and group size 32, 64 or 128", p.Bits, p.GroupSize)
 }
+
+// CheckWrite reports whether tfconv writes p: every mode it reads.
+func (p Params) CheckWrite() error { return p.Check() }
 
 // For returns the parameters of the layer at module path (a tensor name
 // without ".weight"), and false when the config keeps it in float.
@@ -210,7 +258,11 @@ func (q *Quantization) LayerNames() []string {
 
 // String describes q in words: "4-bit affine, group size 64 (2 layers their own)".
 func (q *Quantization) String() string {
-	s := fmt.Sprintf("%d-bit affine, group size %d", q.Bits, q.GroupSize)
+	mode := q.Mode
+	if mode == "" {
+		mode = ModeAffine
+	}
+	s := fmt.Sprintf("%d-bit %s, group size %d", q.Bits, mode, q.GroupSize)
 	if n := len(q.Layers); n > 0 {
 		var own, kept int
 		for _, p := range q.Layers {

@@ -86,7 +86,7 @@ func TestFromConfigErrors(t *testing.T) {
 			t.Errorf("%s: %v, want %q", c.cfg, err, c.want)
 		}
 	}
-	for _, p := range []Params{{Bits: 7, GroupSize: 64}, {Bits: 4, GroupSize: 16}, {Bits: 4, GroupSize: 32, Mode: "mxfp4"}} {
+	for _, p := range []Params{{Bits: 7, GroupSize: 64}, {Bits: 4, GroupSize: 16}, {Bits: 4, GroupSize: 64, Mode: "mxfp4"}, {Bits: 8, GroupSize: 32, Mode: "nvfp4"}, {Bits: 4, GroupSize: 32, Mode: "int4"}} {
 		if err := p.Check(); !errors.Is(err, tensor.ErrUnsupported) {
 			t.Errorf("%+v: %v, want unsupported", p, err)
 		}
@@ -143,6 +143,81 @@ func TestLayers(t *testing.T) {
 	}
 }
 
+// fpConfig is an mxfp4 checkpoint with an nvfp4 and an mxfp8 layer, as
+// mlx_lm.convert --q-mode and a quant predicate write it.
+const fpConfig = `{"quantization": {"group_size": 32, "bits": 4, "mode": "mxfp4",
+	"model.layers.0.mlp.down_proj": {"group_size": 16, "bits": 4, "mode": "nvfp4"},
+	"model.layers.0.mlp.up_proj": {"group_size": 32, "bits": 8, "mode": "mxfp8"}}}`
+
+// TestLayersFP: MLX's floating-point modes are layers of uint32 codes and
+// uint8 scales, no biases, each with its mode's own group size and bits.
+func TestLayersFP(t *testing.T) {
+	t.Parallel()
+	q, err := FromConfig(decode(t, fpConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := q.String(), "4-bit mxfp4, group size 32 (2 layers their own)"; got != want {
+		t.Errorf("String: %q, want %q", got, want)
+	}
+	infos := []tensor.Info{
+		info("model.embed_tokens.weight", tensor.U32, 1000, 8),
+		info("model.embed_tokens.scales", tensor.U8, 1000, 2),
+		info("model.layers.0.mlp.down_proj.weight", tensor.U32, 64, 16),
+		info("model.layers.0.mlp.down_proj.scales", tensor.U8, 64, 8),
+		info("model.layers.0.mlp.up_proj.weight", tensor.U32, 128, 16),
+		info("model.layers.0.mlp.up_proj.scales", tensor.U8, 128, 2),
+		info("model.norm.weight", tensor.BF16, 64),
+	}
+	ls, err := Layers(q, infos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		mode  string
+		shape tensor.Shape
+	}{{"mxfp4", tensor.Shape{1000, 64}}, {"nvfp4", tensor.Shape{64, 128}}, {"mxfp8", tensor.Shape{128, 64}}}
+	if len(ls) != len(want) {
+		t.Fatalf("%d layers, want %d", len(ls), len(want))
+	}
+	for i, w := range want {
+		if ls[i].Params.Mode != w.mode || !ls[i].Shape.Equal(w.shape) || ls[i].Biases.Name != "" {
+			t.Errorf("layer %d: %s %v biases %q, want %s %v and none", i, ls[i].Params.Mode, ls[i].Shape, ls[i].Biases.Name, w.mode, w.shape)
+		}
+	}
+	for _, c := range []struct {
+		change func([]tensor.Info) []tensor.Info
+		want   string
+	}{
+		{func(in []tensor.Info) []tensor.Info {
+			return append(in, info("model.embed_tokens.biases", tensor.U8, 1000, 2))
+		}, `layer "model.embed_tokens" is mxfp4, which has no biases, but the checkpoint has "model.embed_tokens.biases"`},
+		{func(in []tensor.Info) []tensor.Info { in[1].DType = tensor.BF16; return in }, `tensor "model.embed_tokens.scales" is BF16, want u8 (mxfp4 scales)`},
+		{func(in []tensor.Info) []tensor.Info { in[3].Shape[1] = 4; return in }, `tensor "model.layers.0.mlp.down_proj.weight" has 16 words per row; 64 columns at 4 bits (group size 16, 4 groups) need 8`},
+	} {
+		in := append([]tensor.Info(nil), infos...)
+		for i := range in {
+			in[i].Shape = in[i].Shape.Clone()
+		}
+		if _, err := Layers(q, c.change(in)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v, want %q", err, c.want)
+		}
+	}
+	for _, bad := range []string{
+		`{"quantization": {"group_size": 64, "bits": 4, "mode": "mxfp4"}}`,
+		`{"quantization": {"group_size": 16, "bits": 8, "mode": "nvfp4"}}`,
+	} {
+		q, err := FromConfig(decode(t, bad))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Layers(q, infos[:2])
+		if !errors.Is(err, tensor.ErrUnsupported) || !strings.Contains(err.Error(), "takes") {
+			t.Errorf("%s: %v, want unsupported naming the mode's group size and bits", bad, err)
+		}
+	}
+}
+
 func TestQuantizable(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -169,6 +244,8 @@ func FuzzFromConfig(f *testing.F) {
 	f.Add([]byte(mixedConfig), int64(32), int64(4))
 	f.Add([]byte(`{"quantization": {"bits": 3, "group_size": 128}}`), int64(12), int64(1))
 	f.Add([]byte(`{"quantization": {"bits": 4, "group_size": 64, "a": true}}`), int64(0), int64(-1))
+	f.Add([]byte(fpConfig), int64(8), int64(2))
+	f.Add([]byte(`{"quantization": {"bits": 8, "group_size": 32, "mode": "mxfp8"}}`), int64(8), int64(1))
 	f.Fuzz(func(t *testing.T, cfg []byte, words, groups int64) {
 		d := json.NewDecoder(bytes.NewReader(cfg))
 		d.UseNumber()
@@ -185,6 +262,11 @@ func FuzzFromConfig(f *testing.F) {
 			info("a.scales", tensor.F16, 3, groups),
 			info("a.biases", tensor.F16, 3, groups),
 		})
+		if err == nil && len(ls) == 1 && ls[0].Shape[1] != groups*int64(ls[0].Params.GroupSize) {
+			t.Fatalf("shape %v from %d groups of %d", ls[0].Shape, groups, ls[0].Params.GroupSize)
+		}
+		// The floating-point modes' layout: uint8 scales, no biases.
+		ls, err = Layers(q, []tensor.Info{info("a.weight", tensor.U32, 3, words), info("a.scales", tensor.U8, 3, groups)})
 		if err == nil && len(ls) == 1 && ls[0].Shape[1] != groups*int64(ls[0].Params.GroupSize) {
 			t.Fatalf("shape %v from %d groups of %d", ls[0].Shape, groups, ls[0].Params.GroupSize)
 		}

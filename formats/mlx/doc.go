@@ -22,7 +22,14 @@
 //	P.scales  T      [rows, cols/group]     T: the float type the layer had
 //	P.biases  T      [rows, cols/group]
 //
-// (quant.Affine is the codec.) The safetensors files carry the metadata
+// (quant.Affine is the codec.) In MLX's floating-point modes ("mode":
+// "mxfp4", "mxfp8" or "nvfp4": FPModes, each with its one group size and
+// bits) a layer is two tensors, no biases:
+//
+//	P.weight  uint32 [rows, cols·bits/32]   e2m1 (4 bits) or e4m3 (8 bits) codes, the same bit stream
+//	P.scales  uint8  [rows, cols/group]     e8m0 (mxfp4, mxfp8) or e4m3 (nvfp4)
+//
+// (quant.MLXFP is their codec). The safetensors files carry the metadata
 // {"format": "mlx"}; more than one is named model-0000i-of-0000n.safetensors
 // with model.safetensors.index.json, whose weight_map is sorted by name.
 package mlx

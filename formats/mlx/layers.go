@@ -21,8 +21,10 @@ var Metadata = tensor.Metadata{{Key: "format", Value: tensor.String("mlx")}}
 // Layer is one quantized layer of a checkpoint: its three stored tensors
 // and the float weight they stand for.
 type Layer struct {
-	Path                   string // module path: the tensors' names without the suffix
-	Params                 Params
+	Path   string // module path: the tensors' names without the suffix
+	Params Params
+	// Biases is the zero Info in a floating-point mode (Params.FP), whose
+	// Scales are uint8.
 	Weight, Scales, Biases tensor.Info
 	// Shape is the float weight's: Weight's with the last dimension
 	// unpacked (cols = scales' last dimension × group size).
@@ -58,9 +60,15 @@ func Layers(q *Quantization, infos []tensor.Info) ([]Layer, error) {
 		if l.Scales, ok = byName[path+ScalesSuffix]; !ok {
 			return nil, fmt.Errorf("mlx: quantized tensor %q has no %q", in.Name, path+ScalesSuffix)
 		}
-		if l.Biases, ok = byName[path+BiasesSuffix]; !ok {
+		_, fp := p.FP()
+		b, hasBiases := byName[path+BiasesSuffix]
+		switch {
+		case fp && hasBiases:
+			return nil, fmt.Errorf("mlx: layer %q is %s, which has no biases, but the checkpoint has %q", path, p.Mode, b.Name)
+		case !fp && !hasBiases:
 			return nil, fmt.Errorf("mlx: quantized tensor %q has no %q (affine quantization stores biases)", in.Name, path+BiasesSuffix)
 		}
+		l.Biases = b
 		if err := l.check(); err != nil {
 			return nil, err
 		}
@@ -73,12 +81,16 @@ func Layers(q *Quantization, infos []tensor.Info) ([]Layer, error) {
 // Shape.
 func (l *Layer) check() error {
 	w, s, b := l.Weight, l.Scales, l.Biases
-	switch s.DType {
-	case tensor.F32, tensor.F16, tensor.BF16:
-	default:
+	_, fp := l.Params.FP()
+	switch {
+	case fp:
+		if s.DType != tensor.U8 {
+			return fmt.Errorf("mlx: tensor %q is %v, want u8 (%s scales)", s.Name, s.DType, l.Params.Mode)
+		}
+		b.Shape = s.Shape // no biases to hold to the scales
+	case s.DType != tensor.F32 && s.DType != tensor.F16 && s.DType != tensor.BF16:
 		return fmt.Errorf("mlx: tensor %q is %v, want f32, f16 or bf16", s.Name, s.DType)
-	}
-	if b.DType != s.DType {
+	case b.DType != s.DType:
 		return fmt.Errorf("mlx: tensor %q is %v and %q is %v: scales and biases share a type", s.Name, s.DType, b.Name, b.DType)
 	}
 	n := len(w.Shape)
