@@ -163,39 +163,5 @@ func MXFP4Blocks(name string, t *Tensor, rows []int) (*Tensor, error) {
 	if len(t.Shape) != 2 || t.Shape[1]%32 != 0 {
 		return nil, fmt.Errorf("checkpoint: MXFP4 layer %q has shape %v, want rows of whole 32-value blocks", t.Name, t.Shape)
 	}
-	n, cols := int(t.Shape[0]), int(t.Shape[1])
-	if rows != nil && len(rows) != n {
-		return nil, fmt.Errorf("checkpoint: MXFP4 layer %q: %d rows, a row order of %d", t.Name, n, len(rows))
-	}
-	info := tensor.Info{Name: name, DType: tensor.MXFP4, Shape: t.Shape.Clone()}
-	size, err := info.DType.ShapeBytes(info.Shape)
-	if err != nil {
-		return nil, fmt.Errorf("checkpoint: tensor %q: %w", name, err)
-	}
-	info.Size = size
-	return LazyTensor(info, l.Packed.File, func() ([]byte, error) {
-		v, err := l.Packed.ReadAll()
-		if err != nil {
-			return nil, err
-		}
-		s, err := l.Scales.ReadAll()
-		if err != nil {
-			return nil, err
-		}
-		if len(v) != n*cols/2 || len(s) != n*cols/32 {
-			return nil, fmt.Errorf("checkpoint: MXFP4 layer %q: %d code and %d scale bytes for %d×%d", t.Name, len(v), len(s), n, cols)
-		}
-		out := make([]byte, size)
-		rb := int(size) / n
-		for i := range n {
-			r := i
-			if rows != nil {
-				r = rows[i]
-			}
-			if err := quant.MXFP4FromOCP(out[i*rb:(i+1)*rb], v[r*cols/2:(r+1)*cols/2], s[r*cols/32:(r+1)*cols/32]); err != nil {
-				return nil, err
-			}
-		}
-		return out, nil
-	}), nil
+	return fp4Blocks("MXFP4", name, t, l.Packed, l.Scales, tensor.MXFP4, 32, rows, quant.MXFP4FromOCP)
 }

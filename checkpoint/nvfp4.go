@@ -100,30 +100,39 @@ func NVFP4Blocks(name string, t *Tensor, rows []int) (*Tensor, error) {
 	if len(t.Shape) != 2 {
 		return nil, fmt.Errorf("checkpoint: NVFP4 layer %q has shape %v", t.Name, t.Shape)
 	}
-	n, cols := int(t.Shape[0]), int(t.Shape[1])
-	if cols%64 != 0 {
+	if cols := t.Shape[1]; cols%64 != 0 {
 		return nil, tensor.Unsupported("checkpoint: NVFP4 layer %q: rows of %d values are not whole GGUF NVFP4 blocks of 64", t.Name, cols)
 	}
+	return fp4Blocks("NVFP4", name, t, l.Packed, l.Scales, tensor.NVFP4, 16, rows, quant.NVFP4FromOCP)
+}
+
+// fp4Blocks is the 2-D weight t (a kind layer: codes in packed, one scale
+// byte per group values in scales) as GGUF blocks of type dt under name,
+// row i of the output row rows[i] of the weight (nil: as stored), each row
+// moved into ggml's order by conv: the one body of MXFP4Blocks and
+// NVFP4Blocks, which check their own shapes first.
+func fp4Blocks(kind, name string, t, packed, scales *Tensor, dt tensor.DType, group int, rows []int, conv func(dst, codes, scales []byte) error) (*Tensor, error) {
+	n, cols := int(t.Shape[0]), int(t.Shape[1])
 	if rows != nil && len(rows) != n {
-		return nil, fmt.Errorf("checkpoint: NVFP4 layer %q: %d rows, a row order of %d", t.Name, n, len(rows))
+		return nil, fmt.Errorf("checkpoint: %s layer %q: %d rows, a row order of %d", kind, t.Name, n, len(rows))
 	}
-	info := tensor.Info{Name: name, DType: tensor.NVFP4, Shape: t.Shape.Clone()}
+	info := tensor.Info{Name: name, DType: dt, Shape: t.Shape.Clone()}
 	size, err := info.DType.ShapeBytes(info.Shape)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: tensor %q: %w", name, err)
 	}
 	info.Size = size
-	return LazyTensor(info, l.Packed.File, func() ([]byte, error) {
-		v, err := l.Packed.ReadAll()
+	return LazyTensor(info, packed.File, func() ([]byte, error) {
+		v, err := packed.ReadAll()
 		if err != nil {
 			return nil, err
 		}
-		s, err := l.Scales.ReadAll()
+		s, err := scales.ReadAll()
 		if err != nil {
 			return nil, err
 		}
-		if len(v) != n*cols/2 || len(s) != n*cols/16 {
-			return nil, fmt.Errorf("checkpoint: NVFP4 layer %q: %d code and %d scale bytes for %d×%d", t.Name, len(v), len(s), n, cols)
+		if len(v) != n*cols/2 || len(s) != n*cols/group {
+			return nil, fmt.Errorf("checkpoint: %s layer %q: %d code and %d scale bytes for %d×%d", kind, t.Name, len(v), len(s), n, cols)
 		}
 		out := make([]byte, size)
 		rb := int(size) / n
@@ -132,7 +141,7 @@ func NVFP4Blocks(name string, t *Tensor, rows []int) (*Tensor, error) {
 			if rows != nil {
 				r = rows[i]
 			}
-			if err := quant.NVFP4FromOCP(out[i*rb:(i+1)*rb], v[r*cols/2:(r+1)*cols/2], s[r*cols/16:(r+1)*cols/16]); err != nil {
+			if err := conv(out[i*rb:(i+1)*rb], v[r*cols/2:(r+1)*cols/2], s[r*cols/group:(r+1)*cols/group]); err != nil {
 				return nil, err
 			}
 		}
