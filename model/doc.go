@@ -24,10 +24,12 @@
 //	           and shared experts (V3's biased, grouped choice)
 //	gemma3n.go Gemma 3n's text model: AltUp streams, LAuReL, per-layer
 //	           embeddings, gaussian top-k gate sparsity, key/value sharing
-//	siglip.go  Gemma 3's image encoder (LoadVision): SigLIP ViT, average
-//	           pool, RMSNorm (1 + w), projection; image.go puts its features
-//	           into a prompt (Model.ImageInput: soft tokens, one
-//	           bidirectional group per image)
+//	vision.go  the image encoders (LoadVision): one encoder per projector
+//	           type behind Vision, the shared ViT layer (vitBlock), patch
+//	           unfolding; image.go builds a prompt with an image
+//	           (Model.ImageInput: each token's feature row)
+//	siglip.go  Gemma 3's encoder: SigLIP ViT, average pool, RMSNorm
+//	           (1 + w), projection; soft tokens in one bidirectional group
 //
 // Padding follows transformers' attention_mask (Input.Mask, and
 // Input.DecoderMask for encoder-decoder models): masked keys are left out

@@ -42,18 +42,11 @@ type ImageRun struct {
 	Count    int       // soft tokens (VisionConfig.Tokens)
 }
 
-// ImageInput preprocesses and encodes p's image with v and expands p's
-// placeholder into the image's soft tokens, whose embeddings are the image
-// features (unscaled) and which attend to each other both ways. Both
-// references do that for Gemma 3: transformers v4.57.6 ors a
-// same-image-group mask (from token_type_ids) into the causal and the
-// sliding-window masks at prefill, and llama.cpp d32676d7 decodes the image
-// chunk with causal attention off (mtmd_decode_use_non_causal). They part
-// only for an image longer than the sliding window, where llama.cpp's
-// window still hides image tokens further back and transformers' group
-// does not; Input.Groups follows transformers (a group overrides the
-// window). Gemma 3's 256 tokens per image sit well inside its 1024-token
-// window, and the fixtures' 4 inside their window of 4.
+// ImageInput preprocesses and encodes p's image with v and builds the
+// prompt around it as p.Method's reference does (the projector type's
+// encoder says how: Gemma 3's soft tokens, …): the Input to give Forward,
+// whose image positions take the image features as their embeddings
+// (unscaled).
 func (m *Model) ImageInput(v *Vision, p ImagePrompt) (*ImageRun, error) {
 	c, vc := m.Config(), v.Config()
 	if vc.TextDModel != c.DModel {
@@ -65,35 +58,131 @@ func (m *Model) ImageInput(v *Vision, p ImagePrompt) (*ImageRun, error) {
 	if p.Image == nil {
 		return nil, errors.New("model: no image")
 	}
-	ids, err := m.imageTokens(v)
+	prep, err := v.Prepare(p.Image, p.Method)
+	if err != nil {
+		return nil, err
+	}
+	span, err := v.enc.prompt(m, p, prep)
+	if err != nil {
+		return nil, err
+	}
+	feat, err := v.EncodePrepared(prep, nil)
+	if err != nil {
+		return nil, err
+	}
+	d := c.DModel
+	if len(feat) != prep.Rows*d {
+		return nil, fmt.Errorf("model: %s: the encoder gave %d values for %d feature rows of width %d", v.Path, len(feat), prep.Rows, d)
+	}
+	in := Input{Tokens: span.Tokens, Embeds: make([][]float32, len(span.Tokens))}
+	if span.Bidirectional {
+		in.Groups = make([]int, len(span.Tokens))
+		for i := range in.Groups {
+			in.Groups[i] = -1
+		}
+	}
+	first, used := -1, 0
+	for i, r := range span.Rows {
+		if r < 0 {
+			continue
+		}
+		if r >= prep.Rows {
+			return nil, fmt.Errorf("model: %s: the prompt takes feature row %d of %d", v.Path, r, prep.Rows)
+		}
+		if first < 0 {
+			first = i
+		}
+		used++
+		in.Embeds[i] = feat[r*d : (r+1)*d]
+		if in.Groups != nil {
+			in.Groups[i] = 0
+		}
+		if in.Tokens[i] >= c.Vocab || in.Tokens[i] < 0 {
+			// transformers looks the placeholder up as id 0 when the
+			// image token lies past the vocabulary; its row is replaced.
+			in.Tokens[i] = 0
+		}
+	}
+	if used != prep.Rows {
+		return nil, fmt.Errorf("model: %s: the prompt holds %d of the image's %d feature rows", v.Path, used, prep.Rows)
+	}
+	return &ImageRun{Input: in, Pixels: prep.Pixels, Features: feat, First: first, Count: prep.Rows}, nil
+}
+
+// splicePlaceholder replaces the one placeholder id in tokens (named name
+// in messages) by seq.
+func splicePlaceholder(tokens []int, placeholder int, name string, seq []int) ([]int, error) {
+	at := -1
+	for i, t := range tokens {
+		if t == placeholder {
+			if at >= 0 {
+				return nil, fmt.Errorf("model: the tokens hold the image placeholder %d twice (at %d and %d); one image runs", placeholder, at, i)
+			}
+			at = i
+		}
+	}
+	if at < 0 {
+		return nil, fmt.Errorf("model: the tokens do not hold the image placeholder %d (%s)", placeholder, name)
+	}
+	return append(append(append([]int(nil), tokens[:at]...), seq...), tokens[at+1:]...), nil
+}
+
+// cutMarker splits a prompt's text at its one image marker: MediaMarker
+// when the text holds it, else placeholder (the processor's text).
+func cutMarker(text, placeholder string) (before, after string, err error) {
+	marker := placeholder
+	if strings.Contains(text, MediaMarker) {
+		marker = MediaMarker
+	}
+	if c := strings.Count(text, marker); c != 1 {
+		return "", "", fmt.Errorf("model: the prompt holds %s %d times; it marks the one image", marker, c)
+	}
+	before, after, _ = strings.Cut(text, marker)
+	return before, after, nil
+}
+
+// rowsAfter marks n feature rows 0..n−1 on the n tokens from first.
+func rowsAfter(length, first, n int) []int {
+	rows := make([]int, length)
+	for i := range rows {
+		rows[i] = -1
+	}
+	for j := 0; j < n; j++ {
+		rows[first+j] = j
+	}
+	return rows
+}
+
+// prompt is Gemma 3's: the placeholder <start_of_image> becomes BOI, the
+// soft tokens and EOI (with "\n\n" around them in transformers'
+// processor), and the image's tokens attend to each other both ways. Both
+// references do that: transformers v4.57.6 ors a same-image-group mask
+// (from token_type_ids) into the causal and the sliding-window masks at
+// prefill, and llama.cpp d32676d7 decodes the image chunk with causal
+// attention off (mtmd_decode_use_non_causal). They part only for an image
+// longer than the sliding window, where llama.cpp's window still hides
+// image tokens further back and transformers' group does not; Input.Groups
+// follows transformers (a group overrides the window). Gemma 3's 256
+// tokens per image sit well inside its 1024-token window, and the
+// fixtures' 4 inside their window of 4.
+func (g *gemma3Vision) prompt(m *Model, p ImagePrompt, pr *Prepared) (*imageSpan, error) {
+	ids, err := m.imageTokens(g.v)
 	if err != nil {
 		return nil, err
 	}
 	hfStyle := p.Method == vision.Transformers
+	n := pr.Rows
 	var tokens []int
-	switch {
-	case p.Tokens != nil:
-		at := -1
-		for i, t := range p.Tokens {
-			if t == ids.boi {
-				if at >= 0 {
-					return nil, fmt.Errorf("model: the tokens hold the image placeholder %d twice (at %d and %d); one image runs", ids.boi, at, i)
-				}
-				at = i
-			}
-		}
-		if at < 0 {
-			return nil, fmt.Errorf("model: the tokens do not hold the image placeholder %d (<start_of_image>)", ids.boi)
-		}
-		seq, err := m.imageSequence(ids, vc.Tokens, hfStyle)
+	if p.Tokens != nil {
+		seq, err := m.imageSequence(ids, n, hfStyle)
 		if err != nil {
 			return nil, err
 		}
-		tokens = append(append(append([]int(nil), p.Tokens[:at]...), seq...), p.Tokens[at+1:]...)
-	default:
-		if tokens, err = m.imageText(ids, vc.Tokens, p.Text, hfStyle); err != nil {
+		if tokens, err = splicePlaceholder(p.Tokens, ids.boi, ids.boiText, seq); err != nil {
 			return nil, err
 		}
+	} else if tokens, err = m.imageText(ids, n, p.Text, hfStyle); err != nil {
+		return nil, err
 	}
 	first := -1
 	for i, t := range tokens {
@@ -102,29 +191,10 @@ func (m *Model) ImageInput(v *Vision, p ImagePrompt) (*ImageRun, error) {
 			break
 		}
 	}
-	if first < 0 || first+vc.Tokens > len(tokens) {
+	if first < 0 || first+n > len(tokens) {
 		return nil, errors.New("model: the expanded prompt lost the image's tokens")
 	}
-	px := v.Preprocess(p.Method).Pixels(p.Image)
-	feat, err := v.Encode(px, nil)
-	if err != nil {
-		return nil, err
-	}
-	in := Input{Tokens: tokens, Embeds: make([][]float32, len(tokens)), Groups: make([]int, len(tokens))}
-	for i := range in.Groups {
-		in.Groups[i] = -1
-	}
-	d := c.DModel
-	for j := 0; j < vc.Tokens; j++ {
-		in.Embeds[first+j] = feat[j*d : (j+1)*d]
-		in.Groups[first+j] = 0
-		if in.Tokens[first+j] >= c.Vocab {
-			// transformers looks the placeholder up as id 0 when the
-			// image token lies past the vocabulary; its row is replaced.
-			in.Tokens[first+j] = 0
-		}
-	}
-	return &ImageRun{Input: in, Pixels: px, Features: feat, First: first, Count: vc.Tokens}, nil
+	return &imageSpan{Tokens: tokens, Rows: rowsAfter(len(tokens), first, n), Bidirectional: true}, nil
 }
 
 // imageIDs are the text model's image tokens and the texts that name them.
@@ -213,14 +283,10 @@ func (m *Model) imageText(ids imageIDs, n int, text string, hfStyle bool) ([]int
 	if t == nil {
 		return nil, fmt.Errorf("model: %s carries no tokenizer (give the tokens)", m.Path)
 	}
-	marker := ids.boiText
-	if strings.Contains(text, MediaMarker) {
-		marker = MediaMarker
+	before, after, err := cutMarker(text, ids.boiText)
+	if err != nil {
+		return nil, err
 	}
-	if c := strings.Count(text, marker); c != 1 {
-		return nil, fmt.Errorf("model: the prompt holds %s %d times; it marks the one image", marker, c)
-	}
-	before, after, _ := strings.Cut(text, marker)
 	if hfStyle {
 		// Gemma3Processor: the placeholder becomes "\n\n" + BOI + soft
 		// tokens + EOI + "\n\n" in the text, which the tokenizer splits at

@@ -19,163 +19,48 @@ package model
 // scales only when the batch holds tokens).
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"math"
-	"strings"
 
 	spec "github.com/tfconv/tfconv/arch"
 	"github.com/tfconv/tfconv/checkpoint"
-	"github.com/tfconv/tfconv/internal/pyjson"
 	"github.com/tfconv/tfconv/kernels"
-	"github.com/tfconv/tfconv/quant"
 	"github.com/tfconv/tfconv/tensor"
 	"github.com/tfconv/tfconv/vision"
 )
 
-// VisionConfig is an image encoder's shape.
-type VisionConfig struct {
-	Projector  string // clip.projector_type ("gemma3")
-	ImageSize  int    // S: the square tile the tower reads
-	PatchSize  int    // p
-	DModel     int    // d: the tower's width
-	Layers     int
-	Heads      int
-	FFN        int
-	Eps        float32 // the LayerNorms' and the projector's RMSNorm's
-	Activation string  // the MLP's ("gelu_tanh"; "gelu_ggml" with MatchLlamaCpp)
-	Pool       int     // k: the average pool's kernel and stride
-	Tokens     int     // soft tokens per image, (S/p/k)²
-	TextDModel int     // d_text: the projection's output width
-	Mean, Std  [3]float32
-
-	// The text model's image tokens: the placeholder the prompt holds
-	// (BOI, <start_of_image>), the end (EOI) and the soft token the
-	// processor repeats (Image; −1 when the checkpoint does not say, as a
-	// GGUF pair does not: llama.cpp feeds the embeddings without ids).
-	BOI, EOI, Image int
-}
-
-// Vision is a loaded image encoder. It is safe for concurrent use.
-type Vision struct {
-	cfg  VisionConfig
-	w    visionWeights
-	Path string // as given to LoadVision
-	proj *spec.Projector
-	// GGUF tells an mmproj GGUF (llama.cpp's names and keys) from a
-	// Hugging Face folder.
-	GGUF bool
+// gemma3Vision is the gemma3 projector type's encoder.
+type gemma3Vision struct {
+	v *Vision
+	w visionWeights
 }
 
 // visionWeights are the tower's and projector's tensors.
 type visionWeights struct {
 	Patch   *kernels.Matrix // [d][3·p·p], the conv kernel flattened (c, y, x)
-	kernel  []float32       // Patch's values as loaded
 	PatchB  []float32       // [d]
 	Pos     []float32       // [n][d]
-	Blocks  []visionBlock
+	Blocks  []vitBlock
 	Post    norm
 	Soft    norm            // RMSNorm with (1 + w) folded in, [d]
 	Project *kernels.Matrix // [d_text][d] (Hugging Face keeps its transpose)
 }
 
-type visionBlock struct {
-	LN1, LN2   norm
-	Q, K, V, O linear // [d][d]
-	Up, Down   linear // fc1 [F][d], fc2 [d][F]
-}
-
-// Config returns the encoder's shape.
-func (v *Vision) Config() VisionConfig { return v.cfg }
-
-// Preprocess returns the image preprocessing of method m for this tower
-// (its tile size and normalization).
-func (v *Vision) Preprocess(m vision.Method) vision.Preprocess {
-	return vision.Preprocess{Size: v.cfg.ImageSize, Mean: v.cfg.Mean, Std: v.cfg.Std, Method: m}
-}
-
-// DefaultMethod is the preprocessing of the checkpoint's own framework:
-// llama.cpp mtmd's for an mmproj GGUF, transformers' for a Hugging Face
-// folder.
-func (v *Vision) DefaultMethod() vision.Method {
-	if v.GGUF {
-		return vision.Mtmd
-	}
-	return vision.Transformers
-}
-
-// maxVisionDim caps every size a config or GGUF states before it sizes an
-// allocation.
-const maxVisionDim = 1 << 16
-
-// LoadVision loads the image encoder of a Hugging Face folder
-// (Gemma3ForConditionalGeneration: vision_tower. and multi_modal_projector.)
-// or of an mmproj GGUF written by llama.cpp's converter (--mmproj).
-func LoadVision(path string, opts LoadOptions) (*Vision, error) {
-	if opts.Threads > 0 {
-		kernels.SetThreads(opts.Threads)
-	}
-	c, err := checkpoint.Open(path)
-	if err != nil {
+// gemma3FromHF reads the encoder's shape from config.json (vision_config,
+// the token ids, mm_tokens_per_image) and preprocessor_config.json (mean,
+// std).
+func gemma3FromHF(v *Vision, c *checkpoint.Checkpoint, top spec.Config) (encoder, error) {
+	if err := v.gemma3ConfigHF(c, top); err != nil {
 		return nil, err
 	}
-	defer c.Close()
-	l := &loader{c: c}
-	v := &Vision{Path: path}
-	if c.Format == checkpoint.GGUF {
-		v.GGUF = true
-		err = v.configGGUF(c.Metadata)
-	} else {
-		err = v.configHF(c)
-	}
-	if err != nil {
-		return nil, err
-	}
-	v.load(l)
-	if l.err != nil {
-		return nil, l.err
-	}
-	if opts.MatchLlamaCpp {
-		// ggml_conv_2d unfolds the image with im2col into binary16 and
-		// multiplies it as the F16 operand: both the patches and the kernel
-		// are rounded to binary16, whatever the kernel's type.
-		k := v.w.Patch
-		b := make([]byte, 2*k.Rows*k.Cols)
-		quant.EncodeF16Bytes(b, v.w.kernel)
-		h, err := kernels.NewMatrix(tensor.F16, k.Rows, k.Cols, b, nil)
-		if err != nil {
-			return nil, fmt.Errorf("model: %s: v.patch_embd: %w", path, err)
-		}
-		v.w.Patch = h
-		for _, m := range append(l.mats, h) {
-			m.RoundActivations = true
-		}
-		v.cfg.Activation = "gelu_ggml"
-	}
-	return v, nil
+	return &gemma3Vision{v: v}, nil
 }
 
-// configHF reads the encoder's shape from config.json (vision_config, the
-// token ids, mm_tokens_per_image) and preprocessor_config.json (mean, std).
-func (v *Vision) configHF(c *checkpoint.Checkpoint) error {
-	raw, err := c.ReadAux("config.json")
-	if err != nil {
-		return fmt.Errorf("model: %s: config.json: %w", c.Path, err)
-	}
-	var top spec.Config
-	if err := decodeJSON(raw, &top); err != nil {
-		return fmt.Errorf("model: %s: config.json: %w", c.Path, err)
-	}
-	p, ok := spec.ProjectorFor(top)
-	if !ok {
-		return tensor.Unsupported("model: %s: config.json's class %v has no projector in arch's table", c.Path, top["architectures"])
-	}
-	if p.Type != "gemma3" {
-		return tensor.Unsupported("model: %s: the %s projector does not run in tfconv (gemma3 does)", c.Path, p.Type)
-	}
-	v.proj = p
+func (v *Vision) gemma3ConfigHF(c *checkpoint.Checkpoint, top spec.Config) error {
+	var err error
+	p := v.proj
 	vc, ok := top.Map(p.Encoder)
 	if !ok {
 		return fmt.Errorf("model: %s: config.json has no %s", c.Path, p.Encoder)
@@ -263,40 +148,6 @@ func (v *Vision) configHF(c *checkpoint.Checkpoint) error {
 	return nil
 }
 
-// threeFloats reads a JSON list of three numbers (a bare number is
-// repeated, as transformers does).
-func threeFloats(dst *[3]float32, x any) error {
-	if x == nil {
-		return nil
-	}
-	if list, ok := x.([]any); ok {
-		if len(list) != 3 {
-			return fmt.Errorf("%d values, want 3", len(list))
-		}
-		for i, e := range list {
-			f, ok := spec.Config{"v": e}.Float("v")
-			if !ok {
-				return fmt.Errorf("value %d is not a number", i)
-			}
-			dst[i] = float32(f)
-		}
-		return nil
-	}
-	f, ok := spec.Config{"v": x}.Float("v")
-	if !ok {
-		return fmt.Errorf("not a number or a list")
-	}
-	*dst = [3]float32{float32(f), float32(f), float32(f)}
-	return nil
-}
-
-// decodeJSON reads a transformers JSON file (numbers kept as json.Number).
-func decodeJSON(b []byte, dst *spec.Config) error {
-	d := json.NewDecoder(strings.NewReader(string(pyjson.Standard(b))))
-	d.UseNumber()
-	return d.Decode(dst)
-}
-
 // derive checks the sizes and computes the pool from the token count.
 func (c *VisionConfig) derive(path string) error {
 	for _, x := range []struct {
@@ -327,29 +178,23 @@ func (c *VisionConfig) derive(path string) error {
 	return nil
 }
 
-// configGGUF reads an mmproj GGUF's clip.* keys.
-func (v *Vision) configGGUF(md tensor.Metadata) error {
-	if a, _ := md.Str("general.architecture"); a != spec.MmprojArch {
-		return tensor.Unsupported("model: %s: general.architecture %q: not an mmproj GGUF (clip)", v.Path, a)
+// gemma3FromGGUF reads an mmproj GGUF's clip.* keys.
+func gemma3FromGGUF(v *Vision, md tensor.Metadata) (encoder, error) {
+	if err := v.gemma3ConfigGGUF(md); err != nil {
+		return nil, err
 	}
-	pt, _ := md.Str("clip.projector_type")
-	p, ok := spec.ProjectorByType(pt)
-	if !ok || pt != "gemma3" {
-		return tensor.Unsupported("model: %s: clip.projector_type %q: tfconv runs the gemma3 projector", v.Path, pt)
-	}
-	v.proj = p
-	cfg := VisionConfig{Projector: pt, Image: -1, BOI: -1, EOI: -1, Pool: 4}
-	for key, dst := range map[string]*int{
+	return &gemma3Vision{v: v}, nil
+}
+
+func (v *Vision) gemma3ConfigGGUF(md tensor.Metadata) error {
+	cfg := VisionConfig{Projector: "gemma3", Image: -1, BOI: -1, EOI: -1, Pool: 4}
+	if err := ggufInts(v.Path, md, map[string]*int{
 		"clip.vision.image_size": &cfg.ImageSize, "clip.vision.patch_size": &cfg.PatchSize,
 		"clip.vision.embedding_length": &cfg.DModel, "clip.vision.block_count": &cfg.Layers,
 		"clip.vision.attention.head_count": &cfg.Heads, "clip.vision.feed_forward_length": &cfg.FFN,
 		"clip.vision.projection_dim": &cfg.TextDModel,
-	} {
-		n, ok := md.Int(key)
-		if !ok || n <= 0 || n > maxVisionDim {
-			return fmt.Errorf("model: %s: GGUF key %s missing or out of range", v.Path, key)
-		}
-		*dst = int(n)
+	}); err != nil {
+		return err
 	}
 	if n, ok := md.Int("clip.vision.projector.scale_factor"); ok {
 		if n <= 0 || n > maxVisionDim {
@@ -368,14 +213,8 @@ func (v *Vision) configGGUF(md tensor.Metadata) error {
 			return tensor.Unsupported("model: %s: clip.use_gelu false (the gemma3 tower's MLP is GELU)", v.Path)
 		}
 	}
-	for key, dst := range map[string]*[3]float32{"clip.vision.image_mean": &cfg.Mean, "clip.vision.image_std": &cfg.Std} {
-		val, ok := md.Get(key)
-		a, isArr := val.Array()
-		f, isF := a.Data.([]float32)
-		if !ok || !isArr || !isF || len(f) < 3 {
-			return fmt.Errorf("model: %s: GGUF key %s missing or not 3 float32s", v.Path, key)
-		}
-		copy(dst[:], f)
+	if err := ggufMeanStd(v.Path, md, &cfg); err != nil {
+		return err
 	}
 	side := cfg.ImageSize / max(cfg.PatchSize, 1)
 	cfg.Tokens = (side / max(cfg.Pool, 1)) * (side / max(cfg.Pool, 1))
@@ -386,57 +225,30 @@ func (v *Vision) configGGUF(md tensor.Metadata) error {
 	return nil
 }
 
-// name is the tensor of role (the mmproj name without suffix, as the
-// projector's record arch.Gemma3Vision states it) in layer bid, with
-// suffix (".weight", ".bias"), in the checkpoint's naming: the first of
-// the record's names the checkpoint holds.
-func (v *Vision) name(l *loader, role string, bid int, suffix string) string {
-	names := v.proj.Tower.TensorName(spec.Role(role), bid, !v.GGUF, suffix)
-	for _, n := range names {
-		if l.has(n) {
-			return n
-		}
-	}
-	if len(names) == 0 {
-		l.fail(fmt.Errorf("model: %s: the %s projector's record has no tensor %s", v.Path, v.proj.Type, role))
-		return role
-	}
-	return names[0] // missing: the loader says so
-}
-
-// plusOne reports whether role's Hugging Face weight w is used as 1 + w
-// (arch.LayoutNormPlusOne; the mmproj holds 1 + w).
-func (v *Vision) plusOne(role string) bool {
-	t, ok := v.proj.Tower.Tensor(role)
-	return ok && !v.GGUF && t.Layout == spec.LayoutNormPlusOne
-}
-
-func (v *Vision) load(l *loader) {
-	c, w := &v.cfg, &v.w
+func (g *gemma3Vision) load(l *loader) {
+	v, w := g.v, &g.w
+	c := &v.cfg
 	d, p, F := c.DModel, c.PatchSize, c.FFN
 	n := (c.ImageSize / p) * (c.ImageSize / p)
 	kernel := l.shaped(v.name(l, "v.patch_embd", 0, ".weight"), tensor.Shape{int64(d), 3, int64(p), int64(p)})
 	if kernel != nil {
-		w.Patch, w.kernel = kernels.F32Matrix(d, 3*p*p, kernel), kernel
-		l.mats = append(l.mats, w.Patch)
+		if v.matchLlamaCpp {
+			w.Patch = v.patchF16(l, kernel, d, 3*p*p)
+		} else {
+			w.Patch = kernels.F32Matrix(d, 3*p*p, kernel)
+			l.mats = append(l.mats, w.Patch)
+		}
+	}
+	if v.matchLlamaCpp {
+		c.Activation = "gelu_ggml"
 	}
 	w.PatchB = l.vector(v.name(l, "v.patch_embd", 0, ".bias"), d)
 	w.Pos = l.shaped(v.name(l, "v.position_embd", 0, ".weight"), tensor.Shape{int64(n), int64(d)})
-	layerNorm := func(role string, bid int) norm {
-		return norm{W: l.vector(v.name(l, role, bid, ".weight"), d), B: l.vector(v.name(l, role, bid, ".bias"), d), Eps: c.Eps}
-	}
-	lin := func(role string, bid, out, in int) linear {
-		return linear{W: l.matrix(v.name(l, role, bid, ".weight"), out, in), B: l.vector(v.name(l, role, bid, ".bias"), out)}
-	}
-	w.Blocks = make([]visionBlock, c.Layers)
+	w.Blocks = make([]vitBlock, c.Layers)
 	for i := range w.Blocks {
-		b := &w.Blocks[i]
-		b.LN1, b.LN2 = layerNorm("v.blk.{bid}.ln1", i), layerNorm("v.blk.{bid}.ln2", i)
-		b.Q, b.K = lin("v.blk.{bid}.attn_q", i, d, d), lin("v.blk.{bid}.attn_k", i, d, d)
-		b.V, b.O = lin("v.blk.{bid}.attn_v", i, d, d), lin("v.blk.{bid}.attn_out", i, d, d)
-		b.Up, b.Down = lin("v.blk.{bid}.ffn_up", i, F, d), lin("v.blk.{bid}.ffn_down", i, d, F)
+		w.Blocks[i] = v.loadVitBlock(l, i, d, F, c.Eps)
 	}
-	w.Post = layerNorm("v.post_ln", 0)
+	w.Post = norm{W: l.vector(v.name(l, "v.post_ln", 0, ".weight"), d), B: l.vector(v.name(l, "v.post_ln", 0, ".bias"), d), Eps: c.Eps}
 	soft := l.vector(v.name(l, "mm.soft_emb_norm", 0, ".weight"), d)
 	if v.plusOne("mm.soft_emb_norm") {
 		// Gemma3RMSNorm scales by (1 + w) in float32.
@@ -449,32 +261,22 @@ func (v *Vision) load(l *loader) {
 	w.Project = l.matrixT(v.name(l, "mm.input_projection", 0, ".weight"), c.TextDModel, d)
 }
 
-// Encode runs the tower and projector over one preprocessed tile
-// (pixels [3][S][S], as Preprocess.Pixels makes it) and returns the image
-// features [Tokens][TextDModel]. states, when not nil, receives the tower's
-// hidden states: the embeddings, then after each layer ([n][d] each), then
-// after post_layernorm, as transformers' output_hidden_states and
-// last_hidden_state give them.
-func (v *Vision) Encode(pixels []float32, states *[][]float32) ([]float32, error) {
-	c, w := &v.cfg, &v.w
+// prepare makes the one fixed-size tile.
+func (g *gemma3Vision) prepare(img *vision.Image, m vision.Method) (*Prepared, error) {
+	S := g.v.cfg.ImageSize
+	return &Prepared{Pixels: g.v.Preprocess(m).Pixels(img), Tiles: [][2]int{{S, S}}, Rows: g.v.cfg.Tokens}, nil
+}
+
+// encode runs the tower and projector over the tile.
+func (g *gemma3Vision) encode(pr *Prepared, states *[][]float32) ([]float32, error) {
+	c, w := &g.v.cfg, &g.w
 	S, p, d := c.ImageSize, c.PatchSize, c.DModel
-	if len(pixels) != 3*S*S {
-		return nil, fmt.Errorf("model: vision: %d pixel values, the tower reads 3×%d×%d", len(pixels), S, S)
+	if len(pr.Tiles) != 1 || pr.Tiles[0] != [2]int{S, S} || len(pr.Pixels) != 3*S*S {
+		return nil, fmt.Errorf("model: vision: the gemma3 tower reads one 3×%d×%d tile", S, S)
 	}
 	side := S / p
 	n := side * side
-	// The stride-p convolution as a matrix product over the patches.
-	patches := make([]float32, n*3*p*p)
-	for py := 0; py < side; py++ {
-		for px := 0; px < side; px++ {
-			row := patches[(py*side+px)*3*p*p:]
-			for ch := 0; ch < 3; ch++ {
-				for y := 0; y < p; y++ {
-					copy(row[(ch*p+y)*p:(ch*p+y+1)*p], pixels[ch*S*S+(py*p+y)*S+px*p:][:p])
-				}
-			}
-		}
-	}
+	patches := unfoldPatches(pr.Pixels, S, S, p)
 	x := make([]float32, n*d)
 	embed := linear{W: w.Patch, B: w.PatchB}
 	embed.apply(x, patches, n)
@@ -485,28 +287,11 @@ func (v *Vision) Encode(pixels []float32, states *[][]float32) ([]float32, error
 		}
 	}
 	record()
-	H := c.Heads
-	D := d / H
-	h := make([]float32, n*d)
-	q, k, vv, att := make([]float32, n*d), make([]float32, n*d), make([]float32, n*d), make([]float32, n*d)
-	o := make([]float32, n*d)
-	up := make([]float32, n*c.FFN)
+	sc := newVitScratch(n, d, c.FFN)
 	for i := range w.Blocks {
-		b := &w.Blocks[i]
-		b.LN1.apply(h, x, n, d)
-		b.Q.apply(q, h, n)
-		b.K.apply(k, h, n)
-		b.V.apply(vv, h, n)
-		kernels.Attention(att, q, k, vv, n, n, kernels.AttentionParams{Heads: H, KVHeads: H, HeadDim: D, Scale: invSqrt(D)})
-		b.O.apply(o, att, n)
-		kernels.Add(x, o)
-		b.LN2.apply(h, x, n, d)
-		b.Up.apply(up, h, n)
-		if err := activate(up, c.Activation); err != nil {
+		if err := w.Blocks[i].forward(x, n, d, c.Heads, c.Activation, sc); err != nil {
 			return nil, err
 		}
-		b.Down.apply(o, up, n)
-		kernels.Add(x, o)
 		record()
 	}
 	w.Post.apply(x, x, n, d)

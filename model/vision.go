@@ -1,0 +1,414 @@
+package model
+
+// The image (and audio) encoders beside a text model. Vision is what the
+// runtime holds; each projector type (clip.projector_type, arch's
+// Projector.Type) brings its own encoder behind it: how the checkpoint
+// states the tower's shape, its weights, its preprocessing, the tower and
+// projector, and what the processor's placeholder becomes in the prompt.
+// Adding a projector type is one file with one entry in encoders:
+//
+//	gemma3   siglip.go   SigLIP ViT + avg-pool + RMSNorm + projection
+//
+// The shared pieces — vitBlock (a pre-norm transformer layer), patch
+// unfolding, the loader — are used by every tower that has them, never
+// copied.
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	spec "github.com/tfconv/tfconv/arch"
+	"github.com/tfconv/tfconv/checkpoint"
+	"github.com/tfconv/tfconv/internal/pyjson"
+	"github.com/tfconv/tfconv/kernels"
+	"github.com/tfconv/tfconv/quant"
+	"github.com/tfconv/tfconv/tensor"
+	"github.com/tfconv/tfconv/vision"
+)
+
+// VisionConfig is an image encoder's shape. Fields a projector type does
+// not use stay zero.
+type VisionConfig struct {
+	Projector  string // clip.projector_type ("gemma3")
+	ImageSize  int    // S: the square tile the tower reads
+	PatchSize  int    // p
+	DModel     int    // d: the tower's width
+	Layers     int
+	Heads      int
+	FFN        int
+	Eps        float32 // the tower's norms' (and the projector's, where it has one)
+	Activation string  // the MLP's ("gelu_tanh"; "gelu_ggml" with MatchLlamaCpp)
+	Pool       int     // k: Gemma 3's average pool's kernel and stride
+	Tokens     int     // feature rows of one fixed-size tile (0 when it depends on the image)
+	TextDModel int     // d_text: the projection's output width
+	Mean, Std  [3]float32
+
+	// The text model's image tokens: the placeholder the prompt holds
+	// (BOI, <start_of_image>), the end (EOI) and the soft token the
+	// processor repeats (Image; −1 when the checkpoint does not say, as a
+	// GGUF pair does not: llama.cpp feeds the embeddings without ids).
+	BOI, EOI, Image int
+}
+
+// Vision is a loaded image encoder. It is safe for concurrent use.
+type Vision struct {
+	cfg  VisionConfig
+	enc  encoder
+	Path string // as given to LoadVision
+	proj *spec.Projector
+	// GGUF tells an mmproj GGUF (llama.cpp's names and keys) from a
+	// Hugging Face folder.
+	GGUF bool
+	// matchLlamaCpp is LoadOptions.MatchLlamaCpp.
+	matchLlamaCpp bool
+}
+
+// An encoder is one projector type's tower and projector.
+type encoder interface {
+	// load reads the weights; the loader records the first error.
+	load(l *loader)
+	// prepare preprocesses an image as method m's reference does.
+	prepare(img *vision.Image, m vision.Method) (*Prepared, error)
+	// encode computes the features [Rows][TextDModel] of p. states, when
+	// not nil, receives the tower's hidden states as transformers'
+	// output_hidden_states gives them (embeddings, then each layer's).
+	encode(p *Prepared, states *[][]float32) ([]float32, error)
+	// prompt builds the whole prompt around p's image: the processor's
+	// expansion of the placeholder (Transformers) or mtmd's image chunk
+	// (Mtmd).
+	prompt(m *Model, ip ImagePrompt, p *Prepared) (*imageSpan, error)
+}
+
+// Prepared is an image preprocessed for a tower.
+type Prepared struct {
+	// Pixels holds the tiles back to back, each channel-major [3][H][W]
+	// as pixel_values holds it.
+	Pixels []float32
+	// Tiles are each tile's height and width.
+	Tiles [][2]int
+	// Rows is the number of feature rows encode gives.
+	Rows int
+	// Grid is the projector type's own layout of the image (e.g. tiles
+	// down and across), for its prompt.
+	Grid []int
+}
+
+// imageSpan is a prompt with its image: per token, the feature row its
+// embedding is (−1: the token's own).
+type imageSpan struct {
+	Tokens []int
+	Rows   []int
+	// Bidirectional: the image's rows attend to each other both ways
+	// (Gemma 3).
+	Bidirectional bool
+}
+
+// encoders are the projector types that run, by clip.projector_type.
+// fromHF reads config.json (top) and the folder's preprocessor files,
+// fromGGUF an mmproj's clip.* keys; both set v.cfg.
+var encoders = map[string]struct {
+	fromHF   func(v *Vision, c *checkpoint.Checkpoint, top spec.Config) (encoder, error)
+	fromGGUF func(v *Vision, md tensor.Metadata) (encoder, error)
+}{
+	"gemma3": {gemma3FromHF, gemma3FromGGUF},
+}
+
+// runnable lists the projector types that run, for messages.
+func runnable() string {
+	var names []string
+	for n := range encoders {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
+// Config returns the encoder's shape.
+func (v *Vision) Config() VisionConfig { return v.cfg }
+
+// Preprocess returns the fixed-size image preprocessing of method m for
+// this tower (its tile size and normalization).
+func (v *Vision) Preprocess(m vision.Method) vision.Preprocess {
+	return vision.Preprocess{Size: v.cfg.ImageSize, Mean: v.cfg.Mean, Std: v.cfg.Std, Method: m}
+}
+
+// Prepare preprocesses img as method m's reference does for this tower.
+func (v *Vision) Prepare(img *vision.Image, m vision.Method) (*Prepared, error) {
+	if img == nil {
+		return nil, fmt.Errorf("model: %s: no image", v.Path)
+	}
+	return v.enc.prepare(img, m)
+}
+
+// EncodePrepared runs the tower and projector over p; see Encode.
+func (v *Vision) EncodePrepared(p *Prepared, states *[][]float32) ([]float32, error) {
+	return v.enc.encode(p, states)
+}
+
+// Encode runs the tower and projector over one preprocessed ImageSize
+// tile (pixels [3][S][S], as Preprocess.Pixels makes it) and returns the
+// image features [Tokens][TextDModel]. states, when not nil, receives the
+// tower's hidden states as transformers' output_hidden_states gives them.
+func (v *Vision) Encode(pixels []float32, states *[][]float32) ([]float32, error) {
+	S := v.cfg.ImageSize
+	if len(pixels) != 3*S*S {
+		return nil, fmt.Errorf("model: vision: %d pixel values, the tower reads 3×%d×%d", len(pixels), S, S)
+	}
+	return v.enc.encode(&Prepared{Pixels: pixels, Tiles: [][2]int{{S, S}}, Rows: v.cfg.Tokens}, states)
+}
+
+// DefaultMethod is the preprocessing of the checkpoint's own framework:
+// llama.cpp mtmd's for an mmproj GGUF, transformers' for a Hugging Face
+// folder.
+func (v *Vision) DefaultMethod() vision.Method {
+	if v.GGUF {
+		return vision.Mtmd
+	}
+	return vision.Transformers
+}
+
+// maxVisionDim caps every size a config or GGUF states before it sizes an
+// allocation.
+const maxVisionDim = 1 << 16
+
+// LoadVision loads the image encoder of a Hugging Face folder (its
+// vision tower and projector, by the class's arch.Projector) or of an
+// mmproj GGUF written by llama.cpp's converter (--mmproj).
+func LoadVision(path string, opts LoadOptions) (*Vision, error) {
+	if opts.Threads > 0 {
+		kernels.SetThreads(opts.Threads)
+	}
+	c, err := checkpoint.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	l := &loader{c: c}
+	v := &Vision{Path: path, matchLlamaCpp: opts.MatchLlamaCpp}
+	if c.Format == checkpoint.GGUF {
+		v.GGUF = true
+		md := c.Metadata
+		if a, _ := md.Str("general.architecture"); a != spec.MmprojArch {
+			return nil, tensor.Unsupported("model: %s: general.architecture %q: not an mmproj GGUF (clip)", path, a)
+		}
+		pt, _ := md.Str("clip.projector_type")
+		p, ok := spec.ProjectorByType(pt)
+		kind, runs := encoders[pt]
+		if !ok || !runs {
+			return nil, tensor.Unsupported("model: %s: clip.projector_type %q: tfconv runs %s", path, pt, runnable())
+		}
+		v.proj = p
+		v.enc, err = kind.fromGGUF(v, md)
+	} else {
+		raw, rerr := c.ReadAux("config.json")
+		if rerr != nil {
+			return nil, fmt.Errorf("model: %s: config.json: %w", c.Path, rerr)
+		}
+		var top spec.Config
+		if err := decodeJSON(raw, &top); err != nil {
+			return nil, fmt.Errorf("model: %s: config.json: %w", c.Path, err)
+		}
+		p, ok := spec.ProjectorFor(top)
+		if !ok {
+			return nil, tensor.Unsupported("model: %s: config.json's class %v has no projector in arch's table", c.Path, top["architectures"])
+		}
+		kind, runs := encoders[p.Type]
+		if !runs {
+			return nil, tensor.Unsupported("model: %s: the %s projector does not run in tfconv (%s do)", c.Path, p.Type, runnable())
+		}
+		v.proj = p
+		v.enc, err = kind.fromHF(v, c, top)
+	}
+	if err != nil {
+		return nil, err
+	}
+	v.enc.load(l)
+	if l.err != nil {
+		return nil, l.err
+	}
+	if opts.MatchLlamaCpp {
+		for _, m := range l.mats {
+			m.RoundActivations = true
+		}
+	}
+	return v, nil
+}
+
+// name is the tensor of role (the mmproj name without suffix, as the
+// projector's record states it) in layer bid, with suffix (".weight",
+// ".bias"), in the checkpoint's naming: the first of the record's names
+// the checkpoint holds.
+func (v *Vision) name(l *loader, role string, bid int, suffix string) string {
+	names := v.proj.Tower.TensorName(spec.Role(role), bid, !v.GGUF, suffix)
+	for _, n := range names {
+		if l.has(n) {
+			return n
+		}
+	}
+	if len(names) == 0 {
+		l.fail(fmt.Errorf("model: %s: the %s projector's record has no tensor %s", v.Path, v.proj.Type, role))
+		return role
+	}
+	return names[0] // missing: the loader says so
+}
+
+// plusOne reports whether role's Hugging Face weight w is used as 1 + w
+// (arch.LayoutNormPlusOne; the mmproj holds 1 + w).
+func (v *Vision) plusOne(role string) bool {
+	t, ok := v.proj.Tower.Tensor(role)
+	return ok && !v.GGUF && t.Layout == spec.LayoutNormPlusOne
+}
+
+// threeFloats reads a JSON list of three numbers (a bare number is
+// repeated, as transformers does).
+func threeFloats(dst *[3]float32, x any) error {
+	if x == nil {
+		return nil
+	}
+	if list, ok := x.([]any); ok {
+		if len(list) != 3 {
+			return fmt.Errorf("%d values, want 3", len(list))
+		}
+		for i, e := range list {
+			f, ok := spec.Config{"v": e}.Float("v")
+			if !ok {
+				return fmt.Errorf("value %d is not a number", i)
+			}
+			dst[i] = float32(f)
+		}
+		return nil
+	}
+	f, ok := spec.Config{"v": x}.Float("v")
+	if !ok {
+		return fmt.Errorf("not a number or a list")
+	}
+	*dst = [3]float32{float32(f), float32(f), float32(f)}
+	return nil
+}
+
+// decodeJSON reads a transformers JSON file (numbers kept as json.Number).
+func decodeJSON(b []byte, dst *spec.Config) error {
+	d := json.NewDecoder(strings.NewReader(string(pyjson.Standard(b))))
+	d.UseNumber()
+	return d.Decode(dst)
+}
+
+// ggufMeanStd reads clip.vision.image_mean and image_std.
+func ggufMeanStd(path string, md tensor.Metadata, cfg *VisionConfig) error {
+	for key, dst := range map[string]*[3]float32{"clip.vision.image_mean": &cfg.Mean, "clip.vision.image_std": &cfg.Std} {
+		val, ok := md.Get(key)
+		a, isArr := val.Array()
+		f, isF := a.Data.([]float32)
+		if !ok || !isArr || !isF || len(f) < 3 {
+			return fmt.Errorf("model: %s: GGUF key %s missing or not 3 float32s", path, key)
+		}
+		copy(dst[:], f)
+	}
+	return nil
+}
+
+// ggufInts reads required positive clip.* integers.
+func ggufInts(path string, md tensor.Metadata, keys map[string]*int) error {
+	for key, dst := range keys {
+		n, ok := md.Int(key)
+		if !ok || n <= 0 || n > maxVisionDim {
+			return fmt.Errorf("model: %s: GGUF key %s missing or out of range", path, key)
+		}
+		*dst = int(n)
+	}
+	return nil
+}
+
+// vitBlock is one pre-norm transformer layer of a vision tower:
+//
+//	x'  = x + O·Attn(Q·LN₁(x), K·LN₁(x), V·LN₁(x))    (every patch sees every patch)
+//	x″  = x' + Down·act(Up·LN₂(x'))
+type vitBlock struct {
+	LN1, LN2   norm
+	Q, K, V, O linear // [d][d]
+	Up, Down   linear // [F][d], [d][F]
+}
+
+// vitScratch is one forward's buffers for n rows.
+type vitScratch struct {
+	h, q, k, v, att, o, up []float32
+}
+
+func newVitScratch(n, d, F int) *vitScratch {
+	return &vitScratch{h: make([]float32, n*d), q: make([]float32, n*d), k: make([]float32, n*d),
+		v: make([]float32, n*d), att: make([]float32, n*d), o: make([]float32, n*d), up: make([]float32, n*F)}
+}
+
+// forward applies the block to x [n][d] in place: heads H, activation act.
+func (b *vitBlock) forward(x []float32, n, d, H int, act string, s *vitScratch) error {
+	D := d / H
+	b.LN1.apply(s.h, x, n, d)
+	b.Q.apply(s.q, s.h, n)
+	b.K.apply(s.k, s.h, n)
+	b.V.apply(s.v, s.h, n)
+	kernels.Attention(s.att, s.q, s.k, s.v, n, n, kernels.AttentionParams{Heads: H, KVHeads: H, HeadDim: D, Scale: invSqrt(D)})
+	b.O.apply(s.o, s.att, n)
+	kernels.Add(x, s.o)
+	b.LN2.apply(s.h, x, n, d)
+	b.Up.apply(s.up, s.h, n)
+	if err := activate(s.up, act); err != nil {
+		return err
+	}
+	b.Down.apply(s.o, s.up, n)
+	kernels.Add(x, s.o)
+	return nil
+}
+
+// loadVitBlock reads layer i's vitBlock by the record's roles
+// (v.blk.{bid}.ln1, attn_q, …, ffn_down), LayerNorms with eps.
+func (v *Vision) loadVitBlock(l *loader, i, d, F int, eps float32) vitBlock {
+	layerNorm := func(role string) norm {
+		return norm{W: l.vector(v.name(l, role, i, ".weight"), d), B: l.optVector(v.name(l, role, i, ".bias"), d), Eps: eps}
+	}
+	lin := func(role string, out, in int) linear {
+		return linear{W: l.matrix(v.name(l, role, i, ".weight"), out, in), B: l.optVector(v.name(l, role, i, ".bias"), out)}
+	}
+	return vitBlock{
+		LN1: layerNorm("v.blk.{bid}.ln1"), LN2: layerNorm("v.blk.{bid}.ln2"),
+		Q: lin("v.blk.{bid}.attn_q", d, d), K: lin("v.blk.{bid}.attn_k", d, d),
+		V: lin("v.blk.{bid}.attn_v", d, d), O: lin("v.blk.{bid}.attn_out", d, d),
+		Up: lin("v.blk.{bid}.ffn_up", F, d), Down: lin("v.blk.{bid}.ffn_down", d, F),
+	}
+}
+
+// unfoldPatches lays the p×p patches of a [3][H][W] tile out as rows
+// [(H/p)·(W/p)][3·p·p] in (channel, y, x) order, row-major over the patch
+// grid: a stride-p convolution becomes a matrix product over them.
+func unfoldPatches(pixels []float32, H, W, p int) []float32 {
+	gh, gw := H/p, W/p
+	out := make([]float32, gh*gw*3*p*p)
+	for py := 0; py < gh; py++ {
+		for px := 0; px < gw; px++ {
+			row := out[(py*gw+px)*3*p*p:]
+			for ch := 0; ch < 3; ch++ {
+				for y := 0; y < p; y++ {
+					copy(row[(ch*p+y)*p:(ch*p+y+1)*p], pixels[ch*H*W+(py*p+y)*W+px*p:][:p])
+				}
+			}
+		}
+	}
+	return out
+}
+
+// patchF16 is the patch kernel [rows][cols] as llama.cpp multiplies it:
+// ggml_conv_2d unfolds the image with im2col into binary16 and multiplies
+// it as the F16 operand, so both the patches and the kernel are rounded to
+// binary16, whatever the kernel's type (MatchLlamaCpp).
+func (v *Vision) patchF16(l *loader, kernel []float32, rows, cols int) *kernels.Matrix {
+	b := make([]byte, 2*rows*cols)
+	quant.EncodeF16Bytes(b, kernel)
+	h, err := kernels.NewMatrix(tensor.F16, rows, cols, b, nil)
+	if err != nil {
+		l.fail(fmt.Errorf("model: %s: v.patch_embd: %w", v.Path, err))
+		return nil
+	}
+	l.mats = append(l.mats, h)
+	return h
+}
