@@ -289,7 +289,7 @@ func (g *gemma3Vision) encode(pr *Prepared, states *[][]float32) ([]float32, err
 	record()
 	sc := newVitScratch(n, d, c.FFN)
 	for i := range w.Blocks {
-		if err := w.Blocks[i].forward(x, n, d, c.Heads, c.Activation, sc); err != nil {
+		if err := w.Blocks[i].forward(x, n, d, c.Heads, c.Activation, vitAttn{}, sc); err != nil {
 			return nil, err
 		}
 		record()

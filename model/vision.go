@@ -323,17 +323,33 @@ func ggufInts(path string, md tensor.Metadata, keys map[string]*int) error {
 
 // vitBlock is one pre-norm transformer layer of a vision tower:
 //
-//	x'  = x + O·Attn(Q·LN₁(x), K·LN₁(x), V·LN₁(x))    (every patch sees every patch)
-//	x″  = x' + Down·act(Up·LN₂(x'))
+//	x'  = x + O·Attn(Q·N₁(x), K·N₁(x), V·N₁(x))
+//	x″  = x' + Down·act(Up·N₂(x'))                  (Gate.W nil)
+//	x″  = x' + Down·(act(Gate·N₂(x')) ⊙ Up·N₂(x'))  (a gated MLP: Qwen-VL, Pixtral)
+//
+// N₁, N₂ are LayerNorm or RMSNorm (norm.RMS). vitAttn says which rows see
+// which and how queries and keys are rotated.
 type vitBlock struct {
 	LN1, LN2   norm
 	Q, K, V, O linear // [d][d]
+	Gate       linear // [F][d], W nil without
 	Up, Down   linear // [F][d], [d][F]
+}
+
+// vitAttn is a tower's attention pattern for one forward.
+type vitAttn struct {
+	// Rope, when set, rotates the queries and keys [n][d] in place (the
+	// 2-D RoPE of Qwen-VL's and Pixtral's towers).
+	Rope func(q, k []float32, n int)
+	// Segments are the lengths of consecutive runs of rows that attend
+	// only within their run (Qwen2.5-VL's windows, one image among
+	// several); nil: all n rows attend to all.
+	Segments []int
 }
 
 // vitScratch is one forward's buffers for n rows.
 type vitScratch struct {
-	h, q, k, v, att, o, up []float32
+	h, q, k, v, att, o, up, gate []float32
 }
 
 func newVitScratch(n, d, F int) *vitScratch {
@@ -342,18 +358,46 @@ func newVitScratch(n, d, F int) *vitScratch {
 }
 
 // forward applies the block to x [n][d] in place: heads H, activation act.
-func (b *vitBlock) forward(x []float32, n, d, H int, act string, s *vitScratch) error {
+func (b *vitBlock) forward(x []float32, n, d, H int, act string, a vitAttn, s *vitScratch) error {
 	D := d / H
 	b.LN1.apply(s.h, x, n, d)
 	b.Q.apply(s.q, s.h, n)
 	b.K.apply(s.k, s.h, n)
 	b.V.apply(s.v, s.h, n)
-	kernels.Attention(s.att, s.q, s.k, s.v, n, n, kernels.AttentionParams{Heads: H, KVHeads: H, HeadDim: D, Scale: invSqrt(D)})
+	if a.Rope != nil {
+		a.Rope(s.q, s.k, n)
+	}
+	p := kernels.AttentionParams{Heads: H, KVHeads: H, HeadDim: D, Scale: invSqrt(D)}
+	if a.Segments == nil {
+		kernels.Attention(s.att, s.q, s.k, s.v, n, n, p)
+	} else {
+		at := 0
+		for _, m := range a.Segments {
+			if m < 0 || at+m > n {
+				return fmt.Errorf("model: vision: attention segments overrun %d rows", n)
+			}
+			r := s.att[at*d : (at+m)*d]
+			kernels.Attention(r, s.q[at*d:(at+m)*d], s.k[at*d:(at+m)*d], s.v[at*d:(at+m)*d], m, m, p)
+			at += m
+		}
+		if at != n {
+			return fmt.Errorf("model: vision: attention segments cover %d of %d rows", at, n)
+		}
+	}
 	b.O.apply(s.o, s.att, n)
 	kernels.Add(x, s.o)
 	b.LN2.apply(s.h, x, n, d)
 	b.Up.apply(s.up, s.h, n)
-	if err := activate(s.up, act); err != nil {
+	if b.Gate.W != nil {
+		if len(s.gate) != len(s.up) {
+			s.gate = make([]float32, len(s.up))
+		}
+		b.Gate.apply(s.gate, s.h, n)
+		if err := activate(s.gate, act); err != nil {
+			return err
+		}
+		kernels.Mul(s.up, s.gate)
+	} else if err := activate(s.up, act); err != nil {
 		return err
 	}
 	b.Down.apply(s.o, s.up, n)
