@@ -30,6 +30,13 @@ type ImagePrompt struct {
 	// vision.Mtmd (<start_of_image> + the image + <end_of_image>, the text
 	// around it tokenized piece by piece, as mtmd_tokenize does).
 	Method vision.Method
+	// TowerStates asks for the tower's hidden states in ImageRun.States.
+	TowerStates bool
+	// Like, when set, is a run of the same prompt by another model: its
+	// tokens and image positions are used as they are, and Tokens and Text
+	// are not read (verify gives two models one input, tokenized by the
+	// reference).
+	Like *ImageRun
 }
 
 // ImageRun is a prompt with its image encoded: the Input to give Forward,
@@ -40,6 +47,13 @@ type ImageRun struct {
 	Features []float32 // the image features [Tokens][d_model]
 	First    int       // the first soft token's position
 	Count    int       // soft tokens (VisionConfig.Tokens)
+	// Rows are, per token, the feature row its embedding is (−1: the
+	// token's own).
+	Rows []int
+	// States are the tower's hidden states when ImagePrompt.TowerStates
+	// asked for them: the embeddings, then after each layer, each
+	// [rows][VisionConfig.DModel] (see Vision.Encode).
+	States [][]float32
 }
 
 // ImageInput preprocesses and encodes p's image with v and builds the
@@ -62,11 +76,20 @@ func (m *Model) ImageInput(v *Vision, p ImagePrompt) (*ImageRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	span, err := v.enc.prompt(m, p, prep)
-	if err != nil {
+	var span *imageSpan
+	if p.Like != nil {
+		span = &imageSpan{Tokens: append([]int(nil), p.Like.Input.Tokens...), Rows: p.Like.Rows, Bidirectional: p.Like.Input.Groups != nil}
+		if len(span.Rows) != len(span.Tokens) {
+			return nil, errors.New("model: ImagePrompt.Like has no image rows")
+		}
+	} else if span, err = v.enc.prompt(m, p, prep); err != nil {
 		return nil, err
 	}
-	feat, err := v.EncodePrepared(prep, nil)
+	var states *[][]float32
+	if p.TowerStates {
+		states = new([][]float32)
+	}
+	feat, err := v.EncodePrepared(prep, states)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +129,11 @@ func (m *Model) ImageInput(v *Vision, p ImagePrompt) (*ImageRun, error) {
 	if used != prep.Rows {
 		return nil, fmt.Errorf("model: %s: the prompt holds %d of the image's %d feature rows", v.Path, used, prep.Rows)
 	}
-	return &ImageRun{Input: in, Pixels: prep.Pixels, Features: feat, First: first, Count: prep.Rows}, nil
+	run := &ImageRun{Input: in, Pixels: prep.Pixels, Features: feat, First: first, Count: prep.Rows, Rows: span.Rows}
+	if states != nil {
+		run.States = *states
+	}
+	return run, nil
 }
 
 // splicePlaceholder replaces the one placeholder id in tokens (named name

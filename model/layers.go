@@ -213,6 +213,8 @@ type loader struct {
 	// scaled are the weight scales (NAME.scale) the linears loaded so far
 	// apply (weightScale), by name.
 	scaled map[string]bool
+	// loaded are the tensors read so far (the vision encoders' Tensors).
+	loaded []tensor.Info
 }
 
 // weightScale is the product factor of a GGUF weight NAME.weight of out
@@ -335,6 +337,7 @@ func (l *loader) read(name string) (*checkpoint.Tensor, []byte) {
 		return nil, nil
 	}
 	l.meter.Add(t.Size)
+	l.loaded = append(l.loaded, t.Info)
 	return t, b
 }
 

@@ -63,6 +63,10 @@ type Vision struct {
 	GGUF bool
 	// matchLlamaCpp is LoadOptions.MatchLlamaCpp.
 	matchLlamaCpp bool
+	// Tensors are the encoder's tensors as the checkpoint holds them (a
+	// Hugging Face folder's vision tower and projector, not its text
+	// model).
+	Tensors []tensor.Info
 }
 
 // An encoder is one projector type's tower and projector.
@@ -228,6 +232,7 @@ func LoadVision(path string, opts LoadOptions) (*Vision, error) {
 	if l.err != nil {
 		return nil, l.err
 	}
+	v.Tensors = l.loaded
 	if opts.MatchLlamaCpp {
 		for _, m := range l.mats {
 			m.RoundActivations = true

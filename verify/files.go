@@ -25,10 +25,8 @@ type FileOptions struct {
 // verify REF CAND. A report destination is checked before either model is
 // loaded.
 func Files(ref, cand string, o FileOptions) (*Report, error) {
-	if o.Report != "" {
-		if err := atomicfile.CheckDest(o.Report, o.Force, ref, cand); err != nil {
-			return nil, err
-		}
+	if err := checkReportDest(o, ref, cand); err != nil {
+		return nil, err
 	}
 	mr, err := model.Load(ref, model.LoadOptions{Threads: o.Threads, Progress: o.Progress})
 	if err != nil {
@@ -109,4 +107,13 @@ func writeReport(rep *Report, o FileOptions, inputs ...string) error {
 		return err
 	}
 	return f.Commit()
+}
+
+// checkReportDest checks the HTML report's destination before any model is
+// loaded.
+func checkReportDest(o FileOptions, inputs ...string) error {
+	if o.Report == "" {
+		return nil
+	}
+	return atomicfile.CheckDest(o.Report, o.Force, inputs...)
 }

@@ -79,6 +79,9 @@ type Report struct {
 	Failures            []string   `json:"failures"`
 	Positions           []Position `json:"positions"`
 	Attention           *Attention `json:"attention,omitempty"`
+	// Image compares the image side when the models ran on an image
+	// (CompareImage).
+	Image *ImageReport `json:"image,omitempty"`
 	// Baseline is set when the reference was a baseline file.
 	Baseline bool `json:"baseline,omitempty"`
 }

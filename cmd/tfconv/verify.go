@@ -14,10 +14,15 @@ import (
 	"github.com/tfconv/tfconv/eval"
 	"github.com/tfconv/tfconv/internal/output"
 	"github.com/tfconv/tfconv/verify"
+	"github.com/tfconv/tfconv/vision"
 )
 
 type verifyOptions struct {
 	progress      bool
+	image         string
+	mmproj        string
+	refMmproj     string
+	preprocess    string
 	ref, cand     string
 	tokens        string
 	decoderTokens string
@@ -93,6 +98,17 @@ first_divergent_layer is the first such block (null when none).
 position, error per layer, and the attention map of --attn-layer/--attn-head for
 both models side by side.
 
+Images: --image FILE compares two vision-language models on a prompt holding
+the image (the placeholder, e.g. <start_of_image>, or <__media__> once in
+--prompt or --tokens; without one, the image then the built-in text). A Hugging
+Face folder encodes it with its own vision tower; a GGUF text model takes
+llama.cpp's mmproj: --mmproj for CAND, --ref-mmproj for REF. Both sides use one
+preprocessing (--preprocess transformers|llamacpp; default REF's own). The
+reference tokenizes and expands the prompt, and the candidate runs the same
+tokens. The report adds the image: pixels, the tower's hidden states (patch
+embeddings, then after each block; the first departing state is named) and the
+image features; the precision pair counts the encoders' weights too.
+
 Exit codes: 0 within the thresholds, 1 a threshold crossed, 2 input error.`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -116,6 +132,10 @@ Exit codes: 0 within the thresholds, 1 a threshold crossed, 2 input error.`,
 	f.StringVar(&opts.report, "report", "", "write an HTML report with plots to FILE")
 	f.IntVar(&opts.attnLayer, "attn-layer", 0, "block whose attention map the HTML report shows")
 	f.IntVar(&opts.attnHead, "attn-head", 0, "head whose attention map the HTML report shows")
+	f.StringVar(&opts.image, "image", "", "compare on a prompt holding this image (PNG, JPEG, GIF)")
+	f.StringVar(&opts.mmproj, "mmproj", "", "CAND's vision encoder (llama.cpp's mmproj GGUF) when CAND is a GGUF text model")
+	f.StringVar(&opts.refMmproj, "ref-mmproj", "", "REF's vision encoder (mmproj GGUF) when REF is a GGUF text model")
+	f.StringVar(&opts.preprocess, "preprocess", "", "image preprocessing for both: transformers or llamacpp (default: REF's own)")
 	f.StringVar(&opts.saveBaseline, "save-baseline", "", "run MODEL and store a baseline in FILE")
 	f.StringVar(&opts.baseline, "baseline", "", "compare MODEL with the baseline in FILE")
 	f.Float64Var(&opts.maxKLD, "max-kld", 0, "maximum mean KLD (default: the precision pair's)")
@@ -201,7 +221,11 @@ func runVerify(a *app, cmd *cobra.Command, opts *verifyOptions) error {
 		return nil
 	}
 	var rep *verify.Report
-	if opts.baseline != "" {
+	if opts.image != "" {
+		rep, err = verifyImage(opts, fo)
+	} else if opts.mmproj != "" || opts.refMmproj != "" || opts.preprocess != "" {
+		return errors.New("verify: --mmproj, --ref-mmproj and --preprocess go with --image")
+	} else if opts.baseline != "" {
 		rep, err = verify.FilesBaseline(opts.baseline, opts.ref, fo)
 	} else {
 		rep, err = verify.Files(opts.ref, opts.cand, fo)
@@ -313,6 +337,32 @@ func verifyPrint(w io.Writer, r *verify.Report, positions bool) error {
 		}
 		fmt.Fprintln(w)
 	}
+	if im := r.Image; im != nil {
+		fmt.Fprintf(w, "image %s (%s preprocessing, %s projector): %d feature rows at positions %d..%d; pixels max |Δ| %.3g\n",
+			im.File, im.Preprocess, im.Projector, im.Rows, im.First, im.First+im.Rows-1, im.PixelsMaxAbs)
+		fmt.Fprintf(w, "encoders: %s | %s\n", im.RefEncoder, im.CandEncoder)
+		it := output.NewTable("tower state", "cosine", "NMSE", "max abs", "departs")
+		for _, l := range im.Tower {
+			d := ""
+			if l.Departs {
+				d = "yes"
+			}
+			name := fmt.Sprintf("after block %d", l.Layer-1)
+			switch {
+			case l.Layer == 0:
+				name = "embeddings"
+			case l.Layer > im.Blocks:
+				name = "after the final norm"
+			}
+			it.Row(name, fmt.Sprintf("%.8f", l.Cosine), fmt.Sprintf("%.3g", l.NMSE), fmt.Sprintf("%.3g", l.MaxAbs), d)
+		}
+		f := im.Features
+		it.Row("image features", fmt.Sprintf("%.8f", f.Cosine), fmt.Sprintf("%.3g", f.NMSE), fmt.Sprintf("%.3g", f.MaxAbs), "")
+		if err := it.Render(w); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+	}
 	if len(r.Layers) > 0 {
 		// The kind column appears where the layers are of several kinds
 		// or of one that is not attention (the recurrent families).
@@ -365,4 +415,27 @@ func verifyPrint(w io.Writer, r *verify.Report, positions bool) error {
 		fmt.Fprintf(w, "result: FAIL (%s)\n", strings.Join(r.Failures, "; "))
 	}
 	return nil
+}
+
+// verifyImage runs verify REF CAND --image FILE.
+func verifyImage(opts *verifyOptions, fo verify.FileOptions) (*verify.Report, error) {
+	if opts.cand == "" {
+		return nil, errors.New("verify: --image compares two models: give REF CAND (baselines hold no image)")
+	}
+	if opts.promptFile != "" {
+		return nil, errors.New("verify: --image takes --tokens or --prompt, not --prompt-file")
+	}
+	im, err := vision.ReadFile(opts.image)
+	if err != nil {
+		return nil, fmt.Errorf("verify: --image: %w", err)
+	}
+	img := verify.ImageOptions{Image: im, File: opts.image}
+	if opts.preprocess != "" {
+		m, err := vision.ParseMethod(opts.preprocess)
+		if err != nil {
+			return nil, fmt.Errorf("verify: --preprocess: %w", err)
+		}
+		img.Method = &m
+	}
+	return verify.FilesImage(opts.ref, opts.cand, opts.refMmproj, opts.mmproj, img, fo)
 }
