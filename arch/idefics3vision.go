@@ -3,7 +3,9 @@ package arch
 import "github.com/tfconv/tfconv/tensor"
 
 // Idefics3Vision is SmolVLM's projector (Idefics3ForConditionalGeneration:
-// HuggingFaceTB's SmolVLM), as llama.cpp's SmolVLMModel writes it: a SigLIP
+// HuggingFaceTB's SmolVLM; SmolVLMForConditionalGeneration: SmolVLM2, the
+// same model under transformers' own class), as llama.cpp's SmolVLMModel
+// writes it: a SigLIP
 // ViT (patch convolution with its bias, learned positions, pre-norm blocks
 // with LayerNorm and GELU, a final LayerNorm) and the connector: the patch
 // grid pixel-shuffled by scale_factor (each scale_factor × scale_factor
@@ -11,7 +13,7 @@ import "github.com/tfconv/tfconv/tensor"
 // text width. The text half is the llama family.
 var Idefics3Vision = registerProjector(&Projector{
 	Type:      "idefics3",
-	HFClasses: []string{"Idefics3ForConditionalGeneration"},
+	HFClasses: []string{"Idefics3ForConditionalGeneration", "SmolVLMForConditionalGeneration"},
 	Text:      "llama",
 	Encoder:   "vision_config",
 	Prefixes:  idefics3VisionPrefixes,

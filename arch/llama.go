@@ -56,10 +56,12 @@ func ropeScalingLinear() []Param {
 // ggml's adjacent-pair rope reproduces HF's rotate-half.
 var Llama = register(&Family{
 	Name: "llama",
-	// and the text halves of LLaVA-1.5, LLaVA-NeXT and SmolVLM (under
-	// language_model. and model.text_model.; text_config in config.json).
+	// and the text halves of LLaVA-1.5, LLaVA-NeXT, SmolVLM and SmolVLM2
+	// (under language_model. and model.text_model.; text_config in
+	// config.json).
 	HFClasses: []string{"LLaMAForCausalLM", "LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM",
-		"LlavaForConditionalGeneration", "LlavaNextForConditionalGeneration", "Idefics3ForConditionalGeneration"},
+		"LlavaForConditionalGeneration", "LlavaNextForConditionalGeneration", "Idefics3ForConditionalGeneration",
+		"SmolVLMForConditionalGeneration"},
 	ModelTypes: []string{"llama", "mistral", "mixtral"},
 	HFClass:    "LlamaForCausalLM", ModelType: "llama",
 	Params: withParams(baseParams(),
@@ -81,7 +83,7 @@ var Llama = register(&Family{
 	HFConst:  map[string]any{"hidden_act": "silu", "mlp_bias": false},
 	BiasFlag: "attention_bias",
 	Vocab: VocabRules{SpacePrefixFromConfigFor: []string{"LlavaForConditionalGeneration",
-		"LlavaNextForConditionalGeneration", "Idefics3ForConditionalGeneration"}},
+		"LlavaNextForConditionalGeneration", "Idefics3ForConditionalGeneration", "SmolVLMForConditionalGeneration"}},
 	Graph:   llamaGraph,
 	Pattern: mistralWindow,
 })

@@ -21,6 +21,13 @@ func TestIdefics3VLMatchesLlamaCpp(t *testing.T) {
 	testVLMatchesLlamaCpp(t, "idefics3")
 }
 
+// TestSmolVLMMatchesLlamaCpp: the same for SmolVLM2's class,
+// SmolVLMForConditionalGeneration (testdata/vision/smolvlm, gen_llava.py).
+func TestSmolVLMMatchesLlamaCpp(t *testing.T) {
+	t.Parallel()
+	testVLMatchesLlamaCpp(t, "smolvlm")
+}
+
 // testVLMatchesLlamaCpp converts testdata/vision/fam/hf with --mmproj at
 // f32 and f16 and holds both outputs to the family's llamacpp.json.
 func testVLMatchesLlamaCpp(t *testing.T, fam string) {

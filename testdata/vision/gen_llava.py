@@ -94,11 +94,22 @@ PREPROCESSOR = {
                   "max_image_size": {"longest_edge": 32}, "processor_class": "Idefics3Processor", "resample": 1,
                   "rescale_factor": 0.00392156862745098, "size": {"longest_edge": 128}},
                  {"image_seq_len": 4, "processor_class": "Idefics3Processor"}),
+    # HuggingFaceTB/SmolVLM2-256M-Video-Instruct: SmolVLMImageProcessor (the same splitting as Idefics3's: longest
+    # edge 2048, tiles of 512 and the whole image at 512, Lanczos; plus its video sampling, which images do not
+    # use), SmolVLMProcessor with image_seq_len 64; sizes scaled as idefics3's.
+    "smolvlm": ({"do_convert_rgb": True, "do_image_splitting": True, "do_normalize": True, "do_pad": True,
+                 "do_rescale": True, "do_resize": True, "image_mean": [0.5, 0.5, 0.5],
+                 "image_processor_type": "SmolVLMImageProcessor", "image_std": [0.5, 0.5, 0.5],
+                 "max_image_size": {"longest_edge": 32}, "processor_class": "SmolVLMProcessor", "resample": 1,
+                 "rescale_factor": 0.00392156862745098, "size": {"longest_edge": 128},
+                 "video_sampling": {"fps": 1, "max_frames": 64, "video_size": {"longest_edge": 32}}},
+                {"image_seq_len": 4, "processor_class": "SmolVLMProcessor"}),
 }
 
 PROMPT = {"llava15": "USER: <image>\nWhat is shown here? ASSISTANT:",
           "llavanext": "USER: <image>\nWhat is shown here? ASSISTANT:",
-          "idefics3": "<|im_start|>User:<image>What is shown here?<end_of_utterance>\nAssistant:"}
+          "idefics3": "<|im_start|>User:<image>What is shown here?<end_of_utterance>\nAssistant:",
+          "smolvlm": "<|im_start|>User:<image>What is shown here?<end_of_utterance>\nAssistant:"}
 
 # SmolVLM's added tokens in the published order (<global-img> 49152, <row_1_col_1> … <row_6_col_6>,
 # <fake_token_around_image> 49189, <image> 49190, <end_of_utterance> 49279), here from id 1000 on.
@@ -136,6 +147,13 @@ FAMILIES = {
         text_config=dict(TEXT, architectures=["VLlama3ForCausalLM"], vocab_size=1040, pad_token_id=2),
         pad_token_id=2, tie_word_embeddings=False),
         "Idefics3ForConditionalGeneration", "bpe", SMOLVLM_TOKENS, "gpt-2"),
+    # SmolVLM2 (HuggingFaceTB/SmolVLM2-256M-Video-Instruct's layout, SmolVLMForConditionalGeneration: transformers'
+    # own class for it since 4.50): the same tower, connector and text model as idefics3 under the smolvlm names.
+    "smolvlm": (lambda: transformers.SmolVLMConfig(
+        vision_config=SIGLIP, scale_factor=2, image_token_id=1038,
+        text_config=dict(TEXT, architectures=["VLlama3ForCausalLM"], vocab_size=1040, pad_token_id=2),
+        pad_token_id=2, tie_word_embeddings=False),
+        "SmolVLMForConditionalGeneration", "bpe", SMOLVLM_TOKENS, "gpt-2"),
 }
 
 
