@@ -344,11 +344,10 @@ func (m *Model) imageText(ids imageIDs, n int, text string, hfStyle bool) ([]int
 	return append(append(head, seq...), tail...), nil
 }
 
-// afterSpecial tokenizes text as transformers' slow SentencePiece
-// tokenizer with legacy false (Gemma 3's tokenizer_config.json) does when
-// it follows a special token: without the prefix space that tfconv's
-// tokenizer, like llama.cpp's, puts after every special token when it
-// adds one at all (Tokenizer.AddSpacePrefix).
+// afterSpecial tokenizes text as the tokenizer does where it follows a
+// special token (EOI) in a longer text: with or without the space prefix
+// there, as the tokenizer's source says (transformers' legacy false puts it
+// at the text's start only; llama.cpp after every special token).
 func (m *Model) afterSpecial(ids imageIDs, text string) ([]int, error) {
 	t := m.Tokenizer()
 	toks, err := t.Encode(ids.eoiText+text, tokenizer.EncodeOptions{ParseSpecial: true})
@@ -358,9 +357,5 @@ func (m *Model) afterSpecial(ids imageIDs, text string) ([]int, error) {
 	if len(toks) == 0 || toks[0] != ids.eoi {
 		return nil, fmt.Errorf("model: %s: %s does not tokenize as one special token", m.Path, ids.eoiText)
 	}
-	toks = toks[1:]
-	if t.AddSpacePrefix && len(toks) > 0 && t.Piece(toks[0]) == "▁" {
-		toks = toks[1:]
-	}
-	return toks, nil
+	return toks[1:], nil
 }

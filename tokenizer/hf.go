@@ -67,7 +67,10 @@ type hfConfig struct {
 	// reads for SentencePiece vocabularies.
 	addedJSON map[string]int
 	lower     *bool
-	chat      []ChatTemplate
+	// legacy is tokenizer_config.json's legacy (nil: unset, which
+	// transformers' SentencePiece classes take as true).
+	legacy *bool
+	chat   []ChatTemplate
 	// additional is additional_special_tokens (token texts).
 	additional []string
 }
@@ -145,6 +148,12 @@ func readHFConfig(src Source) (*hfConfig, error) {
 		}
 		if raw, ok := m["chat_template"]; ok && name == "tokenizer_config.json" {
 			c.chat = parseChatTemplate(raw)
+		}
+		if raw, ok := m["legacy"]; ok && name == "tokenizer_config.json" {
+			var v *bool
+			if json.Unmarshal(raw, &v) == nil && v != nil {
+				c.legacy = v
+			}
 		}
 		if raw, ok := m["do_lower_case"]; ok {
 			var v bool
@@ -313,6 +322,10 @@ func readHF(src Source) (t *Tokenizer, tiktoken bool, err error) {
 		if err != nil {
 			return nil, false, err
 		}
+		// transformers' slow SentencePiece tokenizers with legacy false
+		// put the space prefix before the text's start only (their fast
+		// twins convert to a Metaspace with prepend_scheme "first").
+		t.prefixFirst = cfg.legacy != nil && !*cfg.legacy
 	} else if b, err := readAux(src, "tokenizer.json", maxTokenizerFile); err != nil {
 		return nil, false, err
 	} else if b != nil {

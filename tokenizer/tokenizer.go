@@ -71,6 +71,11 @@ type Tokenizer struct {
 	AddBOS, AddEOS bool
 	// AddSpacePrefix: SentencePiece prepends a space to the text.
 	AddSpacePrefix bool
+	// prefixFirst: the space goes before the text's start only, not also
+	// after every special token in it as llama.cpp puts it (transformers'
+	// SentencePiece tokenizers with legacy false; a Metaspace
+	// pre-tokenizer with prepend_scheme "first").
+	prefixFirst bool
 
 	hasAddBOS, hasAddEOS, hasAddSpacePrefix bool     // the source said so explicitly
 	tokenTypeCount                          int      // BERT's type_vocab_size, 0 if unknown
@@ -344,14 +349,14 @@ func (t *Tokenizer) Encode(s string, opts EncodeOptions) ([]int, error) {
 	switch t.model {
 	case SPM:
 		prevSpecial := true
-		for _, f := range frags {
+		for i, f := range frags {
 			if f.token >= 0 {
 				out = append(out, f.token)
 				prevSpecial = true
 				continue
 			}
 			txt := f.text
-			if t.AddSpacePrefix && prevSpecial {
+			if t.AddSpacePrefix && prevSpecial && (i == 0 || !t.prefixFirst) {
 				txt = " " + txt
 			}
 			out = t.encodeSPM(strings.ReplaceAll(txt, " ", "▁"), out)
@@ -391,14 +396,14 @@ func (t *Tokenizer) Encode(s string, opts EncodeOptions) ([]int, error) {
 		}
 	case Unigram:
 		prevSpecial := true
-		for _, f := range frags {
+		for i, f := range frags {
 			if f.token >= 0 {
 				out = append(out, f.token)
 				prevSpecial = true
 				continue
 			}
 			txt := f.text
-			if t.AddSpacePrefix && prevSpecial {
+			if t.AddSpacePrefix && prevSpecial && (i == 0 || !t.prefixFirst) {
 				txt = " " + txt
 			}
 			out = t.encodeUnigram(strings.ReplaceAll(txt, " ", "▁"), out)

@@ -173,6 +173,8 @@ func parseTokenizerJSON(b []byte, cfg *hfConfig) (*Tokenizer, []addedToken, erro
 	}
 	if t.model == SPM || t.model == Unigram {
 		t.AddSpacePrefix, t.hasAddSpacePrefix = tjPrependsSpace(tj.Normalizer, tj.PreTokenizer), true
+		t.prefixFirst = strings.Contains(string(tj.PreTokenizer), `"prepend_scheme":"first"`) ||
+			strings.Contains(string(tj.PreTokenizer), `"prepend_scheme": "first"`)
 	}
 	if tj.Model.UnkToken != nil {
 		if id, ok := t.index[*tj.Model.UnkToken]; ok {
