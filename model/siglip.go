@@ -165,14 +165,17 @@ func (c *VisionConfig) derive(path string) error {
 	}
 	side := c.ImageSize / c.PatchSize
 	if c.Pool == 0 {
+		// Gemma3MultiModalProjector: tokens_per_side = int(√T), kernel =
+		// patches_per_image // tokens_per_side, both floored; the pool
+		// (torch's AvgPool2d, ggml_pool_2d) drops a remainder.
 		per := int(math.Sqrt(float64(c.Tokens)))
-		if per*per != c.Tokens || side%per != 0 {
+		if per < 1 || per > side {
 			return fmt.Errorf("model: %s: %d tokens per image do not pool a %d×%d patch grid", path, c.Tokens, side, side)
 		}
 		c.Pool = side / per
 	}
-	if c.Pool <= 0 || side%c.Pool != 0 {
-		return fmt.Errorf("model: %s: pool %d does not divide the %d×%d patch grid", path, c.Pool, side, side)
+	if c.Pool <= 0 || c.Pool > side {
+		return fmt.Errorf("model: %s: pool %d does not fit the %d×%d patch grid", path, c.Pool, side, side)
 	}
 	c.Tokens = (side / c.Pool) * (side / c.Pool)
 	return nil

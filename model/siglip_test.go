@@ -2,7 +2,10 @@ package model
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -379,4 +382,58 @@ func TestVisionRefusals(t *testing.T) {
 			t.Errorf("%+v: no error", in)
 		}
 	}
+}
+
+// TestGemma3PoolFloors: mm_tokens_per_image that is not a square pools as
+// Gemma3MultiModalProjector does (tokens_per_side = int(√T), kernel =
+// patches_per_image // tokens_per_side): 2 or 3 tokens give one, 5 give
+// four; the encoder then yields that many rows.
+func TestGemma3PoolFloors(t *testing.T) {
+	t.Parallel()
+	cfgBytes, err := os.ReadFile(visionFixture + "/hf/config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ tokens, want int }{{2, 1}, {3, 1}, {5, 4}, {4, 4}} {
+		dir := t.TempDir()
+		ents, err := os.ReadDir(visionFixture + "/hf")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ents {
+			if err := os.Symlink(filepath.Join(mustAbs(t, visionFixture+"/hf"), e.Name()), filepath.Join(dir, e.Name())); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var cfg map[string]any
+		if err := json.Unmarshal(cfgBytes, &cfg); err != nil {
+			t.Fatal(err)
+		}
+		cfg["mm_tokens_per_image"] = c.tokens
+		b, _ := json.Marshal(cfg)
+		os.Remove(filepath.Join(dir, "config.json"))
+		if err := os.WriteFile(filepath.Join(dir, "config.json"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		v, err := LoadVision(dir, LoadOptions{})
+		if err != nil {
+			t.Fatalf("mm_tokens_per_image %d: %v", c.tokens, err)
+		}
+		S := v.Config().ImageSize
+		feat, err := v.Encode(make([]float32, 3*S*S), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := v.Config().Tokens; got != c.want || len(feat) != c.want*v.Config().TextDModel {
+			t.Errorf("mm_tokens_per_image %d: %d tokens, %d feature values; want %d tokens", c.tokens, got, len(feat), c.want)
+		}
+	}
+}
+
+func mustAbs(t *testing.T, p string) string {
+	a, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }
