@@ -255,3 +255,47 @@ func TestWhisperMelMatchesMtmd(t *testing.T) {
 	}
 	t.Logf("max |Δ| vs mtmd over %d×%d: %.3g", m.NMel, ref.Frames, worst)
 }
+
+// ReadMedia tells a WAV file from an image by content, not by name.
+func TestReadMedia(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	wav, err := os.ReadFile(filepath.Join("..", "testdata", "vision", "audio", "chirp.wav"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	png, err := os.ReadFile(filepath.Join("..", "testdata", "vision", "images", "wide.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		body  []byte
+		audio bool
+		bad   bool
+	}{
+		{"sound.png", wav, true, false}, {"picture.wav", png, false, false},
+		{"short", []byte("RIFF"), false, true}, {"riff-not-wave", append([]byte("RIFF\x04\x00\x00\x00AVI "), png...), false, true},
+	} {
+		p := filepath.Join(dir, c.name)
+		if err := os.WriteFile(p, c.body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		img, a, err := ReadMedia(p)
+		switch {
+		case c.bad:
+			if err == nil {
+				t.Errorf("%s: no error", c.name)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.audio && (a == nil || img != nil || len(a.Samples) != 6400):
+			t.Errorf("%s: not read as the 6400-sample clip", c.name)
+		case !c.audio && (img == nil || a != nil || img.W != 96):
+			t.Errorf("%s: not read as the 96-wide image", c.name)
+		}
+	}
+	if _, _, err := ReadMedia(filepath.Join(dir, "absent")); err == nil {
+		t.Error("absent file: no error")
+	}
+}

@@ -1,6 +1,10 @@
 package vision
 
-import "fmt"
+import (
+	"fmt"
+	"io"
+	"os"
+)
 
 // WhisperSamples is the samples one Whisper window holds (30 s at
 // 16 kHz): transformers' WhisperFeatureExtractor pads or truncates every
@@ -55,4 +59,25 @@ func Qwen2AudioInput(a *Audio, nMel int, m Method) ([]Mel, []int, error) {
 		return mels, frames, nil
 	}
 	return nil, nil, fmt.Errorf("vision: unknown preprocessing %v", m)
+}
+
+// ReadMedia reads the file at path as what its content is: a WAV file
+// (RIFF … WAVE, DecodeWAV) gives audio, anything else is decoded as an
+// image (PNG, JPEG, GIF; ReadFile). Exactly one of the two is non-nil
+// when err is nil. This is how run --image takes "PNG/JPEG, and WAV for
+// audio" with one flag, whatever the file's name.
+func ReadMedia(path string) (*Image, *Audio, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("vision: %w", err)
+	}
+	var head [12]byte
+	n, _ := io.ReadFull(f, head[:])
+	f.Close()
+	if n == 12 && string(head[:4]) == "RIFF" && string(head[8:]) == "WAVE" {
+		a, err := OpenWAV(path)
+		return nil, a, err
+	}
+	img, err := ReadFile(path)
+	return img, nil, err
 }
