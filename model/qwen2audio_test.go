@@ -1,7 +1,13 @@
 package model
 
 import (
+	"crypto/sha256"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -221,4 +227,166 @@ func TestAudioRefusals(t *testing.T) {
 	if _, err := iv.PrepareAudio(clip, vision.Transformers); err == nil {
 		t.Error("the gemma3 image encoder took audio")
 	}
+}
+
+// audioMtmdRef is testdata/vision/qwen2audio/gguf/mtmd.json
+// (tools/gen_mtmd_audio.py): llama.cpp mtmd's outputs on llama.cpp's own
+// GGUF pair of the fixture.
+type audioMtmdRef struct {
+	TextGGUF   string `json:"text_gguf"`
+	TextSHA    string `json:"text_sha256"`
+	MmprojGGUF string `json:"mmproj_gguf"`
+	MmprojSHA  string `json:"mmproj_sha256"`
+	Prompt     string `json:"prompt"`
+	Cases      []struct {
+		Audio  string               `json:"audio"`
+		Tokens []int                `json:"tokens"`
+		Rows   int                  `json:"audio_embd_rows"`
+		Embd   []byte               `json:"audio_embd_f32"`
+		Logits map[string][]float32 `json:"logits"`
+	} `json:"cases"`
+}
+
+// audioPairDir holds gen_audio.py's llama.cpp conversion of
+// qwen2audio/hf (1.7 MB at f32: not kept in the repository).
+const audioPairDir = "/work/fixtures-out/vision/qwen2audio"
+
+// audioPair returns the GGUF pair mtmd.json was made from, or skips t
+// naming where it should be.
+func audioPair(t *testing.T, ref *audioMtmdRef) (text, mmproj string) {
+	t.Helper()
+	text, mmproj = filepath.Join(audioPairDir, ref.TextGGUF), filepath.Join(audioPairDir, ref.MmprojGGUF)
+	for _, p := range []string{text, mmproj} {
+		if _, err := os.Stat(p); err != nil {
+			t.Skipf("%s (llama.cpp's conversion of %s/hf: testdata/vision/gen_audio.py) is not present", p, audioFixture)
+		}
+	}
+	return text, mmproj
+}
+
+// maxAudioDiffMtmd bounds our embeddings with MatchLlamaCpp against
+// mtmd's over the 750 rows of the window: the convolutions' im2col and
+// kernels are binary16 as ggml's are, and what is left is summation order
+// through 3 layers over 1500 positions (3.1e-6 measured). Our float32
+// forward (no MatchLlamaCpp) leaves the binary16 rounding of the log-mel
+// and of conv1's output unmodelled: 2.2e-4 measured, bounded by
+// maxAudioDiffMtmdF32. maxAudioLogitDiffMtmd bounds the logits of the
+// text after the clip with MatchLlamaCpp (3.1e-6 measured on logits up to
+// 4.4; the f32 mode gives 2.3e-4).
+const (
+	maxAudioDiffMtmd      = 1e-5
+	maxAudioDiffMtmdF32   = 1e-3
+	maxAudioLogitDiffMtmd = 1e-4
+)
+
+// readAudioMtmd reads mtmd.json and returns the GGUF pair it was made
+// from, or skips t naming where the pair should be; a pair that is not
+// the one mtmd.json names fails.
+func readAudioMtmd(t *testing.T) (ref audioMtmdRef, text, mmproj string) {
+	t.Helper()
+	readJSON(t, audioFixture+"/gguf/mtmd.json", &ref)
+	if len(ref.Cases) == 0 {
+		t.Fatal("mtmd.json has no cases")
+	}
+	text, mmproj = filepath.Join(audioPairDir, ref.TextGGUF), filepath.Join(audioPairDir, ref.MmprojGGUF)
+	for p, want := range map[string]string{text: ref.TextSHA, mmproj: ref.MmprojSHA} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Skipf("%s (llama.cpp's conversion of %s/hf: testdata/vision/gen_audio.py) is not present", p, audioFixture)
+		}
+		if got := fmt.Sprintf("%x", sha256.Sum256(b)); got != want {
+			t.Fatalf("%s has sha256 %s, mtmd.json was made from %s", p, got, want)
+		}
+	}
+	return ref, text, mmproj
+}
+
+// llama.cpp's GGUF pair with MatchLlamaCpp, through mtmd's preprocessing
+// (every 30 s window, attended whole) and prompt (<|audio_bos|> + the clip
+// + <|audio_eos|> around mtmd's marker): the ids equal mtmd's, the audio
+// embeddings are within maxAudioDiffMtmd and the logits of the text after
+// the clip within maxAudioLogitDiffMtmd.
+func TestAudioQwen2AudioMtmd(t *testing.T) {
+	t.Parallel()
+	ref, text, mmproj := readAudioMtmd(t)
+	opts := LoadOptions{MatchLlamaCpp: true}
+	m, err := Load(text, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := LoadVision(mmproj, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range ref.Cases {
+		a, err := vision.OpenWAV("../testdata/vision/" + c.Audio)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run, err := m.ImageInput(v, ImagePrompt{Text: ref.Prompt, Audio: a, Method: v.DefaultMethod()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(run.Input.Tokens) != len(c.Tokens) || run.Count != c.Rows {
+			t.Fatalf("%s: %d ids with %d audio rows, mtmd %d with %d", c.Audio, len(run.Input.Tokens), run.Count, len(c.Tokens), c.Rows)
+		}
+		for i, id := range c.Tokens {
+			if id >= 0 && run.Input.Tokens[i] != id || id < 0 && run.Input.Embeds[i] == nil {
+				t.Fatalf("%s: position %d: id %d, mtmd's %d (-1: the clip)", c.Audio, i, run.Input.Tokens[i], id)
+			}
+		}
+		d := maxAbsDiff(run.Features, float32s(c.Embd))
+		if d > maxAudioDiffMtmd {
+			t.Errorf("%s: audio embeddings differ from mtmd's by %g", c.Audio, d)
+		}
+		t.Logf("%s: max |Δ audio embeddings| = %.3g over %d rows", c.Audio, d, c.Rows)
+		out, err := m.Forward(run.Input, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(c.Logits) == 0 {
+			t.Fatalf("%s: mtmd.json has no logits", c.Audio)
+		}
+		var dl float64
+		for pos, want := range c.Logits {
+			p, err := strconv.Atoi(pos)
+			if err != nil || p >= len(out.Logits) {
+				t.Fatalf("%s: logits of position %q", c.Audio, pos)
+			}
+			dl = math.Max(dl, maxAbsDiff(out.Logits[p], want))
+		}
+		if dl > maxAudioLogitDiffMtmd {
+			t.Errorf("%s: logits differ from mtmd's by %g", c.Audio, dl)
+		}
+		t.Logf("%s: max |Δ logits| = %.3g over %d positions", c.Audio, dl, len(c.Logits))
+	}
+}
+
+// The same mmproj in our float32 forward (no MatchLlamaCpp) stays within
+// maxAudioDiffMtmdF32 of mtmd's embeddings.
+func TestAudioQwen2AudioMtmdF32(t *testing.T) {
+	t.Parallel()
+	ref, _, mmproj := readAudioMtmd(t)
+	v, err := LoadVision(mmproj, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := ref.Cases[0]
+	a, err := vision.OpenWAV("../testdata/vision/" + c.Audio)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := v.PrepareAudio(a, vision.Mtmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	feat, err := v.EncodePrepared(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := maxAbsDiff(feat, float32s(c.Embd))
+	if d > maxAudioDiffMtmdF32 {
+		t.Errorf("%s: audio embeddings differ from mtmd's by %g", c.Audio, d)
+	}
+	t.Logf("%s: max |Δ audio embeddings| = %.3g over %d rows", c.Audio, d, p.Rows)
 }
