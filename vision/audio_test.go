@@ -49,46 +49,47 @@ func readQwen2AudioRef(t *testing.T) *qwen2AudioRef {
 }
 
 // TestWhisperMelMatchesTransformers: the log-mel spectrogram of
-// testdata/vision/audio/chirp.wav equals transformers v4.57.6's
+// testdata/vision/audio/chirp.wav and tones.wav equals transformers v4.57.6's
 // WhisperFeatureExtractor input_features (the Qwen2-Audio processor's) to
 // maxMelDiff over the frames holding audio and after, and every later
 // frame of the 3000 is the extractor's one padding value.
 func TestWhisperMelMatchesTransformers(t *testing.T) {
 	t.Parallel()
 	ref := readQwen2AudioRef(t)
-	c := ref.Cases[0]
-	a, err := OpenWAV(filepath.Join("..", "testdata", "vision", c.Audio))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a.Rate != c.SamplingRate || len(a.Samples) != c.Samples {
-		t.Fatalf("WAV: %d samples at %d Hz, the reference's %d at %d", len(a.Samples), a.Rate, c.Samples, c.SamplingRate)
-	}
-	mels, err := WhisperMel(a, WhisperMelConfig(len(c.Features)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(mels) != 1 || mels[0].Frames != WhisperFrames {
-		t.Fatalf("%d windows, want 1 of %d frames", len(mels), WhisperFrames)
-	}
-	m := mels[0]
-	var worst float64
-	for b := range m.NMel {
-		for f := range WhisperFrames {
-			want := c.Pad
-			if f < c.Kept {
-				want = c.Features[b][f]
-			}
-			d := math.Abs(float64(m.Data[b*WhisperFrames+f]) - want)
-			if d > worst {
-				worst = d
-			}
-			if d > maxMelDiff {
-				t.Fatalf("bin %d frame %d: %g, transformers' %g (|Δ| %.3g)", b, f, m.Data[b*WhisperFrames+f], want, d)
+	for _, c := range ref.Cases {
+		a, err := OpenWAV(filepath.Join("..", "testdata", "vision", c.Audio))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Rate != c.SamplingRate || len(a.Samples) != c.Samples {
+			t.Fatalf("WAV: %d samples at %d Hz, the reference's %d at %d", len(a.Samples), a.Rate, c.Samples, c.SamplingRate)
+		}
+		mels, err := WhisperMel(a, WhisperMelConfig(len(c.Features)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(mels) != 1 || mels[0].Frames != WhisperFrames {
+			t.Fatalf("%d windows, want 1 of %d frames", len(mels), WhisperFrames)
+		}
+		m := mels[0]
+		var worst float64
+		for b := range m.NMel {
+			for f := range WhisperFrames {
+				want := c.Pad
+				if f < c.Kept {
+					want = c.Features[b][f]
+				}
+				d := math.Abs(float64(m.Data[b*WhisperFrames+f]) - want)
+				if d > worst {
+					worst = d
+				}
+				if d > maxMelDiff {
+					t.Fatalf("%s: bin %d frame %d: %g, transformers' %g (|Δ| %.3g)", c.Audio, b, f, m.Data[b*WhisperFrames+f], want, d)
+				}
 			}
 		}
+		t.Logf("%s: max |Δ| vs WhisperFeatureExtractor over %d×%d: %.3g", c.Audio, m.NMel, WhisperFrames, worst)
 	}
-	t.Logf("max |Δ| vs WhisperFeatureExtractor over %d×%d: %.3g", m.NMel, WhisperFrames, worst)
 }
 
 // wavBytes is a WAV file of the given format holding frames (interleaved
