@@ -391,3 +391,36 @@ func TestAudioQwen2AudioMtmdF32(t *testing.T) {
 	}
 	t.Logf("%s: max |Δ audio embeddings| = %.3g over %d rows", c.Audio, d, p.Rows)
 }
+
+// A clip longer than 30 s: the feature extractor keeps its first 30 s in
+// one window attended whole (750 tokens); mtmd cuts it into every whole
+// window (two here, 1500 tokens), each encoded alone.
+func TestAudioQwen2AudioWindows(t *testing.T) {
+	t.Parallel()
+	v, err := LoadVision(audioFixture+"/hf", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &vision.Audio{Rate: 16000, Samples: make([]float32, 31*16000)}
+	for i := range a.Samples {
+		a.Samples[i] = float32(math.Sin(float64(i) * 0.05))
+	}
+	for _, c := range []struct {
+		m          vision.Method
+		rows       int
+		attended   []int
+		windowsLen int
+	}{
+		{vision.Transformers, 750, []int{3000}, 1},
+		{vision.Mtmd, 1500, []int{3000, 3000}, 2},
+	} {
+		p, err := v.PrepareAudio(a, c.m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Rows != c.rows || !slices.Equal(p.Grid, c.attended) || len(p.Tiles) != c.windowsLen ||
+			len(p.Pixels) != c.windowsLen*128*vision.WhisperFrames {
+			t.Errorf("%v: %d rows, attended %v, %d windows (%d values); want %d, %v, %d", c.m, p.Rows, p.Grid, len(p.Tiles), len(p.Pixels), c.rows, c.attended, c.windowsLen)
+		}
+	}
+}
