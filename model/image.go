@@ -24,6 +24,10 @@ type ImagePrompt struct {
 	Tokens []int
 	Text   string
 	Image  *vision.Image
+	// Audio is the clip for an audio encoder (Vision.IsAudio), in place
+	// of Image; the placeholder is the processor's audio token
+	// (Qwen2-Audio's <|AUDIO|>) or MediaMarker.
+	Audio *vision.Audio
 	// Method is whose preprocessing and prompt expansion to reproduce:
 	// vision.Transformers (the processor's "\n\n<start_of_image>" + soft
 	// tokens + "<end_of_image>\n\n", the whole text tokenized at once) or
@@ -43,7 +47,7 @@ type ImagePrompt struct {
 // and what it is made of.
 type ImageRun struct {
 	Input    Input
-	Pixels   []float32 // the preprocessed tile [3][S][S]
+	Pixels   []float32 // the preprocessed tile [3][S][S] (audio: the log-mel windows)
 	Features []float32 // the image features [Tokens][d_model]
 	First    int       // the first soft token's position
 	Count    int       // soft tokens (VisionConfig.Tokens)
@@ -69,10 +73,19 @@ func (m *Model) ImageInput(v *Vision, p ImagePrompt) (*ImageRun, error) {
 	if c.EncoderDecoder || c.EncoderOnly {
 		return nil, fmt.Errorf("model: %s: images go into decoder-only models", c.Arch)
 	}
-	if p.Image == nil {
+	var prep *Prepared
+	var err error
+	switch {
+	case v.IsAudio():
+		if p.Image != nil || p.Audio == nil {
+			return nil, fmt.Errorf("model: %s is an audio encoder: give it audio, not an image", v.Path)
+		}
+		prep, err = v.PrepareAudio(p.Audio, p.Method)
+	case p.Image == nil:
 		return nil, errors.New("model: no image")
+	default:
+		prep, err = v.Prepare(p.Image, p.Method)
 	}
-	prep, err := v.Prepare(p.Image, p.Method)
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,8 @@ package model
 // projector, and what the processor's placeholder becomes in the prompt.
 // Adding a projector type is one file with one entry in encoders:
 //
-//	gemma3   siglip.go   SigLIP ViT + avg-pool + RMSNorm + projection
+//	gemma3   siglip.go      SigLIP ViT + avg-pool + RMSNorm + projection
+//	qwen2a   qwen2audio.go  Whisper encoder + 2× avg-pool + LayerNorm + linear (audio)
 //
 // The shared pieces — vitBlock (a pre-norm transformer layer), patch
 // unfolding, the loader — are used by every tower that has them, never
@@ -85,12 +86,24 @@ type encoder interface {
 	prompt(m *Model, ip ImagePrompt, p *Prepared) (*imageSpan, error)
 }
 
-// Prepared is an image preprocessed for a tower.
+// An audioEncoder is an encoder whose input is sound, not an image
+// (clip.has_audio_encoder): its prepare refuses images, and
+// prepareAudio makes the Prepared from the samples.
+type audioEncoder interface {
+	encoder
+	// prepareAudio preprocesses a clip as method m's reference does.
+	prepareAudio(a *vision.Audio, m vision.Method) (*Prepared, error)
+}
+
+// Prepared is an image preprocessed for a tower, or a clip for an audio
+// encoder.
 type Prepared struct {
 	// Pixels holds the tiles back to back, each channel-major [3][H][W]
-	// as pixel_values holds it.
+	// as pixel_values holds it; for audio, the log-mel windows back to
+	// back, each [n_mel][frames] as input_features holds it.
 	Pixels []float32
-	// Tiles are each tile's height and width.
+	// Tiles are each tile's height and width (audio: each window's n_mel
+	// and frames).
 	Tiles [][2]int
 	// Rows is the number of feature rows encode gives.
 	Rows int
@@ -117,6 +130,7 @@ var encoders = map[string]struct {
 	fromGGUF func(v *Vision, md tensor.Metadata) (encoder, error)
 }{
 	"gemma3": {gemma3FromHF, gemma3FromGGUF},
+	"qwen2a": {qwen2AudioFromHF, qwen2AudioFromGGUF},
 }
 
 // runnable lists the projector types that run, for messages.
@@ -144,6 +158,26 @@ func (v *Vision) Prepare(img *vision.Image, m vision.Method) (*Prepared, error) 
 		return nil, fmt.Errorf("model: %s: no image", v.Path)
 	}
 	return v.enc.prepare(img, m)
+}
+
+// IsAudio reports whether the encoder takes sound (PrepareAudio), not
+// images.
+func (v *Vision) IsAudio() bool {
+	_, ok := v.enc.(audioEncoder)
+	return ok
+}
+
+// PrepareAudio preprocesses a clip as method m's reference does for this
+// audio encoder (the log-mel windows).
+func (v *Vision) PrepareAudio(a *vision.Audio, m vision.Method) (*Prepared, error) {
+	ae, ok := v.enc.(audioEncoder)
+	if !ok {
+		return nil, fmt.Errorf("model: %s: the %s encoder takes images, not audio", v.Path, v.proj.Type)
+	}
+	if a == nil || len(a.Samples) == 0 {
+		return nil, fmt.Errorf("model: %s: no audio", v.Path)
+	}
+	return ae.prepareAudio(a, m)
 }
 
 // EncodePrepared runs the tower and projector over p; see Encode.
@@ -413,17 +447,25 @@ func (b *vitBlock) forward(x []float32, n, d, H int, act string, a vitAttn, s *v
 // loadVitBlock reads layer i's vitBlock by the record's roles
 // (v.blk.{bid}.ln1, attn_q, …, ffn_down), LayerNorms with eps.
 func (v *Vision) loadVitBlock(l *loader, i, d, F int, eps float32) vitBlock {
-	layerNorm := func(role string) norm {
-		return norm{W: l.vector(v.name(l, role, i, ".weight"), d), B: l.optVector(v.name(l, role, i, ".bias"), d), Eps: eps}
+	return v.loadBlock(l, "v", i, d, F, eps)
+}
+
+// loadBlock is loadVitBlock for the roles under prefix: "v" (a vision
+// tower's v.blk.{bid}.*) or "a" (an audio encoder's a.blk.{bid}.*).
+// Biases are optional (Whisper's k_proj has none).
+func (v *Vision) loadBlock(l *loader, prefix string, i, d, F int, eps float32) vitBlock {
+	role := func(r string) string { return prefix + ".blk.{bid}." + r }
+	layerNorm := func(r string) norm {
+		return norm{W: l.vector(v.name(l, role(r), i, ".weight"), d), B: l.optVector(v.name(l, role(r), i, ".bias"), d), Eps: eps}
 	}
-	lin := func(role string, out, in int) linear {
-		return linear{W: l.matrix(v.name(l, role, i, ".weight"), out, in), B: l.optVector(v.name(l, role, i, ".bias"), out)}
+	lin := func(r string, out, in int) linear {
+		return linear{W: l.matrix(v.name(l, role(r), i, ".weight"), out, in), B: l.optVector(v.name(l, role(r), i, ".bias"), out)}
 	}
 	return vitBlock{
-		LN1: layerNorm("v.blk.{bid}.ln1"), LN2: layerNorm("v.blk.{bid}.ln2"),
-		Q: lin("v.blk.{bid}.attn_q", d, d), K: lin("v.blk.{bid}.attn_k", d, d),
-		V: lin("v.blk.{bid}.attn_v", d, d), O: lin("v.blk.{bid}.attn_out", d, d),
-		Up: lin("v.blk.{bid}.ffn_up", F, d), Down: lin("v.blk.{bid}.ffn_down", d, F),
+		LN1: layerNorm("ln1"), LN2: layerNorm("ln2"),
+		Q: lin("attn_q", d, d), K: lin("attn_k", d, d),
+		V: lin("attn_v", d, d), O: lin("attn_out", d, d),
+		Up: lin("ffn_up", F, d), Down: lin("ffn_down", d, F),
 	}
 }
 

@@ -49,46 +49,47 @@ func readQwen2AudioRef(t *testing.T) *qwen2AudioRef {
 }
 
 // TestWhisperMelMatchesTransformers: the log-mel spectrogram of
-// testdata/vision/audio/chirp.wav equals transformers v4.57.6's
+// testdata/vision/audio/chirp.wav and tones.wav equals transformers v4.57.6's
 // WhisperFeatureExtractor input_features (the Qwen2-Audio processor's) to
 // maxMelDiff over the frames holding audio and after, and every later
 // frame of the 3000 is the extractor's one padding value.
 func TestWhisperMelMatchesTransformers(t *testing.T) {
 	t.Parallel()
 	ref := readQwen2AudioRef(t)
-	c := ref.Cases[0]
-	a, err := OpenWAV(filepath.Join("..", "testdata", "vision", c.Audio))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a.Rate != c.SamplingRate || len(a.Samples) != c.Samples {
-		t.Fatalf("WAV: %d samples at %d Hz, the reference's %d at %d", len(a.Samples), a.Rate, c.Samples, c.SamplingRate)
-	}
-	mels, err := WhisperMel(a, WhisperMelConfig(len(c.Features)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(mels) != 1 || mels[0].Frames != WhisperFrames {
-		t.Fatalf("%d windows, want 1 of %d frames", len(mels), WhisperFrames)
-	}
-	m := mels[0]
-	var worst float64
-	for b := range m.NMel {
-		for f := range WhisperFrames {
-			want := c.Pad
-			if f < c.Kept {
-				want = c.Features[b][f]
-			}
-			d := math.Abs(float64(m.Data[b*WhisperFrames+f]) - want)
-			if d > worst {
-				worst = d
-			}
-			if d > maxMelDiff {
-				t.Fatalf("bin %d frame %d: %g, transformers' %g (|Δ| %.3g)", b, f, m.Data[b*WhisperFrames+f], want, d)
+	for _, c := range ref.Cases {
+		a, err := OpenWAV(filepath.Join("..", "testdata", "vision", c.Audio))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Rate != c.SamplingRate || len(a.Samples) != c.Samples {
+			t.Fatalf("WAV: %d samples at %d Hz, the reference's %d at %d", len(a.Samples), a.Rate, c.Samples, c.SamplingRate)
+		}
+		mels, err := WhisperMel(a, WhisperMelConfig(len(c.Features)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(mels) != 1 || mels[0].Frames != WhisperFrames {
+			t.Fatalf("%d windows, want 1 of %d frames", len(mels), WhisperFrames)
+		}
+		m := mels[0]
+		var worst float64
+		for b := range m.NMel {
+			for f := range WhisperFrames {
+				want := c.Pad
+				if f < c.Kept {
+					want = c.Features[b][f]
+				}
+				d := math.Abs(float64(m.Data[b*WhisperFrames+f]) - want)
+				if d > worst {
+					worst = d
+				}
+				if d > maxMelDiff {
+					t.Fatalf("%s: bin %d frame %d: %g, transformers' %g (|Δ| %.3g)", c.Audio, b, f, m.Data[b*WhisperFrames+f], want, d)
+				}
 			}
 		}
+		t.Logf("%s: max |Δ| vs WhisperFeatureExtractor over %d×%d: %.3g", c.Audio, m.NMel, WhisperFrames, worst)
 	}
-	t.Logf("max |Δ| vs WhisperFeatureExtractor over %d×%d: %.3g", m.NMel, WhisperFrames, worst)
 }
 
 // wavBytes is a WAV file of the given format holding frames (interleaved
@@ -254,4 +255,48 @@ func TestWhisperMelMatchesMtmd(t *testing.T) {
 		t.Errorf("last frame %v, mtmd's %v", got, ref.Last)
 	}
 	t.Logf("max |Δ| vs mtmd over %d×%d: %.3g", m.NMel, ref.Frames, worst)
+}
+
+// ReadMedia tells a WAV file from an image by content, not by name.
+func TestReadMedia(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	wav, err := os.ReadFile(filepath.Join("..", "testdata", "vision", "audio", "chirp.wav"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	png, err := os.ReadFile(filepath.Join("..", "testdata", "vision", "images", "wide.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		body  []byte
+		audio bool
+		bad   bool
+	}{
+		{"sound.png", wav, true, false}, {"picture.wav", png, false, false},
+		{"short", []byte("RIFF"), false, true}, {"riff-not-wave", append([]byte("RIFF\x04\x00\x00\x00AVI "), png...), false, true},
+	} {
+		p := filepath.Join(dir, c.name)
+		if err := os.WriteFile(p, c.body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		img, a, err := ReadMedia(p)
+		switch {
+		case c.bad:
+			if err == nil {
+				t.Errorf("%s: no error", c.name)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.audio && (a == nil || img != nil || len(a.Samples) != 6400):
+			t.Errorf("%s: not read as the 6400-sample clip", c.name)
+		case !c.audio && (img == nil || a != nil || img.W != 96):
+			t.Errorf("%s: not read as the 96-wide image", c.name)
+		}
+	}
+	if _, _, err := ReadMedia(filepath.Join(dir, "absent")); err == nil {
+		t.Error("absent file: no error")
+	}
 }

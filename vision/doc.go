@@ -37,4 +37,8 @@
 // frames; it equals transformers' WhisperFeatureExtractor to 7.5e-5 on
 // testdata/vision/audio/chirp.wav. Audio not at 16 kHz is refused: mtmd
 // resamples it with miniaudio, which is not reproduced here yet.
+// Qwen2AudioInput makes an audio encoder's input as either reference does
+// (the feature extractor's one 30 s window attended over the clip's
+// frames, or mtmd's every whole window attended whole), and ReadMedia
+// tells a WAV file from an image by its content (run --image FILE.wav).
 package vision

@@ -31,7 +31,8 @@ type modelRunOptions struct {
 	mask          string
 	decoderMask   string
 	tokenTypes    string
-	image         string // --image: a PNG/JPEG/GIF for the vision encoder
+	image         string // --image: a PNG/JPEG/GIF for the vision encoder (a WAV file: audio)
+	audio         string // --audio: a WAV file for the audio encoder (llama-mtmd-cli's --audio)
 	mmproj        string // --mmproj: the encoder of a GGUF text model
 	preprocess    string // --preprocess: llamacpp or transformers (default: the checkpoint's framework)
 	threads       int
@@ -73,7 +74,15 @@ image's soft tokens. --preprocess chooses whose image preprocessing and
 prompt expansion to reproduce: transformers (default for a Hugging Face
 folder: Pillow's bilinear stretch, "\n\n" around the image) or llamacpp
 (default with --mmproj: mtmd's letterbox and bilinear filter). --json adds
-"image": the expanded prompt's image span and statistics of the features.`,
+"image": the expanded prompt's image span and statistics of the features.
+
+--audio FILE.wav (llama-mtmd-cli's flag; --image takes a WAV file too, told
+apart by its content) runs an audio-language checkpoint (Qwen2-Audio) on a
+prompt with one clip: the prompt marks it once with <|AUDIO|> (the
+processor's placeholder, wrapped in <|audio_bos|> … <|audio_eos|> unless
+they stand beside it) or mtmd's "<__media__>". transformers (default for a
+Hugging Face folder) attends over the clip's frames of its one 30 s window,
+llamacpp (default with --mmproj) over every whole window, as mtmd does.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.path = args[0]
@@ -88,8 +97,9 @@ folder: Pillow's bilinear stretch, "\n\n" around the image) or llamacpp
 	f.StringVar(&opts.mask, "mask", "", "attention mask: one 1 (token) or 0 (padding) per input token, comma-separated")
 	f.StringVar(&opts.decoderMask, "decoder-mask", "", "decoder attention mask, one 1 or 0 per decoder token (encoder-decoder models)")
 	f.StringVar(&opts.tokenTypes, "token-types", "", "BERT token type (segment) ids, one per input token, comma-separated")
-	f.StringVar(&opts.image, "image", "", "an image (PNG, JPEG, GIF) for a vision-language model's prompt")
-	f.StringVar(&opts.mmproj, "mmproj", "", "llama.cpp's mmproj GGUF: the vision encoder of a GGUF text model (with --image)")
+	f.StringVar(&opts.image, "image", "", "an image (PNG, JPEG, GIF; or a WAV file for audio) for a multimodal model's prompt")
+	f.StringVar(&opts.audio, "audio", "", "a WAV file for an audio-language model's prompt (Qwen2-Audio)")
+	f.StringVar(&opts.mmproj, "mmproj", "", "llama.cpp's mmproj GGUF: the vision or audio encoder of a GGUF text model (with --image or --audio)")
 	f.StringVar(&opts.preprocess, "preprocess", "", "image preprocessing: transformers or llamacpp (default: the checkpoint's framework)")
 	f.IntVarP(&opts.threads, "threads", "t", 0, "kernel threads (default: all CPUs)")
 	addMatchLlamaCppFlag(cmd, &opts.matchLlamaCpp)
@@ -124,6 +134,7 @@ type imageJSON struct {
 	Std        float64 `json:"std"`
 	Min        float32 `json:"min"`
 	Max        float32 `json:"max"`
+	Audio      bool    `json:"audio,omitempty"` // the file was sound (--audio, or a WAV file to --image)
 }
 
 // parseTokenList parses "1,2,3".
@@ -230,13 +241,13 @@ func runModelRun(a *app, opts *modelRunOptions) error {
 	}
 	var in model.Input
 	var img *imageJSON
-	if opts.image != "" {
+	if opts.image != "" || opts.audio != "" {
 		if in, img, err = imageRunInput(m, opts); err != nil {
 			return err
 		}
 	} else {
 		if opts.mmproj != "" || opts.preprocess != "" {
-			return errors.New("--mmproj and --preprocess go with --image")
+			return errors.New("--mmproj and --preprocess go with --image or --audio")
 		}
 		if in.Tokens, err = modelInput(m, opts.tokens, opts.prompt); err != nil {
 			return err
@@ -259,7 +270,7 @@ func runModelRun(a *app, opts *modelRunOptions) error {
 	}
 	res := runJSON{Tokens: toks, DecoderTokens: in.DecoderTokens, Image: img}
 	if img != nil && (opts.mask != "" || opts.tokenTypes != "") {
-		return errors.New("--mask and --token-types do not go with --image")
+		return errors.New("--mask and --token-types do not go with --image or --audio")
 	}
 	if opts.mask != "" {
 		if in.Mask, res.Mask, err = parseMask("--mask", opts.mask, len(toks), "tokens"); err != nil {
@@ -316,7 +327,10 @@ func runModelRun(a *app, opts *modelRunOptions) error {
 	if opts.json {
 		return output.JSONLine(a.out, res)
 	}
-	if img != nil {
+	if img != nil && img.Audio {
+		fmt.Fprintf(a.out, "audio %s (%s preprocessing): %d audio tokens at positions %d..%d, features mean %.4g std %.4g\n",
+			img.File, img.Preprocess, img.Tokens, img.First, img.First+img.Tokens-1, img.Mean, img.Std)
+	} else if img != nil {
 		fmt.Fprintf(a.out, "image %s (%s preprocessing): %d soft tokens at positions %d..%d, features mean %.4g std %.4g\n",
 			img.File, img.Preprocess, img.Tokens, img.First, img.First+img.Tokens-1, img.Mean, img.Std)
 	}
@@ -324,13 +338,21 @@ func runModelRun(a *app, opts *modelRunOptions) error {
 	return nil
 }
 
-// imageRunInput loads the vision encoder (the HF folder's, or --mmproj's)
-// and builds the prompt with the image (model.Model.ImageInput).
+// imageRunInput loads the vision or audio encoder (the HF folder's, or
+// --mmproj's) and builds the prompt with the image or clip
+// (model.Model.ImageInput).
 func imageRunInput(m *model.Model, opts *modelRunOptions) (model.Input, *imageJSON, error) {
+	flag, file := "--image", opts.image
+	if opts.audio != "" {
+		if opts.image != "" {
+			return model.Input{}, nil, errors.New("give --image or --audio, not both (one image or clip runs)")
+		}
+		flag, file = "--audio", opts.audio
+	}
 	src := opts.mmproj
 	if src == "" {
 		if isGGUFModel(m) {
-			return model.Input{}, nil, fmt.Errorf("--image: %s is a GGUF text model: give its vision encoder with --mmproj (llama.cpp's mmproj GGUF)", opts.path)
+			return model.Input{}, nil, fmt.Errorf("%s: %s is a GGUF text model: give its encoder with --mmproj (llama.cpp's mmproj GGUF)", flag, opts.path)
 		}
 		src = opts.path
 	}
@@ -344,11 +366,15 @@ func imageRunInput(m *model.Model, opts *modelRunOptions) (model.Input, *imageJS
 			return model.Input{}, nil, fmt.Errorf("--preprocess: %w", err)
 		}
 	}
-	im, err := vision.ReadFile(opts.image)
-	if err != nil {
-		return model.Input{}, nil, fmt.Errorf("--image: %w", err)
+	p := model.ImagePrompt{Method: method}
+	if opts.audio != "" {
+		p.Audio, err = vision.OpenWAV(file)
+	} else {
+		p.Image, p.Audio, err = vision.ReadMedia(file)
 	}
-	p := model.ImagePrompt{Image: im, Method: method}
+	if err != nil {
+		return model.Input{}, nil, fmt.Errorf("%s: %w", flag, err)
+	}
 	switch {
 	case opts.tokens != "" && opts.prompt != "":
 		return model.Input{}, nil, errors.New("give --tokens or --prompt, not both")
@@ -359,13 +385,13 @@ func imageRunInput(m *model.Model, opts *modelRunOptions) (model.Input, *imageJS
 	case opts.prompt != "":
 		p.Text = opts.prompt
 	default:
-		return model.Input{}, nil, errors.New("give --tokens or --prompt (holding the image placeholder once)")
+		return model.Input{}, nil, errors.New("give --tokens or --prompt (holding the image or audio placeholder once)")
 	}
 	run, err := m.ImageInput(v, p)
 	if err != nil {
 		return model.Input{}, nil, err
 	}
-	j := &imageJSON{File: opts.image, Preprocess: method.String(), Encoder: src, First: run.First, Tokens: run.Count,
+	j := &imageJSON{File: file, Audio: p.Audio != nil, Preprocess: method.String(), Encoder: src, First: run.First, Tokens: run.Count,
 		Width: len(run.Features) / max(run.Count, 1), Min: float32(math.Inf(1)), Max: float32(math.Inf(-1))}
 	var sum, ss float64
 	for _, x := range run.Features {

@@ -5,6 +5,9 @@ It writes, beside gen_vision.py's families:
 
   audio/chirp.wav        0.4 s of 16 kHz mono PCM 16-bit: a linear chirp 200 → 3000 Hz plus a 440 Hz tone, drawn
                          here with numpy and written with Python's wave module (deterministic, not downloaded)
+  audio/tones.wav        21917 samples (1.37 s) of 16 kHz mono PCM 16-bit: 330 Hz and 1250 Hz tones under a 3 Hz
+                         swell plus seeded noise; its 137 frames give an odd 69 encoder positions (the pool drops
+                         the last) and 34 audio tokens
   qwen2audio/hf/         transformers' Qwen2AudioForConditionalGeneration with random weights (gen_fixtures.randomize,
                          then the encoder's LayerNorms 1 + N(0, 0.2²) and its convolutions N(0, 1/fan_in)), saved by
                          save_pretrained (float32 safetensors); the trimmed byte-level BPE tokenizer of
@@ -12,7 +15,7 @@ It writes, beside gen_vision.py's families:
                          published preprocessor_config.json (WhisperFeatureExtractor) unchanged: its sizes are the
                          input's (128 mel bins, 30 s windows), not the tower's
   qwen2audio/hf/reference.json
-                         for audio/chirp.wav: the feature extractor's input_features (the frames that hold audio and
+                         for audio/chirp.wav and audio/tones.wav: the feature extractor's input_features (the frames that hold audio and
                          the few after; every later frame is the one padding value, recorded), the processor's
                          input_ids for PROMPT, the encoder's hidden states over the audio's positions, its output,
                          the projected audio features and the prompt's logits (eval, eager, float32, 1 thread)
@@ -47,6 +50,7 @@ torch.set_num_threads(1)
 
 RATE = 16000
 WAV = "audio/chirp.wav"
+WAV2 = "audio/tones.wav"
 
 # Qwen/Qwen2-Audio-7B-Instruct's preprocessor_config.json as published (README.md says where it was read).
 QWEN2AUDIO_PREPROCESSOR = {
@@ -87,6 +91,26 @@ def write_wav():
     pcm = np.round(x * fade * 32767).astype("<i2")
     path = os.path.join(HERE, WAV)
     os.makedirs(os.path.dirname(path), exist_ok=True)
+    with wave.open(path, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(RATE)
+        w.writeframes(pcm.tobytes())
+    return path
+
+
+def write_wav2():
+    """21917 samples (1.37 s), 16 kHz, mono, 16-bit: 330 Hz (amplitude 0.3) and 1250 Hz (0.15) tones under a 3 Hz
+    swell 0.6 + 0.4·sin, plus N(0, 0.02²) noise from numpy's default_rng(7), 10 ms linear fades; rounded to int16.
+    Its length is not a multiple of the hop: ⌈21917/160⌉ = 137 frames, 69 encoder positions (odd), 34 tokens."""
+    n = 21917
+    t = np.arange(n, dtype=np.float64) / RATE
+    swell = 0.6 + 0.4 * np.sin(2 * np.pi * 3.0 * t)
+    x = swell * (0.3 * np.sin(2 * np.pi * 330.0 * t) + 0.15 * np.sin(2 * np.pi * 1250.0 * t))
+    x += 0.02 * np.random.default_rng(7).standard_normal(n)
+    fade = np.minimum(1.0, np.minimum(np.arange(n) + 1, n - np.arange(n)) / (RATE / 100))
+    pcm = np.round(np.clip(x * fade, -1, 1) * 32767).astype("<i2")
+    path = os.path.join(HERE, WAV2)
     with wave.open(path, "wb") as w:
         w.setnchannels(1)
         w.setsampwidth(2)
@@ -140,29 +164,10 @@ def redraw_audio(model, seed):
                 p.copy_(torch.randn(p.shape, generator=g) * (p.shape[1] * p.shape[2]) ** -0.5)
 
 
-def make(out):
-    family = "qwen2audio"
-    seed = zlib.crc32(("vision-" + family).encode())
-    torch.manual_seed(seed)
-    config = transformers.Qwen2AudioConfig(**SPEC)
-    config._attn_implementation = "eager"
-    model = transformers.Qwen2AudioForConditionalGeneration(config).eval()
-    G.randomize(model, seed)
-    redraw_audio(model, seed)
-    root = os.path.join(HERE, family)
-    hf = os.path.join(root, "hf")
-    shutil.rmtree(root, ignore_errors=True)
-    model.save_pretrained(hf)
-    write_tokenizer(hf)
-    with open(os.path.join(hf, "preprocessor_config.json"), "w") as f:
-        json.dump(QWEN2AUDIO_PREPROCESSOR, f, indent=2)
-        f.write("\n")
-
-    model = transformers.Qwen2AudioForConditionalGeneration.from_pretrained(hf, attn_implementation="eager").eval()
-    tok = transformers.AutoTokenizer.from_pretrained(hf, use_fast=False)
-    fe = transformers.WhisperFeatureExtractor.from_pretrained(hf)
-    processor = transformers.Qwen2AudioProcessor(feature_extractor=fe, tokenizer=tok)
-    audio = read_wav(write_wav())
+def reference_case(model, processor, name, path):
+    """The processor's inputs for PROMPT with the clip at path, and transformers' encoder states, features and
+    logits for them."""
+    audio = read_wav(path)
     inputs = processor(text=PROMPT, audio=audio, sampling_rate=RATE, return_tensors="pt")
     feats = inputs["input_features"][0]  # [128, 3000]
     frames = int(inputs["feature_attention_mask"][0].sum())
@@ -181,7 +186,7 @@ def make(out):
         mask[..., conv_len:] = float("-inf")
         enc = model.audio_tower(inputs["input_features"], attention_mask=mask, output_hidden_states=True)
         features = model.multi_modal_projector(enc.last_hidden_state)[0, :out_len]
-    case = {"audio": WAV, "samples": int(audio.shape[0]), "sampling_rate": RATE,
+    return {"audio": name, "samples": int(audio.shape[0]), "sampling_rate": RATE,
             "input_ids": inputs["input_ids"][0].tolist(),
             "feature_frames": frames, "input_features_kept": keep, "input_features_pad": G.f32(pad),
             "input_features": G.f32(feats[:, :keep]),
@@ -190,12 +195,56 @@ def make(out):
             "audio_last_hidden_state": G.f32(enc.last_hidden_state[0, :out_len]),
             "audio_features": G.f32(features),
             "logits": G.f32(logits)}
-    print(f"{family}: {frames} frames, {out_len} audio tokens, {len(case['input_ids'])} ids, pad {pad}")
+
+
+FAMILY = "qwen2audio"
+
+
+def make(out):
+    make_hf()
+    convert(out)
+
+
+def make_hf():
+    """hf/ and its reference.json (no conversion: convert() makes the GGUFs and llamacpp.json from hf/)."""
+    family = FAMILY
+    seed = zlib.crc32(("vision-" + family).encode())
+    torch.manual_seed(seed)
+    config = transformers.Qwen2AudioConfig(**SPEC)
+    config._attn_implementation = "eager"
+    model = transformers.Qwen2AudioForConditionalGeneration(config).eval()
+    G.randomize(model, seed)
+    redraw_audio(model, seed)
+    root = os.path.join(HERE, family)
+    hf = os.path.join(root, "hf")
+    # hf/ only: the folder also holds files other tools made (mtmd-mel.json, gguf/mtmd.json; tools/README.md)
+    shutil.rmtree(hf, ignore_errors=True)
+    model.save_pretrained(hf)
+    write_tokenizer(hf)
+    with open(os.path.join(hf, "preprocessor_config.json"), "w") as f:
+        json.dump(QWEN2AUDIO_PREPROCESSOR, f, indent=2)
+        f.write("\n")
+
+    model = transformers.Qwen2AudioForConditionalGeneration.from_pretrained(hf, attn_implementation="eager").eval()
+    tok = transformers.AutoTokenizer.from_pretrained(hf, use_fast=False)
+    fe = transformers.WhisperFeatureExtractor.from_pretrained(hf)
+    processor = transformers.Qwen2AudioProcessor(feature_extractor=fe, tokenizer=tok)
+    cases = [reference_case(model, processor, WAV, write_wav()), reference_case(model, processor, WAV2, write_wav2())]
+    for c in cases:
+        print(f"{family}: {c['audio']}: {c['feature_frames']} frames, {c['audio_tokens']} audio tokens, "
+              f"{len(c['input_ids'])} ids, pad {c['input_features_pad']}")
     versions = {"transformers": transformers.__version__, "torch": torch.__version__,
                 "model_class": "Qwen2AudioForConditionalGeneration", "seed": seed, "attn_implementation": "eager",
                 "threads": 1, "prompt": PROMPT,
                 "processor": "Qwen2AudioProcessor(WhisperFeatureExtractor, GPT2Tokenizer slow)"}
-    G.dump(os.path.join(hf, "reference.json"), dict(versions, cases=[case]))
+    G.dump(os.path.join(hf, "reference.json"), dict(versions, cases=cases))
+
+
+def convert(out):
+    """llama.cpp's conversion of hf/ into OUT/vision/qwen2audio/ and its record, llamacpp.json."""
+    family = FAMILY
+    root = os.path.join(HERE, family)
+    hf = os.path.join(root, "hf")
 
     llamacpp = os.environ["NEW_LLAMACPP"]
     sys.path.insert(0, os.path.join(llamacpp, "gguf-py"))

@@ -21,6 +21,12 @@
 //   g++ -O2 -std=c++17 testdata/vision/tools/mtmd_dump.cpp -I$L/include -I$L/ggml/include -I$L/tools/mtmd \
 //       -L$L/build/bin -lmtmd -lllama -lggml -lggml-base -Wl,-rpath,$L/build/bin -o /work/ref/mtmd-dump-d32676d7
 // Run: mtmd-dump TEXT.gguf MMPROJ.gguf IMAGE.png "prompt with <__media__>" > out.json
+//
+// Audio (an audio mmproj and a sound file, which mtmd's helper decodes with
+// miniaudio): "audio": true, "samples" (image_width is the sample count),
+// no tile ("tile" 0, "pixels" empty); "image_embd" holds the audio chunks'
+// embeddings, one after the other; the context holds 2048 positions (one
+// 30 s window is 750 Qwen2-Audio tokens).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -82,15 +88,6 @@ int main(int argc, char **argv) {
     llama_backend_init();
     llama_model *model = llama_model_load_from_file(argv[1], llama_model_default_params());
     if (!model) { fprintf(stderr, "cannot load %s\n", argv[1]); return 1; }
-    llama_context_params cp = llama_context_default_params();
-    cp.n_ctx = 512;
-    cp.n_batch = cp.n_ubatch = 512;
-    cp.n_threads = cp.n_threads_batch = 1;
-    cp.type_k = cp.type_v = GGML_TYPE_F32;
-    cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_DISABLED;
-    llama_context *lctx = llama_init_from_model(model, cp);
-    if (!lctx) { fprintf(stderr, "cannot make a context\n"); return 1; }
-
     mtmd_context_params mp = mtmd_context_params_default();
     mp.use_gpu = false;
     mp.n_threads = 1;
@@ -103,30 +100,45 @@ int main(int argc, char **argv) {
     mtmd_helper_bitmap_wrapper bw = mtmd_helper_bitmap_init_from_file(mctx, argv[3], false);
     if (!bw.bitmap) { fprintf(stderr, "cannot read %s\n", argv[3]); return 1; }
     int nx = mtmd_bitmap_get_nx(bw.bitmap), ny = mtmd_bitmap_get_ny(bw.bitmap);
+    const bool audio = mtmd_bitmap_is_audio(bw.bitmap);
+
+    llama_context_params cp = llama_context_default_params();
+    cp.n_ctx = audio ? 2048 : 512;
+    cp.n_batch = cp.n_ubatch = 512;
+    cp.n_threads = cp.n_threads_batch = 1;
+    cp.type_k = cp.type_v = GGML_TYPE_F32;
+    cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_DISABLED;
+    llama_context *lctx = llama_init_from_model(model, cp);
+    if (!lctx) { fprintf(stderr, "cannot make a context\n"); return 1; }
 
     // The preprocessed tile, by mtmd's own preprocessor for this projector
     // (fixed size: Gemma 3), over a second load of the projector.
-    clip_context_params ccp = {};
-    ccp.use_gpu = false;
-    ccp.flash_attn_type = CLIP_FLASH_ATTN_TYPE_DISABLED;
-    ccp.image_min_tokens = -1;
-    ccp.image_max_tokens = -1;
-    ccp.warmup = false;
-    clip_init_result cr = clip_init(argv[2], ccp);
-    if (!cr.ctx_v) { fprintf(stderr, "clip_init failed\n"); return 1; }
-    clip_image_u8 u8;
-    u8.set_size({nx, ny}, false);
-    const unsigned char *rgb = mtmd_bitmap_get_data(bw.bitmap);
-    u8.cpy_buf(std::vector<uint8_t>(rgb, rgb + (size_t)nx * ny * 3));
-    mtmd_image_preprocessor_fixed_size pre(cr.ctx_v);
-    mtmd_image_preproc_out po = pre.preprocess(u8);
-    if (po.entries.size() != 1) { fprintf(stderr, "%zu preprocessed entries\n", po.entries.size()); return 1; }
-    const clip_image_f32 &f = po.entries[0];
-    int S = f.nx();
-    const std::vector<float> &hwc = f.get_ro_buf();
-    std::vector<float> chw(hwc.size());
-    for (int i = 0; i < S * f.ny(); i++)
-        for (int c = 0; c < 3; c++) chw[(size_t)c * S * f.ny() + i] = hwc[(size_t)i * 3 + c];
+    int S = 0;
+    std::vector<float> chw;
+    clip_init_result cr = {};
+    if (!audio) {
+        clip_context_params ccp = {};
+        ccp.use_gpu = false;
+        ccp.flash_attn_type = CLIP_FLASH_ATTN_TYPE_DISABLED;
+        ccp.image_min_tokens = -1;
+        ccp.image_max_tokens = -1;
+        ccp.warmup = false;
+        cr = clip_init(argv[2], ccp);
+        if (!cr.ctx_v) { fprintf(stderr, "clip_init failed\n"); return 1; }
+        clip_image_u8 u8;
+        u8.set_size({nx, ny}, false);
+        const unsigned char *rgb = mtmd_bitmap_get_data(bw.bitmap);
+        u8.cpy_buf(std::vector<uint8_t>(rgb, rgb + (size_t)nx * ny * 3));
+        mtmd_image_preprocessor_fixed_size pre(cr.ctx_v);
+        mtmd_image_preproc_out po = pre.preprocess(u8);
+        if (po.entries.size() != 1) { fprintf(stderr, "%zu preprocessed entries\n", po.entries.size()); return 1; }
+        const clip_image_f32 &f = po.entries[0];
+        S = f.nx();
+        const std::vector<float> &hwc = f.get_ro_buf();
+        chw.resize(hwc.size());
+        for (int i = 0; i < S * f.ny(); i++)
+            for (int c = 0; c < 3; c++) chw[(size_t)c * S * f.ny() + i] = hwc[(size_t)i * 3 + c];
+    }
 
     mtmd_input_chunks *chunks = mtmd_input_chunks_init();
     mtmd_input_text text = {argv[4], strlen(argv[4]), true, true};
@@ -163,7 +175,7 @@ int main(int argc, char **argv) {
             if (mtmd_encode_chunk(mctx, ch) != 0) { fprintf(stderr, "mtmd_encode_chunk failed\n"); return 1; }
             size_t n = mtmd_input_chunk_get_n_tokens(ch);
             float *e = mtmd_get_output_embd(mctx);
-            embd.assign(e, e + n * n_embd);
+            embd.insert(embd.end(), e, e + n * n_embd);
             llama_pos np = 0;
             if (mtmd_helper_decode_image_chunk(mctx, lctx, ch, e, n_past, 0, 512, &np, nullptr, nullptr) != 0) {
                 fprintf(stderr, "decode image failed\n"); return 1;
@@ -174,7 +186,9 @@ int main(int argc, char **argv) {
         }
     }
 
-    printf("{\"image_width\":%d,\"image_height\":%d,\"tile\":%d,\"pixels\":\"%s\",\"tokens\":[", nx, ny, S,
+    if (audio) printf("{\"audio\":true,\"samples\":%d,", nx);
+    else printf("{");
+    printf("\"image_width\":%d,\"image_height\":%d,\"tile\":%d,\"pixels\":\"%s\",\"tokens\":[", nx, ny, S,
            base64((const unsigned char *)chw.data(), chw.size() * 4).c_str());
     for (size_t i = 0; i < tokens.size(); i++) printf("%s%d", i ? "," : "", tokens[i]);
     printf("],\"image_embd\":[");
@@ -187,7 +201,7 @@ int main(int argc, char **argv) {
     printf("}}\n");
     mtmd_input_chunks_free(chunks);
     mtmd_bitmap_free(bw.bitmap);
-    clip_free(cr.ctx_v);
+    if (cr.ctx_v) clip_free(cr.ctx_v);
     mtmd_free(mctx);
     llama_free(lctx);
     llama_model_free(model);
