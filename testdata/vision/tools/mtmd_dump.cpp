@@ -118,8 +118,16 @@ int main(int argc, char **argv) {
     u8.set_size({nx, ny}, false);
     const unsigned char *rgb = mtmd_bitmap_get_data(bw.bitmap);
     u8.cpy_buf(std::vector<uint8_t>(rgb, rgb + (size_t)nx * ny * 3));
-    mtmd_image_preprocessor_fixed_size pre(cr.ctx_v);
-    mtmd_image_preproc_out po = pre.preprocess(u8);
+    // Projectors of native image size (Pixtral) resize to patch multiples
+    // (mtmd_image_preprocessor_dyn_size, as mtmd.cpp picks it for them).
+    mtmd_image_preproc_out po;
+    if (clip_get_projector_type(cr.ctx_v) == PROJECTOR_TYPE_PIXTRAL) {
+        mtmd_image_preprocessor_dyn_size pre(cr.ctx_v);
+        po = pre.preprocess(u8);
+    } else {
+        mtmd_image_preprocessor_fixed_size pre(cr.ctx_v);
+        po = pre.preprocess(u8);
+    }
     if (po.entries.size() != 1) { fprintf(stderr, "%zu preprocessed entries\n", po.entries.size()); return 1; }
     const clip_image_f32 &f = po.entries[0];
     int S = f.nx();
@@ -174,7 +182,7 @@ int main(int argc, char **argv) {
         }
     }
 
-    printf("{\"image_width\":%d,\"image_height\":%d,\"tile\":%d,\"pixels\":\"%s\",\"tokens\":[", nx, ny, S,
+    printf("{\"image_width\":%d,\"image_height\":%d,\"tile\":%d,\"tile_height\":%d,\"pixels\":\"%s\",\"tokens\":[", nx, ny, S, f.ny(),
            base64((const unsigned char *)chw.data(), chw.size() * 4).c_str());
     for (size_t i = 0; i < tokens.size(); i++) printf("%s%d", i ? "," : "", tokens[i]);
     printf("],\"image_embd\":[");
