@@ -1,10 +1,13 @@
 package model
 
 import (
+	"encoding/json"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/tfconv/tfconv/vision"
@@ -347,4 +350,90 @@ func TestImageLogitsPixtralMtmd(t *testing.T) {
 			}
 		}
 	}
+}
+
+// LoadVision refuses a Mistral 3 config whose tower or preprocessing
+// tfconv would not reproduce, naming the file and key; a prompt without
+// [IMG], or with two, is an error.
+func TestVisionPixtralRefusals(t *testing.T) {
+	t.Parallel()
+	src, err := filepath.Abs(pixtralFixture + "/hf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg, pre map[string]any
+	readJSON(t, src+"/config.json", &cfg)
+	readJSON(t, src+"/preprocessor_config.json", &pre)
+	for _, c := range []struct {
+		key  string
+		edit func(cfg, pre map[string]any)
+	}{
+		{"vision_feature_layer", func(cfg, _ map[string]any) { cfg["vision_feature_layer"] = []any{-1, -2} }},
+		{"vision_feature_layer", func(cfg, _ map[string]any) { cfg["vision_feature_layer"] = -7 }},
+		{"resample", func(_, pre map[string]any) { pre["resample"] = 2 }},
+		{"size", func(_, pre map[string]any) { pre["size"] = map[string]any{"height": 84, "width": 84} }},
+		{"head_dim", func(cfg, _ map[string]any) { cfg["vision_config"].(map[string]any)["head_dim"] = 8 }},
+		{"spatial_merge_size", func(cfg, _ map[string]any) { cfg["spatial_merge_size"] = 0 }},
+	} {
+		dir := t.TempDir()
+		entries, err := os.ReadDir(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if err := os.Symlink(filepath.Join(src, e.Name()), filepath.Join(dir, e.Name())); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cc, pc := deepCopyJSON(t, cfg), deepCopyJSON(t, pre)
+		c.edit(cc, pc)
+		for name, v := range map[string]any{"config.json": cc, "preprocessor_config.json": pc} {
+			os.Remove(filepath.Join(dir, name))
+			b, err := json.Marshal(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err = LoadVision(dir, LoadOptions{})
+		if err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), c.key) {
+			t.Errorf("%s: %v, want an error naming %s and %s", c.key, err, dir, c.key)
+		}
+	}
+	m, err := Load(src, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := LoadVision(src, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := vision.NewImage(30, 20)
+	for _, p := range []ImagePrompt{
+		{Tokens: []int{35, 274}, Image: img},
+		{Tokens: []int{35, 1000, 274, 1000}, Image: img},
+		{Text: "no marker", Image: img},
+		{Text: "[IMG] and <__media__> <__media__>", Image: img},
+		{Tokens: []int{35, 1000}},
+		{Tokens: []int{35, 1000}, Image: vision.NewImage(0, 0)},
+	} {
+		if _, err := m.ImageInput(v, p); err == nil {
+			t.Errorf("%+v: no error", p)
+		}
+	}
+}
+
+func deepCopyJSON(t *testing.T, v map[string]any) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
