@@ -159,6 +159,18 @@ func TestImageLogitsPixtralHF(t *testing.T) {
 			if !slices.Equal(run.Input.Tokens, c.InputIDs) {
 				t.Fatalf("%s (text %v): ids %v, the processor's %v", c.Image, fromText, run.Input.Tokens, c.InputIDs)
 			}
+			first, last := -1, -1
+			for i, id := range c.InputIDs {
+				if id == v.Config().Image {
+					last = i
+					if first < 0 {
+						first = i
+					}
+				}
+			}
+			if run.First != first || run.Last != last || run.Count != len(c.Features) {
+				t.Errorf("%s: image rows at %d..%d (%d), the processor's [IMG] at %d..%d (%d)", c.Image, run.First, run.Last, run.Count, first, last, len(c.Features))
+			}
 			out, err := m.Forward(run.Input, nil)
 			if err != nil {
 				t.Fatal(err)
