@@ -102,6 +102,40 @@ func TestVisionPixtralHF(t *testing.T) {
 	}
 }
 
+// The converter's mmproj (Q and K rows permuted for ggml's paired RoPE) on
+// transformers' pixel_values gives transformers' tower states within
+// maxVisionDiffF32: the permuted form of the 2-D RoPE is the same rotation.
+// (Its projector is llama.cpp's: GELU's tanh form and the tower's eps, so
+// the features are compared with mtmd's, TestVisionPixtralMtmd.)
+func TestVisionPixtralGGUFTower(t *testing.T) {
+	t.Parallel()
+	ref := readPixtralRef(t)
+	v, err := LoadVision(pixtralFixture+"/gguf/mmproj-mistral3-f32.gguf", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range ref.Cases {
+		var px []float32
+		for _, ch := range c.PixelValues {
+			px = append(px, flatRows(ch)...)
+		}
+		h, w := c.ImageSizes[0], c.ImageSizes[1]
+		pr := &Prepared{Pixels: px, Tiles: [][2]int{{h, w}}, Rows: h * w / (28 * 28), Grid: []int{h / 28, w / 28, 0}}
+		var states [][]float32
+		if _, err := v.EncodePrepared(pr, &states); err != nil {
+			t.Fatal(err)
+		}
+		var d float64
+		for i, s := range c.States {
+			d = max(d, maxAbsDiff(states[i], flatRows(s)))
+		}
+		if d > maxVisionDiffF32 {
+			t.Errorf("%s: the mmproj's tower states differ from transformers' by %g", c.Image, d)
+		}
+		t.Logf("%s: max |Δ tower states| = %.3g", c.Image, d)
+	}
+}
+
 // collapsePixtral undoes PixtralProcessor's expansion: the image's [IMG],
 // [IMG_BREAK] and [IMG_END] tokens back to one [IMG].
 func collapsePixtral(ids []int, img, brk, end int) []int {
