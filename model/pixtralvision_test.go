@@ -252,6 +252,20 @@ const (
 	maxPixtralDiffMtmdF32 = 5e-3
 )
 
+// maxPixtralDiffMtmdF16 and maxPixtralLogitDiffMtmdF16 bound the f16 pair
+// with MatchLlamaCpp: every matrix product rounds its input to binary16
+// first (as ggml's F16 vec_dot_type), so the binary16 flips of
+// maxPixtralDiffMtmd happen at every product of every layer, not once in
+// the projector, and spread to every token through attention: the tower's
+// states after layer 0 already part from mtmd's by a few 1e-4 (sum of
+// 1536 values 73.41145 against 73.41506, MTMD_DUMP_TENSORS). Measured:
+// embeddings 1.30e-3 (tall) and 1.19e-3 (wide), the last position's
+// logits 2.8e-3 and 3.5e-3 (logits up to ~4).
+const (
+	maxPixtralDiffMtmdF16      = 3e-3
+	maxPixtralLogitDiffMtmdF16 = 1e-2
+)
+
 // maxPixtralLogitDiffMtmd bounds the logits of the text after the image
 // against mtmd's with MatchLlamaCpp: the image rows' distance above
 // carried through Mistral's two layers (2.0e-4 measured);
@@ -482,4 +496,73 @@ func deepCopyJSON(t *testing.T, v map[string]any) map[string]any {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// The f16 pair (the converter's --outtype f16 text GGUF and mmproj, the
+// latter with the [IMG_BREAK] row; gen_mtmd_pixtral.py): mtmd's image chunk
+// and the last position's logits (mtmd.json's "f16"), with MatchLlamaCpp
+// within maxPixtralDiffMtmdF16 and maxPixtralLogitDiffMtmdF16.
+func TestImagePixtralMtmdF16(t *testing.T) {
+	t.Parallel()
+	var ref struct {
+		Prompt string `json:"prompt"`
+		F16    struct {
+			TextGGUF   string `json:"text_gguf"`
+			MmprojGGUF string `json:"mmproj_gguf"`
+			Cases      []struct {
+				Image  string               `json:"image"`
+				Embd   [][]float32          `json:"image_embd"`
+				Logits map[string][]float32 `json:"logits"`
+			} `json:"cases"`
+		} `json:"f16"`
+	}
+	readJSON(t, pixtralFixture+"/gguf/mtmd.json", &ref)
+	text, proj := filepath.Join(pixtralOut, ref.F16.TextGGUF), filepath.Join(pixtralOut, ref.F16.MmprojGGUF)
+	for _, p := range []string{text, proj} {
+		if !fileExists(p) {
+			t.Skipf("%s (gen_pixtral.py's and gen_mtmd_pixtral.py's output) is not present", p)
+		}
+	}
+	if len(ref.F16.Cases) != 2 {
+		t.Fatalf("mtmd.json's f16 has %d cases, want 2", len(ref.F16.Cases))
+	}
+	opts := LoadOptions{MatchLlamaCpp: true}
+	m, err := Load(text, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := LoadVision(proj, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range ref.F16.Cases {
+		img, err := vision.ReadFile("../testdata/vision/" + c.Image)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run, err := m.ImageInput(v, ImagePrompt{Text: ref.Prompt, Image: img, Method: vision.Mtmd})
+		if err != nil {
+			t.Fatal(err)
+		}
+		de := maxAbsDiff(run.Features, flatRows(c.Embd))
+		if de > maxPixtralDiffMtmdF16 {
+			t.Errorf("%s: image embeddings differ from mtmd's by %g", c.Image, de)
+		}
+		out, err := m.Forward(run.Input, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var dl float64
+		for pos, want := range c.Logits {
+			p, err := strconv.Atoi(pos)
+			if err != nil || p >= len(out.Logits) {
+				t.Fatalf("%s: logits of position %q", c.Image, pos)
+			}
+			dl = max(dl, maxAbsDiff(out.Logits[p], want))
+		}
+		if dl > maxPixtralLogitDiffMtmdF16 {
+			t.Errorf("%s: logits differ from mtmd's by %g", c.Image, dl)
+		}
+		t.Logf("%s: max |Δ image embeddings| = %.3g, |Δ last logits| = %.3g", c.Image, de, dl)
+	}
 }

@@ -12,10 +12,12 @@ the same llama.cpp) on the converter's text GGUF and that mmproj for each image 
 "Describe this picture: <__media__> What is in it?". It writes:
 
   OUT/vision/mistral3/mistral3-mmproj-f32-imgbreak.gguf   the converter's mmproj + v.token_embd.img_break
+  OUT/vision/mistral3/mistral3-mmproj-f16-imgbreak.gguf   the same for the converter's f16 mmproj
   mistral3/gguf/mtmd.json   per image: mtmd's preprocessed image (`pixels`, [3][tile_height][tile] float32
                             little-endian, base64), the prompt's ids (-1 at the image chunk's positions, [IMG_BREAK]
                             rows included), the image chunk's embeddings (the [IMG] rows and the [IMG_BREAK] rows
-                            between the rows of the image) and the logits of the text positions after the image
+                            between the rows of the image) and the logits of the text positions after the image;
+                            under "f16", the same on the f16 pair (the image chunk and the last position's logits)
 
 OUT/vision/mistral3/ is gen_pixtral.py's output (the converter's GGUFs). Run in the trixie chroot from the
 repository root:
@@ -87,6 +89,22 @@ def main():
         case = json.loads(r.stdout)
         case["image"] = "images/" + name + ".png"
         rec["cases"].append(case)
+    # The f16 pair (the converter's --outtype f16 text GGUF and mmproj, the row added as float32, as the converter
+    # writes 1-D tensors): mtmd's image chunk and the last position's logits.
+    text16, proj16 = os.path.join(d, "mistral3-text-f16.gguf"), os.path.join(d, "mistral3-mmproj-f16.gguf")
+    patched16 = os.path.join(d, "mistral3-mmproj-f16-imgbreak.gguf")
+    add_img_break(proj16, patched16, emb[IMG_BREAK])
+    rec["f16"] = {"text_gguf": "mistral3-text-f16.gguf", "text_gguf_sha256": sha(text16),
+                  "mmproj_gguf": "mistral3-mmproj-f16-imgbreak.gguf", "mmproj_gguf_sha256": sha(patched16), "cases": []}
+    for name in ("tall", "wide"):
+        img = os.path.join(VISION, "images", name + ".png")
+        r = subprocess.run([dump, text16, patched16, img, PROMPT], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if r.returncode != 0:
+            raise RuntimeError("mtmd-dump failed:\n" + r.stderr[-3000:])
+        case = json.loads(r.stdout)
+        last = max(case["logits"], key=int)
+        rec["f16"]["cases"].append({"image": "images/" + name + ".png", "tokens": case["tokens"],
+                                    "image_embd": case["image_embd"], "logits": {last: case["logits"][last]}})
     with open(os.path.join(VISION, "mistral3", "gguf", "mtmd.json"), "w") as f:
         json.dump(rec, f, indent=1)
         f.write("\n")
