@@ -265,16 +265,20 @@ func pixtralFromGGUF(v *Vision, md tensor.Metadata) (encoder, error) {
 	}
 	g.projEps = cfg.Eps // clip_graph's eps, the tower's
 	g.projAct = "gelu_tanh"
-	cfg.Activation = ""
-	for key, act := range map[string]string{"clip.use_silu": "silu", "clip.use_gelu": "gelu_tanh"} {
-		if b, ok := md.Get(key); ok {
-			if on, _ := b.BoolValue(); on {
-				cfg.Activation = act
-			}
-		}
+	// clip.cpp: use_gelu → ggml's GELU (the tanh form), else use_silu →
+	// SiLU, else quick GELU (which no pixtral checkpoint states).
+	flag := func(key string) bool {
+		b, ok := md.Get(key)
+		on, _ := b.BoolValue()
+		return ok && on
 	}
-	if cfg.Activation == "" {
-		return nil, tensor.Unsupported("model: %s: neither clip.use_silu nor clip.use_gelu: the pixtral tower's MLP activation is not stated", v.Path)
+	switch {
+	case flag("clip.use_gelu"):
+		cfg.Activation = "gelu_tanh"
+	case flag("clip.use_silu"):
+		cfg.Activation = "silu"
+	default:
+		return nil, tensor.Unsupported("model: %s: neither clip.use_gelu nor clip.use_silu: llama.cpp would run the pixtral tower's MLP with quick GELU, which tfconv does not", v.Path)
 	}
 	if err := ggufMeanStd(v.Path, md, &cfg); err != nil {
 		return nil, err
