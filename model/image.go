@@ -50,6 +50,7 @@ type ImageRun struct {
 	Pixels   []float32 // the preprocessed tile [3][S][S] (audio: the log-mel windows)
 	Features []float32 // the image features [Tokens][d_model]
 	First    int       // the first soft token's position
+	Last     int       // the last (tokens of the text model's own may lie between: Pixtral's [IMG_BREAK])
 	Count    int       // soft tokens (VisionConfig.Tokens)
 	// Rows are, per token, the feature row its embedding is (−1: the
 	// token's own).
@@ -117,7 +118,7 @@ func (m *Model) ImageInput(v *Vision, p ImagePrompt) (*ImageRun, error) {
 			in.Groups[i] = -1
 		}
 	}
-	first, used := -1, 0
+	first, last, used := -1, -1, 0
 	for i, r := range span.Rows {
 		if r < 0 {
 			continue
@@ -128,6 +129,7 @@ func (m *Model) ImageInput(v *Vision, p ImagePrompt) (*ImageRun, error) {
 		if first < 0 {
 			first = i
 		}
+		last = i
 		used++
 		in.Embeds[i] = feat[r*d : (r+1)*d]
 		if in.Groups != nil {
@@ -142,7 +144,7 @@ func (m *Model) ImageInput(v *Vision, p ImagePrompt) (*ImageRun, error) {
 	if used != prep.Rows {
 		return nil, fmt.Errorf("model: %s: the prompt holds %d of the image's %d feature rows", v.Path, used, prep.Rows)
 	}
-	run := &ImageRun{Input: in, Pixels: prep.Pixels, Features: feat, First: first, Count: prep.Rows, Rows: span.Rows}
+	run := &ImageRun{Input: in, Pixels: prep.Pixels, Features: feat, First: first, Last: last, Count: prep.Rows, Rows: span.Rows}
 	if states != nil {
 		run.States = *states
 	}

@@ -7,8 +7,9 @@ package model
 // projector, and what the processor's placeholder becomes in the prompt.
 // Adding a projector type is one file with one entry in encoders:
 //
-//	gemma3   siglip.go      SigLIP ViT + avg-pool + RMSNorm + projection
-//	qwen2a   qwen2audio.go  Whisper encoder + 2× avg-pool + LayerNorm + linear (audio)
+//	gemma3   siglip.go         SigLIP ViT + avg-pool + RMSNorm + projection
+//	pixtral  pixtralvision.go  Pixtral ViT (2-D RoPE) + RMSNorm + patch merger + MLP
+//	qwen2a   qwen2audio.go     Whisper encoder + 2× avg-pool + LayerNorm + linear (audio)
 //
 // The shared pieces — vitBlock (a pre-norm transformer layer), patch
 // unfolding, the loader — are used by every tower that has them, never
@@ -129,8 +130,9 @@ var encoders = map[string]struct {
 	fromHF   func(v *Vision, c *checkpoint.Checkpoint, top spec.Config) (encoder, error)
 	fromGGUF func(v *Vision, md tensor.Metadata) (encoder, error)
 }{
-	"gemma3": {gemma3FromHF, gemma3FromGGUF},
-	"qwen2a": {qwen2AudioFromHF, qwen2AudioFromGGUF},
+	"gemma3":  {gemma3FromHF, gemma3FromGGUF},
+	"pixtral": {pixtralFromHF, pixtralFromGGUF},
+	"qwen2a":  {qwen2AudioFromHF, qwen2AudioFromGGUF},
 }
 
 // runnable lists the projector types that run, for messages.

@@ -239,3 +239,38 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// Pixtral.Size gives the sizes the references resized the fixture's images
+// to (testdata/vision/mistral3: transformers' image_sizes in
+// hf/reference.json, mtmd's tiles in gguf/mtmd.json), and refuses empty
+// images.
+func TestPixtralSize(t *testing.T) {
+	t.Parallel()
+	u := 28 // patch 14 × spatial_merge_size 2
+	hf := Pixtral{Unit: u, LongestEdge: 84, Method: Transformers}
+	mtmd := Pixtral{Unit: u, MinPixels: 8 * u * u, MaxPixels: 1024 * u * u, Method: Mtmd}
+	for _, c := range []struct {
+		p          Pixtral
+		W, H, w, h int
+	}{
+		{hf, 96, 40, 84, 56}, {hf, 45, 77, 56, 84},
+		{mtmd, 96, 40, 140, 56}, {mtmd, 45, 77, 84, 112},
+	} {
+		w, h, err := c.p.Size(c.W, c.H)
+		if err != nil || w != c.w || h != c.h {
+			t.Errorf("%v: %d×%d → %d×%d (%v), want %d×%d", c.p.Method, c.W, c.H, w, h, err, c.w, c.h)
+		}
+	}
+	bad := []struct {
+		p    Pixtral
+		W, H int
+	}{
+		{hf, 0, 5}, {mtmd, 5, 0}, {Pixtral{Unit: u, Method: Mtmd}, 96, 40}, {Pixtral{Unit: u, Method: Transformers}, 96, 40},
+		{mtmd, 1 << 20, 1}, // 1M pixels wide even at the area bound
+	}
+	for _, c := range bad {
+		if w, h, err := c.p.Size(c.W, c.H); err == nil {
+			t.Errorf("%+v: %d×%d → %d×%d, no error", c.p, c.W, c.H, w, h)
+		}
+	}
+}

@@ -128,6 +128,7 @@ type imageJSON struct {
 	Preprocess string  `json:"preprocess"` // "transformers" or "llamacpp"
 	Encoder    string  `json:"encoder"`    // where the vision encoder came from
 	First      int     `json:"first"`      // the first soft token's position
+	Last       int     `json:"last"`       // the last soft token's position
 	Tokens     int     `json:"tokens"`     // soft tokens
 	Width      int     `json:"width"`      // the features' width (the text model's)
 	Mean       float64 `json:"mean"`       // statistics of the image features
@@ -329,10 +330,10 @@ func runModelRun(a *app, opts *modelRunOptions) error {
 	}
 	if img != nil && img.Audio {
 		fmt.Fprintf(a.out, "audio %s (%s preprocessing): %d audio tokens at positions %d..%d, features mean %.4g std %.4g\n",
-			img.File, img.Preprocess, img.Tokens, img.First, img.First+img.Tokens-1, img.Mean, img.Std)
+			img.File, img.Preprocess, img.Tokens, img.First, img.Last, img.Mean, img.Std)
 	} else if img != nil {
 		fmt.Fprintf(a.out, "image %s (%s preprocessing): %d soft tokens at positions %d..%d, features mean %.4g std %.4g\n",
-			img.File, img.Preprocess, img.Tokens, img.First, img.First+img.Tokens-1, img.Mean, img.Std)
+			img.File, img.Preprocess, img.Tokens, img.First, img.Last, img.Mean, img.Std)
 	}
 	runSummary(a.out, m, in, out)
 	return nil
@@ -391,7 +392,7 @@ func imageRunInput(m *model.Model, opts *modelRunOptions) (model.Input, *imageJS
 	if err != nil {
 		return model.Input{}, nil, err
 	}
-	j := &imageJSON{File: file, Audio: p.Audio != nil, Preprocess: method.String(), Encoder: src, First: run.First, Tokens: run.Count,
+	j := &imageJSON{File: file, Audio: p.Audio != nil, Preprocess: method.String(), Encoder: src, First: run.First, Last: run.Last, Tokens: run.Count,
 		Width: len(run.Features) / max(run.Count, 1), Min: float32(math.Inf(1)), Max: float32(math.Inf(-1))}
 	var sum, ss float64
 	for _, x := range run.Features {

@@ -113,7 +113,7 @@ int main(int argc, char **argv) {
 
     // The preprocessed tile, by mtmd's own preprocessor for this projector
     // (fixed size: Gemma 3), over a second load of the projector.
-    int S = 0;
+    int S = 0, SH = 0;
     std::vector<float> chw;
     clip_init_result cr = {};
     if (!audio) {
@@ -129,15 +129,24 @@ int main(int argc, char **argv) {
         u8.set_size({nx, ny}, false);
         const unsigned char *rgb = mtmd_bitmap_get_data(bw.bitmap);
         u8.cpy_buf(std::vector<uint8_t>(rgb, rgb + (size_t)nx * ny * 3));
-        mtmd_image_preprocessor_fixed_size pre(cr.ctx_v);
-        mtmd_image_preproc_out po = pre.preprocess(u8);
+        // Projectors of native image size (Pixtral) resize to patch multiples
+        // (mtmd_image_preprocessor_dyn_size, as mtmd.cpp picks it for them).
+        mtmd_image_preproc_out po;
+        if (clip_get_projector_type(cr.ctx_v) == PROJECTOR_TYPE_PIXTRAL) {
+            mtmd_image_preprocessor_dyn_size pre(cr.ctx_v);
+            po = pre.preprocess(u8);
+        } else {
+            mtmd_image_preprocessor_fixed_size pre(cr.ctx_v);
+            po = pre.preprocess(u8);
+        }
         if (po.entries.size() != 1) { fprintf(stderr, "%zu preprocessed entries\n", po.entries.size()); return 1; }
         const clip_image_f32 &f = po.entries[0];
         S = f.nx();
+        SH = f.ny();
         const std::vector<float> &hwc = f.get_ro_buf();
         chw.resize(hwc.size());
-        for (int i = 0; i < S * f.ny(); i++)
-            for (int c = 0; c < 3; c++) chw[(size_t)c * S * f.ny() + i] = hwc[(size_t)i * 3 + c];
+        for (int i = 0; i < S * SH; i++)
+            for (int c = 0; c < 3; c++) chw[(size_t)c * S * SH + i] = hwc[(size_t)i * 3 + c];
     }
 
     mtmd_input_chunks *chunks = mtmd_input_chunks_init();
@@ -188,7 +197,7 @@ int main(int argc, char **argv) {
 
     if (audio) printf("{\"audio\":true,\"samples\":%d,", nx);
     else printf("{");
-    printf("\"image_width\":%d,\"image_height\":%d,\"tile\":%d,\"pixels\":\"%s\",\"tokens\":[", nx, ny, S,
+    printf("\"image_width\":%d,\"image_height\":%d,\"tile\":%d,\"tile_height\":%d,\"pixels\":\"%s\",\"tokens\":[", nx, ny, S, SH,
            base64((const unsigned char *)chw.data(), chw.size() * 4).c_str());
     for (size_t i = 0; i < tokens.size(); i++) printf("%s%d", i ? "," : "", tokens[i]);
     printf("],\"image_embd\":[");
