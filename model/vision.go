@@ -112,7 +112,8 @@ var encoders = map[string]struct {
 	fromHF   func(v *Vision, c *checkpoint.Checkpoint, top spec.Config) (encoder, error)
 	fromGGUF func(v *Vision, md tensor.Metadata) (encoder, error)
 }{
-	"gemma3": {gemma3FromHF, gemma3FromGGUF},
+	"gemma3":   {gemma3FromHF, gemma3FromGGUF},
+	"idefics3": {idefics3FromHF, idefics3FromGGUF},
 }
 
 // runnable lists the projector types that run, for messages.

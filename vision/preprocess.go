@@ -56,21 +56,26 @@ func (p Preprocess) Resized(img *Image) *Image {
 // Pixels returns the normalized tile, channel-major [3][Size][Size] as
 // pixel_values holds it (mtmd keeps it pixel-major; the values are the same).
 func (p Preprocess) Pixels(img *Image) []float32 {
-	r := p.Resized(img)
+	return Normalize(p.Resized(img), p.Mean, p.Std, p.Method)
+}
+
+// Normalize returns r rescaled to [0, 1] and normalized with mean and std
+// as method m's reference does it, channel-major [3][H][W].
+func Normalize(r *Image, mean, std [3]float32, m Method) []float32 {
 	n := r.W * r.H
 	out := make([]float32, 3*n)
 	for i := 0; i < n; i++ {
 		for c := 0; c < 3; c++ {
 			u := r.Pix[i*3+c]
 			var x float32
-			if p.Method == Transformers {
+			if m == Transformers {
 				// rescale: image.astype(float64) * (1/255), then float32.
 				x = float32(float64(u) * (1.0 / 255))
 			} else {
 				// clip_image_f32::from_u8: (float) u / 255.0f.
 				x = float32(u) / 255
 			}
-			out[c*n+i] = (x - p.Mean[c]) / p.Std[c]
+			out[c*n+i] = (x - mean[c]) / std[c]
 		}
 	}
 	return out
