@@ -1,7 +1,13 @@
 package model
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"math"
+	"os"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/tfconv/tfconv/vision"
@@ -121,6 +127,170 @@ func TestImageIdefics3HF(t *testing.T) {
 				t.Errorf("%s: logits differ from transformers' by %g", name, d)
 			}
 			t.Logf("%s (text %v): max |Δ features| = %.3g, max |Δ logits| = %.3g over %d positions", name, fromText, df, d, len(c.Logits))
+		}
+	}
+}
+
+// idefics3Mtmd is testdata/vision/idefics3/gguf/mtmd.json
+// (tools/gen_mtmd_llava.py): llama.cpp mtmd's outputs on llama.cpp's own
+// GGUF pair of the fixture.
+type idefics3Mtmd struct {
+	TextGGUF   string `json:"text_gguf"`
+	TextGGUF32 string `json:"text_gguf_f32"`
+	MmprojGGUF string `json:"mmproj_gguf"`
+	Cases      []struct {
+		Image  string               `json:"image"`
+		Prompt string               `json:"prompt"`
+		Grid   []int                `json:"grid"`
+		Tiles  []string             `json:"tiles_sha256"`
+		Tokens []int                `json:"tokens"`
+		Embd   [][]float32          `json:"image_embd"`
+		Logits map[string][]float32 `json:"logits"`
+		// LogitsF32 are mtmd's with the f32 text GGUF (not shipped: 889 KB).
+		LogitsF32 map[string][]float32 `json:"logits_f32_text"`
+	} `json:"cases"`
+}
+
+// idefics3Out is where gen_llava.py leaves llama.cpp's conversions of the
+// fixture (the f32 text GGUF is not shipped).
+const idefics3Out = "/work/fixtures-out/vision/idefics3"
+
+// Bounds against mtmd for the idefics3 fixture, per mode (MatchLlamaCpp
+// or not) and text GGUF (the shipped f16 one, or the f32 one where
+// /work/fixtures-out has it).
+//
+// The image embeddings (the f32 mmproj): ggml's graph parts from ours by
+// summation order, amplified as against transformers
+// (maxIdefics3DiffF32) by the fixture's O(150) residual stream, whose
+// LayerNorm cancels most of it: 3.4e-4 (wide) and 3.1e-4 (tall) with
+// MatchLlamaCpp (the patch convolution's binary16 im2col and ggml's GELU
+// table made as ggml makes them), 5.4e-3 and 6.4e-3 without.
+//
+// The logits of the text after the image: with the f32 text GGUF and
+// mtmd's own embeddings in the image's places, 3.5e-6 and 2.9e-6 (the
+// text model alone); with ours, 1.1e-4 and 1.2e-4 (MatchLlamaCpp), 4.1e-3
+// and 4.8e-3 (not). With the f16 text GGUF, whose products llama.cpp makes
+// with binary16 activations, 1.8e-3 and 1.4e-3 from the text model alone
+// (MatchLlamaCpp), 4.1e-3 and 2.4e-3 in all.
+var idefics3MtmdBounds = map[bool]struct{ embd, text, logits, text32, logits32 float64 }{
+	true:  {embd: 5e-4, text: 3e-3, logits: 6e-3, text32: 1e-5, logits32: 3e-4},
+	false: {embd: 1e-2, text: 5e-3, logits: 1e-2, text32: 1e-5, logits32: 1e-2},
+}
+
+// run --image on llama.cpp's GGUF pair of the SmolVLM fixture equals mtmd:
+// its 12 slices and overview bit for bit (by sha256), the grid, the
+// prompt's ids, the embeddings of every image chunk and the logits of the
+// text after the image (idefics3MtmdBounds), with the shipped f16 text
+// GGUF and, where /work/fixtures-out holds it, the f32 one.
+func TestImageIdefics3Mtmd(t *testing.T) {
+	t.Parallel()
+	var ref idefics3Mtmd
+	readJSON(t, idefics3Fixture+"/gguf/mtmd.json", &ref)
+	if len(ref.Cases) != 2 {
+		t.Fatalf("mtmd.json has %d cases, want 2", len(ref.Cases))
+	}
+	texts := []string{idefics3Fixture + "/gguf/" + ref.TextGGUF}
+	if _, err := os.Stat(idefics3Out + "/" + ref.TextGGUF32); err == nil {
+		texts = append(texts, idefics3Out+"/"+ref.TextGGUF32)
+	} else {
+		t.Logf("%s/%s absent (gen_llava.py's output): the f32 text model is not compared", idefics3Out, ref.TextGGUF32)
+	}
+	for _, match := range []bool{true, false} {
+		opts := LoadOptions{MatchLlamaCpp: match}
+		bound := idefics3MtmdBounds[match]
+		v, err := LoadVision(idefics3Fixture+"/gguf/"+ref.MmprojGGUF, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.DefaultMethod() != vision.Mtmd {
+			t.Fatalf("mmproj preprocesses as %v", v.DefaultMethod())
+		}
+		for ti, text := range texts {
+			m, err := Load(text, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range ref.Cases {
+				img, err := vision.ReadFile("../testdata/vision/" + c.Image)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pr, err := v.Prepare(img, vision.Mtmd)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(pr.Grid, c.Grid) || len(pr.Tiles) != len(c.Tiles) {
+					t.Fatalf("%s: grid %v with %d tiles, mtmd %v with %d", c.Image, pr.Grid, len(pr.Tiles), c.Grid, len(c.Tiles))
+				}
+				at := 0
+				for i, hw := range pr.Tiles {
+					n := 3 * hw[0] * hw[1]
+					b := make([]byte, 4*n)
+					for j, x := range pr.Pixels[at : at+n] {
+						binary.LittleEndian.PutUint32(b[4*j:], math.Float32bits(x))
+					}
+					at += n
+					if s := sha256.Sum256(b); hex.EncodeToString(s[:]) != c.Tiles[i] {
+						t.Errorf("%s: tile %d differs from mtmd's", c.Image, i)
+					}
+				}
+				run, err := m.ImageInput(v, ImagePrompt{Text: c.Prompt, Image: img, Method: vision.Mtmd})
+				if err != nil {
+					t.Fatal(err)
+				}
+				de := maxAbsDiff(run.Features, flatRows(c.Embd))
+				if de > bound.embd {
+					t.Errorf("%s (match llama.cpp %v): image embeddings differ from mtmd's by %g", c.Image, match, de)
+				}
+				if len(run.Input.Tokens) != len(c.Tokens) {
+					t.Fatalf("%s: %d ids, mtmd %d", c.Image, len(run.Input.Tokens), len(c.Tokens))
+				}
+				for i, id := range c.Tokens {
+					if id >= 0 && run.Input.Tokens[i] != id || id < 0 && run.Input.Embeds[i] == nil {
+						t.Fatalf("%s: ids %v, mtmd's %v (-1: the image)", c.Image, run.Input.Tokens, c.Tokens)
+					}
+				}
+				want, tolText, tolAll := c.Logits, bound.text, bound.logits
+				if ti == 1 {
+					want, tolText, tolAll = c.LogitsF32, bound.text32, bound.logits32
+				}
+				if len(want) == 0 {
+					t.Fatalf("%s: mtmd.json has no logits", c.Image)
+				}
+				logitDiff := func(in Input) float64 {
+					out, err := m.Forward(in, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					var d float64
+					for pos, w := range want {
+						p, err := strconv.Atoi(pos)
+						if err != nil || p >= len(out.Logits) {
+							t.Fatalf("%s: logits of position %q", c.Image, pos)
+						}
+						d = math.Max(d, maxAbsDiff(out.Logits[p], w))
+					}
+					return d
+				}
+				d := logitDiff(run.Input)
+				// The text model alone: mtmd's embeddings in the image's
+				// places.
+				own := run.Input
+				own.Embeds = slices.Clone(own.Embeds)
+				r := 0
+				for i := range own.Embeds {
+					if own.Embeds[i] != nil {
+						own.Embeds[i] = c.Embd[r]
+						r++
+					}
+				}
+				dt := logitDiff(own)
+				if dt > tolText || d > tolAll {
+					t.Errorf("%s (match llama.cpp %v, %s): logits differ from mtmd's by %g (%g with mtmd's embeddings)", c.Image, match, text, d, dt)
+				}
+				t.Logf("%s (match llama.cpp %v, %s): max |Δ image embeddings| = %.3g, max |Δ logits| = %.3g over %d positions (%.3g with mtmd's embeddings)",
+					c.Image, match, text, de, d, len(want), dt)
+			}
 		}
 	}
 }

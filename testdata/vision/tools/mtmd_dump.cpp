@@ -4,9 +4,11 @@
 // own image preprocessor class (mtmd-image.h) for the preprocessed tile.
 //
 // Output: {"image_width", "image_height", "pixels" (the preprocessed tile,
-// [3][S][S] channel-major as float32 little-endian, base64), "tokens" (the
+// [3][S][S] channel-major as float32 little-endian, base64; the first tile
+// for a sliced projector, which adds "grid" [rows, cols] and "tiles", every
+// tile in the prompt's order in that form), "tokens" (the
 // prompt's ids; -1 at the image's positions), "image_embd" ([n][d_text], the
-// projector's output), "logits" ({position: [vocab]} for every text position
+// projector's output for every image chunk in turn), "logits" ({position: [vocab]} for every text position
 // after the image)}.
 //
 // The prompt's text is split at mtmd's marker <__media__>; mtmd tokenizes
@@ -104,8 +106,9 @@ int main(int argc, char **argv) {
     if (!bw.bitmap) { fprintf(stderr, "cannot read %s\n", argv[3]); return 1; }
     int nx = mtmd_bitmap_get_nx(bw.bitmap), ny = mtmd_bitmap_get_ny(bw.bitmap);
 
-    // The preprocessed tile, by mtmd's own preprocessor for this projector
-    // (fixed size: Gemma 3), over a second load of the projector.
+    // The preprocessed tiles, by mtmd's own preprocessor for this
+    // projector (fixed size: Gemma 3; llava-uhd slices for Idefics3), over
+    // a second load of the projector.
     clip_context_params ccp = {};
     ccp.use_gpu = false;
     ccp.flash_attn_type = CLIP_FLASH_ATTN_TYPE_DISABLED;
@@ -118,15 +121,30 @@ int main(int argc, char **argv) {
     u8.set_size({nx, ny}, false);
     const unsigned char *rgb = mtmd_bitmap_get_data(bw.bitmap);
     u8.cpy_buf(std::vector<uint8_t>(rgb, rgb + (size_t)nx * ny * 3));
-    mtmd_image_preprocessor_fixed_size pre(cr.ctx_v);
-    mtmd_image_preproc_out po = pre.preprocess(u8);
-    if (po.entries.size() != 1) { fprintf(stderr, "%zu preprocessed entries\n", po.entries.size()); return 1; }
-    const clip_image_f32 &f = po.entries[0];
-    int S = f.nx();
-    const std::vector<float> &hwc = f.get_ro_buf();
-    std::vector<float> chw(hwc.size());
-    for (int i = 0; i < S * f.ny(); i++)
-        for (int c = 0; c < 3; c++) chw[(size_t)c * S * f.ny() + i] = hwc[(size_t)i * 3 + c];
+    const bool sliced = clip_get_projector_type(cr.ctx_v) == PROJECTOR_TYPE_IDEFICS3;
+    mtmd_image_preproc_out po;
+    if (sliced) {
+        mtmd_image_preprocessor_idefics3 pre(cr.ctx_v);
+        po = pre.preprocess(u8);
+    } else {
+        mtmd_image_preprocessor_fixed_size pre(cr.ctx_v);
+        po = pre.preprocess(u8);
+        if (po.entries.size() != 1) { fprintf(stderr, "%zu preprocessed entries\n", po.entries.size()); return 1; }
+    }
+    // The tiles in the prompt's order: the slices row by row, then the
+    // overview (Idefics3 puts it last), each [3][H][W] channel-major.
+    std::vector<const clip_image_f32 *> tiles;
+    for (const auto &e : po.entries) tiles.push_back(&e);
+    if (sliced && po.overview.nx() > 0) tiles.push_back(&po.overview);
+    auto chw_of = [](const clip_image_f32 &f) {
+        const std::vector<float> &hwc = f.get_ro_buf();
+        std::vector<float> chw(hwc.size());
+        for (int i = 0; i < f.nx() * f.ny(); i++)
+            for (int c = 0; c < 3; c++) chw[(size_t)c * f.nx() * f.ny() + i] = hwc[(size_t)i * 3 + c];
+        return chw;
+    };
+    int S = tiles[0]->nx();
+    std::vector<float> chw = chw_of(*tiles[0]);
 
     mtmd_input_chunks *chunks = mtmd_input_chunks_init();
     mtmd_input_text text = {argv[4], strlen(argv[4]), true, true};
@@ -163,7 +181,7 @@ int main(int argc, char **argv) {
             if (mtmd_encode_chunk(mctx, ch) != 0) { fprintf(stderr, "mtmd_encode_chunk failed\n"); return 1; }
             size_t n = mtmd_input_chunk_get_n_tokens(ch);
             float *e = mtmd_get_output_embd(mctx);
-            embd.assign(e, e + n * n_embd);
+            embd.insert(embd.end(), e, e + n * n_embd); // every image chunk in turn
             llama_pos np = 0;
             if (mtmd_helper_decode_image_chunk(mctx, lctx, ch, e, n_past, 0, 512, &np, nullptr, nullptr) != 0) {
                 fprintf(stderr, "decode image failed\n"); return 1;
@@ -177,7 +195,16 @@ int main(int argc, char **argv) {
     printf("{\"image_width\":%d,\"image_height\":%d,\"tile\":%d,\"pixels\":\"%s\",\"tokens\":[", nx, ny, S,
            base64((const unsigned char *)chw.data(), chw.size() * 4).c_str());
     for (size_t i = 0; i < tokens.size(); i++) printf("%s%d", i ? "," : "", tokens[i]);
-    printf("],\"image_embd\":[");
+    printf("]");
+    if (sliced) {
+        printf(",\"grid\":[%d,%d],\"tiles\":[", po.grid_y, po.grid_x);
+        for (size_t i = 0; i < tiles.size(); i++) {
+            std::vector<float> t = chw_of(*tiles[i]);
+            printf("%s\"%s\"", i ? "," : "", base64((const unsigned char *)t.data(), t.size() * 4).c_str());
+        }
+        printf("]");
+    }
+    printf(",\"image_embd\":[");
     for (size_t i = 0; i < embd.size() / n_embd; i++) { printf("%s", i ? "," : ""); print_row(&embd[i * n_embd], n_embd); }
     printf("],\"logits\":{");
     for (size_t i = 0; i < logits.size(); i++) {
