@@ -114,6 +114,7 @@ var encoders = map[string]struct {
 }{
 	"gemma3":   {gemma3FromHF, gemma3FromGGUF},
 	"idefics3": {idefics3FromHF, idefics3FromGGUF},
+	"mlp":      {llavaFromHF, llavaFromGGUF},
 }
 
 // runnable lists the projector types that run, for messages.
@@ -409,6 +410,12 @@ func (b *vitBlock) forward(x []float32, n, d, H int, act string, a vitAttn, s *v
 // loadVitBlock reads layer i's vitBlock by the record's roles
 // (v.blk.{bid}.ln1, attn_q, …, ffn_down), LayerNorms with eps.
 func (v *Vision) loadVitBlock(l *loader, i, d, F int, eps float32) vitBlock {
+	return v.loadVitBlockFFN(l, i, d, F, eps, "v.blk.{bid}.ffn_up", "v.blk.{bid}.ffn_down")
+}
+
+// loadVitBlockFFN is loadVitBlock with the MLP's two roles named: llama.cpp's
+// legacy LLaVA writer names fc1 ffn_down and fc2 ffn_up.
+func (v *Vision) loadVitBlockFFN(l *loader, i, d, F int, eps float32, up, down string) vitBlock {
 	layerNorm := func(role string) norm {
 		return norm{W: l.vector(v.name(l, role, i, ".weight"), d), B: l.optVector(v.name(l, role, i, ".bias"), d), Eps: eps}
 	}
@@ -419,7 +426,7 @@ func (v *Vision) loadVitBlock(l *loader, i, d, F int, eps float32) vitBlock {
 		LN1: layerNorm("v.blk.{bid}.ln1"), LN2: layerNorm("v.blk.{bid}.ln2"),
 		Q: lin("v.blk.{bid}.attn_q", d, d), K: lin("v.blk.{bid}.attn_k", d, d),
 		V: lin("v.blk.{bid}.attn_v", d, d), O: lin("v.blk.{bid}.attn_out", d, d),
-		Up: lin("v.blk.{bid}.ffn_up", F, d), Down: lin("v.blk.{bid}.ffn_down", d, F),
+		Up: lin(up, F, d), Down: lin(down, d, F),
 	}
 }
 

@@ -1,0 +1,79 @@
+package model
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/tfconv/tfconv/vision"
+)
+
+// llava15Fixture is testdata/vision/llava15: gen_llava.py's tiny
+// LlavaForConditionalGeneration with transformers' outputs.
+const llava15Fixture = "../testdata/vision/llava15"
+
+// run --image on the LLaVA-1.5 folder equals transformers on both images:
+// pixel_values bit for bit (CLIPImageProcessor: bicubic shortest edge,
+// centre crop), the projector's features and the logits within
+// maxLlavaFixtureDiffF32, the prompt's ids (from the tokens with <image>
+// once, and from the text) the processor's.
+func TestImageLlava15HF(t *testing.T) {
+	t.Parallel()
+	var ref llavaRef
+	readJSON(t, llava15Fixture+"/hf/reference.json", &ref)
+	if len(ref.Images) != 2 {
+		t.Fatalf("reference has %d images, want 2", len(ref.Images))
+	}
+	m, err := Load(llava15Fixture+"/hf", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := LoadVision(llava15Fixture+"/hf", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range ref.Images {
+		img, err := vision.ReadFile("../testdata/vision/images/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pr, err := v.Prepare(img, vision.Transformers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := maxAbsDiff(pr.Pixels, c.PixelValues); d != 0 {
+			t.Errorf("%s: pixel_values differ from transformers' by %g", name, d)
+		}
+		feat, err := v.EncodePrepared(pr, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		df := maxAbsDiff(feat, flatRows(c.Features))
+		if df > maxLlavaFixtureDiffF32 {
+			t.Errorf("%s: image features differ by %g", name, df)
+		}
+		for _, fromText := range []bool{false, true} {
+			p := ImagePrompt{Image: img, Method: vision.Transformers}
+			if fromText {
+				p.Text = c.Prompt
+			} else {
+				p.Tokens = collapseSpan(t, c.InputIDs, v.Config().Image, v.Config().Image)
+			}
+			run, err := m.ImageInput(v, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(run.Input.Tokens, c.InputIDs) {
+				t.Fatalf("%s (text %v): ids\n%v\nthe processor's\n%v", name, fromText, run.Input.Tokens, c.InputIDs)
+			}
+			out, err := m.Forward(run.Input, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, _ := maxDiff(t, out.Logits, c.Logits, c.LogitsRows)
+			if d > maxLlavaFixtureDiffF32 {
+				t.Errorf("%s: logits differ from transformers' by %g", name, d)
+			}
+			t.Logf("%s (text %v): max |Δ features| = %.3g, max |Δ logits| = %.3g over %d positions", name, fromText, df, d, len(c.Logits))
+		}
+	}
+}
