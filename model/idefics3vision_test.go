@@ -173,7 +173,7 @@ const idefics3Out = "/work/fixtures-out/vision/idefics3"
 // and 4.8e-3 (not). With the f16 text GGUF, whose products llama.cpp makes
 // with binary16 activations, 1.8e-3 and 1.4e-3 from the text model alone
 // (MatchLlamaCpp), 4.1e-3 and 2.4e-3 in all.
-var idefics3MtmdBounds = map[bool]struct{ embd, text, logits, text32, logits32 float64 }{
+var idefics3MtmdBounds = mtmdBounds{
 	true:  {embd: 5e-4, text: 3e-3, logits: 6e-3, text32: 1e-5, logits32: 3e-4},
 	false: {embd: 1e-2, text: 5e-3, logits: 1e-2, text32: 1e-5, logits32: 1e-2},
 }
@@ -185,21 +185,34 @@ var idefics3MtmdBounds = map[bool]struct{ embd, text, logits, text32, logits32 f
 // GGUF and, where /work/fixtures-out holds it, the f32 one.
 func TestImageIdefics3Mtmd(t *testing.T) {
 	t.Parallel()
+	testImageMtmd(t, idefics3Fixture, idefics3Out, idefics3MtmdBounds)
+}
+
+// mtmdBounds are one fixture's bounds against mtmd per mode
+// (MatchLlamaCpp or not): the image embeddings, the logits with mtmd's
+// embeddings in the image's places (text) and with ours (logits), with the
+// shipped text GGUF and the f32 one (…32).
+type mtmdBounds = map[bool]struct{ embd, text, logits, text32, logits32 float64 }
+
+// testImageMtmd checks run --image on fixture's GGUF pair against its
+// gguf/mtmd.json (tools/gen_mtmd_llava.py), and again with the f32 text
+// GGUF where out (gen_llava.py's output) holds it.
+func testImageMtmd(t *testing.T, fixture, out string, bounds mtmdBounds) {
 	var ref idefics3Mtmd
-	readJSON(t, idefics3Fixture+"/gguf/mtmd.json", &ref)
+	readJSON(t, fixture+"/gguf/mtmd.json", &ref)
 	if len(ref.Cases) != 2 {
 		t.Fatalf("mtmd.json has %d cases, want 2", len(ref.Cases))
 	}
-	texts := []string{idefics3Fixture + "/gguf/" + ref.TextGGUF}
-	if _, err := os.Stat(idefics3Out + "/" + ref.TextGGUF32); err == nil {
-		texts = append(texts, idefics3Out+"/"+ref.TextGGUF32)
+	texts := []string{fixture + "/gguf/" + ref.TextGGUF}
+	if _, err := os.Stat(out + "/" + ref.TextGGUF32); err == nil {
+		texts = append(texts, out+"/"+ref.TextGGUF32)
 	} else {
-		t.Logf("%s/%s absent (gen_llava.py's output): the f32 text model is not compared", idefics3Out, ref.TextGGUF32)
+		t.Logf("%s/%s absent (gen_llava.py's output): the f32 text model is not compared", out, ref.TextGGUF32)
 	}
 	for _, match := range []bool{true, false} {
 		opts := LoadOptions{MatchLlamaCpp: match}
-		bound := idefics3MtmdBounds[match]
-		v, err := LoadVision(idefics3Fixture+"/gguf/"+ref.MmprojGGUF, opts)
+		bound := bounds[match]
+		v, err := LoadVision(fixture+"/gguf/"+ref.MmprojGGUF, opts)
 		if err != nil {
 			t.Fatal(err)
 		}

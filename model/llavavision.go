@@ -203,11 +203,15 @@ func clipPreprocessor(p *vision.CLIP, cfg *VisionConfig, c spec.Config) error {
 }
 
 func (e *llavaVision) derive(path string, c *VisionConfig) error {
+	width := c.TextDModel
+	if e.mtmd {
+		width = 1 // read from mm.2 at load
+	}
 	for _, x := range []struct {
 		name string
 		n    int
 	}{{"image_size", c.ImageSize}, {"patch_size", c.PatchSize}, {"hidden_size", c.DModel}, {"layers", c.Layers},
-		{"heads", c.Heads}, {"intermediate_size", c.FFN}, {"projection width", c.TextDModel}} {
+		{"heads", c.Heads}, {"intermediate_size", c.FFN}, {"projection width", width}} {
 		if x.n <= 0 || x.n > maxVisionDim {
 			return fmt.Errorf("model: %s: vision %s %d out of range", path, x.name, x.n)
 		}

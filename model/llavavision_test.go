@@ -77,3 +77,31 @@ func TestImageLlava15HF(t *testing.T) {
 		}
 	}
 }
+
+// llava15Out is where gen_llava.py leaves llama.cpp's conversions of the
+// LLaVA-1.5 fixture.
+const llava15Out = "/work/fixtures-out/vision/llava15"
+
+// llava15MtmdBounds: the legacy mmproj keeps the projector's matrices and
+// the patch kernel F16, which ggml multiplies with binary16 activations
+// (MatchLlamaCpp rounds them so), after a pre-LayerNorm of the fixture's
+// O(150) patch embeddings (maxLlavaFixtureDiffF32). Measured, wide / tall:
+// embeddings 6.3e-4 / 3.5e-4 (MatchLlamaCpp), 1.4e-3 / 1.2e-3 (not); with
+// the f32 text GGUF the logits 3.7e-4 / 1.8e-4 (1.5e-3 / 1.8e-3 not), 3.6e-6
+// / 3.7e-6 with mtmd's own embeddings; with the f16 one 2.3e-3 / 2.7e-3
+// (1.3e-3 / 1.5e-3 from the text model alone).
+var llava15MtmdBounds = mtmdBounds{
+	true:  {embd: 1e-3, text: 3e-3, logits: 5e-3, text32: 1e-5, logits32: 1e-3},
+	false: {embd: 3e-3, text: 5e-3, logits: 1e-2, text32: 1e-5, logits32: 5e-3},
+}
+
+// run --image on llama.cpp's pair for the LLaVA-1.5 fixture (the text
+// GGUF and the legacy mmproj) equals mtmd: its letterboxed tile bit for
+// bit (bicubic, on {122, 116, 104}), the ids (mtmd's text after the image
+// keeps its prefix space), the embeddings (llama.cpp's graph: one layer
+// fewer than transformers, the class token last) and the logits of the
+// text after the image.
+func TestImageLlava15Mtmd(t *testing.T) {
+	t.Parallel()
+	testImageMtmd(t, llava15Fixture, llava15Out, llava15MtmdBounds)
+}

@@ -25,6 +25,7 @@ VISION = os.path.dirname(HERE)
 # family: (text GGUF shipped, text GGUF at f32, mmproj GGUF, the HF prompt's image token) as gen_llava.py names them
 PAIRS = {
     "idefics3": ("idefics3-f16.gguf", "idefics3-f32.gguf", "mmproj-idefics3-f32.gguf", "<image>"),
+    "llava15": ("llava15-f16.gguf", "llava15-f32.gguf", "mmproj-llava15-f32.legacy.gguf", "<image>"),
 }
 IMAGES = ("vlllava-wide.png", "vlllava-tall.png")
 LAST = 8
@@ -58,7 +59,8 @@ def main():
             n = len(case["tokens"])
             case["logits"] = {k: v for k, v in case["logits"].items() if int(k) >= n - LAST}
             case["logits_f32_text"] = {k: v for k, v in f32["logits"].items() if int(k) >= n - LAST}
-            case["tiles_sha256"] = [hashlib.sha256(base64.b64decode(t)).hexdigest() for t in case.pop("tiles")]
+            tiles = case.pop("tiles", [case["pixels"]])  # a fixed-size projector's one tile is "pixels"
+            case["tiles_sha256"] = [hashlib.sha256(base64.b64decode(t)).hexdigest() for t in tiles]
             del case["pixels"]
             case["image"] = "images/" + name
             case["prompt"] = prompt
