@@ -52,14 +52,15 @@ func collapseSpan(t *testing.T, ids []int, placeholder int, markers ...int) []in
 }
 
 // maxLlavaFixtureDiffF32 bounds the features and logits of gen_llava.py's
-// fixtures (SmolVLM, LLaVA-1.5) against transformers'. Their patch
+// fixtures (SmolVLM, LLaVA-1.5, LLaVA-NeXT) against transformers'. Their patch
 // convolution kernel is drawn 1 + N(0, 0.2²) (gen_fixtures.randomize's
 // rule for a 4-D tensor), so the tower's residual stream is O(150) and
 // float32 summation order alone moves the features by ~1e-5: scaling
 // every pixel value by 1 + 1.2e-7 moves our own features by 2.7e-5
 // (SmolVLM) and 1.5e-5 (LLaVA-1.5). Measured against transformers,
 // wide / tall image: SmolVLM features 4.8e-5 / 5.4e-5, logits 3.7e-5 /
-// 3.8e-5; LLaVA-1.5 features 4.6e-5 / 5.2e-5, logits 2.2e-5 / 3.9e-5.
+// 3.8e-5; LLaVA-1.5 features 4.6e-5 / 5.2e-5, logits 2.2e-5 / 3.9e-5;
+// LLaVA-NeXT features 4.4e-5 / 5.1e-5, logits 1.6e-5 / 1.7e-5.
 const maxLlavaFixtureDiffF32 = 1e-4
 
 // run --image on the SmolVLM folder equals transformers on both images

@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"strconv"
 
 	spec "github.com/tfconv/tfconv/arch"
 	"github.com/tfconv/tfconv/checkpoint"
@@ -39,14 +40,17 @@ type llavaVision struct {
 	pre  vision.CLIP // Method set per call
 	run  int         // k: the layers run
 	mtmd bool        // llama.cpp's graph (the GGUF form)
-	w    struct {
+	// anyres is LLaVA-NeXT's tiling (nil Pinpoints: LLaVA-1.5's one tile).
+	anyres vision.AnyRes
+	w      struct {
 		Class   []float32       // [d]
 		Patch   *kernels.Matrix // [d][3·p·p]
 		Pos     []float32       // [n+1][d]
 		Pre     norm
 		Blocks  []vitBlock
-		P1, P2  linear // [d_text][d], [d_text][d_text]
-		Project string // the projector's activation
+		P1, P2  linear    // [d_text][d], [d_text][d_text]
+		Project string    // the projector's activation
+		Newline []float32 // [d_text]: LLaVA-NeXT's image_newline
 	}
 }
 
@@ -54,9 +58,6 @@ type llavaVision struct {
 // strategy, image_token_index and text_config.hidden_size from
 // config.json and the CLIP processor's sizes.
 func llavaFromHF(v *Vision, c *checkpoint.Checkpoint, top spec.Config) (encoder, error) {
-	if _, ok := top["image_grid_pinpoints"]; ok {
-		return nil, tensor.Unsupported("model: %s: LLaVA-NeXT's any-res tiling (image_grid_pinpoints) does not run in tfconv", c.Path)
-	}
 	vc, ok := top.Map(v.proj.Encoder)
 	if !ok {
 		return nil, fmt.Errorf("model: %s: config.json has no %s", c.Path, v.proj.Encoder)
@@ -147,6 +148,26 @@ func llavaFromHF(v *Vision, c *checkpoint.Checkpoint, top spec.Config) (encoder,
 		if err := clipPreprocessor(&e.pre, &cfg, p); err != nil {
 			return nil, fmt.Errorf("model: %s: preprocessor_config.json: %w", c.Path, err)
 		}
+	}
+	if pp, ok := top["image_grid_pinpoints"]; ok {
+		list, _ := pp.([]any)
+		for _, x := range list {
+			pair, _ := x.([]any)
+			if len(pair) != 2 {
+				return nil, fmt.Errorf("model: %s: config.json: image_grid_pinpoints entry %v is not [height, width]", c.Path, x)
+			}
+			hw := spec.Config{"h": pair[0], "w": pair[1]}
+			h, okh := hw.Int("h")
+			w, okw := hw.Int("w")
+			if !okh || !okw || h <= 0 || w <= 0 || h > 1<<14 || w > 1<<14 {
+				return nil, fmt.Errorf("model: %s: config.json: image_grid_pinpoints entry %v", c.Path, x)
+			}
+			e.anyres.Pinpoints = append(e.anyres.Pinpoints, [2]int{int(h), int(w)})
+		}
+		if len(e.anyres.Pinpoints) == 0 {
+			return nil, fmt.Errorf("model: %s: config.json: image_grid_pinpoints is empty", c.Path)
+		}
+		e.anyres.Tile, e.anyres.Filter = cfg.ImageSize, e.pre.Filter
 	}
 	if e.pre.Crop != cfg.ImageSize {
 		return nil, tensor.Unsupported("model: %s: preprocessor_config.json: crop size %d is not the tower's image_size %d", c.Path, e.pre.Crop, cfg.ImageSize)
@@ -307,6 +328,9 @@ func (e *llavaVision) load(l *loader) {
 	lin := func(role string, out, in int) linear {
 		return linear{W: l.matrix(v.name(l, role, 0, ".weight"), out, in), B: l.vector(v.name(l, role, 0, ".bias"), out)}
 	}
+	if e.anyres.Pinpoints != nil {
+		w.Newline = l.vector(v.name(l, "model.image_newline", 0, ""), c.TextDModel)
+	}
 	w.P1 = lin("mm.0", c.TextDModel, d)
 	w.P2 = lin("mm.2", c.TextDModel, c.TextDModel)
 	w.Project = "gelu"
@@ -318,62 +342,132 @@ func (e *llavaVision) load(l *loader) {
 	}
 }
 
-// prepare makes the one tile.
+// prepare makes the one tile, or LLaVA-NeXT's whole image and tiles
+// (Grid: rows, cols, the image's height and width).
 func (e *llavaVision) prepare(img *vision.Image, m vision.Method) (*Prepared, error) {
+	c := &e.v.cfg
+	if e.anyres.Pinpoints != nil {
+		if m != vision.Transformers {
+			return nil, tensor.Unsupported("model: %s: LLaVA-NeXT runs with transformers' preprocessing only (mtmd's llava-uhd slicing is not in tfconv)", e.v.Path)
+		}
+		tiles, rows, cols, err := e.anyres.Tiles(img)
+		if err != nil {
+			return nil, fmt.Errorf("model: %s: %w", e.v.Path, err)
+		}
+		pr := &Prepared{Grid: []int{rows, cols, img.H, img.W}}
+		for _, t := range tiles {
+			pr.Pixels = append(pr.Pixels, vision.Normalize(t, c.Mean, c.Std, m)...)
+			pr.Tiles = append(pr.Tiles, [2]int{t.H, t.W})
+		}
+		r0, r1, c0, c1 := e.unpadded(pr.Grid)
+		pr.Rows = c.Tokens + (r1-r0)*(c1-c0+1)
+		return pr, nil
+	}
 	p := e.pre
 	p.Method = m
 	t, err := p.Tile(img)
 	if err != nil {
 		return nil, fmt.Errorf("model: %s: %w", e.v.Path, err)
 	}
-	c := &e.v.cfg
 	return &Prepared{Pixels: vision.Normalize(t, c.Mean, c.Std, m), Tiles: [][2]int{{t.H, t.W}}, Rows: c.Tokens}, nil
 }
 
-// encode runs the tower and projector over the tile.
+// unpadded is the part of LLaVA-NeXT's feature map (rows × cols tiles of
+// side patches each) that holds the image, as transformers' unpad_image
+// cuts it: rows r0..r1 and columns c0..c1 of the map.
+func (e *llavaVision) unpadded(grid []int) (r0, r1, c0, c1 int) {
+	side := e.v.cfg.ImageSize / e.v.cfg.PatchSize
+	ch, cw := grid[0]*side, grid[1]*side
+	oh, ow := float64(grid[2]), float64(grid[3])
+	round7 := func(x float64) int {
+		f, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'f', 7, 64), 64)
+		return int(f)
+	}
+	r0, r1, c0, c1 = 0, ch, 0, cw
+	if ow/oh > float64(cw)/float64(ch) {
+		nh := round7(oh * (float64(cw) / ow))
+		pad := (ch - nh) / 2
+		r0, r1 = pad, ch-pad
+	} else {
+		nw := round7(ow * (float64(ch) / oh))
+		pad := (cw - nw) / 2
+		c0, c1 = pad, cw-pad
+	}
+	return r0, r1, c0, c1
+}
+
+// encode runs the tower and projector over each tile; LLaVA-NeXT's are
+// then packed: the whole image's rows, then the tiles' feature map cut to
+// the image (unpadded), row by row, each row ended by image_newline.
 func (e *llavaVision) encode(pr *Prepared, states *[][]float32) ([]float32, error) {
 	c, w := &e.v.cfg, &e.w
-	S, p, d := c.ImageSize, c.PatchSize, c.DModel
-	if len(pr.Tiles) != 1 || pr.Tiles[0] != [2]int{S, S} || len(pr.Pixels) != 3*S*S {
-		return nil, fmt.Errorf("model: vision: the LLaVA tower reads one 3×%d×%d tile", S, S)
+	S, p, d, D := c.ImageSize, c.PatchSize, c.DModel, c.TextDModel
+	if len(pr.Tiles) == 0 || len(pr.Pixels) != len(pr.Tiles)*3*S*S {
+		return nil, fmt.Errorf("model: vision: the LLaVA tower reads 3×%d×%d tiles", S, S)
 	}
 	side := S / p
 	n := side * side
 	N := n + 1
-	patches := unfoldPatches(pr.Pixels, S, S, p)
 	x := make([]float32, N*d)
-	// transformers: the class token first; llama.cpp: last.
-	cls, first := 0, 1
-	if e.mtmd {
-		cls, first = n, 0
-	}
-	kernels.MatMul(x[first*d:(first+n)*d], patches, n, w.Patch)
-	copy(x[cls*d:(cls+1)*d], w.Class)
-	kernels.Add(x, w.Pos)
-	w.Pre.apply(x, x, N, d)
-	record := func() {
-		if states != nil {
-			*states = append(*states, append([]float32(nil), x...))
-		}
-	}
-	record()
+	h := make([]float32, n*D)
+	all := make([]float32, 0, len(pr.Tiles)*n*D)
 	sc := newVitScratch(N, d, c.FFN)
-	for i := range w.Blocks {
-		if err := w.Blocks[i].forward(x, N, d, c.Heads, c.Activation, vitAttn{}, sc); err != nil {
-			return nil, err
+	for ti, hw := range pr.Tiles {
+		if hw != [2]int{S, S} {
+			return nil, fmt.Errorf("model: vision: tile %d is %d×%d, the LLaVA tower reads %d×%d", ti, hw[1], hw[0], S, S)
+		}
+		patches := unfoldPatches(pr.Pixels[ti*3*S*S:(ti+1)*3*S*S], S, S, p)
+		// transformers: the class token first; llama.cpp: last.
+		cls, first := 0, 1
+		if e.mtmd {
+			cls, first = n, 0
+		}
+		kernels.MatMul(x[first*d:(first+n)*d], patches, n, w.Patch)
+		copy(x[cls*d:(cls+1)*d], w.Class)
+		kernels.Add(x, w.Pos)
+		w.Pre.apply(x, x, N, d)
+		record := func() {
+			if states != nil && ti == 0 {
+				*states = append(*states, append([]float32(nil), x...))
+			}
 		}
 		record()
+		for i := range w.Blocks {
+			if err := w.Blocks[i].forward(x, N, d, c.Heads, c.Activation, vitAttn{}, sc); err != nil {
+				return nil, err
+			}
+			record()
+		}
+		// The "default" strategy's rows: 1..n (transformers' patches; in
+		// llama.cpp's order the patches but the first, then the class
+		// token).
+		w.P1.apply(h, x[d:N*d], n)
+		if err := activate(h, w.Project); err != nil {
+			return nil, err
+		}
+		f := make([]float32, n*D)
+		w.P2.apply(f, h, n)
+		all = append(all, f...)
 	}
-	// The "default" strategy's rows: 1..n (transformers' patches; in
-	// llama.cpp's order the patches but the first, then the class token).
-	rows := x[d : N*d]
-	h := make([]float32, n*c.TextDModel)
-	w.P1.apply(h, rows, n)
-	if err := activate(h, w.Project); err != nil {
-		return nil, err
+	if e.anyres.Pinpoints == nil {
+		return all, nil
 	}
-	feat := make([]float32, n*c.TextDModel)
-	w.P2.apply(feat, h, n)
+	if len(pr.Grid) != 4 || len(pr.Tiles) != 1+pr.Grid[0]*pr.Grid[1] {
+		return nil, fmt.Errorf("model: vision: LLaVA-NeXT's tiles do not match their grid %v", pr.Grid)
+	}
+	rows, cols := pr.Grid[0], pr.Grid[1]
+	feat := append(make([]float32, 0, pr.Rows*D), all[:n*D]...)
+	r0, r1, c0, c1 := e.unpadded(pr.Grid)
+	for y := r0; y < r1; y++ {
+		ty, py := y/side, y%side
+		for xx := c0; xx < c1; xx++ {
+			tx, px := xx/side, xx%side
+			t := 1 + ty*cols + tx
+			feat = append(feat, all[(t*n+py*side+px)*D:][:D]...)
+		}
+		feat = append(feat, w.Newline...)
+	}
+	_ = rows
 	return feat, nil
 }
 

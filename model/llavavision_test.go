@@ -18,16 +18,30 @@ const llava15Fixture = "../testdata/vision/llava15"
 // once, and from the text) the processor's.
 func TestImageLlava15HF(t *testing.T) {
 	t.Parallel()
+	testImageLlavaHF(t, llava15Fixture)
+}
+
+// run --image on the LLaVA-NeXT folder equals transformers on both images
+// as LLaVA-1.5's does: each image in a 2×2 grid of tiles (the best of the
+// pinpoints: 64×64) after the whole image, the features packed as
+// LlavaNextForConditionalGeneration packs them (unpadded, image_newline
+// ending each row: 52 and 56 rows).
+func TestImageLlavaNextHF(t *testing.T) {
+	t.Parallel()
+	testImageLlavaHF(t, "../testdata/vision/llavanext")
+}
+
+func testImageLlavaHF(t *testing.T, fixture string) {
 	var ref llavaRef
-	readJSON(t, llava15Fixture+"/hf/reference.json", &ref)
+	readJSON(t, fixture+"/hf/reference.json", &ref)
 	if len(ref.Images) != 2 {
 		t.Fatalf("reference has %d images, want 2", len(ref.Images))
 	}
-	m, err := Load(llava15Fixture+"/hf", LoadOptions{})
+	m, err := Load(fixture+"/hf", LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := LoadVision(llava15Fixture+"/hf", LoadOptions{})
+	v, err := LoadVision(fixture+"/hf", LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,9 @@
 package vision
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // CLIP is LLaVA-1.5's image preprocessing to one Crop×Crop tile:
 // transformers' CLIPImageProcessor (slow, PIL) or llama.cpp mtmd's
@@ -38,4 +41,78 @@ func (p CLIP) Tile(img *Image) (*Image, error) {
 		return nil, fmt.Errorf("vision: clip: %d×%d resized image is smaller than the %d×%d crop (the processor pads; tfconv does not)", r.W, r.H, p.Crop, p.Crop)
 	}
 	return crop(r, (r.W-p.Crop)/2, (r.H-p.Crop)/2, p.Crop, p.Crop), nil
+}
+
+// AnyRes is LLaVA-NeXT's any-resolution preprocessing (transformers'
+// LlavaNextImageProcessor, slow): the image resized into the best of
+// Pinpoints (height, width; select_best_resolution: the most of the
+// image's pixels kept, then the least canvas wasted), keeping its ratio
+// (each edge ceil'ed, capped), centred on black, cut into Tile×Tile
+// tiles row by row; before them the whole image stretched to Tile×Tile.
+// Each goes through CLIP's shortest edge and centre crop, no-ops at the
+// tile size. Filter is Pillow's.
+type AnyRes struct {
+	Tile      int
+	Pinpoints [][2]int
+	Filter    PILFilter
+}
+
+// BestResolution is transformers' select_best_resolution for an h×w
+// image: the pinpoint (height, width).
+func (p AnyRes) BestResolution(h, w int) ([2]int, error) {
+	best, bestEff, bestWaste := [2]int{}, 0, math.MaxInt
+	for _, r := range p.Pinpoints {
+		if r[0] <= 0 || r[1] <= 0 || r[0] > 1<<14 || r[1] > 1<<14 {
+			return best, fmt.Errorf("vision: anyres: pinpoint %v", r)
+		}
+		s := min(float64(r[1])/float64(w), float64(r[0])/float64(h))
+		dw, dh := int(float64(w)*s), int(float64(h)*s)
+		eff := min(dw*dh, w*h)
+		waste := r[0]*r[1] - eff
+		if eff > bestEff || eff == bestEff && waste < bestWaste {
+			best, bestEff, bestWaste = r, eff, waste
+		}
+	}
+	if bestEff == 0 {
+		return best, fmt.Errorf("vision: anyres: no pinpoint fits a %d×%d image", w, h)
+	}
+	return best, nil
+}
+
+// Tiles returns the whole image, then the tiles row by row, and the grid
+// (rows, cols).
+func (p AnyRes) Tiles(img *Image) (tiles []*Image, rows, cols int, err error) {
+	if p.Tile <= 0 || p.Tile > 1<<14 || img.W <= 0 || img.H <= 0 {
+		return nil, 0, 0, fmt.Errorf("vision: anyres: tile %d, image %d×%d", p.Tile, img.W, img.H)
+	}
+	best, err := p.BestResolution(img.H, img.W)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	th, tw := best[0], best[1]
+	if th%p.Tile != 0 || tw%p.Tile != 0 {
+		return nil, 0, 0, fmt.Errorf("vision: anyres: pinpoint %d×%d is not made of %d×%d tiles", tw, th, p.Tile, p.Tile)
+	}
+	// get_patch_output_size.
+	sw, sh := float64(tw)/float64(img.W), float64(th)/float64(img.H)
+	nw, nh := tw, th
+	if sw < sh {
+		nh = min(int(math.Ceil(float64(img.H)*sw)), th)
+	} else {
+		nw = min(int(math.Ceil(float64(img.W)*sh)), tw)
+	}
+	r := ResizePILFilter(img, nw, nh, p.Filter)
+	canvas := NewImage(tw, th)
+	ox, oy := (tw-nw)/2, (th-nh)/2
+	for y := 0; y < nh; y++ {
+		copy(canvas.Pix[((oy+y)*tw+ox)*3:], r.Pix[y*nw*3:(y+1)*nw*3])
+	}
+	tiles = append(tiles, ResizePILFilter(img, p.Tile, p.Tile, p.Filter))
+	rows, cols = th/p.Tile, tw/p.Tile
+	for y := 0; y < rows; y++ {
+		for x := 0; x < cols; x++ {
+			tiles = append(tiles, crop(canvas, x*p.Tile, y*p.Tile, p.Tile, p.Tile))
+		}
+	}
+	return tiles, rows, cols, nil
 }
