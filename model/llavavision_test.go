@@ -119,3 +119,40 @@ func TestImageLlava15Mtmd(t *testing.T) {
 	t.Parallel()
 	testImageMtmd(t, llava15Fixture, llava15Out, llava15MtmdBounds)
 }
+
+// What the SmolVLM and LLaVA encoders do not run is refused: mtmd's
+// slicing of LLaVA-NeXT, a prompt without the image marker or with two,
+// tokens without the placeholder.
+func TestImageLlavaRefusals(t *testing.T) {
+	t.Parallel()
+	img, err := vision.ReadFile("../testdata/vision/images/vlllava-wide.png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := LoadVision("../testdata/vision/llavanext/hf", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := next.Prepare(img, vision.Mtmd); err == nil {
+		t.Error("LLaVA-NeXT with mtmd's preprocessing: no error")
+	}
+	for _, fixture := range []string{llava15Fixture, idefics3Fixture} {
+		m, err := Load(fixture+"/hf", LoadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := LoadVision(fixture+"/hf", LoadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []ImagePrompt{
+			{Text: "no marker", Image: img},
+			{Text: "<image> and <image>", Image: img},
+			{Tokens: []int{1, 5, 6}, Image: img},
+		} {
+			if _, err := m.ImageInput(v, p); err == nil {
+				t.Errorf("%s: %+v: no error", fixture, p)
+			}
+		}
+	}
+}
