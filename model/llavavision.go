@@ -18,6 +18,13 @@ package model
 // and it appends the class token after the patches (ggml_concat), with
 // position rows 0..n in that order, then takes rows 1..n — the patches
 // but the first, and the class token.
+//
+// LLaVA-NeXT (the same tower and projector, image_grid_pinpoints): the
+// image is tiled (vision.AnyRes) and every tile encoded so; transformers
+// packs the features — the whole image's rows, then the tiles' feature
+// map cut to the image (unpad_image) with image_newline after each row —
+// while mtmd feeds each tile's rows as a chunk of its own, the tiles row
+// by row and the whole image last, with no newline.
 
 import (
 	"errors"
@@ -133,7 +140,7 @@ func llavaFromHF(v *Vision, c *checkpoint.Checkpoint, top spec.Config) (encoder,
 		return nil, tensor.Unsupported("model: %s: vision_config.num_channels %d (only RGB towers run)", c.Path, n)
 	}
 	// CLIPImageProcessor's defaults.
-	e.pre = vision.CLIP{Shortest: 224, Crop: 224, Filter: vision.PILBicubic}
+	e.pre = vision.CLIP{Shortest: 224, Crop: 224, Filter: vision.PILBicubic, Pad: [3]uint8{122, 116, 104}}
 	cfg.Mean = [3]float32{0.48145466, 0.4578275, 0.40821073}
 	cfg.Std = [3]float32{0.26862954, 0.26130258, 0.27577711}
 	pre, err := c.ReadAux("preprocessor_config.json")
@@ -167,7 +174,7 @@ func llavaFromHF(v *Vision, c *checkpoint.Checkpoint, top spec.Config) (encoder,
 		if len(e.anyres.Pinpoints) == 0 {
 			return nil, fmt.Errorf("model: %s: config.json: image_grid_pinpoints is empty", c.Path)
 		}
-		e.anyres.Tile, e.anyres.Filter = cfg.ImageSize, e.pre.Filter
+		e.anyres.Tile, e.anyres.Filter, e.anyres.Method = cfg.ImageSize, e.pre.Filter, vision.Transformers
 	}
 	if e.pre.Crop != cfg.ImageSize {
 		return nil, tensor.Unsupported("model: %s: preprocessor_config.json: crop size %d is not the tower's image_size %d", c.Path, e.pre.Crop, cfg.ImageSize)
@@ -258,8 +265,32 @@ func llavaFromGGUF(v *Vision, md tensor.Metadata) (encoder, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if _, ok := md.Get("clip.vision.image_grid_pinpoints"); ok {
-		return nil, tensor.Unsupported("model: %s: LLaVA-NeXT's any-res tiling (clip.vision.image_grid_pinpoints) does not run in tfconv", v.Path)
+	if pp, ok := md.Get("clip.vision.image_grid_pinpoints"); ok {
+		// mtmd reads the list as (width, height) pairs.
+		var ns []int64
+		a, _ := pp.Array()
+		switch x := a.Data.(type) {
+		case []int32:
+			for _, n := range x {
+				ns = append(ns, int64(n))
+			}
+		case []uint32:
+			for _, n := range x {
+				ns = append(ns, int64(n))
+			}
+		case []int64:
+			ns = x
+		}
+		if len(ns) == 0 || len(ns)%2 != 0 || len(ns) > 1<<10 {
+			return nil, fmt.Errorf("model: %s: GGUF key clip.vision.image_grid_pinpoints is not a list of (width, height) pairs", v.Path)
+		}
+		for i := 0; i < len(ns); i += 2 {
+			if ns[i] <= 0 || ns[i+1] <= 0 || ns[i] > 1<<14 || ns[i+1] > 1<<14 {
+				return nil, fmt.Errorf("model: %s: GGUF key clip.vision.image_grid_pinpoints: %d×%d", v.Path, ns[i], ns[i+1])
+			}
+			e.anyres.Pinpoints = append(e.anyres.Pinpoints, [2]int{int(ns[i+1]), int(ns[i])})
+		}
+		e.anyres.Method = vision.Mtmd
 	}
 	if _, ok := md.Get("clip.vision.feature_layer"); ok {
 		return nil, tensor.Unsupported("model: %s: clip.vision.feature_layer (stacked feature layers) does not run in tfconv", v.Path)
@@ -291,6 +322,7 @@ func llavaFromGGUF(v *Vision, md tensor.Metadata) (encoder, error) {
 	if err := e.derive(v.Path, &cfg); err != nil {
 		return nil, err
 	}
+	e.anyres.Tile = cfg.ImageSize
 	v.cfg = cfg // TextDModel: from mm.2 at load
 	return e, nil
 }
@@ -328,7 +360,8 @@ func (e *llavaVision) load(l *loader) {
 	lin := func(role string, out, in int) linear {
 		return linear{W: l.matrix(v.name(l, role, 0, ".weight"), out, in), B: l.vector(v.name(l, role, 0, ".bias"), out)}
 	}
-	if e.anyres.Pinpoints != nil {
+	if e.anyres.Pinpoints != nil && !e.mtmd {
+		// (mtmd's llava-uhd chunks use no newline.)
 		w.Newline = l.vector(v.name(l, "model.image_newline", 0, ""), c.TextDModel)
 	}
 	w.P1 = lin("mm.0", c.TextDModel, d)
@@ -347,8 +380,10 @@ func (e *llavaVision) load(l *loader) {
 func (e *llavaVision) prepare(img *vision.Image, m vision.Method) (*Prepared, error) {
 	c := &e.v.cfg
 	if e.anyres.Pinpoints != nil {
-		if m != vision.Transformers {
-			return nil, tensor.Unsupported("model: %s: LLaVA-NeXT runs with transformers' preprocessing only (mtmd's llava-uhd slicing is not in tfconv)", e.v.Path)
+		// Each form with its own reference's tiling and packing.
+		if want := map[bool]vision.Method{false: vision.Transformers, true: vision.Mtmd}[e.mtmd]; m != want {
+			return nil, tensor.Unsupported("model: %s: LLaVA-NeXT's %s form runs with %s's preprocessing only", e.v.Path,
+				map[bool]string{false: "Hugging Face", true: "GGUF"}[e.mtmd], want)
 		}
 		tiles, rows, cols, err := e.anyres.Tiles(img)
 		if err != nil {
@@ -358,6 +393,10 @@ func (e *llavaVision) prepare(img *vision.Image, m vision.Method) (*Prepared, er
 		for _, t := range tiles {
 			pr.Pixels = append(pr.Pixels, vision.Normalize(t, c.Mean, c.Std, m)...)
 			pr.Tiles = append(pr.Tiles, [2]int{t.H, t.W})
+		}
+		if e.mtmd {
+			pr.Rows = len(tiles) * c.Tokens // one chunk per tile, as encoded
+			return pr, nil
 		}
 		r0, r1, c0, c1 := e.unpadded(pr.Grid)
 		pr.Rows = c.Tokens + (r1-r0)*(c1-c0+1)
@@ -449,7 +488,7 @@ func (e *llavaVision) encode(pr *Prepared, states *[][]float32) ([]float32, erro
 		w.P2.apply(f, h, n)
 		all = append(all, f...)
 	}
-	if e.anyres.Pinpoints == nil {
+	if e.anyres.Pinpoints == nil || e.mtmd {
 		return all, nil
 	}
 	if len(pr.Grid) != 4 || len(pr.Tiles) != 1+pr.Grid[0]*pr.Grid[1] {

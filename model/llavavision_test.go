@@ -156,3 +156,23 @@ func TestImageLlavaRefusals(t *testing.T) {
 		}
 	}
 }
+
+// llavaNextMtmdBounds: as LLaVA-1.5's, over 80 image rows (five chunks
+// of 16). Measured, wide / tall: embeddings 1.0e-3 / 1.1e-3
+// (MatchLlamaCpp), 1.6e-3 / 1.3e-3 (not); with the f32 text GGUF the
+// logits 1.4e-4 / 2.3e-4 (6.2e-4 / 6.9e-4 not), 2.4e-6 / 2.0e-6 with
+// mtmd's own embeddings; with the f16 one 2.0e-3 / 1.8e-3 (8.6e-4 / 1.5e-3
+// from the text model alone).
+var llavaNextMtmdBounds = mtmdBounds{
+	true:  {embd: 2e-3, text: 3e-3, logits: 5e-3, text32: 1e-5, logits32: 1e-3},
+	false: {embd: 3e-3, text: 5e-3, logits: 1e-2, text32: 1e-5, logits32: 5e-3},
+}
+
+// run --image on llama.cpp's pair for the LLaVA-NeXT fixture (the text
+// GGUF and the legacy mmproj with pinpoints) equals mtmd: its llava-uhd
+// slices (2×2) and overview bit for bit, the ids, the embeddings of the
+// five chunks and the logits of the text after the image.
+func TestImageLlavaNextMtmd(t *testing.T) {
+	t.Parallel()
+	testImageMtmd(t, "../testdata/vision/llavanext", "/work/fixtures-out/vision/llavanext", llavaNextMtmdBounds)
+}

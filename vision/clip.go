@@ -51,10 +51,16 @@ func (p CLIP) Tile(img *Image) (*Image, error) {
 // tiles row by row; before them the whole image stretched to Tile×Tile.
 // Each goes through CLIP's shortest edge and centre crop, no-ops at the
 // tile size. Filter is Pillow's.
+//
+// Mtmd is llama.cpp mtmd's llava-uhd slicing with pinpoints: the best
+// pinpoint by the same rule in float32, the image letterboxed into it with
+// mtmd's bicubic filter on black, cut row by row; the whole image stretched
+// to Tile×Tile with mtmd's bilinear filter, after the tiles.
 type AnyRes struct {
 	Tile      int
 	Pinpoints [][2]int
 	Filter    PILFilter
+	Method    Method
 }
 
 // BestResolution is transformers' select_best_resolution for an h×w
@@ -67,6 +73,11 @@ func (p AnyRes) BestResolution(h, w int) ([2]int, error) {
 		}
 		s := min(float64(r[1])/float64(w), float64(r[0])/float64(h))
 		dw, dh := int(float64(w)*s), int(float64(h)*s)
+		if p.Method == Mtmd {
+			// resize_maintain_aspect_ratio, in float.
+			s := min(float32(r[1])/float32(w), float32(r[0])/float32(h))
+			dw, dh = int(float32(w)*s), int(float32(h)*s)
+		}
 		eff := min(dw*dh, w*h)
 		waste := r[0]*r[1] - eff
 		if eff > bestEff || eff == bestEff && waste < bestWaste {
@@ -79,8 +90,8 @@ func (p AnyRes) BestResolution(h, w int) ([2]int, error) {
 	return best, nil
 }
 
-// Tiles returns the whole image, then the tiles row by row, and the grid
-// (rows, cols).
+// Tiles returns the whole image, then the tiles row by row (Mtmd: the
+// tiles, then the whole image), and the grid (rows, cols).
 func (p AnyRes) Tiles(img *Image) (tiles []*Image, rows, cols int, err error) {
 	if p.Tile <= 0 || p.Tile > 1<<14 || img.W <= 0 || img.H <= 0 {
 		return nil, 0, 0, fmt.Errorf("vision: anyres: tile %d, image %d×%d", p.Tile, img.W, img.H)
@@ -92,6 +103,16 @@ func (p AnyRes) Tiles(img *Image) (tiles []*Image, rows, cols int, err error) {
 	th, tw := best[0], best[1]
 	if th%p.Tile != 0 || tw%p.Tile != 0 {
 		return nil, 0, 0, fmt.Errorf("vision: anyres: pinpoint %d×%d is not made of %d×%d tiles", tw, th, p.Tile, p.Tile)
+	}
+	rows, cols = th/p.Tile, tw/p.Tile
+	if p.Method == Mtmd {
+		refined := LetterboxMtmdBicubic(img, tw, th, [3]uint8{})
+		for y := 0; y < rows; y++ {
+			for x := 0; x < cols; x++ {
+				tiles = append(tiles, crop(refined, x*p.Tile, y*p.Tile, p.Tile, p.Tile))
+			}
+		}
+		return append(tiles, ResizeMtmd(img, p.Tile, p.Tile)), rows, cols, nil
 	}
 	// get_patch_output_size.
 	sw, sh := float64(tw)/float64(img.W), float64(th)/float64(img.H)
@@ -108,7 +129,6 @@ func (p AnyRes) Tiles(img *Image) (tiles []*Image, rows, cols int, err error) {
 		copy(canvas.Pix[((oy+y)*tw+ox)*3:], r.Pix[y*nw*3:(y+1)*nw*3])
 	}
 	tiles = append(tiles, ResizePILFilter(img, p.Tile, p.Tile, p.Filter))
-	rows, cols = th/p.Tile, tw/p.Tile
 	for y := 0; y < rows; y++ {
 		for x := 0; x < cols; x++ {
 			tiles = append(tiles, crop(canvas, x*p.Tile, y*p.Tile, p.Tile, p.Tile))

@@ -26,6 +26,7 @@ VISION = os.path.dirname(HERE)
 PAIRS = {
     "idefics3": ("idefics3-f16.gguf", "idefics3-f32.gguf", "mmproj-idefics3-f32.gguf", "<image>"),
     "llava15": ("llava15-f16.gguf", "llava15-f32.gguf", "mmproj-llava15-f32.legacy.gguf", "<image>"),
+    "llavanext": ("llavanext-f16.gguf", "llavanext-f32.gguf", "mmproj-llavanext-f32.legacy.gguf", "<image>"),
 }
 IMAGES = ("vlllava-wide.png", "vlllava-tall.png")
 LAST = 8

@@ -35,6 +35,7 @@
 #include "mtmd-helper.h"
 #include "clip.h"
 #include "clip-impl.h"
+#include "clip-model.h"
 #include "mtmd-image.h"
 
 static void quiet(ggml_log_level level, const char *text, void *) { if (level >= GGML_LOG_LEVEL_ERROR) fputs(text, stderr); }
@@ -121,10 +122,16 @@ int main(int argc, char **argv) {
     u8.set_size({nx, ny}, false);
     const unsigned char *rgb = mtmd_bitmap_get_data(bw.bitmap);
     u8.cpy_buf(std::vector<uint8_t>(rgb, rgb + (size_t)nx * ny * 3));
-    const bool sliced = clip_get_projector_type(cr.ctx_v) == PROJECTOR_TYPE_IDEFICS3;
+    const projector_type pt = clip_get_projector_type(cr.ctx_v);
+    // LLaVA-NeXT's legacy mmproj (mlp with pinpoints): llava-uhd slices.
+    const bool uhd = pt == PROJECTOR_TYPE_MLP && !clip_get_hparams(cr.ctx_v)->image_res_candidates.empty();
+    const bool sliced = pt == PROJECTOR_TYPE_IDEFICS3 || uhd;
     mtmd_image_preproc_out po;
-    if (sliced) {
+    if (pt == PROJECTOR_TYPE_IDEFICS3) {
         mtmd_image_preprocessor_idefics3 pre(cr.ctx_v);
+        po = pre.preprocess(u8);
+    } else if (uhd) {
+        mtmd_image_preprocessor_llava_uhd pre(cr.ctx_v);
         po = pre.preprocess(u8);
     } else {
         mtmd_image_preprocessor_fixed_size pre(cr.ctx_v);
@@ -132,7 +139,8 @@ int main(int argc, char **argv) {
         if (po.entries.size() != 1) { fprintf(stderr, "%zu preprocessed entries\n", po.entries.size()); return 1; }
     }
     // The tiles in the prompt's order: the slices row by row, then the
-    // overview (Idefics3 puts it last), each [3][H][W] channel-major.
+    // overview (Idefics3 and LLaVA-NeXT put it last), each [3][H][W]
+    // channel-major.
     std::vector<const clip_image_f32 *> tiles;
     for (const auto &e : po.entries) tiles.push_back(&e);
     if (sliced && po.overview.nx() > 0) tiles.push_back(&po.overview);
