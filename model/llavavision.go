@@ -494,7 +494,7 @@ func (e *llavaVision) encode(pr *Prepared, states *[][]float32) ([]float32, erro
 	if len(pr.Grid) != 4 || len(pr.Tiles) != 1+pr.Grid[0]*pr.Grid[1] {
 		return nil, fmt.Errorf("model: vision: LLaVA-NeXT's tiles do not match their grid %v", pr.Grid)
 	}
-	rows, cols := pr.Grid[0], pr.Grid[1]
+	cols := pr.Grid[1]
 	feat := append(make([]float32, 0, pr.Rows*D), all[:n*D]...)
 	r0, r1, c0, c1 := e.unpadded(pr.Grid)
 	for y := r0; y < r1; y++ {
@@ -506,7 +506,6 @@ func (e *llavaVision) encode(pr *Prepared, states *[][]float32) ([]float32, erro
 		}
 		feat = append(feat, w.Newline...)
 	}
-	_ = rows
 	return feat, nil
 }
 

@@ -7,7 +7,9 @@ package model
 // projector, and what the processor's placeholder becomes in the prompt.
 // Adding a projector type is one file with one entry in encoders:
 //
-//	gemma3   siglip.go   SigLIP ViT + avg-pool + RMSNorm + projection
+//	gemma3   siglip.go          SigLIP ViT + avg-pool + RMSNorm + projection
+//	idefics3 idefics3vision.go  SigLIP ViT per tile + pixel shuffle + linear (SmolVLM)
+//	mlp      llavavision.go     CLIP ViT + 2-layer GELU MLP (LLaVA-1.5; LLaVA-NeXT's any-res tiles)
 //
 // The shared pieces — vitBlock (a pre-norm transformer layer), patch
 // unfolding, the loader — are used by every tower that has them, never
