@@ -403,8 +403,9 @@ func (e *idefics3Vision) encode(pr *Prepared, states *[][]float32) ([]float32, e
 // per tile <fake_token_around_image><row_r_col_c> and n <image>, "\n"
 // after each row, then "\n<fake_token_around_image><global-img>", n
 // <image> and <fake_token_around_image> for the whole image (without the
-// "\n" when the image is not split).
-func idefics3Expansion(rows, cols, n int) string {
+// "\n" when the image is not split; mtmd puts "\n\n" before the whole
+// image always).
+func idefics3Expansion(rows, cols, n int, mtmd bool) string {
 	const fake, img, global = "<fake_token_around_image>", "<image>", "<global-img>"
 	var b strings.Builder
 	for r := 1; r <= rows; r++ {
@@ -415,6 +416,8 @@ func idefics3Expansion(rows, cols, n int) string {
 	}
 	if rows > 0 || cols > 0 {
 		b.WriteString("\n")
+	} else if mtmd {
+		b.WriteString("\n\n")
 	}
 	b.WriteString(fake + global + strings.Repeat(img, n) + fake)
 	return b.String()
@@ -443,7 +446,7 @@ func (e *idefics3Vision) prompt(m *Model, p ImagePrompt, pr *Prepared) (*imageSp
 	if len(pr.Grid) != 2 {
 		return nil, errors.New("model: idefics3: the prepared image has no grid")
 	}
-	exp, err := t.Encode(idefics3Expansion(pr.Grid[0], pr.Grid[1], e.v.cfg.Tokens), tokenizer.EncodeOptions{ParseSpecial: true})
+	exp, err := t.Encode(idefics3Expansion(pr.Grid[0], pr.Grid[1], e.v.cfg.Tokens, p.Method == vision.Mtmd), tokenizer.EncodeOptions{ParseSpecial: true})
 	if err != nil {
 		return nil, err
 	}

@@ -311,3 +311,26 @@ func testImageMtmd(t *testing.T, fixture, out string, bounds mtmdBounds) {
 		}
 	}
 }
+
+// The placeholder's expansion for the forms the fixtures do not reach: an
+// image left whole (do_image_splitting false, or an mmproj without
+// clip.vision.preproc_image_size), where mtmd still puts "\n\n" before it.
+func TestIdefics3Expansion(t *testing.T) {
+	t.Parallel()
+	const f, g, i = "<fake_token_around_image>", "<global-img>", "<image>"
+	for _, c := range []struct {
+		rows, cols, n int
+		mtmd          bool
+		want          string
+	}{
+		{0, 0, 2, false, f + g + i + i + f},
+		{0, 0, 2, true, "\n\n" + f + g + i + i + f},
+		{1, 2, 1, false, f + "<row_1_col_1>" + i + f + "<row_1_col_2>" + i + "\n\n" + f + g + i + f},
+		{1, 2, 1, true, f + "<row_1_col_1>" + i + f + "<row_1_col_2>" + i + "\n\n" + f + g + i + f},
+		{2, 1, 1, false, f + "<row_1_col_1>" + i + "\n" + f + "<row_2_col_1>" + i + "\n\n" + f + g + i + f},
+	} {
+		if got := idefics3Expansion(c.rows, c.cols, c.n, c.mtmd); got != c.want {
+			t.Errorf("%d×%d, %d tokens, mtmd %v: %q, want %q", c.rows, c.cols, c.n, c.mtmd, got, c.want)
+		}
+	}
+}
