@@ -98,6 +98,10 @@ func activate(x []float32, act string) error {
 		kernels.GELUFP16(x)
 	case "bloom_gelu":
 		bloomGELU(x)
+	case "quick_gelu": // x·σ(1.702·x), CLIP's
+		for i, v := range x {
+			x[i] = v * float32(1/(1+math.Exp(-float64(float32(1.702)*v))))
+		}
 	case "silu":
 		kernels.SiLU(x)
 	case "relu":
@@ -122,7 +126,7 @@ func hfActivation(name string) (string, error) {
 		return "gelu_tanh", nil
 	case "silu", "swish":
 		return "silu", nil
-	case "relu", "relu2":
+	case "relu", "relu2", "quick_gelu":
 		return name, nil
 	case "sqrelu": // fla's name of it (RWKV-7's channel mix)
 		return "relu2", nil

@@ -7,9 +7,11 @@ package model
 // projector, and what the processor's placeholder becomes in the prompt.
 // Adding a projector type is one file with one entry in encoders:
 //
-//	gemma3   siglip.go         SigLIP ViT + avg-pool + RMSNorm + projection
-//	pixtral  pixtralvision.go  Pixtral ViT (2-D RoPE) + RMSNorm + patch merger + MLP
-//	qwen2a   qwen2audio.go     Whisper encoder + 2× avg-pool + LayerNorm + linear (audio)
+//	gemma3   siglip.go          SigLIP ViT + avg-pool + RMSNorm + projection
+//	idefics3 idefics3vision.go  SigLIP ViT per tile + pixel shuffle + linear (SmolVLM)
+//	mlp      llavavision.go     CLIP ViT + 2-layer GELU MLP (LLaVA-1.5; LLaVA-NeXT's any-res tiles)
+//	pixtral  pixtralvision.go   Pixtral ViT (2-D RoPE) + RMSNorm + patch merger + MLP
+//	qwen2a   qwen2audio.go      Whisper encoder + 2× avg-pool + LayerNorm + linear (audio)
 //
 // The shared pieces — vitBlock (a pre-norm transformer layer), patch
 // unfolding, the loader — are used by every tower that has them, never
@@ -130,9 +132,11 @@ var encoders = map[string]struct {
 	fromHF   func(v *Vision, c *checkpoint.Checkpoint, top spec.Config) (encoder, error)
 	fromGGUF func(v *Vision, md tensor.Metadata) (encoder, error)
 }{
-	"gemma3":  {gemma3FromHF, gemma3FromGGUF},
-	"pixtral": {pixtralFromHF, pixtralFromGGUF},
-	"qwen2a":  {qwen2AudioFromHF, qwen2AudioFromGGUF},
+	"gemma3":   {gemma3FromHF, gemma3FromGGUF},
+	"idefics3": {idefics3FromHF, idefics3FromGGUF},
+	"mlp":      {llavaFromHF, llavaFromGGUF},
+	"pixtral":  {pixtralFromHF, pixtralFromGGUF},
+	"qwen2a":   {qwen2AudioFromHF, qwen2AudioFromGGUF},
 }
 
 // runnable lists the projector types that run, for messages.
@@ -456,6 +460,20 @@ func (v *Vision) loadVitBlock(l *loader, i, d, F int, eps float32) vitBlock {
 // tower's v.blk.{bid}.*) or "a" (an audio encoder's a.blk.{bid}.*).
 // Biases are optional (Whisper's k_proj has none).
 func (v *Vision) loadBlock(l *loader, prefix string, i, d, F int, eps float32) vitBlock {
+	return v.loadBlockFFN(l, prefix, i, d, F, eps, "ffn_up", "ffn_down")
+}
+
+// loadVitBlockFFN is loadVitBlock with the MLP's two roles named (up,
+// down: full roles, v.blk.{bid}.…): llama.cpp's legacy LLaVA writer names
+// fc1 ffn_down and fc2 ffn_up.
+func (v *Vision) loadVitBlockFFN(l *loader, i, d, F int, eps float32, up, down string) vitBlock {
+	const pre = "v.blk.{bid}."
+	return v.loadBlockFFN(l, "v", i, d, F, eps, strings.TrimPrefix(up, pre), strings.TrimPrefix(down, pre))
+}
+
+// loadBlockFFN reads block i under prefix with the MLP roles up and down
+// (relative to prefix.blk.{bid}.).
+func (v *Vision) loadBlockFFN(l *loader, prefix string, i, d, F int, eps float32, up, down string) vitBlock {
 	role := func(r string) string { return prefix + ".blk.{bid}." + r }
 	layerNorm := func(r string) norm {
 		return norm{W: l.vector(v.name(l, role(r), i, ".weight"), d), B: l.optVector(v.name(l, role(r), i, ".bias"), d), Eps: eps}
@@ -467,7 +485,7 @@ func (v *Vision) loadBlock(l *loader, prefix string, i, d, F int, eps float32) v
 		LN1: layerNorm("ln1"), LN2: layerNorm("ln2"),
 		Q: lin("attn_q", d, d), K: lin("attn_k", d, d),
 		V: lin("attn_v", d, d), O: lin("attn_out", d, d),
-		Up: lin("ffn_up", F, d), Down: lin("ffn_down", d, F),
+		Up: lin(up, F, d), Down: lin(down, d, F),
 	}
 }
 

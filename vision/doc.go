@@ -20,6 +20,14 @@
 // shrink factor), and on non-square images mtmd pads where transformers
 // stretches.
 //
+// Towers that tile the image have their own preprocessing beside
+// Preprocess, each in both references' forms: Idefics3 (SmolVLM: tiles of
+// the image resized towards its longest edge, and the whole image), CLIP
+// (LLaVA-1.5: shortest edge and centre crop, or mtmd's letterbox) and
+// AnyRes (LLaVA-NeXT: the best pinpoint's tiles and the whole image).
+// Pillow's LANCZOS and BICUBIC (ResizePILFilter) and mtmd's bicubic
+// (ResizeMtmdBicubic) join the two bilinear filters for them.
+//
 // Decoding uses Go's image packages (PNG, JPEG, GIF), no cgo. PNG decodes
 // to the same bytes in Go, Pillow and stb_image; JPEG does not: FromImage
 // upsamples the chroma as libjpeg (Pillow) and stb_image (llama.cpp) do,

@@ -1,6 +1,9 @@
 package vision
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // ResizeMtmd resizes src to w×h with llama.cpp mtmd's bilinear filter
 // (img_tool::resize_bilinear): corner-aligned sampling (output x maps to
@@ -38,6 +41,58 @@ func ResizeMtmd(src *Image, w, h int) *Image {
 	return dst
 }
 
+// ResizeMtmdBicubic resizes src to w×h with llama.cpp mtmd's bicubic
+// filter (img_tool::resize_bicubic): output (x, y) samples the source at
+// (x·W/w, y·H/h) (tx, ty in float32), a cubic through the 4×4 neighbours
+// (edges clamped) along x for each of the four rows, then along y; the
+// coefficients in double from float differences and stored as float, the
+// polynomials in float, the result rounded half away from zero and
+// clamped to u8.
+func ResizeMtmdBicubic(src *Image, w, h int) *Image {
+	dst := NewImage(w, h)
+	if src.W == 0 || src.H == 0 {
+		return dst
+	}
+	nx, ny := src.W, src.H
+	tx, ty := float32(nx)/float32(w), float32(ny)/float32(h)
+	clampi := func(v, hi int) int { return min(max(v, 0), hi) }
+	// cubic is the coefficient step and polynomial, each product rounded
+	// to float32 so that Go does not fuse them (mtmd's x86 build does not).
+	cubic := func(m1, z, p1, p2, t float32) float32 {
+		d0, d2, d3 := m1-z, p1-z, p2-z
+		a0 := z
+		a1 := float32(-1.0/3*float64(d0) + float64(d2) - 1.0/6*float64(d3))
+		a2 := float32(1.0/2*float64(d0) + 1.0/2*float64(d2))
+		a3 := float32(-1.0/6*float64(d0) - 1.0/2*float64(d2) + 1.0/6*float64(d3))
+		return a0 + float32(a1*t) + float32(float32(a2*t)*t) + float32(float32(float32(a3*t)*t)*t)
+	}
+	for i := 0; i < h; i++ {
+		for j := 0; j < w; j++ {
+			fx, fy := float32(tx*float32(j)), float32(ty*float32(i))
+			x, y := int(fx), int(fy)
+			dx, dy := fx-float32(x), fy-float32(y)
+			for k := 0; k < 3; k++ {
+				var C [4]float32
+				for jj := 0; jj < 4; jj++ {
+					yy := clampi(y-1+jj, ny-1)
+					at := func(xx int) float32 { return float32(src.At(clampi(xx, nx-1), yy, k)) }
+					C[jj] = cubic(at(x-1), at(x), at(x+1), at(x+2), dx)
+				}
+				cc := cubic(C[0], C[1], C[2], C[3], dy)
+				r := math.Round(float64(cc))
+				dst.Pix[(i*w+j)*3+k] = uint8(min(max(r, 0), 255))
+			}
+		}
+	}
+	return dst
+}
+
+// LetterboxMtmdBicubic is LetterboxMtmd with mtmd's bicubic filter
+// (RESIZE_ALGO_BICUBIC).
+func LetterboxMtmdBicubic(src *Image, w, h int, pad [3]uint8) *Image {
+	return letterboxMtmd(src, w, h, pad, ResizeMtmdBicubic)
+}
+
 // lerp is mtmd's s + (e − s)·t with the product rounded before the sum:
 // the conversion keeps Go from fusing them into one FMA (which arm64 does,
 // and which moves a pixel by one level against mtmd's x86 build).
@@ -49,13 +104,19 @@ func lerp(s, e, t float32) float32 { return s + float32((e-s)*t) }
 // canvas) and pasted at ((w−w')/2, (h−h')/2), integer halves. An image of
 // the canvas's size is copied as it is.
 func LetterboxMtmd(src *Image, w, h int, pad [3]uint8) *Image {
+	return letterboxMtmd(src, w, h, pad, ResizeMtmd)
+}
+
+// letterboxMtmd is LetterboxMtmd with the resize filter as an argument
+// (mtmd's image_resize_algo).
+func letterboxMtmd(src *Image, w, h int, pad [3]uint8, resize func(*Image, int, int) *Image) *Image {
 	if src.W == w && src.H == h {
 		return &Image{W: w, H: h, Pix: append([]uint8(nil), src.Pix...)}
 	}
 	s := min(float32(w)/float32(src.W), float32(h)/float32(src.H))
 	nw := min(int(math.Ceil(float64(float32(src.W)*s))), w)
 	nh := min(int(math.Ceil(float64(float32(src.H)*s))), h)
-	r := ResizeMtmd(src, nw, nh)
+	r := resize(src, nw, nh)
 	dst := NewImage(w, h)
 	for i := 0; i < len(dst.Pix); i += 3 {
 		dst.Pix[i], dst.Pix[i+1], dst.Pix[i+2] = pad[0], pad[1], pad[2]
@@ -71,46 +132,83 @@ func LetterboxMtmd(src *Image, w, h int, pad [3]uint8) *Image {
 // (PRECISION_BITS = 32 − 8 − 2 in Resample.c).
 const pilBits = 22
 
-// ResizePIL resizes src to w×h as Pillow's Image.resize(…, BILINEAR) does
-// for an RGB image (Pillow 11, Resample.c): a triangle filter whose support
-// is the shrink factor (at least 1), so shrinking averages; weights
-// normalized in float64 and rounded to 22-bit fixed point; a horizontal
-// pass over the rows the vertical pass needs, rounded and clipped to u8,
-// then the vertical pass. A pass whose size does not change is skipped.
-func ResizePIL(src *Image, w, h int) *Image { return ResizePILFilter(src, w, h, PILBilinear) }
+// PILFilter is one of Pillow's resampling filters (Image.Resampling), by
+// the number preprocessor_config.json's "resample" gives it.
+type PILFilter int
 
-// A PILFilter is one of Pillow's resampling filters: its support (at scale
-// 1) and its kernel.
-type PILFilter struct {
-	Support float64
-	Kernel  func(x float64) float64
+// The filters tfconv reproduces.
+const (
+	PILLanczos  PILFilter = 1
+	PILBilinear PILFilter = 2
+	PILBicubic  PILFilter = 3
+)
+
+// ParsePILFilter reads a "resample" number.
+func ParsePILFilter(n int64) (PILFilter, error) {
+	switch f := PILFilter(n); f {
+	case PILLanczos, PILBilinear, PILBicubic:
+		return f, nil
+	}
+	return 0, fmt.Errorf("vision: resample %d: tfconv reproduces Pillow's LANCZOS (1), BILINEAR (2) and BICUBIC (3)", n)
 }
 
-// Pillow's filters (Resample.c): BILINEAR's triangle and BICUBIC's cubic
-// convolution with a = −0.5.
-var (
-	PILBilinear = PILFilter{1, func(x float64) float64 {
-		x = math.Abs(x)
-		if x < 1 {
-			return 1 - x
+// support and weight are Pillow's filter table (Resample.c): the
+// filter's half-width at scale 1 and its kernel.
+func (f PILFilter) support() float64 {
+	switch f {
+	case PILLanczos:
+		return 3
+	case PILBicubic:
+		return 2
+	}
+	return 1
+}
+
+func (f PILFilter) weight(x float64) float64 {
+	switch f {
+	case PILLanczos:
+		// A sinc truncated by a sinc three times wider.
+		if -3 <= x && x < 3 {
+			return sinc(x) * sinc(x/3)
 		}
 		return 0
-	}}
-	PILBicubic = PILFilter{2, func(x float64) float64 {
+	case PILBicubic:
+		// Keys' cubic with a = −0.5.
 		const a = -0.5
 		x = math.Abs(x)
-		switch {
-		case x < 1:
+		if x < 1 {
 			return ((a+2)*x-(a+3))*x*x + 1
-		case x < 2:
+		}
+		if x < 2 {
 			return (((x-5)*x+8)*x - 4) * a
 		}
 		return 0
-	}}
-)
+	}
+	x = math.Abs(x)
+	if x < 1 {
+		return 1 - x
+	}
+	return 0
+}
 
-// ResizePILFilter is ResizePIL with filter f (Image.resize(…, BICUBIC) with
-// PILBicubic).
+func sinc(x float64) float64 {
+	if x == 0 {
+		return 1
+	}
+	x *= math.Pi
+	return math.Sin(x) / x
+}
+
+// ResizePIL resizes src to w×h as Pillow's Image.resize(…, BILINEAR) does;
+// see ResizePILFilter.
+func ResizePIL(src *Image, w, h int) *Image { return ResizePILFilter(src, w, h, PILBilinear) }
+
+// ResizePILFilter resizes src to w×h as Pillow's Image.resize(…, f) does
+// for an RGB image (Pillow 11, Resample.c): the filter's support widened
+// by the shrink factor (at least 1), so shrinking averages; weights
+// normalized in float64 and rounded to 22-bit fixed point; a horizontal
+// pass over the rows the vertical pass needs, rounded and clipped to u8,
+// then the vertical pass. A pass whose size does not change is skipped.
 func ResizePILFilter(src *Image, w, h int, f PILFilter) *Image {
 	if src.W == w && src.H == h {
 		return &Image{W: w, H: h, Pix: append([]uint8(nil), src.Pix...)}
@@ -168,7 +266,7 @@ func ResizePILFilter(src *Image, w, h int, f PILFilter) *Image {
 func pilCoeffs(in, out int, f PILFilter) (bounds []int, kk []int32, ksize int) {
 	scale := float64(float32(in)) / float64(out)
 	fs := max(scale, 1)
-	support := f.Support * fs
+	support := f.support() * fs
 	ksize = int(math.Ceil(support))*2 + 1
 	bounds = make([]int, 2*out)
 	kk = make([]int32, out*ksize)
@@ -180,7 +278,7 @@ func pilCoeffs(in, out int, f PILFilter) (bounds []int, kk []int32, ksize int) {
 		xmax := min(int(center+support+0.5), in) - xmin
 		var ww float64
 		for x := 0; x < xmax; x++ {
-			wv := f.Kernel((float64(x+xmin) - center + 0.5) * ss)
+			wv := f.weight((float64(x+xmin) - center + 0.5) * ss)
 			k[x] = wv
 			ww += wv
 		}

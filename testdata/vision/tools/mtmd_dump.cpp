@@ -4,9 +4,11 @@
 // own image preprocessor class (mtmd-image.h) for the preprocessed tile.
 //
 // Output: {"image_width", "image_height", "pixels" (the preprocessed tile,
-// [3][S][S] channel-major as float32 little-endian, base64), "tokens" (the
+// [3][S][S] channel-major as float32 little-endian, base64; the first tile
+// for a sliced projector, which adds "grid" [rows, cols] and "tiles", every
+// tile in the prompt's order in that form), "tokens" (the
 // prompt's ids; -1 at the image's positions), "image_embd" ([n][d_text], the
-// projector's output), "logits" ({position: [vocab]} for every text position
+// projector's output for every image chunk in turn), "logits" ({position: [vocab]} for every text position
 // after the image)}.
 //
 // The prompt's text is split at mtmd's marker <__media__>; mtmd tokenizes
@@ -39,6 +41,7 @@
 #include "mtmd-helper.h"
 #include "clip.h"
 #include "clip-impl.h"
+#include "clip-model.h"
 #include "mtmd-image.h"
 
 static void quiet(ggml_log_level level, const char *text, void *) { if (level >= GGML_LOG_LEVEL_ERROR) fputs(text, stderr); }
@@ -111,11 +114,23 @@ int main(int argc, char **argv) {
     llama_context *lctx = llama_init_from_model(model, cp);
     if (!lctx) { fprintf(stderr, "cannot make a context\n"); return 1; }
 
-    // The preprocessed tile, by mtmd's own preprocessor for this projector
-    // (fixed size: Gemma 3), over a second load of the projector.
+    // The preprocessed tiles, by mtmd's own preprocessor for this
+    // projector (fixed size: Gemma 3; dyn size: Pixtral; llava-uhd slices
+    // for Idefics3 and LLaVA-NeXT), over a second load of the projector;
+    // none for audio.
     int S = 0, SH = 0;
     std::vector<float> chw;
     clip_init_result cr = {};
+    bool sliced = false;
+    mtmd_image_preproc_out po;
+    std::vector<const clip_image_f32 *> tiles;
+    auto chw_of = [](const clip_image_f32 &f) {
+        const std::vector<float> &hwc = f.get_ro_buf();
+        std::vector<float> chw(hwc.size());
+        for (int i = 0; i < f.nx() * f.ny(); i++)
+            for (int c = 0; c < 3; c++) chw[(size_t)c * f.nx() * f.ny() + i] = hwc[(size_t)i * 3 + c];
+        return chw;
+    };
     if (!audio) {
         clip_context_params ccp = {};
         ccp.use_gpu = false;
@@ -129,24 +144,34 @@ int main(int argc, char **argv) {
         u8.set_size({nx, ny}, false);
         const unsigned char *rgb = mtmd_bitmap_get_data(bw.bitmap);
         u8.cpy_buf(std::vector<uint8_t>(rgb, rgb + (size_t)nx * ny * 3));
-        // Projectors of native image size (Pixtral) resize to patch multiples
-        // (mtmd_image_preprocessor_dyn_size, as mtmd.cpp picks it for them).
-        mtmd_image_preproc_out po;
-        if (clip_get_projector_type(cr.ctx_v) == PROJECTOR_TYPE_PIXTRAL) {
+        const projector_type pt = clip_get_projector_type(cr.ctx_v);
+        // LLaVA-NeXT's legacy mmproj (mlp with pinpoints): llava-uhd slices.
+        const bool uhd = pt == PROJECTOR_TYPE_MLP && !clip_get_hparams(cr.ctx_v)->image_res_candidates.empty();
+        sliced = pt == PROJECTOR_TYPE_IDEFICS3 || uhd;
+        if (pt == PROJECTOR_TYPE_IDEFICS3) {
+            mtmd_image_preprocessor_idefics3 pre(cr.ctx_v);
+            po = pre.preprocess(u8);
+        } else if (uhd) {
+            mtmd_image_preprocessor_llava_uhd pre(cr.ctx_v);
+            po = pre.preprocess(u8);
+        } else if (pt == PROJECTOR_TYPE_PIXTRAL) {
+            // Projectors of native image size resize to patch multiples
+            // (mtmd_image_preprocessor_dyn_size, as mtmd.cpp picks it).
             mtmd_image_preprocessor_dyn_size pre(cr.ctx_v);
             po = pre.preprocess(u8);
         } else {
             mtmd_image_preprocessor_fixed_size pre(cr.ctx_v);
             po = pre.preprocess(u8);
         }
-        if (po.entries.size() != 1) { fprintf(stderr, "%zu preprocessed entries\n", po.entries.size()); return 1; }
-        const clip_image_f32 &f = po.entries[0];
-        S = f.nx();
-        SH = f.ny();
-        const std::vector<float> &hwc = f.get_ro_buf();
-        chw.resize(hwc.size());
-        for (int i = 0; i < S * SH; i++)
-            for (int c = 0; c < 3; c++) chw[(size_t)c * S * SH + i] = hwc[(size_t)i * 3 + c];
+        if (!sliced && po.entries.size() != 1) { fprintf(stderr, "%zu preprocessed entries\n", po.entries.size()); return 1; }
+        // The tiles in the prompt's order: the slices row by row, then the
+        // overview (Idefics3 and LLaVA-NeXT put it last), each [3][H][W]
+        // channel-major.
+        for (const auto &e : po.entries) tiles.push_back(&e);
+        if (sliced && po.overview.nx() > 0) tiles.push_back(&po.overview);
+        S = tiles[0]->nx();
+        SH = tiles[0]->ny();
+        chw = chw_of(*tiles[0]);
     }
 
     mtmd_input_chunks *chunks = mtmd_input_chunks_init();
@@ -184,7 +209,7 @@ int main(int argc, char **argv) {
             if (mtmd_encode_chunk(mctx, ch) != 0) { fprintf(stderr, "mtmd_encode_chunk failed\n"); return 1; }
             size_t n = mtmd_input_chunk_get_n_tokens(ch);
             float *e = mtmd_get_output_embd(mctx);
-            embd.insert(embd.end(), e, e + n * n_embd);
+            embd.insert(embd.end(), e, e + n * n_embd); // every image chunk in turn
             llama_pos np = 0;
             if (mtmd_helper_decode_image_chunk(mctx, lctx, ch, e, n_past, 0, 512, &np, nullptr, nullptr) != 0) {
                 fprintf(stderr, "decode image failed\n"); return 1;
@@ -200,7 +225,16 @@ int main(int argc, char **argv) {
     printf("\"image_width\":%d,\"image_height\":%d,\"tile\":%d,\"tile_height\":%d,\"pixels\":\"%s\",\"tokens\":[", nx, ny, S, SH,
            base64((const unsigned char *)chw.data(), chw.size() * 4).c_str());
     for (size_t i = 0; i < tokens.size(); i++) printf("%s%d", i ? "," : "", tokens[i]);
-    printf("],\"image_embd\":[");
+    printf("]");
+    if (sliced) {
+        printf(",\"grid\":[%d,%d],\"tiles\":[", po.grid_y, po.grid_x);
+        for (size_t i = 0; i < tiles.size(); i++) {
+            std::vector<float> t = chw_of(*tiles[i]);
+            printf("%s\"%s\"", i ? "," : "", base64((const unsigned char *)t.data(), t.size() * 4).c_str());
+        }
+        printf("]");
+    }
+    printf(",\"image_embd\":[");
     for (size_t i = 0; i < embd.size() / n_embd; i++) { printf("%s", i ? "," : ""); print_row(&embd[i * n_embd], n_embd); }
     printf("],\"logits\":{");
     for (size_t i = 0; i < logits.size(); i++) {
