@@ -74,7 +74,7 @@ func (m *Model) ImageInput(v *Vision, p ImagePrompt) (*ImageRun, error) {
 	if len(feat) != prep.Rows*d {
 		return nil, fmt.Errorf("model: %s: the encoder gave %d values for %d feature rows of width %d", v.Path, len(feat), prep.Rows, d)
 	}
-	in := Input{Tokens: span.Tokens, Embeds: make([][]float32, len(span.Tokens))}
+	in := Input{Tokens: span.Tokens, Embeds: make([][]float32, len(span.Tokens)), Positions: span.Positions}
 	if span.Bidirectional {
 		in.Groups = make([]int, len(span.Tokens))
 		for i := range in.Groups {

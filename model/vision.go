@@ -7,7 +7,8 @@ package model
 // projector, and what the processor's placeholder becomes in the prompt.
 // Adding a projector type is one file with one entry in encoders:
 //
-//	gemma3   siglip.go   SigLIP ViT + avg-pool + RMSNorm + projection
+//	gemma3            siglip.go      SigLIP ViT + avg-pool + RMSNorm + projection
+//	qwen2.5vl_merger  qwenvision.go  windowed 2-D RoPE ViT + 2×2 merger MLP
 //
 // The shared pieces — vitBlock (a pre-norm transformer layer), patch
 // unfolding, the loader — are used by every tower that has them, never
@@ -103,6 +104,9 @@ type imageSpan struct {
 	// Bidirectional: the image's rows attend to each other both ways
 	// (Gemma 3).
 	Bidirectional bool
+	// Positions are the tokens' M-RoPE positions (Input.Positions; nil:
+	// 0, 1, 2, …).
+	Positions [][3]int
 }
 
 // encoders are the projector types that run, by clip.projector_type.
@@ -112,7 +116,8 @@ var encoders = map[string]struct {
 	fromHF   func(v *Vision, c *checkpoint.Checkpoint, top spec.Config) (encoder, error)
 	fromGGUF func(v *Vision, md tensor.Metadata) (encoder, error)
 }{
-	"gemma3": {gemma3FromHF, gemma3FromGGUF},
+	"gemma3":           {gemma3FromHF, gemma3FromGGUF},
+	"qwen2.5vl_merger": {qwenFromHF, qwenFromGGUF},
 }
 
 // runnable lists the projector types that run, for messages.
@@ -406,7 +411,9 @@ func (b *vitBlock) forward(x []float32, n, d, H int, act string, a vitAttn, s *v
 }
 
 // loadVitBlock reads layer i's vitBlock by the record's roles
-// (v.blk.{bid}.ln1, attn_q, …, ffn_down), LayerNorms with eps.
+// (v.blk.{bid}.ln1, attn_q, …, ffn_down; ffn_gate where the record has
+// it; q, k and v cut from one fused tensor where the checkpoint keeps them
+// so), LayerNorms with eps (a caller sets RMS for RMSNorms).
 func (v *Vision) loadVitBlock(l *loader, i, d, F int, eps float32) vitBlock {
 	layerNorm := func(role string) norm {
 		return norm{W: l.vector(v.name(l, role, i, ".weight"), d), B: l.optVector(v.name(l, role, i, ".bias"), d), Eps: eps}
@@ -414,12 +421,40 @@ func (v *Vision) loadVitBlock(l *loader, i, d, F int, eps float32) vitBlock {
 	lin := func(role string, out, in int) linear {
 		return linear{W: l.matrix(v.name(l, role, i, ".weight"), out, in), B: l.optVector(v.name(l, role, i, ".bias"), out)}
 	}
-	return vitBlock{
+	b := vitBlock{
 		LN1: layerNorm("v.blk.{bid}.ln1"), LN2: layerNorm("v.blk.{bid}.ln2"),
-		Q: lin("v.blk.{bid}.attn_q", d, d), K: lin("v.blk.{bid}.attn_k", d, d),
-		V: lin("v.blk.{bid}.attn_v", d, d), O: lin("v.blk.{bid}.attn_out", d, d),
+		O:  lin("v.blk.{bid}.attn_out", d, d),
 		Up: lin("v.blk.{bid}.ffn_up", F, d), Down: lin("v.blk.{bid}.ffn_down", d, F),
 	}
+	if _, ok := v.proj.Tower.Tensor("v.blk.{bid}.ffn_gate"); ok {
+		b.Gate = lin("v.blk.{bid}.ffn_gate", F, d)
+	}
+	// One fused q, k, v tensor [3d][d]: the mmproj's attn_qkv, or the
+	// Hugging Face qkv the converter cuts into attn_q, attn_k, attn_v.
+	fused := ""
+	if _, ok := v.proj.Tower.Tensor("v.blk.{bid}.attn_qkv"); ok {
+		fused = "v.blk.{bid}.attn_qkv"
+	} else if t, ok := v.proj.Tower.Tensor("v.blk.{bid}.attn_q"); ok && t.Split != nil && !v.GGUF {
+		fused = "v.blk.{bid}.attn_q"
+	}
+	if fused == "" {
+		b.Q, b.K, b.V = lin("v.blk.{bid}.attn_q", d, d), lin("v.blk.{bid}.attn_k", d, d), lin("v.blk.{bid}.attn_v", d, d)
+		return b
+	}
+	w := l.vector(v.name(l, fused, i, ".weight"), 3*d*d)
+	bias := l.optVector(v.name(l, fused, i, ".bias"), 3*d)
+	parts := [3]*linear{&b.Q, &b.K, &b.V}
+	for j, p := range parts {
+		if w == nil {
+			break
+		}
+		p.W = kernels.F32Matrix(d, d, w[j*d*d:(j+1)*d*d])
+		l.mats = append(l.mats, p.W)
+		if bias != nil {
+			p.B = bias[j*d : (j+1)*d]
+		}
+	}
+	return b
 }
 
 // unfoldPatches lays the p×p patches of a [3][H][W] tile out as rows

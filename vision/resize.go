@@ -77,12 +77,46 @@ const pilBits = 22
 // normalized in float64 and rounded to 22-bit fixed point; a horizontal
 // pass over the rows the vertical pass needs, rounded and clipped to u8,
 // then the vertical pass. A pass whose size does not change is skipped.
-func ResizePIL(src *Image, w, h int) *Image {
+func ResizePIL(src *Image, w, h int) *Image { return ResizePILFilter(src, w, h, PILBilinear) }
+
+// PILFilter is one of Pillow's resampling filters: its kernel and support
+// (the kernel's half-width at scale 1).
+type PILFilter struct {
+	Kernel  func(x float64) float64
+	Support float64
+}
+
+// PILBilinear and PILBicubic are Pillow's BILINEAR (triangle) and BICUBIC
+// (cubic convolution with a = −0.5) filters (Resample.c).
+var (
+	PILBilinear = PILFilter{Kernel: func(x float64) float64 {
+		x = math.Abs(x)
+		if x < 1 {
+			return 1 - x
+		}
+		return 0
+	}, Support: 1}
+	PILBicubic = PILFilter{Kernel: func(x float64) float64 {
+		const a = -0.5
+		x = math.Abs(x)
+		switch {
+		case x < 1:
+			return ((a+2)*x-(a+3))*x*x + 1
+		case x < 2:
+			return (((x-5)*x+8)*x - 4) * a
+		}
+		return 0
+	}, Support: 2}
+)
+
+// ResizePILFilter is ResizePIL with Pillow's filter f (BICUBIC for the
+// Qwen-VL processors).
+func ResizePILFilter(src *Image, w, h int, f PILFilter) *Image {
 	if src.W == w && src.H == h {
 		return &Image{W: w, H: h, Pix: append([]uint8(nil), src.Pix...)}
 	}
-	hb, hk, hn := pilCoeffs(src.W, w)
-	vb, vk, vn := pilCoeffs(src.H, h)
+	hb, hk, hn := pilCoeffs(src.W, w, f)
+	vb, vk, vn := pilCoeffs(src.H, h, f)
 	cur := src
 	if w != src.W {
 		first, last := vb[0], vb[2*(h-1)]+vb[2*(h-1)+1]
@@ -128,13 +162,13 @@ func ResizePIL(src *Image, w, h int) *Image {
 	return dst
 }
 
-// pilCoeffs is Pillow's precompute_coeffs + normalize_coeffs_8bpc for the
-// bilinear filter over the whole input (box 0..in): for each output index
-// its first input index and count (bounds) and ksize fixed-point weights.
-func pilCoeffs(in, out int) (bounds []int, kk []int32, ksize int) {
+// pilCoeffs is Pillow's precompute_coeffs + normalize_coeffs_8bpc for
+// filter f over the whole input (box 0..in): for each output index its
+// first input index and count (bounds) and ksize fixed-point weights.
+func pilCoeffs(in, out int, f PILFilter) (bounds []int, kk []int32, ksize int) {
 	scale := float64(float32(in)) / float64(out)
 	fs := max(scale, 1)
-	support := 1.0 * fs
+	support := f.Support * fs
 	ksize = int(math.Ceil(support))*2 + 1
 	bounds = make([]int, 2*out)
 	kk = make([]int32, out*ksize)
@@ -146,11 +180,7 @@ func pilCoeffs(in, out int) (bounds []int, kk []int32, ksize int) {
 		xmax := min(int(center+support+0.5), in) - xmin
 		var ww float64
 		for x := 0; x < xmax; x++ {
-			t := math.Abs((float64(x+xmin) - center + 0.5) * ss)
-			wv := 0.0
-			if t < 1 {
-				wv = 1 - t
-			}
+			wv := f.Kernel((float64(x+xmin) - center + 0.5) * ss)
 			k[x] = wv
 			ww += wv
 		}

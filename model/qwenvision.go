@@ -1,0 +1,539 @@
+package model
+
+// Qwen2.5-VL's image encoder (transformers' Qwen2_5_VisionTransformer-
+// PretrainedModel; llama.cpp's clip graph for PROJECTOR_TYPE_QWEN25VL). The
+// processor resizes the image to gh×gw patches of p pixels (both multiples
+// of the merge m) and lays the patches out in merge order: the m×m patches
+// of one merged unit are consecutive. For n = gh·gw patches of width d:
+//
+//	x₀[i]   = W_patch · patch_i                 (the Conv3d over T equal frames)
+//	x₀      = x₀ with its units in window order  (windows of w×w units)
+//	x'      = x + Attn(RMS₁(x), RoPE₂(row, col))  (within each window, or all in full blocks)
+//	x″      = x' + Down·(SiLU(Gate·RMS₂(x')) ⊙ Up·RMS₂(x'))
+//	u       = RMS_q(x_L) as [n/m²][m²·d]          (a unit's patches side by side)
+//	feature = mm₂ · GELU(mm₀ · u + b₀) + b₂       [n/m²][d_text], back in image order
+//
+// RoPE₂ rotates each head's first half by the patch's row and its second
+// half by its column (neox pairs, θ 10000 over d/heads/2 dimensions).
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+
+	spec "github.com/tfconv/tfconv/arch"
+	"github.com/tfconv/tfconv/checkpoint"
+	"github.com/tfconv/tfconv/kernels"
+	"github.com/tfconv/tfconv/tensor"
+	"github.com/tfconv/tfconv/tokenizer"
+	"github.com/tfconv/tfconv/vision"
+)
+
+// qwenVision is the qwen2.5vl_merger projector type's encoder.
+type qwenVision struct {
+	v *Vision
+	// merge (m), temporal frames per patch (T), window side in pixels;
+	// full[i]: block i attends over the whole image.
+	merge, temporal, window int
+	full                    []bool
+	minPixels, maxPixels    int
+
+	patch  *kernels.Matrix // [d][3·T·p·p], the Conv3d kernel flattened (c, t, y, x)
+	blocks []vitBlock
+	postLN norm   // RMSNorm ln_q [d]
+	mm0    linear // [m²d][m²d]
+	mm2    linear // [d_text][m²d]
+}
+
+// qwenVisionTheta is the tower's rotary base (Qwen2_5_VisionRotaryEmbedding's
+// default; llama.cpp's clip graph uses the same).
+const qwenVisionTheta = 10000
+
+func qwenFromHF(v *Vision, c *checkpoint.Checkpoint, top spec.Config) (encoder, error) {
+	vc, ok := top.Map(v.proj.Encoder)
+	if !ok {
+		return nil, fmt.Errorf("model: %s: config.json has no %s", c.Path, v.proj.Encoder)
+	}
+	q := &qwenVision{v: v}
+	cfg := VisionConfig{Projector: v.proj.Type}
+	ints := []struct {
+		dst  *int
+		key  string
+		cfg  spec.Config
+		def  int64
+		need bool
+	}{
+		{&cfg.PatchSize, "patch_size", vc, 14, false},
+		{&cfg.DModel, "hidden_size", vc, 0, true},
+		{&cfg.Layers, "depth", vc, 0, true},
+		{&cfg.Heads, "num_heads", vc, 0, true},
+		{&cfg.FFN, "intermediate_size", vc, 0, true},
+		{&cfg.TextDModel, "out_hidden_size", vc, 0, true},
+		{&q.merge, "spatial_merge_size", vc, 2, false},
+		{&q.temporal, "temporal_patch_size", vc, 2, false},
+		{&q.window, "window_size", vc, 112, false},
+		{&cfg.Image, "image_token_id", top, 0, true},
+		{&cfg.BOI, "vision_start_token_id", top, 0, true},
+		{&cfg.EOI, "vision_end_token_id", top, 0, true},
+	}
+	for _, x := range ints {
+		n, ok := x.cfg.Int(x.key)
+		if !ok && x.need {
+			return nil, fmt.Errorf("model: %s: config.json has no %s", c.Path, x.key)
+		}
+		if !ok {
+			n = x.def
+		}
+		if n <= 0 || n > maxVisionDim {
+			return nil, fmt.Errorf("model: %s: config.json: %s = %d out of range", c.Path, x.key, n)
+		}
+		*x.dst = int(n)
+	}
+	if n, ok := vc.Int("in_channels"); ok && n != 3 {
+		return nil, tensor.Unsupported("model: %s: vision_config.in_channels %d (only RGB towers run)", c.Path, n)
+	}
+	act, _ := vc["hidden_act"].(string)
+	if act == "" {
+		act = "silu"
+	}
+	var err error
+	if cfg.Activation, err = hfActivation(act); err != nil {
+		return nil, err
+	}
+	cfg.Eps = 1e-6 // Qwen2RMSNorm(…, eps=1e-6) throughout the tower and merger
+	idx, _, err := vc.Ints("fullatt_block_indexes")
+	if err != nil {
+		return nil, fmt.Errorf("model: %s: config.json: fullatt_block_indexes: %w", c.Path, err)
+	}
+	q.full = make([]bool, cfg.Layers)
+	for _, i := range idx {
+		if i < 0 || int(i) >= cfg.Layers {
+			return nil, fmt.Errorf("model: %s: config.json: fullatt_block_indexes holds %d of %d blocks", c.Path, i, cfg.Layers)
+		}
+		q.full[i] = true
+	}
+	// Qwen2VLImageProcessor's defaults, then preprocessor_config.json.
+	cfg.Mean = [3]float32{0.48145466, 0.4578275, 0.40821073}
+	cfg.Std = [3]float32{0.26862954, 0.26130258, 0.27577711}
+	q.minPixels, q.maxPixels = 56*56, 28*28*1280
+	pre, err := c.ReadAux("preprocessor_config.json")
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("model: %s: %w", c.Path, err)
+	}
+	if err == nil {
+		var p spec.Config
+		if err := decodeJSON(pre, &p); err != nil {
+			return nil, fmt.Errorf("model: %s: preprocessor_config.json: %w", c.Path, err)
+		}
+		for key, dst := range map[string]*[3]float32{"image_mean": &cfg.Mean, "image_std": &cfg.Std} {
+			if err := threeFloats(dst, p[key]); err != nil {
+				return nil, fmt.Errorf("model: %s: preprocessor_config.json: %s: %w", c.Path, key, err)
+			}
+		}
+		for key, dst := range map[string]*int{"min_pixels": &q.minPixels, "max_pixels": &q.maxPixels} {
+			if n, ok := p.Int(key); ok {
+				if n <= 0 || n > 1<<40 {
+					return nil, fmt.Errorf("model: %s: preprocessor_config.json: %s = %d", c.Path, key, n)
+				}
+				*dst = int(n)
+			}
+		}
+		if sz, ok := p.Map("size"); ok {
+			// transformers ≥ 4.50 states min/max pixels as size's
+			// shortest_edge / longest_edge; min_pixels/max_pixels win.
+			if n, ok := sz.Int("shortest_edge"); ok && p["min_pixels"] == nil && n > 0 && n <= 1<<40 {
+				q.minPixels = int(n)
+			}
+			if n, ok := sz.Int("longest_edge"); ok && p["max_pixels"] == nil && n > 0 && n <= 1<<40 {
+				q.maxPixels = int(n)
+			}
+		}
+		for key, want := range map[string]int{"patch_size": cfg.PatchSize, "merge_size": q.merge, "temporal_patch_size": q.temporal} {
+			if n, ok := p.Int(key); ok && int(n) != want {
+				return nil, tensor.Unsupported("model: %s: preprocessor_config.json %s %d, the tower's is %d", c.Path, key, n, want)
+			}
+		}
+		if r, ok := p.Int("resample"); ok && r != 3 {
+			return nil, tensor.Unsupported("model: %s: preprocessor_config.json resample %d (tfconv runs Qwen-VL's BICUBIC, 3)", c.Path, r)
+		}
+	}
+	if err := q.check(c.Path, &cfg); err != nil {
+		return nil, err
+	}
+	v.cfg = cfg
+	return q, nil
+}
+
+func qwenFromGGUF(v *Vision, md tensor.Metadata) (encoder, error) {
+	q := &qwenVision{v: v, merge: 2, temporal: 2, window: 112}
+	cfg := VisionConfig{Projector: v.proj.Type, Image: -1, BOI: -1, EOI: -1, Activation: "silu"}
+	if err := ggufInts(v.Path, md, map[string]*int{
+		"clip.vision.patch_size": &cfg.PatchSize, "clip.vision.embedding_length": &cfg.DModel,
+		"clip.vision.block_count": &cfg.Layers, "clip.vision.attention.head_count": &cfg.Heads,
+		"clip.vision.feed_forward_length": &cfg.FFN, "clip.vision.projection_dim": &cfg.TextDModel,
+	}); err != nil {
+		return nil, err
+	}
+	if _, ok := md.Get("clip.vision.spatial_merge_size"); ok {
+		if err := ggufInts(v.Path, md, map[string]*int{"clip.vision.spatial_merge_size": &q.merge}); err != nil {
+			return nil, err
+		}
+	}
+	pattern := 0
+	if err := ggufInts(v.Path, md, map[string]*int{"clip.vision.n_wa_pattern": &pattern}); err != nil {
+		return nil, err
+	}
+	q.full = make([]bool, cfg.Layers)
+	for i := range q.full {
+		q.full[i] = (i+1)%pattern == 0 // clip.cpp's rule
+	}
+	cfg.Eps = 1e-6
+	if e, ok := md.Get("clip.vision.attention.layer_norm_epsilon"); ok {
+		f, _ := e.Float()
+		cfg.Eps = float32(f)
+	}
+	if err := ggufMeanStd(v.Path, md, &cfg); err != nil {
+		return nil, err
+	}
+	// mtmd's token limits for Qwen-VL (clip.cpp set_limit_image_tokens(8,
+	// 4096)), in pixels of merged units.
+	unit := cfg.PatchSize * q.merge
+	q.minPixels, q.maxPixels = 8*unit*unit, 4096*unit*unit
+	for key, dst := range map[string]*int{"clip.vision.image_min_pixels": &q.minPixels, "clip.vision.image_max_pixels": &q.maxPixels} {
+		if n, ok := md.Int(key); ok && n > 0 && n <= 1<<40 {
+			*dst = int(n)
+		}
+	}
+	if err := q.check(v.Path, &cfg); err != nil {
+		return nil, err
+	}
+	v.cfg = cfg
+	return q, nil
+}
+
+// check checks the sizes the forward relies on.
+func (q *qwenVision) check(path string, cfg *VisionConfig) error {
+	for _, x := range []struct {
+		name string
+		n    int
+	}{{"patch_size", cfg.PatchSize}, {"hidden_size", cfg.DModel}, {"depth", cfg.Layers}, {"heads", cfg.Heads},
+		{"intermediate_size", cfg.FFN}, {"out_hidden_size", cfg.TextDModel}, {"spatial_merge_size", q.merge},
+		{"temporal_patch_size", q.temporal}, {"window_size", q.window}} {
+		if x.n <= 0 || x.n > maxVisionDim {
+			return fmt.Errorf("model: %s: vision %s %d out of range", path, x.name, x.n)
+		}
+	}
+	if cfg.DModel%cfg.Heads != 0 || (cfg.DModel/cfg.Heads)%4 != 0 {
+		return fmt.Errorf("model: %s: vision hidden_size %d over %d heads: the 2-D RoPE needs a head width divisible by 4", path, cfg.DModel, cfg.Heads)
+	}
+	if q.merge > 16 || q.temporal > 16 || q.minPixels > q.maxPixels {
+		return fmt.Errorf("model: %s: vision merge %d, temporal patch %d, pixels %d..%d", path, q.merge, q.temporal, q.minPixels, q.maxPixels)
+	}
+	return nil
+}
+
+func (q *qwenVision) load(l *loader) {
+	v := q.v
+	c := &v.cfg
+	d, p, T, m2 := c.DModel, c.PatchSize, q.temporal, q.merge*q.merge
+	if v.GGUF {
+		// The converter keeps the Conv3d's frames as two Conv2d kernels
+		// [d][3][p][p] (the second named v.patch_embd.weight.1).
+		if T != 2 {
+			l.fail(fmt.Errorf("model: %s: the mmproj keeps 2 frames of the patch kernel, the tower reads %d", v.Path, T))
+			return
+		}
+		k0 := l.shaped(v.name(l, "v.patch_embd", 0, ".weight"), tensor.Shape{int64(d), 3, int64(p), int64(p)})
+		k1 := l.shaped(v.name(l, "v.patch_embd.weight.1", 0, ""), tensor.Shape{int64(d), 3, int64(p), int64(p)})
+		if k0 != nil && k1 != nil {
+			w := make([]float32, d*3*T*p*p)
+			for o := 0; o < d; o++ {
+				for ch := 0; ch < 3; ch++ {
+					for t, k := range [][]float32{k0, k1} {
+						copy(w[((o*3+ch)*T+t)*p*p:][:p*p], k[(o*3+ch)*p*p:][:p*p])
+					}
+				}
+			}
+			q.patch = kernels.F32Matrix(d, 3*T*p*p, w)
+		}
+	} else if w := l.shaped(v.name(l, "v.patch_embd", 0, ".weight"), tensor.Shape{int64(d), 3, int64(T), int64(p), int64(p)}); w != nil {
+		q.patch = kernels.F32Matrix(d, 3*T*p*p, w)
+	}
+	if q.patch != nil {
+		l.mats = append(l.mats, q.patch)
+	}
+	q.blocks = make([]vitBlock, c.Layers)
+	for i := range q.blocks {
+		q.blocks[i] = v.loadVitBlock(l, i, d, c.FFN, c.Eps)
+		q.blocks[i].LN1.RMS, q.blocks[i].LN2.RMS = true, true
+	}
+	q.postLN = norm{W: l.vector(v.name(l, "v.post_ln", 0, ".weight"), d), Eps: c.Eps, RMS: true}
+	lin := func(role string, out, in int) linear {
+		return linear{W: l.matrix(v.name(l, role, 0, ".weight"), out, in), B: l.optVector(v.name(l, role, 0, ".bias"), out)}
+	}
+	q.mm0 = lin("mm.0", m2*d, m2*d)
+	q.mm2 = lin("mm.2", c.TextDModel, m2*d)
+}
+
+// prepare resizes and patches the image (vision.QwenVL); Grid is the patch
+// grid's height and width.
+func (q *qwenVision) prepare(img *vision.Image, m vision.Method) (*Prepared, error) {
+	c := &q.v.cfg
+	pre := vision.QwenVL{Patch: c.PatchSize, Merge: q.merge, Temporal: q.temporal, MinPixels: q.minPixels,
+		MaxPixels: q.maxPixels, Mean: c.Mean, Std: c.Std, Method: m}
+	pix, gh, gw, err := pre.Patches(img)
+	if err != nil {
+		return nil, err
+	}
+	return &Prepared{Pixels: pix, Tiles: [][2]int{{gh * c.PatchSize, gw * c.PatchSize}},
+		Rows: gh * gw / (q.merge * q.merge), Grid: []int{gh, gw}}, nil
+}
+
+// windows returns the merged units in window order (windows row by row,
+// units row by row within each, the last row and column of windows
+// partial) and each window's patch count: get_window_index's order and
+// cu_window_seqlens, and clip.cpp's window index alike.
+func (q *qwenVision) windows(gh, gw int) (order, lens []int) {
+	m := q.merge
+	ws := q.window / m / q.v.cfg.PatchSize // units along a window's side
+	if ws <= 0 {
+		ws = 1
+	}
+	uh, uw := gh/m, gw/m
+	for wy := 0; wy < uh; wy += ws {
+		for wx := 0; wx < uw; wx += ws {
+			n := 0
+			for y := wy; y < min(wy+ws, uh); y++ {
+				for x := wx; x < min(wx+ws, uw); x++ {
+					order = append(order, y*uw+x)
+					n++
+				}
+			}
+			lens = append(lens, n*m*m)
+		}
+	}
+	return order, lens
+}
+
+// rope returns the 2-D rotary tables of the patches in the given unit
+// order: per patch, cos and sin of its D/2 pair angles (row·f for the first
+// D/4 pairs, column·f for the rest).
+func (q *qwenVision) rope(order []int, gw, D int) (cos, sin []float32) {
+	m := q.merge
+	inv := kernels.RoPEInvFreq(qwenVisionTheta, D/2) // D/4 frequencies
+	half := D / 2
+	uw := gw / m
+	cos = make([]float32, len(order)*m*m*half)
+	sin = make([]float32, len(cos))
+	r := 0
+	for _, u := range order {
+		uy, ux := u/uw, u%uw
+		for j := 0; j < m*m; j++ {
+			row, col := uy*m+j/m, ux*m+j%m
+			for i := 0; i < half; i++ {
+				pos := row
+				f := inv[i%len(inv)]
+				if i >= len(inv) {
+					pos = col
+				}
+				a := float32(pos) * f
+				cos[r*half+i] = float32(math.Cos(float64(a)))
+				sin[r*half+i] = float32(math.Sin(float64(a)))
+			}
+			r++
+		}
+	}
+	return cos, sin
+}
+
+// rotate applies the tables to x [n][H·D] in place (neox pairs i, i+D/2).
+func rotate(x []float32, n, H, D int, cos, sin []float32) {
+	half := D / 2
+	for r := 0; r < n; r++ {
+		cs, sn := cos[r*half:(r+1)*half], sin[r*half:(r+1)*half]
+		for h := 0; h < H; h++ {
+			v := x[(r*H+h)*D : (r*H+h+1)*D]
+			for i := 0; i < half; i++ {
+				x0, x1 := v[i], v[i+half]
+				v[i] = x0*cs[i] - x1*sn[i]
+				v[i+half] = x1*cs[i] + x0*sn[i]
+			}
+		}
+	}
+}
+
+// encode runs the tower and merger over the image's patches.
+func (q *qwenVision) encode(pr *Prepared, states *[][]float32) ([]float32, error) {
+	c := &q.v.cfg
+	d, H, m2 := c.DModel, c.Heads, q.merge*q.merge
+	row := 3 * q.temporal * c.PatchSize * c.PatchSize
+	if len(pr.Grid) != 2 || pr.Grid[0]%q.merge != 0 || pr.Grid[1]%q.merge != 0 || pr.Grid[0] <= 0 || pr.Grid[1] <= 0 {
+		return nil, fmt.Errorf("model: vision: the %s tower reads a patch grid of whole %d×%d units, not %v", c.Projector, q.merge, q.merge, pr.Grid)
+	}
+	gh, gw := pr.Grid[0], pr.Grid[1]
+	n := gh * gw
+	if len(pr.Pixels) != n*row {
+		return nil, fmt.Errorf("model: vision: %d pixel values for %d patches of %d", len(pr.Pixels), n, row)
+	}
+	x := make([]float32, n*d)
+	kernels.MatMul(x, pr.Pixels, n, q.patch)
+	order, lens := q.windows(gh, gw)
+	win := make([]float32, n*d)
+	for j, u := range order {
+		copy(win[j*m2*d:(j+1)*m2*d], x[u*m2*d:(u+1)*m2*d])
+	}
+	x = win
+	cos, sin := q.rope(order, gw, d/H)
+	attn := func(full bool) vitAttn {
+		a := vitAttn{Rope: func(qq, kk []float32, n int) {
+			rotate(qq, n, H, d/H, cos, sin)
+			rotate(kk, n, H, d/H, cos, sin)
+		}}
+		if !full {
+			a.Segments = lens
+		}
+		return a
+	}
+	record := func() {
+		if states != nil {
+			*states = append(*states, append([]float32(nil), x...))
+		}
+	}
+	record()
+	sc := newVitScratch(n, d, c.FFN)
+	for i := range q.blocks {
+		if err := q.blocks[i].forward(x, n, d, H, c.Activation, attn(q.full[i]), sc); err != nil {
+			return nil, err
+		}
+		record()
+	}
+	q.postLN.apply(x, x, n, d)
+	units := n / m2
+	h := make([]float32, units*m2*d)
+	q.mm0.apply(h, x, units)
+	gelu := "gelu"
+	if q.v.matchLlamaCpp {
+		gelu = "gelu_ggml"
+	}
+	if err := activate(h, gelu); err != nil {
+		return nil, err
+	}
+	merged := make([]float32, units*c.TextDModel)
+	q.mm2.apply(merged, h, units)
+	feat := make([]float32, len(merged))
+	D := c.TextDModel
+	for j, u := range order {
+		copy(feat[u*D:(u+1)*D], merged[j*D:(j+1)*D])
+	}
+	return feat, nil
+}
+
+// prompt expands the placeholder as the processor does (<|image_pad|> once
+// → Rows times, between the <|vision_start|> and <|vision_end|> the prompt
+// already holds) or builds mtmd's chunk (<|vision_start|>, the image,
+// <|vision_end|>), and gives the M-RoPE positions of every token
+// (get_rope_index): text (t, t, t), the image's units (s, s+row, s+col)
+// after s, the next text at s + max(rows, cols).
+func (q *qwenVision) prompt(m *Model, p ImagePrompt, pr *Prepared) (*imageSpan, error) {
+	ids, err := m.qwenImageTokens(q.v)
+	if err != nil {
+		return nil, err
+	}
+	n := pr.Rows
+	var tokens []int
+	first := -1
+	switch {
+	case p.Tokens != nil:
+		seq := make([]int, n)
+		for i := range seq {
+			seq[i] = ids.soft
+		}
+		if tokens, err = splicePlaceholder(p.Tokens, ids.soft, ids.softText, seq); err != nil {
+			return nil, err
+		}
+		for i, t := range p.Tokens {
+			if t == ids.soft {
+				first = i
+			}
+		}
+	default:
+		t := m.Tokenizer()
+		if t == nil {
+			return nil, fmt.Errorf("model: %s carries no tokenizer (give the tokens)", m.Path)
+		}
+		marker := ids.softText
+		if p.Method == vision.Mtmd {
+			marker = MediaMarker
+		}
+		before, after, err := cutMarker(p.Text, marker)
+		if err != nil {
+			return nil, err
+		}
+		enc := func(s string) ([]int, error) {
+			return t.Encode(s, tokenizer.EncodeOptions{ParseSpecial: true})
+		}
+		head, err := enc(before)
+		if err != nil {
+			return nil, err
+		}
+		tail, err := enc(after)
+		if err != nil {
+			return nil, err
+		}
+		if p.Method == vision.Mtmd {
+			head = append(head, ids.boi)
+			tail = append([]int{ids.eoi}, tail...)
+		}
+		first = len(head)
+		tokens = append(head, make([]int, n)...)
+		for i := 0; i < n; i++ {
+			tokens[first+i] = ids.soft
+		}
+		tokens = append(tokens, tail...)
+	}
+	if first < 0 {
+		return nil, errors.New("model: the expanded prompt lost the image's tokens")
+	}
+	span := &imageSpan{Tokens: tokens, Rows: rowsAfter(len(tokens), first, n)}
+	uh, uw := pr.Grid[0]/q.merge, pr.Grid[1]/q.merge
+	span.Positions = make([][3]int, len(tokens))
+	for i := 0; i < first; i++ {
+		span.Positions[i] = [3]int{i, i, i}
+	}
+	s := first
+	for j := 0; j < n; j++ {
+		span.Positions[first+j] = [3]int{s, s + j/uw, s + j%uw}
+	}
+	next := s + max(uh, uw)
+	for i := first + n; i < len(tokens); i++ {
+		pos := next + i - first - n
+		span.Positions[i] = [3]int{pos, pos, pos}
+	}
+	return span, nil
+}
+
+// qwenImageTokens finds the Qwen-VL image tokens: config.json's ids for a
+// Hugging Face folder, else the text model's vocabulary.
+func (m *Model) qwenImageTokens(v *Vision) (imageIDs, error) {
+	vc := v.Config()
+	ids := imageIDs{boi: vc.BOI, eoi: vc.EOI, soft: vc.Image,
+		boiText: "<|vision_start|>", eoiText: "<|vision_end|>", softText: "<|image_pad|>"}
+	t := m.Tokenizer()
+	for _, x := range []struct {
+		id    *int
+		piece string
+	}{{&ids.boi, ids.boiText}, {&ids.eoi, ids.eoiText}, {&ids.soft, ids.softText}} {
+		if *x.id >= 0 {
+			continue
+		}
+		if t != nil {
+			if id, ok := t.ID(x.piece); ok {
+				*x.id = id
+				continue
+			}
+		}
+		return ids, fmt.Errorf("model: %s: the vocabulary has no %s and the vision encoder does not give its id", m.Path, x.piece)
+	}
+	return ids, nil
+}
