@@ -255,13 +255,10 @@ func (q *qwenVision) load(l *loader) {
 					}
 				}
 			}
-			q.patch = kernels.F32Matrix(d, 3*T*p*p, w)
+			q.setPatch(l, w)
 		}
 	} else if w := l.shaped(v.name(l, "v.patch_embd", 0, ".weight"), tensor.Shape{int64(d), 3, int64(T), int64(p), int64(p)}); w != nil {
-		q.patch = kernels.F32Matrix(d, 3*T*p*p, w)
-	}
-	if q.patch != nil {
-		l.mats = append(l.mats, q.patch)
+		q.setPatch(l, w)
 	}
 	q.blocks = make([]vitBlock, c.Layers)
 	for i := range q.blocks {
@@ -276,18 +273,37 @@ func (q *qwenVision) load(l *loader) {
 	q.mm2 = lin("mm.2", c.TextDModel, m2*d)
 }
 
+// setPatch keeps the patch kernel [d][3·T·p·p]: in binary16 with
+// MatchLlamaCpp, as ggml_conv_2d multiplies it (its im2col is F16 for any
+// kernel but BF16, and the kernel is rounded to the patches' type).
+func (q *qwenVision) setPatch(l *loader, w []float32) {
+	c := &q.v.cfg
+	rows, cols := c.DModel, 3*q.temporal*c.PatchSize*c.PatchSize
+	if q.v.matchLlamaCpp {
+		q.patch = q.v.patchF16(l, w, rows, cols)
+		return
+	}
+	q.patch = kernels.F32Matrix(rows, cols, w)
+	l.mats = append(l.mats, q.patch)
+}
+
 // prepare resizes and patches the image (vision.QwenVL); Grid is the patch
 // grid's height and width.
 func (q *qwenVision) prepare(img *vision.Image, m vision.Method) (*Prepared, error) {
 	c := &q.v.cfg
-	pre := vision.QwenVL{Patch: c.PatchSize, Merge: q.merge, Temporal: q.temporal, MinPixels: q.minPixels,
-		MaxPixels: q.maxPixels, Mean: c.Mean, Std: c.Std, Method: m}
-	pix, gh, gw, err := pre.Patches(img)
+	pix, gh, gw, err := q.preprocess(m).Patches(img)
 	if err != nil {
 		return nil, err
 	}
 	return &Prepared{Pixels: pix, Tiles: [][2]int{{gh * c.PatchSize, gw * c.PatchSize}},
 		Rows: gh * gw / (q.merge * q.merge), Grid: []int{gh, gw}}, nil
+}
+
+// preprocess is method m's preprocessing for this tower.
+func (q *qwenVision) preprocess(m vision.Method) vision.QwenVL {
+	c := &q.v.cfg
+	return vision.QwenVL{Patch: c.PatchSize, Merge: q.merge, Temporal: q.temporal, MinPixels: q.minPixels,
+		MaxPixels: q.maxPixels, Mean: c.Mean, Std: c.Std, Method: m}
 }
 
 // windows returns the merged units in window order (windows row by row,
@@ -322,6 +338,9 @@ func (q *qwenVision) windows(gh, gw int) (order, lens []int) {
 func (q *qwenVision) rope(order []int, gw, D int) (cos, sin []float32) {
 	m := q.merge
 	inv := kernels.RoPEInvFreq(qwenVisionTheta, D/2) // D/4 frequencies
+	// ggml_rope_multi's vision mode (MatchLlamaCpp) steps each section's
+	// angle by θ^(−4/D) in float32 from the position itself.
+	step := float32(math.Pow(qwenVisionTheta, -4/float64(D)))
 	half := D / 2
 	uw := gw / m
 	cos = make([]float32, len(order)*m*m*half)
@@ -338,6 +357,12 @@ func (q *qwenVision) rope(order []int, gw, D int) (cos, sin []float32) {
 					pos = col
 				}
 				a := float32(pos) * f
+				if q.v.matchLlamaCpp {
+					a = float32(pos)
+					for range i % len(inv) {
+						a *= step
+					}
+				}
 				cos[r*half+i] = float32(math.Cos(float64(a)))
 				sin[r*half+i] = float32(math.Sin(float64(a)))
 			}

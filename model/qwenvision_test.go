@@ -1,11 +1,18 @@
 package model
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"io"
+	"math"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/tfconv/tfconv/convert"
 	"github.com/tfconv/tfconv/formats/safetensors"
 	"github.com/tfconv/tfconv/tokenizer"
 	"github.com/tfconv/tfconv/vision"
@@ -191,4 +198,163 @@ func promptText(t *testing.T, m *Model, ids []int) string {
 	}
 	flush()
 	return text
+}
+
+// qwenMtmdRef is testdata/vision/qwen2_5_vl/gguf/mtmd.json
+// (tools/gen_mtmd.py): llama.cpp mtmd's outputs on llama.cpp's own GGUF
+// pair, the tile by the sha256 of its float32 bytes [3][H][W].
+type qwenMtmdRef struct {
+	MmprojGGUF string `json:"mmproj_gguf"`
+	Prompt     string `json:"prompt"`
+	Cases      []struct {
+		Image  string               `json:"image"`
+		W      int                  `json:"tile"`
+		H      int                  `json:"tile_height"`
+		Pixels string               `json:"pixels_sha256"`
+		Tokens []int                `json:"tokens"`
+		Embd   [][]float32          `json:"image_embd"`
+		Logits map[string][]float32 `json:"logits"`
+	} `json:"cases"`
+}
+
+// maxQwenDiffMtmd: the tower and merger with MatchLlamaCpp against ggml's
+// graph on the f32 mmproj. That mode computes the patch embedding as
+// ggml_conv_2d does (its im2col is binary16 for an F32 kernel too, and the
+// kernel is rounded to it), ggml's rotary angles and its GELU table; the
+// tower's output then agrees to ~1e-6 (measured on the layer sums of
+// mtmd_dump's MTMD_DUMP_TENSORS trace), and what is left is the merger's
+// GELU: its table is indexed by the binary16 rounding of the input, and an
+// input 1e-6 away from a rounding midpoint takes the neighbouring entry
+// (2.4e-4 measured on the wide image, 1.0e-4 on the tall).
+const maxQwenDiffMtmd = 5e-4
+
+// maxQwenDiffMtmdF32: our float32 forward (no MatchLlamaCpp) against
+// ggml's: the binary16 patch embedding and GELU table unmodelled, and
+// erf's GELU where ggml's is the tanh form (1.6e-3 measured).
+const maxQwenDiffMtmdF32 = 3e-3
+
+func readQwenMtmd(t *testing.T) qwenMtmdRef {
+	t.Helper()
+	var ref qwenMtmdRef
+	readJSON(t, qwenFixture+"/gguf/mtmd.json", &ref)
+	if len(ref.Cases) != 2 {
+		t.Fatalf("mtmd.json has %d cases, want 2", len(ref.Cases))
+	}
+	return ref
+}
+
+// llama.cpp's mmproj GGUF through mtmd's preprocessing (its smart_resize in
+// float32, the letterbox on black with its bilinear filter) equals mtmd's
+// tile bit for bit and its image embeddings within maxQwenDiffMtmd.
+func TestVisionQwen25VLMtmd(t *testing.T) {
+	t.Parallel()
+	ref := readQwenMtmd(t)
+	for _, match := range []bool{false, true} {
+		v, err := LoadVision(qwenFixture+"/gguf/"+ref.MmprojGGUF, LoadOptions{MatchLlamaCpp: match})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.DefaultMethod() != vision.Mtmd {
+			t.Fatalf("mmproj preprocesses as %v", v.DefaultMethod())
+		}
+		q := v.enc.(*qwenVision)
+		for _, c := range ref.Cases {
+			img, err := vision.ReadFile("../testdata/vision/" + c.Image)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tile, h, w, err := q.preprocess(vision.Mtmd).Tile(img)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := make([]byte, 4*len(tile))
+			for i, x := range tile {
+				binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+			}
+			if sum := sha256.Sum256(b); h != c.H || w != c.W || hex.EncodeToString(sum[:]) != c.Pixels {
+				t.Errorf("%s: tile %d×%d differs from mtmd's %d×%d", c.Image, w, h, c.W, c.H)
+			}
+			pr, err := v.Prepare(img, vision.Mtmd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			feat, err := v.EncodePrepared(pr, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := maxAbsDiff(feat, flatRows(c.Embd))
+			if tol := map[bool]float64{true: maxQwenDiffMtmd, false: maxQwenDiffMtmdF32}[match]; d > tol {
+				t.Errorf("%s (match llama.cpp %v): image embeddings differ from mtmd's by %g", c.Image, match, d)
+			}
+			t.Logf("%s (match llama.cpp %v): %d rows, max |Δ image embeddings| = %.3g", c.Image, match, pr.Rows, d)
+		}
+	}
+}
+
+// run --image on the GGUF pair (the text GGUF tfconv converts from the HF
+// folder, whose tensors and keys are llama.cpp's — convert.TestQwenVLText;
+// the mmproj llama.cpp's own): mtmd's chunking of the prompt
+// (<|vision_start|>, the image, <|vision_end|>), its M-RoPE positions (the
+// text after the image at the image's start + max(rows, columns)), and the
+// logits of every text position after the image within
+// maxRelImageLogitDiffMtmd of the largest.
+func TestImageLogitsQwen25VLMtmd(t *testing.T) {
+	t.Parallel()
+	ref := readQwenMtmd(t)
+	gg := filepath.Join(t.TempDir(), "text.gguf")
+	if _, err := convert.Run(qwenFixture+"/hf", gg, convert.Options{OutType: convert.OutF32, Multimodal: convert.MultimodalText}); err != nil {
+		t.Fatal(err)
+	}
+	for _, match := range []bool{true, false} {
+		opts := LoadOptions{MatchLlamaCpp: match}
+		m, err := Load(gg, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := LoadVision(qwenFixture+"/gguf/"+ref.MmprojGGUF, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range ref.Cases {
+			img, err := vision.ReadFile("../testdata/vision/" + c.Image)
+			if err != nil {
+				t.Fatal(err)
+			}
+			run, err := m.ImageInput(v, ImagePrompt{Text: ref.Prompt, Image: img, Method: vision.Mtmd})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(run.Input.Tokens) != len(c.Tokens) {
+				t.Fatalf("%s: %d ids, mtmd %d", c.Image, len(run.Input.Tokens), len(c.Tokens))
+			}
+			for i, id := range c.Tokens {
+				if id >= 0 && run.Input.Tokens[i] != id || id < 0 && run.Input.Embeds[i] == nil {
+					t.Fatalf("%s: ids %v, mtmd's %v (-1: the image)", c.Image, run.Input.Tokens, c.Tokens)
+				}
+			}
+			out, err := m.Forward(run.Input, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(c.Logits) == 0 {
+				t.Fatalf("%s: mtmd.json has no logits", c.Image)
+			}
+			var d, scale float64
+			for pos, want := range c.Logits {
+				for _, x := range want {
+					scale = math.Max(scale, math.Abs(float64(x)))
+				}
+				p, err := strconv.Atoi(pos)
+				if err != nil || p >= len(out.Logits) {
+					t.Fatalf("%s: logits of index %q", c.Image, pos)
+				}
+				d = math.Max(d, maxAbsDiff(out.Logits[p], want))
+			}
+			tol := scale * map[bool]float64{true: maxRelImageLogitDiffMtmd, false: maxRelImageLogitDiffMtmdF32}[match]
+			if d > tol {
+				t.Errorf("%s (match llama.cpp %v): logits differ from mtmd's by %g (> %.3g)", c.Image, match, d, tol)
+			}
+			t.Logf("%s (match llama.cpp %v): max |Δ logits| = %.3g over %d positions (logits up to %.3g)", c.Image, match, d, len(c.Logits), scale)
+		}
+	}
 }

@@ -54,26 +54,23 @@ func (q QwenVL) Size(img *Image) (h, w int, err error) {
 	return SmartResize(img.H, img.W, q.Patch*q.Merge, q.MinPixels, q.MaxPixels)
 }
 
-// Patches preprocesses img: resized (transformers: Pillow's BICUBIC;
-// mtmd: its own rules), x/255, normalized, and laid out as the processor's
-// flattened patches [gh·gw][3·Temporal·p·p]: patches in merge order
-// (rows of merged patches, then within each the merge×merge patches row by
-// row), each (channel, frame, y, x) with the frames equal. It returns the
-// patches and the patch grid's height and width.
-func (q QwenVL) Patches(img *Image) (pix []float32, gh, gw int, err error) {
-	h, w, err := q.Size(img)
-	if err != nil {
+// Tile returns the resized and normalized image, channel-major [3][h][w]
+// (transformers: Pillow's BICUBIC, x·(1/255) in float64; mtmd: letterboxed
+// with its bilinear filter, x/255 in float32), and its height and width.
+func (q QwenVL) Tile(img *Image) (pix []float32, h, w int, err error) {
+	if h, w, err = q.Size(img); err != nil {
 		return nil, 0, 0, err
 	}
 	var r *Image
 	if q.Method == Mtmd {
-		r = ResizeMtmd(img, w, h)
+		// mtmd_image_preprocessor_dyn_size: the Qwen-VL projectors keep
+		// clip.cpp's default PAD_CEIL, so the image is letterboxed on
+		// black into the aligned size with mtmd's bilinear filter.
+		r = LetterboxMtmd(img, w, h, [3]uint8{})
 	} else {
 		r = ResizePILFilter(img, w, h, PILBicubic)
 	}
-	p, m, T := q.Patch, q.Merge, q.Temporal
-	gh, gw = h/p, w/p
-	norm := make([]float32, 3*h*w) // [3][h][w]
+	pix = make([]float32, 3*h*w)
 	for i := 0; i < h*w; i++ {
 		for c := 0; c < 3; c++ {
 			u := r.Pix[i*3+c]
@@ -83,9 +80,24 @@ func (q QwenVL) Patches(img *Image) (pix []float32, gh, gw int, err error) {
 			} else {
 				x = float32(u) / 255
 			}
-			norm[c*h*w+i] = (x - q.Mean[c]) / q.Std[c]
+			pix[c*h*w+i] = (x - q.Mean[c]) / q.Std[c]
 		}
 	}
+	return pix, h, w, nil
+}
+
+// Patches preprocesses img (Tile) and lays it out as the processor's
+// flattened patches [gh·gw][3·Temporal·p·p]: patches in merge order (rows
+// of merged patches, then within each the merge×merge patches row by row),
+// each (channel, frame, y, x) with the frames equal. It returns the patches
+// and the patch grid's height and width.
+func (q QwenVL) Patches(img *Image) (pix []float32, gh, gw int, err error) {
+	norm, h, w, err := q.Tile(img)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	p, m, T := q.Patch, q.Merge, q.Temporal
+	gh, gw = h/p, w/p
 	row := 3 * T * p * p
 	pix = make([]float32, gh*gw*row)
 	n := 0
@@ -111,5 +123,26 @@ func (q QwenVL) Patches(img *Image) (pix []float32, gh, gw int, err error) {
 	return pix, gh, gw, nil
 }
 
-// mtmdQwenSize is a placeholder replaced below by mtmd's own size rule.
-var mtmdQwenSize = SmartResize
+// mtmdQwenSize is mtmd's smart_resize (img_tool::calc_size_preserved_ratio
+// with min and max pixels, clip.cpp d32676d7): as transformers' but in
+// float32, rounding half away from zero, and each side at least factor.
+func mtmdQwenSize(height, width, factor, minPixels, maxPixels int) (int, int, error) {
+	if height <= 0 || width <= 0 || factor <= 0 {
+		return 0, 0, fmt.Errorf("vision: image %d×%d for a factor %d", width, height, factor)
+	}
+	f := float32(factor)
+	round := func(x float32) int { return int(math.Round(float64(x/f))) * factor }
+	ceil := func(x float32) int { return int(math.Ceil(float64(x/f))) * factor }
+	floor := func(x float32) int { return int(math.Floor(float64(x/f))) * factor }
+	hb, wb := max(factor, round(float32(height))), max(factor, round(float32(width)))
+	switch {
+	case hb*wb > maxPixels:
+		beta := float32(math.Sqrt(float64(float32(height*width) / float32(maxPixels))))
+		hb = max(factor, floor(float32(height)/beta))
+		wb = max(factor, floor(float32(width)/beta))
+	case hb*wb < minPixels:
+		beta := float32(math.Sqrt(float64(float32(minPixels) / float32(height*width))))
+		hb, wb = ceil(float32(height)*beta), ceil(float32(width)*beta)
+	}
+	return hb, wb, nil
+}

@@ -3,11 +3,15 @@
 // llama.cpp's code); it calls mtmd.h / mtmd-helper.h / llama.h, and mtmd's
 // own image preprocessor class (mtmd-image.h) for the preprocessed tile.
 //
-// Output: {"image_width", "image_height", "pixels" (the preprocessed tile,
-// [3][S][S] channel-major as float32 little-endian, base64), "tokens" (the
+// Output: {"image_width", "image_height", "tile" and "tile_height" (the
+// preprocessed image's width and height), "pixels" (the preprocessed tile,
+// [3][H][W] channel-major as float32 little-endian, base64), "tokens" (the
 // prompt's ids; -1 at the image's positions), "image_embd" ([n][d_text], the
-// projector's output), "logits" ({position: [vocab]} for every text position
-// after the image)}.
+// projector's output), "logits" ({index in tokens: [vocab]} for every text
+// position after the image; the index is the position but for M-RoPE models,
+// whose positions after an image jump)}. The tile is made by mtmd's own
+// preprocessor class for the projector (fixed size; dynamic size for
+// Qwen-VL, as mtmd.cpp chooses).
 //
 // The prompt's text is split at mtmd's marker <__media__>; mtmd tokenizes
 // each part alone and puts <start_of_image> + the image + <end_of_image>
@@ -118,8 +122,17 @@ int main(int argc, char **argv) {
     u8.set_size({nx, ny}, false);
     const unsigned char *rgb = mtmd_bitmap_get_data(bw.bitmap);
     u8.cpy_buf(std::vector<uint8_t>(rgb, rgb + (size_t)nx * ny * 3));
-    mtmd_image_preprocessor_fixed_size pre(cr.ctx_v);
-    mtmd_image_preproc_out po = pre.preprocess(u8);
+    mtmd_image_preprocessor_fixed_size fixed(cr.ctx_v);
+    mtmd_image_preprocessor_dyn_size dyn(cr.ctx_v);
+    mtmd_image_preprocessor *pre = &fixed;
+    switch (clip_get_projector_type(cr.ctx_v)) {
+        case PROJECTOR_TYPE_QWEN2VL: case PROJECTOR_TYPE_QWEN25VL: case PROJECTOR_TYPE_QWEN3VL:
+            pre = &dyn; // mtmd.cpp's choice for these projectors
+            break;
+        default:
+            break;
+    }
+    mtmd_image_preproc_out po = pre->preprocess(u8);
     if (po.entries.size() != 1) { fprintf(stderr, "%zu preprocessed entries\n", po.entries.size()); return 1; }
     const clip_image_f32 &f = po.entries[0];
     int S = f.nx();
@@ -155,7 +168,7 @@ int main(int argc, char **argv) {
             for (size_t i = 0; i < n; i++) {
                 if (!after_image) continue;
                 const float *l = llama_get_logits_ith(lctx, i);
-                logits.push_back({(int)(n_past + i), std::vector<float>(l, l + n_vocab)});
+                logits.push_back({(int)(tokens.size() - n + i), std::vector<float>(l, l + n_vocab)});
             }
             n_past += n;
             llama_batch_free(b);
@@ -174,7 +187,7 @@ int main(int argc, char **argv) {
         }
     }
 
-    printf("{\"image_width\":%d,\"image_height\":%d,\"tile\":%d,\"pixels\":\"%s\",\"tokens\":[", nx, ny, S,
+    printf("{\"image_width\":%d,\"image_height\":%d,\"tile\":%d,\"tile_height\":%d,\"pixels\":\"%s\",\"tokens\":[", nx, ny, S, f.ny(),
            base64((const unsigned char *)chw.data(), chw.size() * 4).c_str());
     for (size_t i = 0; i < tokens.size(); i++) printf("%s%d", i ? "," : "", tokens[i]);
     printf("],\"image_embd\":[");
