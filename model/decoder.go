@@ -431,6 +431,12 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 	if cfg.MRoPE, err = mropeSections(fl, c, cfg.Arch, hf); err != nil {
 		return nil, err
 	}
+	if rs, ok := c.Map("rope_scaling"); ok && cfg.MRoPE != nil {
+		cfg.MRoPEInterleaved, _ = rs["mrope_interleaved"].(bool)
+	}
+	if !hf && cfg.Arch == "qwen3vl" {
+		cfg.MRoPEInterleaved = true // llama.cpp's qwen3vl graph interleaves; no key says it
+	}
 	if g.EmbedScale {
 		m.embScale = float32(math.Sqrt(float64(d)))
 	}
@@ -761,6 +767,15 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 		m.residual(x, o, b.PostAttnNorm, h, T, d)
 		if gate, up, err = m.feedForward(s, x, h, o, b, gate, up, l, T, obs); err != nil {
 			return nil, nil, err
+		}
+		if l < len(s.deepstack) {
+			// Qwen3-VL's deepstack: the image's features from a vision
+			// layer join the hidden state of its tokens after layer l.
+			for t, e := range s.deepstack[l] {
+				if e != nil {
+					kernels.Add(x[t*d:(t+1)*d], e)
+				}
+			}
 		}
 		recordLayer(tr, x, d)
 	}
@@ -1474,6 +1489,16 @@ func (c *Config) mropeFreq(dst, inv []float32, pos [3]int) []float32 {
 		sec := i % sum
 		p := 0
 		switch {
+		case c.MRoPEInterleaved:
+			// Qwen3-VL: the height and width sections take every third
+			// pair (1, 4, … and 2, 5, …), time the rest
+			// (apply_interleaved_mrope).
+			p = pos[0]
+			if i%3 == 1 && i < 3*s[1] {
+				p = pos[1]
+			} else if i%3 == 2 && i < 3*s[2] {
+				p = pos[2]
+			}
 		case sec < s[0]:
 			p = pos[0]
 		case sec < s[0]+s[1]:

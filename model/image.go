@@ -94,6 +94,15 @@ func (m *Model) ImageInput(v *Vision, p ImagePrompt) (*ImageRun, error) {
 		}
 		used++
 		in.Embeds[i] = feat[r*d : (r+1)*d]
+		for l, ds := range prep.Deepstack {
+			if in.Deepstack == nil {
+				in.Deepstack = make([][][]float32, len(prep.Deepstack))
+			}
+			if in.Deepstack[l] == nil {
+				in.Deepstack[l] = make([][]float32, len(span.Tokens))
+			}
+			in.Deepstack[l][i] = ds[r*d : (r+1)*d]
+		}
 		if in.Groups != nil {
 			in.Groups[i] = 0
 		}

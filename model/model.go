@@ -50,6 +50,9 @@ type Config struct {
 	// MRoPE are M-RoPE's sections (time, height, width, extra: pairs per
 	// position stream; Qwen-VL's rope.dimension_sections); zero: none.
 	MRoPE []int `json:"mrope,omitempty"`
+	// MRoPEInterleaved: the sections take every third pair (Qwen3-VL)
+	// rather than consecutive runs.
+	MRoPEInterleaved bool `json:"mrope_interleaved,omitempty"`
 
 	ScaleEmbedding bool `json:"scale_embedding,omitempty"` // multiply token embeddings by √d_model
 	TiedEmbeddings bool `json:"tied_embeddings"`           // lm_head shares the token embedding
@@ -137,6 +140,11 @@ type Input struct {
 	// gives them for a prompt with an image (Qwen-VL). Only models with
 	// M-RoPE sections take them; nil: the three equal 0, 1, 2, ….
 	Positions [][3]int
+	// Deepstack, when non-nil, holds per decoder layer l (from the first)
+	// one entry per token: a non-nil row of d_model values is added to
+	// that token's hidden state after layer l (Qwen3-VL's deepstack image
+	// features). Decoder-only models.
+	Deepstack [][][]float32
 }
 
 // Output is what Forward computed.
@@ -521,6 +529,7 @@ func (m *Model) Forward(in Input, tr *Trace) (*Output, error) {
 	s.types = in.TokenTypes
 	s.embeds = in.Embeds
 	s.positions = in.Positions
+	s.deepstack = in.Deepstack
 	if in.Groups != nil {
 		s.groups = in.Groups
 	}
@@ -565,7 +574,7 @@ func (m *Model) checkInput(in *Input) error {
 
 // checkSoft checks Input.Embeds and Input.Groups against the tokens.
 func checkSoft(c *Config, in *Input) error {
-	if (in.Embeds != nil || in.Groups != nil) && (c.EncoderDecoder || c.EncoderOnly) {
+	if (in.Embeds != nil || in.Groups != nil || in.Positions != nil || in.Deepstack != nil) && (c.EncoderDecoder || c.EncoderOnly) {
 		return fmt.Errorf("model: %s: input embeddings and attention groups are for decoder-only models", c.Arch)
 	}
 	if in.Embeds != nil {
@@ -575,6 +584,19 @@ func checkSoft(c *Config, in *Input) error {
 		for i, e := range in.Embeds {
 			if e != nil && len(e) != c.DModel {
 				return fmt.Errorf("model: input embedding %d has %d values, the model's width is %d", i, len(e), c.DModel)
+			}
+		}
+	}
+	if len(in.Deepstack) > c.Layers {
+		return fmt.Errorf("model: %d deepstack layers for a model of %d", len(in.Deepstack), c.Layers)
+	}
+	for l, rows := range in.Deepstack {
+		if len(rows) != len(in.Tokens) {
+			return fmt.Errorf("model: deepstack layer %d has %d rows for %d tokens", l, len(rows), len(in.Tokens))
+		}
+		for i, e := range rows {
+			if e != nil && len(e) != c.DModel {
+				return fmt.Errorf("model: deepstack layer %d row %d has %d values, the model's width is %d", l, i, len(e), c.DModel)
 			}
 		}
 	}

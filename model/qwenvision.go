@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"strings"
 
 	spec "github.com/tfconv/tfconv/arch"
 	"github.com/tfconv/tfconv/checkpoint"
@@ -38,12 +39,53 @@ type qwenVision struct {
 	merge, temporal, window int
 	full                    []bool
 	minPixels, maxPixels    int
+	// fast: the folder names transformers' fast image processor
+	// (Qwen2VLImageProcessorFast: torch's resize; vision.QwenVL.Fast).
+	fast bool
 
-	patch  *kernels.Matrix // [d][3·T·p·p], the Conv3d kernel flattened (c, t, y, x)
-	blocks []vitBlock
-	postLN norm   // RMSNorm ln_q [d]
-	mm0    linear // [m²d][m²d]
-	mm2    linear // [d_text][m²d]
+	// v3: Qwen3-VL's tower (qwen3vl_merger): LayerNorms, a plain MLP,
+	// learned positions interpolated to the grid, no windows, deepstack.
+	v3 bool
+
+	patch   *kernels.Matrix // [d][3·T·p·p], the Conv3d kernel flattened (c, t, y, x)
+	patchB  []float32       // [d], Qwen3-VL's; nil without
+	pos     []float32       // [side²][d], Qwen3-VL's learned positions
+	posSide int
+	blocks  []vitBlock
+	merger  qwenMerger
+	// deep are the vision layers whose output a deepstack merger takes
+	// (Qwen3-VL's deepstack_visual_indexes), deepMerge those mergers.
+	deep      []int
+	deepMerge []qwenMerger
+}
+
+// qwenMerger maps m² neighbouring patches to one text-width row:
+// fc2(GELU(fc1(u))) for u the m² patches side by side, normed before
+// (Norm over d, the main mergers) or after they are put side by side
+// (PostShuffle: over m²·d, Qwen3-VL's deepstack mergers).
+type qwenMerger struct {
+	Norm        norm
+	PostShuffle bool
+	FC1, FC2    linear // [m²d][m²d], [d_text][m²d]
+}
+
+// apply merges x [n][d] into [n/m²][d_text].
+func (g *qwenMerger) apply(x []float32, n, d, m2, dText int, gelu string) ([]float32, error) {
+	units := n / m2
+	u := make([]float32, n*d)
+	if g.PostShuffle {
+		g.Norm.apply(u, x, units, m2*d)
+	} else {
+		g.Norm.apply(u, x, n, d)
+	}
+	h := make([]float32, units*m2*d)
+	g.FC1.apply(h, u, units)
+	if err := activate(h, gelu); err != nil {
+		return nil, err
+	}
+	out := make([]float32, units*dText)
+	g.FC2.apply(out, h, units)
+	return out, nil
 }
 
 // qwenVisionTheta is the tower's rotary base (Qwen2_5_VisionRotaryEmbedding's
@@ -55,8 +97,12 @@ func qwenFromHF(v *Vision, c *checkpoint.Checkpoint, top spec.Config) (encoder, 
 	if !ok {
 		return nil, fmt.Errorf("model: %s: config.json has no %s", c.Path, v.proj.Encoder)
 	}
-	q := &qwenVision{v: v}
+	q := &qwenVision{v: v, v3: v.proj.Type == "qwen3vl_merger"}
 	cfg := VisionConfig{Projector: v.proj.Type}
+	patchDef, actDef := int64(14), "silu"
+	if q.v3 {
+		patchDef, actDef = 16, "gelu_pytorch_tanh"
+	}
 	ints := []struct {
 		dst  *int
 		key  string
@@ -64,7 +110,7 @@ func qwenFromHF(v *Vision, c *checkpoint.Checkpoint, top spec.Config) (encoder, 
 		def  int64
 		need bool
 	}{
-		{&cfg.PatchSize, "patch_size", vc, 14, false},
+		{&cfg.PatchSize, "patch_size", vc, patchDef, false},
 		{&cfg.DModel, "hidden_size", vc, 0, true},
 		{&cfg.Layers, "depth", vc, 0, true},
 		{&cfg.Heads, "num_heads", vc, 0, true},
@@ -95,18 +141,29 @@ func qwenFromHF(v *Vision, c *checkpoint.Checkpoint, top spec.Config) (encoder, 
 	}
 	act, _ := vc["hidden_act"].(string)
 	if act == "" {
-		act = "silu"
+		act = actDef
 	}
 	var err error
 	if cfg.Activation, err = hfActivation(act); err != nil {
 		return nil, err
 	}
-	cfg.Eps = 1e-6 // Qwen2RMSNorm(…, eps=1e-6) throughout the tower and merger
+	cfg.Eps = 1e-6 // Qwen2RMSNorm / LayerNorm(…, eps=1e-6) throughout the tower and mergers
+	if q.v3 {
+		if err := q.qwen3HF(c.Path, vc, &cfg); err != nil {
+			return nil, err
+		}
+	}
 	idx, _, err := vc.Ints("fullatt_block_indexes")
 	if err != nil {
 		return nil, fmt.Errorf("model: %s: config.json: fullatt_block_indexes: %w", c.Path, err)
 	}
 	q.full = make([]bool, cfg.Layers)
+	if q.v3 {
+		idx = nil
+		for i := range q.full {
+			q.full[i] = true
+		}
+	}
 	for _, i := range idx {
 		if i < 0 || int(i) >= cfg.Layers {
 			return nil, fmt.Errorf("model: %s: config.json: fullatt_block_indexes holds %d of %d blocks", c.Path, i, cfg.Layers)
@@ -154,6 +211,8 @@ func qwenFromHF(v *Vision, c *checkpoint.Checkpoint, top spec.Config) (encoder, 
 				return nil, tensor.Unsupported("model: %s: preprocessor_config.json %s %d, the tower's is %d", c.Path, key, n, want)
 			}
 		}
+		t, _ := p["image_processor_type"].(string)
+		q.fast = strings.HasSuffix(t, "Fast")
 		if r, ok := p.Int("resample"); ok && r != 3 {
 			return nil, tensor.Unsupported("model: %s: preprocessor_config.json resample %d (tfconv runs Qwen-VL's BICUBIC, 3)", c.Path, r)
 		}
@@ -166,8 +225,11 @@ func qwenFromHF(v *Vision, c *checkpoint.Checkpoint, top spec.Config) (encoder, 
 }
 
 func qwenFromGGUF(v *Vision, md tensor.Metadata) (encoder, error) {
-	q := &qwenVision{v: v, merge: 2, temporal: 2, window: 112}
+	q := &qwenVision{v: v, merge: 2, temporal: 2, window: 112, v3: v.proj.Type == "qwen3vl_merger"}
 	cfg := VisionConfig{Projector: v.proj.Type, Image: -1, BOI: -1, EOI: -1, Activation: "silu"}
+	if q.v3 {
+		cfg.Activation = "gelu_tanh" // clip.use_gelu: ggml_gelu
+	}
 	if err := ggufInts(v.Path, md, map[string]*int{
 		"clip.vision.patch_size": &cfg.PatchSize, "clip.vision.embedding_length": &cfg.DModel,
 		"clip.vision.block_count": &cfg.Layers, "clip.vision.attention.head_count": &cfg.Heads,
@@ -180,13 +242,19 @@ func qwenFromGGUF(v *Vision, md tensor.Metadata) (encoder, error) {
 			return nil, err
 		}
 	}
-	pattern := 0
-	if err := ggufInts(v.Path, md, map[string]*int{"clip.vision.n_wa_pattern": &pattern}); err != nil {
-		return nil, err
-	}
 	q.full = make([]bool, cfg.Layers)
-	for i := range q.full {
-		q.full[i] = (i+1)%pattern == 0 // clip.cpp's rule
+	if q.v3 {
+		if err := q.qwen3GGUF(md, &cfg); err != nil {
+			return nil, err
+		}
+	} else {
+		pattern := 0
+		if err := ggufInts(v.Path, md, map[string]*int{"clip.vision.n_wa_pattern": &pattern}); err != nil {
+			return nil, err
+		}
+		for i := range q.full {
+			q.full[i] = (i+1)%pattern == 0 // clip.cpp's rule
+		}
 	}
 	cfg.Eps = 1e-6
 	if e, ok := md.Get("clip.vision.attention.layer_norm_epsilon"); ok {
@@ -263,14 +331,33 @@ func (q *qwenVision) load(l *loader) {
 	q.blocks = make([]vitBlock, c.Layers)
 	for i := range q.blocks {
 		q.blocks[i] = v.loadVitBlock(l, i, d, c.FFN, c.Eps)
-		q.blocks[i].LN1.RMS, q.blocks[i].LN2.RMS = true, true
+		q.blocks[i].LN1.RMS, q.blocks[i].LN2.RMS = !q.v3, !q.v3
 	}
-	q.postLN = norm{W: l.vector(v.name(l, "v.post_ln", 0, ".weight"), d), Eps: c.Eps, RMS: true}
-	lin := func(role string, out, in int) linear {
-		return linear{W: l.matrix(v.name(l, role, 0, ".weight"), out, in), B: l.optVector(v.name(l, role, 0, ".bias"), out)}
+	lin := func(role string, bid, out, in int) linear {
+		return linear{W: l.matrix(v.name(l, role, bid, ".weight"), out, in), B: l.optVector(v.name(l, role, bid, ".bias"), out)}
 	}
-	q.mm0 = lin("mm.0", m2*d, m2*d)
-	q.mm2 = lin("mm.2", c.TextDModel, m2*d)
+	q.merger = qwenMerger{
+		Norm: norm{W: l.vector(v.name(l, "v.post_ln", 0, ".weight"), d), B: l.optVector(v.name(l, "v.post_ln", 0, ".bias"), d), Eps: c.Eps, RMS: !q.v3},
+		FC1:  lin("mm.0", 0, m2*d, m2*d), FC2: lin("mm.2", 0, c.TextDModel, m2*d),
+	}
+	if !q.v3 {
+		return
+	}
+	q.patchB = l.vector(v.name(l, "v.patch_embd", 0, ".bias"), d)
+	q.pos = l.shaped(v.name(l, "v.position_embd", 0, ".weight"), tensor.Shape{int64(q.posSide * q.posSide), int64(d)})
+	q.deepMerge = make([]qwenMerger, len(q.deep))
+	for j, layer := range q.deep {
+		bid := layer // the mmproj numbers them by vision layer, the HF list by place
+		if !v.GGUF {
+			bid = j
+		}
+		q.deepMerge[j] = qwenMerger{
+			Norm: norm{W: l.vector(v.name(l, "v.deepstack.{bid}.norm", bid, ".weight"), m2*d),
+				B: l.vector(v.name(l, "v.deepstack.{bid}.norm", bid, ".bias"), m2*d), Eps: c.Eps},
+			PostShuffle: true,
+			FC1:         lin("v.deepstack.{bid}.fc1", bid, m2*d, m2*d), FC2: lin("v.deepstack.{bid}.fc2", bid, c.TextDModel, m2*d),
+		}
+	}
 }
 
 // setPatch keeps the patch kernel [d][3·T·p·p]: in binary16 with
@@ -303,7 +390,7 @@ func (q *qwenVision) prepare(img *vision.Image, m vision.Method) (*Prepared, err
 func (q *qwenVision) preprocess(m vision.Method) vision.QwenVL {
 	c := &q.v.cfg
 	return vision.QwenVL{Patch: c.PatchSize, Merge: q.merge, Temporal: q.temporal, MinPixels: q.minPixels,
-		MaxPixels: q.maxPixels, Mean: c.Mean, Std: c.Std, Method: m}
+		MaxPixels: q.maxPixels, Mean: c.Mean, Std: c.Std, Method: m, Fast: q.fast}
 }
 
 // windows returns the merged units in window order (windows row by row,
@@ -312,6 +399,12 @@ func (q *qwenVision) preprocess(m vision.Method) vision.QwenVL {
 // cu_window_seqlens, and clip.cpp's window index alike.
 func (q *qwenVision) windows(gh, gw int) (order, lens []int) {
 	m := q.merge
+	if q.v3 {
+		for u := 0; u < gh*gw/(m*m); u++ {
+			order = append(order, u)
+		}
+		return order, []int{gh * gw}
+	}
 	ws := q.window / m / q.v.cfg.PatchSize // units along a window's side
 	if ws <= 0 {
 		ws = 1
@@ -403,6 +496,12 @@ func (q *qwenVision) encode(pr *Prepared, states *[][]float32) ([]float32, error
 	}
 	x := make([]float32, n*d)
 	kernels.MatMul(x, pr.Pixels, n, q.patch)
+	if q.v3 {
+		for i := 0; i < n; i++ {
+			kernels.Add(x[i*d:(i+1)*d], q.patchB)
+		}
+		q.addPositions(x, gh, gw)
+	}
 	order, lens := q.windows(gh, gw)
 	win := make([]float32, n*d)
 	for j, u := range order {
@@ -426,32 +525,42 @@ func (q *qwenVision) encode(pr *Prepared, states *[][]float32) ([]float32, error
 		}
 	}
 	record()
+	gelu := "gelu" // the mergers' nn.GELU(); ggml_gelu's table with MatchLlamaCpp
+	if q.v.matchLlamaCpp {
+		gelu = "gelu_ggml"
+	}
+	D := c.TextDModel
+	// unorder puts merged rows back in image order.
+	unorder := func(merged []float32) []float32 {
+		feat := make([]float32, len(merged))
+		for j, u := range order {
+			copy(feat[u*D:(u+1)*D], merged[j*D:(j+1)*D])
+		}
+		return feat
+	}
+	pr.Deepstack = nil
 	sc := newVitScratch(n, d, c.FFN)
 	for i := range q.blocks {
 		if err := q.blocks[i].forward(x, n, d, H, c.Activation, attn(q.full[i]), sc); err != nil {
 			return nil, err
 		}
 		record()
+		for j, layer := range q.deep {
+			if layer != i {
+				continue
+			}
+			ds, err := q.deepMerge[j].apply(x, n, d, m2, D, gelu)
+			if err != nil {
+				return nil, err
+			}
+			pr.Deepstack = append(pr.Deepstack, unorder(ds))
+		}
 	}
-	q.postLN.apply(x, x, n, d)
-	units := n / m2
-	h := make([]float32, units*m2*d)
-	q.mm0.apply(h, x, units)
-	gelu := "gelu"
-	if q.v.matchLlamaCpp {
-		gelu = "gelu_ggml"
-	}
-	if err := activate(h, gelu); err != nil {
+	merged, err := q.merger.apply(x, n, d, m2, D, gelu)
+	if err != nil {
 		return nil, err
 	}
-	merged := make([]float32, units*c.TextDModel)
-	q.mm2.apply(merged, h, units)
-	feat := make([]float32, len(merged))
-	D := c.TextDModel
-	for j, u := range order {
-		copy(feat[u*D:(u+1)*D], merged[j*D:(j+1)*D])
-	}
-	return feat, nil
+	return unorder(merged), nil
 }
 
 // prompt expands the placeholder as the processor does (<|image_pad|> once
@@ -561,4 +670,113 @@ func (m *Model) qwenImageTokens(v *Vision) (imageIDs, error) {
 		return ids, fmt.Errorf("model: %s: the vocabulary has no %s and the vision encoder does not give its id", m.Path, x.piece)
 	}
 	return ids, nil
+}
+
+// qwen3HF reads Qwen3-VL's vision_config keys: the learned position grid
+// (num_position_embeddings, a square) and the deepstack layers.
+func (q *qwenVision) qwen3HF(path string, vc spec.Config, cfg *VisionConfig) error {
+	n, ok := vc.Int("num_position_embeddings")
+	if !ok {
+		n = 2304 // Qwen3VLVisionConfig's default
+	}
+	side := int(math.Sqrt(float64(n)))
+	if n <= 0 || n > maxVisionDim*16 || int64(side*side) != n {
+		return fmt.Errorf("model: %s: config.json: num_position_embeddings %d is not a square grid", path, n)
+	}
+	q.posSide = side
+	idx, _, err := vc.Ints("deepstack_visual_indexes")
+	if err != nil {
+		return fmt.Errorf("model: %s: config.json: deepstack_visual_indexes: %w", path, err)
+	}
+	for _, i := range idx {
+		if i < 0 || int(i) >= cfg.Layers {
+			return fmt.Errorf("model: %s: config.json: deepstack_visual_indexes holds %d of %d blocks", path, i, cfg.Layers)
+		}
+		q.deep = append(q.deep, int(i))
+	}
+	return nil
+}
+
+// qwen3GGUF reads the mmproj's Qwen3-VL keys: the position grid's side
+// (clip.vision.image_size / patch_size) and clip.vision.is_deepstack_layers.
+func (q *qwenVision) qwen3GGUF(md tensor.Metadata, cfg *VisionConfig) error {
+	size := 0
+	if err := ggufInts(q.v.Path, md, map[string]*int{"clip.vision.image_size": &size}); err != nil {
+		return err
+	}
+	q.posSide = size / cfg.PatchSize
+	if q.posSide <= 0 || q.posSide > 1024 {
+		return fmt.Errorf("model: %s: clip.vision.image_size %d over patch %d gives no position grid", q.v.Path, size, cfg.PatchSize)
+	}
+	val, ok := md.Get("clip.vision.is_deepstack_layers")
+	if !ok {
+		return nil
+	}
+	a, _ := val.Array()
+	flags, isBool := a.Data.([]bool)
+	if !isBool || len(flags) != cfg.Layers {
+		return fmt.Errorf("model: %s: GGUF key clip.vision.is_deepstack_layers is not %d booleans", q.v.Path, cfg.Layers)
+	}
+	for i, f := range flags {
+		if f {
+			q.deep = append(q.deep, i)
+		}
+	}
+	return nil
+}
+
+// addPositions adds Qwen3-VL's learned positions to x [gh·gw][d] (patches
+// in merge order): the side×side table bilinearly interpolated to the
+// gh×gw grid as fast_pos_embed_interpolate computes it in float32 — the
+// sample points linspace(0, side−1, g), the four neighbours' rows weighted
+// (1−dh)(1−dw), (1−dh)dw, dh(1−dw), dh·dw and summed in that order.
+func (q *qwenVision) addPositions(x []float32, gh, gw int) {
+	d, m, side := q.v.cfg.DModel, q.merge, q.posSide
+	hi, hf := linspaceIdx(side, gh)
+	wi, wf := linspaceIdx(side, gw)
+	row := make([]float32, d)
+	uw := gw / m
+	for py := 0; py < gh; py++ {
+		for px := 0; px < gw; px++ {
+			h0, w0 := hi[py], wi[px]
+			h1, w1 := min(h0+1, side-1), min(w0+1, side-1)
+			dh, dw := hf[py], wf[px]
+			wts := [4]float32{(1 - dh) * (1 - dw), (1 - dh) * dw, dh * (1 - dw), dh * dw}
+			idx := [4]int{h0*side + w0, h0*side + w1, h1*side + w0, h1*side + w1}
+			for k := range row {
+				var s float32
+				for j := 0; j < 4; j++ {
+					s += float32(q.pos[idx[j]*d+k] * wts[j])
+				}
+				row[k] = s
+			}
+			// the patch's place in merge order
+			u := (py/m)*uw + px/m
+			r := u*m*m + (py%m)*m + px%m
+			kernels.Add(x[r*d:(r+1)*d], row)
+		}
+	}
+}
+
+// linspaceIdx is torch.linspace(0, side−1, n) in float32 (its two-sided
+// form: start + step·i for the first half, end − step·(n−1−i) after), each
+// point's integer part and fraction.
+func linspaceIdx(side, n int) ([]int, []float32) {
+	idx, frac := make([]int, n), make([]float32, n)
+	end := float32(side - 1)
+	var step float32
+	if n > 1 {
+		step = end / float32(n-1)
+	}
+	for i := 0; i < n; i++ {
+		var v float32
+		if i < n/2 {
+			v = float32(step * float32(i))
+		} else {
+			v = end - float32(step*float32(n-1-i))
+		}
+		idx[i] = int(v)
+		frac[i] = v - float32(idx[i])
+	}
+	return idx, frac
 }

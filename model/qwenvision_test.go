@@ -47,14 +47,14 @@ func refTensor(t *testing.T, f *safetensors.File, name string) []float32 {
 	return float32s(b)
 }
 
-func readQwenRef(t *testing.T) (qwenRef, *safetensors.File) {
+func readQwenRef(t *testing.T, fix string) (qwenRef, *safetensors.File) {
 	t.Helper()
 	var ref qwenRef
-	readJSON(t, qwenFixture+"/hf/reference.json", &ref)
+	readJSON(t, fix+"/hf/reference.json", &ref)
 	if len(ref.Cases) != 2 {
 		t.Fatalf("reference has %d cases, want 2", len(ref.Cases))
 	}
-	f, err := safetensors.Open(qwenFixture + "/hf/reference.safetensors")
+	f, err := safetensors.Open(fix + "/hf/reference.safetensors")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,8 +74,23 @@ func imageName(path string) string {
 // max_pixels, the tall one rounded up; both with partial windows).
 func TestVisionQwen25VLHF(t *testing.T) {
 	t.Parallel()
-	ref, st := readQwenRef(t)
-	v, err := LoadVision(qwenFixture+"/hf", LoadOptions{})
+	testVisionQwenHF(t, qwenFixture)
+}
+
+// Qwen3-VL's likewise (the fast image processor: torch's antialiased
+// bicubic on u8; the learned positions interpolated to the grid), and the
+// deepstack mergers' features.
+func TestVisionQwen3VLHF(t *testing.T) {
+	t.Parallel()
+	testVisionQwenHF(t, qwen3Fixture)
+}
+
+// qwen3Fixture is testdata/vision/qwen3_vl (gen_qwenvl.py).
+const qwen3Fixture = "../testdata/vision/qwen3_vl"
+
+func testVisionQwenHF(t *testing.T, fix string) {
+	ref, st := readQwenRef(t, fix)
+	v, err := LoadVision(fix+"/hf", LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,15 +111,19 @@ func TestVisionQwen25VLHF(t *testing.T) {
 		if d := maxAbsDiff(pr.Pixels, want); d != 0 {
 			t.Errorf("%s: pixel_values differ from transformers' by %g", c.Image, d)
 		}
-		feat, err := v.EncodePrepared(&Prepared{Pixels: want, Tiles: pr.Tiles, Rows: pr.Rows, Grid: pr.Grid}, nil)
+		in := &Prepared{Pixels: want, Tiles: pr.Tiles, Rows: pr.Rows, Grid: pr.Grid}
+		feat, err := v.EncodePrepared(in, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		d := maxAbsDiff(feat, refTensor(t, st, "image_features."+name))
+		for j, ds := range in.Deepstack {
+			d = math.Max(d, maxAbsDiff(ds, refTensor(t, st, "deepstack_features."+strconv.Itoa(j)+"."+name)))
+		}
 		if d > maxVisionDiffF32 {
 			t.Errorf("%s: image features differ by %g", c.Image, d)
 		}
-		t.Logf("%s: max |Δ image features| = %.3g", c.Image, d)
+		t.Logf("%s: max |Δ image features| = %.3g (%d deepstack)", c.Image, d, len(in.Deepstack))
 	}
 }
 
@@ -114,12 +133,23 @@ func TestVisionQwen25VLHF(t *testing.T) {
 // maxLogitDiffF32 on both images.
 func TestImageLogitsQwen25VLHF(t *testing.T) {
 	t.Parallel()
-	ref, st := readQwenRef(t)
-	m, err := Load(qwenFixture+"/hf", LoadOptions{})
+	testImageLogitsQwenHF(t, qwenFixture)
+}
+
+// Qwen3-VL's likewise: interleaved M-RoPE and the deepstack features
+// added after the first text layers.
+func TestImageLogitsQwen3VLHF(t *testing.T) {
+	t.Parallel()
+	testImageLogitsQwenHF(t, qwen3Fixture)
+}
+
+func testImageLogitsQwenHF(t *testing.T, fix string) {
+	ref, st := readQwenRef(t, fix)
+	m, err := Load(fix+"/hf", LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := LoadVision(qwenFixture+"/hf", LoadOptions{})
+	v, err := LoadVision(fix+"/hf", LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

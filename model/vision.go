@@ -9,6 +9,7 @@ package model
 //
 //	gemma3            siglip.go      SigLIP ViT + avg-pool + RMSNorm + projection
 //	qwen2.5vl_merger  qwenvision.go  windowed 2-D RoPE ViT + 2×2 merger MLP
+//	qwen3vl_merger    qwenvision.go  2-D RoPE ViT with learned positions + mergers, deepstack
 //
 // The shared pieces — vitBlock (a pre-norm transformer layer), patch
 // unfolding, the loader — are used by every tower that has them, never
@@ -94,6 +95,10 @@ type Prepared struct {
 	// Grid is the projector type's own layout of the image (e.g. tiles
 	// down and across), for its prompt.
 	Grid []int
+	// Deepstack, filled by encode where the tower has them (Qwen3-VL),
+	// are the features [Rows][TextDModel] its intermediate layers give
+	// the first text layers, one per text layer from the first.
+	Deepstack [][]float32
 }
 
 // imageSpan is a prompt with its image: per token, the feature row its
@@ -118,6 +123,7 @@ var encoders = map[string]struct {
 }{
 	"gemma3":           {gemma3FromHF, gemma3FromGGUF},
 	"qwen2.5vl_merger": {qwenFromHF, qwenFromGGUF},
+	"qwen3vl_merger":   {qwenFromHF, qwenFromGGUF},
 }
 
 // runnable lists the projector types that run, for messages.

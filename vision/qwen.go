@@ -14,6 +14,11 @@ type QwenVL struct {
 	MinPixels, MaxPixels   int
 	Mean, Std              [3]float32
 	Method                 Method
+	// Fast: transformers' fast image processor (Qwen2VLImageProcessorFast,
+	// Qwen3-VL's): torch's antialiased bicubic on the uint8 image, and the
+	// rescale folded into the normalization, (x − 255·mean)/(255·std) in
+	// float32.
+	Fast bool
 }
 
 // SmartResize is transformers' smart_resize (Qwen2VLImageProcessor): the
@@ -67,14 +72,24 @@ func (q QwenVL) Tile(img *Image) (pix []float32, h, w int, err error) {
 		// clip.cpp's default PAD_CEIL, so the image is letterboxed on
 		// black into the aligned size with mtmd's bilinear filter.
 		r = LetterboxMtmd(img, w, h, [3]uint8{})
+	} else if q.Fast {
+		r = ResizeTorch(img, w, h, TorchBicubic)
 	} else {
 		r = ResizePILFilter(img, w, h, PILBicubic)
+	}
+	var mean255, std255 [3]float32
+	for c := range mean255 {
+		mean255[c], std255[c] = q.Mean[c]*255, q.Std[c]*255
 	}
 	pix = make([]float32, 3*h*w)
 	for i := 0; i < h*w; i++ {
 		for c := 0; c < 3; c++ {
 			u := r.Pix[i*3+c]
 			var x float32
+			if q.Method == Transformers && q.Fast {
+				pix[c*h*w+i] = (float32(u) - mean255[c]) / std255[c]
+				continue
+			}
 			if q.Method == Transformers {
 				x = float32(float64(u) * (1.0 / 255)) // rescale in float64, then float32
 			} else {
@@ -146,3 +161,127 @@ func mtmdQwenSize(height, width, factor, minPixels, maxPixels int) (int, int, er
 	}
 	return hb, wb, nil
 }
+
+// ResizeTorch resizes src to w×h as torch's antialiased interpolate does on
+// a uint8 CPU image (torchvision's resize with antialias, whose BICUBIC
+// runs natively on uint8; the Qwen-VL fast image processors): Pillow's
+// separable scheme, the kernel's support widened by the shrink factor, the
+// weights in float64 normalized per output and rounded to int16 fixed point
+// with as many fraction bits as keep the pass's largest weight below 2¹⁵,
+// the horizontal pass first, each pass rounded and clamped to u8. A pass
+// whose size does not change is skipped.
+func ResizeTorch(src *Image, w, h int, f PILFilter) *Image {
+	cur := src
+	if w != src.W {
+		b, k, n, prec := torchCoeffs(src.W, w, f)
+		tmp := NewImage(w, src.H)
+		for y := 0; y < src.H; y++ {
+			for x := 0; x < w; x++ {
+				lo, cnt := b[2*x], b[2*x+1]
+				for c := 0; c < 3; c++ {
+					ss := int64(1) << (prec - 1)
+					for i, kv := range k[x*n : x*n+cnt] {
+						ss += int64(src.At(lo+i, y, c)) * int64(kv)
+					}
+					tmp.Pix[(y*w+x)*3+c] = clipShift(ss, prec)
+				}
+			}
+		}
+		cur = tmp
+	}
+	if h == cur.H {
+		return cur
+	}
+	b, k, n, prec := torchCoeffs(cur.H, h, f)
+	dst := NewImage(w, h)
+	for y := 0; y < h; y++ {
+		lo, cnt := b[2*y], b[2*y+1]
+		for x := 0; x < w; x++ {
+			for c := 0; c < 3; c++ {
+				ss := int64(1) << (prec - 1)
+				for i, kv := range k[y*n : y*n+cnt] {
+					ss += int64(cur.At(x, lo+i, c)) * int64(kv)
+				}
+				dst.Pix[(y*w+x)*3+c] = clipShift(ss, prec)
+			}
+		}
+	}
+	return dst
+}
+
+// torchCoeffs is torch's _compute_index_ranges_int16_weights with
+// antialias for filter f: per output index its first input and count, n
+// int16 weights, and their fraction bits.
+func torchCoeffs(in, out int, f PILFilter) (bounds []int, kk []int32, n int, prec uint) {
+	scale := float64(in) / float64(out)
+	support := f.Support
+	invscale := 1.0
+	if scale >= 1 {
+		support *= scale
+		invscale = 1 / scale
+	}
+	n = int(math.Ceil(support))*2 + 1
+	bounds = make([]int, 2*out)
+	wts := make([]float64, out*n)
+	wmax := 0.0
+	for i := 0; i < out; i++ {
+		center := scale * (float64(i) + 0.5)
+		xmin := max(int(center-support+0.5), 0)
+		xsize := min(max(min(int(center+support+0.5), in)-xmin, 0), n)
+		w := wts[i*n : i*n+n]
+		total := 0.0
+		for j := 0; j < xsize; j++ {
+			w[j] = f.Kernel((float64(j+xmin) - center + 0.5) * invscale)
+			total += w[j]
+		}
+		if total != 0 {
+			for j := 0; j < xsize; j++ {
+				w[j] /= total
+				wmax = max(wmax, w[j])
+			}
+		}
+		bounds[2*i], bounds[2*i+1] = xmin, xsize
+	}
+	for prec = 0; prec < 22; prec++ {
+		if int(0.5+wmax*float64(int(1)<<(prec+1))) >= 1<<15 {
+			break
+		}
+	}
+	kk = make([]int32, len(wts))
+	for i, v := range wts {
+		v *= float64(int(1) << prec)
+		if v < 0 {
+			kk[i] = int32(int16(int(-0.5 + v)))
+		} else {
+			kk[i] = int32(int16(int(0.5 + v)))
+		}
+	}
+	return bounds, kk, n, prec
+}
+
+// clipShift is a fixed-point sum with prec fraction bits, shifted down and
+// clamped to u8.
+func clipShift(ss int64, prec uint) uint8 {
+	v := ss >> prec
+	switch {
+	case v < 0:
+		return 0
+	case v > 255:
+		return 255
+	}
+	return uint8(v)
+}
+
+// TorchBicubic is torch's antialiased bicubic kernel (a = −0.5, its
+// cubic-convolution form).
+var TorchBicubic = PILFilter{Kernel: func(x float64) float64 {
+	const a = -0.5
+	x = math.Abs(x)
+	switch {
+	case x < 1:
+		return ((a+2)*x-(a+3))*x*x + 1
+	case x < 2:
+		return ((a*x-5*a)*x+8*a)*x - 4*a
+	}
+	return 0
+}, Support: 2}
