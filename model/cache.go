@@ -74,7 +74,7 @@ type Session struct {
 	groups []int
 	// positions are the M-RoPE positions of the step about to run
 	// (Input.Positions; nil: cache.Len + t).
-	positions [][3]int
+	positions [][4]int
 	// deepstack are the rows added after each layer in the step about to
 	// run (Input.Deepstack; nil: none).
 	deepstack [][][]float32

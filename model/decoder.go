@@ -1478,26 +1478,30 @@ func mropeSections(fl familyLoader, c spec.Config, arch string, hf bool) ([]int,
 }
 
 // mropeFreq sets dst to inv with each pair's frequency times its section's
-// position (llama.cpp's ggml_rope_multi rule: pair i belongs to section
-// j of i mod Σsections; transformers' mrope_section split alike), for one
-// token at pos (time, height, width; the extra section at 0).
-func (c *Config) mropeFreq(dst, inv []float32, pos [3]int) []float32 {
+// position, for one token at pos (time, height, width, extra). Consecutive
+// sections (Qwen2-VL): pair i belongs to section j of i mod Σsections, as
+// llama.cpp's ggml_rope_multi and transformers' mrope_section split take
+// them. Interleaved (Qwen3-VL): height and width take every third pair
+// (1, 4, … and 2, 5, …) within 3·their widths, time the pairs 0, 3, …
+// within 3·its width, and any other pair the extra position, as
+// ggml_rope_multi's imrope does; transformers' apply_interleaved_mrope gives
+// those to time, which the caller says with extra = time.
+func (c *Config) mropeFreq(dst, inv []float32, pos [4]int) []float32 {
 	dst = grow(dst, len(inv))
 	s := c.MRoPE
 	sum := s[0] + s[1] + s[2] + s[3]
 	for i, f := range inv {
 		sec := i % sum
-		p := 0
+		p := pos[3]
 		switch {
 		case c.MRoPEInterleaved:
-			// Qwen3-VL: the height and width sections take every third
-			// pair (1, 4, … and 2, 5, …), time the rest
-			// (apply_interleaved_mrope).
-			p = pos[0]
-			if i%3 == 1 && i < 3*s[1] {
+			switch {
+			case sec%3 == 1 && sec < 3*s[1]:
 				p = pos[1]
-			} else if i%3 == 2 && i < 3*s[2] {
+			case sec%3 == 2 && sec < 3*s[2]:
 				p = pos[2]
+			case sec%3 == 0 && sec < 3*s[0]:
+				p = pos[0]
 			}
 		case sec < s[0]:
 			p = pos[0]

@@ -139,7 +139,7 @@ type Input struct {
 	// positions (temporal, row, column), as transformers' get_rope_index
 	// gives them for a prompt with an image (Qwen-VL). Only models with
 	// M-RoPE sections take them; nil: the three equal 0, 1, 2, ….
-	Positions [][3]int
+	Positions [][4]int
 	// Deepstack, when non-nil, holds per decoder layer l (from the first)
 	// one entry per token: a non-nil row of d_model values is added to
 	// that token's hidden state after layer l (Qwen3-VL's deepstack image

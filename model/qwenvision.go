@@ -496,6 +496,10 @@ func (q *qwenVision) encode(pr *Prepared, states *[][]float32) ([]float32, error
 	}
 	x := make([]float32, n*d)
 	kernels.MatMul(x, pr.Pixels, n, q.patch)
+	act := c.Activation
+	if q.v.matchLlamaCpp && act == "gelu_tanh" {
+		act = "gelu_ggml" // ggml_gelu's binary16 table
+	}
 	if q.v3 {
 		for i := 0; i < n; i++ {
 			kernels.Add(x[i*d:(i+1)*d], q.patchB)
@@ -541,7 +545,7 @@ func (q *qwenVision) encode(pr *Prepared, states *[][]float32) ([]float32, error
 	pr.Deepstack = nil
 	sc := newVitScratch(n, d, c.FFN)
 	for i := range q.blocks {
-		if err := q.blocks[i].forward(x, n, d, H, c.Activation, attn(q.full[i]), sc); err != nil {
+		if err := q.blocks[i].forward(x, n, d, H, act, attn(q.full[i]), sc); err != nil {
 			return nil, err
 		}
 		record()
@@ -631,18 +635,22 @@ func (q *qwenVision) prompt(m *Model, p ImagePrompt, pr *Prepared) (*imageSpan, 
 	}
 	span := &imageSpan{Tokens: tokens, Rows: rowsAfter(len(tokens), first, n)}
 	uh, uw := pr.Grid[0]/q.merge, pr.Grid[1]/q.merge
-	span.Positions = make([][3]int, len(tokens))
+	span.Positions = make([][4]int, len(tokens))
 	for i := 0; i < first; i++ {
-		span.Positions[i] = [3]int{i, i, i}
+		span.Positions[i] = [4]int{i, i, i, i}
 	}
 	s := first
+	extra := s // transformers: the pairs outside the sections take time
+	if p.Method == vision.Mtmd {
+		extra = 0 // mtmd's image positions leave the extra stream at 0
+	}
 	for j := 0; j < n; j++ {
-		span.Positions[first+j] = [3]int{s, s + j/uw, s + j%uw}
+		span.Positions[first+j] = [4]int{s, s + j/uw, s + j%uw, extra}
 	}
 	next := s + max(uh, uw)
 	for i := first + n; i < len(tokens); i++ {
 		pos := next + i - first - n
-		span.Positions[i] = [3]int{pos, pos, pos}
+		span.Positions[i] = [4]int{pos, pos, pos, pos}
 	}
 	return span, nil
 }
@@ -734,6 +742,10 @@ func (q *qwenVision) addPositions(x []float32, gh, gw int) {
 	d, m, side := q.v.cfg.DModel, q.merge, q.posSide
 	hi, hf := linspaceIdx(side, gh)
 	wi, wf := linspaceIdx(side, gw)
+	if q.v.matchLlamaCpp {
+		hi, hf = ggmlAlignCorners(side, gh)
+		wi, wf = ggmlAlignCorners(side, gw)
+	}
 	row := make([]float32, d)
 	uw := gw / m
 	for py := 0; py < gh; py++ {
@@ -777,6 +789,26 @@ func linspaceIdx(side, n int) ([]int, []float32) {
 		}
 		idx[i] = int(v)
 		frac[i] = v - float32(idx[i])
+	}
+	return idx, frac
+}
+
+// ggmlAlignCorners is ggml_interpolate's bilinear align-corners sampling
+// of side points at n (clip.cpp's resize_position_embeddings for
+// Qwen3-VL): point i at i / ((n−1)/(side−1)) in float32, its floor and
+// fraction (n = side: the points themselves).
+func ggmlAlignCorners(side, n int) ([]int, []float32) {
+	idx, frac := make([]int, n), make([]float32, n)
+	sf := float32(n) / float32(side)
+	if n > 1 && side > 1 {
+		sf = float32(n-1) / float32(side-1)
+	}
+	for i := 0; i < n; i++ {
+		y := float32(i) / sf
+		y0 := int(math.Floor(float64(y)))
+		y0 = max(0, min(y0, side-1))
+		idx[i] = y0
+		frac[i] = max(0, min(y-float32(y0), 1))
 	}
 	return idx, frac
 }

@@ -258,15 +258,23 @@ type qwenMtmdRef struct {
 // (2.4e-4 measured on the wide image, 1.0e-4 on the tall).
 const maxQwenDiffMtmd = 5e-4
 
+// maxQwen3DiffMtmd: Qwen3-VL's tower with MatchLlamaCpp against ggml's:
+// as maxQwenDiffMtmd, but the tower's MLP is a GELU too (ggml's binary16
+// table in every layer), so a table entry that flips moves the layer's
+// output, and the next: the layers agree to ~1e-5 of their sums
+// (MTMD_DUMP_TENSORS trace against the tower's states), the embeddings to
+// 7.7e-4 (wide) and 7.3e-4 (tall).
+const maxQwen3DiffMtmd = 1e-3
+
 // maxQwenDiffMtmdF32: our float32 forward (no MatchLlamaCpp) against
 // ggml's: the binary16 patch embedding and GELU table unmodelled, and
 // erf's GELU where ggml's is the tanh form (1.6e-3 measured).
 const maxQwenDiffMtmdF32 = 3e-3
 
-func readQwenMtmd(t *testing.T) qwenMtmdRef {
+func readQwenMtmd(t *testing.T, fix string) qwenMtmdRef {
 	t.Helper()
 	var ref qwenMtmdRef
-	readJSON(t, qwenFixture+"/gguf/mtmd.json", &ref)
+	readJSON(t, fix+"/gguf/mtmd.json", &ref)
 	if len(ref.Cases) != 2 {
 		t.Fatalf("mtmd.json has %d cases, want 2", len(ref.Cases))
 	}
@@ -278,9 +286,21 @@ func readQwenMtmd(t *testing.T) qwenMtmdRef {
 // tile bit for bit and its image embeddings within maxQwenDiffMtmd.
 func TestVisionQwen25VLMtmd(t *testing.T) {
 	t.Parallel()
-	ref := readQwenMtmd(t)
+	testVisionQwenMtmd(t, qwenFixture, maxQwenDiffMtmd, maxQwenDiffMtmdF32)
+}
+
+// Qwen3-VL's mmproj likewise; mtmd's embeddings hold the merger's row and
+// each deepstack merger's side by side (llama.cpp's qwen3vl text model
+// takes them as one input row).
+func TestVisionQwen3VLMtmd(t *testing.T) {
+	t.Parallel()
+	testVisionQwenMtmd(t, qwen3Fixture, maxQwen3DiffMtmd, maxQwenDiffMtmdF32)
+}
+
+func testVisionQwenMtmd(t *testing.T, fix string, tolMatch, tolF32 float64) {
+	ref := readQwenMtmd(t, fix)
 	for _, match := range []bool{false, true} {
-		v, err := LoadVision(qwenFixture+"/gguf/"+ref.MmprojGGUF, LoadOptions{MatchLlamaCpp: match})
+		v, err := LoadVision(fix+"/gguf/"+ref.MmprojGGUF, LoadOptions{MatchLlamaCpp: match})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -312,8 +332,16 @@ func TestVisionQwen25VLMtmd(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d := maxAbsDiff(feat, flatRows(c.Embd))
-			if tol := map[bool]float64{true: maxQwenDiffMtmd, false: maxQwenDiffMtmdF32}[match]; d > tol {
+			D := v.Config().TextDModel
+			rows := make([]float32, 0, len(feat)*(1+len(pr.Deepstack)))
+			for r := 0; r < pr.Rows; r++ {
+				rows = append(rows, feat[r*D:(r+1)*D]...)
+				for _, ds := range pr.Deepstack {
+					rows = append(rows, ds[r*D:(r+1)*D]...)
+				}
+			}
+			d := maxAbsDiff(rows, flatRows(c.Embd))
+			if tol := map[bool]float64{true: tolMatch, false: tolF32}[match]; d > tol {
 				t.Errorf("%s (match llama.cpp %v): image embeddings differ from mtmd's by %g", c.Image, match, d)
 			}
 			t.Logf("%s (match llama.cpp %v): %d rows, max |Δ image embeddings| = %.3g", c.Image, match, pr.Rows, d)
@@ -330,9 +358,21 @@ func TestVisionQwen25VLMtmd(t *testing.T) {
 // maxRelImageLogitDiffMtmd of the largest.
 func TestImageLogitsQwen25VLMtmd(t *testing.T) {
 	t.Parallel()
-	ref := readQwenMtmd(t)
+	testImageLogitsQwenMtmd(t, qwenFixture)
+}
+
+// Qwen3-VL's likewise: interleaved M-RoPE with mtmd's image positions
+// (the pairs outside the sections at the extra stream, 0 for the image),
+// the deepstack rows added after the first text layers.
+func TestImageLogitsQwen3VLMtmd(t *testing.T) {
+	t.Parallel()
+	testImageLogitsQwenMtmd(t, qwen3Fixture)
+}
+
+func testImageLogitsQwenMtmd(t *testing.T, fix string) {
+	ref := readQwenMtmd(t, fix)
 	gg := filepath.Join(t.TempDir(), "text.gguf")
-	if _, err := convert.Run(qwenFixture+"/hf", gg, convert.Options{OutType: convert.OutF32, Multimodal: convert.MultimodalText}); err != nil {
+	if _, err := convert.Run(fix+"/hf", gg, convert.Options{OutType: convert.OutF32, Multimodal: convert.MultimodalText}); err != nil {
 		t.Fatal(err)
 	}
 	for _, match := range []bool{true, false} {
@@ -341,7 +381,7 @@ func TestImageLogitsQwen25VLMtmd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, err := LoadVision(qwenFixture+"/gguf/"+ref.MmprojGGUF, opts)
+		v, err := LoadVision(fix+"/gguf/"+ref.MmprojGGUF, opts)
 		if err != nil {
 			t.Fatal(err)
 		}

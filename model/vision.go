@@ -111,7 +111,7 @@ type imageSpan struct {
 	Bidirectional bool
 	// Positions are the tokens' M-RoPE positions (Input.Positions; nil:
 	// 0, 1, 2, …).
-	Positions [][3]int
+	Positions [][4]int
 }
 
 // encoders are the projector types that run, by clip.projector_type.
