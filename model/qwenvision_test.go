@@ -428,3 +428,48 @@ func testImageLogitsQwenMtmd(t *testing.T, fix string) {
 		}
 	}
 }
+
+// The Qwen-VL prompt without (or with two) <|image_pad|>, and M-RoPE
+// positions or deepstack rows a model cannot take, are refused.
+func TestQwenVLRefusals(t *testing.T) {
+	t.Parallel()
+	m, err := Load(qwenFixture+"/hf", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := LoadVision(qwenFixture+"/hf", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := vision.NewImage(40, 30)
+	for _, p := range []ImagePrompt{
+		{Tokens: []int{1000, 15, 1002, 1003}, Image: img},
+		{Tokens: []int{1000, 1005, 15, 1005}, Image: img},
+		{Text: "no marker", Image: img, Method: vision.Transformers},
+		{Text: "<__media__> <__media__>", Image: img, Method: vision.Mtmd},
+		{Tokens: []int{1000, 1005}},
+	} {
+		if _, err := m.ImageInput(v, p); err == nil {
+			t.Errorf("%+v: no error", p)
+		}
+	}
+	for _, in := range []Input{
+		{Tokens: []int{1, 2}, Positions: make([][4]int, 1)},
+		{Tokens: []int{1, 2}, Positions: [][4]int{{0, 0, 0, 0}, {-1, 0, 0, 0}}},
+		{Tokens: []int{1, 2}, Deepstack: make([][][]float32, 3)},
+		{Tokens: []int{1, 2}, Deepstack: [][][]float32{make([][]float32, 1)}},
+		{Tokens: []int{1, 2}, Deepstack: [][][]float32{{nil, make([]float32, 3)}}},
+	} {
+		if _, err := m.Forward(in, nil); err == nil {
+			t.Errorf("%+v: no error", in)
+		}
+	}
+	// A model without M-RoPE takes no position triples.
+	g, err := Load(visionFixture+"/hf", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Forward(Input{Tokens: []int{1, 2}, Positions: make([][4]int, 2)}, nil); err == nil {
+		t.Error("gemma3 with M-RoPE positions: no error")
+	}
+}

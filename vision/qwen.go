@@ -53,10 +53,22 @@ func (q QwenVL) Size(img *Image) (h, w int, err error) {
 	if q.Patch <= 0 || q.Merge <= 0 || q.Temporal <= 0 {
 		return 0, 0, fmt.Errorf("vision: Qwen-VL patch %d, merge %d, temporal patch %d", q.Patch, q.Merge, q.Temporal)
 	}
-	if q.Method == Mtmd {
-		return mtmdQwenSize(img.H, img.W, q.Patch*q.Merge, q.MinPixels, q.MaxPixels)
+	if img == nil || img.W <= 0 || img.H <= 0 {
+		return 0, 0, fmt.Errorf("vision: no image")
 	}
-	return SmartResize(img.H, img.W, q.Patch*q.Merge, q.MinPixels, q.MaxPixels)
+	size := SmartResize
+	if q.Method == Mtmd {
+		size = mtmdQwenSize
+	}
+	if h, w, err = size(img.H, img.W, q.Patch*q.Merge, q.MinPixels, q.MaxPixels); err != nil {
+		return 0, 0, err
+	}
+	// min_pixels comes from a config file: the resized image, not only
+	// the decoded one, stays within MaxPixels.
+	if h <= 0 || w <= 0 || int64(h)*int64(w) > MaxPixels {
+		return 0, 0, fmt.Errorf("vision: image %d×%d resizes to %d×%d (at most %d pixels)", img.W, img.H, w, h, MaxPixels)
+	}
+	return h, w, nil
 }
 
 // Tile returns the resized and normalized image, channel-major [3][h][w]
