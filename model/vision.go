@@ -447,15 +447,27 @@ func (v *Vision) loadVitBlock(l *loader, i, d, F int, eps float32) vitBlock {
 		b.Q, b.K, b.V = lin("v.blk.{bid}.attn_q", d, d), lin("v.blk.{bid}.attn_k", d, d), lin("v.blk.{bid}.attn_v", d, d)
 		return b
 	}
-	w := l.vector(v.name(l, fused, i, ".weight"), 3*d*d)
+	// Each part keeps the tensor's dtype: its rows are a third of the
+	// bytes (row-major, whole rows per part, any block type).
+	wname := v.name(l, fused, i, ".weight")
+	t, raw := l.read(wname)
 	bias := l.optVector(v.name(l, fused, i, ".bias"), 3*d)
-	parts := [3]*linear{&b.Q, &b.K, &b.V}
-	for j, p := range parts {
-		if w == nil {
-			break
+	if t == nil {
+		return b
+	}
+	if !shapeIs(t.Shape, 3*d, d) || t.DType == tensor.I8 || len(raw)%3 != 0 {
+		l.fail(fmt.Errorf("model: %s: tensor %q has shape %v (%v), want [%d %d]", t.File, wname, t.Shape, t.DType, 3*d, d))
+		return b
+	}
+	per := len(raw) / 3
+	for j, p := range [3]*linear{&b.Q, &b.K, &b.V} {
+		m, err := kernels.NewMatrix(t.DType, d, d, raw[j*per:(j+1)*per], nil)
+		if err != nil {
+			l.fail(fmt.Errorf("model: %s: tensor %q: %w", t.File, wname, err))
+			return b
 		}
-		p.W = kernels.F32Matrix(d, d, w[j*d*d:(j+1)*d*d])
-		l.mats = append(l.mats, p.W)
+		l.mats = append(l.mats, m)
+		p.W = m
 		if bias != nil {
 			p.B = bias[j*d : (j+1)*d]
 		}
