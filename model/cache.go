@@ -72,6 +72,12 @@ type Session struct {
 	// position in the cache (Input.Groups; nil: none).
 	embeds [][]float32
 	groups []int
+	// positions are the M-RoPE positions of the step about to run
+	// (Input.Positions; nil: cache.Len + t).
+	positions [][4]int
+	// deepstack are the rows added after each layer in the step about to
+	// run (Input.Deepstack; nil: none).
+	deepstack [][][]float32
 	// obs sees every weight matrix multiply (SetObserver); nil: none.
 	obs Observer
 
@@ -198,13 +204,13 @@ func (s *Session) forward(tokens []int, mask []bool, tr *Trace, lastOnly bool) (
 	for s.groups != nil && len(s.groups) < s.cache.Len+len(tokens) {
 		s.groups = append(s.groups, -1) // later steps attend causally
 	}
-	if s.embeds != nil {
+	if s.embeds != nil || s.positions != nil || s.deepstack != nil {
 		if _, ok := s.m.impl.(*decoder); !ok {
 			return nil, fmt.Errorf("model: %s: input embeddings are not supported by this architecture", cfg.Arch)
 		}
 	}
 	hidden, logits, err := s.m.impl.step(s, tokens, tr, lastOnly)
-	s.types, s.embeds = nil, nil
+	s.types, s.embeds, s.positions, s.deepstack = nil, nil, nil, nil
 	if err != nil {
 		if s.mask != nil {
 			s.mask = s.mask[:s.cache.Len]

@@ -428,6 +428,15 @@ func loadDecoder(l *loader, f *spec.Family, hc spec.Config, hf bool) (*Model, er
 		return nil, err
 	}
 	m.invFreqLocal = m.invFreq
+	if cfg.MRoPE, err = mropeSections(fl, c, cfg.Arch, hf); err != nil {
+		return nil, err
+	}
+	if rs, ok := c.Map("rope_scaling"); ok && cfg.MRoPE != nil {
+		cfg.MRoPEInterleaved, _ = rs["mrope_interleaved"].(bool)
+	}
+	if !hf && cfg.Arch == "qwen3vl" {
+		cfg.MRoPEInterleaved = true // llama.cpp's qwen3vl graph interleaves; no key says it
+	}
 	if g.EmbedScale {
 		m.embScale = float32(math.Sqrt(float64(d)))
 	}
@@ -630,7 +639,7 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 	q, k, v := make([]float32, T*qd), make([]float32, T*kd), make([]float32, T*kd)
 	att := make([]float32, T*qd)
 	o := make([]float32, T*d)
-	var gate, up, qkv, o2, hb, qg, qgate, side []float32
+	var gate, up, qkv, o2, hb, qg, qgate, side, mrope []float32
 	if tr != nil {
 		tr.Kinds = make([]string, len(m.layers))
 		for l, lay := range m.layers {
@@ -698,6 +707,14 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 			inv = m.invFreqLong
 		}
 		for t := 0; t < T && m.layers[l].Rope; t++ {
+			if s.positions != nil {
+				// M-RoPE: each pair's angle is its section's position
+				// times its frequency, given as the frequency at 1.
+				mrope = c.mropeFreq(mrope, inv, s.positions[t])
+				kernels.RoPEFreqScaled(q[t*qd:(t+1)*qd], H, D, mrope, 1, c.RopeNeox, m.ropeScale)
+				kernels.RoPEFreqScaled(k[t*kd:(t+1)*kd], G, D, mrope, 1, c.RopeNeox, m.ropeScale)
+				continue
+			}
 			kernels.RoPEFreqScaled(q[t*qd:(t+1)*qd], H, D, inv, pos0+t, c.RopeNeox, m.ropeScale)
 			kernels.RoPEFreqScaled(k[t*kd:(t+1)*kd], G, D, inv, pos0+t, c.RopeNeox, m.ropeScale)
 		}
@@ -750,6 +767,15 @@ func (m *decoder) step(s *Session, tokens []int, tr *Trace, lastOnly bool) (hidd
 		m.residual(x, o, b.PostAttnNorm, h, T, d)
 		if gate, up, err = m.feedForward(s, x, h, o, b, gate, up, l, T, obs); err != nil {
 			return nil, nil, err
+		}
+		if l < len(s.deepstack) {
+			// Qwen3-VL's deepstack: the image's features from a vision
+			// layer join the hidden state of its tokens after layer l.
+			for t, e := range s.deepstack[l] {
+				if e != nil {
+					kernels.Add(x[t*d:(t+1)*d], e)
+				}
+			}
 		}
 		recordLayer(tr, x, d)
 	}
@@ -1063,7 +1089,7 @@ func ropeFrequencies(fl familyLoader, c spec.Config, cfg *Config, m *decoder) ([
 			m.ropeScale = af
 			return y, err
 		}
-		if rs, ok := c.Map("rope_scaling"); ok {
+		if rs, ok := c.Map("rope_scaling"); ok && !isMRoPE(rs) {
 			lr, ok, err := spec.LongRopeOf(c, cfg.RopeDim)
 			if !ok || err != nil || fl.f != spec.Phi3 {
 				return nil, tensor.Unsupported("model: %s: %s rope_scaling %v is not supported", path, cfg.Arch, map[string]any(rs))
@@ -1397,4 +1423,109 @@ func runExperts(dst, h []float32, experts []expert, weight []float32, T, d, F in
 		}
 	}
 	return nil
+}
+
+// mropeSections reads M-RoPE's sections (time, height, width, extra): the
+// GGUF's rope.dimension_sections, or config.json's rope_scaling
+// mrope_section; zero when the model has none.
+func mropeSections(fl familyLoader, c spec.Config, arch string, hf bool) ([]int, error) {
+	out := make([]int, 4)
+	var secs []int64
+	if hf {
+		rs, ok := c.Map("rope_scaling")
+		if !ok {
+			return nil, nil
+		}
+		s, ok, err := rs.Ints("mrope_section")
+		if err != nil || !ok {
+			return nil, err
+		}
+		secs = s
+	} else {
+		v, ok := fl.c.Metadata.Get(arch + ".rope.dimension_sections")
+		if !ok {
+			return nil, nil
+		}
+		a, _ := v.Array()
+		switch d := a.Data.(type) {
+		case []int32:
+			for _, x := range d {
+				secs = append(secs, int64(x))
+			}
+		case []uint32:
+			for _, x := range d {
+				secs = append(secs, int64(x))
+			}
+		default:
+			return out, fmt.Errorf("model: %s: %s.rope.dimension_sections is not an integer array", fl.c.Path, arch)
+		}
+	}
+	sum := int64(0)
+	for i, x := range secs {
+		if i >= 4 {
+			break
+		}
+		if x < 0 || x > 1<<20 {
+			return out, fmt.Errorf("model: %s: M-RoPE section %d = %d", fl.c.Path, i, x)
+		}
+		out[i] = int(x)
+		sum += x
+	}
+	if sum == 0 {
+		return nil, nil
+	}
+	return out, nil
+}
+
+// mropeFreq sets dst to inv with each pair's frequency times its section's
+// position, for one token at pos (time, height, width, extra). Consecutive
+// sections (Qwen2-VL): pair i belongs to section j of i mod Σsections, as
+// llama.cpp's ggml_rope_multi and transformers' mrope_section split take
+// them. Interleaved (Qwen3-VL): height and width take every third pair
+// (1, 4, … and 2, 5, …) within 3·their widths, time the pairs 0, 3, …
+// within 3·its width, and any other pair the extra position, as
+// ggml_rope_multi's imrope does; transformers' apply_interleaved_mrope gives
+// those to time, which the caller says with extra = time.
+func (c *Config) mropeFreq(dst, inv []float32, pos [4]int) []float32 {
+	dst = grow(dst, len(inv))
+	s := c.MRoPE
+	sum := s[0] + s[1] + s[2] + s[3]
+	for i, f := range inv {
+		sec := i % sum
+		p := pos[3]
+		switch {
+		case c.MRoPEInterleaved:
+			switch {
+			case sec%3 == 1 && sec < 3*s[1]:
+				p = pos[1]
+			case sec%3 == 2 && sec < 3*s[2]:
+				p = pos[2]
+			case sec%3 == 0 && sec < 3*s[0]:
+				p = pos[0]
+			}
+		case sec < s[0]:
+			p = pos[0]
+		case sec < s[0]+s[1]:
+			p = pos[1]
+		case sec < s[0]+s[1]+s[2]:
+			p = pos[2]
+		}
+		dst[i] = float32(p) * f
+	}
+	return dst
+}
+
+// isMRoPE reports whether rope_scaling is M-RoPE's alone (mrope_section
+// with rope_type or type "default" or "mrope"): the frequencies are the
+// plain ones, the sections say which position each pair takes.
+func isMRoPE(rs spec.Config) bool {
+	if _, ok := rs["mrope_section"]; !ok {
+		return false
+	}
+	for _, k := range []string{"rope_type", "type"} {
+		if t, ok := rs.Str(k); ok && t != "default" && t != "mrope" {
+			return false
+		}
+	}
+	return true
 }

@@ -111,7 +111,7 @@ func (m *Model) ImageInput(v *Vision, p ImagePrompt) (*ImageRun, error) {
 	if len(feat) != prep.Rows*d {
 		return nil, fmt.Errorf("model: %s: the encoder gave %d values for %d feature rows of width %d", v.Path, len(feat), prep.Rows, d)
 	}
-	in := Input{Tokens: span.Tokens, Embeds: make([][]float32, len(span.Tokens))}
+	in := Input{Tokens: span.Tokens, Embeds: make([][]float32, len(span.Tokens)), Positions: span.Positions}
 	if span.Bidirectional {
 		in.Groups = make([]int, len(span.Tokens))
 		for i := range in.Groups {
@@ -132,6 +132,15 @@ func (m *Model) ImageInput(v *Vision, p ImagePrompt) (*ImageRun, error) {
 		last = i
 		used++
 		in.Embeds[i] = feat[r*d : (r+1)*d]
+		for l, ds := range prep.Deepstack {
+			if in.Deepstack == nil {
+				in.Deepstack = make([][][]float32, len(prep.Deepstack))
+			}
+			if in.Deepstack[l] == nil {
+				in.Deepstack[l] = make([][]float32, len(span.Tokens))
+			}
+			in.Deepstack[l][i] = ds[r*d : (r+1)*d]
+		}
 		if in.Groups != nil {
 			in.Groups[i] = 0
 		}

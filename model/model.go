@@ -47,6 +47,12 @@ type Config struct {
 	RopeTheta float64 `json:"rope_theta,omitempty"` // RoPE base; 0 = no RoPE
 	RopeDim   int     `json:"rope_dim,omitempty"`   // rotated elements per head
 	RopeNeox  bool    `json:"rope_neox,omitempty"`  // rotate-half pairs (HF) rather than interleaved pairs (GGUF)
+	// MRoPE are M-RoPE's sections (time, height, width, extra: pairs per
+	// position stream; Qwen-VL's rope.dimension_sections); zero: none.
+	MRoPE []int `json:"mrope,omitempty"`
+	// MRoPEInterleaved: the sections take every third pair (Qwen3-VL)
+	// rather than consecutive runs.
+	MRoPEInterleaved bool `json:"mrope_interleaved,omitempty"`
 
 	ScaleEmbedding bool `json:"scale_embedding,omitempty"` // multiply token embeddings by √d_model
 	TiedEmbeddings bool `json:"tied_embeddings"`           // lm_head shares the token embedding
@@ -129,6 +135,16 @@ type Input struct {
 	// contiguous run sharing a group ≥ 0 attend to each other both ways
 	// (Gemma 3's image tokens); -1 keeps the causal mask.
 	Groups []int
+	// Positions, when non-nil, has one entry per token: its M-RoPE
+	// positions (temporal, row, column), as transformers' get_rope_index
+	// gives them for a prompt with an image (Qwen-VL). Only models with
+	// M-RoPE sections take them; nil: the three equal 0, 1, 2, ….
+	Positions [][4]int
+	// Deepstack, when non-nil, holds per decoder layer l (from the first)
+	// one entry per token: a non-nil row of d_model values is added to
+	// that token's hidden state after layer l (Qwen3-VL's deepstack image
+	// features). Decoder-only models.
+	Deepstack [][][]float32
 }
 
 // Output is what Forward computed.
@@ -512,6 +528,8 @@ func (m *Model) Forward(in Input, tr *Trace) (*Output, error) {
 	}
 	s.types = in.TokenTypes
 	s.embeds = in.Embeds
+	s.positions = in.Positions
+	s.deepstack = in.Deepstack
 	if in.Groups != nil {
 		s.groups = in.Groups
 	}
@@ -556,7 +574,7 @@ func (m *Model) checkInput(in *Input) error {
 
 // checkSoft checks Input.Embeds and Input.Groups against the tokens.
 func checkSoft(c *Config, in *Input) error {
-	if (in.Embeds != nil || in.Groups != nil) && (c.EncoderDecoder || c.EncoderOnly) {
+	if (in.Embeds != nil || in.Groups != nil || in.Positions != nil || in.Deepstack != nil) && (c.EncoderDecoder || c.EncoderOnly) {
 		return fmt.Errorf("model: %s: input embeddings and attention groups are for decoder-only models", c.Arch)
 	}
 	if in.Embeds != nil {
@@ -566,6 +584,34 @@ func checkSoft(c *Config, in *Input) error {
 		for i, e := range in.Embeds {
 			if e != nil && len(e) != c.DModel {
 				return fmt.Errorf("model: input embedding %d has %d values, the model's width is %d", i, len(e), c.DModel)
+			}
+		}
+	}
+	if len(in.Deepstack) > c.Layers {
+		return fmt.Errorf("model: %d deepstack layers for a model of %d", len(in.Deepstack), c.Layers)
+	}
+	for l, rows := range in.Deepstack {
+		if len(rows) != len(in.Tokens) {
+			return fmt.Errorf("model: deepstack layer %d has %d rows for %d tokens", l, len(rows), len(in.Tokens))
+		}
+		for i, e := range rows {
+			if e != nil && len(e) != c.DModel {
+				return fmt.Errorf("model: deepstack layer %d row %d has %d values, the model's width is %d", l, i, len(e), c.DModel)
+			}
+		}
+	}
+	if in.Positions != nil {
+		if len(in.Positions) != len(in.Tokens) {
+			return fmt.Errorf("model: %d M-RoPE positions for %d tokens", len(in.Positions), len(in.Tokens))
+		}
+		if c.MRoPE == nil {
+			return fmt.Errorf("model: %s has no M-RoPE sections: it takes no position triples", c.Arch)
+		}
+		for i, p := range in.Positions {
+			for _, x := range p {
+				if x < 0 || x > 1<<30 {
+					return fmt.Errorf("model: M-RoPE position %v (index %d) out of range", p, i)
+				}
 			}
 		}
 	}

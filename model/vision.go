@@ -7,11 +7,13 @@ package model
 // projector, and what the processor's placeholder becomes in the prompt.
 // Adding a projector type is one file with one entry in encoders:
 //
-//	gemma3   siglip.go          SigLIP ViT + avg-pool + RMSNorm + projection
-//	idefics3 idefics3vision.go  SigLIP ViT per tile + pixel shuffle + linear (SmolVLM)
-//	mlp      llavavision.go     CLIP ViT + 2-layer GELU MLP (LLaVA-1.5; LLaVA-NeXT's any-res tiles)
-//	pixtral  pixtralvision.go   Pixtral ViT (2-D RoPE) + RMSNorm + patch merger + MLP
-//	qwen2a   qwen2audio.go      Whisper encoder + 2× avg-pool + LayerNorm + linear (audio)
+//	gemma3            siglip.go          SigLIP ViT + avg-pool + RMSNorm + projection
+//	idefics3          idefics3vision.go  SigLIP ViT per tile + pixel shuffle + linear (SmolVLM)
+//	mlp               llavavision.go     CLIP ViT + 2-layer GELU MLP (LLaVA-1.5; LLaVA-NeXT's any-res tiles)
+//	pixtral           pixtralvision.go   Pixtral ViT (2-D RoPE) + RMSNorm + patch merger + MLP
+//	qwen2.5vl_merger  qwenvision.go      windowed 2-D RoPE ViT + 2×2 merger MLP
+//	qwen3vl_merger    qwenvision.go      2-D RoPE ViT with learned positions + mergers, deepstack
+//	qwen2a            qwen2audio.go      Whisper encoder + 2× avg-pool + LayerNorm + linear (audio)
 //
 // The shared pieces — vitBlock (a pre-norm transformer layer), patch
 // unfolding, the loader — are used by every tower that has them, never
@@ -113,6 +115,10 @@ type Prepared struct {
 	// Grid is the projector type's own layout of the image (e.g. tiles
 	// down and across), for its prompt.
 	Grid []int
+	// Deepstack, filled by encode where the tower has them (Qwen3-VL),
+	// are the features [Rows][TextDModel] its intermediate layers give
+	// the first text layers, one per text layer from the first.
+	Deepstack [][]float32
 }
 
 // imageSpan is a prompt with its image: per token, the feature row its
@@ -123,6 +129,9 @@ type imageSpan struct {
 	// Bidirectional: the image's rows attend to each other both ways
 	// (Gemma 3).
 	Bidirectional bool
+	// Positions are the tokens' M-RoPE positions (Input.Positions; nil:
+	// 0, 1, 2, …).
+	Positions [][4]int
 }
 
 // encoders are the projector types that run, by clip.projector_type.
@@ -132,11 +141,13 @@ var encoders = map[string]struct {
 	fromHF   func(v *Vision, c *checkpoint.Checkpoint, top spec.Config) (encoder, error)
 	fromGGUF func(v *Vision, md tensor.Metadata) (encoder, error)
 }{
-	"gemma3":   {gemma3FromHF, gemma3FromGGUF},
-	"idefics3": {idefics3FromHF, idefics3FromGGUF},
-	"mlp":      {llavaFromHF, llavaFromGGUF},
-	"pixtral":  {pixtralFromHF, pixtralFromGGUF},
-	"qwen2a":   {qwen2AudioFromHF, qwen2AudioFromGGUF},
+	"gemma3":           {gemma3FromHF, gemma3FromGGUF},
+	"idefics3":         {idefics3FromHF, idefics3FromGGUF},
+	"mlp":              {llavaFromHF, llavaFromGGUF},
+	"pixtral":          {pixtralFromHF, pixtralFromGGUF},
+	"qwen2.5vl_merger": {qwenFromHF, qwenFromGGUF},
+	"qwen3vl_merger":   {qwenFromHF, qwenFromGGUF},
+	"qwen2a":           {qwen2AudioFromHF, qwen2AudioFromGGUF},
 }
 
 // runnable lists the projector types that run, for messages.
@@ -451,7 +462,9 @@ func (b *vitBlock) forward(x []float32, n, d, H int, act string, a vitAttn, s *v
 }
 
 // loadVitBlock reads layer i's vitBlock by the record's roles
-// (v.blk.{bid}.ln1, attn_q, …, ffn_down), LayerNorms with eps.
+// (v.blk.{bid}.ln1, attn_q, …, ffn_down; ffn_gate where the record has
+// it; q, k and v cut from one fused tensor where the checkpoint keeps them
+// so), LayerNorms with eps (a caller sets RMS for RMSNorms).
 func (v *Vision) loadVitBlock(l *loader, i, d, F int, eps float32) vitBlock {
 	return v.loadBlock(l, "v", i, d, F, eps)
 }
@@ -481,12 +494,52 @@ func (v *Vision) loadBlockFFN(l *loader, prefix string, i, d, F int, eps float32
 	lin := func(r string, out, in int) linear {
 		return linear{W: l.matrix(v.name(l, role(r), i, ".weight"), out, in), B: l.optVector(v.name(l, role(r), i, ".bias"), out)}
 	}
-	return vitBlock{
+	b := vitBlock{
 		LN1: layerNorm("ln1"), LN2: layerNorm("ln2"),
-		Q: lin("attn_q", d, d), K: lin("attn_k", d, d),
-		V: lin("attn_v", d, d), O: lin("attn_out", d, d),
+		O:  lin("attn_out", d, d),
 		Up: lin(up, F, d), Down: lin(down, d, F),
 	}
+	if _, ok := v.proj.Tower.Tensor(role("ffn_gate")); ok {
+		b.Gate = lin("ffn_gate", F, d)
+	}
+	// One fused q, k, v tensor [3d][d]: the mmproj's attn_qkv, or the
+	// Hugging Face qkv the converter cuts into attn_q, attn_k, attn_v.
+	fused := ""
+	if _, ok := v.proj.Tower.Tensor(role("attn_qkv")); ok {
+		fused = role("attn_qkv")
+	} else if t, ok := v.proj.Tower.Tensor(role("attn_q")); ok && t.Split != nil && !v.GGUF {
+		fused = role("attn_q")
+	}
+	if fused == "" {
+		b.Q, b.K, b.V = lin("attn_q", d, d), lin("attn_k", d, d), lin("attn_v", d, d)
+		return b
+	}
+	// Each part keeps the tensor's dtype: its rows are a third of the
+	// bytes (row-major, whole rows per part, any block type).
+	wname := v.name(l, fused, i, ".weight")
+	t, raw := l.read(wname)
+	bias := l.optVector(v.name(l, fused, i, ".bias"), 3*d)
+	if t == nil {
+		return b
+	}
+	if !shapeIs(t.Shape, 3*d, d) || t.DType == tensor.I8 || len(raw)%3 != 0 {
+		l.fail(fmt.Errorf("model: %s: tensor %q has shape %v (%v), want [%d %d]", t.File, wname, t.Shape, t.DType, 3*d, d))
+		return b
+	}
+	per := len(raw) / 3
+	for j, p := range [3]*linear{&b.Q, &b.K, &b.V} {
+		m, err := kernels.NewMatrix(t.DType, d, d, raw[j*per:(j+1)*per], nil)
+		if err != nil {
+			l.fail(fmt.Errorf("model: %s: tensor %q: %w", t.File, wname, err))
+			return b
+		}
+		l.mats = append(l.mats, m)
+		p.W = m
+		if bias != nil {
+			p.B = bias[j*d : (j+1)*d]
+		}
+	}
+	return b
 }
 
 // unfoldPatches lays the p×p patches of a [3][H][W] tile out as rows

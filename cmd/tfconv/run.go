@@ -65,12 +65,12 @@ models (BLOOM) count positions over unpadded tokens, as transformers does.
 --token-types 0,0,1,1 gives BERT's token_type_ids (segment ids), one per
 input token, each below the model's type_vocab_size (default: all 0).
 
---image FILE runs a vision-language checkpoint (Gemma 3) on a prompt with
+--image FILE runs a vision-language checkpoint (Gemma 3, Qwen2.5-VL, Qwen3-VL) on a prompt with
 one image: the Hugging Face folder holds the encoder; a text GGUF takes
 llama.cpp's mmproj GGUF with --mmproj, as llama-mtmd-cli does. The prompt
-marks the image once: --tokens hold the <start_of_image> id, --prompt holds
-"<start_of_image>" (or mtmd's "<__media__>"); tfconv expands it into the
-image's soft tokens. --preprocess chooses whose image preprocessing and
+marks the image once: --tokens hold the <start_of_image> id (Qwen-VL:
+<|image_pad|>), --prompt holds that text (or mtmd's "<__media__>"); tfconv
+expands it into the image's soft tokens. --preprocess chooses whose image preprocessing and
 prompt expansion to reproduce: transformers (default for a Hugging Face
 folder: Pillow's bilinear stretch, "\n\n" around the image) or llamacpp
 (default with --mmproj: mtmd's letterbox and bilinear filter). --json adds

@@ -3,13 +3,18 @@
 // llama.cpp's code); it calls mtmd.h / mtmd-helper.h / llama.h, and mtmd's
 // own image preprocessor class (mtmd-image.h) for the preprocessed tile.
 //
-// Output: {"image_width", "image_height", "pixels" (the preprocessed tile,
-// [3][S][S] channel-major as float32 little-endian, base64; the first tile
+// Output: {"image_width", "image_height", "tile" and "tile_height" (the
+// first tile's width and height), "pixels" (the preprocessed tile,
+// [3][H][W] channel-major as float32 little-endian, base64; the first tile
 // for a sliced projector, which adds "grid" [rows, cols] and "tiles", every
-// tile in the prompt's order in that form), "tokens" (the
-// prompt's ids; -1 at the image's positions), "image_embd" ([n][d_text], the
-// projector's output for every image chunk in turn), "logits" ({position: [vocab]} for every text position
-// after the image)}.
+// tile in the prompt's order in that form), "tokens" (the prompt's ids; -1
+// at the image's positions), "image_embd" ([n][d_text], the projector's
+// output for every image chunk in turn), "logits" ({index in tokens:
+// [vocab]} for every text position after the image; the index is the
+// position but for M-RoPE models, whose positions after an image jump)}.
+// The tiles are made by mtmd's own preprocessor class for the projector, as
+// mtmd.cpp chooses it. A sound file gives "audio": true and "samples", no
+// tile, and the audio chunks' embeddings.
 //
 // The prompt's text is split at mtmd's marker <__media__>; mtmd tokenizes
 // each part alone and puts <start_of_image> + the image + <end_of_image>
@@ -154,7 +159,8 @@ int main(int argc, char **argv) {
         } else if (uhd) {
             mtmd_image_preprocessor_llava_uhd pre(cr.ctx_v);
             po = pre.preprocess(u8);
-        } else if (pt == PROJECTOR_TYPE_PIXTRAL) {
+        } else if (pt == PROJECTOR_TYPE_PIXTRAL || pt == PROJECTOR_TYPE_QWEN2VL || pt == PROJECTOR_TYPE_QWEN25VL ||
+                   pt == PROJECTOR_TYPE_QWEN3VL) {
             // Projectors of native image size resize to patch multiples
             // (mtmd_image_preprocessor_dyn_size, as mtmd.cpp picks it).
             mtmd_image_preprocessor_dyn_size pre(cr.ctx_v);
@@ -201,7 +207,7 @@ int main(int argc, char **argv) {
             for (size_t i = 0; i < n; i++) {
                 if (!after_image) continue;
                 const float *l = llama_get_logits_ith(lctx, i);
-                logits.push_back({(int)(n_past + i), std::vector<float>(l, l + n_vocab)});
+                logits.push_back({(int)(tokens.size() - n + i), std::vector<float>(l, l + n_vocab)});
             }
             n_past += n;
             llama_batch_free(b);
