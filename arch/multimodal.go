@@ -1,6 +1,10 @@
 package arch
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/tfconv/tfconv/tensor"
+)
 
 // The published checkpoints of some families are a text model beside a
 // vision tower (Llama4ForConditionalGeneration, Mistral3ForConditionalGeneration):
@@ -49,3 +53,28 @@ func visionTower(prefixes ...string) []Drop {
 // visionLeftOut is the reason a multimodal checkpoint's vision tensors are
 // dropped from its text model's GGUF.
 const visionLeftOut = "vision tower: the GGUF is the text model; llama.cpp keeps the vision tower in a separate --mmproj GGUF, and --mmproj is not supported for this class yet (no projector record)"
+
+// textClass refuses a multimodal checkpoint of a class starting with
+// prefix whose text model (text_config's, or the original InternVL
+// layout's llm_config's "architectures") is not class: llama.cpp's
+// converter picks the text model's class from there, and a family that
+// took such a class by the checkpoint's own would write the wrong model.
+// No key.
+func textClass(prefix, class string) Param {
+	return Param{Key: "_text_class", Kind: tensor.KindString, Derive: func(c Config) (tensor.Value, bool, error) {
+		top := configClasses(c)
+		if len(top) == 0 || !strings.HasPrefix(top[0], prefix) {
+			return tensor.Value{}, false, nil
+		}
+		for _, k := range []string{"text_config", "llm_config"} {
+			sub, ok := c.Map(k)
+			if !ok {
+				continue
+			}
+			if cls := configClasses(sub); len(cls) > 0 && cls[0] != class {
+				return tensor.Value{}, false, errUnsupported("config.json: %s's %s architectures %v: this family converts %s text models; llama.cpp's converter writes %s as its own family", top[0], k, cls, class, cls[0])
+			}
+		}
+		return tensor.Value{}, false, nil
+	}, Inverse: func(Config, tensor.Value, Meta) {}}
+}

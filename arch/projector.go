@@ -228,6 +228,9 @@ func (p *Projector) TowerConfig(top, pre Config) (Config, error) {
 	}
 	text, ok := top.Map("text_config")
 	if !ok {
+		text, ok = top.Map("llm_config") // the original InternVL layout's
+	}
+	if !ok {
 		text = top
 	}
 	c[TowerText], c[TowerTop], c[TowerPreprocessor] = map[string]any(text), map[string]any(top), map[string]any(pre)

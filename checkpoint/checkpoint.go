@@ -401,9 +401,14 @@ func (c *Checkpoint) RawConfig() (map[string]any, error) {
 // nested beside another (Llama4ForConditionalGeneration, Mistral 3: its
 // text_config object) as the text model's, the way llama.cpp's converter
 // reads it: text_config's entries over the top level's. architectures
-// stays the top level's (the class of the checkpoint).
+// stays the top level's (the class of the checkpoint). The original
+// InternVL layout's llm_config is its text_config (the converter renames
+// it so).
 func textModelConfig(m map[string]any) map[string]any {
 	tc, ok := m["text_config"].(map[string]any)
+	if !ok {
+		tc, ok = m["llm_config"].(map[string]any)
+	}
 	if !ok {
 		return m
 	}

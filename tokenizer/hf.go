@@ -215,8 +215,16 @@ func readHFConfig(src Source) (*hfConfig, error) {
 				}
 			}
 		}
+		// The original InternVL layout's llm_config is its text_config to
+		// the converter, which renames it before reading vocab_size
+		// (gguf-py's SpecialVocab reads config.json as written: ids only
+		// from text_config).
+		sizes := text
+		if raw, ok := m["llm_config"]; ok && text == nil {
+			json.Unmarshal(raw, &sizes)
+		}
 		for _, k := range []string{"type_vocab_size", "vocab_size"} {
-			if raw, ok := text[k]; ok {
+			if raw, ok := sizes[k]; ok {
 				m[k] = raw
 			}
 		}
