@@ -26,6 +26,7 @@ func TestRequantize(t *testing.T) {
 	}{
 		{"mxfp4", "../testdata/arch/gptoss/hf", Options{OutType: OutF32}, "MXFP4", 6},
 		{"nvfp4", "../testdata/modelopt/nvfp4-ffn128", Options{}, "NVFP4", 14},
+		{"nvfp4-experts", "../testdata/modelopt/nvfp4-moe", Options{}, "NVFP4", 14},
 		{"mlx-q4_0", "../testdata/gguf/llama-Q4_0.gguf", Options{To: MLX}, "U32", 16},
 	} {
 		t.Run(c.name, func(t *testing.T) {
