@@ -2,7 +2,10 @@ package convert
 
 import (
 	"bytes"
+	"encoding/json"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/tfconv/tfconv/checkpoint"
@@ -51,5 +54,76 @@ func TestMLXQuantizeMatchesMLXSave(t *testing.T) {
 		}
 		ours.Close()
 		theirs.Close()
+	}
+}
+
+// TestMLXQuantizeMoEMatchesMLXSave: quantize --to mlx --bits 4
+// --group-size 32 of the Qwen3-MoE fixture writes what MLX 846d176 writes
+// for it as mlx-lm d78bf58 lays a Qwen3-MoE out (testdata/mlx
+// qwen3moe-q4g32, refprog/mlxsavemoe.cpp): each layer's experts stacked
+// into mlp.switch_mlp.{gate,up,down}_proj, 3-D codes, scales and biases
+// by mx::quantize, the router mlp.gate at 8 bits and group 64 (qwen3_moe's
+// quant_predicate, a per-layer entry in config.json), tensor for tensor,
+// byte for byte; read back, each weight is MLX's dequantization of its own.
+func TestMLXQuantizeMoEMatchesMLXSave(t *testing.T) {
+	t.Parallel()
+	ref := filepath.Join("..", "testdata", "mlx", "qwen3moe-q4g32")
+	dir := filepath.Join(t.TempDir(), "mlx")
+	if _, err := Run(filepath.Join("..", "testdata", "arch", "qwen3moe", "hf"), dir, Options{To: MLX, Bits: 4, GroupSize: 32}); err != nil {
+		t.Fatal(err)
+	}
+	// stored: codes, scales and biases of 3 projections × 2 layers;
+	// opened: their 6 weights
+	for i, open := range []func(string) (*checkpoint.Checkpoint, error){checkpoint.OpenStored, checkpoint.Open} {
+		ours, err := open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		theirs, err := open(ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ours.Tensors) != len(theirs.Tensors) {
+			t.Fatalf("%d tensors, MLX wrote %d", len(ours.Tensors), len(theirs.Tensors))
+		}
+		stacked := 0
+		for _, tt := range theirs.Tensors {
+			mine, ok := ours.Tensor(tt.Name)
+			if !ok {
+				t.Fatalf("no tensor %q (MLX wrote it)", tt.Name)
+			}
+			a, err := mine.ReadAll()
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := tt.ReadAll()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if mine.DType != tt.DType || !mine.Shape.Equal(tt.Shape) || !bytes.Equal(a, b) {
+				t.Errorf("tensor %q: %v %v differs from MLX's %v %v", tt.Name, mine.DType, mine.Shape, tt.DType, tt.Shape)
+			}
+			if strings.Contains(tt.Name, ".switch_mlp.") && len(tt.Shape) == 3 {
+				stacked++
+			}
+		}
+		if want := []int{18, 6}[i]; stacked != want {
+			t.Errorf("%d stacked expert tensors, want %d", stacked, want)
+		}
+		ours.Close()
+		theirs.Close()
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		Quantization map[string]any `json:"quantization"`
+	}
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if g, ok := cfg.Quantization["model.layers.1.mlp.gate"].(map[string]any); !ok || g["bits"] != 8.0 || g["group_size"] != 64.0 {
+		t.Errorf("config.json quantization: %v, want model.layers.1.mlp.gate 8 bits, group 64", cfg.Quantization)
 	}
 }
