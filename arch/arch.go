@@ -1542,3 +1542,21 @@ func (f *Family) MLXQuant(path string) (bits, group int, ok bool) {
 	}
 	return 0, 0, false
 }
+
+// MLXParts returns the Hugging Face names of the n parts an MLX stacked
+// tensor name holds (the inverse of MLXStacks: mlx-lm's switch_mlp
+// experts), ok false when name is no stacked role's of the family.
+func (f *Family) MLXParts(name string, n int) (parts []string, ok bool) {
+	pat, bid, suffix := SplitName(name)
+	for i := range f.Tensors {
+		t := &f.Tensors[i]
+		if t.MLX == "" || t.MLX != pat || bid < 0 || len(t.HF) == 0 {
+			continue
+		}
+		for xid := range n {
+			parts = append(parts, t.partName(t.HF[0], bid, xid)+suffix)
+		}
+		return parts, true
+	}
+	return nil, false
+}

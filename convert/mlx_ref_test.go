@@ -64,7 +64,9 @@ func TestMLXQuantizeMatchesMLXSave(t *testing.T) {
 // into mlp.switch_mlp.{gate,up,down}_proj, 3-D codes, scales and biases
 // by mx::quantize, the router mlp.gate at 8 bits and group 64 (qwen3_moe's
 // quant_predicate, a per-layer entry in config.json), tensor for tensor,
-// byte for byte; read back, each weight is MLX's dequantization of its own.
+// byte for byte; read back (checkpoint.Open), each weight is MLX's
+// dequantization of its own, the experts under Hugging Face's names again
+// (one [out][in] tensor per expert, through the family record).
 func TestMLXQuantizeMoEMatchesMLXSave(t *testing.T) {
 	t.Parallel()
 	ref := filepath.Join("..", "testdata", "mlx", "qwen3moe-q4g32")
@@ -73,7 +75,7 @@ func TestMLXQuantizeMoEMatchesMLXSave(t *testing.T) {
 		t.Fatal(err)
 	}
 	// stored: codes, scales and biases of 3 projections × 2 layers;
-	// opened: their 6 weights
+	// opened: none, the 4 experts' weights of each instead
 	for i, open := range []func(string) (*checkpoint.Checkpoint, error){checkpoint.OpenStored, checkpoint.Open} {
 		ours, err := open(dir)
 		if err != nil {
@@ -86,7 +88,7 @@ func TestMLXQuantizeMoEMatchesMLXSave(t *testing.T) {
 		if len(ours.Tensors) != len(theirs.Tensors) {
 			t.Fatalf("%d tensors, MLX wrote %d", len(ours.Tensors), len(theirs.Tensors))
 		}
-		stacked := 0
+		stacked, experts := 0, 0
 		for _, tt := range theirs.Tensors {
 			mine, ok := ours.Tensor(tt.Name)
 			if !ok {
@@ -106,9 +108,12 @@ func TestMLXQuantizeMoEMatchesMLXSave(t *testing.T) {
 			if strings.Contains(tt.Name, ".switch_mlp.") && len(tt.Shape) == 3 {
 				stacked++
 			}
+			if strings.Contains(tt.Name, ".mlp.experts.") && len(tt.Shape) == 2 {
+				experts++
+			}
 		}
-		if want := []int{18, 6}[i]; stacked != want {
-			t.Errorf("%d stacked expert tensors, want %d", stacked, want)
+		if want, wantE := []int{18, 0}[i], []int{0, 24}[i]; stacked != want || experts != wantE {
+			t.Errorf("%d stacked expert tensors, %d per expert; want %d, %d", stacked, experts, want, wantE)
 		}
 		ours.Close()
 		theirs.Close()
