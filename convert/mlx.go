@@ -87,7 +87,7 @@ func mlxFrom(p *plan, opts Options) (*plan, error) {
 // mlxQuantizeAll replaces every float weight mlx_lm.convert quantizes by
 // its layer's three tensors (mlxJobs).
 func mlxQuantizeAll(p *plan, q *mlx.Quantization) error {
-	f, err := mlxStackExperts(p)
+	f, err := mlxStackExperts(p, mlx.WeightSuffix)
 	if err != nil {
 		return err
 	}
@@ -292,8 +292,11 @@ func (l *mlxLayer) quantizeFP(w []float32, t tensor.DType) error {
 // and stacked in mlx-lm's (arch.Tensor.MLX: a MoE's experts under
 // switch_mlp, as mlx-lm's sanitize stacks them on load) by one tensor of
 // the parts stacked along a new outermost dimension, at the first part's
-// place. It returns the family (nil when config.json names none).
-func mlxStackExperts(p *plan) (*arch.Family, error) {
+// place, for each suffix (".weight" before quantizing; codes, scales and
+// biases after a block pass-through). Parts whose types, shapes or passed
+// bits differ stay as they are. It returns the family (nil when
+// config.json names none).
+func mlxStackExperts(p *plan, suffixes ...string) (*arch.Family, error) {
 	raw := p.files["config.json"]
 	if raw == nil {
 		return nil, nil
@@ -312,16 +315,26 @@ func mlxStackExperts(p *plan) (*arch.Family, error) {
 	for i, j := range p.jobs {
 		at[j.out.Name] = i
 	}
-	stacks := f.MLXStacks(mlx.WeightSuffix, func(name string) bool { _, ok := at[name]; return ok })
+	has := func(name string) bool { _, ok := at[name]; return ok }
+	var stacks []arch.MLXStack
+	for _, suffix := range suffixes {
+		stacks = append(stacks, f.MLXStacks(suffix, has)...)
+	}
 	if len(stacks) == 0 {
 		return f, nil
 	}
 	replace := map[int]*job{}
 	drop := map[int]bool{}
+stacks:
 	for _, st := range stacks {
 		parts := make([]*job, len(st.Parts))
 		for i, name := range st.Parts {
 			parts[i] = p.jobs[at[name]]
+			if q := parts[0]; parts[i].out.DType != q.out.DType || !parts[i].out.Shape.Equal(q.out.Shape) || parts[i].passBits != q.passBits {
+				continue stacks
+			}
+		}
+		for _, name := range st.Parts {
 			drop[at[name]] = true
 		}
 		ts, err := lazyTensors(parts, Options{})
@@ -334,7 +347,8 @@ func mlxStackExperts(p *plan) (*arch.Family, error) {
 		}
 		first := parts[0]
 		replace[at[st.Parts[0]]] = &job{out: tensor.Info{Name: st.Name, DType: t.DType, Shape: t.Shape.Clone()}, src: t,
-			m: Mapping{Name: st.Name, Source: first.m.Source, Shape: t.Shape.Clone()}, allowOverflow: first.allowOverflow}
+			m: Mapping{Name: st.Name, Source: first.m.Source, Shape: t.Shape.Clone()}, allowOverflow: first.allowOverflow,
+			passBits: first.passBits}
 	}
 	var jobs []*job
 	for i, j := range p.jobs {
