@@ -462,6 +462,16 @@ type Tensor struct {
 	// is v.deepstack.<deepstack_visual_indexes[J]>). Such a role is
 	// Optional (not every block has one); HF → GGUF only.
 	Blocks string
+	// MLX, on a Stack role, is the name pattern (no suffix, {bid} the
+	// layer) under which mlx-lm keeps the parts stacked along a new
+	// outermost dimension, index order (its sanitize: qwen3_moe's
+	// mlp.switch_mlp.gate_proj).
+	MLX string
+	// MLXBits and MLXGroup, when set, are the bits and group size
+	// mlx-lm's quant_predicate gives this role's layer in place of the
+	// checkpoint's (qwen3_moe's router: 8 bits, group 64), written as a
+	// per-layer entry of config.json's quantization.
+	MLXBits, MLXGroup int
 	// Scales, when set, are the factors the converter multiplies rows of
 	// this weight by, in order (Falcon-H1 folds its μP multipliers into
 	// the weights), read from config.json. GGUF → HF keeps the products in
@@ -1485,4 +1495,68 @@ func (f *Family) Layers(c Config) int64 {
 	}
 	n, _ := c.Int(keys...)
 	return n
+}
+
+// MLXStack is one stacked tensor of an MLX checkpoint (Tensor.MLX): its
+// name and the Hugging Face tensors it stacks, in order.
+type MLXStack struct {
+	Name  string
+	Parts []string
+}
+
+// MLXStacks are the stacked tensors mlx-lm's sanitize makes of the
+// family's Stack roles that have an MLX name, for every layer and part has
+// says is present (parts counted from index 0 up to the first missing,
+// layers from 0 up to the first without a part 0), with suffix.
+func (f *Family) MLXStacks(suffix string, has func(string) bool) []MLXStack {
+	var out []MLXStack
+	for i := range f.Tensors {
+		t := &f.Tensors[i]
+		if t.MLX == "" || t.Stack == 0 || len(t.HF) == 0 {
+			continue
+		}
+		for bid := 0; has(t.partName(t.HF[0], bid, 0) + suffix); bid++ {
+			st := MLXStack{Name: expandAt(t.MLX, bid, 0) + suffix}
+			for xid := 0; has(t.partName(t.HF[0], bid, xid) + suffix); xid++ {
+				st.Parts = append(st.Parts, t.partName(t.HF[0], bid, xid)+suffix)
+			}
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// MLXQuant returns the bits and group size mlx-lm's quant_predicate gives
+// the Hugging Face layer path (a weight's name without ".weight"), ok
+// false when it gives the checkpoint's own (Tensor.MLXBits).
+func (f *Family) MLXQuant(path string) (bits, group int, ok bool) {
+	for i := range f.Tensors {
+		t := &f.Tensors[i]
+		if t.MLXBits == 0 {
+			continue
+		}
+		pat, _, _ := SplitName(path)
+		if slices.Contains(t.HF, pat) {
+			return t.MLXBits, t.MLXGroup, true
+		}
+	}
+	return 0, 0, false
+}
+
+// MLXParts returns the Hugging Face names of the n parts an MLX stacked
+// tensor name holds (the inverse of MLXStacks: mlx-lm's switch_mlp
+// experts), ok false when name is no stacked role's of the family.
+func (f *Family) MLXParts(name string, n int) (parts []string, ok bool) {
+	pat, bid, suffix := SplitName(name)
+	for i := range f.Tensors {
+		t := &f.Tensors[i]
+		if t.MLX == "" || t.MLX != pat || bid < 0 || len(t.HF) == 0 {
+			continue
+		}
+		for xid := range n {
+			parts = append(parts, t.partName(t.HF[0], bid, xid)+suffix)
+		}
+		return parts, true
+	}
+	return nil, false
 }

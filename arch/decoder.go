@@ -49,6 +49,15 @@ type moeLayout struct {
 	shared         string // the shared expert ("mlp.shared_expert."); "" when none
 	sharedGate     string // the shared expert's scalar gate ("mlp.shared_expert_gate"); "" when none
 	sharedFFN      Dim    // the shared expert's width
+	// mlx is where mlx-lm keeps the experts stacked, below the layer
+	// prefix ("mlp.switch_mlp."), "" when not known; mlxNames its names of
+	// the gate, down and up matrices where they are not Hugging Face's
+	// (Mixtral's w1, w2, w3 are gate_proj, down_proj, up_proj); mlxRouter
+	// the bits and group size its quant_predicate gives the router (zero:
+	// the checkpoint's).
+	mlx       string
+	mlxNames  [3]string
+	mlxRouter [2]int
 }
 
 // moeTensors are the mixture-of-experts roles of layout l (the router,
@@ -65,11 +74,21 @@ func moeTensors(dense []Tensor, l moeLayout) []Tensor {
 		out = append(out, t)
 	}
 	e := hfLayer + l.experts
+	mlx := func(name string, i int) string {
+		if l.mlx == "" {
+			return ""
+		}
+		if l.mlxNames[i] != "" {
+			name = l.mlxNames[i]
+		}
+		return hfLayer + l.mlx + name
+	}
 	out = append(out,
-		Tensor{GGUF: "blk.{bid}.ffn_gate_inp", HF: []string{hfLayer + l.router}, Shape: []Dim{DimExperts, DimHidden}, Optional: true},
-		Tensor{GGUF: "blk.{bid}.ffn_gate_exps", HF: []string{e + l.gate}, Shape: []Dim{l.ffn, DimHidden}, Optional: true, Stack: DimExperts},
-		Tensor{GGUF: "blk.{bid}.ffn_down_exps", HF: []string{e + l.down}, Shape: []Dim{DimHidden, l.ffn}, Optional: true, Stack: DimExperts},
-		Tensor{GGUF: "blk.{bid}.ffn_up_exps", HF: []string{e + l.up}, Shape: []Dim{l.ffn, DimHidden}, Optional: true, Stack: DimExperts})
+		Tensor{GGUF: "blk.{bid}.ffn_gate_inp", HF: []string{hfLayer + l.router}, Shape: []Dim{DimExperts, DimHidden}, Optional: true,
+			MLXBits: l.mlxRouter[0], MLXGroup: l.mlxRouter[1]},
+		Tensor{GGUF: "blk.{bid}.ffn_gate_exps", HF: []string{e + l.gate}, Shape: []Dim{l.ffn, DimHidden}, Optional: true, Stack: DimExperts, MLX: mlx(l.gate, 0)},
+		Tensor{GGUF: "blk.{bid}.ffn_down_exps", HF: []string{e + l.down}, Shape: []Dim{DimHidden, l.ffn}, Optional: true, Stack: DimExperts, MLX: mlx(l.down, 1)},
+		Tensor{GGUF: "blk.{bid}.ffn_up_exps", HF: []string{e + l.up}, Shape: []Dim{l.ffn, DimHidden}, Optional: true, Stack: DimExperts, MLX: mlx(l.up, 2)})
 	if l.shared != "" {
 		sh := hfLayer + l.shared
 		if l.sharedGate != "" {

@@ -67,7 +67,9 @@ var Llama = register(&Family{
 	Params: withParams(baseParams(),
 		append([]Param{u32("vocab_size", Required, "vocab_size"), ropeDimension()}, ropeScalingLinear()...)...),
 	Tensors: withSubmodelText(withTextPrefix(moeTensors(decoderTensors(true, LayoutSame), moeLayout{router: "block_sparse_moe.gate",
-		experts: "block_sparse_moe.experts.{xid}.", gate: "w1", down: "w2", up: "w3", ffn: DimFFN})), "model.", "model.text_model."),
+		experts: "block_sparse_moe.experts.{xid}.", gate: "w1", down: "w2", up: "w3", ffn: DimFFN,
+		// mlx-lm d78bf58 models/mixtral.py sanitize
+		mlx: "block_sparse_moe.switch_mlp.", mlxNames: [3]string{"gate_proj", "down_proj", "up_proj"}})), "model.", "model.text_model."),
 	Drops: append(append([]Drop{rotaryBuffer}, mmprojDrops(idefics3VisionPrefixes)...),
 		mmprojDrops(llavaVisionPrefixes)...),
 	Generated: []Generated{ropeFreqs},

@@ -22,7 +22,9 @@ var OLMoE = register(&Family{
 	Tensors: moeTensors(append(decoderTensors(false, LayoutSame),
 		Tensor{GGUF: "blk.{bid}.attn_q_norm", HF: []string{hfLayer + "self_attn.q_norm"}, Shape: []Dim{DimQ}},
 		Tensor{GGUF: "blk.{bid}.attn_k_norm", HF: []string{hfLayer + "self_attn.k_norm"}, Shape: []Dim{DimKV}}),
-		moeLayout{router: "mlp.gate", experts: "mlp.experts.{xid}.", gate: "gate_proj", down: "down_proj", up: "up_proj", ffn: DimFFN}),
+		// mlx-lm d78bf58 models/olmoe.py sanitize
+		moeLayout{router: "mlp.gate", experts: "mlp.experts.{xid}.", gate: "gate_proj", down: "down_proj", up: "up_proj", ffn: DimFFN,
+			mlx: "mlp.switch_mlp."}),
 	Drops:    []Drop{rotaryBuffer},
 	HFConst:  map[string]any{"hidden_act": "silu", "norm_topk_prob": false},
 	BiasFlag: "attention_bias",

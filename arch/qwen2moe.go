@@ -18,7 +18,8 @@ var Qwen2MoE = register(&Family{
 		noRopeScaling()),
 	Tensors: moeTensors(decoderTensors(false, LayoutSame), moeLayout{router: "mlp.gate",
 		experts: "mlp.experts.{xid}.", gate: "gate_proj", down: "down_proj", up: "up_proj", ffn: DimExpertFFN,
-		shared: "mlp.shared_expert.", sharedGate: "mlp.shared_expert_gate", sharedFFN: DimSharedFFN}),
+		shared: "mlp.shared_expert.", sharedGate: "mlp.shared_expert_gate", sharedFFN: DimSharedFFN,
+		mlx: "mlp.switch_mlp."}), // mlx-lm d78bf58 models/qwen2_moe.py sanitize
 	Drops:   []Drop{rotaryBuffer},
 	HFConst: map[string]any{"hidden_act": "silu", "use_sliding_window": false, "norm_topk_prob": false},
 	Graph:   Graph{Norm: RMSNorm, FFN: Gated, Activation: "silu", NeoxRopeGGUF: true},

@@ -19,7 +19,10 @@ var Qwen3MoE = register(&Family{
 	Tensors: moeTensors(append(decoderTensors(false, LayoutSame),
 		Tensor{GGUF: "blk.{bid}.attn_q_norm", HF: []string{hfLayer + "self_attn.q_norm"}, Shape: []Dim{DimHeadDim}},
 		Tensor{GGUF: "blk.{bid}.attn_k_norm", HF: []string{hfLayer + "self_attn.k_norm"}, Shape: []Dim{DimHeadDim}}),
-		moeLayout{router: "mlp.gate", experts: "mlp.experts.{xid}.", gate: "gate_proj", down: "down_proj", up: "up_proj", ffn: DimExpertFFN}),
+		// mlx-lm d78bf58 models/qwen3_moe.py: sanitize stacks the experts
+		// into mlp.switch_mlp; quant_predicate gives mlp.gate 8 bits, group 64
+		moeLayout{router: "mlp.gate", experts: "mlp.experts.{xid}.", gate: "gate_proj", down: "down_proj", up: "up_proj", ffn: DimExpertFFN,
+			mlx: "mlp.switch_mlp.", mlxRouter: [2]int{8, 64}}),
 	Drops:    []Drop{rotaryBuffer},
 	HFConst:  map[string]any{"hidden_act": "silu", "norm_topk_prob": true},
 	BiasFlag: "attention_bias",

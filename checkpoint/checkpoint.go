@@ -123,12 +123,19 @@ type Tensor struct {
 	// MXFP4, on the weight of an MLX mxfp4 layer, is the layer as stored,
 	// for a block pass-through (MXFP4Blocks).
 	MXFP4 *MXFP4Layer
-	// Q4_0Exact, on the float32 weight of a symmetric 4-bit layer with
-	// groups of 32 along its rows (compressed-tensors' pack-quantized
-	// W4A16), says its values are q·s with q in [−8, 7] per group: Q4_0
-	// blocks hold them exactly wherever s is an f16 value
-	// (quant.EncodeQ4_0Exact checks each block).
-	Q4_0Exact bool
+	// ExactQ4, on the weight of a 4-bit integer layer with groups of 32
+	// along its rows and no act-order, is the GGUF type whose blocks can
+	// hold its values exactly (quant.EncodeExact checks each block):
+	// Q4_0 for a symmetric layer (compressed-tensors' pack-quantized
+	// W4A16, GPTQ with sym), q·s with q in [−8, 7], wherever s is an f16
+	// value; Q4_1 for one with zero points (AWQ, asymmetric GPTQ),
+	// (q − z)·s, wherever s and −z·s are. tensor.Invalid: neither.
+	ExactQ4 tensor.DType
+	// Exact, when set, is the same weight as float32 values without
+	// rounding, where the tensor itself presents them rounded to the
+	// scales' type as the quantizer's own code computes them (GPTQ and
+	// AWQ in float16): what an exact pass-through encodes.
+	Exact *Tensor
 
 	open    func() io.Reader
 	section func() *io.SectionReader

@@ -210,7 +210,9 @@ func (c *Checkpoint) ctPackedLayer(cc ctensors.Scheme, prefix string) (*Tensor, 
 		return f32Bytes(w), nil
 	}
 	t := LazyTensor(info, pw.File, data)
-	t.Q4_0Exact = cc.Bits == 4 && p.GroupSize == 32 && cc.Symmetric && zp == nil && gi == nil
+	if cc.Bits == 4 && p.GroupSize == 32 && cc.Symmetric && zp == nil && gi == nil {
+		t.ExactQ4 = tensor.Q4_0
+	}
 	return t, parts, nil
 }
 

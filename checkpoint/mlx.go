@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"fmt"
+	"github.com/tfconv/tfconv/arch"
 
 	"github.com/tfconv/tfconv/formats/mlx"
 	"github.com/tfconv/tfconv/quant"
@@ -62,8 +63,58 @@ func (c *Checkpoint) unpackMLX(q *mlx.Quantization) (*unpacked, error) {
 		}
 		u.layers++
 	}
-	return u, nil
+	return u, c.unstackMLX()
 }
+
+// unstackMLX presents each tensor mlx-lm keeps stacked where Hugging Face
+// keeps one per part (arch.Family.MLXParts: a MoE's switch_mlp experts,
+// [experts][out][in]) as those parts under Hugging Face's names, in index
+// order at its place, each a slice of it read lazily (Tensor.Part).
+func (c *Checkpoint) unstackMLX() error {
+	raw, err := c.Config()
+	if err != nil || raw == nil {
+		return err
+	}
+	f, err := arch.LookupConfig(arch.Config(raw))
+	if err != nil {
+		return nil // a family tfconv does not know: names as they are
+	}
+	var out []*Tensor
+	changed := false
+	for _, t := range c.Tensors {
+		if len(t.Shape) != 3 || t.Shape[0] <= 0 || t.Shape[0] > maxMLXParts {
+			out = append(out, t)
+			continue
+		}
+		names, ok := f.MLXParts(t.Name, int(t.Shape[0]))
+		if !ok {
+			out = append(out, t)
+			continue
+		}
+		for i, name := range names {
+			p, err := t.Part(i, len(names))
+			if err != nil {
+				return fmt.Errorf("checkpoint: %s: %w", c.Path, err)
+			}
+			p.Info.Name = name
+			if _, clash := c.byName[name]; clash {
+				return fmt.Errorf("checkpoint: %s: tensor %q is both stored and a part of %q", c.Path, name, t.Name)
+			}
+			c.byName[name] = p
+			out = append(out, p)
+		}
+		delete(c.byName, t.Name)
+		changed = true
+	}
+	if changed {
+		c.Tensors = out
+	}
+	return nil
+}
+
+// maxMLXParts caps the parts a stacked MLX tensor is cut into (the
+// largest MoEs have a few hundred experts).
+const maxMLXParts = 1 << 16
 
 // mlxFPType is the type mx.dequantize gives a floating-point mode's
 // weight when none is asked for (846d176 validate_mode_with_type):

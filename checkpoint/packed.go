@@ -27,6 +27,9 @@ type packedConfig struct {
 	method    quant.PackedMethod
 	bits      int
 	groupSize int // -1: the whole input dimension
+	// sym: GPTQ's symmetric quantization (every zero point 2^(bits−1));
+	// descAct: GPTQ's act-order (g_idx permutes the groups).
+	sym, descAct bool
 }
 
 // parsePackedConfig reads quantization_config; ok is false when the
@@ -57,6 +60,8 @@ func parsePackedConfig(cfg map[string]any) (pc packedConfig, ok bool, err error)
 		default:
 			return pc, true, tensor.Unsupported("config.json: GPTQ checkpoint_format %q is not supported (gptq and gptq_v2 are)", f)
 		}
+		pc.sym, _ = qc["sym"].(bool)
+		pc.descAct, _ = qc["desc_act"].(bool)
 	case "awq":
 		pc.method = quant.AWQ
 		if v := str("version"); v != "" && v != "gemm" {
@@ -302,6 +307,24 @@ func (c *Checkpoint) packedLayer(pc packedConfig, prefix string) (*Tensor, []str
 		return b, nil
 	}
 	t := LazyTensor(info, qw.File, data)
+	if p.Bits == 4 && p.GroupSize == 32 && !pc.descAct {
+		// Q4_0 (symmetric GPTQ) or Q4_1 blocks hold the values exactly
+		// where the scales (and −z·s) are f16 values: the exact products,
+		// which the float16 weight rounds, are what such a pass-through
+		// encodes.
+		t.ExactQ4 = tensor.Q4_1
+		if pc.method != quant.AWQ && pc.sym {
+			t.ExactQ4 = tensor.Q4_0
+		}
+		exact := tensor.Info{Name: info.Name, DType: tensor.F32, Shape: info.Shape.Clone(), Size: 4 * int64(p.Out) * int64(p.In)}
+		t.Exact = LazyTensor(exact, qw.File, func() ([]byte, error) {
+			w, err := dequantizePackedF32(p, qw, qz, sc, gi)
+			if err != nil {
+				return nil, fmt.Errorf("checkpoint: %s: packed layer %q: %w", qw.File, prefix, err)
+			}
+			return f32Bytes(w), nil
+		})
+	}
 	return t, parts, nil
 }
 

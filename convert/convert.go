@@ -151,8 +151,8 @@ type Options struct {
 	// Requantize turns the block pass-throughs off (--requantize): a
 	// weight whose blocks the target type could hold as they are (MXFP4 →
 	// MXFP4, NVFP4 → NVFP4, GGUF Q4_0/Q8_0 → MLX affine groups of 32, MLX
-	// mxfp4 → GGUF MXFP4) is
-	// dequantized and encoded again in that type by tfconv's encoder.
+	// mxfp4 → GGUF MXFP4, a GGUF → GGUF tensor kept in its quantized type)
+	// is dequantized and encoded again in that type by tfconv's encoder.
 	Requantize bool
 	// Scheme is the compressed-tensors scheme (To CompressedTensors): one
 	// of llm-compressor's preset names ctensors.Presets lists; GroupSize,

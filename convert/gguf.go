@@ -345,6 +345,7 @@ func planGGUFRepack(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 		if err != nil {
 			return nil, err
 		}
+		reencodeSameType(jobs, opts.Requantize)
 		return &plan{format: GGUF, arch: archName, outType: OutAuto, meta: md, jobs: jobs}, nil
 	}
 	ft, want, err := ggufFileType(opts.OutType)
@@ -371,8 +372,25 @@ func planGGUFRepack(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 		return nil, tensor.Unsupported("convert: %s: --outtype %s would re-encode %d quantized tensor(s) in another quantized type (%s, %v → %v); that loses precision twice: pass --allow-requantize to do it, or --outtype f32 to dequantize",
 			c.Path, opts.OutType, len(requant), first.Name, first.DType, typeOf(first.Name, first.Shape))
 	}
+	reencodeSameType(jobs, opts.Requantize)
 	md.Set(keyFileType, tensor.Uint32(ft))
 	return &plan{format: GGUF, arch: archName, outType: opts.OutType, meta: md, jobs: jobs}, nil
+}
+
+// reencodeSameType, with requantize (--requantize), sends each quantized
+// tensor a GGUF → GGUF repack keeps in its own type through the decoder and
+// that type's encoder instead of copying its blocks, so that the report
+// says "reencoded" (or "exact" where the blocks come out the same) with
+// the largest error.
+func reencodeSameType(jobs []*job, requantize bool) {
+	if !requantize {
+		return
+	}
+	for _, j := range jobs {
+		if j.src.DType == j.out.DType && j.out.DType.Quantized() {
+			j.reencode = true
+		}
+	}
 }
 
 // checkGGUFJobs refuses, before anything is written, an output tensor the

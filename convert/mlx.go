@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"sync"
 
+	"github.com/tfconv/tfconv/arch"
 	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/formats/mlx"
 	"github.com/tfconv/tfconv/quant"
@@ -85,6 +87,10 @@ func mlxFrom(p *plan, opts Options) (*plan, error) {
 // mlxQuantizeAll replaces every float weight mlx_lm.convert quantizes by
 // its layer's three tensors (mlxJobs).
 func mlxQuantizeAll(p *plan, q *mlx.Quantization) error {
+	f, err := mlxStackExperts(p, mlx.WeightSuffix)
+	if err != nil {
+		return err
+	}
 	var jobs []*job
 	layers := 0
 	for _, j := range p.jobs {
@@ -92,7 +98,21 @@ func mlxQuantizeAll(p *plan, q *mlx.Quantization) error {
 			jobs = append(jobs, j)
 			continue
 		}
-		jobs = append(jobs, mlxJobs(j, q.Params)...)
+		prm := q.Params
+		path := strings.TrimSuffix(j.out.Name, mlx.WeightSuffix)
+		if bits, group, ok := mlxQuantOf(f, path); ok && q.Mode == mlx.ModeAffine {
+			// mlx-lm's quant_predicate: this layer's own bits and group
+			prm = mlx.Params{Bits: bits, GroupSize: group, Mode: mlx.ModeAffine}
+			if !mlx.Quantizable(j.out.Name, j.out.Shape, group) {
+				jobs = append(jobs, j)
+				continue
+			}
+			if q.Layers == nil {
+				q.Layers = map[string]*mlx.Params{}
+			}
+			q.Layers[path] = &mlx.Params{Bits: bits, GroupSize: group}
+		}
+		jobs = append(jobs, mlxJobs(j, prm)...)
 		layers++
 	}
 	if layers == 0 {
@@ -265,4 +285,87 @@ func (l *mlxLayer) quantizeFP(w []float32, t tensor.DType) error {
 	l.parts = [3][]byte{codes, scales, nil}
 	l.taken = [3]bool{2: true}
 	return nil
+}
+
+// mlxStackExperts replaces, in an MLX plan made from a Hugging Face one,
+// each role its family keeps one tensor per part of in Hugging Face's form
+// and stacked in mlx-lm's (arch.Tensor.MLX: a MoE's experts under
+// switch_mlp, as mlx-lm's sanitize stacks them on load) by one tensor of
+// the parts stacked along a new outermost dimension, at the first part's
+// place, for each suffix (".weight" before quantizing; codes, scales and
+// biases after a block pass-through). Parts whose types, shapes or passed
+// bits differ stay as they are. It returns the family (nil when
+// config.json names none).
+func mlxStackExperts(p *plan, suffixes ...string) (*arch.Family, error) {
+	raw := p.files["config.json"]
+	if raw == nil {
+		return nil, nil
+	}
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var cfg map[string]any
+	if err := d.Decode(&cfg); err != nil {
+		return nil, fmt.Errorf("convert: config.json: %w", err)
+	}
+	f, err := arch.LookupConfig(Config(cfg))
+	if err != nil {
+		return nil, nil // not a family tfconv knows: nothing to stack
+	}
+	at := map[string]int{}
+	for i, j := range p.jobs {
+		at[j.out.Name] = i
+	}
+	has := func(name string) bool { _, ok := at[name]; return ok }
+	var stacks []arch.MLXStack
+	for _, suffix := range suffixes {
+		stacks = append(stacks, f.MLXStacks(suffix, has)...)
+	}
+	if len(stacks) == 0 {
+		return f, nil
+	}
+	replace := map[int]*job{}
+	drop := map[int]bool{}
+stacks:
+	for _, st := range stacks {
+		parts := make([]*job, len(st.Parts))
+		for i, name := range st.Parts {
+			parts[i] = p.jobs[at[name]]
+			if q := parts[0]; parts[i].out.DType != q.out.DType || !parts[i].out.Shape.Equal(q.out.Shape) || parts[i].passBits != q.passBits {
+				continue stacks
+			}
+		}
+		for _, name := range st.Parts {
+			drop[at[name]] = true
+		}
+		ts, err := lazyTensors(parts, Options{})
+		if err != nil {
+			return nil, err
+		}
+		t, err := checkpoint.Stacked(st.Name, ts)
+		if err != nil {
+			return nil, fmt.Errorf("convert: %w", err)
+		}
+		first := parts[0]
+		replace[at[st.Parts[0]]] = &job{out: tensor.Info{Name: st.Name, DType: t.DType, Shape: t.Shape.Clone()}, src: t,
+			m: Mapping{Name: st.Name, Source: first.m.Source, Shape: t.Shape.Clone()}, allowOverflow: first.allowOverflow,
+			passBits: first.passBits}
+	}
+	var jobs []*job
+	for i, j := range p.jobs {
+		if nj, ok := replace[i]; ok {
+			jobs = append(jobs, nj)
+		} else if !drop[i] {
+			jobs = append(jobs, j)
+		}
+	}
+	p.jobs = jobs
+	return f, finishJobs(jobs)
+}
+
+// mlxQuantOf is f.MLXQuant, ok false without a family.
+func mlxQuantOf(f *arch.Family, path string) (bits, group int, ok bool) {
+	if f == nil {
+		return 0, 0, false
+	}
+	return f.MLXQuant(path)
 }

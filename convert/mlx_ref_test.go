@@ -2,10 +2,16 @@ package convert
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/tfconv/tfconv/checkpoint"
+	"github.com/tfconv/tfconv/tensor"
 )
 
 // TestMLXQuantizeMatchesMLXSave: quantize --to mlx of the smollm3 fixture
@@ -51,5 +57,167 @@ func TestMLXQuantizeMatchesMLXSave(t *testing.T) {
 		}
 		ours.Close()
 		theirs.Close()
+	}
+}
+
+// TestMLXQuantizeMoEMatchesMLXSave: quantize --to mlx --bits 4
+// --group-size 32 of the Qwen3-MoE fixture writes what MLX 846d176 writes
+// for it as mlx-lm d78bf58 lays a Qwen3-MoE out (testdata/mlx
+// qwen3moe-q4g32, refprog/mlxsavemoe.cpp): each layer's experts stacked
+// into mlp.switch_mlp.{gate,up,down}_proj, 3-D codes, scales and biases
+// by mx::quantize, the router mlp.gate at 8 bits and group 64 (qwen3_moe's
+// quant_predicate, a per-layer entry in config.json), tensor for tensor,
+// byte for byte; read back (checkpoint.Open), each weight is MLX's
+// dequantization of its own, the experts under Hugging Face's names again
+// (one [out][in] tensor per expert, through the family record).
+func TestMLXQuantizeMoEMatchesMLXSave(t *testing.T) {
+	t.Parallel()
+	ref := filepath.Join("..", "testdata", "mlx", "qwen3moe-q4g32")
+	dir := filepath.Join(t.TempDir(), "mlx")
+	if _, err := Run(filepath.Join("..", "testdata", "arch", "qwen3moe", "hf"), dir, Options{To: MLX, Bits: 4, GroupSize: 32}); err != nil {
+		t.Fatal(err)
+	}
+	// stored: codes, scales and biases of 3 projections × 2 layers;
+	// opened: none, the 4 experts' weights of each instead
+	for i, open := range []func(string) (*checkpoint.Checkpoint, error){checkpoint.OpenStored, checkpoint.Open} {
+		ours, err := open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		theirs, err := open(ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ours.Tensors) != len(theirs.Tensors) {
+			t.Fatalf("%d tensors, MLX wrote %d", len(ours.Tensors), len(theirs.Tensors))
+		}
+		stacked, experts := 0, 0
+		for _, tt := range theirs.Tensors {
+			mine, ok := ours.Tensor(tt.Name)
+			if !ok {
+				t.Fatalf("no tensor %q (MLX wrote it)", tt.Name)
+			}
+			a, err := mine.ReadAll()
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := tt.ReadAll()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if mine.DType != tt.DType || !mine.Shape.Equal(tt.Shape) || !bytes.Equal(a, b) {
+				t.Errorf("tensor %q: %v %v differs from MLX's %v %v", tt.Name, mine.DType, mine.Shape, tt.DType, tt.Shape)
+			}
+			if strings.Contains(tt.Name, ".switch_mlp.") && len(tt.Shape) == 3 {
+				stacked++
+			}
+			if strings.Contains(tt.Name, ".mlp.experts.") && len(tt.Shape) == 2 {
+				experts++
+			}
+		}
+		if want, wantE := []int{18, 0}[i], []int{0, 24}[i]; stacked != want || experts != wantE {
+			t.Errorf("%d stacked expert tensors, %d per expert; want %d, %d", stacked, experts, want, wantE)
+		}
+		ours.Close()
+		theirs.Close()
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		Quantization map[string]any `json:"quantization"`
+	}
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if g, ok := cfg.Quantization["model.layers.1.mlp.gate"].(map[string]any); !ok || g["bits"] != 8.0 || g["group_size"] != 64.0 {
+		t.Errorf("config.json quantization: %v, want model.layers.1.mlp.gate 8 bits, group 64", cfg.Quantization)
+	}
+}
+
+// TestMLXQuantizeMoEFamiliesMatchMLXSave: quantize --to mlx --bits 4
+// --group-size 32 of the Mixtral, Qwen2-MoE and OLMoE fixtures writes, tensor
+// for tensor, what MLX 846d176 writes for them as mlx-lm d78bf58's sanitize
+// lays each out (refprog/mlxsavemoe.cpp; testdata/mlx/moe-mlxsave.json
+// records each tensor's dtype, shape and sha256): the experts stacked into
+// switch_mlp (Mixtral's w1, w2, w3 as gate_proj, down_proj, up_proj under
+// block_sparse_moe), no router override; read back, the experts are Hugging
+// Face's one tensor per expert again.
+func TestMLXQuantizeMoEFamiliesMatchMLXSave(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile(filepath.Join("..", "testdata", "mlx", "moe-mlxsave.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		Families map[string]struct {
+			Tensors map[string]struct {
+				DType  string  `json:"dtype"`
+				Shape  []int64 `json:"shape"`
+				SHA256 string  `json:"sha256"`
+			} `json:"tensors"`
+		} `json:"families"`
+	}
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Families) != 3 {
+		t.Fatalf("%d families recorded, want 3", len(rec.Families))
+	}
+	for fam, want := range rec.Families {
+		t.Run(fam, func(t *testing.T) {
+			t.Parallel()
+			dir := filepath.Join(t.TempDir(), "mlx")
+			if _, err := Run(filepath.Join("..", "testdata", "arch", fam, "hf"), dir, Options{To: MLX, Bits: 4, GroupSize: 32}); err != nil {
+				t.Fatal(err)
+			}
+			ours, err := checkpoint.OpenStored(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ours.Close()
+			if len(ours.Tensors) != len(want.Tensors) {
+				t.Fatalf("%d tensors, MLX wrote %d", len(ours.Tensors), len(want.Tensors))
+			}
+			stacked := 0
+			for name, w := range want.Tensors {
+				mine, ok := ours.Tensor(name)
+				if !ok {
+					t.Fatalf("no tensor %q (MLX wrote it)", name)
+				}
+				b, err := mine.ReadAll()
+				if err != nil {
+					t.Fatal(err)
+				}
+				sum := sha256.Sum256(b)
+				if !strings.EqualFold(mine.DType.String(), w.DType) || !mine.Shape.Equal(tensor.Shape(w.Shape)) || hex.EncodeToString(sum[:]) != w.SHA256 {
+					t.Errorf("tensor %q: %v %v differs from MLX's %s %v", name, mine.DType, mine.Shape, w.DType, w.Shape)
+				}
+				if strings.Contains(name, ".switch_mlp.") {
+					stacked++
+				}
+			}
+			if stacked != 18 {
+				t.Errorf("%d switch_mlp tensors, want 18 (3 matrices × codes, scales, biases × 2 layers)", stacked)
+			}
+			back, err := checkpoint.Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer back.Close()
+			experts := 0
+			for _, x := range back.Tensors {
+				if strings.Contains(x.Name, ".switch_mlp.") {
+					t.Errorf("%s read back stacked", x.Name)
+				}
+				if strings.Contains(x.Name, ".experts.") {
+					experts++
+				}
+			}
+			if experts != 24 {
+				t.Errorf("%d expert weights read back, want 24 (4 experts × 3 × 2 layers)", experts)
+			}
+		})
 	}
 }

@@ -286,3 +286,72 @@ func TestMLXPassThroughGGUF(t *testing.T) {
 		orig.Close()
 	}
 }
+
+// TestMLXPassThroughGGUFMoE: a pure Q4_0 GGUF of the Qwen3-MoE fixture
+// (tfconv's quantize) converts to MLX with its dense layers' blocks copied
+// and each layer's experts stacked into mlp.switch_mlp as mlx-lm keeps them
+// (float32: the experts, cut from one GGUF tensor per matrix, are not
+// passed as blocks), and quantize --pure q4_0 of that directory gives the
+// GGUF again, every tensor byte for byte.
+func TestMLXPassThroughGGUFMoE(t *testing.T) {
+	t.Parallel()
+	target, err := quantize.ParseTarget("q4_0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(t.TempDir(), "q4_0.gguf")
+	if _, err := Quantize(filepath.Join("..", "testdata", "arch", "qwen3moe", "hf"), src, QuantizeOptions{Options: quantize.Options{Target: target, Pure: true}}); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "mlx")
+	rep, err := Run(src, dir, Options{To: MLX})
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied, stacked := 0, 0
+	for _, tr := range rep.Tensors {
+		if tr.Copied {
+			copied++
+		}
+		if strings.Contains(tr.Name, ".mlp.switch_mlp.") {
+			stacked++
+			if len(tr.Shape) != 3 || tr.Shape[0] != 4 || tr.DType != "F32" {
+				t.Errorf("%s: %s %v, want F32 [4 …]", tr.Name, tr.DType, tr.Shape)
+			}
+		}
+		if strings.Contains(tr.Name, ".mlp.experts.") {
+			t.Errorf("%s: an expert written on its own", tr.Name)
+		}
+	}
+	if stacked != 6 || copied == 0 {
+		t.Errorf("%d stacked expert tensors (want 6), %d copied", stacked, copied)
+	}
+	back := filepath.Join(t.TempDir(), "back.gguf")
+	if _, err := Quantize(dir, back, QuantizeOptions{Options: quantize.Options{Target: target, Pure: true}}); err != nil {
+		t.Fatal(err)
+	}
+	a, err := checkpoint.OpenStored(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := checkpoint.OpenStored(back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if len(a.Tensors) != len(b.Tensors) {
+		t.Fatalf("%d tensors back, want %d", len(b.Tensors), len(a.Tensors))
+	}
+	for _, x := range a.Tensors {
+		y, ok := b.Tensor(x.Name)
+		if !ok {
+			t.Fatalf("%s missing back", x.Name)
+		}
+		xb, _ := x.ReadAll()
+		yb, _ := y.ReadAll()
+		if x.DType != y.DType || !bytes.Equal(xb, yb) {
+			t.Errorf("%s: %v back as %v, bytes equal %v", x.Name, x.DType, y.DType, bytes.Equal(xb, yb))
+		}
+	}
+}

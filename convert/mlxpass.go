@@ -54,6 +54,13 @@ func mlxPassThrough(p *plan) (*plan, error) {
 	if err := finishJobs(jobs); err != nil {
 		return nil, err
 	}
+	if len(count) > 0 {
+		// a MoE's passed experts stacked as mlx-lm keeps them
+		if _, err := mlxStackExperts(p, mlx.WeightSuffix, mlx.ScalesSuffix, mlx.BiasesSuffix); err != nil {
+			return nil, err
+		}
+		jobs = p.jobs
+	}
 	if len(count) == 0 {
 		// Only MXFP4 experts: mlx-lm quantizes every layer with scales
 		// by the top-level mode.

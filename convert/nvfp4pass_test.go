@@ -54,6 +54,9 @@ func readNVFP4Record(t *testing.T, name string) *nvfp4Record {
 var nvfp4Fixtures = map[string]string{
 	"modelopt": filepath.Join("..", "testdata", "modelopt", "nvfp4-ffn128"),
 	"ct":       filepath.Join("..", "testdata", "ct", "nvfp4-ffn128"),
+	// a Qwen3-MoE whose experts ModelOpt stores one NVFP4 tensor each: the
+	// converter stacks them with per-expert scale vectors
+	"modelopt-moe": filepath.Join("..", "testdata", "modelopt", "nvfp4-moe"),
 }
 
 // TestNVFP4PassThrough: tfconv's GGUF of a ModelOpt and a compressed-tensors
@@ -63,6 +66,9 @@ var nvfp4Fixtures = map[string]string{
 // per-tensor ".scale" and ".input_scale" F32 beside them where they are not
 // 1, the rest as at f16; and the same key-value pairs but the tokenizer's
 // (general.file_type MOSTLY_NVFP4). Each weight's report says copied.
+// modelopt-moe's experts, one NVFP4 tensor each in the checkpoint, are
+// stacked per projection with F32 [experts] ".scale"/".input_scale"
+// vectors, where and as the converter writes them.
 func TestNVFP4PassThrough(t *testing.T) {
 	t.Parallel()
 	for name, fixture := range nvfp4Fixtures {

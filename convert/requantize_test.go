@@ -13,9 +13,13 @@ import (
 // report's conversion "copied", copied true), and Options.Requantize
 // (--requantize) sends the same weights through dequantize and encode
 // instead: conversion "exact" or "reencoded" (with the largest error), never
-// "copied", and for NVFP4 and MLX other bytes. Rows: MXFP4 → MXFP4
-// (gpt-oss's experts), NVFP4 → NVFP4 (ModelOpt's export), GGUF Q4_0 → MLX
-// 4-bit groups of 32.
+// "copied", and for NVFP4, MLX and Q2_K other bytes. Rows: MXFP4 → MXFP4
+// (gpt-oss's experts), NVFP4 → NVFP4 (ModelOpt's export, dense and one
+// tensor per expert), GGUF Q4_0 → MLX 4-bit groups of 32, and GGUF → GGUF
+// with the types kept (Q4_0 and Q2_K as they are). MXFP4 and Q4_0 blocks
+// that ggml's encoder made come out of it again the same (conversion
+// "exact", max error 0): ggml's d is the block's extreme over −8 (Q4_0's
+// code 0), recovered from the decoded values.
 func TestRequantize(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -26,7 +30,11 @@ func TestRequantize(t *testing.T) {
 	}{
 		{"mxfp4", "../testdata/arch/gptoss/hf", Options{OutType: OutF32}, "MXFP4", 6},
 		{"nvfp4", "../testdata/modelopt/nvfp4-ffn128", Options{}, "NVFP4", 14},
+		{"nvfp4-experts", "../testdata/modelopt/nvfp4-moe", Options{}, "NVFP4", 14},
 		{"mlx-q4_0", "../testdata/gguf/llama-Q4_0.gguf", Options{To: MLX}, "U32", 16},
+		// GGUF → GGUF: same-type tensors, copied without --requantize
+		{"gguf-q4_0", "../testdata/gguf/llama-Q4_0.gguf", Options{}, "Q4_0", 16}, // re-encoded to the same bytes
+		{"gguf-q2_k", "../testdata/gguf/llama-Q2_K.gguf", Options{}, "Q2_K", 16},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -92,7 +100,7 @@ func TestRequantize(t *testing.T) {
 				}
 			}
 			t.Logf("--requantize: %d of %d passed tensors have other bytes", differ, len(names))
-			if c.dtype != "MXFP4" && differ == 0 {
+			if c.dtype != "MXFP4" && c.dtype != "Q4_0" && differ == 0 {
 				t.Error("--requantize wrote the copied bytes again")
 			}
 		})

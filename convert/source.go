@@ -87,9 +87,16 @@ func lazyTensors(jobs []*job, opts Options) ([]*checkpoint.Tensor, error) {
 		if info.Size, err = info.DType.ShapeBytes(info.Shape); err != nil {
 			return nil, fmt.Errorf("convert: tensor %q: %w", info.Name, err)
 		}
+		_, whole := rowOrder(j)
+		q4 := j.src.ExactQ4
+		exact := q4 != tensor.Invalid && whole && info.DType == tensor.F32
+		if exact && j.src.Exact != nil {
+			// the values without the rounding the source presents
+			j = &job{out: j.out, src: j.src.Exact, m: j.m, allowOverflow: j.allowOverflow}
+		}
 		tensors[i] = checkpoint.StreamTensor(info, j.src.File, func() io.Reader { return (&engine{}).reader(j) })
-		if _, whole := rowOrder(j); j.src.Q4_0Exact && whole && info.DType == tensor.F32 {
-			tensors[i].Q4_0Exact = true // its rows are the layer's, whole
+		if exact {
+			tensors[i].ExactQ4 = q4 // its rows are the layer's, whole
 		}
 	}
 	return tensors, nil

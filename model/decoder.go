@@ -1226,11 +1226,22 @@ func (fl familyLoader) mixture(layer int, cfg Config, d int) (linear, []expert, 
 	if fl.err != nil {
 		return linear{}, nil, fl.err
 	}
+	// Per-expert product factors on GGUF input (NVFP4 experts' scales).
+	scales := func(role spec.Role, rows int) [][]float32 {
+		if fl.hf {
+			return make([][]float32, n)
+		}
+		return fl.expertScales(fl.name(role, layer, ""), n, rows)
+	}
+	gs, us, ds := scales("blk.{bid}.ffn_gate_exps", F), scales("blk.{bid}.ffn_up_exps", F), scales("blk.{bid}.ffn_down_exps", d)
+	if fl.err != nil {
+		return linear{}, nil, fl.err
+	}
 	ex := make([]expert, n)
 	for x := range ex {
-		ex[x] = expert{Gate: linear{W: gate[x], B: gb[x], Name: fl.ggufName("blk.{bid}.ffn_gate_exps", layer)},
-			Up:   linear{W: up[x], B: ub[x], Name: fl.ggufName("blk.{bid}.ffn_up_exps", layer)},
-			Down: linear{W: down[x], B: db[x], Name: fl.ggufName("blk.{bid}.ffn_down_exps", layer)}}
+		ex[x] = expert{Gate: linear{W: gate[x], B: gb[x], Scale: gs[x], Name: fl.ggufName("blk.{bid}.ffn_gate_exps", layer)},
+			Up:   linear{W: up[x], B: ub[x], Scale: us[x], Name: fl.ggufName("blk.{bid}.ffn_up_exps", layer)},
+			Down: linear{W: down[x], B: db[x], Scale: ds[x], Name: fl.ggufName("blk.{bid}.ffn_down_exps", layer)}}
 	}
 	return router, ex, nil
 }

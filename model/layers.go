@@ -246,6 +246,35 @@ func (l *loader) weightScale(name string, out int) []float32 {
 	return s
 }
 
+// expertScales are the product factors of the n experts of a GGUF weight
+// NAME.weight ([n][out][in]): llama.cpp's per-expert NAME.scale (F32 [n]:
+// each expert's NVFP4 second-level scale, which its converter writes
+// beside the stacked blocks and llama.cpp d32676d7 multiplies into that
+// expert's product, build_lora_mm_id's w_s), each as a factor per output
+// row, or n nils when there is none.
+func (l *loader) expertScales(name string, n, out int) [][]float32 {
+	s := make([][]float32, n)
+	name += ".scale"
+	if !l.has(name) {
+		return s
+	}
+	v := l.vector(name, n)
+	if v == nil {
+		return s
+	}
+	if l.scaled == nil {
+		l.scaled = map[string]bool{}
+	}
+	l.scaled[name] = true
+	for x := range s {
+		s[x] = make([]float32, out)
+		for i := range s[x] {
+			s[x][i] = v[x]
+		}
+	}
+	return s
+}
+
 // packedView sets l.packed to the GGUF-named tensors family f's Packed
 // entries make of the checkpoint's (the MXFP4 experts of gpt-oss, their
 // blocks as the GGUF holds them).

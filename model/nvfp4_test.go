@@ -19,7 +19,8 @@ const maxLogitDiffNVFP4HF = 1e-2
 
 // TestNVFP4RunMatchesLlamaCpp: tfconv runs its GGUF of a ModelOpt and a
 // compressed-tensors NVFP4 checkpoint (NVFP4 blocks with their ".scale"
-// applied to each product, as llama.cpp's graph does) to the logits
+// applied to each product, as llama.cpp's graph does; a Qwen3-MoE's
+// stacked NVFP4 experts with each expert's own scale) to the logits
 // llama.cpp d32676d7 computes on its own converter's GGUF
 // (testdata/nvfp4gguf, whose tensors TestNVFP4PassThrough holds tfconv's
 // to, byte for byte) within maxLogitDiffMatchLlamaCpp in the MatchLlamaCpp
@@ -27,7 +28,8 @@ const maxLogitDiffNVFP4HF = 1e-2
 // maxLogitDiffNVFP4HF.
 func TestNVFP4RunMatchesLlamaCpp(t *testing.T) {
 	t.Parallel()
-	for name, dir := range map[string]string{"modelopt": "../testdata/modelopt/nvfp4-ffn128", "ct": "../testdata/ct/nvfp4-ffn128"} {
+	for name, dir := range map[string]string{"modelopt": "../testdata/modelopt/nvfp4-ffn128", "ct": "../testdata/ct/nvfp4-ffn128",
+		"modelopt-moe": "../testdata/modelopt/nvfp4-moe"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			b, err := os.ReadFile(filepath.Join("..", "testdata", "nvfp4gguf", name+".json"))

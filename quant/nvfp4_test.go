@@ -246,3 +246,61 @@ func TestEncodeQ4_0Exact(t *testing.T) {
 		t.Error("a scale no f16 value holds accepted")
 	}
 }
+
+// TestEncodeQ4_1Exact: values (q − z)·s of asymmetric 4-bit groups of 32
+// (q, z in [0, 15], s and −z·s f16 values) are Q4_1 blocks exactly, also a
+// block whose codes do not span all 16 levels, where ggml's own encoder
+// (d = (max − min)/15) rounds; a zero point whose −z·s no f16 value holds
+// with codes reaching 0, or a value off the grid, is refused.
+func TestEncodeQ4_1Exact(t *testing.T) {
+	t.Parallel()
+	scales := []float32{0.0123291015625, 0.5, 3.0517578125e-05, 1}
+	zeros := []int{7, 0, 15, 9}
+	x := make([]float32, 4*32)
+	for b, s := range scales {
+		for i := range 32 {
+			q := (i*7 + b*3) % 16
+			if b == 0 {
+				q = 2 + q%9 // codes 2 … 10 only
+			}
+			x[b*32+i] = float32(q-zeros[b]) * s
+		}
+	}
+	dst := make([]byte, 4*20)
+	if !EncodeQ4_1Exact(dst, x) || !EncodeExact(dst, x, tensor.Q4_1) {
+		t.Fatal("(q − z)·s with f16 s and −z·s refused")
+	}
+	y := make([]float32, len(x))
+	if err := Dequantize(y, dst, tensor.Q4_1); err != nil {
+		t.Fatal(err)
+	}
+	for i := range x {
+		if y[i] != x[i] {
+			t.Fatalf("value %d: %v, want %v", i, y[i], x[i])
+		}
+	}
+	ggml := make([]byte, 20)
+	quantQ4_1(ggml, x[:32])
+	dequantQ4_1(y[:32], ggml)
+	same := true
+	for i := range 32 {
+		same = same && y[i] == x[i]
+	}
+	if same {
+		t.Error("ggml's encoder kept a block of codes 2 … 10 exactly: the case proves nothing")
+	}
+	off := append([]float32(nil), x[:32]...)
+	off[4] *= 1.0001 // −2·s
+	if EncodeQ4_1Exact(dst[:20], off) {
+		t.Error("a value off the grid accepted")
+	}
+	// s = 1 + 2⁻¹⁰ (an f16 value), z = 3, codes 0 … 15: m = −3·s needs 12
+	// significant bits, which no f16 value has.
+	s := float32(1 + 1.0/1024)
+	for i := range 32 {
+		off[i] = float32(i%16-3) * s
+	}
+	if EncodeQ4_1Exact(dst[:20], off) {
+		t.Error("a minimum −z·s no f16 value holds accepted")
+	}
+}

@@ -221,10 +221,10 @@ type Options struct {
 	// take it weigh their error with it, and the rules that depend on
 	// having one apply.
 	Imatrix map[string][]float32
-	// Requantize turns the exact Q4_0 pass-through off (convert's and
-	// quantize's --requantize): a symmetric 4-bit layer with groups of 32
-	// (checkpoint.Tensor.Q4_0Exact) chosen as Q4_0 goes through ggml's
-	// encoder like any other.
+	// Requantize turns the exact Q4_0/Q4_1 pass-through off (convert's and
+	// quantize's --requantize): a 4-bit layer with groups of 32 chosen as
+	// its checkpoint.Tensor.ExactQ4 goes through ggml's encoder like any
+	// other.
 	Requantize bool
 }
 
@@ -247,10 +247,11 @@ type Choice struct {
 	// length] for its mats = outer dimensions beyond the rows (experts);
 	// nil: none.
 	Importance []float32
-	// Exact: the tensor's values are Q4_0 blocks as they are (a symmetric
-	// 4-bit layer with groups of 32 chosen as Q4_0: Tensor.Q4_0Exact);
-	// Run writes each row's exact blocks (quant.EncodeQ4_0Exact), ggml's
-	// encoder only for a row that has none (a scale no f16 value holds).
+	// Exact: the tensor's values are Q4_0 or Q4_1 blocks as they are (a
+	// 4-bit layer with groups of 32 chosen as its Tensor.ExactQ4); Run
+	// writes each row's exact blocks (quant.EncodeExact), ggml's encoder
+	// only for a row that has none (a scale, or a zero point's −z·s, no
+	// f16 value holds).
 	Exact bool
 }
 
@@ -565,8 +566,11 @@ func Plan(c *checkpoint.Checkpoint, opts Options) ([]Choice, error) {
 				t.Name, rowLen, typ, typ.BlockSize())
 		}
 		ch.Type, ch.Reason = typ, reason
-		if typ == tensor.Q4_0 && t.Q4_0Exact && !opts.Requantize {
+		if typ == t.ExactQ4 && typ != tensor.Invalid && !opts.Requantize {
 			ch.Exact, ch.Reason = true, reason+"; exact: symmetric 4-bit groups of 32"
+			if typ == tensor.Q4_1 {
+				ch.Reason = reason + "; exact: 4-bit groups of 32 with zero points"
+			}
 		}
 		impName := name
 		if o, ok := origName[t]; ok {

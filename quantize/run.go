@@ -465,7 +465,7 @@ func (c *chunk) process() error {
 				m := (c.r0 + r) / j.matRows
 				w = imp[m*j.rowLen : (m+1)*j.rowLen]
 			}
-			if j.ch.Exact && quant.EncodeQ4_0Exact(or, xr) {
+			if j.ch.Exact && quant.EncodeExact(or, xr, dt) {
 				if err := quant.Dequantize(y, or, dt); err != nil {
 					return fmt.Errorf("quantize: tensor %q: %w", j.ch.Tensor.Name, err)
 				}

@@ -203,7 +203,7 @@ Examples:
 	f.BoolVar(&opts.dryRun, "dry-run", false, "print the tensors, types and files the conversion would write; write nothing")
 	f.BoolVar(&opts.listModels, "print-supported-models", false, "list the architectures convert writes as GGUF and the Hugging Face classes of each")
 	f.BoolVar(&opts.allowRequantize, "allow-requantize", false, "GGUF → GGUF with --outtype: re-encode quantized tensors in another quantized type (refused without it)")
-	f.BoolVar(&opts.requantize, "requantize", false, "no block pass-through: dequantize and re-encode weights whose blocks the target type could hold as they are (MXFP4, NVFP4, Q4_0/Q8_0 ↔ MLX)")
+	f.BoolVar(&opts.requantize, "requantize", false, "no block pass-through: dequantize and re-encode weights whose blocks the target type could hold as they are (MXFP4, NVFP4, Q4_0/Q8_0 ↔ MLX, GGUF → GGUF in the same type)")
 	f.BoolVar(&opts.allowOverflow, "allow-overflow", false, "write values beyond the output type's range (f16: 65504) as ±Inf instead of failing; the tensors and counts are reported")
 	f.StringVar(&opts.part, "part", "", "with --split-max-size: write only part K of N (K/N, K from 1) of the set's shards, contiguous ranges as 'tfconv plan' lists them; auto/N takes K from JOB_COMPLETION_INDEX (Kubernetes Indexed Job) or SLURM_ARRAY_TASK_ID−SLURM_ARRAY_TASK_MIN (Slurm array)")
 	f.BoolVar(&opts.resume, "resume", false, "with --split-max-size: continue a run that was killed or failed, keeping the shards its record DST.tfconv-resume names whose sha256 still matches")

@@ -189,7 +189,7 @@ model*.safetensors files removed, every other file kept, each one named;
 	f.BoolVar(&opts.resume, "resume", false, "with --split-max-size or --keep-split: continue a run that was killed or failed, keeping the shards its record DST.tfconv-resume names whose sha256 still matches")
 	f.BoolVar(&opts.keepSplit, "keep-split", false, "GGUF split set input: write one output shard per input shard, named DST-0000i-of-0000n.gguf (DST without .gguf), as llama-quantize --keep-split")
 	f.BoolVar(&opts.allowOverflow, "allow-overflow", false, "write values beyond a tensor type's range (f16: 65504) as ±Inf instead of failing; the tensors and counts are reported")
-	f.BoolVar(&opts.noPass, "requantize", false, "no exact pass-through: a symmetric 4-bit layer with groups of 32 (compressed-tensors W4A16) chosen as Q4_0 goes through ggml's Q4_0 encoder instead of keeping its values exactly")
+	f.BoolVar(&opts.noPass, "requantize", false, "no exact pass-through: a 4-bit layer with groups of 32 (compressed-tensors W4A16 or symmetric GPTQ chosen as Q4_0, AWQ or asymmetric GPTQ as Q4_1) goes through ggml's encoder instead of keeping its values exactly")
 	f.BoolVar(&opts.requantize, "allow-requantize", false, "re-encode a source that is already integer-quantized (ggml block types, int8, GPTQ, AWQ) into another quantized type; the error is then measured against its dequantized weights")
 	cmd.Long += "\n\n" + quantizeTypeList()
 	addTokenFlag(cmd)

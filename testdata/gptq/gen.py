@@ -1,6 +1,6 @@
 """Make the GPTQ and AWQ fixtures with AutoGPTQ's and AutoAWQ's own code (run on CPU).
 
-    PYTHONPATH=testdata/arch/pyshim:TRANSFORMERS/src /usr/bin/python3 testdata/gptq/gen.py AUTOGPTQ_TREE AUTOAWQ_TREE
+    PYTHONPATH=testdata/arch/pyshim:TRANSFORMERS/src /usr/bin/python3 testdata/gptq/gen.py AUTOGPTQ_TREE AUTOAWQ_TREE [CASE...]
 
 Each case is a tiny random Llama (transformers' LlamaForCausalLM, float16 like real GPTQ/AWQ inputs) whose
 projection layers are quantized by the project's own code: AutoGPTQ's GPTQ.fasterquant (with random calibration
@@ -172,7 +172,13 @@ def make_awq(name, seed, group_size):
 
 torch.set_num_threads(1)
 torch.cuda.synchronize = lambda *a: None  # fasterquant times itself with it; there is no GPU here
-make_gptq("gptq-4bit-actorder", 1, 4, 32, True, False)
-make_gptq("gptq-8bit-sym", 2, 8, 32, False, True)
-make_gptq("gptq-2bit", 3, 2, 64, False, False)
-make_awq("awq-4bit", 4, 32)
+CASES = {
+    "gptq-4bit-actorder": lambda: make_gptq("gptq-4bit-actorder", 1, 4, 32, True, False),
+    "gptq-8bit-sym": lambda: make_gptq("gptq-8bit-sym", 2, 8, 32, False, True),
+    "gptq-2bit": lambda: make_gptq("gptq-2bit", 3, 2, 64, False, False),
+    "awq-4bit": lambda: make_awq("awq-4bit", 4, 32),
+    # symmetric 4-bit, group 32, no act-order: Q4_0 block for block (scale d, codes q with zero 8)
+    "gptq-4bit-sym": lambda: make_gptq("gptq-4bit-sym", 5, 4, 32, False, True),
+}
+for name in sys.argv[3:] or CASES:
+    CASES[name]()

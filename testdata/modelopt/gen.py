@@ -31,10 +31,30 @@ if not torch.cuda.is_available():
     torch.cuda.get_device_capability = lambda device=None: (0, 0)
 
 
-def make(name, cfg, dense=DENSE):
+def tiny_moe(seed=7):
+    """A tiny Qwen3-MoE (4 experts, 2 per token) whose rows are whole 64s (moe_intermediate_size 64), its weights
+    drawn as testdata/ct/gen.py's tiny_model draws them: transformers keeps one Linear per expert, which ModelOpt
+    exports as one NVFP4 tensor per expert and projection."""
+    cfg = transformers.Qwen3MoeConfig(vocab_size=256, hidden_size=64, intermediate_size=128, moe_intermediate_size=64,
+                                      num_experts=4, num_experts_per_tok=2, num_hidden_layers=2, num_attention_heads=4,
+                                      num_key_value_heads=2, head_dim=16, max_position_embeddings=64,
+                                      tie_word_embeddings=False, norm_topk_prob=True, bos_token_id=1, eos_token_id=2,
+                                      torch_dtype="bfloat16")
+    torch.manual_seed(seed)
+    m = transformers.Qwen3MoeForCausalLM(cfg).to(torch.bfloat16).eval()
+    with torch.no_grad():
+        for name, p in m.named_parameters():
+            if name.endswith("proj.weight") or name.endswith("mlp.gate.weight"):
+                p.copy_(torch.randn_like(p, dtype=torch.float32).mul(0.05).to(torch.bfloat16))
+                p.view(-1)[::97] *= 4
+    return m
+
+
+def make(name, cfg, dense=DENSE, model=None, dequant=True):
     out = os.path.join(HERE, name)
     shutil.rmtree(out, ignore_errors=True)
-    model = transformers.LlamaForCausalLM.from_pretrained(dense, torch_dtype=torch.bfloat16).eval()
+    if model is None:
+        model = transformers.LlamaForCausalLM.from_pretrained(dense, torch_dtype=torch.bfloat16).eval()
     ids = torch.tensor([[1, 15, 250, 99, 3, 87, 51, 64, 33, 98, 42, 77]])
 
     def forward_loop(m):
@@ -48,6 +68,8 @@ def make(name, cfg, dense=DENSE):
         if os.path.exists(os.path.join(out, f)):
             os.remove(os.path.join(out, f))
 
+    if not dequant:
+        return
     # ModelOpt's own dequantization of what it exported, in float32: NVFP4QTensor.dequantize (scale · scale_2 per
     # block, times the E2M1 value) and FP8QTensor.dequantize (code · scale).
     t = load_file(os.path.join(out, "model.safetensors"))
@@ -67,11 +89,17 @@ def make(name, cfg, dense=DENSE):
 
 def main():
     import copy
-    nv = copy.deepcopy(mtq.NVFP4_DEFAULT_CFG)
-    make("nvfp4", nv)
-    make("fp8", copy.deepcopy(mtq.FP8_DEFAULT_CFG))
+    names = sys.argv[1:] or ["nvfp4", "fp8", "nvfp4-ffn128", "nvfp4-moe"]
+    if "nvfp4" in names:
+        make("nvfp4", copy.deepcopy(mtq.NVFP4_DEFAULT_CFG))
+    if "fp8" in names:
+        make("fp8", copy.deepcopy(mtq.FP8_DEFAULT_CFG))
     # rows of whole 64s, as llama.cpp's converter needs to carry NVFP4 into GGUF (testdata/ct/gen.py's WIDE)
-    make("nvfp4-ffn128", copy.deepcopy(mtq.NVFP4_DEFAULT_CFG), os.path.join(HERE, "..", "ct", "dense-ffn128"))
+    if "nvfp4-ffn128" in names:
+        make("nvfp4-ffn128", copy.deepcopy(mtq.NVFP4_DEFAULT_CFG), os.path.join(HERE, "..", "ct", "dense-ffn128"))
+    # experts stored one tensor per expert (llama.cpp's converter stacks them: _flush_nvfp4_experts)
+    if "nvfp4-moe" in names:
+        make("nvfp4-moe", copy.deepcopy(mtq.NVFP4_DEFAULT_CFG), model=tiny_moe(), dequant=False)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,9 @@ import tempfile
 import gen_fixtures as g
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FIXTURES = {"modelopt": os.path.join(HERE, "..", "modelopt", "nvfp4-ffn128"), "ct": os.path.join(HERE, "..", "ct", "nvfp4-ffn128")}
+FIXTURES = {"modelopt": os.path.join(HERE, "..", "modelopt", "nvfp4-ffn128"), "ct": os.path.join(HERE, "..", "ct", "nvfp4-ffn128"),
+            # Qwen3-MoE with one NVFP4 tensor per expert, which the converter stacks (_flush_nvfp4_experts)
+            "modelopt-moe": os.path.join(HERE, "..", "modelopt", "nvfp4-moe")}
 IDS = [1, 15, 250, 99, 3, 87, 51, 64, 33, 98, 42, 77]
 
 
