@@ -137,9 +137,20 @@ func (e *engine) write(w io.Writer, j *job) error {
 	return nil
 }
 
+// copyRaw copies j's source bytes as they are. A source that writes
+// itself (io.WriterTo: a remote tensor, whose bytes are already in the
+// read cache's blocks) writes straight to w, without a copy through the
+// engine's buffer.
 func (e *engine) copyRaw(w io.Writer, j *job) error {
-	e.raw = grow(e.raw, 1<<20)
-	n, err := io.CopyBuffer(w, io.LimitReader(j.src.Open(), j.src.Size), e.raw)
+	var n int64
+	var err error
+	r := j.src.Open()
+	if wt, ok := r.(io.WriterTo); ok {
+		n, err = wt.WriteTo(&sizedWriter{w: w, left: j.src.Size})
+	} else {
+		e.raw = grow(e.raw, 1<<20)
+		n, err = io.CopyBuffer(w, io.LimitReader(r, j.src.Size), e.raw)
+	}
 	if err != nil {
 		return err
 	}
@@ -147,6 +158,23 @@ func (e *engine) copyRaw(w io.Writer, j *job) error {
 		return fmt.Errorf("read %d of %d bytes", n, j.src.Size)
 	}
 	return nil
+}
+
+// sizedWriter passes on at most left bytes: a source's WriterTo that
+// offers more than its tensor's size is an error, as io.LimitReader stops
+// a reader there.
+type sizedWriter struct {
+	w    io.Writer
+	left int64
+}
+
+func (s *sizedWriter) Write(p []byte) (int, error) {
+	if int64(len(p)) > s.left {
+		return 0, errors.New("the source offers more bytes than the tensor's size")
+	}
+	n, err := s.w.Write(p)
+	s.left -= int64(n)
+	return n, err
 }
 
 // stream converts the tensor chunk by chunk.
