@@ -696,7 +696,7 @@ func (r *Reader) block(i, lim int64) ([]byte, *span, error) {
 		r.mu.Unlock()
 		// The bytes loaded, not the cache's: the cache may have
 		// dropped them again already.
-		s, err := r.load(i, n, ch)
+		s, err := r.load(i, n, ch, false)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -714,8 +714,11 @@ func (r *Reader) claim(i, n int64) chan struct{} {
 }
 
 // load fetches blocks [i, i+n) claimed with ch, keeps them and returns
-// the span they are in, held for the caller.
-func (r *Reader) load(i, n int64, ch chan struct{}) (*span, error) {
+// the span they are in, held for the caller. A read-ahead (ahead) gives
+// its request slot back once the bytes are kept, before it hashes: the
+// hash, which may take up the runs other requests landed, does not hold
+// back the next request.
+func (r *Reader) load(i, n int64, ch chan struct{}, ahead bool) (*span, error) {
 	start := i * blockSize
 	end := start + n*blockSize - 1
 	if r.size > 0 {
@@ -727,6 +730,9 @@ func (r *Reader) load(i, n int64, ch chan struct{}) (*span, error) {
 		delete(r.pending, k)
 	}
 	close(ch)
+	if ahead {
+		r.inflight--
+	}
 	if err != nil {
 		r.mu.Unlock()
 		return nil, err
@@ -981,12 +987,9 @@ func (r *Reader) readAhead(from, to int64) {
 		r.inflight++
 		go func(i, n int64) {
 			// An error shows when the block is read.
-			if s, err := r.load(i, n, ch); err == nil {
+			if s, err := r.load(i, n, ch, true); err == nil {
 				s.release()
 			}
-			r.mu.Lock()
-			r.inflight--
-			r.mu.Unlock()
 		}(i, n)
 		i += n
 	}
