@@ -146,7 +146,9 @@ func (e *engine) copyRaw(w io.Writer, j *job) error {
 	var err error
 	r := j.src.Open()
 	if wt, ok := r.(io.WriterTo); ok {
-		n, err = wt.WriteTo(&sizedWriter{w: w, left: j.src.Size})
+		sw := &sizedWriter{w: w, left: j.src.Size}
+		_, err = wt.WriteTo(sw)
+		n = j.src.Size - sw.left
 	} else {
 		e.raw = grow(e.raw, 1<<20)
 		n, err = io.CopyBuffer(w, io.LimitReader(r, j.src.Size), e.raw)
@@ -160,20 +162,20 @@ func (e *engine) copyRaw(w io.Writer, j *job) error {
 	return nil
 }
 
-// sizedWriter passes on at most left bytes: a source's WriterTo that
-// offers more than its tensor's size is an error, as io.LimitReader stops
-// a reader there.
+// sizedWriter passes on the first left bytes a source's WriterTo offers
+// and drops the rest, as io.LimitReader leaves a reader's rest unread.
 type sizedWriter struct {
 	w    io.Writer
 	left int64
 }
 
 func (s *sizedWriter) Write(p []byte) (int, error) {
-	if int64(len(p)) > s.left {
-		return 0, errors.New("the source offers more bytes than the tensor's size")
-	}
-	n, err := s.w.Write(p)
+	k := min(int64(len(p)), s.left)
+	n, err := s.w.Write(p[:k])
 	s.left -= int64(n)
+	if err == nil && int64(n) == k {
+		n = len(p)
+	}
 	return n, err
 }
 
