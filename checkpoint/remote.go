@@ -97,10 +97,11 @@ func openRemoteURL(path, u string) (*Checkpoint, error) {
 }
 
 // remoteTensor is a tensor of the remote file r at info.Offset, read
-// through a window of r (read-ahead stops at the tensor's end).
+// through a window of r (read-ahead stops at the tensor's end); Open's
+// reader is an io.WriterTo that hands a writer r's cached blocks.
 func remoteTensor(info tensor.Info, file string, r *remote) *Tensor {
 	section := func() *io.SectionReader { return r.Window(info.Offset, info.Size) }
-	return &Tensor{Info: info, File: file, open: func() io.Reader { return section() }, section: section}
+	return &Tensor{Info: info, File: file, open: func() io.Reader { return r.Stream(info.Offset, info.Size) }, section: section}
 }
 
 // openRemoteSplit opens a GGUF split set over HTTP from any shard's URL:
@@ -361,5 +362,35 @@ func (v *checkedReader) Read(p []byte) (int, error) {
 		}
 	}
 	v.left -= int64(n)
+	return n, err
+}
+
+// WriteTo passes on the underlying reader's WriteTo (a remote tensor's
+// Stream: the cache's blocks, not a copy), with the same check on the
+// last byte as Read.
+func (v *checkedReader) WriteTo(w io.Writer) (int64, error) {
+	wt, ok := v.r.(io.WriterTo)
+	if !ok {
+		return io.Copy(w, struct{ io.Reader }{v})
+	}
+	return wt.WriteTo(checkedWriter{w, v})
+}
+
+// checkedWriter is the writer a checkedReader's WriteTo hands its source:
+// the bytes that complete the tensor are written only once the check
+// (when it is the set's last) has passed.
+type checkedWriter struct {
+	w io.Writer
+	v *checkedReader
+}
+
+func (c checkedWriter) Write(p []byte) (int, error) {
+	if c.v.left > 0 && int64(len(p)) >= c.v.left {
+		if err := c.v.done(); err != nil {
+			return 0, err
+		}
+	}
+	n, err := c.w.Write(p)
+	c.v.left -= int64(n)
 	return n, err
 }

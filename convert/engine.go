@@ -137,9 +137,22 @@ func (e *engine) write(w io.Writer, j *job) error {
 	return nil
 }
 
+// copyRaw copies j's source bytes as they are. A source that writes
+// itself (io.WriterTo: a remote tensor, whose bytes are already in the
+// read cache's blocks) writes straight to w, without a copy through the
+// engine's buffer.
 func (e *engine) copyRaw(w io.Writer, j *job) error {
-	e.raw = grow(e.raw, 1<<20)
-	n, err := io.CopyBuffer(w, io.LimitReader(j.src.Open(), j.src.Size), e.raw)
+	var n int64
+	var err error
+	r := j.src.Open()
+	if wt, ok := r.(io.WriterTo); ok {
+		sw := &sizedWriter{w: w, left: j.src.Size}
+		_, err = wt.WriteTo(sw)
+		n = j.src.Size - sw.left
+	} else {
+		e.raw = grow(e.raw, 1<<20)
+		n, err = io.CopyBuffer(w, io.LimitReader(r, j.src.Size), e.raw)
+	}
 	if err != nil {
 		return err
 	}
@@ -147,6 +160,23 @@ func (e *engine) copyRaw(w io.Writer, j *job) error {
 		return fmt.Errorf("read %d of %d bytes", n, j.src.Size)
 	}
 	return nil
+}
+
+// sizedWriter passes on the first left bytes a source's WriterTo offers
+// and drops the rest, as io.LimitReader leaves a reader's rest unread.
+type sizedWriter struct {
+	w    io.Writer
+	left int64
+}
+
+func (s *sizedWriter) Write(p []byte) (int, error) {
+	k := min(int64(len(p)), s.left)
+	n, err := s.w.Write(p[:k])
+	s.left -= int64(n)
+	if err == nil && int64(n) == k {
+		n = len(p)
+	}
+	return n, err
 }
 
 // stream converts the tensor chunk by chunk.

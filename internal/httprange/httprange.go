@@ -184,7 +184,7 @@ type Reader struct {
 	sha256          string // the published sha256 (lowercase hex), or ""
 
 	mu       sync.Mutex
-	blocks   map[int64][]byte
+	blocks   map[int64]block
 	pending  map[int64]chan struct{} // blocks being fetched, closed when they land
 	inflight int                     // read-ahead requests running
 	next     int64                   // the block after the last read's end
@@ -215,7 +215,7 @@ func Open(rawURL string) (*Reader, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("httprange: %s: not an http(s) URL", rawURL)
 	}
-	r := &Reader{url: rawURL, client: &http.Client{Transport: transport}, blocks: map[int64][]byte{},
+	r := &Reader{url: rawURL, client: &http.Client{Transport: transport}, blocks: map[int64]block{},
 		pending: map[int64]chan struct{}{}}
 	r.hashDone = sync.NewCond(&r.mu)
 	if hubHost(u.Hostname()) {
@@ -228,9 +228,11 @@ func Open(rawURL string) (*Reader, error) {
 	}
 	// The first block gives the size (Content-Range) and proves the server
 	// honours ranges.
-	if _, err := r.block(0, 1); err != nil {
+	_, s, err := r.block(0, 1)
+	if err != nil {
 		return nil, err
 	}
+	s.release()
 	cache.Lock()
 	if cache.readers == nil {
 		cache.readers = map[*Reader]bool{}
@@ -331,7 +333,8 @@ func (r *Reader) Close() error {
 	r.mu.Lock()
 	n := int64(0)
 	for _, b := range r.blocks {
-		n += int64(len(b))
+		n += int64(len(b.b))
+		b.s.release()
 	}
 	clear(r.blocks)
 	r.closed = true
@@ -458,10 +461,58 @@ var ErrMismatch = errors.New("not the file the Hub publishes")
 // errNoRange marks a server that ignores Range.
 var errNoRange = errors.New("the server ignores Range requests (it answered 200 with the whole file); tfconv reads only the headers of a remote checkpoint")
 
-// fetch returns bytes [start, end], resuming a body cut short from where
-// it stopped; a try counts only when it brought nothing.
-func (r *Reader) fetch(start, end int64) ([]byte, error) {
-	buf := make([]byte, 0, end-start+1)
+// span is the buffer one range request was read into, shared by the
+// blocks cut from it. Its memory goes back to spanPool for the next request
+// once nothing refers to it: no block the cache keeps, no caller reading
+// one (block, advance, WriteTo). Reusing it spares each request a fresh
+// buffer that the kernel would first have to fault in and zero.
+type span struct {
+	buf  []byte
+	refs atomic.Int32
+}
+
+// block is one kept block: its bytes, within the span they arrived in.
+type block struct {
+	b []byte
+	s *span
+}
+
+// spanBytes is the size of a full range request's buffer.
+const spanBytes = spanBlocks * blockSize
+
+var spanPool = sync.Pool{New: func() any { return new([spanBytes]byte) }}
+
+// newSpan returns a span for n bytes (empty, with room for n), held once.
+// Buffers for requests of more than half a span come from spanPool; a
+// header's small reads get their own.
+func newSpan(n int64) *span {
+	s := &span{}
+	if n > spanBytes/2 && n <= spanBytes {
+		s.buf = spanPool.Get().(*[spanBytes]byte)[:0]
+	} else {
+		s.buf = make([]byte, 0, n)
+	}
+	s.refs.Store(1)
+	return s
+}
+
+// hold adds a reference to s.
+func (s *span) hold() { s.refs.Add(1) }
+
+// release drops a reference; the last returns a pooled buffer.
+func (s *span) release() {
+	if s.refs.Add(-1) == 0 && cap(s.buf) == spanBytes {
+		spanPool.Put((*[spanBytes]byte)(s.buf[:spanBytes]))
+		s.buf = nil
+	}
+}
+
+// fetch returns bytes [start, end] in a span held once for the caller,
+// resuming a body cut short from where it stopped; a try counts only when
+// it brought nothing.
+func (r *Reader) fetch(start, end int64) (*span, error) {
+	s := newSpan(end - start + 1)
+	buf := s.buf
 	wait := Backoff
 	var err, cut error
 	for try := 0; try < Tries; {
@@ -470,9 +521,17 @@ func (r *Reader) fetch(start, end int64) ([]byte, error) {
 		var after time.Duration
 		buf, retry, after, err = r.get(buf, start+int64(len(buf)), end)
 		if err == nil {
-			return buf, nil
+			if cap(buf) != cap(s.buf) {
+				// get grew it: a new buffer, not the pool's.
+				s.release()
+				s = &span{}
+				s.refs.Store(1)
+			}
+			s.buf = buf
+			return s, nil
 		}
 		if !retry {
+			s.release()
 			if cut != nil {
 				return nil, fmt.Errorf("%v; resuming: %w", cut, err)
 			}
@@ -487,6 +546,7 @@ func (r *Reader) fetch(start, end int64) ([]byte, error) {
 			wait *= 2
 		}
 	}
+	s.release()
 	return nil, fmt.Errorf("%w (gave up after %d tries)", err, Tries)
 }
 
@@ -593,27 +653,32 @@ func (r *Reader) nblocks() int64 { return (r.size + blockSize - 1) / blockSize }
 // block returns block i (the bytes from i·blockSize), fetching it, with the
 // run of missing blocks after it before block lim (the reader's window:
 // a small tensor read out of order fetches no bytes of its neighbours),
-// when it is neither kept nor on its way.
-func (r *Reader) block(i, lim int64) ([]byte, error) {
+// when it is neither kept nor on its way. The span the bytes are in is
+// held for the caller, who releases it when done with them.
+func (r *Reader) block(i, lim int64) ([]byte, *span, error) {
 	for {
 		r.mu.Lock()
 		if r.err != nil {
 			err := r.err
 			r.mu.Unlock()
-			return nil, err
+			return nil, nil, err
 		}
 		if b, ok := r.blocks[i]; ok {
+			b.s.hold()
 			r.mu.Unlock()
-			return b, nil
+			return b.b, b.s, nil
 		}
 		if ch, ok := r.pending[i]; ok {
 			r.mu.Unlock()
 			<-ch
 			r.mu.Lock()
 			b, ok := r.blocks[i]
+			if ok {
+				b.s.hold()
+			}
 			r.mu.Unlock()
 			if ok {
-				return b, nil
+				return b.b, b.s, nil
 			}
 			continue // the read-ahead failed or was evicted: fetch it here
 		}
@@ -629,13 +694,13 @@ func (r *Reader) block(i, lim int64) ([]byte, error) {
 		}
 		ch := r.claim(i, n)
 		r.mu.Unlock()
-		// The bytes loaded, not the cache's copy: the cache may have
+		// The bytes loaded, not the cache's: the cache may have
 		// dropped them again already.
-		b, err := r.load(i, n, ch)
+		s, err := r.load(i, n, ch, false)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return b[:min(blockSize, len(b))], nil
+		return s.buf[:min(blockSize, len(s.buf))], s, nil
 	}
 }
 
@@ -649,29 +714,37 @@ func (r *Reader) claim(i, n int64) chan struct{} {
 }
 
 // load fetches blocks [i, i+n) claimed with ch, keeps them and returns
-// their bytes.
-func (r *Reader) load(i, n int64, ch chan struct{}) ([]byte, error) {
+// the span they are in, held for the caller. A read-ahead (ahead) gives
+// its request slot back once the bytes are kept, before it hashes: the
+// hash, which may take up the runs other requests landed, does not hold
+// back the next request.
+func (r *Reader) load(i, n int64, ch chan struct{}, ahead bool) (*span, error) {
 	start := i * blockSize
 	end := start + n*blockSize - 1
 	if r.size > 0 {
 		end = min(end, r.size-1)
 	}
-	b, err := r.fetch(start, end)
+	s, err := r.fetch(start, end)
 	r.mu.Lock()
 	for k := i; k < i+n; k++ {
 		delete(r.pending, k)
 	}
 	close(ch)
+	if ahead {
+		r.inflight--
+	}
 	if err != nil {
 		r.mu.Unlock()
 		return nil, err
 	}
+	b := s.buf
 	r.fetched += int64(len(b))
 	var added int64
 	for k := int64(0); k*blockSize < int64(len(b)) || (k == 0 && len(b) == 0); k++ {
 		blk := b[k*blockSize : min((k+1)*blockSize, int64(len(b)))]
 		if _, ok := r.blocks[i+k]; !ok && !r.closed {
-			r.blocks[i+k] = blk
+			s.hold()
+			r.blocks[i+k] = block{blk, s}
 			added += int64(len(blk))
 		}
 	}
@@ -679,7 +752,11 @@ func (r *Reader) load(i, n int64, ch chan struct{}) ([]byte, error) {
 	// Hashed first, so that evict may drop what the hash has passed.
 	err = r.advance()
 	evict(r, added)
-	return b, err
+	if err != nil {
+		s.release()
+		return nil, err
+	}
+	return s, nil
 }
 
 // advance hashes the kept blocks that extend the hashed prefix and, once
@@ -693,23 +770,26 @@ func (r *Reader) advance() error {
 	}
 	r.hashing = true
 	defer func() { r.hashing = false; r.hashDone.Broadcast() }()
+	var run []block
 	for r.hashed < r.size {
-		var run [][]byte
+		run = run[:0]
 		n := int64(0)
 		for i := (r.hashed + n) / blockSize; r.hashed+n < r.size && len(run) < spanBlocks; i = (r.hashed + n) / blockSize {
 			b, ok := r.blocks[i]
 			if !ok {
 				break
 			}
+			b.s.hold()
 			run = append(run, b)
-			n += int64(len(b))
+			n += int64(len(b.b))
 		}
 		if len(run) == 0 {
 			return nil
 		}
 		r.mu.Unlock()
 		for _, b := range run {
-			r.h.Write(b)
+			r.h.Write(b.b)
+			b.s.release()
 		}
 		r.mu.Lock()
 		r.hashed += n
@@ -771,12 +851,13 @@ func (r *Reader) Verify() error {
 		end := min(start+n*blockSize, r.size) - 1
 		r.hashing = true
 		r.mu.Unlock()
-		b, err := r.fetch(start, end)
+		s, err := r.fetch(start, end)
 		r.mu.Lock()
 		if err == nil {
-			r.fetched += int64(len(b))
-			r.h.Write(b)
-			r.hashed += int64(len(b))
+			r.fetched += int64(len(s.buf))
+			r.h.Write(s.buf)
+			r.hashed += int64(len(s.buf))
+			s.release()
 		}
 		r.hashing = false
 		r.hashDone.Broadcast()
@@ -840,8 +921,9 @@ func evict(r *Reader, n int64) {
 		}
 		lru.mu.Lock()
 		for k, b := range lru.blocks {
-			cache.bytes -= int64(len(b))
+			cache.bytes -= int64(len(b.b))
 			delete(lru.blocks, k)
+			b.s.release()
 		}
 		lru.mu.Unlock()
 	}
@@ -854,9 +936,16 @@ func evict(r *Reader, n int64) {
 		if cache.bytes <= CacheSize*3/4 {
 			break
 		}
-		cache.bytes -= int64(len(r.blocks[k]))
-		delete(r.blocks, k)
+		r.drop(k)
 	}
+}
+
+// drop removes block k from r's (r.mu and cache's lock held).
+func (r *Reader) drop(k int64) {
+	b := r.blocks[k]
+	cache.bytes -= int64(len(b.b))
+	delete(r.blocks, k)
+	b.s.release()
 }
 
 // dropHashed drops r's blocks that the hash has passed, from the lowest,
@@ -868,8 +957,7 @@ func (r *Reader) dropHashed(target int64) {
 		if cache.bytes <= target || (r.h != nil && (k+1)*blockSize > r.hashed) {
 			break
 		}
-		cache.bytes -= int64(len(r.blocks[k]))
-		delete(r.blocks, k)
+		r.drop(k)
 	}
 }
 
@@ -898,10 +986,10 @@ func (r *Reader) readAhead(from, to int64) {
 		ch := r.claim(i, n)
 		r.inflight++
 		go func(i, n int64) {
-			r.load(i, n, ch) // an error shows when the block is read
-			r.mu.Lock()
-			r.inflight--
-			r.mu.Unlock()
+			// An error shows when the block is read.
+			if s, err := r.load(i, n, ch, true); err == nil {
+				s.release()
+			}
 		}(i, n)
 		i += n
 	}
@@ -938,37 +1026,112 @@ func (r *Reader) readAt(p []byte, off, limit int64) (int, error) {
 	if off < 0 {
 		return 0, fmt.Errorf("httprange: %s: negative offset", r.url)
 	}
-	if len(p) > 0 && off < r.size {
-		first, end := off/blockSize, (min(off+int64(len(p)), r.size)-1)/blockSize
-		r.mu.Lock()
-		if first == r.next || first == r.next-1 {
-			r.run += int64(len(p))
-		} else {
-			r.run = int64(len(p))
-		}
-		r.next = end + 1
-		if r.run >= spanBlocks*blockSize {
-			r.readAhead(first, min(end+1+int64(ReadAhead)*spanBlocks, (limit+blockSize-1)/blockSize))
-		}
-		r.mu.Unlock()
-	}
+	r.note(off, int64(len(p)), limit)
 	n := 0
 	for n < len(p) {
 		pos := off + int64(n)
 		if pos >= r.size {
 			return n, io.EOF
 		}
-		b, err := r.block(pos/blockSize, (limit+blockSize-1)/blockSize)
+		b, s, err := r.block(pos/blockSize, (limit+blockSize-1)/blockSize)
 		if err != nil {
 			return n, err
 		}
 		k := copy(p[n:], b[pos%blockSize:])
+		s.release()
 		if k == 0 {
 			return n, io.ErrUnexpectedEOF
 		}
 		n += k
 	}
 	return n, nil
+}
+
+// note records a read of bytes [off, off+n) and, when it continues a run
+// of sequential reads of at least one span (tensor data, not a header's
+// small pieces), starts requests for what follows it, up to limit.
+func (r *Reader) note(off, n, limit int64) {
+	if n <= 0 || off >= r.size {
+		return
+	}
+	first, end := off/blockSize, (min(off+n, r.size)-1)/blockSize
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if first == r.next || first == r.next-1 {
+		r.run += n
+	} else {
+		r.run = n
+	}
+	r.next = end + 1
+	if r.run >= spanBlocks*blockSize {
+		r.readAhead(first, min(end+1+int64(ReadAhead)*spanBlocks, (limit+blockSize-1)/blockSize))
+	}
+}
+
+// Stream is the bytes [off, off+n) of r read once, front to back, by one
+// consumer (a tensor), reading ahead no further than their end, as Window.
+// It is an io.WriterTo as well: io.Copy hands the writer the cache's blocks
+// themselves, with no copy into a buffer of its own between (a tensor
+// copied unchanged into the output).
+func (r *Reader) Stream(off, n int64) io.Reader {
+	return &stream{r: r, pos: off, end: off + n}
+}
+
+type stream struct {
+	r        *Reader
+	pos, end int64
+}
+
+func (s *stream) Read(p []byte) (int, error) {
+	if s.pos >= s.end {
+		return 0, io.EOF
+	}
+	s.r.touched.Store(true)
+	n, err := s.r.readAt(p[:min(int64(len(p)), s.end-s.pos)], s.pos, s.end)
+	s.pos += int64(n)
+	return n, err
+}
+
+// streamStep is how much WriteTo reports to note at a time: the size of
+// the reads io.Copy would make.
+const streamStep = 1 << 20
+
+// WriteTo writes the stream's bytes to w a block at a time, straight from
+// the cache.
+func (s *stream) WriteTo(w io.Writer) (int64, error) {
+	s.r.touched.Store(true)
+	var total int64
+	lim := (s.end + blockSize - 1) / blockSize
+	for s.pos < s.end {
+		step := min(s.end, s.pos+streamStep)
+		s.r.note(s.pos, step-s.pos, s.end)
+		for s.pos < step {
+			if s.pos >= s.r.size {
+				return total, io.ErrUnexpectedEOF
+			}
+			b, sp, err := s.r.block(s.pos/blockSize, lim)
+			if err != nil {
+				return total, err
+			}
+			from := s.pos % blockSize
+			to := min(int64(len(b)), from+step-s.pos)
+			if to <= from {
+				sp.release()
+				return total, io.ErrUnexpectedEOF
+			}
+			k, err := w.Write(b[from:to])
+			sp.release()
+			total += int64(k)
+			s.pos += int64(k)
+			if err == nil && int64(k) != to-from {
+				err = io.ErrShortWrite
+			}
+			if err != nil {
+				return total, err
+			}
+		}
+	}
+	return total, nil
 }
 
 // Sibling fetches a side file from the remote file's folder (whole, at most

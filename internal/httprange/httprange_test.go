@@ -240,3 +240,69 @@ func TestEvictKeepsUnhashed(t *testing.T) {
 	}
 	t.Logf("served: %v", s.Served())
 }
+
+// TestStream: a Stream's WriteTo hands the writer the file's bytes from
+// the cache's blocks, the same bytes as its Read and as ReadAt, each byte
+// fetched once, with a cache small enough that range buffers go back to
+// the pool and are reused while the streams run (a buffer reused while a
+// block of it was still in use would show as wrong bytes or a checksum
+// mismatch).
+func TestStream(t *testing.T) {
+	defer func(n int64) { CacheSize = n }(CacheSize)
+	CacheSize = 3 * spanBytes
+	_, repo, u := serveHubFile(t)
+	f := repo.Files["m.safetensors"]
+	want := make([]byte, f.Size())
+	f.ReadAt(want, 0)
+	r, err := Open(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	// Two consumers: the first 5 MiB and a piece at an odd offset by
+	// WriteTo, the rest by Read in small pieces.
+	var got bytes.Buffer
+	for _, w := range [][2]int64{{0, 5 << 20}, {5 << 20, 12345}} {
+		n, err := io.Copy(&got, r.Stream(w[0], w[1])) // WriteTo
+		if err != nil || n != w[1] {
+			t.Fatalf("WriteTo of [%d, +%d): %d bytes, %v", w[0], w[1], n, err)
+		}
+	}
+	off := int64(got.Len())
+	if _, err := io.CopyBuffer(&got, struct{ io.Reader }{r.Stream(off, f.Size()-off)}, make([]byte, 5000)); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Fatal("the bytes streamed differ from the file's")
+	}
+	if err := r.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	if n := r.Fetched(); n != f.Size() {
+		t.Errorf("fetched %d bytes of a %d-byte file", n, f.Size())
+	}
+}
+
+// TestStreamCorrupt: a corrupt byte in a file read by WriteTo is caught:
+// the error of a read once the hash has passed it (a read-ahead may hand
+// over the last block before its hash finishes), and of Verify in any case.
+func TestStreamCorrupt(t *testing.T) {
+	s, repo, u := serveHubFile(t)
+	f := repo.Files["m.safetensors"]
+	s.SetFaults(hubtest.Faults{Corrupt: "m.safetensors", CorruptByte: 1 << 20})
+	r, err := Open(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	n, err := io.Copy(io.Discard, r.Stream(0, f.Size()))
+	if err != nil && !strings.Contains(err.Error(), "checksum mismatch") {
+		t.Fatalf("corrupt file: %d bytes, %v", n, err)
+	}
+	if err := r.Verify(); err == nil || !strings.Contains(err.Error(), "checksum mismatch") {
+		t.Fatalf("Verify of a corrupt file: %v", err)
+	}
+	if _, err := io.Copy(io.Discard, r.Stream(0, 100)); err == nil {
+		t.Error("a WriteTo after the mismatch succeeded")
+	}
+}
