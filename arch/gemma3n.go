@@ -47,6 +47,10 @@ var Gemma3n = register(&Family{
 		{Prefix: "model.embed_audio.", Reason: gemma3nTowers},
 	},
 	SuffixAliases: map[string]string{"correct_output_scale": "correct_output.weight"},
+	// The converter keeps AltUp's coefficient matrices F32 at every
+	// --outtype (ModelBase.prepare_tensors' list: ALTUP_CORRECT_COEF,
+	// ALTUP_PREDICT_COEF).
+	F32: []Role{"blk.{bid}.altup_correct_coef", "blk.{bid}.altup_predict_coef"},
 	ShapeKeys: []ShapeKey{
 		{Key: "laurel_rank", Tensor: "blk.0.laurel_l.weight", Axis: 0},
 		{Key: "vocab_size_per_layer_input", Tensor: "per_layer_token_embd.weight", Axis: 0},
@@ -59,7 +63,7 @@ var Gemma3n = register(&Family{
 		NeoxRopeGGUF: true, LocalRopeBase: true},
 })
 
-const gemma3nTowers = "Gemma 3n's vision and audio towers: llama.cpp's converter writes them to the multimodal projector file (--mmproj), not the text model's GGUF"
+const gemma3nTowers = "Gemma 3n's vision and audio towers: not the text model's; llama.cpp's converter puts them in the multimodal projector file (--mmproj), which its d32676d7 refuses for Gemma 3n (it cannot map the audio tower's subsample_conv_projection norms) and tfconv has no record of"
 
 // gemma3nH is the text model's prefix as the published checkpoints (and
 // transformers' save of Gemma3nForCausalLM) name it; the converter reads

@@ -39,7 +39,7 @@ var Llama4 = register(&Family{
 		u32("expert_feed_forward_length", Optional, "intermediate_size"),
 		llama4Fixed()),
 	Tensors:   llama4Tensors(),
-	Drops:     append([]Drop{rotaryBuffer}, llama4Vision...),
+	Drops:     append([]Drop{rotaryBuffer}, llama4VisionDrops...),
 	Generated: []Generated{ropeFreqsNewer},
 	// The stacked experts are parameters without a ".weight" suffix.
 	SuffixAliases: map[string]string{"experts.gate_up_proj": "experts.gate_up.weight", "experts.down_proj": "experts.down.weight"},
@@ -106,12 +106,6 @@ func llama4Pattern(c Config, n int) ([]Layer, error) {
 // llama4Chunk is the chunk of local attention and the temperature floor
 // that llama.cpp's llama4 graph fixes.
 const llama4Chunk = 8192
-
-// llama4Vision is the vision tower of Llama4ForConditionalGeneration (the
-// class of the published checkpoints), which the text model's GGUF leaves
-// out as llama.cpp's converter does (its --mmproj file, issue 33, is not
-// written): dropped, and said in a warning.
-var llama4Vision = visionTower("vision_model.", "multi_modal_projector.")
 
 // llama4Tensors: LLaMA's schema under feed_forward. names, unpermuted Q/K,
 // and the mixture's router, stacked experts and shared expert; each also

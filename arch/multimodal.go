@@ -13,8 +13,7 @@ import (
 // under language_model., and llama.cpp's converter writes the text model's
 // GGUF from them and the vision tower into a separate --mmproj GGUF. A
 // class with a Projector in the table (projector.go: Gemma 3's, Mistral
-// 3's) has both halves converted; the others (Llama 4) drop the tower
-// until theirs exists.
+// 3's, Llama 4's) has both halves converted.
 
 // withTextPrefix gives every role of ts a second Hugging Face pattern, its
 // first under "language_model." (the text model of the multimodal class).
@@ -38,21 +37,6 @@ func withSubmodelText(ts []Tensor, from, to string) []Tensor {
 	}
 	return ts
 }
-
-// visionTower drops the tensors under the given prefixes from the text
-// model's GGUF, as llama.cpp's converter does, with the reason, and says so
-// in a warning (Drop.Warn): never silently.
-func visionTower(prefixes ...string) []Drop {
-	out := make([]Drop, len(prefixes))
-	for i, p := range prefixes {
-		out[i] = Drop{Prefix: p, Reason: visionLeftOut, Warn: true}
-	}
-	return out
-}
-
-// visionLeftOut is the reason a multimodal checkpoint's vision tensors are
-// dropped from its text model's GGUF.
-const visionLeftOut = "vision tower: the GGUF is the text model; llama.cpp keeps the vision tower in a separate --mmproj GGUF, and --mmproj is not supported for this class yet (no projector record)"
 
 // textClass refuses a multimodal checkpoint of a class starting with
 // prefix whose text model (text_config's, or the original InternVL

@@ -47,13 +47,15 @@ func TestLlama4Fixed(t *testing.T) {
 }
 
 // TestLlama4VisionLeftOut: the published class, Llama4ForConditionalGeneration,
-// converts to its text model's GGUF (as llama.cpp's converter does without
-// --mmproj); the vision tower is not dropped silently: each of its tensors
-// is listed among the dropped with the reason, and a warning says it.
+// converts with --text-only to its text model's GGUF (as llama.cpp's
+// converter does without --mmproj; a conversion naming no half is refused
+// now that the llama4 projector is in the record: TestLlama4VLModes); the
+// vision tower is not dropped silently: each of its tensors is listed
+// among the dropped with the reason, and a warning says it.
 func TestLlama4VisionLeftOut(t *testing.T) {
 	t.Parallel()
 	dir := withConfigs(t, "../testdata/arch/llama4-vl/hf", "x/llama4-vl", llama4Fixed)
-	rep, err := Run(dir, filepath.Join(t.TempDir(), "out.gguf"), Options{OutType: OutF32})
+	rep, err := Run(dir, filepath.Join(t.TempDir(), "out.gguf"), Options{OutType: OutF32, Multimodal: MultimodalText})
 	if err != nil {
 		t.Fatal(err)
 	}

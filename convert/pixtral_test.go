@@ -62,6 +62,20 @@ func TestMistral3VLModes(t *testing.T) {
 // top level (withConfigs sets a multimodal config's text_config).
 func withTopConfig(t *testing.T, src, repo, key string, v any) string {
 	t.Helper()
+	return withConfigIn(t, src, repo, "", key, v)
+}
+
+// withVisionConfig is a snapshot of src whose config.json's vision_config
+// has key = v.
+func withVisionConfig(t *testing.T, src, repo, key string, v any) string {
+	t.Helper()
+	return withConfigIn(t, src, repo, "vision_config", key, v)
+}
+
+// withConfigIn is a snapshot of src whose config.json has key = v in its
+// object obj (the top level when obj is "").
+func withConfigIn(t *testing.T, src, repo, obj, key string, v any) string {
+	t.Helper()
 	dir := hubSnapshot(t, src, repo)
 	b, err := os.ReadFile(filepath.Join(src, "config.json"))
 	if err != nil {
@@ -71,7 +85,15 @@ func withTopConfig(t *testing.T, src, repo, key string, v any) string {
 	if err := json.Unmarshal(b, &cfg); err != nil {
 		t.Fatal(err)
 	}
-	cfg[key] = v
+	at := cfg
+	if obj != "" {
+		m, ok := cfg[obj].(map[string]any)
+		if !ok {
+			t.Fatalf("%s: config.json has no %s object", src, obj)
+		}
+		at = m
+	}
+	at[key] = v
 	b, _ = json.Marshal(cfg)
 	p := filepath.Join(dir, "config.json")
 	if err := os.Remove(p); err != nil { // a link to the fixture's

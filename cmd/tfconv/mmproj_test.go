@@ -91,6 +91,42 @@ func TestInspectTower(t *testing.T) {
 	}
 }
 
+// TestInspectTowerLlama4: inspect shows Llama 4's tower from the Hugging
+// Face folder and from the mmproj tfconv writes of it alike: projector type
+// llama4, 56-pixel tiles of 14-pixel patches, 3 layers of 32, and 4 tokens
+// a tile (the pixel shuffle by scale_factor 2).
+func TestInspectTowerLlama4(t *testing.T) {
+	t.Parallel()
+	hf := filepath.Join("..", "..", "testdata", "vision", "llama4", "hf")
+	mm := filepath.Join(t.TempDir(), "mmproj.gguf")
+	if code, _, errOut := run(t, "convert", hf, mm, "--mmproj-only", "--outtype", "f32"); code != 0 {
+		t.Fatalf("convert --mmproj-only: exit %d: %s", code, errOut)
+	}
+	for _, src := range []string{hf, mm} {
+		code, out, errOut := run(t, "inspect", src, "--json")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", src, code, errOut)
+		}
+		var j struct {
+			Projector struct {
+				Type           string `json:"projector_type"`
+				ImageSize      int64  `json:"image_size"`
+				PatchSize      int64  `json:"patch_size"`
+				Layers         int64  `json:"vision_layers"`
+				Width          int64  `json:"vision_width"`
+				TokensPerImage int64  `json:"tokens_per_image"`
+			} `json:"projector"`
+		}
+		if err := json.Unmarshal([]byte(out), &j); err != nil {
+			t.Fatal(err)
+		}
+		p := j.Projector
+		if p.Type != "llama4" || p.ImageSize != 56 || p.PatchSize != 14 || p.Layers != 3 || p.Width != 32 || p.TokensPerImage != 4 {
+			t.Errorf("%s: projector %+v, want llama4 56/14, 3 layers of 32, 4 tokens", src, p)
+		}
+	}
+}
+
 // TestConvertMmprojBack: 'convert TEXT.gguf DIR --mmproj MMPROJ.gguf' (a
 // third argument with --mmproj) writes the multimodal folder.
 func TestConvertMmprojBack(t *testing.T) {
