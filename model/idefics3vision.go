@@ -91,31 +91,13 @@ func idefics3FromHF(v *Vision, c *checkpoint.Checkpoint, top spec.Config) (encod
 	}
 	cfg := VisionConfig{Projector: "idefics3", BOI: -1, EOI: -1}
 	e := &idefics3Vision{v: v}
-	ints := []struct {
-		dst *int
-		key string
-		cfg spec.Config
-		def int64
-	}{
-		// Idefics3VisionConfig's and Idefics3Config's defaults.
-		{&cfg.ImageSize, "image_size", vc, 224},
-		{&cfg.PatchSize, "patch_size", vc, 32},
-		{&cfg.DModel, "hidden_size", vc, 1152},
-		{&cfg.Layers, "num_hidden_layers", vc, 12},
-		{&cfg.Heads, "num_attention_heads", vc, 16},
-		{&cfg.FFN, "intermediate_size", vc, 3072},
-		{&e.scale, "scale_factor", top, 2},
-		{&cfg.Image, "image_token_id", top, 128257},
-	}
-	for _, x := range ints {
-		n, ok := x.cfg.Int(x.key)
-		if !ok {
-			n = x.def
-		}
-		if n <= 0 || n > 1<<31-1 {
-			return nil, fmt.Errorf("model: %s: config.json: %s = %d", c.Path, x.key, n)
-		}
-		*x.dst = int(n)
+	// Idefics3VisionConfig's and Idefics3Config's defaults.
+	if err := readConfigInts(c.Path,
+		dimInt(&cfg.ImageSize, vc, 224, "image_size"), dimInt(&cfg.PatchSize, vc, 32, "patch_size"),
+		dimInt(&cfg.DModel, vc, 1152, "hidden_size"), dimInt(&cfg.Layers, vc, 12, "num_hidden_layers"),
+		dimInt(&cfg.Heads, vc, 16, "num_attention_heads"), dimInt(&cfg.FFN, vc, 3072, "intermediate_size"),
+		dimInt(&e.scale, top, 2, "scale_factor"), idInt(&cfg.Image, top, 128257, "image_token_id")); err != nil {
+		return nil, err
 	}
 	text, _ := top.Map("text_config")
 	d, ok := text.Int("hidden_size")

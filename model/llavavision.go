@@ -72,30 +72,13 @@ func llavaFromHF(v *Vision, c *checkpoint.Checkpoint, top spec.Config) (encoder,
 	cfg := VisionConfig{Projector: "mlp", BOI: -1, EOI: -1}
 	e := &llavaVision{v: v}
 	feature := int64(-2)
-	ints := []struct {
-		dst *int
-		key string
-		cfg spec.Config
-		def int64
-	}{
-		// CLIPVisionConfig's and LlavaConfig's defaults.
-		{&cfg.ImageSize, "image_size", vc, 224},
-		{&cfg.PatchSize, "patch_size", vc, 32},
-		{&cfg.DModel, "hidden_size", vc, 768},
-		{&cfg.Layers, "num_hidden_layers", vc, 12},
-		{&cfg.Heads, "num_attention_heads", vc, 12},
-		{&cfg.FFN, "intermediate_size", vc, 3072},
-		{&cfg.Image, "image_token_index", top, 32000},
-	}
-	for _, x := range ints {
-		n, ok := x.cfg.Int(x.key)
-		if !ok {
-			n = x.def
-		}
-		if n <= 0 || n > 1<<31-1 {
-			return nil, fmt.Errorf("model: %s: config.json: %s = %d", c.Path, x.key, n)
-		}
-		*x.dst = int(n)
+	// CLIPVisionConfig's and LlavaConfig's defaults.
+	if err := readConfigInts(c.Path,
+		dimInt(&cfg.ImageSize, vc, 224, "image_size"), dimInt(&cfg.PatchSize, vc, 32, "patch_size"),
+		dimInt(&cfg.DModel, vc, 768, "hidden_size"), dimInt(&cfg.Layers, vc, 12, "num_hidden_layers"),
+		dimInt(&cfg.Heads, vc, 12, "num_attention_heads"), dimInt(&cfg.FFN, vc, 3072, "intermediate_size"),
+		idInt(&cfg.Image, top, 32000, "image_token_index")); err != nil {
+		return nil, err
 	}
 	if f, ok := top["vision_feature_layer"]; ok {
 		n, isInt := top.Int("vision_feature_layer")

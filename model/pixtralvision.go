@@ -99,33 +99,16 @@ func pixtralFromHF(v *Vision, c *checkpoint.Checkpoint, top spec.Config) (encode
 	cfg := VisionConfig{Projector: "pixtral", Image: -1, BOI: -1, EOI: -1}
 	g := &pixtralVision{v: v, imgText: "[IMG]", breakText: "[IMG_BREAK]", endText: "[IMG_END]"}
 	var merge int
-	ints := []struct {
-		dst  *int
-		key  string
-		cfg  spec.Config
-		def  int64
-		zero bool // may be 0 or −1 (an id the checkpoint leaves out)
-	}{
-		// PixtralVisionConfig's, Mistral3Config's and MistralConfig's defaults.
-		{&cfg.ImageSize, "image_size", vc, 1024, false},
-		{&cfg.PatchSize, "patch_size", vc, 16, false},
-		{&cfg.DModel, "hidden_size", vc, 1024, false},
-		{&cfg.Layers, "num_hidden_layers", vc, 24, false},
-		{&cfg.Heads, "num_attention_heads", vc, 16, false},
-		{&cfg.FFN, "intermediate_size", vc, 4096, false},
-		{&merge, "spatial_merge_size", top, 2, false},
-		{&cfg.Image, "image_token_index", top, 10, true},
-		{&cfg.TextDModel, "hidden_size", text, 4096, false},
-	}
-	for _, x := range ints {
-		n, ok := x.cfg.Int(x.key)
-		if !ok {
-			n = x.def
-		}
-		if n > maxVisionDim || n <= 0 && !x.zero || n < -1 {
-			return nil, fmt.Errorf("model: %s: config.json: %s = %d out of range", c.Path, x.key, n)
-		}
-		*x.dst = int(n)
+	// PixtralVisionConfig's, Mistral3Config's and MistralConfig's defaults;
+	// the image token may be 0 or −1 (an id the checkpoint leaves out).
+	image := idInt(&cfg.Image, top, 10, "image_token_index")
+	image.lo = -1
+	if err := readConfigInts(c.Path,
+		dimInt(&cfg.ImageSize, vc, 1024, "image_size"), dimInt(&cfg.PatchSize, vc, 16, "patch_size"),
+		dimInt(&cfg.DModel, vc, 1024, "hidden_size"), dimInt(&cfg.Layers, vc, 24, "num_hidden_layers"),
+		dimInt(&cfg.Heads, vc, 16, "num_attention_heads"), dimInt(&cfg.FFN, vc, 4096, "intermediate_size"),
+		dimInt(&merge, top, 2, "spatial_merge_size"), image, dimInt(&cfg.TextDModel, text, 4096, "hidden_size")); err != nil {
+		return nil, err
 	}
 	cfg.BOI = cfg.Image // the placeholder is [IMG] itself
 	if D, ok := vc.Int("head_dim"); ok && cfg.Heads > 0 && D != int64(cfg.DModel/cfg.Heads) {

@@ -75,30 +75,14 @@ func qwen2AudioFromHF(v *Vision, c *checkpoint.Checkpoint, top spec.Config) (enc
 	}
 	cfg := VisionConfig{Projector: "qwen2a", Image: -1, BOI: -1, EOI: -1, Activation: "gelu", Eps: 1e-5}
 	q := &qwen2Audio{v: v}
-	ints := []struct {
-		dst  *int
-		keys []string
-		cfg  spec.Config
-		def  int64
-	}{
-		// Qwen2AudioEncoderConfig's and Qwen2AudioConfig's defaults.
-		{&cfg.DModel, []string{"d_model"}, ac, 1280},
-		{&cfg.Layers, []string{"encoder_layers", "num_hidden_layers"}, ac, 32},
-		{&cfg.Heads, []string{"encoder_attention_heads", "num_attention_heads"}, ac, 20},
-		{&cfg.FFN, []string{"encoder_ffn_dim"}, ac, 5120},
-		{&q.nMel, []string{"num_mel_bins"}, ac, 128},
-		{&q.positions, []string{"max_source_positions"}, ac, 1500},
-		{&cfg.Image, []string{"audio_token_index", "audio_token_id"}, top, 151646},
-	}
-	for _, x := range ints {
-		n, ok := x.cfg.Int(x.keys...)
-		if !ok {
-			n = x.def
-		}
-		if n <= 0 || n > maxVisionDim {
-			return nil, fmt.Errorf("model: %s: config.json: %s = %d out of range", c.Path, x.keys[0], n)
-		}
-		*x.dst = int(n)
+	// Qwen2AudioEncoderConfig's and Qwen2AudioConfig's defaults.
+	if err := readConfigInts(c.Path,
+		dimInt(&cfg.DModel, ac, 1280, "d_model"), dimInt(&cfg.Layers, ac, 32, "encoder_layers", "num_hidden_layers"),
+		dimInt(&cfg.Heads, ac, 20, "encoder_attention_heads", "num_attention_heads"),
+		dimInt(&cfg.FFN, ac, 5120, "encoder_ffn_dim"), dimInt(&q.nMel, ac, 128, "num_mel_bins"),
+		dimInt(&q.positions, ac, 1500, "max_source_positions"),
+		idInt(&cfg.Image, top, 151646, "audio_token_index", "audio_token_id")); err != nil {
+		return nil, err
 	}
 	if act, _ := ac["activation_function"].(string); act != "" && act != "gelu" {
 		return nil, tensor.Unsupported("model: %s: config.json: audio_config.activation_function %q (Qwen2-Audio's encoder is GELU)", c.Path, act)

@@ -103,38 +103,16 @@ func qwenFromHF(v *Vision, c *checkpoint.Checkpoint, top spec.Config) (encoder, 
 	if q.v3 {
 		patchDef, actDef = 16, "gelu_pytorch_tanh"
 	}
-	ints := []struct {
-		dst  *int
-		key  string
-		cfg  spec.Config
-		def  int64
-		need bool
-	}{
-		{&cfg.PatchSize, "patch_size", vc, patchDef, false},
-		{&cfg.DModel, "hidden_size", vc, 0, true},
-		{&cfg.Layers, "depth", vc, 0, true},
-		{&cfg.Heads, "num_heads", vc, 0, true},
-		{&cfg.FFN, "intermediate_size", vc, 0, true},
-		{&cfg.TextDModel, "out_hidden_size", vc, 0, true},
-		{&q.merge, "spatial_merge_size", vc, 2, false},
-		{&q.temporal, "temporal_patch_size", vc, 2, false},
-		{&q.window, "window_size", vc, 112, false},
-		{&cfg.Image, "image_token_id", top, 0, true},
-		{&cfg.BOI, "vision_start_token_id", top, 0, true},
-		{&cfg.EOI, "vision_end_token_id", top, 0, true},
-	}
-	for _, x := range ints {
-		n, ok := x.cfg.Int(x.key)
-		if !ok && x.need {
-			return nil, fmt.Errorf("model: %s: config.json has no %s", c.Path, x.key)
-		}
-		if !ok {
-			n = x.def
-		}
-		if n <= 0 || n > maxVisionDim {
-			return nil, fmt.Errorf("model: %s: config.json: %s = %d out of range", c.Path, x.key, n)
-		}
-		*x.dst = int(n)
+	if err := readConfigInts(c.Path,
+		dimInt(&cfg.PatchSize, vc, patchDef, "patch_size"), dimInt(&cfg.DModel, vc, 0, "hidden_size").required(),
+		dimInt(&cfg.Layers, vc, 0, "depth").required(), dimInt(&cfg.Heads, vc, 0, "num_heads").required(),
+		dimInt(&cfg.FFN, vc, 0, "intermediate_size").required(),
+		dimInt(&cfg.TextDModel, vc, 0, "out_hidden_size").required(),
+		dimInt(&q.merge, vc, 2, "spatial_merge_size"), dimInt(&q.temporal, vc, 2, "temporal_patch_size"),
+		dimInt(&q.window, vc, 112, "window_size"), idInt(&cfg.Image, top, 0, "image_token_id").required(),
+		idInt(&cfg.BOI, top, 0, "vision_start_token_id").required(),
+		idInt(&cfg.EOI, top, 0, "vision_end_token_id").required()); err != nil {
+		return nil, err
 	}
 	if n, ok := vc.Int("in_channels"); ok && n != 3 {
 		return nil, tensor.Unsupported("model: %s: vision_config.in_channels %d (only RGB towers run)", c.Path, n)

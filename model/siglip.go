@@ -66,32 +66,15 @@ func (v *Vision) gemma3ConfigHF(c *checkpoint.Checkpoint, top spec.Config) error
 		return fmt.Errorf("model: %s: config.json has no %s", c.Path, p.Encoder)
 	}
 	cfg := VisionConfig{Projector: "gemma3", Image: -1, BOI: -1, EOI: -1}
-	ints := []struct {
-		dst  *int
-		keys []string
-		cfg  spec.Config
-		def  int64
-	}{
-		{&cfg.ImageSize, []string{"image_size"}, vc, 224},
-		{&cfg.PatchSize, []string{"patch_size"}, vc, 16},
-		{&cfg.DModel, []string{"hidden_size"}, vc, 768},
-		{&cfg.Layers, []string{"num_hidden_layers"}, vc, 12},
-		{&cfg.Heads, []string{"num_attention_heads"}, vc, 12},
-		{&cfg.FFN, []string{"intermediate_size"}, vc, 3072},
-		{&cfg.Tokens, []string{"mm_tokens_per_image"}, top, 256},
-		{&cfg.Image, []string{"image_token_index", "image_token_id"}, top, 262144},
-		{&cfg.BOI, []string{"boi_token_index"}, top, 255999},
-		{&cfg.EOI, []string{"eoi_token_index"}, top, 256000},
-	}
-	for _, x := range ints {
-		n, ok := x.cfg.Int(x.keys...)
-		if !ok {
-			n = x.def // SiglipVisionConfig's and Gemma3Config's defaults
-		}
-		if n < 0 || n > 1<<31-1 {
-			return fmt.Errorf("model: %s: config.json: %s = %d", c.Path, x.keys[0], n)
-		}
-		*x.dst = int(n)
+	// SiglipVisionConfig's and Gemma3Config's defaults.
+	if err := readConfigInts(c.Path,
+		dimInt(&cfg.ImageSize, vc, 224, "image_size"), dimInt(&cfg.PatchSize, vc, 16, "patch_size"),
+		dimInt(&cfg.DModel, vc, 768, "hidden_size"), dimInt(&cfg.Layers, vc, 12, "num_hidden_layers"),
+		dimInt(&cfg.Heads, vc, 12, "num_attention_heads"), dimInt(&cfg.FFN, vc, 3072, "intermediate_size"),
+		dimInt(&cfg.Tokens, top, 256, "mm_tokens_per_image"),
+		idInt(&cfg.Image, top, 262144, "image_token_index", "image_token_id"),
+		idInt(&cfg.BOI, top, 255999, "boi_token_index"), idInt(&cfg.EOI, top, 256000, "eoi_token_index")); err != nil {
+		return err
 	}
 	text, ok := top.Map("text_config")
 	if !ok {

@@ -576,3 +576,46 @@ func (v *Vision) patchF16(l *loader, kernel []float32, rows, cols int) *kernels.
 	l.mats = append(l.mats, h)
 	return h
 }
+
+// configInt is one integer an encoder reads from config.json: the first
+// of keys in cfg, def when none is there (the class's default); need
+// refuses a missing one instead. A value outside lo..hi is refused.
+type configInt struct {
+	dst    *int
+	keys   []string
+	cfg    spec.Config
+	def    int64
+	lo, hi int64
+	need   bool
+}
+
+// dimInt is a size (1 to maxVisionDim), def when absent.
+func dimInt(dst *int, cfg spec.Config, def int64, keys ...string) configInt {
+	return configInt{dst: dst, keys: keys, cfg: cfg, def: def, lo: 1, hi: maxVisionDim}
+}
+
+// idInt is a token id (0 to 2³¹−1), def when absent.
+func idInt(dst *int, cfg spec.Config, def int64, keys ...string) configInt {
+	return configInt{dst: dst, keys: keys, cfg: cfg, def: def, lo: 0, hi: 1<<31 - 1}
+}
+
+// required is x with no default: a missing key is refused.
+func (x configInt) required() configInt { x.need = true; return x }
+
+// readConfigInts reads xs from config.json (the checkpoint at path).
+func readConfigInts(path string, xs ...configInt) error {
+	for _, x := range xs {
+		n, ok := x.cfg.Int(x.keys...)
+		if !ok && x.need {
+			return fmt.Errorf("model: %s: config.json has no %s", path, x.keys[0])
+		}
+		if !ok {
+			n = x.def
+		}
+		if n < x.lo || n > x.hi {
+			return fmt.Errorf("model: %s: config.json: %s = %d out of range", path, x.keys[0], n)
+		}
+		*x.dst = int(n)
+	}
+	return nil
+}
