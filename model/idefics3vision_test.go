@@ -52,12 +52,13 @@ func collapseSpan(t *testing.T, ids []int, placeholder int, markers ...int) []in
 }
 
 // maxLlavaFixtureDiffF32 bounds the features and logits of gen_llava.py's
-// fixtures (SmolVLM, LLaVA-1.5, LLaVA-NeXT) against transformers': issue
+// fixtures (SmolVLM, SmolVLM2, LLaVA-1.5, LLaVA-NeXT) against transformers': issue
 // 33's 1e-5. Their towers' residual streams are O(1–10) (the patch
 // convolution drawn N(0, 1/fan_in); drawn 1 + N(0, 0.2²) as a norm, the
 // stream was O(150) and float32 summation order alone moved the features
 // by 2e-5–5e-5). Measured, wide / tall image: SmolVLM features 1.9e-6 /
-// 1.7e-6, logits 3.3e-6 / 3.3e-6; LLaVA-1.5 features 1.7e-6 / 1.3e-6,
+// 1.7e-6, logits 3.3e-6 / 3.3e-6; SmolVLM2 features 2.2e-6 / 2.3e-6,
+// logits 3.1e-6 / 3.2e-6; LLaVA-1.5 features 1.7e-6 / 1.3e-6,
 // logits 3.5e-6 / 3.7e-6; LLaVA-NeXT features 2.0e-6 / 1.8e-6, logits
 // 3.1e-6 / 2.6e-6.
 const maxLlavaFixtureDiffF32 = 1e-5
@@ -69,16 +70,28 @@ const maxLlavaFixtureDiffF32 = 1e-5
 // processor's.
 func TestImageIdefics3HF(t *testing.T) {
 	t.Parallel()
+	testImageIdefics3HF(t, idefics3Fixture)
+}
+
+// run --image on the SmolVLM2 folder (SmolVLMForConditionalGeneration:
+// the same model under transformers' own class and processor, its own
+// weights) equals transformers as the Idefics3 folder does.
+func TestImageSmolVLMHF(t *testing.T) {
+	t.Parallel()
+	testImageIdefics3HF(t, "../testdata/vision/smolvlm")
+}
+
+func testImageIdefics3HF(t *testing.T, fixture string) {
 	var ref llavaRef
-	readJSON(t, idefics3Fixture+"/hf/reference.json", &ref)
+	readJSON(t, fixture+"/hf/reference.json", &ref)
 	if len(ref.Images) != 2 {
 		t.Fatalf("reference has %d images, want 2", len(ref.Images))
 	}
-	m, err := Load(idefics3Fixture+"/hf", LoadOptions{})
+	m, err := Load(fixture+"/hf", LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := LoadVision(idefics3Fixture+"/hf", LoadOptions{})
+	v, err := LoadVision(fixture+"/hf", LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
