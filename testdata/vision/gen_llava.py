@@ -5,7 +5,8 @@ processors' outputs on two images, and what llama.cpp's converters write from th
 For each family F in FAMILIES this writes testdata/vision/F/:
 
   hf/                    the class's save_pretrained (float32 safetensors, every parameter redrawn by
-                         testdata/arch's randomize()), a trimmed 1000-entry tokenizer from shared/fixtures/interop
+                         testdata/arch's randomize(), then the tower's patch convolution N(0, 1/fan_in) by
+                         gen_vision's redraw_vision()), a trimmed 1000-entry tokenizer from shared/fixtures/interop
                          plus the image tokens the published tokenizer adds, and the published model's
                          preprocessor_config.json / processor_config.json with only the sizes changed (PREPROCESSOR)
   hf/reference.json      per image of images/: the processor's input_ids and pixel_values, the image features the
@@ -41,7 +42,7 @@ from PIL import Image
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "arch"))
 import gen_fixtures as gf  # noqa: E402  (randomize, f32, dump, copy_tokenizer, convert: one place for each)
-import gen_vision as gv  # noqa: E402  (gguf_record: the one llamacpp.json form, which convert's tests read)
+import gen_vision as gv  # noqa: E402  (gguf_record: the one llamacpp.json form, which convert's tests read; redraw_vision)
 
 torch.set_num_threads(1)
 
@@ -155,6 +156,11 @@ FAMILIES = {
         pad_token_id=2, tie_word_embeddings=False),
         "SmolVLMForConditionalGeneration", "bpe", SMOLVLM_TOKENS, "gpt-2"),
 }
+
+
+# family -> the prefixes of its vision tower's parameter names (transformers v4.57.6's classes)
+TOWERS = {"llava15": ("model.vision_tower.",), "llavanext": ("model.vision_tower.",),
+          "idefics3": ("model.vision_model.",), "smolvlm": ("model.vision_model.",)}
 
 
 def make_images():
@@ -303,6 +309,9 @@ def make(family, llamacpp, shared, outroot, images):
     config._attn_implementation = "eager"
     model = getattr(transformers, model_cls)(config).eval()
     gf.randomize(model, seed)
+    # the patch convolution N(0, 1/fan_in) as gen_vision's towers (randomize draws it as a norm, 1 + N(0, 0.2²),
+    # which makes the tower's residual stream O(150) and float32 summation order visible at 1e-5)
+    gv.redraw_vision(model, seed, towers=TOWERS[family], norms=False)
     root = os.path.join(HERE, family)
     hf = os.path.join(root, "hf")
     shutil.rmtree(root, ignore_errors=True)

@@ -106,16 +106,23 @@ def draw(name, size):
     return path
 
 
-def redraw_vision(model, seed):
+VISION_TOWERS = ("model.vision_tower.", "vision_tower.")
+
+
+def redraw_vision(model, seed, towers=VISION_TOWERS, norms=True):
     """After gen_fixtures.randomize (which draws every norm of a Gemma class around 0, for Gemma's (1 + w)): the
     SigLIP tower's LayerNorms scale by w itself, so theirs are drawn 1 + N(0, 0.2²); its patch convolution
-    [out, channels, patch, patch] N(0, 1/fan_in) with fan_in channels·patch² (randomize reads 4-D weights as norms)."""
+    [out, channels, patch, patch] N(0, 1/fan_in) with fan_in channels·patch² (randomize reads 4-D weights as norms:
+    1 + N(0, 0.2²) sums a patch's pixels coherently and leaves the tower's residual stream O(100)).
+
+    towers: the prefixes of the tower's parameter names; norms False keeps randomize's norms (a class whose norms
+    randomize already draws around 1, as LLaVA's CLIP and Idefics3's SigLIP), redrawing the convolution alone."""
     g = torch.Generator().manual_seed(seed + 5)
     with torch.no_grad():
         for name, p in sorted(model.named_parameters()):
-            if not name.startswith(("model.vision_tower.", "vision_tower.")):
+            if not name.startswith(towers):
                 continue
-            if "norm" in name and name.endswith("weight"):
+            if norms and "norm" in name and name.endswith("weight"):
                 p.copy_(1.0 + torch.randn(p.shape, generator=g) * 0.2)
             elif p.dim() == 4:
                 p.copy_(torch.randn(p.shape, generator=g) * (p.shape[1] * p.shape[2] * p.shape[3]) ** -0.5)
