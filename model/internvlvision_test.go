@@ -1,0 +1,166 @@
+package model
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/tfconv/tfconv/formats/safetensors"
+	"github.com/tfconv/tfconv/tokenizer"
+	"github.com/tfconv/tfconv/vision"
+)
+
+// internVLFixture is testdata/vision/internvl: gen_internvl.py's tiny
+// InternVLForConditionalGeneration with transformers' outputs;
+// internVLChatFixture the same weights in the original InternVLChatModel
+// layout (one fused qkv, mlp1.*).
+const (
+	internVLFixture     = "../testdata/vision/internvl"
+	internVLChatFixture = "../testdata/vision/internvl_chat"
+)
+
+// internVLRef is the part of hf/reference.json the tests read; the arrays
+// are in reference.safetensors.
+type internVLRef struct {
+	Cases []struct {
+		Image    string `json:"image"`
+		Tiles    int    `json:"tiles"`
+		Tokens   int    `json:"image_tokens"`
+		Prompt   string `json:"prompt"`
+		InputIDs []int  `json:"input_ids"`
+	} `json:"cases"`
+}
+
+func readInternVLRef(t *testing.T) (internVLRef, *safetensors.File) {
+	t.Helper()
+	var ref internVLRef
+	readJSON(t, internVLFixture+"/hf/reference.json", &ref)
+	if len(ref.Cases) != 2 {
+		t.Fatalf("reference has %d cases, want 2", len(ref.Cases))
+	}
+	f, err := safetensors.Open(internVLFixture + "/hf/reference.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return ref, f
+}
+
+// The HF folder's preprocessing equals GotOcr2ImageProcessorFast's
+// pixel_values bit for bit (the wide image in 5×2 tiles and the thumbnail,
+// the tall one in 2×3 and the thumbnail), and the tower and projector give
+// get_image_features within maxVisionDiffF32; the tower's last state too.
+// The original layout's folder (the same weights, q, k, v fused) gives the
+// same features from the same pixels.
+func TestVisionInternVLHF(t *testing.T) {
+	t.Parallel()
+	ref, st := readInternVLRef(t)
+	v, err := LoadVision(internVLFixture+"/hf", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chat, err := LoadVision(internVLChatFixture+"/hf", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := v.Config(); c.Tokens != 4 || c.Image != 1004 || c.TextDModel != 64 {
+		t.Fatalf("config %+v", c)
+	}
+	for _, c := range ref.Cases {
+		img, err := vision.ReadFile("../testdata/vision/" + c.Image)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := imageName(c.Image)
+		pr, err := v.Prepare(img, vision.Transformers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(pr.Tiles) != c.Tiles || pr.Rows != c.Tokens {
+			t.Fatalf("%s: %d tiles, %d rows; the processor's %d, %d", c.Image, len(pr.Tiles), pr.Rows, c.Tiles, c.Tokens)
+		}
+		want := refTensor(t, st, "pixel_values."+name)
+		if d := maxAbsDiff(pr.Pixels, want); d != 0 {
+			t.Errorf("%s: pixel_values differ from transformers' by %g", c.Image, d)
+		}
+		in := &Prepared{Pixels: want, Tiles: pr.Tiles, Rows: pr.Rows, Grid: pr.Grid}
+		var states [][]float32
+		feat, err := v.EncodePrepared(in, &states)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := maxAbsDiff(feat, refTensor(t, st, "image_features."+name))
+		if d > maxVisionDiffF32 {
+			t.Errorf("%s: image features differ by %g", c.Image, d)
+		}
+		last := refTensor(t, st, "vision_last_hidden_state."+name)
+		ds := maxAbsDiff(states[len(states)-1], last[:len(states[0])])
+		if ds > maxVisionDiffF32 {
+			t.Errorf("%s: the tower's last state (tile 0) differs by %g", c.Image, ds)
+		}
+		fc, err := chat.EncodePrepared(in, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dc := maxAbsDiff(fc, refTensor(t, st, "image_features."+name))
+		if dc > maxVisionDiffF32 {
+			t.Errorf("%s: the original layout's features differ by %g", c.Image, dc)
+		}
+		t.Logf("%s: %d tiles; max |Δ image features| = %.3g (original layout %.3g), |Δ tower| = %.3g", c.Image, c.Tiles, d, dc, ds)
+	}
+}
+
+// run --image on the HF folder: InternVLProcessor's expansion (<img>, 4
+// <IMG_CONTEXT> a tile, </img>) from the ids holding <IMG_CONTEXT> once and
+// from the text, and the logits transformers' within maxLogitDiffF32 on
+// both images (11 and 7 tiles).
+func TestImageLogitsInternVLHF(t *testing.T) {
+	t.Parallel()
+	ref, st := readInternVLRef(t)
+	m, err := Load(internVLFixture+"/hf", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := LoadVision(internVLFixture+"/hf", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range ref.Cases {
+		img, err := vision.ReadFile("../testdata/vision/" + c.Image)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run, err := m.ImageInput(v, ImagePrompt{Image: img, Method: vision.Transformers, Text: c.Prompt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(run.Input.Tokens, c.InputIDs) {
+			t.Fatalf("%s: from the text, ids %v, the processor's %v", c.Image, run.Input.Tokens, c.InputIDs)
+		}
+		ids, err := m.Tokenizer().Encode(c.Prompt, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		run, err = m.ImageInput(v, ImagePrompt{Image: img, Method: vision.Transformers, Tokens: ids})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(run.Input.Tokens, c.InputIDs) {
+			t.Fatalf("%s: from the ids, %v, the processor's %v", c.Image, run.Input.Tokens, c.InputIDs)
+		}
+		out, err := m.Forward(run.Input, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := refTensor(t, st, "logits."+imageName(c.Image))
+		V := len(want) / len(c.InputIDs)
+		rows := make([][]float32, len(c.InputIDs))
+		for i := range rows {
+			rows[i] = want[i*V : (i+1)*V]
+		}
+		d, _ := maxDiff(t, out.Logits, rows, nil)
+		if d > maxLogitDiffF32 {
+			t.Errorf("%s: logits differ from transformers' by %g", c.Image, d)
+		}
+		t.Logf("%s: max |Δ logits| = %.3g over %d positions", c.Image, d, len(rows))
+	}
+}

@@ -1,0 +1,91 @@
+package vision
+
+import "fmt"
+
+// InternVL is InternVL's dynamic tiling as transformers'
+// GotOcr2ImageProcessorFast does it with crop_to_patches (what
+// InternVLProcessor asks for an image): among the grids of cols × rows
+// tiles with MinTiles ≤ cols·rows ≤ MaxTiles, the one whose aspect ratio
+// cols/rows lies closest to the image's (ties: the later grid in the order
+// of growing tile count, while the image's area exceeds half the grid's);
+// the image resized to that grid of Tile×Tile tiles and cut row by row;
+// then, when there is more than one tile, the whole image resized to one
+// tile (the thumbnail). The original checkpoints' own load_image
+// (dynamic_preprocess) picks the grid the same way.
+type InternVL struct {
+	Tile               int // size.height = size.width: the tower's image_size
+	MinTiles, MaxTiles int // min_patches, max_patches
+	Mean, Std          [3]float32
+}
+
+// internVLMaxTiles caps max_patches (a config value) before it sizes a
+// loop or an allocation.
+const internVLMaxTiles = 1024
+
+// Grid returns the tile grid (cols, rows) for an image of h × w pixels:
+// transformers' get_optimal_tiled_canvas over
+// get_all_supported_aspect_ratios.
+func (p InternVL) Grid(h, w int) (cols, rows int, err error) {
+	if p.MinTiles < 1 || p.MaxTiles < p.MinTiles || p.MaxTiles > internVLMaxTiles || p.Tile <= 0 || p.Tile > idefics3MaxSide {
+		return 0, 0, fmt.Errorf("vision: internvl: tiles %d to %d of %d pixels", p.MinTiles, p.MaxTiles, p.Tile)
+	}
+	if h <= 0 || w <= 0 {
+		return 0, 0, fmt.Errorf("vision: internvl: empty image")
+	}
+	// The grids (width, height), width outer, height inner, stably
+	// sorted by tile count.
+	var grids [][2]int
+	for n := 1; n <= p.MaxTiles; n++ {
+		for c := 1; c <= p.MaxTiles; c++ {
+			for r := 1; r <= p.MaxTiles; r++ {
+				if c*r == n && n >= p.MinTiles {
+					grids = append(grids, [2]int{c, r})
+				}
+			}
+		}
+	}
+	aspect := float64(w) / float64(h)
+	area := float64(w) * float64(h)
+	best, bestDiff := [2]int{1, 1}, -1.0
+	for _, g := range grids {
+		diff := aspect - float64(g[0])/float64(g[1])
+		if diff < 0 {
+			diff = -diff
+		}
+		switch {
+		case bestDiff < 0 || diff < bestDiff:
+			best, bestDiff = g, diff
+		case diff == bestDiff && area > 0.5*float64(p.Tile)*float64(p.Tile)*float64(g[0]*g[1]):
+			best = g
+		}
+	}
+	return best[0], best[1], nil
+}
+
+// Tiles returns the tiles row by row, then the thumbnail when there is
+// more than one, and the grid (cols, rows). fast resizes with torch's
+// antialiased bicubic (GotOcr2ImageProcessorFast), else with Pillow's
+// bicubic (GotOcr2ImageProcessor, the original checkpoints' load_image).
+func (p InternVL) Tiles(img *Image, fast bool) (tiles []*Image, cols, rows int, err error) {
+	if img == nil {
+		return nil, 0, 0, fmt.Errorf("vision: internvl: no image")
+	}
+	if cols, rows, err = p.Grid(img.H, img.W); err != nil {
+		return nil, 0, 0, err
+	}
+	T := p.Tile
+	resize := func(w, h int) *Image { return ResizePILFilter(img, w, h, PILBicubic) }
+	if fast {
+		resize = func(w, h int) *Image { return ResizeTorch(img, w, h, TorchBicubic) }
+	}
+	r := resize(cols*T, rows*T)
+	for y := 0; y < rows; y++ {
+		for x := 0; x < cols; x++ {
+			tiles = append(tiles, crop(r, x*T, y*T, T, T))
+		}
+	}
+	if len(tiles) > 1 {
+		tiles = append(tiles, resize(T, T))
+	}
+	return tiles, cols, rows, nil
+}
