@@ -385,23 +385,24 @@ func (e *internVLVision) load(l *loader) {
 	}
 }
 
-// prepare cuts the image into tiles and the thumbnail; Grid is cols,
-// rows.
+// prepare cuts the image into tiles and the thumbnail (Transformers) or
+// as mtmd slices it (Mtmd); Grid is rows, cols (mtmd: 0, 0 for an image
+// left whole).
 func (e *internVLVision) prepare(img *vision.Image, m vision.Method) (*Prepared, error) {
-	if m == vision.Mtmd {
-		return nil, tensor.Unsupported("model: %s: mtmd's InternVL slicing (llava-uhd's) is not reproduced by tfconv yet: use --preprocess transformers", e.v.Path)
-	}
 	tiles, cols, rows, err := e.pre.Tiles(img, e.fast)
+	if m == vision.Mtmd {
+		tiles, cols, rows, err = e.pre.MtmdTiles(img)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("model: %s: %w", e.v.Path, err)
 	}
-	pr := &Prepared{Grid: []int{cols, rows}, Rows: len(tiles) * e.v.cfg.Tokens}
+	pr := &Prepared{Grid: []int{rows, cols}, Rows: len(tiles) * e.v.cfg.Tokens}
 	for _, t := range tiles {
-		if e.fast {
+		if e.fast && m == vision.Transformers {
 			pr.Pixels = append(pr.Pixels, vision.NormalizeFast(t, e.pre.Mean, e.pre.Std)...)
 		} else {
 			// The original's load_image: ToTensor (u/255 in float32),
-			// Normalize.
+			// Normalize; mtmd's from_u8 and normalize likewise.
 			pr.Pixels = append(pr.Pixels, vision.Normalize(t, e.pre.Mean, e.pre.Std, vision.Mtmd)...)
 		}
 		pr.Tiles = append(pr.Tiles, [2]int{t.H, t.W})

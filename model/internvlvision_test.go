@@ -164,3 +164,36 @@ func TestImageLogitsInternVLHF(t *testing.T) {
 		t.Logf("%s: max |Δ logits| = %.3g over %d positions", c.Image, d, len(rows))
 	}
 }
+
+// internVLOut is where gen_internvl.py leaves llama.cpp's conversions (the
+// f32 text GGUF, 849 KB, is not shipped).
+const internVLOut = "/work/fixtures-out/vision/internvl"
+
+// Bounds against mtmd for the internvl_chat fixture (see
+// idefics3MtmdBounds for what each is), over the measured figures (wide,
+// tall):
+//
+// The image embeddings (the f32 mmproj; features of O(2)): 8.2e-4 and
+// 3.2e-4 with MatchLlamaCpp, 1.05e-3 and 1.6e-3 without — against
+// transformers the same tower is within 1.7e-6, so the rest is ggml's
+// graph (summation order, binary16 im2col, its GELU table).
+//
+// The logits after the image: the f32 text GGUF with mtmd's embeddings,
+// 3.6e-6 and 2.5e-6 (the text model alone); with ours, 3.8e-4 and 2.8e-4
+// (MatchLlamaCpp), 2.8e-3 and 2.2e-3 (not). The shipped f16 text GGUF:
+// 7.4e-4 and 1.4e-3 from the text model alone, 3.0e-3 and 3.3e-3 in all
+// (MatchLlamaCpp); 4.4e-3 and 3.4e-3, 4.8e-3 and 3.4e-3 (not).
+var internVLMtmdBounds = mtmdBounds{
+	true:  {embd: 1e-3, text: 2e-3, logits: 5e-3, text32: 1e-5, logits32: 6e-4},
+	false: {embd: 2e-3, text: 6e-3, logits: 8e-3, text32: 1e-5, logits32: 4e-3},
+}
+
+// run --image on llama.cpp's GGUF pair of the InternVL fixture (the
+// original layout's mmproj, the text GGUF of either) equals mtmd: its
+// slices (llava-uhd over InternVL's grids: 2×1 and 1×2 here) and overview
+// bit for bit, the grid, the prompt's ids (<img>, the image, </img>), the
+// embeddings and the logits of the text after the image.
+func TestImageInternVLMtmd(t *testing.T) {
+	t.Parallel()
+	testImageMtmd(t, internVLChatFixture, internVLOut, internVLMtmdBounds)
+}

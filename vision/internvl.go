@@ -89,3 +89,31 @@ func (p InternVL) Tiles(img *Image, fast bool) (tiles []*Image, cols, rows int, 
 	}
 	return tiles, cols, rows, nil
 }
+
+// MtmdTiles is llama.cpp mtmd's InternVL preprocessing
+// (mtmd_image_preprocessor_internvl): an image no larger than Tile×Tile
+// is stretched to one tile; a larger one is sliced as llava-uhd slices
+// with pinpoints (AnyRes's Mtmd) over the grids clip.cpp lists for
+// InternVL (set_internvl_dhr_res_candidates: a tiles across, b down, a
+// from MinTiles to MaxTiles, b from max(⌈MinTiles/a⌉, MinTiles) to
+// ⌊MaxTiles/a⌋), the whole image stretched to one tile after the slices.
+// It returns the tiles and the grid (cols, rows; 0, 0 unsliced).
+func (p InternVL) MtmdTiles(img *Image) (tiles []*Image, cols, rows int, err error) {
+	if p.MinTiles < 1 || p.MaxTiles < p.MinTiles || p.MaxTiles > internVLMaxTiles || p.Tile <= 0 || p.Tile > idefics3MaxSide {
+		return nil, 0, 0, fmt.Errorf("vision: internvl: tiles %d to %d of %d pixels", p.MinTiles, p.MaxTiles, p.Tile)
+	}
+	if img == nil || img.W <= 0 || img.H <= 0 {
+		return nil, 0, 0, fmt.Errorf("vision: internvl: empty image")
+	}
+	if img.W <= p.Tile && img.H <= p.Tile {
+		return []*Image{ResizeMtmd(img, p.Tile, p.Tile)}, 0, 0, nil
+	}
+	a := AnyRes{Tile: p.Tile, Method: Mtmd}
+	for across := p.MinTiles; across <= p.MaxTiles; across++ {
+		for down := max((p.MinTiles+across-1)/across, p.MinTiles); down <= min(p.MaxTiles/across, p.MaxTiles); down++ {
+			a.Pinpoints = append(a.Pinpoints, [2]int{down * p.Tile, across * p.Tile})
+		}
+	}
+	tiles, rows, cols, err = a.Tiles(img)
+	return tiles, cols, rows, err
+}
