@@ -1,7 +1,11 @@
 package model
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tfconv/tfconv/formats/safetensors"
@@ -199,4 +203,82 @@ var internVLMtmdBounds = mtmdBounds{
 func TestImageInternVLMtmd(t *testing.T) {
 	t.Parallel()
 	testImageMtmd(t, internVLChatFixture, internVLOut, internVLMtmdBounds)
+}
+
+// LoadVision refuses an InternVL config whose tower or preprocessing
+// tfconv would not reproduce, naming the file and key; a prompt without
+// <IMG_CONTEXT>, or with two, is an error.
+func TestVisionInternVLRefusals(t *testing.T) {
+	t.Parallel()
+	src, err := filepath.Abs(internVLFixture + "/hf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg, pre map[string]any
+	readJSON(t, src+"/config.json", &cfg)
+	readJSON(t, src+"/preprocessor_config.json", &pre)
+	vc := func(cfg map[string]any) map[string]any { return cfg["vision_config"].(map[string]any) }
+	for _, c := range []struct {
+		key  string
+		edit func(cfg, pre map[string]any)
+	}{
+		{"vision_feature_layer", func(cfg, _ map[string]any) { cfg["vision_feature_layer"] = -2 }},
+		{"vision_feature_select_strategy", func(cfg, _ map[string]any) { cfg["vision_feature_select_strategy"] = "full" }},
+		{"downsample_ratio", func(cfg, _ map[string]any) { cfg["downsample_ratio"] = 0.3 }},
+		{"use_qk_norm", func(cfg, _ map[string]any) { vc(cfg)["use_qk_norm"] = true }},
+		{"norm_type", func(cfg, _ map[string]any) { vc(cfg)["norm_type"] = "rms_norm" }},
+		{"use_mean_pooling", func(cfg, _ map[string]any) { vc(cfg)["use_mean_pooling"] = false }},
+		{"image_size", func(cfg, _ map[string]any) { vc(cfg)["image_size"] = []any{56, 84} }},
+		{"resample", func(_, pre map[string]any) { pre["resample"] = 2 }},
+		{"size", func(_, pre map[string]any) { pre["size"] = map[string]any{"height": 84, "width": 84} }},
+		{"image_processor_type", func(_, pre map[string]any) { pre["image_processor_type"] = "CLIPImageProcessor" }},
+		{"image_seq_length", func(cfg, _ map[string]any) { vc(cfg)["patch_size"] = []any{7, 7} }},
+	} {
+		dir := t.TempDir()
+		entries, err := os.ReadDir(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if err := os.Symlink(filepath.Join(src, e.Name()), filepath.Join(dir, e.Name())); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cc, pc := deepCopyJSON(t, cfg), deepCopyJSON(t, pre)
+		c.edit(cc, pc)
+		for name, v := range map[string]any{"config.json": cc, "preprocessor_config.json": pc} {
+			os.Remove(filepath.Join(dir, name))
+			b, err := json.Marshal(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err = LoadVision(dir, LoadOptions{})
+		if err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), c.key) {
+			t.Errorf("%s: %v, want an error naming %s and %s", c.key, err, dir, c.key)
+		}
+	}
+	m, err := Load(src, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := LoadVision(src, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := vision.ReadFile("../testdata/vision/images/tall.png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"no image here", "<IMG_CONTEXT> and <IMG_CONTEXT>"} {
+		if _, err := m.ImageInput(v, ImagePrompt{Image: img, Method: vision.Transformers, Text: text}); err == nil {
+			t.Errorf("%q: no error", text)
+		}
+	}
+	if _, err := m.ImageInput(v, ImagePrompt{Image: img, Method: vision.Transformers, Tokens: []int{1, 2, 3}}); err == nil {
+		t.Error("ids without <IMG_CONTEXT>: no error")
+	}
 }

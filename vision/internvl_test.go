@@ -29,3 +29,29 @@ func TestInternVLGrid(t *testing.T) {
 		}
 	}
 }
+
+// mtmd's InternVL slicing: an image within one tile is stretched to it,
+// unsliced (grid 0, 0); a wider one takes the llava-uhd pinpoint over
+// InternVL's grids (96×40: 2 across, 1 down; 45×77: 1 across, 2 down —
+// the 3 tiles mtmd gives the fixture's images), the overview last.
+func TestInternVLMtmdTiles(t *testing.T) {
+	t.Parallel()
+	p := InternVL{Tile: 56, MinTiles: 1, MaxTiles: 12}
+	for _, c := range []struct{ w, h, tiles, cols, rows int }{{40, 30, 1, 0, 0}, {56, 56, 1, 0, 0}, {96, 40, 3, 2, 1}, {45, 77, 3, 1, 2}} {
+		tiles, cols, rows, err := p.MtmdTiles(NewImage(c.w, c.h))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tiles) != c.tiles || cols != c.cols || rows != c.rows {
+			t.Errorf("%d×%d: %d tiles, grid %d×%d; want %d, %d×%d", c.w, c.h, len(tiles), cols, rows, c.tiles, c.cols, c.rows)
+		}
+		for _, tl := range tiles {
+			if tl.W != 56 || tl.H != 56 {
+				t.Errorf("%d×%d: a %d×%d tile", c.w, c.h, tl.W, tl.H)
+			}
+		}
+	}
+	if _, _, _, err := (InternVL{Tile: 56}).MtmdTiles(NewImage(80, 80)); err == nil {
+		t.Error("no tile counts: no error")
+	}
+}
