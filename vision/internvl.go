@@ -33,14 +33,12 @@ func (p InternVL) Grid(h, w int) (cols, rows int, err error) {
 		return 0, 0, fmt.Errorf("vision: internvl: empty image")
 	}
 	// The grids (width, height), width outer, height inner, stably
-	// sorted by tile count.
+	// sorted by tile count: by count, then width.
 	var grids [][2]int
-	for n := 1; n <= p.MaxTiles; n++ {
-		for c := 1; c <= p.MaxTiles; c++ {
-			for r := 1; r <= p.MaxTiles; r++ {
-				if c*r == n && n >= p.MinTiles {
-					grids = append(grids, [2]int{c, r})
-				}
+	for n := p.MinTiles; n <= p.MaxTiles; n++ {
+		for c := 1; c <= n; c++ {
+			if n%c == 0 {
+				grids = append(grids, [2]int{c, n / c})
 			}
 		}
 	}
@@ -74,6 +72,9 @@ func (p InternVL) Tiles(img *Image, fast bool) (tiles []*Image, cols, rows int, 
 		return nil, 0, 0, err
 	}
 	T := p.Tile
+	if int64(cols*T)*int64(rows*T) > MaxPixels {
+		return nil, 0, 0, fmt.Errorf("vision: internvl: %d×%d tiles of %d pixels exceed %d pixels", cols, rows, T, MaxPixels)
+	}
 	resize := func(w, h int) *Image { return ResizePILFilter(img, w, h, PILBicubic) }
 	if fast {
 		resize = func(w, h int) *Image { return ResizeTorch(img, w, h, TorchBicubic) }
@@ -112,6 +113,11 @@ func (p InternVL) MtmdTiles(img *Image) (tiles []*Image, cols, rows int, err err
 	for across := p.MinTiles; across <= p.MaxTiles; across++ {
 		for down := max((p.MinTiles+across-1)/across, p.MinTiles); down <= min(p.MaxTiles/across, p.MaxTiles); down++ {
 			a.Pinpoints = append(a.Pinpoints, [2]int{down * p.Tile, across * p.Tile})
+		}
+	}
+	for _, r := range a.Pinpoints {
+		if int64(r[0])*int64(r[1]) > MaxPixels {
+			return nil, 0, 0, fmt.Errorf("vision: internvl: a %d×%d grid candidate exceeds %d pixels", r[1], r[0], MaxPixels)
 		}
 	}
 	tiles, rows, cols, err = a.Tiles(img)

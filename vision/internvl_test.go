@@ -55,3 +55,48 @@ func TestInternVLMtmdTiles(t *testing.T) {
 		t.Error("no tile counts: no error")
 	}
 }
+
+// Any image size and tile counts give tiles of the tile's size (cols ×
+// rows of them, and the overview or thumbnail where there are several) or
+// an error, never a panic.
+func FuzzInternVLTiles(f *testing.F) {
+	f.Add(96, 40, 1, 12, true)
+	f.Add(45, 77, 1, 12, false)
+	f.Add(1, 300, 2, 6, true)
+	f.Add(0, 5, 1, 1, false)
+	f.Add(30, 30, 0, 3, true)
+	f.Fuzz(func(t *testing.T, w, h, lo, hi int, mtmd bool) {
+		if w > 400 || h > 400 || w < -1 || h < -1 || hi > 16 {
+			return // keep each case small
+		}
+		p := InternVL{Tile: 14, MinTiles: lo, MaxTiles: hi}
+		var img *Image
+		if w > 0 && h > 0 {
+			img = NewImage(w, h)
+		} else {
+			img = &Image{W: w, H: h}
+		}
+		tiles, cols, rows, err := p.Tiles(img, true)
+		if mtmd {
+			tiles, cols, rows, err = p.MtmdTiles(img)
+		}
+		if err != nil {
+			return
+		}
+		want := cols * rows
+		if want > 1 || mtmd && want > 0 {
+			want++
+		}
+		if mtmd && want == 0 {
+			want = 1
+		}
+		if len(tiles) != want {
+			t.Fatalf("%d×%d, tiles %d–%d: %d tiles for a %d×%d grid", w, h, lo, hi, len(tiles), cols, rows)
+		}
+		for _, tl := range tiles {
+			if tl.W != 14 || tl.H != 14 {
+				t.Fatalf("a %d×%d tile", tl.W, tl.H)
+			}
+		}
+	})
+}
