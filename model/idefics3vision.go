@@ -362,18 +362,7 @@ func (e *idefics3Vision) encode(pr *Prepared, states *[][]float32) ([]float32, e
 		}
 		w.Post.apply(x, x, n, d)
 		record()
-		// Pixel shuffle: token (Y, X) is the s×s block of patches at
-		// (Y·s, X·s), row by row, each patch's d values in turn.
-		for Y := 0; Y < out; Y++ {
-			for X := 0; X < out; X++ {
-				dst := u[(Y*out+X)*s*s*d:]
-				for a := 0; a < s; a++ {
-					for b := 0; b < s; b++ {
-						copy(dst[(a*s+b)*d:(a*s+b+1)*d], x[((Y*s+a)*side+X*s+b)*d:])
-					}
-				}
-			}
-		}
+		pixelShuffle(u, x, side, s, d)
 		kernels.MatMul(f, u, T, w.FC)
 		feat = append(feat, f...)
 	}

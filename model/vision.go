@@ -9,6 +9,7 @@ package model
 //
 //	gemma3            siglip.go          SigLIP ViT + avg-pool + RMSNorm + projection
 //	idefics3          idefics3vision.go  SigLIP ViT per tile + pixel shuffle + linear (SmolVLM)
+//	internvl          internvlvision.go  InternViT per tile (class token, layer scale) + pixel shuffle + LN/GELU MLP
 //	mlp               llavavision.go     CLIP ViT + 2-layer GELU MLP (LLaVA-1.5; LLaVA-NeXT's any-res tiles)
 //	pixtral           pixtralvision.go   Pixtral ViT (2-D RoPE) + RMSNorm + patch merger + MLP
 //	qwen2.5vl_merger  qwenvision.go      windowed 2-D RoPE ViT + 2×2 merger MLP
@@ -143,6 +144,7 @@ var encoders = map[string]struct {
 }{
 	"gemma3":           {gemma3FromHF, gemma3FromGGUF},
 	"idefics3":         {idefics3FromHF, idefics3FromGGUF},
+	"internvl":         {internVLFromHF, internVLFromGGUF},
 	"mlp":              {llavaFromHF, llavaFromGGUF},
 	"pixtral":          {pixtralFromHF, pixtralFromGGUF},
 	"qwen2.5vl_merger": {qwenFromHF, qwenFromGGUF},
@@ -383,13 +385,27 @@ func ggufInts(path string, md tensor.Metadata, keys map[string]*int) error {
 //	x″  = x' + Down·act(Up·N₂(x'))                  (Gate.W nil)
 //	x″  = x' + Down·(act(Gate·N₂(x')) ⊙ Up·N₂(x'))  (a gated MLP: Qwen-VL, Pixtral)
 //
-// N₁, N₂ are LayerNorm or RMSNorm (norm.RMS). vitAttn says which rows see
+// N₁, N₂ are LayerNorm or RMSNorm (norm.RMS). Where LS1, LS2 are set
+// (layer scale: InternViT's ls1, ls2), each branch's output is multiplied
+// by them channel by channel before it is added. vitAttn says which rows see
 // which and how queries and keys are rotated.
 type vitBlock struct {
 	LN1, LN2   norm
-	Q, K, V, O linear // [d][d]
-	Gate       linear // [F][d], W nil without
-	Up, Down   linear // [F][d], [d][F]
+	Q, K, V, O linear    // [d][d]
+	Gate       linear    // [F][d], W nil without
+	Up, Down   linear    // [F][d], [d][F]
+	LS1, LS2   []float32 // [d], nil without
+}
+
+// scaleRows multiplies each of x's rows by s channel by channel (nil: x
+// is left alone).
+func scaleRows(x, s []float32) {
+	if s == nil {
+		return
+	}
+	for r := 0; r+len(s) <= len(x); r += len(s) {
+		kernels.Mul(x[r:r+len(s)], s)
+	}
 }
 
 // vitAttn is a tower's attention pattern for one forward.
@@ -441,6 +457,7 @@ func (b *vitBlock) forward(x []float32, n, d, H int, act string, a vitAttn, s *v
 		}
 	}
 	b.O.apply(s.o, s.att, n)
+	scaleRows(s.o[:n*d], b.LS1)
 	kernels.Add(x, s.o)
 	b.LN2.apply(s.h, x, n, d)
 	b.Up.apply(s.up, s.h, n)
@@ -457,6 +474,7 @@ func (b *vitBlock) forward(x []float32, n, d, H int, act string, a vitAttn, s *v
 		return err
 	}
 	b.Down.apply(s.o, s.up, n)
+	scaleRows(s.o[:n*d], b.LS2)
 	kernels.Add(x, s.o)
 	return nil
 }
@@ -502,23 +520,39 @@ func (v *Vision) loadBlockFFN(l *loader, prefix string, i, d, F int, eps float32
 	if _, ok := v.proj.Tower.Tensor(role("ffn_gate")); ok {
 		b.Gate = lin("ffn_gate", F, d)
 	}
-	// One fused q, k, v tensor [3d][d]: the mmproj's attn_qkv, or the
-	// Hugging Face qkv the converter cuts into attn_q, attn_k, attn_v.
-	fused := ""
-	if _, ok := v.proj.Tower.Tensor(role("attn_qkv")); ok {
-		fused = role("attn_qkv")
-	} else if t, ok := v.proj.Tower.Tensor(role("attn_q")); ok && t.Split != nil && !v.GGUF {
-		fused = role("attn_q")
+	if _, ok := v.proj.Tower.Tensor(role("ls1")); ok {
+		b.LS1 = l.vector(v.name(l, role("ls1"), i, ".weight"), d)
+		b.LS2 = l.vector(v.name(l, role("ls2"), i, ".weight"), d)
 	}
-	if fused == "" {
+	// One fused q, k, v tensor [3d][d]: the mmproj's attn_qkv, or the
+	// Hugging Face qkv the converter cuts into attn_q, attn_k, attn_v (an
+	// attn_q entry of the record with a Split, where the checkpoint holds
+	// it: InternVL's original layout beside its separate q, k, v).
+	wname, bname := "", ""
+	if _, ok := v.proj.Tower.Tensor(role("attn_qkv")); ok {
+		wname, bname = v.name(l, role("attn_qkv"), i, ".weight"), v.name(l, role("attn_qkv"), i, ".bias")
+	} else if t, ok := v.proj.Tower.Tensor(role("attn_q")); ok && t.Split != nil && !v.GGUF {
+		wname, bname = v.name(l, role("attn_q"), i, ".weight"), v.name(l, role("attn_q"), i, ".bias")
+	} else if !v.GGUF {
+		for _, t := range v.proj.Tower.Tensors {
+			if t.GGUF != role("attn_q") || t.Split == nil {
+				continue
+			}
+			for _, p := range t.HF {
+				if n := spec.ExpandPart(p, i, 0); wname == "" && l.has(n+".weight") {
+					wname, bname = n+".weight", n+".bias"
+				}
+			}
+		}
+	}
+	if wname == "" {
 		b.Q, b.K, b.V = lin("attn_q", d, d), lin("attn_k", d, d), lin("attn_v", d, d)
 		return b
 	}
 	// Each part keeps the tensor's dtype: its rows are a third of the
 	// bytes (row-major, whole rows per part, any block type).
-	wname := v.name(l, fused, i, ".weight")
 	t, raw := l.read(wname)
-	bias := l.optVector(v.name(l, fused, i, ".bias"), 3*d)
+	bias := l.optVector(bname, 3*d)
 	if t == nil {
 		return b
 	}
@@ -559,6 +593,24 @@ func unfoldPatches(pixels []float32, H, W, p int) []float32 {
 		}
 	}
 	return out
+}
+
+// pixelShuffle joins each s×s block of a side×side grid of rows x (width
+// d) into one row u of s²·d, the blocks row by row: row (Y, X) is the
+// block of patches at (Y·s, X·s), row by row, each patch's d values in
+// turn (Idefics3's connector, InternVL's pixel_shuffle).
+func pixelShuffle(u, x []float32, side, s, d int) {
+	out := side / s
+	for Y := 0; Y < out; Y++ {
+		for X := 0; X < out; X++ {
+			dst := u[(Y*out+X)*s*s*d:]
+			for a := 0; a < s; a++ {
+				for b := 0; b < s; b++ {
+					copy(dst[(a*s+b)*d:(a*s+b+1)*d], x[((Y*s+a)*side+X*s+b)*d:][:d])
+				}
+			}
+		}
+	}
 }
 
 // patchF16 is the patch kernel [rows][cols] as llama.cpp multiplies it:

@@ -80,3 +80,21 @@ func Normalize(r *Image, mean, std [3]float32, m Method) []float32 {
 	}
 	return out
 }
+
+// NormalizeFast is Normalize as transformers' fast (torchvision) image
+// processors do it: the rescale folded into the normalization,
+// (x − mean/rescale)/(std/rescale) in float32 with rescale 1/255.
+func NormalizeFast(r *Image, mean, std [3]float32) []float32 {
+	n := r.W * r.H
+	var m, s [3]float32
+	for c := range m {
+		m[c], s[c] = float32(float64(mean[c])*255), float32(float64(std[c])*255)
+	}
+	out := make([]float32, 3*n)
+	for i := 0; i < n; i++ {
+		for c := 0; c < 3; c++ {
+			out[c*n+i] = (float32(r.Pix[i*3+c]) - m[c]) / s[c]
+		}
+	}
+	return out
+}

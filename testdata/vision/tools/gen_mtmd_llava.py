@@ -1,5 +1,5 @@
-"""llama.cpp mtmd's outputs for testdata/vision/idefics3 (and, as they come, llava15 and llavanext), for tfconv's
-runtime tests against llama.cpp.
+"""llama.cpp mtmd's outputs for testdata/vision/idefics3 (and, as they come, llava15, llavanext and internvl_chat),
+for tfconv's runtime tests against llama.cpp.
 
 Takes llama.cpp's own conversion of each folder (gen_llava.py's GGUFs in OUT/vision/F/: the text GGUF at f16 and
 the mmproj at f32, together under 1 MB), copies the pair to F/gguf/, runs mtmd-dump (tools/mtmd_dump.cpp, built
@@ -27,8 +27,20 @@ PAIRS = {
     "idefics3": ("idefics3-f16.gguf", "idefics3-f32.gguf", "mmproj-idefics3-f32.gguf", "<image>"),
     "llava15": ("llava15-f16.gguf", "llava15-f32.gguf", "mmproj-llava15-f32.legacy.gguf", "<image>"),
     "llavanext": ("llavanext-f16.gguf", "llavanext-f32.gguf", "mmproj-llavanext-f32.legacy.gguf", "<image>"),
+    "internvl_chat": ("internvl-text-f16.gguf", "internvl-text-f32.gguf", "mmproj-internvl_chat-f32.gguf", "<IMG_CONTEXT>"),
 }
+# InternVL: the text GGUFs and reference.json are internvl's (gen_internvl.py: the text GGUF converts byte for byte
+# from both layouts); the mmproj is the one gen_internvl.py ships in internvl_chat/gguf (only that layout converts).
+SOURCE = {"internvl_chat": "internvl"}
 IMAGES = ("vlllava-wide.png", "vlllava-tall.png")
+IMAGES_OF = {"internvl_chat": ("wide.png", "tall.png")}
+
+
+def hf_prompt(ref, name):
+    """The reference's prompt for image name (gen_llava.py's "images" map, or gen_internvl.py's "cases" list)."""
+    if "images" in ref:
+        return ref["images"][name]["prompt"]
+    return next(c["prompt"] for c in ref["cases"] if c["image"] == "images/" + name)
 LAST = 8
 
 
@@ -36,17 +48,18 @@ def main():
     out, dump = sys.argv[1], sys.argv[2]
     for fam in sys.argv[3:] or sorted(PAIRS):
         text, text32, proj, marker = PAIRS[fam]
-        src = os.path.join(out, "vision", fam)
+        src = os.path.join(out, "vision", SOURCE.get(fam, fam))
         dst = os.path.join(VISION, fam, "gguf")
         os.makedirs(dst, exist_ok=True)
         for f in (text, proj):
-            shutil.copy(os.path.join(src, f), os.path.join(dst, f))
-        with open(os.path.join(VISION, fam, "hf", "reference.json")) as f:
+            if os.path.exists(os.path.join(src, f)) or not os.path.exists(os.path.join(dst, f)):
+                shutil.copy(os.path.join(src, f), os.path.join(dst, f))
+        with open(os.path.join(VISION, SOURCE.get(fam, fam), "hf", "reference.json")) as f:
             ref = json.load(f)
         rec = {"llama.cpp": "d32676d77426540327835040d5d3279728f0b4c8", "tool": "testdata/vision/tools/mtmd_dump.cpp",
                "text_gguf": text, "text_gguf_f32": text32, "mmproj_gguf": proj, "threads": 1, "flash_attn": False, "cases": []}
-        for name in IMAGES:
-            prompt = ref["images"][name]["prompt"].replace(marker, "<__media__>", 1)
+        for name in IMAGES_OF.get(fam, IMAGES):
+            prompt = hf_prompt(ref, name).replace(marker, "<__media__>", 1)
             runs = []
             for t in (os.path.join(dst, text), os.path.join(src, text32)):
                 r = subprocess.run([dump, t, os.path.join(dst, proj), os.path.join(VISION, "images", name), prompt],

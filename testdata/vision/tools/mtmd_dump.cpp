@@ -152,9 +152,14 @@ int main(int argc, char **argv) {
         const projector_type pt = clip_get_projector_type(cr.ctx_v);
         // LLaVA-NeXT's legacy mmproj (mlp with pinpoints): llava-uhd slices.
         const bool uhd = pt == PROJECTOR_TYPE_MLP && !clip_get_hparams(cr.ctx_v)->image_res_candidates.empty();
-        sliced = pt == PROJECTOR_TYPE_IDEFICS3 || uhd;
+        sliced = pt == PROJECTOR_TYPE_IDEFICS3 || pt == PROJECTOR_TYPE_INTERNVL || uhd;
         if (pt == PROJECTOR_TYPE_IDEFICS3) {
             mtmd_image_preprocessor_idefics3 pre(cr.ctx_v);
+            po = pre.preprocess(u8);
+        } else if (pt == PROJECTOR_TYPE_INTERNVL) {
+            // InternVL: llava-uhd slices over its own grid candidates, the
+            // overview last (mtmd_image_preprocessor_internvl).
+            mtmd_image_preprocessor_internvl pre(cr.ctx_v);
             po = pre.preprocess(u8);
         } else if (uhd) {
             mtmd_image_preprocessor_llava_uhd pre(cr.ctx_v);
@@ -171,7 +176,7 @@ int main(int argc, char **argv) {
         }
         if (!sliced && po.entries.size() != 1) { fprintf(stderr, "%zu preprocessed entries\n", po.entries.size()); return 1; }
         // The tiles in the prompt's order: the slices row by row, then the
-        // overview (Idefics3 and LLaVA-NeXT put it last), each [3][H][W]
+        // overview (Idefics3, InternVL and LLaVA-NeXT put it last), each [3][H][W]
         // channel-major.
         for (const auto &e : po.entries) tiles.push_back(&e);
         if (sliced && po.overview.nx() > 0) tiles.push_back(&po.overview);
