@@ -65,16 +65,18 @@ models (BLOOM) count positions over unpadded tokens, as transformers does.
 --token-types 0,0,1,1 gives BERT's token_type_ids (segment ids), one per
 input token, each below the model's type_vocab_size (default: all 0).
 
---image FILE runs a vision-language checkpoint (Gemma 3, Qwen2.5-VL, Qwen3-VL) on a prompt with
-one image: the Hugging Face folder holds the encoder; a text GGUF takes
-llama.cpp's mmproj GGUF with --mmproj, as llama-mtmd-cli does. The prompt
-marks the image once: --tokens hold the <start_of_image> id (Qwen-VL:
-<|image_pad|>), --prompt holds that text (or mtmd's "<__media__>"); tfconv
-expands it into the image's soft tokens. --preprocess chooses whose image preprocessing and
-prompt expansion to reproduce: transformers (default for a Hugging Face
-folder: Pillow's bilinear stretch, "\n\n" around the image) or llamacpp
-(default with --mmproj: mtmd's letterbox and bilinear filter). --json adds
-"image": the expanded prompt's image span and statistics of the features.
+--image FILE runs a vision-language checkpoint on a prompt with one image
+(Gemma 3, Qwen2.5-VL, Qwen3-VL, SmolVLM/SmolVLM2, LLaVA-1.5, LLaVA-NeXT,
+Mistral 3.1, InternVL 3): the Hugging Face folder holds the encoder; a text
+GGUF takes llama.cpp's mmproj GGUF with --mmproj, as llama-mtmd-cli does. The
+prompt marks the image once with the processor's placeholder (--tokens its
+id, --prompt its text: <start_of_image>, <|image_pad|>, <image>, [IMG],
+<IMG_CONTEXT> …) or mtmd's "<__media__>"; tfconv expands it as the
+processor (or mtmd) does: soft tokens, tiles, row breaks. --preprocess
+chooses whose image preprocessing and prompt expansion to reproduce:
+transformers (default for a Hugging Face folder) or llamacpp (default with
+--mmproj: mtmd's). --json adds "image": the expanded prompt's image span and
+statistics of the features.
 
 --audio FILE.wav (llama-mtmd-cli's flag; --image takes a WAV file too, told
 apart by its content) runs an audio-language checkpoint (Qwen2-Audio) on a
