@@ -210,7 +210,7 @@ func TestImageLogitsPixtralHF(t *testing.T) {
 				t.Fatal(err)
 			}
 			d, _ := maxDiff(t, out.Logits, c.Logits, nil)
-			if d > maxLogitDiffF32 {
+			if d > pixtralLogitDiff {
 				t.Errorf("%s: logits differ from transformers' by %g", c.Image, d)
 			}
 			t.Logf("%s (text %v): max |Δ logits| = %.3g over %d positions", c.Image, fromText, d, len(c.Logits))
@@ -566,3 +566,9 @@ func TestImagePixtralMtmdF16(t *testing.T) {
 		t.Logf("%s: max |Δ image embeddings| = %.3g, |Δ last logits| = %.3g", c.Image, de, dl)
 	}
 }
+
+// pixtralLogitDiff bounds the image prompts' logits against transformers':
+// the text positions are within 2.2e-6, the image rows (logits up to 4)
+// within 9.8e-6 on the SIMD kernels and 1.0014e-5 on the plain-Go ones
+// (-tags noasm: another float32 summation order), a relative 2.5e-6.
+const pixtralLogitDiff = 1.1e-5
