@@ -1,0 +1,73 @@
+package vision
+
+import (
+	"slices"
+	"testing"
+)
+
+// The canvases in find_supported_resolutions' order (its docstring's
+// max_num_chunks 4: ratios 1/4, 1, 4, 1/3, 3, 1/2, 2 as they first
+// appear) and get_best_fit's choices, among them its docstring's 200×300
+// image on 224 tiles (the smallest upscale, ties to the smaller area:
+// 224×448).
+func TestLlama4Grid(t *testing.T) {
+	t.Parallel()
+	p := Llama4{Tile: 224, MaxPatches: 4}
+	cs, err := p.Canvases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][2]int{{1, 4}, {2, 2}, {1, 1}, {4, 1}, {1, 3}, {3, 1}, {1, 2}, {2, 1}}
+	if !slices.Equal(cs, want) {
+		t.Fatalf("canvases %v, want %v", cs, want)
+	}
+	for _, c := range []struct{ h, w, rows, cols int }{
+		{200, 300, 1, 2}, // scales 1.12 (1×2, 2×2): the smaller area
+		{1000, 1000, 2, 2},
+		{100, 900, 1, 4}, // downscale as little as possible
+		{224, 224, 1, 1},
+	} {
+		r, cl, err := p.Grid(c.h, c.w)
+		if err != nil || r != c.rows || cl != c.cols {
+			t.Errorf("%d×%d: grid %d×%d (%v), want %d×%d", c.h, c.w, r, cl, err, c.rows, c.cols)
+		}
+	}
+}
+
+// Any image size and max_patches: an error or the canvas's tiles plus the
+// global tile, each 3×Tile×Tile; never a panic.
+func FuzzLlama4Tiles(f *testing.F) {
+	f.Add(96, 40, 16, false)
+	f.Add(45, 77, 16, true)
+	f.Add(1, 300, 4, false)
+	f.Add(0, 5, 1, false)
+	f.Add(30, 30, 0, true)
+	f.Fuzz(func(t *testing.T, w, h, maxPatches int, maxCanvas bool) {
+		if w > 400 || h > 400 || w < -1 || h < -1 || maxPatches > 16 {
+			return // keep each case small
+		}
+		p := Llama4{Tile: 14, MaxPatches: maxPatches, MaxCanvas: maxCanvas, Mean: [3]float32{0.5, 0.5, 0.5}, Std: [3]float32{0.5, 0.5, 0.5}}
+		var img *Image
+		if w > 0 && h > 0 {
+			img = NewImage(w, h)
+		} else {
+			img = &Image{W: w, H: h}
+		}
+		tiles, rows, cols, err := p.Tiles(img)
+		if err != nil {
+			return
+		}
+		want := rows * cols
+		if want > 1 {
+			want++
+		}
+		if len(tiles) != want || rows*cols > maxPatches {
+			t.Fatalf("%d×%d, max %d: %d tiles on %d×%d", w, h, maxPatches, len(tiles), rows, cols)
+		}
+		for _, tl := range tiles {
+			if len(tl) != 3*14*14 {
+				t.Fatalf("tile of %d values", len(tl))
+			}
+		}
+	})
+}
