@@ -10,6 +10,7 @@ package model
 //	gemma3            siglip.go          SigLIP ViT + avg-pool + RMSNorm + projection
 //	idefics3          idefics3vision.go  SigLIP ViT per tile + pixel shuffle + linear (SmolVLM)
 //	internvl          internvlvision.go  InternViT per tile (class token, layer scale) + pixel shuffle + LN/GELU MLP
+//	llama4            llama4vision.go    ViT per tile (class token, 2-D RoPE) + pixel shuffle + GELU MLP + linear
 //	mlp               llavavision.go     CLIP ViT + 2-layer GELU MLP (LLaVA-1.5; LLaVA-NeXT's any-res tiles)
 //	pixtral           pixtralvision.go   Pixtral ViT (2-D RoPE) + RMSNorm + patch merger + MLP
 //	qwen2.5vl_merger  qwenvision.go      windowed 2-D RoPE ViT + 2×2 merger MLP
@@ -150,6 +151,7 @@ var encoders = map[string]struct {
 	"qwen2.5vl_merger": {qwenFromHF, qwenFromGGUF},
 	"qwen3vl_merger":   {qwenFromHF, qwenFromGGUF},
 	"qwen2a":           {qwen2AudioFromHF, qwen2AudioFromGGUF},
+	"llama4":           {llama4FromHF, llama4FromGGUF},
 }
 
 // runnable lists the projector types that run, for messages.
@@ -512,8 +514,17 @@ func (v *Vision) loadBlockFFN(l *loader, prefix string, i, d, F int, eps float32
 	lin := func(r string, out, in int) linear {
 		return linear{W: l.matrix(v.name(l, role(r), i, ".weight"), out, in), B: l.optVector(v.name(l, role(r), i, ".bias"), out)}
 	}
+	// The second norm: ln2, or attn_post_norm where the record names it
+	// so and has no ln2 (llama.cpp's converter writes Llama 4's
+	// post_attention_layernorm under that name).
+	ln2 := "ln2"
+	if _, ok := v.proj.Tower.Tensor(role(ln2)); !ok {
+		if _, ok := v.proj.Tower.Tensor(role("attn_post_norm")); ok {
+			ln2 = "attn_post_norm"
+		}
+	}
 	b := vitBlock{
-		LN1: layerNorm("ln1"), LN2: layerNorm("ln2"),
+		LN1: layerNorm("ln1"), LN2: layerNorm(ln2),
 		O:  lin("attn_out", d, d),
 		Up: lin(up, F, d), Down: lin(down, d, F),
 	}
