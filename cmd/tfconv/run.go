@@ -67,11 +67,11 @@ input token, each below the model's type_vocab_size (default: all 0).
 
 --image FILE runs a vision-language checkpoint on a prompt with one image
 (Gemma 3, Qwen2.5-VL, Qwen3-VL, SmolVLM/SmolVLM2, LLaVA-1.5, LLaVA-NeXT,
-Mistral 3.1, InternVL 3): the Hugging Face folder holds the encoder; a text
-GGUF takes llama.cpp's mmproj GGUF with --mmproj, as llama-mtmd-cli does. The
-prompt marks the image once with the processor's placeholder (--tokens its
-id, --prompt its text: <start_of_image>, <|image_pad|>, <image>, [IMG],
-<IMG_CONTEXT> …) or mtmd's "<__media__>"; tfconv expands it as the
+Mistral 3.1, InternVL 3, Llama 4 from its Hugging Face folder): the Hugging
+Face folder holds the encoder; a text GGUF takes llama.cpp's mmproj GGUF with
+--mmproj, as llama-mtmd-cli does. The prompt marks the image once with the
+processor's placeholder (--tokens its id, --prompt its text:
+<start_of_image>, <|image_pad|>, <image>, [IMG], <IMG_CONTEXT>, <|image|> …) or mtmd's "<__media__>"; tfconv expands it as the
 processor (or mtmd) does: soft tokens, tiles, row breaks. --preprocess
 chooses whose image preprocessing and prompt expansion to reproduce:
 transformers (default for a Hugging Face folder) or llamacpp (default with
