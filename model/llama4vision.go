@@ -157,8 +157,10 @@ func (e *llama4Vision) preprocessor(p spec.Config, S int) error {
 		}
 		e.pre.MaxPatches = int(n)
 	}
-	if b, ok := p["resize_to_max_canvas"].(bool); ok {
-		e.pre.MaxCanvas = b
+	if b, _ := p["resize_to_max_canvas"].(bool); b {
+		// transformers v4.57.6's fast processor stops on it (an unbound
+		// target_size_without_distortion): no reference to reproduce.
+		return tensor.Unsupported("resize_to_max_canvas true (transformers v4.57.6's Llama4ImageProcessorFast fails on it; tfconv runs false)")
 	}
 	for key, dst := range map[string]*[3]float32{"image_mean": &e.pre.Mean, "image_std": &e.pre.Std} {
 		if err := threeFloats(dst, p[key]); err != nil {
