@@ -421,40 +421,14 @@ func (e *idefics3Vision) prompt(m *Model, p ImagePrompt, pr *Prepared) (*imageSp
 	if err != nil {
 		return nil, err
 	}
-	var tokens []int
-	at := 0
-	if p.Tokens != nil {
-		for i, id := range p.Tokens {
-			if id == imgID {
-				at = i
-				break
-			}
-		}
-		if tokens, err = splicePlaceholder(p.Tokens, imgID, "<image>", exp); err != nil {
-			return nil, err
-		}
-	} else {
-		before, after, err := cutMarker(p.Text, "<image>")
-		if err != nil {
-			return nil, err
-		}
-		head, err := t.Encode(before, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true})
-		if err != nil {
-			return nil, err
-		}
-		tail, err := t.Encode(after, tokenizer.EncodeOptions{ParseSpecial: true})
-		if err != nil {
-			return nil, err
-		}
-		at = len(head)
-		tokens = append(append(head, exp...), tail...)
+	tokens, at, err := spliceExpansion(m, p, imgID, "<image>", exp)
+	if err != nil {
+		return nil, err
 	}
-	rows := make([]int, len(tokens))
+	rows := featureRows(tokens, at, len(exp), imgID)
 	next := 0
-	for i := range rows {
-		rows[i] = -1
-		if i >= at && i < at+len(exp) && tokens[i] == imgID {
-			rows[i] = next
+	for _, r := range rows {
+		if r >= 0 {
 			next++
 		}
 	}

@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tfconv/tfconv/tokenizer"
@@ -176,6 +177,82 @@ func splicePlaceholder(tokens []int, placeholder int, name string, seq []int) ([
 		return nil, fmt.Errorf("model: the tokens do not hold the image placeholder %d (%s)", placeholder, name)
 	}
 	return append(append(append([]int(nil), tokens[:at]...), seq...), tokens[at+1:]...), nil
+}
+
+// vocabIDs looks the texts up in the text model's vocabulary: the tokens
+// an image's expansion is spelled with.
+func vocabIDs(m *Model, texts ...string) (map[string]int, error) {
+	t := m.Tokenizer()
+	if t == nil {
+		return nil, fmt.Errorf("model: %s carries no tokenizer: the image's tokens cannot be spelled", m.Path)
+	}
+	ids := make(map[string]int, len(texts))
+	for _, s := range texts {
+		id, ok := t.ID(s)
+		if !ok {
+			return nil, fmt.Errorf("model: %s: the vocabulary has no %s", m.Path, s)
+		}
+		ids[s] = id
+	}
+	return ids, nil
+}
+
+// spliceExpansion puts exp in place of the prompt's one image placeholder
+// and returns the tokens and where exp starts in them. With p.Tokens the
+// placeholder is the id placeholder (named name). With p.Text it is the
+// text name or MediaMarker: transformers' processors expand it in the text
+// and tokenize the whole (Transformers), mtmd tokenizes the text before
+// it (with the special tokens) and after it apart (Mtmd).
+func spliceExpansion(m *Model, p ImagePrompt, placeholder int, name string, exp []int) ([]int, int, error) {
+	if p.Tokens != nil {
+		at := slices.Index(p.Tokens, placeholder)
+		tokens, err := splicePlaceholder(p.Tokens, placeholder, name, exp)
+		return tokens, at, err
+	}
+	t := m.Tokenizer()
+	if t == nil {
+		return nil, 0, fmt.Errorf("model: %s carries no tokenizer (give the tokens)", m.Path)
+	}
+	before, after, err := cutMarker(p.Text, name)
+	if err != nil {
+		return nil, 0, err
+	}
+	if p.Method == vision.Transformers {
+		whole, err := t.Encode(before+name+after, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true})
+		if err != nil {
+			return nil, 0, err
+		}
+		if n := strings.Count(before+after, name); n > 0 || slices.Index(whole, placeholder) < 0 {
+			return nil, 0, fmt.Errorf("model: %s: %s does not tokenize as the one placeholder %d", m.Path, name, placeholder)
+		}
+		at := slices.Index(whole, placeholder)
+		tokens, err := splicePlaceholder(whole, placeholder, name, exp)
+		return tokens, at, err
+	}
+	head, err := t.Encode(before, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true})
+	if err != nil {
+		return nil, 0, err
+	}
+	tail, err := t.Encode(after, tokenizer.EncodeOptions{ParseSpecial: true})
+	if err != nil {
+		return nil, 0, err
+	}
+	return append(append(head, exp...), tail...), len(head), nil
+}
+
+// featureRows numbers the tokens equal to id in tokens[at:at+n] as the
+// feature rows 0, 1, …; every other token keeps its own embedding (−1).
+func featureRows(tokens []int, at, n, id int) []int {
+	rows := make([]int, len(tokens))
+	next := 0
+	for i := range rows {
+		rows[i] = -1
+		if i >= at && i < at+n && tokens[i] == id {
+			rows[i] = next
+			next++
+		}
+	}
+	return rows
 }
 
 // cutMarker splits a prompt's text at its one image marker: MediaMarker

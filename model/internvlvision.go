@@ -31,7 +31,6 @@ import (
 	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/kernels"
 	"github.com/tfconv/tfconv/tensor"
-	"github.com/tfconv/tfconv/tokenizer"
 	"github.com/tfconv/tfconv/vision"
 )
 
@@ -472,17 +471,9 @@ func (e *internVLVision) encode(pr *Prepared, states *[][]float32) ([]float32, e
 // markers between, img_end "</img>") are the same ids.
 func (e *internVLVision) prompt(m *Model, p ImagePrompt, pr *Prepared) (*imageSpan, error) {
 	const ctxTok = "<IMG_CONTEXT>"
-	t := m.Tokenizer()
-	if t == nil {
-		return nil, fmt.Errorf("model: %s carries no tokenizer: the image's tokens cannot be spelled", m.Path)
-	}
-	ids := map[string]int{}
-	for _, s := range []string{"<img>", "</img>", ctxTok} {
-		id, ok := t.ID(s)
-		if !ok {
-			return nil, fmt.Errorf("model: %s: the vocabulary has no %s", m.Path, s)
-		}
-		ids[s] = id
+	ids, err := vocabIDs(m, "<img>", "</img>", ctxTok)
+	if err != nil {
+		return nil, err
 	}
 	imgID := e.v.cfg.Image
 	if imgID < 0 {
@@ -494,35 +485,9 @@ func (e *internVLVision) prompt(m *Model, p ImagePrompt, pr *Prepared) (*imageSp
 		exp = append(exp, imgID)
 	}
 	exp = append(exp, ids["</img>"])
-	var tokens []int
-	at := 0
-	if p.Tokens != nil {
-		at = -1
-		for i, id := range p.Tokens {
-			if id == imgID {
-				at = i
-				break
-			}
-		}
-		var err error
-		if tokens, err = splicePlaceholder(p.Tokens, imgID, ctxTok, exp); err != nil {
-			return nil, err
-		}
-	} else {
-		before, after, err := cutMarker(p.Text, ctxTok)
-		if err != nil {
-			return nil, err
-		}
-		head, err := t.Encode(before, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true})
-		if err != nil {
-			return nil, err
-		}
-		tail, err := t.Encode(after, tokenizer.EncodeOptions{ParseSpecial: true})
-		if err != nil {
-			return nil, err
-		}
-		at = len(head)
-		tokens = append(append(head, exp...), tail...)
+	tokens, at, err := spliceExpansion(m, p, imgID, ctxTok, exp)
+	if err != nil {
+		return nil, err
 	}
-	return &imageSpan{Tokens: tokens, Rows: rowsAfter(len(tokens), at+1, pr.Rows)}, nil
+	return &imageSpan{Tokens: tokens, Rows: featureRows(tokens, at, len(exp), imgID)}, nil
 }

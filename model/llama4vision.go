@@ -31,7 +31,6 @@ import (
 	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/kernels"
 	"github.com/tfconv/tfconv/tensor"
-	"github.com/tfconv/tfconv/tokenizer"
 	"github.com/tfconv/tfconv/vision"
 )
 
@@ -338,17 +337,9 @@ func (e *llama4Vision) encode(pr *Prepared, states *[][]float32) ([]float32, err
 // <|patch|> tokens in order.
 func (e *llama4Vision) prompt(m *Model, p ImagePrompt, pr *Prepared) (*imageSpan, error) {
 	const placeholder = "<|image|>"
-	t := m.Tokenizer()
-	if t == nil {
-		return nil, fmt.Errorf("model: %s carries no tokenizer: the image's tokens cannot be spelled", m.Path)
-	}
-	ids := map[string]int{}
-	for _, s := range []string{"<|image_start|>", "<|image_end|>", "<|tile_x_separator|>", "<|tile_y_separator|>", placeholder, "<|patch|>"} {
-		id, ok := t.ID(s)
-		if !ok {
-			return nil, fmt.Errorf("model: %s: the vocabulary has no %s", m.Path, s)
-		}
-		ids[s] = id
+	ids, err := vocabIDs(m, "<|image_start|>", "<|image_end|>", "<|tile_x_separator|>", "<|tile_y_separator|>", placeholder, "<|patch|>")
+	if err != nil {
+		return nil, err
 	}
 	patch := e.v.cfg.Image
 	if patch < 0 {
@@ -387,44 +378,9 @@ func (e *llama4Vision) prompt(m *Model, p ImagePrompt, pr *Prepared) (*imageSpan
 	patches()
 	exp = append(exp, ids["<|image_end|>"])
 
-	var tokens []int
-	at := 0
-	if p.Tokens != nil {
-		at = -1
-		for i, id := range p.Tokens {
-			if id == ids[placeholder] {
-				at = i
-				break
-			}
-		}
-		var err error
-		if tokens, err = splicePlaceholder(p.Tokens, ids[placeholder], placeholder, exp); err != nil {
-			return nil, err
-		}
-	} else {
-		before, after, err := cutMarker(p.Text, placeholder)
-		if err != nil {
-			return nil, err
-		}
-		head, err := t.Encode(before, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true})
-		if err != nil {
-			return nil, err
-		}
-		tail, err := t.Encode(after, tokenizer.EncodeOptions{ParseSpecial: true})
-		if err != nil {
-			return nil, err
-		}
-		at = len(head)
-		tokens = append(append(head, exp...), tail...)
+	tokens, at, err := spliceExpansion(m, p, ids[placeholder], placeholder, exp)
+	if err != nil {
+		return nil, err
 	}
-	span := make([]int, len(tokens))
-	next := 0
-	for i := range span {
-		span[i] = -1
-		if i >= at && i < at+len(exp) && tokens[i] == patch {
-			span[i] = next
-			next++
-		}
-	}
-	return &imageSpan{Tokens: tokens, Rows: span}, nil
+	return &imageSpan{Tokens: tokens, Rows: featureRows(tokens, at, len(exp), patch)}, nil
 }

@@ -37,7 +37,6 @@ import (
 	"github.com/tfconv/tfconv/checkpoint"
 	"github.com/tfconv/tfconv/kernels"
 	"github.com/tfconv/tfconv/tensor"
-	"github.com/tfconv/tfconv/tokenizer"
 	"github.com/tfconv/tfconv/vision"
 )
 
@@ -513,44 +512,13 @@ func (e *llavaVision) prompt(m *Model, p ImagePrompt, pr *Prepared) (*imageSpan,
 	for i := range seq {
 		seq[i] = imgID
 	}
-	var tokens []int
-	at := 0
-	if p.Tokens != nil {
-		at = -1
-		for i, id := range p.Tokens {
-			if id == imgID {
-				at = i
-				break
-			}
-		}
-		var err error
-		if tokens, err = splicePlaceholder(p.Tokens, imgID, "<image>", seq); err != nil {
-			return nil, err
-		}
-	} else {
-		if t == nil {
-			return nil, fmt.Errorf("model: %s carries no tokenizer (give the tokens)", m.Path)
-		}
-		before, after, err := cutMarker(p.Text, "<image>")
-		if err != nil {
-			return nil, err
-		}
-		head, err := t.Encode(before, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true})
-		if err != nil {
-			return nil, err
-		}
-		tail, err := t.Encode(after, tokenizer.EncodeOptions{ParseSpecial: true})
-		if err != nil {
-			return nil, err
-		}
-		// transformers' slow SentencePiece tokenizer (legacy false) puts no
-		// prefix space on the text after a special token; llama.cpp's, as
-		// tfconv's, does on each piece mtmd tokenizes.
-		if p.Method == vision.Transformers && t.AddSpacePrefix && len(tail) > 0 && t.Piece(tail[0]) == "▁" {
-			tail = tail[1:]
-		}
-		at = len(head)
-		tokens = append(append(head, seq...), tail...)
+	// With the text, transformers' method tokenizes the whole prompt (the
+	// processor's legacy-false SentencePiece then puts no space before the
+	// text after <image>), mtmd's each piece apart (llama.cpp's space
+	// prefix on the piece after the image).
+	tokens, at, err := spliceExpansion(m, p, imgID, "<image>", seq)
+	if err != nil {
+		return nil, err
 	}
 	return &imageSpan{Tokens: tokens, Rows: rowsAfter(len(tokens), at, pr.Rows)}, nil
 }
