@@ -1,7 +1,6 @@
 package convert
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -35,26 +34,7 @@ func TestMLXQuantizeMatchesMLXSave(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(ours.Tensors) != len(theirs.Tensors) {
-			t.Fatalf("%d tensors, MLX wrote %d", len(ours.Tensors), len(theirs.Tensors))
-		}
-		for _, tt := range theirs.Tensors {
-			mine, ok := ours.Tensor(tt.Name)
-			if !ok {
-				t.Fatalf("no tensor %q (MLX wrote it)", tt.Name)
-			}
-			a, err := mine.ReadAll()
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, err := tt.ReadAll()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if mine.DType != tt.DType || !mine.Shape.Equal(tt.Shape) || !bytes.Equal(a, b) {
-				t.Errorf("tensor %q: %v %v differs from MLX's %v %v", tt.Name, mine.DType, mine.Shape, tt.DType, tt.Shape)
-			}
-		}
+		identicalTensors(t, ours, theirs)
 		ours.Close()
 		theirs.Close()
 	}
@@ -88,26 +68,9 @@ func TestMLXQuantizeMoEMatchesMLXSave(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(ours.Tensors) != len(theirs.Tensors) {
-			t.Fatalf("%d tensors, MLX wrote %d", len(ours.Tensors), len(theirs.Tensors))
-		}
+		identicalTensors(t, ours, theirs)
 		stacked, experts := 0, 0
 		for _, tt := range theirs.Tensors {
-			mine, ok := ours.Tensor(tt.Name)
-			if !ok {
-				t.Fatalf("no tensor %q (MLX wrote it)", tt.Name)
-			}
-			a, err := mine.ReadAll()
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, err := tt.ReadAll()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if mine.DType != tt.DType || !mine.Shape.Equal(tt.Shape) || !bytes.Equal(a, b) {
-				t.Errorf("tensor %q: %v %v differs from MLX's %v %v", tt.Name, mine.DType, mine.Shape, tt.DType, tt.Shape)
-			}
 			if strings.Contains(tt.Name, ".switch_mlp.") && len(tt.Shape) == 3 {
 				stacked++
 			}

@@ -266,26 +266,7 @@ func TestMLXFPQuantizeMatchesMLXSave(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer theirs.Close()
-			if len(ours.Tensors) != len(theirs.Tensors) {
-				t.Fatalf("%d tensors, MLX wrote %d", len(ours.Tensors), len(theirs.Tensors))
-			}
-			for _, tt := range theirs.Tensors {
-				mine, ok := ours.Tensor(tt.Name)
-				if !ok {
-					t.Fatalf("no tensor %q (MLX wrote it)", tt.Name)
-				}
-				a, err := mine.ReadAll()
-				if err != nil {
-					t.Fatal(err)
-				}
-				b, err := tt.ReadAll()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if mine.DType != tt.DType || !mine.Shape.Equal(tt.Shape) || !bytes.Equal(a, b) {
-					t.Errorf("tensor %q: %v %v differs from MLX's %v %v", tt.Name, mine.DType, mine.Shape, tt.DType, tt.Shape)
-				}
-			}
+			identicalTensors(t, ours, theirs)
 			raw, _ := ours.Config()
 			q, err := mlx.FromConfig(raw)
 			if err != nil || q == nil || q.Mode != mode || q.Params != (mlx.Params{Bits: mlx.FPModes[mode].Bits, GroupSize: mlx.FPModes[mode].GroupSize, Mode: mode}) {

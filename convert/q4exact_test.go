@@ -23,25 +23,8 @@ import (
 func TestQ4_0FromW4A16(t *testing.T) {
 	t.Parallel()
 	src := filepath.Join("..", "testdata", "ct", "w4a16")
-	target, err := quantize.ParseTarget("q4_0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := func(requantize bool) (*QuantizeReport, *checkpoint.Checkpoint) {
-		out := filepath.Join(t.TempDir(), "q.gguf")
-		rep, err := Quantize(src, out, QuantizeOptions{Options: quantize.Options{Target: target, Pure: true, Requantize: requantize}, Requantize: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		g, err := checkpoint.Open(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { g.Close() })
-		return rep, g
-	}
-	exact, ge := run(false)
-	re, gr := run(true)
+	exact, ge := quantizePure(t, src, "q4_0", false)
+	re, gr := quantizePure(t, src, "q4_0", true)
 	c, err := checkpoint.Open(src)
 	if err != nil {
 		t.Fatal(err)
@@ -125,25 +108,8 @@ func TestQ4FromGPTQAWQ(t *testing.T) {
 		t.Run(c.dir, func(t *testing.T) {
 			t.Parallel()
 			src := filepath.Join("..", "testdata", "gptq", c.dir)
-			target, err := quantize.ParseTarget(c.typ)
-			if err != nil {
-				t.Fatal(err)
-			}
-			run := func(requantize bool) (*QuantizeReport, *checkpoint.Checkpoint) {
-				out := filepath.Join(t.TempDir(), "q.gguf")
-				rep, err := Quantize(src, out, QuantizeOptions{Options: quantize.Options{Target: target, Pure: true, Requantize: requantize}, Requantize: true})
-				if err != nil {
-					t.Fatal(err)
-				}
-				g, err := checkpoint.Open(out)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { g.Close() })
-				return rep, g
-			}
-			exact, ge := run(false)
-			re, gr := run(true)
+			exact, ge := quantizePure(t, src, c.typ, false)
+			re, gr := quantizePure(t, src, c.typ, true)
 			for _, tr := range re.Tensors {
 				if strings.Contains(tr.Reason, "exact") {
 					t.Errorf("--requantize: %s still %q", tr.Name, tr.Reason)
@@ -218,4 +184,26 @@ func TestQ4FromGPTQAWQ(t *testing.T) {
 			}
 		})
 	}
+}
+
+// quantizePure quantizes src to a GGUF of type typ with --pure (every
+// weight typ), with or without --requantize, and opens it (closed at the
+// test's end).
+func quantizePure(t *testing.T, src, typ string, requantize bool) (*QuantizeReport, *checkpoint.Checkpoint) {
+	t.Helper()
+	target, err := quantize.ParseTarget(typ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "q.gguf")
+	rep, err := Quantize(src, out, QuantizeOptions{Options: quantize.Options{Target: target, Pure: true, Requantize: requantize}, Requantize: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := checkpoint.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	return rep, g
 }

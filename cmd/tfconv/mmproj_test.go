@@ -63,28 +63,11 @@ func TestInspectTower(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join("..", "..", "testdata", "vision", "gemma3")
 	for _, src := range []string{filepath.Join(dir, "hf"), filepath.Join(dir, "gguf", "mmproj-gemma3-f32.gguf")} {
-		code, out, errOut := run(t, "inspect", src, "--json")
-		if code != 0 {
-			t.Fatalf("%s: exit %d: %s", src, code, errOut)
-		}
-		var j struct {
-			Projector struct {
-				Type           string `json:"projector_type"`
-				ImageSize      int64  `json:"image_size"`
-				PatchSize      int64  `json:"patch_size"`
-				Layers         int64  `json:"vision_layers"`
-				Width          int64  `json:"vision_width"`
-				TokensPerImage int64  `json:"tokens_per_image"`
-			} `json:"projector"`
-		}
-		if err := json.Unmarshal([]byte(out), &j); err != nil {
-			t.Fatal(err)
-		}
-		p := j.Projector
+		p := inspectTower(t, src)
 		if p.Type != "gemma3" || p.ImageSize != 64 || p.PatchSize != 16 || p.Layers != 2 || p.Width != 32 || p.TokensPerImage != 4 {
 			t.Errorf("%s: projector %+v, want gemma3 64/16, 2 layers of 32, 4 tokens", src, p)
 		}
-		code, out, _ = run(t, "inspect", src)
+		code, out, _ := run(t, "inspect", src)
 		if code != 0 || !strings.Contains(out, "tokens per image") || !strings.Contains(out, "projector type") {
 			t.Errorf("%s: the table lacks the tower: %s", src, out)
 		}
@@ -103,24 +86,7 @@ func TestInspectTowerLlama4(t *testing.T) {
 		t.Fatalf("convert --mmproj-only: exit %d: %s", code, errOut)
 	}
 	for _, src := range []string{hf, mm} {
-		code, out, errOut := run(t, "inspect", src, "--json")
-		if code != 0 {
-			t.Fatalf("%s: exit %d: %s", src, code, errOut)
-		}
-		var j struct {
-			Projector struct {
-				Type           string `json:"projector_type"`
-				ImageSize      int64  `json:"image_size"`
-				PatchSize      int64  `json:"patch_size"`
-				Layers         int64  `json:"vision_layers"`
-				Width          int64  `json:"vision_width"`
-				TokensPerImage int64  `json:"tokens_per_image"`
-			} `json:"projector"`
-		}
-		if err := json.Unmarshal([]byte(out), &j); err != nil {
-			t.Fatal(err)
-		}
-		p := j.Projector
+		p := inspectTower(t, src)
 		if p.Type != "llama4" || p.ImageSize != 56 || p.PatchSize != 14 || p.Layers != 3 || p.Width != 32 || p.TokensPerImage != 4 {
 			t.Errorf("%s: projector %+v, want llama4 56/14, 3 layers of 32, 4 tokens", src, p)
 		}
@@ -148,4 +114,30 @@ func TestConvertMmprojBack(t *testing.T) {
 	if code, _, _ := run(t, "convert", text, filepath.Join(dir, "x"), "y.gguf"); code != 2 {
 		t.Errorf("a third argument without --mmproj: exit %d, want 2", code)
 	}
+}
+
+// tower is inspect --json's "projector": the vision tower's shape.
+type tower struct {
+	Type           string `json:"projector_type"`
+	ImageSize      int64  `json:"image_size"`
+	PatchSize      int64  `json:"patch_size"`
+	Layers         int64  `json:"vision_layers"`
+	Width          int64  `json:"vision_width"`
+	TokensPerImage int64  `json:"tokens_per_image"`
+}
+
+// inspectTower runs inspect --json on src and returns its projector.
+func inspectTower(t *testing.T, src string) tower {
+	t.Helper()
+	code, out, errOut := run(t, "inspect", src, "--json")
+	if code != 0 {
+		t.Fatalf("%s: exit %d: %s", src, code, errOut)
+	}
+	var j struct {
+		Projector tower `json:"projector"`
+	}
+	if err := json.Unmarshal([]byte(out), &j); err != nil {
+		t.Fatal(err)
+	}
+	return j.Projector
 }
