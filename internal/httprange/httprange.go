@@ -193,12 +193,12 @@ type Reader struct {
 	etag     string
 	sides    map[string][]byte // side files fetched, nil for absent ones
 	h        hash.Hash
-	hashed   int64       // bytes [0, hashed) went into h
-	hashing  bool        // a caller of advance or Verify is hashing
-	hashDone *sync.Cond  // signalled (on mu) when hashing ends
-	touched  atomic.Bool // a Window (a tensor's bytes) was read
-	err      error       // sticky: a checksum mismatch or a changed file
-	use      int64       // last use, for the shared cache's eviction
+	hashed   int64        // bytes [0, hashed) went into h
+	hashing  bool         // a caller of advance or Verify is hashing
+	hashDone *sync.Cond   // signalled (on mu) when hashing ends
+	touched  atomic.Bool  // a Window (a tensor's bytes) was read
+	err      error        // sticky: a checksum mismatch or a changed file
+	use      atomic.Int64 // when a consumer last asked for a block (useClock), for the shared cache's eviction
 	closed   bool
 }
 
@@ -207,8 +207,10 @@ var cache struct {
 	sync.Mutex
 	readers map[*Reader]bool
 	bytes   int64
-	clock   int64
 }
+
+// useClock orders the readers' uses (Reader.use).
+var useClock atomic.Int64
 
 func Open(rawURL string) (*Reader, error) {
 	u, err := url.Parse(rawURL)
@@ -656,6 +658,7 @@ func (r *Reader) nblocks() int64 { return (r.size + blockSize - 1) / blockSize }
 // when it is neither kept nor on its way. The span the bytes are in is
 // held for the caller, who releases it when done with them.
 func (r *Reader) block(i, lim int64) ([]byte, *span, error) {
+	r.use.Store(useClock.Add(1))
 	for {
 		r.mu.Lock()
 		if r.err != nil {
@@ -751,7 +754,7 @@ func (r *Reader) load(i, n int64, ch chan struct{}, ahead bool) (*span, error) {
 	r.mu.Unlock()
 	// Hashed first, so that evict may drop what the hash has passed.
 	err = r.advance()
-	evict(r, added)
+	evict(r, added, i, i+n)
 	if err != nil {
 		s.release()
 		return nil, err
@@ -761,11 +764,20 @@ func (r *Reader) load(i, n int64, ch chan struct{}, ahead bool) (*span, error) {
 
 // advance hashes the kept blocks that extend the hashed prefix and, once
 // the whole file is hashed, compares the sum with the published one. One
-// caller hashes at a time, outside r.mu, so that reads go on meanwhile.
+// caller hashes at a time, outside r.mu, so that reads go on meanwhile;
+// another caller waits for it and then hashes what is left, so that when
+// advance returns every kept block that extends the prefix is hashed (evict,
+// which runs next, drops those first; a caller that went on while another
+// hashed made evict see the blocks it had just kept as unhashed, and, the
+// cache full, drop another file's blocks read out of order instead, which
+// Verify then fetched again).
 func (r *Reader) advance() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.err != nil || r.h == nil || r.hashing {
+	for r.hashing {
+		r.hashDone.Wait()
+	}
+	if r.err != nil || r.h == nil {
 		return r.err
 	}
 	r.hashing = true
@@ -876,35 +888,41 @@ func (r *Reader) Touched() bool {
 
 // evict keeps the shared cache under CacheSize after r added n bytes.
 // Blocks already hashed (or of a file with no published sha256) go first,
-// down to three quarters of CacheSize: those of the readers least recently
-// used, then r's from the lowest (a reader moves forward through its
-// file). Blocks not yet hashed are what a run read out of file order (the
+// down to three quarters of CacheSize: those of the readers whose
+// consumers asked for a block least recently first (r among them: a
+// read-ahead that lands late does not make its reader the latest used),
+// each's from the lowest (a reader moves forward through its file). Blocks not yet hashed are what a run read out of file order (the
 // experts of a layer stacked: gate of each, then up of each); dropping one
 // costs a second fetch when Verify hashes it, so they go only when the
 // cache is still full: then, as before, the least recently used readers
-// drop everything and r its lowest blocks.
-func evict(r *Reader, n int64) {
+// drop everything and r its lowest blocks. r's blocks [lo, hi), the ones
+// it has just loaded for a read, go last of all: a read that goes back to
+// the start of a file the hash has passed would otherwise see the blocks it
+// is about to copy dropped by its own load and fetch them again.
+func evict(r *Reader, n, lo, hi int64) {
 	cache.Lock()
 	defer cache.Unlock()
 	cache.bytes += n
-	cache.clock++
-	r.use = cache.clock // written under cache's lock only
 	if cache.bytes <= CacheSize {
 		return
 	}
-	others := make([]*Reader, 0, len(cache.readers))
-	for o := range cache.readers {
-		if o != r {
-			others = append(others, o)
-		}
+	all := slices.Collect(maps.Keys(cache.readers))
+	uses := make(map[*Reader]int64, len(all))
+	for _, o := range all {
+		uses[o] = o.use.Load() // read once: the sort needs a fixed order
 	}
-	slices.SortFunc(others, func(a, b *Reader) int { return cmp.Compare(a.use, b.use) })
-	for _, o := range append(others, r) {
+	slices.SortFunc(all, func(a, b *Reader) int { return cmp.Compare(uses[a], uses[b]) })
+	for _, o := range all {
 		if cache.bytes <= CacheSize*3/4 {
 			break
 		}
-		o.dropHashed(CacheSize * 3 / 4)
+		if o == r {
+			o.dropHashed(CacheSize*3/4, lo, hi)
+		} else {
+			o.dropHashed(CacheSize*3/4, 0, 0)
+		}
 	}
+	others := slices.DeleteFunc(all, func(o *Reader) bool { return o == r })
 	for cache.bytes > CacheSize {
 		var lru *Reader
 		for _, o := range others {
@@ -949,15 +967,18 @@ func (r *Reader) drop(k int64) {
 }
 
 // dropHashed drops r's blocks that the hash has passed, from the lowest,
-// while the cache holds more than target bytes (cache's lock held).
-func (r *Reader) dropHashed(target int64) {
+// but for blocks [lo, hi), while the cache holds more than target bytes
+// (cache's lock held).
+func (r *Reader) dropHashed(target, lo, hi int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, k := range slices.Sorted(maps.Keys(r.blocks)) {
 		if cache.bytes <= target || (r.h != nil && (k+1)*blockSize > r.hashed) {
 			break
 		}
-		r.drop(k)
+		if k < lo || k >= hi {
+			r.drop(k)
+		}
 	}
 }
 
