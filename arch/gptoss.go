@@ -31,9 +31,10 @@ var GptOss = register(&Family{
 	Tensors: gptOssTensors(),
 	Packed: []Packed{
 		{HF: hfLayer + "mlp.experts.gate_up_proj", GGUF: []Role{"blk.{bid}.ffn_gate_exps", "blk.{bid}.ffn_up_exps"},
-			Blocks: tensor.MXFP4, BiasSuffix: "_bias", DenseTransposed: true},
+			Blocks: tensor.MXFP4, BiasSuffix: "_bias", DenseTransposed: true,
+			MLX: []Role{hfLayer + "mlp.experts.gate_proj", hfLayer + "mlp.experts.up_proj"}},
 		{HF: hfLayer + "mlp.experts.down_proj", GGUF: []Role{"blk.{bid}.ffn_down_exps"}, Blocks: tensor.MXFP4, BiasSuffix: "_bias",
-			DenseTransposed: true},
+			DenseTransposed: true, MLX: []Role{hfLayer + "mlp.experts.down_proj"}},
 	},
 	// self_attn.sinks has no suffix in Hugging Face's form.
 	SuffixAliases: map[string]string{"self_attn.sinks": "self_attn.weight"},

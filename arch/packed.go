@@ -36,6 +36,51 @@ type Packed struct {
 	// gpt-oss model it did not quantize); the GGUF roles take its
 	// transpose's alternating rows, in its float type.
 	DenseTransposed bool
+	// MLX, when set, are the module patterns mlx-lm's sanitize splits the
+	// tensor into, one per GGUF role in the same order (gpt_oss's
+	// mlp.experts.gate_proj and up_proj, d78bf58): each an MLX mxfp4 layer
+	// (".weight" the blocks viewed as uint32 codes, ".scales" the scale
+	// bytes) with its ".bias", the rows of role k being those r ≡ k (mod
+	// len(GGUF)) of the Hugging Face tensors. Blocks MXFP4 only.
+	MLX []Role
+}
+
+// MLXSplit is one Hugging Face tensor of a Packed entry at one layer and
+// the MLX tensors mlx-lm's sanitize splits it into (Packed.MLX), its rows
+// alternating among them along axis 1: the blocks into the layers'
+// uint32 codes, the scales into their scales, the bias into their biases.
+type MLXSplit struct {
+	HF  string
+	MLX []string
+	// Codes: HF holds OCP blocks [n][rows][blocks][16] bytes, MLX their
+	// rows as uint32 codes [n][rows/k][blocks·4].
+	Codes bool
+}
+
+// MLXSplits are the MLXSplits of the family's Packed entries with MLX names
+// at layer bid (the bias's only where the entry has one).
+func (f *Family) MLXSplits(bid int) []MLXSplit {
+	var out []MLXSplit
+	for i := range f.Packed {
+		p := &f.Packed[i]
+		if len(p.MLX) == 0 {
+			continue
+		}
+		hf := expand(p.HF, bid)
+		split := func(hfSuffix, mlxSuffix string, codes bool) {
+			s := MLXSplit{HF: hf + hfSuffix, Codes: codes}
+			for _, m := range p.MLX {
+				s.MLX = append(s.MLX, expand(m, bid)+mlxSuffix)
+			}
+			out = append(out, s)
+		}
+		split(BlocksSuffix, ".weight", true)
+		split(ScalesSuffix, ".scales", false)
+		if p.BiasSuffix != "" {
+			split(p.BiasSuffix, ".bias", false)
+		}
+	}
+	return out
 }
 
 // The suffixes of a block-stored weight's two parts.

@@ -230,3 +230,60 @@ func transposedPart(m arch.Mapping, t *Tensor) (*Tensor, error) {
 		return out, nil
 	}), nil
 }
+
+// Interleaved is parts (each [n][rows][...], one dtype, shape and size)
+// with their rows alternating along axis 1 under info, whose dtype and
+// shape are the caller's (the same bytes: info's size is the parts'
+// together): row r·k+i of each outer index is row r of part i, k parts.
+// InterleavedPart is its inverse.
+func Interleaved(info tensor.Info, parts []*Tensor) (*Tensor, error) {
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("checkpoint: tensor %q: nothing to interleave", info.Name)
+	}
+	first := parts[0]
+	for _, p := range parts {
+		if len(p.Shape) < 2 || p.DType != first.DType || !p.Shape.Equal(first.Shape) || p.Size != first.Size {
+			return nil, fmt.Errorf("checkpoint: tensor %q: %q (%v %v) and %q (%v %v) do not alternate", info.Name,
+				first.Name, first.DType, first.Shape, p.Name, p.DType, p.Shape)
+		}
+	}
+	size, err := info.DType.ShapeBytes(info.Shape)
+	if err != nil || size != first.Size*int64(len(parts)) {
+		return nil, fmt.Errorf("checkpoint: tensor %q (%v %v) is not the %d parts %v %v together", info.Name, info.DType, info.Shape,
+			len(parts), first.DType, first.Shape)
+	}
+	info.Size = size
+	n, rows := first.Shape[0], first.Shape[1]
+	if n <= 0 || rows <= 0 || first.Size%(n*rows) != 0 {
+		return nil, fmt.Errorf("checkpoint: tensor %q: %q has shape %v", info.Name, first.Name, first.Shape)
+	}
+	row := first.Size / (n * rows)
+	return LazyTensor(info, first.File, func() ([]byte, error) {
+		data := make([][]byte, len(parts))
+		for i, p := range parts {
+			b, err := p.ReadAll()
+			if err != nil {
+				return nil, err
+			}
+			data[i] = b
+		}
+		out := make([]byte, 0, size)
+		for off := int64(0); off < first.Size; off += row {
+			for i := range parts {
+				out = append(out, data[i][off:off+row]...)
+			}
+		}
+		return out, nil
+	}), nil
+}
+
+// Retyped is t's bytes under another name, dtype and shape of the same
+// size (MLX's uint32 codes of OCP block bytes).
+func Retyped(t *Tensor, name string, dt tensor.DType, shape tensor.Shape) (*Tensor, error) {
+	size, err := dt.ShapeBytes(shape)
+	if err != nil || size != t.Size {
+		return nil, fmt.Errorf("checkpoint: tensor %q (%v %v) is not %v %v", t.Name, t.DType, t.Shape, dt, shape)
+	}
+	return &Tensor{Info: tensor.Info{Name: name, DType: dt, Shape: shape.Clone(), Size: size, Offset: t.Offset}, File: t.File,
+		open: t.open, section: t.section, inFile: t.inFile}, nil
+}

@@ -2,6 +2,8 @@ package checkpoint
 
 import (
 	"fmt"
+	"strings"
+
 	"github.com/tfconv/tfconv/arch"
 
 	"github.com/tfconv/tfconv/formats/mlx"
@@ -63,7 +65,110 @@ func (c *Checkpoint) unpackMLX(q *mlx.Quantization) (*unpacked, error) {
 		}
 		u.layers++
 	}
-	return u, c.unstackMLX()
+	if err := c.unstackMLX(); err != nil {
+		return nil, err
+	}
+	return u, c.unsplitMLX()
+}
+
+// unsplitMLX presents the tensors mlx-lm's sanitize split out of a
+// Hugging Face tensor (arch.Family.MLXSplits: gpt-oss's experts, each an
+// mxfp4 layer with a bias) as that tensor, their rows alternating again:
+// the layers' codes and scales as the OCP blocks and scales they are (at
+// the first layer's place), the biases as one bias (at the first bias's).
+// Nothing is dequantized.
+func (c *Checkpoint) unsplitMLX() error {
+	raw, err := c.Config()
+	if err != nil || raw == nil {
+		return err
+	}
+	f, err := arch.LookupConfig(arch.Config(raw))
+	if err != nil {
+		return nil
+	}
+	at := map[string][]*Tensor{} // a stored name → the Hugging Face tensors that take its place
+	drop := map[string]bool{}
+	for bid := 0; ; bid++ {
+		found := false
+		for _, s := range f.MLXSplits(bid) {
+			bias := strings.HasSuffix(s.MLX[0], ".bias")
+			parts := make([]*Tensor, 0, len(s.MLX))
+			names := make([]string, 0, len(s.MLX)) // the stored tensors the parts come from
+			for _, m := range s.MLX {
+				name := m
+				if !bias {
+					name = strings.TrimSuffix(strings.TrimSuffix(m, mlx.ScalesSuffix), mlx.WeightSuffix) + mlx.WeightSuffix
+				}
+				t, ok := c.byName[name]
+				if !ok {
+					break
+				}
+				names = append(names, name)
+				switch {
+				case bias:
+					parts = append(parts, t)
+				case t.MXFP4 == nil:
+					return tensor.Unsupported("checkpoint: %s: MLX layer %q is not mode mxfp4: %s's %q is read back from mxfp4 layers only "+
+						"(mlx-lm's layout of it)", c.Path, strings.TrimSuffix(name, mlx.WeightSuffix), f.Name, s.HF)
+				case s.Codes:
+					parts = append(parts, t.MXFP4.Packed)
+				default:
+					parts = append(parts, t.MXFP4.Scales)
+				}
+			}
+			if len(parts) == 0 {
+				continue
+			}
+			if len(parts) < len(s.MLX) {
+				return fmt.Errorf("checkpoint: %s: %q has no %q beside it", c.Path, s.MLX[0], s.MLX[len(parts)])
+			}
+			found = true
+			first := parts[0]
+			info := tensor.Info{Name: s.HF, DType: first.DType, Shape: first.Shape.Clone()}
+			if len(info.Shape) < 2 {
+				return fmt.Errorf("checkpoint: %s: tensor %q has shape %v: no rows to alternate", c.Path, first.Name, first.Shape)
+			}
+			info.Shape[1] *= int64(len(parts))
+			if s.Codes {
+				// uint32 codes [n][rows][cols/8] are OCP bytes [n][rows][cols/32][16]
+				if len(first.Shape) != 3 || first.DType != tensor.U32 || first.Shape[2]%4 != 0 {
+					return fmt.Errorf("checkpoint: %s: MLX layer %q has codes %v %v", c.Path, names[0], first.DType, first.Shape)
+				}
+				info.DType, info.Shape = tensor.U8, tensor.Shape{first.Shape[0], info.Shape[1], first.Shape[2] / 4, 16}
+			}
+			t, err := Interleaved(info, parts)
+			if err != nil {
+				return fmt.Errorf("checkpoint: %s: %w", c.Path, err)
+			}
+			at[names[0]] = append(at[names[0]], t)
+			for _, n := range names {
+				drop[n] = true
+			}
+		}
+		if !found {
+			break
+		}
+	}
+	if len(at) == 0 {
+		return nil
+	}
+	var out []*Tensor
+	for _, t := range c.Tensors {
+		for _, r := range at[t.Name] {
+			if _, clash := c.byName[r.Name]; clash {
+				return fmt.Errorf("checkpoint: %s: tensor %q is both stored and made of %q", c.Path, r.Name, t.Name)
+			}
+			c.byName[r.Name] = r
+			out = append(out, r)
+		}
+		if drop[t.Name] {
+			delete(c.byName, t.Name)
+			continue
+		}
+		out = append(out, t)
+	}
+	c.Tensors = out
+	return nil
 }
 
 // unstackMLX presents each tensor mlx-lm keeps stacked where Hugging Face

@@ -40,9 +40,9 @@ type job struct {
 	// passBits: the output is part of an MLX layer of this many bits whose
 	// codes are the source's GGUF blocks, copied (mlxPassThrough).
 	passBits int
-	// passMXFP4: the output is Hugging Face's blocks or scales of MXFP4
-	// experts in an MLX directory, the source's GGUF blocks moved into OCP
-	// order (mlxMXFP4Experts).
+	// passMXFP4: the output is an MLX mxfp4 layer's codes or scales, the
+	// source's MXFP4 blocks (Hugging Face's, or GGUF's moved into OCP
+	// order) as they are (mlxSplitPacked).
 	passMXFP4 bool
 	// reencode sends a source already of the output type through the
 	// decoder and the encoder (Options.Requantize) instead of copying it.

@@ -183,12 +183,20 @@ func planHFRecast(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Integer tensors (gpt-oss's MXFP4 blocks and scales, buffers) are
+	// copied as they are: there is nothing to cast.
+	integer := func(d tensor.DType) bool { return !d.Float() && !d.Quantized() }
 	for _, t := range c.Tensors {
-		if _, ok := torchDType[t.DType]; !ok {
+		if _, ok := torchDType[t.DType]; !ok && !integer(t.DType) {
 			return nil, tensor.Unsupported("convert: tensor %q is %v; only float tensors can be cast", t.Name, t.DType)
 		}
 	}
-	jobs, err := identityJobs(c, func(t *checkpoint.Tensor) tensor.DType { return types.of(t.DType) })
+	jobs, err := identityJobs(c, func(t *checkpoint.Tensor) tensor.DType {
+		if integer(t.DType) {
+			return t.DType
+		}
+		return types.of(t.DType)
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -297,19 +297,9 @@ func (l *mlxLayer) quantizeFP(w []float32, t tensor.DType) error {
 // bits differ stay as they are. It returns the family (nil when
 // config.json names none).
 func mlxStackExperts(p *plan, suffixes ...string) (*arch.Family, error) {
-	raw := p.files["config.json"]
-	if raw == nil {
-		return nil, nil
-	}
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
-	var cfg map[string]any
-	if err := d.Decode(&cfg); err != nil {
-		return nil, fmt.Errorf("convert: config.json: %w", err)
-	}
-	f, err := arch.LookupConfig(Config(cfg))
-	if err != nil {
-		return nil, nil // not a family tfconv knows: nothing to stack
+	f, err := mlxFamily(p)
+	if err != nil || f == nil {
+		return nil, err
 	}
 	at := map[string]int{}
 	for i, j := range p.jobs {
@@ -360,6 +350,26 @@ stacks:
 	}
 	p.jobs = jobs
 	return f, finishJobs(jobs)
+}
+
+// mlxFamily is the family the plan's config.json names, nil when it has
+// none or names a family tfconv does not know (nothing to stack or split).
+func mlxFamily(p *plan) (*arch.Family, error) {
+	raw := p.files["config.json"]
+	if raw == nil {
+		return nil, nil
+	}
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var cfg map[string]any
+	if err := d.Decode(&cfg); err != nil {
+		return nil, fmt.Errorf("convert: config.json: %w", err)
+	}
+	f, err := arch.LookupConfig(Config(cfg))
+	if err != nil {
+		return nil, nil
+	}
+	return f, nil
 }
 
 // mlxQuantOf is f.MLXQuant, ok false without a family.

@@ -3,6 +3,7 @@ package convert
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
@@ -156,13 +157,12 @@ func rowKey(v []float32) string {
 }
 
 // TestMLXMXFP4FromGGUF: gpt-oss's GGUF MXFP4 experts (the mxfp4_moe
-// fixture) convert to MLX as copies: Hugging Face's OCP blocks and scales,
-// which mlx-lm's gpt_oss sanitize reads as its mxfp4 layers, with
-// config.json naming each expert module mode mxfp4 (the Q8_0 weights are
-// MLX 8-bit affine, the other pass-through). Back to GGUF at q8_0 every
-// tensor is the original's bytes. --requantize is refused, naming the
-// tensor: the experts stay in Hugging Face's packed form, which tfconv's
-// MLX mxfp4 encoder does not write.
+// fixture) convert to MLX as copies, in mlx-lm's own layout (its gpt_oss
+// sanitize): each expert module an mxfp4 layer, its blocks the uint32
+// codes and its scale bytes the scales, with config.json naming each
+// module mode mxfp4 (the Q8_0 weights are MLX 8-bit affine, the other
+// pass-through). Back to GGUF at q8_0 every tensor is the original's
+// bytes. --requantize is refused, naming the tensor.
 func TestMLXMXFP4FromGGUF(t *testing.T) {
 	t.Parallel()
 	src := filepath.Join("..", "testdata", "arch", "gptoss", "gguf", "gptoss-mxfp4_moe.gguf")
@@ -173,15 +173,15 @@ func TestMLXMXFP4FromGGUF(t *testing.T) {
 	}
 	copied := 0
 	for _, tr := range rep.Tensors {
-		if strings.Contains(tr.Name, "experts.") && (strings.HasSuffix(tr.Name, "_blocks") || strings.HasSuffix(tr.Name, "_scales")) {
+		if strings.Contains(tr.Name, "experts.") && (strings.HasSuffix(tr.Name, ".weight") || strings.HasSuffix(tr.Name, ".scales")) {
 			if !tr.Copied || tr.Conversion != "copied" {
 				t.Errorf("%s: copied %v, conversion %q", tr.Name, tr.Copied, tr.Conversion)
 			}
 			copied++
 		}
 	}
-	if copied != 8 {
-		t.Errorf("%d expert blocks and scales copied, want 8 (2 layers × gate_up and down × blocks and scales)", copied)
+	if copied != 12 {
+		t.Errorf("%d expert codes and scales copied, want 12 (2 layers × gate, up and down × codes and scales)", copied)
 	}
 	stored, err := checkpoint.OpenStored(dir)
 	if err != nil {
@@ -277,5 +277,138 @@ func TestMLXFPQuantizeMatchesMLXSave(t *testing.T) {
 	_, err := Run(filepath.Join("..", "testdata", "arch", "smollm3", "hf"), filepath.Join(t.TempDir(), "x"), Options{To: MLX, MLXMode: "nvfp4", GroupSize: 32})
 	if !errors.Is(err, tensor.ErrUnsupported) {
 		t.Errorf("nvfp4 with group size 32: %v, want unsupported", err)
+	}
+}
+
+// TestMLXGptOssFromHF: gpt-oss as published (MXFP4 experts, Hugging Face's
+// packed blocks and scales, gate and up rows alternating) converts to MLX
+// as mlx-lm d78bf58's gpt_oss sanitize and load leave it: per layer the
+// gate_proj, up_proj and down_proj mxfp4 layers, codes the blocks' bytes
+// as uint32 (even rows of gate_up_proj to gate_proj, odd to up_proj),
+// scales the scale bytes, biases split the same way, every other tensor
+// as it was; config.json's quantization and quantization_config mxfp4,
+// group 32, as mlx-lm's load_model sets them for quant_method mxfp4. Read
+// back, the directory is the Hugging Face checkpoint again: its GGUF is
+// the Hugging Face one's tensor for tensor (the MXFP4 blocks copied both
+// times).
+func TestMLXGptOssFromHF(t *testing.T) {
+	t.Parallel()
+	src := filepath.Join("..", "testdata", "arch", "gptoss", "hf")
+	dir := filepath.Join(t.TempDir(), "mlx")
+	rep, err := Run(src, dir, Options{To: MLX})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := checkpoint.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := checkpoint.OpenStored(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	read := func(c *checkpoint.Checkpoint, name string) (*checkpoint.Tensor, []byte) {
+		t.Helper()
+		x, ok := c.Tensor(name)
+		if !ok {
+			t.Fatalf("%s: no tensor %q", c.Path, name)
+		}
+		b, err := x.ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x, b
+	}
+	// rows returns rows r ≡ k (mod n) of b, n·rows rows per outer index.
+	rows := func(b []byte, outer, all, n, k int) []byte {
+		row := len(b) / (outer * all)
+		var o []byte
+		for e := 0; e < outer; e++ {
+			for r := k; r < all; r += n {
+				off := (e*all + r) * row
+				o = append(o, b[off:off+row]...)
+			}
+		}
+		return o
+	}
+	split := 0
+	for l := 0; l < 2; l++ {
+		pre := fmt.Sprintf("model.layers.%d.mlp.experts.", l)
+		for _, hf := range []struct {
+			name    string
+			modules []string
+		}{{"gate_up_proj", []string{"gate_proj", "up_proj"}}, {"down_proj", []string{"down_proj"}}} {
+			blk, bb := read(in, pre+hf.name+"_blocks")
+			_, sb := read(in, pre+hf.name+"_scales")
+			_, biasb := read(in, pre+hf.name+"_bias")
+			e, all := int(blk.Shape[0]), int(blk.Shape[1])
+			for k, m := range hf.modules {
+				n := len(hf.modules)
+				w, wb := read(out, pre+m+".weight")
+				want := tensor.Shape{blk.Shape[0], blk.Shape[1] / int64(n), blk.Shape[2] * 4}
+				if w.DType != tensor.U32 || !w.Shape.Equal(want) || !bytes.Equal(wb, rows(bb, e, all, n, k)) {
+					t.Errorf("%s.weight: %v %v, want U32 %v, the blocks' rows %d mod %d", pre+m, w.DType, w.Shape, want, k, n)
+				}
+				s, ssb := read(out, pre+m+".scales")
+				if s.DType != tensor.U8 || !bytes.Equal(ssb, rows(sb, e, all, n, k)) {
+					t.Errorf("%s.scales: %v %v, not the scales' rows %d mod %d", pre+m, s.DType, s.Shape, k, n)
+				}
+				_, bias := read(out, pre+m+".bias")
+				if !bytes.Equal(bias, rows(biasb, e, all, n, k)) {
+					t.Errorf("%s.bias is not the bias's rows %d mod %d", pre+m, k, n)
+				}
+				split++
+			}
+		}
+	}
+	if split != 6 {
+		t.Errorf("%d modules split, want 6", split)
+	}
+	if len(out.Tensors) != len(in.Tensors)+2*3 {
+		// per layer: gate_up and down's 3 tensors each become 9
+		t.Errorf("%d tensors stored, want %d", len(out.Tensors), len(in.Tensors)+6)
+	}
+	for _, tr := range rep.Tensors {
+		if strings.Contains(tr.Name, "experts.") && !strings.HasSuffix(tr.Name, ".bias") && tr.Conversion != "copied" {
+			t.Errorf("%s: conversion %q, want copied", tr.Name, tr.Conversion)
+		}
+	}
+	raw, _ := out.Config()
+	for _, key := range []string{"quantization", "quantization_config"} {
+		q, _ := raw[key].(map[string]any)
+		if fmt.Sprint(q) != "map[bits:4 group_size:32 mode:mxfp4]" {
+			t.Errorf("config.json %s: %v, want mxfp4, 4 bits, group 32", key, q)
+		}
+	}
+
+	// Read back: the Hugging Face checkpoint's GGUF, tensor for tensor.
+	a, b := filepath.Join(t.TempDir(), "hf.gguf"), filepath.Join(t.TempDir(), "mlx.gguf")
+	if _, err := Run(src, a, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(dir, b, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	ca, err := checkpoint.Open(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ca.Close()
+	cb, err := checkpoint.Open(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cb.Close()
+	identicalTensors(t, cb, ca)
+	mx := 0
+	for _, x := range ca.Tensors {
+		if x.DType == tensor.MXFP4 {
+			mx++
+		}
+	}
+	if mx != 6 {
+		t.Errorf("%d MXFP4 tensors in the GGUF, want 6", mx)
 	}
 }

@@ -46,14 +46,18 @@ func mlxPassThrough(p *plan) (*plan, error) {
 		jobs = append(jobs, mlxPassJobs(j, bits, perm)...)
 		count[bits]++
 	}
-	experts := mlxMXFP4Experts(jobs)
-	if len(count) == 0 && len(experts) == 0 {
-		return p, nil
-	}
 	p.jobs = jobs
 	if err := finishJobs(jobs); err != nil {
 		return nil, err
 	}
+	experts, err := mlxSplitPacked(p)
+	if err != nil {
+		return nil, err
+	}
+	if len(count) == 0 && len(experts) == 0 {
+		return p, nil
+	}
+	jobs = p.jobs
 	if len(count) > 0 {
 		// a MoE's passed experts stacked as mlx-lm keeps them
 		if _, err := mlxStackExperts(p, mlx.WeightSuffix, mlx.ScalesSuffix, mlx.BiasesSuffix); err != nil {
@@ -68,7 +72,7 @@ func mlxPassThrough(p *plan) (*plan, error) {
 		if err := mlxSetConfig(p, q); err != nil {
 			return nil, err
 		}
-		p.outType = "mlx-mxfp4-from-gguf"
+		p.outType = "mlx-mxfp4-experts-copied"
 		return p, nil
 	}
 	def := mostBits(count)
@@ -314,33 +318,79 @@ func mlxMXFP4Job(p *plan) *job {
 	return nil
 }
 
-// mlxMXFP4Experts marks the jobs that write GGUF MXFP4 experts as Hugging
-// Face's OCP blocks and scales (gpt-oss: "P_blocks" uint8 [E, rows,
-// cols/32, 16], "P_scales" uint8 [E, rows, cols/32]) as copies, and
-// returns the module paths mlx-lm quantizes them under, sorted. These
-// bytes are MLX's mxfp4 layer already: mlx-lm's gpt_oss sanitize (d78bf58)
-// views P_blocks as uint32 codes (OCP's nibble order is MLX's) and
-// P_scales as the e8m0 scales, splitting gate_up_proj's interleaved rows
-// into gate_proj (even) and up_proj (odd), before it quantizes the model:
-// so config.json names those modules with mode mxfp4.
-func mlxMXFP4Experts(jobs []*job) []string {
-	seen := map[string]bool{}
-	for _, j := range jobs {
-		if j.m.OCP == "" || j.m.Blocks != tensor.MXFP4 {
-			continue
+// mlxSplitPacked replaces, in an MLX plan, the Hugging Face tensors that
+// mlx-lm's sanitize splits (arch.Family.MLXSplits: gpt-oss's experts,
+// "P_blocks" uint8 [E, rows, cols/32, 16], "P_scales" uint8 [E, rows,
+// cols/32] and "P_bias", with gate_up_proj's gate and up rows
+// alternating) by the MLX tensors it makes of them: each module's mxfp4
+// layer, the blocks' bytes as its uint32 codes and the scale bytes as its
+// scales (OCP's nibble order is MLX's: copies), and its bias, the rows
+// r ≡ k (mod parts) going to part k (mlx-lm d78bf58's gpt_oss sanitize).
+// It returns the module paths, sorted, which config.json names mxfp4
+// layers. The blocks come from the source's own (a Hugging Face
+// checkpoint) or from GGUF MXFP4 blocks moved into OCP order (planToHF's
+// packed experts); either way nothing is dequantized.
+func mlxSplitPacked(p *plan) ([]string, error) {
+	f, err := mlxFamily(p)
+	if err != nil || f == nil {
+		return nil, err
+	}
+	at := map[string]int{}
+	for i, j := range p.jobs {
+		at[j.out.Name] = i
+	}
+	replace := map[int][]*job{}
+	var paths []string
+	for bid := 0; ; bid++ {
+		found := false
+		for _, s := range f.MLXSplits(bid) {
+			i, ok := at[s.HF]
+			if !ok {
+				continue
+			}
+			found = true
+			j := p.jobs[i]
+			ts, err := lazyTensors([]*job{j}, Options{})
+			if err != nil {
+				return nil, err
+			}
+			t, k := ts[0], int64(len(s.MLX))
+			if len(t.Shape) < 2 || t.Shape[1]%k != 0 || s.Codes && (len(t.Shape) != 4 || t.Shape[3] != 16 || t.DType != tensor.U8) {
+				return nil, fmt.Errorf("convert: tensor %q (%v %v) does not split into %d MLX layers", s.HF, t.DType, t.Shape, k)
+			}
+			for x, name := range s.MLX {
+				shape := t.Shape.Clone()
+				shape[1] /= k
+				part, err := checkpoint.InterleavedPart(arch.Mapping{Name: name, Part: x, Parts: int(k), Shape: shape}, t)
+				if err != nil {
+					return nil, fmt.Errorf("convert: %w", err)
+				}
+				if s.Codes {
+					if part, err = checkpoint.Retyped(part, name, tensor.U32, tensor.Shape{shape[0], shape[1], shape[2] * 4}); err != nil {
+						return nil, fmt.Errorf("convert: %w", err)
+					}
+					paths = append(paths, strings.TrimSuffix(name, mlx.WeightSuffix))
+				}
+				replace[i] = append(replace[i], &job{out: part.Info, src: part, m: Mapping{Name: name, Source: s.HF, Shape: part.Shape.Clone()},
+					passMXFP4: !strings.HasSuffix(name, ".bias"), allowOverflow: j.allowOverflow, ggufBF16: j.ggufBF16})
+			}
 		}
-		j.passMXFP4 = true
-		path := strings.TrimSuffix(strings.TrimSuffix(j.out.Name, arch.BlocksSuffix), arch.ScalesSuffix)
-		if base, ok := strings.CutSuffix(path, "gate_up_proj"); ok {
-			seen[base+"gate_proj"], seen[base+"up_proj"] = true, true
+		if !found {
+			break
+		}
+	}
+	if len(replace) == 0 {
+		return nil, nil
+	}
+	var jobs []*job
+	for i, j := range p.jobs {
+		if r, ok := replace[i]; ok {
+			jobs = append(jobs, r...)
 		} else {
-			seen[path] = true
+			jobs = append(jobs, j)
 		}
 	}
-	paths := make([]string, 0, len(seen))
-	for k := range seen {
-		paths = append(paths, k)
-	}
+	p.jobs = jobs
 	sort.Strings(paths)
-	return paths
+	return paths, finishJobs(jobs)
 }
