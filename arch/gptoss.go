@@ -75,7 +75,8 @@ func gptOssTensors() []Tensor {
 	}
 	return append(out,
 		Tensor{GGUF: "blk.{bid}.attn_sinks", HF: []string{hfLayer + "self_attn"}, HFSuffix: ".sinks", Shape: []Dim{DimHeads}},
-		Tensor{GGUF: "blk.{bid}.ffn_gate_inp", HF: []string{hfLayer + "mlp.router"}, Shape: []Dim{DimExperts, DimHidden}},
+		// mlx-lm's quant_predicate gives the router 8 bits, group 64 (d78bf58 gpt_oss.py).
+		Tensor{GGUF: "blk.{bid}.ffn_gate_inp", HF: []string{hfLayer + "mlp.router"}, Shape: []Dim{DimExperts, DimHidden}, MLXBits: 8, MLXGroup: 64},
 		Tensor{GGUF: "blk.{bid}.ffn_gate_exps", Shape: []Dim{DimExperts, DimExpertFFN, DimHidden}},
 		Tensor{GGUF: "blk.{bid}.ffn_up_exps", Shape: []Dim{DimExperts, DimExpertFFN, DimHidden}},
 		Tensor{GGUF: "blk.{bid}.ffn_down_exps", Shape: []Dim{DimExperts, DimHidden, DimExpertFFN}})

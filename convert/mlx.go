@@ -91,6 +91,22 @@ func mlxQuantizeAll(p *plan, q *mlx.Quantization) error {
 	if err != nil {
 		return err
 	}
+	// Layers the source holds in MLX's mxfp4 already (gpt-oss's experts)
+	// are copied, and stay mxfp4 whatever the mode asked: mlx-lm loads them
+	// quantized and its quantize_model leaves quantized layers alone.
+	experts, err := mlxSplitPacked(p)
+	if err != nil {
+		return err
+	}
+	for _, path := range experts {
+		if q.Params != mxfp4Params {
+			if q.Layers == nil {
+				q.Layers = map[string]*mlx.Params{}
+			}
+			prm := mxfp4Params
+			q.Layers[path] = &prm
+		}
+	}
 	var jobs []*job
 	layers := 0
 	for _, j := range p.jobs {
