@@ -184,3 +184,95 @@ func TestMLXQuantizeMoEFamiliesMatchMLXSave(t *testing.T) {
 		})
 	}
 }
+
+// TestMLXMatchesMLXLM: tfconv's MLX output equals what mlx-lm's own
+// conversion writes (testdata/mlx/mlxlm.json: mlx_lm.convert of mlx-lm
+// d78bf58 on MLX 846d176's Python bindings, gen_mlxlm.py), tensor for
+// tensor (name, dtype, shape and the sha256 of the bytes), with the same
+// quantization in config.json: affine 4 and 8 bits, mxfp4, nvfp4 and mxfp8
+// of a dense model,
+// a Qwen3-MoE's switch_mlp with its router's override, and gpt-oss
+// converted unquantized (its MXFP4 experts loaded by mlx-lm as mxfp4
+// layers and saved: tfconv copies them).
+func TestMLXMatchesMLXLM(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile(filepath.Join("..", "testdata", "mlx", "mlxlm.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		Cases map[string]struct {
+			Fixture            string
+			Quantization       map[string]any `json:"quantization"`
+			QuantizationConfig map[string]any `json:"quantization_config"`
+			Tensors            map[string]struct {
+				DType  string `json:"dtype"`
+				Shape  []int64
+				SHA256 string `json:"sha256"`
+			}
+		}
+	}
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		t.Fatal(err)
+	}
+	opts := map[string]Options{
+		"smollm3-q4g64":  {To: MLX, Bits: 4, GroupSize: 64},
+		"smollm3-q8g32":  {To: MLX, Bits: 8, GroupSize: 32},
+		"smollm3-mxfp4":  {To: MLX, MLXMode: "mxfp4"},
+		"smollm3-nvfp4":  {To: MLX, MLXMode: "nvfp4"},
+		"smollm3-mxfp8":  {To: MLX, MLXMode: "mxfp8"},
+		"qwen3moe-q4g32": {To: MLX, Bits: 4, GroupSize: 32},
+		"gptoss":         {To: MLX},
+	}
+	if len(rec.Cases) != len(opts) {
+		t.Fatalf("%d cases recorded, want %d", len(rec.Cases), len(opts))
+	}
+	for name, c := range rec.Cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			o, ok := opts[name]
+			if !ok {
+				t.Fatalf("no options for case %q", name)
+			}
+			dir := filepath.Join(t.TempDir(), "mlx")
+			if _, err := Run(filepath.Join("..", filepath.FromSlash(c.Fixture)), dir, o); err != nil {
+				t.Fatal(err)
+			}
+			ours, err := checkpoint.OpenStored(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ours.Close()
+			if len(ours.Tensors) != len(c.Tensors) {
+				t.Errorf("%d tensors, mlx-lm wrote %d", len(ours.Tensors), len(c.Tensors))
+			}
+			for _, x := range ours.Tensors {
+				want, ok := c.Tensors[x.Name]
+				if !ok {
+					t.Errorf("%s: not written by mlx-lm", x.Name)
+					continue
+				}
+				b, err := x.ReadAll()
+				if err != nil {
+					t.Fatal(err)
+				}
+				sum := sha256.Sum256(b)
+				dt, _ := x.DType.SafetensorsName()
+				if dt != want.DType || !x.Shape.Equal(tensor.Shape(want.Shape)) || hex.EncodeToString(sum[:]) != want.SHA256 {
+					t.Errorf("%s: %s %v %x, mlx-lm %s %v %s", x.Name, dt, x.Shape, sum[:6], want.DType, want.Shape, want.SHA256[:12])
+				}
+			}
+			cfg, err := ours.Config()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for key, want := range map[string]map[string]any{"quantization": c.Quantization, "quantization_config": c.QuantizationConfig} {
+				g, _ := json.Marshal(cfg[key])
+				w, _ := json.Marshal(want)
+				if string(g) != string(w) {
+					t.Errorf("config.json %s: %s, mlx-lm %s", key, g, w)
+				}
+			}
+		})
+	}
+}

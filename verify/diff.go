@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"bytes"
 	"io"
 
 	"crypto/sha256"
@@ -209,15 +210,15 @@ func DiffProgress(a, b *checkpoint.Checkpoint, ca, cb Canonicalizer, w io.Writer
 			continue
 		}
 		rep.Matched++
-		va, err := decodeCanonical(a, x)
-		if err != nil {
+		if isInteger(x.Tensor.DType) && x.Tensor.DType == y.Tensor.DType && x.Transform == nil && y.Transform == nil {
+			// Integer tensors (gpt-oss's MXFP4 blocks and scales in
+			// Hugging Face's form, buffers) are their bytes.
+			if err := compareIntegers(&d, x.Tensor, y.Tensor); err != nil {
+				return nil, err
+			}
+		} else if err := compareDecoded(&d, a, b, x, y); err != nil {
 			return nil, err
 		}
-		vb, err := decodeCanonical(b, y)
-		if err != nil {
-			return nil, err
-		}
-		compareValues(&d, va, vb)
 		if d.Status == StatusIdentical {
 			rep.Identical++
 		} else {
@@ -257,6 +258,73 @@ func DiffProgress(a, b *checkpoint.Checkpoint, ca, cb Canonicalizer, w io.Writer
 		}
 	}
 	return rep, nil
+}
+
+// compareDecoded compares x and y by their decoded float32 values.
+func compareDecoded(d *TensorDiff, a, b *checkpoint.Checkpoint, x, y CanonicalTensor) error {
+	va, err := decodeCanonical(a, x)
+	if err != nil {
+		return err
+	}
+	vb, err := decodeCanonical(b, y)
+	if err != nil {
+		return err
+	}
+	compareValues(d, va, vb)
+	return nil
+}
+
+// isInteger reports whether d is a plain integer type (not a float, not a
+// block type).
+func isInteger(d tensor.DType) bool { return d.Valid() && !d.Float() && !d.Quantized() }
+
+// compareIntegers compares two integer tensors of one dtype and shape byte
+// for byte: identical when the bytes are; otherwise different, MaxAbs the
+// largest difference of two elements (exact: as int64 or uint64).
+func compareIntegers(d *TensorDiff, x, y *checkpoint.Tensor) error {
+	if x.Size != y.Size {
+		return fmt.Errorf("verify: tensors %q (%d bytes) and %q (%d bytes) differ in size", x.Name, x.Size, y.Name, y.Size)
+	}
+	ra, err := x.ReadAll()
+	if err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
+	rb, err := y.ReadAll()
+	if err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
+	ha, hb := sha256.Sum256(ra), sha256.Sum256(rb)
+	d.HashA, d.HashB = hex.EncodeToString(ha[:]), hex.EncodeToString(hb[:])
+	if bytes.Equal(ra, rb) {
+		d.Status = StatusIdentical
+		return nil
+	}
+	d.Status = StatusDifferent
+	es, err := x.DType.ByteSize(1)
+	if err != nil || es <= 0 || es > 8 {
+		return nil
+	}
+	signed := x.DType == tensor.I8 || x.DType == tensor.I16 || x.DType == tensor.I32 || x.DType == tensor.I64
+	var sa, se float64
+	for i := int64(0); i+es <= int64(len(ra)); i += es {
+		var ua, ub uint64
+		for k := es - 1; k >= 0; k-- {
+			ua, ub = ua<<8|uint64(ra[i+k]), ub<<8|uint64(rb[i+k])
+		}
+		va, vb := float64(ua), float64(ub)
+		if signed {
+			sh := 64 - 8*uint(es)
+			va, vb = float64(int64(ua<<sh)>>sh), float64(int64(ub<<sh)>>sh)
+		}
+		d.MaxAbs = max(d.MaxAbs, math.Abs(vb-va))
+		sa += va * va
+		se += (vb - va) * (vb - va)
+	}
+	d.RelErr = math.MaxFloat64
+	if sa > 0 && !math.IsInf(se/sa, 0) {
+		d.RelErr = math.Sqrt(se / sa)
+	}
+	return nil
 }
 
 // splitTied separates the copies (TiedTo set) from the tensors to compare.

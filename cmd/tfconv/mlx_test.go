@@ -50,6 +50,26 @@ func TestMLXMoEToGGUFLlamaCpp(t *testing.T) {
 	matchLlamaCpp(t, "qwen3moe-q4g32", out, out, dir)
 }
 
+// TestMLXGptOssToGGUFLlamaCpp: mlx-lm's own save of gpt-oss
+// (testdata/mlx/gptoss: mlx_lm.convert of the fixture, its MXFP4 experts
+// loaded and saved as mxfp4 layers) converts to the GGUF llama.cpp
+// d32676d7 ran, the experts' blocks copied (MXFP4 at any outtype), and run
+// gives llama.cpp's logits on that GGUF and on the MLX directory, run as
+// llama.cpp computes (--match-llamacpp: its MXFP4 product takes Q8_0
+// activations, 0.064 from the exact product here, TestGptOssMatchesLlamaCpp).
+// Those logits are the Hugging Face model's: llama.cpp's run of its
+// converter's GGUF of the fixture differs from them by 2.2e-7
+// (testdata/mlx/README.md).
+func TestMLXGptOssToGGUFLlamaCpp(t *testing.T) {
+	t.Parallel()
+	dir := mlxWithTokenizer(t, "gptoss")
+	out := filepath.Join(t.TempDir(), "gptoss-mlx-f32.gguf")
+	if code, _, stderr := run(t, "convert", dir, out, "--outtype", "f32"); code != 0 {
+		t.Fatalf("convert: exit %d: %s", code, stderr)
+	}
+	matchLlamaCppRun(t, "gptoss", out, []string{"--match-llamacpp"}, out, dir)
+}
+
 // TestMLXMXFP4ToGGUFLlamaCpp: MLX's own mxfp4 directory
 // (testdata/mlx/smollm3-mxfp4) quantized to an f32 GGUF (quantize reads the
 // dequantized model: the very file llama.cpp d32676d7 ran) and run give
@@ -70,7 +90,7 @@ func TestMLXMXFP4ToGGUFLlamaCpp(t *testing.T) {
 }
 
 // mlxWithTokenizer copies testdata/mlx/NAME and the tokenizer files of the
-// fixture it was made from (NAME up to its "-": smollm3, qwen3moe) into a
+// fixture it was made from (NAME up to its "-": smollm3, qwen3moe, gptoss) into a
 // new directory.
 func mlxWithTokenizer(t *testing.T, name string) string {
 	t.Helper()
@@ -104,6 +124,12 @@ func mlxWithTokenizer(t *testing.T, name string) string {
 // logits within maxLogitDiffMLXLlamaCpp.
 func matchLlamaCpp(t *testing.T, name, gguf string, sources ...string) {
 	t.Helper()
+	matchLlamaCppRun(t, name, gguf, nil, sources...)
+}
+
+// matchLlamaCppRun is matchLlamaCpp with flags added to each run.
+func matchLlamaCppRun(t *testing.T, name, gguf string, flags []string, sources ...string) {
+	t.Helper()
 	var cpp struct {
 		GGUFSHA256 string      `json:"gguf_sha256"`
 		Tokens     []int       `json:"tokens"`
@@ -124,7 +150,7 @@ func matchLlamaCpp(t *testing.T, name, gguf string, sources ...string) {
 		t.Errorf("the GGUF's sha256 is %x, llama.cpp ran %s", sum, cpp.GGUFSHA256)
 	}
 	for _, src := range sources {
-		code, stdout, stderr := run(t, "run", src, "--tokens", joinInts(cpp.Tokens), "--json")
+		code, stdout, stderr := run(t, append([]string{"run", src, "--tokens", joinInts(cpp.Tokens), "--json"}, flags...)...)
 		if code != 0 {
 			t.Fatalf("run %s: exit %d: %s", src, code, stderr)
 		}
