@@ -252,6 +252,8 @@ func llama4FromGGUF(v *Vision, md tensor.Metadata) (encoder, error) {
 	}
 	// clip.cpp's llama4 RoPE base.
 	e.theta = 10000
+	// transformers' preprocessing of the GGUF (vision.Transformers): the
+	// published processor's max_patches, which the mmproj does not keep.
 	e.pre = vision.Llama4{Tile: cfg.ImageSize, MaxPatches: 16, Mean: cfg.Mean, Std: cfg.Std}
 	if err := e.derive(v.Path, &cfg); err != nil {
 		return nil, err
