@@ -20,6 +20,20 @@ package model
 // (Llama4VisionRotaryEmbedding). Every LayerNorm is nn.LayerNorm's default
 // eps 1e-5 in transformers. Each tile's features take its run of <|patch|>
 // tokens in the prompt, in the tiles' order (the global tile last).
+//
+// An mmproj GGUF (llama.cpp's converter) holds the same weights; tfconv
+// runs it as above (post_attention_layernorm, which the converter writes
+// as attn_post_norm, is the MLP's pre-norm). llama.cpp's mtmd (d32676d7,
+// clip_graph_llama4 over build_vit) computes something else from that
+// file, and LoadOptions.MatchLlamaCpp reproduces it: attn_post_norm
+// normalizes the attention branch's output before the residual (its
+// weight, not its bias), the MLP's input is a LayerNorm without weight or
+// bias, both GELUs are ggml's (the tanh form from its binary16 table), and
+// the pixel shuffle's rows come out column by column (X·(S/p/s) + Y: its
+// graph leaves out the second permute). mtmd's preprocessing (vision.Mtmd)
+// slices the image llava-uhd's way (vision.Llama4.MtmdTiles) and its prompt
+// is <|image_start|>, every tile's rows back to back (the overview last),
+// <|image_end|>, with no separators and no <|image|>.
 
 import (
 	"errors"
@@ -56,6 +70,8 @@ type llama4Vision struct {
 		Fc1, Fc2, Prj linear // [inner][s²·d], [out][out], [d_text][out]
 	}
 	cos, sin []float32 // [n][D/2]: the RoPE's per patch and pair
+	// mtmd: run llama.cpp mtmd's graph of an mmproj GGUF (MatchLlamaCpp).
+	mtmd bool
 }
 
 // llama4FromHF reads config.json's vision_config and the processor file.
@@ -202,10 +218,48 @@ func (e *llama4Vision) derive(path string, c *VisionConfig) error {
 	return nil
 }
 
-// llama4FromGGUF refuses an mmproj GGUF of the llama4 projector: its
-// graph (llama.cpp's clip_graph_llama4) is not reproduced yet.
+// llama4FromGGUF reads an mmproj GGUF's clip.* keys. The adapter's widths
+// come from its tensors (load).
 func llama4FromGGUF(v *Vision, md tensor.Metadata) (encoder, error) {
-	return nil, tensor.Unsupported("model: %s: the llama4 mmproj GGUF does not run in tfconv yet (its Hugging Face folder does)", v.Path)
+	cfg := VisionConfig{Projector: "llama4", BOI: -1, EOI: -1, Image: -1}
+	e := &llama4Vision{v: v, mtmd: v.matchLlamaCpp}
+	if err := ggufInts(v.Path, md, map[string]*int{
+		"clip.vision.image_size": &cfg.ImageSize, "clip.vision.patch_size": &cfg.PatchSize,
+		"clip.vision.embedding_length": &cfg.DModel, "clip.vision.block_count": &cfg.Layers,
+		"clip.vision.attention.head_count": &cfg.Heads, "clip.vision.feed_forward_length": &cfg.FFN,
+		"clip.vision.projection_dim": &cfg.TextDModel, "clip.vision.projector.scale_factor": &e.scale,
+	}); err != nil {
+		return nil, err
+	}
+	cfg.Eps = llama4VisionEps
+	if x, ok := md.Get("clip.vision.attention.layer_norm_epsilon"); ok {
+		f, ok := x.Float()
+		if !ok || !(f > 0 && f < 1) {
+			return nil, fmt.Errorf("model: %s: GGUF key clip.vision.attention.layer_norm_epsilon is not a number in (0, 1)", v.Path)
+		}
+		cfg.Eps = float32(f)
+	}
+	// clip.cpp: use_gelu → GELU (ggml's), use_silu → SiLU, neither →
+	// quick GELU; the tower's is GELU.
+	if g, ok := md.Get("clip.use_gelu"); !ok {
+		return nil, tensor.Unsupported("model: %s: no clip.use_gelu: llama.cpp would run the llama4 tower's MLP with quick GELU, not its GELU", v.Path)
+	} else if b, _ := g.BoolValue(); !b {
+		return nil, tensor.Unsupported("model: %s: clip.use_gelu false (the llama4 tower's MLP is GELU)", v.Path)
+	}
+	cfg.Activation = "gelu"
+	if err := ggufMeanStd(v.Path, md, &cfg); err != nil {
+		return nil, err
+	}
+	// clip.cpp's llama4 RoPE base.
+	e.theta = 10000
+	// transformers' preprocessing of the GGUF (vision.Transformers): the
+	// published processor's max_patches, which the mmproj does not keep.
+	e.pre = vision.Llama4{Tile: cfg.ImageSize, MaxPatches: 16, Mean: cfg.Mean, Std: cfg.Std}
+	if err := e.derive(v.Path, &cfg); err != nil {
+		return nil, err
+	}
+	v.cfg = cfg
+	return e, nil
 }
 
 func (e *llama4Vision) load(l *loader) {
@@ -223,26 +277,54 @@ func (e *llama4Vision) load(l *loader) {
 	w.Blocks = make([]vitBlock, c.Layers)
 	for i := range w.Blocks {
 		w.Blocks[i] = v.loadVitBlock(l, i, d, c.FFN, c.Eps)
+		if e.mtmd {
+			// build_vit: attn_post_norm's weight after the attention (its
+			// bias unread), no ln2: a LayerNorm without weight or bias.
+			b := &w.Blocks[i]
+			b.AttnNorm = &norm{W: b.LN2.W, Eps: c.Eps}
+			b.LN2 = norm{W: ones(d), Eps: c.Eps}
+		}
+	}
+	if e.mtmd {
+		c.Activation = "gelu_ggml"
 	}
 	lin := func(role string, out, in int) linear {
 		return linear{W: l.matrix(v.name(l, role, 0, ".weight"), out, in)}
+	}
+	if v.GGUF {
+		// The adapter's widths (config.json's projector_input_dim and
+		// projector_output_dim) are its tensors' rows.
+		e.inner, e.out = l.rowsOf(v.name(l, "mm.model.mlp.1", 0, ".weight")), l.rowsOf(v.name(l, "mm.model.mlp.2", 0, ".weight"))
+		if e.inner <= 0 || e.inner > maxVisionDim || e.out <= 0 || e.out > maxVisionDim {
+			l.fail(fmt.Errorf("model: %s: the llama4 adapter's tensors mm.model.mlp.1 and mm.model.mlp.2 are missing or not 2-D", v.Path))
+			return
+		}
 	}
 	w.Fc1 = lin("mm.model.mlp.1", e.inner, e.scale*e.scale*d)
 	w.Fc2 = lin("mm.model.mlp.2", e.out, e.out)
 	w.Prj = lin("mm.model.fc", c.TextDModel, e.out)
 }
 
-// prepare tiles the image as Llama4ImageProcessorFast does; Grid is
-// rows, cols.
+// prepare tiles the image as Llama4ImageProcessorFast does
+// (Transformers) or as mtmd slices it (Mtmd); Grid is rows, cols (mtmd:
+// 0, 0 for an image left whole).
 func (e *llama4Vision) prepare(img *vision.Image, m vision.Method) (*Prepared, error) {
-	if m != vision.Transformers {
-		return nil, tensor.Unsupported("model: %s: llama4: mtmd's preprocessing is not reproduced yet (transformers' is)", e.v.Path)
+	S := e.v.cfg.ImageSize
+	var tiles [][]float32
+	var rows, cols int
+	var err error
+	if m == vision.Mtmd {
+		var imgs []*vision.Image
+		imgs, rows, cols, err = e.pre.MtmdTiles(img)
+		for _, t := range imgs {
+			tiles = append(tiles, vision.Normalize(t, e.pre.Mean, e.pre.Std, vision.Mtmd))
+		}
+	} else {
+		tiles, rows, cols, err = e.pre.Tiles(img)
 	}
-	tiles, rows, cols, err := e.pre.Tiles(img)
 	if err != nil {
 		return nil, fmt.Errorf("model: %s: %w", e.v.Path, err)
 	}
-	S := e.v.cfg.ImageSize
 	pr := &Prepared{Grid: []int{rows, cols}, Rows: len(tiles) * e.v.cfg.Tokens}
 	for _, t := range tiles {
 		pr.Pixels = append(pr.Pixels, t...)
@@ -315,18 +397,42 @@ func (e *llama4Vision) encode(pr *Prepared, states *[][]float32) ([]float32, err
 		}
 		w.Post.apply(x, x, n, d)
 		pixelShuffle(u, x[:n*d], side, s, d)
+		if e.mtmd {
+			transposeRows(u, side/s, sd)
+		}
 		w.Fc1.apply(h1, u, T)
-		if err := activate(h1, "gelu"); err != nil {
+		if err := activate(h1, c.Activation); err != nil {
 			return nil, err
 		}
 		w.Fc2.apply(h2, h1, T)
-		if err := activate(h2, "gelu"); err != nil {
+		if err := activate(h2, c.Activation); err != nil {
 			return nil, err
 		}
 		w.Prj.apply(f, h2, T)
 		feat = append(feat, f...)
 	}
 	return feat, nil
+}
+
+// transposeRows reorders the g×g rows of u (width w) from row by row to
+// column by column: row (Y, X) moves to X·g + Y.
+func transposeRows(u []float32, g, w int) {
+	t := make([]float32, g*g*w)
+	for Y := 0; Y < g; Y++ {
+		for X := 0; X < g; X++ {
+			copy(t[(X*g+Y)*w:(X*g+Y+1)*w], u[(Y*g+X)*w:])
+		}
+	}
+	copy(u, t)
+}
+
+// ones is n ones: the weight of a LayerNorm that has none.
+func ones(n int) []float32 {
+	w := make([]float32, n)
+	for i := range w {
+		w[i] = 1
+	}
+	return w
 }
 
 // prompt expands the placeholder <|image|> as Llama4Processor does:
@@ -349,6 +455,24 @@ func (e *llama4Vision) prompt(m *Model, p ImagePrompt, pr *Prepared) (*imageSpan
 		return nil, fmt.Errorf("model: vision: llama4: the prepared image has no tile grid")
 	}
 	rows, cols, T := pr.Grid[0], pr.Grid[1], e.v.cfg.Tokens
+	var exp []int
+	if p.Method == vision.Mtmd {
+		// mtmd's chunks: img_beg, the slices and the overview with no
+		// text between them, img_end.
+		if pr.Rows <= 0 || pr.Rows%T != 0 {
+			return nil, fmt.Errorf("model: vision: llama4: %d feature rows are not whole tiles of %d", pr.Rows, T)
+		}
+		exp = append(exp, ids["<|image_start|>"])
+		for range pr.Rows {
+			exp = append(exp, patch)
+		}
+		exp = append(exp, ids["<|image_end|>"])
+		tokens, at, err := spliceExpansion(m, p, ids[placeholder], placeholder, exp)
+		if err != nil {
+			return nil, err
+		}
+		return &imageSpan{Tokens: tokens, Rows: featureRows(tokens, at, len(exp), patch)}, nil
+	}
 	tiles := rows*cols + 1
 	if rows*cols == 1 {
 		tiles = 1
@@ -356,7 +480,6 @@ func (e *llama4Vision) prompt(m *Model, p ImagePrompt, pr *Prepared) (*imageSpan
 	if tiles*T != pr.Rows {
 		return nil, fmt.Errorf("model: vision: llama4: %d feature rows for %d tiles of %d", pr.Rows, tiles, T)
 	}
-	var exp []int
 	patches := func() {
 		for range T {
 			exp = append(exp, patch)

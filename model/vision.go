@@ -397,6 +397,10 @@ type vitBlock struct {
 	Gate       linear    // [F][d], W nil without
 	Up, Down   linear    // [F][d], [d][F]
 	LS1, LS2   []float32 // [d], nil without
+	// AttnNorm, when set, normalizes the attention branch's output before
+	// it is added (clip.cpp's build_vit applies an mmproj's attn_post_norm
+	// so, after LS1).
+	AttnNorm *norm
 }
 
 // scaleRows multiplies each of x's rows by s channel by channel (nil: x
@@ -460,6 +464,9 @@ func (b *vitBlock) forward(x []float32, n, d, H int, act string, a vitAttn, s *v
 	}
 	b.O.apply(s.o, s.att, n)
 	scaleRows(s.o[:n*d], b.LS1)
+	if b.AttnNorm != nil {
+		b.AttnNorm.apply(s.o, s.o, n, d)
+	}
 	kernels.Add(x, s.o)
 	b.LN2.apply(s.h, x, n, d)
 	b.Up.apply(s.up, s.h, n)

@@ -317,3 +317,41 @@ func fmaSum(w []float32, x func(i int) float32) float32 {
 	}
 	return s
 }
+
+// llama4MtmdSide is clip.cpp's largest llama4 grid side
+// (set_llava_uhd_res_candidates(model, 3)).
+const llama4MtmdSide = 3
+
+// MtmdTiles is llama.cpp mtmd's Llama 4 preprocessing
+// (mtmd_image_preprocessor_llava_uhd over clip.cpp's resolution
+// candidates): an image no larger than Tile×Tile is stretched to one tile
+// with mtmd's bilinear filter (no grid: rows, cols 0, 0); a larger one is
+// sliced as llava-uhd slices with pinpoints (AnyRes's Mtmd) over every
+// grid of 1 to 3 tiles across by 1 to 3 down but 1×1 (in clip.cpp's
+// order: across outer, down inner; MaxPatches is not read), then the
+// whole image stretched to one tile follows the slices. It returns the
+// tiles before normalization and the grid (rows, cols).
+func (p Llama4) MtmdTiles(img *Image) (tiles []*Image, rows, cols int, err error) {
+	if p.Tile <= 0 || p.Tile > idefics3MaxSide {
+		return nil, 0, 0, fmt.Errorf("vision: llama4: tile of %d pixels", p.Tile)
+	}
+	if img == nil || img.W <= 0 || img.H <= 0 {
+		return nil, 0, 0, fmt.Errorf("vision: llama4: empty image")
+	}
+	if img.W <= p.Tile && img.H <= p.Tile {
+		return []*Image{ResizeMtmd(img, p.Tile, p.Tile)}, 0, 0, nil
+	}
+	if side := int64(llama4MtmdSide * p.Tile); side*side > MaxPixels {
+		return nil, 0, 0, fmt.Errorf("vision: llama4: a %d×%d grid candidate exceeds %d pixels", side, side, MaxPixels)
+	}
+	a := AnyRes{Tile: p.Tile, Method: Mtmd}
+	for across := 1; across <= llama4MtmdSide; across++ {
+		for down := 1; down <= llama4MtmdSide; down++ {
+			if across == 1 && down == 1 {
+				continue
+			}
+			a.Pinpoints = append(a.Pinpoints, [2]int{down * p.Tile, across * p.Tile})
+		}
+	}
+	return a.Tiles(img)
+}

@@ -144,3 +144,66 @@ func TestLlama4TilesTransformers(t *testing.T) {
 		}
 	}
 }
+
+// mtmd's llama4 slicing: the grid llava-uhd picks over clip.cpp's 1–3 × 1–3
+// candidates (the fixture's images: 1×2 and 2×1, as
+// testdata/vision/llama4/gguf/mtmd.json records), the slices then the
+// overview; an image no larger than a tile is that tile alone, no grid.
+func TestLlama4MtmdTiles(t *testing.T) {
+	t.Parallel()
+	p := Llama4{Tile: 56}
+	for _, c := range []struct{ w, h, rows, cols, n int }{
+		{96, 40, 1, 2, 3}, {45, 77, 2, 1, 3}, {56, 56, 0, 0, 1}, {30, 50, 0, 0, 1}, {57, 56, 1, 2, 3},
+		{300, 300, 3, 3, 10}, {500, 60, 1, 3, 4},
+	} {
+		tiles, rows, cols, err := p.MtmdTiles(NewImage(c.w, c.h))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rows != c.rows || cols != c.cols || len(tiles) != c.n {
+			t.Errorf("%d×%d: %d tiles on %d×%d, want %d on %d×%d", c.w, c.h, len(tiles), rows, cols, c.n, c.rows, c.cols)
+		}
+		for _, tl := range tiles {
+			if tl.W != 56 || tl.H != 56 {
+				t.Fatalf("%d×%d: a %d×%d tile", c.w, c.h, tl.W, tl.H)
+			}
+		}
+	}
+	if _, _, _, err := (Llama4{Tile: 0}).MtmdTiles(NewImage(4, 4)); err == nil {
+		t.Error("tile 0: no error")
+	}
+}
+
+// Any image size gives mtmd's tiles (rows × cols slices and the overview,
+// or one tile) or an error, never a panic.
+func FuzzLlama4MtmdTiles(f *testing.F) {
+	f.Add(96, 40, 14)
+	f.Add(45, 77, 14)
+	f.Add(1, 300, 14)
+	f.Add(0, 5, 14)
+	f.Add(30, 30, 0)
+	f.Fuzz(func(t *testing.T, w, h, tile int) {
+		if w > 400 || h > 400 || w < -1 || h < -1 || tile > 64 {
+			return // keep each case small
+		}
+		var img *Image
+		if w > 0 && h > 0 {
+			img = NewImage(w, h)
+		} else {
+			img = &Image{W: w, H: h}
+		}
+		tiles, rows, cols, err := Llama4{Tile: tile}.MtmdTiles(img)
+		if err != nil {
+			return
+		}
+		want := rows*cols + 1
+		if len(tiles) != want || rows > 3 || cols > 3 {
+			t.Fatalf("%d×%d: %d tiles on %d×%d", w, h, len(tiles), rows, cols)
+		}
+		for _, tl := range tiles {
+			if tl.W != tile || tl.H != tile {
+				t.Fatalf("a %d×%d tile", tl.W, tl.H)
+			}
+		}
+	})
+}

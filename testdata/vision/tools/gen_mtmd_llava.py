@@ -1,8 +1,9 @@
-"""llama.cpp mtmd's outputs for testdata/vision/idefics3 (and, as they come, llava15, llavanext and internvl_chat),
+"""llama.cpp mtmd's outputs for testdata/vision/idefics3 (and, as they come, llava15, llavanext, internvl_chat and
+llama4),
 for tfconv's runtime tests against llama.cpp.
 
 Takes llama.cpp's own conversion of each folder (gen_llava.py's GGUFs in OUT/vision/F/: the text GGUF at f16 and
-the mmproj at f32, together under 1 MB), copies the pair to F/gguf/, runs mtmd-dump (tools/mtmd_dump.cpp, built
+the mmproj at f32, together under 1 MB; llama4's are gen_llama4.py's), copies the pair to F/gguf/, runs mtmd-dump (tools/mtmd_dump.cpp, built
 against the same llama.cpp) on it, and again with the f32 text GGUF left in OUT, for both images of gen_llava.py with the HF prompt's image token replaced by mtmd's
 marker <__media__>, and writes F/gguf/mtmd.json: per image the sha256 of each of mtmd's tiles (float32 little-endian
 [3][S][S], the slices row by row then the overview: a bit-for-bit check without shipping the pixels), the grid, the prompt's ids (-1 at the image), the image embeddings of every image
@@ -28,12 +29,16 @@ PAIRS = {
     "llava15": ("llava15-f16.gguf", "llava15-f32.gguf", "mmproj-llava15-f32.legacy.gguf", "<image>"),
     "llavanext": ("llavanext-f16.gguf", "llavanext-f32.gguf", "mmproj-llavanext-f32.legacy.gguf", "<image>"),
     "internvl_chat": ("internvl-text-f16.gguf", "internvl-text-f32.gguf", "mmproj-internvl_chat-f32.gguf", "<IMG_CONTEXT>"),
+    "llama4": ("llama4-text-f16.gguf", "llama4-text-f32.gguf", "llama4-mmproj-f32.gguf", "<|image|>"),
 }
 # InternVL: the text GGUFs and reference.json are internvl's (gen_internvl.py: the text GGUF converts byte for byte
 # from both layouts); the mmproj is the one gen_internvl.py ships in internvl_chat/gguf (only that layout converts).
 SOURCE = {"internvl_chat": "internvl"}
+# The converter's f16 mmproj, where OUT has it (not shipped): its embeddings and, with the f32 text GGUF, its logits are
+# recorded too ("image_embd_f16_mmproj", "logits_f16_mmproj").
+MMPROJ_F16 = {"llama4": "llama4-mmproj-f16.gguf"}
 IMAGES = ("vlllava-wide.png", "vlllava-tall.png")
-IMAGES_OF = {"internvl_chat": ("wide.png", "tall.png")}
+IMAGES_OF = {"internvl_chat": ("wide.png", "tall.png"), "llama4": ("wide.png", "tall.png")}
 
 
 def hf_prompt(ref, name):
@@ -58,19 +63,29 @@ def main():
             ref = json.load(f)
         rec = {"llama.cpp": "d32676d77426540327835040d5d3279728f0b4c8", "tool": "testdata/vision/tools/mtmd_dump.cpp",
                "text_gguf": text, "text_gguf_f32": text32, "mmproj_gguf": proj, "threads": 1, "flash_attn": False, "cases": []}
+        if fam in MMPROJ_F16:
+            rec["mmproj_gguf_f16"] = MMPROJ_F16[fam]
         for name in IMAGES_OF.get(fam, IMAGES):
             prompt = hf_prompt(ref, name).replace(marker, "<__media__>", 1)
             runs = []
-            for t in (os.path.join(dst, text), os.path.join(src, text32)):
-                r = subprocess.run([dump, t, os.path.join(dst, proj), os.path.join(VISION, "images", name), prompt],
+            pairs = [(os.path.join(dst, text), os.path.join(dst, proj)), (os.path.join(src, text32), os.path.join(dst, proj))]
+            if fam in MMPROJ_F16:
+                pairs.append((os.path.join(src, text32), os.path.join(src, MMPROJ_F16[fam])))
+            for t, mm in pairs:
+                r = subprocess.run([dump, t, mm, os.path.join(VISION, "images", name), prompt],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                 if r.returncode != 0:
                     raise RuntimeError("mtmd-dump failed:\n" + r.stderr[-3000:])
                 runs.append(json.loads(r.stdout))
-            case, f32 = runs
+            case, f32 = runs[:2]
+            n = len(case["tokens"])
+            if len(runs) == 3:
+                if runs[2]["tokens"] != case["tokens"]:
+                    raise RuntimeError("the f16 mmproj changed the ids")
+                case["image_embd_f16_mmproj"] = runs[2]["image_embd"]
+                case["logits_f16_mmproj"] = {k: v for k, v in runs[2]["logits"].items() if int(k) >= n - LAST}
             if f32["image_embd"] != case["image_embd"] or f32["tokens"] != case["tokens"]:
                 raise RuntimeError("the f32 text model changed the image embeddings or the ids")
-            n = len(case["tokens"])
             case["logits"] = {k: v for k, v in case["logits"].items() if int(k) >= n - LAST}
             case["logits_f32_text"] = {k: v for k, v in f32["logits"].items() if int(k) >= n - LAST}
             tiles = case.pop("tiles", [case["pixels"]])  # a fixed-size projector's one tile is "pixels"

@@ -6,7 +6,7 @@
 // Output: {"image_width", "image_height", "tile" and "tile_height" (the
 // first tile's width and height), "pixels" (the preprocessed tile,
 // [3][H][W] channel-major as float32 little-endian, base64; the first tile
-// for a sliced projector, which adds "grid" [rows, cols] and "tiles", every
+// for a sliced projector (Idefics3, InternVL, LLaVA-NeXT, Llama 4), which adds "grid" [rows, cols] and "tiles", every
 // tile in the prompt's order in that form), "tokens" (the prompt's ids; -1
 // at the image's positions), "image_embd" ([n][d_text], the projector's
 // output for every image chunk in turn), "logits" ({index in tokens:
@@ -150,8 +150,11 @@ int main(int argc, char **argv) {
         const unsigned char *rgb = mtmd_bitmap_get_data(bw.bitmap);
         u8.cpy_buf(std::vector<uint8_t>(rgb, rgb + (size_t)nx * ny * 3));
         const projector_type pt = clip_get_projector_type(cr.ctx_v);
-        // LLaVA-NeXT's legacy mmproj (mlp with pinpoints): llava-uhd slices.
-        const bool uhd = pt == PROJECTOR_TYPE_MLP && !clip_get_hparams(cr.ctx_v)->image_res_candidates.empty();
+        // llava-uhd slices over the projector's resolution candidates, as
+        // mtmd.cpp picks them: LLaVA-NeXT's legacy mmproj (mlp with
+        // pinpoints) and Llama 4 (clip.cpp's 1..3 × 1..3 tile grids).
+        const bool uhd = (pt == PROJECTOR_TYPE_MLP && !clip_get_hparams(cr.ctx_v)->image_res_candidates.empty()) ||
+                         pt == PROJECTOR_TYPE_LLAMA4;
         sliced = pt == PROJECTOR_TYPE_IDEFICS3 || pt == PROJECTOR_TYPE_INTERNVL || uhd;
         if (pt == PROJECTOR_TYPE_IDEFICS3) {
             mtmd_image_preprocessor_idefics3 pre(cr.ctx_v);
@@ -176,7 +179,7 @@ int main(int argc, char **argv) {
         }
         if (!sliced && po.entries.size() != 1) { fprintf(stderr, "%zu preprocessed entries\n", po.entries.size()); return 1; }
         // The tiles in the prompt's order: the slices row by row, then the
-        // overview (Idefics3, InternVL and LLaVA-NeXT put it last), each [3][H][W]
+        // overview (Idefics3, InternVL, LLaVA-NeXT and Llama 4 put it last), each [3][H][W]
         // channel-major.
         for (const auto &e : po.entries) tiles.push_back(&e);
         if (sliced && po.overview.nx() > 0) tiles.push_back(&po.overview);
