@@ -764,20 +764,12 @@ func (r *Reader) load(i, n int64, ch chan struct{}, ahead bool) (*span, error) {
 
 // advance hashes the kept blocks that extend the hashed prefix and, once
 // the whole file is hashed, compares the sum with the published one. One
-// caller hashes at a time, outside r.mu, so that reads go on meanwhile;
-// another caller waits for it and then hashes what is left, so that when
-// advance returns every kept block that extends the prefix is hashed (evict,
-// which runs next, drops those first; a caller that went on while another
-// hashed made evict see the blocks it had just kept as unhashed, and, the
-// cache full, drop another file's blocks read out of order instead, which
-// Verify then fetched again).
+// caller hashes at a time, outside r.mu, so that reads go on meanwhile (a
+// caller that finds another hashing returns: that one hashes what it kept).
 func (r *Reader) advance() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for r.hashing {
-		r.hashDone.Wait()
-	}
-	if r.err != nil || r.h == nil {
+	if r.err != nil || r.h == nil || r.hashing {
 		return r.err
 	}
 	r.hashing = true
