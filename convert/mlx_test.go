@@ -288,10 +288,11 @@ func TestMLXPassThroughGGUF(t *testing.T) {
 }
 
 // TestMLXPassThroughGGUFMoE: a pure Q4_0 GGUF of the Qwen3-MoE fixture
-// (tfconv's quantize) converts to MLX with its dense layers' blocks copied
-// and each layer's experts stacked into mlp.switch_mlp as mlx-lm keeps them
-// (float32: the experts, cut from one GGUF tensor per matrix, are not
-// passed as blocks), and quantize --pure q4_0 of that directory gives the
+// (tfconv's quantize) converts to MLX with its blocks copied, the dense
+// layers' and the experts', each layer's experts stacked into
+// mlp.switch_mlp as mlx-lm keeps them (3-D codes, scales and biases: each
+// expert's rows of the GGUF's ffn_*_exps become its MLX layer, then the
+// layers are stacked), and quantize --pure q4_0 of that directory gives the
 // GGUF again, every tensor byte for byte.
 func TestMLXPassThroughGGUFMoE(t *testing.T) {
 	t.Parallel()
@@ -315,16 +316,17 @@ func TestMLXPassThroughGGUFMoE(t *testing.T) {
 		}
 		if strings.Contains(tr.Name, ".mlp.switch_mlp.") {
 			stacked++
-			if len(tr.Shape) != 3 || tr.Shape[0] != 4 || tr.DType != "F32" {
-				t.Errorf("%s: %s %v, want F32 [4 …]", tr.Name, tr.DType, tr.Shape)
+			want := map[bool]string{true: "U32", false: "F32"}[strings.HasSuffix(tr.Name, ".weight")]
+			if len(tr.Shape) != 3 || tr.Shape[0] != 4 || tr.DType != want || !tr.Copied {
+				t.Errorf("%s: %s %v copied %v, want %s [4 …] copied", tr.Name, tr.DType, tr.Shape, tr.Copied, want)
 			}
 		}
 		if strings.Contains(tr.Name, ".mlp.experts.") {
 			t.Errorf("%s: an expert written on its own", tr.Name)
 		}
 	}
-	if stacked != 6 || copied == 0 {
-		t.Errorf("%d stacked expert tensors (want 6), %d copied", stacked, copied)
+	if stacked != 18 || copied != 48 {
+		t.Errorf("%d stacked expert tensors (want 18: 2 layers × 3 projections × codes, scales, biases), %d copied (want 48)", stacked, copied)
 	}
 	back := filepath.Join(t.TempDir(), "back.gguf")
 	if _, err := Quantize(dir, back, QuantizeOptions{Options: quantize.Options{Target: target, Pure: true}}); err != nil {

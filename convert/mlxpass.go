@@ -125,12 +125,17 @@ func mlxPassDefaultBits(p *plan) int {
 }
 
 // rowOrder reports whether j's output is its source with whole rows
-// reordered (or as it is), and the source row of each output row. A
+// reordered (or as it is; the source may be an expert cut from a stack),
+// and the source row of each output row. A
 // Transform is probed with row and column indices (exact in float32 below
 // 2^24).
 func rowOrder(j *job) ([]int, bool) {
 	m := j.m
-	if m.Copy || len(m.Stack) > 0 || m.Parts > 0 || m.Cut > 0 || m.PadRows > 0 || m.Blocks != 0 || m.OCP != "" {
+	// One part of a stack cut along its outermost dimension (a MoE's
+	// expert of a GGUF's ffn_*_exps) is read as that part's own tensor
+	// (checkpoint's Tensor.Part): its rows as they are.
+	part := m.Parts > 0 && !m.Interleaved
+	if m.Copy || len(m.Stack) > 0 || m.Parts > 0 && !part || m.Cut > 0 || m.PadRows > 0 || m.Blocks != 0 || m.OCP != "" {
 		return nil, false
 	}
 	if len(j.out.Shape) != 2 || !j.src.Shape.Equal(j.out.Shape) {
