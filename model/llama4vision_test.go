@@ -163,9 +163,10 @@ const llama4Out = "/work/fixtures-out/vision/llama4"
 // The logits after the image: the f32 text GGUF with mtmd's embeddings,
 // 3.6e-6 and 3.9e-6 (the text model alone); with ours, 3.6e-4 and 5.5e-4.
 // The shipped f16 text GGUF: 2.3e-3 and 2.1e-3 from the text model alone,
-// 3.4e-3 and 3.5e-3 in all.
+// 3.4e-3 and 3.5e-3 in all; on the plain-Go kernels (-tags noasm, another
+// summation order) 2.3e-3 and 1.8e-3 alone, 6.1e-3 and 3.9e-3 in all.
 var llama4MtmdBounds = mtmdBounds{
-	true: {embd: 1.5e-3, text: 4e-3, logits: 6e-3, text32: 1e-5, logits32: 1e-3},
+	true: {embd: 1.5e-3, text: 4e-3, logits: 8e-3, text32: 1e-5, logits32: 1e-3},
 }
 
 // run --image on llama.cpp's GGUF pair of the Llama 4 fixture equals mtmd
