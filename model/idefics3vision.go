@@ -232,10 +232,7 @@ func (e *idefics3Vision) derive(path string, c *VisionConfig) error {
 func idefics3FromGGUF(v *Vision, md tensor.Metadata) (encoder, error) {
 	cfg := VisionConfig{Projector: "idefics3", Image: -1, BOI: -1, EOI: -1}
 	e := &idefics3Vision{v: v}
-	if err := ggufInts(v.Path, md, map[string]*int{
-		"clip.vision.image_size": &cfg.ImageSize, "clip.vision.patch_size": &cfg.PatchSize,
-		"clip.vision.embedding_length": &cfg.DModel, "clip.vision.block_count": &cfg.Layers,
-		"clip.vision.attention.head_count": &cfg.Heads, "clip.vision.feed_forward_length": &cfg.FFN,
+	if err := clipTower(v.Path, md, &cfg, 1e-6, map[string]*int{"clip.vision.image_size": &cfg.ImageSize,
 		"clip.vision.projection_dim": &cfg.TextDModel, "clip.vision.projector.scale_factor": &e.scale,
 	}); err != nil {
 		return nil, err
@@ -247,11 +244,6 @@ func idefics3FromGGUF(v *Vision, md tensor.Metadata) (encoder, error) {
 			return nil, fmt.Errorf("model: %s: GGUF key clip.vision.preproc_image_size = %d", v.Path, n)
 		}
 		e.pre.LongestEdge = int(n)
-	}
-	cfg.Eps = 1e-6
-	if x, ok := md.Get("clip.vision.attention.layer_norm_epsilon"); ok {
-		f, _ := x.Float()
-		cfg.Eps = float32(f)
 	}
 	cfg.Activation = "gelu_tanh"
 	if g, ok := md.Get("clip.use_gelu"); ok {

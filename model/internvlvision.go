@@ -305,10 +305,7 @@ func (e *internVLVision) derive(path string, c *VisionConfig) error {
 func internVLFromGGUF(v *Vision, md tensor.Metadata) (encoder, error) {
 	cfg := VisionConfig{Projector: "internvl", Image: -1, BOI: -1, EOI: -1}
 	e := &internVLVision{v: v}
-	if err := ggufInts(v.Path, md, map[string]*int{
-		"clip.vision.image_size": &cfg.ImageSize, "clip.vision.patch_size": &cfg.PatchSize,
-		"clip.vision.embedding_length": &cfg.DModel, "clip.vision.block_count": &cfg.Layers,
-		"clip.vision.attention.head_count": &cfg.Heads, "clip.vision.feed_forward_length": &cfg.FFN,
+	if err := clipTower(v.Path, md, &cfg, 1e-6, map[string]*int{"clip.vision.image_size": &cfg.ImageSize,
 		"clip.vision.projection_dim": &cfg.TextDModel, "clip.vision.projector.scale_factor": &e.scale,
 	}); err != nil {
 		return nil, err
@@ -322,11 +319,6 @@ func internVLFromGGUF(v *Vision, md tensor.Metadata) (encoder, error) {
 			}
 			*dst = int(n)
 		}
-	}
-	cfg.Eps = 1e-6
-	if x, ok := md.Get("clip.vision.attention.layer_norm_epsilon"); ok {
-		f, _ := x.Float()
-		cfg.Eps = float32(f)
 	}
 	cfg.Activation = "gelu"
 	if g, ok := md.Get("clip.use_silu"); ok {

@@ -223,21 +223,10 @@ func (e *llama4Vision) derive(path string, c *VisionConfig) error {
 func llama4FromGGUF(v *Vision, md tensor.Metadata) (encoder, error) {
 	cfg := VisionConfig{Projector: "llama4", BOI: -1, EOI: -1, Image: -1}
 	e := &llama4Vision{v: v, mtmd: v.matchLlamaCpp}
-	if err := ggufInts(v.Path, md, map[string]*int{
-		"clip.vision.image_size": &cfg.ImageSize, "clip.vision.patch_size": &cfg.PatchSize,
-		"clip.vision.embedding_length": &cfg.DModel, "clip.vision.block_count": &cfg.Layers,
-		"clip.vision.attention.head_count": &cfg.Heads, "clip.vision.feed_forward_length": &cfg.FFN,
+	if err := clipTower(v.Path, md, &cfg, llama4VisionEps, map[string]*int{"clip.vision.image_size": &cfg.ImageSize,
 		"clip.vision.projection_dim": &cfg.TextDModel, "clip.vision.projector.scale_factor": &e.scale,
 	}); err != nil {
 		return nil, err
-	}
-	cfg.Eps = llama4VisionEps
-	if x, ok := md.Get("clip.vision.attention.layer_norm_epsilon"); ok {
-		f, ok := x.Float()
-		if !ok || !(f > 0 && f < 1) {
-			return nil, fmt.Errorf("model: %s: GGUF key clip.vision.attention.layer_norm_epsilon is not a number in (0, 1)", v.Path)
-		}
-		cfg.Eps = float32(f)
 	}
 	// clip.cpp: use_gelu → GELU (ggml's), use_silu → SiLU, neither →
 	// quick GELU; the tower's is GELU.

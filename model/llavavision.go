@@ -240,11 +240,7 @@ func (e *llavaVision) derive(path string, c *VisionConfig) error {
 func llavaFromGGUF(v *Vision, md tensor.Metadata) (encoder, error) {
 	cfg := VisionConfig{Projector: "mlp", Image: -1, BOI: -1, EOI: -1}
 	e := &llavaVision{v: v, mtmd: true}
-	if err := ggufInts(v.Path, md, map[string]*int{
-		"clip.vision.image_size": &cfg.ImageSize, "clip.vision.patch_size": &cfg.PatchSize,
-		"clip.vision.embedding_length": &cfg.DModel, "clip.vision.block_count": &cfg.Layers,
-		"clip.vision.attention.head_count": &cfg.Heads, "clip.vision.feed_forward_length": &cfg.FFN,
-	}); err != nil {
+	if err := clipTower(v.Path, md, &cfg, 1e-5, map[string]*int{"clip.vision.image_size": &cfg.ImageSize}); err != nil {
 		return nil, err
 	}
 	if pp, ok := md.Get("clip.vision.image_grid_pinpoints"); ok {
@@ -284,11 +280,6 @@ func llavaFromGGUF(v *Vision, md tensor.Metadata) (encoder, error) {
 	}
 	// clip_graph_llava runs the layers but the last of those kept.
 	e.run = cfg.Layers - 1
-	cfg.Eps = 1e-5
-	if x, ok := md.Get("clip.vision.attention.layer_norm_epsilon"); ok {
-		f, _ := x.Float()
-		cfg.Eps = float32(f)
-	}
 	cfg.Activation = "quick_gelu"
 	if g, ok := md.Get("clip.use_gelu"); ok {
 		if b, _ := g.BoolValue(); b {

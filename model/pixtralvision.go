@@ -226,12 +226,8 @@ func pixtralFromHF(v *Vision, c *checkpoint.Checkpoint, top spec.Config) (encode
 // fixes the RoPE base at 10000 and the projection's GELU).
 func pixtralFromGGUF(v *Vision, md tensor.Metadata) (encoder, error) {
 	cfg := VisionConfig{Projector: "pixtral", Image: -1, BOI: -1, EOI: -1}
-	if err := ggufInts(v.Path, md, map[string]*int{
-		"clip.vision.image_size": &cfg.ImageSize, "clip.vision.patch_size": &cfg.PatchSize,
-		"clip.vision.embedding_length": &cfg.DModel, "clip.vision.block_count": &cfg.Layers,
-		"clip.vision.attention.head_count": &cfg.Heads, "clip.vision.feed_forward_length": &cfg.FFN,
-		"clip.vision.projection_dim": &cfg.TextDModel,
-	}); err != nil {
+	if err := clipTower(v.Path, md, &cfg, 1e-5, map[string]*int{"clip.vision.image_size": &cfg.ImageSize,
+		"clip.vision.projection_dim": &cfg.TextDModel}); err != nil {
 		return nil, err
 	}
 	g := &pixtralVision{v: v, merge: 1, theta: 10000, layers: cfg.Layers, imgText: "[IMG]", breakText: "[IMG_BREAK]", endText: "[IMG_END]"}
@@ -240,11 +236,6 @@ func pixtralFromGGUF(v *Vision, md tensor.Metadata) (encoder, error) {
 			return nil, fmt.Errorf("model: %s: GGUF key clip.vision.spatial_merge_size = %d", v.Path, n)
 		}
 		g.merge = int(n)
-	}
-	cfg.Eps = 1e-5
-	if e, ok := md.Get("clip.vision.attention.layer_norm_epsilon"); ok {
-		f, _ := e.Float()
-		cfg.Eps = float32(f)
 	}
 	g.projEps = cfg.Eps // clip_graph's eps, the tower's
 	g.projAct = "gelu_tanh"

@@ -208,11 +208,7 @@ func qwenFromGGUF(v *Vision, md tensor.Metadata) (encoder, error) {
 	if q.v3 {
 		cfg.Activation = "gelu_tanh" // clip.use_gelu: ggml_gelu
 	}
-	if err := ggufInts(v.Path, md, map[string]*int{
-		"clip.vision.patch_size": &cfg.PatchSize, "clip.vision.embedding_length": &cfg.DModel,
-		"clip.vision.block_count": &cfg.Layers, "clip.vision.attention.head_count": &cfg.Heads,
-		"clip.vision.feed_forward_length": &cfg.FFN, "clip.vision.projection_dim": &cfg.TextDModel,
-	}); err != nil {
+	if err := clipTower(v.Path, md, &cfg, 1e-6, map[string]*int{"clip.vision.projection_dim": &cfg.TextDModel}); err != nil {
 		return nil, err
 	}
 	if _, ok := md.Get("clip.vision.spatial_merge_size"); ok {
@@ -233,11 +229,6 @@ func qwenFromGGUF(v *Vision, md tensor.Metadata) (encoder, error) {
 		for i := range q.full {
 			q.full[i] = (i+1)%pattern == 0 // clip.cpp's rule
 		}
-	}
-	cfg.Eps = 1e-6
-	if e, ok := md.Get("clip.vision.attention.layer_norm_epsilon"); ok {
-		f, _ := e.Float()
-		cfg.Eps = float32(f)
 	}
 	if err := ggufMeanStd(v.Path, md, &cfg); err != nil {
 		return nil, err

@@ -174,12 +174,8 @@ func gemma3FromGGUF(v *Vision, md tensor.Metadata) (encoder, error) {
 
 func (v *Vision) gemma3ConfigGGUF(md tensor.Metadata) error {
 	cfg := VisionConfig{Projector: "gemma3", Image: -1, BOI: -1, EOI: -1, Pool: 4}
-	if err := ggufInts(v.Path, md, map[string]*int{
-		"clip.vision.image_size": &cfg.ImageSize, "clip.vision.patch_size": &cfg.PatchSize,
-		"clip.vision.embedding_length": &cfg.DModel, "clip.vision.block_count": &cfg.Layers,
-		"clip.vision.attention.head_count": &cfg.Heads, "clip.vision.feed_forward_length": &cfg.FFN,
-		"clip.vision.projection_dim": &cfg.TextDModel,
-	}); err != nil {
+	if err := clipTower(v.Path, md, &cfg, 1e-6, map[string]*int{"clip.vision.image_size": &cfg.ImageSize,
+		"clip.vision.projection_dim": &cfg.TextDModel}); err != nil {
 		return err
 	}
 	if n, ok := md.Int("clip.vision.projector.scale_factor"); ok {
@@ -187,11 +183,6 @@ func (v *Vision) gemma3ConfigGGUF(md tensor.Metadata) error {
 			return fmt.Errorf("model: %s: GGUF key clip.vision.projector.scale_factor = %d", v.Path, n)
 		}
 		cfg.Pool = int(n) // llama.cpp's default 4 otherwise (clip.cpp)
-	}
-	cfg.Eps = 1e-6
-	if e, ok := md.Get("clip.vision.attention.layer_norm_epsilon"); ok {
-		f, _ := e.Float()
-		cfg.Eps = float32(f)
 	}
 	cfg.Activation = "gelu_tanh" // clip.use_gelu: ggml_gelu, the tanh form
 	if g, ok := md.Get("clip.use_gelu"); ok {

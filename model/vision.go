@@ -24,6 +24,7 @@ package model
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
@@ -377,6 +378,32 @@ func ggufInts(path string, md tensor.Metadata, keys map[string]*int) error {
 			return fmt.Errorf("model: %s: GGUF key %s missing or out of range", path, key)
 		}
 		*dst = int(n)
+	}
+	return nil
+}
+
+// clipTower reads an mmproj GGUF's tower keys into cfg, as clip.cpp names
+// them: the patch size, width, depth, heads and FFN width every tower has,
+// more (a projector's own, each required, as ggufInts), and the norm
+// epsilon when the file has it (eps, the projector's default, otherwise),
+// which must be a number in (0, 1).
+func clipTower(path string, md tensor.Metadata, cfg *VisionConfig, eps float32, more map[string]*int) error {
+	keys := map[string]*int{
+		"clip.vision.patch_size": &cfg.PatchSize, "clip.vision.embedding_length": &cfg.DModel,
+		"clip.vision.block_count": &cfg.Layers, "clip.vision.attention.head_count": &cfg.Heads,
+		"clip.vision.feed_forward_length": &cfg.FFN,
+	}
+	maps.Copy(keys, more)
+	if err := ggufInts(path, md, keys); err != nil {
+		return err
+	}
+	cfg.Eps = eps
+	if x, ok := md.Get("clip.vision.attention.layer_norm_epsilon"); ok {
+		f, ok := x.Float()
+		if !ok || !(f > 0 && f < 1) {
+			return fmt.Errorf("model: %s: GGUF key clip.vision.attention.layer_norm_epsilon is not a number in (0, 1)", path)
+		}
+		cfg.Eps = float32(f)
 	}
 	return nil
 }
