@@ -226,3 +226,65 @@ func TestMLXNVFP4GGUFExact(t *testing.T) {
 		ck.Close()
 	}
 }
+
+// FuzzMLXGptOssSplit: a gpt-oss MLX directory whose experts mlx-lm's
+// sanitize split (gate_proj, up_proj: mxfp4 layers with biases), with any
+// shapes and bytes, opens and reads back as Hugging Face's packed
+// gate_up_proj tensors, or is refused with an error: never a panic.
+func FuzzMLXGptOssSplit(f *testing.F) {
+	f.Add(int64(2), int64(4), int64(4), int64(1), int64(4), true, []byte{1, 2, 3}, []byte{127}) // a valid split
+	f.Add(int64(2), int64(4), int64(2), int64(1), int64(4), true, []byte{1, 2, 3}, []byte{127})
+	f.Add(int64(1), int64(1), int64(3), int64(1), int64(1), false, []byte{0xff}, []byte{0, 255})
+	f.Add(int64(2), int64(4), int64(4), int64(0), int64(3), true, []byte{}, []byte{})
+	f.Fuzz(func(t *testing.T, experts, rows, words, groups, upRows int64, bias bool, codes, scales []byte) {
+		for _, n := range []int64{experts, rows, words, groups, upRows} {
+			if n < 0 || n > 16 {
+				return
+			}
+		}
+		config := `{"model_type": "gpt_oss", "architectures": ["GptOssForCausalLM"], "num_local_experts": 2,
+			"quantization": {"group_size": 32, "bits": 4, "mode": "mxfp4"}}`
+		var infos []tensor.Info
+		body := map[string][]byte{}
+		for _, m := range []struct {
+			name string
+			rows int64
+		}{{"gate_proj", rows}, {"up_proj", upRows}} {
+			p := "model.layers.0.mlp.experts." + m.name
+			infos = append(infos,
+				tensor.Info{Name: p + ".weight", DType: tensor.U32, Shape: tensor.Shape{experts, m.rows, words}},
+				tensor.Info{Name: p + ".scales", DType: tensor.U8, Shape: tensor.Shape{experts, m.rows, groups}})
+			body[p+".weight"] = fill(codes, int(4*experts*m.rows*words))
+			body[p+".scales"] = fill(scales, int(experts*m.rows*groups))
+			if bias {
+				infos = append(infos, tensor.Info{Name: p + ".bias", DType: tensor.F32, Shape: tensor.Shape{experts, m.rows}})
+				body[p+".bias"] = fill(codes, int(4*experts*m.rows))
+			}
+		}
+		dir := filepath.Join(t.TempDir(), "m")
+		if err := writeMLXFP(t, dir, config, infos, body); err != nil {
+			t.Fatal(err)
+		}
+		c, err := Open(dir)
+		if err != nil {
+			if experts == 2 && rows == 4 && words == 4 && groups == 1 && upRows == 4 {
+				t.Fatalf("a valid split is refused: %v", err)
+			}
+			return
+		}
+		defer c.Close()
+		for _, tt := range c.Tensors {
+			b, err := tt.ReadAll()
+			if err == nil && int64(len(b)) != tt.Size {
+				t.Fatalf("%s: %d bytes read, %d declared", tt.Name, len(b), tt.Size)
+			}
+		}
+		if experts == 2 && rows == 4 && words == 4 && groups == 1 && upRows == 4 {
+			// the split read back: blocks [2][8][1][16] alternating gate's and up's rows
+			blk, ok := c.Tensor("model.layers.0.mlp.experts.gate_up_proj_blocks")
+			if !ok || !blk.Shape.Equal(tensor.Shape{2, 8, 1, 16}) {
+				t.Fatalf("gate_up_proj_blocks: %v %v", ok, blk)
+			}
+		}
+	})
+}
