@@ -208,21 +208,9 @@ func idefics3Preprocessor(p *vision.Idefics3, c spec.Config) error {
 
 // derive checks the sizes and sets the rows a tile gives.
 func (e *idefics3Vision) derive(path string, c *VisionConfig) error {
-	for _, x := range []struct {
-		name string
-		n    int
-	}{{"image_size", c.ImageSize}, {"patch_size", c.PatchSize}, {"hidden_size", c.DModel}, {"layers", c.Layers},
-		{"heads", c.Heads}, {"intermediate_size", c.FFN}, {"scale_factor", e.scale}, {"projection width", c.TextDModel}} {
-		if x.n <= 0 || x.n > maxVisionDim {
-			return fmt.Errorf("model: %s: vision %s %d out of range", path, x.name, x.n)
-		}
+	if err := shuffleTokens(path, c, e.scale); err != nil {
+		return err
 	}
-	side := c.ImageSize / c.PatchSize
-	if c.ImageSize%c.PatchSize != 0 || c.DModel%c.Heads != 0 || side%e.scale != 0 {
-		return fmt.Errorf("model: %s: vision image_size %d not a multiple of patch_size %d × scale_factor %d, or hidden_size %d of heads %d",
-			path, c.ImageSize, c.PatchSize, e.scale, c.DModel, c.Heads)
-	}
-	c.Tokens = (side / e.scale) * (side / e.scale)
 	e.pre.Tile = c.ImageSize
 	e.pre.Mean, e.pre.Std = c.Mean, c.Std
 	return nil

@@ -188,13 +188,14 @@ func (e *llama4Vision) preprocessor(p spec.Config, S int) error {
 // derive checks the sizes, sets the rows a tile gives and the RoPE's
 // table.
 func (e *llama4Vision) derive(path string, c *VisionConfig) error {
-	side := c.ImageSize / c.PatchSize
-	if c.ImageSize%c.PatchSize != 0 || c.DModel%c.Heads != 0 || (c.DModel/c.Heads)%4 != 0 || side%e.scale != 0 ||
-		e.scale > maxVisionDim/c.DModel || e.scale*e.scale*c.DModel != c.FFN {
-		return fmt.Errorf("model: %s: vision image_size %d not a multiple of patch_size %d × shuffle %d, head width %d/%d not a multiple of 4, or %d² × hidden_size %d not intermediate_size %d (the adapter's input)",
-			path, c.ImageSize, c.PatchSize, e.scale, c.DModel, c.Heads, e.scale, c.DModel, c.FFN)
+	if err := shuffleTokens(path, c, e.scale); err != nil {
+		return err
 	}
-	c.Tokens = (side / e.scale) * (side / e.scale)
+	side := c.ImageSize / c.PatchSize
+	if (c.DModel/c.Heads)%4 != 0 || e.scale > maxVisionDim/c.DModel || e.scale*e.scale*c.DModel != c.FFN {
+		return fmt.Errorf("model: %s: vision head width %d/%d not a multiple of 4, or %d² × hidden_size %d not intermediate_size %d (the adapter's input)",
+			path, c.DModel, c.Heads, e.scale, c.DModel, c.FFN)
+	}
 	e.pre.Tile = c.ImageSize
 	// Llama4VisionRotaryEmbedding: per patch (x, y), pair j rotates by
 	// (x+1)·f_j (j < D/4) or (y+1)·f_(j−D/4), f_k = 1/θ^(2k/(D/2)), in

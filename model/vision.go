@@ -382,6 +382,29 @@ func ggufInts(path string, md tensor.Metadata, keys map[string]*int) error {
 	return nil
 }
 
+// shuffleTokens checks the sizes of a tower whose patches are pixel-shuffled
+// by scale before the projector (each in (0, maxVisionDim]; the image a
+// whole number of patches, the patches of scale × scale blocks, the width
+// of heads) and sets c.Tokens, the rows a tile gives.
+func shuffleTokens(path string, c *VisionConfig, scale int) error {
+	for _, x := range []struct {
+		name string
+		n    int
+	}{{"image_size", c.ImageSize}, {"patch_size", c.PatchSize}, {"hidden_size", c.DModel}, {"layers", c.Layers},
+		{"heads", c.Heads}, {"intermediate_size", c.FFN}, {"scale factor", scale}, {"projection width", c.TextDModel}} {
+		if x.n <= 0 || x.n > maxVisionDim {
+			return fmt.Errorf("model: %s: vision %s %d out of range", path, x.name, x.n)
+		}
+	}
+	side := c.ImageSize / c.PatchSize
+	if c.ImageSize%c.PatchSize != 0 || c.DModel%c.Heads != 0 || side%scale != 0 {
+		return fmt.Errorf("model: %s: vision image_size %d not a multiple of patch_size %d × scale factor %d, or hidden_size %d of heads %d",
+			path, c.ImageSize, c.PatchSize, scale, c.DModel, c.Heads)
+	}
+	c.Tokens = (side / scale) * (side / scale)
+	return nil
+}
+
 // clipTower reads an mmproj GGUF's tower keys into cfg, as clip.cpp names
 // them: the patch size, width, depth, heads and FFN width every tower has,
 // more (a projector's own, each required, as ggufInts), and the norm
