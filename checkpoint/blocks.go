@@ -161,12 +161,8 @@ func unpackedTensor(c *Checkpoint, m arch.Mapping) (*Tensor, error) {
 		if dt.Quantized() {
 			return nil, tensor.Unsupported("checkpoint: %q is %v: %q is written from float tensors only", m.Stack[0], dt, m.Name)
 		}
-		var err error
-		if rowBytes, err = dt.ShapeBytes(parts[0].Shape[2:]); err != nil {
-			return nil, err
-		}
 		info.DType = dt
-		outRow = func(dst, src []byte) []byte { return append(dst, src...) }
+		return Interleaved(info, parts)
 	}
 	size, err := info.DType.ShapeBytes(info.Shape)
 	if err != nil {

@@ -185,14 +185,13 @@ func planHFRecast(c *checkpoint.Checkpoint, opts Options) (*plan, error) {
 	}
 	// Integer tensors (gpt-oss's MXFP4 blocks and scales, buffers) are
 	// copied as they are: there is nothing to cast.
-	integer := func(d tensor.DType) bool { return !d.Float() && !d.Quantized() }
 	for _, t := range c.Tensors {
-		if _, ok := torchDType[t.DType]; !ok && !integer(t.DType) {
+		if _, ok := torchDType[t.DType]; !ok && !t.DType.Integer() {
 			return nil, tensor.Unsupported("convert: tensor %q is %v; only float tensors can be cast", t.Name, t.DType)
 		}
 	}
 	jobs, err := identityJobs(c, func(t *checkpoint.Tensor) tensor.DType {
-		if integer(t.DType) {
+		if t.DType.Integer() {
 			return t.DType
 		}
 		return types.of(t.DType)

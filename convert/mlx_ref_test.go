@@ -14,10 +14,11 @@ import (
 )
 
 // TestMLXQuantizeMatchesMLXSave: quantize --to mlx of the smollm3 fixture
-// (4 bits, group 64) writes every tensor byte for byte as MLX itself wrote
-// it (testdata/mlx/smollm3-q4g64: mx::quantize of each 2-D weight and
-// mx::save_safetensors, MLX 846d176; its README has the command), and
-// reads MLX's directory back as the same float weights it reads its own.
+// (4 bits, group 64) writes every tensor byte for byte as mlx-lm's own
+// save wrote it (testdata/mlx/smollm3-q4g64: mlx_lm.convert -q on MLX
+// 846d176, gen_mlxlm.py; TestMLXMatchesMLXLM holds the same case by
+// hash), and reads mlx-lm's directory back as the same float weights it
+// reads its own.
 func TestMLXQuantizeMatchesMLXSave(t *testing.T) {
 	t.Parallel()
 	ref := filepath.Join("..", "testdata", "mlx", "smollm3-q4g64")
@@ -41,9 +42,9 @@ func TestMLXQuantizeMatchesMLXSave(t *testing.T) {
 }
 
 // TestMLXQuantizeMoEMatchesMLXSave: quantize --to mlx --bits 4
-// --group-size 32 of the Qwen3-MoE fixture writes what MLX 846d176 writes
-// for it as mlx-lm d78bf58 lays a Qwen3-MoE out (testdata/mlx
-// qwen3moe-q4g32, refprog/mlxsavemoe.cpp): each layer's experts stacked
+// --group-size 32 of the Qwen3-MoE fixture writes what mlx-lm d78bf58's
+// own save writes for it (testdata/mlx/qwen3moe-q4g32, gen_mlxlm.py):
+// each layer's experts stacked
 // into mlp.switch_mlp.{gate,up,down}_proj, 3-D codes, scales and biases
 // by mx::quantize, the router mlp.gate at 8 bits and group 64 (qwen3_moe's
 // quant_predicate, a per-layer entry in config.json), tensor for tensor,

@@ -242,10 +242,10 @@ func TestMLXMXFP4FromGGUF(t *testing.T) {
 }
 
 // TestMLXFPQuantizeMatchesMLXSave: quantize --to mlx --mode M of the
-// smollm3 fixture writes every tensor byte for byte as MLX 846d176 itself
-// wrote it (testdata/mlx/smollm3-M: mx::quantize in mode M of each 2-D
-// weight, mx::save_safetensors), for mxfp4 and nvfp4, and config.json
-// gives the mode with its bits and group size.
+// smollm3 fixture writes every tensor byte for byte as mlx-lm's own save
+// wrote it (testdata/mlx/smollm3-M: mlx_lm.convert -q --q-mode M on MLX
+// 846d176, gen_mlxlm.py), for mxfp4 and nvfp4, and config.json gives the
+// mode with its bits and group size.
 func TestMLXFPQuantizeMatchesMLXSave(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []string{"mxfp4", "nvfp4"} {

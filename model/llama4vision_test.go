@@ -59,6 +59,14 @@ func TestVisionLlama4HF(t *testing.T) {
 	if c := v.Config(); c.Tokens != 4 || c.Image != 1005 || c.TextDModel != 64 {
 		t.Fatalf("config %+v", c)
 	}
+	llama4Features(t, v, ref, names, "HF folder")
+}
+
+// llama4Features checks v's transformers preprocessing of the reference
+// images (their tiles on grids 1×2 and 2×1, pixel_values bit for bit) and
+// its features from transformers' pixel_values, within maxVisionDiffF32.
+func llama4Features(t *testing.T, v *Vision, ref llama4Ref, names []string, what string) {
+	t.Helper()
 	grids := map[string][]int{"wide.png": {1, 2}, "tall.png": {2, 1}}
 	for _, name := range names {
 		c := ref.Images[name]
@@ -71,21 +79,20 @@ func TestVisionLlama4HF(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(pr.Tiles) != c.PixelShape[0] || !slices.Equal(pr.Grid, grids[name]) {
-			t.Fatalf("%s: %d tiles on grid %v; the processor's %d (grid %v)", name, len(pr.Tiles), pr.Grid, c.PixelShape[0], grids[name])
+			t.Fatalf("%s: %s: %d tiles on grid %v; the processor's %d (grid %v)", what, name, len(pr.Tiles), pr.Grid, c.PixelShape[0], grids[name])
 		}
 		if d := maxAbsDiff(pr.Pixels, c.Pixels); d != 0 {
-			t.Errorf("%s: pixel_values differ from transformers' by %g", name, d)
+			t.Errorf("%s: %s: pixel_values differ from transformers' by %g", what, name, d)
 		}
-		in := &Prepared{Pixels: c.Pixels, Tiles: pr.Tiles, Rows: pr.Rows, Grid: pr.Grid}
-		feat, err := v.EncodePrepared(in, nil)
+		feat, err := v.EncodePrepared(&Prepared{Pixels: c.Pixels, Tiles: pr.Tiles, Rows: pr.Rows, Grid: pr.Grid}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		d := maxAbsDiff(feat, slices.Concat(c.Features...))
 		if d > maxVisionDiffF32 {
-			t.Errorf("%s: image features differ by %g", name, d)
+			t.Errorf("%s: %s: image features differ from transformers' by %g", what, name, d)
 		}
-		t.Logf("%s: %d tiles; max |Δ image features| = %.3g", name, len(pr.Tiles), d)
+		t.Logf("%s: %s: %d tiles; max |Δ image features| = %.3g", what, name, len(pr.Tiles), d)
 	}
 }
 
@@ -210,29 +217,7 @@ func TestVisionLlama4Mtmd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range names {
-		c := hf.Images[name]
-		img, err := vision.ReadFile("../testdata/vision/images/" + name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pr, err := v.Prepare(img, vision.Transformers)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d := maxAbsDiff(pr.Pixels, c.Pixels); d != 0 {
-			t.Errorf("%s: the GGUF's transformers preprocessing differs from pixel_values by %g", name, d)
-		}
-		feat, err := v.EncodePrepared(&Prepared{Pixels: c.Pixels, Tiles: pr.Tiles, Rows: pr.Rows, Grid: pr.Grid}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d := maxAbsDiff(feat, slices.Concat(c.Features...))
-		if d > maxVisionDiffF32 {
-			t.Errorf("%s: the mmproj's features differ from transformers' by %g", name, d)
-		}
-		t.Logf("%s: mmproj GGUF (the model's graph) vs transformers: max |Δ image features| = %.3g", name, d)
-	}
+	llama4Features(t, v, hf, names, "mmproj GGUF (the model's graph)")
 
 	var ref llama4MtmdF16
 	readJSON(t, llama4Fixture+"/gguf/mtmd.json", &ref)

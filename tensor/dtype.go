@@ -207,6 +207,10 @@ func (d DType) BlockBytes() int64 {
 // (Q*, IQ*, TQ*, MXFP4, NVFP4).
 func (d DType) Quantized() bool { return d.Valid() && d >= Q4_0 }
 
+// Integer reports whether d is a plain integer type (BOOL, U8 … I64):
+// neither a float nor a block type.
+func (d DType) Integer() bool { return d.Valid() && !d.Float() && !d.Quantized() }
+
 // Float reports whether d holds floating-point values (plain or quantized).
 func (d DType) Float() bool { return d.Valid() && dtypes[d].float }
 

@@ -210,7 +210,7 @@ func DiffProgress(a, b *checkpoint.Checkpoint, ca, cb Canonicalizer, w io.Writer
 			continue
 		}
 		rep.Matched++
-		if isInteger(x.Tensor.DType) && x.Tensor.DType == y.Tensor.DType && x.Transform == nil && y.Transform == nil {
+		if x.Tensor.DType.Integer() && x.Tensor.DType == y.Tensor.DType && x.Transform == nil && y.Transform == nil {
 			// Integer tensors (gpt-oss's MXFP4 blocks and scales in
 			// Hugging Face's form, buffers) are their bytes.
 			if err := compareIntegers(&d, x.Tensor, y.Tensor); err != nil {
@@ -273,10 +273,6 @@ func compareDecoded(d *TensorDiff, a, b *checkpoint.Checkpoint, x, y CanonicalTe
 	compareValues(d, va, vb)
 	return nil
 }
-
-// isInteger reports whether d is a plain integer type (not a float, not a
-// block type).
-func isInteger(d tensor.DType) bool { return d.Valid() && !d.Float() && !d.Quantized() }
 
 // compareIntegers compares two integer tensors of one dtype and shape byte
 // for byte: identical when the bytes are; otherwise different, MaxAbs the

@@ -19,58 +19,41 @@ import (
 // run the same dequantized weights.
 const maxLogitDiffMLXLlamaCpp = 1e-5
 
-// TestMLXToGGUFLlamaCpp: the MLX directory MLX itself wrote
-// (testdata/mlx/smollm3-q4g64, with the fixture's tokenizer beside it)
-// converts to an f32 GGUF — the very file llama.cpp d32676d7 ran
-// (sha256 in the README) — and run gives llama.cpp's logits both on that
-// GGUF and on the MLX directory itself (the dequantized model).
+// TestMLXToGGUFLlamaCpp: MLX directories mlx-lm's own save wrote
+// (testdata/mlx, gen_mlxlm.py; the fixture's tokenizer files beside each)
+// convert to f32 GGUFs — the very files llama.cpp d32676d7 ran (their
+// sha256 in llamacpp.logits.json) — and run gives llama.cpp's logits both
+// on that GGUF and on the MLX directory itself (the dequantized model):
+//   - smollm3-q4g64: a dense model, affine 4 bits, group 64;
+//   - qwen3moe-q4g32: experts stacked in switch_mlp, quantized 3-D, read
+//     back under Hugging Face's names through the family record and
+//     stacked again;
+//   - gptoss: its MXFP4 experts, loaded and saved by mlx-lm as mxfp4
+//     layers, copied as blocks (MXFP4 at any outtype); run as llama.cpp
+//     computes (--match-llamacpp: its MXFP4 product takes Q8_0
+//     activations, 0.064 from the exact product here,
+//     TestGptOssMatchesLlamaCpp). Those logits are the Hugging Face
+//     model's: llama.cpp's run of its converter's GGUF of the fixture
+//     differs from them by 2.2e-7 (testdata/mlx/README.md).
 func TestMLXToGGUFLlamaCpp(t *testing.T) {
 	t.Parallel()
-	dir := mlxWithTokenizer(t, "smollm3-q4g64")
-	out := filepath.Join(t.TempDir(), "smollm3-mlx-q4g64-f32.gguf")
-	if code, _, stderr := run(t, "convert", dir, out, "--outtype", "f32"); code != 0 {
-		t.Fatalf("convert: exit %d: %s", code, stderr)
+	for _, c := range []struct {
+		name  string
+		flags []string
+	}{{"smollm3-q4g64", nil}, {"qwen3moe-q4g32", nil}, {"gptoss", []string{"--match-llamacpp"}}} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir := mlxWithTokenizer(t, c.name)
+			out := filepath.Join(t.TempDir(), c.name+"-mlx-f32.gguf")
+			if code, _, stderr := run(t, "convert", dir, out, "--outtype", "f32"); code != 0 {
+				t.Fatalf("convert: exit %d: %s", code, stderr)
+			}
+			matchLlamaCpp(t, c.name, out, c.flags, out, dir)
+		})
 	}
-	matchLlamaCpp(t, "smollm3-q4g64", out, out, dir)
 }
 
-// TestMLXMoEToGGUFLlamaCpp: MLX's own Qwen3-MoE directory
-// (testdata/mlx/qwen3moe-q4g32: experts stacked in switch_mlp, quantized
-// 3-D) converts to the f32 GGUF llama.cpp d32676d7 ran (its sha256), the
-// experts read back under Hugging Face's names through the family record
-// and stacked again, and run gives llama.cpp's logits on it and on the MLX
-// directory.
-func TestMLXMoEToGGUFLlamaCpp(t *testing.T) {
-	t.Parallel()
-	dir := mlxWithTokenizer(t, "qwen3moe-q4g32")
-	out := filepath.Join(t.TempDir(), "qwen3moe-mlx-q4g32-f32.gguf")
-	if code, _, stderr := run(t, "convert", dir, out, "--outtype", "f32"); code != 0 {
-		t.Fatalf("convert: exit %d: %s", code, stderr)
-	}
-	matchLlamaCpp(t, "qwen3moe-q4g32", out, out, dir)
-}
-
-// TestMLXGptOssToGGUFLlamaCpp: mlx-lm's own save of gpt-oss
-// (testdata/mlx/gptoss: mlx_lm.convert of the fixture, its MXFP4 experts
-// loaded and saved as mxfp4 layers) converts to the GGUF llama.cpp
-// d32676d7 ran, the experts' blocks copied (MXFP4 at any outtype), and run
-// gives llama.cpp's logits on that GGUF and on the MLX directory, run as
-// llama.cpp computes (--match-llamacpp: its MXFP4 product takes Q8_0
-// activations, 0.064 from the exact product here, TestGptOssMatchesLlamaCpp).
-// Those logits are the Hugging Face model's: llama.cpp's run of its
-// converter's GGUF of the fixture differs from them by 2.2e-7
-// (testdata/mlx/README.md).
-func TestMLXGptOssToGGUFLlamaCpp(t *testing.T) {
-	t.Parallel()
-	dir := mlxWithTokenizer(t, "gptoss")
-	out := filepath.Join(t.TempDir(), "gptoss-mlx-f32.gguf")
-	if code, _, stderr := run(t, "convert", dir, out, "--outtype", "f32"); code != 0 {
-		t.Fatalf("convert: exit %d: %s", code, stderr)
-	}
-	matchLlamaCppRun(t, "gptoss", out, []string{"--match-llamacpp"}, out, dir)
-}
-
-// TestMLXMXFP4ToGGUFLlamaCpp: MLX's own mxfp4 directory
+// TestMLXMXFP4ToGGUFLlamaCpp: mlx-lm's own mxfp4 directory
 // (testdata/mlx/smollm3-mxfp4) quantized to an f32 GGUF (quantize reads the
 // dequantized model: the very file llama.cpp d32676d7 ran) and run give
 // llama.cpp's logits, on that GGUF, on the MLX directory, and on the GGUF
@@ -86,7 +69,7 @@ func TestMLXMXFP4ToGGUFLlamaCpp(t *testing.T) {
 	if code, _, stderr := run(t, "convert", dir, blocks); code != 0 {
 		t.Fatalf("convert: exit %d: %s", code, stderr)
 	}
-	matchLlamaCpp(t, "smollm3-mxfp4", f32, f32, dir, blocks)
+	matchLlamaCpp(t, "smollm3-mxfp4", f32, nil, f32, dir, blocks)
 }
 
 // mlxWithTokenizer copies testdata/mlx/NAME and the tokenizer files of the
@@ -120,15 +103,9 @@ func mlxWithTokenizer(t *testing.T, name string) string {
 }
 
 // matchLlamaCpp holds gguf to the sha256 of the file llama.cpp ran
-// (testdata/mlx/NAME/llamacpp.logits.json) and run of each source to its
-// logits within maxLogitDiffMLXLlamaCpp.
-func matchLlamaCpp(t *testing.T, name, gguf string, sources ...string) {
-	t.Helper()
-	matchLlamaCppRun(t, name, gguf, nil, sources...)
-}
-
-// matchLlamaCppRun is matchLlamaCpp with flags added to each run.
-func matchLlamaCppRun(t *testing.T, name, gguf string, flags []string, sources ...string) {
+// (testdata/mlx/NAME/llamacpp.logits.json) and run of each source, with
+// flags, to its logits within maxLogitDiffMLXLlamaCpp.
+func matchLlamaCpp(t *testing.T, name, gguf string, flags []string, sources ...string) {
 	t.Helper()
 	var cpp struct {
 		GGUFSHA256 string      `json:"gguf_sha256"`
