@@ -525,12 +525,14 @@ func TestMatMulQAgainstFloat64(t *testing.T) {
 func TestMatMulQImplementationsAgree(t *testing.T) {
 	defer SetThreads(Threads())
 	r := rand.New(rand.NewPCG(6, 6))
-	ks, ns, ms := []int{256, 512, 1024 + 256}, []int{1, 7, 16, 17, 33, 65}, []int{1, 2, 15, 16, 17, 40}
+	// K = 32 and 352 (1 and 11 blocks of 32) for MXFP4: no pair of blocks,
+	// and an odd last block. M = 5 and 12: the MXFP4 kernels' groups of 8.
+	ks, ns, ms := []int{32, 256, 352, 512, 1024 + 256}, []int{1, 7, 16, 17, 33, 65}, []int{1, 2, 5, 12, 15, 16, 17, 40}
 	if testing.Short() { // under an emulator: one shape of each kind
-		ks, ns, ms = []int{256, 1024 + 256}, []int{1, 7, 16, 17, 33}, []int{1, 2, 17, 40}
+		ks, ns, ms = []int{256, 352, 1024 + 256}, []int{1, 7, 16, 17, 33}, []int{1, 2, 12, 17, 40}
 	}
 	for _, dt := range []tensor.DType{tensor.Q8_0, tensor.Q4_0, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1,
-		tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.IQ4_XS, tensor.IQ3_XXS, tensor.IQ3_S} {
+		tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.IQ4_XS, tensor.IQ3_XXS, tensor.IQ3_S, tensor.MXFP4} {
 		bs := int(dt.BlockSize())
 		for _, K := range ks {
 			if K%bs != 0 {

@@ -15,7 +15,8 @@ GLOBL fp4values<>(SB), RODATA|NOPTR, $16
 
 DATA fp4const<>+0x00(SB)/4, $0x0f0f0f0f // nibble mask
 DATA fp4const<>+0x04(SB)/4, $0x00010001 // int16 ones
-GLOBL fp4const<>(SB), RODATA|NOPTR, $8
+DATA fp4const<>+0x08(SB)/4, $0x80808080 // 128 (unsigned bytes)
+GLOBL fp4const<>(SB), RODATA|NOPTR, $12
 
 // MXBLK sums one block (weights at WO(SI), 17 bytes: E8M0 scale then 16
 // bytes of nibbles; activations at XO(R9), 34 bytes: f16 scale then 32
@@ -365,5 +366,495 @@ mx54sum:
 	JMP    mx54row
 
 mx54done:
+	VZEROUPPER
+	RET
+
+// The MXFP4 × Q8_0 products for up to eight activation rows at once on
+// AVX-512 VNNI (mxfp4p_amd64.go): mxfp4PairsVNNI512's lane sums and float
+// order, with the activations made unsigned instead of the weights'
+// magnitudes. mxfp4Pack stores each activation as x+128, so VPDPBUSD takes
+// x+128 by the signed weight levels, and each lane sum starts from
+// −128·Σ4 w, formed once per pair of weight blocks for all the rows: the
+// int32 lane sums equal the sign trick's whenever no activation is −128.
+// A pair of weight blocks is decoded once for all the rows; each row then
+// costs seven instructions.
+//
+// A packed activation pair (mxfp4PackBytes = 96 bytes): the two blocks'
+// 64 quants + 128, then the even block's binary16 scale ×8 and the odd
+// block's ×8. The rows of a group of T are interleaved by pair: row t of
+// pair p at ((p·T)+t)·96.
+
+// MXPW decodes the weight pair at SI: signed levels in Z6 (the even
+// block's 32 then the odd block's, in element order), −128·Σ4 w in Z7,
+// the blocks' half scales in Z3 (eight lanes each). Y8: fp4values.
+#define MXPW \
+	VMOVDQU       1(SI), X4 \
+	VINSERTI128   $1, 18(SI), Y4, Y4 \
+	VPSRLW        $4, Y4, Y1 \
+	VPAND         Y15, Y4, Y4 \
+	VPAND         Y15, Y1, Y1 \
+	VPSHUFB       Y4, Y8, Y4 \
+	VPSHUFB       Y1, Y8, Y1 \
+	VINSERTI64X4  $1, Y1, Z4, Z4 \
+	VSHUFI64X2    $0xd8, Z4, Z4, Z6 \
+	VPXORD        Z1, Z1, Z1 \
+	VPDPBUSD      Z6, Z14, Z1 \
+	VPSUBD        Z1, Z13, Z7 \
+	MOVBLZX       (SI), AX \
+	VBROADCASTSS  (R10)(AX*4), Y3 \
+	MOVBLZX       17(SI), AX \
+	VBROADCASTSS  (R10)(AX*4), Y2 \
+	VINSERTF64X4  $1, Y2, Z3, Z3
+
+// MXPCOL adds the packed activation pair at X(R9) (scales at D) to ACC:
+// ACC = fma(dx·dw, lanes, ACC) in each half.
+#define MXPCOL(X, D, ACC) \
+	VMOVDQU64   X(R9), Z2 \
+	VMOVDQA64   Z7, Z1 \
+	VPDPBUSD    Z6, Z2, Z1 \
+	VCVTDQ2PS   Z1, Z1 \
+	VCVTPH2PS   D(R9), Z5 \
+	VMULPS      Z3, Z5, Z5 \
+	VFMADD231PS Z1, Z5, ACC
+
+// MXPSUM stores hsum8(low half + high half of ZACC) at (AX) and moves AX
+// one output row on (DX bytes).
+#define MXPSUM(ZACC, YACC, XACC) \
+	VEXTRACTF64X4 $1, ZACC, Y2 \
+	VADDPS        Y2, YACC, YACC \
+	VEXTRACTF32X4 $1, YACC, X2 \
+	VADDPS        X2, XACC, XACC \
+	VPERMILPS     $0x4e, XACC, X2 \
+	VADDPS        X2, XACC, XACC \
+	VPERMILPS     $0xb1, XACC, X2 \
+	VADDSS        X2, XACC, XACC \
+	VMOVSS        XACC, (AX) \
+	ADDQ          DX, AX
+
+// func mxfp4Packed1VNNI512(w *byte, rb, nrows int, xp *byte, pairs int, out *float32, ldo int)
+TEXT ·mxfp4Packed1VNNI512(SB), NOSPLIT, $0-56
+	MOVQ           w+0(FP), DI
+	MOVQ           nrows+16(FP), R11
+	MOVQ           out+40(FP), R8
+	MOVQ           ldo+48(FP), DX
+	SHLQ           $2, DX
+	LEAQ           ·e8m0HalfTable(SB), R10
+	VBROADCASTI128 fp4values<>(SB), Y8
+	VPBROADCASTD   fp4const<>+0x00(SB), Y15
+	VPBROADCASTD   fp4const<>+0x08(SB), Z14
+	VPXORD         Z13, Z13, Z13
+
+p1row:
+	TESTQ R11, R11
+	JZ    p1done
+	MOVQ  DI, SI
+	MOVQ  xp+24(FP), R9
+	MOVQ  pairs+32(FP), CX
+	VPXORD Z16, Z16, Z16
+	TESTQ CX, CX
+	JZ    p1sum
+
+p1blk:
+	MXPW
+	MXPCOL(0, 64, Z16)
+	ADDQ $34, SI
+	ADDQ $96, R9
+	DECQ CX
+	JNZ  p1blk
+
+p1sum:
+	MOVQ R8, AX
+	MXPSUM(Z16, Y16, X16)
+	ADDQ rb+8(FP), DI
+	ADDQ $4, R8
+	DECQ R11
+	JMP  p1row
+
+p1done:
+	VZEROUPPER
+	RET
+
+// func mxfp4Packed2VNNI512(w *byte, rb, nrows int, xp *byte, pairs int, out *float32, ldo int)
+TEXT ·mxfp4Packed2VNNI512(SB), NOSPLIT, $0-56
+	MOVQ           w+0(FP), DI
+	MOVQ           nrows+16(FP), R11
+	MOVQ           out+40(FP), R8
+	MOVQ           ldo+48(FP), DX
+	SHLQ           $2, DX
+	LEAQ           ·e8m0HalfTable(SB), R10
+	VBROADCASTI128 fp4values<>(SB), Y8
+	VPBROADCASTD   fp4const<>+0x00(SB), Y15
+	VPBROADCASTD   fp4const<>+0x08(SB), Z14
+	VPXORD         Z13, Z13, Z13
+
+p2row:
+	TESTQ R11, R11
+	JZ    p2done
+	MOVQ  DI, SI
+	MOVQ  xp+24(FP), R9
+	MOVQ  pairs+32(FP), CX
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	TESTQ CX, CX
+	JZ    p2sum
+
+p2blk:
+	MXPW
+	MXPCOL(0, 64, Z16)
+	MXPCOL(96, 160, Z17)
+	ADDQ $34, SI
+	ADDQ $192, R9
+	DECQ CX
+	JNZ  p2blk
+
+p2sum:
+	MOVQ R8, AX
+	MXPSUM(Z16, Y16, X16)
+	MXPSUM(Z17, Y17, X17)
+	ADDQ rb+8(FP), DI
+	ADDQ $4, R8
+	DECQ R11
+	JMP  p2row
+
+p2done:
+	VZEROUPPER
+	RET
+
+// func mxfp4Packed3VNNI512(w *byte, rb, nrows int, xp *byte, pairs int, out *float32, ldo int)
+TEXT ·mxfp4Packed3VNNI512(SB), NOSPLIT, $0-56
+	MOVQ           w+0(FP), DI
+	MOVQ           nrows+16(FP), R11
+	MOVQ           out+40(FP), R8
+	MOVQ           ldo+48(FP), DX
+	SHLQ           $2, DX
+	LEAQ           ·e8m0HalfTable(SB), R10
+	VBROADCASTI128 fp4values<>(SB), Y8
+	VPBROADCASTD   fp4const<>+0x00(SB), Y15
+	VPBROADCASTD   fp4const<>+0x08(SB), Z14
+	VPXORD         Z13, Z13, Z13
+
+p3row:
+	TESTQ R11, R11
+	JZ    p3done
+	MOVQ  DI, SI
+	MOVQ  xp+24(FP), R9
+	MOVQ  pairs+32(FP), CX
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	TESTQ CX, CX
+	JZ    p3sum
+
+p3blk:
+	MXPW
+	MXPCOL(0, 64, Z16)
+	MXPCOL(96, 160, Z17)
+	MXPCOL(192, 256, Z18)
+	ADDQ $34, SI
+	ADDQ $288, R9
+	DECQ CX
+	JNZ  p3blk
+
+p3sum:
+	MOVQ R8, AX
+	MXPSUM(Z16, Y16, X16)
+	MXPSUM(Z17, Y17, X17)
+	MXPSUM(Z18, Y18, X18)
+	ADDQ rb+8(FP), DI
+	ADDQ $4, R8
+	DECQ R11
+	JMP  p3row
+
+p3done:
+	VZEROUPPER
+	RET
+
+// func mxfp4Packed4VNNI512(w *byte, rb, nrows int, xp *byte, pairs int, out *float32, ldo int)
+TEXT ·mxfp4Packed4VNNI512(SB), NOSPLIT, $0-56
+	MOVQ           w+0(FP), DI
+	MOVQ           nrows+16(FP), R11
+	MOVQ           out+40(FP), R8
+	MOVQ           ldo+48(FP), DX
+	SHLQ           $2, DX
+	LEAQ           ·e8m0HalfTable(SB), R10
+	VBROADCASTI128 fp4values<>(SB), Y8
+	VPBROADCASTD   fp4const<>+0x00(SB), Y15
+	VPBROADCASTD   fp4const<>+0x08(SB), Z14
+	VPXORD         Z13, Z13, Z13
+
+p4row:
+	TESTQ R11, R11
+	JZ    p4done
+	MOVQ  DI, SI
+	MOVQ  xp+24(FP), R9
+	MOVQ  pairs+32(FP), CX
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	TESTQ CX, CX
+	JZ    p4sum
+
+p4blk:
+	MXPW
+	MXPCOL(0, 64, Z16)
+	MXPCOL(96, 160, Z17)
+	MXPCOL(192, 256, Z18)
+	MXPCOL(288, 352, Z19)
+	ADDQ $34, SI
+	ADDQ $384, R9
+	DECQ CX
+	JNZ  p4blk
+
+p4sum:
+	MOVQ R8, AX
+	MXPSUM(Z16, Y16, X16)
+	MXPSUM(Z17, Y17, X17)
+	MXPSUM(Z18, Y18, X18)
+	MXPSUM(Z19, Y19, X19)
+	ADDQ rb+8(FP), DI
+	ADDQ $4, R8
+	DECQ R11
+	JMP  p4row
+
+p4done:
+	VZEROUPPER
+	RET
+
+// func mxfp4Packed5VNNI512(w *byte, rb, nrows int, xp *byte, pairs int, out *float32, ldo int)
+TEXT ·mxfp4Packed5VNNI512(SB), NOSPLIT, $0-56
+	MOVQ           w+0(FP), DI
+	MOVQ           nrows+16(FP), R11
+	MOVQ           out+40(FP), R8
+	MOVQ           ldo+48(FP), DX
+	SHLQ           $2, DX
+	LEAQ           ·e8m0HalfTable(SB), R10
+	VBROADCASTI128 fp4values<>(SB), Y8
+	VPBROADCASTD   fp4const<>+0x00(SB), Y15
+	VPBROADCASTD   fp4const<>+0x08(SB), Z14
+	VPXORD         Z13, Z13, Z13
+
+p5row:
+	TESTQ R11, R11
+	JZ    p5done
+	MOVQ  DI, SI
+	MOVQ  xp+24(FP), R9
+	MOVQ  pairs+32(FP), CX
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	TESTQ CX, CX
+	JZ    p5sum
+
+p5blk:
+	MXPW
+	MXPCOL(0, 64, Z16)
+	MXPCOL(96, 160, Z17)
+	MXPCOL(192, 256, Z18)
+	MXPCOL(288, 352, Z19)
+	MXPCOL(384, 448, Z20)
+	ADDQ $34, SI
+	ADDQ $480, R9
+	DECQ CX
+	JNZ  p5blk
+
+p5sum:
+	MOVQ R8, AX
+	MXPSUM(Z16, Y16, X16)
+	MXPSUM(Z17, Y17, X17)
+	MXPSUM(Z18, Y18, X18)
+	MXPSUM(Z19, Y19, X19)
+	MXPSUM(Z20, Y20, X20)
+	ADDQ rb+8(FP), DI
+	ADDQ $4, R8
+	DECQ R11
+	JMP  p5row
+
+p5done:
+	VZEROUPPER
+	RET
+
+// func mxfp4Packed6VNNI512(w *byte, rb, nrows int, xp *byte, pairs int, out *float32, ldo int)
+TEXT ·mxfp4Packed6VNNI512(SB), NOSPLIT, $0-56
+	MOVQ           w+0(FP), DI
+	MOVQ           nrows+16(FP), R11
+	MOVQ           out+40(FP), R8
+	MOVQ           ldo+48(FP), DX
+	SHLQ           $2, DX
+	LEAQ           ·e8m0HalfTable(SB), R10
+	VBROADCASTI128 fp4values<>(SB), Y8
+	VPBROADCASTD   fp4const<>+0x00(SB), Y15
+	VPBROADCASTD   fp4const<>+0x08(SB), Z14
+	VPXORD         Z13, Z13, Z13
+
+p6row:
+	TESTQ R11, R11
+	JZ    p6done
+	MOVQ  DI, SI
+	MOVQ  xp+24(FP), R9
+	MOVQ  pairs+32(FP), CX
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	TESTQ CX, CX
+	JZ    p6sum
+
+p6blk:
+	MXPW
+	MXPCOL(0, 64, Z16)
+	MXPCOL(96, 160, Z17)
+	MXPCOL(192, 256, Z18)
+	MXPCOL(288, 352, Z19)
+	MXPCOL(384, 448, Z20)
+	MXPCOL(480, 544, Z21)
+	ADDQ $34, SI
+	ADDQ $576, R9
+	DECQ CX
+	JNZ  p6blk
+
+p6sum:
+	MOVQ R8, AX
+	MXPSUM(Z16, Y16, X16)
+	MXPSUM(Z17, Y17, X17)
+	MXPSUM(Z18, Y18, X18)
+	MXPSUM(Z19, Y19, X19)
+	MXPSUM(Z20, Y20, X20)
+	MXPSUM(Z21, Y21, X21)
+	ADDQ rb+8(FP), DI
+	ADDQ $4, R8
+	DECQ R11
+	JMP  p6row
+
+p6done:
+	VZEROUPPER
+	RET
+
+// func mxfp4Packed7VNNI512(w *byte, rb, nrows int, xp *byte, pairs int, out *float32, ldo int)
+TEXT ·mxfp4Packed7VNNI512(SB), NOSPLIT, $0-56
+	MOVQ           w+0(FP), DI
+	MOVQ           nrows+16(FP), R11
+	MOVQ           out+40(FP), R8
+	MOVQ           ldo+48(FP), DX
+	SHLQ           $2, DX
+	LEAQ           ·e8m0HalfTable(SB), R10
+	VBROADCASTI128 fp4values<>(SB), Y8
+	VPBROADCASTD   fp4const<>+0x00(SB), Y15
+	VPBROADCASTD   fp4const<>+0x08(SB), Z14
+	VPXORD         Z13, Z13, Z13
+
+p7row:
+	TESTQ R11, R11
+	JZ    p7done
+	MOVQ  DI, SI
+	MOVQ  xp+24(FP), R9
+	MOVQ  pairs+32(FP), CX
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	TESTQ CX, CX
+	JZ    p7sum
+
+p7blk:
+	MXPW
+	MXPCOL(0, 64, Z16)
+	MXPCOL(96, 160, Z17)
+	MXPCOL(192, 256, Z18)
+	MXPCOL(288, 352, Z19)
+	MXPCOL(384, 448, Z20)
+	MXPCOL(480, 544, Z21)
+	MXPCOL(576, 640, Z22)
+	ADDQ $34, SI
+	ADDQ $672, R9
+	DECQ CX
+	JNZ  p7blk
+
+p7sum:
+	MOVQ R8, AX
+	MXPSUM(Z16, Y16, X16)
+	MXPSUM(Z17, Y17, X17)
+	MXPSUM(Z18, Y18, X18)
+	MXPSUM(Z19, Y19, X19)
+	MXPSUM(Z20, Y20, X20)
+	MXPSUM(Z21, Y21, X21)
+	MXPSUM(Z22, Y22, X22)
+	ADDQ rb+8(FP), DI
+	ADDQ $4, R8
+	DECQ R11
+	JMP  p7row
+
+p7done:
+	VZEROUPPER
+	RET
+
+// func mxfp4Packed8VNNI512(w *byte, rb, nrows int, xp *byte, pairs int, out *float32, ldo int)
+TEXT ·mxfp4Packed8VNNI512(SB), NOSPLIT, $0-56
+	MOVQ           w+0(FP), DI
+	MOVQ           nrows+16(FP), R11
+	MOVQ           out+40(FP), R8
+	MOVQ           ldo+48(FP), DX
+	SHLQ           $2, DX
+	LEAQ           ·e8m0HalfTable(SB), R10
+	VBROADCASTI128 fp4values<>(SB), Y8
+	VPBROADCASTD   fp4const<>+0x00(SB), Y15
+	VPBROADCASTD   fp4const<>+0x08(SB), Z14
+	VPXORD         Z13, Z13, Z13
+
+p8row:
+	TESTQ R11, R11
+	JZ    p8done
+	MOVQ  DI, SI
+	MOVQ  xp+24(FP), R9
+	MOVQ  pairs+32(FP), CX
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	TESTQ CX, CX
+	JZ    p8sum
+
+p8blk:
+	MXPW
+	MXPCOL(0, 64, Z16)
+	MXPCOL(96, 160, Z17)
+	MXPCOL(192, 256, Z18)
+	MXPCOL(288, 352, Z19)
+	MXPCOL(384, 448, Z20)
+	MXPCOL(480, 544, Z21)
+	MXPCOL(576, 640, Z22)
+	MXPCOL(672, 736, Z23)
+	ADDQ $34, SI
+	ADDQ $768, R9
+	DECQ CX
+	JNZ  p8blk
+
+p8sum:
+	MOVQ R8, AX
+	MXPSUM(Z16, Y16, X16)
+	MXPSUM(Z17, Y17, X17)
+	MXPSUM(Z18, Y18, X18)
+	MXPSUM(Z19, Y19, X19)
+	MXPSUM(Z20, Y20, X20)
+	MXPSUM(Z21, Y21, X21)
+	MXPSUM(Z22, Y22, X22)
+	MXPSUM(Z23, Y23, X23)
+	ADDQ rb+8(FP), DI
+	ADDQ $4, R8
+	DECQ R11
+	JMP  p8row
+
+p8done:
 	VZEROUPPER
 	RET

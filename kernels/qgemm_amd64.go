@@ -121,7 +121,7 @@ func qmmVNNI(dst, x []float32, M int, w *Matrix) bool {
 	case tensor.MXFP4:
 		// ggml's AVX2 order, computed with 512-bit registers (ggml has no
 		// AVX-512 MXFP4 dot).
-		return qmmRows(dst, x, M, w, mxfp4DotVNNI512, mxfp4Dot4VNNI512, false)
+		return mxfp4RowsVNNI512(dst, x, M, w)
 	case tensor.Q8_0, tensor.Q4_0, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1:
 	case tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K:
 		if M < qGemmMinRows && (w.DType == tensor.Q4_K || w.DType == tensor.Q6_K) {
