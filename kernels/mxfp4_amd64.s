@@ -310,65 +310,6 @@ mx5done:
 	VZEROUPPER
 	RET
 
-// func mxfp4Pairs4VNNI512(w *byte, rb, nrows int, xa *byte, arb, pairs int, out *float32, ldo int)
-//
-// mxfp4Pairs4AVX2's results (the same bits) on AVX-512 VNNI.
-TEXT ·mxfp4Pairs4VNNI512(SB), NOSPLIT, $0-64
-	MX5START
-	MOVQ out+48(FP), R8
-	MOVQ ldo+56(FP), DX
-	SHLQ $2, DX
-
-mx54row:
-	TESTQ  R11, R11
-	JZ     mx54done
-	MOVQ   DI, SI
-	MOVQ   xa+24(FP), R9
-	MOVQ   arb+32(FP), AX
-	LEAQ   (R9)(AX*1), BX
-	LEAQ   (BX)(AX*1), R13
-	LEAQ   (R13)(AX*1), R14
-	MOVQ   pairs+40(FP), CX
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	TESTQ  CX, CX
-	JZ     mx54sum
-
-mx54blk:
-	MX5W
-	MX5COL(R9, Z9)
-	MX5COL(BX, Z10)
-	MX5COL(R13, Z11)
-	MX5COL(R14, Z12)
-	ADDQ $34, SI
-	ADDQ $68, R9
-	ADDQ $68, BX
-	ADDQ $68, R13
-	ADDQ $68, R14
-	DECQ CX
-	JNZ  mx54blk
-
-mx54sum:
-	MX5SUM(Z9, Y9, X9)
-	VMOVSS X9, (R8)
-	MX5SUM(Z10, Y10, X10)
-	VMOVSS X10, (R8)(DX*1)
-	LEAQ   (R8)(DX*2), AX
-	MX5SUM(Z11, Y11, X11)
-	VMOVSS X11, (AX)
-	MX5SUM(Z12, Y12, X12)
-	VMOVSS X12, (AX)(DX*1)
-	ADDQ   rb+8(FP), DI
-	ADDQ   $4, R8
-	DECQ   R11
-	JMP    mx54row
-
-mx54done:
-	VZEROUPPER
-	RET
-
 // The MXFP4 × Q8_0 products for up to eight activation rows at once on
 // AVX-512 VNNI (mxfp4p_amd64.go): mxfp4PairsVNNI512's lane sums and float
 // order, with the activations made unsigned instead of the weights'
