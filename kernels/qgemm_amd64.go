@@ -136,6 +136,10 @@ func qmmVNNI(dst, x []float32, M int, w *Matrix) bool {
 	if chainOrder(w) && M < qGemmMinRows {
 		return qmmRows(dst, x, M, w, q4_0x8DotVNNI512, nil, false)
 	}
+	if w.DType == tensor.Q8_0 && M >= 2 && M <= q8PackedMaxRows {
+		q8_0PackedVNNI(dst, x, M, w)
+		return true
+	}
 	if M < qGemmMinRows {
 		if m1 := m1Kernel(w.DType); m1 != nil {
 			qm1VNNI(m1, dst, x, M, w)
@@ -560,5 +564,111 @@ func qkm1VNNI(dst, x []float32, M int, w *Matrix) {
 		parallelFor(N, 16, func(lo, hi int) {
 			kern(&w.Data[lo*rb], rb, hi-lo, xwm, xdm, xsm, nsb, &out[lo])
 		})
+	}
+}
+
+// q8PackGroup is the most activation rows one pass of q8_0PackedVNNI's
+// kernels serves (eight accumulators).
+const q8PackGroup = 8
+
+// q8PackedMaxRows is the largest M q8_0PackedVNNI takes: from there on the
+// 16-row tiles are faster (K = 5120, N = 8192, 2 threads: BenchmarkMatMulQFewRows).
+const q8PackedMaxRows = 12
+
+//go:noescape
+func q8_0Packed2VNNI(w *byte, rb, npairs int, xp *byte, nb int, out *float32, ldo int)
+
+//go:noescape
+func q8_0Packed3VNNI(w *byte, rb, npairs int, xp *byte, nb int, out *float32, ldo int)
+
+//go:noescape
+func q8_0Packed4VNNI(w *byte, rb, npairs int, xp *byte, nb int, out *float32, ldo int)
+
+//go:noescape
+func q8_0Packed5VNNI(w *byte, rb, npairs int, xp *byte, nb int, out *float32, ldo int)
+
+//go:noescape
+func q8_0Packed6VNNI(w *byte, rb, npairs int, xp *byte, nb int, out *float32, ldo int)
+
+//go:noescape
+func q8_0Packed7VNNI(w *byte, rb, npairs int, xp *byte, nb int, out *float32, ldo int)
+
+//go:noescape
+func q8_0Packed8VNNI(w *byte, rb, npairs int, xp *byte, nb int, out *float32, ldo int)
+
+// q8_0PackedKernels[T-2] serves T activation rows.
+var q8_0PackedKernels = [q8PackGroup - 1]func(w *byte, rb, npairs int, xp *byte, nb int, out *float32, ldo int){
+	q8_0Packed2VNNI, q8_0Packed3VNNI, q8_0Packed4VNNI, q8_0Packed5VNNI, q8_0Packed6VNNI, q8_0Packed7VNNI, q8_0Packed8VNNI,
+}
+
+// q8Groups splits M ≥ 2 activation rows into the fewest groups of at most
+// q8PackGroup, as even as they come (so none is a single row: 9 is 5 + 4).
+func q8Groups(M int) []struct{ m0, n int } {
+	k := (M + q8PackGroup - 1) / q8PackGroup
+	gs := make([]struct{ m0, n int }, k)
+	m0 := 0
+	for i := range gs {
+		n := M / k
+		if i < M%k {
+			n++
+		}
+		gs[i] = struct{ m0, n int }{m0, n}
+		m0 += n
+	}
+	return gs
+}
+
+// q8_0Pack writes the T Q8_0 activation rows of qa from m0 (nb blocks
+// each) as the packed group the kernels read (qgemm_amd64.s).
+func q8_0Pack(dst, qa []byte, m0, T, nb int) {
+	xs, ds := dst[:nb*T*32], dst[nb*T*32:nb*T*36]
+	for t := 0; t < T; t++ {
+		for b := 0; b < nb; b++ {
+			blk := qa[((m0+t)*nb+b)*q8_0Bytes : ((m0+t)*nb+b+1)*q8_0Bytes]
+			o := xs[(b*T+t)*32 : (b*T+t+1)*32]
+			for i, q := range blk[2:] {
+				o[i] = q ^ 0x80
+			}
+			binary.LittleEndian.PutUint32(ds[(b*T+t)*4:], math.Float32bits(fp16(blk)))
+		}
+	}
+}
+
+// q8_0PackedVNNI is MatMulQ of Q8_0 weights for 2 ≤ M ≤ q8PackedMaxRows,
+// with the decode kernels' bits: a prefill routes a few tokens to each
+// expert, and reading each weight block once for all of them (up to eight
+// at a time) beats both a pass per token and the 16-row tiles' padding.
+func q8_0PackedVNNI(dst, x []float32, M int, w *Matrix) {
+	K, N := w.Cols, w.Rows
+	nb := K / 32
+	qa := quantizeRows(x, M, K, tensor.Q8_0)
+	defer putBytes(qa)
+	xpp := getBytes(M * nb * 36)
+	defer putBytes(xpp)
+	xp := *xpp
+	groups := q8Groups(M)
+	for _, g := range groups {
+		q8_0Pack(xp[g.m0*nb*36:], *qa, g.m0, g.n, nb)
+	}
+	rb := w.RowBytes()
+	even := N &^ 1
+	parallelFor(even/2, 8, func(lo, hi int) {
+		for _, g := range groups {
+			q8_0PackedKernels[g.n-2](&w.Data[2*lo*rb], rb, hi-lo, &xp[g.m0*nb*36], nb, &dst[g.m0*N+2*lo], N)
+		}
+	})
+	if even < N {
+		pair := getBytes(2 * rb)
+		copy((*pair)[:rb], w.Data[even*rb:])
+		copy((*pair)[rb:], w.Data[even*rb:])
+		two := getBuf(2 * M)
+		for _, g := range groups {
+			q8_0PackedKernels[g.n-2](&(*pair)[0], rb, 1, &xp[g.m0*nb*36], nb, &(*two)[2*g.m0], 2)
+		}
+		for m := 0; m < M; m++ {
+			dst[m*N+even] = (*two)[2*m]
+		}
+		putBuf(two)
+		putBytes(pair)
 	}
 }

@@ -1338,3 +1338,456 @@ m1k6sb:
 m1k6done:
 	VZEROUPPER
 	RET
+
+// The Q8_0 products for two to eight activation rows at once
+// (q8_0PackedVNNI, qgemm_amd64.go): the decode kernels' lanes (rows r and
+// r+1 of one zmm) and float order, each weight block loaded once for all
+// the rows. The activations are stored as x+128, so VPDPBUSD takes them
+// unsigned by the signed weights, and each lane sum starts from −128·Σ4 w,
+// formed once per block of the row pair: the int32 lane sums are exact for
+// every weight and activation byte. Each row then costs six instructions a
+// block.
+//
+// Packed activations of a group of T rows (q8_0Pack): the blocks' 32
+// quants + 128, row t of block b at (b·T+t)·32, then their float32 scales,
+// row t of block b at (b·T+t)·4.
+
+// Each block step prefetches the row pair two pairs on (R14, from DI +
+// 4·rb), 68 bytes a step: a row of a few KB is too short a stream for the
+// hardware prefetcher, but the rows are contiguous.
+//
+// Q8PW loads block SI of rows SI and SI+rb: the quants in Z6, −128·Σ4 w in
+// Z7, [dw_r ×8 | dw_r+1 ×8] in Z3.
+#define Q8PW \
+	VMOVDQU32     2(SI), Y6 \
+	VINSERTI64X4  $1, 2(SI)(BX*1), Z6, Z6 \
+	VPXORD        Z1, Z1, Z1 \
+	VPDPBUSD      Z6, Z31, Z1 \
+	VPSUBD        Z1, Z13, Z7 \
+	MOVWLZX       (SI), AX \
+	MOVWLZX       (SI)(BX*1), R13 \
+	VBROADCASTSS  (R12)(AX*4), Y3 \
+	VBROADCASTSS  (R12)(R13*4), Y2 \
+	VINSERTF64X4  $1, Y2, Z3, Z3
+
+// Q8PCOL adds activation block X(R9) (scale D(R10)) to ACC.
+#define Q8PCOL(X, D, ACC) \
+	VBROADCASTI64X4 X(R9), Z2 \
+	VMOVDQA64       Z7, Z1 \
+	VPDPBUSD        Z6, Z2, Z1 \
+	VCVTDQ2PS       Z1, Z1 \
+	VMULPS.BCST     D(R10), Z3, Z5 \
+	VFMADD231PS     Z1, Z5, ACC
+
+// Q8PSUM stores the two reduced rows of ACC at (AX) and 4(AX) (M1REDUCE's
+// order) and moves AX one output row on (DX bytes).
+#define Q8PSUM(ACC) \
+	VSHUFF32X4    $0xb1, ACC, ACC, Z26 \
+	VADDPS        Z26, ACC, Z26 \
+	VPERMILPS     $0x4e, Z26, Z27 \
+	VADDPS        Z27, Z26, Z26 \
+	VPERMILPS     $0xb1, Z26, Z27 \
+	VADDPS        Z27, Z26, Z26 \
+	VMOVSS        X26, (AX) \
+	VEXTRACTF32X4 $2, Z26, X27 \
+	VMOVSS        X27, 4(AX) \
+	ADDQ          DX, AX
+
+// func q8_0Packed2VNNI(w *byte, rb, npairs int, xp *byte, nb int, out *float32, ldo int)
+TEXT ·q8_0Packed2VNNI(SB), NOSPLIT, $0-56
+	MOVQ         w+0(FP), DI
+	MOVQ         rb+8(FP), BX
+	MOVQ         npairs+16(FP), R11
+	MOVQ         out+40(FP), R8
+	MOVQ         ldo+48(FP), DX
+	SHLQ         $2, DX
+	LEAQ         ·f16Table(SB), R12
+	VPBROADCASTD qgconst<>+0x00(SB), Z31
+	VPXORD       Z13, Z13, Z13
+
+q2row:
+	TESTQ R11, R11
+	JZ    q2done
+	MOVQ  DI, SI
+	MOVQ  xp+24(FP), R9
+	MOVQ  nb+32(FP), CX
+	IMUL3Q $64, CX, R10
+	ADDQ  R9, R10
+	LEAQ  (DI)(BX*4), R14
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+
+q2blk:
+	PREFETCHT0 (R14)
+	PREFETCHT0 64(R14)
+	ADDQ       $68, R14
+	Q8PW
+	Q8PCOL(0, 0, Z16)
+	Q8PCOL(32, 4, Z17)
+	ADDQ $34, SI
+	ADDQ $64, R9
+	ADDQ $8, R10
+	DECQ CX
+	JNZ  q2blk
+	MOVQ R8, AX
+	Q8PSUM(Z16)
+	Q8PSUM(Z17)
+	LEAQ (DI)(BX*2), DI
+	ADDQ $8, R8
+	DECQ R11
+	JMP  q2row
+
+q2done:
+	VZEROUPPER
+	RET
+
+// func q8_0Packed3VNNI(w *byte, rb, npairs int, xp *byte, nb int, out *float32, ldo int)
+TEXT ·q8_0Packed3VNNI(SB), NOSPLIT, $0-56
+	MOVQ         w+0(FP), DI
+	MOVQ         rb+8(FP), BX
+	MOVQ         npairs+16(FP), R11
+	MOVQ         out+40(FP), R8
+	MOVQ         ldo+48(FP), DX
+	SHLQ         $2, DX
+	LEAQ         ·f16Table(SB), R12
+	VPBROADCASTD qgconst<>+0x00(SB), Z31
+	VPXORD       Z13, Z13, Z13
+
+q3row:
+	TESTQ R11, R11
+	JZ    q3done
+	MOVQ  DI, SI
+	MOVQ  xp+24(FP), R9
+	MOVQ  nb+32(FP), CX
+	IMUL3Q $96, CX, R10
+	ADDQ  R9, R10
+	LEAQ  (DI)(BX*4), R14
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+
+q3blk:
+	PREFETCHT0 (R14)
+	PREFETCHT0 64(R14)
+	ADDQ       $68, R14
+	Q8PW
+	Q8PCOL(0, 0, Z16)
+	Q8PCOL(32, 4, Z17)
+	Q8PCOL(64, 8, Z18)
+	ADDQ $34, SI
+	ADDQ $96, R9
+	ADDQ $12, R10
+	DECQ CX
+	JNZ  q3blk
+	MOVQ R8, AX
+	Q8PSUM(Z16)
+	Q8PSUM(Z17)
+	Q8PSUM(Z18)
+	LEAQ (DI)(BX*2), DI
+	ADDQ $8, R8
+	DECQ R11
+	JMP  q3row
+
+q3done:
+	VZEROUPPER
+	RET
+
+// func q8_0Packed4VNNI(w *byte, rb, npairs int, xp *byte, nb int, out *float32, ldo int)
+TEXT ·q8_0Packed4VNNI(SB), NOSPLIT, $0-56
+	MOVQ         w+0(FP), DI
+	MOVQ         rb+8(FP), BX
+	MOVQ         npairs+16(FP), R11
+	MOVQ         out+40(FP), R8
+	MOVQ         ldo+48(FP), DX
+	SHLQ         $2, DX
+	LEAQ         ·f16Table(SB), R12
+	VPBROADCASTD qgconst<>+0x00(SB), Z31
+	VPXORD       Z13, Z13, Z13
+
+q4row:
+	TESTQ R11, R11
+	JZ    q4done
+	MOVQ  DI, SI
+	MOVQ  xp+24(FP), R9
+	MOVQ  nb+32(FP), CX
+	IMUL3Q $128, CX, R10
+	ADDQ  R9, R10
+	LEAQ  (DI)(BX*4), R14
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+
+q4blk:
+	PREFETCHT0 (R14)
+	PREFETCHT0 64(R14)
+	ADDQ       $68, R14
+	Q8PW
+	Q8PCOL(0, 0, Z16)
+	Q8PCOL(32, 4, Z17)
+	Q8PCOL(64, 8, Z18)
+	Q8PCOL(96, 12, Z19)
+	ADDQ $34, SI
+	ADDQ $128, R9
+	ADDQ $16, R10
+	DECQ CX
+	JNZ  q4blk
+	MOVQ R8, AX
+	Q8PSUM(Z16)
+	Q8PSUM(Z17)
+	Q8PSUM(Z18)
+	Q8PSUM(Z19)
+	LEAQ (DI)(BX*2), DI
+	ADDQ $8, R8
+	DECQ R11
+	JMP  q4row
+
+q4done:
+	VZEROUPPER
+	RET
+
+// func q8_0Packed5VNNI(w *byte, rb, npairs int, xp *byte, nb int, out *float32, ldo int)
+TEXT ·q8_0Packed5VNNI(SB), NOSPLIT, $0-56
+	MOVQ         w+0(FP), DI
+	MOVQ         rb+8(FP), BX
+	MOVQ         npairs+16(FP), R11
+	MOVQ         out+40(FP), R8
+	MOVQ         ldo+48(FP), DX
+	SHLQ         $2, DX
+	LEAQ         ·f16Table(SB), R12
+	VPBROADCASTD qgconst<>+0x00(SB), Z31
+	VPXORD       Z13, Z13, Z13
+
+q5row:
+	TESTQ R11, R11
+	JZ    q5done
+	MOVQ  DI, SI
+	MOVQ  xp+24(FP), R9
+	MOVQ  nb+32(FP), CX
+	IMUL3Q $160, CX, R10
+	ADDQ  R9, R10
+	LEAQ  (DI)(BX*4), R14
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+
+q5blk:
+	PREFETCHT0 (R14)
+	PREFETCHT0 64(R14)
+	ADDQ       $68, R14
+	Q8PW
+	Q8PCOL(0, 0, Z16)
+	Q8PCOL(32, 4, Z17)
+	Q8PCOL(64, 8, Z18)
+	Q8PCOL(96, 12, Z19)
+	Q8PCOL(128, 16, Z20)
+	ADDQ $34, SI
+	ADDQ $160, R9
+	ADDQ $20, R10
+	DECQ CX
+	JNZ  q5blk
+	MOVQ R8, AX
+	Q8PSUM(Z16)
+	Q8PSUM(Z17)
+	Q8PSUM(Z18)
+	Q8PSUM(Z19)
+	Q8PSUM(Z20)
+	LEAQ (DI)(BX*2), DI
+	ADDQ $8, R8
+	DECQ R11
+	JMP  q5row
+
+q5done:
+	VZEROUPPER
+	RET
+
+// func q8_0Packed6VNNI(w *byte, rb, npairs int, xp *byte, nb int, out *float32, ldo int)
+TEXT ·q8_0Packed6VNNI(SB), NOSPLIT, $0-56
+	MOVQ         w+0(FP), DI
+	MOVQ         rb+8(FP), BX
+	MOVQ         npairs+16(FP), R11
+	MOVQ         out+40(FP), R8
+	MOVQ         ldo+48(FP), DX
+	SHLQ         $2, DX
+	LEAQ         ·f16Table(SB), R12
+	VPBROADCASTD qgconst<>+0x00(SB), Z31
+	VPXORD       Z13, Z13, Z13
+
+q6row:
+	TESTQ R11, R11
+	JZ    q6done
+	MOVQ  DI, SI
+	MOVQ  xp+24(FP), R9
+	MOVQ  nb+32(FP), CX
+	IMUL3Q $192, CX, R10
+	ADDQ  R9, R10
+	LEAQ  (DI)(BX*4), R14
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+
+q6blk:
+	PREFETCHT0 (R14)
+	PREFETCHT0 64(R14)
+	ADDQ       $68, R14
+	Q8PW
+	Q8PCOL(0, 0, Z16)
+	Q8PCOL(32, 4, Z17)
+	Q8PCOL(64, 8, Z18)
+	Q8PCOL(96, 12, Z19)
+	Q8PCOL(128, 16, Z20)
+	Q8PCOL(160, 20, Z21)
+	ADDQ $34, SI
+	ADDQ $192, R9
+	ADDQ $24, R10
+	DECQ CX
+	JNZ  q6blk
+	MOVQ R8, AX
+	Q8PSUM(Z16)
+	Q8PSUM(Z17)
+	Q8PSUM(Z18)
+	Q8PSUM(Z19)
+	Q8PSUM(Z20)
+	Q8PSUM(Z21)
+	LEAQ (DI)(BX*2), DI
+	ADDQ $8, R8
+	DECQ R11
+	JMP  q6row
+
+q6done:
+	VZEROUPPER
+	RET
+
+// func q8_0Packed7VNNI(w *byte, rb, npairs int, xp *byte, nb int, out *float32, ldo int)
+TEXT ·q8_0Packed7VNNI(SB), NOSPLIT, $0-56
+	MOVQ         w+0(FP), DI
+	MOVQ         rb+8(FP), BX
+	MOVQ         npairs+16(FP), R11
+	MOVQ         out+40(FP), R8
+	MOVQ         ldo+48(FP), DX
+	SHLQ         $2, DX
+	LEAQ         ·f16Table(SB), R12
+	VPBROADCASTD qgconst<>+0x00(SB), Z31
+	VPXORD       Z13, Z13, Z13
+
+q7row:
+	TESTQ R11, R11
+	JZ    q7done
+	MOVQ  DI, SI
+	MOVQ  xp+24(FP), R9
+	MOVQ  nb+32(FP), CX
+	IMUL3Q $224, CX, R10
+	ADDQ  R9, R10
+	LEAQ  (DI)(BX*4), R14
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+
+q7blk:
+	PREFETCHT0 (R14)
+	PREFETCHT0 64(R14)
+	ADDQ       $68, R14
+	Q8PW
+	Q8PCOL(0, 0, Z16)
+	Q8PCOL(32, 4, Z17)
+	Q8PCOL(64, 8, Z18)
+	Q8PCOL(96, 12, Z19)
+	Q8PCOL(128, 16, Z20)
+	Q8PCOL(160, 20, Z21)
+	Q8PCOL(192, 24, Z22)
+	ADDQ $34, SI
+	ADDQ $224, R9
+	ADDQ $28, R10
+	DECQ CX
+	JNZ  q7blk
+	MOVQ R8, AX
+	Q8PSUM(Z16)
+	Q8PSUM(Z17)
+	Q8PSUM(Z18)
+	Q8PSUM(Z19)
+	Q8PSUM(Z20)
+	Q8PSUM(Z21)
+	Q8PSUM(Z22)
+	LEAQ (DI)(BX*2), DI
+	ADDQ $8, R8
+	DECQ R11
+	JMP  q7row
+
+q7done:
+	VZEROUPPER
+	RET
+
+// func q8_0Packed8VNNI(w *byte, rb, npairs int, xp *byte, nb int, out *float32, ldo int)
+TEXT ·q8_0Packed8VNNI(SB), NOSPLIT, $0-56
+	MOVQ         w+0(FP), DI
+	MOVQ         rb+8(FP), BX
+	MOVQ         npairs+16(FP), R11
+	MOVQ         out+40(FP), R8
+	MOVQ         ldo+48(FP), DX
+	SHLQ         $2, DX
+	LEAQ         ·f16Table(SB), R12
+	VPBROADCASTD qgconst<>+0x00(SB), Z31
+	VPXORD       Z13, Z13, Z13
+
+q8row:
+	TESTQ R11, R11
+	JZ    q8done
+	MOVQ  DI, SI
+	MOVQ  xp+24(FP), R9
+	MOVQ  nb+32(FP), CX
+	IMUL3Q $256, CX, R10
+	ADDQ  R9, R10
+	LEAQ  (DI)(BX*4), R14
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+
+q8blk:
+	PREFETCHT0 (R14)
+	PREFETCHT0 64(R14)
+	ADDQ       $68, R14
+	Q8PW
+	Q8PCOL(0, 0, Z16)
+	Q8PCOL(32, 4, Z17)
+	Q8PCOL(64, 8, Z18)
+	Q8PCOL(96, 12, Z19)
+	Q8PCOL(128, 16, Z20)
+	Q8PCOL(160, 20, Z21)
+	Q8PCOL(192, 24, Z22)
+	Q8PCOL(224, 28, Z23)
+	ADDQ $34, SI
+	ADDQ $256, R9
+	ADDQ $32, R10
+	DECQ CX
+	JNZ  q8blk
+	MOVQ R8, AX
+	Q8PSUM(Z16)
+	Q8PSUM(Z17)
+	Q8PSUM(Z18)
+	Q8PSUM(Z19)
+	Q8PSUM(Z20)
+	Q8PSUM(Z21)
+	Q8PSUM(Z22)
+	Q8PSUM(Z23)
+	LEAQ (DI)(BX*2), DI
+	ADDQ $8, R8
+	DECQ R11
+	JMP  q8row
+
+q8done:
+	VZEROUPPER
+	RET
