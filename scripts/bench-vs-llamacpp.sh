@@ -19,7 +19,7 @@
 # every barrier for a partner the OS has descheduled (a 4-layer Mamba-2 decode, 2 threads, load 30 on 2 cores:
 # 0.43 tok/s spinning, 7.9 passive); tfconv does not read it.
 # MODELS="a.gguf b.gguf" benches those GGUFs instead (named by file in the table; nothing is synthesized), e.g. the
-# gpt-oss-20b and Llama-4-Scout synths of docs/speed.md; REPS (default 1) is llama-bench's -r.
+# gpt-oss-20b and Llama-4-Scout synths of docs/speed.md; REPS (default 1) is both programs' -r (runs averaged per round).
 # This script never builds llama.cpp. The checkpoints are written once into $BENCH_DIR (default /tmp/modelbench,
 # ~8 GB for TinyLlama): F32 and Q8_0 with `tfconv synth`, the others with `tfconv quantize` of the F32 one. Quiet
 # machines only: every process you run beside it shows up in the figures.
@@ -93,7 +93,7 @@ for r in $(seq "$rounds"); do
       [ "$mode" = a ] && [ -n "${TFCONV_AVX2:-}" ] && runs+=("cpu.avx512f=off|-avx2")
       for run in "${runs[@]}"; do
         for numeric in "" --match-llamacpp; do
-          GODEBUG=${run%%|*} "$tfconv" bench "$m" --threads "$threads" --prompt "$prompt" --gen "$gen" $bwflag --json $numeric 2>/dev/null |
+          GODEBUG=${run%%|*} "$tfconv" bench "$m" --threads "$threads" --prompt "$prompt" --gen "$gen" --repetitions "$reps" $bwflag --json $numeric 2>/dev/null |
             python3 -c 'import json,sys; d=json.load(sys.stdin); print(*sys.argv[1:3], "tfconv"+sys.argv[3], "pp=%f"%d["prefill_tok_s"], "tg=%f"%d["decode_tok_s"], "gbs=%f"%d["decode_weight_gb_s"], "bw=%f"%d["read_bandwidth_gb_s"])' "$mode" "$t" "$numeric${run#*|}" >>"$out"
         done
       done
@@ -101,6 +101,8 @@ for r in $(seq "$rounds"); do
   done
   echo "round $r done (load $(cut -d' ' -f1 /proc/loadavg))" >&2
 done
+# RAW=FILE keeps every run's figures, a line per program and round.
+[ -n "${RAW:-}" ] && cp "$out" "$RAW"
 python3 - "$out" "$types" <<'PY'
 import sys, statistics, collections
 runs = collections.defaultdict(lambda: collections.defaultdict(list))

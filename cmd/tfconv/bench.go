@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
-	"github.com/tfconv/tfconv/internal/output"
-	"github.com/tfconv/tfconv/internal/progress"
 	"time"
 
 	"github.com/spf13/cobra"
+	"gonum.org/v1/gonum/stat"
+
+	"github.com/tfconv/tfconv/internal/output"
+	"github.com/tfconv/tfconv/internal/progress"
 
 	"github.com/tfconv/tfconv/kernels"
 	"github.com/tfconv/tfconv/model"
@@ -17,6 +19,7 @@ type benchOptions struct {
 	path     string
 	prompt   int
 	gen      int
+	reps     int
 	threads  int
 	json     bool
 	// matchLlamaCpp: model.LoadOptions.MatchLlamaCpp (--match-llamacpp).
@@ -35,7 +38,9 @@ func newCmdBench(a *app) *cobra.Command {
 (the whole prompt, one decoded token), the prefill rate over a prompt of
 --prompt tokens (one batched step, logits of the last position only) and
 the decode rate over --gen tokens generated one at a time with the KV cache.
-Token ids are a fixed pseudo-random sequence.
+Token ids are a fixed pseudo-random sequence. With -r/--repetitions N the
+measurement runs N times and the rates are their mean, with the standard
+deviation beside it, as llama-bench reports them.
 
 Decode is bound by memory: each token streams every weight matrix once.
 Bench reports those bytes per token and the rate they streamed at, beside
@@ -51,6 +56,7 @@ the machine's read bandwidth measured the same way (a float32 matrix of
 	f := cmd.Flags()
 	f.IntVar(&opts.prompt, "prompt", 128, "prompt tokens for the prefill measurement")
 	f.IntVar(&opts.gen, "gen", 32, "tokens generated for the decode measurement")
+	f.IntVarP(&opts.reps, "repetitions", "r", 1, "measured runs; the rates are their mean (llama-bench's -r)")
 	f.IntVarP(&opts.threads, "threads", "t", 0, "kernel threads (default: all CPUs)")
 	f.BoolVar(&opts.json, "json", false, "print JSON")
 	f.BoolVar(&opts.bandwidth, "bandwidth", true, "measure the machine's read bandwidth after the run ("+readBandwidthSize+", about a second)")
@@ -88,6 +94,13 @@ type benchJSON struct {
 	// without --gen.
 	DecodeWeightBytes int64   `json:"decode_weight_bytes_per_token"`
 	DecodeWeightGBs   float64 `json:"decode_weight_gb_s"`
+	// Repetitions is -r/--repetitions; with more than one, PrefillTokS and
+	// DecodeTokS are the runs' mean and the *Sd fields their sample
+	// standard deviation (0 for one run), as llama-bench's avg_ts and
+	// stddev_ts.
+	Repetitions int     `json:"repetitions"`
+	PrefillSd   float64 `json:"prefill_tok_s_sd"`
+	DecodeSd    float64 `json:"decode_tok_s_sd"`
 	// ReadBandwidthGBs is the machine's read bandwidth as the kernels see
 	// it (kernels.ReadBandwidth over readBandwidthBytes, the same
 	// threads); 0 with --bandwidth=false.
@@ -153,8 +166,8 @@ func benchRun(m *model.Model, prompt, gen, salt int, meter *progress.Meter) (pre
 }
 
 func runBench(a *app, opts *benchOptions) error {
-	if opts.prompt < 1 || opts.gen < 0 {
-		return fmt.Errorf("bench: --prompt must be ≥ 1 and --gen ≥ 0")
+	if opts.prompt < 1 || opts.gen < 0 || opts.reps < 1 {
+		return fmt.Errorf("bench: --prompt and --repetitions must be ≥ 1 and --gen ≥ 0")
 	}
 	t0 := time.Now()
 	m, err := model.Load(opts.path, model.LoadOptions{Threads: opts.threads, MatchLlamaCpp: opts.matchLlamaCpp, Progress: a.progressOut(opts.progress)})
@@ -177,16 +190,27 @@ func runBench(a *app, opts *benchOptions) error {
 	}
 	// Progress (tokens done) prints at most every progress.Every: no
 	// measurable cost against a token's time.
-	meter := progress.New(a.progressOut(opts.progress), "bench", int64(opts.prompt+opts.gen), progress.Items, "tokens")
-	prefill, decode, streamed, err := benchRun(m, opts.prompt, opts.gen, 0, meter)
-	meter.Finish()
-	if err != nil {
-		return err
+	meter := progress.New(a.progressOut(opts.progress), "bench", int64(opts.reps*(opts.prompt+opts.gen)), progress.Items, "tokens")
+	var pp, tg []float64
+	var streamed int64
+	for range opts.reps {
+		prefill, decode, s, err := benchRun(m, opts.prompt, opts.gen, 0, meter)
+		if err != nil {
+			meter.Finish()
+			return err
+		}
+		pp = append(pp, float64(opts.prompt)/prefill.Seconds())
+		if opts.gen > 0 && decode > 0 {
+			tg = append(tg, float64(opts.gen)/decode.Seconds())
+		}
+		streamed = s
 	}
+	meter.Finish()
 	res := benchJSON{Threads: kernels.Threads(), Prompt: opts.prompt, Gen: opts.gen, Arch: cfg.Arch, MatchLlamaCpp: opts.matchLlamaCpp, Warnings: warnings,
-		PrefillTokS: float64(opts.prompt) / prefill.Seconds()}
-	if opts.gen > 0 && decode > 0 {
-		res.DecodeTokS = float64(opts.gen) / decode.Seconds()
+		Repetitions: opts.reps}
+	res.PrefillTokS, res.PrefillSd = meanSd(pp)
+	if len(tg) > 0 {
+		res.DecodeTokS, res.DecodeSd = meanSd(tg)
 		res.DecodeWeightBytes = streamed / int64(opts.gen)
 		res.DecodeWeightGBs = float64(res.DecodeWeightBytes) * res.DecodeTokS / 1e9
 	}
@@ -196,8 +220,14 @@ func runBench(a *app, opts *benchOptions) error {
 	if opts.json {
 		return output.JSONLine(a.out, res)
 	}
-	fmt.Fprintf(a.out, "threads %d: prefill %d tokens %.2f tok/s, decode %d tokens %.2f tok/s\n",
-		res.Threads, opts.prompt, res.PrefillTokS, opts.gen, res.DecodeTokS)
+	sd := func(v float64) string {
+		if opts.reps < 2 {
+			return ""
+		}
+		return fmt.Sprintf(" ± %.2f", v)
+	}
+	fmt.Fprintf(a.out, "threads %d: prefill %d tokens %.2f%s tok/s, decode %d tokens %.2f%s tok/s\n",
+		res.Threads, opts.prompt, res.PrefillTokS, sd(res.PrefillSd), opts.gen, res.DecodeTokS, sd(res.DecodeSd))
 	if res.DecodeWeightBytes > 0 {
 		fmt.Fprintf(a.out, "decode streams %.3f GB of weights a token: %.1f GB/s", float64(res.DecodeWeightBytes)/1e9, res.DecodeWeightGBs)
 		if res.ReadBandwidthGBs > 0 {
@@ -206,4 +236,16 @@ func runBench(a *app, opts *benchOptions) error {
 		fmt.Fprintln(a.out)
 	}
 	return nil
+}
+
+// meanSd returns the mean of v and its sample standard deviation (0 for
+// fewer than two values), as llama-bench computes avg_ts and stddev_ts.
+func meanSd(v []float64) (mean, sd float64) {
+	switch len(v) {
+	case 0:
+		return 0, 0
+	case 1:
+		return v[0], 0
+	}
+	return stat.MeanStdDev(v, nil)
 }
