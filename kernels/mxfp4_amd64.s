@@ -254,11 +254,12 @@ mx4done:
 	VMULPS         Z3, Z5, Z5 \
 	VFMADD231PS    Z1, Z5, ACC
 
-// MX5SUM leaves hsum8(low half + high half of ZACC) in XACC's low float.
+// MX5SUM leaves hsum8(low half + high half of ZACC) in XACC's low float
+// (EVEX forms: ZACC may be Z16–Z31).
 #define MX5SUM(ZACC, YACC, XACC) \
 	VEXTRACTF64X4 $1, ZACC, Y2 \
 	VADDPS        Y2, YACC, YACC \
-	VEXTRACTF128  $1, YACC, X2 \
+	VEXTRACTF32X4 $1, YACC, X2 \
 	VADDPS        X2, XACC, XACC \
 	VPERMILPS     $0x4e, XACC, X2 \
 	VADDPS        X2, XACC, XACC \
@@ -361,19 +362,12 @@ mx5done:
 	VMULPS      Z3, Z5, Z5 \
 	VFMADD231PS Z1, Z5, ACC
 
-// MXPSUM stores hsum8(low half + high half of ZACC) at (AX) and moves AX
-// one output row on (DX bytes).
+// MXPSUM stores MX5SUM of ZACC at (AX) and moves AX one output row on
+// (DX bytes).
 #define MXPSUM(ZACC, YACC, XACC) \
-	VEXTRACTF64X4 $1, ZACC, Y2 \
-	VADDPS        Y2, YACC, YACC \
-	VEXTRACTF32X4 $1, YACC, X2 \
-	VADDPS        X2, XACC, XACC \
-	VPERMILPS     $0x4e, XACC, X2 \
-	VADDPS        X2, XACC, XACC \
-	VPERMILPS     $0xb1, XACC, X2 \
-	VADDSS        X2, XACC, XACC \
-	VMOVSS        XACC, (AX) \
-	ADDQ          DX, AX
+	MX5SUM(ZACC, YACC, XACC) \
+	VMOVSS XACC, (AX) \
+	ADDQ   DX, AX
 
 // func mxfp4Packed1VNNI512(w *byte, rb, nrows int, xp *byte, pairs int, out *float32, ldo int)
 TEXT ·mxfp4Packed1VNNI512(SB), NOSPLIT, $0-56

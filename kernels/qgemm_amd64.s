@@ -1379,19 +1379,11 @@ m1k6done:
 	VMULPS.BCST     D(R10), Z3, Z5 \
 	VFMADD231PS     Z1, Z5, ACC
 
-// Q8PSUM stores the two reduced rows of ACC at (AX) and 4(AX) (M1REDUCE's
-// order) and moves AX one output row on (DX bytes).
+// Q8PSUM stores the two reduced rows of ACC at (R8) and 4(R8) (M1REDUCE)
+// and moves R8 one output row on (DX bytes); AX keeps the row pair's.
 #define Q8PSUM(ACC) \
-	VSHUFF32X4    $0xb1, ACC, ACC, Z26 \
-	VADDPS        Z26, ACC, Z26 \
-	VPERMILPS     $0x4e, Z26, Z27 \
-	VADDPS        Z27, Z26, Z26 \
-	VPERMILPS     $0xb1, Z26, Z27 \
-	VADDPS        Z27, Z26, Z26 \
-	VMOVSS        X26, (AX) \
-	VEXTRACTF32X4 $2, Z26, X27 \
-	VMOVSS        X27, 4(AX) \
-	ADDQ          DX, AX
+	M1REDUCE(ACC) \
+	ADDQ DX, R8
 
 // func q8_0Packed2VNNI(w *byte, rb, npairs int, xp *byte, nb int, out *float32, ldo int)
 TEXT ·q8_0Packed2VNNI(SB), NOSPLIT, $0-56
@@ -1432,6 +1424,7 @@ q2blk:
 	MOVQ R8, AX
 	Q8PSUM(Z16)
 	Q8PSUM(Z17)
+	MOVQ AX, R8
 	LEAQ (DI)(BX*2), DI
 	ADDQ $8, R8
 	DECQ R11
@@ -1483,6 +1476,7 @@ q3blk:
 	Q8PSUM(Z16)
 	Q8PSUM(Z17)
 	Q8PSUM(Z18)
+	MOVQ AX, R8
 	LEAQ (DI)(BX*2), DI
 	ADDQ $8, R8
 	DECQ R11
@@ -1537,6 +1531,7 @@ q4blk:
 	Q8PSUM(Z17)
 	Q8PSUM(Z18)
 	Q8PSUM(Z19)
+	MOVQ AX, R8
 	LEAQ (DI)(BX*2), DI
 	ADDQ $8, R8
 	DECQ R11
@@ -1594,6 +1589,7 @@ q5blk:
 	Q8PSUM(Z18)
 	Q8PSUM(Z19)
 	Q8PSUM(Z20)
+	MOVQ AX, R8
 	LEAQ (DI)(BX*2), DI
 	ADDQ $8, R8
 	DECQ R11
@@ -1654,6 +1650,7 @@ q6blk:
 	Q8PSUM(Z19)
 	Q8PSUM(Z20)
 	Q8PSUM(Z21)
+	MOVQ AX, R8
 	LEAQ (DI)(BX*2), DI
 	ADDQ $8, R8
 	DECQ R11
@@ -1717,6 +1714,7 @@ q7blk:
 	Q8PSUM(Z20)
 	Q8PSUM(Z21)
 	Q8PSUM(Z22)
+	MOVQ AX, R8
 	LEAQ (DI)(BX*2), DI
 	ADDQ $8, R8
 	DECQ R11
@@ -1783,6 +1781,7 @@ q8blk:
 	Q8PSUM(Z21)
 	Q8PSUM(Z22)
 	Q8PSUM(Z23)
+	MOVQ AX, R8
 	LEAQ (DI)(BX*2), DI
 	ADDQ $8, R8
 	DECQ R11
