@@ -154,10 +154,13 @@ func mxfp4RowsVNNI512(dst, x []float32, M int, w *Matrix) bool {
 	K, N := w.Cols, w.Rows
 	nb := K / 32
 	pairs := nb / 2
+	if pairs == 0 {
+		return qmmRows(dst, x, M, w, mxfp4DotVNNI512, nil, false)
+	}
 	qa := quantizeRows(x, M, K, tensor.Q8_0)
 	defer putBytes(qa)
 	xa := *qa
-	if pairs == 0 || hasMinus128(xa) {
+	if hasMinus128(xa) {
 		return qmmRows(dst, x, M, w, mxfp4DotVNNI512, nil, false)
 	}
 	arb := nb * q8_0Bytes

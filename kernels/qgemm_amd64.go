@@ -220,9 +220,7 @@ func qm1VNNI(kern func(w *byte, rb, nrows int, xq *byte, xc *int32, xd *float32,
 			})
 		}
 		if even < N {
-			pair := getBytes(2 * rb)
-			copy((*pair)[:rb], w.Data[even*rb:])
-			copy((*pair)[rb:], w.Data[even*rb:])
+			pair := rowTwice(w, even)
 			var two [2]float32
 			kern(&(*pair)[0], rb, 2, xqm, xc, xd, nb, &two[0])
 			out[even] = two[0]
@@ -567,6 +565,20 @@ func qkm1VNNI(dst, x []float32, M int, w *Matrix) {
 	}
 }
 
+// rowTwice returns row r of w twice over (a pooled buffer, for putBytes):
+// the two-row kernels take an odd matrix's last row as a pair.
+func rowTwice(w *Matrix, r int) *[]byte {
+	rb := w.RowBytes()
+	pair := getBytes(2 * rb)
+	copy((*pair)[:rb], w.Data[r*rb:])
+	copy((*pair)[rb:], w.Data[r*rb:])
+	return pair
+}
+
+// q8PackBytes is one packed activation block (qgemm_amd64.s): its 32
+// quants + 128 and, in the group's second part, its float32 scale.
+const q8PackBytes = 32 + 4
+
 // q8PackGroup is the most activation rows one pass of q8_0PackedVNNI's
 // kernels serves (eight accumulators).
 const q8PackGroup = 8
@@ -621,7 +633,7 @@ func q8Groups(M int) []struct{ m0, n int } {
 // q8_0Pack writes the T Q8_0 activation rows of qa from m0 (nb blocks
 // each) as the packed group the kernels read (qgemm_amd64.s).
 func q8_0Pack(dst, qa []byte, m0, T, nb int) {
-	xs, ds := dst[:nb*T*32], dst[nb*T*32:nb*T*36]
+	xs, ds := dst[:nb*T*32], dst[nb*T*32:nb*T*q8PackBytes]
 	for t := 0; t < T; t++ {
 		for b := 0; b < nb; b++ {
 			blk := qa[((m0+t)*nb+b)*q8_0Bytes : ((m0+t)*nb+b+1)*q8_0Bytes]
@@ -643,27 +655,25 @@ func q8_0PackedVNNI(dst, x []float32, M int, w *Matrix) {
 	nb := K / 32
 	qa := quantizeRows(x, M, K, tensor.Q8_0)
 	defer putBytes(qa)
-	xpp := getBytes(M * nb * 36)
+	xpp := getBytes(M * nb * q8PackBytes)
 	defer putBytes(xpp)
 	xp := *xpp
 	groups := q8Groups(M)
 	for _, g := range groups {
-		q8_0Pack(xp[g.m0*nb*36:], *qa, g.m0, g.n, nb)
+		q8_0Pack(xp[g.m0*nb*q8PackBytes:], *qa, g.m0, g.n, nb)
 	}
 	rb := w.RowBytes()
 	even := N &^ 1
 	parallelFor(even/2, 8, func(lo, hi int) {
 		for _, g := range groups {
-			q8_0PackedKernels[g.n-2](&w.Data[2*lo*rb], rb, hi-lo, &xp[g.m0*nb*36], nb, &dst[g.m0*N+2*lo], N)
+			q8_0PackedKernels[g.n-2](&w.Data[2*lo*rb], rb, hi-lo, &xp[g.m0*nb*q8PackBytes], nb, &dst[g.m0*N+2*lo], N)
 		}
 	})
 	if even < N {
-		pair := getBytes(2 * rb)
-		copy((*pair)[:rb], w.Data[even*rb:])
-		copy((*pair)[rb:], w.Data[even*rb:])
+		pair := rowTwice(w, even)
 		two := getBuf(2 * M)
 		for _, g := range groups {
-			q8_0PackedKernels[g.n-2](&(*pair)[0], rb, 1, &xp[g.m0*nb*36], nb, &(*two)[2*g.m0], 2)
+			q8_0PackedKernels[g.n-2](&(*pair)[0], rb, 1, &xp[g.m0*nb*q8PackBytes], nb, &(*two)[2*g.m0], 2)
 		}
 		for m := 0; m < M; m++ {
 			dst[m*N+even] = (*two)[2*m]
